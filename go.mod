@@ -1,0 +1,23 @@
+module github.com/zeroclaw-go/zeroclaw
+
+go 1.26.0
+
+require (
+	github.com/Microsoft/go-winio v0.6.4
+	github.com/coder/websocket v1.8.15
+	github.com/pelletier/go-toml/v2 v2.4.3
+	golang.org/x/crypto v0.59.0
+	golang.org/x/sys v0.50.0
+	modernc.org/sqlite v1.62.0
+)
+
+require (
+	github.com/dustin/go-humanize v1.1.0 // indirect
+	github.com/google/uuid v1.6.0 // indirect
+	github.com/mattn/go-isatty v0.0.24 // indirect
+	github.com/ncruces/go-strftime v1.1.0 // indirect
+	github.com/remyoudompheng/bigfft v0.0.0-20230129092748-24d4a6f8daec // indirect
+	modernc.org/libc v1.80.1 // indirect
+	modernc.org/mathutil v1.7.1 // indirect
+	modernc.org/memory v1.12.1 // indirect
+)

@@ -1,0 +1,27 @@
+// Package api is the wire contract of the native JSON-RPC protocol: method names, error codes and the
+// params/result shapes of protocol.md. It imports only the standard library.
+package api
+
+// Error codes of protocol.md §4.
+const (
+	CodeParseError             = -32700
+	CodeInvalidRequest         = -32600
+	CodeMethodNotFound         = -32601
+	CodeInvalidParams          = -32602
+	CodeInternalError          = -32603
+	CodeSessionNotFound        = -32000
+	CodeSessionLimitReached    = -32001
+	CodeSessionBusy            = -32002
+	CodeSessionNotOwned        = -32003
+	CodeConnectionLimitReached = -32004
+	CodePreconditionFailed     = -32005
+	CodeAuthRequired           = -32010
+	CodeVersionMismatch        = -32011
+	CodeForbidden              = -32012
+)
+
+// ProtocolVersion is the only native protocol version this daemon speaks.
+const ProtocolVersion = 1
+
+// ServerVersion is reported in initialize and status.
+const ServerVersion = "0.1.0"
