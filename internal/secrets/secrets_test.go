@@ -462,3 +462,27 @@ func TestPredicates(t *testing.T) {
 		t.Fatalf("Masked = %q", Masked)
 	}
 }
+
+// TestCreateKeyLosesRace drives the publish step directly against an existing key, the state
+// a loser of the race sees: the winner's key must be used and the temp file removed.
+func TestCreateKeyLosesRace(t *testing.T) {
+	path := filepath.Join(t.TempDir(), ".secret_key")
+	want := writeKey(t, path, fixedKeyHex)
+	got, err := createKey(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if hex.EncodeToString(got) != hex.EncodeToString(want) {
+		t.Fatal("createKey replaced the existing key instead of adopting it")
+	}
+	if data, _ := os.ReadFile(path); string(data) != fixedKeyHex {
+		t.Fatal("existing key file was clobbered")
+	}
+	entries, err := os.ReadDir(filepath.Dir(path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(entries) != 1 {
+		t.Fatalf("dir holds %d entries, want only the key", len(entries))
+	}
+}
