@@ -1,0 +1,315 @@
+package provider
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+const (
+	maxErrorBody    = 1024             // bytes of an error body kept in HTTPError.Body
+	maxLineBytes    = 16 << 20         // longest SSE/NDJSON line accepted
+	maxRetryAfter   = 60 * time.Second // a longer Retry-After is reported instead of waited for
+	redacted        = "[redacted]"
+	minSecretLength = 4 // shorter header values are not secrets worth scrubbing (and would mangle messages)
+)
+
+// httpBase holds what the HTTP families share: settings, the alias, retries and secret scrubbing.
+type httpBase struct {
+	s        Settings
+	alias    string
+	scrubber *strings.Replacer
+}
+
+func newHTTPBase(s Settings, family, defaultURI string) httpBase {
+	if strings.TrimSpace(s.URI) == "" {
+		s.URI = defaultURI
+	}
+	s.URI = strings.TrimRight(strings.TrimSpace(s.URI), "/")
+	var pairs []string
+	if len(s.APIKey) > 0 {
+		pairs = append(pairs, s.APIKey, redacted)
+	}
+	for _, v := range s.ExtraHeaders {
+		if len(v) >= minSecretLength {
+			pairs = append(pairs, v, redacted)
+		}
+	}
+	return httpBase{s: s, alias: family + "." + s.Alias, scrubber: strings.NewReplacer(pairs...)}
+}
+
+// Alias returns "<family>.<alias>".
+func (b *httpBase) Alias() string { return b.alias }
+
+func (b *httpBase) scrub(s string) string {
+	if b.scrubber == nil {
+		return s
+	}
+	return b.scrubber.Replace(s)
+}
+
+// providerError wraps a cause with a message that names the alias and is scrubbed of secrets, while errors.Is
+// and errors.As still reach the cause.
+type providerError struct {
+	msg   string
+	cause error
+}
+
+func (e *providerError) Error() string { return e.msg }
+func (e *providerError) Unwrap() error { return e.cause }
+
+// fail wraps err for the caller: context errors become "provider: <alias>: <ctx err>", everything else keeps its
+// chain but has a scrubbed message.
+func (b *httpBase) fail(ctx context.Context, err error) error {
+	if cerr := ctx.Err(); cerr != nil {
+		return fmt.Errorf("provider: %s: %w", b.alias, cerr)
+	}
+	var he *HTTPError
+	if errors.As(err, &he) {
+		return he
+	}
+	msg := err.Error()
+	if !strings.HasPrefix(msg, "provider: "+b.alias) {
+		msg = "provider: " + b.alias + ": " + strings.TrimPrefix(msg, "provider: ")
+	}
+	return &providerError{msg: b.scrub(msg), cause: err}
+}
+
+// transientError marks a failure that may be retried when nothing was emitted yet (connection errors, a stream
+// cut short).
+type transientError struct{ err error }
+
+func (e *transientError) Error() string { return e.err.Error() }
+func (e *transientError) Unwrap() error { return e.err }
+
+func retryable(err error) (bool, time.Duration) {
+	var he *HTTPError
+	if errors.As(err, &he) {
+		return he.Temporary() && he.retryAfter <= maxRetryAfter, he.retryAfter
+	}
+	var te *transientError
+	if errors.As(err, &te) {
+		var ne net.Error
+		if errors.As(err, &ne) && ne.Timeout() {
+			return false, 0 // the whole-request timeout already elapsed; do not multiply it
+		}
+		return true, 0
+	}
+	return false, 0
+}
+
+// attemptFunc performs one request and parses its stream, emitting events as they arrive. On error it returns
+// whatever it assembled so far.
+type attemptFunc func(ctx context.Context, emit func(Event)) (Result, error)
+
+// run calls attempt, retrying with exponential backoff (or the server's Retry-After) on 429/5xx and transport
+// failures, but only while no event has been emitted, since a retry would repeat what the caller already saw.
+func (b *httpBase) run(ctx context.Context, emit func(Event), attempt attemptFunc) (Result, error) {
+	emitted := false
+	track := func(ev Event) {
+		emitted = true
+		emit(ev)
+	}
+	delay := b.s.RetryBase
+	for try := 0; ; try++ {
+		res, err := attempt(ctx, track)
+		if err == nil {
+			return res, nil
+		}
+		if ctx.Err() != nil || emitted || try >= b.s.MaxRetries {
+			return res, b.fail(ctx, err)
+		}
+		ok, after := retryable(err)
+		if !ok {
+			return res, b.fail(ctx, err)
+		}
+		wait := delay
+		if after > 0 {
+			wait = after
+		}
+		delay *= 2
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return res, b.fail(ctx, ctx.Err())
+		case <-t.C:
+		}
+	}
+}
+
+// post sends body as JSON to url with the family's headers plus ExtraHeaders. A non-2xx status becomes an
+// *HTTPError (body truncated and scrubbed); the caller closes the returned body.
+func (b *httpBase) post(ctx context.Context, url string, body []byte, headers map[string]string) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		return nil, fmt.Errorf("provider: %s: build request: %w", b.alias, err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("User-Agent", "zeroclaw")
+	for k, v := range headers {
+		req.Header.Set(k, v)
+	}
+	for k, v := range b.s.ExtraHeaders {
+		req.Header.Set(k, v)
+	}
+	resp, err := b.s.Client.Do(req)
+	if err != nil {
+		return nil, &transientError{fmt.Errorf("provider: %s: send: %w", b.alias, err)}
+	}
+	if resp.StatusCode/100 == 2 {
+		return resp, nil
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(io.LimitReader(resp.Body, 4*maxErrorBody))
+	return nil, &HTTPError{
+		Alias:      b.alias,
+		Status:     resp.StatusCode,
+		Body:       b.scrub(truncate(strings.TrimSpace(string(raw)), maxErrorBody)),
+		retryAfter: parseRetryAfter(resp.Header.Get("Retry-After")),
+	}
+}
+
+// readErr classifies an error met while reading a response body.
+func (b *httpBase) readErr(err error) error {
+	if errors.Is(err, errLineTooLong) {
+		return fmt.Errorf("provider: %s: %w: %w", b.alias, ErrBadResponse, err)
+	}
+	return &transientError{fmt.Errorf("provider: %s: read stream: %w", b.alias, err)}
+}
+
+// incomplete reports a stream that ended without the family's end marker.
+func (b *httpBase) incomplete() error {
+	return &transientError{fmt.Errorf("provider: %s: %w", b.alias, ErrIncomplete)}
+}
+
+func (b *httpBase) badChunk(err error) error {
+	return fmt.Errorf("provider: %s: %w: %w", b.alias, ErrBadResponse, err)
+}
+
+func parseRetryAfter(v string) time.Duration {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return 0
+	}
+	if n, err := strconv.Atoi(v); err == nil {
+		if n < 0 {
+			return 0
+		}
+		return time.Duration(n) * time.Second
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		if d := time.Until(t); d > 0 {
+			return d
+		}
+	}
+	return 0
+}
+
+// truncate cuts s to at most n bytes on a rune boundary, marking the cut.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
+}
+
+var errLineTooLong = errors.New("line too long")
+
+// lineReader reads '\n'-terminated lines (a trailing '\r' is dropped) of bounded length.
+type lineReader struct {
+	r   *bufio.Reader
+	buf []byte
+}
+
+func newLineReader(r io.Reader) *lineReader {
+	return &lineReader{r: bufio.NewReaderSize(r, 32<<10)}
+}
+
+// readLine returns the next line without its terminator; the slice is valid until the next call. The last line
+// may lack a terminator; io.EOF is returned only when no bytes remain.
+func (l *lineReader) readLine() ([]byte, error) {
+	line, err := l.r.ReadSlice('\n')
+	if err == bufio.ErrBufferFull {
+		l.buf = append(l.buf[:0], line...)
+		for err == bufio.ErrBufferFull {
+			if len(l.buf) > maxLineBytes {
+				return nil, errLineTooLong
+			}
+			line, err = l.r.ReadSlice('\n')
+			l.buf = append(l.buf, line...)
+		}
+		line = l.buf
+	}
+	if err != nil && (err != io.EOF || len(line) == 0) {
+		return nil, err
+	}
+	line = bytes.TrimSuffix(line, []byte("\n"))
+	line = bytes.TrimSuffix(line, []byte("\r"))
+	return line, nil
+}
+
+// sseReader decodes a text/event-stream body into (event, data) pairs.
+type sseReader struct {
+	lines *lineReader
+	event string
+	data  []byte
+}
+
+func newSSEReader(r io.Reader) *sseReader { return &sseReader{lines: newLineReader(r)} }
+
+// next returns the next dispatched event. data is valid until the next call. It returns io.EOF at the end.
+func (s *sseReader) next() (event string, data []byte, err error) {
+	s.event = ""
+	s.data = s.data[:0]
+	hasData := false
+	for {
+		line, err := s.lines.readLine()
+		if err != nil {
+			if err == io.EOF && hasData {
+				return s.event, s.data, nil
+			}
+			return "", nil, err
+		}
+		if len(line) == 0 {
+			if hasData {
+				return s.event, s.data, nil
+			}
+			s.event = ""
+			continue
+		}
+		if line[0] == ':' {
+			continue // comment / keep-alive
+		}
+		field, value := line, []byte(nil)
+		if i := bytes.IndexByte(line, ':'); i >= 0 {
+			field, value = line[:i], line[i+1:]
+			if len(value) > 0 && value[0] == ' ' {
+				value = value[1:]
+			}
+		}
+		switch string(field) {
+		case "event":
+			s.event = string(value)
+		case "data":
+			if hasData {
+				s.data = append(s.data, '\n')
+			}
+			s.data = append(s.data, value...)
+			hasData = true
+		}
+	}
+}
