@@ -1,0 +1,203 @@
+package api
+
+import "encoding/json"
+
+// SessionNewParams are the params of session/new.
+type SessionNewParams struct {
+	AgentAlias         string `json:"agent_alias,omitempty"`
+	Cwd                string `json:"cwd,omitempty"`
+	SessionID          string `json:"session_id,omitempty"`
+	ChatMode           string `json:"chat_mode,omitempty"` // "chat" (default) or "acp"
+	InteractionSurface string `json:"interaction_surface,omitempty"`
+}
+
+// SessionNewResult is the result of session/new.
+type SessionNewResult struct {
+	SessionID    string `json:"session_id"`
+	AgentAlias   string `json:"agent_alias"`
+	MessageCount int    `json:"message_count"`
+	WorkspaceDir string `json:"workspace_dir"`
+}
+
+// FileEntry is an attachment: one of Path (local peers only) or DataB64.
+type FileEntry struct {
+	Path     string `json:"path,omitempty"`
+	DataB64  string `json:"data_b64,omitempty"`
+	Filename string `json:"filename,omitempty"`
+	MimeType string `json:"mime_type,omitempty"`
+}
+
+// SessionPromptParams are the params of session/prompt.
+type SessionPromptParams struct {
+	SessionID   string      `json:"session_id"`
+	Prompt      string      `json:"prompt"`
+	Attachments []FileEntry `json:"attachments,omitempty"`
+}
+
+// Turn outcomes.
+const (
+	OutcomeCompleted = "completed"
+	OutcomeCancelled = "cancelled"
+	OutcomeFailed    = "failed"
+)
+
+// SessionPromptResult is the result of session/prompt, written after turn_complete.
+type SessionPromptResult struct {
+	SessionID string `json:"session_id"`
+	Outcome   string `json:"outcome"`
+	Content   string `json:"content"`
+}
+
+// SessionIDParams is the params shape of methods that only name a session.
+type SessionIDParams struct {
+	SessionID string `json:"session_id"`
+}
+
+// SessionCancelResult is the result of session/cancel.
+type SessionCancelResult struct {
+	SessionID string `json:"session_id"`
+	Cancelled bool   `json:"cancelled"`
+}
+
+// SessionCloseResult is the result of session/close.
+type SessionCloseResult struct {
+	SessionID string `json:"session_id"`
+	Closed    bool   `json:"closed"`
+}
+
+// SessionDeleteResult is the result of session/delete.
+type SessionDeleteResult struct {
+	SessionID string `json:"session_id"`
+	Deleted   bool   `json:"deleted"`
+}
+
+// SessionListParams are the params of session/list.
+type SessionListParams struct {
+	Query string `json:"query,omitempty"`
+	Limit int    `json:"limit,omitempty"`
+}
+
+// SessionSummary is one row of session/list.
+type SessionSummary struct {
+	SessionID    string `json:"session_id"`
+	CreatedAt    string `json:"created_at"`
+	LastActivity string `json:"last_activity"`
+	MessageCount int    `json:"message_count"`
+	AgentAlias   string `json:"agent_alias,omitempty"`
+	Name         string `json:"name,omitempty"`
+	State        string `json:"state"`
+}
+
+// SessionListResult is the result of session/list.
+type SessionListResult struct {
+	Sessions []SessionSummary `json:"sessions"`
+}
+
+// SessionMessagesParams are the params of session/messages.
+type SessionMessagesParams struct {
+	SessionID   string `json:"session_id"`
+	Limit       int    `json:"limit,omitempty"`
+	BeforeIndex *int   `json:"before_index,omitempty"`
+}
+
+// SessionMessage is one stored message.
+type SessionMessage struct {
+	Index     int    `json:"index"`
+	Role      string `json:"role"`
+	Content   string `json:"content"`
+	CreatedAt string `json:"created_at"`
+}
+
+// SessionMessagesResult is the result of session/messages.
+type SessionMessagesResult struct {
+	SessionID string           `json:"session_id"`
+	Messages  []SessionMessage `json:"messages"`
+	Total     int              `json:"total"`
+	Start     int              `json:"start"`
+	HasOlder  bool             `json:"has_older"`
+}
+
+// SessionStateResult is the result of session/state.
+type SessionStateResult struct {
+	SessionID     string `json:"session_id"`
+	State         string `json:"state"` // idle | running | error
+	TurnID        string `json:"turn_id,omitempty"`
+	TurnStartedAt string `json:"turn_started_at,omitempty"`
+}
+
+// Approval decisions of session/approve.
+const (
+	DecisionAllowOnce      = "allow_once"
+	DecisionAllowAlways    = "allow_always"
+	DecisionReject         = "reject"
+	DecisionRejectOnce     = "reject_once"
+	DecisionRejectWithEdit = "reject_with_edit"
+)
+
+// SessionApproveParams are the params of session/approve.
+type SessionApproveParams struct {
+	SessionID   string          `json:"session_id"`
+	RequestID   string          `json:"request_id"`
+	Decision    string          `json:"decision"`
+	Replacement json.RawMessage `json:"replacement,omitempty"`
+}
+
+// SessionApproveResult is the result of session/approve.
+type SessionApproveResult struct {
+	SessionID    string `json:"session_id"`
+	RequestID    string `json:"request_id"`
+	Acknowledged bool   `json:"acknowledged"`
+}
+
+// session/update event types (protocol.md §6.2).
+const (
+	UpdateAgentMessageChunk = "agent_message_chunk"
+	UpdateAgentThoughtChunk = "agent_thought_chunk"
+	UpdateToolCall          = "tool_call"
+	UpdateToolResult        = "tool_result"
+	UpdateApprovalRequest   = "approval_request"
+	UpdateContextUsage      = "context_usage"
+	UpdateHistoryTrimmed    = "history_trimmed"
+	UpdateTurnComplete      = "turn_complete"
+)
+
+// SessionUpdate is the params of one session/update notification. Type selects which fields are set.
+type SessionUpdate struct {
+	SessionID string `json:"session_id"`
+	Type      string `json:"type"`
+
+	Text string `json:"text,omitempty"` // agent_message_chunk, agent_thought_chunk
+
+	ToolCallID string          `json:"tool_call_id,omitempty"` // tool_call, tool_result
+	Name       string          `json:"name,omitempty"`
+	RawInput   json.RawMessage `json:"raw_input,omitempty"`
+	RawOutput  *string         `json:"raw_output,omitempty"`
+	IsError    bool            `json:"is_error,omitempty"`
+
+	RequestID        string `json:"request_id,omitempty"` // approval_request
+	ToolName         string `json:"tool_name,omitempty"`
+	ArgumentsSummary string `json:"arguments_summary,omitempty"`
+	TimeoutSecs      int    `json:"timeout_secs,omitempty"`
+
+	InputTokens      *int `json:"input_tokens,omitempty"` // context_usage
+	OutputTokens     *int `json:"output_tokens,omitempty"`
+	MaxContextTokens *int `json:"max_context_tokens,omitempty"`
+
+	Outcome string  `json:"outcome,omitempty"` // turn_complete
+	Content *string `json:"content,omitempty"`
+	Error   string  `json:"error,omitempty"`
+}
+
+// ElicitationParams are the params of the daemon→client elicitation/create request (camelCase by design).
+type ElicitationParams struct {
+	SessionID       string         `json:"sessionId"`
+	Mode            string         `json:"mode"`
+	Message         string         `json:"message"`
+	RequestedSchema map[string]any `json:"requestedSchema"`
+}
+
+// ElicitationResult is the client's answer to elicitation/create.
+type ElicitationResult struct {
+	Action  string         `json:"action"` // accept | decline | cancel
+	Content map[string]any `json:"content,omitempty"`
+}
