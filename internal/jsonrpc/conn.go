@@ -1,0 +1,452 @@
+package jsonrpc
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Defaults of Options (protocol.md §2.1).
+const (
+	DefaultFrameTimeout  = 30 * time.Second
+	DefaultWriteTimeout  = 30 * time.Second
+	DefaultMaxQueueBytes = 16 << 20
+)
+
+// maxQueuedRequests bounds the sequential requests read but not yet handled; when it is reached the reader
+// waits, so a flooding client is slowed down by TCP/Unix flow control instead of growing our memory.
+const maxQueuedRequests = 64
+
+// maxLinger bounds how long Serve keeps reading (and discarding) after a terminal error frame so that the
+// peer sees the frame and then EOF rather than a reset.
+const maxLinger = 5 * time.Second
+
+// Handler handles one valid inbound request or notification.
+//
+// For a request the result is sent as "result" (nil => null). An error that is (or wraps) an *Error is sent
+// as is; any other error becomes -32603 "Internal error" and is logged once with the request id. For a
+// notification the result and error are discarded. ctx is cancelled when the connection ends. Handle may
+// call c.Call and c.Notify; it must not call Serve.
+type Handler interface {
+	Handle(ctx context.Context, c *Conn, req *Request) (result any, err error)
+}
+
+// HandlerFunc adapts a function to Handler.
+type HandlerFunc func(ctx context.Context, c *Conn, req *Request) (any, error)
+
+// Handle calls f.
+func (f HandlerFunc) Handle(ctx context.Context, c *Conn, req *Request) (any, error) {
+	return f(ctx, c, req)
+}
+
+// Options configure a Conn. Zero values take the defaults.
+type Options struct {
+	MaxFrameBytes int           // default 8 MiB; a longer line gets -32600 frame_too_large (id null), then close
+	FrameTimeout  time.Duration // default 30 s from a frame's first byte; then -32600 frame_timeout, then close
+	WriteTimeout  time.Duration // default 30 s per frame; a peer that does not read is disconnected
+	MaxQueueBytes int           // default 16 MiB of queued outbound frames; one larger frame is allowed alone
+	CallTimeout   time.Duration // if > 0, the timeout of Call when its ctx has no deadline
+	// Concurrent reports whether a request method runs on its own goroutine; other requests (and all
+	// requests when nil) are handled one at a time in arrival order.
+	Concurrent func(method string) bool
+	Logger     *slog.Logger // nil => discard
+}
+
+func (o Options) withDefaults() Options {
+	if o.MaxFrameBytes <= 0 {
+		o.MaxFrameBytes = DefaultMaxFrameBytes
+	}
+	if o.FrameTimeout <= 0 {
+		o.FrameTimeout = DefaultFrameTimeout
+	}
+	if o.WriteTimeout <= 0 {
+		o.WriteTimeout = DefaultWriteTimeout
+	}
+	if o.MaxQueueBytes <= 0 {
+		o.MaxQueueBytes = DefaultMaxQueueBytes
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	return o
+}
+
+// Conn is one JSON-RPC connection: a reader goroutine (Serve), a dispatcher for sequential requests, a
+// single writer with a bounded queue, and the pending map of outbound Calls. All methods are safe for
+// concurrent use.
+type Conn struct {
+	nc   net.Conn
+	h    Handler
+	opts Options
+	log  *slog.Logger
+
+	q       *outQueue
+	seq     chan *Request // sequential requests, read by the dispatcher
+	closing chan struct{} // closed by Close
+	done    chan struct{} // closed when the connection is finished
+	nextID  atomic.Uint64
+	wg      sync.WaitGroup // concurrent handler goroutines
+
+	mu         sync.Mutex // guards the fields below and the read deadline against Close
+	served     bool       // Serve was called, or Close ran before it (Serve will not run)
+	closed     bool       // Close was called
+	readerDone bool       // no more responses can arrive: Call fails fast
+	pending    map[string]chan callResult
+	writeErr   error
+}
+
+type callResult struct {
+	result json.RawMessage
+	err    error
+}
+
+// NewConn returns a Conn on nc. Nothing is read or written until Serve runs (Notify and Call queue).
+func NewConn(nc net.Conn, h Handler, opts Options) *Conn {
+	opts = opts.withDefaults()
+	return &Conn{
+		nc:      nc,
+		h:       h,
+		opts:    opts,
+		log:     opts.Logger,
+		q:       newOutQueue(opts.MaxQueueBytes),
+		seq:     make(chan *Request, maxQueuedRequests),
+		closing: make(chan struct{}),
+		done:    make(chan struct{}),
+		pending: make(map[string]chan callResult),
+	}
+}
+
+// Done returns a channel closed when the connection is finished (Serve returned, or Close before Serve).
+func (c *Conn) Done() <-chan struct{} { return c.done }
+
+// Close makes Serve stop reading and return after its shutdown sequence; it does not wait (use Done).
+// Close is idempotent and may be called from a handler. Cancelling Serve's ctx has the same effect.
+func (c *Conn) Close() error {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return nil
+	}
+	c.closed = true
+	close(c.closing)
+	serving := c.served
+	c.served = true
+	// A deadline in the past interrupts a blocked Read without closing the socket, so queued frames can
+	// still be flushed. Setting it under mu keeps armFrameDeadline from overriding it.
+	_ = c.nc.SetReadDeadline(time.Unix(1, 0))
+	c.mu.Unlock()
+	if !serving {
+		c.q.close(true)
+		c.failPending()
+		_ = c.nc.Close()
+		close(c.done)
+	}
+	return nil
+}
+
+// Serve runs the connection until the peer closes, an I/O error, a framing limit, Close, or ctx is
+// cancelled. On the way out it cancels the ctx given to handlers, lets the dispatcher finish the requests
+// already read, waits for every handler goroutine, writes a terminal error frame if a limit was hit, flushes
+// the queued frames (each bounded by WriteTimeout), fails pending Calls with ErrClosed and closes the
+// socket; Done is closed last. It returns nil for a peer EOF or Close, ErrFrameTooLarge or ErrFrameTimeout
+// for a framing limit, else the read or write error. Serve may be called once.
+func (c *Conn) Serve(ctx context.Context) error {
+	c.mu.Lock()
+	if c.served {
+		c.mu.Unlock()
+		return ErrClosed
+	}
+	c.served = true
+	c.mu.Unlock()
+
+	hctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stop := context.AfterFunc(ctx, func() { _ = c.Close() })
+	defer stop()
+
+	writerDone := make(chan struct{})
+	go c.writeLoop(writerDone)
+	dispatchDone := make(chan struct{})
+	go c.dispatchLoop(hctx, dispatchDone)
+
+	terminal, err := c.readLoop(hctx)
+
+	close(c.seq) // only readLoop sends on seq
+	c.failPending()
+	cancel()
+	<-dispatchDone
+	c.wg.Wait()
+	if terminal != nil {
+		_ = c.q.push(nil, appendError(nil, nil, terminal), true)
+	}
+	c.q.close(false)
+	<-writerDone
+
+	c.mu.Lock()
+	werr := c.writeErr
+	c.mu.Unlock()
+	if terminal != nil && werr == nil {
+		c.linger()
+	}
+	_ = c.nc.Close()
+	close(c.done)
+	if err == nil && werr != nil {
+		err = fmt.Errorf("jsonrpc: write: %w", werr)
+	}
+	return err
+}
+
+// readLoop reads and routes frames until the connection must end. It returns, for a framing limit, the
+// error frame to send last, and Serve's error.
+func (c *Conn) readLoop(ctx context.Context) (*Error, error) {
+	r := NewReader(c.nc, c.opts.MaxFrameBytes)
+	r.OnFrameStart = func() { c.setReadDeadline(time.Now().Add(c.opts.FrameTimeout)) }
+	for {
+		frame, err := r.ReadFrame()
+		if err != nil {
+			if c.isClosed() {
+				return nil, nil
+			}
+			switch {
+			case errors.Is(err, io.EOF):
+				return nil, nil
+			case errors.Is(err, ErrFrameTooLarge):
+				c.log.Warn("jsonrpc: frame too large", "limit_bytes", c.opts.MaxFrameBytes)
+				return frameTooLargeError(c.opts.MaxFrameBytes), ErrFrameTooLarge
+			case errors.Is(err, os.ErrDeadlineExceeded):
+				c.log.Warn("jsonrpc: frame timeout", "limit_ms", c.opts.FrameTimeout.Milliseconds())
+				return frameTimeoutError(c.opts.FrameTimeout.Milliseconds()), ErrFrameTimeout
+			default:
+				return nil, fmt.Errorf("jsonrpc: read: %w", err)
+			}
+		}
+		c.setReadDeadline(time.Time{}) // idle time between frames is unlimited
+		in := Classify(frame)
+		switch {
+		case in.Request != nil:
+			if !c.deliver(ctx, in.Request) {
+				return nil, nil
+			}
+		case in.Response != nil:
+			c.resolve(in.Response)
+		case in.Reply != nil:
+			c.log.Debug("jsonrpc: invalid frame", "code", in.Reply.Code, "reason", in.Reply.Message, "bytes", len(frame))
+			if err := c.q.push(c.closing, appendError(nil, in.ReplyID, in.Reply), false); err != nil {
+				return nil, nil
+			}
+		case in.Drop:
+			c.log.Warn("jsonrpc: dropped invalid response", "bytes", len(frame))
+		}
+	}
+}
+
+// deliver starts a concurrent handler or queues a sequential request (waiting while the queue is full).
+// It returns false when the connection is closing.
+func (c *Conn) deliver(ctx context.Context, req *Request) bool {
+	if c.opts.Concurrent != nil && c.opts.Concurrent(req.Method) {
+		c.wg.Add(1)
+		go func() {
+			defer c.wg.Done()
+			c.handle(ctx, req)
+		}()
+		return true
+	}
+	select {
+	case c.seq <- req:
+		return true
+	case <-c.closing:
+		return false
+	}
+}
+
+func (c *Conn) dispatchLoop(ctx context.Context, done chan<- struct{}) {
+	defer close(done)
+	for req := range c.seq {
+		c.handle(ctx, req)
+	}
+}
+
+// handle runs the handler for one request and queues its response.
+func (c *Conn) handle(ctx context.Context, req *Request) {
+	result, err := c.invoke(ctx, req)
+	if req.IsNotification() {
+		if err != nil {
+			c.log.Debug("jsonrpc: notification handler failed", "method", req.Method, "err", err)
+		}
+		return
+	}
+	var frame []byte
+	if err == nil {
+		frame, err = appendResponse(nil, req.ID, result)
+	}
+	if err != nil {
+		var rpcErr *Error
+		if !errors.As(err, &rpcErr) {
+			c.log.Error("jsonrpc: internal error", "method", req.Method, "rpc_id", string(req.ID), "err", err)
+			rpcErr = NewError(CodeInternalError, "Internal error", nil)
+		}
+		frame = appendError(nil, req.ID, rpcErr)
+	}
+	if err := c.q.push(nil, frame, false); err != nil {
+		c.log.Debug("jsonrpc: response dropped", "method", req.Method, "rpc_id", string(req.ID), "err", err)
+	}
+}
+
+// invoke calls the handler, turning a panic into an error so one bad request cannot kill the daemon.
+func (c *Conn) invoke(ctx context.Context, req *Request) (result any, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("jsonrpc: handler for %q panicked: %v", req.Method, p)
+		}
+	}()
+	return c.h.Handle(ctx, c, req)
+}
+
+func (c *Conn) writeLoop(done chan<- struct{}) {
+	defer close(done)
+	for {
+		frame, ok := c.q.next()
+		if !ok {
+			return
+		}
+		_ = c.nc.SetWriteDeadline(time.Now().Add(c.opts.WriteTimeout))
+		_, err := c.nc.Write(frame)
+		c.q.release(len(frame))
+		if err != nil {
+			c.log.Warn("jsonrpc: write failed, closing connection", "err", err)
+			c.mu.Lock()
+			c.writeErr = err
+			c.mu.Unlock()
+			c.q.close(true)
+			_ = c.Close()
+			return
+		}
+	}
+}
+
+// linger half-closes the socket and discards what the peer still sends (bounded in time and bytes) so the
+// peer reads our last frame and then a clean EOF instead of a connection reset.
+func (c *Conn) linger() {
+	if cw, ok := c.nc.(interface{ CloseWrite() error }); ok {
+		_ = cw.CloseWrite()
+	}
+	c.setReadDeadline(time.Now().Add(min(c.opts.WriteTimeout, maxLinger)))
+	_, _ = io.Copy(io.Discard, io.LimitReader(c.nc, int64(2*c.opts.MaxFrameBytes)))
+}
+
+// setReadDeadline sets the read deadline unless Close has already set it to the past.
+func (c *Conn) setReadDeadline(t time.Time) {
+	c.mu.Lock()
+	if !c.closed {
+		_ = c.nc.SetReadDeadline(t)
+	}
+	c.mu.Unlock()
+}
+
+func (c *Conn) isClosed() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.closed
+}
+
+// Notify queues a notification. It blocks only while the outbound queue is over MaxQueueBytes, until there
+// is space or the connection closes; it returns ErrClosed once the connection is closed.
+func (c *Conn) Notify(method string, params any) error {
+	frame, err := appendRequest(nil, nil, method, params)
+	if err != nil {
+		return err
+	}
+	return c.q.push(nil, frame, false)
+}
+
+// Call sends a request with id "zc-out-N" (N counts from 0 per connection) and waits for the peer's
+// response: its result (a "result":null success returns the JSON literal null) or its *Error. When ctx ends
+// first the request is forgotten and ctx's error is returned (wrapped); if the connection closes first,
+// ErrClosed. Responses with unknown ids are logged and ignored by the reader.
+func (c *Conn) Call(ctx context.Context, method string, params any) (json.RawMessage, error) {
+	if c.opts.CallTimeout > 0 {
+		if _, ok := ctx.Deadline(); !ok {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithTimeout(ctx, c.opts.CallTimeout)
+			defer cancel()
+		}
+	}
+	id := "zc-out-" + strconv.FormatUint(c.nextID.Add(1)-1, 10)
+	frame, err := appendRequest(nil, json.RawMessage(strconv.Quote(id)), method, params)
+	if err != nil {
+		return nil, err
+	}
+	ch := make(chan callResult, 1)
+	c.mu.Lock()
+	if c.closed || c.readerDone {
+		c.mu.Unlock()
+		return nil, ErrClosed
+	}
+	c.pending[id] = ch
+	c.mu.Unlock()
+
+	if err := c.q.push(ctx.Done(), frame, false); err != nil {
+		c.forget(id)
+		if errors.Is(err, errStopped) {
+			return nil, fmt.Errorf("jsonrpc: call %s: %w", method, ctx.Err())
+		}
+		return nil, err
+	}
+	select {
+	case r := <-ch:
+		return r.result, r.err
+	case <-ctx.Done():
+		c.forget(id)
+		return nil, fmt.Errorf("jsonrpc: call %s: %w", method, ctx.Err())
+	}
+}
+
+func (c *Conn) forget(id string) {
+	c.mu.Lock()
+	delete(c.pending, id)
+	c.mu.Unlock()
+}
+
+// resolve hands a response to the Call waiting for its id.
+func (c *Conn) resolve(resp *Response) {
+	var id string
+	if isString(resp.ID) {
+		_ = json.Unmarshal(resp.ID, &id)
+	}
+	c.mu.Lock()
+	ch, ok := c.pending[id]
+	if ok {
+		delete(c.pending, id)
+	}
+	c.mu.Unlock()
+	if !ok {
+		c.log.Warn("jsonrpc: response to unknown id ignored", "rpc_id", string(resp.ID))
+		return
+	}
+	if resp.Error != nil {
+		ch <- callResult{err: resp.Error}
+		return
+	}
+	ch <- callResult{result: resp.Result}
+}
+
+// failPending makes every waiting Call return ErrClosed and later Calls fail fast.
+func (c *Conn) failPending() {
+	c.mu.Lock()
+	c.readerDone = true
+	pending := c.pending
+	c.pending = make(map[string]chan callResult)
+	c.mu.Unlock()
+	for _, ch := range pending {
+		ch <- callResult{err: ErrClosed}
+	}
+}

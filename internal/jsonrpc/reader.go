@@ -1,0 +1,132 @@
+package jsonrpc
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"io"
+	"unicode/utf8"
+)
+
+// DefaultMaxFrameBytes is the protocol's frame size limit (protocol.md §2.1).
+const DefaultMaxFrameBytes = 8 << 20
+
+// readerBufferSize is the bufio size; together with the frame limit it bounds the memory one line can take.
+const readerBufferSize = 64 << 10
+
+// Reader reads NDJSON frames. Each frame is one line with its surrounding whitespace trimmed (so CRLF
+// works); blank lines are skipped; invalid UTF-8 is replaced with U+FFFD. A returned frame is never longer
+// than the limit and is owned by the caller.
+//
+// The limit applies to the trimmed line; the Reader keeps at most limit+1 bytes of one line (room for one
+// trailing byte of whitespace such as the '\r' of CRLF) and stops reading a longer line at that point:
+// ReadFrame then returns ErrFrameTooLarge and the rest of the line stays unread. Errors are sticky: after
+// any error (including io.EOF) every later call returns the same error. A last line without "\n" is
+// returned as a frame when the input ends. A Reader is not safe for concurrent use.
+type Reader struct {
+	// OnFrameStart, if set, is called from ReadFrame when the first non-whitespace byte of a new frame has
+	// arrived, before the rest of the frame is read. Conn uses it to arm the unfinished-frame deadline, so
+	// idle time (and blank lines) between frames is not limited.
+	OnFrameStart func()
+
+	br  *bufio.Reader
+	max int
+	err error
+}
+
+// NewReader returns a Reader on r for frames of at most maxFrameBytes (DefaultMaxFrameBytes if <= 0).
+func NewReader(r io.Reader, maxFrameBytes int) *Reader {
+	if maxFrameBytes <= 0 {
+		maxFrameBytes = DefaultMaxFrameBytes
+	}
+	return &Reader{br: bufio.NewReaderSize(r, readerBufferSize), max: maxFrameBytes}
+}
+
+// ReadFrame returns the next non-blank frame, ErrFrameTooLarge, io.EOF at the end of input, or the
+// underlying reader's error.
+func (r *Reader) ReadFrame() ([]byte, error) {
+	if r.err != nil {
+		return nil, r.err
+	}
+	var (
+		buf     []byte
+		started bool
+	)
+	for {
+		if r.br.Buffered() == 0 {
+			if _, err := r.br.Peek(1); err != nil {
+				if errors.Is(err, io.EOF) && started {
+					r.err = io.EOF
+					return r.finish(buf)
+				}
+				r.err = err
+				return nil, err
+			}
+		}
+		chunk, _ := r.br.Peek(r.br.Buffered()) // cannot fail: these bytes are buffered
+		nl := bytes.IndexByte(chunk, '\n')
+		seg := chunk
+		if nl >= 0 {
+			seg = chunk[:nl]
+		}
+		if !started {
+			i := 0
+			for i < len(seg) && isSpace(seg[i]) {
+				i++
+			}
+			seg = seg[i:]
+			if len(seg) > 0 {
+				started = true
+				if r.OnFrameStart != nil {
+					r.OnFrameStart()
+				}
+			}
+		}
+		if len(seg) > 0 {
+			if len(buf)+len(seg) > r.max+1 {
+				r.err = ErrFrameTooLarge
+				return nil, r.err
+			}
+			buf = appendBounded(buf, seg, r.max+1)
+		}
+		consumed := len(chunk)
+		if nl >= 0 {
+			consumed = nl + 1
+		}
+		_, _ = r.br.Discard(consumed) // cannot fail: these bytes are buffered
+		if nl >= 0 && started {
+			return r.finish(buf)
+		}
+	}
+}
+
+// finish trims and sanitizes a complete line and applies the limit to the result.
+func (r *Reader) finish(line []byte) ([]byte, error) {
+	end := len(line)
+	for end > 0 && isSpace(line[end-1]) {
+		end--
+	}
+	line = line[:end]
+	if !utf8.Valid(line) {
+		line = bytes.ToValidUTF8(line, []byte("\uFFFD"))
+	}
+	if len(line) > r.max {
+		r.err = ErrFrameTooLarge
+		return nil, r.err
+	}
+	return line, nil
+}
+
+// appendBounded appends seg to buf, growing the capacity geometrically but never beyond limit, so a frame
+// near the limit does not allocate twice the limit.
+func appendBounded(buf, seg []byte, limit int) []byte {
+	need := len(buf) + len(seg)
+	if need > cap(buf) {
+		c := max(2*cap(buf), need, 512)
+		c = min(c, limit)
+		nb := make([]byte, len(buf), c)
+		copy(nb, buf)
+		buf = nb
+	}
+	return append(buf, seg...)
+}

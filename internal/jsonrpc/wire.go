@@ -1,0 +1,239 @@
+package jsonrpc
+
+import (
+	"encoding/json"
+	"errors"
+	"strconv"
+)
+
+// Request is a valid inbound request or notification.
+//
+// ID is the raw JSON id exactly as received (a number, string or null; 1.50 stays 1.50) so that it can be
+// echoed byte for byte; a nil ID means the frame had no "id" key, i.e. it is a notification.
+// Params is the raw params value, nil when absent.
+type Request struct {
+	ID     json.RawMessage
+	Method string
+	Params json.RawMessage
+}
+
+// IsNotification reports whether the request carries no id and so expects no response.
+func (r *Request) IsNotification() bool { return r.ID == nil }
+
+// Response is a valid inbound response to one of our outbound requests. Exactly one of Result and Error is
+// set; a "result":null response has Result equal to the JSON literal null.
+type Response struct {
+	ID     json.RawMessage
+	Result json.RawMessage
+	Error  *Error
+}
+
+// Inbound is the classification of one frame (protocol.md §5). Exactly one of Request, Response, Reply and
+// Drop is set.
+type Inbound struct {
+	Request  *Request
+	Response *Response
+	// Reply is the error to send back for an invalid frame.
+	Reply *Error
+	// ReplyID is the id to send Reply with: the frame's id when it was valid, else the JSON literal null.
+	// It is never nil when Reply is set.
+	ReplyID json.RawMessage
+	// Drop is set for an invalid response-shaped frame: log its length only, send nothing.
+	Drop bool
+}
+
+var jsonNull = json.RawMessage("null")
+
+// Messages of the envelope errors (protocol.md §5), kept precise so a client author can see what is wrong.
+const (
+	msgParse      = "Parse error"
+	msgBatch      = "Invalid Request: batch requests (JSON arrays) are not supported"
+	msgNotObject  = "Invalid Request: a frame must be a JSON object"
+	msgAmbiguous  = "Invalid Request: a frame must have a string method (request) or result/error without method (response)"
+	msgVersion    = `Invalid Request: jsonrpc must be "2.0"`
+	msgID         = "Invalid Request: id must be a string, number or null"
+	msgParams     = "Invalid Request: params must be an object or array"
+	msgMethodType = "Invalid Request: method must be a string"
+)
+
+// Classify parses and validates one frame (without its newline) according to protocol.md §5.
+//
+// Not JSON gives a -32700 reply; an array (batch), a non-object or an ambiguous object gives -32600 with id
+// null; an invalid request-shaped object gives -32600 with its id when that id is valid, else null (this
+// includes invalid notifications); an invalid response-shaped object is dropped. Keys are matched exactly
+// (case-sensitive). A key that appears twice takes its last value, as encoding/json does for maps.
+func Classify(frame []byte) Inbound {
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(frame, &obj); err != nil {
+		var syn *json.SyntaxError
+		if errors.As(err, &syn) {
+			return reply(CodeParseError, msgParse, nil)
+		}
+		if first := firstByte(frame); first == '[' {
+			return reply(CodeInvalidRequest, msgBatch, nil)
+		}
+		return reply(CodeInvalidRequest, msgNotObject, nil)
+	}
+	if obj == nil { // the literal null
+		return reply(CodeInvalidRequest, msgNotObject, nil)
+	}
+
+	method, hasMethod := obj["method"]
+	_, hasResult := obj["result"]
+	_, hasError := obj["error"]
+	switch {
+	case hasMethod && isString(method) && !hasResult && !hasError:
+		return classifyRequest(obj, method)
+	case !hasMethod && (hasResult || hasError):
+		return classifyResponse(obj)
+	default:
+		if hasMethod && !isString(method) && !hasResult && !hasError {
+			return reply(CodeInvalidRequest, msgMethodType, nil)
+		}
+		return reply(CodeInvalidRequest, msgAmbiguous, nil)
+	}
+}
+
+func classifyRequest(obj map[string]json.RawMessage, rawMethod json.RawMessage) Inbound {
+	id, hasID := obj["id"]
+	idOK := !hasID || validID(id)
+	replyID := json.RawMessage(nil)
+	if hasID && idOK {
+		replyID = id
+	}
+	if !isVersion(obj["jsonrpc"]) {
+		return reply(CodeInvalidRequest, msgVersion, replyID)
+	}
+	if !idOK {
+		return reply(CodeInvalidRequest, msgID, nil)
+	}
+	params, hasParams := obj["params"]
+	if hasParams && !isStructured(params) {
+		return reply(CodeInvalidRequest, msgParams, replyID)
+	}
+	var method string
+	if err := json.Unmarshal(rawMethod, &method); err != nil { // cannot fail: isString checked the kind
+		return reply(CodeInvalidRequest, msgMethodType, replyID)
+	}
+	req := &Request{Method: method}
+	if hasID {
+		req.ID = id
+	}
+	if hasParams {
+		req.Params = params
+	}
+	return Inbound{Request: req}
+}
+
+func classifyResponse(obj map[string]json.RawMessage) Inbound {
+	drop := Inbound{Drop: true}
+	if !isVersion(obj["jsonrpc"]) {
+		return drop
+	}
+	if _, ok := obj["params"]; ok {
+		return drop
+	}
+	id, ok := obj["id"]
+	if !ok || !validID(id) {
+		return drop
+	}
+	result, hasResult := obj["result"]
+	rawErr, hasError := obj["error"]
+	if hasResult == hasError {
+		return drop
+	}
+	if hasResult {
+		return Inbound{Response: &Response{ID: id, Result: result}}
+	}
+	e, ok := parseErrorObject(rawErr)
+	if !ok {
+		return drop
+	}
+	return Inbound{Response: &Response{ID: id, Error: e}}
+}
+
+// parseErrorObject validates {code:int, message:string, data?}. Other keys are ignored; data is kept raw.
+func parseErrorObject(raw json.RawMessage) (*Error, bool) {
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &fields); err != nil || fields == nil {
+		return nil, false
+	}
+	code, ok := parseInt(fields["code"])
+	if !ok {
+		return nil, false
+	}
+	rawMsg, ok := fields["message"]
+	if !ok || !isString(rawMsg) {
+		return nil, false
+	}
+	e := &Error{Code: code}
+	if err := json.Unmarshal(rawMsg, &e.Message); err != nil {
+		return nil, false
+	}
+	if data, ok := fields["data"]; ok {
+		e.Data = data
+	}
+	return e, true
+}
+
+// parseInt accepts a JSON integer literal (no fraction or exponent) that fits in an int.
+func parseInt(raw json.RawMessage) (int, bool) {
+	if len(raw) == 0 || !(raw[0] == '-' || isDigit(raw[0])) {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(string(raw), 10, 0)
+	if err != nil {
+		return 0, false
+	}
+	return int(n), true
+}
+
+func reply(code int, msg string, id json.RawMessage) Inbound {
+	if id == nil {
+		id = jsonNull
+	}
+	return Inbound{Reply: NewError(code, msg, nil), ReplyID: id}
+}
+
+// validID reports whether raw (a value produced by encoding/json) is a string, number or null.
+func validID(raw json.RawMessage) bool {
+	if len(raw) == 0 {
+		return false
+	}
+	switch c := raw[0]; {
+	case c == '"', c == '-', isDigit(c):
+		return true
+	case c == 'n':
+		return string(raw) == "null"
+	}
+	return false
+}
+
+func isVersion(raw json.RawMessage) bool {
+	if !isString(raw) {
+		return false
+	}
+	if string(raw) == `"2.0"` {
+		return true
+	}
+	var s string // escaped spellings such as "2\u002e0"
+	return json.Unmarshal(raw, &s) == nil && s == "2.0"
+}
+
+func isString(raw json.RawMessage) bool     { return len(raw) > 0 && raw[0] == '"' }
+func isStructured(raw json.RawMessage) bool { return len(raw) > 0 && (raw[0] == '{' || raw[0] == '[') }
+func isDigit(c byte) bool                   { return '0' <= c && c <= '9' }
+
+func firstByte(b []byte) byte {
+	for _, c := range b {
+		if !isSpace(c) {
+			return c
+		}
+	}
+	return 0
+}
+
+// isSpace reports JSON's insignificant whitespace plus \v and \f, which the framer also trims.
+func isSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\v' || c == '\f'
+}
