@@ -1,0 +1,7 @@
+//go:build !windows
+
+package install
+
+import "path/filepath"
+
+func defaultEndpoint(dataDir string) string { return filepath.Join(dataDir, "daemon.sock") }
