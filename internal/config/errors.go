@@ -1,0 +1,94 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Sentinel errors of the config domain; match them with errors.Is.
+var (
+	// ErrInvalidConfig matches every *FileError and *ValidationError.
+	ErrInvalidConfig = errors.New("config: invalid config")
+	// ErrUnknownProp is returned for a property path the schema does not define.
+	ErrUnknownProp = errors.New("config: unknown property")
+	// ErrInvalidPath is returned for a property path that does not parse.
+	ErrInvalidPath = errors.New("config: invalid property path")
+	// ErrInvalidValue is returned for a value of the wrong type or shape for its property.
+	ErrInvalidValue = errors.New("config: invalid value")
+	// ErrNotEditable is returned for an edit the surgical editor cannot make without rewriting
+	// unrelated text (keys inside inline tables or array tables, whole tables).
+	ErrNotEditable = errors.New("config: property not editable in place")
+	// ErrNoEntries is returned by SetMany for an empty batch.
+	ErrNoEntries = errors.New("config/set-many needs at least one entry in sets")
+	// ErrTooManyEntries is returned by SetMany for a batch of more than MaxSetEntries.
+	ErrTooManyEntries = errors.New("config/set-many accepts at most 256 entries in sets")
+)
+
+// FileError is a syntax or type error at a known place in a config file.
+type FileError struct {
+	File   string
+	Line   int
+	Column int
+	Key    string // property path, when known
+	Msg    string
+}
+
+func (e *FileError) Error() string {
+	key := e.Key
+	if key == "" {
+		key = "(document)"
+	}
+	return fmt.Sprintf("config: %s:%d:%d: %s: %s", e.File, e.Line, e.Column, key, e.Msg)
+}
+
+// Is makes a *FileError match ErrInvalidConfig.
+func (e *FileError) Is(target error) bool { return target == ErrInvalidConfig }
+
+// Problem is one validation failure: the property path, what is wrong, and the file line when known (0 otherwise).
+type Problem struct {
+	Path    string
+	Message string
+	Line    int
+}
+
+func (p Problem) String() string {
+	if p.Line > 0 {
+		return fmt.Sprintf("%s: %s (line %d)", p.Path, p.Message, p.Line)
+	}
+	return fmt.Sprintf("%s: %s", p.Path, p.Message)
+}
+
+// ValidationError lists every problem found in one config, in a deterministic order.
+type ValidationError struct {
+	File     string
+	Problems []Problem
+}
+
+func (e *ValidationError) Error() string {
+	parts := make([]string, len(e.Problems))
+	for i, p := range e.Problems {
+		parts[i] = p.String()
+	}
+	file := e.File
+	if file == "" {
+		file = "candidate"
+	}
+	return fmt.Sprintf("config: %s: %d problem(s): %s", file, len(e.Problems), strings.Join(parts, "; "))
+}
+
+// Is makes a *ValidationError match ErrInvalidConfig.
+func (e *ValidationError) Is(target error) bool { return target == ErrInvalidConfig }
+
+// EntryError is a failure of one entry of a Set/SetMany batch; Index is zero-based.
+type EntryError struct {
+	Index int
+	Prop  string
+	Err   error
+}
+
+func (e *EntryError) Error() string {
+	return fmt.Sprintf("config: sets[%d] %s: %v", e.Index, e.Prop, e.Err)
+}
+
+func (e *EntryError) Unwrap() error { return e.Err }

@@ -1,0 +1,184 @@
+package config
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func writeConfig(t *testing.T, text string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "config.toml")
+	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func TestDefaultTOMLLoadsAsDefault(t *testing.T) {
+	path := writeConfig(t, string(DefaultTOML()))
+	cfg, warnings, err := Load(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(warnings) != 0 {
+		t.Fatalf("warnings: %v", warnings)
+	}
+	if !reflect.DeepEqual(cfg, Default()) {
+		t.Fatalf("Load(DefaultTOML) = %+v\nwant %+v", cfg, Default())
+	}
+	if cfg.RPC != (RPCConfig{512, 8388608, 30000, 30000, 30000}) || !cfg.Security.TrustDaemonUID ||
+		cfg.RiskProfiles["supervised"].ApprovalTimeoutSecs != 120 || !cfg.Agents["default"].IsEnabled() {
+		t.Fatalf("defaults: %+v", cfg)
+	}
+}
+
+func TestEnsureDefault(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "sub", "config.toml")
+	created, err := EnsureDefault(path)
+	if err != nil || !created {
+		t.Fatalf("first EnsureDefault = %v, %v", created, err)
+	}
+	st, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Mode().Perm() != 0o600 {
+		t.Fatalf("mode %v", st.Mode())
+	}
+	if err := os.WriteFile(path, []byte("schema_version = 3\n# mine\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	created, err = EnsureDefault(path)
+	if err != nil || created {
+		t.Fatalf("second EnsureDefault = %v, %v", created, err)
+	}
+	got, _ := os.ReadFile(path)
+	if string(got) != "schema_version = 3\n# mine\n" {
+		t.Fatalf("existing file clobbered: %q", got)
+	}
+	entries, _ := os.ReadDir(filepath.Dir(path))
+	if len(entries) != 1 {
+		t.Fatalf("leftover files: %v", entries)
+	}
+}
+
+func TestFileErrorSyntax(t *testing.T) {
+	path := writeConfig(t, "schema_version = 3\n\n[gateway]\nport = 80 80\n")
+	_, _, err := Load(path, nil)
+	var fe *FileError
+	if !errors.As(err, &fe) {
+		t.Fatalf("err = %v, want *FileError", err)
+	}
+	if fe.Line != 4 || fe.Key != "gateway.port" || !errors.Is(err, ErrInvalidConfig) {
+		t.Fatalf("FileError = %+v", fe)
+	}
+	if !strings.HasPrefix(err.Error(), "config: "+path+":4:") {
+		t.Fatalf("message %q", err)
+	}
+}
+
+func TestFileErrorType(t *testing.T) {
+	path := writeConfig(t, "schema_version = 3\n[gateway]\nhost = \"x\"\n  port = \"eighty\"\n")
+	_, _, err := Load(path, nil)
+	var fe *FileError
+	if !errors.As(err, &fe) {
+		t.Fatalf("err = %v, want *FileError", err)
+	}
+	if fe.Line != 4 || fe.Column != 3 || fe.Key != "gateway.port" || !strings.Contains(fe.Msg, "expected integer, got string") {
+		t.Fatalf("FileError = %+v", fe)
+	}
+}
+
+func TestFileErrorDuplicateKey(t *testing.T) {
+	path := writeConfig(t, "[gateway]\nport = 1\nport = 2\n")
+	_, _, err := Load(path, nil)
+	var fe *FileError
+	if !errors.As(err, &fe) || fe.Line != 3 {
+		t.Fatalf("err = %#v", err)
+	}
+}
+
+func TestValidationListsAllProblems(t *testing.T) {
+	path := writeConfig(t, `schema_version = 3
+[agents.a]
+model_provider = "openai.missing"
+risk_profile = "nope"
+
+[risk_profiles.r]
+level = "read_only"
+
+[users.bob]
+uid = 1000
+permission_profiles = ["ghost"]
+
+[gateway]
+port = 70000
+`)
+	_, _, err := Load(path, nil)
+	var ve *ValidationError
+	if !errors.As(err, &ve) || !errors.Is(err, ErrInvalidConfig) {
+		t.Fatalf("err = %v", err)
+	}
+	want := map[string]int{
+		"agents.a.model_provider":       3,
+		"agents.a.risk_profile":         4,
+		"gateway.port":                  14,
+		"risk_profiles.r.level":         7,
+		"users.bob.permission_profiles": 11,
+	}
+	got := map[string]int{}
+	for _, p := range ve.Problems {
+		got[p.Path] = p.Line
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("problems %v\nwant %v", ve.Problems, want)
+	}
+	if !strings.Contains(err.Error(), `"read_only" is not accepted`) {
+		t.Fatalf("message %q", err)
+	}
+}
+
+func TestUnknownKeysWarn(t *testing.T) {
+	path := writeConfig(t, string(DefaultTOML())+"\n[gateway]\nfoo = 1\n\n[mystery]\nx = 2\ny = 3\n")
+	cfg, warnings, err := Load(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"config: unknown key gateway.foo at line 15", "config: unknown key mystery at line 17"}
+	if !reflect.DeepEqual(warnings, want) {
+		t.Fatalf("warnings %q", warnings)
+	}
+	if cfg.Gateway.Port != 42617 {
+		t.Fatalf("port %d", cfg.Gateway.Port)
+	}
+}
+
+func TestEnvOverrides(t *testing.T) {
+	path := writeConfig(t, string(DefaultTOML())+"\n[providers.models.openai.default]\nmodel = \"gpt-4o\"\n")
+	env := []string{
+		"ZEROCLAW_providers__models__openai__default__api_key=sk-test",
+		"ZEROCLAW_GATEWAY__PORT=9000",
+		"ZEROCLAW_rpc__max-frame-bytes=1024",
+		"ZEROCLAW_CONFIG_DIR=/elsewhere",
+		"ZEROCLAW_nothing__here=1",
+		"HOME=/root",
+	}
+	cfg, warnings, err := Load(path, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Providers.Models["openai"]["default"].APIKey != "sk-test" || cfg.Gateway.Port != 9000 || cfg.RPC.MaxFrameBytes != 1024 {
+		t.Fatalf("overrides not applied: %+v", cfg)
+	}
+	if len(warnings) != 1 || !strings.Contains(warnings[0], "ZEROCLAW_nothing__here") {
+		t.Fatalf("warnings %q", warnings)
+	}
+	_, _, err = Load(path, []string{"ZEROCLAW_gateway__port=abc"})
+	if !errors.Is(err, ErrInvalidValue) || !strings.Contains(err.Error(), "ZEROCLAW_gateway__port") {
+		t.Fatalf("bad env value err = %v", err)
+	}
+}

@@ -1,0 +1,205 @@
+package config
+
+// SchemaVersion is the config schema version this package writes and stamps on every save.
+const SchemaVersion = 3
+
+// Provider families understood by the runtime.
+const (
+	FamilyEcho      = "echo"
+	FamilyOpenAI    = "openai"
+	FamilyOllama    = "ollama"
+	FamilyAnthropic = "anthropic"
+)
+
+// Families lists the provider families accepted under providers.models.
+var Families = []string{FamilyEcho, FamilyOpenAI, FamilyOllama, FamilyAnthropic}
+
+// Risk levels accepted in risk_profiles.<name>.level.
+const (
+	LevelReadonly   = "readonly"
+	LevelSupervised = "supervised"
+	LevelFull       = "full"
+)
+
+// Config is the whole config.toml. A *Config handed out by a Manager or Load is an immutable snapshot:
+// callers must not modify it.
+type Config struct {
+	SchemaVersion      int                          `toml:"schema_version"`
+	Providers          ProvidersConfig              `toml:"providers"`
+	Agents             map[string]AgentConfig       `toml:"agents"`
+	RiskProfiles       map[string]RiskProfile       `toml:"risk_profiles"`
+	Users              map[string]UserConfig        `toml:"users"`
+	PermissionProfiles map[string]PermissionProfile `toml:"permission_profiles"`
+	Channels           ChannelsConfig               `toml:"channels"`
+	Gateway            GatewayConfig                `toml:"gateway"`
+	Observability      ObservabilityConfig          `toml:"observability"`
+	Cost               CostConfig                   `toml:"cost"`
+	Secrets            SecretsConfig                `toml:"secrets"`
+	RPC                RPCConfig                    `toml:"rpc"`
+	ACP                ACPConfig                    `toml:"acp"`
+	Security           SecurityConfig               `toml:"security"`
+}
+
+// ProvidersConfig holds model providers as providers.models.<family>.<alias>.
+type ProvidersConfig struct {
+	Models map[string]map[string]ProviderConfig `toml:"models" keys:"echo|openai|ollama|anthropic"`
+}
+
+// ProviderConfig is one configured model endpoint. APIKey and ExtraHeaders are secrets.
+type ProviderConfig struct {
+	APIKey       string            `toml:"api_key"`
+	URI          string            `toml:"uri"`
+	Model        string            `toml:"model"`
+	Temperature  *float64          `toml:"temperature"`
+	TimeoutSecs  int               `toml:"timeout_secs"`
+	MaxTokens    int               `toml:"max_tokens"`
+	ExtraHeaders map[string]string `toml:"extra_headers"`
+}
+
+// AgentConfig is agents.<alias>. ModelProvider is "<family>.<alias>".
+type AgentConfig struct {
+	ModelProvider string          `toml:"model_provider"`
+	RiskProfile   string          `toml:"risk_profile"`
+	Workspace     WorkspaceConfig `toml:"workspace"`
+	SystemPrompt  string          `toml:"system_prompt"`
+	Enabled       *bool           `toml:"enabled"`
+}
+
+// IsEnabled reports whether the agent is enabled (absent means enabled).
+func (a AgentConfig) IsEnabled() bool { return a.Enabled == nil || *a.Enabled }
+
+// WorkspaceConfig overrides an agent's workspace directory; empty means <install>/agents/<alias>/workspace.
+type WorkspaceConfig struct {
+	Path string `toml:"path"`
+}
+
+// RiskProfile is risk_profiles.<name>: what the tool policy allows without asking.
+type RiskProfile struct {
+	Level               string   `toml:"level"`
+	WorkspaceOnly       bool     `toml:"workspace_only"`
+	AutoApprove         []string `toml:"auto_approve"`
+	AlwaysAsk           []string `toml:"always_ask"`
+	ExcludedTools       []string `toml:"excluded_tools"`
+	AllowedTools        []string `toml:"allowed_tools"`
+	ForbiddenPaths      []string `toml:"forbidden_paths"`
+	BlockedCommands     []string `toml:"blocked_commands"`
+	ApprovalTimeoutSecs int      `toml:"approval_timeout_secs"`
+}
+
+func (r *RiskProfile) setDefaults() { r.ApprovalTimeoutSecs = 120 }
+
+// UserConfig is users.<name>: a local uid mapped to permission profiles (protocol.md §8).
+type UserConfig struct {
+	UID                int      `toml:"uid"`
+	PermissionProfiles []string `toml:"permission_profiles"`
+}
+
+// PermissionProfile is permission_profiles.<name>: a list of grants such as "config:update:agents.**".
+type PermissionProfile struct {
+	Grants []string `toml:"grants"`
+}
+
+// ChannelsConfig is [channels].
+type ChannelsConfig struct {
+	SessionBackend string `toml:"session_backend"` // "sqlite" (default) or "jsonl"
+}
+
+// GatewayConfig is [gateway]. PairedTokens holds SHA-256 hex hashes and is a secret field.
+type GatewayConfig struct {
+	Host             string   `toml:"host"`
+	Port             int      `toml:"port"`
+	RequirePairing   bool     `toml:"require_pairing"`
+	AllowRemoteAdmin bool     `toml:"allow_remote_admin"`
+	PairedTokens     []string `toml:"paired_tokens"`
+}
+
+// ObservabilityConfig is [observability].
+type ObservabilityConfig struct {
+	LogPersistence string `toml:"log_persistence"` // rolling (default) | full | none
+	MaxEntries     int    `toml:"max_entries"`
+}
+
+// CostConfig is [cost]: tracking switch, limits and per-model prices (USD per million tokens).
+type CostConfig struct {
+	Enabled         bool                 `toml:"enabled"`
+	DailyLimitUSD   float64              `toml:"daily_limit_usd"`
+	MonthlyLimitUSD float64              `toml:"monthly_limit_usd"`
+	WarnAtPercent   int                  `toml:"warn_at_percent"`
+	Prices          map[string]ModelCost `toml:"prices"`
+}
+
+// ModelCost is cost.prices.<model>.
+type ModelCost struct {
+	InputPerMillion  float64 `toml:"input"`
+	OutputPerMillion float64 `toml:"output"`
+}
+
+// SecretsConfig is [secrets].
+type SecretsConfig struct {
+	Encrypt bool `toml:"encrypt"`
+}
+
+// RPCConfig is [rpc]: limits of the local JSON-RPC endpoint.
+type RPCConfig struct {
+	MaxLocalConnections int `toml:"max_local_connections"`
+	MaxFrameBytes       int `toml:"max_frame_bytes"`
+	InitializeTimeoutMS int `toml:"initialize_timeout_ms"`
+	FrameTimeoutMS      int `toml:"frame_timeout_ms"`
+	WriteTimeoutMS      int `toml:"write_timeout_ms"`
+}
+
+// ACPConfig is [acp].
+type ACPConfig struct {
+	DefaultAgent string `toml:"default_agent"`
+}
+
+// SecurityConfig is [security].
+type SecurityConfig struct {
+	TrustDaemonUID bool `toml:"trust_daemon_uid"`
+}
+
+// defaulter is implemented by map entry types whose fresh entries have non-zero defaults.
+type defaulter interface{ setDefaults() }
+
+// base returns the defaults of every non-map field; maps are empty. Decoding a file starts from it.
+func base() *Config {
+	return &Config{
+		Channels:      ChannelsConfig{SessionBackend: "sqlite"},
+		Gateway:       GatewayConfig{Host: "127.0.0.1", Port: 42617, RequirePairing: true},
+		Observability: ObservabilityConfig{LogPersistence: "rolling", MaxEntries: 10000},
+		Cost:          CostConfig{WarnAtPercent: 80},
+		Secrets:       SecretsConfig{Encrypt: true},
+		RPC: RPCConfig{MaxLocalConnections: 512, MaxFrameBytes: 8388608, InitializeTimeoutMS: 30000,
+			FrameTimeoutMS: 30000, WriteTimeoutMS: 30000},
+		Security: SecurityConfig{TrustDaemonUID: true},
+	}
+}
+
+// Default returns the config a fresh install runs with: the defaults plus the entries of DefaultTOML.
+func Default() *Config {
+	c := base()
+	c.SchemaVersion = SchemaVersion
+	c.Providers.Models = map[string]map[string]ProviderConfig{FamilyEcho: {"default": {Model: "echo"}}}
+	c.Agents = map[string]AgentConfig{"default": {ModelProvider: "echo.default", RiskProfile: LevelSupervised}}
+	rp := RiskProfile{Level: LevelSupervised, WorkspaceOnly: true}
+	rp.setDefaults()
+	c.RiskProfiles = map[string]RiskProfile{LevelSupervised: rp}
+	return c
+}
+
+const defaultTOML = `schema_version = 3
+
+[providers.models.echo.default]
+model = "echo"
+
+[agents.default]
+model_provider = "echo.default"
+risk_profile = "supervised"
+
+[risk_profiles.supervised]
+level = "supervised"
+workspace_only = true
+`
+
+// DefaultTOML returns the file a fresh install writes (state.md §2); loading it yields Default().
+func DefaultTOML() []byte { return []byte(defaultTOML) }

@@ -1,0 +1,77 @@
+package config
+
+import (
+	"fmt"
+	"reflect"
+
+	"github.com/zeroclaw-go/zeroclaw/internal/secrets"
+)
+
+// walkSecrets calls fn for every string stored in a secret field below v, replacing it with fn's result.
+// v must be addressable; map entries are copied out, visited and stored back.
+func walkSecrets(v reflect.Value, path Path, secret bool, fn func(Path, string) (string, error)) error {
+	switch v.Kind() {
+	case reflect.Struct:
+		for i := range v.NumField() {
+			f := v.Type().Field(i)
+			name := tagName(f)
+			if err := walkSecrets(v.Field(i), append(path[:len(path):len(path)], name), secret || isSecretName(name), fn); err != nil {
+				return err
+			}
+		}
+	case reflect.Map:
+		iter := v.MapRange()
+		type kv struct{ k, v reflect.Value }
+		var updates []kv
+		for iter.Next() {
+			elem := reflect.New(v.Type().Elem()).Elem()
+			elem.Set(iter.Value())
+			if err := walkSecrets(elem, append(path[:len(path):len(path)], iter.Key().String()), secret, fn); err != nil {
+				return err
+			}
+			updates = append(updates, kv{iter.Key(), elem})
+		}
+		for _, u := range updates {
+			v.SetMapIndex(u.k, u.v)
+		}
+	case reflect.Slice:
+		if !secret || v.Type().Elem().Kind() != reflect.String {
+			return nil
+		}
+		out := make([]string, v.Len())
+		for i := range v.Len() {
+			s, err := fn(path, v.Index(i).String())
+			if err != nil {
+				return err
+			}
+			out[i] = s
+		}
+		if v.Len() > 0 {
+			v.Set(reflect.ValueOf(out))
+		}
+	case reflect.String:
+		if !secret {
+			return nil
+		}
+		s, err := fn(path, v.String())
+		if err != nil {
+			return err
+		}
+		v.SetString(s)
+	}
+	return nil
+}
+
+// decryptAll decrypts every secret field of cfg in place; the error names the field, never the value.
+func decryptAll(cfg *Config, box *secrets.Box) error {
+	return walkSecrets(reflect.ValueOf(cfg).Elem(), nil, false, func(p Path, s string) (string, error) {
+		if !secrets.IsEncrypted(s) {
+			return s, nil
+		}
+		plain, err := box.Decrypt(s)
+		if err != nil {
+			return "", fmt.Errorf("config: secret %s: %w", p, err)
+		}
+		return plain, nil
+	})
+}

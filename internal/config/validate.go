@@ -1,0 +1,187 @@
+package config
+
+import (
+	"fmt"
+	"net/url"
+	"slices"
+	"sort"
+	"strings"
+)
+
+// validate checks value ranges and every cross-reference, collecting all problems. d (may be nil) supplies
+// line numbers. Soft problems (an unknown session backend, which falls back to sqlite) are returned as warnings.
+func validate(cfg *Config, d *document, file string) (*ValidationError, []string) {
+	v := &validator{d: d}
+	var warnings []string
+
+	if cfg.SchemaVersion < 0 || cfg.SchemaVersion > SchemaVersion {
+		v.add(Path{"schema_version"}, "must be between 0 and %d, got %d", SchemaVersion, cfg.SchemaVersion)
+	}
+	for _, fam := range sortedKeys(cfg.Providers.Models) {
+		for _, alias := range sortedKeys(cfg.Providers.Models[fam]) {
+			p := cfg.Providers.Models[fam][alias]
+			at := Path{"providers", "models", fam, alias}
+			if p.Temperature != nil && (*p.Temperature < 0 || *p.Temperature > 2) {
+				v.add(append(at, "temperature"), "must be between 0 and 2, got %g", *p.Temperature)
+			}
+			if p.TimeoutSecs < 0 {
+				v.add(append(at, "timeout_secs"), "must not be negative")
+			}
+			if p.MaxTokens < 0 {
+				v.add(append(at, "max_tokens"), "must not be negative")
+			}
+			if p.URI != "" {
+				if u, err := url.Parse(p.URI); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+					v.add(append(at, "uri"), "must be an absolute http(s) URL")
+				}
+			}
+			if fam != FamilyEcho && p.Model == "" {
+				v.add(append(at, "model"), "is required for %s providers", fam)
+			}
+		}
+	}
+	for _, name := range sortedKeys(cfg.Agents) {
+		a := cfg.Agents[name]
+		at := Path{"agents", name}
+		switch fam, alias, ok := strings.Cut(a.ModelProvider, "."); {
+		case a.ModelProvider == "":
+			v.add(append(at, "model_provider"), "is required (\"<family>.<alias>\")")
+		case !ok || alias == "":
+			v.add(append(at, "model_provider"), "must be \"<family>.<alias>\", got %q", a.ModelProvider)
+		default:
+			if _, found := cfg.Providers.Models[fam][alias]; !found {
+				v.add(append(at, "model_provider"), "provider %q is not defined under providers.models", a.ModelProvider)
+			}
+		}
+		if a.RiskProfile == "" {
+			v.add(append(at, "risk_profile"), "is required")
+		} else if _, ok := cfg.RiskProfiles[a.RiskProfile]; !ok {
+			v.add(append(at, "risk_profile"), "risk profile %q is not defined under risk_profiles", a.RiskProfile)
+		}
+	}
+	for _, name := range sortedKeys(cfg.RiskProfiles) {
+		r := cfg.RiskProfiles[name]
+		at := Path{"risk_profiles", name}
+		switch r.Level {
+		case LevelReadonly, LevelSupervised, LevelFull:
+		case "read_only":
+			v.add(append(at, "level"), "\"read_only\" is not accepted; use \"readonly\"")
+		default:
+			v.add(append(at, "level"), "must be readonly, supervised or full, got %q", r.Level)
+		}
+		if r.ApprovalTimeoutSecs <= 0 {
+			v.add(append(at, "approval_timeout_secs"), "must be positive, got %d", r.ApprovalTimeoutSecs)
+		}
+	}
+	uids := map[int]string{}
+	for _, name := range sortedKeys(cfg.Users) {
+		u := cfg.Users[name]
+		at := Path{"users", name}
+		if u.UID < 0 {
+			v.add(append(at, "uid"), "must not be negative")
+		} else if other, dup := uids[u.UID]; dup {
+			v.add(append(at, "uid"), "uid %d is already used by users.%s", u.UID, other)
+		} else {
+			uids[u.UID] = name
+		}
+		for _, pp := range u.PermissionProfiles {
+			if _, ok := cfg.PermissionProfiles[pp]; !ok {
+				v.add(append(at, "permission_profiles"), "permission profile %q is not defined under permission_profiles", pp)
+			}
+		}
+	}
+	for _, name := range sortedKeys(cfg.PermissionProfiles) {
+		for i, g := range cfg.PermissionProfiles[name].Grants {
+			if err := checkGrant(g); err != nil {
+				v.add(Path{"permission_profiles", name, "grants"}, "grant %d: %v", i, err)
+			}
+		}
+	}
+	switch cfg.Channels.SessionBackend {
+	case "sqlite", "jsonl":
+	default:
+		warnings = append(warnings, fmt.Sprintf("config: channels.session_backend %q is unknown; using sqlite", cfg.Channels.SessionBackend))
+	}
+	if cfg.Gateway.Port < 0 || cfg.Gateway.Port > 65535 {
+		v.add(Path{"gateway", "port"}, "must be between 0 and 65535, got %d", cfg.Gateway.Port)
+	}
+	switch cfg.Observability.LogPersistence {
+	case "rolling", "full", "none":
+	default:
+		v.add(Path{"observability", "log_persistence"}, "must be rolling, full or none, got %q", cfg.Observability.LogPersistence)
+	}
+	if cfg.Observability.MaxEntries < 0 {
+		v.add(Path{"observability", "max_entries"}, "must not be negative")
+	}
+	if cfg.Cost.DailyLimitUSD < 0 {
+		v.add(Path{"cost", "daily_limit_usd"}, "must not be negative")
+	}
+	if cfg.Cost.MonthlyLimitUSD < 0 {
+		v.add(Path{"cost", "monthly_limit_usd"}, "must not be negative")
+	}
+	if cfg.Cost.WarnAtPercent < 0 || cfg.Cost.WarnAtPercent > 100 {
+		v.add(Path{"cost", "warn_at_percent"}, "must be between 0 and 100")
+	}
+	for name, val := range map[string]int{
+		"max_local_connections": cfg.RPC.MaxLocalConnections, "max_frame_bytes": cfg.RPC.MaxFrameBytes,
+		"initialize_timeout_ms": cfg.RPC.InitializeTimeoutMS, "frame_timeout_ms": cfg.RPC.FrameTimeoutMS,
+		"write_timeout_ms": cfg.RPC.WriteTimeoutMS,
+	} {
+		if val <= 0 {
+			v.add(Path{"rpc", name}, "must be positive, got %d", val)
+		}
+	}
+	if a := cfg.ACP.DefaultAgent; a != "" {
+		if _, ok := cfg.Agents[a]; !ok {
+			v.add(Path{"acp", "default_agent"}, "agent %q is not defined under agents", a)
+		}
+	}
+	if len(v.problems) == 0 {
+		return nil, warnings
+	}
+	sort.SliceStable(v.problems, func(i, j int) bool { return v.problems[i].Path < v.problems[j].Path })
+	return &ValidationError{File: file, Problems: v.problems}, warnings
+}
+
+type validator struct {
+	d        *document
+	problems []Problem
+}
+
+func (v *validator) add(p Path, format string, args ...any) {
+	v.problems = append(v.problems, Problem{Path: p.String(), Message: fmt.Sprintf(format, args...), Line: v.d.lineFor(p)})
+}
+
+// lineFor returns the line defining p: its key, else its table header, else the first key below it; 0 if none.
+func (d *document) lineFor(p Path) int {
+	if d == nil {
+		return 0
+	}
+	for q := p; len(q) > 0; q = q[:len(q)-1] {
+		for _, l := range d.leaves {
+			if slices.Equal(l.path, q) {
+				return l.line
+			}
+		}
+		for _, t := range d.tables {
+			if slices.Equal(t.path, q) {
+				return t.line
+			}
+		}
+		for _, l := range d.leaves {
+			if l.path.HasPrefix(q) {
+				return l.line
+			}
+		}
+	}
+	return 0
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
