@@ -1,0 +1,398 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+)
+
+// ChatStore is the chat-session database (data/sessions/sessions.db, state.md §4). It is safe for concurrent
+// use; writes are serialized on one connection, reads run concurrently on a snapshot.
+type ChatStore struct {
+	d *db
+
+	// mu guards closed; Close waits for no one, database/sql does.
+	mu     sync.Mutex
+	closed bool
+}
+
+// Message is one stored chat message. Index is its zero-based position within its session.
+type Message struct {
+	Index     int
+	Role      string
+	Content   string
+	CreatedAt time.Time
+}
+
+// SessionMeta is a session's metadata row. Empty strings stand for NULL columns.
+type SessionMeta struct {
+	Key           string
+	CreatedAt     time.Time
+	LastActivity  time.Time
+	MessageCount  int
+	Name          string
+	State         string
+	TurnID        string
+	AgentAlias    string
+	TurnStartedAt *time.Time
+}
+
+// metadataColumns are the session_metadata columns added over time upstream; an older install's table may
+// lack some of them.
+var metadataColumns = [][2]string{
+	{"name", "TEXT"},
+	{"state", "TEXT NOT NULL DEFAULT 'idle'"},
+	{"turn_id", "TEXT"},
+	{"turn_started_at", "TEXT"},
+	{"agent_alias", "TEXT"},
+	{"channel_id", "TEXT"},
+	{"room_id", "TEXT"},
+	{"sender_id", "TEXT"},
+}
+
+// OpenChat opens or creates the chat database at path (parent directory created with mode 0700) and brings
+// its schema up to date. An existing upstream database (same tables, user_version 0) is adopted in place.
+func OpenChat(ctx context.Context, path string) (*ChatStore, error) {
+	d, err := openDB(ctx, path, "chat", map[int]func(context.Context, *sql.Tx) error{
+		2: func(ctx context.Context, tx *sql.Tx) error {
+			return ensureColumns(ctx, tx, "session_metadata", metadataColumns)
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &ChatStore{d: d}, nil
+}
+
+// Close closes the database. Calls after Close return ErrClosed; Close itself is idempotent.
+func (s *ChatStore) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	return s.d.close()
+}
+
+func (s *ChatStore) check(op, key string, needKey bool) error {
+	s.mu.Lock()
+	closed := s.closed
+	s.mu.Unlock()
+	if closed {
+		return fmt.Errorf("store: %s %s: %w", op, key, ErrClosed)
+	}
+	if needKey && key == "" {
+		return fmt.Errorf("store: %s: empty session key: %w", op, ErrInvalid)
+	}
+	return nil
+}
+
+const metaCols = `session_key, created_at, last_activity, message_count, name, state, turn_id, turn_started_at,
+	agent_alias`
+
+type rowScanner interface{ Scan(dest ...any) error }
+
+func scanMeta(r rowScanner) (SessionMeta, error) {
+	var (
+		m                                       SessionMeta
+		created, last                           string
+		count                                   sql.NullInt64
+		name, state, turnID, started, agentName sql.NullString
+	)
+	if err := r.Scan(&m.Key, &created, &last, &count, &name, &state, &turnID, &started, &agentName); err != nil {
+		return SessionMeta{}, err
+	}
+	var err error
+	if m.CreatedAt, err = parseTime(created); err != nil {
+		return SessionMeta{}, fmt.Errorf("session %s created_at: %w", m.Key, err)
+	}
+	if m.LastActivity, err = parseTime(last); err != nil {
+		return SessionMeta{}, fmt.Errorf("session %s last_activity: %w", m.Key, err)
+	}
+	m.MessageCount = int(count.Int64)
+	m.Name, m.State, m.TurnID, m.AgentAlias = name.String, state.String, turnID.String, agentName.String
+	if m.State == "" {
+		m.State = "idle"
+	}
+	if started.Valid && started.String != "" {
+		t, err := parseTime(started.String)
+		if err != nil {
+			return SessionMeta{}, fmt.Errorf("session %s turn_started_at: %w", m.Key, err)
+		}
+		m.TurnStartedAt = &t
+	}
+	return m, nil
+}
+
+func nullString(s string) sql.NullString { return sql.NullString{String: s, Valid: s != ""} }
+
+// EnsureSession inserts the metadata row for key if it is missing (created_at = last_activity = now,
+// agent_alias set) and returns the current metadata and whether the row already existed. An existing row
+// is left unchanged.
+func (s *ChatStore) EnsureSession(ctx context.Context, key, agentAlias string, now time.Time) (SessionMeta, bool, error) {
+	if err := s.check("ensure session", key, true); err != nil {
+		return SessionMeta{}, false, err
+	}
+	var (
+		meta    SessionMeta
+		existed bool
+	)
+	err := s.d.withTx(ctx, func(tx *sql.Tx) error {
+		ts := formatTime(now)
+		res, err := tx.ExecContext(ctx, `INSERT INTO session_metadata
+			(session_key, created_at, last_activity, message_count, agent_alias) VALUES (?, ?, ?, 0, ?)
+			ON CONFLICT(session_key) DO NOTHING`, key, ts, ts, nullString(agentAlias))
+		if err != nil {
+			return err
+		}
+		n, err := res.RowsAffected()
+		if err != nil {
+			return err
+		}
+		existed = n == 0
+		meta, err = scanMeta(tx.QueryRowContext(ctx, "SELECT "+metaCols+" FROM session_metadata WHERE session_key = ?", key))
+		return err
+	})
+	if err != nil {
+		return SessionMeta{}, false, fmt.Errorf("store: ensure session %s: %w", key, err)
+	}
+	return meta, existed, nil
+}
+
+// Append stores one message and updates the session metadata (message_count+1, last_activity=now, the row
+// created if missing) in one transaction, and returns the message's zero-based index within the session.
+// Concurrent Appends to one session get distinct, contiguous indices.
+func (s *ChatStore) Append(ctx context.Context, key, role, content string, now time.Time) (int, error) {
+	if err := s.check("append", key, true); err != nil {
+		return 0, err
+	}
+	if role == "" {
+		return 0, fmt.Errorf("store: append %s: empty role: %w", key, ErrInvalid)
+	}
+	var idx int
+	err := s.d.withTx(ctx, func(tx *sql.Tx) error {
+		ts := formatTime(now)
+		if _, err := tx.ExecContext(ctx, `INSERT INTO sessions (session_key, role, content, created_at)
+			VALUES (?, ?, ?, ?)`, key, role, content, ts); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO session_metadata
+			(session_key, created_at, last_activity, message_count) VALUES (?, ?, ?, 1)
+			ON CONFLICT(session_key) DO UPDATE SET
+				last_activity = excluded.last_activity,
+				message_count = session_metadata.message_count + 1`, key, ts, ts); err != nil {
+			return err
+		}
+		// The index counts rows, not message_count, so it stays exact even if an older writer let the
+		// counter drift.
+		var n int
+		if err := tx.QueryRowContext(ctx, "SELECT COUNT(*) FROM sessions WHERE session_key = ?", key).Scan(&n); err != nil {
+			return err
+		}
+		idx = n - 1
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("store: append %s: %w", key, err)
+	}
+	return idx, nil
+}
+
+// Messages returns up to limit messages of session key that come before index beforeIndex (beforeIndex < 0
+// means from the end), oldest first. total is the session's message count, start the index of the first
+// returned message, hasOlder whether messages before start exist. limit <= 0 means no limit. An unknown
+// session yields no messages and total 0, not an error.
+func (s *ChatStore) Messages(ctx context.Context, key string, limit, beforeIndex int) (msgs []Message, total, start int, hasOlder bool, err error) {
+	if err := s.check("messages", key, false); err != nil {
+		return nil, 0, 0, false, err
+	}
+	err = s.d.readTx(ctx, func(tx *sql.Tx) error {
+		if err := tx.QueryRowContext(ctx, "SELECT COUNT(*) FROM sessions WHERE session_key = ?", key).Scan(&total); err != nil {
+			return err
+		}
+		end := total
+		if beforeIndex >= 0 && beforeIndex < total {
+			end = beforeIndex
+		}
+		start = 0
+		if limit > 0 && end-limit > 0 {
+			start = end - limit
+		}
+		if end <= start {
+			return nil
+		}
+		msgs, err = queryMessages(ctx, tx, key, start, end-start)
+		return err
+	})
+	if err != nil {
+		return nil, 0, 0, false, fmt.Errorf("store: messages %s: %w", key, err)
+	}
+	return msgs, total, start, start > 0, nil
+}
+
+// All returns every message of session key, oldest first (none for an unknown session).
+func (s *ChatStore) All(ctx context.Context, key string) ([]Message, error) {
+	if err := s.check("messages", key, false); err != nil {
+		return nil, err
+	}
+	var msgs []Message
+	err := s.d.readTx(ctx, func(tx *sql.Tx) error {
+		var err error
+		msgs, err = queryMessages(ctx, tx, key, 0, -1)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store: messages %s: %w", key, err)
+	}
+	return msgs, nil
+}
+
+// queryMessages reads n messages (n < 0: all) of key starting at index start.
+func queryMessages(ctx context.Context, tx *sql.Tx, key string, start, n int) ([]Message, error) {
+	rows, err := tx.QueryContext(ctx, `SELECT role, content, created_at FROM sessions
+		WHERE session_key = ? ORDER BY id LIMIT ? OFFSET ?`, key, n, start)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var msgs []Message
+	for i := start; rows.Next(); i++ {
+		var m Message
+		var created string
+		if err := rows.Scan(&m.Role, &m.Content, &created); err != nil {
+			return nil, err
+		}
+		if m.CreatedAt, err = parseTime(created); err != nil {
+			return nil, fmt.Errorf("message %d created_at: %w", i, err)
+		}
+		m.Index = i
+		msgs = append(msgs, m)
+	}
+	return msgs, rows.Err()
+}
+
+// Meta returns the metadata of session key, or an error wrapping ErrNotFound.
+func (s *ChatStore) Meta(ctx context.Context, key string) (SessionMeta, error) {
+	if err := s.check("meta", key, false); err != nil {
+		return SessionMeta{}, err
+	}
+	m, err := scanMeta(s.d.r.QueryRowContext(ctx, "SELECT "+metaCols+" FROM session_metadata WHERE session_key = ?", key))
+	if errors.Is(err, sql.ErrNoRows) {
+		return SessionMeta{}, fmt.Errorf("store: meta %s: %w", key, ErrNotFound)
+	}
+	if err != nil {
+		return SessionMeta{}, fmt.Errorf("store: meta %s: %w", key, err)
+	}
+	return m, nil
+}
+
+// List returns session metadata, most recent activity first, at most limit rows (limit <= 0: no limit).
+// A query that is not blank keeps only sessions with a message containing all of its words (full-text
+// search; user input is never interpreted as FTS syntax, and a query with nothing searchable matches
+// nothing).
+func (s *ChatStore) List(ctx context.Context, query string, limit int) ([]SessionMeta, error) {
+	if err := s.check("list", "", false); err != nil {
+		return nil, err
+	}
+	if limit <= 0 {
+		limit = -1
+	}
+	// julianday orders mixed timestamp spellings (ours, upstream's "+00:00") by instant.
+	const order = " ORDER BY julianday(last_activity) DESC, last_activity DESC, session_key LIMIT ?"
+	var (
+		rows *sql.Rows
+		err  error
+	)
+	if strings.TrimSpace(query) == "" {
+		rows, err = s.d.r.QueryContext(ctx, "SELECT "+metaCols+" FROM session_metadata"+order, limit)
+	} else {
+		fq := ftsQuery(query)
+		if fq == "" {
+			return nil, nil
+		}
+		rows, err = s.d.r.QueryContext(ctx, "SELECT "+metaCols+` FROM session_metadata
+			WHERE session_key IN (SELECT session_key FROM sessions_fts WHERE sessions_fts MATCH ?)`+order, fq, limit)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store: list: %w", err)
+	}
+	defer rows.Close()
+	var out []SessionMeta
+	for rows.Next() {
+		m, err := scanMeta(rows)
+		if err != nil {
+			return nil, fmt.Errorf("store: list: %w", err)
+		}
+		out = append(out, m)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: list: %w", err)
+	}
+	return out, nil
+}
+
+// SetState records the session's turn state. An empty turnID and a nil startedAt are stored as NULL.
+// An unknown session is an error wrapping ErrNotFound.
+func (s *ChatStore) SetState(ctx context.Context, key, state, turnID string, startedAt *time.Time) error {
+	if err := s.check("set state", key, true); err != nil {
+		return err
+	}
+	if state == "" {
+		return fmt.Errorf("store: set state %s: empty state: %w", key, ErrInvalid)
+	}
+	var started sql.NullString
+	if startedAt != nil {
+		started = sql.NullString{String: formatTime(*startedAt), Valid: true}
+	}
+	var n int64
+	err := s.d.withTx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE session_metadata SET state = ?, turn_id = ?, turn_started_at = ?
+			WHERE session_key = ?`, state, nullString(turnID), started, key)
+		if err != nil {
+			return err
+		}
+		n, err = res.RowsAffected()
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("store: set state %s: %w", key, err)
+	}
+	if n == 0 {
+		return fmt.Errorf("store: set state %s: %w", key, ErrNotFound)
+	}
+	return nil
+}
+
+// Delete removes the session's messages (and, through the triggers, their FTS rows) and its metadata in one
+// transaction. Deleting an unknown session succeeds. Import receipts are kept: they record that a JSONL
+// source was consumed and must not be imported again.
+func (s *ChatStore) Delete(ctx context.Context, key string) error {
+	if err := s.check("delete", key, true); err != nil {
+		return err
+	}
+	err := s.d.withTx(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, "DELETE FROM sessions WHERE session_key = ?", key); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, "DELETE FROM session_metadata WHERE session_key = ?", key)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("store: delete %s: %w", key, err)
+	}
+	return nil
+}
+
+// Backup writes a consistent snapshot of the database to dest (which must not exist) while the store stays
+// usable; see db.backup.
+func (s *ChatStore) Backup(ctx context.Context, dest string) error {
+	if err := s.check("backup", "", false); err != nil {
+		return err
+	}
+	return s.d.backup(ctx, dest)
+}

@@ -1,0 +1,357 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"sort"
+	"sync"
+	"testing"
+	"time"
+)
+
+var t0 = time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
+
+func openTestChat(t testing.TB) (*ChatStore, string) {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "data", "sessions", "sessions.db")
+	s, err := OpenChat(context.Background(), p)
+	if err != nil {
+		t.Fatalf("OpenChat: %v", err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	return s, p
+}
+
+func mustAppend(t testing.TB, s *ChatStore, key, role, content string, now time.Time) int {
+	t.Helper()
+	idx, err := s.Append(context.Background(), key, role, content, now)
+	if err != nil {
+		t.Fatalf("Append(%s): %v", key, err)
+	}
+	return idx
+}
+
+func indices(msgs []Message) []int {
+	out := make([]int, len(msgs))
+	for i, m := range msgs {
+		out[i] = m.Index
+	}
+	return out
+}
+
+func TestAppendAndMessagesPaging(t *testing.T) {
+	s, _ := openTestChat(t)
+	ctx := t.Context()
+	for i := range 10 {
+		if got := mustAppend(t, s, "k", "user", fmt.Sprintf("m%d", i), t0.Add(time.Duration(i)*time.Second)); got != i {
+			t.Fatalf("Append #%d returned index %d", i, got)
+		}
+	}
+	mustAppend(t, s, "other", "user", "noise", t0)
+
+	tests := []struct {
+		name             string
+		limit, before    int
+		wantIdx          []int
+		wantStart        int
+		wantOlder        bool
+		wantTotal        int
+		key              string
+		wantFirstContent string
+	}{
+		{"newest page", 3, -1, []int{7, 8, 9}, 7, true, 10, "k", "m7"},
+		{"page before 7", 3, 7, []int{4, 5, 6}, 4, true, 10, "k", "m4"},
+		{"short first page", 3, 2, []int{0, 1}, 0, false, 10, "k", "m0"},
+		{"before 0 is empty", 3, 0, nil, 0, false, 10, "k", ""},
+		{"no limit", 0, -1, []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}, 0, false, 10, "k", "m0"},
+		{"before past end means from end", 2, 50, []int{8, 9}, 8, true, 10, "k", "m8"},
+		{"unknown session", 5, -1, nil, 0, false, 0, "nope", ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			msgs, total, start, older, err := s.Messages(ctx, tc.key, tc.limit, tc.before)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(indices(msgs), tc.wantIdx) || total != tc.wantTotal || start != tc.wantStart || older != tc.wantOlder {
+				t.Fatalf("got idx=%v total=%d start=%d older=%v; want idx=%v total=%d start=%d older=%v",
+					indices(msgs), total, start, older, tc.wantIdx, tc.wantTotal, tc.wantStart, tc.wantOlder)
+			}
+			if len(msgs) > 0 && msgs[0].Content != tc.wantFirstContent {
+				t.Fatalf("first content %q, want %q", msgs[0].Content, tc.wantFirstContent)
+			}
+		})
+	}
+
+	all, err := s.All(ctx, "k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(all) != 10 || all[3].Content != "m3" || all[3].Role != "user" || !all[3].CreatedAt.Equal(t0.Add(3*time.Second)) {
+		t.Fatalf("All: %+v", all)
+	}
+}
+
+func TestEnsureSessionAndAppendUpdateMetadata(t *testing.T) {
+	s, _ := openTestChat(t)
+	ctx := t.Context()
+
+	meta, existed, err := s.EnsureSession(ctx, "k", "coder", t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if existed || meta.AgentAlias != "coder" || meta.MessageCount != 0 || meta.State != "idle" || !meta.CreatedAt.Equal(t0) {
+		t.Fatalf("first EnsureSession: existed=%v meta=%+v", existed, meta)
+	}
+
+	mustAppend(t, s, "k", "user", "hi", t0.Add(time.Minute))
+	mustAppend(t, s, "k", "assistant", "hello", t0.Add(2*time.Minute))
+
+	meta, existed, err = s.EnsureSession(ctx, "k", "someone-else", t0.Add(time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !existed || meta.AgentAlias != "coder" {
+		t.Fatalf("second EnsureSession must keep the row: existed=%v meta=%+v", existed, meta)
+	}
+	if meta.MessageCount != 2 || !meta.LastActivity.Equal(t0.Add(2*time.Minute)) || !meta.CreatedAt.Equal(t0) {
+		t.Fatalf("metadata after two appends: %+v", meta)
+	}
+
+	// Append without EnsureSession creates the metadata row.
+	mustAppend(t, s, "fresh", "user", "x", t0)
+	m2, err := s.Meta(ctx, "fresh")
+	if err != nil || m2.MessageCount != 1 || m2.AgentAlias != "" {
+		t.Fatalf("Meta(fresh) = %+v, %v", m2, err)
+	}
+
+	if _, err := s.Meta(ctx, "missing"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("Meta(missing) err = %v, want ErrNotFound", err)
+	}
+	if _, err := s.Append(ctx, "", "user", "x", t0); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("Append with empty key err = %v, want ErrInvalid", err)
+	}
+}
+
+func TestSetState(t *testing.T) {
+	s, _ := openTestChat(t)
+	ctx := t.Context()
+	if _, _, err := s.EnsureSession(ctx, "k", "", t0); err != nil {
+		t.Fatal(err)
+	}
+	started := t0.Add(5 * time.Second)
+	if err := s.SetState(ctx, "k", "running", "turn-1", &started); err != nil {
+		t.Fatal(err)
+	}
+	m, err := s.Meta(ctx, "k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.State != "running" || m.TurnID != "turn-1" || m.TurnStartedAt == nil || !m.TurnStartedAt.Equal(started) {
+		t.Fatalf("after running: %+v", m)
+	}
+	if err := s.SetState(ctx, "k", "idle", "", nil); err != nil {
+		t.Fatal(err)
+	}
+	m, err = s.Meta(ctx, "k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.State != "idle" || m.TurnID != "" || m.TurnStartedAt != nil {
+		t.Fatalf("after idle: %+v", m)
+	}
+	if err := s.SetState(ctx, "missing", "idle", "", nil); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("SetState(missing) err = %v, want ErrNotFound", err)
+	}
+}
+
+func TestReopenKeepsData(t *testing.T) {
+	s, p := openTestChat(t)
+	ctx := t.Context()
+	if _, _, err := s.EnsureSession(ctx, "k", "default", t0); err != nil {
+		t.Fatal(err)
+	}
+	mustAppend(t, s, "k", "user", "remember me", t0)
+	mustAppend(t, s, "k", "assistant", "I will", t0.Add(time.Second))
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Append(ctx, "k", "user", "late", t0); !errors.Is(err, ErrClosed) {
+		t.Fatalf("Append after Close err = %v, want ErrClosed", err)
+	}
+
+	s2, err := OpenChat(ctx, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s2.Close()
+	all, err := s2.All(ctx, "k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(all) != 2 || all[0].Content != "remember me" || all[1].Content != "I will" {
+		t.Fatalf("after reopen: %+v", all)
+	}
+	m, err := s2.Meta(ctx, "k")
+	if err != nil || m.MessageCount != 2 || m.AgentAlias != "default" {
+		t.Fatalf("meta after reopen: %+v, %v", m, err)
+	}
+	if idx := mustAppend(t, s2, "k", "user", "again", t0.Add(2*time.Second)); idx != 2 {
+		t.Fatalf("index after reopen = %d, want 2", idx)
+	}
+	var v int
+	if err := s2.d.w.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil || v != 2 {
+		t.Fatalf("user_version = %d, %v; want 2", v, err)
+	}
+	var mode string
+	if err := s2.d.r.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode); err != nil || mode != "wal" {
+		t.Fatalf("journal_mode = %q, %v; want wal", mode, err)
+	}
+}
+
+func TestConcurrentAppendsKeepIndicesContiguous(t *testing.T) {
+	s, _ := openTestChat(t)
+	ctx := t.Context()
+	const workers, each = 8, 25
+	var (
+		mu   sync.Mutex
+		got  []int
+		wg   sync.WaitGroup
+		errs = make(chan error, workers*each)
+	)
+	for w := range workers {
+		wg.Go(func() {
+			for i := range each {
+				idx, err := s.Append(ctx, "k", "user", fmt.Sprintf("w%d-%d", w, i), t0)
+				if err != nil {
+					errs <- err
+					return
+				}
+				mu.Lock()
+				got = append(got, idx)
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	sort.Ints(got)
+	for i, v := range got {
+		if v != i {
+			t.Fatalf("indices not contiguous: position %d holds %d", i, v)
+		}
+	}
+	if len(got) != workers*each {
+		t.Fatalf("got %d indices", len(got))
+	}
+	m, err := s.Meta(ctx, "k")
+	if err != nil || m.MessageCount != workers*each {
+		t.Fatalf("message_count = %d, %v", m.MessageCount, err)
+	}
+}
+
+func TestBackupWhileWriting(t *testing.T) {
+	s, p := openTestChat(t)
+	ctx := t.Context()
+	mustAppend(t, s, "k", "user", "before backup", t0)
+
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	var writeErr error
+	wg.Go(func() {
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if _, err := s.Append(ctx, "k", "user", fmt.Sprintf("during %d", i), t0); err != nil {
+				writeErr = err
+				return
+			}
+		}
+	})
+	dest := filepath.Join(filepath.Dir(p), "backup", "sessions-copy.db")
+	berr := s.Backup(ctx, dest)
+	close(stop)
+	wg.Wait()
+	if berr != nil {
+		t.Fatal(berr)
+	}
+	if writeErr != nil {
+		t.Fatalf("writer failed during backup: %v", writeErr)
+	}
+
+	b, err := OpenChat(ctx, dest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	all, err := b.All(ctx, "k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := b.Meta(ctx, "k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A consistent snapshot: the counter and the rows agree, and the first message is there.
+	if len(all) == 0 || all[0].Content != "before backup" || m.MessageCount != len(all) {
+		t.Fatalf("backup inconsistent: %d rows, message_count %d", len(all), m.MessageCount)
+	}
+	assertIntegrity(t, b.d.w)
+
+	if err := s.Backup(ctx, dest); err == nil {
+		t.Fatal("Backup over an existing file must fail")
+	}
+}
+
+// assertIntegrity runs SQLite's and FTS5's own consistency checks.
+func assertIntegrity(t *testing.T, db *sql.DB) {
+	t.Helper()
+	var res string
+	if err := db.QueryRowContext(context.Background(), "PRAGMA integrity_check").Scan(&res); err != nil || res != "ok" {
+		t.Fatalf("integrity_check = %q, %v", res, err)
+	}
+	if _, err := db.ExecContext(context.Background(),
+		"INSERT INTO sessions_fts(sessions_fts, rank) VALUES ('integrity-check', 1)"); err != nil {
+		t.Fatalf("FTS integrity-check: %v", err)
+	}
+}
+
+func TestNewerSchemaRefused(t *testing.T) {
+	s, p := openTestChat(t)
+	if _, err := s.d.w.ExecContext(t.Context(), "PRAGMA user_version = 99"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := OpenChat(t.Context(), p); err == nil {
+		t.Fatal("OpenChat must refuse a database from a newer schema")
+	}
+}
+
+func TestOpenRejectsBadPath(t *testing.T) {
+	if _, err := OpenChat(t.Context(), filepath.Join(t.TempDir(), "a?b.db")); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("err = %v, want ErrInvalid", err)
+	}
+}
+
+func BenchmarkAppend(b *testing.B) {
+	s, _ := openTestChat(b)
+	ctx := context.Background()
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		if _, err := s.Append(ctx, fmt.Sprintf("k%d", i%16), "user", "a typical message of a few words", t0); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -1,0 +1,102 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+)
+
+// CostRecord is one line of the cost ledger (state.md §7): one provider request and its usage.
+type CostRecord struct {
+	ID         string    `json:"id"`
+	Usage      CostUsage `json:"usage"`
+	SessionID  string    `json:"session_id"`
+	AgentAlias string    `json:"agent_alias,omitempty"`
+}
+
+// CostUsage is the usage of one provider request, priced when it was recorded. Timestamp is RFC 3339.
+type CostUsage struct {
+	Model        string  `json:"model"`
+	InputTokens  int     `json:"input_tokens"`
+	OutputTokens int     `json:"output_tokens"`
+	TotalTokens  int     `json:"total_tokens"`
+	CostUSD      float64 `json:"cost_usd"`
+	Timestamp    string  `json:"timestamp"`
+}
+
+// CostLedger appends CostRecords to data/state/costs.jsonl, one JSON object per line. The file (mode 0600,
+// directory 0700) is created on the first Record, opened with O_APPEND and fsynced after every line. It is
+// safe for concurrent use: records are written whole, one at a time.
+type CostLedger struct {
+	path string
+
+	// mu guards the fields below and serializes writes.
+	mu     sync.Mutex
+	f      *os.File
+	torn   bool // a previous write may have left a partial line
+	closed bool
+}
+
+// OpenCostLedger returns a ledger writing to path. It touches nothing on disk until the first Record.
+func OpenCostLedger(path string) *CostLedger {
+	return &CostLedger{path: path}
+}
+
+// Record appends r as one line and fsyncs it before returning. A record that fails to write returns an
+// error; the next record then starts on a fresh line so a partial line never swallows it.
+func (l *CostLedger) Record(ctx context.Context, r CostRecord) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("store: cost record %s: %w", r.ID, err)
+	}
+	line, err := json.Marshal(r)
+	if err != nil {
+		return fmt.Errorf("store: cost record %s: %w", r.ID, err)
+	}
+	line = append(line, '\n')
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return fmt.Errorf("store: cost record %s: %w", r.ID, ErrClosed)
+	}
+	if l.f == nil {
+		if err := os.MkdirAll(filepath.Dir(l.path), 0o700); err != nil {
+			return fmt.Errorf("store: cost ledger %s: %w", l.path, err)
+		}
+		f, err := os.OpenFile(l.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+		if err != nil {
+			return fmt.Errorf("store: cost ledger %s: %w", l.path, err)
+		}
+		l.f = f
+	}
+	if l.torn {
+		line = append([]byte{'\n'}, line...)
+	}
+	if _, err := l.f.Write(line); err != nil {
+		l.torn = true
+		return fmt.Errorf("store: cost record %s: %w", r.ID, err)
+	}
+	l.torn = false
+	if err := l.f.Sync(); err != nil {
+		return fmt.Errorf("store: cost record %s: sync: %w", r.ID, err)
+	}
+	return nil
+}
+
+// Close closes the file if it was opened. Later Records return ErrClosed; Close is idempotent.
+func (l *CostLedger) Close() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.closed = true
+	if l.f == nil {
+		return nil
+	}
+	err := l.f.Close()
+	l.f = nil
+	if err != nil {
+		return fmt.Errorf("store: cost ledger %s: close: %w", l.path, err)
+	}
+	return nil
+}

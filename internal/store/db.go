@@ -1,0 +1,303 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	_ "modernc.org/sqlite" // registers the "sqlite" driver
+)
+
+//go:embed migrations
+var migrationsFS embed.FS
+
+// db is one SQLite database file: a single-connection writer and a small pool of query-only readers.
+// WAL lets the readers see a consistent snapshot while the writer commits.
+type db struct {
+	path string
+	w    *sql.DB // exactly one connection: every write is serialized here
+	r    *sql.DB // query_only connections for reads
+}
+
+// migration is one numbered step. before, when set, runs inside the same transaction ahead of the SQL; it
+// exists for changes SQL cannot express idempotently (adding a column only when it is missing).
+type migration struct {
+	version int
+	name    string
+	sql     string
+	before  func(ctx context.Context, tx *sql.Tx) error
+}
+
+const dsnPragmas = "_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)" +
+	"&_pragma=foreign_keys(ON)"
+
+// openDB opens (creating if needed) the database at path, creates its parent directory with mode 0700 and
+// applies the migrations in migrations/<set>. hooks are attached to migrations by version.
+func openDB(ctx context.Context, p, set string, hooks map[int]func(context.Context, *sql.Tx) error) (*db, error) {
+	if p == "" || strings.ContainsAny(p, "?#") {
+		return nil, fmt.Errorf("store: open %q: path must be non-empty without '?' or '#': %w", p, ErrInvalid)
+	}
+	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+		return nil, fmt.Errorf("store: open %s: %w", p, err)
+	}
+	migs, err := loadMigrations(set, hooks)
+	if err != nil {
+		return nil, err
+	}
+	w, err := sql.Open("sqlite", p+"?"+dsnPragmas+"&_txlock=immediate")
+	if err != nil {
+		return nil, fmt.Errorf("store: open %s: %w", p, err)
+	}
+	w.SetMaxOpenConns(1)
+	w.SetMaxIdleConns(1)
+	w.SetConnMaxLifetime(0)
+	w.SetConnMaxIdleTime(0)
+	d := &db{path: p, w: w}
+	// Touch the writer first so the file exists in WAL mode before any reader opens it.
+	if err := w.PingContext(ctx); err != nil {
+		_ = w.Close()
+		return nil, fmt.Errorf("store: open %s: %w", p, err)
+	}
+	if err := d.migrate(ctx, migs); err != nil {
+		_ = w.Close()
+		return nil, err
+	}
+	r, err := sql.Open("sqlite", p+"?"+dsnPragmas+"&_pragma=query_only(1)")
+	if err != nil {
+		_ = w.Close()
+		return nil, fmt.Errorf("store: open %s: %w", p, err)
+	}
+	r.SetMaxOpenConns(4)
+	r.SetMaxIdleConns(4)
+	d.r = r
+	return d, nil
+}
+
+func (d *db) close() error {
+	var errs []error
+	if d.r != nil {
+		errs = append(errs, d.r.Close())
+	}
+	errs = append(errs, d.w.Close())
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("store: close %s: %w", d.path, err)
+	}
+	return nil
+}
+
+// withTx runs fn in one write transaction (BEGIN IMMEDIATE) and commits, or rolls back if fn or the commit
+// fails.
+func (d *db) withTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	tx, err := d.w.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	if err := fn(tx); err != nil {
+		_ = tx.Rollback()
+		return err
+	}
+	return tx.Commit()
+}
+
+// readTx runs fn in a read transaction, so several queries see one snapshot.
+func (d *db) readTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	tx, err := d.r.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return err
+	}
+	defer func() { _ = tx.Rollback() }()
+	return fn(tx)
+}
+
+// loadMigrations reads migrations/<set>/NNNN_name.sql in version order; versions must be 1..n without gaps.
+func loadMigrations(set string, hooks map[int]func(context.Context, *sql.Tx) error) ([]migration, error) {
+	dir := path.Join("migrations", set)
+	entries, err := fs.ReadDir(migrationsFS, dir)
+	if err != nil {
+		return nil, fmt.Errorf("store: migrations %s: %w", set, err)
+	}
+	var migs []migration
+	for _, e := range entries {
+		name := e.Name()
+		if e.IsDir() || !strings.HasSuffix(name, ".sql") {
+			continue
+		}
+		num, _, ok := strings.Cut(name, "_")
+		v, err := strconv.Atoi(num)
+		if !ok || err != nil || v <= 0 {
+			return nil, fmt.Errorf("store: migration %s/%s: name must be NNNN_name.sql", set, name)
+		}
+		body, err := fs.ReadFile(migrationsFS, path.Join(dir, name))
+		if err != nil {
+			return nil, fmt.Errorf("store: migration %s/%s: %w", set, name, err)
+		}
+		migs = append(migs, migration{version: v, name: name, sql: string(body), before: hooks[v]})
+	}
+	sort.Slice(migs, func(i, j int) bool { return migs[i].version < migs[j].version })
+	for i, m := range migs {
+		if m.version != i+1 {
+			return nil, fmt.Errorf("store: migrations %s: expected version %d, found %s", set, i+1, m.name)
+		}
+	}
+	return migs, nil
+}
+
+// migrate applies every migration above PRAGMA user_version, each in its own transaction together with the
+// new user_version, so a crash leaves the database at a whole version. A database newer than this binary is
+// refused rather than guessed at.
+func (d *db) migrate(ctx context.Context, migs []migration) error {
+	var cur int
+	if err := d.w.QueryRowContext(ctx, "PRAGMA user_version").Scan(&cur); err != nil {
+		return fmt.Errorf("store: migrate %s: read user_version: %w", d.path, err)
+	}
+	if cur > len(migs) {
+		return fmt.Errorf("store: migrate %s: schema version %d is newer than this build (%d)", d.path, cur, len(migs))
+	}
+	for _, m := range migs[cur:] {
+		err := d.withTx(ctx, func(tx *sql.Tx) error {
+			if m.before != nil {
+				if err := m.before(ctx, tx); err != nil {
+					return err
+				}
+			}
+			if _, err := tx.ExecContext(ctx, m.sql); err != nil {
+				return err
+			}
+			// PRAGMA takes no bound parameters; the version is an int we control.
+			_, err := tx.ExecContext(ctx, "PRAGMA user_version = "+strconv.Itoa(m.version))
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("store: migrate %s: %s: %w", d.path, m.name, err)
+		}
+	}
+	return nil
+}
+
+// ensureColumns adds each missing column of table with its declaration. Used for tables an older install
+// created with fewer columns.
+func ensureColumns(ctx context.Context, tx *sql.Tx, table string, cols [][2]string) error {
+	rows, err := tx.QueryContext(ctx, "SELECT name FROM pragma_table_info(?)", table)
+	if err != nil {
+		return err
+	}
+	have := map[string]bool{}
+	for rows.Next() {
+		var n string
+		if err := rows.Scan(&n); err != nil {
+			_ = rows.Close()
+			return err
+		}
+		have[n] = true
+	}
+	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+		return err
+	}
+	for _, c := range cols {
+		if have[c[0]] {
+			continue
+		}
+		if _, err := tx.ExecContext(ctx, "ALTER TABLE "+table+" ADD COLUMN "+c[0]+" "+c[1]); err != nil {
+			return fmt.Errorf("add column %s.%s: %w", table, c[0], err)
+		}
+	}
+	return nil
+}
+
+// backup writes a consistent copy of the database to dest with VACUUM INTO, which reads one snapshot while
+// writers keep going. The copy is made under a temporary name in dest's directory, fsynced and renamed, so
+// dest is either absent or complete. An existing dest is an error.
+func (d *db) backup(ctx context.Context, dest string) error {
+	if dest == "" || strings.ContainsAny(dest, "?#") {
+		return fmt.Errorf("store: backup %q: %w", dest, ErrInvalid)
+	}
+	if _, err := os.Lstat(dest); err == nil {
+		return fmt.Errorf("store: backup %s: %w", dest, fs.ErrExist)
+	}
+	dir := filepath.Dir(dest)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("store: backup %s: %w", dest, err)
+	}
+	// VACUUM INTO accepts an existing empty file; CreateTemp reserves a unique name for it.
+	f, err := os.CreateTemp(dir, "."+filepath.Base(dest)+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("store: backup %s: %w", dest, err)
+	}
+	tmp := f.Name()
+	if err := f.Close(); err != nil {
+		_ = os.Remove(tmp)
+		return fmt.Errorf("store: backup %s: %w", dest, err)
+	}
+	if err := d.vacuumInto(ctx, tmp); err != nil {
+		_ = os.Remove(tmp)
+		return fmt.Errorf("store: backup %s: %w", dest, err)
+	}
+	if err := syncFile(tmp); err != nil {
+		_ = os.Remove(tmp)
+		return fmt.Errorf("store: backup %s: %w", dest, err)
+	}
+	// Link rather than rename so an existing dest (created meanwhile) is never clobbered.
+	if err := os.Link(tmp, dest); err != nil {
+		_ = os.Remove(tmp)
+		return fmt.Errorf("store: backup %s: %w", dest, err)
+	}
+	if err := os.Remove(tmp); err != nil {
+		return fmt.Errorf("store: backup %s: %w", dest, err)
+	}
+	if err := syncDir(dir); err != nil {
+		return fmt.Errorf("store: backup %s: %w", dest, err)
+	}
+	return nil
+}
+
+// vacuumInto runs VACUUM INTO on a connection of its own: the reader pool is query_only, which SQLite
+// applies to the output file too, and the writer must stay free for appends during a long copy.
+func (d *db) vacuumInto(ctx context.Context, out string) error {
+	c, err := sql.Open("sqlite", d.path+"?"+dsnPragmas)
+	if err != nil {
+		return err
+	}
+	c.SetMaxOpenConns(1)
+	_, err = c.ExecContext(ctx, "VACUUM INTO ?", out)
+	return errors.Join(err, c.Close())
+}
+
+func syncFile(p string) error {
+	f, err := os.Open(p)
+	if err != nil {
+		return err
+	}
+	return errors.Join(f.Sync(), f.Close())
+}
+
+func syncDir(dir string) error {
+	f, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	return errors.Join(f.Sync(), f.Close())
+}
+
+// timeLayout is RFC 3339 in UTC with a fixed nine-digit fraction, so stored timestamps sort as text.
+const timeLayout = "2006-01-02T15:04:05.000000000Z07:00"
+
+func formatTime(t time.Time) string { return t.UTC().Format(timeLayout) }
+
+// parseTime accepts any RFC 3339 form (upstream rows use "+00:00" and a variable fraction).
+func parseTime(s string) (time.Time, error) {
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return time.Time{}, err
+	}
+	return t.UTC(), nil
+}
