@@ -263,9 +263,17 @@ func TestBackupWhileWriting(t *testing.T) {
 	mustAppend(t, s, "k", "user", "before backup", t0)
 
 	stop := make(chan struct{})
+	writing := make(chan struct{})
 	var wg sync.WaitGroup
 	var writeErr error
 	wg.Go(func() {
+		defer func() {
+			select {
+			case <-writing:
+			default:
+				close(writing)
+			}
+		}()
 		for i := 0; ; i++ {
 			select {
 			case <-stop:
@@ -276,8 +284,12 @@ func TestBackupWhileWriting(t *testing.T) {
 				writeErr = err
 				return
 			}
+			if i == 0 {
+				close(writing)
+			}
 		}
 	})
+	<-writing // the backup starts while the writer is mid-stream
 	dest := filepath.Join(filepath.Dir(p), "backup", "sessions-copy.db")
 	berr := s.Backup(ctx, dest)
 	close(stop)
