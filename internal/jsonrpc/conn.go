@@ -26,9 +26,13 @@ const (
 // waits, so a flooding client is slowed down by TCP/Unix flow control instead of growing our memory.
 const maxQueuedRequests = 64
 
-// maxLinger bounds how long Serve keeps reading (and discarding) after a terminal error frame so that the
-// peer sees the frame and then EOF rather than a reset.
-const maxLinger = 5 * time.Second
+// After a terminal error frame Serve keeps reading and discarding for at most maxLinger and
+// max(2*MaxFrameBytes, minLingerBytes) bytes, so that the peer sees the frame and then EOF rather than a
+// connection reset (closing a socket with unread input resets it).
+const (
+	maxLinger      = 5 * time.Second
+	minLingerBytes = 16 << 20
+)
 
 // Handler handles one valid inbound request or notification.
 //
@@ -158,7 +162,8 @@ func (c *Conn) Close() error {
 // already read, waits for every handler goroutine, writes a terminal error frame if a limit was hit, flushes
 // the queued frames (each bounded by WriteTimeout), fails pending Calls with ErrClosed and closes the
 // socket; Done is closed last. It returns nil for a peer EOF or Close, ErrFrameTooLarge or ErrFrameTimeout
-// for a framing limit, else the read or write error. Serve may be called once.
+// for a framing limit, else the read or write error. Serve may be called once; a second call, or a call
+// after Close, returns ErrClosed.
 func (c *Conn) Serve(ctx context.Context) error {
 	c.mu.Lock()
 	if c.served {
@@ -340,7 +345,7 @@ func (c *Conn) linger() {
 		_ = cw.CloseWrite()
 	}
 	c.setReadDeadline(time.Now().Add(min(c.opts.WriteTimeout, maxLinger)))
-	_, _ = io.Copy(io.Discard, io.LimitReader(c.nc, int64(2*c.opts.MaxFrameBytes)))
+	_, _ = io.Copy(io.Discard, io.LimitReader(c.nc, int64(max(2*c.opts.MaxFrameBytes, minLingerBytes))))
 }
 
 // setReadDeadline sets the read deadline unless Close has already set it to the past.
