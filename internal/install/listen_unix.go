@@ -161,7 +161,10 @@ func (l *Listener) Close() error {
 		return nil
 	}
 	l.closed = true
-	errs := []error{l.ul.Close()}
+	var errs []error
+	if err := l.ul.Close(); !isClosedErr(err) { // StopAccepting may have closed it already
+		errs = append(errs, err)
+	}
 	if id, ok := statID(l.endpoint); ok && id == l.id {
 		if err := os.Remove(l.endpoint); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			errs = append(errs, fmt.Errorf("install: remove socket %s: %w", l.endpoint, err))

@@ -354,3 +354,36 @@ func TestDialMissing(t *testing.T) {
 		t.Errorf("Dial to a missing socket: %v, want ErrNotRunning wrapping ENOENT", err)
 	}
 }
+
+func TestStopAcceptingThenClose(t *testing.T) {
+	endpoint := filepath.Join(sockDir(t), "daemon.sock")
+	l := mustListen(t, endpoint)
+	s := roundTrip(t, l, endpoint)
+
+	if err := l.StopAccepting(); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.StopAccepting(); err != nil {
+		t.Errorf("second StopAccepting: %v", err)
+	}
+	if _, err := l.Accept(); !errors.Is(err, net.ErrClosed) {
+		t.Errorf("Accept after StopAccepting: %v, want net.ErrClosed", err)
+	}
+	// Between stop and Close the endpoint is still owned: file present, lock held, accepted conns alive.
+	if mode(t, endpoint).Type() != fs.ModeSocket {
+		t.Error("socket file removed by StopAccepting")
+	}
+	if _, err := Listen(endpoint); !errors.Is(err, ErrInUse) {
+		t.Errorf("Listen during drain: %v, want ErrInUse", err)
+	}
+	if _, err := s.Write([]byte("y")); err != nil {
+		t.Errorf("accepted conn broken by StopAccepting: %v", err)
+	}
+
+	if err := l.Close(); err != nil {
+		t.Fatalf("Close after StopAccepting: %v", err)
+	}
+	if _, err := os.Lstat(endpoint); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("socket not unlinked by Close: %v", err)
+	}
+}

@@ -89,7 +89,10 @@ func (l *Listener) Close() error {
 		return nil
 	}
 	l.closed = true
-	return l.pl.Close()
+	if err := l.pl.Close(); !isClosedErr(err) { // StopAccepting may have closed it already
+		return err
+	}
+	return nil
 }
 
 // Dial connects to the daemon's named pipe. When no daemon serves it the error matches ErrNotRunning as well as
