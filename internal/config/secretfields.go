@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"reflect"
+	"strings"
 
 	"github.com/zeroclaw-go/zeroclaw/internal/secrets"
 )
@@ -74,4 +75,54 @@ func decryptAll(cfg *Config, box *secrets.Box) error {
 		}
 		return plain, nil
 	})
+}
+
+// encryptText rewrites, in place, every secret value of the file that is plaintext or legacy "enc:" as "enc2:".
+// Other bytes are untouched.
+func encryptText(file string, raw []byte, box *secrets.Box) ([]byte, error) {
+	d, err := parseDocument(file, raw)
+	if err != nil {
+		return nil, err
+	}
+	out := raw
+	for i := len(d.leaves) - 1; i >= 0; i-- { // back to front: earlier offsets stay valid
+		l := d.leaves[i]
+		if l.arrayTable {
+			continue
+		}
+		r, err := resolve(l.path)
+		if err != nil || !r.secret || !r.leaf || !needsEncryption(l.value) {
+			continue
+		}
+		v := reflect.New(r.typ).Elem()
+		if err := coerce(v, l.value); err != nil {
+			continue // decode reports type errors
+		}
+		err = walkSecrets(v, r.path, true, func(p Path, s string) (string, error) {
+			enc, err := box.Encrypt(s)
+			if err != nil {
+				return "", fmt.Errorf("config: encrypt %s: %w", p, err)
+			}
+			return enc, nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		out = splice(out, l.valStart, l.valEnd, literal(v))
+	}
+	return out, nil
+}
+
+func needsEncryption(v any) bool {
+	switch x := v.(type) {
+	case string:
+		return x != "" && (!secrets.IsEncrypted(x) || secrets.IsLegacy(x)) && !strings.HasPrefix(x, "op://")
+	case []any:
+		for _, it := range x {
+			if needsEncryption(it) {
+				return true
+			}
+		}
+	}
+	return false
 }

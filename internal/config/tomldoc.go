@@ -33,6 +33,7 @@ type leaf struct {
 	exprEnd    int
 	section    int  // index into tables, -1 for the root table
 	inline     bool // defined inside an inline table
+	inlineRoot Path // for inline leaves: the key whose value is the outermost inline table
 	arrayTable bool // defined under a [[array table]]: read-only for us
 }
 
@@ -75,7 +76,7 @@ func parseDocument(file string, raw []byte) (*document, error) {
 			start := int(e.Raw.Offset)
 			end := d.eolAfter(int(e.Raw.Offset + e.Raw.Length))
 			exprStart := d.lineStart(start)
-			if err := d.addKeyValue(raw, e, section, sectionIdx, inArray, false, exprStart, end); err != nil {
+			if err := d.addKeyValue(raw, e, section, sectionIdx, inArray, nil, exprStart, end); err != nil {
 				return nil, err
 			}
 			if sectionIdx >= 0 {
@@ -125,7 +126,7 @@ func keyParts(it *unstable.Iterator) (Path, unstable.Range, unstable.Range) {
 	return keys, first, last
 }
 
-func (d *document) addKeyValue(raw []byte, kv *unstable.Node, section Path, sectionIdx int, inArray, inline bool, exprStart, exprEnd int) error {
+func (d *document) addKeyValue(raw []byte, kv *unstable.Node, section Path, sectionIdx int, inArray bool, inlineRoot Path, exprStart, exprEnd int) error {
 	it := kv.Key()
 	keys, first, last := keyParts(&it)
 	full := append(append(Path{}, section...), keys...)
@@ -140,13 +141,16 @@ func (d *document) addKeyValue(raw []byte, kv *unstable.Node, section Path, sect
 	}
 	valEnd := int(kv.Raw.Offset + kv.Raw.Length)
 	if v.Kind == unstable.InlineTable {
+		if inlineRoot == nil {
+			inlineRoot = full
+		}
 		children := v.Children()
 		for children.Next() {
 			c := children.Node()
 			if c.Kind != unstable.KeyValue {
 				continue
 			}
-			if err := d.addKeyValue(raw, c, full, sectionIdx, inArray, true, exprStart, exprEnd); err != nil {
+			if err := d.addKeyValue(raw, c, full, sectionIdx, inArray, inlineRoot, exprStart, exprEnd); err != nil {
 				return err
 			}
 		}
@@ -159,7 +163,7 @@ func (d *document) addKeyValue(raw []byte, kv *unstable.Node, section Path, sect
 	}
 	d.leaves = append(d.leaves, leaf{path: full, value: val, valStart: valStart, valEnd: valEnd,
 		line: d.lineOf(keyOff), col: d.colOf(keyOff), exprStart: exprStart, exprEnd: exprEnd,
-		section: sectionIdx, inline: inline, arrayTable: inArray})
+		section: sectionIdx, inline: inlineRoot != nil, inlineRoot: inlineRoot, arrayTable: inArray})
 	return nil
 }
 
