@@ -1,0 +1,42 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+)
+
+// Approver decides medium-risk tool calls that the policy says to ask about. The session layer implements it.
+type Approver interface {
+	// RequestApproval registers req, calls req.Announce exactly once (so the approval_request event reaches the
+	// client only once an answer can be accepted), and blocks until a decision arrives, ctx is cancelled, or
+	// req.Timeout passes. It may return a decision without announcing when it already knows the answer (a tool
+	// allowed with allow_always earlier in the session). Errors wrap ErrApprovalTimeout, ErrApprovalAbandoned
+	// or ctx's error.
+	RequestApproval(ctx context.Context, req ApprovalRequest) (ApprovalDecision, error)
+}
+
+// ApprovalRequest is one question put to the user about a tool call.
+type ApprovalRequest struct {
+	RequestID, ToolName, Summary string
+	Arguments                    json.RawMessage
+	Timeout                      time.Duration
+	// Announce emits the approval_request event. The approver calls it once, after registering the request.
+	Announce func()
+}
+
+// ApprovalDecision is the user's answer: Decision is one of the api.Decision* values; Replacement holds the
+// edited arguments of reject_with_edit.
+type ApprovalDecision struct {
+	Decision    string
+	Replacement json.RawMessage
+}
+
+// Approval outcomes other than a decision; the model is told which one happened.
+var (
+	// ErrApprovalTimeout reports that nobody answered within the request's timeout.
+	ErrApprovalTimeout = errors.New("agent: approval timed out")
+	// ErrApprovalAbandoned reports that the client that could answer went away (disconnect, shutdown).
+	ErrApprovalAbandoned = errors.New("agent: approval abandoned")
+)

@@ -1,0 +1,220 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/zeroclaw-go/zeroclaw/internal/api"
+	"github.com/zeroclaw-go/zeroclaw/internal/config"
+	"github.com/zeroclaw-go/zeroclaw/internal/provider"
+	"github.com/zeroclaw-go/zeroclaw/internal/store"
+	"github.com/zeroclaw-go/zeroclaw/internal/tools"
+)
+
+// Provider and Usage are re-exported so the session layer can name them without importing provider.
+type (
+	Provider = provider.Provider
+	Usage    = provider.Usage
+)
+
+// DefaultApprovalTimeout applies when a risk profile sets no approval_timeout_secs.
+const DefaultApprovalTimeout = 120 * time.Second
+
+// Sentinels for config lookups; the session layer reports them as invalid params.
+var (
+	// ErrUnknownAgent reports an agent alias absent from config (or no alias when several agents exist).
+	ErrUnknownAgent = errors.New("agent: unknown agent")
+	// ErrDisabledAgent reports an agent whose enabled flag is false.
+	ErrDisabledAgent = errors.New("agent: agent is disabled")
+	// ErrUnknownProvider reports a model_provider reference absent from providers.models.
+	ErrUnknownProvider = errors.New("agent: unknown model provider")
+	// ErrNoElicitation is what an Elicit function returns when its client cannot answer questions.
+	ErrNoElicitation = errors.New("agent: client cannot answer questions")
+)
+
+// Profile is everything a session needs from config to run turns for one agent.
+type Profile struct {
+	Alias           string
+	ProviderRef     string // "<family>.<alias>"
+	System          string
+	Workspace       string // absolute; not created here
+	Policy          tools.Policy
+	ApprovalTimeout time.Duration
+}
+
+// DefaultAgent returns the alias of the only enabled agent, or an error wrapping ErrUnknownAgent when there
+// are none or several.
+func DefaultAgent(cfg *config.Config) (string, error) {
+	var enabled []string
+	for alias, a := range cfg.Agents {
+		if a.IsEnabled() {
+			enabled = append(enabled, alias)
+		}
+	}
+	if len(enabled) != 1 {
+		slices.Sort(enabled)
+		return "", fmt.Errorf("%w: agent_alias is required (enabled agents: %s)", ErrUnknownAgent, strings.Join(enabled, ", "))
+	}
+	return enabled[0], nil
+}
+
+// Resolve maps agents.<alias> and its risk profile onto a Profile. The workspace defaults to
+// <installRoot>/agents/<alias>/workspace. An empty risk_profile means "supervised"; a profile name missing from
+// risk_profiles is used as a level (so an unknown name fails closed as readonly in the tool policy).
+func Resolve(cfg *config.Config, alias, installRoot string) (Profile, error) {
+	a, ok := cfg.Agents[alias]
+	if !ok {
+		return Profile{}, fmt.Errorf("%w %q", ErrUnknownAgent, alias)
+	}
+	if !a.IsEnabled() {
+		return Profile{}, fmt.Errorf("%w: %q", ErrDisabledAgent, alias)
+	}
+	ws := a.Workspace.Path
+	if ws == "" {
+		ws = filepath.Join(installRoot, "agents", alias, "workspace")
+	}
+	if abs, err := filepath.Abs(ws); err == nil {
+		ws = abs
+	}
+	name := a.RiskProfile
+	if name == "" {
+		name = config.LevelSupervised
+	}
+	rp, ok := cfg.RiskProfiles[name]
+	if !ok {
+		rp = config.RiskProfile{Level: name}
+	}
+	timeout := time.Duration(rp.ApprovalTimeoutSecs) * time.Second
+	if timeout <= 0 {
+		timeout = DefaultApprovalTimeout
+	}
+	return Profile{
+		Alias:       alias,
+		ProviderRef: a.ModelProvider,
+		System:      a.SystemPrompt,
+		Workspace:   ws,
+		Policy: tools.Policy{
+			Level:           tools.Level(rp.Level),
+			WorkspaceOnly:   rp.WorkspaceOnly,
+			AutoApprove:     rp.AutoApprove,
+			AlwaysAsk:       rp.AlwaysAsk,
+			ExcludedTools:   rp.ExcludedTools,
+			AllowedTools:    rp.AllowedTools,
+			ForbiddenPaths:  rp.ForbiddenPaths,
+			BlockedCommands: rp.BlockedCommands,
+		},
+		ApprovalTimeout: timeout,
+	}, nil
+}
+
+// NewProvider builds the provider that ref ("<family>.<alias>") names in cfg. It performs no I/O.
+func NewProvider(cfg *config.Config, ref string) (Provider, error) {
+	family, alias, ok := strings.Cut(ref, ".")
+	if !ok || family == "" || alias == "" {
+		return nil, fmt.Errorf("%w %q (want <family>.<alias>)", ErrUnknownProvider, ref)
+	}
+	pc, ok := cfg.Providers.Models[family][alias]
+	if !ok {
+		return nil, fmt.Errorf("%w %q", ErrUnknownProvider, ref)
+	}
+	p, err := provider.New(provider.Settings{
+		Family:       family,
+		Alias:        alias,
+		URI:          pc.URI,
+		APIKey:       pc.APIKey,
+		Model:        pc.Model,
+		Temperature:  pc.Temperature,
+		TimeoutSecs:  pc.TimeoutSecs,
+		MaxTokens:    pc.MaxTokens,
+		ExtraHeaders: pc.ExtraHeaders,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("agent: provider %s: %w", ref, err)
+	}
+	return p, nil
+}
+
+// CostRecorder returns a Turn.RecordUsage that appends one ledger line per provider request, priced with
+// cfg.Cost.Prices[model] (USD per million tokens; 0 when the model has no price).
+func CostRecorder(l *store.CostLedger, cfg *config.Config, sessionID, agentAlias string, now func() time.Time, newID func() string) func(context.Context, Usage) error {
+	prices := maps.Clone(cfg.Cost.Prices)
+	return func(ctx context.Context, u Usage) error {
+		price := prices[u.Model]
+		cost := (float64(u.InputTokens)*price.InputPerMillion + float64(u.OutputTokens)*price.OutputPerMillion) / 1e6
+		return l.Record(ctx, store.CostRecord{
+			ID: newID(),
+			Usage: store.CostUsage{
+				Model:        u.Model,
+				InputTokens:  u.InputTokens,
+				OutputTokens: u.OutputTokens,
+				TotalTokens:  u.InputTokens + u.OutputTokens,
+				CostUSD:      cost,
+				Timestamp:    now().UTC().Format(time.RFC3339),
+			},
+			SessionID:  sessionID,
+			AgentAlias: agentAlias,
+		})
+	}
+}
+
+// Elicit sends an elicitation/create request to the client and returns its answer. It returns an error
+// wrapping ErrNoElicitation when the client did not declare the capability.
+type Elicit func(ctx context.Context, p api.ElicitationParams) (api.ElicitationResult, error)
+
+// elicitAsker implements tools.Asker over an Elicit function.
+type elicitAsker struct {
+	sessionID string
+	timeout   time.Duration
+	elicit    Elicit
+}
+
+// Ask puts the question as a form with one required string field "answer" (an enum when choices are given).
+func (a elicitAsker) Ask(ctx context.Context, question string, choices []string) (string, error) {
+	answer := map[string]any{"type": "string", "description": question}
+	if len(choices) > 0 {
+		answer["enum"] = choices
+	}
+	p := api.ElicitationParams{
+		SessionID: a.sessionID,
+		Mode:      "form",
+		Message:   question,
+		RequestedSchema: map[string]any{
+			"type":       "object",
+			"properties": map[string]any{"answer": answer},
+			"required":   []string{"answer"},
+		},
+	}
+	ctx, cancel := context.WithTimeoutCause(ctx, a.timeout, tools.ErrTimeout)
+	defer cancel()
+	res, err := a.elicit(ctx, p)
+	switch {
+	case errors.Is(err, ErrNoElicitation):
+		return "", fmt.Errorf("agent: ask: %w", tools.ErrNoElicitation)
+	case err != nil && errors.Is(context.Cause(ctx), tools.ErrTimeout):
+		return "", fmt.Errorf("agent: ask: %w", tools.ErrTimeout)
+	case err != nil && ctx.Err() != nil:
+		return "", fmt.Errorf("agent: ask: %w", tools.ErrCancelled)
+	case err != nil:
+		return "", fmt.Errorf("agent: ask: %w", err)
+	}
+	switch res.Action {
+	case "accept":
+		if s, ok := res.Content["answer"].(string); ok {
+			return s, nil
+		}
+		if v, ok := res.Content["answer"]; ok && v != nil {
+			return fmt.Sprint(v), nil
+		}
+		return "", nil
+	case "decline":
+		return "", fmt.Errorf("agent: ask: %w", tools.ErrDeclined)
+	default: // "cancel" and anything unknown
+		return "", fmt.Errorf("agent: ask: %w", tools.ErrCancelled)
+	}
+}

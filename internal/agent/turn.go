@@ -1,0 +1,262 @@
+// Package agent runs one turn of a conversation: it streams the model, turns tool calls into policy decisions,
+// approvals and executions, reports everything as session/update events and appends every message to the store.
+package agent
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/zeroclaw-go/zeroclaw/internal/api"
+	"github.com/zeroclaw-go/zeroclaw/internal/provider"
+	"github.com/zeroclaw-go/zeroclaw/internal/tools"
+)
+
+// DefaultMaxSteps bounds the tool rounds of one turn when Turn.MaxSteps is zero.
+const DefaultMaxSteps = 16
+
+// ErrTooManySteps ends a turn whose model keeps calling tools past Turn.MaxSteps rounds.
+var ErrTooManySteps = errors.New("agent: too many tool rounds")
+
+// Tool result texts the model sees when a call does not run as asked; stable for clients and tests.
+const (
+	RejectedText        = "the user rejected this call"
+	ApprovalTimeoutText = "denied: the approval request timed out without an answer"
+	ApprovalGoneText    = "denied: the client that could approve this call disconnected"
+	NoApproverText      = "denied: no client is available to approve this call"
+	CancelledText       = "cancelled: the turn was cancelled before this call ran"
+)
+
+// Turn is one prompt-to-answer exchange. Fill it, call Run once, and discard it.
+type Turn struct {
+	Provider Provider
+	Policy   tools.Policy
+	// ToolEnv is the execution environment; Run sets its Policy to Policy and, when Asker is nil and Elicit is
+	// set, its Asker to one that asks through Elicit.
+	ToolEnv tools.Env
+	// History is the conversation before this turn (see DecodeHistory); System, when non-empty, leads it.
+	History []provider.Message
+	System  string
+	// Emit receives every event of the turn in production order, from Run's goroutine. The caller fills in
+	// the session id and sends turn_complete itself.
+	Emit     func(api.SessionUpdate)
+	Approver Approver
+	// Append durably stores one message (one transaction per call); Run stops the turn if it fails.
+	Append func(ctx context.Context, role, content string) error
+	// RecordUsage is called once per provider request that reported usage; a failure is logged, not fatal.
+	RecordUsage func(ctx context.Context, u provider.Usage) error
+	MaxSteps    int // tool rounds; 0 means DefaultMaxSteps
+
+	SessionID       string        // put in elicitation requests
+	Elicit          Elicit        // nil: ask_user answers that no client can answer
+	ApprovalTimeout time.Duration // for approvals and questions; 0 means DefaultApprovalTimeout
+	NewID           func() string // approval request ids; nil means random hex
+	Logger          *slog.Logger  // nil discards
+}
+
+// Run executes the turn for prompt. It returns api.OutcomeCompleted with the final answer, api.OutcomeCancelled
+// with the text streamed so far when ctx is cancelled, or api.OutcomeFailed with a non-nil error (the provider's
+// or the store's; it never carries secrets). Messages already appended stay appended; after a cancel, the
+// partial answer and "cancelled" results for unanswered tool calls are appended so history stays well formed.
+func (t *Turn) Run(ctx context.Context, prompt string) (outcome, content string, err error) {
+	t.defaults()
+	if err := t.Append(ctx, provider.RoleUser, prompt); err != nil {
+		if ctx.Err() != nil {
+			return api.OutcomeCancelled, "", nil
+		}
+		return api.OutcomeFailed, "", fmt.Errorf("agent: store user message: %w", err)
+	}
+	msgs := make([]provider.Message, 0, len(t.History)+2)
+	if t.System != "" {
+		msgs = append(msgs, provider.Message{Role: provider.RoleSystem, Content: t.System})
+	}
+	msgs = append(msgs, t.History...)
+	msgs = append(msgs, provider.Message{Role: provider.RoleUser, Content: prompt})
+	var specs []provider.ToolSpec
+	for _, s := range t.Policy.Offered(tools.Specs()) {
+		specs = append(specs, provider.ToolSpec{Name: s.Name, Description: s.Description, Parameters: s.Parameters})
+	}
+	durable := context.WithoutCancel(ctx) // writes that must land even when the turn was cancelled
+
+	for step := 0; ; step++ {
+		var streamed strings.Builder
+		res, err := t.Provider.Stream(ctx, provider.Request{Messages: msgs, Tools: specs}, func(ev provider.Event) {
+			switch ev.Type {
+			case provider.EventText:
+				streamed.WriteString(ev.Text)
+				t.Emit(api.SessionUpdate{Type: api.UpdateAgentMessageChunk, Text: ev.Text})
+			case provider.EventThought:
+				t.Emit(api.SessionUpdate{Type: api.UpdateAgentThoughtChunk, Text: ev.Text})
+			}
+		})
+		t.recordUsage(durable, res.Usage, err == nil)
+		if err != nil {
+			partial := streamed.String()
+			if ctx.Err() != nil {
+				if partial != "" {
+					if aerr := t.Append(durable, provider.RoleAssistant, partial); aerr != nil {
+						t.Logger.Warn("agent: store partial answer", "session", t.SessionID, "err", aerr)
+					}
+				}
+				return api.OutcomeCancelled, partial, nil
+			}
+			return api.OutcomeFailed, partial, fmt.Errorf("agent: %w", err)
+		}
+		if len(res.ToolCalls) == 0 {
+			if err := t.Append(durable, provider.RoleAssistant, res.Text); err != nil {
+				return api.OutcomeFailed, res.Text, fmt.Errorf("agent: store answer: %w", err)
+			}
+			if ctx.Err() != nil {
+				return api.OutcomeCancelled, res.Text, nil
+			}
+			return api.OutcomeCompleted, res.Text, nil
+		}
+		if step >= t.MaxSteps {
+			if err := t.Append(durable, provider.RoleAssistant, res.Text); err != nil {
+				t.Logger.Warn("agent: store answer", "session", t.SessionID, "err", err)
+			}
+			return api.OutcomeFailed, res.Text, fmt.Errorf("%w (%d)", ErrTooManySteps, t.MaxSteps)
+		}
+		if err := t.Append(durable, provider.RoleAssistant, EncodeToolCalls(res.Text, res.ToolCalls)); err != nil {
+			return api.OutcomeFailed, res.Text, fmt.Errorf("agent: store tool calls: %w", err)
+		}
+		msgs = append(msgs, provider.Message{Role: provider.RoleAssistant, Content: res.Text, ToolCalls: res.ToolCalls})
+		for _, call := range res.ToolCalls {
+			t.Emit(api.SessionUpdate{Type: api.UpdateToolCall, ToolCallID: call.ID, Name: call.Name, RawInput: rawInput(call.Arguments)})
+			var r tools.Result
+			if ctx.Err() != nil {
+				r = tools.Result{Output: CancelledText, IsError: true}
+			} else {
+				r = t.handleCall(ctx, call)
+			}
+			if err := t.Append(durable, provider.RoleTool, EncodeToolResult(call.ID, call.Name, r.Output, r.IsError)); err != nil {
+				return api.OutcomeFailed, "", fmt.Errorf("agent: store tool result: %w", err)
+			}
+			out := r.Output
+			t.Emit(api.SessionUpdate{Type: api.UpdateToolResult, ToolCallID: call.ID, Name: call.Name, RawOutput: &out, IsError: r.IsError})
+			msgs = append(msgs, provider.Message{Role: provider.RoleTool, Content: r.Output, ToolCallID: call.ID, Name: call.Name})
+		}
+		if ctx.Err() != nil {
+			return api.OutcomeCancelled, "", nil
+		}
+	}
+}
+
+func (t *Turn) defaults() {
+	if t.MaxSteps <= 0 {
+		t.MaxSteps = DefaultMaxSteps
+	}
+	if t.ApprovalTimeout <= 0 {
+		t.ApprovalTimeout = DefaultApprovalTimeout
+	}
+	if t.NewID == nil {
+		t.NewID = randomID
+	}
+	if t.Logger == nil {
+		t.Logger = slog.New(slog.DiscardHandler)
+	}
+	if t.Emit == nil {
+		t.Emit = func(api.SessionUpdate) {}
+	}
+	if t.Append == nil {
+		t.Append = func(context.Context, string, string) error { return nil }
+	}
+	t.ToolEnv.Policy = t.Policy
+	if t.ToolEnv.Asker == nil && t.Elicit != nil {
+		t.ToolEnv.Asker = elicitAsker{sessionID: t.SessionID, timeout: t.ApprovalTimeout, elicit: t.Elicit}
+	}
+}
+
+// recordUsage reports one provider request's usage: a context_usage event and a cost record. A failed request
+// is recorded only when the backend reported tokens.
+func (t *Turn) recordUsage(ctx context.Context, u provider.Usage, ok bool) {
+	if !ok && u.InputTokens == 0 && u.OutputTokens == 0 {
+		return
+	}
+	in, out := u.InputTokens, u.OutputTokens
+	t.Emit(api.SessionUpdate{Type: api.UpdateContextUsage, InputTokens: &in, OutputTokens: &out})
+	if t.RecordUsage == nil {
+		return
+	}
+	if err := t.RecordUsage(ctx, u); err != nil {
+		t.Logger.Warn("agent: record usage", "session", t.SessionID, "err", err)
+	}
+}
+
+// handleCall applies the policy to one call and runs it, asking first when the policy says so.
+func (t *Turn) handleCall(ctx context.Context, pc provider.ToolCall) tools.Result {
+	call := tools.Call{ID: pc.ID, Name: pc.Name, Arguments: pc.Arguments}
+	d := t.Policy.Decide(call, t.ToolEnv.Workspace)
+	switch d.Verdict {
+	case tools.Run:
+		return tools.Execute(ctx, t.ToolEnv, call)
+	case tools.Ask:
+		return t.askAndRun(ctx, call)
+	}
+	return tools.Result{Output: "refused: " + d.Reason, IsError: true}
+}
+
+func (t *Turn) askAndRun(ctx context.Context, call tools.Call) tools.Result {
+	if t.Approver == nil {
+		return tools.Result{Output: NoApproverText, IsError: true}
+	}
+	req := ApprovalRequest{
+		RequestID: t.NewID(),
+		ToolName:  call.Name,
+		Summary:   t.Policy.Summary(call),
+		Arguments: call.Arguments,
+		Timeout:   t.ApprovalTimeout,
+	}
+	req.Announce = func() {
+		t.Emit(api.SessionUpdate{Type: api.UpdateApprovalRequest, RequestID: req.RequestID, ToolName: req.ToolName,
+			ArgumentsSummary: req.Summary, TimeoutSecs: int((req.Timeout + time.Second - 1) / time.Second)})
+	}
+	dec, err := t.Approver.RequestApproval(ctx, req)
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return tools.Result{Output: CancelledText, IsError: true}
+	case errors.Is(err, ErrApprovalTimeout):
+		return tools.Result{Output: ApprovalTimeoutText, IsError: true}
+	case err != nil:
+		return tools.Result{Output: ApprovalGoneText, IsError: true}
+	}
+	switch dec.Decision {
+	case api.DecisionAllowOnce, api.DecisionAllowAlways:
+		return tools.Execute(ctx, t.ToolEnv, call)
+	case api.DecisionRejectWithEdit:
+		call.Arguments = dec.Replacement
+		r := tools.Execute(ctx, t.ToolEnv, call)
+		r.Output = fmt.Sprintf("the user edited the arguments before running the call: %s\n%s", compact(dec.Replacement), r.Output)
+		return r
+	}
+	return tools.Result{Output: RejectedText, IsError: true}
+}
+
+// rawInput returns args as a JSON value for the tool_call event.
+func rawInput(args json.RawMessage) json.RawMessage {
+	if len(args) == 0 || !json.Valid(args) {
+		return json.RawMessage("{}")
+	}
+	return args
+}
+
+func compact(raw json.RawMessage) string {
+	var b bytes.Buffer
+	if err := json.Compact(&b, raw); err != nil {
+		return string(raw)
+	}
+	return b.String()
+}
+
+func randomID() string {
+	var b [12]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
+	return "appr-" + hex.EncodeToString(b[:])
+}
