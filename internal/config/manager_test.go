@@ -316,7 +316,7 @@ func TestSecretsEncryptedAndMasked(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = Open(path, secrets.New(filepath.Join(filepath.Dir(path), ".secret_key")), nil, nil)
-	if !errors.Is(err, secrets.ErrNoKey) || !strings.Contains(err.Error(), "providers.models.openai.default.api_key") {
+	if !errors.Is(err, secrets.ErrNoKey) || !strings.Contains(err.Error(), "config: secret providers.models.openai.default.api_key: ") {
 		t.Fatalf("missing key err = %v", err)
 	}
 }

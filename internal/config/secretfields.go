@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"reflect"
+	"sort"
 	"strings"
 
 	"github.com/zeroclaw-go/zeroclaw/internal/secrets"
@@ -21,19 +22,15 @@ func walkSecrets(v reflect.Value, path Path, secret bool, fn func(Path, string) 
 			}
 		}
 	case reflect.Map:
-		iter := v.MapRange()
-		type kv struct{ k, v reflect.Value }
-		var updates []kv
-		for iter.Next() {
+		keys := v.MapKeys()
+		sort.Slice(keys, func(i, j int) bool { return keys[i].String() < keys[j].String() })
+		for _, k := range keys { // sorted, so an error always names the same field
 			elem := reflect.New(v.Type().Elem()).Elem()
-			elem.Set(iter.Value())
-			if err := walkSecrets(elem, append(path[:len(path):len(path)], iter.Key().String()), secret, fn); err != nil {
+			elem.Set(v.MapIndex(k))
+			if err := walkSecrets(elem, append(path[:len(path):len(path)], k.String()), secret, fn); err != nil {
 				return err
 			}
-			updates = append(updates, kv{iter.Key(), elem})
-		}
-		for _, u := range updates {
-			v.SetMapIndex(u.k, u.v)
+			v.SetMapIndex(k, elem)
 		}
 	case reflect.Slice:
 		if !secret || v.Type().Elem().Kind() != reflect.String {
