@@ -15,7 +15,7 @@ import (
 type ChatStore struct {
 	d *db
 
-	// mu guards closed; Close waits for no one, database/sql does.
+	// mu guards closed. In-flight calls racing Close fail with database/sql's "database is closed".
 	mu     sync.Mutex
 	closed bool
 }

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -206,6 +207,19 @@ func TestReopenKeepsData(t *testing.T) {
 	var v int
 	if err := s2.d.w.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil || v != 2 {
 		t.Fatalf("user_version = %d, %v; want 2", v, err)
+	}
+	for _, f := range []string{p, p + "-wal"} {
+		fi, err := os.Stat(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fi.Mode().Perm() != 0o600 {
+			t.Fatalf("%s mode %v, want 0600", f, fi.Mode().Perm())
+		}
+	}
+	fi, err := os.Stat(filepath.Dir(p))
+	if err != nil || fi.Mode().Perm() != 0o700 {
+		t.Fatalf("sessions dir mode %v, %v; want 0700", fi.Mode().Perm(), err)
 	}
 	var mode string
 	if err := s2.d.r.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode); err != nil || mode != "wal" {

@@ -68,6 +68,12 @@ func openDB(ctx context.Context, p, set string, hooks map[int]func(context.Conte
 		_ = w.Close()
 		return nil, fmt.Errorf("store: open %s: %w", p, err)
 	}
+	// Chat history is private. SQLite creates the file with the umask's mode and gives -wal/-shm the mode
+	// of the database file, so tightening it here covers all three.
+	if err := os.Chmod(p, 0o600); err != nil {
+		_ = w.Close()
+		return nil, fmt.Errorf("store: open %s: %w", p, err)
+	}
 	if err := d.migrate(ctx, migs); err != nil {
 		_ = w.Close()
 		return nil, err
