@@ -225,10 +225,8 @@ func (c *Conn) readLoop(ctx context.Context) (*Error, error) {
 			case errors.Is(err, io.EOF):
 				return nil, nil
 			case errors.Is(err, ErrFrameTooLarge):
-				c.log.Warn("jsonrpc: frame too large", "limit_bytes", c.opts.MaxFrameBytes)
 				return frameTooLargeError(c.opts.MaxFrameBytes), ErrFrameTooLarge
 			case errors.Is(err, os.ErrDeadlineExceeded):
-				c.log.Warn("jsonrpc: frame timeout", "limit_ms", c.opts.FrameTimeout.Milliseconds())
 				return frameTimeoutError(c.opts.FrameTimeout.Milliseconds()), ErrFrameTimeout
 			default:
 				return nil, fmt.Errorf("jsonrpc: read: %w", err)
@@ -327,7 +325,6 @@ func (c *Conn) writeLoop(done chan<- struct{}) {
 		_, err := c.nc.Write(frame)
 		c.q.release(len(frame))
 		if err != nil {
-			c.log.Warn("jsonrpc: write failed, closing connection", "err", err)
 			c.mu.Lock()
 			c.writeErr = err
 			c.mu.Unlock()

@@ -32,7 +32,7 @@ func EncodeError(id json.RawMessage, e *Error) []byte {
 	return b[:len(b)-1]
 }
 
-// EncodeNotification encodes a notification; nil params are omitted.
+// EncodeNotification encodes a notification; nil params (including a nil json.RawMessage) are omitted.
 func EncodeNotification(method string, params any) ([]byte, error) {
 	b, err := appendRequest(nil, nil, method, params)
 	if err != nil {
@@ -95,13 +95,17 @@ func appendError(dst []byte, id json.RawMessage, e *Error) []byte {
 	return append(dst, "}\n"...)
 }
 
-// appendRequest encodes a request, or a notification when id is nil. nil params are omitted.
+// appendRequest encodes a request, or a notification when id is nil. nil params (including a nil
+// json.RawMessage) are omitted.
 func appendRequest(dst []byte, id json.RawMessage, method string, params any) ([]byte, error) {
 	m, err := marshal(method)
 	if err != nil {
 		return dst, fmt.Errorf("jsonrpc: encode method: %w", err)
 	}
 	var p []byte
+	if raw, ok := params.(json.RawMessage); ok && raw == nil {
+		params = nil // a nil RawMessage means "no params", not "params":null
+	}
 	if params != nil {
 		if p, err = marshal(params); err != nil {
 			return dst, fmt.Errorf("jsonrpc: encode params: %w", err)

@@ -28,7 +28,7 @@ type pair struct {
 }
 
 // socketPair returns both ends of a real Unix domain socket connection in t.TempDir().
-func socketPair(t *testing.T) (server, client net.Conn) {
+func socketPair(t testing.TB) (server, client net.Conn) {
 	t.Helper()
 	ln, err := net.Listen("unix", filepath.Join(t.TempDir(), "s"))
 	if err != nil {

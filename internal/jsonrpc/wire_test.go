@@ -199,7 +199,9 @@ func TestEncode(t *testing.T) {
 			`{"jsonrpc":"2.0","id":"x","result":null}`},
 		{"response nil id", func() ([]byte, error) { return EncodeResponse(nil, "<&>") },
 			`{"jsonrpc":"2.0","id":null,"result":"<&>"}`},
-		{"error nil id", func() ([]byte, error) { return EncodeError(nil, NewError(-32004, "limit", map[string]any{"limit": 2})), nil },
+		{"error nil id", func() ([]byte, error) {
+			return EncodeError(nil, NewError(-32004, "limit", map[string]any{"limit": 2})), nil
+		},
 			`{"jsonrpc":"2.0","id":null,"error":{"code":-32004,"message":"limit","data":{"limit":2}}}`},
 		{"error bad id becomes null", func() ([]byte, error) { return EncodeError(json.RawMessage(`true`), NewError(1, "m", nil)), nil },
 			`{"jsonrpc":"2.0","id":null,"error":{"code":1,"message":"m"}}`},
