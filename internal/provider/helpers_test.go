@@ -41,7 +41,7 @@ type fakeBackend struct {
 	responders []http.HandlerFunc
 }
 
-func newFakeBackend(t *testing.T, responders ...http.HandlerFunc) *fakeBackend {
+func newFakeBackend(t testing.TB, responders ...http.HandlerFunc) *fakeBackend {
 	t.Helper()
 	f := &fakeBackend{responders: responders}
 	f.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
