@@ -238,3 +238,17 @@ func TestSummary(t *testing.T) {
 		t.Fatalf("long summary not clipped with a marker: %d bytes, tail %q", len(got), got[len(got)-30:])
 	}
 }
+
+// FuzzBlockedSuffix: whatever precedes it, a destructive command after ";" is still blocked, and the
+// matcher never panics on arbitrary input.
+func FuzzBlockedSuffix(f *testing.F) {
+	for _, s := range []string{"", "echo hi", "sudo -u", "'unclosed", "a\\", "$(", "x=1", ":(){", "-rf", "sh -c"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, prefix string) {
+		_, _ = blockedBy(DefaultBlockedCommands, prefix)
+		if _, ok := blockedBy(DefaultBlockedCommands, prefix+"; rm -rf /"); !ok {
+			t.Fatalf("%q not blocked", prefix+"; rm -rf /")
+		}
+	})
+}

@@ -44,7 +44,7 @@ func runShell(ctx context.Context, env Env, call Call) Result {
 	if err != nil {
 		return errorf("shell: %v", err)
 	}
-	cmd := exec.Command("sh", "-c", command)
+	cmd := exec.Command(shellPath(), "-c", command)
 	cmd.Dir = ws
 	cmd.Env = commandEnv(env.Environ)
 	// Handing the child an *os.File (not an io.Writer) means exec starts no copy goroutine, so Wait returns
@@ -83,7 +83,7 @@ func runShell(ctx context.Context, env Env, call Call) Result {
 	<-drained
 
 	var b strings.Builder
-	b.Write(out.buf.Bytes())
+	b.WriteString(strings.ToValidUTF8(out.buf.String(), "\uFFFD"))
 	if out.dropped > 0 {
 		fmt.Fprintf(&b, "\n[output truncated: %d bytes omitted]", out.dropped)
 	}
@@ -113,6 +113,14 @@ func runShell(ctx context.Context, env Env, call Call) Result {
 	}
 	fmt.Fprintf(&b, "[exit code: %d]", code)
 	return Result{Output: b.String(), IsError: code != 0}
+}
+
+// shellPath is /bin/sh when present, so the interpreter does not depend on the daemon's PATH.
+func shellPath() string {
+	if _, err := os.Stat("/bin/sh"); err == nil {
+		return "/bin/sh"
+	}
+	return "sh"
 }
 
 // commandEnv is exactly environ plus a default PATH when it has none. Never nil: a nil Env would make exec
