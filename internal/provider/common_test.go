@@ -250,3 +250,60 @@ func TestFamiliesMalformedChunk(t *testing.T) {
 		})
 	}
 }
+
+func TestRetryAfterTooLongIsReported(t *testing.T) {
+	srv := newFakeBackend(t, status(429, strings.Repeat("slow down ", 1000), "Retry-After", "3600"))
+	p := httpFamilies[0].provider(t, srv.URL, nil)
+	_, err := p.Stream(t.Context(), hi(), func(Event) {})
+	var he *HTTPError
+	if !errors.As(err, &he) || he.Status != 429 {
+		t.Fatalf("err = %v, want HTTP 429", err)
+	}
+	if len(he.Body) > maxErrorBody+len("…") {
+		t.Fatalf("error body not truncated: %d bytes", len(he.Body))
+	}
+	if n := len(srv.requests()); n != 1 {
+		t.Fatalf("waited for an hour-long Retry-After: %d attempts", n)
+	}
+}
+
+func TestConnectionFailuresExhausted(t *testing.T) {
+	srv := newFakeBackend(t, hangUp)
+	p := httpFamilies[0].provider(t, srv.URL, nil)
+	_, err := p.Stream(t.Context(), hi(), func(Event) {})
+	var he *HTTPError
+	if err == nil || errors.As(err, &he) {
+		t.Fatalf("err = %v, want a transport error", err)
+	}
+	assertSafeError(t, err, "openai.test", testKey)
+	if n := len(srv.requests()); n != 3 {
+		t.Fatalf("%d attempts, want 1 + 2 default retries", n)
+	}
+}
+
+func TestNegativeMaxRetriesDisablesRetries(t *testing.T) {
+	srv := newFakeBackend(t, status(503, "busy"))
+	p := httpFamilies[0].provider(t, srv.URL, func(s *Settings) { s.MaxRetries = -1 })
+	if _, err := p.Stream(t.Context(), hi(), func(Event) {}); err == nil {
+		t.Fatal("expected an error")
+	}
+	if n := len(srv.requests()); n != 1 {
+		t.Fatalf("%d attempts, want 1", n)
+	}
+}
+
+func TestParseRetryAfter(t *testing.T) {
+	future := time.Now().Add(time.Hour).UTC().Format(http.TimeFormat)
+	for in, check := range map[string]func(time.Duration) bool{
+		"":                              func(d time.Duration) bool { return d == 0 },
+		"7":                             func(d time.Duration) bool { return d == 7*time.Second },
+		"-3":                            func(d time.Duration) bool { return d == 0 },
+		"soon":                          func(d time.Duration) bool { return d == 0 },
+		future:                          func(d time.Duration) bool { return d > 30*time.Minute && d <= time.Hour },
+		"Mon, 02 Jan 2006 15:04:05 GMT": func(d time.Duration) bool { return d == 0 },
+	} {
+		if d := parseRetryAfter(in); !check(d) {
+			t.Errorf("parseRetryAfter(%q) = %v", in, d)
+		}
+	}
+}

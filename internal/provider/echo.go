@@ -28,6 +28,9 @@ func (e *echo) Alias() string { return e.alias }
 // Stream implements Provider deterministically. Usage counts words: every message's content as input, the
 // reply (or the tool call's name and arguments) as output.
 func (e *echo) Stream(ctx context.Context, req Request, emit func(Event)) (Result, error) {
+	if emit == nil {
+		emit = func(Event) {}
+	}
 	model := req.Model
 	if model == "" {
 		model = e.model

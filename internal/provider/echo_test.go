@@ -152,3 +152,10 @@ func TestSplitWordsConcatenates(t *testing.T) {
 		}
 	}
 }
+
+func TestEchoNilEmit(t *testing.T) {
+	res, err := newTestEcho(t).Stream(t.Context(), Request{Messages: []Message{{Role: RoleUser, Content: "a b"}}}, nil)
+	if err != nil || res.Text != "a b" {
+		t.Fatalf("text %q err %v", res.Text, err)
+	}
+}

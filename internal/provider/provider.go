@@ -180,7 +180,8 @@ func (e *HTTPError) Temporary() bool {
 	return e.Status == http.StatusTooManyRequests || e.Status >= 500
 }
 
-// New builds the provider for s.Family. It performs no I/O.
+// New builds the provider for s.Family. It performs no I/O. The returned Provider holds no per-request state
+// and is safe for concurrent use; a nil emit passed to Stream discards events.
 func New(s Settings) (Provider, error) {
 	if s.Alias == "" {
 		s.Alias = "default"

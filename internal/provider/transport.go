@@ -114,6 +114,9 @@ type attemptFunc func(ctx context.Context, emit func(Event)) (Result, error)
 // run calls attempt, retrying with exponential backoff (or the server's Retry-After) on 429/5xx and transport
 // failures, but only while no event has been emitted, since a retry would repeat what the caller already saw.
 func (b *httpBase) run(ctx context.Context, emit func(Event), attempt attemptFunc) (Result, error) {
+	if emit == nil {
+		emit = func(Event) {}
+	}
 	emitted := false
 	track := func(ev Event) {
 		emitted = true
