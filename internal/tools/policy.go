@@ -140,14 +140,13 @@ func (p Policy) Decide(call Call, workspace string) Decision {
 		return Decision{Verdict: Refuse, Risk: RiskHigh, Reason: err.Error()}
 	}
 	d := Decision{Risk: c.risk, Reason: c.reason}
-	switch p.Level {
-	case LevelFull:
-		if c.hard {
-			d.Verdict = Refuse
-		} else {
-			d.Verdict = Run
-		}
-	case LevelSupervised:
+	switch {
+	case c.hard:
+		d.Verdict = Refuse
+		d.Reason += ": refused at every level"
+	case p.Level == LevelFull:
+		d.Verdict = Run
+	case p.Level == LevelSupervised:
 		switch {
 		case c.risk == RiskLow:
 			d.Verdict = Run
@@ -169,12 +168,9 @@ func (p Policy) Decide(call Call, workspace string) Decision {
 			d.Reason += ": refused under the readonly profile"
 		}
 	}
-	if d.Verdict == Refuse && c.hard && p.Level == LevelFull {
-		d.Reason += ": refused at every level"
-	}
 	if d.Verdict == Run && slices.Contains(p.AlwaysAsk, call.Name) {
 		d.Verdict = Ask
-		d.Reason += "; always asked for this tool"
+		d.Reason += ": always asked for this tool"
 	}
 	return d
 }
@@ -194,9 +190,9 @@ func (p Policy) classify(call Call, workspace string) (classification, error) {
 			return classification{}, fmt.Errorf("shell: %w: empty command", errBadArguments)
 		}
 		if pat, ok := blockedBy(p.blocked(), cmd); ok {
-			return classification{risk: RiskHigh, hard: true, reason: fmt.Sprintf("blocked command (matches %q)", pat)}, nil
+			return classification{risk: RiskHigh, hard: true, reason: fmt.Sprintf("shell: blocked command (matches %q)", pat)}, nil
 		}
-		return classification{risk: RiskMedium, reason: "shell command"}, nil
+		return classification{risk: RiskMedium, reason: "shell: command"}, nil
 	case NameFileRead, NameFileList, NameFileWrite:
 		pth, err := pathArg(call)
 		if err != nil {
@@ -211,9 +207,9 @@ func (p Policy) classify(call Call, workspace string) (classification, error) {
 		case !loc.inside && p.WorkspaceOnly:
 			return classification{risk: RiskHigh, reason: fmt.Sprintf("%s: path %s is outside the workspace", call.Name, pth)}, nil
 		case call.Name == NameFileWrite:
-			return classification{risk: RiskMedium, reason: "file_write " + pth}, nil
+			return classification{risk: RiskMedium, reason: "file_write: " + pth}, nil
 		}
-		return classification{risk: RiskLow, reason: call.Name + " " + pth}, nil
+		return classification{risk: RiskLow, reason: call.Name + ": " + pth}, nil
 	case NameAskUser:
 		if _, err := parseAsk(call); err != nil {
 			return classification{}, err
