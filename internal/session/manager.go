@@ -1,0 +1,461 @@
+// Package session keeps the daemon's live chat sessions: it creates and restores them, serializes their turns
+// on a per-session queue, routes approvals and cancellations, and reports every turn to the caller's Sink.
+package session
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"os"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/zeroclaw-go/zeroclaw/internal/agent"
+	"github.com/zeroclaw-go/zeroclaw/internal/api"
+	"github.com/zeroclaw-go/zeroclaw/internal/config"
+	"github.com/zeroclaw-go/zeroclaw/internal/store"
+)
+
+// Sentinel errors; the rpc layer maps each to its wire code (protocol.md §4).
+var (
+	// ErrNotFound (-32000): the session is unknown or closed.
+	ErrNotFound = errors.New("session: not found")
+	// ErrNoActiveTurn (-32000): session/cancel found no running turn. Its text is the wire message.
+	ErrNoActiveTurn = errors.New("No active turn for this session")
+	// ErrBusy (-32002): the session's queue is full, or a queued prompt waited too long for its turn.
+	ErrBusy = errors.New("session: busy")
+	// ErrNotOwned (-32003): a non-admin principal acted on a session it does not own.
+	ErrNotOwned = errors.New("session: not owned by the caller")
+	// ErrLimit (-32001): too many live sessions.
+	ErrLimit = errors.New("session: too many live sessions")
+	// ErrInvalid (-32602): invalid params; wrapped with the detail (blank prompt, unknown agent...).
+	ErrInvalid = errors.New("session: invalid params")
+	// ErrNoElicitation is what a Sink returns from Elicit when its client did not declare the capability.
+	ErrNoElicitation = errors.New("session: client cannot answer elicitation requests")
+	// ErrClosed: the manager has been shut down.
+	ErrClosed = errors.New("session: manager shut down")
+)
+
+// Defaults of Options and the actor queue (state.md §4).
+const (
+	DefaultMaxSessions = 64
+	QueueDepth         = 8 // prompts that may wait behind the running one
+	DefaultLockTimeout = 30 * time.Second
+)
+
+// Owner is the caller of a Manager method: who it is and which connection it speaks on.
+type Owner struct {
+	Principal string
+	Admin     bool
+	ConnID    uint64
+	// Env is the environment the client's initialize asked to forward to tool processes.
+	Env map[string]string
+}
+
+// Sink is the connection that sent a prompt.
+type Sink interface {
+	// Update delivers one event. It is called from the turn's goroutine, in order, and must not block for long.
+	Update(ev api.SessionUpdate)
+	// Elicit asks the client a question (elicitation/create). It returns an error wrapping ErrNoElicitation if
+	// the client did not declare the capability, and must honour ctx.
+	Elicit(ctx context.Context, p api.ElicitationParams) (api.ElicitationResult, error)
+}
+
+// Options configures a Manager. Chat, Costs and Config are required.
+type Options struct {
+	Chat        *store.ChatStore
+	Costs       *store.CostLedger
+	Config      func() *config.Config
+	InstallRoot string // agents/<alias>/workspace lives here
+	Logger      *slog.Logger
+	MaxSessions int // live sessions; 0 means DefaultMaxSessions
+	// NewProvider builds the provider an agent names; nil means agent.NewProvider.
+	NewProvider func(cfg *config.Config, ref string) (agent.Provider, error)
+	Now         func() time.Time
+	NewID       func() string // session, turn and approval ids; nil means random UUIDv4 strings
+	LockTimeout time.Duration // how long a queued prompt waits for its turn; 0 means DefaultLockTimeout
+}
+
+// Manager holds the live sessions. It is safe for concurrent use.
+type Manager struct {
+	o   Options
+	log *slog.Logger
+	wg  sync.WaitGroup // one per Prompt in flight
+
+	mu       sync.Mutex // guards the fields below
+	sessions map[string]*session
+	closed   bool
+}
+
+// NewManager returns a Manager with no live sessions.
+func NewManager(o Options) *Manager {
+	if o.MaxSessions <= 0 {
+		o.MaxSessions = DefaultMaxSessions
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.NewProvider == nil {
+		o.NewProvider = agent.NewProvider
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.NewID == nil {
+		o.NewID = uuid4
+	}
+	if o.LockTimeout <= 0 {
+		o.LockTimeout = DefaultLockTimeout
+	}
+	return &Manager{o: o, log: o.Logger.With("component", "session"), sessions: make(map[string]*session)}
+}
+
+// New opens a session (protocol.md §6 session/new). Naming an existing session_id restores it: a live one is
+// returned as is, a stored one is made live again with its history. The agent defaults to the only enabled
+// one; the workspace is created (0700) if missing.
+func (m *Manager) New(ctx context.Context, o Owner, p api.SessionNewParams) (api.SessionNewResult, error) {
+	cfg := m.o.Config()
+	if p.SessionID != "" {
+		if err := validID(p.SessionID); err != nil {
+			return api.SessionNewResult{}, err
+		}
+		if s, err := m.live(p.SessionID); err == nil {
+			if err := s.check(o); err != nil {
+				return api.SessionNewResult{}, err
+			}
+			if p.AgentAlias != "" && p.AgentAlias != s.alias {
+				return api.SessionNewResult{}, fmt.Errorf("%w: session %s belongs to agent %q, not %q", ErrInvalid, s.id, s.alias, p.AgentAlias)
+			}
+			return m.newResult(ctx, s)
+		}
+	}
+	var stored *store.SessionMeta
+	if p.SessionID != "" {
+		meta, err := m.o.Chat.Meta(ctx, p.SessionID)
+		switch {
+		case err == nil:
+			if !o.Admin {
+				// Ownership is not persisted, so only the operator may revive a stored session.
+				return api.SessionNewResult{}, fmt.Errorf("%w: %s", ErrNotOwned, p.SessionID)
+			}
+			stored = &meta
+		case !errors.Is(err, store.ErrNotFound):
+			return api.SessionNewResult{}, fmt.Errorf("session: new: %w", err)
+		}
+	}
+	alias := p.AgentAlias
+	if alias == "" && stored != nil {
+		alias = stored.AgentAlias
+	}
+	if alias == "" {
+		var err error
+		if alias, err = agent.DefaultAgent(cfg); err != nil {
+			return api.SessionNewResult{}, fmt.Errorf("%w: %w", ErrInvalid, err)
+		}
+	}
+	if stored != nil && stored.AgentAlias != "" && stored.AgentAlias != alias {
+		return api.SessionNewResult{}, fmt.Errorf("%w: session %s belongs to agent %q, not %q", ErrInvalid, p.SessionID, stored.AgentAlias, alias)
+	}
+	prof, err := agent.Resolve(cfg, alias, m.o.InstallRoot)
+	if err != nil {
+		return api.SessionNewResult{}, fmt.Errorf("%w: %w", ErrInvalid, err)
+	}
+	if err := os.MkdirAll(prof.Workspace, 0o700); err != nil {
+		return api.SessionNewResult{}, fmt.Errorf("session: new: workspace: %w", err)
+	}
+	id := p.SessionID
+	if id == "" {
+		id = m.o.NewID()
+	}
+	s := newSession(id, alias, prof.Workspace, o.Principal)
+
+	m.mu.Lock()
+	switch {
+	case m.closed:
+		m.mu.Unlock()
+		return api.SessionNewResult{}, ErrClosed
+	case m.sessions[id] != nil: // a concurrent New for the same id won
+		s = m.sessions[id]
+	case len(m.sessions) >= m.o.MaxSessions:
+		m.mu.Unlock()
+		return api.SessionNewResult{}, fmt.Errorf("%w (%d)", ErrLimit, m.o.MaxSessions)
+	default:
+		m.sessions[id] = s
+	}
+	m.mu.Unlock()
+
+	meta, _, err := m.o.Chat.EnsureSession(ctx, id, alias, m.o.Now())
+	if err != nil {
+		m.drop(s)
+		return api.SessionNewResult{}, fmt.Errorf("session: new: %w", err)
+	}
+	if meta.State == stateRunning && !s.running() {
+		// A turn was running when the daemon stopped; nothing runs it now.
+		if err := m.o.Chat.SetState(ctx, id, stateIdle, "", nil); err != nil {
+			m.log.Warn("reset stale running state", "session", id, "err", err)
+		}
+	}
+	m.log.Debug("session open", "session", id, "agent", alias, "restored", stored != nil)
+	return api.SessionNewResult{SessionID: id, AgentAlias: alias, MessageCount: meta.MessageCount, WorkspaceDir: prof.Workspace}, nil
+}
+
+func (m *Manager) newResult(ctx context.Context, s *session) (api.SessionNewResult, error) {
+	meta, err := m.o.Chat.Meta(ctx, s.id)
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		return api.SessionNewResult{}, fmt.Errorf("session: new: %w", err)
+	}
+	return api.SessionNewResult{SessionID: s.id, AgentAlias: s.alias, MessageCount: meta.MessageCount, WorkspaceDir: s.workspace}, nil
+}
+
+// live returns the live session id, or ErrNotFound.
+func (m *Manager) live(id string) (*session, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return nil, ErrClosed
+	}
+	s := m.sessions[id]
+	if s == nil {
+		return nil, fmt.Errorf("%w: %s", ErrNotFound, id)
+	}
+	return s, nil
+}
+
+// owned returns the live session id after checking o may act on it.
+func (m *Manager) owned(o Owner, id string) (*session, error) {
+	s, err := m.live(id)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.check(o); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// drop removes s from the live set (if it is still the one registered) and ends its work.
+func (m *Manager) drop(s *session) {
+	m.mu.Lock()
+	if m.sessions[s.id] == s {
+		delete(m.sessions, s.id)
+	}
+	m.mu.Unlock()
+	s.close()
+}
+
+// Cancel cancels the session's running turn; queued prompts stay queued.
+func (m *Manager) Cancel(o Owner, id string) (api.SessionCancelResult, error) {
+	s, err := m.owned(o, id)
+	if err != nil {
+		return api.SessionCancelResult{}, err
+	}
+	if !s.cancelActive() {
+		return api.SessionCancelResult{}, fmt.Errorf("%w", ErrNoActiveTurn)
+	}
+	return api.SessionCancelResult{SessionID: id, Cancelled: true}, nil
+}
+
+// Close makes the session not live: its running and queued turns are cancelled and its pending approvals
+// denied. The stored history stays; session/new with the id restores it.
+func (m *Manager) Close(o Owner, id string) (api.SessionCloseResult, error) {
+	s, err := m.owned(o, id)
+	if err != nil {
+		return api.SessionCloseResult{}, err
+	}
+	m.drop(s)
+	return api.SessionCloseResult{SessionID: id, Closed: true}, nil
+}
+
+// Delete closes the session if it is live and deletes its stored history. Deleting an unknown session succeeds.
+func (m *Manager) Delete(ctx context.Context, o Owner, id string) (api.SessionDeleteResult, error) {
+	if err := m.access(ctx, o, id); err != nil && !errors.Is(err, ErrNotFound) {
+		return api.SessionDeleteResult{}, err
+	}
+	if s, err := m.live(id); err == nil {
+		m.drop(s)
+	}
+	if id != "" {
+		if err := m.o.Chat.Delete(ctx, id); err != nil {
+			return api.SessionDeleteResult{}, fmt.Errorf("session: delete: %w", err)
+		}
+	}
+	return api.SessionDeleteResult{SessionID: id, Deleted: true}, nil
+}
+
+// access checks that o may read or delete session id, live or stored. Ownership is not persisted, so a
+// non-admin principal reaches only the live sessions it owns.
+func (m *Manager) access(ctx context.Context, o Owner, id string) error {
+	if s, err := m.live(id); err == nil {
+		return s.check(o)
+	} else if errors.Is(err, ErrClosed) {
+		return err
+	}
+	if _, err := m.o.Chat.Meta(ctx, id); err != nil {
+		if errors.Is(err, store.ErrNotFound) {
+			return fmt.Errorf("%w: %s", ErrNotFound, id)
+		}
+		return fmt.Errorf("session: %w", err)
+	}
+	if !o.Admin {
+		return fmt.Errorf("%w: %s", ErrNotOwned, id)
+	}
+	return nil
+}
+
+// List returns stored sessions, most recent first (FTS search when Query is set). A non-admin principal sees
+// only the live sessions it owns.
+func (m *Manager) List(ctx context.Context, o Owner, p api.SessionListParams) (api.SessionListResult, error) {
+	rows, err := m.o.Chat.List(ctx, p.Query, p.Limit)
+	if err != nil {
+		return api.SessionListResult{}, fmt.Errorf("session: list: %w", err)
+	}
+	out := api.SessionListResult{Sessions: []api.SessionSummary{}}
+	for _, r := range rows {
+		if !o.Admin {
+			s, err := m.live(r.Key)
+			if err != nil || s.check(o) != nil {
+				continue
+			}
+		}
+		out.Sessions = append(out.Sessions, api.SessionSummary{
+			SessionID:    r.Key,
+			CreatedAt:    r.CreatedAt.UTC().Format(time.RFC3339),
+			LastActivity: r.LastActivity.UTC().Format(time.RFC3339),
+			MessageCount: r.MessageCount,
+			AgentAlias:   r.AgentAlias,
+			Name:         r.Name,
+			State:        r.State,
+		})
+	}
+	return out, nil
+}
+
+// Messages returns a page of the stored history (protocol.md §6 session/messages).
+func (m *Manager) Messages(ctx context.Context, o Owner, p api.SessionMessagesParams) (api.SessionMessagesResult, error) {
+	if err := m.access(ctx, o, p.SessionID); err != nil {
+		return api.SessionMessagesResult{}, err
+	}
+	before := -1
+	if p.BeforeIndex != nil {
+		if *p.BeforeIndex < 0 {
+			return api.SessionMessagesResult{}, fmt.Errorf("%w: before_index must not be negative", ErrInvalid)
+		}
+		before = *p.BeforeIndex
+	}
+	msgs, total, start, older, err := m.o.Chat.Messages(ctx, p.SessionID, p.Limit, before)
+	if err != nil {
+		return api.SessionMessagesResult{}, fmt.Errorf("session: messages: %w", err)
+	}
+	out := api.SessionMessagesResult{SessionID: p.SessionID, Messages: make([]api.SessionMessage, 0, len(msgs)),
+		Total: total, Start: start, HasOlder: older}
+	for _, msg := range msgs {
+		out.Messages = append(out.Messages, api.SessionMessage{Index: msg.Index, Role: msg.Role, Content: msg.Content,
+			CreatedAt: msg.CreatedAt.UTC().Format(time.RFC3339Nano)})
+	}
+	return out, nil
+}
+
+// State reports the session's turn state as stored (running/idle/error, turn id and start).
+func (m *Manager) State(ctx context.Context, o Owner, id string) (api.SessionStateResult, error) {
+	if err := m.access(ctx, o, id); err != nil {
+		return api.SessionStateResult{}, err
+	}
+	meta, err := m.o.Chat.Meta(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return api.SessionStateResult{}, fmt.Errorf("%w: %s", ErrNotFound, id)
+	}
+	if err != nil {
+		return api.SessionStateResult{}, fmt.Errorf("session: state: %w", err)
+	}
+	out := api.SessionStateResult{SessionID: id, State: meta.State, TurnID: meta.TurnID}
+	if meta.TurnStartedAt != nil {
+		out.TurnStartedAt = meta.TurnStartedAt.UTC().Format(time.RFC3339Nano)
+	}
+	return out, nil
+}
+
+// Approve answers a pending approval_request of the session.
+func (m *Manager) Approve(o Owner, p api.SessionApproveParams) (api.SessionApproveResult, error) {
+	switch p.Decision {
+	case api.DecisionAllowOnce, api.DecisionAllowAlways, api.DecisionReject, api.DecisionRejectOnce:
+	case api.DecisionRejectWithEdit:
+		if !isObject(p.Replacement) {
+			return api.SessionApproveResult{}, fmt.Errorf("%w: reject_with_edit needs replacement arguments (a JSON object)", ErrInvalid)
+		}
+	default:
+		return api.SessionApproveResult{}, fmt.Errorf("%w: unknown decision: %s", ErrInvalid, p.Decision)
+	}
+	s, err := m.owned(o, p.SessionID)
+	if err != nil {
+		return api.SessionApproveResult{}, err
+	}
+	if !s.decide(p.RequestID, agent.ApprovalDecision{Decision: p.Decision, Replacement: p.Replacement}) {
+		return api.SessionApproveResult{}, fmt.Errorf("%w: no pending approval %q", ErrNotFound, p.RequestID)
+	}
+	return api.SessionApproveResult{SessionID: p.SessionID, RequestID: p.RequestID, Acknowledged: true}, nil
+}
+
+// Disconnected cancels the turns (running or queued) that connection connID started and denies its pending
+// approvals. Sessions survive.
+func (m *Manager) Disconnected(connID uint64) {
+	for _, s := range m.snapshot() {
+		s.disconnected(connID)
+	}
+}
+
+// ActiveIDs returns the ids of the live sessions, sorted.
+func (m *Manager) ActiveIDs() []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return slices.Sorted(maps.Keys(m.sessions))
+}
+
+// Shutdown refuses new work, cancels every turn, denies every pending approval, and waits for the turns to
+// return (or for ctx to end). Sessions are not deleted: their history is durable.
+func (m *Manager) Shutdown(ctx context.Context) {
+	m.mu.Lock()
+	m.closed = true
+	m.mu.Unlock()
+	for _, s := range m.snapshot() {
+		s.close()
+	}
+	done := make(chan struct{})
+	go func() { m.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		m.log.Warn("shutdown: turns still running", "err", ctx.Err())
+	}
+}
+
+func (m *Manager) snapshot() []*session {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return slices.Collect(maps.Values(m.sessions))
+}
+
+// uuid4 returns a random RFC 4122 version 4 UUID string.
+func uuid4() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
+}
+
+// validID accepts ids a client may choose: 1..128 bytes of printable ASCII without spaces.
+func validID(id string) error {
+	if len(id) > 128 {
+		return fmt.Errorf("%w: session_id longer than 128 bytes", ErrInvalid)
+	}
+	for _, r := range id {
+		if r <= ' ' || r > '~' {
+			return fmt.Errorf("%w: session_id must be printable ASCII without spaces", ErrInvalid)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,178 @@
+package session
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/zeroclaw-go/zeroclaw/internal/agent"
+	"github.com/zeroclaw-go/zeroclaw/internal/api"
+)
+
+// Prompt runs one turn on the session's queue and blocks until it ends. Events go to sink in order, and
+// turn_complete is always the last one, sent before Prompt returns. A turn that was cancelled or whose provider
+// failed is not an error: it is reported in the result's outcome. Errors are returned only when the turn could
+// not start (unknown session, not owned, blank prompt, full queue, store or provider build failure).
+func (m *Manager) Prompt(ctx context.Context, o Owner, p api.SessionPromptParams, sink Sink) (api.SessionPromptResult, error) {
+	if strings.TrimSpace(p.Prompt) == "" && len(p.Attachments) == 0 {
+		return api.SessionPromptResult{}, fmt.Errorf("%w: prompt is blank", ErrInvalid)
+	}
+	s, err := m.owned(o, p.SessionID)
+	if err != nil {
+		return api.SessionPromptResult{}, err
+	}
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		return api.SessionPromptResult{}, ErrClosed
+	}
+	m.wg.Add(1)
+	m.mu.Unlock()
+	defer m.wg.Done()
+
+	tctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	t := &turn{connID: o.ConnID, cancel: cancel}
+	if err := s.enqueue(t); err != nil {
+		return api.SessionPromptResult{}, err
+	}
+	defer s.dequeue(t)
+	if err := s.acquire(tctx, t, m.o.LockTimeout); err != nil {
+		return api.SessionPromptResult{}, err
+	}
+	defer s.release()
+	return m.runTurn(tctx, o, s, p, sink)
+}
+
+// runTurn runs the turn that holds s's lock.
+func (m *Manager) runTurn(ctx context.Context, o Owner, s *session, p api.SessionPromptParams, sink Sink) (api.SessionPromptResult, error) {
+	cfg := m.o.Config()
+	prof, err := agent.Resolve(cfg, s.alias, m.o.InstallRoot)
+	if err != nil {
+		return api.SessionPromptResult{}, fmt.Errorf("%w: %w", ErrInvalid, err)
+	}
+	prov, err := m.o.NewProvider(cfg, prof.ProviderRef)
+	if err != nil {
+		return api.SessionPromptResult{}, fmt.Errorf("session: prompt %s: %w", s.id, err)
+	}
+	history, err := agent.LoadHistory(ctx, m.o.Chat, s.id)
+	if err != nil {
+		return api.SessionPromptResult{}, fmt.Errorf("session: prompt %s: %w", s.id, err)
+	}
+	turnID, started := m.o.NewID(), m.o.Now()
+	prompt, err := withAttachments(s.workspace, turnID, p.Prompt, p.Attachments)
+	if err != nil {
+		return api.SessionPromptResult{}, err
+	}
+
+	durable := context.WithoutCancel(ctx) // state writes must land even when the turn is cancelled
+	if err := m.o.Chat.SetState(durable, s.id, stateRunning, turnID, &started); err != nil {
+		m.log.Warn("set state", "session", s.id, "turn", turnID, "err", err)
+	}
+	emit := func(ev api.SessionUpdate) {
+		ev.SessionID = s.id
+		sink.Update(ev)
+	}
+	tr := &agent.Turn{
+		Provider: prov,
+		Policy:   prof.Policy,
+		History:  history,
+		System:   prof.System,
+		Emit:     emit,
+		Approver: approver{s: s, connID: o.ConnID},
+		Append: func(ctx context.Context, role, content string) error {
+			_, err := m.o.Chat.Append(ctx, s.id, role, content, m.o.Now())
+			return err
+		},
+		SessionID: s.id,
+		Elicit: func(ctx context.Context, ep api.ElicitationParams) (api.ElicitationResult, error) {
+			res, err := sink.Elicit(ctx, ep)
+			if errors.Is(err, ErrNoElicitation) {
+				return res, fmt.Errorf("%w: %w", agent.ErrNoElicitation, err)
+			}
+			return res, err
+		},
+		ApprovalTimeout: prof.ApprovalTimeout,
+		NewID:           m.o.NewID,
+		Logger:          m.log,
+	}
+	tr.ToolEnv.Workspace = s.workspace
+	tr.ToolEnv.Environ = environ(o.Env)
+	if m.o.Costs != nil {
+		tr.RecordUsage = agent.CostRecorder(m.o.Costs, cfg, s.id, s.alias, m.o.Now, m.o.NewID)
+	}
+
+	m.log.Debug("turn start", "session", s.id, "turn", turnID)
+	outcome, content, runErr := tr.Run(ctx, prompt)
+	done := api.SessionUpdate{Type: api.UpdateTurnComplete, Outcome: outcome, Content: &content}
+	state := stateIdle
+	if runErr != nil {
+		done.Error = runErr.Error()
+		state = stateError
+		m.log.Info("turn failed", "session", s.id, "turn", turnID, "err", runErr)
+	}
+	if err := m.o.Chat.SetState(durable, s.id, state, "", nil); err != nil {
+		m.log.Warn("set state", "session", s.id, "turn", turnID, "err", err)
+	}
+	emit(done)
+	return api.SessionPromptResult{SessionID: s.id, Outcome: outcome, Content: content}, nil
+}
+
+// environ renders the client's forwarded environment as sorted KEY=value pairs.
+func environ(env map[string]string) []string {
+	out := make([]string, 0, len(env))
+	for k, v := range env {
+		if k == "" || strings.ContainsAny(k, "=\x00") || strings.Contains(v, "\x00") {
+			continue
+		}
+		out = append(out, k+"="+v)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// withAttachments appends one line per attachment to the prompt. Inline data is saved under
+// <workspace>/attachments/<turnID>-<i>-<filename> so the agent's file tools can read it; a path entry is
+// referenced as given.
+func withAttachments(workspace, turnID, prompt string, files []api.FileEntry) (string, error) {
+	if len(files) == 0 {
+		return prompt, nil
+	}
+	var b strings.Builder
+	b.WriteString(prompt)
+	for i, f := range files {
+		where := f.Path
+		if f.DataB64 != "" {
+			data, err := base64.StdEncoding.DecodeString(f.DataB64)
+			if err != nil {
+				return "", fmt.Errorf("%w: attachment %d: data_b64: %w", ErrInvalid, i, err)
+			}
+			name := filepath.Base(filepath.Clean("/" + f.Filename))
+			if name == "/" || name == "." {
+				name = fmt.Sprintf("attachment-%d", i)
+			}
+			dir := filepath.Join(workspace, "attachments")
+			if err := os.MkdirAll(dir, 0o700); err != nil {
+				return "", fmt.Errorf("session: attachment: %w", err)
+			}
+			where = filepath.Join(dir, fmt.Sprintf("%s-%d-%s", turnID, i, name))
+			if err := os.WriteFile(where, data, 0o600); err != nil {
+				return "", fmt.Errorf("session: attachment: %w", err)
+			}
+		}
+		if where == "" {
+			return "", fmt.Errorf("%w: attachment %d has neither path nor data_b64", ErrInvalid, i)
+		}
+		fmt.Fprintf(&b, "\n[attachment: %s", where)
+		if f.MimeType != "" {
+			fmt.Fprintf(&b, " (%s)", f.MimeType)
+		}
+		b.WriteString("]")
+	}
+	return b.String(), nil
+}

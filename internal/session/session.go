@@ -1,0 +1,250 @@
+package session
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/zeroclaw-go/zeroclaw/internal/agent"
+	"github.com/zeroclaw-go/zeroclaw/internal/api"
+)
+
+// Turn states stored in session_metadata.state.
+const (
+	stateIdle    = "idle"
+	stateRunning = "running"
+	stateError   = "error"
+)
+
+// session is one live session: its actor queue, the turns in it and their pending approvals.
+type session struct {
+	id, alias, workspace string
+	owner                string        // the principal that opened it
+	lock                 chan struct{} // capacity 1: held by the running turn
+	done                 chan struct{} // closed by close
+
+	mu      sync.Mutex // guards the fields below
+	closed  bool
+	queued  int                // Prompt calls inside the queue: waiting plus running
+	turns   map[*turn]struct{} // running and waiting turns
+	active  *turn
+	pending map[string]*pending
+	always  map[string]bool // tools allowed with allow_always for the rest of the session
+}
+
+// turn is one prompt in the queue; cancel ends its context.
+type turn struct {
+	connID uint64
+	cancel context.CancelFunc
+}
+
+// pending is an approval_request waiting for session/approve.
+type pending struct {
+	connID uint64
+	tool   string
+	ch     chan answer // capacity 1; receives exactly one answer
+}
+
+type answer struct {
+	dec agent.ApprovalDecision
+	err error
+}
+
+func newSession(id, alias, workspace, owner string) *session {
+	return &session{
+		id: id, alias: alias, workspace: workspace, owner: owner,
+		lock:    make(chan struct{}, 1),
+		done:    make(chan struct{}),
+		turns:   make(map[*turn]struct{}),
+		pending: make(map[string]*pending),
+		always:  make(map[string]bool),
+	}
+}
+
+// check returns ErrNotOwned unless o is an admin or opened the session.
+func (s *session) check(o Owner) error {
+	if o.Admin || o.Principal == s.owner {
+		return nil
+	}
+	return fmt.Errorf("%w: %s", ErrNotOwned, s.id)
+}
+
+// enqueue admits t into the queue, or returns ErrBusy when QueueDepth prompts already wait behind a running one.
+func (s *session) enqueue(t *turn) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return fmt.Errorf("%w: %s", ErrNotFound, s.id)
+	}
+	if s.queued >= 1+QueueDepth {
+		return fmt.Errorf("%w: %s: %d prompts already queued", ErrBusy, s.id, QueueDepth)
+	}
+	s.queued++
+	s.turns[t] = struct{}{}
+	return nil
+}
+
+func (s *session) dequeue(t *turn) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.queued--
+	delete(s.turns, t)
+	if s.active == t {
+		s.active = nil
+	}
+}
+
+// acquire waits for the session's turn lock; on success t is the active turn and release must follow.
+func (s *session) acquire(ctx context.Context, t *turn, timeout time.Duration) error {
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	select {
+	case s.lock <- struct{}{}:
+	case <-ctx.Done():
+		return fmt.Errorf("session: %s: waiting for the turn: %w", s.id, context.Cause(ctx))
+	case <-s.done:
+		return fmt.Errorf("%w: %s", ErrNotFound, s.id)
+	case <-timer.C:
+		return fmt.Errorf("%w: %s: waited %s for the running turn", ErrBusy, s.id, timeout)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		<-s.lock
+		return fmt.Errorf("%w: %s", ErrNotFound, s.id)
+	}
+	s.active = t
+	return nil
+}
+
+func (s *session) release() { <-s.lock }
+
+func (s *session) running() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.active != nil
+}
+
+// cancelActive cancels the running turn and reports whether there was one.
+func (s *session) cancelActive() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.active == nil {
+		return false
+	}
+	s.active.cancel()
+	return true
+}
+
+// disconnected cancels connID's turns and denies its pending approvals.
+func (s *session) disconnected(connID uint64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for t := range s.turns {
+		if t.connID == connID {
+			t.cancel()
+		}
+	}
+	for id, p := range s.pending {
+		if p.connID == connID {
+			delete(s.pending, id)
+			p.ch <- answer{err: fmt.Errorf("session: approval %s: client disconnected: %w", id, agent.ErrApprovalAbandoned)}
+		}
+	}
+}
+
+// close ends the session's life: every turn is cancelled, every approval denied, queued prompts leave.
+func (s *session) close() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return
+	}
+	s.closed = true
+	close(s.done)
+	for t := range s.turns {
+		t.cancel()
+	}
+	for id, p := range s.pending {
+		delete(s.pending, id)
+		p.ch <- answer{err: fmt.Errorf("session: approval %s: session closed: %w", id, agent.ErrApprovalAbandoned)}
+	}
+}
+
+// decide delivers a decision to pending request id and reports whether it was pending.
+func (s *session) decide(id string, dec agent.ApprovalDecision) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p := s.pending[id]
+	if p == nil {
+		return false
+	}
+	delete(s.pending, id)
+	if dec.Decision == api.DecisionAllowAlways {
+		s.always[p.tool] = true
+	}
+	p.ch <- answer{dec: dec}
+	return true
+}
+
+// forget removes request id and reports whether it was still pending (false: an answer is already in its
+// channel).
+func (s *session) forget(id string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.pending[id]; !ok {
+		return false
+	}
+	delete(s.pending, id)
+	return true
+}
+
+// approver is the agent.Approver of one turn: requests are tagged with the connection that started it.
+type approver struct {
+	s      *session
+	connID uint64
+}
+
+// RequestApproval implements agent.Approver. A tool allowed with allow_always earlier in the session is
+// allowed again without asking.
+func (a approver) RequestApproval(ctx context.Context, req agent.ApprovalRequest) (agent.ApprovalDecision, error) {
+	s := a.s
+	s.mu.Lock()
+	if s.always[req.ToolName] {
+		s.mu.Unlock()
+		return agent.ApprovalDecision{Decision: api.DecisionAllowAlways}, nil
+	}
+	if s.closed {
+		s.mu.Unlock()
+		return agent.ApprovalDecision{}, fmt.Errorf("session: approval %s: %w", req.RequestID, agent.ErrApprovalAbandoned)
+	}
+	ch := make(chan answer, 1)
+	s.pending[req.RequestID] = &pending{connID: a.connID, tool: req.ToolName, ch: ch}
+	s.mu.Unlock()
+
+	req.Announce()
+	timer := time.NewTimer(req.Timeout)
+	defer timer.Stop()
+	var err error
+	select {
+	case ans := <-ch:
+		return ans.dec, ans.err
+	case <-ctx.Done():
+		err = fmt.Errorf("session: approval %s: %w", req.RequestID, ctx.Err())
+	case <-timer.C:
+		err = fmt.Errorf("session: approval %s: %w", req.RequestID, agent.ErrApprovalTimeout)
+	}
+	if !s.forget(req.RequestID) {
+		ans := <-ch // answered while we gave up: the answer wins
+		return ans.dec, ans.err
+	}
+	return agent.ApprovalDecision{}, err
+}
+
+func isObject(raw json.RawMessage) bool {
+	t := bytes.TrimSpace(raw)
+	return len(t) > 0 && t[0] == '{' && json.Valid(t)
+}
