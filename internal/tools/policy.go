@@ -307,6 +307,9 @@ func (p Policy) Summary(call Call) string {
 	case NameAskUser:
 		if a, err := parseAsk(call); err == nil {
 			s = "ask_user: " + a.question
+			if len(a.choices) > 0 {
+				s += " [" + strings.Join(a.choices, " | ") + "]"
+			}
 		}
 	case NameTime:
 		s = "time"

@@ -224,6 +224,7 @@ func TestSummary(t *testing.T) {
 		{call("file_read", map[string]any{"path": "a.txt"}), "file_read: a.txt"},
 		{call("file_list", nil), "file_list: ."},
 		{call("ask_user", map[string]any{"question": "Proceed?"}), "ask_user: Proceed?"},
+		{call("ask_user", map[string]any{"question": "Color?", "choices": []string{"red", "blue"}}), "ask_user: Color? [red | blue]"},
 		{call("time", nil), "time"},
 		{Call{Name: "shell", Arguments: json.RawMessage(`{"cmd":1}`)}, `shell {"cmd":1}`},
 	}

@@ -69,16 +69,20 @@ func runShell(ctx context.Context, env Env, call Call) Result {
 	// No orphans: once sh exits, whatever it left running in its group is killed with it.
 	go func() { waitErr <- waitAndKillGroup(cmd) }()
 	var werr error
+	stopped := false // killed because of the timeout or cancellation, not exited on its own
 	select {
 	case werr = <-waitErr:
 	case <-runCtx.Done():
 		killProcessGroup(cmd)
 		werr = <-waitErr
+		stopped = true
 	}
+	grace := time.NewTimer(drainGrace)
 	select {
 	case <-drained:
-	case <-time.After(drainGrace):
+	case <-grace.C:
 	}
+	grace.Stop()
 	pr.Close()
 	<-drained
 
@@ -91,10 +95,10 @@ func runShell(ctx context.Context, env Env, call Call) Result {
 		b.WriteByte('\n')
 	}
 	switch {
-	case errors.Is(runCtx.Err(), context.DeadlineExceeded) && ctx.Err() == nil:
+	case stopped && ctx.Err() == nil:
 		fmt.Fprintf(&b, "[timed out after %s; the command and its child processes were killed]", timeout)
 		return Result{Output: b.String(), IsError: true}
-	case ctx.Err() != nil:
+	case stopped:
 		b.WriteString("[cancelled; the command and its child processes were killed]")
 		return Result{Output: b.String(), IsError: true}
 	}
