@@ -49,7 +49,6 @@ func LoadWith(path string, environ []string, box *secrets.Box) (*Config, []strin
 type state struct {
 	raw      []byte
 	doc      *document
-	file     *Config // decoded from the file alone: no env overrides, secrets as stored
 	cfg      *Config // live view: env overrides applied, secrets decrypted
 	envProps []string
 	warnings []string
@@ -61,11 +60,7 @@ func build(path string, raw []byte, environ []string, box *secrets.Box) (*state,
 	if err != nil {
 		return nil, err
 	}
-	fileCfg, warnings, err := decode(d)
-	if err != nil {
-		return nil, err
-	}
-	cfg, _, err := decode(d)
+	cfg, warnings, err := decode(d)
 	if err != nil {
 		return nil, err
 	}
@@ -84,5 +79,5 @@ func build(path string, raw []byte, environ []string, box *secrets.Box) (*state,
 		return nil, verr
 	}
 	warnings = append(warnings, vwarn...)
-	return &state{raw: raw, doc: d, file: fileCfg, cfg: cfg, envProps: envProps, warnings: warnings}, nil
+	return &state{raw: raw, doc: d, cfg: cfg, envProps: envProps, warnings: warnings}, nil
 }

@@ -16,10 +16,13 @@ import (
 // are kebab→snake translated when resolved (max-tokens ⇒ max_tokens); map keys never are.
 type Path []string
 
-// ParsePath parses a property path. It never panics; a malformed path yields an error wrapping ErrInvalidPath.
+// ParsePath parses a property path (valid UTF-8 only). It never panics; a malformed path yields an error wrapping ErrInvalidPath.
 func ParsePath(s string) (Path, error) {
 	if s == "" {
 		return nil, fmt.Errorf("%w: empty", ErrInvalidPath)
+	}
+	if !utf8.ValidString(s) {
+		return nil, fmt.Errorf("%w: not valid UTF-8", ErrInvalidPath)
 	}
 	var p Path
 	i := 0
