@@ -341,7 +341,9 @@ func TestConnSequentialBackpressure(t *testing.T) {
 	}
 	p.send(lines...)
 	// One request is in the handler and the queue is full; the reader waits instead of buffering more.
-	eventually(t, "a full sequential queue", func() bool { return len(p.srv.seq) == cap(p.srv.seq) })
+	eventually(t, "a full sequential queue", func() bool {
+		return handled.Load() >= 1 && len(p.srv.seq) == cap(p.srv.seq)
+	})
 	if got := handled.Load(); got != 1 {
 		t.Errorf("handled %d requests while the first blocks, want 1", got)
 	}

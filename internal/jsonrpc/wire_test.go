@@ -1,6 +1,7 @@
 package jsonrpc
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -230,5 +231,38 @@ func TestEncode(t *testing.T) {
 	}
 	if _, err := EncodeNotification("m", make(chan int)); err == nil {
 		t.Error("EncodeNotification of a chan succeeded")
+	}
+}
+
+func TestWriteFrame(t *testing.T) {
+	var buf bytes.Buffer
+	f, err := EncodeNotification("ping", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteFrame(&buf, f); err != nil {
+		t.Fatal(err)
+	}
+	if got := buf.String(); got != `{"jsonrpc":"2.0","method":"ping"}`+"\n" {
+		t.Errorf("got %q", got)
+	}
+	r := NewReader(&buf, 0)
+	back, err := r.ReadFrame()
+	if err != nil || !bytes.Equal(back, f) {
+		t.Errorf("read back %q, %v", back, err)
+	}
+}
+
+func TestNotifyEncodeError(t *testing.T) {
+	server, client := socketPair(t)
+	defer client.Close()
+	c := NewConn(server, HandlerFunc(echo), Options{})
+	defer c.Close()
+	err := c.Notify("m", make(chan int))
+	if err == nil || errors.Is(err, ErrClosed) {
+		t.Errorf("Notify with unencodable params = %v, want an encode error", err)
+	}
+	if _, err := c.Call(t.Context(), "m", func() {}); err == nil || errors.Is(err, ErrClosed) {
+		t.Errorf("Call with unencodable params = %v, want an encode error", err)
 	}
 }
