@@ -1,0 +1,25 @@
+// Command zeroclaw is the personal AI agent runtime daemon and its command-line client.
+package main
+
+import (
+	"context"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/zeroclaw-go/zeroclaw/internal/cli"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	home, _ := os.UserHomeDir()
+	code := cli.Run(ctx, cli.Env{
+		Stdin:   os.Stdin,
+		Stdout:  os.Stdout,
+		Stderr:  os.Stderr,
+		Environ: os.Environ(),
+		Home:    home,
+	}, os.Args[1:])
+	stop()
+	os.Exit(code)
+}

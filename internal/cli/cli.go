@@ -1,0 +1,157 @@
+// Package cli implements the zeroclaw command line: one file per subcommand, each parsing its own flags with the
+// standard flag package and returning an error that may carry a hint for the user.
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+)
+
+// Env is what a command may use from its process: streams, environment and home directory. Tests build their own.
+type Env struct {
+	Stdin   io.Reader
+	Stdout  io.Writer
+	Stderr  io.Writer
+	Environ []string
+	Home    string
+}
+
+// Getenv looks a variable up in e.Environ (the last assignment wins).
+func (e Env) Getenv(key string) string {
+	for i := len(e.Environ) - 1; i >= 0; i-- {
+		if k, v, ok := strings.Cut(e.Environ[i], "="); ok && k == key {
+			return v
+		}
+	}
+	return ""
+}
+
+// HintError is an error with a suggestion printed after it as "Try: ...".
+type HintError struct {
+	Err  error
+	Hint string
+	Code int // process exit code; 0 means 1
+}
+
+func (e *HintError) Error() string { return e.Err.Error() }
+func (e *HintError) Unwrap() error { return e.Err }
+
+func withHint(err error, hint string) error { return &HintError{Err: err, Hint: hint} }
+
+type command struct {
+	name    string
+	summary string
+	run     func(ctx context.Context, env Env, args []string) error
+}
+
+func commands() []command {
+	return []command{
+		{"daemon", "run the daemon in the foreground", runDaemon},
+		{"status", "print the running daemon's status", runStatus},
+		{"rpc", "send NDJSON requests from stdin to the daemon and print every reply (a socat replacement)", runRPC},
+		{"stop", "ask the running daemon to shut down", runStop},
+		{"version", "print the version", runVersion},
+	}
+}
+
+// Run executes the command line args (without the program name) and returns the process exit code.
+func Run(ctx context.Context, env Env, args []string) int {
+	err := dispatch(ctx, env, args)
+	if err == nil {
+		return 0
+	}
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if errors.Is(err, errUsage) {
+		return 2
+	}
+	fmt.Fprintf(env.Stderr, "Error: %v\n", err)
+	var he *HintError
+	if errors.As(err, &he) {
+		if he.Hint != "" {
+			fmt.Fprintf(env.Stderr, "Try: %s\n", he.Hint)
+		}
+		if he.Code != 0 {
+			return he.Code
+		}
+	}
+	return 1
+}
+
+var errUsage = errors.New("usage")
+
+func dispatch(ctx context.Context, env Env, args []string) error {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		usage(env.Stderr)
+		if len(args) == 0 {
+			return errUsage
+		}
+		return nil
+	}
+	for _, c := range commands() {
+		if c.name == args[0] {
+			return c.run(ctx, env, args[1:])
+		}
+	}
+	return withHint(fmt.Errorf("unknown command %q", args[0]), "zeroclaw help")
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "zeroclaw: a personal AI agent runtime daemon")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Usage: zeroclaw <command> [flags]")
+	fmt.Fprintln(w)
+	for _, c := range commands() {
+		fmt.Fprintf(w, "  %-8s %s\n", c.name, c.summary)
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Run 'zeroclaw <command> -h' for a command's flags.")
+}
+
+// newFlagSet returns a flag set that reports errors instead of exiting.
+func newFlagSet(env Env, name, synopsis string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(env.Stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(env.Stderr, "Usage: zeroclaw %s %s\n", name, synopsis)
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
+func parseFlags(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return errUsage
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(fs.Output(), "unexpected argument %q\n", fs.Arg(0))
+		fs.Usage()
+		return errUsage
+	}
+	return nil
+}
+
+// newLogger builds the slog logger the daemon logs with, on stderr.
+func newLogger(w io.Writer, format, level string) (*slog.Logger, error) {
+	var lv slog.Level
+	if err := lv.UnmarshalText([]byte(level)); err != nil {
+		return nil, withHint(fmt.Errorf("unknown log level %q", level), "--log-level debug|info|warn|error")
+	}
+	opts := &slog.HandlerOptions{Level: lv}
+	switch format {
+	case "text":
+		return slog.New(slog.NewTextHandler(w, opts)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(w, opts)), nil
+	}
+	return nil, withHint(fmt.Errorf("unknown log format %q", format), "--log-format text|json")
+}

@@ -1,0 +1,110 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"syscall"
+	"time"
+
+	"github.com/zeroclaw-go/zeroclaw/internal/api"
+	"github.com/zeroclaw-go/zeroclaw/internal/install"
+	"github.com/zeroclaw-go/zeroclaw/internal/jsonrpc"
+)
+
+// endpointFor resolves the daemon endpoint exactly as the daemon does.
+func endpointFor(env Env, configDir string) (string, error) {
+	layout, err := install.Resolve(configDir, env.Getenv, env.Home)
+	if err != nil {
+		return "", err
+	}
+	return layout.Endpoint(env.Getenv), nil
+}
+
+// errNoDaemon marks a failed connect because nothing serves the endpoint.
+var errNoDaemon = errors.New("no daemon is running")
+
+// dial connects to the endpoint; "nothing there" becomes a HintError wrapping errNoDaemon.
+func dial(ctx context.Context, endpoint string) (net.Conn, error) {
+	dctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	nc, err := install.Dial(dctx, endpoint)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) || errors.Is(err, syscall.ENOENT) || errors.Is(err, syscall.ECONNREFUSED) {
+			return nil, &HintError{Err: fmt.Errorf("%w at %s", errNoDaemon, endpoint), Hint: "zeroclaw daemon"}
+		}
+		return nil, fmt.Errorf("connect %s: %w", endpoint, err)
+	}
+	return nc, nil
+}
+
+// client is a native-protocol client over jsonrpc.Conn: it initializes, calls methods, and hands inbound
+// notifications and daemon→client requests to onInbound.
+type client struct {
+	conn   *jsonrpc.Conn
+	served chan struct{}
+	init   api.InitializeResult
+}
+
+// inboundFunc handles a notification (result ignored) or a daemon→client request.
+type inboundFunc func(ctx context.Context, req *jsonrpc.Request) (any, error)
+
+// connect dials, starts serving the connection and performs initialize.
+func connect(ctx context.Context, endpoint string, caps map[string]any, onInbound inboundFunc) (*client, error) {
+	nc, err := dial(ctx, endpoint)
+	if err != nil {
+		return nil, err
+	}
+	h := jsonrpc.HandlerFunc(func(ctx context.Context, _ *jsonrpc.Conn, req *jsonrpc.Request) (any, error) {
+		if onInbound == nil {
+			if req.IsNotification() {
+				return nil, nil
+			}
+			return nil, jsonrpc.NewError(api.CodeMethodNotFound, "Unknown method: "+req.Method, nil)
+		}
+		return onInbound(ctx, req)
+	})
+	c := &client{
+		conn:   jsonrpc.NewConn(nc, h, jsonrpc.Options{Concurrent: func(string) bool { return true }}),
+		served: make(chan struct{}),
+	}
+	go func() {
+		defer close(c.served)
+		_ = c.conn.Serve(ctx)
+	}()
+	params := map[string]any{"protocol_version": api.ProtocolVersion}
+	if caps != nil {
+		params["clientCapabilities"] = caps
+	}
+	if err := c.call(ctx, api.MethodInitialize, params, &c.init); err != nil {
+		c.close()
+		return nil, err
+	}
+	return c, nil
+}
+
+// call sends one request and decodes its result into out (when out is non-nil).
+func (c *client) call(ctx context.Context, method string, params, out any) error {
+	raw, err := c.conn.Call(ctx, method, params)
+	if err != nil {
+		if errors.Is(err, jsonrpc.ErrClosed) {
+			return fmt.Errorf("%s: the daemon closed the connection", method)
+		}
+		return err
+	}
+	if out == nil {
+		return nil
+	}
+	if err := json.Unmarshal(raw, out); err != nil {
+		return fmt.Errorf("%s: unexpected result: %w", method, err)
+	}
+	return nil
+}
+
+func (c *client) close() {
+	c.conn.Close()
+	<-c.served
+}

@@ -1,0 +1,35 @@
+package cli
+
+import (
+	"context"
+	"errors"
+
+	"github.com/zeroclaw-go/zeroclaw/internal/daemon"
+)
+
+func runDaemon(ctx context.Context, env Env, args []string) error {
+	fs := newFlagSet(env, "daemon", "[--config-dir DIR] [--ephemeral] [--log-format text|json] [--log-level L]")
+	configDir := fs.String("config-dir", "", "install root (default: $ZEROCLAW_CONFIG_DIR, else ~/.zeroclaw)")
+	ephemeral := fs.Bool("ephemeral", false, "exit 1 s after the last client disconnects")
+	logFormat := fs.String("log-format", "text", "log format on stderr: text or json")
+	logLevel := fs.String("log-level", "info", "log level: debug, info, warn or error")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	log, err := newLogger(env.Stderr, *logFormat, *logLevel)
+	if err != nil {
+		return err
+	}
+	err = daemon.Run(ctx, daemon.Options{
+		ConfigDir: *configDir,
+		Ephemeral: *ephemeral,
+		Environ:   env.Environ,
+		Home:      env.Home,
+		Logger:    log,
+	})
+	var re *daemon.RunningError
+	if errors.As(err, &re) {
+		return withHint(err, "zeroclaw stop")
+	}
+	return err
+}

@@ -1,0 +1,44 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/zeroclaw-go/zeroclaw/internal/api"
+)
+
+func runStatus(ctx context.Context, env Env, args []string) error {
+	fs := newFlagSet(env, "status", "[--config-dir DIR] [--json]")
+	configDir := fs.String("config-dir", "", "install root (default: $ZEROCLAW_CONFIG_DIR, else ~/.zeroclaw)")
+	asJSON := fs.Bool("json", false, "print the raw status result as JSON")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	endpoint, err := endpointFor(env, *configDir)
+	if err != nil {
+		return err
+	}
+	c, err := connect(ctx, endpoint, nil, nil)
+	if err != nil {
+		return err
+	}
+	defer c.close()
+	var st api.StatusResult
+	if err := c.call(ctx, api.MethodStatus, nil, &st); err != nil {
+		return err
+	}
+	if *asJSON {
+		b, _ := json.MarshalIndent(st, "", "  ")
+		fmt.Fprintln(env.Stdout, string(b))
+		return nil
+	}
+	fmt.Fprintf(env.Stdout, "zeroclaw daemon %s (protocol %d) running\n", st.ServerVersion, st.ProtocolVersion)
+	fmt.Fprintf(env.Stdout, "  pid:         %d\n", st.PID)
+	fmt.Fprintf(env.Stdout, "  uptime:      %ds\n", st.UptimeSecs)
+	fmt.Fprintf(env.Stdout, "  endpoint:    %s\n", st.LocalIPCEndpoint)
+	fmt.Fprintf(env.Stdout, "  config dir:  %s\n", st.ConfigDir)
+	fmt.Fprintf(env.Stdout, "  data dir:    %s\n", st.DataDir)
+	fmt.Fprintf(env.Stdout, "  sessions:    %d active\n", st.ActiveSessions)
+	return nil
+}

@@ -1,0 +1,287 @@
+// Package daemon is the composition root: it resolves the install, loads the config, takes the ownership locks,
+// opens the stores, starts the listeners and owns the shutdown order.
+package daemon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/zeroclaw-go/zeroclaw/internal/api"
+	"github.com/zeroclaw-go/zeroclaw/internal/config"
+	"github.com/zeroclaw-go/zeroclaw/internal/install"
+	"github.com/zeroclaw-go/zeroclaw/internal/jsonrpc"
+	"github.com/zeroclaw-go/zeroclaw/internal/rpc"
+)
+
+// DrainTimeout is how long shutdown waits for in-flight requests before closing connections (protocol.md §2.1).
+const DrainTimeout = 5500 * time.Millisecond
+
+// EphemeralGrace is how long an ephemeral daemon waits after its last client leaves (protocol.md §9).
+const EphemeralGrace = time.Second
+
+// Options configure one daemon run.
+type Options struct {
+	ConfigDir string   // --config-dir; "" = resolve from the environment
+	Ephemeral bool     // exit after the last client disconnects
+	Environ   []string // the process environment (os.Environ()); nil => empty
+	Home      string   // the user's home directory
+	Logger    *slog.Logger
+	// Ready, if set, is called once the endpoint accepts connections.
+	Ready func(endpoint string)
+}
+
+func (o Options) getenv(key string) string {
+	for i := len(o.Environ) - 1; i >= 0; i-- {
+		k, v, ok := cutEnv(o.Environ[i])
+		if ok && k == key {
+			return v
+		}
+	}
+	return ""
+}
+
+func cutEnv(kv string) (string, string, bool) {
+	for i := 0; i < len(kv); i++ {
+		if kv[i] == '=' {
+			return kv[:i], kv[i+1:], true
+		}
+	}
+	return "", "", false
+}
+
+// Run starts the daemon and blocks until ctx is cancelled, a shutdown is requested over RPC, or (ephemeral) the
+// last client has left. Startup order: install lock → config → listener → server. Shutdown order: stop
+// accepting → drain in-flight requests (5.5 s) → close connections → close stores → remove the socket if it is
+// still ours → release the locks.
+func Run(ctx context.Context, opts Options) error {
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	layout, err := install.Resolve(opts.ConfigDir, opts.getenv, opts.Home)
+	if err != nil {
+		return err
+	}
+	for _, w := range layout.Warnings {
+		log.Warn(w, "component", "install")
+	}
+	endpoint := layout.Endpoint(opts.getenv)
+
+	lock, err := install.LockInstall(layout)
+	if err != nil {
+		var le *install.LockedError
+		if errors.As(err, &le) {
+			return &RunningError{PID: le.PID, Endpoint: endpoint}
+		}
+		return err
+	}
+	defer lock.Release()
+
+	created, err := config.EnsureDefault(layout.ConfigPath())
+	if err != nil {
+		return err
+	}
+	if created {
+		log.Info("wrote default config", "component", "config", "path", layout.ConfigPath())
+	}
+	cfg, warnings, err := config.Load(layout.ConfigPath(), opts.Environ)
+	if err != nil {
+		return err
+	}
+	for _, w := range warnings {
+		log.Warn(w, "component", "config")
+	}
+
+	ln, err := install.Listen(endpoint)
+	if err != nil {
+		var ie *install.InUseError
+		if errors.As(err, &ie) {
+			return &RunningError{PID: ie.PID, Endpoint: endpoint}
+		}
+		return err
+	}
+
+	d := &daemon{
+		log:       log,
+		ln:        ln,
+		ephemeral: opts.Ephemeral,
+		stop:      make(chan struct{}),
+		cfg:       cfg,
+	}
+	d.srv = rpc.New(rpc.Options{
+		Logger: log.With("component", "rpc"),
+		Info: rpc.Info{
+			PID: os.Getpid(), UID: os.Getuid(), StartedAt: time.Now(),
+			ConfigDir: layout.Root, DataDir: layout.DataDir, Endpoint: endpoint,
+		},
+		Config:   func() *config.Config { return d.cfg },
+		Shutdown: d.requestStop,
+	})
+	log.Info("daemon listening", "component", "daemon", "endpoint", endpoint, "pid", os.Getpid(),
+		"config_dir", layout.Root, "ephemeral", opts.Ephemeral)
+	if opts.Ready != nil {
+		opts.Ready(endpoint)
+	}
+	return d.serve(ctx)
+}
+
+// RunningError reports that another daemon owns this install or endpoint.
+type RunningError struct {
+	PID      int
+	Endpoint string
+}
+
+func (e *RunningError) Error() string {
+	if e.PID > 0 {
+		return fmt.Sprintf("another daemon (pid %d) serves %s", e.PID, e.Endpoint)
+	}
+	return fmt.Sprintf("another daemon serves %s", e.Endpoint)
+}
+
+// daemon is one running instance.
+type daemon struct {
+	log       *slog.Logger
+	ln        *install.Listener
+	srv       *rpc.Server
+	cfg       *config.Config
+	ephemeral bool
+
+	stopOnce sync.Once
+	stop     chan struct{} // closed by requestStop
+
+	mu      sync.Mutex // mu guards the fields below
+	clients int        // open connections
+	seen    bool       // at least one client ever connected
+	idle    *time.Timer
+	conns   sync.WaitGroup
+}
+
+func (d *daemon) requestStop() { d.stopOnce.Do(func() { close(d.stop) }) }
+
+func (d *daemon) limits() (rpc.Limits, int) {
+	r := d.cfg.RPC
+	ms := func(v int) time.Duration { return time.Duration(v) * time.Millisecond }
+	return rpc.Limits{
+		MaxFrameBytes:     r.MaxFrameBytes,
+		InitializeTimeout: ms(r.InitializeTimeoutMS),
+		FrameTimeout:      ms(r.FrameTimeoutMS),
+		WriteTimeout:      ms(r.WriteTimeoutMS),
+	}, r.MaxLocalConnections
+}
+
+func (d *daemon) serve(ctx context.Context) error {
+	connCtx, cancelConns := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelConns()
+	acceptDone := make(chan struct{})
+	go func() {
+		defer close(acceptDone)
+		d.acceptLoop(connCtx)
+	}()
+
+	select {
+	case <-ctx.Done():
+		d.log.Info("shutting down: signal", "component", "daemon")
+	case <-d.stop:
+		d.log.Info("shutting down: requested", "component", "daemon")
+	}
+
+	// 1. Stop accepting.
+	d.ln.StopAccepting()
+	<-acceptDone
+	// 2. Drain in-flight requests, then close every connection (queued frames are flushed).
+	drainCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), DrainTimeout)
+	d.srv.Drain(drainCtx)
+	cancel()
+	cancelConns()
+	d.conns.Wait()
+	// 3. Close stores (none yet). 4. Remove the socket if it is still ours, release the endpoint lock.
+	if err := d.ln.Close(); err != nil {
+		d.log.Warn("closing endpoint", "component", "daemon", "err", err)
+	}
+	d.log.Info("daemon stopped", "component", "daemon")
+	return nil
+}
+
+func (d *daemon) acceptLoop(ctx context.Context) {
+	for {
+		nc, err := d.ln.Accept()
+		if err != nil {
+			if errors.Is(err, net.ErrClosed) {
+				return
+			}
+			d.log.Warn("accept failed", "component", "daemon", "err", err)
+			time.Sleep(50 * time.Millisecond)
+			continue
+		}
+		lim, maxConns := d.limits()
+		if !d.admit(maxConns) {
+			d.conns.Add(1)
+			go func() {
+				defer d.conns.Done()
+				defer nc.Close()
+				_ = jsonrpc.WriteRefusal(nc, jsonrpc.NewError(api.CodeConnectionLimitReached,
+					fmt.Sprintf("Connection limit reached (%d)", maxConns),
+					map[string]any{"reason": "connection_limit", "limit": maxConns}))
+			}()
+			continue
+		}
+		d.conns.Add(1)
+		go func() {
+			defer d.conns.Done()
+			defer d.release()
+			cred, err := install.Peer(nc)
+			if err != nil {
+				d.log.Warn("peer credentials unavailable", "component", "daemon", "err", err)
+			}
+			info := rpc.PeerInfo{PID: cred.PID, UID: cred.UID, Label: cred.Label, Transport: transportOf(cred)}
+			_ = d.srv.ServeConn(ctx, nc, info, lim)
+		}()
+	}
+}
+
+func transportOf(c install.PeerCred) string {
+	if len(c.Label) >= 5 && c.Label[:5] == "pipe:" {
+		return "pipe"
+	}
+	return "unix"
+}
+
+// admit counts a new connection, refusing it past the limit. A connection cancels a pending ephemeral exit.
+func (d *daemon) admit(max int) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if max > 0 && d.clients >= max {
+		return false
+	}
+	d.clients++
+	d.seen = true
+	if d.idle != nil {
+		d.idle.Stop()
+		d.idle = nil
+	}
+	return true
+}
+
+// release uncounts a closed connection; in ephemeral mode the last one arms the exit timer.
+func (d *daemon) release() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.clients--
+	if d.ephemeral && d.clients == 0 && d.seen {
+		d.idle = time.AfterFunc(EphemeralGrace, func() {
+			d.mu.Lock()
+			still := d.clients == 0
+			d.mu.Unlock()
+			if still {
+				d.log.Info("last client left: ephemeral daemon exiting", "component", "daemon")
+				d.requestStop()
+			}
+		})
+	}
+}

@@ -1,0 +1,243 @@
+// Package e2e drives the real zeroclaw binary: it is built once per test run and started as a child process on
+// temporary installs, then checked through its socket, its files and its exit status.
+package e2e
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+var binary string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "zc-e2e-bin")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	binary = filepath.Join(dir, "zeroclaw")
+	build := exec.Command("go", "build", "-o", binary, "../../cmd/zeroclaw")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "building zeroclaw:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// home is a temporary HOME with a short path, so the default endpoint ~/.zeroclaw/data/daemon.sock fits.
+func home(t *testing.T) string {
+	dir, err := os.MkdirTemp("", "zch")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
+}
+
+// env is a minimal, hermetic environment for the binary.
+func env(homeDir string, extra ...string) []string {
+	return append([]string{"HOME=" + homeDir, "PATH=" + os.Getenv("PATH")}, extra...)
+}
+
+// proc is a running zeroclaw child process.
+type proc struct {
+	cmd    *exec.Cmd
+	stderr *syncBuffer
+	done   chan struct{}
+	err    error
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// start runs the binary with args in the background; it is killed at the end of the test if still running.
+func start(t *testing.T, environ []string, args ...string) *proc {
+	t.Helper()
+	cmd := exec.Command(binary, args...)
+	cmd.Env = environ
+	p := &proc{cmd: cmd, stderr: &syncBuffer{}, done: make(chan struct{})}
+	cmd.Stderr = p.stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		p.err = cmd.Wait()
+		close(p.done)
+	}()
+	t.Cleanup(func() {
+		if !p.exited() {
+			_ = cmd.Process.Kill()
+			<-p.done
+		}
+		if t.Failed() {
+			t.Logf("stderr of %v:\n%s", args, p.stderr.String())
+		}
+	})
+	return p
+}
+
+func (p *proc) exited() bool {
+	select {
+	case <-p.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// wait waits for the process to exit and returns its exit code.
+func (p *proc) wait(t *testing.T, timeout time.Duration) int {
+	t.Helper()
+	select {
+	case <-p.done:
+	case <-time.After(timeout):
+		t.Fatalf("process did not exit within %s; stderr:\n%s", timeout, p.stderr.String())
+	}
+	var ee *exec.ExitError
+	if errors.As(p.err, &ee) {
+		return ee.ExitCode()
+	}
+	if p.err != nil {
+		t.Fatalf("wait: %v", p.err)
+	}
+	return 0
+}
+
+// run runs the binary to completion with stdin and returns stdout, stderr and the exit code.
+func run(t *testing.T, environ []string, stdin string, args ...string) (string, string, int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, binary, args...)
+	cmd.Env = environ
+	cmd.Stdin = strings.NewReader(stdin)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := 0
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("run %v: %v", args, err)
+	}
+	return out.String(), errb.String(), code
+}
+
+// waitSocket waits until something accepts connections at path.
+func waitSocket(t *testing.T, p *proc, path string) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		if p != nil && p.exited() {
+			t.Fatalf("daemon exited before serving %s; stderr:\n%s", path, p.stderr.String())
+		}
+		if c, err := net.Dial("unix", path); err == nil {
+			c.Close()
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("nothing serves %s after 20s", path)
+}
+
+// rpcConn is a minimal NDJSON client for checks against the real binary.
+type rpcConn struct {
+	t  *testing.T
+	nc net.Conn
+	r  *bufio.Reader
+}
+
+func dialRPC(t *testing.T, path string) *rpcConn {
+	t.Helper()
+	nc, err := net.Dial("unix", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { nc.Close() })
+	return &rpcConn{t: t, nc: nc, r: bufio.NewReader(nc)}
+}
+
+// call sends a request and returns the decoded response frame.
+func (c *rpcConn) call(method string, params any, id int) map[string]any {
+	c.t.Helper()
+	req, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "method": method, "params": params, "id": id})
+	if _, err := c.nc.Write(append(req, '\n')); err != nil {
+		c.t.Fatal(err)
+	}
+	_ = c.nc.SetReadDeadline(time.Now().Add(10 * time.Second))
+	line, err := c.r.ReadBytes('\n')
+	if err != nil {
+		c.t.Fatalf("%s: %v", method, err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(line, &m); err != nil {
+		c.t.Fatalf("%s: bad frame %q", method, line)
+	}
+	return m
+}
+
+func (c *rpcConn) initialize() {
+	c.t.Helper()
+	if r := c.call("initialize", map[string]any{"protocol_version": 1}, 1); r["result"] == nil {
+		c.t.Fatalf("initialize failed: %v", r)
+	}
+}
+
+func statusPID(t *testing.T, sock string) int {
+	t.Helper()
+	c := dialRPC(t, sock)
+	c.initialize()
+	r := c.call("status", map[string]any{}, 2)
+	res, ok := r["result"].(map[string]any)
+	if !ok {
+		t.Fatalf("status failed: %v", r)
+	}
+	return int(res["pid"].(float64))
+}
+
+func mode(t *testing.T, path string) os.FileMode {
+	t.Helper()
+	fi, err := os.Lstat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fi.Mode()
+}
+
+func signal(t *testing.T, p *proc, sig syscall.Signal) {
+	t.Helper()
+	if err := p.cmd.Process.Signal(sig); err != nil {
+		t.Fatal(err)
+	}
+}

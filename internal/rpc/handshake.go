@@ -1,0 +1,139 @@
+package rpc
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+
+	"time"
+
+	"github.com/zeroclaw-go/zeroclaw/internal/api"
+	"github.com/zeroclaw-go/zeroclaw/internal/config"
+	"github.com/zeroclaw-go/zeroclaw/internal/jsonrpc"
+)
+
+// initialize binds the connection (protocol.md §3). A failure keeps the previous binding.
+func (s *Server) initialize(_ context.Context, p *Peer, raw json.RawMessage) (any, error) {
+	var params api.InitializeParams
+	if err := decodeParams(raw, &params); err != nil {
+		return nil, err
+	}
+	version := api.ProtocolVersion
+	if params.ProtocolVersion != nil {
+		version = *params.ProtocolVersion
+	}
+	if version != api.ProtocolVersion {
+		return nil, jsonrpc.NewError(api.CodeVersionMismatch,
+			fmt.Sprintf("Protocol version mismatch: server=%d, client=%d", api.ProtocolVersion, version),
+			api.VersionMismatchData{Reason: "protocol_version", Client: version,
+				ServerSupported: []int{api.ProtocolVersion}, ServerVersion: api.ServerVersion})
+	}
+	principal, err := resolvePrincipal(s.config(), p.Info, s.opts.Info.UID)
+	if err != nil {
+		return nil, err
+	}
+	tuiID := params.TUIID
+	if tuiID == "" {
+		tuiID = s.opts.NewTUIID()
+	}
+	var env map[string]string
+	if principal.Admin && p.Info.Transport != "wss" {
+		env = params.Env
+	}
+	p.mu.Lock()
+	p.initialized = true
+	p.principal = principal
+	p.tuiID = tuiID
+	p.elicitation = declaresElicitationForm(params.ClientCapabilities)
+	p.env = env
+	p.mu.Unlock()
+	return api.InitializeResult{
+		ProtocolVersion:      api.ProtocolVersion,
+		ServerVersion:        api.ServerVersion,
+		ProtocolVersionCamel: api.ProtocolVersion,
+		ServerVersionCamel:   api.ServerVersion,
+		ServerPID:            s.opts.Info.PID,
+		TUIID:                tuiID,
+		Capabilities:         s.Capabilities(),
+		Commands:             []string{},
+	}, nil
+}
+
+// declaresElicitationForm reports whether clientCapabilities.elicitation.form is present.
+func declaresElicitationForm(caps json.RawMessage) bool {
+	if len(caps) == 0 {
+		return false
+	}
+	var c struct {
+		Elicitation *struct {
+			Form json.RawMessage `json:"form"`
+		} `json:"elicitation"`
+	}
+	if json.Unmarshal(caps, &c) != nil || c.Elicitation == nil {
+		return false
+	}
+	return len(c.Elicitation.Form) > 0 && string(c.Elicitation.Form) != "null"
+}
+
+type noParams struct{}
+
+func (s *Server) status(_ context.Context, _ *Peer, _ *noParams) (api.StatusResult, error) {
+	info := s.opts.Info
+	return api.StatusResult{
+		ServerVersion:    api.ServerVersion,
+		ProtocolVersion:  api.ProtocolVersion,
+		PID:              info.PID,
+		UptimeSecs:       int64(s.opts.Now().Sub(info.StartedAt) / time.Second),
+		ActiveSessions:   0,
+		SessionIDs:       []string{},
+		ConfigDir:        info.ConfigDir,
+		DataDir:          info.DataDir,
+		LocalIPCEndpoint: info.Endpoint,
+	}, nil
+}
+
+func (s *Server) health(_ context.Context, _ *Peer, _ *noParams) (api.HealthResult, error) {
+	comps := map[string]api.ComponentHealth{
+		"rpc":    {Status: "ok", Detail: fmt.Sprintf("%d connections", len(s.Peers()))},
+		"config": {Status: "ok"},
+	}
+	return api.HealthResult{Status: "ok", UptimeSecs: int64(s.opts.Now().Sub(s.opts.Info.StartedAt) / time.Second), Components: comps}, nil
+}
+
+func (s *Server) tuiList(_ context.Context, _ *Peer, _ *noParams) (api.TUIListResult, error) {
+	out := api.TUIListResult{TUIs: []api.TUIInfo{}}
+	for _, p := range s.Peers() {
+		if !p.Initialized() {
+			continue
+		}
+		out.TUIs = append(out.TUIs, api.TUIInfo{
+			TUIID:       p.TUIID(),
+			ConnectedAt: p.ConnectedAt.UTC().Format(time.RFC3339),
+			PeerLabel:   p.Info.Label,
+			Transport:   p.Info.Transport,
+		})
+	}
+	return out, nil
+}
+
+func (s *Server) shutdown(_ context.Context, _ *Peer, _ *noParams) (api.ShutdownResult, error) {
+	if s.opts.Shutdown != nil {
+		s.opts.Shutdown()
+	}
+	return api.ShutdownResult{ShuttingDown: true}, nil
+}
+
+func (s *Server) config() *config.Config {
+	if s.opts.Config == nil {
+		return nil
+	}
+	return s.opts.Config()
+}
+
+func newTUIID() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return "tui-" + hex.EncodeToString(b[:])
+}

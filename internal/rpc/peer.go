@@ -1,0 +1,70 @@
+package rpc
+
+import (
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/zeroclaw-go/zeroclaw/internal/jsonrpc"
+)
+
+// PeerInfo is what the transport knows about a connected client before it speaks.
+type PeerInfo struct {
+	PID       int
+	UID       int    // -1 when unknown (Windows pipes)
+	Label     string // "unix:pid=<pid>,uid=<uid>" or "pipe:local"
+	Transport string // "unix" or "pipe"
+}
+
+// Peer is the state of one connection: its transport identity, and what initialize bound to it.
+type Peer struct {
+	Info        PeerInfo
+	ConnectedAt time.Time
+	conn        *jsonrpc.Conn
+	inflight    atomic.Int64
+
+	mu          sync.Mutex // mu guards the fields below
+	initialized bool
+	tuiID       string
+	elicitation bool
+	env         map[string]string
+	principal   *Principal
+}
+
+// Conn is the connection this peer speaks on; it is used to notify and to send outbound requests.
+func (p *Peer) Conn() *jsonrpc.Conn { return p.conn }
+
+// Initialized reports whether a successful initialize is bound to the connection.
+func (p *Peer) Initialized() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.initialized
+}
+
+// Principal is the identity bound by the last successful initialize (nil before).
+func (p *Peer) Principal() *Principal {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.principal
+}
+
+// CanElicit reports whether the client declared clientCapabilities.elicitation.form.
+func (p *Peer) CanElicit() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.elicitation
+}
+
+// Env is the environment the client asked to forward to tool processes (local admin only).
+func (p *Peer) Env() map[string]string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.env
+}
+
+// TUIID is the client id bound by initialize ("" before).
+func (p *Peer) TUIID() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.tuiID
+}

@@ -1,0 +1,242 @@
+package rpc
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/zeroclaw-go/zeroclaw/internal/api"
+	"github.com/zeroclaw-go/zeroclaw/internal/config"
+	"github.com/zeroclaw-go/zeroclaw/internal/jsonrpc"
+)
+
+// Info describes the running daemon for status and initialize.
+type Info struct {
+	PID       int
+	UID       int // the daemon's own uid: peers with it are the shared operator
+	StartedAt time.Time
+	ConfigDir string
+	DataDir   string
+	Endpoint  string
+}
+
+// Limits are the per-connection limits of protocol.md §2.1, taken from [rpc] at accept time.
+type Limits struct {
+	MaxFrameBytes     int
+	InitializeTimeout time.Duration
+	FrameTimeout      time.Duration
+	WriteTimeout      time.Duration
+}
+
+// Options wires the server to the daemon's domains. Nil domains simply leave their methods out of the table.
+type Options struct {
+	Logger   *slog.Logger
+	Info     Info
+	Config   func() *config.Config // the live config snapshot; nil => defaults, daemon uid only
+	Shutdown func()                // asks the daemon to shut down gracefully; must not block
+	NewTUIID func() string
+	Now      func() time.Time
+}
+
+// Server holds the method table and the connected peers.
+type Server struct {
+	opts    Options
+	log     *slog.Logger
+	methods map[string]method
+
+	mu    sync.Mutex // mu guards peers
+	peers map[*Peer]struct{}
+}
+
+// method is one entry of the table: the grant it needs, whether it runs concurrently with the connection's
+// other requests, and the adapted handler.
+type method struct {
+	grant      string
+	concurrent bool
+	call       func(ctx context.Context, p *Peer, params json.RawMessage) (any, error)
+}
+
+// handle adapts a typed handler: decode params (snake_case with camelCase aliases) into P, call f.
+func handle[P any, R any](grant string, f func(context.Context, *Peer, *P) (R, error)) method {
+	return method{grant: grant, call: func(ctx context.Context, p *Peer, raw json.RawMessage) (any, error) {
+		params := new(P)
+		if err := decodeParams(raw, params); err != nil {
+			return nil, err
+		}
+		return f(ctx, p, params)
+	}}
+}
+
+// New builds the server and its method table.
+func New(opts Options) *Server {
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.NewTUIID == nil {
+		opts.NewTUIID = newTUIID
+	}
+	s := &Server{opts: opts, log: opts.Logger, peers: map[*Peer]struct{}{}}
+	s.methods = map[string]method{
+		api.MethodStatus:   handle("status:read", s.status),
+		api.MethodHealth:   handle("health:read", s.health),
+		api.MethodTUIList:  handle("tui:read", s.tuiList),
+		api.MethodShutdown: handle(GrantAdmin, s.shutdown),
+	}
+	return s
+}
+
+// Register adds a method to the table; domains that are wired later (config, sessions) use it. It must be called
+// before the first connection is served.
+func (s *Server) register(name string, m method) { s.methods[name] = m }
+
+// Capabilities lists exactly the methods served, sorted, initialize first.
+func (s *Server) Capabilities() []string {
+	names := make([]string, 0, len(s.methods)+1)
+	for name := range s.methods {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	return append([]string{api.MethodInitialize}, names...)
+}
+
+// ServeConn serves one accepted connection until it closes. It never panics on client input.
+func (s *Server) ServeConn(ctx context.Context, nc net.Conn, info PeerInfo, lim Limits) error {
+	peer := &Peer{Info: info, ConnectedAt: s.opts.Now()}
+	log := s.log.With("conn", info.Label)
+	conn := jsonrpc.NewConn(nc, jsonrpc.HandlerFunc(func(ctx context.Context, c *jsonrpc.Conn, req *jsonrpc.Request) (any, error) {
+		return s.dispatch(ctx, peer, req)
+	}), jsonrpc.Options{
+		MaxFrameBytes: lim.MaxFrameBytes,
+		FrameTimeout:  lim.FrameTimeout,
+		WriteTimeout:  lim.WriteTimeout,
+		Concurrent:    s.concurrent,
+		Logger:        log,
+	})
+	peer.conn = conn
+	s.mu.Lock()
+	s.peers[peer] = struct{}{}
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		delete(s.peers, peer)
+		s.mu.Unlock()
+	}()
+	if lim.InitializeTimeout > 0 {
+		t := time.AfterFunc(lim.InitializeTimeout, func() {
+			if !peer.Initialized() {
+				log.Info("closing connection: initialize deadline passed")
+				conn.Close()
+			}
+		})
+		defer t.Stop()
+	}
+	log.Debug("connection accepted")
+	err := conn.Serve(ctx)
+	log.Debug("connection closed")
+	return err
+}
+
+func (s *Server) concurrent(name string) bool {
+	m, ok := s.methods[name]
+	return ok && m.concurrent
+}
+
+// dispatch applies the handshake gate, the method table and the grant check, then calls the handler.
+func (s *Server) dispatch(ctx context.Context, p *Peer, req *jsonrpc.Request) (any, error) {
+	p.inflight.Add(1)
+	defer p.inflight.Add(-1)
+	if req.Method == api.MethodInitialize {
+		res, err := s.initialize(ctx, p, req.Params)
+		return res, s.wireError(err, req)
+	}
+	if !p.Initialized() {
+		if req.IsNotification() {
+			return nil, nil
+		}
+		return nil, jsonrpc.NewError(api.CodeAuthRequired, "First call must be 'initialize'", nil)
+	}
+	m, ok := s.methods[req.Method]
+	if !ok {
+		if req.IsNotification() {
+			return nil, nil
+		}
+		return nil, jsonrpc.NewError(api.CodeMethodNotFound, "Unknown method: "+req.Method, nil)
+	}
+	if m.grant != "" && !p.Principal().Allows(m.grant) {
+		return nil, forbidden(m.grant)
+	}
+	res, err := m.call(ctx, p, req.Params)
+	return res, s.wireError(err, req)
+}
+
+// Peers returns the connected peers.
+func (s *Server) Peers() []*Peer {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]*Peer, 0, len(s.peers))
+	for p := range s.peers {
+		out = append(out, p)
+	}
+	return out
+}
+
+// Drain waits until no connection has a request in flight, or ctx ends; then it closes every connection.
+// Responses already produced are flushed by each connection before it closes.
+func (s *Server) Drain(ctx context.Context) {
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+wait:
+	for s.busy() {
+		select {
+		case <-ctx.Done():
+			break wait
+		case <-tick.C:
+		}
+	}
+	for _, p := range s.Peers() {
+		_ = p.conn.Close()
+	}
+}
+
+func (s *Server) busy() bool {
+	for _, p := range s.Peers() {
+		if p.inflight.Load() > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// wireError is the one place that maps a domain error to a JSON-RPC error. Unknown errors become -32603 with a
+// generic message; the cause is logged once with the request id.
+func (s *Server) wireError(err error, req *jsonrpc.Request) error {
+	if err == nil {
+		return nil
+	}
+	var we *jsonrpc.Error
+	if errors.As(err, &we) {
+		return we
+	}
+	if code, ok := domainCode(err); ok {
+		return jsonrpc.NewError(code, err.Error(), nil)
+	}
+	s.log.Error("request failed", "method", req.Method, "rpc_id", string(req.ID), "err", err)
+	return jsonrpc.NewError(api.CodeInternalError, "Internal error", nil)
+}
+
+// domainCode maps domain sentinels to wire codes.
+func domainCode(err error) (int, bool) {
+	switch {
+	case errors.Is(err, context.Canceled):
+		return api.CodeInternalError, false
+	}
+	return 0, false
+}

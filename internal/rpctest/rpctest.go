@@ -1,0 +1,207 @@
+// Package rpctest runs a real daemon in-process on a temporary install and socket, and drives it with raw NDJSON
+// clients and golden transcripts. It is imported only by tests.
+package rpctest
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/zeroclaw-go/zeroclaw/internal/daemon"
+	"github.com/zeroclaw-go/zeroclaw/internal/install"
+)
+
+// Daemon is a daemon running in this process on a temporary install.
+type Daemon struct {
+	ConfigDir string
+	Endpoint  string
+	cancel    context.CancelFunc
+	done      chan error
+}
+
+// Option adjusts a test daemon before it starts.
+type Option func(*options)
+
+type options struct {
+	config    string
+	ephemeral bool
+	environ   []string
+}
+
+// WithConfig writes toml as config.toml before the daemon starts (instead of the default config).
+func WithConfig(toml string) Option { return func(o *options) { o.config = toml } }
+
+// WithEphemeral starts the daemon in ephemeral mode.
+func WithEphemeral() Option { return func(o *options) { o.ephemeral = true } }
+
+// WithEnv adds environment variables ("K=V") to the daemon's environment.
+func WithEnv(kv ...string) Option { return func(o *options) { o.environ = append(o.environ, kv...) } }
+
+// ShortTempDir returns a short-lived directory with a short path (Unix socket paths are limited to ~108 bytes).
+func ShortTempDir(t testing.TB) string {
+	dir, err := os.MkdirTemp("", "zc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
+}
+
+// Start runs a daemon and waits until its socket accepts connections. It is stopped at the end of the test.
+func Start(t testing.TB, opts ...Option) *Daemon {
+	t.Helper()
+	var o options
+	for _, fn := range opts {
+		fn(&o)
+	}
+	root := ShortTempDir(t)
+	cfgDir := filepath.Join(root, "install")
+	if err := os.MkdirAll(cfgDir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if o.config != "" {
+		if err := os.WriteFile(filepath.Join(cfgDir, "config.toml"), []byte(o.config), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	endpoint := filepath.Join(root, "d.sock")
+	ctx, cancel := context.WithCancel(context.Background())
+	d := &Daemon{ConfigDir: cfgDir, Endpoint: endpoint, cancel: cancel, done: make(chan error, 1)}
+	ready := make(chan struct{})
+	environ := append([]string{"ZEROCLAW_SOCKET=" + endpoint}, o.environ...)
+	go func() {
+		d.done <- daemon.Run(ctx, daemon.Options{
+			ConfigDir: cfgDir,
+			Ephemeral: o.ephemeral,
+			Environ:   environ,
+			Home:      root,
+			Ready:     func(string) { close(ready) },
+		})
+	}()
+	select {
+	case <-ready:
+	case err := <-d.done:
+		cancel()
+		t.Fatalf("daemon did not start: %v", err)
+	case <-time.After(20 * time.Second):
+		cancel()
+		t.Fatal("daemon did not become ready within 20s")
+	}
+	t.Cleanup(func() { _ = d.Stop() })
+	return d
+}
+
+// Stop cancels the daemon and waits for Run to return.
+func (d *Daemon) Stop() error {
+	d.cancel()
+	select {
+	case err, ok := <-d.done:
+		if ok {
+			close(d.done)
+		}
+		return err
+	case <-time.After(15 * time.Second):
+		return errors.New("rpctest: daemon did not stop within 15s")
+	}
+}
+
+// Done is closed-with-result when the daemon's Run returns on its own (e.g. ephemeral exit).
+func (d *Daemon) Done() <-chan error { return d.done }
+
+// Client is a raw NDJSON client on a real socket.
+type Client struct {
+	t  testing.TB
+	nc net.Conn
+	r  *bufio.Reader
+}
+
+// Dial connects a raw client to the daemon.
+func (d *Daemon) Dial(t testing.TB) *Client {
+	t.Helper()
+	return DialEndpoint(t, d.Endpoint)
+}
+
+// DialEndpoint connects a raw client to an endpoint.
+func DialEndpoint(t testing.TB, endpoint string) *Client {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	nc, err := install.Dial(ctx, endpoint)
+	if err != nil {
+		t.Fatalf("dial %s: %v", endpoint, err)
+	}
+	c := &Client{t: t, nc: nc, r: bufio.NewReaderSize(nc, 1<<16)}
+	t.Cleanup(func() { nc.Close() })
+	return c
+}
+
+// Conn is the underlying socket.
+func (c *Client) Conn() net.Conn { return c.nc }
+
+// Send writes line plus "\n".
+func (c *Client) Send(line string) {
+	c.t.Helper()
+	c.SendRaw([]byte(line + "\n"))
+}
+
+// SendRaw writes bytes as they are.
+func (c *Client) SendRaw(b []byte) {
+	c.t.Helper()
+	if _, err := c.nc.Write(b); err != nil {
+		c.t.Fatalf("write: %v", err)
+	}
+}
+
+// Recv reads one frame (without its newline); io.EOF when the daemon closed the connection.
+func (c *Client) Recv(timeout time.Duration) (string, error) {
+	_ = c.nc.SetReadDeadline(time.Now().Add(timeout))
+	line, err := c.r.ReadString('\n')
+	if err != nil {
+		if line != "" && errors.Is(err, io.EOF) {
+			return "", fmt.Errorf("partial frame before EOF: %q", line)
+		}
+		return "", err
+	}
+	return strings.TrimSuffix(line, "\n"), nil
+}
+
+// MustRecv reads one frame or fails the test.
+func (c *Client) MustRecv() string {
+	c.t.Helper()
+	line, err := c.Recv(10 * time.Second)
+	if err != nil {
+		c.t.Fatalf("recv: %v", err)
+	}
+	return line
+}
+
+// Initialize performs the handshake and returns the raw result frame.
+func (c *Client) Initialize() string {
+	c.t.Helper()
+	c.Send(`{"jsonrpc":"2.0","method":"initialize","params":{"protocol_version":1},"id":"init"}`)
+	return c.MustRecv()
+}
+
+// ExpectEOF asserts the daemon closes the connection without sending another frame.
+func (c *Client) ExpectEOF(timeout time.Duration) {
+	c.t.Helper()
+	line, err := c.Recv(timeout)
+	if err == nil {
+		c.t.Fatalf("expected EOF, got frame %s", line)
+	}
+	if !errors.Is(err, io.EOF) && !isReset(err) {
+		c.t.Fatalf("expected EOF, got %v", err)
+	}
+}
+
+func isReset(err error) bool {
+	return err != nil && (strings.Contains(err.Error(), "connection reset") || strings.Contains(err.Error(), "broken pipe"))
+}

@@ -1,0 +1,26 @@
+package rpctest
+
+import (
+	"flag"
+	"path/filepath"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden transcripts from the daemon's actual output")
+
+// TestTranscripts plays every testdata/transcripts/*.txt against one real daemon, each on its own connection.
+func TestTranscripts(t *testing.T) {
+	files, err := filepath.Glob("testdata/transcripts/*.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) < 10 {
+		t.Fatalf("found only %d transcripts", len(files))
+	}
+	d := Start(t)
+	for _, f := range files {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			RunTranscript(t, d, f, *update)
+		})
+	}
+}
