@@ -347,3 +347,57 @@ func TestDecodeHistoryRepairsAndKeepsText(t *testing.T) {
 		t.Fatalf("history\n got %s\nwant %s", gb, wb)
 	}
 }
+
+func TestAskUserTimeoutAndNoClient(t *testing.T) {
+	const ask = `/tool ask_user {"question":"still there?"}`
+	t.Run("timeout", func(t *testing.T) {
+		h := newHarness(t)
+		tr := h.turn(echoProvider(t), tools.Policy{Level: tools.LevelSupervised}, nil)
+		tr.ApprovalTimeout = 20 * time.Millisecond
+		tr.Elicit = func(ctx context.Context, _ api.ElicitationParams) (api.ElicitationResult, error) {
+			<-ctx.Done() // a client that never answers
+			return api.ElicitationResult{}, ctx.Err()
+		}
+		if _, _, err := tr.Run(t.Context(), ask); err != nil {
+			t.Fatal(err)
+		}
+		r := h.find(api.UpdateToolResult)[0]
+		if !r.IsError || !strings.Contains(*r.RawOutput, "did not answer in time") {
+			t.Fatalf("tool_result %q", *r.RawOutput)
+		}
+	})
+	t.Run("no client", func(t *testing.T) {
+		h := newHarness(t)
+		tr := h.turn(echoProvider(t), tools.Policy{Level: tools.LevelSupervised}, nil)
+		tr.Elicit = func(context.Context, api.ElicitationParams) (api.ElicitationResult, error) {
+			return api.ElicitationResult{}, fmt.Errorf("x: %w", ErrNoElicitation)
+		}
+		if _, _, err := tr.Run(t.Context(), ask); err != nil {
+			t.Fatal(err)
+		}
+		if r := h.find(api.UpdateToolResult)[0]; !r.IsError || !strings.Contains(*r.RawOutput, "no interactive client") {
+			t.Fatalf("tool_result %q", *r.RawOutput)
+		}
+	})
+	t.Run("cancelled turn", func(t *testing.T) {
+		h := newHarness(t)
+		ctx, cancel := context.WithCancel(t.Context())
+		tr := h.turn(echoProvider(t), tools.Policy{Level: tools.LevelSupervised}, nil)
+		tr.Elicit = func(ctx context.Context, _ api.ElicitationParams) (api.ElicitationResult, error) {
+			cancel()
+			<-ctx.Done()
+			return api.ElicitationResult{}, ctx.Err()
+		}
+		outcome, _, err := tr.Run(ctx, ask)
+		if err != nil || outcome != api.OutcomeCancelled {
+			t.Fatalf("Run = %q %v", outcome, err)
+		}
+		if r := h.find(api.UpdateToolResult)[0]; !strings.Contains(*r.RawOutput, "cancelled") {
+			t.Fatalf("tool_result %q", *r.RawOutput)
+		}
+		// The cancelled turn still left a well-formed history: user, tool call, tool result.
+		if rows := h.rows(); len(rows) != 3 || len(DecodeHistory(rows)) != 3 {
+			t.Fatalf("rows %+v", rows)
+		}
+	})
+}

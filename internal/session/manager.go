@@ -180,6 +180,10 @@ func (m *Manager) New(ctx context.Context, o Owner, p api.SessionNewParams) (api
 		return api.SessionNewResult{}, ErrClosed
 	case m.sessions[id] != nil: // a concurrent New for the same id won
 		s = m.sessions[id]
+		if err := s.check(o); err != nil {
+			m.mu.Unlock()
+			return api.SessionNewResult{}, err
+		}
 	case len(m.sessions) >= m.o.MaxSessions:
 		m.mu.Unlock()
 		return api.SessionNewResult{}, fmt.Errorf("%w (%d)", ErrLimit, m.o.MaxSessions)

@@ -212,3 +212,52 @@ func TestQueueDepthAndBusy(t *testing.T) {
 		}
 	}
 }
+
+func TestQueuedPromptGivesUpAfterLockTimeoutAndDisconnectCancelsQueued(t *testing.T) {
+	e := newEnv(t, nil, func(o *Options) { o.LockTimeout = 50 * time.Millisecond })
+	s := e.open(admin, api.SessionNewParams{})
+	asked := make(chan string, 1)
+	sk := &sink{onUpdate: func(ev api.SessionUpdate) {
+		if ev.Type == api.UpdateApprovalRequest {
+			asked <- ev.RequestID
+		}
+	}}
+	first := make(chan api.SessionPromptResult, 1)
+	go func() {
+		res, err := e.m.Prompt(t.Context(), admin, api.SessionPromptParams{SessionID: s.SessionID, Prompt: `/tool file_write {"path":"a","content":"b"}`}, sk)
+		if err != nil {
+			t.Errorf("first prompt: %v", err)
+		}
+		first <- res
+	}()
+	reqID := <-asked // the first turn now holds the session, waiting for approval
+
+	if _, err := e.m.Prompt(t.Context(), admin, api.SessionPromptParams{SessionID: s.SessionID, Prompt: "late"}, &sink{}); !errors.Is(err, ErrBusy) {
+		t.Fatalf("prompt behind a stuck turn = %v, want ErrBusy after the lock timeout", err)
+	}
+
+	// A queued prompt of another connection is cancelled when that connection goes away.
+	other := Owner{Principal: admin.Principal, Admin: true, ConnID: 99}
+	queuedErr := make(chan error, 1)
+	e.m.o.LockTimeout = time.Hour // only the disconnect may end the wait now
+	go func() {
+		_, err := e.m.Prompt(t.Context(), other, api.SessionPromptParams{SessionID: s.SessionID, Prompt: "queued"}, &sink{})
+		queuedErr <- err
+	}()
+	live, _ := e.m.live(s.SessionID)
+	waitFor(t, "the second prompt to queue", func() bool {
+		live.mu.Lock()
+		defer live.mu.Unlock()
+		return live.queued == 2
+	})
+	e.m.Disconnected(other.ConnID)
+	if err := <-queuedErr; err == nil || errors.Is(err, ErrBusy) {
+		t.Fatalf("queued prompt after its connection left = %v", err)
+	}
+	if _, err := e.m.Approve(admin, api.SessionApproveParams{SessionID: s.SessionID, RequestID: reqID, Decision: api.DecisionAllowOnce}); err != nil {
+		t.Fatalf("the first connection's approval must survive another's disconnect: %v", err)
+	}
+	if res := <-first; res.Outcome != api.OutcomeCompleted {
+		t.Fatalf("first turn %+v", res)
+	}
+}
