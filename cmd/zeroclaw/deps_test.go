@@ -30,6 +30,7 @@ var allowedImports = map[string][]string{
 	"internal/deps":     {},
 	"internal/rpctest":  {"internal/daemon", "internal/api", "internal/jsonrpc", "internal/install", "internal/config"},
 	"internal/e2e":      {},
+	"scripts/startup":   {},
 }
 
 func TestDependencyDirection(t *testing.T) {

@@ -194,12 +194,16 @@ func (d *daemon) serve(ctx context.Context) error {
 	// 1. Stop accepting.
 	d.ln.StopAccepting()
 	<-acceptDone
-	// 2. Drain in-flight requests, then close every connection (queued frames are flushed).
+	// 2. Drain: let in-flight requests finish, then end every connection; each flushes the frames it has queued.
 	drainCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), DrainTimeout)
+	defer cancel()
 	d.srv.Drain(drainCtx)
-	cancel()
 	cancelConns()
-	d.conns.Wait()
+	if !waitGroupDone(drainCtx, &d.conns) {
+		d.log.Warn("drain deadline passed: closing connections", "component", "daemon")
+		d.srv.CloseAll()
+		d.conns.Wait()
+	}
 	// 3. Close stores (none yet). 4. Remove the socket if it is still ours, release the endpoint lock.
 	if err := d.ln.Close(); err != nil {
 		d.log.Warn("closing endpoint", "component", "daemon", "err", err)
@@ -283,5 +287,20 @@ func (d *daemon) release() {
 				d.requestStop()
 			}
 		})
+	}
+}
+
+// waitGroupDone waits for wg until ctx ends; it reports whether wg finished.
+func waitGroupDone(ctx context.Context, wg *sync.WaitGroup) bool {
+	done := make(chan struct{})
+	go func() {
+		wg.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return true
+	case <-ctx.Done():
+		return false
 	}
 }

@@ -188,19 +188,23 @@ func (s *Server) Peers() []*Peer {
 	return out
 }
 
-// Drain waits until no connection has a request in flight, or ctx ends; then it closes every connection.
-// Responses already produced are flushed by each connection before it closes.
+// Drain waits until no connection has a request in flight, or ctx ends. It does not close connections: the
+// caller cancels the connections' context (each flushes what it has queued and closes) and, past its deadline,
+// calls CloseAll.
 func (s *Server) Drain(ctx context.Context) {
 	tick := time.NewTicker(10 * time.Millisecond)
 	defer tick.Stop()
-wait:
 	for s.busy() {
 		select {
 		case <-ctx.Done():
-			break wait
+			return
 		case <-tick.C:
 		}
 	}
+}
+
+// CloseAll closes every connection at once.
+func (s *Server) CloseAll() {
 	for _, p := range s.Peers() {
 		_ = p.conn.Close()
 	}
