@@ -1,0 +1,238 @@
+package cli
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/zeroclaw-go/zeroclaw/internal/config"
+	"github.com/zeroclaw-go/zeroclaw/internal/install"
+)
+
+func TestParseValue(t *testing.T) {
+	for in, want := range map[string]string{
+		"1001":       `1001`,
+		"true":       `true`,
+		`["a"]`:      `["a"]`,
+		`{"k":"v"}`:  `{"k":"v"}`,
+		`"quoted"`:   `"quoted"`,
+		"hello":      `"hello"`,
+		"be nice":    `"be nice"`,
+		"null":       `"null"`,
+		"":           `""`,
+		"-1.5":       `-1.5`,
+		"[unclosed":  `"[unclosed"`,
+		"gpt-4.1":    `"gpt-4.1"`,
+		` 7 `:        `7`,
+		"a\"b":       `"a\"b"`,
+		"echo.x.y":   `"echo.x.y"`,
+		"01":         `"01"`,
+		"1e3":        `1e3`,
+		"TRUE":       `"TRUE"`,
+		"[1, \"x\"]": `[1, "x"]`,
+	} {
+		if got := string(parseValue(in)); got != want {
+			t.Errorf("parseValue(%q) = %s, want %s", in, got, want)
+		}
+	}
+}
+
+func TestParseInterspersed(t *testing.T) {
+	fs := flag.NewFlagSet("t", flag.ContinueOnError)
+	fs.SetOutput(&bytes.Buffer{})
+	dir := fs.String("config-dir", "", "")
+	verbose := fs.Bool("v", false, "")
+	pos, err := parseInterspersed(fs, []string{"a.b", "-1", "--config-dir", "/x", "-v", "c", "--", "--config-dir"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if *dir != "/x" || !*verbose {
+		t.Errorf("flags: dir=%q v=%v", *dir, *verbose)
+	}
+	if strings.Join(pos, "|") != "a.b|-1|c|--config-dir" {
+		t.Errorf("positionals %q", pos)
+	}
+	if _, err := parseInterspersed(fs, []string{"--nope"}); err != errUsage {
+		t.Errorf("unknown flag: %v, want errUsage", err)
+	}
+}
+
+func TestFormatEntry(t *testing.T) {
+	for _, c := range []struct {
+		e    config.Entry
+		want string
+	}{
+		{config.Entry{Prop: "a.b", Value: "x", Default: ""}, `a.b = "x"`},
+		{config.Entry{Prop: "a.b", Value: "", Default: ""}, `a.b = ""  # default`},
+		{config.Entry{Prop: "n", Value: int64(120), Default: float64(120)}, `n = 120  # default`},
+		{config.Entry{Prop: "k", Value: "***MASKED***", Secret: true, Default: ""}, `k = "***MASKED***"`},
+		{config.Entry{Prop: "e", Value: nil}, `e = null`},
+	} {
+		if got := formatEntry(c.e); got != c.want {
+			t.Errorf("formatEntry(%+v) = %q, want %q", c.e, got, c.want)
+		}
+	}
+}
+
+// cliEnv is an in-process environment on a fresh install with no daemon. The HOME path is short so the
+// endpoint path stays within the socket length limit and dialing it fails with "no such file".
+func cliEnv(t *testing.T) (Env, string) {
+	t.Helper()
+	h, err := os.MkdirTemp("", "zcc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(h) })
+	return Env{Home: h, Environ: []string{"HOME=" + h}}, filepath.Join(h, ".zeroclaw")
+}
+
+func runCLI(t *testing.T, env Env, args ...string) (string, string, int) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	env.Stdout, env.Stderr, env.Stdin = &out, &errb, strings.NewReader("")
+	code := Run(t.Context(), env, args)
+	return out.String(), errb.String(), code
+}
+
+func TestConfigLocalEdits(t *testing.T) {
+	env, root := cliEnv(t)
+	cfgPath := filepath.Join(root, "config.toml")
+
+	out, _, code := runCLI(t, env, "config", "path")
+	if code != 0 || strings.TrimSpace(out) != cfgPath {
+		t.Fatalf("path: %q code %d, want %s", out, code, cfgPath)
+	}
+	out, errOut, code := runCLI(t, env, "config", "get", "agents.default.model_provider")
+	if code != 0 || out != "echo.default\n" {
+		t.Fatalf("get on a fresh install: %q %q code %d", out, errOut, code)
+	}
+	// A hand-written comment must survive the edit.
+	raw, err := os.ReadFile(cfgPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	commented := "# my own notes\n" + string(raw)
+	if err := os.WriteFile(cfgPath, []byte(commented), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, errOut, code := runCLI(t, env, "config", "set", "agents.default.system_prompt", "be brief"); code != 0 {
+		t.Fatalf("set: code %d: %s", code, errOut)
+	}
+	raw, _ = os.ReadFile(cfgPath)
+	if !strings.HasPrefix(string(raw), "# my own notes\n") || !strings.Contains(string(raw), `system_prompt = "be brief"`) {
+		t.Fatalf("file after set:\n%s", raw)
+	}
+	out, _, _ = runCLI(t, env, "config", "list", "agents.default")
+	if !strings.Contains(out, `agents.default.system_prompt = "be brief"`+"\n") ||
+		!strings.Contains(out, `agents.default.workspace.path = ""  # default`) {
+		t.Errorf("list:\n%s", out)
+	}
+	out, _, code = runCLI(t, env, "config", "delete", "agents.default.system_prompt")
+	if code != 0 || out != "deleted agents.default.system_prompt\n" {
+		t.Errorf("delete: %q code %d", out, code)
+	}
+	raw, _ = os.ReadFile(cfgPath)
+	if strings.Contains(string(raw), "system_prompt") || !strings.Contains(string(raw), "# my own notes") {
+		t.Errorf("file after delete:\n%s", raw)
+	}
+	out, _, _ = runCLI(t, env, "config", "delete", "agents.default.system_prompt")
+	if !strings.Contains(out, "not set in the file") {
+		t.Errorf("second delete: %q", out)
+	}
+}
+
+func TestConfigLocalErrorsCarryHints(t *testing.T) {
+	env, root := cliEnv(t)
+	cfgPath := filepath.Join(root, "config.toml")
+
+	_, errOut, code := runCLI(t, env, "config", "get", "agents.default.nope")
+	if code != 1 || !strings.Contains(errOut, "unknown property") || !strings.Contains(errOut, "Try: zeroclaw config list") {
+		t.Errorf("unknown prop: code %d %q", code, errOut)
+	}
+	before, _ := os.ReadFile(cfgPath)
+	_, errOut, code = runCLI(t, env, "config", "set-many", "agents.default.system_prompt=x", "agents.default.risk_profile=ghost")
+	if code != 1 || !strings.Contains(errOut, "sets[1]") {
+		t.Errorf("bad batch: code %d %q", code, errOut)
+	}
+	if after, _ := os.ReadFile(cfgPath); !bytes.Equal(before, after) {
+		t.Errorf("a refused batch changed the file:\n%s", after)
+	}
+	_, errOut, code = runCLI(t, env, "config", "reload")
+	if code != 1 || !strings.Contains(errOut, "Try: zeroclaw daemon") {
+		t.Errorf("reload without daemon: code %d %q", code, errOut)
+	}
+	_, _, code = runCLI(t, env, "config", "set", "only-one-arg")
+	if code != 2 {
+		t.Errorf("set with one argument: code %d, want 2", code)
+	}
+	_, errOut, code = runCLI(t, env, "config", "bogus")
+	if code != 1 || !strings.Contains(errOut, "unknown subcommand") {
+		t.Errorf("unknown subcommand: code %d %q", code, errOut)
+	}
+
+	// A broken file: edits are refused with the place to fix.
+	if err := os.WriteFile(cfgPath, []byte("schema_version = 3\n[agents.default]\nmodel_provider = 12\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, errOut, code = runCLI(t, env, "config", "set", "agents.default.system_prompt", "x")
+	if code != 1 || !strings.Contains(errOut, cfgPath+":3") || !strings.Contains(errOut, "agents.default.model_provider") {
+		t.Errorf("set on a broken file: code %d %q", code, errOut)
+	}
+}
+
+// While a daemon holds the install (here: this test holds its lock) and nothing answers at the endpoint,
+// local edits are refused instead of racing the daemon.
+func TestConfigLocalRefusedWhileInstallLocked(t *testing.T) {
+	env, root := cliEnv(t)
+	layout, err := install.Resolve("", env.Getenv, env.Home)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lock, err := install.LockInstall(layout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Release()
+	_, errOut, code := runCLI(t, env, "config", "set", "agents.default.system_prompt", "x")
+	if code != 1 || !strings.Contains(errOut, "did not answer") || !strings.Contains(errOut, "Try: zeroclaw status") {
+		t.Errorf("code %d %q", code, errOut)
+	}
+	if _, err := os.Stat(filepath.Join(root, "config.toml")); !os.IsNotExist(err) {
+		t.Errorf("config.toml was created while the install was locked: %v", err)
+	}
+}
+
+func TestConfigValidate(t *testing.T) {
+	env, root := cliEnv(t)
+	bad := filepath.Join(root, "bad.toml")
+	if err := os.MkdirAll(root, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bad, []byte("schema_version = 3\n# note\n[agents.default]\nmodel_provider = \"nope.default\"\n"+
+		"risk_profile = \"supervised\"\n\n[risk_profiles.supervised]\nlevel = \"read_only\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code := runCLI(t, env, "config", "validate", "--file", bad)
+	if code != 1 {
+		t.Fatalf("validate bad: code %d, out %q", code, out)
+	}
+	for _, want := range []string{bad + ":4: agents.default.model_provider:", bad + ":8: risk_profiles.supervised.level:"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("validate output lacks %q:\n%s", want, out)
+		}
+	}
+	if !strings.Contains(errOut, "2 problem(s)") {
+		t.Errorf("stderr %q", errOut)
+	}
+	good := filepath.Join(root, "good.toml")
+	if err := os.WriteFile(good, config.DefaultTOML(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, _, code = runCLI(t, env, "config", "validate", "--file", good)
+	if code != 0 || out != good+": ok\n" {
+		t.Errorf("validate good: code %d %q", code, out)
+	}
+}
