@@ -200,6 +200,9 @@ func isSecretName(name string) bool {
 	case "api_key", "password", "extra_headers", "env", "paired_tokens":
 		return true
 	}
+	if strings.HasPrefix(name, "max_") {
+		return false // limits such as max_tokens count tokens; they are not tokens
+	}
 	return strings.HasSuffix(name, "_token") || strings.HasSuffix(name, "_tokens") ||
 		strings.HasSuffix(name, "_secret") || strings.HasSuffix(name, "_password")
 }

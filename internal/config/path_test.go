@@ -113,3 +113,14 @@ func FuzzFormatPath(f *testing.F) {
 		}
 	})
 }
+
+func TestSecretNames(t *testing.T) {
+	for name, want := range map[string]bool{
+		"api_key": true, "bot_token": true, "paired_tokens": true, "client_secret": true, "password": true,
+		"extra_headers": true, "env": true, "max_tokens": false, "model": false, "uri": false, "timeout_secs": false,
+	} {
+		if got := isSecretName(name); got != want {
+			t.Errorf("isSecretName(%q) = %v, want %v", name, got, want)
+		}
+	}
+}

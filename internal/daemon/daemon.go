@@ -17,6 +17,8 @@ import (
 	"github.com/zeroclaw-go/zeroclaw/internal/install"
 	"github.com/zeroclaw-go/zeroclaw/internal/jsonrpc"
 	"github.com/zeroclaw-go/zeroclaw/internal/rpc"
+	"github.com/zeroclaw-go/zeroclaw/internal/secrets"
+	"github.com/zeroclaw-go/zeroclaw/internal/session"
 )
 
 // DrainTimeout is how long shutdown waits for in-flight requests before closing connections (protocol.md §2.1).
@@ -56,9 +58,10 @@ func cutEnv(kv string) (string, string, bool) {
 }
 
 // Run starts the daemon and blocks until ctx is cancelled, a shutdown is requested over RPC, or (ephemeral) the
-// last client has left. Startup order: install lock → config → listener → server. Shutdown order: stop
-// accepting → drain in-flight requests (5.5 s) → close connections → close stores → remove the socket if it is
-// still ours → release the locks.
+// last client has left. Startup order: install lock → config → stores → listener → sessions → server.
+// Shutdown order: stop accepting → cancel turns and deny approvals → drain in-flight requests (5.5 s in all) →
+// close connections (queued frames flushed) → close stores → remove the socket if it is still ours → release
+// the install lock.
 func Run(ctx context.Context, opts Options) error {
 	log := opts.Logger
 	if log == nil {
@@ -90,13 +93,16 @@ func Run(ctx context.Context, opts Options) error {
 	if created {
 		log.Info("wrote default config", "component", "config", "path", layout.ConfigPath())
 	}
-	cfg, warnings, err := config.Load(layout.ConfigPath(), opts.Environ)
+	cfg, err := config.Open(layout.ConfigPath(), secrets.New(layout.SecretKeyPath()), opts.Environ, log.With("component", "config"))
 	if err != nil {
 		return err
 	}
-	for _, w := range warnings {
-		log.Warn(w, "component", "config")
+
+	st, err := openStores(ctx, layout, cfg.Current(), log)
+	if err != nil {
+		return err
 	}
+	defer st.close(log)
 
 	ln, err := install.Listen(endpoint)
 	if err != nil {
@@ -107,12 +113,21 @@ func Run(ctx context.Context, opts Options) error {
 		return err
 	}
 
+	sessions := session.NewManager(session.Options{
+		Chat:        st.chat,
+		Costs:       st.costs,
+		Config:      cfg.Current,
+		InstallRoot: layout.Root,
+		Logger:      log,
+	})
 	d := &daemon{
 		log:       log,
 		ln:        ln,
 		ephemeral: opts.Ephemeral,
 		stop:      make(chan struct{}),
 		cfg:       cfg,
+		sessions:  sessions,
+		stores:    st,
 	}
 	d.srv = rpc.New(rpc.Options{
 		Logger: log.With("component", "rpc"),
@@ -120,8 +135,10 @@ func Run(ctx context.Context, opts Options) error {
 			PID: os.Getpid(), UID: os.Getuid(), StartedAt: time.Now(),
 			ConfigDir: layout.Root, DataDir: layout.DataDir, Endpoint: endpoint,
 		},
-		Config:   func() *config.Config { return d.cfg },
-		Shutdown: d.requestStop,
+		Config:        cfg.Current,
+		Shutdown:      d.requestStop,
+		ConfigManager: cfg,
+		Sessions:      sessions,
 	})
 	log.Info("daemon listening", "component", "daemon", "endpoint", endpoint, "pid", os.Getpid(),
 		"config_dir", layout.Root, "ephemeral", opts.Ephemeral)
@@ -149,7 +166,9 @@ type daemon struct {
 	log       *slog.Logger
 	ln        *install.Listener
 	srv       *rpc.Server
-	cfg       *config.Config
+	cfg       *config.Manager
+	sessions  *session.Manager
+	stores    *stores
 	ephemeral bool
 
 	stopOnce sync.Once
@@ -165,7 +184,7 @@ type daemon struct {
 func (d *daemon) requestStop() { d.stopOnce.Do(func() { close(d.stop) }) }
 
 func (d *daemon) limits() (rpc.Limits, int) {
-	r := d.cfg.RPC
+	r := d.cfg.Current().RPC
 	ms := func(v int) time.Duration { return time.Duration(v) * time.Millisecond }
 	return rpc.Limits{
 		MaxFrameBytes:     r.MaxFrameBytes,
@@ -194,7 +213,11 @@ func (d *daemon) serve(ctx context.Context) error {
 	// 1. Stop accepting.
 	d.ln.StopAccepting()
 	<-acceptDone
-	// 2. Drain: let in-flight requests finish, then end every connection; each flushes the frames it has queued.
+	// 2. Cancel running turns and deny pending approvals, so their prompts answer promptly.
+	turnsCtx, cancelTurns := context.WithTimeout(context.WithoutCancel(ctx), DrainTimeout)
+	d.sessions.Shutdown(turnsCtx)
+	cancelTurns()
+	// 3. Drain: let in-flight requests finish, then end every connection; each flushes the frames it has queued.
 	drainCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), DrainTimeout)
 	defer cancel()
 	d.srv.Drain(drainCtx)
@@ -204,7 +227,9 @@ func (d *daemon) serve(ctx context.Context) error {
 		d.srv.CloseAll()
 		d.conns.Wait()
 	}
-	// 3. Close stores (none yet). 4. Remove the socket if it is still ours, release the endpoint lock.
+	// 4. Close the stores. 5. Remove the socket if it is still ours and release the endpoint lock; the install
+	// lock is released last, by Run.
+	d.stores.close(d.log)
 	if err := d.ln.Close(); err != nil {
 		d.log.Warn("closing endpoint", "component", "daemon", "err", err)
 	}

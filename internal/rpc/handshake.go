@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	"time"
 
@@ -81,13 +82,18 @@ type noParams struct{}
 
 func (s *Server) status(_ context.Context, _ *Peer, _ *noParams) (api.StatusResult, error) {
 	info := s.opts.Info
+	ids := []string{}
+	if s.opts.Sessions != nil {
+		ids = append(ids, s.opts.Sessions.ActiveIDs()...)
+		slices.Sort(ids)
+	}
 	return api.StatusResult{
 		ServerVersion:    api.ServerVersion,
 		ProtocolVersion:  api.ProtocolVersion,
 		PID:              info.PID,
 		UptimeSecs:       int64(s.opts.Now().Sub(info.StartedAt) / time.Second),
-		ActiveSessions:   0,
-		SessionIDs:       []string{},
+		ActiveSessions:   len(ids),
+		SessionIDs:       ids,
 		ConfigDir:        info.ConfigDir,
 		DataDir:          info.DataDir,
 		LocalIPCEndpoint: info.Endpoint,
@@ -104,7 +110,9 @@ func (s *Server) health(_ context.Context, _ *Peer, _ *noParams) (api.HealthResu
 
 func (s *Server) tuiList(_ context.Context, _ *Peer, _ *noParams) (api.TUIListResult, error) {
 	out := api.TUIListResult{TUIs: []api.TUIInfo{}}
-	for _, p := range s.Peers() {
+	peers := s.Peers()
+	slices.SortFunc(peers, func(a, b *Peer) int { return int(a.ID) - int(b.ID) })
+	for _, p := range peers {
 		if !p.Initialized() {
 			continue
 		}

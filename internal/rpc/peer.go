@@ -18,6 +18,7 @@ type PeerInfo struct {
 
 // Peer is the state of one connection: its transport identity, and what initialize bound to it.
 type Peer struct {
+	ID          uint64 // unique per daemon run; sessions remember which connection started a turn
 	Info        PeerInfo
 	ConnectedAt time.Time
 	conn        *jsonrpc.Conn

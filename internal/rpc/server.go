@@ -8,11 +8,13 @@ import (
 	"net"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/zeroclaw-go/zeroclaw/internal/api"
 	"github.com/zeroclaw-go/zeroclaw/internal/config"
 	"github.com/zeroclaw-go/zeroclaw/internal/jsonrpc"
+	"github.com/zeroclaw-go/zeroclaw/internal/session"
 )
 
 // Info describes the running daemon for status and initialize.
@@ -39,6 +41,10 @@ type Options struct {
 	Info     Info
 	Config   func() *config.Config // the live config snapshot; nil => defaults, daemon uid only
 	Shutdown func()                // asks the daemon to shut down gracefully; must not block
+	// ConfigManager serves config/*; nil leaves those methods out.
+	ConfigManager *config.Manager
+	// Sessions serves session/*; nil leaves those methods out.
+	Sessions *session.Manager
 	NewTUIID func() string
 	Now      func() time.Time
 }
@@ -48,6 +54,8 @@ type Server struct {
 	opts    Options
 	log     *slog.Logger
 	methods map[string]method
+
+	nextID atomic.Uint64
 
 	mu    sync.Mutex // mu guards peers
 	peers map[*Peer]struct{}
@@ -90,6 +98,12 @@ func New(opts Options) *Server {
 		api.MethodTUIList:  handle("tui:read", s.tuiList),
 		api.MethodShutdown: handle(GrantAdmin, s.shutdown),
 	}
+	if opts.ConfigManager != nil {
+		s.registerConfig(opts.ConfigManager)
+	}
+	if opts.Sessions != nil {
+		s.registerSessions(opts.Sessions)
+	}
 	return s
 }
 
@@ -109,7 +123,7 @@ func (s *Server) Capabilities() []string {
 
 // ServeConn serves one accepted connection until it closes. It never panics on client input.
 func (s *Server) ServeConn(ctx context.Context, nc net.Conn, info PeerInfo, lim Limits) error {
-	peer := &Peer{Info: info, ConnectedAt: s.opts.Now()}
+	peer := &Peer{ID: s.nextID.Add(1), Info: info, ConnectedAt: s.opts.Now()}
 	log := s.log.With("conn", info.Label)
 	conn := jsonrpc.NewConn(nc, jsonrpc.HandlerFunc(func(ctx context.Context, c *jsonrpc.Conn, req *jsonrpc.Request) (any, error) {
 		return s.dispatch(ctx, peer, req)
@@ -128,6 +142,10 @@ func (s *Server) ServeConn(ctx context.Context, nc net.Conn, info PeerInfo, lim 
 		s.mu.Lock()
 		delete(s.peers, peer)
 		s.mu.Unlock()
+		if s.opts.Sessions != nil {
+			// Sessions survive; the turns this connection started are cancelled and its approvals denied.
+			s.opts.Sessions.Disconnected(peer.ID)
+		}
 	}()
 	if lim.InitializeTimeout > 0 {
 		t := time.AfterFunc(lim.InitializeTimeout, func() {
@@ -230,7 +248,12 @@ func (s *Server) wireError(err error, req *jsonrpc.Request) error {
 		return we
 	}
 	if code, ok := domainCode(err); ok {
-		return jsonrpc.NewError(code, err.Error(), nil)
+		var data any
+		var ee *config.EntryError
+		if errors.As(err, &ee) {
+			data = map[string]any{"index": ee.Index, "prop": ee.Prop}
+		}
+		return jsonrpc.NewError(code, err.Error(), data)
 	}
 	s.log.Error("request failed", "method", req.Method, "rpc_id", string(req.ID), "err", err)
 	return jsonrpc.NewError(api.CodeInternalError, "Internal error", nil)
@@ -239,8 +262,21 @@ func (s *Server) wireError(err error, req *jsonrpc.Request) error {
 // domainCode maps domain sentinels to wire codes.
 func domainCode(err error) (int, bool) {
 	switch {
-	case errors.Is(err, context.Canceled):
-		return api.CodeInternalError, false
+	case errors.Is(err, session.ErrNotFound), errors.Is(err, session.ErrNoActiveTurn), errors.Is(err, session.ErrClosed):
+		return api.CodeSessionNotFound, true
+	case errors.Is(err, session.ErrLimit):
+		return api.CodeSessionLimitReached, true
+	case errors.Is(err, session.ErrBusy):
+		return api.CodeSessionBusy, true
+	case errors.Is(err, session.ErrNotOwned):
+		return api.CodeSessionNotOwned, true
+	case errors.Is(err, session.ErrInvalid):
+		return api.CodeInvalidParams, true
+	case errors.Is(err, config.ErrInvalidConfig), errors.Is(err, config.ErrUnknownProp),
+		errors.Is(err, config.ErrInvalidPath), errors.Is(err, config.ErrInvalidValue),
+		errors.Is(err, config.ErrNotEditable), errors.Is(err, config.ErrNoEntries),
+		errors.Is(err, config.ErrTooManyEntries):
+		return api.CodeInvalidParams, true
 	}
 	return 0, false
 }

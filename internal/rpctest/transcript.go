@@ -38,6 +38,7 @@ var volatile = map[string]string{
 	"last_activity":      "<time>",
 	"session_id":         "<session_id>",
 	"workspace_dir":      "<workspace>",
+	"request_id":         "<request_id>",
 }
 
 const sentinel = `{"jsonrpc":"2.0","method":"status","id":"__transcript_end__"}`
@@ -110,7 +111,7 @@ func RunTranscript(t *testing.T, d *Daemon, path string, update bool) {
 		case line == "<EOF":
 			sawEOF = true
 			if update {
-				drainFrames(t, c, &out)
+				drainFrames(t, c, d.ConfigDir, &out)
 				out.WriteString("<EOF\n")
 				continue
 			}
@@ -124,6 +125,7 @@ func RunTranscript(t *testing.T, d *Daemon, path string, update bool) {
 			if err != nil {
 				t.Fatalf("%s:%d: expected %s, got error %v", path, no, line[2:], err)
 			}
+			got = strings.ReplaceAll(got, d.ConfigDir, "<config_dir>")
 			want, err := Normalize(line[2:])
 			if err != nil {
 				t.Fatalf("%s:%d: %v", path, no, err)
@@ -139,7 +141,7 @@ func RunTranscript(t *testing.T, d *Daemon, path string, update bool) {
 			out.WriteString(line + "\n")
 		}
 		if update && (strings.HasPrefix(line, "> ") || strings.HasPrefix(line, ">q ")) {
-			drainFrames(t, c, &out)
+			drainFrames(t, c, d.ConfigDir, &out)
 		}
 	}
 	if !sawEOF {
@@ -160,12 +162,13 @@ func RunTranscript(t *testing.T, d *Daemon, path string, update bool) {
 }
 
 // drainFrames reads every frame that arrives within a short quiet period (update mode only).
-func drainFrames(t *testing.T, c *Client, out *bytes.Buffer) {
+func drainFrames(t *testing.T, c *Client, dir string, out *bytes.Buffer) {
 	for {
 		got, err := c.Recv(300 * time.Millisecond)
 		if err != nil {
 			return
 		}
+		got = strings.ReplaceAll(got, dir, "<config_dir>")
 		n, err := Normalize(got)
 		if err != nil {
 			t.Fatal(err)

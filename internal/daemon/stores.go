@@ -1,0 +1,50 @@
+package daemon
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"sync"
+
+	"github.com/zeroclaw-go/zeroclaw/internal/config"
+	"github.com/zeroclaw-go/zeroclaw/internal/install"
+	"github.com/zeroclaw-go/zeroclaw/internal/store"
+)
+
+// stores are the durable stores the daemon owns for its whole run.
+type stores struct {
+	chat   *store.ChatStore
+	costs  *store.CostLedger
+	closed sync.Once
+}
+
+// openStores opens the chat store (data/sessions/sessions.db) and the cost ledger (data/state/costs.jsonl,
+// created lazily on the first record).
+func openStores(ctx context.Context, layout install.Layout, cfg *config.Config, log *slog.Logger) (*stores, error) {
+	if b := cfg.Channels.SessionBackend; b != "" && b != "sqlite" {
+		log.Warn("session backend not supported yet: using sqlite", "component", "store", "session_backend", b)
+	}
+	chat, err := store.OpenChat(ctx, filepath.Join(layout.SessionsDir(), "sessions.db"))
+	if err != nil {
+		return nil, fmt.Errorf("daemon: open chat store: %w", err)
+	}
+	return &stores{
+		chat:  chat,
+		costs: store.OpenCostLedger(filepath.Join(layout.StateDir(), "costs.jsonl")),
+	}, nil
+}
+
+// close closes every store once; later calls do nothing.
+func (s *stores) close(log *slog.Logger) {
+	s.closed.Do(func() { s.closeAll(log) })
+}
+
+func (s *stores) closeAll(log *slog.Logger) {
+	if err := s.costs.Close(); err != nil {
+		log.Warn("closing cost ledger", "component", "store", "err", err)
+	}
+	if err := s.chat.Close(); err != nil {
+		log.Warn("closing chat store", "component", "store", "err", err)
+	}
+}

@@ -1,0 +1,131 @@
+package rpc
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/zeroclaw-go/zeroclaw/internal/api"
+	"github.com/zeroclaw-go/zeroclaw/internal/config"
+	"github.com/zeroclaw-go/zeroclaw/internal/jsonrpc"
+)
+
+// Config method grants (protocol.md §8).
+const (
+	grantConfigRead   = "config:read"
+	grantConfigUpdate = "config:update"
+	grantConfigReload = "config:reload"
+)
+
+type configGetParams struct {
+	Prop string `json:"prop,omitempty"`
+}
+
+type configSetParams struct {
+	Prop  string          `json:"prop"`
+	Value json.RawMessage `json:"value"`
+}
+
+type configSetManyParams struct {
+	Sets []configSetParams `json:"sets"`
+}
+
+type configListParams struct {
+	Prefix string `json:"prefix,omitempty"`
+}
+
+type configDeleteParams struct {
+	Prop string `json:"prop"`
+}
+
+func (s *Server) registerConfig(m *config.Manager) {
+	s.register(api.MethodConfigGet, handle(grantConfigRead, func(_ context.Context, _ *Peer, p *configGetParams) (any, error) {
+		v, err := m.Get(p.Prop)
+		if err != nil {
+			return nil, err
+		}
+		if p.Prop == "" {
+			return v, nil
+		}
+		return map[string]any{"prop": p.Prop, "value": v}, nil
+	}))
+	s.register(api.MethodConfigSet, handle(grantConfigUpdate, func(ctx context.Context, peer *Peer, p *configSetParams) (any, error) {
+		if p.Prop == "" {
+			return nil, invalidParams("config/set needs prop")
+		}
+		if len(p.Value) == 0 {
+			return nil, invalidParams("config/set needs value")
+		}
+		props, err := m.SetMany(ctx, []config.SetEntry{{Prop: p.Prop, Value: p.Value}}, s.authorizeConfig(peer))
+		if err != nil {
+			return nil, err
+		}
+		return map[string]any{"prop": props[0], "set": true}, nil
+	}))
+	s.register(api.MethodConfigSetMany, handle(grantConfigUpdate, func(ctx context.Context, peer *Peer, p *configSetManyParams) (any, error) {
+		sets := make([]config.SetEntry, len(p.Sets))
+		for i, e := range p.Sets {
+			if e.Prop == "" || len(e.Value) == 0 {
+				return nil, jsonrpc.NewError(api.CodeInvalidParams, fmt.Sprintf("sets[%d] needs prop and value", i),
+					map[string]any{"index": i, "prop": e.Prop})
+			}
+			sets[i] = config.SetEntry{Prop: e.Prop, Value: e.Value}
+		}
+		props, err := m.SetMany(ctx, sets, s.authorizeConfig(peer))
+		if err != nil {
+			return nil, err
+		}
+		return map[string]any{"props": props, "set": true}, nil
+	}))
+	s.register(api.MethodConfigList, handle(grantConfigRead, func(_ context.Context, _ *Peer, p *configListParams) (any, error) {
+		entries := m.List(p.Prefix)
+		out := make([]map[string]any, 0, len(entries))
+		for _, e := range entries {
+			row := map[string]any{"prop": e.Prop, "value": e.Value, "secret": e.Secret}
+			if e.Default != nil {
+				row["default"] = e.Default
+			}
+			out = append(out, row)
+		}
+		return map[string]any{"entries": out}, nil
+	}))
+	s.register(api.MethodConfigDelete, handle(grantConfigUpdate, func(ctx context.Context, peer *Peer, p *configDeleteParams) (any, error) {
+		if p.Prop == "" {
+			return nil, invalidParams("config/delete needs prop")
+		}
+		deleted, err := m.Delete(ctx, p.Prop, s.authorizeConfig(peer))
+		if err != nil {
+			return nil, err
+		}
+		return map[string]any{"prop": p.Prop, "deleted": deleted}, nil
+	}))
+	s.register(api.MethodConfigReload, handle(grantConfigReload, func(ctx context.Context, _ *Peer, _ *noParams) (any, error) {
+		gen, err := m.Reload(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return map[string]any{"reloaded": true, "generation": gen}, nil
+	}))
+}
+
+// authorizeConfig returns the check config writes run while holding the config write lock: the caller's
+// authority is resolved again from the config in force at that moment, so a revocation that landed while the
+// request waited for the lock refuses the batch. A forbidden path names its index.
+func (s *Server) authorizeConfig(peer *Peer) func(props []string) error {
+	return func(props []string) error {
+		pr, err := resolvePrincipal(s.config(), peer.Info, s.opts.Info.UID)
+		if err != nil {
+			return forbidden(grantConfigUpdate)
+		}
+		if !pr.Allows(grantConfigUpdate) {
+			return forbidden(grantConfigUpdate)
+		}
+		for i, prop := range props {
+			if !pr.allowsProp(grantConfigUpdate, prop) {
+				return jsonrpc.NewError(api.CodeForbidden, fmt.Sprintf("Forbidden: no permission to update %s", prop),
+					map[string]any{"index": i, "prop": prop, "grant": grantConfigUpdate})
+			}
+		}
+		return nil
+	}
+}

@@ -1,0 +1,87 @@
+package rpc
+
+import (
+	"context"
+	"errors"
+
+	"github.com/zeroclaw-go/zeroclaw/internal/api"
+	"github.com/zeroclaw-go/zeroclaw/internal/session"
+)
+
+// Session method grants (protocol.md §8).
+const (
+	grantSessionsCreate  = "sessions:create"
+	grantSessionsExecute = "sessions:execute"
+	grantSessionsRead    = "sessions:read"
+	grantSessionsDelete  = "sessions:delete"
+)
+
+func (s *Server) registerSessions(m *session.Manager) {
+	s.register(api.MethodSessionNew, handle(grantSessionsCreate, func(ctx context.Context, p *Peer, params *api.SessionNewParams) (api.SessionNewResult, error) {
+		return m.New(ctx, p.owner(), *params)
+	}))
+	prompt := handle(grantSessionsExecute, func(ctx context.Context, p *Peer, params *api.SessionPromptParams) (api.SessionPromptResult, error) {
+		return m.Prompt(ctx, p.owner(), *params, peerSink{p})
+	})
+	prompt.concurrent = true
+	s.register(api.MethodSessionPrompt, prompt)
+	// cancel and approve run beside a long turn, never queued behind it.
+	cancel := handle(grantSessionsExecute, func(_ context.Context, p *Peer, params *api.SessionIDParams) (api.SessionCancelResult, error) {
+		return m.Cancel(p.owner(), params.SessionID)
+	})
+	cancel.concurrent = true
+	s.register(api.MethodSessionCancel, cancel)
+	approve := handle(grantSessionsExecute, func(_ context.Context, p *Peer, params *api.SessionApproveParams) (api.SessionApproveResult, error) {
+		return m.Approve(p.owner(), *params)
+	})
+	approve.concurrent = true
+	s.register(api.MethodSessionApprove, approve)
+	s.register(api.MethodSessionClose, handle(grantSessionsExecute, func(_ context.Context, p *Peer, params *api.SessionIDParams) (api.SessionCloseResult, error) {
+		return m.Close(p.owner(), params.SessionID)
+	}))
+	s.register(api.MethodSessionDelete, handle(grantSessionsDelete, func(ctx context.Context, p *Peer, params *api.SessionIDParams) (api.SessionDeleteResult, error) {
+		return m.Delete(ctx, p.owner(), params.SessionID)
+	}))
+	s.register(api.MethodSessionList, handle(grantSessionsRead, func(ctx context.Context, p *Peer, params *api.SessionListParams) (api.SessionListResult, error) {
+		return m.List(ctx, p.owner(), *params)
+	}))
+	s.register(api.MethodSessionMsgs, handle(grantSessionsRead, func(ctx context.Context, p *Peer, params *api.SessionMessagesParams) (api.SessionMessagesResult, error) {
+		return m.Messages(ctx, p.owner(), *params)
+	}))
+	s.register(api.MethodSessionState, handle(grantSessionsRead, func(ctx context.Context, p *Peer, params *api.SessionIDParams) (api.SessionStateResult, error) {
+		return m.State(ctx, p.owner(), params.SessionID)
+	}))
+}
+
+// owner is the session-layer identity of this connection.
+func (p *Peer) owner() session.Owner {
+	pr := p.Principal()
+	o := session.Owner{ConnID: p.ID, Env: p.Env()}
+	if pr != nil {
+		o.Principal, o.Admin = pr.Name, pr.Admin
+	}
+	return o
+}
+
+// peerSink delivers a turn's events to the connection that sent the prompt, through its single writer.
+type peerSink struct{ p *Peer }
+
+func (s peerSink) Update(ev api.SessionUpdate) {
+	// A closed connection drops the event; the turn is being cancelled by the disconnect anyway.
+	_ = s.p.conn.Notify(api.NotifySessionUpdate, ev)
+}
+
+func (s peerSink) Elicit(ctx context.Context, params api.ElicitationParams) (api.ElicitationResult, error) {
+	if !s.p.CanElicit() {
+		return api.ElicitationResult{}, session.ErrNoElicitation
+	}
+	raw, err := s.p.conn.Call(ctx, api.MethodElicitationCreate, params)
+	if err != nil {
+		return api.ElicitationResult{}, err
+	}
+	var res api.ElicitationResult
+	if err := decodeParams(raw, &res); err != nil {
+		return api.ElicitationResult{}, errors.New("rpc: the client's elicitation answer is not an object")
+	}
+	return res, nil
+}
