@@ -1,0 +1,157 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/zeroclaw-go/zeroclaw/internal/api"
+	"github.com/zeroclaw-go/zeroclaw/internal/install"
+	"github.com/zeroclaw-go/zeroclaw/internal/jsonrpc"
+)
+
+// spawnWait bounds how long we wait for a freshly spawned ephemeral daemon to accept connections.
+const spawnWait = 10 * time.Second
+
+// dialOrSpawn connects to the daemon of the install named by configDir. When nothing serves the endpoint it
+// starts `zeroclaw daemon --ephemeral` as a detached child (which exits by itself about a second after its last
+// client leaves) and returns the first connection it accepts. The returned connection counts as that daemon's
+// first client, so the caller must keep using it rather than dialing again.
+func dialOrSpawn(ctx context.Context, env Env, configDir string) (net.Conn, error) {
+	layout, err := install.Resolve(configDir, env.Getenv, env.Home)
+	if err != nil {
+		return nil, err
+	}
+	endpoint := layout.Endpoint(env.Getenv)
+	nc, err := dial(ctx, endpoint)
+	if err == nil || !errors.Is(err, errNoDaemon) {
+		return nc, err
+	}
+	return spawnEphemeral(ctx, env, layout, configDir != "", endpoint)
+}
+
+// spawnEphemeral starts the ephemeral daemon and polls the endpoint until it accepts, the child exits, ctx
+// ends or spawnWait passes.
+func spawnEphemeral(ctx context.Context, env Env, layout install.Layout, passRoot bool, endpoint string) (net.Conn, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("cannot start an ephemeral daemon: %w", err)
+	}
+	args := []string{"daemon", "--ephemeral"}
+	if passRoot {
+		args = append(args, "--config-dir", layout.Root)
+	}
+	// Not CommandContext: the daemon must outlive this command, and our ctx ends with it.
+	cmd := exec.Command(exe, args...)
+	cmd.Env = append(slices.Clip(env.Environ), install.EnvSocket+"="+endpoint)
+	logPath, logFile := openSpawnLog(layout)
+	if logFile != nil {
+		cmd.Stderr = logFile // nil Stdin/Stdout/Stderr are /dev/null
+	}
+	detach(cmd)
+	err = cmd.Start()
+	if logFile != nil {
+		logFile.Close() // the child has its own descriptor
+	}
+	if err != nil {
+		return nil, fmt.Errorf("cannot start an ephemeral daemon (%s): %w", exe, err)
+	}
+	// The waiter reaps the child when it exits; it ends with the daemon (or with this process).
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+
+	hint := "zeroclaw daemon (in another terminal), then retry"
+	if logPath != "" {
+		hint = "look at " + logPath + ", or run zeroclaw daemon in another terminal"
+	}
+	deadline := time.NewTimer(spawnWait)
+	defer deadline.Stop()
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		nc, err := dial(ctx, endpoint)
+		if err == nil {
+			return nc, nil
+		}
+		if !errors.Is(err, errNoDaemon) {
+			return nil, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("waiting for the ephemeral daemon: %w", ctx.Err())
+		case werr := <-exited:
+			// Another client may have started a daemon at the same time and won the endpoint: use it.
+			if nc, err := dial(ctx, endpoint); err == nil {
+				return nc, nil
+			}
+			if werr == nil {
+				werr = errors.New("exit status 0")
+			}
+			return nil, withHint(fmt.Errorf("the ephemeral daemon exited before serving %s: %w", endpoint, werr), hint)
+		case <-deadline.C:
+			return nil, withHint(fmt.Errorf("the ephemeral daemon did not serve %s within %s", endpoint, spawnWait), hint)
+		case <-tick.C:
+		}
+	}
+}
+
+// openSpawnLog opens <data_dir>/state/daemon-ephemeral.log for appending, creating the directories 0700. On any
+// failure the daemon's stderr goes to the null device instead and the path is "".
+func openSpawnLog(layout install.Layout) (string, *os.File) {
+	dir := layout.StateDir()
+	if err := layout.Ensure(); err != nil {
+		return "", nil
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", nil
+	}
+	p := filepath.Join(dir, "daemon-ephemeral.log")
+	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	if err != nil {
+		return "", nil
+	}
+	return p, f
+}
+
+// newClient runs a native-protocol client on an established connection and performs initialize. Unlike
+// connect, inbound notifications are handled one at a time in arrival order (session/update events must be
+// rendered in the order the daemon produced them); only daemon→client requests such as elicitation/create run
+// concurrently, since they wait for the user. The connection is served on a context that the caller's
+// cancellation does not end, so an interrupt can still send session/cancel; end it with close.
+func newClient(ctx context.Context, nc net.Conn, caps map[string]any, onInbound inboundFunc) (*client, error) {
+	h := jsonrpc.HandlerFunc(func(ctx context.Context, _ *jsonrpc.Conn, req *jsonrpc.Request) (any, error) {
+		if onInbound == nil {
+			if req.IsNotification() {
+				return nil, nil
+			}
+			return nil, jsonrpc.NewError(api.CodeMethodNotFound, "Unknown method: "+req.Method, nil)
+		}
+		return onInbound(ctx, req)
+	})
+	c := &client{
+		conn: jsonrpc.NewConn(nc, h, jsonrpc.Options{
+			Concurrent: func(method string) bool { return method == api.MethodElicitationCreate },
+		}),
+		served: make(chan struct{}),
+	}
+	serveCtx := context.WithoutCancel(ctx)
+	go func() {
+		defer close(c.served)
+		_ = c.conn.Serve(serveCtx)
+	}()
+	params := map[string]any{"protocol_version": api.ProtocolVersion}
+	if caps != nil {
+		params["clientCapabilities"] = caps
+	}
+	if err := c.call(ctx, api.MethodInitialize, params, &c.init); err != nil {
+		c.close()
+		return nil, err
+	}
+	return c, nil
+}
