@@ -138,3 +138,21 @@ func createNoClobber(fsys fileSystem, path string, data []byte) (bool, error) {
 	}
 	return true, nil
 }
+
+// RemoveStaleTemps deletes the temporary files a save left next to path when its process died between writing
+// the temp file and renaming it (kill -9, power loss). Callers must hold the install lock, so that no save is in
+// progress. It returns the names it removed.
+func RemoveStaleTemps(path string) ([]string, error) {
+	matches, err := filepath.Glob(filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*"))
+	if err != nil {
+		return nil, fmt.Errorf("config: list temp files: %w", err)
+	}
+	var removed []string
+	for _, m := range matches {
+		if err := os.Remove(m); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return removed, fmt.Errorf("config: remove stale temp file: %w", err)
+		}
+		removed = append(removed, m)
+	}
+	return removed, nil
+}

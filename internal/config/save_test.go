@@ -166,3 +166,32 @@ func TestEnsureDefaultRefusesToClobberRace(t *testing.T) {
 		t.Fatalf("created %d times", n)
 	}
 }
+
+func TestRemoveStaleTemps(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "config.toml")
+	keep := []string{path, filepath.Join(dir, "config.toml.bak"), filepath.Join(dir, ".other.tmp-1")}
+	stale := []string{filepath.Join(dir, ".config.toml.tmp-0123abcd"), filepath.Join(dir, ".config.toml.tmp-ffff")}
+	for _, p := range append(append([]string{}, keep...), stale...) {
+		if err := os.WriteFile(p, []byte("x"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	removed, err := RemoveStaleTemps(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(removed) != len(stale) {
+		t.Fatalf("removed %v, want %v", removed, stale)
+	}
+	for _, p := range stale {
+		if _, err := os.Stat(p); !os.IsNotExist(err) {
+			t.Errorf("%s still exists", p)
+		}
+	}
+	for _, p := range keep {
+		if _, err := os.Stat(p); err != nil {
+			t.Errorf("%s was removed: %v", p, err)
+		}
+	}
+}

@@ -86,6 +86,12 @@ func Run(ctx context.Context, opts Options) error {
 	}
 	defer lock.Release()
 
+	// A save interrupted by a crash leaves its temp file; with the install lock held no save is in progress.
+	if removed, err := config.RemoveStaleTemps(layout.ConfigPath()); err != nil {
+		log.Warn("could not remove stale config temp files", "component", "config", "err", err)
+	} else if len(removed) > 0 {
+		log.Info("removed stale config temp files", "component", "config", "count", len(removed))
+	}
 	created, err := config.EnsureDefault(layout.ConfigPath())
 	if err != nil {
 		return err
