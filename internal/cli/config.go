@@ -446,6 +446,10 @@ func withConfig(ctx context.Context, env Env, configDir string, fn func(configBa
 		return fmt.Errorf("config: %w", err)
 	}
 	defer lock.Release()
+	// Like the daemon at start: a save killed between its temp file and the rename leaves the temp behind.
+	if _, err := config.RemoveStaleTemps(layout.ConfigPath()); err != nil {
+		return err
+	}
 	if _, err := config.EnsureDefault(layout.ConfigPath()); err != nil {
 		return err
 	}

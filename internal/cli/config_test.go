@@ -142,6 +142,18 @@ func TestConfigLocalEdits(t *testing.T) {
 	if !strings.Contains(out, "not set in the file") {
 		t.Errorf("second delete: %q", out)
 	}
+
+	// A temp file from a killed save is cleared under the install lock, as the daemon does at start.
+	stale := filepath.Join(root, ".config.toml.tmp-deadbeef")
+	if err := os.WriteFile(stale, []byte("half a fi"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, errOut, code := runCLI(t, env, "config", "get", "schema_version"); code != 0 {
+		t.Fatalf("get: %s", errOut)
+	}
+	if _, err := os.Stat(stale); !os.IsNotExist(err) {
+		t.Errorf("stale temp file still there: %v", err)
+	}
 }
 
 func TestConfigLocalErrorsCarryHints(t *testing.T) {
