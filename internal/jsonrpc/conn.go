@@ -62,7 +62,11 @@ type Options struct {
 	// Concurrent reports whether a request method runs on its own goroutine; other requests (and all
 	// requests when nil) are handled one at a time in arrival order.
 	Concurrent func(method string) bool
-	Logger     *slog.Logger // nil => discard
+	// Inline reports whether a sequential request is cheap and never blocks (it must not call Call): when no
+	// other sequential request is queued or running it is handled on the reader goroutine, saving a handoff.
+	// Arrival order is kept either way.
+	Inline func(method string) bool
+	Logger *slog.Logger // nil => discard
 }
 
 func (o Options) withDefaults() Options {
@@ -95,6 +99,7 @@ type Conn struct {
 
 	q       *outQueue
 	seq     chan *Request // sequential requests, read by the dispatcher
+	seqBusy atomic.Int64  // sequential requests queued or running on the dispatcher
 	closing chan struct{} // closed by Close
 	done    chan struct{} // closed when the connection is finished
 	nextID  atomic.Uint64
@@ -214,7 +219,11 @@ func (c *Conn) Serve(ctx context.Context) error {
 // error frame to send last, and Serve's error.
 func (c *Conn) readLoop(ctx context.Context) (*Error, error) {
 	r := NewReader(c.nc, c.opts.MaxFrameBytes)
-	r.OnFrameStart = func() { c.setReadDeadline(time.Now().Add(c.opts.FrameTimeout)) }
+	armed := false // a frame deadline is set; only an unfinished frame arms it
+	r.OnFrameStart = func() {
+		armed = true
+		c.setReadDeadline(time.Now().Add(c.opts.FrameTimeout))
+	}
 	for {
 		frame, err := r.ReadFrame()
 		if err != nil {
@@ -232,7 +241,10 @@ func (c *Conn) readLoop(ctx context.Context) (*Error, error) {
 				return nil, fmt.Errorf("jsonrpc: read: %w", err)
 			}
 		}
-		c.setReadDeadline(time.Time{}) // idle time between frames is unlimited
+		if armed {
+			armed = false
+			c.setReadDeadline(time.Time{}) // idle time between frames is unlimited
+		}
 		in := Classify(frame)
 		switch {
 		case in.Request != nil:
@@ -263,10 +275,16 @@ func (c *Conn) deliver(ctx context.Context, req *Request) bool {
 		}()
 		return true
 	}
+	if c.opts.Inline != nil && c.seqBusy.Load() == 0 && c.opts.Inline(req.Method) {
+		c.handle(ctx, req) // nothing sequential is pending, so order is kept
+		return true
+	}
+	c.seqBusy.Add(1)
 	select {
 	case c.seq <- req:
 		return true
 	case <-c.closing:
+		c.seqBusy.Add(-1)
 		return false
 	}
 }
@@ -275,6 +293,7 @@ func (c *Conn) dispatchLoop(ctx context.Context, done chan<- struct{}) {
 	defer close(done)
 	for req := range c.seq {
 		c.handle(ctx, req)
+		c.seqBusy.Add(-1)
 	}
 }
 
@@ -299,9 +318,41 @@ func (c *Conn) handle(ctx context.Context, req *Request) {
 		}
 		frame = appendError(nil, req.ID, rpcErr)
 	}
-	if err := c.q.push(nil, frame, false); err != nil {
+	if err := c.send(nil, frame); err != nil {
 		c.log.Debug("jsonrpc: response dropped", "method", req.Method, "rpc_id", string(req.ID), "err", err)
 	}
+}
+
+// send writes frame at once from the calling goroutine when nothing is queued or being written (the common
+// case: no handoff to the writer goroutine), else queues it behind the others. Either way frames leave in
+// the order they were produced, one writer at a time.
+func (c *Conn) send(stop <-chan struct{}, frame []byte) error {
+	if !c.q.claim(len(frame)) {
+		return c.q.push(stop, frame, false)
+	}
+	err := c.write(frame)
+	c.q.release(len(frame))
+	if err != nil {
+		return ErrClosed
+	}
+	return nil
+}
+
+// write writes one frame within WriteTimeout; a failure ends the connection. The caller holds the queue's
+// write claim.
+func (c *Conn) write(frame []byte) error {
+	_ = c.nc.SetWriteDeadline(time.Now().Add(c.opts.WriteTimeout))
+	_, err := c.nc.Write(frame)
+	if err != nil {
+		c.mu.Lock()
+		if c.writeErr == nil {
+			c.writeErr = err
+		}
+		c.mu.Unlock()
+		c.q.close(true)
+		_ = c.Close()
+	}
+	return err
 }
 
 // invoke calls the handler, turning a panic into an error so one bad request cannot kill the daemon.
@@ -321,15 +372,9 @@ func (c *Conn) writeLoop(done chan<- struct{}) {
 		if !ok {
 			return
 		}
-		_ = c.nc.SetWriteDeadline(time.Now().Add(c.opts.WriteTimeout))
-		_, err := c.nc.Write(frame)
+		err := c.write(frame)
 		c.q.release(len(frame))
 		if err != nil {
-			c.mu.Lock()
-			c.writeErr = err
-			c.mu.Unlock()
-			c.q.close(true)
-			_ = c.Close()
 			return
 		}
 	}
@@ -367,7 +412,7 @@ func (c *Conn) Notify(method string, params any) error {
 	if err != nil {
 		return err
 	}
-	return c.q.push(nil, frame, false)
+	return c.send(nil, frame)
 }
 
 // Call sends a request with id "zc-out-N" (N counts from 0 per connection) and waits for the peer's

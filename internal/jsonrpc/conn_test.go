@@ -492,3 +492,74 @@ func TestWriteRefusal(t *testing.T) {
 		t.Error("refusal is not a valid response frame")
 	}
 }
+
+// Inline requests skip the dispatcher only when nothing sequential is pending: behind a blocked sequential
+// request they wait their turn, so arrival order is kept; on an idle connection they run on the reader.
+func TestConnInlineKeepsOrder(t *testing.T) {
+	release := make(chan struct{})
+	var mu sync.Mutex
+	var order []string
+	h := HandlerFunc(func(ctx context.Context, c *Conn, req *Request) (any, error) {
+		mu.Lock()
+		order = append(order, string(req.ID))
+		mu.Unlock()
+		if req.Method == "block" {
+			<-release
+		}
+		return req.Method, nil
+	})
+	p := newPair(t, h, Options{Inline: func(m string) bool { return m == "fast" }})
+	p.send(`{"jsonrpc":"2.0","id":1,"method":"fast"}`)
+	if got := p.recv(); got != `{"jsonrpc":"2.0","id":1,"result":"fast"}` {
+		t.Fatalf("idle inline request: %s", got)
+	}
+	p.send(`{"jsonrpc":"2.0","id":2,"method":"block"}`, `{"jsonrpc":"2.0","id":3,"method":"fast"}`,
+		`{"jsonrpc":"2.0","id":4,"method":"seq"}`, `{"jsonrpc":"2.0","id":5,"method":"fast"}`)
+	close(release)
+	for i, m := range []string{"block", "fast", "seq", "fast"} {
+		want := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"result":%q}`, i+2, m)
+		if got := p.recv(); got != want {
+			t.Fatalf("response %d = %s, want %s", i+2, got, want)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if strings.Join(order, ",") != "1,2,3,4,5" {
+		t.Fatalf("handling order %v", order)
+	}
+}
+
+// Frames produced concurrently by many goroutines (direct writes and queued ones) are never interleaved.
+func TestConnConcurrentNotifyFramesIntact(t *testing.T) {
+	h := HandlerFunc(func(ctx context.Context, c *Conn, req *Request) (any, error) { return nil, nil })
+	p := newPair(t, h, Options{})
+	const writers, each = 8, 200
+	var wg sync.WaitGroup
+	for w := 0; w < writers; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			for i := 0; i < each; i++ {
+				if err := p.srv.Notify("n", map[string]any{"w": w, "i": i, "pad": strings.Repeat("x", 512)}); err != nil {
+					t.Errorf("notify: %v", err)
+					return
+				}
+			}
+		}(w)
+	}
+	next := make([]int, writers)
+	for n := 0; n < writers*each; n++ {
+		var f struct {
+			Params struct{ W, I int } `json:"params"`
+		}
+		line := p.recv()
+		if err := json.Unmarshal([]byte(line), &f); err != nil {
+			t.Fatalf("frame %d is not intact JSON: %v", n, err)
+		}
+		if f.Params.I != next[f.Params.W] {
+			t.Fatalf("writer %d: got frame %d, want %d (per-producer order broken)", f.Params.W, f.Params.I, next[f.Params.W])
+		}
+		next[f.Params.W]++
+	}
+	wg.Wait()
+}

@@ -15,11 +15,12 @@ type outQueue struct {
 
 	ready chan struct{} // capacity 1: wakes the writer after a push or close
 
-	mu     sync.Mutex // guards the fields below
-	frames [][]byte
-	bytes  int
-	closed bool
-	space  chan struct{} // closed (and replaced) when bytes shrink or the queue closes
+	mu      sync.Mutex // guards the fields below
+	frames  [][]byte
+	bytes   int
+	closed  bool
+	writing bool          // a frame is being written (by the writer or a direct sender): the socket has one writer
+	space   chan struct{} // closed (and replaced) when bytes shrink or the queue closes
 }
 
 func newOutQueue(maxBytes int) *outQueue {
@@ -52,32 +53,54 @@ func (q *outQueue) push(stop <-chan struct{}, frame []byte, force bool) error {
 	return nil
 }
 
-// next blocks until a frame is available (true) or the queue is closed and empty (false).
+// claim takes the socket for a direct write of n bytes when nothing is queued or being written; the caller
+// must write and then call release(n). It reports false when the frame must be queued instead.
+func (q *outQueue) claim(n int) bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.closed || q.writing || len(q.frames) > 0 {
+		return false
+	}
+	q.writing = true
+	q.bytes += n
+	return true
+}
+
+// next blocks until a frame is available and nobody else is writing (true), or the queue is closed, empty
+// and idle (false). The frame counts as being written until release.
 func (q *outQueue) next() ([]byte, bool) {
 	for {
 		q.mu.Lock()
-		if len(q.frames) > 0 {
+		if len(q.frames) > 0 && !q.writing {
 			f := q.frames[0]
 			q.frames[0] = nil
 			q.frames = q.frames[1:]
+			q.writing = true
 			q.mu.Unlock()
 			return f, true
 		}
-		closed := q.closed
+		done := q.closed && len(q.frames) == 0 && !q.writing
 		q.mu.Unlock()
-		if closed {
+		if done {
 			return nil, false
 		}
 		<-q.ready
 	}
 }
 
-// release uncounts a frame returned by next once it has been written (or abandoned).
+// release ends the write of a frame of n bytes (taken by next or claim), written or abandoned.
 func (q *outQueue) release(n int) {
 	q.mu.Lock()
 	q.bytes -= n
-	q.signalSpaceLocked()
+	q.writing = false
+	more := len(q.frames) > 0 || q.closed
+	if q.bytes < q.max {
+		q.signalSpaceLocked()
+	}
 	q.mu.Unlock()
+	if more {
+		q.wake()
+	}
 }
 
 // close stops accepting frames; with discard the frames not yet taken by the writer are dropped too.

@@ -25,7 +25,8 @@ const readerBufferSize = 64 << 10
 // returned as a frame when the input ends. A Reader is not safe for concurrent use.
 type Reader struct {
 	// OnFrameStart, if set, is called from ReadFrame when the first non-whitespace byte of a new frame has
-	// arrived, before the rest of the frame is read. Conn uses it to arm the unfinished-frame deadline, so
+	// arrived and the rest of the frame has not, before the rest is read (a frame that arrives whole does not
+	// call it). Conn uses it to arm the unfinished-frame deadline, so
 	// idle time (and blank lines) between frames is not limited.
 	OnFrameStart func()
 
@@ -77,7 +78,8 @@ func (r *Reader) ReadFrame() ([]byte, error) {
 			seg = seg[i:]
 			if len(seg) > 0 {
 				started = true
-				if r.OnFrameStart != nil {
+				// A frame whose end is already buffered cannot stall: only an unfinished one arms the deadline.
+				if r.OnFrameStart != nil && nl < 0 {
 					r.OnFrameStart()
 				}
 			}

@@ -62,10 +62,11 @@ type Server struct {
 }
 
 // method is one entry of the table: the grant it needs, whether it runs concurrently with the connection's
-// other requests, and the adapted handler.
+// other requests or inline on the reader (cheap, in-memory, never blocking), and the adapted handler.
 type method struct {
 	grant      string
 	concurrent bool
+	inline     bool
 	call       func(ctx context.Context, p *Peer, params json.RawMessage) (any, error)
 }
 
@@ -78,6 +79,11 @@ func handle[P any, R any](grant string, f func(context.Context, *Peer, *P) (R, e
 		}
 		return f(ctx, p, params)
 	}}
+}
+
+func inline(m method) method {
+	m.inline = true
+	return m
 }
 
 // New builds the server and its method table.
@@ -93,9 +99,9 @@ func New(opts Options) *Server {
 	}
 	s := &Server{opts: opts, log: opts.Logger, peers: map[*Peer]struct{}{}}
 	s.methods = map[string]method{
-		api.MethodStatus:   handle("status:read", s.status),
-		api.MethodHealth:   handle("health:read", s.health),
-		api.MethodTUIList:  handle("tui:read", s.tuiList),
+		api.MethodStatus:   inline(handle("status:read", s.status)),
+		api.MethodHealth:   inline(handle("health:read", s.health)),
+		api.MethodTUIList:  inline(handle("tui:read", s.tuiList)),
 		api.MethodShutdown: handle(GrantAdmin, s.shutdown),
 	}
 	if opts.ConfigManager != nil {
@@ -132,6 +138,7 @@ func (s *Server) ServeConn(ctx context.Context, nc net.Conn, info PeerInfo, lim 
 		FrameTimeout:  lim.FrameTimeout,
 		WriteTimeout:  lim.WriteTimeout,
 		Concurrent:    s.concurrent,
+		Inline:        s.inline,
 		Logger:        log,
 	})
 	peer.conn = conn
@@ -160,6 +167,15 @@ func (s *Server) ServeConn(ctx context.Context, nc net.Conn, info PeerInfo, lim 
 	err := conn.Serve(ctx)
 	log.Debug("connection closed")
 	return err
+}
+
+// inline: initialize and the cheap in-memory methods skip the dispatcher handoff.
+func (s *Server) inline(name string) bool {
+	if name == api.MethodInitialize {
+		return true
+	}
+	m, ok := s.methods[name]
+	return !ok || m.inline // unknown methods are answered at once
 }
 
 func (s *Server) concurrent(name string) bool {
