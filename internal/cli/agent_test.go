@@ -318,8 +318,8 @@ func TestAgentInterruptSendsCancel(t *testing.T) {
 	}
 }
 
-// With nothing at the endpoint the error says so; sessions subcommands and ids are checked before connecting.
-func TestAgentNoDaemonAndUsage(t *testing.T) {
+// sessions subcommands and ids are checked before connecting.
+func TestSessionsUsage(t *testing.T) {
 	f := newFakeDaemon(t)
 	f.prompt = func(ctx context.Context, c *jsonrpc.Conn, p api.SessionPromptParams) (api.SessionPromptResult, error) {
 		return finish(c, api.OutcomeCompleted, "", "")

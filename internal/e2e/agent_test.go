@@ -276,3 +276,44 @@ func TestAgentInterruptCancelsTurn(t *testing.T) {
 		t.Fatalf("turn after the cancelled one printed %q", out)
 	}
 }
+
+// When the spawned daemon cannot start, the agent command says so and points at the ephemeral log.
+func TestAgentSpawnFailureNamesLog(t *testing.T) {
+	h := home(t)
+	root := filepath.Join(h, ".zeroclaw")
+	if err := os.MkdirAll(root, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	cfg := "schema_version = 3\n\n[rpc]\nmax_local_connections = \"many\"\n"
+	if err := os.WriteFile(filepath.Join(root, "config.toml"), []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code := run(t, env(h), "", "agent", "-m", "hello")
+	logPath := filepath.Join(root, "data", "state", "daemon-ephemeral.log")
+	if code != 1 || out != "" || !strings.Contains(errOut, "exited before serving") || !strings.Contains(errOut, "Try: look at "+logPath) {
+		t.Fatalf("exit %d\nstdout %q\nstderr:\n%s", code, out, errOut)
+	}
+	if b, err := os.ReadFile(logPath); err != nil || !strings.Contains(string(b), "max_local_connections") {
+		t.Fatalf("the log does not explain the failure (%v):\n%s", err, b)
+	}
+}
+
+// --config-dir is handed to the spawned daemon: the session lands in that install, not in ~/.zeroclaw.
+func TestAgentSpawnKeepsConfigDir(t *testing.T) {
+	h := home(t)
+	dir := filepath.Join(h, "inst")
+	if out := runOK(t, env(h), "", "agent", "--config-dir", dir, "--session", "cd-1", "-m", "in dir"); out != "in dir\n" {
+		t.Fatalf("stdout %q", out)
+	}
+	waitSocketGone(t, filepath.Join(dir, "data", "daemon.sock"), 15*time.Second)
+	if _, err := os.Stat(filepath.Join(dir, "data", "sessions", "sessions.db")); err != nil {
+		t.Fatalf("no chat history in the --config-dir install: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(h, ".zeroclaw")); !os.IsNotExist(err) {
+		t.Fatalf("the default install was touched: %v", err)
+	}
+	got := runOK(t, env(h), "", "sessions", "show", "cd-1", "--config-dir", dir)
+	if got != "[0] user: in dir\n[1] assistant: in dir\n" {
+		t.Fatalf("sessions show:\n%s", got)
+	}
+}
