@@ -1,0 +1,419 @@
+package rpctest
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/zeroclaw-go/zeroclaw/internal/api"
+	"github.com/zeroclaw-go/zeroclaw/internal/store"
+)
+
+// frame is one decoded NDJSON frame from the daemon: a response, a notification or a daemon→client request.
+type frame struct {
+	ID     json.RawMessage `json:"id"`
+	Method string          `json:"method"`
+	Params json.RawMessage `json:"params"`
+	Result json.RawMessage `json:"result"`
+	Error  *wireError      `json:"error"`
+	raw    string
+}
+
+type wireError struct {
+	Code    int             `json:"code"`
+	Message string          `json:"message"`
+	Data    json.RawMessage `json:"data"`
+}
+
+func (e *wireError) String() string {
+	if e == nil {
+		return "<nil>"
+	}
+	return fmt.Sprintf("%d %s", e.Code, e.Message)
+}
+
+// rc is a typed client over the raw Client: it numbers requests, decodes frames and collects turn events.
+type rc struct {
+	*Client
+	t    testing.TB
+	next int
+}
+
+// dialRC connects and initializes; caps, when non-empty, is the clientCapabilities JSON object.
+func dialRC(t testing.TB, d *Daemon, caps string) *rc {
+	t.Helper()
+	c := &rc{Client: d.Dial(t), t: t}
+	params := `{"protocol_version":1}`
+	if caps != "" {
+		params = `{"protocol_version":1,"clientCapabilities":` + caps + `}`
+	}
+	c.Send(`{"jsonrpc":"2.0","method":"initialize","params":` + params + `,"id":"init"}`)
+	if f := c.recv(); f.Error != nil || f.Result == nil {
+		t.Fatalf("initialize failed: %s", f.raw)
+	}
+	return c
+}
+
+func (c *rc) recv() frame {
+	c.t.Helper()
+	line := c.MustRecv()
+	var f frame
+	if err := json.Unmarshal([]byte(line), &f); err != nil {
+		c.t.Fatalf("bad frame %q: %v", line, err)
+	}
+	f.raw = line
+	return f
+}
+
+// send writes a request and returns its id (a JSON string).
+func (c *rc) send(method string, params any) string {
+	c.t.Helper()
+	c.next++
+	id := fmt.Sprintf("r%d", c.next)
+	b, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "method": method, "params": params, "id": id})
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	c.SendRaw(append(b, '\n'))
+	return id
+}
+
+func idOf(f frame) string {
+	var s string
+	_ = json.Unmarshal(f.ID, &s)
+	return s
+}
+
+// call sends a request and reads frames until its response; any other frame fails the test.
+func (c *rc) call(method string, params any) (json.RawMessage, *wireError) {
+	c.t.Helper()
+	id := c.send(method, params)
+	f := c.recv()
+	if f.Method != "" || idOf(f) != id {
+		c.t.Fatalf("%s: expected the response to %s, got %s", method, id, f.raw)
+	}
+	return f.Result, f.Error
+}
+
+// mustCall is call that fails on an error response and decodes the result into out (when non-nil).
+func (c *rc) mustCall(method string, params, out any) {
+	c.t.Helper()
+	res, werr := c.call(method, params)
+	if werr != nil {
+		c.t.Fatalf("%s: %s", method, werr)
+	}
+	if out != nil {
+		if err := json.Unmarshal(res, out); err != nil {
+			c.t.Fatalf("%s: decode %s: %v", method, res, err)
+		}
+	}
+}
+
+func (c *rc) newSession(p api.SessionNewParams) api.SessionNewResult {
+	c.t.Helper()
+	var r api.SessionNewResult
+	c.mustCall(api.MethodSessionNew, p, &r)
+	return r
+}
+
+func (c *rc) messages(sid string) api.SessionMessagesResult {
+	c.t.Helper()
+	var r api.SessionMessagesResult
+	c.mustCall(api.MethodSessionMsgs, api.SessionMessagesParams{SessionID: sid, Limit: 1000}, &r)
+	return r
+}
+
+func (c *rc) state(sid string) string {
+	c.t.Helper()
+	var r api.SessionStateResult
+	c.mustCall(api.MethodSessionState, api.SessionIDParams{SessionID: sid}, &r)
+	return r.State
+}
+
+// turn is everything one session/prompt produced on the wire.
+type turn struct {
+	events []api.SessionUpdate
+	result api.SessionPromptResult
+	err    *wireError
+}
+
+// hooks react to frames that arrive while a prompt is in flight.
+type hooks struct {
+	onUpdate  func(api.SessionUpdate)      // each session/update, after it was recorded
+	onRequest func(f frame)                // daemon→client requests (elicitation/create)
+	onOther   func(f frame) (handled bool) // responses to other requests sent meanwhile
+}
+
+// prompt sends session/prompt and reads until its response, collecting the events of the turn.
+func (c *rc) prompt(sid, text string, h hooks) turn {
+	c.t.Helper()
+	id := c.send(api.MethodSessionPrompt, api.SessionPromptParams{SessionID: sid, Prompt: text})
+	return c.await(id, h)
+}
+
+// await reads frames until the response with id, dispatching everything else through h.
+func (c *rc) await(id string, h hooks) turn {
+	c.t.Helper()
+	var tr turn
+	for {
+		f := c.recv()
+		switch {
+		case f.Method == api.NotifySessionUpdate:
+			var u api.SessionUpdate
+			if err := json.Unmarshal(f.Params, &u); err != nil {
+				c.t.Fatalf("bad session/update %s: %v", f.raw, err)
+			}
+			tr.events = append(tr.events, u)
+			if h.onUpdate != nil {
+				h.onUpdate(u)
+			}
+		case f.Method != "":
+			if h.onRequest == nil {
+				c.t.Fatalf("unexpected request from the daemon: %s", f.raw)
+			}
+			h.onRequest(f)
+		case idOf(f) == id:
+			tr.err = f.Error
+			if f.Error == nil {
+				if err := json.Unmarshal(f.Result, &tr.result); err != nil {
+					c.t.Fatalf("bad prompt result %s: %v", f.raw, err)
+				}
+			}
+			return tr
+		default:
+			if h.onOther == nil || !h.onOther(f) {
+				c.t.Fatalf("unexpected frame while waiting for %s: %s", id, f.raw)
+			}
+		}
+	}
+}
+
+// kinds renders events as "type[:detail]" for exact sequence comparisons: chunks carry their text, tool
+// events their tool name, turn_complete its outcome, context_usage its token counts.
+func kinds(evs []api.SessionUpdate) []string {
+	out := make([]string, 0, len(evs))
+	for _, e := range evs {
+		s := e.Type
+		switch e.Type {
+		case api.UpdateAgentMessageChunk, api.UpdateAgentThoughtChunk:
+			s += ":" + e.Text
+		case api.UpdateToolCall, api.UpdateToolResult:
+			s += ":" + e.Name
+		case api.UpdateApprovalRequest:
+			s += ":" + e.ToolName
+		case api.UpdateTurnComplete:
+			s += ":" + e.Outcome
+		case api.UpdateContextUsage:
+			s += fmt.Sprintf(":%d/%d", deref(e.InputTokens), deref(e.OutputTokens))
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+func deref(p *int) int {
+	if p == nil {
+		return -1
+	}
+	return *p
+}
+
+func wantKinds(t testing.TB, evs []api.SessionUpdate, want ...string) {
+	t.Helper()
+	if got := kinds(evs); !slices.Equal(got, want) {
+		t.Fatalf("event sequence:\n got  %q\n want %q", got, want)
+	}
+}
+
+// only returns the events of type typ.
+func only(evs []api.SessionUpdate, typ string) []api.SessionUpdate {
+	var out []api.SessionUpdate
+	for _, e := range evs {
+		if e.Type == typ {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+func output(t testing.TB, e api.SessionUpdate) string {
+	t.Helper()
+	if e.RawOutput == nil {
+		t.Fatalf("%s event without raw_output", e.Type)
+	}
+	return *e.RawOutput
+}
+
+// agentConfig is a config with one agent "a" on the given provider reference and risk profile; extra is
+// appended verbatim (more providers, agents, profiles, [rpc] limits).
+func agentConfig(providerTOML, ref, profile, extra string) string {
+	return fmt.Sprintf(`schema_version = 3
+
+%s
+
+[agents.a]
+model_provider = %q
+risk_profile = %q
+
+[risk_profiles.readonly]
+level = "readonly"
+workspace_only = true
+
+[risk_profiles.supervised]
+level = "supervised"
+workspace_only = true
+
+[risk_profiles.full]
+level = "full"
+workspace_only = true
+%s`, providerTOML, ref, profile, extra)
+}
+
+// fakeProviderTOML configures <family>.fake against a fake server.
+func fakeProviderTOML(family, uri string) string {
+	return fmt.Sprintf("[providers.models.%s.fake]\nuri = %q\nmodel = \"m\"\napi_key = \"sk-test\"\ntimeout_secs = 60\n", family, uri)
+}
+
+// llm is a fake model backend: an httptest server speaking one family's wire format. Request i is answered by
+// responders[i] (the last one repeats); every request body is recorded.
+type llm struct {
+	*httptest.Server
+	mu         sync.Mutex
+	bodies     [][]byte
+	paths      []string
+	responders []http.HandlerFunc
+}
+
+func newLLM(t testing.TB, responders ...http.HandlerFunc) *llm {
+	t.Helper()
+	f := &llm{responders: responders}
+	f.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		f.mu.Lock()
+		n := len(f.bodies)
+		f.bodies = append(f.bodies, body)
+		f.paths = append(f.paths, r.URL.Path)
+		h := f.responders[min(n, len(f.responders)-1)]
+		f.mu.Unlock()
+		h(w, r)
+	}))
+	t.Cleanup(f.Close)
+	return f
+}
+
+func (f *llm) requests() (paths []string, bodies [][]byte) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.paths), slices.Clone(f.bodies)
+}
+
+// fixture reads a recorded-format stream from the provider package's testdata.
+func fixture(t testing.TB, name string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "provider", "testdata", name))
+	if err != nil {
+		t.Fatalf("fixture: %v", err)
+	}
+	return b
+}
+
+// wireFrames cuts a stream into its wire frames: SSE events (blank-line separated) or NDJSON lines.
+func wireFrames(b []byte) [][]byte {
+	sep := []byte("\n\n")
+	if !bytes.Contains(b, sep) {
+		sep = []byte("\n")
+	}
+	var out [][]byte
+	for _, f := range bytes.SplitAfter(b, sep) {
+		if len(bytes.TrimSpace(f)) > 0 {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// stream answers with body written frame by frame, flushed after each, so the daemon sees real chunking.
+func stream(contentType string, body []byte) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", contentType)
+		w.WriteHeader(http.StatusOK)
+		for _, f := range wireFrames(body) {
+			if _, err := w.Write(f); err != nil {
+				return
+			}
+			w.(http.Flusher).Flush()
+		}
+	}
+}
+
+const (
+	ctSSE    = "text/event-stream"
+	ctNDJSON = "application/x-ndjson"
+)
+
+// sseData renders JSON values as SSE data events (OpenAI style, ending with [DONE]).
+func openAISSE(chunks ...string) []byte {
+	var b bytes.Buffer
+	for _, c := range chunks {
+		fmt.Fprintf(&b, "data: %s\n\n", c)
+	}
+	b.WriteString("data: [DONE]\n\n")
+	return b.Bytes()
+}
+
+// openAIText is a streamed OpenAI answer made of the given text deltas and a usage chunk.
+func openAIText(in, out int, deltas ...string) []byte {
+	var chunks []string
+	for _, d := range deltas {
+		q, _ := json.Marshal(d)
+		chunks = append(chunks, `{"id":"c","object":"chat.completion.chunk","model":"m-1","choices":[{"index":0,"delta":{"content":`+string(q)+`},"finish_reason":null}]}`)
+	}
+	chunks = append(chunks, `{"id":"c","object":"chat.completion.chunk","model":"m-1","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`)
+	chunks = append(chunks, fmt.Sprintf(`{"id":"c","object":"chat.completion.chunk","model":"m-1","choices":[],"usage":{"prompt_tokens":%d,"completion_tokens":%d,"total_tokens":%d}}`, in, out, in+out))
+	return openAISSE(chunks...)
+}
+
+// costLines reads data/state/costs.jsonl of an install.
+func costLines(t testing.TB, d *Daemon) []store.CostRecord {
+	t.Helper()
+	f, err := os.Open(filepath.Join(d.ConfigDir, "data", "state", "costs.jsonl"))
+	if err != nil {
+		t.Fatalf("cost ledger: %v", err)
+	}
+	defer f.Close()
+	var out []store.CostRecord
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		var r store.CostRecord
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			t.Fatalf("cost line %q: %v", sc.Text(), err)
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// waitFor polls cond until it holds; the deadline only bounds a hung test, it asserts nothing about speed.
+func waitFor(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("gave up waiting for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func contains(s, sub string) bool { return strings.Contains(s, sub) }
