@@ -52,12 +52,21 @@ type client struct {
 // inboundFunc handles a notification (result ignored) or a daemon→client request.
 type inboundFunc func(ctx context.Context, req *jsonrpc.Request) (any, error)
 
-// connect dials, starts serving the connection and performs initialize.
+// connect dials the endpoint and starts a client on it (see newClient).
 func connect(ctx context.Context, endpoint string, caps map[string]any, onInbound inboundFunc) (*client, error) {
 	nc, err := dial(ctx, endpoint)
 	if err != nil {
 		return nil, err
 	}
+	return newClient(ctx, nc, caps, onInbound)
+}
+
+// newClient runs a native-protocol client on an established connection and performs initialize. Inbound
+// notifications are handled one at a time in arrival order (session/update events must be
+// rendered in the order the daemon produced them); only daemon→client requests such as elicitation/create run
+// concurrently, since they wait for the user. The connection is served on a context that the caller's
+// cancellation does not end, so an interrupt can still send session/cancel; end it with close.
+func newClient(ctx context.Context, nc net.Conn, caps map[string]any, onInbound inboundFunc) (*client, error) {
 	h := jsonrpc.HandlerFunc(func(ctx context.Context, _ *jsonrpc.Conn, req *jsonrpc.Request) (any, error) {
 		if onInbound == nil {
 			if req.IsNotification() {
@@ -68,12 +77,15 @@ func connect(ctx context.Context, endpoint string, caps map[string]any, onInboun
 		return onInbound(ctx, req)
 	})
 	c := &client{
-		conn:   jsonrpc.NewConn(nc, h, jsonrpc.Options{Concurrent: func(string) bool { return true }}),
+		conn: jsonrpc.NewConn(nc, h, jsonrpc.Options{
+			Concurrent: func(method string) bool { return method == api.MethodElicitationCreate },
+		}),
 		served: make(chan struct{}),
 	}
+	serveCtx := context.WithoutCancel(ctx)
 	go func() {
 		defer close(c.served)
-		_ = c.conn.Serve(ctx)
+		_ = c.conn.Serve(serveCtx)
 	}()
 	params := map[string]any{"protocol_version": api.ProtocolVersion}
 	if caps != nil {

@@ -11,9 +11,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/zeroclaw-go/zeroclaw/internal/api"
 	"github.com/zeroclaw-go/zeroclaw/internal/install"
-	"github.com/zeroclaw-go/zeroclaw/internal/jsonrpc"
 )
 
 // spawnWait bounds how long we wait for a freshly spawned ephemeral daemon to accept connections.
@@ -117,41 +115,4 @@ func openSpawnLog(layout install.Layout) (string, *os.File) {
 		return "", nil
 	}
 	return p, f
-}
-
-// newClient runs a native-protocol client on an established connection and performs initialize. Unlike
-// connect, inbound notifications are handled one at a time in arrival order (session/update events must be
-// rendered in the order the daemon produced them); only daemon→client requests such as elicitation/create run
-// concurrently, since they wait for the user. The connection is served on a context that the caller's
-// cancellation does not end, so an interrupt can still send session/cancel; end it with close.
-func newClient(ctx context.Context, nc net.Conn, caps map[string]any, onInbound inboundFunc) (*client, error) {
-	h := jsonrpc.HandlerFunc(func(ctx context.Context, _ *jsonrpc.Conn, req *jsonrpc.Request) (any, error) {
-		if onInbound == nil {
-			if req.IsNotification() {
-				return nil, nil
-			}
-			return nil, jsonrpc.NewError(api.CodeMethodNotFound, "Unknown method: "+req.Method, nil)
-		}
-		return onInbound(ctx, req)
-	})
-	c := &client{
-		conn: jsonrpc.NewConn(nc, h, jsonrpc.Options{
-			Concurrent: func(method string) bool { return method == api.MethodElicitationCreate },
-		}),
-		served: make(chan struct{}),
-	}
-	serveCtx := context.WithoutCancel(ctx)
-	go func() {
-		defer close(c.served)
-		_ = c.conn.Serve(serveCtx)
-	}()
-	params := map[string]any{"protocol_version": api.ProtocolVersion}
-	if caps != nil {
-		params["clientCapabilities"] = caps
-	}
-	if err := c.call(ctx, api.MethodInitialize, params, &c.init); err != nil {
-		c.close()
-		return nil, err
-	}
-	return c, nil
 }
