@@ -4,7 +4,6 @@ go 1.26.0
 
 require (
 	github.com/Microsoft/go-winio v0.6.4
-	github.com/coder/websocket v1.8.15
 	github.com/pelletier/go-toml/v2 v2.4.3
 	golang.org/x/crypto v0.59.0
 	golang.org/x/sys v0.50.0

@@ -27,7 +27,6 @@ var allowedImports = map[string][]string{
 	"internal/store":    {},
 	"internal/provider": {},
 	"internal/tools":    {},
-	"internal/deps":     {},
 	"internal/rpctest":  {"internal/daemon", "internal/api", "internal/jsonrpc", "internal/install", "internal/config"},
 	"internal/e2e":      {},
 	"scripts/startup":   {},
