@@ -1,0 +1,74 @@
+package rpctest
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/zeroclaw-go/zeroclaw/internal/api"
+)
+
+// A daemon restart keeps the chat history: session/new restores the session with its message count,
+// session/messages returns exactly what was stored before (nothing duplicated), and a new turn appends after it.
+func TestRestartKeepsHistory(t *testing.T) {
+	cfg := agentConfig(echoTOML, "echo.default", "full", "")
+	d := Start(t, WithConfig(cfg))
+	c := dialRC(t, d, "")
+	const sid = "restart-session-1"
+	s := c.newSession(api.SessionNewParams{SessionID: sid})
+	for _, p := range []string{"first words", "/tool time {}", "second words"} {
+		if tr := c.prompt(s.SessionID, p, hooks{}); tr.err != nil || tr.result.Outcome != api.OutcomeCompleted {
+			t.Fatalf("prompt %q: %+v %s", p, tr.result, tr.err)
+		}
+	}
+	before := c.messages(sid)
+	if before.Total != 8 || len(before.Messages) != 8 { // 2 plain turns (2 each) + a tool turn (user, call, result, answer)
+		t.Fatalf("before restart: %d messages (total %d), want 8: %+v", len(before.Messages), before.Total, before.Messages)
+	}
+	if err := d.Stop(); err != nil {
+		t.Fatalf("stop: %v", err)
+	}
+
+	d2 := StartOn(t, d.ConfigDir)
+	c2 := dialRC(t, d2, "")
+	restored := c2.newSession(api.SessionNewParams{SessionID: sid})
+	if restored.SessionID != sid || restored.MessageCount != 8 || restored.WorkspaceDir != s.WorkspaceDir {
+		t.Fatalf("restored = %+v, want %s with 8 messages in %s", restored, sid, s.WorkspaceDir)
+	}
+	after := c2.messages(sid)
+	if !slices.Equal(after.Messages, before.Messages) || after.Total != before.Total {
+		t.Fatalf("history changed across the restart:\n before %+v\n after  %+v", before.Messages, after.Messages)
+	}
+	// Restoring twice does not duplicate anything either.
+	if again := c2.newSession(api.SessionNewParams{SessionID: sid}); again.MessageCount != 8 {
+		t.Fatalf("second restore: %+v", again)
+	}
+
+	tr := c2.prompt(sid, "third words", hooks{})
+	if tr.err != nil || tr.result.Content != "third words" {
+		t.Fatalf("prompt after restart: %+v %s", tr.result, tr.err)
+	}
+	final := c2.messages(sid)
+	if final.Total != 10 || !slices.Equal(final.Messages[:8], before.Messages) {
+		t.Fatalf("after a new turn: total %d, prefix kept %v", final.Total, slices.Equal(final.Messages[:8], before.Messages))
+	}
+	for i, want := range []string{"user:third words", "assistant:third words"} {
+		m := final.Messages[8+i]
+		if got := m.Role + ":" + m.Content; got != want || m.Index != 8+i {
+			t.Fatalf("message %d = %q (index %d), want %q", 8+i, got, m.Index, want)
+		}
+	}
+	var list api.SessionListResult
+	c2.mustCall(api.MethodSessionList, api.SessionListParams{}, &list)
+	n := 0
+	for _, row := range list.Sessions {
+		if row.SessionID == sid {
+			n++
+			if row.MessageCount != 10 {
+				t.Errorf("session/list message_count = %d, want 10", row.MessageCount)
+			}
+		}
+	}
+	if n != 1 {
+		t.Fatalf("session/list shows %s %d times", sid, n)
+	}
+}
