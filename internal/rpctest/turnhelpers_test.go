@@ -362,7 +362,7 @@ const (
 	ctNDJSON = "application/x-ndjson"
 )
 
-// sseData renders JSON values as SSE data events (OpenAI style, ending with [DONE]).
+// openAISSE renders JSON values as SSE data events (OpenAI style, ending with [DONE]).
 func openAISSE(chunks ...string) []byte {
 	var b bytes.Buffer
 	for _, c := range chunks {
