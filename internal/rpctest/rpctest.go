@@ -55,31 +55,40 @@ func ShortTempDir(t testing.TB) string {
 	return dir
 }
 
-// Start runs a daemon and waits until its socket accepts connections. It is stopped at the end of the test.
+// Start runs a daemon on a fresh temporary install and waits until its socket accepts connections. It is
+// stopped at the end of the test.
 func Start(t testing.TB, opts ...Option) *Daemon {
+	t.Helper()
+	cfgDir := filepath.Join(ShortTempDir(t), "install")
+	if err := os.MkdirAll(cfgDir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	return StartOn(t, cfgDir, opts...)
+}
+
+// StartOn runs a daemon on an existing install, typically one a stopped Daemon left behind (its ConfigDir), so
+// tests can restart a daemon and check what survived. The endpoint is <parent of configDir>/d.sock, the same
+// one Start chose. The config on disk is kept unless WithConfig is given; it is stopped at the end of the test.
+func StartOn(t testing.TB, configDir string, opts ...Option) *Daemon {
 	t.Helper()
 	var o options
 	for _, fn := range opts {
 		fn(&o)
 	}
-	root := ShortTempDir(t)
-	cfgDir := filepath.Join(root, "install")
-	if err := os.MkdirAll(cfgDir, 0o700); err != nil {
-		t.Fatal(err)
-	}
 	if o.config != "" {
-		if err := os.WriteFile(filepath.Join(cfgDir, "config.toml"), []byte(o.config), 0o600); err != nil {
+		if err := os.WriteFile(filepath.Join(configDir, "config.toml"), []byte(o.config), 0o600); err != nil {
 			t.Fatal(err)
 		}
 	}
+	root := filepath.Dir(configDir)
 	endpoint := filepath.Join(root, "d.sock")
 	ctx, cancel := context.WithCancel(context.Background())
-	d := &Daemon{ConfigDir: cfgDir, Endpoint: endpoint, cancel: cancel, done: make(chan error, 1)}
+	d := &Daemon{ConfigDir: configDir, Endpoint: endpoint, cancel: cancel, done: make(chan error, 1)}
 	ready := make(chan struct{})
 	environ := append([]string{"ZEROCLAW_SOCKET=" + endpoint}, o.environ...)
 	go func() {
 		d.done <- daemon.Run(ctx, daemon.Options{
-			ConfigDir: cfgDir,
+			ConfigDir: configDir,
 			Ephemeral: o.ephemeral,
 			Environ:   environ,
 			Home:      root,
@@ -90,7 +99,7 @@ func Start(t testing.TB, opts ...Option) *Daemon {
 	case <-ready:
 	case err := <-d.done:
 		cancel()
-		t.Fatalf("daemon did not start: %v", err)
+		t.Fatalf("daemon did not start on %s: %v", configDir, err)
 	case <-time.After(20 * time.Second):
 		cancel()
 		t.Fatal("daemon did not become ready within 20s")
