@@ -204,7 +204,16 @@ func (s *Server) dispatch(ctx context.Context, p *Peer, req *jsonrpc.Request) (a
 		}
 		return nil, jsonrpc.NewError(api.CodeMethodNotFound, "Unknown method: "+req.Method, nil)
 	}
-	if m.grant != "" && !p.Principal().Allows(m.grant) {
+	// Authority is resolved again for every request from the config in force, so a revoked grant or a removed
+	// user takes effect at once, not at the next initialize.
+	pr, err := resolvePrincipal(s.config(), p.Info, s.opts.Info.UID)
+	if err != nil {
+		return nil, err
+	}
+	p.mu.Lock()
+	p.principal = pr
+	p.mu.Unlock()
+	if m.grant != "" && !pr.Allows(m.grant) {
 		return nil, forbidden(m.grant)
 	}
 	res, err := m.call(ctx, p, req.Params)

@@ -202,9 +202,10 @@ func TestPromptErrorCodes(t *testing.T) {
 		t.Fatalf("refused prompts left %d messages", n)
 	}
 
-	// The operator turns this uid into a plain user "other"; connections made from now on act as "other".
+	// The operator turns this uid into a plain user "other". Authority is resolved per request from the live
+	// config, so from now on every connection of this uid, op included, acts as "other".
 	op.mustCall(api.MethodConfigSetMany, map[string]any{"sets": []map[string]any{
-		{"prop": "permission_profiles.chat.grants", "value": []string{"sessions:create", "sessions:execute", "sessions:read"}},
+		{"prop": "permission_profiles.chat.grants", "value": []string{"sessions:create", "sessions:execute", "sessions:read", "config:update:users.other.uid"}},
 		{"prop": "users.other.uid", "value": os.Getuid()},
 		{"prop": "users.other.permission_profiles", "value": []string{"chat"}},
 	}}, nil)
@@ -223,11 +224,16 @@ func TestPromptErrorCodes(t *testing.T) {
 			t.Errorf("%s on a foreign session: %d, want %d", call.method, code, api.CodeSessionNotOwned)
 		}
 	}
-	// Not a blanket refusal: "other" runs turns on its own session, and the owner still runs on its own.
+	// Not a blanket refusal: "other" runs turns on its own session.
 	mine := other.newSession(api.SessionNewParams{})
 	if tr := other.prompt(mine.SessionID, "mine", hooks{}); tr.err != nil || tr.result.Content != "mine" {
 		t.Fatalf("own session: %+v %s", tr.result, tr.err)
 	}
+	if code := codeOf(op, api.MethodSessionPrompt, api.SessionPromptParams{SessionID: s.SessionID, Prompt: "hi"}); code != api.CodeSessionNotOwned {
+		t.Fatalf("op now acts as other: prompt on the operator's session gave %d", code)
+	}
+	// Moving "other" to another uid makes this uid the operator again, and the owner runs on its session.
+	other.mustCall(api.MethodConfigSet, map[string]any{"prop": "users.other.uid", "value": os.Getuid() + 100000}, nil)
 	if tr := op.prompt(s.SessionID, "still mine", hooks{}); tr.err != nil || tr.result.Content != "still mine" {
 		t.Fatalf("owner's session: %+v %s", tr.result, tr.err)
 	}
