@@ -146,13 +146,8 @@ func (p *anthropic) Stream(ctx context.Context, req Request, emit func(Event)) (
 	if p.s.APIKey != "" {
 		headers["x-api-key"] = p.s.APIKey
 	}
-	return p.run(ctx, emit, func(ctx context.Context, emit func(Event)) (Result, error) {
-		resp, err := p.post(ctx, p.s.URI+"/v1/messages", body, headers)
-		if err != nil {
-			return Result{}, err
-		}
-		defer resp.Body.Close()
-		return p.parse(resp.Body, model, emit)
+	return p.streamPOST(ctx, emit, p.s.URI+"/v1/messages", body, headers, func(r io.Reader, emit func(Event)) (Result, error) {
+		return p.parse(r, model, emit)
 	})
 }
 

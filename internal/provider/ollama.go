@@ -81,10 +81,7 @@ func (p *ollama) buildBody(req Request) ([]byte, string, error) {
 		}
 		body.Messages = append(body.Messages, om)
 	}
-	for _, t := range req.Tools {
-		body.Tools = append(body.Tools, oaiTool{Type: "function", Function: oaiFunction{
-			Name: t.Name, Description: t.Description, Parameters: schemaOrDefault(t.Parameters)}})
-	}
+	body.Tools = oaiTools(req.Tools)
 	b, err := json.Marshal(body)
 	if err != nil {
 		return nil, "", fmt.Errorf("provider: %s: encode request: %w", p.alias, err)
@@ -102,13 +99,8 @@ func (p *ollama) Stream(ctx context.Context, req Request, emit func(Event)) (Res
 	if p.s.APIKey != "" { // hosted Ollama and proxies in front of it take a bearer token
 		headers["Authorization"] = "Bearer " + p.s.APIKey
 	}
-	return p.run(ctx, emit, func(ctx context.Context, emit func(Event)) (Result, error) {
-		resp, err := p.post(ctx, p.s.URI+"/api/chat", body, headers)
-		if err != nil {
-			return Result{}, err
-		}
-		defer resp.Body.Close()
-		return p.parse(resp.Body, model, emit)
+	return p.streamPOST(ctx, emit, p.s.URI+"/api/chat", body, headers, func(r io.Reader, emit func(Event)) (Result, error) {
+		return p.parse(r, model, emit)
 	})
 }
 

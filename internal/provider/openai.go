@@ -106,15 +106,22 @@ func (p *openAI) buildBody(req Request) ([]byte, string, error) {
 		}
 		body.Messages = append(body.Messages, om)
 	}
-	for _, t := range req.Tools {
-		body.Tools = append(body.Tools, oaiTool{Type: "function", Function: oaiFunction{
-			Name: t.Name, Description: t.Description, Parameters: schemaOrDefault(t.Parameters)}})
-	}
+	body.Tools = oaiTools(req.Tools)
 	b, err := json.Marshal(body)
 	if err != nil {
 		return nil, "", fmt.Errorf("provider: %s: encode request: %w", p.alias, err)
 	}
 	return b, model, nil
+}
+
+// oaiTools is the function-tool list of the OpenAI wire format, which Ollama's native API shares.
+func oaiTools(specs []ToolSpec) []oaiTool {
+	var out []oaiTool
+	for _, t := range specs {
+		out = append(out, oaiTool{Type: "function", Function: oaiFunction{
+			Name: t.Name, Description: t.Description, Parameters: schemaOrDefault(t.Parameters)}})
+	}
+	return out
 }
 
 // Stream implements Provider.
@@ -127,13 +134,8 @@ func (p *openAI) Stream(ctx context.Context, req Request, emit func(Event)) (Res
 	if p.s.APIKey != "" {
 		headers["Authorization"] = "Bearer " + p.s.APIKey
 	}
-	return p.run(ctx, emit, func(ctx context.Context, emit func(Event)) (Result, error) {
-		resp, err := p.post(ctx, p.s.URI+"/chat/completions", body, headers)
-		if err != nil {
-			return Result{}, err
-		}
-		defer resp.Body.Close()
-		return p.parse(resp.Body, model, emit)
+	return p.streamPOST(ctx, emit, p.s.URI+"/chat/completions", body, headers, func(r io.Reader, emit func(Event)) (Result, error) {
+		return p.parse(r, model, emit)
 	})
 }
 

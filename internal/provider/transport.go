@@ -111,6 +111,20 @@ func retryable(err error) (bool, time.Duration) {
 // whatever it assembled so far.
 type attemptFunc func(ctx context.Context, emit func(Event)) (Result, error)
 
+// streamPOST posts body to url and hands the streamed response to parse, with run's retry policy: the common
+// shape of every HTTP family's Stream.
+func (b *httpBase) streamPOST(ctx context.Context, emit func(Event), url string, body []byte, headers map[string]string,
+	parse func(r io.Reader, emit func(Event)) (Result, error)) (Result, error) {
+	return b.run(ctx, emit, func(ctx context.Context, emit func(Event)) (Result, error) {
+		resp, err := b.post(ctx, url, body, headers)
+		if err != nil {
+			return Result{}, err
+		}
+		defer resp.Body.Close()
+		return parse(resp.Body, emit)
+	})
+}
+
 // run calls attempt, retrying with exponential backoff (or the server's Retry-After) on 429/5xx and transport
 // failures, but only while no event has been emitted, since a retry would repeat what the caller already saw.
 func (b *httpBase) run(ctx context.Context, emit func(Event), attempt attemptFunc) (Result, error) {
