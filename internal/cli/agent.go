@@ -32,7 +32,7 @@ var errInterrupted = errors.New("agent: interrupted")
 
 func runAgent(ctx context.Context, env Env, args []string) error {
 	fs := newFlagSet(env, "agent", "[--config-dir DIR] [-a ALIAS] [-m MSG] [--session ID]")
-	configDir := fs.String("config-dir", "", "install root (default: $ZEROCLAW_CONFIG_DIR, else ~/.zeroclaw)")
+	configDir := configDirFlag(fs)
 	alias := fs.String("a", "", "agent alias (default: the only configured agent)")
 	msg := fs.String("m", "", "send this one message, print the answer and exit")
 	sessionID := fs.String("session", "", "resume the session with this id (created if it does not exist)")

@@ -158,3 +158,8 @@ func newLogger(w io.Writer, format, level string) (*slog.Logger, error) {
 	}
 	return nil, withHint(fmt.Errorf("unknown log format %q", format), "--log-format text|json")
 }
+
+// configDirFlag defines the --config-dir flag every command that finds the install takes.
+func configDirFlag(fs *flag.FlagSet) *string {
+	return fs.String("config-dir", "", "install root (default: $ZEROCLAW_CONFIG_DIR, else ~/.zeroclaw)")
+}

@@ -68,7 +68,7 @@ func runConfig(ctx context.Context, env Env, args []string) error {
 // between and after flags; it enforces min..max positionals (max < 0: unbounded).
 func configFlags(env Env, sub, synopsis string, args []string, minArgs, maxArgs int, extra func(*flag.FlagSet)) (string, []string, error) {
 	fs := newFlagSet(env, "config "+sub, synopsis)
-	configDir := fs.String("config-dir", "", "install root (default: $ZEROCLAW_CONFIG_DIR, else ~/.zeroclaw)")
+	configDir := configDirFlag(fs)
 	if extra != nil {
 		extra(fs)
 	}

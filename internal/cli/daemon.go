@@ -9,7 +9,7 @@ import (
 
 func runDaemon(ctx context.Context, env Env, args []string) error {
 	fs := newFlagSet(env, "daemon", "[--config-dir DIR] [--ephemeral] [--log-format text|json] [--log-level L]")
-	configDir := fs.String("config-dir", "", "install root (default: $ZEROCLAW_CONFIG_DIR, else ~/.zeroclaw)")
+	configDir := configDirFlag(fs)
 	ephemeral := fs.Bool("ephemeral", false, "exit 1 s after the last client disconnects")
 	logFormat := fs.String("log-format", "text", "log format on stderr: text or json")
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn or error")

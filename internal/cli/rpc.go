@@ -19,7 +19,7 @@ import (
 // it sent has been answered (or --wait passes), then exits.
 func runRPC(ctx context.Context, env Env, args []string) error {
 	fs := newFlagSet(env, "rpc", "[--config-dir DIR] [--raw] [--wait D]")
-	configDir := fs.String("config-dir", "", "install root (default: $ZEROCLAW_CONFIG_DIR, else ~/.zeroclaw)")
+	configDir := configDirFlag(fs)
 	raw := fs.Bool("raw", false, "do not send initialize first")
 	wait := fs.Duration("wait", 30*time.Second, "after stdin ends, how long to wait for outstanding replies")
 	if err := parseFlags(fs, args); err != nil {

@@ -44,7 +44,7 @@ func sessionsClient(ctx context.Context, env Env, configDir string) (*client, er
 
 func sessionsList(ctx context.Context, env Env, args []string) error {
 	fs := newFlagSet(env, "sessions list", "[--config-dir DIR] [--query Q] [--limit N]")
-	configDir := fs.String("config-dir", "", "install root (default: $ZEROCLAW_CONFIG_DIR, else ~/.zeroclaw)")
+	configDir := configDirFlag(fs)
 	query := fs.String("query", "", "only sessions whose messages match this full-text query")
 	limit := fs.Int("limit", 0, "at most this many sessions (default: the daemon's)")
 	if err := parseFlags(fs, args); err != nil {
@@ -77,7 +77,7 @@ func sessionsList(ctx context.Context, env Env, args []string) error {
 
 func sessionsShow(ctx context.Context, env Env, args []string) error {
 	fs := newFlagSet(env, "sessions show", "ID [--config-dir DIR] [--limit N]")
-	configDir := fs.String("config-dir", "", "install root (default: $ZEROCLAW_CONFIG_DIR, else ~/.zeroclaw)")
+	configDir := configDirFlag(fs)
 	limit := fs.Int("limit", 0, "show only the last N messages (default: the daemon's page size)")
 	id, err := parseWithID(fs, args)
 	if err != nil {
@@ -103,7 +103,7 @@ func sessionsShow(ctx context.Context, env Env, args []string) error {
 
 func sessionsDelete(ctx context.Context, env Env, args []string) error {
 	fs := newFlagSet(env, "sessions delete", "ID [--config-dir DIR]")
-	configDir := fs.String("config-dir", "", "install root (default: $ZEROCLAW_CONFIG_DIR, else ~/.zeroclaw)")
+	configDir := configDirFlag(fs)
 	id, err := parseWithID(fs, args)
 	if err != nil {
 		return err

@@ -10,7 +10,7 @@ import (
 
 func runStatus(ctx context.Context, env Env, args []string) error {
 	fs := newFlagSet(env, "status", "[--config-dir DIR] [--json]")
-	configDir := fs.String("config-dir", "", "install root (default: $ZEROCLAW_CONFIG_DIR, else ~/.zeroclaw)")
+	configDir := configDirFlag(fs)
 	asJSON := fs.Bool("json", false, "print the raw status result as JSON")
 	if err := parseFlags(fs, args); err != nil {
 		return err

@@ -14,7 +14,7 @@ import (
 
 func runStop(ctx context.Context, env Env, args []string) error {
 	flags := newFlagSet(env, "stop", "[--config-dir DIR] [--timeout D]")
-	configDir := flags.String("config-dir", "", "install root (default: $ZEROCLAW_CONFIG_DIR, else ~/.zeroclaw)")
+	configDir := configDirFlag(flags)
 	timeout := flags.Duration("timeout", 10*time.Second, "how long to wait for the daemon to exit")
 	if err := parseFlags(flags, args); err != nil {
 		return err
