@@ -46,6 +46,7 @@ type Profile struct {
 	Workspace       string // absolute; not created here
 	Policy          tools.Policy
 	ApprovalTimeout time.Duration
+	Env             map[string]string // agents.<alias>.env: passed to tool processes
 }
 
 // DefaultAgent returns the alias of the only enabled agent, or an error wrapping ErrUnknownAgent when there
@@ -99,6 +100,7 @@ func Resolve(cfg *config.Config, alias, installRoot string) (Profile, error) {
 		ProviderRef: a.ModelProvider,
 		System:      a.SystemPrompt,
 		Workspace:   ws,
+		Env:         a.Env,
 		Policy: tools.Policy{
 			Level:           tools.Level(rp.Level),
 			WorkspaceOnly:   rp.WorkspaceOnly,

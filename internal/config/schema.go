@@ -63,6 +63,9 @@ type AgentConfig struct {
 	Workspace     WorkspaceConfig `toml:"workspace"`
 	SystemPrompt  string          `toml:"system_prompt"`
 	Enabled       *bool           `toml:"enabled"`
+	// Env is the whole environment the agent's shell commands see (besides a default PATH); nothing is
+	// inherited from the daemon's own environment. A secret field.
+	Env map[string]string `toml:"env"`
 }
 
 // IsEnabled reports whether the agent is enabled (absent means enabled).

@@ -102,7 +102,7 @@ func (m *Manager) runTurn(ctx context.Context, o Owner, s *session, p api.Sessio
 		Logger:          m.log,
 	}
 	tr.ToolEnv.Workspace = s.workspace
-	tr.ToolEnv.Environ = environ(o.Env)
+	tr.ToolEnv.Environ = environ(prof.Env, o.Env)
 	if m.o.Costs != nil {
 		tr.RecordUsage = agent.CostRecorder(m.o.Costs, cfg, s.id, s.alias, m.o.Now, m.o.NewID)
 	}
@@ -123,13 +123,20 @@ func (m *Manager) runTurn(ctx context.Context, o Owner, s *session, p api.Sessio
 	return api.SessionPromptResult{SessionID: s.id, Outcome: outcome, Content: content}, nil
 }
 
-// environ renders the client's forwarded environment as sorted KEY=value pairs.
-func environ(env map[string]string) []string {
-	out := make([]string, 0, len(env))
-	for k, v := range env {
-		if k == "" || strings.ContainsAny(k, "=\x00") || strings.Contains(v, "\x00") {
-			continue
+// environ renders the tool environment as sorted KEY=value pairs: the agent's configured env, then the
+// client's forwarded env (initialize's env, local admin only), which wins for the same key.
+func environ(configured, forwarded map[string]string) []string {
+	merged := make(map[string]string, len(configured)+len(forwarded))
+	for _, env := range []map[string]string{configured, forwarded} {
+		for k, v := range env {
+			if k == "" || strings.ContainsAny(k, "=\x00") || strings.Contains(v, "\x00") {
+				continue
+			}
+			merged[k] = v
 		}
+	}
+	out := make([]string, 0, len(merged))
+	for k, v := range merged {
 		out = append(out, k+"="+v)
 	}
 	slices.Sort(out)
