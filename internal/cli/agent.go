@@ -66,6 +66,12 @@ func runAgent(ctx context.Context, env Env, args []string) error {
 	ch.mu.Lock()
 	ch.sessionID = res.SessionID
 	ch.mu.Unlock()
+	defer func() {
+		// Release the live session; its history stays in the store and --session ID resumes it.
+		closeCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+		defer cancel()
+		_ = c.call(closeCtx, api.MethodSessionClose, api.SessionIDParams{SessionID: res.SessionID}, nil)
+	}()
 	if oneShot {
 		return ch.oneShot(ctx, *msg)
 	}

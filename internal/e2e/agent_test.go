@@ -88,6 +88,11 @@ func TestAgentSessionHistorySurvivesRestart(t *testing.T) {
 	if d.exited() {
 		t.Fatal("the foreground daemon exited; the agent command should have used it")
 	}
+	// Each agent command releases its live session when it leaves, so one-shot runs never pile up against
+	// the daemon's session limit; the history stays.
+	if st := runOK(t, env(h), "", "status", "--json"); !strings.Contains(st, `"active_sessions": 0`) {
+		t.Fatalf("live sessions left behind by agent commands:\n%s", st)
+	}
 
 	signal(t, d, syscall.SIGTERM)
 	if code := d.wait(t, 15*time.Second); code != 0 {

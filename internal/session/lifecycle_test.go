@@ -6,7 +6,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/zeroclaw-go/zeroclaw/internal/api"
 	"github.com/zeroclaw-go/zeroclaw/internal/config"
@@ -190,9 +192,75 @@ func TestValidation(t *testing.T) {
 		t.Fatalf("attachment content %q", b)
 	}
 
+	// At the limit an idle session makes room (the least recently used one): the live set stays at 2.
 	e.open(admin, api.SessionNewParams{AgentAlias: "default"})
-	if _, err := e.m.New(ctx, admin, api.SessionNewParams{AgentAlias: "default"}); !errors.Is(err, ErrLimit) {
-		t.Fatalf("third live session = %v", err)
+	e.open(admin, api.SessionNewParams{AgentAlias: "default"})
+	if n := len(e.m.ActiveIDs()); n != 2 {
+		t.Fatalf("%d live sessions, want the limit 2", n)
+	}
+}
+
+// The session limit counts live sessions; idle ones are dropped from memory to make room (or after IdleTTL),
+// busy ones never. A dropped session comes back with its history, also for a non-admin owner.
+func TestIdleSessionsMakeRoom(t *testing.T) {
+	now := time.Unix(1_700_000_000, 0)
+	var clock atomic.Int64
+	clock.Store(now.UnixNano())
+	e := newEnv(t, nil, func(o *Options) {
+		o.MaxSessions = 1
+		o.IdleTTL = time.Minute
+		o.Now = func() time.Time { return time.Unix(0, clock.Load()) }
+	})
+	ctx := t.Context()
+	alice := Owner{Principal: "alice", ConnID: 7}
+	e.open(alice, api.SessionNewParams{SessionID: "room-a"})
+	if _, err := e.m.Prompt(ctx, alice, api.SessionPromptParams{SessionID: "room-a", Prompt: "remember me"}, &sink{}); err != nil {
+		t.Fatal(err)
+	}
+
+	// Busy (waiting for an approval): never dropped, so a second session is refused.
+	requests := make(chan string, 1)
+	sk := &sink{onUpdate: func(ev api.SessionUpdate) {
+		if ev.Type == api.UpdateApprovalRequest {
+			requests <- ev.RequestID
+		}
+	}}
+	done := make(chan error, 1)
+	go func() {
+		_, err := e.m.Prompt(ctx, alice, api.SessionPromptParams{SessionID: "room-a", Prompt: `/tool shell {"command":"true"}`}, sk)
+		done <- err
+	}()
+	req := <-requests
+	if _, err := e.m.New(ctx, admin, api.SessionNewParams{SessionID: "room-b"}); !errors.Is(err, ErrLimit) {
+		t.Fatalf("new session while the only one is busy = %v, want ErrLimit", err)
+	}
+	if _, err := e.m.Approve(alice, api.SessionApproveParams{SessionID: "room-a", RequestID: req, Decision: api.DecisionReject}); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+
+	// Idle now: room-b takes its place.
+	e.open(admin, api.SessionNewParams{SessionID: "room-b"})
+	if ids := e.m.ActiveIDs(); len(ids) != 1 || ids[0] != "room-b" {
+		t.Fatalf("live sessions %v, want [room-b]", ids)
+	}
+	// Its owner brings room-a back with its history; someone else may not.
+	if _, err := e.m.New(ctx, Owner{Principal: "mallory"}, api.SessionNewParams{SessionID: "room-a"}); !errors.Is(err, ErrNotOwned) {
+		t.Fatalf("foreign revive = %v", err)
+	}
+	back := e.open(alice, api.SessionNewParams{SessionID: "room-a"})
+	if back.MessageCount != 6 {
+		t.Fatalf("revived with %d messages, want 6 (two turns, one with a tool call and its result)", back.MessageCount)
+	}
+
+	// Past IdleTTL an idle session is dropped at the next New even below the limit.
+	e.m.o.MaxSessions = 2
+	clock.Add(int64(2 * time.Minute))
+	e.open(admin, api.SessionNewParams{SessionID: "room-c"})
+	if ids := e.m.ActiveIDs(); len(ids) != 1 || ids[0] != "room-c" {
+		t.Fatalf("live sessions %v, want only [room-c] after the idle TTL", ids)
 	}
 }
 

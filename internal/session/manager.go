@@ -45,6 +45,7 @@ const (
 	DefaultMaxSessions = 64
 	QueueDepth         = 8 // prompts that may wait behind the running one
 	DefaultLockTimeout = 30 * time.Second
+	DefaultIdleTTL     = 600 * time.Second
 )
 
 // Owner is the caller of a Manager method: who it is and which connection it speaks on.
@@ -78,6 +79,9 @@ type Options struct {
 	Now         func() time.Time
 	NewID       func() string // session, turn and approval ids; nil means random UUIDv4 strings
 	LockTimeout time.Duration // how long a queued prompt waits for its turn; 0 means DefaultLockTimeout
+	// IdleTTL is how long an idle live session stays in memory; 0 means DefaultIdleTTL. A dropped session
+	// comes back with its history when session/new names it.
+	IdleTTL time.Duration
 }
 
 // Manager holds the live sessions. It is safe for concurrent use.
@@ -88,6 +92,7 @@ type Manager struct {
 
 	mu       sync.Mutex // guards the fields below
 	sessions map[string]*session
+	owners   map[string]string // principal of every session this process opened, live or dropped since
 	closed   bool
 }
 
@@ -111,7 +116,11 @@ func NewManager(o Options) *Manager {
 	if o.LockTimeout <= 0 {
 		o.LockTimeout = DefaultLockTimeout
 	}
-	return &Manager{o: o, log: o.Logger.With("component", "session"), sessions: make(map[string]*session)}
+	if o.IdleTTL <= 0 {
+		o.IdleTTL = DefaultIdleTTL
+	}
+	return &Manager{o: o, log: o.Logger.With("component", "session"), sessions: make(map[string]*session),
+		owners: make(map[string]string)}
 }
 
 // New opens a session (protocol.md §6 session/new). Naming an existing session_id restores it: a live one is
@@ -138,8 +147,7 @@ func (m *Manager) New(ctx context.Context, o Owner, p api.SessionNewParams) (api
 		meta, err := m.o.Chat.Meta(ctx, p.SessionID)
 		switch {
 		case err == nil:
-			if !o.Admin {
-				// Ownership is not persisted, so only the operator may revive a stored session.
+			if !m.mayRevive(o, p.SessionID) {
 				return api.SessionNewResult{}, fmt.Errorf("%w: %s", ErrNotOwned, p.SessionID)
 			}
 			stored = &meta
@@ -171,26 +179,10 @@ func (m *Manager) New(ctx context.Context, o Owner, p api.SessionNewParams) (api
 	if id == "" {
 		id = m.o.NewID()
 	}
-	s := newSession(id, alias, prof.Workspace, o.Principal)
-
-	m.mu.Lock()
-	switch {
-	case m.closed:
-		m.mu.Unlock()
-		return api.SessionNewResult{}, ErrClosed
-	case m.sessions[id] != nil: // a concurrent New for the same id won
-		s = m.sessions[id]
-		if err := s.check(o); err != nil {
-			m.mu.Unlock()
-			return api.SessionNewResult{}, err
-		}
-	case len(m.sessions) >= m.o.MaxSessions:
-		m.mu.Unlock()
-		return api.SessionNewResult{}, fmt.Errorf("%w (%d)", ErrLimit, m.o.MaxSessions)
-	default:
-		m.sessions[id] = s
+	s, err := m.register(o, newSession(id, alias, prof.Workspace, o.Principal, m.o.Now()))
+	if err != nil {
+		return api.SessionNewResult{}, err
 	}
-	m.mu.Unlock()
 
 	meta, _, err := m.o.Chat.EnsureSession(ctx, id, alias, m.o.Now())
 	if err != nil {
@@ -239,6 +231,83 @@ func (m *Manager) owned(o Owner, id string) (*session, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// register adds s to the live set, making room by dropping idle sessions when needed. If a concurrent New for
+// the same id won, that session is returned instead (after the ownership check).
+func (m *Manager) register(o Owner, s *session) (*session, error) {
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		return nil, ErrClosed
+	}
+	if other := m.sessions[s.id]; other != nil {
+		m.mu.Unlock()
+		return other, other.check(o)
+	}
+	evicted := m.evictIdleLocked()
+	full := len(m.sessions) >= m.o.MaxSessions
+	if !full {
+		m.sessions[s.id] = s
+		m.owners[s.id] = o.Principal
+	}
+	m.mu.Unlock()
+	closeAll(evicted)
+	if full {
+		return nil, fmt.Errorf("%w (%d sessions, none idle)", ErrLimit, m.o.MaxSessions)
+	}
+	return s, nil
+}
+
+// evictIdleLocked drops from the live set the sessions idle for longer than IdleTTL and, if the set is still
+// full, the least recently used idle one. Their history stays in the store and their owner is remembered, so
+// session/new with the id brings them back. The caller holds m.mu and closes the returned sessions after
+// unlocking.
+func (m *Manager) evictIdleLocked() []*session {
+	var evicted []*session
+	var lru *session
+	var lruAt time.Time
+	now := m.o.Now()
+	for id, s := range m.sessions {
+		at, idle := s.idleSince()
+		if !idle {
+			continue
+		}
+		if now.Sub(at) > m.o.IdleTTL {
+			delete(m.sessions, id)
+			evicted = append(evicted, s)
+			continue
+		}
+		if lru == nil || at.Before(lruAt) {
+			lru, lruAt = s, at
+		}
+	}
+	if len(m.sessions) >= m.o.MaxSessions && lru != nil {
+		delete(m.sessions, lru.id)
+		evicted = append(evicted, lru)
+	}
+	for _, s := range evicted {
+		m.log.Debug("idle session dropped from memory", "session", s.id)
+	}
+	return evicted
+}
+
+func closeAll(sessions []*session) {
+	for _, s := range sessions {
+		s.close()
+	}
+}
+
+// mayRevive reports whether o may bring a stored session back: an admin always; anyone else only a session
+// this process opened for them (ownership is not a column of the upstream schema, so it lives in memory).
+func (m *Manager) mayRevive(o Owner, id string) bool {
+	if o.Admin {
+		return true
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	owner, ok := m.owners[id]
+	return ok && owner == o.Principal
 }
 
 // drop removes s from the live set (if it is still the one registered) and ends its work.
@@ -304,7 +373,7 @@ func (m *Manager) access(ctx context.Context, o Owner, id string) error {
 		}
 		return fmt.Errorf("session: %w", err)
 	}
-	if !o.Admin {
+	if !m.mayRevive(o, id) {
 		return fmt.Errorf("%w: %s", ErrNotOwned, id)
 	}
 	return nil

@@ -38,10 +38,10 @@ func (m *Manager) Prompt(ctx context.Context, o Owner, p api.SessionPromptParams
 	tctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	t := &turn{connID: o.ConnID, cancel: cancel}
-	if err := s.enqueue(t); err != nil {
+	if err := s.enqueue(t, m.o.Now()); err != nil {
 		return api.SessionPromptResult{}, err
 	}
-	defer s.dequeue(t)
+	defer func() { s.dequeue(t, m.o.Now()) }()
 	if err := s.acquire(tctx, t, m.o.LockTimeout); err != nil {
 		return api.SessionPromptResult{}, err
 	}

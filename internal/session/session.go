@@ -26,13 +26,14 @@ type session struct {
 	lock                 chan struct{} // capacity 1: held by the running turn
 	done                 chan struct{} // closed by close
 
-	mu      sync.Mutex // guards the fields below
-	closed  bool
-	queued  int                // Prompt calls inside the queue: waiting plus running
-	turns   map[*turn]struct{} // running and waiting turns
-	active  *turn
-	pending map[string]*pending
-	always  map[string]bool // tools allowed with allow_always for the rest of the session
+	mu       sync.Mutex // guards the fields below
+	closed   bool
+	lastUsed time.Time          // when a prompt last entered or left the queue (or the session opened)
+	queued   int                // Prompt calls inside the queue: waiting plus running
+	turns    map[*turn]struct{} // running and waiting turns
+	active   *turn
+	pending  map[string]*pending
+	always   map[string]bool // tools allowed with allow_always for the rest of the session
 }
 
 // turn is one prompt in the queue; cancel ends its context.
@@ -53,14 +54,15 @@ type answer struct {
 	err error
 }
 
-func newSession(id, alias, workspace, owner string) *session {
+func newSession(id, alias, workspace, owner string, now time.Time) *session {
 	return &session{
 		id: id, alias: alias, workspace: workspace, owner: owner,
-		lock:    make(chan struct{}, 1),
-		done:    make(chan struct{}),
-		turns:   make(map[*turn]struct{}),
-		pending: make(map[string]*pending),
-		always:  make(map[string]bool),
+		lastUsed: now,
+		lock:     make(chan struct{}, 1),
+		done:     make(chan struct{}),
+		turns:    make(map[*turn]struct{}),
+		pending:  make(map[string]*pending),
+		always:   make(map[string]bool),
 	}
 }
 
@@ -73,7 +75,7 @@ func (s *session) check(o Owner) error {
 }
 
 // enqueue admits t into the queue, or returns ErrBusy when QueueDepth prompts already wait behind a running one.
-func (s *session) enqueue(t *turn) error {
+func (s *session) enqueue(t *turn, now time.Time) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
@@ -84,13 +86,23 @@ func (s *session) enqueue(t *turn) error {
 	}
 	s.queued++
 	s.turns[t] = struct{}{}
+	s.lastUsed = now
 	return nil
 }
 
-func (s *session) dequeue(t *turn) {
+// idleSince reports when the session was last used and whether it is idle now: nothing running, queued or
+// waiting for an approval, so dropping it from memory loses nothing (its history is in the store).
+func (s *session) idleSince() (time.Time, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.lastUsed, s.queued == 0 && len(s.pending) == 0
+}
+
+func (s *session) dequeue(t *turn, now time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.queued--
+	s.lastUsed = now
 	delete(s.turns, t)
 	if s.active == t {
 		s.active = nil
