@@ -127,10 +127,14 @@ type Settings struct {
 	APIKey       string
 	Model        string
 	Temperature  *float64
-	TimeoutSecs  int // whole-request timeout of the default client; 120 when <= 0
+	// TimeoutSecs bounds how long the backend may stay silent: until the response headers, and then between
+	// two reads of the streamed body. A long answer that keeps streaming is never cut. 120 when <= 0.
+	TimeoutSecs int
+	// IdleTimeout overrides TimeoutSecs with a finer unit when > 0 (tests).
+	IdleTimeout  time.Duration
 	MaxTokens    int // 0 means the family's default (anthropic: 4096; others: unset)
 	ExtraHeaders map[string]string
-	Client       *http.Client  // nil means a default client with TimeoutSecs
+	Client       *http.Client  // nil means http.DefaultClient's transport with no overall timeout
 	MaxRetries   int           // retries after the first attempt; 0 means 2, negative means none
 	RetryBase    time.Duration // first backoff delay, doubled per retry; 0 means 500ms
 }
@@ -156,6 +160,8 @@ var (
 	ErrIncomplete = errors.New("provider: incomplete stream")
 	// ErrBadResponse reports a stream chunk that could not be decoded.
 	ErrBadResponse = errors.New("provider: bad response")
+	// ErrIdleTimeout reports a backend that sent nothing for longer than timeout_secs.
+	ErrIdleTimeout = errors.New("provider: backend silent for longer than timeout_secs")
 )
 
 // HTTPError is a non-2xx answer from the backend.
@@ -198,8 +204,11 @@ func New(s Settings) (Provider, error) {
 	if s.RetryBase <= 0 {
 		s.RetryBase = DefaultRetryBase
 	}
+	if s.IdleTimeout <= 0 {
+		s.IdleTimeout = time.Duration(s.TimeoutSecs) * time.Second
+	}
 	if s.Client == nil {
-		s.Client = &http.Client{Timeout: time.Duration(s.TimeoutSecs) * time.Second}
+		s.Client = &http.Client{} // no overall timeout: a streamed answer may take minutes; IdleTimeout applies
 	}
 	family := strings.ToLower(strings.TrimSpace(s.Family))
 	switch family {

@@ -166,9 +166,16 @@ func (b *httpBase) run(ctx context.Context, emit func(Event), attempt attemptFun
 
 // post sends body as JSON to url with the family's headers plus ExtraHeaders. A non-2xx status becomes an
 // *HTTPError (body truncated and scrubbed); the caller closes the returned body.
+//
+// The request is cancelled when the backend stays silent for IdleTimeout: before the headers, or between two
+// reads of the body (the returned body reports ErrIdleTimeout then).
 func (b *httpBase) post(ctx context.Context, url string, body []byte, headers map[string]string) (*http.Response, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+	rctx, cancel := context.WithCancelCause(ctx)
+	idle := time.AfterFunc(b.s.IdleTimeout, func() { cancel(ErrIdleTimeout) })
+	req, err := http.NewRequestWithContext(rctx, http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {
+		idle.Stop()
+		cancel(nil)
 		return nil, fmt.Errorf("provider: %s: build request: %w", b.alias, err)
 	}
 	req.Header.Set("Content-Type", "application/json")
@@ -181,8 +188,15 @@ func (b *httpBase) post(ctx context.Context, url string, body []byte, headers ma
 	}
 	resp, err := b.s.Client.Do(req)
 	if err != nil {
+		idle.Stop()
+		if errors.Is(context.Cause(rctx), ErrIdleTimeout) && ctx.Err() == nil {
+			err = fmt.Errorf("%w (%s, waiting for the response)", ErrIdleTimeout, b.s.IdleTimeout)
+		}
+		cancel(nil)
 		return nil, &transientError{fmt.Errorf("provider: %s: send: %w", b.alias, err)}
 	}
+	resp.Body = &idleBody{rc: resp.Body, ctx: rctx, cancel: cancel, timer: idle, d: b.s.IdleTimeout}
+	idle.Reset(b.s.IdleTimeout)
 	if resp.StatusCode/100 == 2 {
 		return resp, nil
 	}
@@ -194,6 +208,33 @@ func (b *httpBase) post(ctx context.Context, url string, body []byte, headers ma
 		Body:       b.scrub(truncate(strings.TrimSpace(string(raw)), maxErrorBody)),
 		retryAfter: parseRetryAfter(resp.Header.Get("Retry-After")),
 	}
+}
+
+// idleBody re-arms the idle timer on every read and reports ErrIdleTimeout when the timer cancelled the request.
+type idleBody struct {
+	rc     io.ReadCloser
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+	timer  *time.Timer
+	d      time.Duration
+}
+
+func (r *idleBody) Read(p []byte) (int, error) {
+	n, err := r.rc.Read(p)
+	if n > 0 {
+		r.timer.Reset(r.d)
+	}
+	if err != nil && errors.Is(context.Cause(r.ctx), ErrIdleTimeout) {
+		err = fmt.Errorf("%w (%s between two chunks)", ErrIdleTimeout, r.d)
+	}
+	return n, err
+}
+
+func (r *idleBody) Close() error {
+	r.timer.Stop()
+	err := r.rc.Close()
+	r.cancel(nil)
+	return err
 }
 
 // readErr classifies an error met while reading a response body.
