@@ -121,12 +121,12 @@ type Provider interface {
 
 // Settings configures a provider; the agent layer maps config entries onto it.
 type Settings struct {
-	Family       string // echo | openai | ollama | anthropic
-	Alias        string // the config alias; "default" when empty
-	URI          string // base URL; the family's default when empty; a trailing slash is tolerated
-	APIKey       string
-	Model        string
-	Temperature  *float64
+	Family      string // echo | openai | ollama | anthropic
+	Alias       string // the config alias; "default" when empty
+	URI         string // base URL; the family's default when empty; a trailing slash is tolerated
+	APIKey      string
+	Model       string
+	Temperature *float64
 	// TimeoutSecs bounds how long the backend may stay silent: until the response headers, and then between
 	// two reads of the streamed body. A long answer that keeps streaming is never cut. 120 when <= 0.
 	TimeoutSecs int
