@@ -8,7 +8,7 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden transcripts from the daemon's actual output")
 
-// TestTranscripts plays every testdata/transcripts/*.txt against one real daemon, each on its own connection.
+// TestTranscripts plays every testdata/transcripts/*.txt against a fresh real daemon.
 func TestTranscripts(t *testing.T) {
 	files, err := filepath.Glob("testdata/transcripts/*.txt")
 	if err != nil {
@@ -17,10 +17,10 @@ func TestTranscripts(t *testing.T) {
 	if len(files) < 10 {
 		t.Fatalf("found only %d transcripts", len(files))
 	}
-	d := Start(t)
 	for _, f := range files {
 		t.Run(filepath.Base(f), func(t *testing.T) {
-			RunTranscript(t, d, f, *update)
+			// A daemon of its own: no transcript sees another's connections, sessions or config edits.
+			RunTranscript(t, Start(t), f, *update)
 		})
 	}
 }
