@@ -1,0 +1,177 @@
+package e2e
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// sseChunk is one OpenAI chat-completions stream chunk carrying text.
+func sseChunk(text string) string {
+	b, _ := json.Marshal(map[string]any{"choices": []map[string]any{{"index": 0, "delta": map[string]any{"content": text}}}})
+	return "data: " + string(b) + "\n\n"
+}
+
+// streamClient reads frames, skipping notifications until the response with the wanted id.
+type streamClient struct {
+	t  *testing.T
+	nc net.Conn
+	r  *bufio.Reader
+}
+
+func (c *streamClient) send(id int, method string, params any) {
+	c.t.Helper()
+	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+	if _, err := c.nc.Write(append(b, '\n')); err != nil {
+		c.t.Fatal(err)
+	}
+}
+
+// next returns the next frame.
+func (c *streamClient) next() map[string]any {
+	c.t.Helper()
+	_ = c.nc.SetReadDeadline(time.Now().Add(15 * time.Second))
+	line, err := c.r.ReadBytes('\n')
+	if err != nil {
+		c.t.Fatalf("read: %v", err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(line, &m); err != nil {
+		c.t.Fatalf("bad frame %q", line)
+	}
+	return m
+}
+
+func (c *streamClient) result(id int) map[string]any {
+	c.t.Helper()
+	for {
+		m := c.next()
+		if m["id"] == float64(id) {
+			r, ok := m["result"].(map[string]any)
+			if !ok {
+				c.t.Fatalf("request %d failed: %v", id, m)
+			}
+			return r
+		}
+	}
+}
+
+func dialStream(t *testing.T, sock string) *streamClient {
+	t.Helper()
+	nc, err := net.Dial("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { nc.Close() })
+	c := &streamClient{t: t, nc: nc, r: bufio.NewReader(nc)}
+	c.send(1, "initialize", map[string]any{"protocol_version": 1})
+	c.result(1)
+	return c
+}
+
+// kill -9 in the middle of a streamed turn: after a restart the history holds every completed message and the
+// user message of the interrupted turn, no partial assistant message, nothing twice; the session is idle and
+// takes a new turn.
+func TestKill9MidTurnKeepsHistory(t *testing.T) {
+	var calls atomic.Int32
+	release := make(chan struct{})
+	t.Cleanup(func() { close(release) })
+	backend := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n := calls.Add(1)
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(http.StatusOK)
+		fl := w.(http.Flusher)
+		if n == 2 { // the turn that gets killed: one chunk, then silence
+			fmt.Fprint(w, sseChunk("partial-answer-"))
+			fl.Flush()
+			select {
+			case <-r.Context().Done():
+			case <-release:
+			}
+			return
+		}
+		fmt.Fprint(w, sseChunk(fmt.Sprintf("answer-%d", n)))
+		fmt.Fprint(w, "data: [DONE]\n\n")
+		fl.Flush()
+	}))
+	defer backend.Close()
+
+	h := home(t)
+	root := filepath.Join(h, ".zeroclaw")
+	if err := os.MkdirAll(root, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	cfg := fmt.Sprintf(`schema_version = 3
+
+[providers.models.openai.fake]
+uri = %q
+model = "m"
+
+[agents.default]
+model_provider = "openai.fake"
+risk_profile = "supervised"
+
+[risk_profiles.supervised]
+level = "supervised"
+workspace_only = true
+`, backend.URL)
+	if err := os.WriteFile(filepath.Join(root, "config.toml"), []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	sock := filepath.Join(root, "data", "daemon.sock")
+	d := start(t, env(h), "daemon")
+	waitSocket(t, d, sock)
+	c := dialStream(t, sock)
+	c.send(2, "session/new", map[string]any{"session_id": "crash-1"})
+	c.result(2)
+	c.send(3, "session/prompt", map[string]any{"session_id": "crash-1", "prompt": "first question"})
+	if r := c.result(3); r["content"] != "answer-1" {
+		t.Fatalf("first turn: %v", r)
+	}
+	c.send(4, "session/prompt", map[string]any{"session_id": "crash-1", "prompt": "second question"})
+	for { // wait until the daemon is streaming the second answer
+		m := c.next()
+		if p, ok := m["params"].(map[string]any); ok && p["type"] == "agent_message_chunk" {
+			break
+		}
+	}
+	signal(t, d, syscall.SIGKILL)
+	d.wait(t, 10*time.Second)
+
+	d2 := start(t, env(h), "daemon")
+	waitSocket(t, d2, sock)
+	c2 := dialStream(t, sock)
+	c2.send(2, "session/new", map[string]any{"session_id": "crash-1"})
+	if r := c2.result(2); r["message_count"] != float64(3) {
+		t.Fatalf("restored session: %v", r)
+	}
+	c2.send(3, "session/state", map[string]any{"session_id": "crash-1"})
+	if r := c2.result(3); r["state"] != "idle" {
+		t.Fatalf("state after the crash: %v", r)
+	}
+	c2.send(4, "session/prompt", map[string]any{"session_id": "crash-1", "prompt": "third question"})
+	if r := c2.result(4); r["outcome"] != "completed" || r["content"] != "answer-3" {
+		t.Fatalf("turn after the crash: %v", r)
+	}
+	c2.send(5, "session/messages", map[string]any{"session_id": "crash-1"})
+	msgs := c2.result(5)["messages"].([]any)
+	var got []string
+	for _, m := range msgs {
+		mm := m.(map[string]any)
+		got = append(got, mm["role"].(string)+":"+mm["content"].(string))
+	}
+	want := "user:first question|assistant:answer-1|user:second question|user:third question|assistant:answer-3"
+	if strings.Join(got, "|") != want {
+		t.Fatalf("history after kill -9:\n got %s\nwant %s", strings.Join(got, "|"), want)
+	}
+}
