@@ -245,14 +245,13 @@ func (m *Manager) register(o Owner, s *session) (*session, error) {
 		m.mu.Unlock()
 		return other, other.check(o)
 	}
-	evicted := m.evictIdleLocked()
+	m.evictIdleLocked()
 	full := len(m.sessions) >= m.o.MaxSessions
 	if !full {
 		m.sessions[s.id] = s
 		m.owners[s.id] = o.Principal
 	}
 	m.mu.Unlock()
-	closeAll(evicted)
 	if full {
 		return nil, fmt.Errorf("%w (%d sessions, none idle)", ErrLimit, m.o.MaxSessions)
 	}
@@ -261,12 +260,14 @@ func (m *Manager) register(o Owner, s *session) (*session, error) {
 
 // evictIdleLocked drops from the live set the sessions idle for longer than IdleTTL and, if the set is still
 // full, the least recently used idle one. Their history stays in the store and their owner is remembered, so
-// session/new with the id brings them back. The caller holds m.mu and closes the returned sessions after
-// unlocking.
-func (m *Manager) evictIdleLocked() []*session {
-	var evicted []*session
-	var lru *session
-	var lruAt time.Time
+// session/new with the id brings them back. Each is closed at the moment it is found idle (retireIfIdle), so a
+// prompt that looked it up just before cannot start a turn on it. The caller holds m.mu.
+func (m *Manager) evictIdleLocked() {
+	type candidate struct {
+		s  *session
+		at time.Time
+	}
+	var candidates []candidate // idle, within the TTL: room can be made with them, oldest first
 	now := m.o.Now()
 	for id, s := range m.sessions {
 		at, idle := s.idleSince()
@@ -274,27 +275,23 @@ func (m *Manager) evictIdleLocked() []*session {
 			continue
 		}
 		if now.Sub(at) > m.o.IdleTTL {
-			delete(m.sessions, id)
-			evicted = append(evicted, s)
+			if s.retireIfIdle() {
+				delete(m.sessions, id)
+				m.log.Debug("idle session dropped from memory", "session", id)
+			}
 			continue
 		}
-		if lru == nil || at.Before(lruAt) {
-			lru, lruAt = s, at
+		candidates = append(candidates, candidate{s, at})
+	}
+	slices.SortFunc(candidates, func(a, b candidate) int { return a.at.Compare(b.at) })
+	for _, c := range candidates {
+		if len(m.sessions) < m.o.MaxSessions {
+			break
 		}
-	}
-	if len(m.sessions) >= m.o.MaxSessions && lru != nil {
-		delete(m.sessions, lru.id)
-		evicted = append(evicted, lru)
-	}
-	for _, s := range evicted {
-		m.log.Debug("idle session dropped from memory", "session", s.id)
-	}
-	return evicted
-}
-
-func closeAll(sessions []*session) {
-	for _, s := range sessions {
-		s.close()
+		if s := c.s; s.retireIfIdle() {
+			delete(m.sessions, s.id)
+			m.log.Debug("idle session dropped from memory", "session", s.id)
+		}
 	}
 }
 

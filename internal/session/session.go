@@ -168,10 +168,27 @@ func (s *session) disconnected(connID uint64) {
 	}
 }
 
+// retireIfIdle closes the session only if it is idle at this instant (see idleSince), and reports whether it
+// did. Checking and closing under one lock means a prompt either entered the queue first (the session is not
+// idle and stays) or finds the session closed (ErrNotFound); it never runs on a session being dropped.
+func (s *session) retireIfIdle() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed || s.queued != 0 || len(s.pending) != 0 {
+		return false
+	}
+	s.closeLocked()
+	return true
+}
+
 // close ends the session's life: every turn is cancelled, every approval denied, queued prompts leave.
 func (s *session) close() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.closeLocked()
+}
+
+func (s *session) closeLocked() {
 	if s.closed {
 		return
 	}

@@ -1,0 +1,125 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/zeroclaw-go/zeroclaw/internal/api"
+)
+
+// gateHandler is a slog handler that blocks the first record with message msg until release is closed,
+// signalling entered when it starts waiting. It lets a test hold a goroutine at a logged point.
+type gateHandler struct {
+	msg     string
+	once    *sync.Once
+	entered chan struct{}
+	release chan struct{}
+}
+
+func (h gateHandler) Enabled(context.Context, slog.Level) bool { return true }
+func (h gateHandler) WithAttrs([]slog.Attr) slog.Handler       { return h }
+func (h gateHandler) WithGroup(string) slog.Handler            { return h }
+func (h gateHandler) Handle(_ context.Context, r slog.Record) error {
+	if r.Message != h.msg {
+		return nil
+	}
+	h.once.Do(func() {
+		close(h.entered)
+		<-h.release
+	})
+	return nil
+}
+
+// A prompt that looked the session up just before eviction picked it as idle must not end up running on a
+// session that is no longer live (its approvals unanswerable, the turn cancelled by the eviction): either the
+// prompt is refused as not found, or the session stays live.
+func TestPromptRacingEvictionIsNotRunOnADroppedSession(t *testing.T) {
+	var (
+		clock    atomic.Int64
+		gateNow  atomic.Bool
+		nowHeld  = make(chan struct{})
+		nowGo    = make(chan struct{})
+		nowOnce  sync.Once
+		logGate  = gateHandler{msg: "idle session dropped from memory", once: &sync.Once{}, entered: make(chan struct{}), release: make(chan struct{})}
+		released atomic.Bool
+	)
+	clock.Store(time.Unix(1_700_000_000, 0).UnixNano())
+	e := newEnv(t, nil, func(o *Options) {
+		o.MaxSessions = 1
+		o.Logger = slog.New(logGate)
+		o.Now = func() time.Time {
+			if gateNow.Load() {
+				nowOnce.Do(func() { close(nowHeld); <-nowGo })
+			}
+			return time.Unix(0, clock.Add(int64(time.Millisecond)))
+		}
+	})
+	defer func() {
+		if released.CompareAndSwap(false, true) {
+			close(logGate.release)
+		}
+	}()
+	ctx := t.Context()
+	e.open(admin, api.SessionNewParams{SessionID: "victim"})
+
+	approvals := make(chan string, 1)
+	sk := &sink{onUpdate: func(ev api.SessionUpdate) {
+		if ev.Type == api.UpdateApprovalRequest {
+			approvals <- ev.RequestID
+		}
+	}}
+	type result struct {
+		res api.SessionPromptResult
+		err error
+	}
+	prompted := make(chan result, 1)
+	gateNow.Store(true)
+	go func() {
+		res, err := e.m.Prompt(ctx, admin, api.SessionPromptParams{SessionID: "victim", Prompt: `/tool shell {"command":"true"}`}, sk)
+		prompted <- result{res, err}
+	}()
+	<-nowHeld // Prompt found the live session and is about to enqueue
+	gateNow.Store(false)
+
+	opened := make(chan error, 1)
+	go func() {
+		_, err := e.m.New(ctx, admin, api.SessionNewParams{SessionID: "newcomer"})
+		opened <- err
+	}()
+	<-logGate.entered // eviction chose "victim" as idle and has not closed it yet
+	close(nowGo)      // let the prompt enqueue now
+
+	select {
+	case req := <-approvals:
+		// The turn is running on "victim": it must still be live and answerable.
+		released.Store(true)
+		close(logGate.release)
+		if err := <-opened; err != nil {
+			t.Fatalf("New(newcomer) = %v", err)
+		}
+		if _, err := e.m.Approve(admin, api.SessionApproveParams{SessionID: "victim", RequestID: req, Decision: api.DecisionAllowOnce}); err != nil {
+			t.Errorf("approving the running turn's request = %v: the session was evicted while a prompt ran on it", err)
+		}
+		r := <-prompted
+		if r.err != nil || r.res.Outcome != api.OutcomeCompleted {
+			t.Errorf("admitted prompt ended %+v, %v; eviction must not cancel a running turn", r.res, r.err)
+		}
+	case r := <-prompted:
+		released.Store(true)
+		close(logGate.release)
+		if err := <-opened; err != nil {
+			t.Fatalf("New(newcomer) = %v", err)
+		}
+		if !errors.Is(r.err, ErrNotFound) {
+			t.Fatalf("prompt on the evicted session = %+v, %v; want ErrNotFound", r.res, r.err)
+		}
+		if ids := e.m.ActiveIDs(); len(ids) != 1 || ids[0] != "newcomer" {
+			t.Fatalf("live sessions %v", ids)
+		}
+	}
+}
