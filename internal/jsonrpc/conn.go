@@ -26,6 +26,12 @@ const (
 // waits, so a flooding client is slowed down by TCP/Unix flow control instead of growing our memory.
 const maxQueuedRequests = 64
 
+// maxConcurrentHandlers bounds the concurrent handlers running at once on one connection; when it is reached
+// the reader waits, so a client that floods concurrent requests without reading their answers holds a bounded
+// number of goroutines (each with its request and unsent response). It is far above what legitimate use needs
+// (the daemon's long-running concurrent requests are bounded by its session limits).
+const maxConcurrentHandlers = 1024
+
 // After a terminal error frame Serve keeps reading and discarding for at most maxLinger and
 // max(2*MaxFrameBytes, minLingerBytes) bytes, so that the peer sees the frame and then EOF rather than a
 // connection reset (closing a socket with unread input resets it).
@@ -100,6 +106,7 @@ type Conn struct {
 	q       *outQueue
 	seq     chan *Request // sequential requests, read by the dispatcher
 	seqBusy atomic.Int64  // sequential requests queued or running on the dispatcher
+	conc    chan struct{} // one token per running concurrent handler
 	closing chan struct{} // closed by Close
 	done    chan struct{} // closed when the connection is finished
 	nextID  atomic.Uint64
@@ -128,6 +135,7 @@ func NewConn(nc net.Conn, h Handler, opts Options) *Conn {
 		log:     opts.Logger,
 		q:       newOutQueue(opts.MaxQueueBytes),
 		seq:     make(chan *Request, maxQueuedRequests),
+		conc:    make(chan struct{}, maxConcurrentHandlers),
 		closing: make(chan struct{}),
 		done:    make(chan struct{}),
 		pending: make(map[string]chan callResult),
@@ -264,13 +272,19 @@ func (c *Conn) readLoop(ctx context.Context) (*Error, error) {
 	}
 }
 
-// deliver starts a concurrent handler or queues a sequential request (waiting while the queue is full).
-// It returns false when the connection is closing.
+// deliver starts a concurrent handler (waiting while maxConcurrentHandlers run) or queues a sequential request
+// (waiting while the queue is full). It returns false when the connection is closing.
 func (c *Conn) deliver(ctx context.Context, req *Request) bool {
 	if c.opts.Concurrent != nil && c.opts.Concurrent(req.Method) {
+		select {
+		case c.conc <- struct{}{}:
+		case <-c.closing:
+			return false
+		}
 		c.wg.Add(1)
 		go func() {
 			defer c.wg.Done()
+			defer func() { <-c.conc }()
 			c.handle(ctx, req)
 		}()
 		return true
