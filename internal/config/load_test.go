@@ -182,3 +182,25 @@ func TestEnvOverrides(t *testing.T) {
 		t.Fatalf("bad env value err = %v", err)
 	}
 }
+
+// A syntax error inside a multi-line value must name the key being defined and never echo the value's
+// text (it may be a secret): the line that fails there is part of the value, not a "key = value" line.
+func TestFileErrorSyntaxNeverEchoesValue(t *testing.T) {
+	cases := []struct{ text, key, secret string }{
+		{"[providers.models.openai.default]\nmodel = \"m\"\napi_key = \"\"\"\nsk-live-ABCDEF=GHIJ\n",
+			"providers.models.openai.default.api_key", "sk-live-ABCDEF"},
+		{"[gateway]\npaired_tokens = [\n  \"tok-9f8e=abc\" \"x\",\n]\n", "gateway.paired_tokens", "tok-9f8e"},
+		{"[agents.a.env]\n# GH = 1\n\nGH_TOKEN = '''\n[ghp_s3cret=]\n", "agents.a.env.GH_TOKEN", "ghp_s3cret"},
+	}
+	for _, c := range cases {
+		path := writeConfig(t, c.text)
+		_, _, err := Load(path, nil)
+		var fe *FileError
+		if !errors.As(err, &fe) {
+			t.Fatalf("err = %v, want *FileError", err)
+		}
+		if strings.Contains(err.Error(), c.secret) || fe.Key != c.key {
+			t.Errorf("FileError %q (key %q) must name %s and not echo the value", err, fe.Key, c.key)
+		}
+	}
+}

@@ -60,6 +60,7 @@ func parseDocument(file string, raw []byte) (*document, error) {
 	var p unstable.Parser
 	p.Reset(raw)
 	section, sectionIdx, inArray := Path(nil), -1, false
+	resume := 0 // start of the line after the last complete expression
 	for p.NextExpression() {
 		e := p.Expression()
 		switch e.Kind {
@@ -72,6 +73,7 @@ func parseDocument(file string, raw []byte) (*document, error) {
 			d.tables = append(d.tables, table{path: keys, line: d.lineOf(start), headerStart: start, headerEnd: end,
 				bodyEnd: end, array: inArray})
 			sectionIdx = len(d.tables) - 1
+			resume = end
 		case unstable.KeyValue:
 			start := int(e.Raw.Offset)
 			end := d.eolAfter(int(e.Raw.Offset + e.Raw.Length))
@@ -82,10 +84,11 @@ func parseDocument(file string, raw []byte) (*document, error) {
 			if sectionIdx >= 0 {
 				d.tables[sectionIdx].bodyEnd = end
 			}
+			resume = end
 		}
 	}
 	if err := p.Error(); err != nil {
-		return nil, d.syntaxError(raw, err, section)
+		return nil, d.syntaxError(raw, err, section, resume)
 	}
 	// The unstable parser does not check TOML's semantic rules (duplicate keys, redefined tables):
 	// the full decoder does, and its errors carry a position.
@@ -254,7 +257,11 @@ func (d *document) eolAfter(off int) int {
 	return off + i + 1
 }
 
-func (d *document) syntaxError(raw []byte, err error, section Path) error {
+// syntaxError locates a parser error. resume is where the failing expression's search began (the line after
+// the last complete expression): the expression starts on the first line from there that is not blank or a
+// comment, and only that line's key is named. A later failing line is inside a multi-line value, whose text
+// must never reach an error (it may be a secret).
+func (d *document) syntaxError(raw []byte, err error, section Path, resume int) error {
 	var pe *unstable.ParserError
 	off := len(raw)
 	msg := err.Error()
@@ -266,9 +273,16 @@ func (d *document) syntaxError(raw []byte, err error, section Path) error {
 	if off == len(raw) && off > 0 {
 		line, col = d.lineOf(off-1), d.colOf(off-1)+1
 	}
-	// Name the key being defined on the failing line when the line has one.
+	// Name the key being defined by the failing expression when its first line has one.
+	keyLine := line
+	for l := d.lineOf(resume); l < line; l++ {
+		if t := strings.TrimSpace(string(raw[d.lines[l-1]:d.eolAfter(d.lines[l-1])])); t != "" && !strings.HasPrefix(t, "#") {
+			keyLine = l
+			break
+		}
+	}
 	key := ""
-	text := string(raw[d.lines[line-1]:d.eolAfter(d.lines[line-1])])
+	text := string(raw[d.lines[keyLine-1]:d.eolAfter(d.lines[keyLine-1])])
 	if k, _, ok := strings.Cut(text, "="); ok {
 		k = strings.TrimSpace(k)
 		if k != "" && !strings.HasPrefix(k, "[") && !strings.HasPrefix(k, "#") {
