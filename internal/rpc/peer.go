@@ -1,6 +1,7 @@
 package rpc
 
 import (
+	"net"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -22,6 +23,7 @@ type Peer struct {
 	Info        PeerInfo
 	ConnectedAt time.Time
 	conn        *jsonrpc.Conn
+	nc          net.Conn // the socket under conn, closed outright by CloseAll
 	inflight    atomic.Int64
 
 	mu          sync.Mutex // mu guards the fields below

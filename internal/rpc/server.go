@@ -141,7 +141,7 @@ func (s *Server) ServeConn(ctx context.Context, nc net.Conn, info PeerInfo, lim 
 		Inline:        s.inline,
 		Logger:        log,
 	})
-	peer.conn = conn
+	peer.conn, peer.nc = conn, nc
 	s.mu.Lock()
 	s.peers[peer] = struct{}{}
 	s.mu.Unlock()
@@ -246,10 +246,12 @@ func (s *Server) Drain(ctx context.Context) {
 	}
 }
 
-// CloseAll closes every connection at once.
+// CloseAll closes every connection at once: it closes the sockets too, so a connection still flushing to a
+// client that does not read (each frame may wait up to the write timeout) ends now instead.
 func (s *Server) CloseAll() {
 	for _, p := range s.Peers() {
 		_ = p.conn.Close()
+		_ = p.nc.Close()
 	}
 }
 
