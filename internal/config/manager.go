@@ -270,6 +270,11 @@ func (m *Manager) Delete(ctx context.Context, prop string, authorize func([]stri
 	if err != nil || !found {
 		return false, err
 	}
+	if entry := mapEntryPrefix(r.path); entry != nil {
+		if out, err = ensureTable(m.path, out, entry); err != nil {
+			return false, err
+		}
+	}
 	if err := m.commit(raw, out, []string{r.path.String()}); err != nil {
 		return false, err
 	}

@@ -342,3 +342,31 @@ func TestReloadKeepsRunningConfigOnInvalidFile(t *testing.T) {
 		t.Fatalf("running config replaced: port %d gen %d seen %v", m.Current().Gateway.Port, m.Generation(), seen)
 	}
 }
+
+// Delete removes a key, never the map entry holding it, even when dotted keys are all that define the entry
+// (the same rule a set-to-default follows).
+func TestDeleteKeepsMapEntryDefinedByDottedKeys(t *testing.T) {
+	m, path := openManager(t, commentedConfig+"\n[users]\nbob.uid = 1000\nbob.permission_profiles = [\"operator\"]\n\n[cost]\nprices.gpt.input = 1.5\n")
+	for _, prop := range []string{"users.bob.uid", "users.bob.permission_profiles", "cost.prices.gpt.input"} {
+		if deleted, err := m.Delete(t.Context(), prop, nil); err != nil || !deleted {
+			t.Fatalf("Delete(%s) = %v, %v", prop, deleted, err)
+		}
+	}
+	for _, c := range []*Config{m.Current(), mustLoad(t, path)} {
+		if _, ok := c.Users["bob"]; !ok {
+			t.Fatalf("user bob removed by deleting its keys; file:\n%s", readFile(t, path))
+		}
+		if p, ok := c.Cost.Prices["gpt"]; !ok || p.InputPerMillion != 0 {
+			t.Fatalf("cost.prices.gpt = %+v, %v; file:\n%s", p, ok, readFile(t, path))
+		}
+	}
+}
+
+func mustLoad(t *testing.T, path string) *Config {
+	t.Helper()
+	c, _, err := Load(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
