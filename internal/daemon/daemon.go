@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"os"
@@ -260,9 +261,11 @@ func (d *daemon) acceptLoop(ctx context.Context) {
 			go func() {
 				defer d.conns.Done()
 				defer nc.Close()
-				_ = jsonrpc.WriteRefusal(nc, jsonrpc.NewError(api.CodeConnectionLimitReached,
+				if err := jsonrpc.WriteRefusal(nc, jsonrpc.NewError(api.CodeConnectionLimitReached,
 					fmt.Sprintf("Connection limit reached (%d)", maxConns),
-					map[string]any{"reason": "connection_limit", "limit": maxConns}))
+					map[string]any{"reason": "connection_limit", "limit": maxConns})); err == nil {
+					lingerRefused(nc)
+				}
 			}()
 			continue
 		}
@@ -278,6 +281,22 @@ func (d *daemon) acceptLoop(ctx context.Context) {
 			_ = d.srv.ServeConn(ctx, nc, info, lim)
 		}()
 	}
+}
+
+// A refused connection is half-closed and its input discarded for at most refusalLinger and refusalLingerBytes
+// before the socket closes: closing a socket with unread input (the client's initialize, typically) resets the
+// connection, and the client would see a reset instead of the refusal frame followed by EOF.
+const (
+	refusalLinger      = time.Second
+	refusalLingerBytes = 1 << 20
+)
+
+func lingerRefused(nc net.Conn) {
+	if cw, ok := nc.(interface{ CloseWrite() error }); ok {
+		_ = cw.CloseWrite()
+	}
+	_ = nc.SetReadDeadline(time.Now().Add(refusalLinger))
+	_, _ = io.Copy(io.Discard, io.LimitReader(nc, refusalLingerBytes))
 }
 
 func transportOf(c install.PeerCred) string {
