@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -24,7 +25,7 @@ func decode(d *document) (*Config, []string, error) {
 			unknown[msg] = line
 		}
 	}
-	for _, t := range d.tables {
+	for _, t := range slices.Concat(d.tables, d.emptyInline) {
 		if t.array {
 			warnings = append(warnings, fmt.Sprintf("config: unsupported array table [[%s]] at line %d (kept, ignored)", t.path, t.line))
 			continue

@@ -76,7 +76,7 @@ func ensureTable(file string, raw []byte, path Path) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, t := range d.tables {
+	for _, t := range slices.Concat(d.tables, d.emptyInline) {
 		if t.path.HasPrefix(path) {
 			return raw, nil
 		}

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -202,5 +203,44 @@ func TestFileErrorSyntaxNeverEchoesValue(t *testing.T) {
 		if strings.Contains(err.Error(), c.secret) || fe.Key != c.key {
 			t.Errorf("FileError %q (key %q) must name %s and not echo the value", err, fe.Key, c.key)
 		}
+	}
+}
+
+// An empty inline table defines its table exactly as an empty [header] does: users.bob = {} is a user, and
+// echo.default = {} a provider an agent may use.
+func TestEmptyInlineTableDefinesMapEntry(t *testing.T) {
+	path := writeConfig(t, `schema_version = 3
+users.bob = {}
+
+[providers.models.echo]
+default = {}
+
+[agents.a]
+model_provider = "echo.default"
+risk_profile = "r"
+
+[risk_profiles]
+r = { level = "full" }
+`)
+	cfg, _, err := Load(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := cfg.Users["bob"]; !ok {
+		t.Fatalf("users = %v", cfg.Users)
+	}
+	if _, ok := cfg.Providers.Models["echo"]["default"]; !ok {
+		t.Fatalf("providers = %v", cfg.Providers.Models)
+	}
+	m, err := Open(path, nil, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A set-to-default below it keeps the entry without a second definition of the table.
+	if err := m.Set(t.Context(), "users.bob.uid", json.RawMessage(`0`), nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := m.Current().Users["bob"]; !ok {
+		t.Fatalf("users = %v", m.Current().Users)
 	}
 }

@@ -20,6 +20,8 @@ type document struct {
 	lines  []int // byte offset of the start of each line
 	leaves []leaf
 	tables []table // explicit [headers] and [[headers]], in file order
+	// emptyInline lists key = {} outside array tables: they define a table (a map entry) with no leaf.
+	emptyInline []table
 }
 
 // leaf is one key = value in the file, flattened through dotted keys and inline tables.
@@ -148,14 +150,19 @@ func (d *document) addKeyValue(raw []byte, kv *unstable.Node, section Path, sect
 			inlineRoot = full
 		}
 		children := v.Children()
+		empty := true
 		for children.Next() {
 			c := children.Node()
 			if c.Kind != unstable.KeyValue {
 				continue
 			}
+			empty = false
 			if err := d.addKeyValue(raw, c, full, sectionIdx, inArray, inlineRoot, exprStart, exprEnd); err != nil {
 				return err
 			}
+		}
+		if empty && !inArray {
+			d.emptyInline = append(d.emptyInline, table{path: full, line: d.lineOf(int(first.Offset))})
 		}
 		return nil
 	}
