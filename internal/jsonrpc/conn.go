@@ -192,6 +192,7 @@ func (c *Conn) Serve(ctx context.Context) error {
 	defer stop()
 
 	writerDone := make(chan struct{})
+	c.q.start()
 	go c.writeLoop(writerDone)
 	dispatchDone := make(chan struct{})
 	go c.dispatchLoop(hctx, dispatchDone)

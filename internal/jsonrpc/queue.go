@@ -19,6 +19,7 @@ type outQueue struct {
 	frames  [][]byte
 	bytes   int
 	closed  bool
+	started bool          // Serve runs: direct writes are allowed (before, every frame waits in the queue)
 	writing bool          // a frame is being written (by the writer or a direct sender): the socket has one writer
 	space   chan struct{} // closed (and replaced) when bytes shrink or the queue closes
 }
@@ -53,17 +54,25 @@ func (q *outQueue) push(stop <-chan struct{}, frame []byte, force bool) error {
 	return nil
 }
 
-// claim takes the socket for a direct write of n bytes when nothing is queued or being written; the caller
+// claim takes the socket for a direct write of n bytes when Serve has started and nothing is queued or being
+// written; the caller
 // must write and then call release(n). It reports false when the frame must be queued instead.
 func (q *outQueue) claim(n int) bool {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	if q.closed || q.writing || len(q.frames) > 0 {
+	if !q.started || q.closed || q.writing || len(q.frames) > 0 {
 		return false
 	}
 	q.writing = true
 	q.bytes += n
 	return true
+}
+
+// start allows direct writes; Serve calls it once the socket is its to write.
+func (q *outQueue) start() {
+	q.mu.Lock()
+	q.started = true
+	q.mu.Unlock()
 }
 
 // next blocks until a frame is available and nobody else is writing (true), or the queue is closed, empty

@@ -2,6 +2,7 @@ package jsonrpc
 
 import (
 	"context"
+	"io"
 	"runtime"
 	"strings"
 	"testing"
@@ -36,5 +37,28 @@ func TestConnConcurrentFloodIsBounded(t *testing.T) {
 	peak := runtime.NumGoroutine() - base
 	if peak > 2*maxConcurrentHandlers {
 		t.Fatalf("%d goroutines held for one client that does not read", peak)
+	}
+}
+
+// NewConn's contract: nothing is written until Serve runs, and Close before Serve discards what was queued.
+// The direct-write fast path must not bypass that.
+func TestConnNotifyBeforeServeIsNotWritten(t *testing.T) {
+	server, client := socketPair(t)
+	defer client.Close()
+	c := NewConn(server, HandlerFunc(echo), Options{})
+	if err := c.Notify("session/update", map[string]string{"text": "early"}); err != nil {
+		t.Fatalf("Notify before Serve = %v", err)
+	}
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	<-c.Done()
+	_ = client.SetReadDeadline(time.Now().Add(safety))
+	b, err := io.ReadAll(client)
+	if err != nil {
+		t.Fatalf("client read: %v", err)
+	}
+	if len(b) != 0 {
+		t.Fatalf("a Conn that never served wrote %q", b)
 	}
 }
