@@ -55,8 +55,7 @@ func (q *outQueue) push(stop <-chan struct{}, frame []byte, force bool) error {
 }
 
 // claim takes the socket for a direct write of n bytes when Serve has started and nothing is queued or being
-// written; the caller
-// must write and then call release(n). It reports false when the frame must be queued instead.
+// written; the caller must write and then call release(n). It reports false when the frame must be queued.
 func (q *outQueue) claim(n int) bool {
 	q.mu.Lock()
 	defer q.mu.Unlock()
