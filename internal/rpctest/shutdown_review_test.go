@@ -2,6 +2,9 @@ package rpctest
 
 import (
 	"strings"
+	"time"
+
+	"github.com/zeroclaw-go/zeroclaw/internal/api"
 	"testing"
 )
 
@@ -17,5 +20,49 @@ func TestShutdownClosesStalledClientAfterDrain(t *testing.T) {
 	// Stop fails if Run has not returned within 15 s; the daemon must not wait for the write timeout.
 	if err := d.Stop(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A shutdown (SIGTERM) during a long turn cancels it: the client gets turn_complete:cancelled, then the prompt's
+// response, then EOF; the provider request is aborted; Run returns; what was said is in the history after a
+// restart.
+func TestShutdownDuringLongTurn(t *testing.T) {
+	aborted := make(chan struct{})
+	srv := newLLM(t, blockAfterFirst("Hel", nil, aborted))
+	d := Start(t, WithConfig(agentConfig(fakeProviderTOML("openai", srv.URL), "openai.fake", "full", "")))
+	c := dialRC(t, d, "")
+	s := c.newSession(api.SessionNewParams{})
+	id := c.send(api.MethodSessionPrompt, api.SessionPromptParams{SessionID: s.SessionID, Prompt: "hi"})
+	stopped := make(chan error, 1)
+	tr := c.await(id, hooks{onUpdate: func(u api.SessionUpdate) {
+		if u.Type == api.UpdateAgentMessageChunk {
+			go func() { stopped <- d.Stop() }()
+		}
+	}})
+	if tr.err != nil {
+		t.Fatalf("prompt: %s", tr.err)
+	}
+	wantKinds(t, tr.events, "agent_message_chunk:Hel", "turn_complete:cancelled")
+	if tr.result.Outcome != api.OutcomeCancelled {
+		t.Fatalf("prompt result = %+v", tr.result)
+	}
+	c.ExpectEOF(10 * time.Second)
+	if err := <-stopped; err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-aborted:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the provider request was not aborted by the shutdown")
+	}
+	d2 := StartOn(t, d.ConfigDir)
+	c2 := dialRC(t, d2, "")
+	c2.newSession(api.SessionNewParams{SessionID: s.SessionID})
+	var got []string
+	for _, m := range c2.messages(s.SessionID).Messages {
+		got = append(got, m.Role+":"+m.Content)
+	}
+	if strings.Join(got, "|") != "user:hi|assistant:Hel" {
+		t.Fatalf("history after restart = %q", got)
 	}
 }
