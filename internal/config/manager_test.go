@@ -3,10 +3,12 @@ package config
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/pelletier/go-toml/v2"
@@ -369,4 +371,44 @@ func mustLoad(t *testing.T, path string) *Config {
 		t.Fatal(err)
 	}
 	return c
+}
+
+// Many writers and reloads on one Manager: every batch lands (no lost update), env overrides stay out of the
+// file, and afterwards the file loads to exactly the live config.
+func TestConcurrentSetManyAndReload(t *testing.T) {
+	env := []string{"ZEROCLAW_gateway__host=envhost", "ZEROCLAW_providers__models__echo__default__api_key=env-secret"}
+	m, path := openManager(t, commentedConfig, env...)
+	var wg sync.WaitGroup
+	for i := range 16 {
+		wg.Go(func() {
+			name := fmt.Sprintf("u%d", i)
+			if _, err := m.SetMany(t.Context(), []SetEntry{
+				{Prop: "users." + name + ".uid", Value: json.RawMessage(fmt.Sprint(1000 + i))},
+				{Prop: "agents.default.env.K_" + name, Value: json.RawMessage(`"v-` + name + `"`)},
+			}, nil); err != nil {
+				t.Error(err)
+			}
+			if i%4 == 0 {
+				if _, err := m.Reload(t.Context()); err != nil {
+					t.Error(err)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	text := readFile(t, path)
+	if strings.Contains(text, "envhost") || strings.Contains(text, "env-secret") || strings.Contains(text, "v-u") {
+		t.Fatalf("override or plaintext secret in file:\n%s", text)
+	}
+	onDisk, _, err := LoadWith(path, env, m.box)
+	if err != nil {
+		t.Fatal(err)
+	}
+	live := m.Current()
+	if len(live.Users) != 16 || len(live.Agents["default"].Env) != 16 {
+		t.Fatalf("lost updates: %d users, %d env", len(live.Users), len(live.Agents["default"].Env))
+	}
+	if !reflect.DeepEqual(onDisk, live) {
+		t.Fatalf("file and live config differ:\n%+v\n%+v", onDisk, live)
+	}
 }
