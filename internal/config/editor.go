@@ -1,6 +1,7 @@
 package config
 
 import (
+	"bytes"
 	"fmt"
 	"reflect"
 	"slices"
@@ -132,16 +133,18 @@ func (d *document) checkInsertable(path Path) error {
 
 // insert adds line (a "key = value\n" relative to parent, or "" for just the table) to the table parent.
 func (d *document) insert(parent Path, line string) ([]byte, error) {
+	eol := d.eol()
+	line = strings.ReplaceAll(line, "\n", eol)
 	// 1. An explicit [parent] header: append to its body.
 	for i := len(d.tables) - 1; i >= 0; i-- {
 		t := d.tables[i]
 		if !t.array && slices.Equal(t.path, parent) {
-			return insertAt(d.raw, t.bodyEnd, line), nil
+			return insertAt(d.raw, t.bodyEnd, line, eol), nil
 		}
 	}
 	// 2. The root table: after its last key.
 	if len(parent) == 0 {
-		return insertAt(d.raw, d.rootBodyEnd(), line), nil
+		return insertAt(d.raw, d.rootBodyEnd(), line, eol), nil
 	}
 	// 3. Parent defined by dotted keys in some section: add a dotted key after the last of them.
 	last, section := -1, Path(nil)
@@ -161,7 +164,7 @@ func (d *document) insert(parent Path, line string) ([]byte, error) {
 		if line == "" {
 			return d.raw, nil
 		}
-		return insertAt(d.raw, last, formatKey(parent[len(section):])+"."+line), nil
+		return insertAt(d.raw, last, formatKey(parent[len(section):])+"."+line, eol), nil
 	}
 	// 4. A new [parent] header, after the section sharing the longest prefix with it (else at the end).
 	at, best := len(d.raw), 0
@@ -176,15 +179,23 @@ func (d *document) insert(parent Path, line string) ([]byte, error) {
 			}
 		}
 	}
-	header := "[" + formatKey(parent) + "]\n"
+	header := "[" + formatKey(parent) + "]" + eol
 	text := header + line
 	if at > 0 {
-		text = "\n" + text
+		text = eol + text
 	}
 	if at == len(d.raw) && at > 0 && d.raw[at-1] != '\n' {
-		text = "\n" + text
+		text = eol + text
 	}
 	return splice(d.raw, at, at, text), nil
+}
+
+// eol is the file's line ending (that of its first line), so that inserted lines match the rest of the file.
+func (d *document) eol() string {
+	if i := bytes.IndexByte(d.raw, '\n'); i > 0 && d.raw[i-1] == '\r' {
+		return "\r\n"
+	}
+	return "\n"
 }
 
 func commonPrefix(a, b Path) int {
@@ -195,12 +206,12 @@ func commonPrefix(a, b Path) int {
 	return n
 }
 
-func insertAt(raw []byte, at int, line string) []byte {
+func insertAt(raw []byte, at int, line, eol string) []byte {
 	if line == "" {
 		return raw
 	}
 	if at > 0 && raw[at-1] != '\n' {
-		line = "\n" + line
+		line = eol + line
 	}
 	return splice(raw, at, at, line)
 }

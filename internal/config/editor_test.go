@@ -133,3 +133,31 @@ func FuzzEditor(f *testing.F) {
 		}
 	})
 }
+
+// Lines the editor adds to a CRLF file end in CRLF like the rest of it (a Windows-edited config stays
+// consistent), whether they join a section, start one, or follow a last line without a newline.
+func TestEditorKeepsCRLF(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		path Path
+	}{
+		{"[a]\r\nx = 1\r\n\r\n[b]\r\ny = 1\r\n", Path{"a", "z"}},
+		{"v = 1\r\n[a]\r\nx = 1\r\n", Path{"w"}},
+		{"[a]\r\nx = 1\r\n", Path{"c", "d", "z"}},
+		{"[a]\r\nb.x = 1\r\n", Path{"a", "b", "y"}},
+		{"[a]\r\nx = 1", Path{"a", "z"}},
+		{"[a]\r\nx = 1", Path{"c", "z"}},
+	} {
+		out, err := setText("f", []byte(c.in), c.path, "2")
+		if err != nil {
+			t.Fatalf("setText(%q, %v): %v", c.in, c.path, err)
+		}
+		if n, crlf := strings.Count(string(out), "\n"), strings.Count(string(out), "\r\n"); n != crlf || n <= strings.Count(c.in, "\n") {
+			t.Errorf("setText(%q, %v) = %q: bare LF line endings in a CRLF file", c.in, c.path, out)
+		}
+	}
+	out, err := ensureTable("f", []byte("[a]\r\nx = 1\r\n"), Path{"u", "v"})
+	if err != nil || strings.Count(string(out), "\n") != strings.Count(string(out), "\r\n") {
+		t.Fatalf("ensureTable = %q, %v", out, err)
+	}
+}
