@@ -220,13 +220,12 @@ func (d *daemon) serve(ctx context.Context) error {
 	// 1. Stop accepting.
 	d.ln.StopAccepting()
 	<-acceptDone
-	// 2. Cancel running turns and deny pending approvals, so their prompts answer promptly.
-	turnsCtx, cancelTurns := context.WithTimeout(context.WithoutCancel(ctx), DrainTimeout)
-	d.sessions.Shutdown(turnsCtx)
-	cancelTurns()
-	// 3. Drain: let in-flight requests finish, then end every connection; each flushes the frames it has queued.
+	// 2. Cancel running turns and deny pending approvals, so their prompts answer promptly. One 5.5 s budget
+	// covers this and the drain.
 	drainCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), DrainTimeout)
 	defer cancel()
+	d.sessions.Shutdown(drainCtx)
+	// 3. Drain: let in-flight requests finish, then end every connection; each flushes the frames it has queued.
 	d.srv.Drain(drainCtx)
 	cancelConns()
 	if !waitGroupDone(drainCtx, &d.conns) {
@@ -275,6 +274,8 @@ func (d *daemon) acceptLoop(ctx context.Context) {
 			defer d.release()
 			cred, err := install.Peer(nc)
 			if err != nil {
+				// Unknown is never uid 0: such a peer matches no user and is not the operator.
+				cred = install.PeerCred{PID: -1, UID: -1, Label: "unix:unknown"}
 				d.log.Warn("peer credentials unavailable", "component", "daemon", "err", err)
 			}
 			info := rpc.PeerInfo{PID: cred.PID, UID: cred.UID, Label: cred.Label, Transport: transportOf(cred)}
@@ -328,15 +329,19 @@ func (d *daemon) release() {
 	defer d.mu.Unlock()
 	d.clients--
 	if d.ephemeral && d.clients == 0 && d.seen {
-		d.idle = time.AfterFunc(EphemeralGrace, func() {
+		var t *time.Timer
+		t = time.AfterFunc(EphemeralGrace, func() {
 			d.mu.Lock()
-			still := d.clients == 0
+			// Only the timer still armed may stop the daemon: an older one whose callback was already waiting
+			// for mu when a client came and went must not cut the new grace period short.
+			still := d.clients == 0 && d.idle == t
 			d.mu.Unlock()
 			if still {
 				d.log.Info("last client left: ephemeral daemon exiting", "component", "daemon")
 				d.requestStop()
 			}
 		})
+		d.idle = t
 	}
 }
 
