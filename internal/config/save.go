@@ -27,6 +27,7 @@ type file interface {
 	io.Writer
 	Sync() error
 	Close() error
+	Chmod(mode os.FileMode) error
 }
 
 type osFS struct{}
@@ -101,6 +102,11 @@ func atomicSave(fsys fileSystem, log *slog.Logger, path string, data []byte) err
 	default:
 		bak, err := fsys.OpenFile(path+".bak", os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
 		if err != nil {
+			return fail("create backup", err)
+		}
+		// An older .bak may have been created with looser permissions; it is about to hold secrets.
+		if err := bak.Chmod(0o600); err != nil {
+			_ = bak.Close()
 			return fail("create backup", err)
 		}
 		if err := writeSync(bak, prev); err != nil {

@@ -195,3 +195,28 @@ func TestRemoveStaleTemps(t *testing.T) {
 		}
 	}
 }
+
+// A config.toml.bak left with loose permissions by an older tool is tightened before it receives secrets.
+func TestBackupIsPrivate(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "config.toml")
+	if err := os.WriteFile(path, []byte("schema_version = 3\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path+".bak", []byte("old"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := atomicSave(osFS{}, nil, path, []byte("schema_version = 3\n# new\n")); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(path + ".bak")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Mode().Perm() != 0o600 {
+		t.Fatalf(".bak mode %o, want 600", fi.Mode().Perm())
+	}
+	if b, _ := os.ReadFile(path + ".bak"); string(b) != "schema_version = 3\n" {
+		t.Fatalf(".bak holds %q, want the previous file", b)
+	}
+}
