@@ -113,7 +113,7 @@ func New(opts Options) *Server {
 	return s
 }
 
-// Register adds a method to the table; domains that are wired later (config, sessions) use it. It must be called
+// register adds a method to the table; domains that are wired later (config, sessions) use it. It must be called
 // before the first connection is served.
 func (s *Server) register(name string, m method) { s.methods[name] = m }
 
