@@ -93,7 +93,11 @@ type Manager struct {
 	mu       sync.Mutex // guards the fields below
 	sessions map[string]*session
 	owners   map[string]string // principal of every session this process opened, live or dropped since
-	closed   bool
+	// locks holds the turn lock of every session id this process opened. Each incarnation of a session (one
+	// closed or evicted, then revived) uses the same lock, so a revived session's turns queue behind a turn of
+	// the dropped one that is still winding down, and Delete can wait for that turn before deleting rows.
+	locks  map[string]chan struct{}
+	closed bool
 }
 
 // NewManager returns a Manager with no live sessions.
@@ -120,7 +124,7 @@ func NewManager(o Options) *Manager {
 		o.IdleTTL = DefaultIdleTTL
 	}
 	return &Manager{o: o, log: o.Logger.With("component", "session"), sessions: make(map[string]*session),
-		owners: make(map[string]string)}
+		owners: make(map[string]string), locks: make(map[string]chan struct{})}
 }
 
 // New opens a session (protocol.md §6 session/new). Naming an existing session_id restores it: a live one is
@@ -248,6 +252,11 @@ func (m *Manager) register(o Owner, s *session) (*session, error) {
 	m.evictIdleLocked()
 	full := len(m.sessions) >= m.o.MaxSessions
 	if !full {
+		if l, ok := m.locks[s.id]; ok {
+			s.lock = l // s is not shared yet
+		} else {
+			m.locks[s.id] = s.lock
+		}
 		m.sessions[s.id] = s
 		m.owners[s.id] = o.Principal
 	}
@@ -349,11 +358,46 @@ func (m *Manager) Delete(ctx context.Context, o Owner, id string) (api.SessionDe
 		m.drop(s)
 	}
 	if id != "" {
-		if err := m.o.Chat.Delete(ctx, id); err != nil {
+		// The turn drop cancelled still writes its last messages and state; delete after it ends, or those
+		// writes would recreate the session.
+		release, err := m.lockTurns(ctx, id)
+		if err != nil {
+			return api.SessionDeleteResult{}, err
+		}
+		err = m.o.Chat.Delete(ctx, id)
+		release()
+		if err != nil {
 			return api.SessionDeleteResult{}, fmt.Errorf("session: delete: %w", err)
 		}
 	}
 	return api.SessionDeleteResult{SessionID: id, Deleted: true}, nil
+}
+
+// lockTurns takes session id's turn lock, if this process ever opened it, waiting at most LockTimeout for a
+// running turn to end. The returned func releases it.
+func (m *Manager) lockTurns(ctx context.Context, id string) (func(), error) {
+	m.mu.Lock()
+	l := m.locks[id]
+	m.mu.Unlock()
+	if l == nil {
+		return func() {}, nil
+	}
+	select {
+	case l <- struct{}{}:
+		return func() { <-l }, nil
+	default:
+	}
+	m.log.Debug("delete: waiting for the running turn", "session", id)
+	timer := time.NewTimer(m.o.LockTimeout)
+	defer timer.Stop()
+	select {
+	case l <- struct{}{}:
+		return func() { <-l }, nil
+	case <-ctx.Done():
+		return nil, fmt.Errorf("session: delete %s: waiting for the turn: %w", id, context.Cause(ctx))
+	case <-timer.C:
+		return nil, fmt.Errorf("%w: %s: waited %s for the running turn", ErrBusy, id, m.o.LockTimeout)
+	}
 }
 
 // access checks that o may read or delete session id, live or stored. Ownership is not persisted, so a
