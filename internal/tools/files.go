@@ -2,6 +2,8 @@ package tools
 
 import (
 	"bytes"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -22,7 +24,32 @@ func target(env Env, name, p string) (location, Result, bool) {
 	if !loc.inside && env.Policy.WorkspaceOnly && env.Policy.Level != LevelFull {
 		return location{}, errorf("%s: %v: %s", name, ErrOutsideWorkspace, p), false
 	}
+	if testHookResolved != nil {
+		testHookResolved()
+	}
 	return loc, Result{}, true
+}
+
+// testHookResolved, when set by a test, runs between the sandbox check and the file operation.
+var testHookResolved func()
+
+// root opens the directory that confines operations on l and returns it with l's path relative to it: the
+// workspace for a path inside it, so a symlink swapped in after the check cannot lead the operation out
+// (os.Root resolves every component without escaping); the filesystem root for an allowed outside path.
+func (l location) root() (*os.Root, string, error) {
+	base := l.workspace
+	if !l.inside {
+		base = filepath.VolumeName(l.path) + string(filepath.Separator)
+	}
+	rel, err := filepath.Rel(base, l.path)
+	if err != nil {
+		return nil, "", err
+	}
+	r, err := os.OpenRoot(base)
+	if err != nil {
+		return nil, "", err
+	}
+	return r, rel, nil
 }
 
 // display names a canonical path for the model: relative to the workspace when inside it.
@@ -44,7 +71,12 @@ func readFile(env Env, call Call) Result {
 	if !ok {
 		return res
 	}
-	f, err := os.Open(loc.path)
+	root, rel, err := loc.root()
+	if err != nil {
+		return errorf("file_read: %v", err)
+	}
+	defer root.Close()
+	f, err := root.Open(rel)
 	if err != nil {
 		return errorf("file_read: %v", err)
 	}
@@ -79,7 +111,12 @@ func listDir(env Env, call Call) Result {
 	if !ok {
 		return res
 	}
-	entries, err := os.ReadDir(loc.path)
+	root, rel, err := loc.root()
+	if err != nil {
+		return errorf("file_list: %v", err)
+	}
+	defer root.Close()
+	entries, err := fs.ReadDir(root.FS(), filepath.ToSlash(rel))
 	if err != nil {
 		return errorf("file_list: %v", err)
 	}
@@ -117,36 +154,45 @@ func writeFile(env Env, call Call) Result {
 	if !ok {
 		return res
 	}
-	if err := atomicWrite(loc.path, []byte(req.content)); err != nil {
+	root, rel, err := loc.root()
+	if err != nil {
+		return errorf("file_write: %v", err)
+	}
+	defer root.Close()
+	if err := atomicWrite(root, rel, []byte(req.content)); err != nil {
 		return errorf("file_write: %v", err)
 	}
 	return Result{Output: fmt.Sprintf("wrote %d bytes to %s", len(req.content), loc.display())}
 }
 
-// atomicWrite replaces path with data: temp file in the same directory, fsync, rename, fsync the directory.
-// Parent directories are created. An existing file's permission bits are kept; new files get 0644.
-func atomicWrite(path string, data []byte) (err error) {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+// atomicWrite replaces name (relative to root) with data: temp file in the same directory, fsync, rename, fsync
+// the directory. Parent directories are created. An existing file's permission bits are kept; new files get
+// 0644. Every step goes through root, so nothing lands outside it.
+func atomicWrite(root *os.Root, name string, data []byte) (err error) {
+	dir := filepath.Dir(name)
+	if err := root.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
 	mode := fs.FileMode(0o644)
-	if fi, err := os.Stat(path); err == nil {
+	if fi, err := root.Stat(name); err == nil {
 		if fi.IsDir() {
-			return fmt.Errorf("%s is a directory", path)
+			return fmt.Errorf("%s is a directory", name)
 		}
 		mode = fi.Mode().Perm()
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	var suffix [8]byte
+	_, _ = rand.Read(suffix[:]) // crypto/rand.Read never fails
+	tmpName := filepath.Join(dir, "."+filepath.Base(name)+".tmp-"+hex.EncodeToString(suffix[:]))
+	tmp, err := root.OpenFile(tmpName, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return err
 	}
 	defer func() {
 		if err != nil {
 			tmp.Close()
-			os.Remove(tmp.Name())
+			_ = root.Remove(tmpName)
 		}
 	}()
 	if _, err = tmp.Write(data); err != nil {
@@ -161,11 +207,11 @@ func atomicWrite(path string, data []byte) (err error) {
 	if err = tmp.Close(); err != nil {
 		return err
 	}
-	if err = os.Rename(tmp.Name(), path); err != nil {
+	if err = root.Rename(tmpName, name); err != nil {
 		return err
 	}
 	// The rename is done; a failed directory fsync only weakens durability, as with config saves.
-	if d, derr := os.Open(dir); derr == nil {
+	if d, derr := root.Open(dir); derr == nil {
 		_ = d.Sync()
 		d.Close()
 	}
