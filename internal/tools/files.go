@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 )
 
 // target resolves a file_* path for execution under env's policy. Decide has already refused what policy
@@ -76,7 +77,8 @@ func readFile(env Env, call Call) Result {
 		return errorf("file_read: %v", err)
 	}
 	defer root.Close()
-	f, err := root.Open(rel)
+	// O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer forever.
+	f, err := root.OpenFile(rel, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return errorf("file_read: %v", err)
 	}
@@ -87,6 +89,9 @@ func readFile(env Env, call Call) Result {
 	}
 	if fi.IsDir() {
 		return errorf("file_read: %s is a directory; use file_list", loc.display())
+	}
+	if !fi.Mode().IsRegular() {
+		return errorf("file_read: %s is not a regular file", loc.display())
 	}
 	limit := env.outputCap()
 	data, err := io.ReadAll(io.LimitReader(f, int64(limit)+1))

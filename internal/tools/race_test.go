@@ -6,7 +6,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // swapToOutside makes the hook that runs between the sandbox check and the file operation replace the
@@ -55,4 +57,29 @@ func TestFileToolsDoNotFollowASymlinkSwappedInAfterTheCheck(t *testing.T) {
 			t.Fatalf("file_list through a swapped-in symlink = %+v", r)
 		}
 	})
+}
+
+// A FIFO in the workspace (mkfifo from a shell call) must not hang file_read forever: open(2) on a FIFO
+// blocks until a writer appears, and nothing would ever cancel it.
+func TestFileReadOfAFIFODoesNotHang(t *testing.T) {
+	env, s := fileEnv(t, LevelSupervised)
+	fifo := filepath.Join(s.ws, "pipe")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan Result, 1)
+	go func() { done <- Execute(t.Context(), env, call("file_read", map[string]any{"path": "pipe"})) }()
+	select {
+	case r := <-done:
+		if !r.IsError || !strings.Contains(r.Output, "not a regular file") {
+			t.Fatalf("file_read of a FIFO = %+v", r)
+		}
+	case <-time.After(20 * time.Second): // a hang guard, not a timing assertion
+		// Unblock the stuck open so the test can end.
+		if w, err := os.OpenFile(fifo, os.O_WRONLY, 0); err == nil {
+			w.Close()
+		}
+		<-done
+		t.Fatal("file_read of a FIFO blocked")
+	}
 }
