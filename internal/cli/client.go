@@ -61,11 +61,13 @@ func connect(ctx context.Context, endpoint string, caps map[string]any, onInboun
 	return newClient(ctx, nc, caps, onInbound)
 }
 
-// newClient runs a native-protocol client on an established connection and performs initialize. Inbound
-// notifications are handled one at a time in arrival order (session/update events must be
-// rendered in the order the daemon produced them); only daemon→client requests such as elicitation/create run
-// concurrently, since they wait for the user. The connection is served on a context that the caller's
-// cancellation does not end, so an interrupt can still send session/cancel; end it with close.
+// newClient runs a native-protocol client on an established connection and performs initialize. Everything the
+// daemon sends is handled one at a time in arrival order: session/update events must be rendered in the order
+// the daemon produced them, and a question (elicitation/create) must appear after the tool call that asks it.
+// A handler waiting for the user blocks only later events of the same turn, which is waiting for the answer
+// anyway; responses to our own calls (session/cancel) are still read. The connection is served on a context
+// that the caller's cancellation does not end, so an interrupt can still send session/cancel; end it with
+// close.
 func newClient(ctx context.Context, nc net.Conn, caps map[string]any, onInbound inboundFunc) (*client, error) {
 	h := jsonrpc.HandlerFunc(func(ctx context.Context, _ *jsonrpc.Conn, req *jsonrpc.Request) (any, error) {
 		if onInbound == nil {
@@ -77,9 +79,7 @@ func newClient(ctx context.Context, nc net.Conn, caps map[string]any, onInbound 
 		return onInbound(ctx, req)
 	})
 	c := &client{
-		conn: jsonrpc.NewConn(nc, h, jsonrpc.Options{
-			Concurrent: func(method string) bool { return method == api.MethodElicitationCreate },
-		}),
+		conn:   jsonrpc.NewConn(nc, h, jsonrpc.Options{}),
 		served: make(chan struct{}),
 	}
 	serveCtx := context.WithoutCancel(ctx)
