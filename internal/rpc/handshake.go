@@ -102,8 +102,17 @@ func (s *Server) status(_ context.Context, _ *Peer, _ *noParams) (api.StatusResu
 
 func (s *Server) health(_ context.Context, _ *Peer, _ *noParams) (api.HealthResult, error) {
 	comps := map[string]api.ComponentHealth{
-		"rpc":    {Status: "ok", Detail: fmt.Sprintf("%d connections", len(s.Peers()))},
-		"config": {Status: "ok"},
+		"rpc": {Status: "ok", Detail: fmt.Sprintf("%d connections", len(s.Peers()))},
+	}
+	if m := s.opts.ConfigManager; m != nil {
+		c := api.ComponentHealth{Status: "ok", Detail: fmt.Sprintf("generation %d", m.Generation())}
+		if n := len(m.Warnings()); n > 0 {
+			c.Status, c.Detail = "warning", fmt.Sprintf("generation %d, %d warning(s) in config.toml", m.Generation(), n)
+		}
+		comps["config"] = c
+	}
+	if m := s.opts.Sessions; m != nil {
+		comps["sessions"] = api.ComponentHealth{Status: "ok", Detail: fmt.Sprintf("%d live", len(m.ActiveIDs()))}
 	}
 	return api.HealthResult{Status: "ok", UptimeSecs: int64(s.opts.Now().Sub(s.opts.Info.StartedAt) / time.Second), Components: comps}, nil
 }
