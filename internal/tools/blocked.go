@@ -31,6 +31,7 @@ var DefaultBlockedCommands = []string{
 // flag values, and VAR=value assignments. A pattern that starts with a punctuation character (a fork bomb)
 // matches literally, ignoring whitespace, anywhere in the command.
 func blockedBy(patterns []string, command string) (string, bool) {
+	command = strings.ReplaceAll(command, "${HOME}", "$HOME") // before braces split the command
 	squeezed := stripSpace(command)
 	segments := splitSimpleCommands(command)
 	for _, p := range patterns {
@@ -94,13 +95,30 @@ func expandFlags(words []string) []string {
 	for _, w := range words {
 		if len(w) > 2 && w[0] == '-' && w[1] != '-' && isLetters(w[1:]) {
 			for _, r := range w[1:] {
-				out = append(out, "-"+string(r))
+				out = append(out, normalizeWord("-"+string(r)))
 			}
 			continue
 		}
-		out = append(out, w)
+		out = append(out, normalizeWord(w))
 	}
 	return out
+}
+
+// flagAliases maps spellings that mean the same to one form, applied to patterns and commands alike, so
+// "rm --recursive --force /" matches "rm -rf /" and "chown -R" matches "chown -r".
+var flagAliases = map[string]string{"--recursive": "-r", "-R": "-r", "--force": "-f"}
+
+// normalizeWord folds flag aliases and cleans absolute and home-relative paths
+// ("//", "/.", "/tmp/..", "~/" and "$HOME/" name the same directories as "/", "~" and "$HOME").
+func normalizeWord(w string) string {
+	if a, ok := flagAliases[w]; ok {
+		return a
+	}
+	switch {
+	case strings.HasPrefix(w, "/"), strings.HasPrefix(w, "~/"), strings.HasPrefix(w, "$HOME/"):
+		return path.Clean(w)
+	}
+	return w
 }
 
 func isLetters(s string) bool {

@@ -195,6 +195,9 @@ func TestBlockedCommands(t *testing.T) {
 		"mkfs.ext4 /dev/sda1", "mkfs -t ext4 /dev/sdb", "dd if=/dev/zero of=/dev/sda bs=1M", "shred /dev/sda",
 		":(){ :|:& };:", ": ( ) { : | : & } ; :", "shutdown -h now", "reboot", "halt", "poweroff", "init 0",
 		"systemctl reboot", "nohup reboot &", "timeout 5 reboot", "chmod -R 777 /",
+		// Other spellings of the same target or flags.
+		"rm --recursive --force /", "sudo rm --force --recursive /", "rm -r --force //", "rm -rf /.",
+		"rm -rf /tmp/..", "rm -rf ${HOME}", "rm -rf \"$HOME\"", "rm -rf ~/", "rm -rf $HOME/", "chmod --recursive 777 /",
 	}
 	for _, c := range blocked {
 		if _, ok := blockedBy(DefaultBlockedCommands, c); !ok {
@@ -205,6 +208,7 @@ func TestBlockedCommands(t *testing.T) {
 		"rm -rf /tmp/x", "rm -rf build", "rm -rf ./", "ls -la /", "echo hello", "grep reboot log.txt",
 		"dd if=a of=b", "git commit -m 'fix the shutdown handler'", "cat init.py", "go test ./...", "make",
 		"echo halting", "mkdir mkfs", "init", "ls; echo done",
+		"rm --recursive --force build", "rm -rf /tmp/../tmp/x", "rm -rf ~/project/build", "rm -r --force ./out",
 	}
 	for _, c := range allowed {
 		if p, ok := blockedBy(DefaultBlockedCommands, c); ok {
