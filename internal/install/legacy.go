@@ -1,0 +1,402 @@
+package install
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// LayoutSchemaVersion is the config schema_version from which the install uses the current layout; below it, a
+// legacy <install>/workspace/ is migrated (state.md §1).
+const LayoutSchemaVersion = 3
+
+// ErrLegacyOverlap is returned by MigrateLegacy when the data dir lies inside the legacy workspace, so moving
+// the workspace's entries would move the daemon's own lock and data.
+var ErrLegacyOverlap = errors.New("install: data dir is inside the legacy workspace")
+
+// LegacyDir is <root>/workspace, the single workspace of installs older than schema version 3.
+func (l Layout) LegacyDir() string { return filepath.Join(l.Root, "workspace") }
+
+// MigrationItem is one entry of the legacy workspace: where it was, where it goes, and for an entry left in
+// place, why.
+type MigrationItem struct {
+	From   string
+	To     string
+	Reason string // empty for moved items
+}
+
+// MigrationReport tells what MigrateLegacy did. The zero value means there was nothing to migrate.
+type MigrationReport struct {
+	Ran      bool            // a legacy workspace was found and a migration attempted
+	Backup   string          // the full copy of the legacy workspace, "" if none was made
+	Moved    []MigrationItem // entries now at their new place
+	Left     []MigrationItem // entries still in the legacy workspace, with the reason
+	Warnings []string        // problems that did not stop the migration (a directory fsync failed...)
+
+	complete bool
+}
+
+// Complete reports whether a migration ran and left nothing behind: only then should the caller stamp the
+// config's schema_version, so that an incomplete migration is retried on the next start.
+func (r MigrationReport) Complete() bool { return r.Ran && r.complete }
+
+// Log writes the report to log: the backup and each moved entry at Info, each entry left and each warning at
+// Warn, all with component "install".
+func (r MigrationReport) Log(log *slog.Logger) {
+	if !r.Ran {
+		return
+	}
+	if r.Backup != "" {
+		log.Info("legacy workspace backed up", "component", "install", "backup", r.Backup)
+	}
+	for _, m := range r.Moved {
+		log.Info("legacy workspace entry moved", "component", "install", "from", m.From, "to", m.To)
+	}
+	for _, m := range r.Left {
+		log.Warn("legacy workspace entry left in place", "component", "install", "from", m.From, "to", m.To,
+			"reason", m.Reason)
+	}
+	for _, w := range r.Warnings {
+		log.Warn(w, "component", "install")
+	}
+}
+
+// sqliteCompanions are the files SQLite keeps next to a database; they must move with it or not at all.
+var sqliteCompanions = []string{"-wal", "-shm", "-journal"}
+
+// MigrateLegacy moves a legacy <root>/workspace/ into the current layout (state.md §1) when schemaVersion is
+// below LayoutSchemaVersion and that directory exists; otherwise it does nothing and returns the zero report.
+// The caller must hold the install lock and must not have opened any store yet.
+//
+// It first copies the legacy workspace, contents and modes, to <root>/backup-<now as YYYYMMDDTHHMMSS>/
+// legacy-workspace (never into an existing backup dir: a suffix -2, -3... is added). Then, by rename, it moves
+// sessions, state and devices.db (with its SQLite -wal/-shm/-journal files) into the data dir, skills into
+// <root>/shared/, and every other entry into <root>/agents/default/workspace/. A target that exists and is not an
+// empty directory is never overwritten: the entry stays where it is and is listed in Left. The affected
+// directories are fsynced; a workspace emptied by the migration is removed.
+//
+// Failures are for the caller to log as warnings, never to stop the daemon: an error (legacy workspace
+// unreadable, backup failed, data dir inside the legacy workspace) means nothing was moved; an entry that
+// could not be moved is in Left.
+func MigrateLegacy(l Layout, schemaVersion int, now time.Time) (MigrationReport, error) {
+	var r MigrationReport
+	if schemaVersion >= LayoutSchemaVersion {
+		return r, nil
+	}
+	legacy := l.LegacyDir()
+	fi, err := os.Stat(legacy)
+	if errors.Is(err, fs.ErrNotExist) || (err == nil && !fi.IsDir()) {
+		return r, nil
+	}
+	r.Ran = true
+	if err != nil {
+		return r, fmt.Errorf("install: legacy workspace: %w", err)
+	}
+	if within(l.DataDir, legacy) {
+		return r, fmt.Errorf("%w: %s is inside %s", ErrLegacyOverlap, l.DataDir, legacy)
+	}
+	entries, err := os.ReadDir(legacy)
+	if err != nil {
+		return r, fmt.Errorf("install: read legacy workspace: %w", err)
+	}
+	if r.Backup, err = backup(l.Root, legacy, now); err != nil {
+		return r, err
+	}
+
+	m := mover{report: &r, sync: map[string]bool{legacy: true}}
+	for _, group := range groupEntries(entries) {
+		var dir string
+		switch group[0] {
+		case "sessions", "state", "devices.db":
+			dir = l.DataDir
+		case "skills":
+			dir = l.SharedDir()
+		default:
+			dir = l.AgentWorkspace("default")
+		}
+		m.move(legacy, dir, group)
+	}
+	if len(r.Left) == 0 {
+		// Everything moved: remove the empty workspace so the next start does not find a legacy layout.
+		if err := os.Remove(legacy); err != nil {
+			r.Left = append(r.Left, MigrationItem{From: legacy, Reason: fmt.Sprintf("remove emptied workspace: %v", err)})
+		}
+		m.sync[l.Root] = true
+	}
+	m.syncAll()
+	r.complete = len(r.Left) == 0
+	return r, nil
+}
+
+// groupEntries returns the legacy workspace's entry names, each in its own group except devices.db, which is
+// grouped with its SQLite companion files (the database first).
+func groupEntries(entries []os.DirEntry) [][]string {
+	var groups [][]string
+	db := []string{"devices.db"}
+	var haveDB bool
+	for _, e := range entries {
+		name := e.Name()
+		if name == "devices.db" {
+			haveDB = true
+			continue
+		}
+		if rest, ok := strings.CutPrefix(name, "devices.db"); ok && isCompanion(rest) {
+			db = append(db, name)
+			continue
+		}
+		groups = append(groups, []string{name})
+	}
+	if haveDB {
+		groups = append(groups, db)
+	} else {
+		// Companion files without their database are ordinary files of the workspace.
+		for _, name := range db[1:] {
+			groups = append(groups, []string{name})
+		}
+	}
+	return groups
+}
+
+func isCompanion(suffix string) bool {
+	for _, s := range sqliteCompanions {
+		if suffix == s {
+			return true
+		}
+	}
+	return false
+}
+
+// mover moves entries and remembers which directories to fsync.
+type mover struct {
+	report *MigrationReport
+	sync   map[string]bool
+}
+
+// move renames every name of group from the src dir into the dst dir, or none of them if any target is
+// populated.
+func (m *mover) move(src, dst string, group []string) {
+	left := func(reason string) {
+		for _, name := range group {
+			m.report.Left = append(m.report.Left, MigrationItem{
+				From: filepath.Join(src, name), To: filepath.Join(dst, name), Reason: reason})
+		}
+	}
+	var replace []string // empty target directories to remove first
+	for _, name := range group {
+		target := filepath.Join(dst, name)
+		empty, err := emptyDir(target)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+		case err != nil:
+			left(fmt.Sprintf("cannot inspect target: %v", err))
+			return
+		case !empty:
+			left("target exists and is not empty")
+			return
+		default:
+			replace = append(replace, target)
+		}
+	}
+	if err := m.mkdirAll(dst); err != nil {
+		left(err.Error())
+		return
+	}
+	for _, target := range replace {
+		if err := os.Remove(target); err != nil {
+			left(fmt.Sprintf("replace empty target: %v", err))
+			return
+		}
+	}
+	for i, name := range group {
+		from, to := filepath.Join(src, name), filepath.Join(dst, name)
+		if err := os.Rename(from, to); err != nil {
+			// A database must not be split from its companions: put back what this group already moved.
+			for _, done := range group[:i] {
+				if rerr := os.Rename(filepath.Join(dst, done), filepath.Join(src, done)); rerr != nil {
+					m.report.Warnings = append(m.report.Warnings, fmt.Sprintf(
+						"%s moved without %s, and could not be put back: %v", done, name, rerr))
+				}
+			}
+			m.report.Moved = m.report.Moved[:len(m.report.Moved)-i]
+			left(fmt.Sprintf("rename: %v", err))
+			return
+		}
+		m.report.Moved = append(m.report.Moved, MigrationItem{From: from, To: to})
+	}
+}
+
+// mkdirAll creates dir (0700) and its missing parents, remembering the parents of what it created for fsync.
+func (m *mover) mkdirAll(dir string) error {
+	var missing []string
+	for d := dir; ; d = filepath.Dir(d) {
+		if _, err := os.Stat(d); err == nil || filepath.Dir(d) == d {
+			break
+		}
+		missing = append(missing, d)
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("create %s: %w", dir, err)
+	}
+	for _, d := range missing {
+		m.sync[filepath.Dir(d)] = true
+	}
+	m.sync[dir] = true
+	return nil
+}
+
+func (m *mover) syncAll() {
+	for dir := range m.sync {
+		if err := syncDir(dir); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			m.report.Warnings = append(m.report.Warnings, fmt.Sprintf("fsync %s: %v", dir, err))
+		}
+	}
+}
+
+// emptyDir reports whether path is an empty directory; a path that does not exist returns fs.ErrNotExist.
+func emptyDir(path string) (bool, error) {
+	fi, err := os.Lstat(path)
+	if err != nil {
+		return false, err
+	}
+	if !fi.IsDir() {
+		return false, nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	_, err = f.Readdirnames(1)
+	if err == io.EOF {
+		return true, nil
+	}
+	return false, err
+}
+
+// within reports whether path is dir or below it.
+func within(path, dir string) bool {
+	rel, err := filepath.Rel(dir, path)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	err = d.Sync()
+	if cerr := d.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// backup copies the legacy workspace to <root>/backup-<stamp>/legacy-workspace and returns that path. A
+// failed copy is removed, so a backup dir that exists is always complete.
+func backup(root, legacy string, now time.Time) (string, error) {
+	stamp := "backup-" + now.Format("20060102T150405")
+	var dir string
+	for i := 1; ; i++ {
+		dir = filepath.Join(root, stamp)
+		if i > 1 {
+			dir += fmt.Sprintf("-%d", i)
+		}
+		err := os.Mkdir(dir, 0o700)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, fs.ErrExist) || i >= 1000 {
+			return "", fmt.Errorf("install: create backup dir: %w", err)
+		}
+	}
+	dst := filepath.Join(dir, "legacy-workspace")
+	if err := copyTree(legacy, dst); err != nil {
+		_ = os.RemoveAll(dir)
+		return "", fmt.Errorf("install: back up legacy workspace: %w", err)
+	}
+	for _, d := range []string{dir, root} {
+		if err := syncDir(d); err != nil {
+			_ = os.RemoveAll(dir)
+			return "", fmt.Errorf("install: back up legacy workspace: fsync %s: %w", d, err)
+		}
+	}
+	return dst, nil
+}
+
+// modeBits are the mode bits a copy keeps.
+const modeBits = fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky
+
+// copyTree copies the directory src to dst, which must not exist: regular files (contents, mode, mtime, each
+// fsynced), directories (mode, mtime, fsynced) and symbolic links (as links, not followed). Any other kind of
+// file (socket, FIFO, device) is an error, so a backup is never silently partial.
+func copyTree(src, dst string) error {
+	fi, err := os.Lstat(src)
+	if err != nil {
+		return err
+	}
+	switch mode := fi.Mode(); {
+	case mode.IsRegular():
+		return copyFile(src, dst, fi)
+	case mode&fs.ModeSymlink != 0:
+		target, err := os.Readlink(src)
+		if err != nil {
+			return err
+		}
+		return os.Symlink(target, dst)
+	case mode.IsDir():
+	default:
+		return fmt.Errorf("%s: cannot copy a file of type %s", src, mode.Type())
+	}
+	if err := os.Mkdir(dst, 0o700); err != nil {
+		return err
+	}
+	entries, err := os.ReadDir(src)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if err := copyTree(filepath.Join(src, e.Name()), filepath.Join(dst, e.Name())); err != nil {
+			return err
+		}
+	}
+	if err := syncDir(dst); err != nil {
+		return err
+	}
+	// The mode last, so a read-only source directory does not stop its own copy from being filled.
+	if err := os.Chmod(dst, fi.Mode()&modeBits); err != nil {
+		return err
+	}
+	return os.Chtimes(dst, fi.ModTime(), fi.ModTime())
+}
+
+func copyFile(src, dst string, fi fs.FileInfo) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return err
+	}
+	_, err = io.Copy(out, in)
+	if err == nil {
+		err = out.Chmod(fi.Mode() & modeBits)
+	}
+	if err == nil {
+		err = out.Sync()
+	}
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	return os.Chtimes(dst, fi.ModTime(), fi.ModTime())
+}
