@@ -4,12 +4,15 @@ package daemon
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"net"
 	"os"
+	"strconv"
 	"sync"
 	"time"
 
@@ -87,6 +90,19 @@ func Run(ctx context.Context, opts Options) error {
 	}
 	defer lock.Release()
 
+	// A legacy <install>/workspace is moved into the current layout before the config and stores are opened.
+	legacyVersion, err := config.SchemaVersionOf(layout.ConfigPath())
+	migrated := false
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		log.Warn("legacy layout not checked", "component", "install", "err", err)
+	} else if legacyVersion < install.LayoutSchemaVersion {
+		rep, err := install.MigrateLegacy(layout, legacyVersion, time.Now())
+		rep.Log(log)
+		if err != nil {
+			log.Warn("legacy workspace not migrated; the next start retries", "component", "install", "err", err)
+		}
+		migrated = rep.Complete()
+	}
 	// A save interrupted by a crash leaves its temp file; with the install lock held no save is in progress.
 	if removed, err := config.RemoveStaleTemps(layout.ConfigPath()); err != nil {
 		log.Warn("could not remove stale config temp files", "component", "config", "err", err)
@@ -103,6 +119,13 @@ func Run(ctx context.Context, opts Options) error {
 	cfg, err := config.Open(layout.ConfigPath(), secrets.New(layout.SecretKeyPath()), opts.Environ, log.With("component", "config"))
 	if err != nil {
 		return err
+	}
+	if migrated {
+		if err := cfg.Set(ctx, "schema_version", json.RawMessage(strconv.Itoa(install.LayoutSchemaVersion)), nil); err != nil {
+			log.Warn("legacy workspace migrated, schema_version not stamped", "component", "install", "err", err)
+		} else {
+			log.Info("legacy workspace migrated: schema_version stamped", "component", "install")
+		}
 	}
 
 	st, err := openStores(ctx, layout, cfg.Current(), log)
