@@ -99,10 +99,10 @@ func spawnEphemeral(ctx context.Context, env Env, layout install.Layout, passRoo
 	}
 }
 
-// openSpawnLog opens <data_dir>/state/daemon-ephemeral.log for appending, creating the directories 0700. On any
+// openSpawnLog opens <data_dir>/daemon-ephemeral.log for appending, creating the directories 0700. On any
 // failure the daemon's stderr goes to the null device instead and the path is "".
 func openSpawnLog(layout install.Layout) (string, *os.File) {
-	dir := layout.StateDir()
+	dir := layout.DataDir // not state/: a legacy install migrates its state/ into data/state on first start
 	if err := layout.Ensure(); err != nil {
 		return "", nil
 	}

@@ -53,7 +53,7 @@ func TestAgentOneShotSpawnsEphemeralDaemon(t *testing.T) {
 	}
 	sock := agentSock(h)
 	waitSocketGone(t, sock, 15*time.Second)
-	logb, err := os.ReadFile(filepath.Join(h, ".zeroclaw", "data", "state", "daemon-ephemeral.log"))
+	logb, err := os.ReadFile(filepath.Join(h, ".zeroclaw", "data", "daemon-ephemeral.log"))
 	if err != nil {
 		t.Fatalf("ephemeral daemon log: %v", err)
 	}
@@ -294,7 +294,7 @@ func TestAgentSpawnFailureNamesLog(t *testing.T) {
 		t.Fatal(err)
 	}
 	out, errOut, code := run(t, env(h), "", "agent", "-m", "hello")
-	logPath := filepath.Join(root, "data", "state", "daemon-ephemeral.log")
+	logPath := filepath.Join(root, "data", "daemon-ephemeral.log")
 	if code != 1 || out != "" || !strings.Contains(errOut, "exited before serving") || !strings.Contains(errOut, "Try: look at "+logPath) {
 		t.Fatalf("exit %d\nstdout %q\nstderr:\n%s", code, out, errOut)
 	}

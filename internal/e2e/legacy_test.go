@@ -152,3 +152,32 @@ func TestLegacyWorkspaceMigration(t *testing.T) {
 		t.Errorf("the restarted daemon migrated again:\n%s", d2.stderr.String())
 	}
 }
+
+// The first contact with a legacy install is often `zeroclaw agent`, which spawns the daemon: nothing the
+// spawning client creates may block the migration (its log lives in data/, not in a migration target).
+func TestLegacyMigrationThroughSpawnedDaemon(t *testing.T) {
+	h := home(t)
+	root := filepath.Join(h, ".zeroclaw")
+	ws := filepath.Join(root, "workspace")
+	if err := os.MkdirAll(filepath.Join(ws, "state"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "config.toml"), []byte(legacyConfig), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	old := `{"id":"c1","usage":{"model":"m","input_tokens":1,"output_tokens":2,"total_tokens":3,"cost_usd":0,"timestamp":"2025-01-01T00:00:00Z"},"session_id":"s"}` + "\n"
+	if err := os.WriteFile(filepath.Join(ws, "state", "costs.jsonl"), []byte(old), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code := run(t, env(h), "", "agent", "-m", "hello legacy")
+	if code != 0 || out != "hello legacy\n" {
+		t.Fatalf("agent: exit %d\nstdout %q\nstderr %s", code, out, errOut)
+	}
+	costs, err := os.ReadFile(filepath.Join(root, "data", "state", "costs.jsonl"))
+	if err != nil || !strings.HasPrefix(string(costs), old) || strings.Count(string(costs), "\n") != 2 {
+		t.Fatalf("costs.jsonl after migration + one turn: %q, %v", costs, err)
+	}
+	if _, err := os.Stat(ws); !os.IsNotExist(err) {
+		t.Errorf("legacy workspace still there: %v", err)
+	}
+}
