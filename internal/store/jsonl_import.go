@@ -1,0 +1,487 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+)
+
+// Errors of the JSONL import (state.md §5). Each per-source error wraps one of these or an I/O or SQL error.
+var (
+	// ErrImportConflict reports on-disk or database state the import refuses to overwrite or guess about:
+	// a live and a staged copy of one source, a live source whose archive already exists, SQLite rows for
+	// the key without a receipt, or a live source that reappeared after the handoff.
+	ErrImportConflict = errors.New("store: jsonl import conflict")
+	// ErrReceiptMismatch reports a staged source or an archive whose key, SHA-256 or length differs from
+	// the receipt already committed for it.
+	ErrReceiptMismatch = errors.New("store: jsonl source does not match its import receipt")
+	// ErrNoValidMessages reports a source with non-whitespace content from which no message could be read.
+	ErrNoValidMessages = errors.New("store: contains no valid messages")
+)
+
+const (
+	jsonlExt    = ".jsonl"
+	stagedExt   = ".jsonl.importing"
+	archivedExt = ".jsonl.migrated"
+)
+
+// ImportReport summarizes one ImportJSONL run.
+type ImportReport struct {
+	// Sessions is the number of sources imported by this run (a zero-message session counts), Messages the
+	// number of messages they inserted.
+	Sessions, Messages int
+	// Resumed is the number of staged sources whose receipt an earlier run committed: verified and archived
+	// without inserting anything.
+	Resumed int
+	// Migrated is true once the database holds at least one receipt: from then on a JSONL backend must not
+	// mutate this directory for the life of the process, even if some source failed.
+	Migrated bool
+	// Failed lists every source that could not be imported or archived, in processing order.
+	Failed []ImportFailure
+}
+
+// ImportFailure is the error of one source. Err names files and keys, never message contents.
+type ImportFailure struct {
+	Source string // the live name, e.g. "u1.jsonl"
+	Err    error
+}
+
+// jsonlDirLocks holds one mutex per sessions directory (absolute path): the process-wide JSONL mutation
+// lock of state.md §4, so two stores constructed on one directory never import the same source twice.
+var jsonlDirLocks sync.Map
+
+func lockJSONLDir(dir string) (unlock func(), err error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
+	v, _ := jsonlDirLocks.LoadOrStore(abs, new(sync.Mutex))
+	mu := v.(*sync.Mutex)
+	mu.Lock()
+	return mu.Unlock, nil
+}
+
+// candidate is one source found in the directory.
+type candidate struct {
+	key    string
+	staged bool // found as X.jsonl.importing
+}
+
+func (c candidate) source() string { return c.key + jsonlExt }
+
+// ImportJSONL moves the legacy chat sessions of dir (data/sessions/X.jsonl, and X.jsonl.importing left by an
+// interrupted run) into the database, following state.md §5: each source is staged, hashed, inserted with its
+// metadata and a receipt in one synchronous=FULL transaction (every message's created_at = now), then
+// archived as X.jsonl.migrated and removed. A source already covered by a matching receipt is only archived,
+// so running it again, or after a crash at any point, never duplicates messages. One source's failure does
+// not stop the others: every failure is listed in the report and the returned error joins them. A missing
+// dir is nothing to import. It holds the process-wide lock of dir throughout.
+func (s *ChatStore) ImportJSONL(ctx context.Context, dir string, now time.Time) (ImportReport, error) {
+	var rep ImportReport
+	if err := s.check("import jsonl", dir, false); err != nil {
+		return rep, err
+	}
+	unlock, err := lockJSONLDir(dir)
+	if err != nil {
+		return rep, fmt.Errorf("store: import jsonl %s: %w", dir, err)
+	}
+	defer unlock()
+
+	var receipts int
+	if err := s.d.w.QueryRowContext(ctx, "SELECT COUNT(*) FROM jsonl_import_receipts").Scan(&receipts); err != nil {
+		return rep, fmt.Errorf("store: import jsonl %s: read receipts: %w", dir, err)
+	}
+	rep.Migrated = receipts > 0
+
+	cands, failed, err := scanJSONL(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return rep, nil
+	}
+	if err != nil {
+		return rep, fmt.Errorf("store: import jsonl %s: %w", dir, err)
+	}
+	rep.Failed = failed
+	for _, c := range cands {
+		if err := ctx.Err(); err != nil {
+			rep.Failed = append(rep.Failed, ImportFailure{Source: c.source(), Err: fmt.Errorf("store: import %s: %w", c.source(), err)})
+			break
+		}
+		res, err := s.importSource(ctx, dir, c, now)
+		if res.committed {
+			rep.Migrated = true
+		}
+		if res.inserted {
+			rep.Sessions++
+			rep.Messages += res.messages
+		}
+		if res.resumed {
+			rep.Resumed++
+		}
+		if err != nil {
+			rep.Failed = append(rep.Failed, ImportFailure{Source: c.source(), Err: err})
+		}
+	}
+	errs := make([]error, len(rep.Failed))
+	for i, f := range rep.Failed {
+		errs[i] = f.Err
+	}
+	return rep, errors.Join(errs...)
+}
+
+// scanJSONL lists the candidates of dir, staged ones first, then by name. Names it cannot accept become
+// failures instead of candidates.
+func scanJSONL(dir string) ([]candidate, []ImportFailure, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	type seen struct{ live, staged bool }
+	keys := map[string]*seen{}
+	var failed []ImportFailure
+	for _, e := range entries {
+		name := e.Name()
+		var key string
+		var staged bool
+		switch {
+		case strings.HasSuffix(name, stagedExt):
+			key, staged = strings.TrimSuffix(name, stagedExt), true
+		case strings.HasSuffix(name, jsonlExt):
+			key = strings.TrimSuffix(name, jsonlExt)
+		default:
+			continue
+		}
+		if !utf8.ValidString(name) {
+			failed = append(failed, ImportFailure{Source: fmt.Sprintf("%q", name),
+				Err: fmt.Errorf("store: import %q: file name is not UTF-8: %w", name, ErrInvalid)})
+			continue
+		}
+		if key == "" || !e.Type().IsRegular() {
+			failed = append(failed, ImportFailure{Source: name,
+				Err: fmt.Errorf("store: import %s: not a regular file with a session key: %w", name, ErrInvalid)})
+			continue
+		}
+		k := keys[key]
+		if k == nil {
+			k = &seen{}
+			keys[key] = k
+		}
+		if staged {
+			k.staged = true
+		} else {
+			k.live = true
+		}
+	}
+	var cands []candidate
+	for key, k := range keys {
+		if k.live && k.staged {
+			failed = append(failed, ImportFailure{Source: key + jsonlExt, Err: fmt.Errorf(
+				"store: import %s: both %s and %s exist: %w", key+jsonlExt, key+jsonlExt, key+stagedExt, ErrImportConflict)})
+			continue
+		}
+		cands = append(cands, candidate{key: key, staged: k.staged})
+	}
+	sort.Slice(cands, func(i, j int) bool {
+		if cands[i].staged != cands[j].staged {
+			return cands[i].staged
+		}
+		return cands[i].key < cands[j].key
+	})
+	sort.SliceStable(failed, func(i, j int) bool { return failed[i].Source < failed[j].Source })
+	return cands, failed, nil
+}
+
+// sourceResult is what importSource achieved, even when it then failed: committed means a receipt for the
+// source is (or may be) durable; inserted that this run committed its messages; resumed that an earlier
+// run's receipt was verified instead.
+type sourceResult struct {
+	committed, inserted, resumed bool
+	messages                     int
+}
+
+// importSource runs steps 4–10 of state.md §5 for one candidate.
+func (s *ChatStore) importSource(ctx context.Context, dir string, c candidate, now time.Time) (sourceResult, error) {
+	src := c.source()
+	live := filepath.Join(dir, src)
+	staged := filepath.Join(dir, c.key+stagedExt)
+	archive := filepath.Join(dir, c.key+archivedExt)
+	fail := func(format string, args ...any) error {
+		return fmt.Errorf("store: import %s: "+format, append([]any{src}, args...)...)
+	}
+	var res sourceResult
+
+	if !c.staged {
+		if _, err := os.Lstat(archive); err == nil {
+			return res, fail("%s already exists: %w", filepath.Base(archive), ErrImportConflict)
+		} else if !errors.Is(err, fs.ErrNotExist) {
+			return res, fail("%w", err)
+		}
+		if err := os.Rename(live, staged); err != nil {
+			return res, fail("stage: %w", err)
+		}
+	}
+
+	data, err := readSynced(staged)
+	if err == nil {
+		err = syncDir(dir)
+	}
+	if err != nil {
+		// Unless an earlier run committed a receipt for it, the source goes back to where the user left it.
+		var restoreErr error
+		if has, rerr := s.hasReceipt(ctx, src); rerr == nil && !has {
+			restoreErr = restoreLive(dir, staged, live)
+		}
+		return res, fail("read staged source: %w", errors.Join(err, restoreErr))
+	}
+	sum := sha256.Sum256(data)
+	hash := hex.EncodeToString(sum[:])
+	size := int64(len(data))
+
+	res, err = s.commitSource(ctx, c, hash, size, data, now)
+	if err != nil {
+		// Whether the staged file stays depends only on whether a receipt is durable now: present (a
+		// mismatch, or a commit whose acknowledgement was lost) or unknown keeps it for the next run;
+		// absent gives it back to the user.
+		has, rerr := s.hasReceipt(ctx, src)
+		switch {
+		case rerr != nil:
+			res.committed = true
+			return res, fail("%w", errors.Join(err, fmt.Errorf("re-read receipt: %w", rerr)))
+		case has:
+			res.committed = true
+			return res, fail("%w", err)
+		default:
+			return res, fail("%w", errors.Join(err, restoreLive(dir, staged, live)))
+		}
+	}
+
+	if err := archiveSource(dir, staged, archive, hash, size); err != nil {
+		return res, fail("archive: %w", err)
+	}
+	if _, err := os.Lstat(live); err == nil {
+		return res, fail("%s reappeared after the import: %w", src, ErrImportConflict)
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return res, fail("%w", err)
+	}
+	return res, nil
+}
+
+// commitSource is step 6: one synchronous=FULL, BEGIN IMMEDIATE transaction that either verifies an
+// existing receipt or inserts the messages, the metadata and the receipt together.
+func (s *ChatStore) commitSource(ctx context.Context, c candidate, hash string, size int64, data []byte, now time.Time) (sourceResult, error) {
+	var res sourceResult
+	err := s.fullSyncTx(ctx, func(tx *sql.Tx) error {
+		var rKey, rHash string
+		var rLen int64
+		err := tx.QueryRowContext(ctx, `SELECT session_key, source_hash, source_len FROM jsonl_import_receipts
+			WHERE source_name = ?`, c.source()).Scan(&rKey, &rHash, &rLen)
+		if err == nil {
+			if rKey != c.key || rHash != hash || rLen != size {
+				return fmt.Errorf("staged source (sha256 %s, %d bytes) vs receipt (key %q, sha256 %s, %d bytes): %w",
+					hash, size, rKey, rHash, rLen, ErrReceiptMismatch)
+			}
+			res.resumed = true
+			return nil
+		}
+		if !errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("read receipt: %w", err)
+		}
+		var exists bool
+		if err := tx.QueryRowContext(ctx, `SELECT EXISTS(SELECT 1 FROM sessions WHERE session_key = ?)
+			OR EXISTS(SELECT 1 FROM session_metadata WHERE session_key = ?)`, c.key, c.key).Scan(&exists); err != nil {
+			return err
+		}
+		if exists {
+			return fmt.Errorf("session %q already has rows in the database (never merged): %w", c.key, ErrImportConflict)
+		}
+		msgs, hasContent := parseJSONL(data)
+		if len(msgs) == 0 && hasContent {
+			return ErrNoValidMessages
+		}
+		ts := formatTime(now)
+		stmt, err := tx.PrepareContext(ctx, "INSERT INTO sessions (session_key, role, content, created_at) VALUES (?, ?, ?, ?)")
+		if err != nil {
+			return err
+		}
+		defer stmt.Close()
+		for _, m := range msgs {
+			if _, err := stmt.ExecContext(ctx, c.key, m.role, m.content, ts); err != nil {
+				return err
+			}
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO session_metadata (session_key, created_at, last_activity,
+			message_count) VALUES (?, ?, ?, ?)`, c.key, ts, ts, len(msgs)); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO jsonl_import_receipts (source_name, session_key, source_hash,
+			source_len, imported_at) VALUES (?, ?, ?, ?, ?)`, c.source(), c.key, hash, size, ts); err != nil {
+			return err
+		}
+		res.inserted, res.messages = true, len(msgs)
+		return nil
+	})
+	if err != nil {
+		return sourceResult{}, err
+	}
+	res.committed = true
+	return res, nil
+}
+
+// fullSyncTx runs fn in a write transaction on the writer connection with synchronous=FULL, so the commit
+// is durable before the source is archived; synchronous=NORMAL is restored afterwards.
+func (s *ChatStore) fullSyncTx(ctx context.Context, fn func(tx *sql.Tx) error) (err error) {
+	conn, err := s.d.w.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, "PRAGMA synchronous=FULL"); err != nil {
+		return err
+	}
+	defer func() {
+		// Restored even if ctx ended: the connection is shared with every later write.
+		if _, rerr := conn.ExecContext(context.WithoutCancel(ctx), "PRAGMA synchronous=NORMAL"); rerr != nil {
+			err = errors.Join(err, fmt.Errorf("restore synchronous=NORMAL: %w", rerr))
+		}
+	}()
+	tx, err := conn.BeginTx(ctx, nil) // the writer's DSN makes this BEGIN IMMEDIATE
+	if err != nil {
+		return err
+	}
+	if err := fn(tx); err != nil {
+		_ = tx.Rollback()
+		return err
+	}
+	return tx.Commit()
+}
+
+func (s *ChatStore) hasReceipt(ctx context.Context, source string) (bool, error) {
+	var has bool
+	err := s.d.w.QueryRowContext(ctx, "SELECT EXISTS(SELECT 1 FROM jsonl_import_receipts WHERE source_name = ?)",
+		source).Scan(&has)
+	return has, err
+}
+
+type jsonlMessage struct{ role, content string }
+
+// parseJSONL reads the messages of a JSONL session file: one {"role":..., "content":...} object per line,
+// both strings and the role non-empty. Blank lines are ignored; non-UTF-8 lines, unparsable JSON and objects
+// without those fields are skipped. hasContent reports whether any line is not whitespace (a skipped line
+// counts).
+func parseJSONL(data []byte) (msgs []jsonlMessage, hasContent bool) {
+	for len(data) > 0 {
+		var line []byte
+		line, data, _ = bytes.Cut(data, []byte("\n"))
+		line = bytes.TrimSpace(line)
+		if len(line) == 0 {
+			continue
+		}
+		hasContent = true
+		if !utf8.Valid(line) {
+			continue
+		}
+		// A map, not a struct: field names match exactly, as in the upstream format.
+		var obj map[string]json.RawMessage
+		if json.Unmarshal(line, &obj) != nil {
+			continue
+		}
+		var m jsonlMessage
+		if json.Unmarshal(obj["role"], &m.role) != nil || json.Unmarshal(obj["content"], &m.content) != nil ||
+			m.role == "" || !isJSONString(obj["content"]) {
+			continue
+		}
+		msgs = append(msgs, m)
+	}
+	return msgs, hasContent
+}
+
+// isJSONString reports whether raw is a JSON string (not null, which would decode to "").
+func isJSONString(raw json.RawMessage) bool { return len(raw) > 0 && raw[0] == '"' }
+
+// readSynced fsyncs the file at p and returns its bytes, read from the same descriptor.
+func readSynced(p string) ([]byte, error) {
+	f, err := os.Open(p)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if err := f.Sync(); err != nil {
+		return nil, err
+	}
+	return io.ReadAll(f)
+}
+
+func hashFile(p string) (string, int64, error) {
+	f, err := os.Open(p)
+	if err != nil {
+		return "", 0, err
+	}
+	defer f.Close()
+	h := sha256.New()
+	n, err := io.Copy(h, f)
+	if err != nil {
+		return "", 0, err
+	}
+	return hex.EncodeToString(h.Sum(nil)), n, nil
+}
+
+// restoreLive renames the staged source back to its live name, unless a live file exists (never clobbered).
+func restoreLive(dir, staged, live string) error {
+	if _, err := os.Lstat(live); err == nil {
+		return fmt.Errorf("not restored: %s reappeared: %w", filepath.Base(live), ErrImportConflict)
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	if err := os.Rename(staged, live); err != nil {
+		return fmt.Errorf("restore: %w", err)
+	}
+	return syncDir(dir)
+}
+
+// archiveSource is step 9: make X.jsonl.migrated hold exactly the receipt's bytes (an existing archive must
+// already match; a new one is a hard link, never a clobber), then remove the staged file.
+func archiveSource(dir, staged, archive, hash string, size int64) error {
+	if _, err := os.Lstat(archive); err == nil {
+		h, n, err := hashFile(archive)
+		if err != nil {
+			return err
+		}
+		if h != hash || n != size {
+			return fmt.Errorf("existing %s (sha256 %s, %d bytes): %w", filepath.Base(archive), h, n, ErrReceiptMismatch)
+		}
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return err
+	} else {
+		if err := os.Link(staged, archive); err != nil {
+			return err
+		}
+		if err := syncDir(dir); err != nil {
+			return err
+		}
+		h, n, err := hashFile(archive)
+		if err != nil {
+			return err
+		}
+		if h != hash || n != size {
+			return errors.Join(fmt.Errorf("%s changed while archiving (sha256 %s, %d bytes): %w",
+				filepath.Base(archive), h, n, ErrReceiptMismatch), os.Remove(archive))
+		}
+	}
+	if err := os.Remove(staged); err != nil {
+		return err
+	}
+	return syncDir(dir)
+}
