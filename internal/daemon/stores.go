@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"path/filepath"
 	"sync"
+	"time"
 
 	"github.com/zeroclaw-go/zeroclaw/internal/config"
 	"github.com/zeroclaw-go/zeroclaw/internal/install"
@@ -19,8 +20,8 @@ type stores struct {
 	closed sync.Once
 }
 
-// openStores opens the chat store (data/sessions/sessions.db) and the cost ledger (data/state/costs.jsonl,
-// created lazily on the first record).
+// openStores opens the chat store (data/sessions/sessions.db), imports legacy JSONL sessions into it, and
+// opens the cost ledger (data/state/costs.jsonl, created lazily on the first record).
 func openStores(ctx context.Context, layout install.Layout, cfg *config.Config, log *slog.Logger) (*stores, error) {
 	if b := cfg.Channels.SessionBackend; b != "" && b != "sqlite" {
 		log.Warn("session backend not supported yet: using sqlite", "component", "store", "session_backend", b)
@@ -28,6 +29,19 @@ func openStores(ctx context.Context, layout install.Layout, cfg *config.Config, 
 	chat, err := store.OpenChat(ctx, filepath.Join(layout.SessionsDir(), "sessions.db"))
 	if err != nil {
 		return nil, fmt.Errorf("daemon: open chat store: %w", err)
+	}
+	// Legacy JSONL sessions move in once (state.md §5). A failed source stays on disk for the next start;
+	// the daemon keeps serving what was imported.
+	rep, err := chat.ImportJSONL(ctx, layout.SessionsDir(), time.Now())
+	if rep.Sessions+rep.Resumed > 0 {
+		log.Info("imported legacy jsonl sessions", "component", "store", "sessions", rep.Sessions,
+			"messages", rep.Messages, "resumed", rep.Resumed)
+	}
+	for _, f := range rep.Failed {
+		log.Warn("legacy jsonl session not imported", "component", "store", "source", f.Source, "err", f.Err)
+	}
+	if err != nil && len(rep.Failed) == 0 {
+		log.Warn("legacy jsonl import failed", "component", "store", "err", err)
 	}
 	return &stores{
 		chat:  chat,
