@@ -48,7 +48,8 @@ func jsonlNames(t *testing.T, dir string) []string {
 }
 
 // An upstream user whose chat history is still in data/sessions/*.jsonl finds it after the first start; a
-// restart imports nothing twice, and the source is archived as .jsonl.migrated.
+// restart imports nothing twice, and the source is archived as .jsonl.migrated. A source that cannot be
+// imported is named in a warning, stays where it was, and does not stop the daemon.
 func TestLegacyJSONLSessionsImported(t *testing.T) {
 	h := home(t)
 	dir := filepath.Join(h, ".zeroclaw", "data", "sessions")
@@ -62,6 +63,9 @@ func TestLegacyJSONLSessionsImported(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "chat_1.jsonl"), []byte(src), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	if err := os.WriteFile(filepath.Join(dir, "bad.jsonl"), []byte("not json: hunter2\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	want := []string{"user: what's the capital of France?", "assistant: Paris.", "user: thanks"}
 	sock := filepath.Join(h, ".zeroclaw", "data", "daemon.sock")
 
@@ -73,7 +77,10 @@ func TestLegacyJSONLSessionsImported(t *testing.T) {
 	if !strings.Contains(d.stderr.String(), "imported legacy jsonl sessions") {
 		t.Errorf("the import was not logged:\n%s", d.stderr.String())
 	}
-	if strings.Contains(d.stderr.String(), "capital of France") {
+	if log := d.stderr.String(); !strings.Contains(log, "legacy jsonl session not imported") || !strings.Contains(log, "bad.jsonl") {
+		t.Errorf("the failed source was not named in a warning:\n%s", log)
+	}
+	if strings.Contains(d.stderr.String(), "capital of France") || strings.Contains(d.stderr.String(), "hunter2") {
 		t.Errorf("message contents reached the log:\n%s", d.stderr.String())
 	}
 	signal(t, d, syscall.SIGTERM)
@@ -86,7 +93,7 @@ func TestLegacyJSONLSessionsImported(t *testing.T) {
 	if got, total := sessionMessages(t, sock, "chat_1"); !slices.Equal(got, want) || total != 3 {
 		t.Fatalf("chat_1 after a restart = %q (total %d), want %q", got, total, want)
 	}
-	if got := jsonlNames(t, dir); !slices.Equal(got, []string{"chat_1.jsonl.migrated"}) {
+	if got := jsonlNames(t, dir); !slices.Equal(got, []string{"bad.jsonl", "chat_1.jsonl.migrated"}) {
 		t.Errorf("legacy files after the import: %q", got)
 	}
 	if b, err := os.ReadFile(filepath.Join(dir, "chat_1.jsonl.migrated")); err != nil || string(b) != src {
