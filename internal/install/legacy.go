@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 )
@@ -109,13 +110,19 @@ func MigrateLegacy(l Layout, schemaVersion int, now time.Time) (MigrationReport,
 		return r, err
 	}
 
+	// devices.db already in the data dir while its companions are still here: a group move was interrupted,
+	// and the companions belong with the database they were split from.
+	_, serr := os.Lstat(filepath.Join(l.DataDir, "devices.db"))
+	dbInData := serr == nil && !slices.ContainsFunc(entries, func(e os.DirEntry) bool { return e.Name() == "devices.db" })
 	m := mover{report: &r, sync: map[string]bool{legacy: true}}
-	for _, group := range groupEntries(entries) {
+	for _, group := range groupEntries(entries, dbInData) {
 		var dir string
-		switch group[0] {
-		case "sessions", "state", "devices.db":
+		switch {
+		case group[0] == "sessions" || group[0] == "state" || group[0] == "devices.db":
 			dir = l.DataDir
-		case "skills":
+		case dbInData && isDBCompanion(group[0]):
+			dir = l.DataDir
+		case group[0] == "skills":
 			dir = l.SharedDir()
 		default:
 			dir = l.AgentWorkspace("default")
@@ -135,8 +142,9 @@ func MigrateLegacy(l Layout, schemaVersion int, now time.Time) (MigrationReport,
 }
 
 // groupEntries returns the legacy workspace's entry names, each in its own group except devices.db, which is
-// grouped with its SQLite companion files (the database first).
-func groupEntries(entries []os.DirEntry) [][]string {
+// grouped with its SQLite companion files (the database first). Companions without their database form one
+// group of their own when orphansTogether is set, else each is an ordinary entry.
+func groupEntries(entries []os.DirEntry, orphansTogether bool) [][]string {
 	var groups [][]string
 	db := []string{"devices.db"}
 	var haveDB bool
@@ -154,6 +162,8 @@ func groupEntries(entries []os.DirEntry) [][]string {
 	}
 	if haveDB {
 		groups = append(groups, db)
+	} else if orphansTogether && len(db) > 1 {
+		groups = append(groups, db[1:])
 	} else {
 		// Companion files without their database are ordinary files of the workspace.
 		for _, name := range db[1:] {
@@ -161,6 +171,12 @@ func groupEntries(entries []os.DirEntry) [][]string {
 		}
 	}
 	return groups
+}
+
+// isDBCompanion reports whether name is a SQLite companion file of devices.db.
+func isDBCompanion(name string) bool {
+	rest, ok := strings.CutPrefix(name, "devices.db")
+	return ok && isCompanion(rest)
 }
 
 func isCompanion(suffix string) bool {
