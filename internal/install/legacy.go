@@ -21,6 +21,10 @@ const LayoutSchemaVersion = 3
 // the workspace's entries would move the daemon's own lock and data.
 var ErrLegacyOverlap = errors.New("install: data dir is inside the legacy workspace")
 
+// stepHook is called after each step that changes the disk (a file copied, an entry renamed); tests make it
+// panic to stand for a kill -9 at that point.
+var stepHook = func(step string) {}
+
 // LegacyDir is <root>/workspace, the single workspace of installs older than schema version 3.
 func (l Layout) LegacyDir() string { return filepath.Join(l.Root, "workspace") }
 
@@ -134,6 +138,7 @@ func MigrateLegacy(l Layout, schemaVersion int, now time.Time) (MigrationReport,
 		if err := os.Remove(legacy); err != nil {
 			r.Left = append(r.Left, MigrationItem{From: legacy, Reason: fmt.Sprintf("remove emptied workspace: %v", err)})
 		}
+		stepHook("remove " + legacy)
 		m.sync[l.Root] = true
 	}
 	m.syncAll()
@@ -244,6 +249,7 @@ func (m *mover) move(src, dst string, group []string) {
 			return
 		}
 		m.report.Moved = append(m.report.Moved, MigrationItem{From: from, To: to})
+		stepHook("rename " + from)
 	}
 }
 
@@ -313,8 +319,9 @@ func syncDir(dir string) error {
 	return err
 }
 
-// backup copies the legacy workspace to <root>/backup-<stamp>/legacy-workspace and returns that path. A
-// failed copy is removed, so a backup dir that exists is always complete.
+// backup copies the legacy workspace to <root>/backup-<stamp>/legacy-workspace and returns that path. The copy
+// is made as legacy-workspace.partial and renamed once complete and fsynced, so a legacy-workspace dir is
+// always complete, even after a crash; a failed copy is removed.
 func backup(root, legacy string, now time.Time) (string, error) {
 	stamp := "backup-" + now.Format("20060102T150405")
 	var dir string
@@ -332,10 +339,19 @@ func backup(root, legacy string, now time.Time) (string, error) {
 		}
 	}
 	dst := filepath.Join(dir, "legacy-workspace")
-	if err := copyTree(legacy, dst); err != nil {
+	partial := dst + ".partial"
+	err := copyTree(legacy, partial)
+	if err == nil {
+		err = syncDir(dir)
+	}
+	if err == nil {
+		err = os.Rename(partial, dst)
+	}
+	if err != nil {
 		_ = os.RemoveAll(dir)
 		return "", fmt.Errorf("install: back up legacy workspace: %w", err)
 	}
+	stepHook("backup " + dst)
 	for _, d := range []string{dir, root} {
 		if err := syncDir(d); err != nil {
 			_ = os.RemoveAll(dir)
@@ -380,6 +396,7 @@ func copyTree(src, dst string) error {
 		if err := copyTree(filepath.Join(src, e.Name()), filepath.Join(dst, e.Name())); err != nil {
 			return err
 		}
+		stepHook("copy " + filepath.Join(src, e.Name()))
 	}
 	if err := syncDir(dst); err != nil {
 		return err

@@ -1,8 +1,10 @@
 package install
 
 import (
+	"maps"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -44,3 +46,98 @@ func TestMigrateLegacyResumesSplitDevicesDB(t *testing.T) {
 	}
 }
 
+// errCrash stands for a kill -9: the step hook panics, so no cleanup of MigrateLegacy runs and the files are
+// left exactly as the process would leave them.
+type errCrash struct{}
+
+// crashAt runs MigrateLegacy and "kills" it at the n-th step (1-based); it reports whether the crash happened.
+func crashAt(t *testing.T, l Layout, n int) bool {
+	t.Helper()
+	steps := 0
+	stepHook = func(string) {
+		if steps++; steps == n {
+			panic(errCrash{})
+		}
+	}
+	defer func() { stepHook = func(string) {} }()
+	crashed := false
+	func() {
+		defer func() {
+			if v := recover(); v != nil {
+				if _, ok := v.(errCrash); !ok {
+					panic(v)
+				}
+				crashed = true
+			}
+		}()
+		if _, err := MigrateLegacy(l, 2, legacyNow); err != nil {
+			t.Fatal(err)
+		}
+	}()
+	return crashed
+}
+
+// A kill -9 at any step, then a normal start: the user's files all end up at their new place with their
+// contents, nothing is left in the legacy workspace, and every directory named legacy-workspace under a
+// backup is a complete copy (a copy cut short never carries the final name).
+func TestMigrateLegacyCrashAtEveryStep(t *testing.T) {
+	for n := 1; ; n++ {
+		root := t.TempDir()
+		l := legacyInstall(t, root)
+		populateLegacy(t, l.LegacyDir())
+		want := tree(t, l.LegacyDir())
+		if !crashAt(t, l, n) {
+			if n < 10 {
+				t.Fatalf("only %d steps: the hook is not called", n)
+			}
+			break
+		}
+		// After a crash that removed the emptied workspace there is nothing left to do.
+		r, err := MigrateLegacy(l, 2, legacyNow)
+		if err != nil || (r.Ran && !r.Complete()) || exists(l.LegacyDir()) {
+			t.Fatalf("crash at step %d, restart: %+v, %v", n, r, err)
+		}
+		backups, _ := filepath.Glob(filepath.Join(root, "backup-*", "legacy-workspace"))
+		if len(backups) == 0 {
+			t.Fatalf("crash at step %d: no backup", n)
+		}
+		// One backup is of the whole workspace; a later one holds what was left, as it was.
+		whole := false
+		for _, b := range backups {
+			bt := tree(t, b)
+			whole = whole || maps.Equal(bt, want)
+			for rel, v := range bt {
+				if want[rel] != v {
+					t.Errorf("crash at step %d: %s/%s = %q, want %q", n, b, rel, v, want[rel])
+				}
+			}
+		}
+		if !whole {
+			t.Fatalf("crash at step %d: no complete backup among %v", n, backups)
+		}
+		got := map[string]string{}
+		for rel, v := range tree(t, root) {
+			if strings.HasPrefix(rel, "backup-") || rel == "." || strings.HasPrefix(v, "dir ") {
+				continue
+			}
+			got[rel] = v
+		}
+		for rel, v := range want {
+			if strings.HasPrefix(v, "dir ") {
+				continue
+			}
+			var at string
+			switch first, _, _ := strings.Cut(rel, string(filepath.Separator)); first {
+			case "sessions", "state", "devices.db", "devices.db-wal":
+				at = filepath.Join("data", rel)
+			case "skills":
+				at = filepath.Join("shared", rel)
+			default:
+				at = filepath.Join("agents", "default", "workspace", rel)
+			}
+			if got[at] != v {
+				t.Errorf("crash at step %d: %s = %q, want %q", n, at, got[at], v)
+			}
+		}
+	}
+}
