@@ -21,6 +21,10 @@ const LayoutSchemaVersion = 3
 // the workspace's entries would move the daemon's own lock and data.
 var ErrLegacyOverlap = errors.New("install: data dir is inside the legacy workspace")
 
+// ErrLegacySymlink is returned by MigrateLegacy when <root>/workspace is a symbolic link to a directory: that
+// directory belongs to someone else, so its entries are neither moved out of it nor half backed up.
+var ErrLegacySymlink = errors.New("install: legacy workspace is a symbolic link")
+
 // stepHook is called after each step that changes the disk (a file copied, an entry renamed); tests make it
 // panic to stand for a kill -9 at that point.
 var stepHook = func(step string) {}
@@ -87,7 +91,7 @@ var sqliteCompanions = []string{"-wal", "-shm", "-journal"}
 // directories are fsynced; a workspace emptied by the migration is removed.
 //
 // Failures are for the caller to log as warnings, never to stop the daemon: an error (legacy workspace
-// unreadable, backup failed, data dir inside the legacy workspace) means nothing was moved; an entry that
+// unreadable or a symbolic link, backup failed, data dir inside the legacy workspace) means nothing was moved; an entry that
 // could not be moved is in Left.
 func MigrateLegacy(l Layout, schemaVersion int, now time.Time) (MigrationReport, error) {
 	var r MigrationReport
@@ -95,7 +99,14 @@ func MigrateLegacy(l Layout, schemaVersion int, now time.Time) (MigrationReport,
 		return r, nil
 	}
 	legacy := l.LegacyDir()
-	fi, err := os.Stat(legacy)
+	fi, err := os.Lstat(legacy)
+	if err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+		if st, serr := os.Stat(legacy); serr != nil || !st.IsDir() {
+			return r, nil
+		}
+		r.Ran = true
+		return r, fmt.Errorf("%w: %s; move the directory it points to into place to migrate it", ErrLegacySymlink, legacy)
+	}
 	if errors.Is(err, fs.ErrNotExist) || (err == nil && !fi.IsDir()) {
 		return r, nil
 	}

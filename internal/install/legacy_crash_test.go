@@ -1,6 +1,7 @@
 package install
 
 import (
+	"errors"
 	"maps"
 	"os"
 	"path/filepath"
@@ -44,6 +45,31 @@ func TestMigrateLegacyResumesSplitDevicesDB(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A legacy workspace that is a symbolic link is someone else's directory: its entries must not be moved out
+// of it, and a "backup" that is only a copy of the link would not be a backup.
+func TestMigrateLegacyRefusesSymlinkedWorkspace(t *testing.T) {
+	root := t.TempDir()
+	l := legacyInstall(t, root)
+	foreign := filepath.Join(t.TempDir(), "project")
+	populateLegacy(t, foreign)
+	if err := os.Symlink(foreign, l.LegacyDir()); err != nil {
+		t.Fatal(err)
+	}
+	before := tree(t, foreign)
+
+	r, err := MigrateLegacy(l, 2, legacyNow)
+	if !errors.Is(err, ErrLegacySymlink) || r.Complete() || !r.Ran {
+		t.Fatalf("%+v, %v; want ErrLegacySymlink", r, err)
+	}
+	if !equalTrees(t, tree(t, foreign), before) || len(r.Moved) != 0 {
+		t.Fatalf("entries of the linked directory moved: %+v", r)
+	}
+	if fi, err := os.Lstat(l.LegacyDir()); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Fatalf("the workspace link is gone: %v", err)
+	}
+	assertNoBackup(t, root)
 }
 
 // errCrash stands for a kill -9: the step hook panics, so no cleanup of MigrateLegacy runs and the files are
