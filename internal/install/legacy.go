@@ -84,7 +84,8 @@ var sqliteCompanions = []string{"-wal", "-shm", "-journal"}
 // The caller must hold the install lock and must not have opened any store yet.
 //
 // It first copies the legacy workspace, contents and modes, to <root>/backup-<now as YYYYMMDDTHHMMSS>/
-// legacy-workspace (never into an existing backup dir: a suffix -2, -3... is added). Then, by rename, it moves
+// legacy-workspace (never into an existing backup dir: a suffix -2, -3... is added; no backup at all when every
+// entry is blocked by a populated target, so nothing would move). Then, by rename, it moves
 // sessions, state and devices.db (with its SQLite -wal/-shm/-journal files) into the data dir, skills into
 // <root>/shared/, and every other entry into <root>/agents/default/workspace/. A target that exists and is not an
 // empty directory is never overwritten: the entry stays where it is and is listed in Left. The affected
@@ -121,28 +122,41 @@ func MigrateLegacy(l Layout, schemaVersion int, now time.Time) (MigrationReport,
 	if err != nil {
 		return r, fmt.Errorf("install: read legacy workspace: %w", err)
 	}
-	if r.Backup, err = backup(l.Root, legacy, now); err != nil {
-		return r, err
-	}
-
 	// devices.db already in the data dir while its companions are still here: a group move was interrupted,
 	// and the companions belong with the database they were split from.
 	_, serr := os.Lstat(filepath.Join(l.DataDir, "devices.db"))
 	dbInData := serr == nil && !slices.ContainsFunc(entries, func(e os.DirEntry) bool { return e.Name() == "devices.db" })
-	m := mover{report: &r, sync: map[string]bool{legacy: true}}
-	for _, group := range groupEntries(entries, dbInData) {
-		var dir string
+	groups := groupEntries(entries, dbInData)
+	dirs := make([]string, len(groups))
+	movable := len(groups) == 0
+	for i, group := range groups {
 		switch {
 		case group[0] == "sessions" || group[0] == "state" || group[0] == "devices.db":
-			dir = l.DataDir
+			dirs[i] = l.DataDir
 		case dbInData && isDBCompanion(group[0]):
-			dir = l.DataDir
+			dirs[i] = l.DataDir
 		case group[0] == "skills":
-			dir = l.SharedDir()
+			dirs[i] = l.SharedDir()
 		default:
-			dir = l.AgentWorkspace("default")
+			dirs[i] = l.AgentWorkspace("default")
 		}
-		m.move(legacy, dir, group)
+		if _, reason := checkTargets(dirs[i], group); reason == "" {
+			movable = true
+		}
+	}
+	m := mover{report: &r, sync: map[string]bool{legacy: true}}
+	if !movable {
+		// Every entry is blocked: a backup would copy the same files again on every start, for nothing.
+		for i, group := range groups {
+			m.move(legacy, dirs[i], group)
+		}
+		return r, nil
+	}
+	if r.Backup, err = backup(l.Root, legacy, now); err != nil {
+		return r, err
+	}
+	for i, group := range groups {
+		m.move(legacy, dirs[i], group)
 	}
 	if len(r.Left) == 0 {
 		// Everything moved: remove the empty workspace so the next start does not find a legacy layout.
@@ -219,21 +233,10 @@ func (m *mover) move(src, dst string, group []string) {
 				From: filepath.Join(src, name), To: filepath.Join(dst, name), Reason: reason})
 		}
 	}
-	var replace []string // empty target directories to remove first
-	for _, name := range group {
-		target := filepath.Join(dst, name)
-		empty, err := emptyDir(target)
-		switch {
-		case errors.Is(err, fs.ErrNotExist):
-		case err != nil:
-			left(fmt.Sprintf("cannot inspect target: %v", err))
-			return
-		case !empty:
-			left("target exists and is not empty")
-			return
-		default:
-			replace = append(replace, target)
-		}
+	replace, reason := checkTargets(dst, group)
+	if reason != "" {
+		left(reason)
+		return
 	}
 	if err := m.mkdirAll(dst); err != nil {
 		left(err.Error())
@@ -262,6 +265,25 @@ func (m *mover) move(src, dst string, group []string) {
 		m.report.Moved = append(m.report.Moved, MigrationItem{From: from, To: to})
 		stepHook("rename " + from)
 	}
+}
+
+// checkTargets returns the empty directories among group's targets in dst (to be removed before the move), or
+// why the group must not move: a target exists and is not an empty directory, or cannot be inspected.
+func checkTargets(dst string, group []string) (replace []string, reason string) {
+	for _, name := range group {
+		target := filepath.Join(dst, name)
+		empty, err := emptyDir(target)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+		case err != nil:
+			return nil, fmt.Sprintf("cannot inspect target: %v", err)
+		case !empty:
+			return nil, "target exists and is not empty"
+		default:
+			replace = append(replace, target)
+		}
+	}
+	return replace, ""
 }
 
 // mkdirAll creates dir (0700) and its missing parents, remembering the parents of what it created for fsync.

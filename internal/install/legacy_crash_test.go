@@ -5,6 +5,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -70,6 +71,35 @@ func TestMigrateLegacyRefusesSymlinkedWorkspace(t *testing.T) {
 		t.Fatalf("the workspace link is gone: %v", err)
 	}
 	assertNoBackup(t, root)
+}
+
+// When every entry is blocked by a populated target, each start would otherwise copy the whole legacy
+// workspace again: an install whose daemon starts often (ephemeral daemons) fills its disk with backups.
+func TestMigrateLegacyNoBackupWhenNothingCanMove(t *testing.T) {
+	root := t.TempDir()
+	l := legacyInstall(t, root)
+	ws := l.LegacyDir()
+	put(t, filepath.Join(ws, "sessions", "sessions.db"), "old chat db", 0o600)
+	put(t, filepath.Join(ws, "AGENTS.md"), "old\n", 0o644)
+	put(t, filepath.Join(l.DataDir, "sessions", "sessions.db"), "new chat db", 0o600)
+	put(t, filepath.Join(l.AgentWorkspace("default"), "AGENTS.md"), "new\n", 0o644)
+
+	for range 3 {
+		r, err := MigrateLegacy(l, 2, legacyNow)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Complete() || r.Backup != "" || len(r.Moved) != 0 {
+			t.Fatalf("%+v; want nothing moved and no backup", r)
+		}
+		if got, want := names(r.Left), []string{"AGENTS.md", "sessions"}; !slices.Equal(got, want) {
+			t.Fatalf("left %v, want %v", got, want)
+		}
+	}
+	assertNoBackup(t, root)
+	if b, err := os.ReadFile(filepath.Join(ws, "sessions", "sessions.db")); err != nil || string(b) != "old chat db" {
+		t.Fatalf("legacy sessions.db = %q, %v", b, err)
+	}
 }
 
 // errCrash stands for a kill -9: the step hook panics, so no cleanup of MigrateLegacy runs and the files are
