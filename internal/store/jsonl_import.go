@@ -229,6 +229,12 @@ func (s *ChatStore) importSource(ctx context.Context, dir string, c candidate, n
 		} else if !errors.Is(err, fs.ErrNotExist) {
 			return res, fail("%w", err)
 		}
+		// rename replaces whatever has the staged name; the scan only counts regular files as staged copies.
+		if _, err := os.Lstat(staged); err == nil {
+			return res, fail("both %s and %s exist: %w", src, filepath.Base(staged), ErrImportConflict)
+		} else if !errors.Is(err, fs.ErrNotExist) {
+			return res, fail("%w", err)
+		}
 		if err := os.Rename(live, staged); err != nil {
 			return res, fail("stage: %w", err)
 		}
