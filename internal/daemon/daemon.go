@@ -92,6 +92,7 @@ func Run(ctx context.Context, opts Options) error {
 
 	// A legacy <install>/workspace is moved into the current layout before the config and stores are opened.
 	legacyVersion, err := config.SchemaVersionOf(layout.ConfigPath())
+	cfgExists := err == nil
 	migrated := false
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		log.Warn("legacy layout not checked", "component", "install", "err", err)
@@ -101,7 +102,10 @@ func Run(ctx context.Context, opts Options) error {
 		if err != nil {
 			log.Warn("legacy workspace not migrated; the next start retries", "component", "install", "err", err)
 		}
-		migrated = rep.Complete()
+		// An old config.toml without a legacy workspace (none ever, or a crash after the migration removed it
+		// but before the stamp) is already in the current layout: stamp it too, or a <install>/workspace made
+		// later would be taken for the legacy one and moved away.
+		migrated = rep.Complete() || (!rep.Ran && err == nil && cfgExists)
 	}
 	// A save interrupted by a crash leaves its temp file; with the install lock held no save is in progress.
 	if removed, err := config.RemoveStaleTemps(layout.ConfigPath()); err != nil {
