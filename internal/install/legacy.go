@@ -140,7 +140,7 @@ func MigrateLegacy(l Layout, schemaVersion int, now time.Time) (MigrationReport,
 		default:
 			dirs[i] = l.AgentWorkspace("default")
 		}
-		if _, reason := checkTargets(dirs[i], group); reason == "" {
+		if _, reason := checkTargets(legacy, dirs[i], group); reason == "" {
 			movable = true
 		}
 	}
@@ -233,7 +233,7 @@ func (m *mover) move(src, dst string, group []string) {
 				From: filepath.Join(src, name), To: filepath.Join(dst, name), Reason: reason})
 		}
 	}
-	replace, reason := checkTargets(dst, group)
+	replace, reason := checkTargets(src, dst, group)
 	if reason != "" {
 		left(reason)
 		return
@@ -269,7 +269,11 @@ func (m *mover) move(src, dst string, group []string) {
 
 // checkTargets returns the empty directories among group's targets in dst (to be removed before the move), or
 // why the group must not move: a target exists and is not an empty directory, or cannot be inspected.
-func checkTargets(dst string, group []string) (replace []string, reason string) {
+func checkTargets(src, dst string, group []string) (replace []string, reason string) {
+	if !sameDevice(src, existingAncestor(dst)) {
+		// A rename cannot cross filesystems; a copy would be a different, riskier operation.
+		return nil, "target is on another filesystem than the legacy workspace: move it by hand"
+	}
 	for _, name := range group {
 		target := filepath.Join(dst, name)
 		empty, err := emptyDir(target)
@@ -284,6 +288,15 @@ func checkTargets(dst string, group []string) (replace []string, reason string) 
 		}
 	}
 	return replace, ""
+}
+
+// existingAncestor returns dir or its nearest ancestor that exists.
+func existingAncestor(dir string) string {
+	for d := dir; ; d = filepath.Dir(d) {
+		if _, err := os.Stat(d); err == nil || filepath.Dir(d) == d {
+			return d
+		}
+	}
 }
 
 // mkdirAll creates dir (0700) and its missing parents, remembering the parents of what it created for fsync.

@@ -407,3 +407,50 @@ func TestMigrationReportLog(t *testing.T) {
 		}
 	}
 }
+
+// A data dir on another filesystem cannot receive renames: those entries are reported (never copied half-way),
+// the rest moves, and later starts do not take a new backup for entries that can never move.
+func TestMigrateLegacyDataDirOnAnotherFilesystem(t *testing.T) {
+	if sameDevice("/", "/proc") {
+		t.Fatal("sameDevice cannot tell / from /proc")
+	}
+	root := t.TempDir()
+	shm, err := os.MkdirTemp("/dev/shm", "zc-legacy")
+	if err != nil {
+		t.Fatalf("this test needs /dev/shm (a tmpfs) as a second filesystem: %v", err)
+	}
+	t.Cleanup(func() { os.RemoveAll(shm) })
+	if sameDevice(root, shm) {
+		t.Fatalf("this test needs /dev/shm on another filesystem than %s", root)
+	}
+	l := Layout{Root: root, DataDir: filepath.Join(shm, "data")}
+	lock, err := LockInstall(l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { lock.Release() })
+	ws := l.LegacyDir()
+	put(t, filepath.Join(ws, "sessions", "sessions.db"), "chat db", 0o600)
+	put(t, filepath.Join(ws, "AGENTS.md"), "be brief", 0o644)
+
+	r, err := MigrateLegacy(l, 2, legacyNow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Complete() || len(r.Left) != 1 || !strings.Contains(r.Left[0].Reason, "another filesystem") {
+		t.Fatalf("report %+v", r)
+	}
+	if b, err := os.ReadFile(filepath.Join(ws, "sessions", "sessions.db")); err != nil || string(b) != "chat db" {
+		t.Fatalf("the blocked source changed: %q %v", b, err)
+	}
+	if _, err := os.Stat(filepath.Join(l.AgentWorkspace("default"), "AGENTS.md")); err != nil {
+		t.Fatalf("the movable entry did not move: %v", err)
+	}
+	r2, err := MigrateLegacy(l, 2, legacyNow.Add(time.Second))
+	if err != nil || r2.Backup != "" {
+		t.Fatalf("second start made a backup %q (%v) although nothing can move", r2.Backup, err)
+	}
+	if backups, _ := filepath.Glob(filepath.Join(root, "backup-*")); len(backups) != 1 {
+		t.Fatalf("backups %v, want exactly one", backups)
+	}
+}
