@@ -25,29 +25,31 @@ func main() {
 	settle := flag.Duration("settle", time.Second, "idle time before reading RSS")
 	flag.Parse()
 	var ready []time.Duration
-	var rss []int
+	var rss, anon []int
 	for i := 0; i < *runs; i++ {
-		r, m, err := once(*bin, *settle)
+		r, m, a, err := once(*bin, *settle)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "startup:", err)
 			os.Exit(1)
 		}
 		ready = append(ready, r)
 		rss = append(rss, m)
+		anon = append(anon, a)
 	}
 	sort.Slice(ready, func(i, j int) bool { return ready[i] < ready[j] })
 	sort.Ints(rss)
+	sort.Ints(anon)
 	fmt.Printf("socket ready after exec: median %v (min %v, max %v) over %d fresh installs\n",
 		ready[len(ready)/2].Round(100*time.Microsecond), ready[0].Round(100*time.Microsecond),
 		ready[len(ready)-1].Round(100*time.Microsecond), len(ready))
-	fmt.Printf("idle RSS: median %.1f MB (min %.1f, max %.1f)\n",
-		float64(rss[len(rss)/2])/1024, float64(rss[0])/1024, float64(rss[len(rss)-1])/1024)
+	fmt.Printf("idle RSS: median %.1f MB (min %.1f, max %.1f), of which anonymous %.1f MB (the rest is the mapped binary)\n",
+		float64(rss[len(rss)/2])/1024, float64(rss[0])/1024, float64(rss[len(rss)-1])/1024, float64(anon[len(anon)/2])/1024)
 }
 
-func once(bin string, settle time.Duration) (time.Duration, int, error) {
+func once(bin string, settle time.Duration) (time.Duration, int, int, error) {
 	home, err := os.MkdirTemp("", "zcs")
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, 0, err
 	}
 	defer os.RemoveAll(home)
 	sock := filepath.Join(home, ".zeroclaw", "data", "daemon.sock")
@@ -55,7 +57,7 @@ func once(bin string, settle time.Duration) (time.Duration, int, error) {
 	cmd.Env = []string{"HOME=" + home, "PATH=" + os.Getenv("PATH")}
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
-		return 0, 0, err
+		return 0, 0, 0, err
 	}
 	defer func() {
 		_ = cmd.Process.Signal(os.Interrupt)
@@ -69,16 +71,21 @@ func once(bin string, settle time.Duration) (time.Duration, int, error) {
 			break
 		}
 		if time.Since(start) > 10*time.Second {
-			return 0, 0, fmt.Errorf("socket not ready after 10s")
+			return 0, 0, 0, fmt.Errorf("socket not ready after 10s")
 		}
 		time.Sleep(200 * time.Microsecond)
 	}
 	time.Sleep(settle)
-	kb, err := vmRSS(cmd.Process.Pid)
-	return ready, kb, err
+	kb, err := statusKB(cmd.Process.Pid, "VmRSS:")
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	anon, err := statusKB(cmd.Process.Pid, "RssAnon:")
+	return ready, kb, anon, err
 }
 
-func vmRSS(pid int) (int, error) {
+// statusKB reads one "<field> N kB" line of /proc/<pid>/status.
+func statusKB(pid int, field string) (int, error) {
 	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		return 0, err
@@ -86,11 +93,11 @@ func vmRSS(pid int) (int, error) {
 	defer f.Close()
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), "VmRSS:"); ok {
+		if v, ok := strings.CutPrefix(sc.Text(), field); ok {
 			var kb int
 			_, err := fmt.Sscanf(strings.TrimSpace(v), "%d kB", &kb)
 			return kb, err
 		}
 	}
-	return 0, fmt.Errorf("no VmRSS for pid %d", pid)
+	return 0, fmt.Errorf("no %s for pid %d", field, pid)
 }
