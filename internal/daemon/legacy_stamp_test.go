@@ -4,25 +4,15 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/zeroclaw-go/zeroclaw/internal/config"
 	"github.com/zeroclaw-go/zeroclaw/internal/install"
 )
 
-const oldConfig = `schema_version = 2
-
-[providers.models.echo.default]
-model = "echo"
-
-[agents.default]
-model_provider = "echo.default"
-risk_profile = "supervised"
-
-[risk_profiles.supervised]
-level = "supervised"
-workspace_only = true
-`
+// oldConfig is the fresh-install config as a pre-v3 install would have it.
+var oldConfig = strings.Replace(string(config.DefaultTOML()), "schema_version = 3", "schema_version = 2", 1)
 
 // runUntilReady starts the daemon on root and stops it as soon as it accepts connections.
 func runUntilReady(t *testing.T, root string) {

@@ -3,6 +3,7 @@ package rpctest
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/zeroclaw-go/zeroclaw/internal/config"
 	"runtime"
 	"strings"
 	"sync"
@@ -10,19 +11,8 @@ import (
 	"time"
 )
 
-const baseConfig = `schema_version = 3
-
-[providers.models.echo.default]
-model = "echo"
-
-[agents.default]
-model_provider = "echo.default"
-risk_profile = "supervised"
-
-[risk_profiles.supervised]
-level = "supervised"
-workspace_only = true
-`
+// baseConfig is the config a fresh install writes; tests append sections to it.
+var baseConfig = string(config.DefaultTOML())
 
 func withRPC(rpc string) Option { return WithConfig(baseConfig + "\n[rpc]\n" + rpc) }
 
