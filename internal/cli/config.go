@@ -8,7 +8,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
+	"os"
 	"strconv"
 	"strings"
 
@@ -318,14 +320,30 @@ func configValidate(env Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if file == "" {
+	explicit := file != ""
+	if !explicit {
 		file = layout.ConfigPath()
 	}
 	var box *secrets.Box
 	if b := secrets.New(layout.SecretKeyPath()); b.KeyExists() {
 		box = b
 	}
-	_, warnings, err := config.LoadWith(file, nil, box)
+	raw, err := os.ReadFile(file)
+	switch {
+	case errors.Is(err, fs.ErrNotExist) && !explicit:
+		// A fresh install: the first start (or the first config edit) writes the embedded default, so that is
+		// what gets checked.
+		if _, _, err := config.LoadBytes(file, config.DefaultTOML(), nil, nil); err != nil {
+			return fmt.Errorf("config: the built-in default is invalid: %w", err)
+		}
+		fmt.Fprintf(env.Stdout, "%s does not exist yet: the first start of the daemon writes the default config, which is valid\n", file)
+		return nil
+	case errors.Is(err, fs.ErrNotExist):
+		return &HintError{Err: fmt.Errorf("config: validate: %s does not exist", file), Hint: "check the path given to --file"}
+	case err != nil:
+		return fmt.Errorf("config: validate: %w", err)
+	}
+	_, warnings, err := config.LoadBytes(file, raw, nil, box)
 	for _, w := range warnings {
 		fmt.Fprintf(env.Stdout, "warning: %s\n", w)
 	}
@@ -385,9 +403,9 @@ func configError(op string, err error) error {
 		switch {
 		case we.Code == api.CodeForbidden:
 			return withHint(e, "ask an admin for the grant, or run the command as the daemon's user")
-		case strings.Contains(msg, config.ErrUnknownProp.Error()):
+		case strings.Contains(msg, sentinelText(config.ErrUnknownProp)):
 			return withHint(e, "zeroclaw config list")
-		case strings.Contains(msg, config.ErrInvalidConfig.Error()) || strings.Contains(msg, "problem(s)"):
+		case strings.Contains(msg, sentinelText(config.ErrInvalidConfig)) || strings.Contains(msg, "problem(s)"):
 			return withHint(e, "zeroclaw config validate")
 		}
 		return e
@@ -410,6 +428,9 @@ func configError(op string, err error) error {
 	}
 	return e
 }
+
+// sentinelText is a config sentinel's message without its package prefix, which an entry error's message drops.
+func sentinelText(err error) string { return strings.TrimPrefix(err.Error(), "config: ") }
 
 // configBackend is the config surface a subcommand uses: the running daemon over RPC, or the file directly.
 type configBackend interface {
@@ -554,15 +575,7 @@ func (b localBackend) get(_ context.Context, prop string) (json.RawMessage, erro
 }
 
 func (b localBackend) set(ctx context.Context, prop string, value json.RawMessage) (string, error) {
-	props, err := b.m.SetMany(ctx, []config.SetEntry{{Prop: prop, Value: value}}, allowAll)
-	if err != nil {
-		var ee *config.EntryError
-		if errors.As(err, &ee) {
-			return "", fmt.Errorf("%s: %w", prop, ee.Err)
-		}
-		return "", err
-	}
-	return props[0], nil
+	return b.m.Set(ctx, prop, value, allowAll)
 }
 
 func (b localBackend) setMany(ctx context.Context, sets []config.SetEntry) ([]string, error) {

@@ -172,6 +172,15 @@ func TestConfigLocalErrorsCarryHints(t *testing.T) {
 	if after, _ := os.ReadFile(cfgPath); !bytes.Equal(before, after) {
 		t.Errorf("a refused batch changed the file:\n%s", after)
 	}
+	// One property is not a batch: the message names the property, not an index into sets.
+	_, errOut, code = runCLI(t, env, "config", "set", "gateway.port", "many")
+	if code != 1 || strings.Contains(errOut, "sets[") || !strings.Contains(errOut, "gateway.port: invalid value: expected integer") {
+		t.Errorf("bad single set: code %d %q", code, errOut)
+	}
+	_, errOut, code = runCLI(t, env, "config", "set", "gateway.nope", "1")
+	if code != 1 || strings.Contains(errOut, "sets[") || !strings.Contains(errOut, "Try: zeroclaw config list") {
+		t.Errorf("unknown prop in single set: code %d %q", code, errOut)
+	}
 	_, errOut, code = runCLI(t, env, "config", "reload")
 	if code != 1 || !strings.Contains(errOut, "Try: zeroclaw daemon") {
 		t.Errorf("reload without daemon: code %d %q", code, errOut)
@@ -214,6 +223,25 @@ func TestConfigLocalRefusedWhileInstallLocked(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(root, "config.toml")); !os.IsNotExist(err) {
 		t.Errorf("config.toml was created while the install was locked: %v", err)
+	}
+}
+
+// On a fresh install nothing has written config.toml yet: validate says so and checks the default the first start
+// will write, instead of failing on a missing file.
+func TestConfigValidateFreshInstall(t *testing.T) {
+	env, root := cliEnv(t)
+	cfgPath := filepath.Join(root, "config.toml")
+	out, errOut, code := runCLI(t, env, "config", "validate")
+	if code != 0 || !strings.Contains(out, cfgPath+" does not exist yet") || !strings.Contains(out, "default") || errOut != "" {
+		t.Errorf("fresh validate: code %d out %q err %q", code, out, errOut)
+	}
+	if _, err := os.Stat(cfgPath); !os.IsNotExist(err) {
+		t.Errorf("validate wrote the config: %v", err)
+	}
+	// An explicit --file that does not exist is an error with a hint.
+	_, errOut, code = runCLI(t, env, "config", "validate", "--file", filepath.Join(root, "nope.toml"))
+	if code != 1 || !strings.Contains(errOut, "nope.toml") || !strings.Contains(errOut, "Try:") {
+		t.Errorf("missing --file: code %d err %q", code, errOut)
 	}
 }
 

@@ -80,15 +80,21 @@ func (e *ValidationError) Error() string {
 // Is makes a *ValidationError match ErrInvalidConfig.
 func (e *ValidationError) Is(target error) bool { return target == ErrInvalidConfig }
 
-// EntryError is a failure of one entry of a Set/SetMany batch; Index is zero-based.
+// EntryError is a failure of one entry of a Set/SetMany batch; Index is zero-based. Single is set for a
+// one-property Set, whose message names the property alone (there is no batch to index into).
 type EntryError struct {
-	Index int
-	Prop  string
-	Err   error
+	Index  int
+	Prop   string
+	Err    error
+	Single bool
 }
 
 func (e *EntryError) Error() string {
-	return fmt.Sprintf("config: sets[%d] %s: %v", e.Index, e.Prop, e.Err)
+	msg := strings.TrimPrefix(e.Err.Error(), "config: ")
+	if e.Single {
+		return fmt.Sprintf("config: %s: %s", e.Prop, msg)
+	}
+	return fmt.Sprintf("config: sets[%d] %s: %s", e.Index, e.Prop, msg)
 }
 
 func (e *EntryError) Unwrap() error { return e.Err }

@@ -38,6 +38,11 @@ func LoadWith(path string, environ []string, box *secrets.Box) (*Config, []strin
 	if err != nil {
 		return nil, nil, fmt.Errorf("config: %w", err)
 	}
+	return LoadBytes(path, raw, environ, box)
+}
+
+// LoadBytes is LoadWith on raw file contents; path only names the file in errors.
+func LoadBytes(path string, raw []byte, environ []string, box *secrets.Box) (*Config, []string, error) {
 	st, err := build(path, raw, environ, box)
 	if err != nil {
 		return nil, nil, err

@@ -237,7 +237,7 @@ r = { level = "full" }
 		t.Fatal(err)
 	}
 	// A set-to-default below it keeps the entry without a second definition of the table.
-	if err := m.Set(t.Context(), "users.bob.uid", json.RawMessage(`0`), nil); err != nil {
+	if _, err := m.Set(t.Context(), "users.bob.uid", json.RawMessage(`0`), nil); err != nil {
 		t.Fatal(err)
 	}
 	if _, ok := m.Current().Users["bob"]; !ok {

@@ -232,14 +232,18 @@ func (m *Manager) SetMany(ctx context.Context, sets []SetEntry, authorize func(p
 	return out, nil
 }
 
-// Set is SetMany with one entry.
-func (m *Manager) Set(ctx context.Context, prop string, value json.RawMessage, authorize func([]string) error) error {
-	_, err := m.SetMany(ctx, []SetEntry{{Prop: prop, Value: value}}, authorize)
-	var ee *EntryError
-	if errors.As(err, &ee) {
-		return fmt.Errorf("config: set %s: %w", prop, ee.Err)
+// Set is SetMany with one entry; it returns the canonical path of prop. A failure of the entry is an *EntryError
+// worded for one property (no batch index).
+func (m *Manager) Set(ctx context.Context, prop string, value json.RawMessage, authorize func([]string) error) (string, error) {
+	props, err := m.SetMany(ctx, []SetEntry{{Prop: prop, Value: value}}, authorize)
+	if err != nil {
+		var ee *EntryError
+		if errors.As(err, &ee) {
+			ee.Single = true
+		}
+		return "", err
 	}
-	return err
+	return props[0], nil
 }
 
 // Delete removes prop's key from the file (the property falls back to its default). deleted is false when

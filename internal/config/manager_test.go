@@ -60,7 +60,7 @@ func readFile(t *testing.T, path string) string {
 func TestSetManySeedExample(t *testing.T) {
 	m, path := openManager(t, string(DefaultTOML()))
 	ctx := t.Context()
-	if err := m.Set(ctx, "permission_profiles.operator.grants", json.RawMessage(`["config:read","sessions:create"]`), nil); err != nil {
+	if _, err := m.Set(ctx, "permission_profiles.operator.grants", json.RawMessage(`["config:read","sessions:create"]`), nil); err != nil {
 		t.Fatal(err)
 	}
 	var authorized []string
@@ -158,7 +158,7 @@ func TestSetManyAuthorizeRefusal(t *testing.T) {
 func TestSetPreservesComments(t *testing.T) {
 	m, path := openManager(t, commentedConfig)
 	ctx := t.Context()
-	if err := m.Set(ctx, "agents.default.risk_profile", json.RawMessage(`"strict"`), nil); err == nil {
+	if _, err := m.Set(ctx, "agents.default.risk_profile", json.RawMessage(`"strict"`), nil); err == nil {
 		t.Fatal("dangling risk profile accepted")
 	}
 	sets := []SetEntry{
@@ -186,10 +186,10 @@ func TestSetPreservesComments(t *testing.T) {
 func TestSetToDefaultRemovesKey(t *testing.T) {
 	m, path := openManager(t, commentedConfig+"\n[gateway]\nport = 9000 # mine\nhost = \"0.0.0.0\"\n")
 	ctx := t.Context()
-	if err := m.Set(ctx, "gateway.port", json.RawMessage(`42617`), nil); err != nil {
+	if _, err := m.Set(ctx, "gateway.port", json.RawMessage(`42617`), nil); err != nil {
 		t.Fatal(err)
 	}
-	if err := m.Set(ctx, "risk_profiles.supervised.approval_timeout_secs", json.RawMessage(`120`), nil); err != nil {
+	if _, err := m.Set(ctx, "risk_profiles.supervised.approval_timeout_secs", json.RawMessage(`120`), nil); err != nil {
 		t.Fatal(err)
 	}
 	got := readFile(t, path)
@@ -197,7 +197,7 @@ func TestSetToDefaultRemovesKey(t *testing.T) {
 		t.Fatalf("file:\n%s", got)
 	}
 	// A default value for a new map entry still creates the entry.
-	if err := m.Set(ctx, "users.nobody.uid", json.RawMessage(`0`), nil); err != nil {
+	if _, err := m.Set(ctx, "users.nobody.uid", json.RawMessage(`0`), nil); err != nil {
 		t.Fatal(err)
 	}
 	if _, ok := m.Current().Users["nobody"]; !ok || !strings.Contains(readFile(t, path), "[users.nobody]\n") {
@@ -220,16 +220,16 @@ func TestDottedMapKeyRoundTrip(t *testing.T) {
 	m, path := openManager(t, commentedConfig)
 	ctx := t.Context()
 	prop := `providers.models.openai."gpt-4.1".model`
-	if err := m.Set(ctx, prop, json.RawMessage(`"gpt-4.1"`), nil); err != nil {
+	if _, err := m.Set(ctx, prop, json.RawMessage(`"gpt-4.1"`), nil); err != nil {
 		t.Fatal(err)
 	}
-	if err := m.Set(ctx, `providers.models.openai."gpt-4.1".max-tokens`, json.RawMessage(`4096`), nil); err != nil {
+	if _, err := m.Set(ctx, `providers.models.openai."gpt-4.1".max-tokens`, json.RawMessage(`4096`), nil); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(readFile(t, path), "[providers.models.openai.\"gpt-4.1\"]\nmodel = \"gpt-4.1\"\nmax_tokens = 4096\n") {
 		t.Fatalf("file:\n%s", readFile(t, path))
 	}
-	if err := m.Set(ctx, "agents.default.model_provider", json.RawMessage(`"openai.gpt-4.1"`), nil); err != nil {
+	if _, err := m.Set(ctx, "agents.default.model_provider", json.RawMessage(`"openai.gpt-4.1"`), nil); err != nil {
 		t.Fatal(err)
 	}
 	v, err := m.Get(prop)
@@ -252,7 +252,7 @@ func TestEnvOverrideNeverReachesFile(t *testing.T) {
 	if m.Current().Gateway.Port != 7777 {
 		t.Fatalf("port %d", m.Current().Gateway.Port)
 	}
-	if err := m.Set(t.Context(), "gateway.host", json.RawMessage(`"localhost"`), nil); err != nil {
+	if _, err := m.Set(t.Context(), "gateway.host", json.RawMessage(`"localhost"`), nil); err != nil {
 		t.Fatal(err)
 	}
 	text := readFile(t, path)
@@ -273,7 +273,7 @@ func TestSecretsEncryptedAndMasked(t *testing.T) {
 	}, nil); err != nil {
 		t.Fatal(err)
 	}
-	if err := m.Set(ctx, "providers.models.openai.default.extra_headers.X-Org", json.RawMessage(`"org-1"`), nil); err != nil {
+	if _, err := m.Set(ctx, "providers.models.openai.default.extra_headers.X-Org", json.RawMessage(`"org-1"`), nil); err != nil {
 		t.Fatal(err)
 	}
 	text := readFile(t, path)
@@ -302,7 +302,7 @@ func TestSecretsEncryptedAndMasked(t *testing.T) {
 		}
 	}
 	// Two encryptions of the same value differ.
-	if err := m.Set(ctx, "providers.models.openai.legacy.api_key", json.RawMessage(`"sk-secret-1"`), nil); err != nil {
+	if _, err := m.Set(ctx, "providers.models.openai.legacy.api_key", json.RawMessage(`"sk-secret-1"`), nil); err != nil {
 		t.Fatal(err)
 	}
 	re, _, err := Load(path, nil)

@@ -113,7 +113,7 @@ func TestAtomicSaveFailurePoints(t *testing.T) {
 				t.Fatal(err)
 			}
 			fsys.fail = step
-			err = m.Set(t.Context(), "gateway.port", json.RawMessage(`9000`), nil)
+			_, err = m.Set(t.Context(), "gateway.port", json.RawMessage(`9000`), nil)
 			text := readFile(t, path)
 			entries, _ := os.ReadDir(filepath.Dir(path))
 			for _, e := range entries {

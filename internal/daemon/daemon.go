@@ -125,7 +125,7 @@ func Run(ctx context.Context, opts Options) error {
 		return err
 	}
 	if migrated {
-		if err := cfg.Set(ctx, "schema_version", json.RawMessage(strconv.Itoa(install.LayoutSchemaVersion)), nil); err != nil {
+		if _, err := cfg.Set(ctx, "schema_version", json.RawMessage(strconv.Itoa(install.LayoutSchemaVersion)), nil); err != nil {
 			log.Warn("legacy workspace migrated, schema_version not stamped", "component", "install", "err", err)
 		} else {
 			log.Info("legacy workspace migrated: schema_version stamped", "component", "install")

@@ -56,11 +56,11 @@ func (s *Server) registerConfig(m *config.Manager) {
 		if len(p.Value) == 0 {
 			return nil, invalidParams("config/set needs value")
 		}
-		props, err := m.SetMany(ctx, []config.SetEntry{{Prop: p.Prop, Value: p.Value}}, s.authorizeConfig(peer))
+		prop, err := m.Set(ctx, p.Prop, p.Value, s.authorizeConfig(peer))
 		if err != nil {
 			return nil, err
 		}
-		return map[string]any{"prop": props[0], "set": true}, nil
+		return map[string]any{"prop": prop, "set": true}, nil
 	}))
 	s.register(api.MethodConfigSetMany, handle(grantConfigUpdate, func(ctx context.Context, peer *Peer, p *configSetManyParams) (any, error) {
 		sets := make([]config.SetEntry, len(p.Sets))

@@ -278,7 +278,11 @@ func (s *Server) wireError(err error, req *jsonrpc.Request) error {
 		var data any
 		var ee *config.EntryError
 		if errors.As(err, &ee) {
-			data = map[string]any{"index": ee.Index, "prop": ee.Prop}
+			if ee.Single {
+				data = map[string]any{"prop": ee.Prop}
+			} else {
+				data = map[string]any{"index": ee.Index, "prop": ee.Prop}
+			}
 		}
 		return jsonrpc.NewError(code, err.Error(), data)
 	}
