@@ -231,7 +231,11 @@ func configList(ctx context.Context, env Env, args []string) error {
 func formatEntry(e config.Entry) string {
 	val := jsonText(e.Value)
 	line := e.Prop + " = " + val
-	if e.Default != nil && jsonText(e.Default) == val {
+	isDefault := (e.Default == nil && e.Value == nil) || (e.Default != nil && jsonText(e.Default) == val)
+	switch {
+	case isDefault && e.Note != "":
+		line += "  # default (" + e.Note + ")"
+	case isDefault:
 		line += "  # default"
 	}
 	return line

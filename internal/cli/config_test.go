@@ -69,7 +69,10 @@ func TestFormatEntry(t *testing.T) {
 		{config.Entry{Prop: "a.b", Value: "", Default: ""}, `a.b = ""  # default`},
 		{config.Entry{Prop: "n", Value: int64(120), Default: float64(120)}, `n = 120  # default`},
 		{config.Entry{Prop: "k", Value: "***MASKED***", Secret: true, Default: ""}, `k = "***MASKED***"`},
-		{config.Entry{Prop: "e", Value: nil}, `e = null`},
+		{config.Entry{Prop: "e", Value: nil}, `e = null  # default`},
+		{config.Entry{Prop: "t", Value: nil, Note: "unset: the model's own default"}, `t = null  # default (unset: the model's own default)`},
+		{config.Entry{Prop: "m", Value: int64(0), Default: int64(0), Note: "0: the family's default"}, `m = 0  # default (0: the family's default)`},
+		{config.Entry{Prop: "m", Value: int64(4096), Default: int64(0), Note: "0: the family's default"}, `m = 4096`},
 	} {
 		if got := formatEntry(c.e); got != c.want {
 			t.Errorf("formatEntry(%+v) = %q, want %q", c.e, got, c.want)

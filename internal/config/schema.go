@@ -50,11 +50,16 @@ type ProviderConfig struct {
 	APIKey       string            `toml:"api_key"`
 	URI          string            `toml:"uri"`
 	Model        string            `toml:"model"`
-	Temperature  *float64          `toml:"temperature"`
+	Temperature  *float64          `toml:"temperature" note:"unset: the model's own default"`
 	TimeoutSecs  int               `toml:"timeout_secs"`
-	MaxTokens    int               `toml:"max_tokens"`
+	MaxTokens    int               `toml:"max_tokens" note:"0: the family's default, 4096 for anthropic, not sent for the others"`
 	ExtraHeaders map[string]string `toml:"extra_headers"`
 }
+
+// DefaultProviderTimeoutSecs is timeout_secs when a provider entry does not set it.
+const DefaultProviderTimeoutSecs = 120
+
+func (p *ProviderConfig) setDefaults() { p.TimeoutSecs = DefaultProviderTimeoutSecs }
 
 // AgentConfig is agents.<alias>. ModelProvider is "<family>.<alias>".
 type AgentConfig struct {
@@ -70,6 +75,8 @@ type AgentConfig struct {
 
 // IsEnabled reports whether the agent is enabled (absent means enabled).
 func (a AgentConfig) IsEnabled() bool { return a.Enabled == nil || *a.Enabled }
+
+func (a *AgentConfig) setDefaults() { a.Enabled = new(true) }
 
 // WorkspaceConfig overrides an agent's workspace directory; empty means <install>/agents/<alias>/workspace.
 type WorkspaceConfig struct {
@@ -182,8 +189,8 @@ func base() *Config {
 func Default() *Config {
 	c := base()
 	c.SchemaVersion = SchemaVersion
-	c.Providers.Models = map[string]map[string]ProviderConfig{FamilyEcho: {"default": {Model: "echo"}}}
-	c.Agents = map[string]AgentConfig{"default": {ModelProvider: "echo.default", RiskProfile: LevelSupervised}}
+	c.Providers.Models = map[string]map[string]ProviderConfig{FamilyEcho: {"default": {Model: "echo", TimeoutSecs: DefaultProviderTimeoutSecs}}}
+	c.Agents = map[string]AgentConfig{"default": {ModelProvider: "echo.default", RiskProfile: LevelSupervised, Enabled: new(true)}}
 	rp := RiskProfile{Level: LevelSupervised, WorkspaceOnly: true}
 	rp.setDefaults()
 	c.RiskProfiles = map[string]RiskProfile{LevelSupervised: rp}

@@ -13,6 +13,8 @@ type Entry struct {
 	Value   any    `json:"value"`
 	Secret  bool   `json:"secret"`
 	Default any    `json:"default,omitempty"`
+	// Note says what an unset or zero value means when that is not obvious (the schema's note tag).
+	Note string `json:"note,omitempty"`
 }
 
 // view converts a config value into plain JSON-friendly data (maps keyed by TOML names), masking secrets.
@@ -96,6 +98,28 @@ func defaultAt(p Path) reflect.Value {
 	return v
 }
 
+// noteAt returns the note tag of a resolved leaf's schema field, if any.
+func noteAt(p Path) string {
+	t := reflect.TypeFor[Config]()
+	var f reflect.StructField
+	for _, seg := range p {
+		switch t.Kind() {
+		case reflect.Struct:
+			var ok bool
+			if f, ok = fieldByTag(t, seg); !ok {
+				return ""
+			}
+			t = f.Type
+		case reflect.Map:
+			t = t.Elem()
+			f = reflect.StructField{}
+		default:
+			return ""
+		}
+	}
+	return f.Tag.Get("note")
+}
+
 // isDefault reports whether v equals the default for p (nil and empty slices are the same).
 func isDefault(p Path, v reflect.Value) bool {
 	d := defaultAt(p)
@@ -131,7 +155,7 @@ func entries(v reflect.Value, p Path, secret bool, prefix Path, out *[]Entry) {
 	if !p.HasPrefix(prefix) {
 		return
 	}
-	*out = append(*out, Entry{Prop: p.String(), Value: view(v, secret), Secret: secret, Default: view(defaultAt(p), secret)})
+	*out = append(*out, Entry{Prop: p.String(), Value: view(v, secret), Secret: secret, Default: view(defaultAt(p), secret), Note: noteAt(p)})
 }
 
 func setOf(names []string) map[string]bool {

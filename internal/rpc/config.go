@@ -85,6 +85,9 @@ func (s *Server) registerConfig(m *config.Manager) {
 			if e.Default != nil {
 				row["default"] = e.Default
 			}
+			if e.Note != "" {
+				row["note"] = e.Note
+			}
 			out = append(out, row)
 		}
 		return map[string]any{"entries": out}, nil
