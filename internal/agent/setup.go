@@ -49,8 +49,28 @@ type Profile struct {
 	Env             map[string]string // agents.<alias>.env: passed to tool processes
 }
 
-// DefaultAgent returns the alias of the only enabled agent, or an error wrapping ErrUnknownAgent when there
-// are none or several.
+// ChoiceError says why no agent could be picked for a client that named none: zero or several agents are
+// enabled. It matches ErrUnknownAgent.
+type ChoiceError struct {
+	Enabled []string // sorted aliases of the enabled agents
+}
+
+func (e *ChoiceError) Error() string {
+	if len(e.Enabled) == 0 {
+		return "agent: no agent is enabled; enable one (agents.<alias>.enabled = true)"
+	}
+	return fmt.Sprintf("agent: %d agents are enabled (%s): choose one with agent_alias", len(e.Enabled), strings.Join(e.Enabled, ", "))
+}
+
+// WireData lists the enabled agents for a client to offer a choice ({"enabled_agents": [...]}).
+func (e *ChoiceError) WireData() any {
+	return map[string]any{"enabled_agents": append([]string{}, e.Enabled...)}
+}
+
+// Is makes a *ChoiceError match ErrUnknownAgent.
+func (e *ChoiceError) Is(target error) bool { return target == ErrUnknownAgent }
+
+// DefaultAgent returns the alias of the only enabled agent, or a *ChoiceError when there are none or several.
 func DefaultAgent(cfg *config.Config) (string, error) {
 	var enabled []string
 	for alias, a := range cfg.Agents {
@@ -60,7 +80,7 @@ func DefaultAgent(cfg *config.Config) (string, error) {
 	}
 	if len(enabled) != 1 {
 		slices.Sort(enabled)
-		return "", fmt.Errorf("%w: agent_alias is required (enabled agents: %s)", ErrUnknownAgent, strings.Join(enabled, ", "))
+		return "", &ChoiceError{Enabled: enabled}
 	}
 	return enabled[0], nil
 }

@@ -61,7 +61,7 @@ func runAgent(ctx context.Context, env Env, args []string) error {
 
 	var res api.SessionNewResult
 	if err := c.call(ctx, api.MethodSessionNew, api.SessionNewParams{AgentAlias: *alias, SessionID: *sessionID}, &res); err != nil {
-		return fmt.Errorf("agent: open session: %w", err)
+		return sessionNewError(err)
 	}
 	ch.mu.Lock()
 	ch.sessionID = res.SessionID
@@ -519,4 +519,21 @@ func (l *lineReader) close() {
 	default:
 		close(l.done)
 	}
+}
+
+// sessionNewError words a refused session/new for the terminal: when the daemon could not pick an agent, it
+// lists the enabled ones and says how to choose.
+func sessionNewError(err error) error {
+	var data struct {
+		EnabledAgents *[]string `json:"enabled_agents"`
+	}
+	if errorData(err, &data) && data.EnabledAgents != nil {
+		names := *data.EnabledAgents
+		if len(names) == 0 {
+			return withHint(errors.New("agent: no agent is enabled"), "zeroclaw config set agents.<alias>.enabled true")
+		}
+		return withHint(fmt.Errorf("agent: %d agents are enabled: %s", len(names), strings.Join(names, ", ")),
+			fmt.Sprintf("choose one with -a, e.g. zeroclaw agent -a %s", names[0]))
+	}
+	return fmt.Errorf("agent: open session: %w", err)
 }

@@ -120,3 +120,20 @@ func (c *client) close() {
 	c.conn.Close()
 	<-c.served
 }
+
+// errorData decodes the data member of a JSON-RPC error answer into out; ok is false when err is not such an
+// answer or its data does not decode.
+func errorData(err error, out any) bool {
+	var we *jsonrpc.Error
+	if !errors.As(err, &we) || we.Data == nil {
+		return false
+	}
+	raw, ok := we.Data.(json.RawMessage)
+	if !ok {
+		var merr error
+		if raw, merr = json.Marshal(we.Data); merr != nil {
+			return false
+		}
+	}
+	return json.Unmarshal(raw, out) == nil
+}

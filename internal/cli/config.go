@@ -398,10 +398,12 @@ func configError(op string, err error) error {
 	var we *jsonrpc.Error
 	if errors.As(err, &we) {
 		msg := we.Message
-		if d, ok := we.Data.(map[string]any); ok {
-			if i, ok := d["index"].(float64); ok && !strings.Contains(msg, "sets[") {
-				msg = fmt.Sprintf("sets[%d] %v: %s", int(i), d["prop"], msg)
-			}
+		var d struct {
+			Index *int   `json:"index"`
+			Prop  string `json:"prop"`
+		}
+		if errorData(err, &d) && d.Index != nil && !strings.Contains(msg, "sets[") {
+			msg = fmt.Sprintf("sets[%d] %s: %s", *d.Index, d.Prop, msg)
 		}
 		e := fmt.Errorf("config: %s: %s", op, strings.TrimPrefix(msg, "config: "))
 		switch {

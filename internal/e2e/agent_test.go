@@ -8,6 +8,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/zeroclaw-go/zeroclaw/internal/config"
 )
 
 // agentSock is the default endpoint of a temporary HOME.
@@ -320,5 +322,26 @@ func TestAgentSpawnKeepsConfigDir(t *testing.T) {
 	got := runOK(t, env(h), "", "sessions", "show", "cd-1", "--config-dir", dir)
 	if got != "[0] user: in dir\n[1] assistant: in dir\n" {
 		t.Fatalf("sessions show:\n%s", got)
+	}
+}
+
+// With two enabled agents and no -a, the command lists them and says how to choose; -a picks one.
+func TestAgentTwoAgentsAsksForAlias(t *testing.T) {
+	h := home(t)
+	root := filepath.Join(h, ".zeroclaw")
+	if err := os.MkdirAll(root, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	cfg := string(config.DefaultTOML()) + "\n[agents.second]\nmodel_provider = \"echo.default\"\nrisk_profile = \"supervised\"\n"
+	if err := os.WriteFile(filepath.Join(root, "config.toml"), []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code := run(t, env(h), "", "agent", "-m", "hello")
+	if code != 1 || out != "" || !strings.Contains(errOut, "2 agents are enabled: default, second") ||
+		!strings.Contains(errOut, "Try: choose one with -a, e.g. zeroclaw agent -a default") || strings.Contains(errOut, "agent_alias") {
+		t.Fatalf("exit %d\nstdout %q\nstderr:\n%s", code, out, errOut)
+	}
+	if out := runOK(t, env(h), "", "agent", "-a", "second", "-m", "hello"); out != "hello\n" {
+		t.Fatalf("with -a: stdout %q", out)
 	}
 }

@@ -277,6 +277,10 @@ func (s *Server) wireError(err error, req *jsonrpc.Request) error {
 	if code, ok := domainCode(err); ok {
 		var data any
 		var ee *config.EntryError
+		var de dataError
+		if errors.As(err, &de) {
+			data = de.WireData()
+		}
 		if errors.As(err, &ee) {
 			if ee.Single {
 				data = map[string]any{"prop": ee.Prop}
@@ -288,6 +292,12 @@ func (s *Server) wireError(err error, req *jsonrpc.Request) error {
 	}
 	s.log.Error("request failed", "method", req.Method, "rpc_id", string(req.ID), "err", err)
 	return jsonrpc.NewError(api.CodeInternalError, "Internal error", nil)
+}
+
+// dataError is a domain error that carries structured detail for the error's data member.
+type dataError interface {
+	error
+	WireData() any
 }
 
 // domainCode maps domain sentinels to wire codes.
