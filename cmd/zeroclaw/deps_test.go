@@ -27,6 +27,7 @@ var allowedImports = map[string][]string{
 	"internal/store":    {},
 	"internal/provider": {},
 	"internal/tools":    {},
+	"internal/visible":  {},
 	"internal/rpctest":  {"internal/daemon", "internal/api", "internal/jsonrpc", "internal/install", "internal/config"},
 	"internal/e2e":      {},
 	"scripts/startup":   {},
