@@ -17,7 +17,8 @@ type Approver interface {
 	RequestApproval(ctx context.Context, req ApprovalRequest) (ApprovalDecision, error)
 }
 
-// ApprovalRequest is one question put to the user about a tool call.
+// ApprovalRequest is one question put to the user about a tool call. Summary is already escaped for display
+// (tools.Policy.Summary); ToolName is the tool's real name, escaped only in the event.
 type ApprovalRequest struct {
 	RequestID, ToolName, Summary string
 	Arguments                    json.RawMessage

@@ -17,6 +17,7 @@ import (
 	"github.com/zeroclaw-go/zeroclaw/internal/api"
 	"github.com/zeroclaw-go/zeroclaw/internal/provider"
 	"github.com/zeroclaw-go/zeroclaw/internal/tools"
+	"github.com/zeroclaw-go/zeroclaw/internal/visible"
 )
 
 // DefaultMaxSteps bounds the tool rounds of one turn when Turn.MaxSteps is zero.
@@ -215,7 +216,9 @@ func (t *Turn) askAndRun(ctx context.Context, call tools.Call) tools.Result {
 		Timeout:   t.ApprovalTimeout,
 	}
 	req.Announce = func() {
-		t.Emit(api.SessionUpdate{Type: api.UpdateApprovalRequest, RequestID: req.RequestID, ToolName: req.ToolName,
+		// Only offered tools get here, so the name is one of ours; it is escaped all the same, like everything
+		// a person reads to decide.
+		t.Emit(api.SessionUpdate{Type: api.UpdateApprovalRequest, RequestID: req.RequestID, ToolName: visible.Escape(req.ToolName),
 			ArgumentsSummary: req.Summary, TimeoutSecs: int((req.Timeout + time.Second - 1) / time.Second)})
 	}
 	dec, err := t.Approver.RequestApproval(ctx, req)

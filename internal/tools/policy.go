@@ -4,8 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/zeroclaw-go/zeroclaw/internal/visible"
 )
 
 // Level is a risk profile's level.
@@ -283,19 +286,26 @@ func parseAsk(call Call) (askRequest, error) {
 	return askRequest{question: q, choices: a.Choices}, nil
 }
 
-// summaryLimit bounds Summary; a shell command is shown whole up to it so the user sees what they approve.
-const summaryLimit = 2000
+// Bounds of Summary, in bytes of the original text: a shell command is shown whole up to shellSummaryLimit so
+// the user sees what they approve; other summaries are cut at summaryLimit.
+const (
+	summaryLimit      = 2000
+	shellSummaryLimit = 16 << 10
+)
 
-// Summary is a short human-readable description of the call's arguments for an approval_request. It never
-// hides the tail of a command silently: a cut is marked with the number of characters left out.
+// Summary describes the call's arguments for an approval_request, for a person to judge. Every character that
+// a terminal would act on or that would not be seen is escaped (visible.Escape), so nothing can be hidden or
+// drawn over. A shell command with several lines is shown as a "shell: N lines" header followed by each line,
+// numbered, on its own line. A cut is never silent: the text ends with "… (N more bytes not shown)".
 func (p Policy) Summary(call Call) string {
-	var s string
-	switch call.Name {
-	case NameShell:
+	if call.Name == NameShell {
 		var a shellArgs
 		if decodeArgs(call.Arguments, &a) == nil && a.Command != nil {
-			s = "shell: " + *a.Command
+			return shellSummary(*a.Command)
 		}
+	}
+	var s string
+	switch call.Name {
 	case NameFileRead, NameFileList:
 		if pth, err := pathArg(call); err == nil {
 			s = call.Name + ": " + pth
@@ -317,17 +327,45 @@ func (p Policy) Summary(call Call) string {
 	if s == "" {
 		s = call.Name + " " + string(call.Arguments)
 	}
-	return clip(s, summaryLimit)
+	shown, left := clip(s, summaryLimit)
+	out := visible.Escape(shown)
+	if left > 0 {
+		out += fmt.Sprintf("… (%d more bytes not shown)", left)
+	}
+	return out
 }
 
-// clip cuts s to at most n bytes on a rune boundary and marks how much was left out.
-func clip(s string, n int) string {
+func shellSummary(command string) string {
+	shown, left := clip(command, shellSummaryLimit)
+	lines := visible.Lines(shown)
+	var b strings.Builder
+	if len(lines) == 1 {
+		b.WriteString("shell: " + lines[0])
+		if left > 0 {
+			fmt.Fprintf(&b, "… (%d more bytes not shown)", left)
+		}
+		return b.String()
+	}
+	total := strings.Count(command, "\n") + 1
+	width := len(strconv.Itoa(total))
+	fmt.Fprintf(&b, "shell: %d lines", total)
+	for i, l := range lines {
+		fmt.Fprintf(&b, "\n  %*d| %s", width, i+1, l)
+	}
+	if left > 0 {
+		fmt.Fprintf(&b, "\n… (%d more bytes not shown)", left)
+	}
+	return b.String()
+}
+
+// clip cuts s to at most n bytes on a rune boundary and returns the kept part and the number of bytes left out.
+func clip(s string, n int) (string, int) {
 	if len(s) <= n {
-		return s
+		return s, 0
 	}
 	cut := n
 	for cut > 0 && !utf8.RuneStart(s[cut]) {
 		cut--
 	}
-	return fmt.Sprintf("%s… [+%d bytes]", s[:cut], len(s)-cut)
+	return s[:cut], len(s) - cut
 }
