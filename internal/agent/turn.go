@@ -199,21 +199,22 @@ func (t *Turn) handleCall(ctx context.Context, pc provider.ToolCall) tools.Resul
 	case tools.Run:
 		return tools.Execute(ctx, t.ToolEnv, call)
 	case tools.Ask:
-		return t.askAndRun(ctx, call)
+		return t.askAndRun(ctx, call, d.AskEveryTime)
 	}
 	return tools.Result{Output: "refused: " + d.Reason, IsError: true}
 }
 
-func (t *Turn) askAndRun(ctx context.Context, call tools.Call) tools.Result {
+func (t *Turn) askAndRun(ctx context.Context, call tools.Call, everyTime bool) tools.Result {
 	if t.Approver == nil {
 		return tools.Result{Output: NoApproverText, IsError: true}
 	}
 	req := ApprovalRequest{
-		RequestID: t.NewID(),
-		ToolName:  call.Name,
-		Summary:   t.Policy.Summary(call),
-		Arguments: call.Arguments,
-		Timeout:   t.ApprovalTimeout,
+		RequestID:    t.NewID(),
+		ToolName:     call.Name,
+		Summary:      t.Policy.Summary(call),
+		Arguments:    call.Arguments,
+		Timeout:      t.ApprovalTimeout,
+		AskEveryTime: everyTime,
 	}
 	req.Announce = func() {
 		// Only offered tools get here, so the name is one of ours; it is escaped all the same, like everything

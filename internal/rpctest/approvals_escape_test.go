@@ -2,6 +2,7 @@ package rpctest
 
 import (
 	"encoding/json"
+	"path/filepath"
 	"strings"
 	"testing"
 	"unicode"
@@ -74,5 +75,28 @@ func TestElicitationIsEscaped(t *testing.T) {
 	}
 	if r := toolResult(t, tr); r.IsError || output(t, r) != "yes\r" {
 		t.Fatalf("tool_result = %q (error %v)", output(t, r), r.IsError)
+	}
+}
+
+// An indirect command is asked about even after allow_always for shell in the session: the blocklist cannot
+// vouch for it.
+func TestIndirectCommandAskedAfterAllowAlways(t *testing.T) {
+	d := startApprovals(t)
+	c := dialRC(t, d, "")
+	s := c.newSession(api.SessionNewParams{AgentAlias: "a"})
+	tr := c.promptAnswering(s.SessionID, shellHook("touch plain.txt"), decision(api.DecisionAllowAlways))
+	wantShape(t, tr.events, asked...)
+	tr = c.promptAnswering(s.SessionID, shellHook("x=touch; $x indirect.txt"), decision(api.DecisionReject))
+	wantShape(t, tr.events, asked...)
+	if exists(t, filepath.Join(s.WorkspaceDir, "indirect.txt")) {
+		t.Fatal("an indirect command ran without being asked after allow_always")
+	}
+	// Plain commands still use the session's grant.
+	tr = c.promptAnswering(s.SessionID, shellHook("touch plain2.txt"), func(u api.SessionUpdate) *api.SessionApproveParams {
+		t.Fatalf("asked again for a plain command after allow_always: %+v", u)
+		return nil
+	})
+	if !exists(t, filepath.Join(s.WorkspaceDir, "plain2.txt")) {
+		t.Fatal("plain2.txt was not written")
 	}
 }

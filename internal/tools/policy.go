@@ -63,6 +63,9 @@ type Decision struct {
 	Verdict Verdict
 	Risk    Risk
 	Reason  string
+	// AskEveryTime, with Verdict Ask, means the call must be put to the user even when the tool was allowed
+	// for the rest of the session (allow_always): a shell command whose expansions the blocklist cannot check.
+	AskEveryTime bool
 }
 
 // Policy is one agent's effective risk profile, mapped from config by the agent layer. The zero Policy is
@@ -124,14 +127,17 @@ func (p Policy) Offered(all []Spec) []Spec {
 
 // classification is the risk of one call before the level is applied.
 type classification struct {
-	risk   Risk
-	hard   bool // refused at every level (blocked command, forbidden path)
-	reason string
+	risk      Risk
+	hard      bool // refused at every level (blocked command, forbidden path)
+	unchecked bool // a shell command the blocklist cannot judge: asked under supervised, whatever auto_approve says
+	reason    string
 }
 
 // Decide classifies call per the state.md §2 risk table for workspace (paths canonicalized first) and
 // applies p: readonly runs low risk and refuses the rest; supervised runs low, asks for medium unless the
 // tool is in AutoApprove, refuses high; full runs everything except blocked commands and forbidden paths.
+// A shell command that uses expansion, substitution or similar indirection (see indirection) is medium risk
+// and asked about under supervised even when shell is in AutoApprove, with AskEveryTime set.
 // AlwaysAsk turns any Run into Ask. A tool that is not offered (excluded, not allowed, unknown) and a call
 // whose arguments cannot be classified are refused. Decide only reads the filesystem (to resolve symlinks).
 func (p Policy) Decide(call Call, workspace string) Decision {
@@ -153,11 +159,12 @@ func (p Policy) Decide(call Call, workspace string) Decision {
 		switch {
 		case c.risk == RiskLow:
 			d.Verdict = Run
-		case c.risk == RiskMedium && slices.Contains(p.AutoApprove, call.Name):
+		case c.risk == RiskMedium && slices.Contains(p.AutoApprove, call.Name) && !c.unchecked:
 			d.Verdict = Run
 			d.Reason += " (auto-approved)"
 		case c.risk == RiskMedium:
 			d.Verdict = Ask
+			d.AskEveryTime = c.unchecked
 			d.Reason += ": needs approval under the supervised profile"
 		default:
 			d.Verdict = Refuse
@@ -194,6 +201,10 @@ func (p Policy) classify(call Call, workspace string) (classification, error) {
 		}
 		if pat, ok := blockedBy(p.blocked(), cmd); ok {
 			return classification{risk: RiskHigh, hard: true, reason: fmt.Sprintf("shell: blocked command (matches %q)", pat)}, nil
+		}
+		if what := indirection(cmd); what != "" {
+			return classification{risk: RiskMedium, unchecked: true,
+				reason: "shell: the command uses " + what + ", which the blocklist cannot check"}, nil
 		}
 		return classification{risk: RiskMedium, reason: "shell: command"}, nil
 	case NameFileRead, NameFileList, NameFileWrite:
