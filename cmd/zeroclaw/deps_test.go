@@ -14,11 +14,11 @@ const module = "github.com/zeroclaw-go/zeroclaw/"
 // siblings. A package missing from this table fails the test so that every new package states its edges.
 var allowedImports = map[string][]string{
 	"cmd/zeroclaw":      {"internal/cli"},
-	"internal/cli":      {"internal/daemon", "internal/api", "internal/jsonrpc", "internal/install", "internal/config", "internal/secrets"},
+	"internal/cli":      {"internal/daemon", "internal/api", "internal/jsonrpc", "internal/install", "internal/config", "internal/secrets", "internal/visible"},
 	"internal/daemon":   {"internal/api", "internal/jsonrpc", "internal/rpc", "internal/install", "internal/config", "internal/secrets", "internal/session", "internal/agent", "internal/store", "internal/provider", "internal/tools"},
 	"internal/rpc":      {"internal/api", "internal/jsonrpc", "internal/config", "internal/session", "internal/secrets"},
 	"internal/session":  {"internal/api", "internal/agent", "internal/store", "internal/config"},
-	"internal/agent":    {"internal/api", "internal/provider", "internal/tools", "internal/store", "internal/config"},
+	"internal/agent":    {"internal/api", "internal/provider", "internal/tools", "internal/store", "internal/config", "internal/visible"},
 	"internal/config":   {"internal/secrets"},
 	"internal/api":      {},
 	"internal/jsonrpc":  {},
@@ -26,7 +26,8 @@ var allowedImports = map[string][]string{
 	"internal/secrets":  {},
 	"internal/store":    {},
 	"internal/provider": {},
-	"internal/tools":    {},
+	"internal/tools":    {"internal/visible"},
+	"internal/visible":  {},
 	"internal/rpctest":  {"internal/daemon", "internal/api", "internal/jsonrpc", "internal/install", "internal/config"},
 	"internal/e2e":      {},
 	"scripts/startup":   {},

@@ -12,16 +12,19 @@ type Approver interface {
 	// RequestApproval registers req, calls req.Announce exactly once (so the approval_request event reaches the
 	// client only once an answer can be accepted), and blocks until a decision arrives, ctx is cancelled, or
 	// req.Timeout passes. It may return a decision without announcing when it already knows the answer (a tool
-	// allowed with allow_always earlier in the session). Errors wrap ErrApprovalTimeout, ErrApprovalAbandoned
-	// or ctx's error.
+	// allowed with allow_always earlier in the session), unless req.AskEveryTime is set. Errors wrap
+	// ErrApprovalTimeout, ErrApprovalAbandoned or ctx's error.
 	RequestApproval(ctx context.Context, req ApprovalRequest) (ApprovalDecision, error)
 }
 
-// ApprovalRequest is one question put to the user about a tool call.
+// ApprovalRequest is one question put to the user about a tool call. Summary is already escaped for display
+// (tools.Policy.Summary); ToolName is the tool's real name, escaped only in the event.
 type ApprovalRequest struct {
 	RequestID, ToolName, Summary string
 	Arguments                    json.RawMessage
 	Timeout                      time.Duration
+	// AskEveryTime asks even when the tool was allowed for the session with allow_always (tools.Decision).
+	AskEveryTime bool
 	// Announce emits the approval_request event. The approver calls it once, after registering the request.
 	Announce func()
 }

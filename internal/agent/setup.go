@@ -15,6 +15,7 @@ import (
 	"github.com/zeroclaw-go/zeroclaw/internal/provider"
 	"github.com/zeroclaw-go/zeroclaw/internal/store"
 	"github.com/zeroclaw-go/zeroclaw/internal/tools"
+	"github.com/zeroclaw-go/zeroclaw/internal/visible"
 )
 
 // Provider and Usage are re-exported so the session layer can name them without importing provider.
@@ -197,15 +198,24 @@ type elicitAsker struct {
 }
 
 // Ask puts the question as a form with one required string field "answer" (an enum when choices are given).
+// The question and choices come from the model: they are shown escaped (a multi-line question keeps its line
+// breaks, each line escaped), and an answer equal to an escaped choice is mapped back to the choice offered.
 func (a elicitAsker) Ask(ctx context.Context, question string, choices []string) (string, error) {
-	answer := map[string]any{"type": "string", "description": question}
+	shown := strings.Join(visible.Lines(question), "\n")
+	answer := map[string]any{"type": "string", "description": shown}
+	offered := make(map[string]string, len(choices))
 	if len(choices) > 0 {
-		answer["enum"] = choices
+		enum := make([]string, len(choices))
+		for i, c := range choices {
+			enum[i] = visible.Escape(c)
+			offered[enum[i]] = c
+		}
+		answer["enum"] = enum
 	}
 	p := api.ElicitationParams{
 		SessionID: a.sessionID,
 		Mode:      "form",
-		Message:   question,
+		Message:   shown,
 		RequestedSchema: map[string]any{
 			"type":       "object",
 			"properties": map[string]any{"answer": answer},
@@ -228,6 +238,9 @@ func (a elicitAsker) Ask(ctx context.Context, question string, choices []string)
 	switch res.Action {
 	case "accept":
 		if s, ok := res.Content["answer"].(string); ok {
+			if c, ok := offered[s]; ok {
+				return c, nil
+			}
 			return s, nil
 		}
 		if v, ok := res.Content["answer"]; ok && v != nil {

@@ -17,6 +17,7 @@ import (
 	"github.com/zeroclaw-go/zeroclaw/internal/api"
 	"github.com/zeroclaw-go/zeroclaw/internal/provider"
 	"github.com/zeroclaw-go/zeroclaw/internal/tools"
+	"github.com/zeroclaw-go/zeroclaw/internal/visible"
 )
 
 // DefaultMaxSteps bounds the tool rounds of one turn when Turn.MaxSteps is zero.
@@ -198,24 +199,27 @@ func (t *Turn) handleCall(ctx context.Context, pc provider.ToolCall) tools.Resul
 	case tools.Run:
 		return tools.Execute(ctx, t.ToolEnv, call)
 	case tools.Ask:
-		return t.askAndRun(ctx, call)
+		return t.askAndRun(ctx, call, d.AskEveryTime)
 	}
 	return tools.Result{Output: "refused: " + d.Reason, IsError: true}
 }
 
-func (t *Turn) askAndRun(ctx context.Context, call tools.Call) tools.Result {
+func (t *Turn) askAndRun(ctx context.Context, call tools.Call, everyTime bool) tools.Result {
 	if t.Approver == nil {
 		return tools.Result{Output: NoApproverText, IsError: true}
 	}
 	req := ApprovalRequest{
-		RequestID: t.NewID(),
-		ToolName:  call.Name,
-		Summary:   t.Policy.Summary(call),
-		Arguments: call.Arguments,
-		Timeout:   t.ApprovalTimeout,
+		RequestID:    t.NewID(),
+		ToolName:     call.Name,
+		Summary:      t.Policy.Summary(call),
+		Arguments:    call.Arguments,
+		Timeout:      t.ApprovalTimeout,
+		AskEveryTime: everyTime,
 	}
 	req.Announce = func() {
-		t.Emit(api.SessionUpdate{Type: api.UpdateApprovalRequest, RequestID: req.RequestID, ToolName: req.ToolName,
+		// Only offered tools get here, so the name is one of ours; it is escaped all the same, like everything
+		// a person reads to decide.
+		t.Emit(api.SessionUpdate{Type: api.UpdateApprovalRequest, RequestID: req.RequestID, ToolName: visible.Escape(req.ToolName),
 			ArgumentsSummary: req.Summary, TimeoutSecs: int((req.Timeout + time.Second - 1) / time.Second)})
 	}
 	dec, err := t.Approver.RequestApproval(ctx, req)

@@ -18,6 +18,7 @@ import (
 
 	"github.com/zeroclaw-go/zeroclaw/internal/api"
 	"github.com/zeroclaw-go/zeroclaw/internal/jsonrpc"
+	"github.com/zeroclaw-go/zeroclaw/internal/visible"
 )
 
 // Bounds of the agent command's housekeeping calls (the turn itself is unbounded).
@@ -107,7 +108,7 @@ func (ch *chat) oneShot(ctx context.Context, prompt string) error {
 	case api.OutcomeCancelled:
 		return &HintError{Err: errors.New("agent: turn cancelled"), Code: 130}
 	default:
-		return fmt.Errorf("agent: turn %s: %s", outcome, detail)
+		return fmt.Errorf("agent: turn %s: %s", outcome, visible.Sanitize(detail))
 	}
 }
 
@@ -148,7 +149,7 @@ func (ch *chat) interactive(ctx context.Context, res api.SessionNewResult) error
 		case outcome == api.OutcomeCancelled:
 			ch.printErr("(turn cancelled)\n")
 		case outcome != api.OutcomeCompleted:
-			ch.printErr("Error: turn %s: %s\n", outcome, detail)
+			ch.printErr("Error: turn %s: %s\n", outcome, visible.Sanitize(detail))
 		}
 	}
 }
@@ -274,18 +275,22 @@ func (ch *chat) onUpdate(ctx context.Context, u api.SessionUpdate) {
 	case api.UpdateAgentMessageChunk:
 		ch.outMu.Lock()
 		if u.Text != "" {
-			fmt.Fprint(ch.env.Stdout, u.Text)
+			text := u.Text
+			if ch.ttyOut { // a file or pipe gets the answer as written; a terminal must not act on it
+				text = forTerminal(text)
+			}
+			fmt.Fprint(ch.env.Stdout, text)
 			ch.midLine = !strings.HasSuffix(u.Text, "\n")
 		}
 		ch.outMu.Unlock()
 	case api.UpdateAgentThoughtChunk:
 		if ch.ttyErr {
-			ch.printErr("\x1b[2m%s\x1b[0m", u.Text)
+			ch.printErr("\x1b[2m%s\x1b[0m", forTerminal(u.Text))
 		} else {
-			ch.printErr("%s", u.Text)
+			ch.printErr("%s", forTerminal(u.Text))
 		}
 	case api.UpdateToolCall:
-		ch.printErr("[tool %s] %s\n", u.Name, clip(string(u.RawInput)))
+		ch.printErr("[tool %s] %s\n", visible.Sanitize(u.Name), clip(string(u.RawInput)))
 	case api.UpdateToolResult:
 		out := ""
 		if u.RawOutput != nil {
@@ -295,7 +300,7 @@ func (ch *chat) onUpdate(ctx context.Context, u api.SessionUpdate) {
 		if u.IsError {
 			status = "error"
 		}
-		ch.printErr("[tool %s %s] %s\n", u.Name, status, clip(out))
+		ch.printErr("[tool %s %s] %s\n", visible.Sanitize(u.Name), status, clip(out))
 	case api.UpdateApprovalRequest:
 		ch.approve(ctx, u)
 	case api.UpdateHistoryTrimmed:
@@ -312,9 +317,19 @@ func (ch *chat) onUpdate(ctx context.Context, u api.SessionUpdate) {
 	}
 }
 
-// approve asks the user about one tool call and answers session/approve. EOF on stdin rejects.
+// approve asks the user about one tool call and answers session/approve. EOF on stdin rejects. The daemon
+// escapes the summary already; it is escaped again here (visible.Sanitize leaves the daemon's escapes as they
+// are) so that no daemon can make the terminal draw something else, and each line of a multi-line summary is
+// shown indented on its own row.
 func (ch *chat) approve(ctx context.Context, u api.SessionUpdate) {
-	ch.printErr("\n%s wants to run: %s\nAllow? [y]es / [n]o / [a]lways: ", u.ToolName, u.ArgumentsSummary)
+	lines := visible.SanitizeLines(u.ArgumentsSummary)
+	var b strings.Builder
+	fmt.Fprintf(&b, "\n%s wants to run: %s\n", visible.Sanitize(u.ToolName), lines[0])
+	for _, l := range lines[1:] {
+		fmt.Fprintf(&b, "  %s\n", l)
+	}
+	b.WriteString("Allow? [y]es / [n]o / [a]lways: ")
+	ch.printErr("%s", b.String())
 	line, err := ch.readAnswer(ctx)
 	decision := api.DecisionReject
 	switch {
@@ -348,9 +363,12 @@ func (ch *chat) approve(ctx context.Context, u api.SessionUpdate) {
 func (ch *chat) elicit(ctx context.Context, p api.ElicitationParams) api.ElicitationResult {
 	choices := elicitChoices(p.RequestedSchema)
 	var b strings.Builder
-	fmt.Fprintf(&b, "\n%s\n", p.Message)
+	b.WriteString("\n")
+	for _, l := range visible.SanitizeLines(p.Message) {
+		fmt.Fprintf(&b, "%s\n", l)
+	}
 	for i, c := range choices {
-		fmt.Fprintf(&b, "  %d) %s\n", i+1, c)
+		fmt.Fprintf(&b, "  %d) %s\n", i+1, visible.Sanitize(c))
 	}
 	b.WriteString("Answer: ")
 	ch.printErr("%s", b.String())
@@ -426,7 +444,7 @@ func containsString(list []string, s string) bool {
 	return false
 }
 
-// clip shortens s to one line of at most maxShown bytes for the stderr tool log.
+// clip shortens s to one line of at most maxShown bytes (before escaping) for the stderr tool log.
 func clip(s string) string {
 	s = strings.Join(strings.Fields(s), " ")
 	if len(s) > maxShown {
@@ -434,9 +452,22 @@ func clip(s string) string {
 		for cut > 0 && !utf8RuneStart(s[cut]) {
 			cut--
 		}
-		s = s[:cut] + "…"
+		return visible.Sanitize(s[:cut]) + "…"
 	}
-	return s
+	return visible.Sanitize(s)
+}
+
+// forTerminal escapes what a terminal would act on in model text, keeping its line breaks and tabs.
+func forTerminal(s string) string {
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		cells := strings.Split(l, "\t")
+		for j, c := range cells {
+			cells[j] = visible.Sanitize(c)
+		}
+		lines[i] = strings.Join(cells, "\t")
+	}
+	return strings.Join(lines, "\n")
 }
 
 func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }

@@ -238,11 +238,11 @@ type approver struct {
 }
 
 // RequestApproval implements agent.Approver. A tool allowed with allow_always earlier in the session is
-// allowed again without asking.
+// allowed again without asking, unless the request is marked AskEveryTime.
 func (a approver) RequestApproval(ctx context.Context, req agent.ApprovalRequest) (agent.ApprovalDecision, error) {
 	s := a.s
 	s.mu.Lock()
-	if s.always[req.ToolName] {
+	if s.always[req.ToolName] && !req.AskEveryTime {
 		s.mu.Unlock()
 		return agent.ApprovalDecision{Decision: api.DecisionAllowAlways}, nil
 	}

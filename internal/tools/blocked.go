@@ -140,11 +140,21 @@ var wrappers = map[string]bool{
 }
 
 func matchSegment(pattern, words []string) bool {
-	afterWrapper := false
-	for i, w := range words {
-		if matchProgram(pattern[0], w) && matchArgs(pattern[1:], words[i+1:]) {
+	for _, i := range programs(words) {
+		if matchProgram(pattern[0], words[i]) && matchArgs(pattern[1:], words[i+1:]) {
 			return true
 		}
+	}
+	return false
+}
+
+// programs returns the indexes of the words of a simple command that may be the program it runs: the first
+// word, and every word reached by skipping wrappers, their flags and flag values, and VAR=value assignments.
+func programs(words []string) []int {
+	var out []int
+	afterWrapper := false
+	for i, w := range words {
+		out = append(out, i)
 		// Can the program still be further right?
 		switch {
 		case wrappers[filepath.Base(w)]:
@@ -153,10 +163,10 @@ func matchSegment(pattern, words []string) bool {
 		case afterWrapper && (strings.HasPrefix(w, "-") || isNumber(w)):
 		case afterWrapper && i > 0 && strings.HasPrefix(words[i-1], "-"): // a flag's value: sudo -u root rm
 		default:
-			return false
+			return out
 		}
 	}
-	return false
+	return out
 }
 
 func matchProgram(pattern, word string) bool {

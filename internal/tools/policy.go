@@ -4,8 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/zeroclaw-go/zeroclaw/internal/visible"
 )
 
 // Level is a risk profile's level.
@@ -60,6 +63,9 @@ type Decision struct {
 	Verdict Verdict
 	Risk    Risk
 	Reason  string
+	// AskEveryTime, with Verdict Ask, means the call must be put to the user even when the tool was allowed
+	// for the rest of the session (allow_always): a shell command whose expansions the blocklist cannot check.
+	AskEveryTime bool
 }
 
 // Policy is one agent's effective risk profile, mapped from config by the agent layer. The zero Policy is
@@ -121,14 +127,17 @@ func (p Policy) Offered(all []Spec) []Spec {
 
 // classification is the risk of one call before the level is applied.
 type classification struct {
-	risk   Risk
-	hard   bool // refused at every level (blocked command, forbidden path)
-	reason string
+	risk      Risk
+	hard      bool // refused at every level (blocked command, forbidden path)
+	unchecked bool // a shell command the blocklist cannot judge: asked under supervised, whatever auto_approve says
+	reason    string
 }
 
 // Decide classifies call per the state.md §2 risk table for workspace (paths canonicalized first) and
 // applies p: readonly runs low risk and refuses the rest; supervised runs low, asks for medium unless the
 // tool is in AutoApprove, refuses high; full runs everything except blocked commands and forbidden paths.
+// A shell command that uses expansion, substitution or similar indirection (see indirection) is medium risk
+// and asked about under supervised even when shell is in AutoApprove, with AskEveryTime set.
 // AlwaysAsk turns any Run into Ask. A tool that is not offered (excluded, not allowed, unknown) and a call
 // whose arguments cannot be classified are refused. Decide only reads the filesystem (to resolve symlinks).
 func (p Policy) Decide(call Call, workspace string) Decision {
@@ -150,11 +159,12 @@ func (p Policy) Decide(call Call, workspace string) Decision {
 		switch {
 		case c.risk == RiskLow:
 			d.Verdict = Run
-		case c.risk == RiskMedium && slices.Contains(p.AutoApprove, call.Name):
+		case c.risk == RiskMedium && slices.Contains(p.AutoApprove, call.Name) && !c.unchecked:
 			d.Verdict = Run
 			d.Reason += " (auto-approved)"
 		case c.risk == RiskMedium:
 			d.Verdict = Ask
+			d.AskEveryTime = c.unchecked
 			d.Reason += ": needs approval under the supervised profile"
 		default:
 			d.Verdict = Refuse
@@ -191,6 +201,10 @@ func (p Policy) classify(call Call, workspace string) (classification, error) {
 		}
 		if pat, ok := blockedBy(p.blocked(), cmd); ok {
 			return classification{risk: RiskHigh, hard: true, reason: fmt.Sprintf("shell: blocked command (matches %q)", pat)}, nil
+		}
+		if what := indirection(cmd); what != "" {
+			return classification{risk: RiskMedium, unchecked: true,
+				reason: "shell: the command uses " + what + ", which the blocklist cannot check"}, nil
 		}
 		return classification{risk: RiskMedium, reason: "shell: command"}, nil
 	case NameFileRead, NameFileList, NameFileWrite:
@@ -283,19 +297,26 @@ func parseAsk(call Call) (askRequest, error) {
 	return askRequest{question: q, choices: a.Choices}, nil
 }
 
-// summaryLimit bounds Summary; a shell command is shown whole up to it so the user sees what they approve.
-const summaryLimit = 2000
+// Bounds of Summary, in bytes of the original text: a shell command is shown whole up to shellSummaryLimit so
+// the user sees what they approve; other summaries are cut at summaryLimit.
+const (
+	summaryLimit      = 2000
+	shellSummaryLimit = 16 << 10
+)
 
-// Summary is a short human-readable description of the call's arguments for an approval_request. It never
-// hides the tail of a command silently: a cut is marked with the number of characters left out.
+// Summary describes the call's arguments for an approval_request, for a person to judge. Every character that
+// a terminal would act on or that would not be seen is escaped (visible.Escape), so nothing can be hidden or
+// drawn over. A shell command with several lines is shown as a "shell: N lines" header followed by each line,
+// numbered, on its own line. A cut is never silent: the text ends with "… (N more bytes not shown)".
 func (p Policy) Summary(call Call) string {
-	var s string
-	switch call.Name {
-	case NameShell:
+	if call.Name == NameShell {
 		var a shellArgs
 		if decodeArgs(call.Arguments, &a) == nil && a.Command != nil {
-			s = "shell: " + *a.Command
+			return shellSummary(*a.Command)
 		}
+	}
+	var s string
+	switch call.Name {
 	case NameFileRead, NameFileList:
 		if pth, err := pathArg(call); err == nil {
 			s = call.Name + ": " + pth
@@ -317,17 +338,45 @@ func (p Policy) Summary(call Call) string {
 	if s == "" {
 		s = call.Name + " " + string(call.Arguments)
 	}
-	return clip(s, summaryLimit)
+	shown, left := clip(s, summaryLimit)
+	out := visible.Escape(shown)
+	if left > 0 {
+		out += fmt.Sprintf("… (%d more bytes not shown)", left)
+	}
+	return out
 }
 
-// clip cuts s to at most n bytes on a rune boundary and marks how much was left out.
-func clip(s string, n int) string {
+func shellSummary(command string) string {
+	shown, left := clip(command, shellSummaryLimit)
+	lines := visible.Lines(shown)
+	var b strings.Builder
+	if len(lines) == 1 {
+		b.WriteString("shell: " + lines[0])
+		if left > 0 {
+			fmt.Fprintf(&b, "… (%d more bytes not shown)", left)
+		}
+		return b.String()
+	}
+	total := strings.Count(command, "\n") + 1
+	width := len(strconv.Itoa(total))
+	fmt.Fprintf(&b, "shell: %d lines", total)
+	for i, l := range lines {
+		fmt.Fprintf(&b, "\n  %*d| %s", width, i+1, l)
+	}
+	if left > 0 {
+		fmt.Fprintf(&b, "\n… (%d more bytes not shown)", left)
+	}
+	return b.String()
+}
+
+// clip cuts s to at most n bytes on a rune boundary and returns the kept part and the number of bytes left out.
+func clip(s string, n int) (string, int) {
 	if len(s) <= n {
-		return s
+		return s, 0
 	}
 	cut := n
 	for cut > 0 && !utf8.RuneStart(s[cut]) {
 		cut--
 	}
-	return fmt.Sprintf("%s… [+%d bytes]", s[:cut], len(s)-cut)
+	return s[:cut], len(s) - cut
 }

@@ -2,6 +2,7 @@ package tools
 
 import (
 	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -237,10 +238,68 @@ func TestSummary(t *testing.T) {
 			t.Errorf("Summary(%s) = %q, want %q", tc.c.Arguments, got, tc.want)
 		}
 	}
+	// A shell command is shown whole well past the limit of other summaries.
 	long := "echo " + strings.Repeat("é", 1500) + "; rm -rf ~/important"
-	got := p.Summary(call("shell", map[string]any{"command": long}))
-	if len(got) > summaryLimit+40 || !strings.Contains(got, "bytes]") || !strings.HasPrefix(got, "shell: echo é") {
-		t.Fatalf("long summary not clipped with a marker: %d bytes, tail %q", len(got), got[len(got)-30:])
+	if got := p.Summary(call("shell", map[string]any{"command": long})); got != "shell: "+long {
+		t.Fatalf("a 3 KB command is not shown whole: %d bytes, tail %q", len(got), got[len(got)-30:])
+	}
+	// Other summaries are cut at summaryLimit on a rune boundary, and the cut is said.
+	got := p.Summary(call("ask_user", map[string]any{"question": strings.Repeat("é", 1500) + " and the end"}))
+	if len(got) > summaryLimit+40 || !strings.HasSuffix(got, "… (1022 more bytes not shown)") || !strings.HasPrefix(got, "ask_user: éé") {
+		t.Fatalf("long summary not clipped with a marker: %d bytes, tail %q", len(got), got[len(got)-40:])
+	}
+}
+
+// Everything shown for approval is escaped: the user reads what would run, control characters included.
+func TestSummaryEscapes(t *testing.T) {
+	var p Policy
+	cases := []struct {
+		name string
+		c    Call
+		want string
+	}{
+		{"terminal spoof", call("shell", map[string]any{"command": "echo PWNED > marker #\r\x1b[6A\x1b[J[tool shell] {\"command\":\"ls -la\"}..."}),
+			`shell: echo PWNED > marker #\r\x1b[6A\x1b[J[tool shell] {"command":"ls -la"}...`},
+		{"literal backslash stays distinct", call("shell", map[string]any{"command": `printf 'a\x1b\n'`}), `shell: printf 'a\\x1b\\n'`},
+		{"bidi override", call("shell", map[string]any{"command": "echo \u202eevil\u202c ok"}), `shell: echo \u202eevil\u202c ok`},
+		{"zero width and no-break space", call("shell", map[string]any{"command": "r\u200bm\u00a0x"}), `shell: r\u200bm\u00a0x`},
+		{"multi-line: every line shown", call("shell", map[string]any{"command": "echo one\nrm x\x1b[2K\n\necho \\\n"}),
+			"shell: 5 lines\n  1| echo one\n  2| rm x\\x1b[2K\n  3| \n  4| echo \\\\\n  5| "},
+		{"carriage return cannot hide a line", call("shell", map[string]any{"command": "rm -rf ~/x\r\necho hi"}),
+			"shell: 2 lines\n  1| rm -rf ~/x\\r\n  2| echo hi"},
+		{"file_write path", call("file_write", map[string]any{"path": "a\x1b[2K.txt", "content": "x"}), `file_write: a\x1b[2K.txt (1 bytes)`},
+		{"file_read path", call("file_read", map[string]any{"path": "\u202etxt.sh"}), `file_read: \u202etxt.sh`},
+		{"ask_user question and choices", call("ask_user", map[string]any{"question": "ok?\n\x1b[8m", "choices": []string{"y\r", "n"}}),
+			`ask_user: ok?\n\x1b[8m [y\r | n]`},
+		{"unparsed arguments", Call{Name: "shell", Arguments: json.RawMessage("{\"cmd\":\"\u202e\"}")}, `shell {"cmd":"\u202e"}`},
+	}
+	for _, tc := range cases {
+		if got := p.Summary(tc.c); got != tc.want {
+			t.Errorf("%s: Summary =\n%s\nwant\n%s", tc.name, got, tc.want)
+		}
+	}
+}
+
+// A shell command longer than the shell summary limit is cut on a character boundary before escaping (never
+// inside an escape), the cut is said with the number of bytes left out, and the line count covers the whole
+// command.
+func TestSummaryLongShellCommand(t *testing.T) {
+	var p Policy
+	cmd := strings.Repeat("\x1b", shellSummaryLimit+100)
+	got := p.Summary(call("shell", map[string]any{"command": cmd}))
+	want := "shell: " + strings.Repeat(`\x1b`, shellSummaryLimit) + "… (100 more bytes not shown)"
+	if got != want {
+		t.Fatalf("Summary of %d escape characters: %d bytes, tail %q", len(cmd), len(got), got[len(got)-60:])
+	}
+
+	lines := strings.Repeat("echo ok\n", shellSummaryLimit/8) + "rm -rf ~/hidden-at-the-end"
+	got = p.Summary(call("shell", map[string]any{"command": lines}))
+	head, _, _ := strings.Cut(got, "\n")
+	if head != fmt.Sprintf("shell: %d lines", shellSummaryLimit/8+1) || !strings.HasSuffix(got, "\n… (26 more bytes not shown)") {
+		t.Fatalf("Summary of a long multi-line command: head %q, tail %q", head, got[len(got)-60:])
+	}
+	if strings.Contains(got, "hidden-at-the-end") {
+		t.Fatal("the text past the limit is shown")
 	}
 }
 
