@@ -3,10 +3,10 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"slices"
-	"sort"
 	"strings"
 	"testing"
 )
@@ -20,24 +20,26 @@ const module = "github.com/zeroclaw-go/zeroclaw/"
 // missing from it (or listed but gone) fails. Files built only for another OS count: the tree is listed for
 // every GOOS in layoutOSes.
 var imports = map[string][]string{
-	"cmd/zeroclaw":      {"internal/cli"},
-	"internal/cli":      {"internal/daemon", "internal/api", "internal/jsonrpc", "internal/install", "internal/config", "internal/secrets"},
-	"internal/daemon":   {"internal/api", "internal/auth", "internal/jsonrpc", "internal/rpc", "internal/install", "internal/config", "internal/secrets", "internal/session", "internal/store"},
-	"internal/rpc":      {"internal/api", "internal/auth", "internal/jsonrpc", "internal/config", "internal/session"},
-	"internal/auth":     {"internal/config"},
-	"internal/session":  {"internal/api", "internal/agent", "internal/store", "internal/config"},
-	"internal/agent":    {"internal/api", "internal/provider", "internal/tools", "internal/store", "internal/config"},
-	"internal/config":   {"internal/secrets", "github.com/pelletier/go-toml/v2", "github.com/pelletier/go-toml/v2/unstable"},
-	"internal/secrets":  {"golang.org/x/crypto/chacha20poly1305"},
-	"internal/install":  {"golang.org/x/sys/unix", "golang.org/x/sys/windows", "github.com/Microsoft/go-winio"},
-	"internal/store":    {"modernc.org/sqlite"},
-	"internal/tools":    {"golang.org/x/sys/unix"},
-	"internal/api":      {},
-	"internal/jsonrpc":  {},
-	"internal/provider": {},
-	"internal/rpctest":  {"internal/daemon", "internal/install"},
-	"internal/e2e":      {},
-	"scripts/startup":   {},
+	"cmd/zeroclaw":                       {"internal/cli"},
+	"internal/cli":                       {"internal/daemon", "internal/api", "internal/jsonrpc", "internal/install", "internal/config", "internal/secrets"},
+	"internal/daemon":                    {"internal/api", "internal/auth", "internal/jsonrpc", "internal/rpc", "internal/install", "internal/config", "internal/secrets", "internal/session", "internal/store"},
+	"internal/rpc":                       {"internal/api", "internal/auth", "internal/jsonrpc", "internal/config", "internal/session"},
+	"internal/auth":                      {"internal/config"},
+	"internal/session":                   {"internal/api", "internal/agent", "internal/store", "internal/config"},
+	"internal/agent":                     {"internal/api", "internal/provider", "internal/tools", "internal/store", "internal/config"},
+	"internal/config":                    {"internal/secrets", "internal/atomicfile", "github.com/pelletier/go-toml/v2", "github.com/pelletier/go-toml/v2/unstable"},
+	"internal/secrets":                   {"internal/atomicfile", "golang.org/x/crypto/chacha20poly1305"},
+	"internal/install":                   {"internal/atomicfile", "golang.org/x/sys/unix", "golang.org/x/sys/windows", "github.com/Microsoft/go-winio"},
+	"internal/store":                     {"internal/atomicfile", "modernc.org/sqlite"},
+	"internal/tools":                     {"internal/atomicfile", "golang.org/x/sys/unix"},
+	"internal/atomicfile":                {},
+	"internal/atomicfile/atomicfiletest": {"internal/atomicfile"},
+	"internal/api":                       {},
+	"internal/jsonrpc":                   {},
+	"internal/provider":                  {},
+	"internal/rpctest":                   {"internal/daemon", "internal/install"},
+	"internal/e2e":                       {},
+	"scripts/startup":                    {},
 }
 
 // layoutOSes are the targets whose files are checked; each has files built for it alone.
@@ -66,13 +68,13 @@ func TestDependencyDirection(t *testing.T) {
 // checkLayout compares the declared edges with the used ones and returns every difference.
 func checkLayout(declared map[string][]string, used map[string]map[string]bool) []string {
 	var problems []string
-	for _, pkg := range sortedKeys(used) {
+	for _, pkg := range slices.Sorted(maps.Keys(used)) {
 		allowed, ok := declared[pkg]
 		if !ok {
 			problems = append(problems, fmt.Sprintf("package %s is not in the imports table: add it with the edges it has", pkg))
 			continue
 		}
-		for _, imp := range sortedKeys(used[pkg]) {
+		for _, imp := range slices.Sorted(maps.Keys(used[pkg])) {
 			if !slices.Contains(allowed, imp) {
 				problems = append(problems, fmt.Sprintf("forbidden import edge: %s imports %s", pkg, imp))
 			}
@@ -83,7 +85,7 @@ func checkLayout(declared map[string][]string, used map[string]map[string]bool) 
 			}
 		}
 	}
-	for _, pkg := range sortedKeys(declared) {
+	for _, pkg := range slices.Sorted(maps.Keys(declared)) {
 		if _, ok := used[pkg]; !ok {
 			problems = append(problems, fmt.Sprintf("package %s is in the imports table but not in the tree", pkg))
 		}
@@ -135,15 +137,6 @@ func listImports(t *testing.T, goos string) map[string][]string {
 func standard(path string) bool {
 	first, _, _ := strings.Cut(path, "/")
 	return !strings.Contains(first, ".")
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // The checker itself: every kind of difference is reported, and an exact table passes.
