@@ -2,79 +2,166 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
+	"maps"
+	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 )
 
 const module = "github.com/zeroclaw-go/zeroclaw/"
 
-// allowedImports lists, for each package of the module, the module packages it may import directly. The tree's
-// dependency direction is cmd → cli → daemon → domains → {api, jsonrpc, store, config}; leaves import no
-// siblings. A package missing from this table fails the test so that every new package states its edges.
-var allowedImports = map[string][]string{
-	"cmd/zeroclaw":      {"internal/cli"},
-	"internal/cli":      {"internal/daemon", "internal/api", "internal/jsonrpc", "internal/install", "internal/config", "internal/secrets", "internal/visible"},
-	"internal/daemon":   {"internal/api", "internal/jsonrpc", "internal/rpc", "internal/install", "internal/config", "internal/secrets", "internal/session", "internal/agent", "internal/store", "internal/provider", "internal/tools"},
-	"internal/rpc":      {"internal/api", "internal/jsonrpc", "internal/config", "internal/session", "internal/secrets"},
-	"internal/session":  {"internal/api", "internal/agent", "internal/store", "internal/config"},
-	"internal/agent":    {"internal/api", "internal/provider", "internal/tools", "internal/store", "internal/config", "internal/visible"},
-	"internal/config":   {"internal/secrets"},
-	"internal/api":      {},
-	"internal/jsonrpc":  {},
-	"internal/install":  {},
-	"internal/secrets":  {},
-	"internal/store":    {},
-	"internal/provider": {},
-	"internal/tools":    {"internal/visible"},
-	"internal/visible":  {},
-	"internal/rpctest":  {"internal/daemon", "internal/api", "internal/jsonrpc", "internal/install", "internal/config"},
-	"internal/e2e":      {},
-	"scripts/startup":   {},
+// imports lists, for each package of the module, exactly the packages its non-test files import, other than
+// the standard library: module packages by their path inside the module, others by their full import path. The
+// tree's dependency direction is cmd → cli → daemon → domains → {api, jsonrpc, store, config}; leaves import no
+// siblings. The table is exact: an import it does not list fails, a listed edge no file uses fails, a package
+// missing from it (or listed but gone) fails. Files built only for another OS count: the tree is listed for
+// every GOOS in layoutOSes.
+var imports = map[string][]string{
+	"cmd/zeroclaw":                       {"internal/cli"},
+	"internal/cli":                       {"internal/daemon", "internal/api", "internal/jsonrpc", "internal/install", "internal/config", "internal/secrets", "internal/visible"},
+	"internal/daemon":                    {"internal/api", "internal/auth", "internal/jsonrpc", "internal/rpc", "internal/install", "internal/config", "internal/secrets", "internal/session", "internal/store"},
+	"internal/rpc":                       {"internal/api", "internal/auth", "internal/jsonrpc", "internal/config", "internal/session"},
+	"internal/auth":                      {"internal/config"},
+	"internal/session":                   {"internal/api", "internal/agent", "internal/store", "internal/config"},
+	"internal/agent":                     {"internal/api", "internal/provider", "internal/tools", "internal/store", "internal/config", "internal/visible"},
+	"internal/config":                    {"internal/secrets", "internal/atomicfile", "github.com/pelletier/go-toml/v2", "github.com/pelletier/go-toml/v2/unstable"},
+	"internal/secrets":                   {"internal/atomicfile", "golang.org/x/crypto/chacha20poly1305"},
+	"internal/install":                   {"internal/atomicfile", "golang.org/x/sys/unix", "golang.org/x/sys/windows", "github.com/Microsoft/go-winio"},
+	"internal/store":                     {"internal/atomicfile", "modernc.org/sqlite"},
+	"internal/tools":                     {"internal/atomicfile", "internal/visible", "golang.org/x/sys/unix"},
+	"internal/visible":                   {},
+	"internal/atomicfile":                {},
+	"internal/atomicfile/atomicfiletest": {"internal/atomicfile"},
+	"internal/api":                       {},
+	"internal/jsonrpc":                   {},
+	"internal/provider":                  {},
+	"internal/rpctest":                   {"internal/daemon", "internal/install"},
+	"internal/e2e":                       {},
+	"scripts/startup":                    {},
 }
 
+// layoutOSes are the targets whose files are checked; each has files built for it alone.
+var layoutOSes = []string{"linux", "darwin", "windows"}
+
 func TestDependencyDirection(t *testing.T) {
-	out, err := exec.Command("go", "list", "-json=ImportPath,Imports,Standard", "../../...").Output()
-	if err != nil {
-		t.Fatalf("go list: %v", err)
+	used := map[string]map[string]bool{} // package → import → seen on some GOOS
+	for _, goos := range layoutOSes {
+		for pkg, imps := range listImports(t, goos) {
+			if used[pkg] == nil {
+				used[pkg] = map[string]bool{}
+			}
+			for _, imp := range imps {
+				used[pkg][imp] = true
+			}
+		}
 	}
+	if len(used) < 10 {
+		t.Fatalf("go list saw only %d module packages; the check is not looking at the tree", len(used))
+	}
+	for _, problem := range checkLayout(imports, used) {
+		t.Error(problem)
+	}
+}
+
+// checkLayout compares the declared edges with the used ones and returns every difference.
+func checkLayout(declared map[string][]string, used map[string]map[string]bool) []string {
+	var problems []string
+	for _, pkg := range slices.Sorted(maps.Keys(used)) {
+		allowed, ok := declared[pkg]
+		if !ok {
+			problems = append(problems, fmt.Sprintf("package %s is not in the imports table: add it with the edges it has", pkg))
+			continue
+		}
+		for _, imp := range slices.Sorted(maps.Keys(used[pkg])) {
+			if !slices.Contains(allowed, imp) {
+				problems = append(problems, fmt.Sprintf("forbidden import edge: %s imports %s", pkg, imp))
+			}
+		}
+		for _, imp := range allowed {
+			if !used[pkg][imp] {
+				problems = append(problems, fmt.Sprintf("unused edge: %s is allowed to import %s but no file does; remove it from the table", pkg, imp))
+			}
+		}
+	}
+	for _, pkg := range slices.Sorted(maps.Keys(declared)) {
+		if _, ok := used[pkg]; !ok {
+			problems = append(problems, fmt.Sprintf("package %s is in the imports table but not in the tree", pkg))
+		}
+	}
+	return problems
+}
+
+// listImports returns, for each module package built for goos, its non-standard imports (module packages
+// relative to the module).
+func listImports(t *testing.T, goos string) map[string][]string {
+	t.Helper()
+	cmd := exec.Command("go", "list", "-e", "-json=ImportPath,Imports,Error", "../../...")
+	cmd.Env = append(os.Environ(), "GOOS="+goos, "CGO_ENABLED=0")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list (GOOS=%s): %v", goos, err)
+	}
+	res := map[string][]string{}
 	dec := json.NewDecoder(strings.NewReader(string(out)))
-	seen := 0
 	for dec.More() {
 		var p struct {
 			ImportPath string
 			Imports    []string
+			Error      *struct{ Err string }
 		}
 		if err := dec.Decode(&p); err != nil {
 			t.Fatal(err)
 		}
-		rel := strings.TrimPrefix(p.ImportPath, module)
-		allowed, ok := allowedImports[rel]
-		if !ok {
-			t.Errorf("package %s is not in allowedImports: add it with the edges it may have", rel)
-			continue
-		}
-		seen++
-		for _, imp := range p.Imports {
-			if !strings.HasPrefix(imp, module) {
+		if p.Error != nil {
+			// A package with no files for this GOOS is simply absent there; anything else is a broken tree.
+			if strings.Contains(p.Error.Err, "build constraints exclude all Go files") {
 				continue
 			}
-			target := strings.TrimPrefix(imp, module)
-			if !contains(allowed, target) {
-				t.Errorf("forbidden import edge: %s imports %s", rel, target)
-			}
+			t.Fatalf("go list (GOOS=%s) %s: %s", goos, p.ImportPath, p.Error.Err)
 		}
+		var imps []string
+		for _, imp := range p.Imports {
+			if standard(imp) {
+				continue
+			}
+			imps = append(imps, strings.TrimPrefix(imp, module))
+		}
+		res[strings.TrimPrefix(p.ImportPath, module)] = imps
 	}
-	if seen < 5 {
-		t.Fatalf("go list saw only %d module packages; the check is not looking at the tree", seen)
-	}
+	return res
 }
 
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
+// standard reports whether path is in the standard library: its first element has no dot.
+func standard(path string) bool {
+	first, _, _ := strings.Cut(path, "/")
+	return !strings.Contains(first, ".")
+}
+
+// The checker itself: every kind of difference is reported, and an exact table passes.
+func TestCheckLayout(t *testing.T) {
+	used := map[string]map[string]bool{
+		"a": {"b": true},
+		"b": {},
+		"c": {"b": true},
 	}
-	return false
+	exact := map[string][]string{"a": {"b"}, "b": {}, "c": {"b"}}
+	if p := checkLayout(exact, used); len(p) != 0 {
+		t.Fatalf("exact table reported %q", p)
+	}
+	loose := map[string][]string{"a": {"b", "c"}, "b": {}, "c": {}, "gone": {}}
+	got := checkLayout(loose, used)
+	want := []string{
+		"unused edge: a is allowed to import c but no file does; remove it from the table",
+		"forbidden import edge: c imports b",
+		"package gone is in the imports table but not in the tree",
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("problems\n got %q\nwant %q", got, want)
+	}
+	if p := checkLayout(map[string][]string{"a": {"b"}, "b": {}}, used); len(p) != 1 || !strings.Contains(p[0], "package c is not in the imports table") {
+		t.Fatalf("missing package: %q", p)
+	}
 }

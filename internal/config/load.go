@@ -21,7 +21,7 @@ func EnsureDefault(path string) (created bool, err error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return false, fmt.Errorf("config: %w", err)
 	}
-	return createNoClobber(osFS{}, path, DefaultTOML())
+	return createNoClobber(path, DefaultTOML())
 }
 
 // Load reads, decodes and validates the config at path, then applies ZEROCLAW_<a>__<b> overrides from environ

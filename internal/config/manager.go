@@ -13,6 +13,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/zeroclaw-go/zeroclaw/internal/atomicfile"
 	"github.com/zeroclaw-go/zeroclaw/internal/secrets"
 )
 
@@ -36,7 +37,7 @@ type Manager struct {
 	box     *secrets.Box
 	environ []string
 	log     *slog.Logger
-	fs      fileSystem
+	fs      atomicfile.FS
 
 	writeMu sync.Mutex // the config write lock
 
@@ -54,10 +55,10 @@ type snapshot struct {
 // Open loads configPath and returns its Manager. box decrypts and encrypts secret fields (nil: secrets are
 // kept as stored and written plain); environ supplies ZEROCLAW_ overrides; log receives warnings (nil: discard).
 func Open(configPath string, box *secrets.Box, environ []string, log *slog.Logger) (*Manager, error) {
-	return openWith(configPath, box, environ, log, osFS{})
+	return openWith(configPath, box, environ, log, atomicfile.OS{})
 }
 
-func openWith(configPath string, box *secrets.Box, environ []string, log *slog.Logger, fsys fileSystem) (*Manager, error) {
+func openWith(configPath string, box *secrets.Box, environ []string, log *slog.Logger, fsys atomicfile.FS) (*Manager, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}

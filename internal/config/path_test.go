@@ -2,6 +2,7 @@ package config
 
 import (
 	"errors"
+	"fmt"
 	"reflect"
 	"testing"
 	"unicode/utf8"
@@ -54,31 +55,63 @@ func TestResolve(t *testing.T) {
 	}
 }
 
-func TestGrantAllows(t *testing.T) {
+// Patterns are property paths with "*" (one segment) and a last "**" (any depth); matching grants to methods
+// and paths is internal/auth's, tested there.
+func TestPatternMatch(t *testing.T) {
 	cases := []struct {
-		grants []string
-		grant  string
-		prop   string
-		want   bool
+		pattern, prop string
+		want          bool
 	}{
-		{[]string{"admin"}, "config:update", "gateway.port", true},
-		{[]string{"admin"}, "sessions:create", "", true},
-		{[]string{"config:update"}, "config:update", "users.x.uid", true},
-		{[]string{"config:read"}, "config:update", "users.x.uid", false},
-		{[]string{"config:update:agents.*.system_prompt"}, "config:update", "agents.a.system_prompt", true},
-		{[]string{"config:update:agents.*.system_prompt"}, "config:update", "agents.a.risk_profile", false},
-		{[]string{"config:update:agents.*.system_prompt"}, "config:update", "agents.a.b.system_prompt", false},
-		{[]string{"config:update:agents.**"}, "config:update", "agents.a.workspace.path", true},
-		{[]string{"config:update:agents.**"}, "config:update", "users.a.uid", false},
-		{[]string{`config:update:providers.models.openai."gpt-4.1".*`}, "config:update", `providers.models.openai."gpt-4.1".model`, true},
-		{[]string{"config:update:agents.**"}, "config:update", "", true},
-		{[]string{"sessions:create"}, "sessions:create", "", true},
-		{[]string{"sessions:create"}, "sessions:execute", "", false},
-		{nil, "config:update", "a", false},
+		{"agents.*.system_prompt", "agents.a.system_prompt", true},
+		{"agents.*.system_prompt", "agents.a.risk_profile", false},
+		{"agents.*.system_prompt", "agents.a.b.system_prompt", false},
+		{"agents.*", "agents", false},
+		{"agents.**", "agents.a.workspace.path", true},
+		{"agents.**", "agents", true},
+		{"agents.**", "users.a.uid", false},
+		{"**", "gateway.port", true},
+		{"gateway", "gateway.port", false},
+		{"gateway.port", "gateway.port", true},
+		{`providers.models.openai."gpt-4.1".*`, `providers.models.openai."gpt-4.1".model`, true},
+		{`providers.models.openai."gpt-4.1".*`, `providers.models.openai.gpt-4.model`, false},
 	}
 	for _, c := range cases {
-		if got := GrantAllows(c.grants, c.grant, c.prop); got != c.want {
-			t.Errorf("GrantAllows(%v, %q, %q) = %v", c.grants, c.grant, c.prop, got)
+		pat, err := ParsePattern(c.pattern)
+		if err != nil {
+			t.Fatalf("ParsePattern(%q): %v", c.pattern, err)
+		}
+		p, err := ParsePath(c.prop)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := pat.Match(p); got != c.want {
+			t.Errorf("%q matches %q = %v", c.pattern, c.prop, got)
+		}
+	}
+	for _, bad := range []string{"", "agents.**.x", "**.a", `a."b`, "a..b", "agents."} {
+		if _, err := ParsePattern(bad); !errors.Is(err, ErrInvalidPath) {
+			t.Errorf("ParsePattern(%q) err = %v", bad, err)
+		}
+	}
+}
+
+// A malformed config:update pattern is refused when the config is loaded; other grants are opaque names.
+func TestCheckGrant(t *testing.T) {
+	for g, want := range map[string]string{
+		"sessions:create":              "",
+		"sessions:delete:only-mine":    "",
+		"config:update":                "",
+		"config:update:agents.**":      "",
+		"config:update:agents.*.model": "",
+		"":                             "empty grant",
+		"  ":                           "empty grant",
+		"config:update:":               `bad pattern ""`,
+		`config:update:a."b`:           `bad pattern "a.\"b"`,
+		"config:update:agents.**.x":    `pattern "agents.**.x": ** must be the last segment`,
+	} {
+		err := checkGrant(g)
+		if got := fmt.Sprint(err); (want == "" && err != nil) || (want != "" && got != want) {
+			t.Errorf("checkGrant(%q) = %v, want %q", g, err, want)
 		}
 	}
 }

@@ -8,111 +8,25 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/zeroclaw-go/zeroclaw/internal/atomicfile"
+	"github.com/zeroclaw-go/zeroclaw/internal/atomicfile/atomicfiletest"
 )
 
-// faultFS wraps the real filesystem and fails the step named fail (counted across a save).
-type faultFS struct {
-	osFS
-	fail     string
-	dirSyncs int
-}
-
-var errInjected = errors.New("injected failure")
-
-func (f *faultFS) step(name string) error {
-	if f.fail == name {
-		return errInjected
-	}
-	return nil
-}
-
-func kind(name string) string {
-	switch {
-	case strings.Contains(filepath.Base(name), ".tmp-"):
-		return "tmp"
-	case strings.HasSuffix(name, ".bak"):
-		return "bak"
-	}
-	return "config"
-}
-
-func (f *faultFS) OpenFile(name string, flag int, perm os.FileMode) (file, error) {
-	if err := f.step("open " + kind(name)); err != nil {
-		return nil, err
-	}
-	fh, err := f.osFS.OpenFile(name, flag, perm)
-	if err != nil {
-		return nil, err
-	}
-	return &faultFile{file: fh, fs: f, kind: kind(name)}, nil
-}
-
-func (f *faultFS) ReadFile(name string) ([]byte, error) {
-	if err := f.step("read " + kind(name)); err != nil {
-		return nil, err
-	}
-	return f.osFS.ReadFile(name)
-}
-
-func (f *faultFS) Rename(o, n string) error {
-	if err := f.step("rename"); err != nil {
-		return err
-	}
-	return f.osFS.Rename(o, n)
-}
-
-func (f *faultFS) SyncDir(dir string) error {
-	f.dirSyncs++
-	if f.dirSyncs == 1 {
-		if err := f.step("syncdir before"); err != nil {
-			return err
-		}
-	} else if err := f.step("syncdir after"); err != nil {
-		return err
-	}
-	return f.osFS.SyncDir(dir)
-}
-
-type faultFile struct {
-	file
-	fs   *faultFS
-	kind string
-}
-
-func (f *faultFile) Write(b []byte) (int, error) {
-	if err := f.fs.step("write " + f.kind); err != nil {
-		return 0, err
-	}
-	return f.file.Write(b)
-}
-
-func (f *faultFile) Sync() error {
-	if err := f.fs.step("sync " + f.kind); err != nil {
-		return err
-	}
-	return f.file.Sync()
-}
-
-func (f *faultFile) Close() error {
-	err := f.file.Close()
-	if ferr := f.fs.step("close " + f.kind); ferr != nil {
-		return ferr
-	}
-	return err
-}
-
 func TestAtomicSaveFailurePoints(t *testing.T) {
-	before := []string{"open tmp", "write tmp", "sync tmp", "close tmp", "open bak", "write bak", "sync bak", "close bak",
-		"syncdir before", "rename"}
-	for _, step := range append(before, "syncdir after", "") {
+	// Every step of a save (atomicfiletest names them); "syncdir 1" is the sync before the rename, "syncdir 2"
+	// the one after it.
+	before := []string{"open tmp", "chmod tmp", "write tmp", "sync tmp", "close tmp", "open bak", "chmod bak",
+		"write bak", "sync bak", "close bak", "syncdir 1", "rename"}
+	for _, step := range append(before, "syncdir 2", "") {
 		t.Run(strings.ReplaceAll(step, " ", "_"), func(t *testing.T) {
 			path := writeConfig(t, commentedConfig)
-			fsys := &faultFS{}
+			fsys := &atomicfiletest.FaultFS{}
 			m, err := openWith(path, nil, nil, nil, fsys)
 			if err != nil {
 				t.Fatal(err)
 			}
-			fsys.fail = step
+			fsys.Fail = step
 			_, err = m.Set(t.Context(), "gateway.port", json.RawMessage(`9000`), nil)
 			text := readFile(t, path)
 			entries, _ := os.ReadDir(filepath.Dir(path))
@@ -121,7 +35,10 @@ func TestAtomicSaveFailurePoints(t *testing.T) {
 					t.Fatalf("temp file left behind: %s", e.Name())
 				}
 			}
-			if step == "syncdir after" || step == "" {
+			if step == "syncdir 2" || step == "" {
+				if n := countPrefix(fsys.Steps(), "syncdir "); n != 2 {
+					t.Fatalf("%d directory syncs, want one before and one after the rename", n)
+				}
 				if err != nil || m.Current().Gateway.Port != 9000 || !strings.Contains(text, "port = 9000") {
 					t.Fatalf("err %v, port %d, file:\n%s", err, m.Current().Gateway.Port, text)
 				}
@@ -131,7 +48,7 @@ func TestAtomicSaveFailurePoints(t *testing.T) {
 				}
 				return
 			}
-			if !errors.Is(err, errInjected) {
+			if !errors.Is(err, atomicfiletest.ErrInjected) {
 				t.Fatalf("err = %v", err)
 			}
 			if text != commentedConfig || m.Current().Gateway.Port != 42617 || m.Generation() != 1 {
@@ -167,33 +84,39 @@ func TestEnsureDefaultRefusesToClobberRace(t *testing.T) {
 	}
 }
 
+// A temp file a save left behind (process killed before the rename) is found by RemoveStaleTemps; other files
+// are not (atomicfile's tests cover the naming in detail).
 func TestRemoveStaleTemps(t *testing.T) {
-	dir := t.TempDir()
-	path := filepath.Join(dir, "config.toml")
-	keep := []string{path, filepath.Join(dir, "config.toml.bak"), filepath.Join(dir, ".other.tmp-1")}
-	stale := []string{filepath.Join(dir, ".config.toml.tmp-0123abcd"), filepath.Join(dir, ".config.toml.tmp-ffff")}
-	for _, p := range append(append([]string{}, keep...), stale...) {
-		if err := os.WriteFile(p, []byte("x"), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	removed, err := RemoveStaleTemps(path)
-	if err != nil {
+	path := writeConfig(t, commentedConfig)
+	fsys := &atomicfiletest.FaultFS{Fail: "rename"}
+	if err := atomicSave(fsys, nil, path, []byte("x")); !errors.Is(err, atomicfiletest.ErrInjected) {
 		t.Fatal(err)
 	}
-	if len(removed) != len(stale) {
-		t.Fatalf("removed %v, want %v", removed, stale)
+	if len(fsys.Temps()) != 1 {
+		t.Fatalf("temps %q", fsys.Temps())
 	}
-	for _, p := range stale {
-		if _, err := os.Stat(p); !os.IsNotExist(err) {
-			t.Errorf("%s still exists", p)
+	stale := fsys.Temps()[0]
+	// The failed save cleaned up; a killed process would not have: put the temp back as it was.
+	if err := os.WriteFile(stale, []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	removed, err := RemoveStaleTemps(path)
+	if err != nil || len(removed) != 1 || removed[0] != stale {
+		t.Fatalf("removed %v (%v), want [%s]", removed, err, stale)
+	}
+	if readFile(t, path) != commentedConfig || readFile(t, path+".bak") != commentedConfig {
+		t.Fatal("config or its backup removed")
+	}
+}
+
+func countPrefix(list []string, prefix string) int {
+	n := 0
+	for _, s := range list {
+		if strings.HasPrefix(s, prefix) {
+			n++
 		}
 	}
-	for _, p := range keep {
-		if _, err := os.Stat(p); err != nil {
-			t.Errorf("%s was removed: %v", p, err)
-		}
-	}
+	return n
 }
 
 // A config.toml.bak left with loose permissions by an older tool is tightened before it receives secrets.
@@ -206,7 +129,7 @@ func TestBackupIsPrivate(t *testing.T) {
 	if err := os.WriteFile(path+".bak", []byte("old"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := atomicSave(osFS{}, nil, path, []byte("schema_version = 3\n# new\n")); err != nil {
+	if err := atomicSave(atomicfile.OS{}, nil, path, []byte("schema_version = 3\n# new\n")); err != nil {
 		t.Fatal(err)
 	}
 	fi, err := os.Stat(path + ".bak")

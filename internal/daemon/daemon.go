@@ -13,10 +13,12 @@ import (
 	"net"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/zeroclaw-go/zeroclaw/internal/api"
+	"github.com/zeroclaw-go/zeroclaw/internal/auth"
 	"github.com/zeroclaw-go/zeroclaw/internal/config"
 	"github.com/zeroclaw-go/zeroclaw/internal/install"
 	"github.com/zeroclaw-go/zeroclaw/internal/jsonrpc"
@@ -327,11 +329,11 @@ func lingerRefused(nc net.Conn) {
 	_, _ = io.Copy(io.Discard, io.LimitReader(nc, refusalLingerBytes))
 }
 
-func transportOf(c install.PeerCred) string {
-	if len(c.Label) >= 5 && c.Label[:5] == "pipe:" {
-		return "pipe"
+func transportOf(c install.PeerCred) auth.Transport {
+	if strings.HasPrefix(c.Label, "pipe:") {
+		return auth.TransportPipe
 	}
-	return "unix"
+	return auth.TransportUnix
 }
 
 // admit counts a new connection, refusing it past the limit. A connection cancels a pending ephemeral exit.

@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/zeroclaw-go/zeroclaw/internal/atomicfile"
 )
 
 // LayoutSchemaVersion is the config schema_version from which the install uses the current layout; below it, a
@@ -320,7 +322,7 @@ func (m *mover) mkdirAll(dir string) error {
 
 func (m *mover) syncAll() {
 	for dir := range m.sync {
-		if err := syncDir(dir); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		if err := atomicfile.SyncDir(dir); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			m.report.Warnings = append(m.report.Warnings, fmt.Sprintf("fsync %s: %v", dir, err))
 		}
 	}
@@ -353,18 +355,6 @@ func within(path, dir string) bool {
 	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }
 
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	err = d.Sync()
-	if cerr := d.Close(); err == nil {
-		err = cerr
-	}
-	return err
-}
-
 // backup copies the legacy workspace to <root>/backup-<stamp>/legacy-workspace and returns that path. The copy
 // is made as legacy-workspace.partial and renamed once complete and fsynced, so a legacy-workspace dir is
 // always complete, even after a crash; a failed copy is removed.
@@ -388,7 +378,7 @@ func backup(root, legacy string, now time.Time) (string, error) {
 	partial := dst + ".partial"
 	err := copyTree(legacy, partial)
 	if err == nil {
-		err = syncDir(dir)
+		err = atomicfile.SyncDir(dir)
 	}
 	if err == nil {
 		err = os.Rename(partial, dst)
@@ -399,7 +389,7 @@ func backup(root, legacy string, now time.Time) (string, error) {
 	}
 	stepHook("backup " + dst)
 	for _, d := range []string{dir, root} {
-		if err := syncDir(d); err != nil {
+		if err := atomicfile.SyncDir(d); err != nil {
 			_ = os.RemoveAll(dir)
 			return "", fmt.Errorf("install: back up legacy workspace: fsync %s: %w", d, err)
 		}
@@ -444,7 +434,7 @@ func copyTree(src, dst string) error {
 		}
 		stepHook("copy " + filepath.Join(src, e.Name()))
 	}
-	if err := syncDir(dst); err != nil {
+	if err := atomicfile.SyncDir(dst); err != nil {
 		return err
 	}
 	// The mode last, so a read-only source directory does not stop its own copy from being filled.

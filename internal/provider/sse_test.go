@@ -2,11 +2,7 @@ package provider
 
 import (
 	"bytes"
-	"go/parser"
-	"go/token"
 	"io"
-	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 )
@@ -78,32 +74,4 @@ func FuzzSSEReader(f *testing.F) {
 			}
 		}
 	})
-}
-
-// TestLeafPackage keeps provider a leaf: its non-test files import only the standard library.
-func TestLeafPackage(t *testing.T) {
-	files, err := filepath.Glob("*.go")
-	if err != nil {
-		t.Fatal(err)
-	}
-	checked := 0
-	for _, name := range files {
-		if strings.HasSuffix(name, "_test.go") {
-			continue
-		}
-		f, err := parser.ParseFile(token.NewFileSet(), name, nil, parser.ImportsOnly)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, imp := range f.Imports {
-			path, _ := strconv.Unquote(imp.Path.Value)
-			if first, _, _ := strings.Cut(path, "/"); strings.Contains(first, ".") {
-				t.Errorf("%s imports %s; provider must depend on the standard library only", name, path)
-			}
-		}
-		checked++
-	}
-	if checked < 5 {
-		t.Fatalf("checked only %d files", checked)
-	}
 }

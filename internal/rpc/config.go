@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/zeroclaw-go/zeroclaw/internal/api"
+	"github.com/zeroclaw-go/zeroclaw/internal/auth"
 	"github.com/zeroclaw-go/zeroclaw/internal/config"
 	"github.com/zeroclaw-go/zeroclaw/internal/jsonrpc"
 )
@@ -13,7 +14,7 @@ import (
 // Config method grants (protocol.md §8).
 const (
 	grantConfigRead   = "config:read"
-	grantConfigUpdate = "config:update"
+	grantConfigUpdate = auth.GrantConfigUpdate
 	grantConfigReload = "config:reload"
 )
 
@@ -124,7 +125,7 @@ func (s *Server) authorizeConfig(peer *Peer) func(props []string) error {
 			return forbidden(grantConfigUpdate)
 		}
 		for i, prop := range props {
-			if !pr.allowsProp(grantConfigUpdate, prop) {
+			if !pr.AllowsPath(grantConfigUpdate, prop) {
 				return jsonrpc.NewError(api.CodeForbidden, fmt.Sprintf("Forbidden: no permission to update %s", prop),
 					map[string]any{"index": i, "prop": prop, "grant": grantConfigUpdate})
 			}

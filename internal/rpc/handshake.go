@@ -40,7 +40,7 @@ func (s *Server) initialize(_ context.Context, p *Peer, raw json.RawMessage) (an
 		tuiID = s.opts.NewTUIID()
 	}
 	var env map[string]string
-	if principal.Admin && p.Info.Transport != "wss" {
+	if principal.Admin && p.Info.Transport.Local() {
 		env = params.Env
 	}
 	p.mu.Lock()
@@ -129,7 +129,7 @@ func (s *Server) tuiList(_ context.Context, _ *Peer, _ *noParams) (api.TUIListRe
 			TUIID:       p.TUIID(),
 			ConnectedAt: p.ConnectedAt.UTC().Format(time.RFC3339),
 			PeerLabel:   p.Info.Label,
-			Transport:   p.Info.Transport,
+			Transport:   string(p.Info.Transport),
 		})
 	}
 	return out, nil

@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/zeroclaw-go/zeroclaw/internal/auth"
 	"github.com/zeroclaw-go/zeroclaw/internal/jsonrpc"
 )
 
@@ -14,7 +15,7 @@ type PeerInfo struct {
 	PID       int
 	UID       int    // -1 when unknown (Windows pipes)
 	Label     string // "unix:pid=<pid>,uid=<uid>" or "pipe:local"
-	Transport string // "unix" or "pipe"
+	Transport auth.Transport
 }
 
 // Peer is the state of one connection: its transport identity, and what initialize bound to it.
@@ -31,7 +32,7 @@ type Peer struct {
 	tuiID       string
 	elicitation bool
 	env         map[string]string
-	principal   *Principal
+	principal   *auth.Principal
 }
 
 // Conn is the connection this peer speaks on; it is used to notify and to send outbound requests.
@@ -45,7 +46,7 @@ func (p *Peer) Initialized() bool {
 }
 
 // Principal is the identity bound by the last successful initialize (nil before).
-func (p *Peer) Principal() *Principal {
+func (p *Peer) Principal() *auth.Principal {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.principal

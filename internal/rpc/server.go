@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/zeroclaw-go/zeroclaw/internal/api"
+	"github.com/zeroclaw-go/zeroclaw/internal/auth"
 	"github.com/zeroclaw-go/zeroclaw/internal/config"
 	"github.com/zeroclaw-go/zeroclaw/internal/jsonrpc"
 	"github.com/zeroclaw-go/zeroclaw/internal/session"
@@ -102,7 +103,7 @@ func New(opts Options) *Server {
 		api.MethodStatus:   inline(handle("status:read", s.status)),
 		api.MethodHealth:   inline(handle("health:read", s.health)),
 		api.MethodTUIList:  inline(handle("tui:read", s.tuiList)),
-		api.MethodShutdown: handle(GrantAdmin, s.shutdown),
+		api.MethodShutdown: handle(auth.GrantAdmin, s.shutdown),
 	}
 	if opts.ConfigManager != nil {
 		s.registerConfig(opts.ConfigManager)

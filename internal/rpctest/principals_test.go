@@ -140,3 +140,22 @@ func TestUntrustedUIDRefused(t *testing.T) {
 	mustError(t, call(t, c, 1, "initialize", map[string]any{"protocol_version": 1}), -32010)
 	mustError(t, call(t, c, 2, "status", map[string]any{}), -32010)
 }
+
+// A grant with an extra scope is not the grant: holding "sessions:delete:only-mine" (a form protocol.md §8 does
+// not define) must not let a user delete sessions. Only config:update takes a scope.
+func TestScopedGrantDoesNotWidenToMethod(t *testing.T) {
+	d := Start(t, asUser("sessions:create", "sessions:delete:only-mine", "sessions:read:x", "config:read:agents.**"))
+	u := d.Dial(t)
+	u.Initialize()
+	mustResult(t, call(t, u, 1, "session/new", map[string]any{"session_id": "mine"}))
+	data := mustError(t, call(t, u, 2, "session/delete", map[string]any{"session_id": "mine"}), -32012)
+	if data["grant"] != "sessions:delete" {
+		t.Fatalf("data %v, want grant sessions:delete", data)
+	}
+	if data := mustError(t, call(t, u, 3, "session/list", map[string]any{}), -32012); data["grant"] != "sessions:read" {
+		t.Fatalf("data %v, want grant sessions:read", data)
+	}
+	if data := mustError(t, call(t, u, 4, "config/get", map[string]any{"prop": "agents"}), -32012); data["grant"] != "config:read" {
+		t.Fatalf("data %v, want grant config:read", data)
+	}
+}

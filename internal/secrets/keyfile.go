@@ -8,11 +8,11 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
-	"runtime"
 	"strings"
 
 	"golang.org/x/crypto/chacha20poly1305"
+
+	"github.com/zeroclaw-go/zeroclaw/internal/atomicfile"
 )
 
 const (
@@ -74,66 +74,20 @@ func parseKey(path string, data []byte) ([]byte, error) {
 	return key, nil
 }
 
-// createKey generates a key and publishes it at path without clobbering: it writes a 0600 temp
-// file in the same directory, fsyncs it and hard-links it into place. If another process
-// published first (EEXIST), that key wins and is returned instead.
+// createKey generates a key and publishes it at path without clobbering (atomicfile.CreateNoClobber: a 0600
+// temp file in the same directory, fsynced, hard-linked into place). If another process published first,
+// that key wins and is returned instead.
 func createKey(path string) ([]byte, error) {
 	key := make([]byte, keySize)
 	if _, err := rand.Read(key); err != nil {
 		return nil, fmt.Errorf("secrets: generate key: %w", err)
 	}
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, ".secret_key.tmp-*")
+	err := atomicfile.CreateNoClobber(path, []byte(hex.EncodeToString(key)), 0o600)
+	if errors.Is(err, fs.ErrExist) {
+		return readKey(path)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("secrets: create key file: %w", err)
 	}
-	tmpName := tmp.Name()
-	// The published key is the hard link; the temp name always goes. A failed remove leaves
-	// only a 0600 copy beside the key, so it does not fail the call.
-	defer os.Remove(tmpName)
-	if err := writeSynced(tmp, hex.EncodeToString(key)); err != nil {
-		return nil, fmt.Errorf("secrets: write key file: %w", err)
-	}
-	if err := os.Link(tmpName, path); err != nil {
-		if errors.Is(err, fs.ErrExist) {
-			return readKey(path)
-		}
-		return nil, fmt.Errorf("secrets: publish key file: %w", err)
-	}
-	_ = os.Remove(tmpName) // before the dir fsync, so the removal is durable too
-	if err := syncDir(dir); err != nil {
-		return nil, fmt.Errorf("secrets: sync key dir: %w", err)
-	}
 	return key, nil
-}
-
-func writeSynced(f *os.File, content string) error {
-	err := f.Chmod(0o600)
-	if err == nil {
-		_, err = f.WriteString(content)
-	}
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
-}
-
-// syncDir makes a directory entry change durable. Windows cannot fsync directories; NTFS
-// journals the metadata itself, so it is skipped there.
-func syncDir(dir string) error {
-	if runtime.GOOS == "windows" {
-		return nil
-	}
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	err = d.Sync()
-	if cerr := d.Close(); err == nil {
-		err = cerr
-	}
-	return err
 }

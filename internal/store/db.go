@@ -16,6 +16,8 @@ import (
 	"time"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
+
+	"github.com/zeroclaw-go/zeroclaw/internal/atomicfile"
 )
 
 //go:embed migrations
@@ -221,8 +223,9 @@ func ensureColumns(ctx context.Context, tx *sql.Tx, table string, cols [][2]stri
 }
 
 // backup writes a consistent copy of the database to dest with VACUUM INTO, which reads one snapshot while
-// writers keep going. The copy is made under a temporary name in dest's directory, fsynced and renamed, so
-// dest is either absent or complete. An existing dest is an error.
+// writers keep going. The copy is made under a temporary name in dest's directory, fsynced and hard-linked into
+// place (atomicfile.CreateNoClobberFunc), so dest is either absent or complete and an existing dest, even one
+// created meanwhile, is an error and never clobbered.
 func (d *db) backup(ctx context.Context, dest string) error {
 	if dest == "" || strings.ContainsAny(dest, "?#") {
 		return fmt.Errorf("store: backup %q: %w", dest, ErrInvalid)
@@ -230,37 +233,11 @@ func (d *db) backup(ctx context.Context, dest string) error {
 	if _, err := os.Lstat(dest); err == nil {
 		return fmt.Errorf("store: backup %s: %w", dest, fs.ErrExist)
 	}
-	dir := filepath.Dir(dest)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	if err := os.MkdirAll(filepath.Dir(dest), 0o700); err != nil {
 		return fmt.Errorf("store: backup %s: %w", dest, err)
 	}
-	// VACUUM INTO accepts an existing empty file; CreateTemp reserves a unique name for it.
-	f, err := os.CreateTemp(dir, "."+filepath.Base(dest)+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("store: backup %s: %w", dest, err)
-	}
-	tmp := f.Name()
-	if err := f.Close(); err != nil {
-		_ = os.Remove(tmp)
-		return fmt.Errorf("store: backup %s: %w", dest, err)
-	}
-	if err := d.vacuumInto(ctx, tmp); err != nil {
-		_ = os.Remove(tmp)
-		return fmt.Errorf("store: backup %s: %w", dest, err)
-	}
-	if err := syncFile(tmp); err != nil {
-		_ = os.Remove(tmp)
-		return fmt.Errorf("store: backup %s: %w", dest, err)
-	}
-	// Link rather than rename so an existing dest (created meanwhile) is never clobbered.
-	if err := os.Link(tmp, dest); err != nil {
-		_ = os.Remove(tmp)
-		return fmt.Errorf("store: backup %s: %w", dest, err)
-	}
-	if err := os.Remove(tmp); err != nil {
-		return fmt.Errorf("store: backup %s: %w", dest, err)
-	}
-	if err := syncDir(dir); err != nil {
+	// VACUUM INTO accepts an existing empty file: the reserved temp name.
+	if err := atomicfile.CreateNoClobberFunc(dest, func(tmp string) error { return d.vacuumInto(ctx, tmp) }); err != nil {
 		return fmt.Errorf("store: backup %s: %w", dest, err)
 	}
 	return nil
@@ -276,22 +253,6 @@ func (d *db) vacuumInto(ctx context.Context, out string) error {
 	c.SetMaxOpenConns(1)
 	_, err = c.ExecContext(ctx, "VACUUM INTO ?", out)
 	return errors.Join(err, c.Close())
-}
-
-func syncFile(p string) error {
-	f, err := os.Open(p)
-	if err != nil {
-		return err
-	}
-	return errors.Join(f.Sync(), f.Close())
-}
-
-func syncDir(dir string) error {
-	f, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	return errors.Join(f.Sync(), f.Close())
 }
 
 // timeLayout is RFC 3339 in UTC with a fixed nine-digit fraction, so stored timestamps sort as text.

@@ -18,6 +18,8 @@ import (
 	"sync"
 	"time"
 	"unicode/utf8"
+
+	"github.com/zeroclaw-go/zeroclaw/internal/atomicfile"
 )
 
 // Errors of the JSONL import (state.md §5). Each per-source error wraps one of these or an I/O or SQL error.
@@ -242,7 +244,7 @@ func (s *ChatStore) importSource(ctx context.Context, dir string, c candidate, n
 
 	data, err := readSynced(staged)
 	if err == nil {
-		err = syncDir(dir)
+		err = atomicfile.SyncDir(dir)
 	}
 	if err != nil {
 		// Unless an earlier run committed a receipt for it, the source goes back to where the user left it.
@@ -454,7 +456,7 @@ func restoreLive(dir, staged, live string) error {
 	if err := os.Rename(staged, live); err != nil {
 		return fmt.Errorf("restore: %w", err)
 	}
-	return syncDir(dir)
+	return atomicfile.SyncDir(dir)
 }
 
 // archiveSource is step 9: make X.jsonl.migrated hold exactly the receipt's bytes (an existing archive must
@@ -474,7 +476,7 @@ func archiveSource(dir, staged, archive, hash string, size int64) error {
 		if err := os.Link(staged, archive); err != nil {
 			return err
 		}
-		if err := syncDir(dir); err != nil {
+		if err := atomicfile.SyncDir(dir); err != nil {
 			return err
 		}
 		h, n, err := hashFile(archive)
@@ -489,5 +491,5 @@ func archiveSource(dir, staged, archive, hash string, size int64) error {
 	if err := os.Remove(staged); err != nil {
 		return err
 	}
-	return syncDir(dir)
+	return atomicfile.SyncDir(dir)
 }

@@ -2,8 +2,6 @@ package tools
 
 import (
 	"bytes"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -13,6 +11,8 @@ import (
 	"slices"
 	"strings"
 	"syscall"
+
+	"github.com/zeroclaw-go/zeroclaw/internal/atomicfile"
 )
 
 // target resolves a file_* path for execution under env's policy. Decide has already refused what policy
@@ -170,12 +170,11 @@ func writeFile(env Env, call Call) Result {
 	return Result{Output: fmt.Sprintf("wrote %d bytes to %s", len(req.content), loc.display())}
 }
 
-// atomicWrite replaces name (relative to root) with data: temp file in the same directory, fsync, rename, fsync
-// the directory. Parent directories are created. An existing file's permission bits are kept; new files get
-// 0644. Every step goes through root, so nothing lands outside it.
-func atomicWrite(root *os.Root, name string, data []byte) (err error) {
-	dir := filepath.Dir(name)
-	if err := root.MkdirAll(dir, 0o755); err != nil {
+// atomicWrite replaces name (relative to root) with data (atomicfile through root: temp file in the same
+// directory, fsync, rename, fsync the directory). Parent directories are created. An existing file's permission
+// bits are kept; new files get 0644. Every step goes through root, so nothing lands outside it.
+func atomicWrite(root *os.Root, name string, data []byte) error {
+	if err := root.MkdirAll(filepath.Dir(name), 0o755); err != nil {
 		return err
 	}
 	mode := fs.FileMode(0o644)
@@ -187,38 +186,10 @@ func atomicWrite(root *os.Root, name string, data []byte) (err error) {
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
-	var suffix [8]byte
-	_, _ = rand.Read(suffix[:]) // crypto/rand.Read never fails
-	tmpName := filepath.Join(dir, "."+filepath.Base(name)+".tmp-"+hex.EncodeToString(suffix[:]))
-	tmp, err := root.OpenFile(tmpName, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
-		return err
+	err := atomicfile.Options{FS: atomicfile.Root(root)}.WriteFile(name, data, mode)
+	if errors.Is(err, atomicfile.ErrNotDurable) {
+		// The rename is done; a failed directory fsync only weakens durability, as with config saves.
+		return nil
 	}
-	defer func() {
-		if err != nil {
-			tmp.Close()
-			_ = root.Remove(tmpName)
-		}
-	}()
-	if _, err = tmp.Write(data); err != nil {
-		return err
-	}
-	if err = tmp.Chmod(mode); err != nil {
-		return err
-	}
-	if err = tmp.Sync(); err != nil {
-		return err
-	}
-	if err = tmp.Close(); err != nil {
-		return err
-	}
-	if err = root.Rename(tmpName, name); err != nil {
-		return err
-	}
-	// The rename is done; a failed directory fsync only weakens durability, as with config saves.
-	if d, derr := root.Open(dir); derr == nil {
-		_ = d.Sync()
-		d.Close()
-	}
-	return nil
+	return err
 }
