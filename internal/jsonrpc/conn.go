@@ -72,6 +72,9 @@ type Options struct {
 	// other sequential request is queued or running it is handled on the reader goroutine, saving a handoff.
 	// Arrival order is kept either way.
 	Inline func(method string) bool
+	// Budget, shared by every connection of a server, bounds the bytes of the inbound frames they hold at once;
+	// nil => no bound beyond MaxFrameBytes per frame.
+	Budget *Budget
 	Logger *slog.Logger // nil => discard
 }
 
@@ -228,11 +231,23 @@ func (c *Conn) Serve(ctx context.Context) error {
 // error frame to send last, and Serve's error.
 func (c *Conn) readLoop(ctx context.Context) (*Error, error) {
 	r := NewReader(c.nc, c.opts.MaxFrameBytes)
-	armed := false // a frame deadline is set; only an unfinished frame arms it
+	var frameDeadline time.Time // zero unless an unfinished frame armed it
 	r.OnFrameStart = func() {
-		armed = true
-		c.setReadDeadline(time.Now().Add(c.opts.FrameTimeout))
+		frameDeadline = time.Now().Add(c.opts.FrameTimeout)
+		c.setReadDeadline(frameDeadline)
 	}
+	charge := frameCharge{b: c.opts.Budget}
+	r.Grow = func(n int) error {
+		start := time.Now()
+		waited, err := charge.grow(c.closing, n)
+		if waited && !frameDeadline.IsZero() {
+			// The time spent waiting for the budget is ours, not the peer's: it does not count against the frame.
+			frameDeadline = frameDeadline.Add(time.Since(start))
+			c.setReadDeadline(frameDeadline)
+		}
+		return err
+	}
+	defer func() { c.opts.Budget.release(charge.take()) }() // a frame cut short
 	for {
 		frame, err := r.ReadFrame()
 		if err != nil {
@@ -250,26 +265,35 @@ func (c *Conn) readLoop(ctx context.Context) (*Error, error) {
 				return nil, fmt.Errorf("jsonrpc: read: %w", err)
 			}
 		}
-		if armed {
-			armed = false
+		if !frameDeadline.IsZero() {
+			frameDeadline = time.Time{}
 			c.setReadDeadline(time.Time{}) // idle time between frames is unlimited
 		}
+		held, size := charge.take(), len(frame)
 		in := Classify(frame)
+		frame = nil // the request's params keep what is still needed
 		switch {
 		case in.Request != nil:
+			if held > 0 {
+				in.Request.release = func() { c.opts.Budget.release(held) }
+			}
 			if !c.deliver(ctx, in.Request) {
+				in.Request.ReleaseParams()
 				return nil, nil
 			}
+			continue
 		case in.Response != nil:
-			c.resolve(in.Response)
+			c.resolve(in.Response) // the waiting Call decodes the result at once
 		case in.Reply != nil:
-			c.log.Debug("jsonrpc: invalid frame", "code", in.Reply.Code, "reason", in.Reply.Message, "bytes", len(frame))
+			c.log.Debug("jsonrpc: invalid frame", "code", in.Reply.Code, "reason", in.Reply.Message, "bytes", size)
 			if err := c.q.push(c.closing, appendError(nil, in.ReplyID, in.Reply), false); err != nil {
+				c.opts.Budget.release(held)
 				return nil, nil
 			}
 		case in.Drop:
-			c.log.Warn("jsonrpc: dropped invalid response", "bytes", len(frame))
+			c.log.Warn("jsonrpc: dropped invalid response", "bytes", size)
 		}
+		c.opts.Budget.release(held)
 	}
 }
 
@@ -312,9 +336,10 @@ func (c *Conn) dispatchLoop(ctx context.Context, done chan<- struct{}) {
 	}
 }
 
-// handle runs the handler for one request and queues its response.
+// handle runs the handler for one request, releases its frame and queues its response.
 func (c *Conn) handle(ctx context.Context, req *Request) {
 	result, err := c.invoke(ctx, req)
+	req.ReleaseParams()
 	if req.IsNotification() {
 		if err != nil {
 			c.log.Debug("jsonrpc: notification handler failed", "method", req.Method, "err", err)
