@@ -58,6 +58,14 @@ func decodeParams(raw json.RawMessage, dst any) error {
 	return nil
 }
 
+// nonNegative refuses a negative count or index (0 keeps its documented meaning, e.g. "no limit").
+func nonNegative(name string, v int) error {
+	if v < 0 {
+		return invalidParams(fmt.Sprintf("invalid params: %s must not be negative, got %d", name, v))
+	}
+	return nil
+}
+
 func invalidParams(msg string) *jsonrpc.Error {
 	return jsonrpc.NewError(api.CodeInvalidParams, msg, nil)
 }
