@@ -180,10 +180,10 @@ func (c *Conn) Close() error {
 // Serve runs the connection until the peer closes, an I/O error, a framing limit, Close, or ctx is
 // cancelled. On the way out it cancels the ctx given to handlers, lets the dispatcher finish the requests
 // already read, waits for every handler goroutine, writes a terminal error frame if a limit was hit, flushes
-// the queued frames (each bounded by WriteTimeout; after a write stall, all of those queued before it within one
-// more WriteTimeout), fails pending Calls with ErrClosed and closes the socket; Done is closed last. It returns nil for a peer EOF or Close, ErrFrameTooLarge or ErrFrameTimeout
-// for a framing limit, else the read or write error. Serve may be called once; a second call, or a call
-// after Close, returns ErrClosed.
+// the queued frames (each bounded by WriteTimeout; after a write stall, those queued before it, within one
+// more WriteTimeout in all), fails pending Calls with ErrClosed and closes the socket; Done is closed last.
+// It returns nil for a peer EOF or Close, ErrFrameTooLarge or ErrFrameTimeout for a framing limit, else the
+// read or write error. Serve may be called once; a second call, or a call after Close, returns ErrClosed.
 func (c *Conn) Serve(ctx context.Context) error {
 	c.mu.Lock()
 	if c.served {
@@ -276,8 +276,7 @@ func (c *Conn) readLoop(ctx context.Context) (*Error, error) {
 			c.setReadDeadline(time.Time{}) // idle time between frames is unlimited
 		}
 		held, size := charge.take(), len(frame)
-		in := Classify(frame)
-		frame = nil // the request's params keep what is still needed
+		in := Classify(frame) // not a copy: a request's params are a slice of frame
 		switch {
 		case in.Request != nil:
 			if held > 0 {
