@@ -156,6 +156,8 @@ type RPCConfig struct {
 	InitializeTimeoutMS int `toml:"initialize_timeout_ms"`
 	FrameTimeoutMS      int `toml:"frame_timeout_ms"`
 	WriteTimeoutMS      int `toml:"write_timeout_ms"`
+	// MaxInflightFrameBytes bounds the bytes of inbound frames held at once across all connections.
+	MaxInflightFrameBytes int `toml:"max_inflight_frame_bytes"`
 }
 
 // ACPConfig is [acp].
@@ -180,7 +182,7 @@ func base() *Config {
 		Cost:          CostConfig{WarnAtPercent: 80},
 		Secrets:       SecretsConfig{Encrypt: true},
 		RPC: RPCConfig{MaxLocalConnections: 512, MaxFrameBytes: 8388608, InitializeTimeoutMS: 30000,
-			FrameTimeoutMS: 30000, WriteTimeoutMS: 30000},
+			FrameTimeoutMS: 30000, WriteTimeoutMS: 30000, MaxInflightFrameBytes: 64 << 20},
 		Security: SecurityConfig{TrustDaemonUID: true},
 	}
 }

@@ -125,7 +125,7 @@ func validate(cfg *Config, d *document, file string) (*ValidationError, []string
 	for name, val := range map[string]int{
 		"max_local_connections": cfg.RPC.MaxLocalConnections, "max_frame_bytes": cfg.RPC.MaxFrameBytes,
 		"initialize_timeout_ms": cfg.RPC.InitializeTimeoutMS, "frame_timeout_ms": cfg.RPC.FrameTimeoutMS,
-		"write_timeout_ms": cfg.RPC.WriteTimeoutMS,
+		"write_timeout_ms": cfg.RPC.WriteTimeoutMS, "max_inflight_frame_bytes": cfg.RPC.MaxInflightFrameBytes,
 	} {
 		if val <= 0 {
 			v.add(Path{"rpc", name}, "must be positive, got %d", val)

@@ -164,6 +164,7 @@ func Run(ctx context.Context, opts Options) error {
 		cfg:       cfg,
 		sessions:  sessions,
 		stores:    st,
+		frames:    jsonrpc.NewBudget(int64(cfg.Current().RPC.MaxInflightFrameBytes)),
 	}
 	d.srv = rpc.New(rpc.Options{
 		Logger: log.With("component", "rpc"),
@@ -175,6 +176,7 @@ func Run(ctx context.Context, opts Options) error {
 		Shutdown:      d.requestStop,
 		ConfigManager: cfg,
 		Sessions:      sessions,
+		FrameBudget:   d.frames,
 	})
 	log.Info("daemon listening", "component", "daemon", "endpoint", endpoint, "pid", os.Getpid(),
 		"config_dir", layout.Root, "ephemeral", opts.Ephemeral)
@@ -205,6 +207,7 @@ type daemon struct {
 	cfg       *config.Manager
 	sessions  *session.Manager
 	stores    *stores
+	frames    *jsonrpc.Budget // the bytes of inbound frames in flight, shared by every connection
 	ephemeral bool
 
 	stopOnce sync.Once
@@ -262,6 +265,7 @@ func (d *daemon) serve(ctx context.Context) error {
 		d.srv.CloseAll()
 		d.conns.Wait()
 	}
+	d.frames.Close()
 	// 4. Close the stores. 5. Remove the socket if it is still ours and release the endpoint lock; the install
 	// lock is released last, by Run.
 	d.stores.close(d.log)
@@ -284,6 +288,7 @@ func (d *daemon) acceptLoop(ctx context.Context) {
 			continue
 		}
 		lim, maxConns := d.limits()
+		d.frames.SetLimit(int64(d.cfg.Current().RPC.MaxInflightFrameBytes))
 		if !d.admit(maxConns) {
 			d.conns.Add(1)
 			go func() {

@@ -62,7 +62,9 @@ func (f HandlerFunc) Handle(ctx context.Context, c *Conn, req *Request) (any, er
 type Options struct {
 	MaxFrameBytes int           // default 8 MiB; a longer line gets -32600 frame_too_large (id null), then close
 	FrameTimeout  time.Duration // default 30 s from a frame's first byte; then -32600 frame_timeout, then close
-	WriteTimeout  time.Duration // default 30 s per frame; a peer that does not read is disconnected
+	// WriteTimeout, default 30 s per frame: a peer that does not read is disconnected (reading stops and the
+	// handlers are cancelled at once; what was already queued gets one more WriteTimeout to be flushed).
+	WriteTimeout  time.Duration
 	MaxQueueBytes int           // default 16 MiB of queued outbound frames; one larger frame is allowed alone
 	CallTimeout   time.Duration // if > 0, the timeout of Call when its ctx has no deadline
 	// Concurrent reports whether a request method runs on its own goroutine; other requests (and all
@@ -72,6 +74,9 @@ type Options struct {
 	// other sequential request is queued or running it is handled on the reader goroutine, saving a handoff.
 	// Arrival order is kept either way.
 	Inline func(method string) bool
+	// Budget, shared by every connection of a server, bounds the bytes of the inbound frames they hold at once;
+	// nil => no bound beyond MaxFrameBytes per frame.
+	Budget *Budget
 	Logger *slog.Logger // nil => discard
 }
 
@@ -117,7 +122,9 @@ type Conn struct {
 	closed     bool       // Close was called
 	readerDone bool       // no more responses can arrive: Call fails fast
 	pending    map[string]chan callResult
-	writeErr   error
+	writeErr   error     // the first write failure
+	flushBy    time.Time // after a write stall: the deadline of the final flush
+	flushErr   error     // a write failure during that flush
 }
 
 type callResult struct {
@@ -173,10 +180,10 @@ func (c *Conn) Close() error {
 // Serve runs the connection until the peer closes, an I/O error, a framing limit, Close, or ctx is
 // cancelled. On the way out it cancels the ctx given to handlers, lets the dispatcher finish the requests
 // already read, waits for every handler goroutine, writes a terminal error frame if a limit was hit, flushes
-// the queued frames (each bounded by WriteTimeout), fails pending Calls with ErrClosed and closes the
-// socket; Done is closed last. It returns nil for a peer EOF or Close, ErrFrameTooLarge or ErrFrameTimeout
-// for a framing limit, else the read or write error. Serve may be called once; a second call, or a call
-// after Close, returns ErrClosed.
+// the queued frames (each bounded by WriteTimeout; after a write stall, those queued before it, within one
+// more WriteTimeout in all), fails pending Calls with ErrClosed and closes the socket; Done is closed last.
+// It returns nil for a peer EOF or Close, ErrFrameTooLarge or ErrFrameTimeout for a framing limit, else the
+// read or write error. Serve may be called once; a second call, or a call after Close, returns ErrClosed.
 func (c *Conn) Serve(ctx context.Context) error {
 	c.mu.Lock()
 	if c.served {
@@ -211,10 +218,12 @@ func (c *Conn) Serve(ctx context.Context) error {
 	<-writerDone
 
 	c.mu.Lock()
-	werr := c.writeErr
+	werr, flushed := c.writeErr, !c.flushBy.IsZero() && c.flushErr == nil
 	c.mu.Unlock()
 	if terminal != nil && werr == nil {
-		c.linger()
+		c.linger(false)
+	} else if flushed {
+		c.linger(true)
 	}
 	_ = c.nc.Close()
 	close(c.done)
@@ -228,11 +237,23 @@ func (c *Conn) Serve(ctx context.Context) error {
 // error frame to send last, and Serve's error.
 func (c *Conn) readLoop(ctx context.Context) (*Error, error) {
 	r := NewReader(c.nc, c.opts.MaxFrameBytes)
-	armed := false // a frame deadline is set; only an unfinished frame arms it
+	var frameDeadline time.Time // zero unless an unfinished frame armed it
 	r.OnFrameStart = func() {
-		armed = true
-		c.setReadDeadline(time.Now().Add(c.opts.FrameTimeout))
+		frameDeadline = time.Now().Add(c.opts.FrameTimeout)
+		c.setReadDeadline(frameDeadline)
 	}
+	charge := frameCharge{b: c.opts.Budget}
+	r.Grow = func(n int) error {
+		start := time.Now()
+		waited, err := charge.grow(c.closing, n)
+		if waited && !frameDeadline.IsZero() {
+			// The time spent waiting for the budget is ours, not the peer's: it does not count against the frame.
+			frameDeadline = frameDeadline.Add(time.Since(start))
+			c.setReadDeadline(frameDeadline)
+		}
+		return err
+	}
+	defer func() { c.opts.Budget.release(charge.take()) }() // a frame cut short
 	for {
 		frame, err := r.ReadFrame()
 		if err != nil {
@@ -250,26 +271,34 @@ func (c *Conn) readLoop(ctx context.Context) (*Error, error) {
 				return nil, fmt.Errorf("jsonrpc: read: %w", err)
 			}
 		}
-		if armed {
-			armed = false
+		if !frameDeadline.IsZero() {
+			frameDeadline = time.Time{}
 			c.setReadDeadline(time.Time{}) // idle time between frames is unlimited
 		}
-		in := Classify(frame)
+		held, size := charge.take(), len(frame)
+		in := Classify(frame) // not a copy: a request's params are a slice of frame
 		switch {
 		case in.Request != nil:
+			if held > 0 {
+				in.Request.release = func() { c.opts.Budget.release(held) }
+			}
 			if !c.deliver(ctx, in.Request) {
+				in.Request.ReleaseParams()
 				return nil, nil
 			}
+			continue
 		case in.Response != nil:
-			c.resolve(in.Response)
+			c.resolve(in.Response) // the waiting Call decodes the result at once
 		case in.Reply != nil:
-			c.log.Debug("jsonrpc: invalid frame", "code", in.Reply.Code, "reason", in.Reply.Message, "bytes", len(frame))
+			c.log.Debug("jsonrpc: invalid frame", "code", in.Reply.Code, "reason", in.Reply.Message, "bytes", size)
 			if err := c.q.push(c.closing, appendError(nil, in.ReplyID, in.Reply), false); err != nil {
+				c.opts.Budget.release(held)
 				return nil, nil
 			}
 		case in.Drop:
-			c.log.Warn("jsonrpc: dropped invalid response", "bytes", len(frame))
+			c.log.Warn("jsonrpc: dropped invalid response", "bytes", size)
 		}
+		c.opts.Budget.release(held)
 	}
 }
 
@@ -312,9 +341,10 @@ func (c *Conn) dispatchLoop(ctx context.Context, done chan<- struct{}) {
 	}
 }
 
-// handle runs the handler for one request and queues its response.
+// handle runs the handler for one request, releases its frame and queues its response.
 func (c *Conn) handle(ctx context.Context, req *Request) {
 	result, err := c.invoke(ctx, req)
+	req.ReleaseParams()
 	if req.IsNotification() {
 		if err != nil {
 			c.log.Debug("jsonrpc: notification handler failed", "method", req.Method, "err", err)
@@ -353,21 +383,48 @@ func (c *Conn) send(stop <-chan struct{}, frame []byte) error {
 	return nil
 }
 
-// write writes one frame within WriteTimeout; a failure ends the connection. The caller holds the queue's
-// write claim.
+// write writes one frame within WriteTimeout (within the final flush's deadline after a stall); a failure ends
+// the connection. The caller holds the queue's write claim. It returns nil when the frame went out, or when a
+// stall left its unwritten rest first in the queue for the final flush.
 func (c *Conn) write(frame []byte) error {
-	_ = c.nc.SetWriteDeadline(time.Now().Add(c.opts.WriteTimeout))
-	_, err := c.nc.Write(frame)
-	if err != nil {
-		c.mu.Lock()
-		if c.writeErr == nil {
-			c.writeErr = err
-		}
-		c.mu.Unlock()
-		c.q.close(true)
-		_ = c.Close()
+	c.mu.Lock()
+	deadline := c.flushBy
+	c.mu.Unlock()
+	if deadline.IsZero() {
+		deadline = time.Now().Add(c.opts.WriteTimeout)
 	}
-	return err
+	_ = c.nc.SetWriteDeadline(deadline)
+	n, err := c.nc.Write(frame)
+	if err != nil && !c.writeFailed(frame[n:], err) {
+		return err
+	}
+	return nil
+}
+
+// writeFailed ends the connection after a failed write. The first write stall (the peer stopped reading) stops
+// reading and cancels the handlers at once, but what was queued until then (rest, the unwritten end of the
+// torn frame, first) is still flushed for one more WriteTimeout: a peer that resumes reading in time gets every
+// frame produced before the close, then EOF. Frames produced after it are refused (ErrClosed). Any other
+// failure, or a second one, drops the queue. It reports whether rest was queued.
+func (c *Conn) writeFailed(rest []byte, err error) bool {
+	c.mu.Lock()
+	flush := c.writeErr == nil && errors.Is(err, os.ErrDeadlineExceeded)
+	switch {
+	case c.writeErr == nil:
+		c.writeErr = err
+	case c.flushErr == nil:
+		c.flushErr = err
+	}
+	if flush {
+		c.flushBy = time.Now().Add(c.opts.WriteTimeout)
+	}
+	c.mu.Unlock()
+	if flush {
+		c.q.pushFront(rest)
+	}
+	c.q.close(!flush)
+	_ = c.Close()
+	return flush
 }
 
 // invoke calls the handler, turning a panic into an error so one bad request cannot kill the daemon.
@@ -387,21 +444,24 @@ func (c *Conn) writeLoop(done chan<- struct{}) {
 		if !ok {
 			return
 		}
-		err := c.write(frame)
+		_ = c.write(frame) // a failure closes the queue: next reports false once it is empty
 		c.q.release(len(frame))
-		if err != nil {
-			return
-		}
 	}
 }
 
 // linger half-closes the socket and discards what the peer still sends (bounded in time and bytes) so the
-// peer reads our last frame and then a clean EOF instead of a connection reset.
-func (c *Conn) linger() {
+// peer reads our last frame and then a clean EOF instead of a connection reset. afterStall: the connection was
+// closed for a write stall and its queue flushed.
+func (c *Conn) linger(afterStall bool) {
 	if cw, ok := c.nc.(interface{ CloseWrite() error }); ok {
 		_ = cw.CloseWrite()
 	}
-	c.setReadDeadline(time.Now().Add(min(c.opts.WriteTimeout, maxLinger)))
+	deadline := time.Now().Add(min(c.opts.WriteTimeout, maxLinger))
+	if afterStall {
+		_ = c.nc.SetReadDeadline(deadline) // replaces the past deadline with which the stall's Close stopped the reader
+	} else {
+		c.setReadDeadline(deadline)
+	}
 	_, _ = io.Copy(io.Discard, io.LimitReader(c.nc, int64(max(2*c.opts.MaxFrameBytes, minLingerBytes))))
 }
 

@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -161,6 +162,48 @@ func TestConnWriteStall(t *testing.T) {
 	if err := p.srv.Notify("x", nil); !errors.Is(err, ErrClosed) {
 		t.Errorf("Notify after close = %v", err)
 	}
+}
+
+// A client closed for a write stall still gets what was queued for it before the close: the connection stops
+// reading and cancels its handlers at once, but flushes its queue (the torn frame first) for one more write
+// timeout, so a client that resumes reading in time receives every reply, then EOF.
+func TestConnWriteStallFlushesQueued(t *testing.T) {
+	const n = 100
+	h := HandlerFunc(func(ctx context.Context, c *Conn, req *Request) (any, error) {
+		return map[string]string{"pad": strings.Repeat("r", 16<<10)}, nil // 100 of them overflow the socket buffers
+	})
+	p := newPair(t, h, Options{WriteTimeout: time.Second, Concurrent: func(string) bool { return true }})
+	var reqs strings.Builder
+	for i := range n {
+		fmt.Fprintf(&reqs, `{"jsonrpc":"2.0","id":%d,"method":"m"}`+"\n", i)
+	}
+	p.send(strings.TrimSuffix(reqs.String(), "\n"))
+	// The client does not read until the connection has given up on it.
+	eventually(t, "the stall close", p.srv.isClosed)
+	want := `{"jsonrpc":"2.0","id":%d,"result":{"pad":"` + strings.Repeat("r", 16<<10) + `"}}`
+	seen := map[string]bool{}
+	for range n {
+		line := p.recv()
+		id := string(frame(t, line)["id"])
+		if line != fmt.Sprintf(want, mustAtoi(t, id)) || seen[id] {
+			t.Fatalf("reply %d: %.80q", len(seen), line)
+		}
+		seen[id] = true
+	}
+	p.recvEOF()
+	_ = p.client.Close()
+	if err := p.serveResult(); !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Errorf("Serve = %v, want the write stall", err)
+	}
+}
+
+func mustAtoi(t *testing.T, s string) int {
+	t.Helper()
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		t.Fatalf("id %q: %v", s, err)
+	}
+	return n
 }
 
 func TestConnCall(t *testing.T) {

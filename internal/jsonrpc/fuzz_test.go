@@ -158,3 +158,39 @@ func FuzzReader(f *testing.F) {
 		}
 	})
 }
+
+// Members must agree with encoding/json's map decoding (last value of a repeated key wins) on every valid object.
+func FuzzMembers(f *testing.F) {
+	for _, s := range seedFrames {
+		f.Add([]byte(s))
+	}
+	f.Add([]byte(` { "a\u0062" : [1, {"x":"}]\""}] , "a":  -1.5e3 ,"\ud83d\ude00":true,"n":null, "s":"a\\\"b" } `))
+	f.Add([]byte("{\"\xff\":1}"))
+	f.Fuzz(func(t *testing.T, obj []byte) {
+		if !json.Valid(obj) {
+			return
+		}
+		var want map[string]json.RawMessage
+		if err := json.Unmarshal(obj, &want); err != nil || want == nil {
+			for k, v := range Members(obj) {
+				t.Fatalf("Members of non-object %q yielded %q: %q", obj, k, v)
+			}
+			return
+		}
+		got := map[string]json.RawMessage{}
+		for k, v := range Members(obj) {
+			if cap(v) != len(v) {
+				t.Fatalf("value %q of %q has spare capacity", v, k)
+			}
+			got[k] = v
+		}
+		if len(got) != len(want) {
+			t.Fatalf("%q: Members gave %d keys, encoding/json %d", obj, len(got), len(want))
+		}
+		for k, v := range want {
+			if !bytes.Equal(got[k], v) {
+				t.Fatalf("%q: key %q: Members %q, encoding/json %q", obj, k, got[k], v)
+			}
+		}
+	})
+}

@@ -54,6 +54,19 @@ func (q *outQueue) push(stop <-chan struct{}, frame []byte, force bool) error {
 	return nil
 }
 
+// pushFront puts frame (the unwritten rest of a frame whose write stalled) before every queued frame, even on
+// a closed queue: it must go out first. The caller holds the write claim. An empty frame is ignored.
+func (q *outQueue) pushFront(frame []byte) {
+	if len(frame) == 0 {
+		return
+	}
+	q.mu.Lock()
+	q.frames = append([][]byte{frame}, q.frames...)
+	q.bytes += len(frame)
+	q.mu.Unlock()
+	q.wake()
+}
+
 // claim takes the socket for a direct write of n bytes when Serve has started and nothing is queued or being
 // written; the caller must write and then call release(n). It reports false when the frame must be queued.
 func (q *outQueue) claim(n int) bool {

@@ -29,6 +29,10 @@ type Reader struct {
 	// call it). Conn uses it to arm the unfinished-frame deadline, so
 	// idle time (and blank lines) between frames is not limited.
 	OnFrameStart func()
+	// Grow, if set, is called before the frame's buffer grows, with the bytes it is about to add (the buffer is
+	// per frame and handed to the caller with it). It may block; an error ends the Reader with that error.
+	// Conn uses it to charge large frames to its Budget.
+	Grow func(n int) error
 
 	br  *bufio.Reader
 	max int
@@ -89,7 +93,19 @@ func (r *Reader) ReadFrame() ([]byte, error) {
 				r.err = ErrFrameTooLarge
 				return nil, r.err
 			}
-			buf = appendBounded(buf, seg, r.max+1)
+			if need := len(buf) + len(seg); need > cap(buf) {
+				c := growCap(cap(buf), need, r.max+1)
+				if r.Grow != nil {
+					if err := r.Grow(c - cap(buf)); err != nil {
+						r.err = err
+						return nil, err
+					}
+				}
+				nb := make([]byte, len(buf), c)
+				copy(nb, buf)
+				buf = nb
+			}
+			buf = append(buf, seg...)
 		}
 		consumed := len(chunk)
 		if nl >= 0 {
@@ -119,16 +135,8 @@ func (r *Reader) finish(line []byte) ([]byte, error) {
 	return line, nil
 }
 
-// appendBounded appends seg to buf, growing the capacity geometrically but never beyond limit, so a frame
-// near the limit does not allocate twice the limit.
-func appendBounded(buf, seg []byte, limit int) []byte {
-	need := len(buf) + len(seg)
-	if need > cap(buf) {
-		c := max(2*cap(buf), need, 512)
-		c = min(c, limit)
-		nb := make([]byte, len(buf), c)
-		copy(nb, buf)
-		buf = nb
-	}
-	return append(buf, seg...)
+// growCap is the next capacity of a frame buffer that must hold need bytes: geometric growth, but never beyond
+// limit, so a frame near the limit does not allocate twice the limit.
+func growCap(old, need, limit int) int {
+	return min(max(2*old, need, 512), limit)
 }

@@ -1,8 +1,8 @@
 package jsonrpc
 
 import (
+	"bytes"
 	"encoding/json"
-	"errors"
 	"strconv"
 )
 
@@ -15,10 +15,24 @@ type Request struct {
 	ID     json.RawMessage
 	Method string
 	Params json.RawMessage
+
+	release func() // returns the frame's Budget charge; set by Conn
 }
 
 // IsNotification reports whether the request carries no id and so expects no response.
 func (r *Request) IsNotification() bool { return r.ID == nil }
+
+// ReleaseParams tells the connection that the handler is done with Params (decoded them and keeps no
+// reference): the frame's memory is released now instead of when the handler returns, which matters for a
+// long-running handler. Params is nil afterwards. It must be called from the handler's goroutine; a second call
+// does nothing.
+func (r *Request) ReleaseParams() {
+	r.Params = nil
+	if r.release != nil {
+		r.release()
+		r.release = nil
+	}
+}
 
 // Response is a valid inbound response to one of our outbound requests. Exactly one of Result and Error is
 // set; a "result":null response has Result equal to the JSON literal null.
@@ -62,90 +76,92 @@ const (
 // null; an invalid request-shaped object gives -32600 with its id when that id is valid, else null (this
 // includes invalid notifications); an invalid response-shaped object is dropped. Keys are matched exactly
 // (case-sensitive). A key that appears twice takes its last value, as encoding/json does for maps.
+//
+// The frame is not copied: a Request's Params and a Response's Result are slices of frame (IDs and methods are
+// copies), so a large frame is held once, by whoever still uses its params.
 func Classify(frame []byte) Inbound {
-	var obj map[string]json.RawMessage
-	if err := json.Unmarshal(frame, &obj); err != nil {
-		var syn *json.SyntaxError
-		if errors.As(err, &syn) {
-			return reply(CodeParseError, msgParse, nil)
-		}
-		if first := firstByte(frame); first == '[' {
-			return reply(CodeInvalidRequest, msgBatch, nil)
-		}
+	if !json.Valid(frame) {
+		return reply(CodeParseError, msgParse, nil)
+	}
+	switch firstByte(frame) {
+	case '{':
+	case '[':
+		return reply(CodeInvalidRequest, msgBatch, nil)
+	default: // including the literal null
 		return reply(CodeInvalidRequest, msgNotObject, nil)
 	}
-	if obj == nil { // the literal null
-		return reply(CodeInvalidRequest, msgNotObject, nil)
+	var env envelope
+	for key, val := range Members(frame) {
+		switch key {
+		case "jsonrpc":
+			env.jsonrpc = val
+		case "id":
+			env.id = val
+		case "method":
+			env.method = val
+		case "params":
+			env.params = val
+		case "result":
+			env.result = val
+		case "error":
+			env.err = val
+		}
 	}
-
-	method, hasMethod := obj["method"]
-	_, hasResult := obj["result"]
-	_, hasError := obj["error"]
+	hasMethod, hasResult, hasError := env.method != nil, env.result != nil, env.err != nil
 	switch {
-	case hasMethod && isString(method) && !hasResult && !hasError:
-		return classifyRequest(obj, method)
+	case hasMethod && isString(env.method) && !hasResult && !hasError:
+		return classifyRequest(&env)
 	case !hasMethod && (hasResult || hasError):
-		return classifyResponse(obj)
+		return classifyResponse(&env)
 	default:
-		if hasMethod && !isString(method) && !hasResult && !hasError {
+		if hasMethod && !isString(env.method) && !hasResult && !hasError {
 			return reply(CodeInvalidRequest, msgMethodType, nil)
 		}
 		return reply(CodeInvalidRequest, msgAmbiguous, nil)
 	}
 }
 
-func classifyRequest(obj map[string]json.RawMessage, rawMethod json.RawMessage) Inbound {
-	id, hasID := obj["id"]
-	idOK := !hasID || validID(id)
+// envelope holds the raw top-level members of a frame that matter to JSON-RPC; nil means absent.
+type envelope struct {
+	jsonrpc, id, method, params, result, err json.RawMessage
+}
+
+func classifyRequest(env *envelope) Inbound {
+	hasID := env.id != nil
+	idOK := !hasID || validID(env.id)
 	replyID := json.RawMessage(nil)
 	if hasID && idOK {
-		replyID = id
+		replyID = bytes.Clone(env.id) // an id must not keep a large frame alive
 	}
-	if !isVersion(obj["jsonrpc"]) {
+	if !isVersion(env.jsonrpc) {
 		return reply(CodeInvalidRequest, msgVersion, replyID)
 	}
 	if !idOK {
 		return reply(CodeInvalidRequest, msgID, nil)
 	}
-	params, hasParams := obj["params"]
-	if hasParams && !isStructured(params) {
+	if env.params != nil && !isStructured(env.params) {
 		return reply(CodeInvalidRequest, msgParams, replyID)
 	}
 	var method string
-	if err := json.Unmarshal(rawMethod, &method); err != nil { // cannot fail: isString checked the kind
+	if err := json.Unmarshal(env.method, &method); err != nil { // cannot fail: isString checked the kind
 		return reply(CodeInvalidRequest, msgMethodType, replyID)
 	}
-	req := &Request{Method: method}
-	if hasID {
-		req.ID = id
-	}
-	if hasParams {
-		req.Params = params
-	}
-	return Inbound{Request: req}
+	return Inbound{Request: &Request{ID: replyID, Method: method, Params: env.params}}
 }
 
-func classifyResponse(obj map[string]json.RawMessage) Inbound {
+func classifyResponse(env *envelope) Inbound {
 	drop := Inbound{Drop: true}
-	if !isVersion(obj["jsonrpc"]) {
+	if !isVersion(env.jsonrpc) || env.params != nil || env.id == nil || !validID(env.id) {
 		return drop
 	}
-	if _, ok := obj["params"]; ok {
+	if (env.result != nil) == (env.err != nil) {
 		return drop
 	}
-	id, ok := obj["id"]
-	if !ok || !validID(id) {
-		return drop
+	id := bytes.Clone(env.id)
+	if env.result != nil {
+		return Inbound{Response: &Response{ID: id, Result: env.result}}
 	}
-	result, hasResult := obj["result"]
-	rawErr, hasError := obj["error"]
-	if hasResult == hasError {
-		return drop
-	}
-	if hasResult {
-		return Inbound{Response: &Response{ID: id, Result: result}}
-	}
-	e, ok := parseErrorObject(rawErr)
+	e, ok := parseErrorObject(env.err)
 	if !ok {
 		return drop
 	}

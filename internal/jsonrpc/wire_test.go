@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"runtime"
+	"strings"
 	"testing"
 )
 
@@ -264,5 +266,20 @@ func TestNotifyEncodeError(t *testing.T) {
 	}
 	if _, err := c.Call(t.Context(), "m", func() {}); err == nil || errors.Is(err, ErrClosed) {
 		t.Errorf("Call with unencodable params = %v, want an encode error", err)
+	}
+}
+
+// Classifying a large frame does not copy it: the params are a slice of the frame.
+func TestClassifyDoesNotCopyParams(t *testing.T) {
+	frame := []byte(`{"jsonrpc":"2.0","id":1,"method":"m","params":{"pad":"` + strings.Repeat("x", 4<<20) + `"}}`)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	in := Classify(frame)
+	runtime.ReadMemStats(&after)
+	if in.Request == nil || len(in.Request.Params) != len(frame)-len(`{"jsonrpc":"2.0","id":1,"method":"m","params":}`) {
+		t.Fatalf("classified as %+v", in)
+	}
+	if n := after.TotalAlloc - before.TotalAlloc; n > 64<<10 {
+		t.Fatalf("Classify allocated %d bytes for a 4 MiB frame", n)
 	}
 }

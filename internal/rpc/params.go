@@ -3,7 +3,6 @@ package rpc
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"reflect"
 	"strings"
@@ -14,53 +13,55 @@ import (
 	"github.com/zeroclaw-go/zeroclaw/internal/jsonrpc"
 )
 
-// decodeParams decodes raw params into dst (a pointer to a struct). Absent params count as {}. Every documented
-// snake_case field also accepts its camelCase spelling; unknown fields are ignored; a wrong type is -32602.
+// decodeParams decodes raw params into dst (a pointer to a struct). Absent params count as {}. A field is matched
+// by its documented name (snake_case) or that name's camelCase spelling, exactly; unknown fields are ignored; a
+// wrong type is -32602. A field given twice (under both spellings, or the same one repeated) with different values
+// is -32602 too: which one would win is not something a client should have to guess.
+//
+// Only the known fields are decoded, each straight from the params bytes: an unknown field, however large, costs
+// nothing but a scan.
 func decodeParams(raw json.RawMessage, dst any) error {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 {
 		return nil
 	}
-	if raw[0] != '{' {
+	if raw[0] != '{' || !json.Valid(raw) {
 		return invalidParams("params must be an object")
 	}
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &fields); err != nil {
-		return invalidParams("params must be an object")
+	v := reflect.ValueOf(dst).Elem()
+	known := jsonFields(v.Type())
+	given := map[string]string{} // field name -> the spelling that set it
+	for key, val := range jsonrpc.Members(raw) {
+		name := key
+		f, ok := known[name]
+		if !ok {
+			if name = snakeCase(key); name == key {
+				continue
+			}
+			if f, ok = known[name]; !ok {
+				continue
+			}
+		}
+		prev, dup := given[name]
+		target := v.Field(f.index).Addr()
+		if dup {
+			target = reflect.New(f.typ)
+		}
+		if err := json.Unmarshal(val, target.Interface()); err != nil {
+			return invalidParams(fmt.Sprintf("invalid params: %s must be %s", name, typeWord(f.typ)))
+		}
+		if dup && !reflect.DeepEqual(target.Elem().Interface(), v.Field(f.index).Interface()) {
+			return invalidParams(fmt.Sprintf("invalid params: conflicting values for %s (given as %q and %q)", name, prev, key))
+		}
+		given[name] = key
 	}
-	known := jsonFields(reflect.TypeOf(dst).Elem())
-	for key, val := range fields {
-		if _, ok := known[key]; ok {
-			continue
-		}
-		snake := snakeCase(key)
-		if _, ok := known[snake]; !ok || snake == key {
-			continue
-		}
-		if _, dup := fields[snake]; !dup {
-			fields[snake] = val
-		}
-		delete(fields, key)
-	}
-	for key, val := range fields {
-		if _, ok := known[key]; !ok {
-			continue
-		}
-		fv := reflect.New(known[key])
-		if err := json.Unmarshal(val, fv.Interface()); err != nil {
-			return invalidParams(fmt.Sprintf("invalid params: %s must be %s", key, typeWord(known[key])))
-		}
-	}
-	normalized, err := json.Marshal(fields)
-	if err != nil {
-		return invalidParams("invalid params")
-	}
-	if err := json.Unmarshal(normalized, dst); err != nil {
-		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) {
-			return invalidParams(fmt.Sprintf("invalid params: %s must be %s", te.Field, typeWord(te.Type)))
-		}
-		return invalidParams("invalid params: " + err.Error())
+	return nil
+}
+
+// nonNegative refuses a negative count or index (0 keeps its documented meaning, e.g. "no limit").
+func nonNegative(name string, v int) error {
+	if v < 0 {
+		return invalidParams(fmt.Sprintf("invalid params: %s must not be negative, got %d", name, v))
 	}
 	return nil
 }
@@ -69,14 +70,20 @@ func invalidParams(msg string) *jsonrpc.Error {
 	return jsonrpc.NewError(api.CodeInvalidParams, msg, nil)
 }
 
-var fieldCache sync.Map // reflect.Type -> map[string]reflect.Type
+var fieldCache sync.Map // reflect.Type -> map[string]field
 
-// jsonFields lists the JSON names of t's fields with their types.
-func jsonFields(t reflect.Type) map[string]reflect.Type {
+// field is one decodable field of a params struct.
+type field struct {
+	index int
+	typ   reflect.Type
+}
+
+// jsonFields maps the JSON names of t's exported fields to the fields.
+func jsonFields(t reflect.Type) map[string]field {
 	if m, ok := fieldCache.Load(t); ok {
-		return m.(map[string]reflect.Type)
+		return m.(map[string]field)
 	}
-	m := map[string]reflect.Type{}
+	m := map[string]field{}
 	if t.Kind() == reflect.Struct {
 		for i := range t.NumField() {
 			f := t.Field(i)
@@ -93,7 +100,7 @@ func jsonFields(t reflect.Type) map[string]reflect.Type {
 					name = n
 				}
 			}
-			m[name] = f.Type
+			m[name] = field{index: i, typ: f.Type}
 		}
 	}
 	fieldCache.Store(t, m)

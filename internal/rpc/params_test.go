@@ -3,6 +3,8 @@ package rpc
 import (
 	"encoding/json"
 	"errors"
+	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/zeroclaw-go/zeroclaw/internal/api"
@@ -23,10 +25,16 @@ func TestDecodeParamsAliases(t *testing.T) {
 			t.Fatalf("%s decoded to %+v", raw, p)
 		}
 	}
-	// The snake_case spelling wins when both are present.
-	var p api.SessionIDParams
-	if err := decodeParams(json.RawMessage(`{"sessionId":"camel","session_id":"snake"}`), &p); err != nil || p.SessionID != "snake" {
-		t.Fatalf("got %+v, %v", p, err)
+	// Both spellings with the same value are fine (also for a repeated key, and values equal once decoded).
+	for _, raw := range []string{`{"sessionId":"s","session_id":"s"}`, `{"session_id":"s","session_id":"\u0073"}`} {
+		var p api.SessionIDParams
+		if err := decodeParams(json.RawMessage(raw), &p); err != nil || p.SessionID != "s" {
+			t.Fatalf("%s: got %+v, %v", raw, p, err)
+		}
+	}
+	var ip0 api.InitializeParams
+	if err := decodeParams(json.RawMessage(`{"protocol_version":1,"protocolVersion":1}`), &ip0); err != nil || *ip0.ProtocolVersion != 1 {
+		t.Fatalf("same version twice: %+v %v", ip0, err)
 	}
 	// camelCase fields by design stay camelCase (clientCapabilities).
 	var ip api.InitializeParams
@@ -47,6 +55,12 @@ func TestDecodeParamsErrors(t *testing.T) {
 		`{"before_index":[]}`:       "invalid params: before_index must be an integer",
 		`{"limit":1.5}`:             "invalid params: limit must be an integer",
 		`{"session_id":"a","x":{}}`: "",
+		// The same field twice with different values, whichever spellings, is refused rather than guessed.
+		`{"sessionId":"camel","session_id":"snake"}`: `invalid params: conflicting values for session_id (given as "sessionId" and "session_id")`,
+		`{"limit":1,"limit":2}`:                      `invalid params: conflicting values for limit (given as "limit" and "limit")`,
+		`{"beforeIndex":1,"before_index":null}`:      `invalid params: conflicting values for before_index (given as "beforeIndex" and "before_index")`,
+		`{"limit":2,"limit":"x"}`:                    "invalid params: limit must be an integer",
+		`{"LIMIT":"x","limit ":[]}`:                  "", // keys match exactly: these are unknown fields
 	} {
 		var p api.SessionMessagesParams
 		err := decodeParams(json.RawMessage(raw), &p)
@@ -74,5 +88,22 @@ func TestSnakeCase(t *testing.T) {
 		if got := snakeCase(in); got != want {
 			t.Errorf("snakeCase(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// A large field the method does not know costs a scan, not a copy: before, decoding copied the params twice
+// (into a map, then re-encoded) and a max-size frame cost several times its size in heap.
+func TestDecodeParamsDoesNotCopyUnknownFields(t *testing.T) {
+	raw := json.RawMessage(`{"session_id":"s1","pad":"` + strings.Repeat("x", 4<<20) + `"}`)
+	var p api.SessionIDParams
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	err := decodeParams(raw, &p)
+	runtime.ReadMemStats(&after)
+	if err != nil || p.SessionID != "s1" {
+		t.Fatalf("got %+v, %v", p, err)
+	}
+	if n := after.TotalAlloc - before.TotalAlloc; n > 64<<10 {
+		t.Fatalf("decoding allocated %d bytes for 4 MiB of params the method ignores", n)
 	}
 }

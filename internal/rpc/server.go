@@ -2,7 +2,6 @@ package rpc
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"log/slog"
 	"net"
@@ -46,8 +45,10 @@ type Options struct {
 	ConfigManager *config.Manager
 	// Sessions serves session/*; nil leaves those methods out.
 	Sessions *session.Manager
-	NewTUIID func() string
-	Now      func() time.Time
+	// FrameBudget bounds the bytes of inbound frames held at once by all connections; nil => no shared bound.
+	FrameBudget *jsonrpc.Budget
+	NewTUIID    func() string
+	Now         func() time.Time
 }
 
 // Server holds the method table and the connected peers.
@@ -68,14 +69,17 @@ type method struct {
 	grant      string
 	concurrent bool
 	inline     bool
-	call       func(ctx context.Context, p *Peer, params json.RawMessage) (any, error)
+	call       func(ctx context.Context, p *Peer, req *jsonrpc.Request) (any, error)
 }
 
-// handle adapts a typed handler: decode params (snake_case with camelCase aliases) into P, call f.
+// handle adapts a typed handler: decode params (snake_case with camelCase aliases) into P, release the frame
+// (a long turn must not hold it), call f.
 func handle[P any, R any](grant string, f func(context.Context, *Peer, *P) (R, error)) method {
-	return method{grant: grant, call: func(ctx context.Context, p *Peer, raw json.RawMessage) (any, error) {
+	return method{grant: grant, call: func(ctx context.Context, p *Peer, req *jsonrpc.Request) (any, error) {
 		params := new(P)
-		if err := decodeParams(raw, params); err != nil {
+		err := decodeParams(req.Params, params)
+		req.ReleaseParams()
+		if err != nil {
 			return nil, err
 		}
 		return f(ctx, p, params)
@@ -140,6 +144,7 @@ func (s *Server) ServeConn(ctx context.Context, nc net.Conn, info PeerInfo, lim 
 		WriteTimeout:  lim.WriteTimeout,
 		Concurrent:    s.concurrent,
 		Inline:        s.inline,
+		Budget:        s.opts.FrameBudget,
 		Logger:        log,
 	})
 	peer.conn, peer.nc = conn, nc
@@ -217,7 +222,7 @@ func (s *Server) dispatch(ctx context.Context, p *Peer, req *jsonrpc.Request) (a
 	if m.grant != "" && !pr.Allows(m.grant) {
 		return nil, forbidden(m.grant)
 	}
-	res, err := m.call(ctx, p, req.Params)
+	res, err := m.call(ctx, p, req)
 	return res, s.wireError(err, req)
 }
 

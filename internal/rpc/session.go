@@ -43,9 +43,20 @@ func (s *Server) registerSessions(m *session.Manager) {
 		return m.Delete(ctx, p.owner(), params.SessionID)
 	}))
 	s.register(api.MethodSessionList, handle(grantSessionsRead, func(ctx context.Context, p *Peer, params *api.SessionListParams) (api.SessionListResult, error) {
+		if err := nonNegative("limit", params.Limit); err != nil {
+			return api.SessionListResult{}, err
+		}
 		return m.List(ctx, p.owner(), *params)
 	}))
 	s.register(api.MethodSessionMsgs, handle(grantSessionsRead, func(ctx context.Context, p *Peer, params *api.SessionMessagesParams) (api.SessionMessagesResult, error) {
+		if err := nonNegative("limit", params.Limit); err != nil {
+			return api.SessionMessagesResult{}, err
+		}
+		if params.BeforeIndex != nil {
+			if err := nonNegative("before_index", *params.BeforeIndex); err != nil {
+				return api.SessionMessagesResult{}, err
+			}
+		}
 		return m.Messages(ctx, p.owner(), *params)
 	}))
 	s.register(api.MethodSessionState, handle(grantSessionsRead, func(ctx context.Context, p *Peer, params *api.SessionIDParams) (api.SessionStateResult, error) {

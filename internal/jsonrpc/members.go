@@ -1,0 +1,109 @@
+package jsonrpc
+
+import (
+	"bytes"
+	"encoding/json"
+	"iter"
+	"unicode/utf8"
+)
+
+// Members yields the members of the JSON object obj in order: each key unescaped, each value as a slice of obj
+// (not a copy; its capacity ends with the value, so appending to it cannot overwrite obj). A key that appears
+// twice is yielded twice. obj must be valid JSON (json.Valid, as every frame Classify accepts and all its
+// parts are); for a value that is not an object nothing is yielded.
+//
+// It lets a large frame be taken apart without copying it: decoding into a map[string]json.RawMessage copies
+// every value.
+func Members(obj []byte) iter.Seq2[string, json.RawMessage] {
+	return func(yield func(string, json.RawMessage) bool) {
+		i := skipWS(obj, 0)
+		if i >= len(obj) || obj[i] != '{' {
+			return
+		}
+		i = skipWS(obj, i+1)
+		for i < len(obj) && obj[i] == '"' {
+			end := stringEnd(obj, i)
+			key := unquoteKey(obj[i:end])
+			i = skipWS(obj, end)
+			if i >= len(obj) || obj[i] != ':' {
+				return // not valid JSON
+			}
+			i = skipWS(obj, i+1)
+			vend := valueEnd(obj, i)
+			if !yield(key, obj[i:vend:vend]) {
+				return
+			}
+			i = skipWS(obj, vend)
+			if i < len(obj) && obj[i] == ',' {
+				i = skipWS(obj, i+1)
+			}
+		}
+	}
+}
+
+// skipWS returns the index of the first byte at or after i that is not JSON whitespace.
+func skipWS(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// stringEnd returns the index just past the string that starts with the quote at b[i].
+func stringEnd(b []byte, i int) int {
+	for j := i + 1; j < len(b); j++ {
+		switch b[j] {
+		case '\\':
+			j++
+		case '"':
+			return j + 1
+		}
+	}
+	return len(b)
+}
+
+// valueEnd returns the index just past the value that starts at b[i].
+func valueEnd(b []byte, i int) int {
+	if i >= len(b) {
+		return i
+	}
+	switch b[i] {
+	case '"':
+		return stringEnd(b, i)
+	case '{', '[':
+		depth := 0
+		for j := i; j < len(b); j++ {
+			switch b[j] {
+			case '"':
+				j = stringEnd(b, j) - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return j + 1
+				}
+			}
+		}
+		return len(b)
+	}
+	j := i
+	for j < len(b) && b[j] != ',' && b[j] != '}' && b[j] != ']' && b[j] != ' ' && b[j] != '\t' && b[j] != '\n' && b[j] != '\r' {
+		j++
+	}
+	return j
+}
+
+// unquoteKey unescapes a quoted key as encoding/json does (invalid UTF-8 becomes U+FFFD).
+func unquoteKey(q []byte) string {
+	if len(q) < 2 {
+		return "" // not valid JSON
+	}
+	inner := q[1 : len(q)-1]
+	if bytes.IndexByte(inner, '\\') < 0 && utf8.Valid(inner) {
+		return string(inner)
+	}
+	var s string
+	_ = json.Unmarshal(q, &s)
+	return s
+}
