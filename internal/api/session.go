@@ -86,6 +86,10 @@ type SessionSummary struct {
 	AgentAlias   string `json:"agent_alias,omitempty"`
 	Name         string `json:"name,omitempty"`
 	State        string `json:"state"`
+	// LastTurnInterrupted: the last turn was still running when a previous daemon process ended (kill -9,
+	// crash); InterruptedTurnID is that turn's id. Both are dropped when the next turn starts.
+	LastTurnInterrupted bool   `json:"last_turn_interrupted,omitempty"`
+	InterruptedTurnID   string `json:"interrupted_turn_id,omitempty"`
 }
 
 // SessionListResult is the result of session/list.
@@ -123,6 +127,9 @@ type SessionStateResult struct {
 	State         string `json:"state"` // idle | running | error
 	TurnID        string `json:"turn_id,omitempty"`
 	TurnStartedAt string `json:"turn_started_at,omitempty"`
+	// LastTurnInterrupted and InterruptedTurnID: as in SessionSummary.
+	LastTurnInterrupted bool   `json:"last_turn_interrupted,omitempty"`
+	InterruptedTurnID   string `json:"interrupted_turn_id,omitempty"`
 }
 
 // Approval decisions of session/approve.

@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/zeroclaw-go/zeroclaw/internal/daemon"
+	"github.com/zeroclaw-go/zeroclaw/internal/install"
 )
 
 func runDaemon(ctx context.Context, env Env, args []string) error {
@@ -30,6 +31,9 @@ func runDaemon(ctx context.Context, env Env, args []string) error {
 	var re *daemon.RunningError
 	if errors.As(err, &re) {
 		return withHint(err, "zeroclaw stop")
+	}
+	if errors.Is(err, install.ErrUnsafeLock) {
+		return withHint(err, "remove that file if nobody uses it, or put the socket (ZEROCLAW_SOCKET) in a directory only you can write")
 	}
 	return err
 }

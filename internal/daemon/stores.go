@@ -43,6 +43,13 @@ func openStores(ctx context.Context, layout install.Layout, cfg *config.Config, 
 	if err != nil && len(rep.Failed) == 0 {
 		log.Warn("legacy jsonl import failed", "component", "store", "err", err)
 	}
+	// With the install lock held nothing runs yet: a session stored as running was cut by the end of a
+	// previous process (kill -9, crash). Mark it idle, noting the interruption, instead of a stale turn_id.
+	if n, err := chat.InterruptRunning(ctx); err != nil {
+		log.Warn("sessions left running by a previous process not reset", "component", "store", "err", err)
+	} else if n > 0 {
+		log.Info("marked turns interrupted by the previous daemon's exit", "component", "store", "sessions", n)
+	}
 	return &stores{
 		chat:  chat,
 		costs: store.OpenCostLedger(filepath.Join(layout.StateDir(), "costs.jsonl")),

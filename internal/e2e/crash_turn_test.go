@@ -145,12 +145,44 @@ workspace_only = true
 			break
 		}
 	}
+	watcher := dialStream(t, sock)
+	watcher.send(2, "session/state", map[string]any{"session_id": "crash-1"})
+	running := watcher.result(2)
+	turnID, _ := running["turn_id"].(string)
+	if running["state"] != "running" || turnID == "" {
+		t.Fatalf("state during the turn: %v", running)
+	}
 	signal(t, d, syscall.SIGKILL)
 	d.wait(t, 10*time.Second)
 
 	d2 := start(t, env(h), "daemon")
 	waitSocket(t, d2, sock)
 	c2 := dialStream(t, sock)
+
+	// Before anything revives the session, the stored state says the turn is over, and that it was cut.
+	c2.send(10, "session/state", map[string]any{"session_id": "crash-1"})
+	st := c2.result(10)
+	if st["state"] != "idle" || st["turn_id"] != nil || st["turn_started_at"] != nil {
+		t.Errorf("session/state after the restart: %v, want idle without turn_id", st)
+	}
+	if st["last_turn_interrupted"] != true || st["interrupted_turn_id"] != turnID {
+		t.Errorf("session/state after the restart: %v, want last_turn_interrupted and interrupted_turn_id %s", st, turnID)
+	}
+	c2.send(11, "session/list", map[string]any{})
+	var listed map[string]any
+	for _, it := range c2.result(11)["sessions"].([]any) {
+		if m := it.(map[string]any); m["session_id"] == "crash-1" {
+			listed = m
+		}
+	}
+	if listed == nil || listed["state"] != "idle" || listed["last_turn_interrupted"] != true ||
+		listed["interrupted_turn_id"] != turnID {
+		t.Errorf("session/list after the restart: %v, want crash-1 idle with the interruption noted", listed)
+	}
+	if !strings.Contains(d2.stderr.String(), "interrupted") {
+		t.Errorf("the daemon did not log the interrupted turn:\n%s", d2.stderr.String())
+	}
+
 	c2.send(2, "session/new", map[string]any{"session_id": "crash-1"})
 	if r := c2.result(2); r["message_count"] != float64(3) {
 		t.Fatalf("restored session: %v", r)
@@ -162,6 +194,11 @@ workspace_only = true
 	c2.send(4, "session/prompt", map[string]any{"session_id": "crash-1", "prompt": "third question"})
 	if r := c2.result(4); r["outcome"] != "completed" || r["content"] != "answer-3" {
 		t.Fatalf("turn after the crash: %v", r)
+	}
+	// The next turn replaces the note.
+	c2.send(12, "session/state", map[string]any{"session_id": "crash-1"})
+	if r := c2.result(12); r["state"] != "idle" || r["last_turn_interrupted"] != nil || r["interrupted_turn_id"] != nil {
+		t.Errorf("session/state after a completed turn: %v, want idle without the interruption", r)
 	}
 	c2.send(5, "session/messages", map[string]any{"session_id": "crash-1"})
 	msgs := c2.result(5)["messages"].([]any)

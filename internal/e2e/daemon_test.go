@@ -1,6 +1,8 @@
 package e2e
 
 import (
+	"errors"
+	"io/fs"
 	"net"
 	"os"
 	"os/exec"
@@ -281,5 +283,84 @@ func TestRPCCommand(t *testing.T) {
 	out, _, _ = run(t, env(h), `{"jsonrpc":"2.0","method":"status","id":1}`+"\n", "rpc", "--raw")
 	if !strings.Contains(out, "-32010") {
 		t.Fatalf("--raw should skip initialize, got:\n%s", out)
+	}
+}
+
+// A symlink planted at <socket>.lock in a shared sticky directory (a socket in /tmp) is refused: the daemon
+// does not write its pid through it into the victim file.
+func TestSymlinkedEndpointLockRefused(t *testing.T) {
+	h := home(t)
+	shared := filepath.Join(h, "tmp")
+	if err := os.Mkdir(shared, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(shared, 0o1777); err != nil {
+		t.Fatal(err)
+	}
+	victim := filepath.Join(h, "victim")
+	if err := os.WriteFile(victim, []byte("precious\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sock := filepath.Join(shared, "zc.sock")
+	if err := os.Symlink(victim, sock+".lock"); err != nil {
+		t.Fatal(err)
+	}
+	_, stderr, code := run(t, env(h, "ZEROCLAW_SOCKET="+sock), "", "daemon")
+	if code == 0 {
+		t.Fatal("daemon started with a symlinked endpoint lock")
+	}
+	if !strings.Contains(stderr, sock+".lock") || !strings.Contains(stderr, "symbolic link") ||
+		!strings.Contains(stderr, "Try: ") {
+		t.Errorf("refusal should name the lock file, say it is a symbolic link and give a hint, got:\n%s", stderr)
+	}
+	if b, _ := os.ReadFile(victim); string(b) != "precious\n" {
+		t.Errorf("victim file changed: %q", b)
+	}
+	if _, err := os.Lstat(sock); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("a socket was bound: %v", err)
+	}
+}
+
+// A lock file planted and held by another user does not make the daemon name a pid written by that user.
+func TestForeignEndpointLockNamesOwner(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Skip("needs root to create a file owned by another uid")
+	}
+	h := home(t)
+	shared := filepath.Join(h, "tmp")
+	if err := os.Mkdir(shared, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(shared, 0o1777); err != nil {
+		t.Fatal(err)
+	}
+	sock := filepath.Join(shared, "zc.sock")
+	if err := os.WriteFile(sock+".lock", []byte("1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(sock+".lock", 65534, 65534); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(sock + ".lock")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		t.Fatal(err)
+	}
+
+	_, stderr, code := run(t, env(h, "ZEROCLAW_SOCKET="+sock), "", "daemon")
+	if code == 0 {
+		t.Fatal("daemon started with a foreign endpoint lock")
+	}
+	if !strings.Contains(stderr, "uid 65534") || !strings.Contains(stderr, sock+".lock") {
+		t.Errorf("refusal should name the lock file's owner uid 65534, got:\n%s", stderr)
+	}
+	if strings.Contains(stderr, "(pid ") || strings.Contains(stderr, "another daemon") {
+		t.Errorf("refusal names a daemon pid read from another user's file:\n%s", stderr)
+	}
+	if b, _ := os.ReadFile(sock + ".lock"); string(b) != "1\n" {
+		t.Errorf("foreign lock file changed: %q", b)
 	}
 }

@@ -3,6 +3,7 @@ package install
 import (
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"strconv"
 	"strings"
@@ -23,9 +24,11 @@ type Lock struct {
 // Path is the lock file's path.
 func (l *Lock) Path() string { return l.path }
 
-// AcquireLock takes the lock at path without blocking, creating the file (0600) if needed, and replaces its
-// content with the caller's pid. If another open file holds it (another process, or another AcquireLock in this
-// process) it returns a *LockedError naming the pid recorded by the holder.
+// AcquireLock takes the lock at path without blocking, creating the file (0600) if needed, and once it holds
+// the lock replaces the file's content with the caller's pid. If another open file holds it (another process,
+// or another AcquireLock in this process) it returns a *LockedError naming the pid recorded by the holder.
+// A path that is a symlink, not a regular file, hard-linked, or owned by another user is refused with an
+// *UnsafeLockError and left untouched, so a pid is only ever read from a file of ours.
 func AcquireLock(path string) (*Lock, error) {
 	l, _, err := acquire(path)
 	return l, err
@@ -42,10 +45,11 @@ func LockInstall(l Layout) (*Lock, error) {
 // acquire is AcquireLock that also returns the pid the file held before we overwrote it (0 if none), which
 // Listen uses to name a server that serves the endpoint without holding its lock.
 func acquire(path string) (*Lock, int, error) {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	f, err := openLock(path)
 	if err != nil {
-		return nil, 0, fmt.Errorf("install: open lock %s: %w", path, err)
+		return nil, 0, err
 	}
+	// Nothing is written before the lock is held: a loser never truncates the holder's pid.
 	held, err := tryLock(f)
 	if err != nil {
 		f.Close()
@@ -117,4 +121,21 @@ func readPID(f *os.File) (int, bool) {
 		return 0, false
 	}
 	return pid, true
+}
+
+// describeType completes "it ..." for a lock path that is not a regular file.
+func describeType(m fs.FileMode) string {
+	switch t := m.Type(); {
+	case t&fs.ModeSymlink != 0:
+		return "is a symbolic link"
+	case t&fs.ModeDir != 0:
+		return "is a directory"
+	case t&fs.ModeNamedPipe != 0:
+		return "is a named pipe"
+	case t&fs.ModeSocket != 0:
+		return "is a socket"
+	case t&fs.ModeDevice != 0:
+		return "is a device"
+	}
+	return "is not a regular file"
 }

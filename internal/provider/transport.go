@@ -27,7 +27,7 @@ const (
 type httpBase struct {
 	s        Settings
 	alias    string
-	scrubber *strings.Replacer
+	scrubber *scrubber
 }
 
 func newHTTPBase(s Settings, family, defaultURI string) httpBase {
@@ -35,27 +35,23 @@ func newHTTPBase(s Settings, family, defaultURI string) httpBase {
 		s.URI = defaultURI
 	}
 	s.URI = strings.TrimRight(strings.TrimSpace(s.URI), "/")
-	var pairs []string
+	var secrets []string
 	if len(s.APIKey) > 0 {
-		pairs = append(pairs, s.APIKey, redacted)
+		secrets = append(secrets, s.APIKey)
 	}
 	for _, v := range s.ExtraHeaders {
 		if len(v) >= minSecretLength {
-			pairs = append(pairs, v, redacted)
+			secrets = append(secrets, v)
 		}
 	}
-	return httpBase{s: s, alias: family + "." + s.Alias, scrubber: strings.NewReplacer(pairs...)}
+	return httpBase{s: s, alias: family + "." + s.Alias, scrubber: newScrubber(secrets)}
 }
 
 // Alias returns "<family>.<alias>".
 func (b *httpBase) Alias() string { return b.alias }
 
-func (b *httpBase) scrub(s string) string {
-	if b.scrubber == nil {
-		return s
-	}
-	return b.scrubber.Replace(s)
-}
+// scrub removes the configured secrets and anything shaped like a key from s.
+func (b *httpBase) scrub(s string) string { return b.scrubber.scrub(s) }
 
 // providerError wraps a cause with a message that names the alias and is scrubbed of secrets, while errors.Is
 // and errors.As still reach the cause.
@@ -201,13 +197,38 @@ func (b *httpBase) post(ctx context.Context, url string, body []byte, headers ma
 		return resp, nil
 	}
 	defer resp.Body.Close()
-	raw, _ := io.ReadAll(io.LimitReader(resp.Body, 4*maxErrorBody))
+	raw, _ := io.ReadAll(io.LimitReader(resp.Body, 4*maxErrorBody+1))
+	whole := len(raw) <= 4*maxErrorBody
+	if !whole {
+		raw = raw[:4*maxErrorBody]
+	}
 	return nil, &HTTPError{
 		Alias:      b.alias,
 		Status:     resp.StatusCode,
-		Body:       b.scrub(truncate(strings.TrimSpace(string(raw)), maxErrorBody)),
+		Body:       b.errorBody(raw, whole),
 		retryAfter: parseRetryAfter(resp.Header.Get("Retry-After")),
 	}
+}
+
+// errorBody renders an error response body for HTTPError: scrubbed first, then cut to maxErrorBody bytes, so
+// that no cut can split a secret before it is recognised. whole is false when the read limit already cut raw,
+// possibly inside a secret; every cut end is cleared of a secret's start and marked with "…".
+func (b *httpBase) errorBody(raw []byte, whole bool) string {
+	s := strings.TrimSpace(b.scrubber.scrub(string(raw)))
+	if !whole {
+		s = b.scrubber.cutTail(s)
+	}
+	if len(s) > maxErrorBody {
+		s, whole = s[:runeCut(s, maxErrorBody)], false
+		s = b.scrubber.cutTail(s)
+	}
+	if !whole {
+		s += "…"
+	}
+	if b.scrubber.holdsSecret(s) { // a secret that is a piece of the marker
+		s = b.scrubber.scrub(s)
+	}
+	return s
 }
 
 // idleBody re-arms the idle timer on every read and reports ErrIdleTimeout when the timer cancelled the request.
@@ -273,16 +294,12 @@ func parseRetryAfter(v string) time.Duration {
 	return 0
 }
 
-// truncate cuts s to at most n bytes on a rune boundary, marking the cut.
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
+// runeCut is the largest rune boundary of s at or below n (n < len(s)).
+func runeCut(s string, n int) int {
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
 	}
-	cut := n
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "…"
+	return n
 }
 
 var errLineTooLong = errors.New("line too long")

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"os"
 	"path/filepath"
@@ -34,6 +35,7 @@ type options struct {
 	config    string
 	ephemeral bool
 	environ   []string
+	logger    *slog.Logger
 }
 
 // WithConfig writes toml as config.toml before the daemon starts (instead of the default config).
@@ -41,6 +43,9 @@ func WithConfig(toml string) Option { return func(o *options) { o.config = toml 
 
 // WithEphemeral starts the daemon in ephemeral mode.
 func WithEphemeral() Option { return func(o *options) { o.ephemeral = true } }
+
+// WithLogger gives the daemon a logger (by default it logs nothing), so tests can check what it logs.
+func WithLogger(l *slog.Logger) Option { return func(o *options) { o.logger = l } }
 
 // WithEnv adds environment variables ("K=V") to the daemon's environment.
 func WithEnv(kv ...string) Option { return func(o *options) { o.environ = append(o.environ, kv...) } }
@@ -92,6 +97,7 @@ func StartOn(t testing.TB, configDir string, opts ...Option) *Daemon {
 			Ephemeral: o.ephemeral,
 			Environ:   environ,
 			Home:      root,
+			Logger:    o.logger,
 			Ready:     func(string) { close(ready) },
 		})
 	}()

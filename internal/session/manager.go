@@ -443,6 +443,9 @@ func (m *Manager) List(ctx context.Context, o Owner, p api.SessionListParams) (a
 			AgentAlias:   r.AgentAlias,
 			Name:         r.Name,
 			State:        r.State,
+
+			LastTurnInterrupted: r.Interrupted,
+			InterruptedTurnID:   r.InterruptedTurnID,
 		})
 	}
 	return out, nil
@@ -485,7 +488,8 @@ func (m *Manager) State(ctx context.Context, o Owner, id string) (api.SessionSta
 	if err != nil {
 		return api.SessionStateResult{}, fmt.Errorf("session: state: %w", err)
 	}
-	out := api.SessionStateResult{SessionID: id, State: meta.State, TurnID: meta.TurnID}
+	out := api.SessionStateResult{SessionID: id, State: meta.State, TurnID: meta.TurnID,
+		LastTurnInterrupted: meta.Interrupted, InterruptedTurnID: meta.InterruptedTurnID}
 	if meta.TurnStartedAt != nil {
 		out.TurnStartedAt = meta.TurnStartedAt.UTC().Format(time.RFC3339Nano)
 	}

@@ -39,6 +39,10 @@ type SessionMeta struct {
 	TurnID        string
 	AgentAlias    string
 	TurnStartedAt *time.Time
+	// Interrupted is set when the session's last turn was still running when a previous daemon process ended
+	// (InterruptRunning); InterruptedTurnID is that turn's id ("" if it had none). The next SetState clears both.
+	Interrupted       bool
+	InterruptedTurnID string
 }
 
 // metadataColumns are the session_metadata columns added over time upstream; an older install's table may
@@ -54,12 +58,21 @@ var metadataColumns = [][2]string{
 	{"sender_id", "TEXT"},
 }
 
+// ourMetadataColumns are session_metadata columns of ours (not upstream's). interrupted_turn_id is NULL, or the
+// id ("" if none) of a turn that a previous process left running.
+var ourMetadataColumns = [][2]string{
+	{"interrupted_turn_id", "TEXT"},
+}
+
 // OpenChat opens or creates the chat database at path (parent directory created with mode 0700) and brings
 // its schema up to date. An existing upstream database (same tables, user_version 0) is adopted in place.
 func OpenChat(ctx context.Context, path string) (*ChatStore, error) {
 	d, err := openDB(ctx, path, "chat", map[int]func(context.Context, *sql.Tx) error{
 		2: func(ctx context.Context, tx *sql.Tx) error {
 			return ensureColumns(ctx, tx, "session_metadata", metadataColumns)
+		},
+		3: func(ctx context.Context, tx *sql.Tx) error {
+			return ensureColumns(ctx, tx, "session_metadata", ourMetadataColumns)
 		},
 	})
 	if err != nil {
@@ -93,7 +106,7 @@ func (s *ChatStore) check(op, key string, needKey bool) error {
 }
 
 const metaCols = `session_key, created_at, last_activity, message_count, name, state, turn_id, turn_started_at,
-	agent_alias`
+	agent_alias, interrupted_turn_id`
 
 type rowScanner interface{ Scan(dest ...any) error }
 
@@ -103,8 +116,9 @@ func scanMeta(r rowScanner) (SessionMeta, error) {
 		created, last                           string
 		count                                   sql.NullInt64
 		name, state, turnID, started, agentName sql.NullString
+		interrupted                             sql.NullString
 	)
-	if err := r.Scan(&m.Key, &created, &last, &count, &name, &state, &turnID, &started, &agentName); err != nil {
+	if err := r.Scan(&m.Key, &created, &last, &count, &name, &state, &turnID, &started, &agentName, &interrupted); err != nil {
 		return SessionMeta{}, err
 	}
 	var err error
@@ -116,6 +130,7 @@ func scanMeta(r rowScanner) (SessionMeta, error) {
 	}
 	m.MessageCount = int(count.Int64)
 	m.Name, m.State, m.TurnID, m.AgentAlias = name.String, state.String, turnID.String, agentName.String
+	m.Interrupted, m.InterruptedTurnID = interrupted.Valid, interrupted.String
 	if m.State == "" {
 		m.State = "idle"
 	}
@@ -336,8 +351,8 @@ func (s *ChatStore) List(ctx context.Context, query string, limit int) ([]Sessio
 	return out, nil
 }
 
-// SetState records the session's turn state. An empty turnID and a nil startedAt are stored as NULL.
-// An unknown session is an error wrapping ErrNotFound.
+// SetState records the session's turn state. An empty turnID and a nil startedAt are stored as NULL, and the
+// note of an interrupted turn is cleared. An unknown session is an error wrapping ErrNotFound.
 func (s *ChatStore) SetState(ctx context.Context, key, state, turnID string, startedAt *time.Time) error {
 	if err := s.check("set state", key, true); err != nil {
 		return err
@@ -351,8 +366,8 @@ func (s *ChatStore) SetState(ctx context.Context, key, state, turnID string, sta
 	}
 	var n int64
 	err := s.d.withTx(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE session_metadata SET state = ?, turn_id = ?, turn_started_at = ?
-			WHERE session_key = ?`, state, nullString(turnID), started, key)
+		res, err := tx.ExecContext(ctx, `UPDATE session_metadata SET state = ?, turn_id = ?, turn_started_at = ?,
+			interrupted_turn_id = NULL WHERE session_key = ?`, state, nullString(turnID), started, key)
 		if err != nil {
 			return err
 		}
@@ -366,6 +381,31 @@ func (s *ChatStore) SetState(ctx context.Context, key, state, turnID string, sta
 		return fmt.Errorf("store: set state %s: %w", key, ErrNotFound)
 	}
 	return nil
+}
+
+// InterruptRunning marks every session stored as running idle, noting the interrupted turn (its id moves from
+// turn_id to interrupted_turn_id; turn_started_at is cleared), and returns how many it marked. Call it at start,
+// while holding the install lock: no turn runs yet, so every running row was left by a process that ended
+// mid-turn (upstream's boot-id rule, with the lock standing for the boot id).
+func (s *ChatStore) InterruptRunning(ctx context.Context) (int, error) {
+	if err := s.check("interrupt running", "", false); err != nil {
+		return 0, err
+	}
+	var n int64
+	err := s.d.withTx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE session_metadata SET state = 'idle',
+			interrupted_turn_id = COALESCE(turn_id, ''), turn_id = NULL, turn_started_at = NULL
+			WHERE state = 'running'`)
+		if err != nil {
+			return err
+		}
+		n, err = res.RowsAffected()
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("store: interrupt running: %w", err)
+	}
+	return int(n), nil
 }
 
 // Delete removes the session's messages (and, through the triggers, their FTS rows) and its metadata in one

@@ -1,0 +1,2 @@
+-- Ours, not upstream's: session_metadata.interrupted_turn_id notes a turn a previous process left running (see
+-- ChatStore.InterruptRunning). The Go step before this script adds the column only if it is missing.
