@@ -27,7 +27,7 @@ var imports = map[string][]string{
 	"internal/auth":                      {"internal/config"},
 	"internal/session":                   {"internal/api", "internal/agent", "internal/store", "internal/config"},
 	"internal/agent":                     {"internal/api", "internal/provider", "internal/tools", "internal/store", "internal/config", "internal/visible"},
-	"internal/config":                    {"internal/secrets", "internal/atomicfile", "github.com/pelletier/go-toml/v2", "github.com/pelletier/go-toml/v2/unstable"},
+	"internal/config":                    {"internal/api", "internal/secrets", "internal/atomicfile", "github.com/pelletier/go-toml/v2", "github.com/pelletier/go-toml/v2/unstable"},
 	"internal/secrets":                   {"internal/atomicfile", "golang.org/x/crypto/chacha20poly1305"},
 	"internal/install":                   {"internal/atomicfile", "golang.org/x/sys/unix", "golang.org/x/sys/windows", "github.com/Microsoft/go-winio"},
 	"internal/store":                     {"internal/atomicfile", "modernc.org/sqlite"},

@@ -228,7 +228,7 @@ func configList(ctx context.Context, env Env, args []string) error {
 }
 
 // formatEntry renders one list line: "prop = value", "  # default" when the value is the default.
-func formatEntry(e config.Entry) string {
+func formatEntry(e api.ConfigEntry) string {
 	val := jsonText(e.Value)
 	line := e.Prop + " = " + val
 	isDefault := (e.Default == nil && e.Value == nil) || (e.Default != nil && jsonText(e.Default) == val)
@@ -299,10 +299,7 @@ func configReload(ctx context.Context, env Env, args []string) error {
 		return err
 	}
 	defer c.close()
-	var res struct {
-		Reloaded   bool   `json:"reloaded"`
-		Generation uint64 `json:"generation"`
-	}
+	var res api.ConfigReloadResult
 	if err := c.call(ctx, api.MethodConfigReload, nil, &res); err != nil {
 		return configError("reload", err)
 	}
@@ -443,7 +440,7 @@ type configBackend interface {
 	get(ctx context.Context, prop string) (json.RawMessage, error)
 	set(ctx context.Context, prop string, value json.RawMessage) (string, error)
 	setMany(ctx context.Context, sets []config.SetEntry) ([]string, error)
-	list(ctx context.Context, prefix string) ([]config.Entry, error)
+	list(ctx context.Context, prefix string) ([]api.ConfigEntry, error)
 	delete(ctx context.Context, prop string) (bool, error)
 }
 
@@ -491,32 +488,23 @@ func withConfig(ctx context.Context, env Env, configDir string, fn func(configBa
 type rpcBackend struct{ c *client }
 
 func (b rpcBackend) get(ctx context.Context, prop string) (json.RawMessage, error) {
-	params := map[string]any{}
-	if prop != "" {
-		params["prop"] = prop
-	}
 	var raw json.RawMessage
-	if err := b.c.call(ctx, api.MethodConfigGet, params, &raw); err != nil {
+	if err := b.c.call(ctx, api.MethodConfigGet, api.ConfigGetParams{Prop: prop}, &raw); err != nil {
 		return nil, err
 	}
 	if prop == "" {
 		return raw, nil
 	}
-	var res struct {
-		Value json.RawMessage `json:"value"`
-	}
+	res := api.ConfigGetResult{Value: new(json.RawMessage)}
 	if err := json.Unmarshal(raw, &res); err != nil {
 		return nil, fmt.Errorf("config/get: unexpected result: %w", err)
 	}
-	return res.Value, nil
+	return *res.Value.(*json.RawMessage), nil
 }
 
 func (b rpcBackend) set(ctx context.Context, prop string, value json.RawMessage) (string, error) {
-	var res struct {
-		Prop string `json:"prop"`
-		Set  bool   `json:"set"`
-	}
-	if err := b.c.call(ctx, api.MethodConfigSet, map[string]any{"prop": prop, "value": value}, &res); err != nil {
+	var res api.ConfigSetResult
+	if err := b.c.call(ctx, api.MethodConfigSet, api.ConfigSetParams{Prop: prop, Value: value}, &res); err != nil {
 		return "", err
 	}
 	if !res.Set {
@@ -526,11 +514,12 @@ func (b rpcBackend) set(ctx context.Context, prop string, value json.RawMessage)
 }
 
 func (b rpcBackend) setMany(ctx context.Context, sets []config.SetEntry) ([]string, error) {
-	var res struct {
-		Props []string `json:"props"`
-		Set   bool     `json:"set"`
+	params := api.ConfigSetManyParams{Sets: make([]api.ConfigSetParams, len(sets))}
+	for i, e := range sets {
+		params.Sets[i] = api.ConfigSetParams{Prop: e.Prop, Value: e.Value}
 	}
-	if err := b.c.call(ctx, api.MethodConfigSetMany, map[string]any{"sets": sets}, &res); err != nil {
+	var res api.ConfigSetManyResult
+	if err := b.c.call(ctx, api.MethodConfigSetMany, params, &res); err != nil {
 		return nil, err
 	}
 	if !res.Set {
@@ -539,25 +528,17 @@ func (b rpcBackend) setMany(ctx context.Context, sets []config.SetEntry) ([]stri
 	return res.Props, nil
 }
 
-func (b rpcBackend) list(ctx context.Context, prefix string) ([]config.Entry, error) {
-	params := map[string]any{}
-	if prefix != "" {
-		params["prefix"] = prefix
-	}
-	var res struct {
-		Entries []config.Entry `json:"entries"`
-	}
-	if err := b.c.call(ctx, api.MethodConfigList, params, &res); err != nil {
+func (b rpcBackend) list(ctx context.Context, prefix string) ([]api.ConfigEntry, error) {
+	var res api.ConfigListResult
+	if err := b.c.call(ctx, api.MethodConfigList, api.ConfigListParams{Prefix: prefix}, &res); err != nil {
 		return nil, err
 	}
 	return res.Entries, nil
 }
 
 func (b rpcBackend) delete(ctx context.Context, prop string) (bool, error) {
-	var res struct {
-		Deleted bool `json:"deleted"`
-	}
-	if err := b.c.call(ctx, api.MethodConfigDelete, map[string]any{"prop": prop}, &res); err != nil {
+	var res api.ConfigDeleteResult
+	if err := b.c.call(ctx, api.MethodConfigDelete, api.ConfigDeleteParams{Prop: prop}, &res); err != nil {
 		return false, err
 	}
 	return res.Deleted, nil
@@ -588,7 +569,7 @@ func (b localBackend) setMany(ctx context.Context, sets []config.SetEntry) ([]st
 	return b.m.SetMany(ctx, sets, allowAll)
 }
 
-func (b localBackend) list(_ context.Context, prefix string) ([]config.Entry, error) {
+func (b localBackend) list(_ context.Context, prefix string) ([]api.ConfigEntry, error) {
 	return b.m.List(prefix), nil
 }
 

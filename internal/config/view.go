@@ -4,18 +4,12 @@ import (
 	"fmt"
 	"reflect"
 
+	"github.com/zeroclaw-go/zeroclaw/internal/api"
 	"github.com/zeroclaw-go/zeroclaw/internal/secrets"
 )
 
-// Entry is one leaf of the config as config/list reports it. Secret values are masked.
-type Entry struct {
-	Prop    string `json:"prop"`
-	Value   any    `json:"value"`
-	Secret  bool   `json:"secret"`
-	Default any    `json:"default,omitempty"`
-	// Note says what an unset or zero value means when that is not obvious (the schema's note tag).
-	Note string `json:"note,omitempty"`
-}
+// Entry is one leaf of the config as config/list reports it (the wire type). Secret values are masked.
+type Entry = api.ConfigEntry
 
 // view converts a config value into plain JSON-friendly data (maps keyed by TOML names), masking secrets.
 func view(v reflect.Value, secret bool) any {

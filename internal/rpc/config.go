@@ -2,7 +2,6 @@ package rpc
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 
 	"github.com/zeroclaw-go/zeroclaw/internal/api"
@@ -18,29 +17,8 @@ const (
 	grantConfigReload = "config:reload"
 )
 
-type configGetParams struct {
-	Prop string `json:"prop,omitempty"`
-}
-
-type configSetParams struct {
-	Prop  string          `json:"prop"`
-	Value json.RawMessage `json:"value"`
-}
-
-type configSetManyParams struct {
-	Sets []configSetParams `json:"sets"`
-}
-
-type configListParams struct {
-	Prefix string `json:"prefix,omitempty"`
-}
-
-type configDeleteParams struct {
-	Prop string `json:"prop"`
-}
-
 func (s *Server) registerConfig(m *config.Manager) {
-	s.register(api.MethodConfigGet, handle(grantConfigRead, func(_ context.Context, _ *Peer, p *configGetParams) (any, error) {
+	s.register(api.MethodConfigGet, handle(grantConfigRead, func(_ context.Context, _ *Peer, p *api.ConfigGetParams) (any, error) {
 		v, err := m.Get(p.Prop)
 		if err != nil {
 			return nil, err
@@ -48,9 +26,9 @@ func (s *Server) registerConfig(m *config.Manager) {
 		if p.Prop == "" {
 			return v, nil
 		}
-		return map[string]any{"prop": p.Prop, "value": v}, nil
+		return api.ConfigGetResult{Prop: p.Prop, Value: v}, nil
 	}))
-	s.register(api.MethodConfigSet, handle(grantConfigUpdate, func(ctx context.Context, peer *Peer, p *configSetParams) (any, error) {
+	s.register(api.MethodConfigSet, handle(grantConfigUpdate, func(ctx context.Context, peer *Peer, p *api.ConfigSetParams) (any, error) {
 		if p.Prop == "" {
 			return nil, invalidParams("config/set needs prop")
 		}
@@ -61,9 +39,9 @@ func (s *Server) registerConfig(m *config.Manager) {
 		if err != nil {
 			return nil, err
 		}
-		return map[string]any{"prop": prop, "set": true}, nil
+		return api.ConfigSetResult{Prop: prop, Set: true}, nil
 	}))
-	s.register(api.MethodConfigSetMany, handle(grantConfigUpdate, func(ctx context.Context, peer *Peer, p *configSetManyParams) (any, error) {
+	s.register(api.MethodConfigSetMany, handle(grantConfigUpdate, func(ctx context.Context, peer *Peer, p *api.ConfigSetManyParams) (any, error) {
 		sets := make([]config.SetEntry, len(p.Sets))
 		for i, e := range p.Sets {
 			if e.Prop == "" || len(e.Value) == 0 {
@@ -76,24 +54,12 @@ func (s *Server) registerConfig(m *config.Manager) {
 		if err != nil {
 			return nil, err
 		}
-		return map[string]any{"props": props, "set": true}, nil
+		return api.ConfigSetManyResult{Props: props, Set: true}, nil
 	}))
-	s.register(api.MethodConfigList, handle(grantConfigRead, func(_ context.Context, _ *Peer, p *configListParams) (any, error) {
-		entries := m.List(p.Prefix)
-		out := make([]map[string]any, 0, len(entries))
-		for _, e := range entries {
-			row := map[string]any{"prop": e.Prop, "value": e.Value, "secret": e.Secret}
-			if e.Default != nil {
-				row["default"] = e.Default
-			}
-			if e.Note != "" {
-				row["note"] = e.Note
-			}
-			out = append(out, row)
-		}
-		return map[string]any{"entries": out}, nil
+	s.register(api.MethodConfigList, handle(grantConfigRead, func(_ context.Context, _ *Peer, p *api.ConfigListParams) (any, error) {
+		return api.ConfigListResult{Entries: m.List(p.Prefix)}, nil
 	}))
-	s.register(api.MethodConfigDelete, handle(grantConfigUpdate, func(ctx context.Context, peer *Peer, p *configDeleteParams) (any, error) {
+	s.register(api.MethodConfigDelete, handle(grantConfigUpdate, func(ctx context.Context, peer *Peer, p *api.ConfigDeleteParams) (any, error) {
 		if p.Prop == "" {
 			return nil, invalidParams("config/delete needs prop")
 		}
@@ -101,14 +67,14 @@ func (s *Server) registerConfig(m *config.Manager) {
 		if err != nil {
 			return nil, err
 		}
-		return map[string]any{"prop": p.Prop, "deleted": deleted}, nil
+		return api.ConfigDeleteResult{Prop: p.Prop, Deleted: deleted}, nil
 	}))
 	s.register(api.MethodConfigReload, handle(grantConfigReload, func(ctx context.Context, _ *Peer, _ *noParams) (any, error) {
 		gen, err := m.Reload(ctx)
 		if err != nil {
 			return nil, err
 		}
-		return map[string]any{"reloaded": true, "generation": gen}, nil
+		return api.ConfigReloadResult{Reloaded: true, Generation: gen}, nil
 	}))
 }
 
