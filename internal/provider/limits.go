@@ -118,8 +118,10 @@ func (b *budget) checkCalls(n int) error {
 	return nil
 }
 
-// encodedLen is the length of s as the body of a JSON string written without HTML escaping, as encoding/json
-// with SetEscapeHTML(false) writes it (invalid UTF-8 becomes \ufffd).
+// EncodedLen is the length of s as the body of a JSON string written without HTML escaping, as encoding/json
+// with SetEscapeHTML(false) writes it (invalid UTF-8 becomes \ufffd): what Limits.MaxTextBytes counts.
+func EncodedLen(s string) int { return encodedLen(s) }
+
 func encodedLen(s string) int {
 	n := 0
 	for i := 0; i < len(s); {
