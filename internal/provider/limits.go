@@ -57,6 +57,22 @@ func (e *LimitError) Error() string {
 // Is makes errors.Is(err, ErrLimit) true.
 func (e *LimitError) Is(target error) bool { return target == ErrLimit }
 
+// EncodedPrefix returns the length in bytes of the longest prefix of s, cut on a rune boundary, whose
+// EncodedLen is at most n.
+func EncodedPrefix(s string, n int) int {
+	cut, used := 0, 0
+	for cut < len(s) {
+		r, size := utf8.DecodeRuneInString(s[cut:])
+		w := runeEncodedLen(r, size)
+		if used+w > n {
+			break
+		}
+		used += w
+		cut += size
+	}
+	return cut
+}
+
 // budget checks one response against its Limits as it streams.
 type budget struct {
 	alias string
@@ -88,17 +104,8 @@ func (b *budget) takeText(s string) (string, error) {
 		b.text += n
 		return s, nil
 	}
-	cut, used := 0, 0
-	for cut < len(s) {
-		r, size := utf8.DecodeRuneInString(s[cut:])
-		w := runeEncodedLen(r, size)
-		if used+w > room {
-			break
-		}
-		used += w
-		cut += size
-	}
-	b.text += used
+	cut := EncodedPrefix(s, room)
+	b.text += encodedLen(s[:cut])
 	return s[:cut], b.fail(LimitText, b.lim.MaxTextBytes)
 }
 
