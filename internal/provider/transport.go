@@ -171,12 +171,15 @@ func (b *httpBase) run(ctx context.Context, emit func(Event), attempt attemptFun
 			pause = after
 		}
 		delay *= 2
+		budgetSpent := fmt.Sprintf("; another retry would not fit in timeout_secs (%s for all attempts)", b.s.IdleTimeout)
 		if !b.s.Now().Add(pause).Before(deadline) {
-			return res, b.gaveUp(ctx, err, try,
-				fmt.Sprintf("; another retry would not fit in timeout_secs (%s for all attempts)", b.s.IdleTimeout))
+			return res, b.gaveUp(ctx, err, try, budgetSpent)
 		}
-		if err := b.s.Sleep(ctx, pause); err != nil {
-			return res, b.fail(ctx, err)
+		if serr := b.s.Sleep(ctx, pause); serr != nil {
+			return res, b.fail(ctx, serr)
+		}
+		if !b.s.Now().Before(deadline) { // the sleep overran what was left
+			return res, b.gaveUp(ctx, err, try, budgetSpent)
 		}
 	}
 }
