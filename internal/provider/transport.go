@@ -409,6 +409,9 @@ func (s *sseReader) next() (event string, data []byte, err error) {
 		case "event":
 			s.event = string(value)
 		case "data":
+			if len(s.data)+1+len(value) > s.lines.max { // an event that never ends is bounded like a line
+				return "", nil, errLineTooLong
+			}
 			if hasData {
 				s.data = append(s.data, '\n')
 			}
