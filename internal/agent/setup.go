@@ -24,6 +24,13 @@ type (
 	Usage    = provider.Usage
 )
 
+// EncodedLen and EncodedPrefix measure text as a JSON string on the wire (see provider.EncodedLen); the session
+// layer pages stored messages with them.
+var (
+	EncodedLen    = provider.EncodedLen
+	EncodedPrefix = provider.EncodedPrefix
+)
+
 // DefaultApprovalTimeout applies when a risk profile sets no approval_timeout_secs.
 const DefaultApprovalTimeout = 120 * time.Second
 

@@ -15,16 +15,33 @@ import (
 	"time"
 
 	"github.com/zeroclaw-go/zeroclaw/internal/api"
+	"github.com/zeroclaw-go/zeroclaw/internal/config"
 	"github.com/zeroclaw-go/zeroclaw/internal/provider"
 	"github.com/zeroclaw-go/zeroclaw/internal/tools"
 	"github.com/zeroclaw-go/zeroclaw/internal/visible"
 )
 
-// DefaultMaxSteps bounds the tool rounds of one turn when Turn.MaxSteps is zero.
-const DefaultMaxSteps = 16
+// Limits bound what one turn takes from the model ([limits] in config); a zero field takes its default
+// (config.DefaultMax*).
+type Limits struct {
+	MaxAnswerBytes   int // answer and reasoning text of the whole turn, JSON-encoded bytes
+	MaxToolArgsBytes int // arguments of one tool call
+	MaxToolCalls     int // tool calls of one model response
+	MaxToolRounds    int // model responses of the turn that end in tool calls
+}
 
-// ErrTooManySteps ends a turn whose model keeps calling tools past Turn.MaxSteps rounds.
-var ErrTooManySteps = errors.New("agent: too many tool rounds")
+// LimitsFrom maps the [limits] section onto Limits.
+func LimitsFrom(c config.LimitsConfig) Limits {
+	return Limits{MaxAnswerBytes: c.MaxAnswerBytes, MaxToolArgsBytes: c.MaxToolArgsBytes, MaxToolCalls: c.MaxToolCalls,
+		MaxToolRounds: c.MaxToolRounds}
+}
+
+var (
+	// ErrTooManySteps ends a turn whose model keeps calling tools past Limits.MaxToolRounds rounds.
+	ErrTooManySteps = errors.New("agent: too many tool rounds")
+	// ErrLimit ends a turn whose model output passed one of its Limits; the message names the config key.
+	ErrLimit = errors.New("agent: turn limit reached")
+)
 
 // Tool result texts the model sees when a call does not run as asked; stable for clients and tests.
 const (
@@ -53,7 +70,7 @@ type Turn struct {
 	Append func(ctx context.Context, role, content string) error
 	// RecordUsage is called once per provider request that reported usage; a failure is logged, not fatal.
 	RecordUsage func(ctx context.Context, u provider.Usage) error
-	MaxSteps    int // tool rounds; 0 means DefaultMaxSteps
+	Limits      Limits
 
 	SessionID       string        // put in elicitation requests
 	Elicit          Elicit        // nil: ask_user answers that no client can answer
@@ -86,20 +103,38 @@ func (t *Turn) Run(ctx context.Context, prompt string) (outcome, content string,
 	}
 	durable := context.WithoutCancel(ctx) // writes that must land even when the turn was cancelled
 
+	textUsed := 0 // encoded bytes of answer and reasoning text streamed so far in this turn
 	for step := 0; ; step++ {
 		var streamed strings.Builder
-		res, err := t.Provider.Stream(ctx, provider.Request{Messages: msgs, Tools: specs}, func(ev provider.Event) {
+		lim := provider.Limits{MaxTextBytes: t.Limits.MaxAnswerBytes - textUsed, MaxToolArgBytes: t.Limits.MaxToolArgsBytes,
+			MaxToolCalls: t.Limits.MaxToolCalls}
+		if lim.MaxTextBytes <= 0 {
+			lim.MaxTextBytes = -1 // spent: no more text in this turn
+		}
+		res, err := t.Provider.Stream(ctx, provider.Request{Messages: msgs, Tools: specs, Limits: lim}, func(ev provider.Event) {
 			switch ev.Type {
 			case provider.EventText:
+				textUsed += provider.EncodedLen(ev.Text)
 				streamed.WriteString(ev.Text)
 				t.Emit(api.SessionUpdate{Type: api.UpdateAgentMessageChunk, Text: ev.Text})
 			case provider.EventThought:
+				textUsed += provider.EncodedLen(ev.Text)
 				t.Emit(api.SessionUpdate{Type: api.UpdateAgentThoughtChunk, Text: ev.Text})
 			}
 		})
 		t.recordUsage(durable, res.Usage, err == nil)
 		if err != nil {
 			partial := streamed.String()
+			var le *provider.LimitError
+			if errors.As(err, &le) && ctx.Err() == nil {
+				// Only what fit was streamed and kept: store it so history shows where the answer was cut.
+				if partial != "" {
+					if aerr := t.Append(durable, provider.RoleAssistant, partial); aerr != nil {
+						t.Logger.Warn("agent: store capped answer", "session", t.SessionID, "err", aerr)
+					}
+				}
+				return api.OutcomeFailed, partial, t.limitError(le)
+			}
 			if ctx.Err() != nil {
 				if partial != "" {
 					if aerr := t.Append(durable, provider.RoleAssistant, partial); aerr != nil {
@@ -119,11 +154,12 @@ func (t *Turn) Run(ctx context.Context, prompt string) (outcome, content string,
 			}
 			return api.OutcomeCompleted, res.Text, nil
 		}
-		if step >= t.MaxSteps {
+		if step >= t.Limits.MaxToolRounds {
 			if err := t.Append(durable, provider.RoleAssistant, res.Text); err != nil {
 				t.Logger.Warn("agent: store answer", "session", t.SessionID, "err", err)
 			}
-			return api.OutcomeFailed, res.Text, fmt.Errorf("%w (%d)", ErrTooManySteps, t.MaxSteps)
+			return api.OutcomeFailed, res.Text, fmt.Errorf("%w: the model asked for tools in more than %d rounds (limits.max_tool_rounds)",
+				ErrTooManySteps, t.Limits.MaxToolRounds)
 		}
 		if err := t.Append(durable, provider.RoleAssistant, EncodeToolCalls(res.Text, res.ToolCalls)); err != nil {
 			return api.OutcomeFailed, res.Text, fmt.Errorf("agent: store tool calls: %w", err)
@@ -151,8 +187,17 @@ func (t *Turn) Run(ctx context.Context, prompt string) (outcome, content string,
 }
 
 func (t *Turn) defaults() {
-	if t.MaxSteps <= 0 {
-		t.MaxSteps = DefaultMaxSteps
+	l := &t.Limits
+	for _, f := range []struct {
+		v   *int
+		def int
+	}{
+		{&l.MaxAnswerBytes, config.DefaultMaxAnswerBytes}, {&l.MaxToolArgsBytes, config.DefaultMaxToolArgsBytes},
+		{&l.MaxToolCalls, config.DefaultMaxToolCalls}, {&l.MaxToolRounds, config.DefaultMaxToolRounds},
+	} {
+		if *f.v <= 0 {
+			*f.v = f.def
+		}
 	}
 	if t.ApprovalTimeout <= 0 {
 		t.ApprovalTimeout = DefaultApprovalTimeout
@@ -173,6 +218,27 @@ func (t *Turn) defaults() {
 	if t.ToolEnv.Asker == nil && t.Elicit != nil {
 		t.ToolEnv.Asker = elicitAsker{sessionID: t.SessionID, timeout: t.ApprovalTimeout, elicit: t.Elicit}
 	}
+}
+
+// limitError turns a provider's *LimitError into the turn's error: what passed which limit, that the stream
+// was stopped, and the config key to raise.
+func (t *Turn) limitError(le *provider.LimitError) error {
+	var what, key string
+	switch le.What {
+	case provider.LimitText:
+		what = fmt.Sprintf("more than %d bytes of answer and reasoning text in one turn", t.Limits.MaxAnswerBytes)
+		key = "limits.max_answer_bytes"
+	case provider.LimitToolArgs:
+		what = fmt.Sprintf("tool-call arguments longer than %d bytes", t.Limits.MaxToolArgsBytes)
+		key = "limits.max_tool_args_bytes"
+	case provider.LimitToolCalls:
+		what = fmt.Sprintf("more than %d tool calls in one response", t.Limits.MaxToolCalls)
+		key = "limits.max_tool_calls"
+	default:
+		return fmt.Errorf("%w: %w", ErrLimit, le)
+	}
+	return fmt.Errorf("%w: the model (%s) sent %s; its stream was stopped. Raise %s to allow more",
+		ErrLimit, t.Provider.Alias(), what, key)
 }
 
 // recordUsage reports one provider request's usage: a context_usage event and a cost record. A failed request

@@ -310,7 +310,7 @@ func TestMaxStepsEndsARunawayTurn(t *testing.T) {
 	h := newHarness(t)
 	p := &loopProvider{}
 	tr := h.turn(p, tools.Policy{Level: tools.LevelFull}, nil)
-	tr.MaxSteps = 3
+	tr.Limits.MaxToolRounds = 3
 	outcome, _, err := tr.Run(t.Context(), "go")
 	if outcome != api.OutcomeFailed || err == nil || !strings.Contains(err.Error(), ErrTooManySteps.Error()) {
 		t.Fatalf("Run = %q, %v", outcome, err)

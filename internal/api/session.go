@@ -97,19 +97,30 @@ type SessionListResult struct {
 	Sessions []SessionSummary `json:"sessions"`
 }
 
-// SessionMessagesParams are the params of session/messages.
+// SessionMessagesParams are the params of session/messages. A page holds the newest messages before
+// BeforeIndex that fit in MaxBytes (at most the frame limit); the next older page is BeforeIndex = Start. Index
+// asks for that one message alone, its content from byte ContentOffset: how a message cut to fit a page
+// (Truncated) is read whole.
 type SessionMessagesParams struct {
-	SessionID   string `json:"session_id"`
-	Limit       int    `json:"limit,omitempty"`
-	BeforeIndex *int   `json:"before_index,omitempty"`
+	SessionID     string `json:"session_id"`
+	Limit         int    `json:"limit,omitempty"`
+	BeforeIndex   *int   `json:"before_index,omitempty"`
+	MaxBytes      *int   `json:"max_bytes,omitempty"`
+	Index         *int   `json:"index,omitempty"`
+	ContentOffset *int   `json:"content_offset,omitempty"`
 }
 
-// SessionMessage is one stored message.
+// SessionMessage is one stored message. When Content is not the whole stored content (cut to fit the page,
+// or read from an offset), ContentBytes is the whole content's length, ContentOffset where Content starts, and
+// Truncated says whether more follows Content.
 type SessionMessage struct {
-	Index     int    `json:"index"`
-	Role      string `json:"role"`
-	Content   string `json:"content"`
-	CreatedAt string `json:"created_at"`
+	Index         int    `json:"index"`
+	Role          string `json:"role"`
+	Content       string `json:"content"`
+	CreatedAt     string `json:"created_at"`
+	Truncated     bool   `json:"truncated,omitempty"`
+	ContentBytes  int    `json:"content_bytes,omitempty"`
+	ContentOffset int    `json:"content_offset,omitempty"`
 }
 
 // SessionMessagesResult is the result of session/messages.

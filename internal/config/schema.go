@@ -36,6 +36,7 @@ type Config struct {
 	Cost               CostConfig                   `toml:"cost"`
 	Secrets            SecretsConfig                `toml:"secrets"`
 	RPC                RPCConfig                    `toml:"rpc"`
+	Limits             LimitsConfig                 `toml:"limits"`
 	ACP                ACPConfig                    `toml:"acp"`
 	Security           SecurityConfig               `toml:"security"`
 }
@@ -160,6 +161,32 @@ type RPCConfig struct {
 	MaxInflightFrameBytes int `toml:"max_inflight_frame_bytes"`
 }
 
+// LimitsConfig is [limits]: what one agent turn may take from the model. A turn that passes one fails with an
+// error naming the key; the provider stream is abandoned at that point.
+type LimitsConfig struct {
+	// MaxAnswerBytes bounds the answer and reasoning text streamed in one turn, counted as JSON-encoded bytes.
+	MaxAnswerBytes int `toml:"max_answer_bytes"`
+	// MaxToolArgsBytes bounds the arguments of one tool call.
+	MaxToolArgsBytes int `toml:"max_tool_args_bytes"`
+	// MaxToolCalls bounds the tool calls of one model response.
+	MaxToolCalls int `toml:"max_tool_calls"`
+	// MaxToolRounds bounds the model requests of one turn that end in tool calls.
+	MaxToolRounds int `toml:"max_tool_rounds"`
+}
+
+// Default and largest [limits] values. The largest keep every frame that carries an answer or a tool call
+// under the protocol's 8 MiB frame limit.
+const (
+	DefaultMaxAnswerBytes   = 1 << 20
+	DefaultMaxToolArgsBytes = 256 << 10
+	DefaultMaxToolCalls     = 32
+	DefaultMaxToolRounds    = 16
+	MaxMaxAnswerBytes       = 4 << 20
+	MaxMaxToolArgsBytes     = 1 << 20
+	MaxMaxToolCalls         = 256
+	MaxMaxToolRounds        = 256
+)
+
 // ACPConfig is [acp].
 type ACPConfig struct {
 	DefaultAgent string `toml:"default_agent"`
@@ -184,6 +211,8 @@ func base() *Config {
 		RPC: RPCConfig{MaxLocalConnections: 512, MaxFrameBytes: 8388608, InitializeTimeoutMS: 30000,
 			FrameTimeoutMS: 30000, WriteTimeoutMS: 30000, MaxInflightFrameBytes: 64 << 20},
 		Security: SecurityConfig{TrustDaemonUID: true},
+		Limits: LimitsConfig{MaxAnswerBytes: DefaultMaxAnswerBytes, MaxToolArgsBytes: DefaultMaxToolArgsBytes,
+			MaxToolCalls: DefaultMaxToolCalls, MaxToolRounds: DefaultMaxToolRounds},
 	}
 }
 

@@ -131,6 +131,19 @@ func validate(cfg *Config, d *document, file string) (*ValidationError, []string
 			v.add(Path{"rpc", name}, "must be positive, got %d", val)
 		}
 	}
+	for _, l := range []struct {
+		name       string
+		val, upper int
+	}{
+		{"max_answer_bytes", cfg.Limits.MaxAnswerBytes, MaxMaxAnswerBytes},
+		{"max_tool_args_bytes", cfg.Limits.MaxToolArgsBytes, MaxMaxToolArgsBytes},
+		{"max_tool_calls", cfg.Limits.MaxToolCalls, MaxMaxToolCalls},
+		{"max_tool_rounds", cfg.Limits.MaxToolRounds, MaxMaxToolRounds},
+	} {
+		if l.val < 1 || l.val > l.upper {
+			v.add(Path{"limits", l.name}, "must be between 1 and %d, got %d", l.upper, l.val)
+		}
+	}
 	if a := cfg.ACP.DefaultAgent; a != "" {
 		if _, ok := cfg.Agents[a]; !ok {
 			v.add(Path{"acp", "default_agent"}, "agent %q is not defined under agents", a)

@@ -147,7 +147,7 @@ func (p *anthropic) Stream(ctx context.Context, req Request, emit func(Event)) (
 		headers["x-api-key"] = p.s.APIKey
 	}
 	return p.streamPOST(ctx, emit, p.s.URI+"/v1/messages", body, headers, func(r io.Reader, emit func(Event)) (Result, error) {
-		return p.parse(r, model, emit)
+		return p.parse(r, model, newBudget(p.alias, req.Limits), emit)
 	})
 }
 
@@ -157,8 +157,9 @@ type antPending struct {
 	input    strings.Builder
 }
 
-// parse reads the Messages SSE stream; a tool_use block is emitted at its content_block_stop.
-func (p *anthropic) parse(r io.Reader, model string, emit func(Event)) (Result, error) {
+// parse reads the Messages SSE stream; a tool_use block is emitted at its content_block_stop. bud is checked
+// on every text and input delta.
+func (p *anthropic) parse(r io.Reader, model string, bud *budget, emit func(Event)) (Result, error) {
 	res := Result{Usage: Usage{Model: model}}
 	var text strings.Builder
 	tools := map[int]*antPending{}
@@ -166,6 +167,20 @@ func (p *anthropic) parse(r io.Reader, model string, emit func(Event)) (Result, 
 	fail := func(err error) (Result, error) {
 		res.Text = text.String()
 		return res, err
+	}
+	calls := 0 // tool_use blocks opened
+	// takeText emits what fits of s as an event of type typ; false means the budget is spent (see limitErr).
+	var limitErr error
+	takeText := func(typ EventType, s string) bool {
+		part, lerr := bud.takeText(s)
+		if part != "" {
+			if typ == EventText {
+				text.WriteString(part)
+			}
+			emit(Event{Type: typ, Text: part})
+		}
+		limitErr = lerr
+		return lerr == nil
 	}
 	for {
 		_, data, err := sse.next()
@@ -189,26 +204,31 @@ func (p *anthropic) parse(r io.Reader, model string, emit func(Event)) (Result, 
 		case "content_block_start":
 			switch ev.ContentBlock.Type {
 			case "tool_use":
+				calls++
+				if err := bud.checkCalls(calls); err != nil {
+					return fail(err)
+				}
 				tools[ev.Index] = &antPending{id: ev.ContentBlock.ID, name: ev.ContentBlock.Name}
 			case "text":
-				if ev.ContentBlock.Text != "" {
-					text.WriteString(ev.ContentBlock.Text)
-					emit(Event{Type: EventText, Text: ev.ContentBlock.Text})
+				if !takeText(EventText, ev.ContentBlock.Text) {
+					return fail(limitErr)
 				}
 			}
 		case "content_block_delta":
 			switch ev.Delta.Type {
 			case "text_delta":
-				if ev.Delta.Text != "" {
-					text.WriteString(ev.Delta.Text)
-					emit(Event{Type: EventText, Text: ev.Delta.Text})
+				if !takeText(EventText, ev.Delta.Text) {
+					return fail(limitErr)
 				}
 			case "thinking_delta":
-				if ev.Delta.Thinking != "" {
-					emit(Event{Type: EventThought, Text: ev.Delta.Thinking})
+				if !takeText(EventThought, ev.Delta.Thinking) {
+					return fail(limitErr)
 				}
 			case "input_json_delta":
 				if pt := tools[ev.Index]; pt != nil {
+					if err := bud.checkArgs(pt.input.Len() + len(ev.Delta.PartialJSON)); err != nil {
+						return fail(err)
+					}
 					pt.input.WriteString(ev.Delta.PartialJSON)
 				}
 			}

@@ -50,6 +50,9 @@ func (e *echo) Stream(ctx context.Context, req Request, emit func(Event)) (Resul
 			reply = fmt.Sprintf("tool %s returned: %s", toolNameFor(req.Messages, last), last.Content)
 		case last.Role == RoleUser:
 			if tc, ok := parseToolHook(last.Content, req.Messages); ok {
+				if err := newBudget(e.alias, req.Limits).checkArgs(len(tc.Arguments)); err != nil {
+					return res, err
+				}
 				res.ToolCalls = []ToolCall{tc}
 				res.StopReason = "tool_calls"
 				res.Usage.OutputTokens = countWords(tc.Name) + countWords(string(tc.Arguments))
@@ -62,13 +65,21 @@ func (e *echo) Stream(ctx context.Context, req Request, emit func(Event)) (Resul
 		}
 	}
 	var text strings.Builder
+	bud := newBudget(e.alias, req.Limits)
 	for _, chunk := range splitWords(reply) {
 		if err := ctx.Err(); err != nil {
 			res.Text = text.String()
 			return res, fmt.Errorf("provider: %s: %w", e.alias, err)
 		}
-		text.WriteString(chunk)
-		emit(Event{Type: EventText, Text: chunk})
+		part, lerr := bud.takeText(chunk)
+		if part != "" {
+			text.WriteString(part)
+			emit(Event{Type: EventText, Text: part})
+		}
+		if lerr != nil {
+			res.Text = text.String()
+			return res, lerr
+		}
 	}
 	res.Text = text.String()
 	res.Usage.OutputTokens = countWords(reply)

@@ -4,10 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
 )
+
+// olLineSlack is what an NDJSON line may hold besides tool-call arguments (the envelope, a text chunk).
+const olLineSlack = 64 << 10
 
 // ollama speaks Ollama's native /api/chat NDJSON stream.
 type ollama struct{ httpBase }
@@ -100,21 +104,30 @@ func (p *ollama) Stream(ctx context.Context, req Request, emit func(Event)) (Res
 		headers["Authorization"] = "Bearer " + p.s.APIKey
 	}
 	return p.streamPOST(ctx, emit, p.s.URI+"/api/chat", body, headers, func(r io.Reader, emit func(Event)) (Result, error) {
-		return p.parse(r, model, emit)
+		return p.parse(r, model, req.Limits, emit)
 	})
 }
 
 // parse reads the NDJSON stream. Ollama sends each tool call whole, so it is emitted as soon as it arrives,
-// with a synthesized id when the server gives none.
-func (p *ollama) parse(r io.Reader, model string, emit func(Event)) (Result, error) {
+// with a synthesized id when the server gives none. Since a call arrives in one line, a line longer than the
+// tool calls allowed could carry is cut off as tool arguments over the limit, before it is buffered whole.
+func (p *ollama) parse(r io.Reader, model string, lim Limits, emit func(Event)) (Result, error) {
 	res := Result{Usage: Usage{Model: model}}
 	var text strings.Builder
+	bud := newBudget(p.alias, lim)
 	lines := newLineReader(r)
+	if lim.MaxToolArgBytes > 0 {
+		lines.max = min(maxLineBytes, lim.MaxToolArgBytes*max(1, lim.MaxToolCalls)+olLineSlack)
+	}
 	for {
 		line, err := lines.readLine()
 		if err == io.EOF {
 			res.Text = text.String()
 			return res, p.incomplete()
+		}
+		if errors.Is(err, errLineTooLong) && lim.MaxToolArgBytes > 0 {
+			res.Text = text.String()
+			return res, bud.fail(LimitToolArgs, lim.MaxToolArgBytes)
 		}
 		if err != nil {
 			res.Text = text.String()
@@ -137,13 +150,35 @@ func (p *ollama) parse(r io.Reader, model string, emit func(Event)) (Result, err
 			res.Usage.Model = c.Model
 		}
 		if c.Message.Thinking != "" {
-			emit(Event{Type: EventThought, Text: c.Message.Thinking})
+			part, lerr := bud.takeText(c.Message.Thinking)
+			if part != "" {
+				emit(Event{Type: EventThought, Text: part})
+			}
+			if lerr != nil {
+				res.Text = text.String()
+				return res, lerr
+			}
 		}
 		if c.Message.Content != "" {
-			text.WriteString(c.Message.Content)
-			emit(Event{Type: EventText, Text: c.Message.Content})
+			part, lerr := bud.takeText(c.Message.Content)
+			if part != "" {
+				text.WriteString(part)
+				emit(Event{Type: EventText, Text: part})
+			}
+			if lerr != nil {
+				res.Text = text.String()
+				return res, lerr
+			}
 		}
 		for _, oc := range c.Message.ToolCalls {
+			err := bud.checkCalls(len(res.ToolCalls) + 1)
+			if err == nil {
+				err = bud.checkArgs(len(oc.Function.Arguments) + len(oc.Function.Name))
+			}
+			if err != nil {
+				res.Text = text.String()
+				return res, err
+			}
 			id := oc.ID
 			if id == "" {
 				id = fmt.Sprintf("ollama-call-%d", len(res.ToolCalls)+1)

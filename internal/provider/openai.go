@@ -135,7 +135,7 @@ func (p *openAI) Stream(ctx context.Context, req Request, emit func(Event)) (Res
 		headers["Authorization"] = "Bearer " + p.s.APIKey
 	}
 	return p.streamPOST(ctx, emit, p.s.URI+"/chat/completions", body, headers, func(r io.Reader, emit func(Event)) (Result, error) {
-		return p.parse(r, model, emit)
+		return p.parse(r, model, newBudget(p.alias, req.Limits), emit)
 	})
 }
 
@@ -147,8 +147,8 @@ type oaiPending struct {
 }
 
 // parse reads a chat-completions SSE stream. Tool calls are emitted once the stream finishes, when their
-// argument fragments are complete.
-func (p *openAI) parse(r io.Reader, model string, emit func(Event)) (Result, error) {
+// argument fragments are complete; bud is checked on every fragment.
+func (p *openAI) parse(r io.Reader, model string, bud *budget, emit func(Event)) (Result, error) {
 	res := Result{Usage: Usage{Model: model}}
 	var text strings.Builder
 	pending := map[int]*oaiPending{}
@@ -203,17 +203,40 @@ func (p *openAI) parse(r io.Reader, model string, emit func(Event)) (Result, err
 		for _, ch := range c.Choices {
 			d := ch.Delta
 			if d.ReasoningContent != "" {
-				emit(Event{Type: EventThought, Text: d.ReasoningContent})
+				part, lerr := bud.takeText(d.ReasoningContent)
+				if part != "" {
+					emit(Event{Type: EventThought, Text: part})
+				}
+				if lerr != nil {
+					res.Text = text.String()
+					return res, lerr
+				}
 			}
 			if d.Content != "" {
-				text.WriteString(d.Content)
-				emit(Event{Type: EventText, Text: d.Content})
+				part, lerr := bud.takeText(d.Content)
+				if part != "" {
+					text.WriteString(part)
+					emit(Event{Type: EventText, Text: part})
+				}
+				if lerr != nil {
+					res.Text = text.String()
+					return res, lerr
+				}
 			}
 			for _, f := range d.ToolCalls {
 				pc := pending[f.Index]
 				if pc == nil {
+					if err := bud.checkCalls(len(res.ToolCalls) + len(pending) + 1); err != nil {
+						res.Text = text.String()
+						return res, err
+					}
 					pc = &oaiPending{index: f.Index}
 					pending[f.Index] = pc
+				}
+				// The name counts too: some servers send it in fragments, and those must not grow unbounded either.
+				if err := bud.checkArgs(pc.args.Len() + len(f.Function.Arguments) + len(pc.name) + len(f.Function.Name)); err != nil {
+					res.Text = text.String()
+					return res, err
 				}
 				if f.ID != "" {
 					pc.id = f.ID

@@ -60,6 +60,7 @@ type Request struct {
 	Messages []Message
 	Tools    []ToolSpec
 	Model    string // overrides Settings.Model when non-empty
+	Limits   Limits // what the response may carry; enforced while it streams
 }
 
 // EventType tells what an Event carries.
@@ -128,7 +129,10 @@ type Settings struct {
 	Model       string
 	Temperature *float64
 	// TimeoutSecs bounds how long the backend may stay silent: until the response headers, and then between
-	// two reads of the streamed body. A long answer that keeps streaming is never cut. 120 when <= 0.
+	// two reads of the streamed body. A long answer that keeps streaming is never cut. It is also the budget
+	// of the retries: every attempt, and every backoff between them, must fit in TimeoutSecs from the start
+	// of Stream, so a dead backend fails within TimeoutSecs however many retries MaxRetries allows. 120 when
+	// <= 0.
 	TimeoutSecs int
 	// IdleTimeout overrides TimeoutSecs with a finer unit when > 0 (tests).
 	IdleTimeout  time.Duration
@@ -137,6 +141,10 @@ type Settings struct {
 	Client       *http.Client  // nil means http.DefaultClient's transport with no overall timeout
 	MaxRetries   int           // retries after the first attempt; 0 means 2, negative means none
 	RetryBase    time.Duration // first backoff delay, doubled per retry; 0 means 500ms
+	// Now and Sleep are the clock of the retry budget; nil means the real clock (tests inject a fake one).
+	// Sleep returns early with ctx's error when ctx ends.
+	Now   func() time.Time
+	Sleep func(ctx context.Context, d time.Duration) error
 }
 
 // Defaults applied by New.
@@ -209,6 +217,12 @@ func New(s Settings) (Provider, error) {
 	}
 	if s.Client == nil {
 		s.Client = &http.Client{} // no overall timeout: a streamed answer may take minutes; IdleTimeout applies
+	}
+	if s.Now == nil {
+		s.Now = time.Now
+	}
+	if s.Sleep == nil {
+		s.Sleep = sleep
 	}
 	family := strings.ToLower(strings.TrimSpace(s.Family))
 	switch family {

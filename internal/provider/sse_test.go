@@ -75,3 +75,32 @@ func FuzzSSEReader(f *testing.F) {
 		}
 	})
 }
+
+// endlessReader yields line forever.
+type endlessReader struct {
+	line []byte
+	off  int
+}
+
+func (r *endlessReader) Read(p []byte) (int, error) {
+	n := 0
+	for n < len(p) {
+		c := copy(p[n:], r.line[r.off:])
+		n += c
+		r.off = (r.off + c) % len(r.line)
+	}
+	return n, nil
+}
+
+// An event whose data lines never end with a blank line is refused once it passes the line limit, instead of
+// growing without bound.
+func TestSSEEventSizeBounded(t *testing.T) {
+	r := newSSEReader(&endlessReader{line: []byte("data: " + strings.Repeat("x", 1000) + "\n")})
+	r.lines.max = 64 << 10
+	if _, _, err := r.next(); err != errLineTooLong {
+		t.Fatalf("err = %v, want errLineTooLong", err)
+	}
+	if cap(r.data) > 4*r.lines.max {
+		t.Fatalf("buffered %d bytes for a %d-byte limit", cap(r.data), r.lines.max)
+	}
+}

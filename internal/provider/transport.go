@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 	"unicode/utf8"
 )
@@ -93,26 +94,35 @@ func retryable(err error) (bool, time.Duration) {
 		return he.Temporary() && he.retryAfter <= maxRetryAfter, he.retryAfter
 	}
 	var te *transientError
-	if errors.As(err, &te) {
-		var ne net.Error
-		if errors.As(err, &ne) && ne.Timeout() {
-			return false, 0 // the whole-request timeout already elapsed; do not multiply it
-		}
-		return true, 0
+	if !errors.As(err, &te) {
+		return false, 0
 	}
-	return false, 0
+	if errors.Is(err, ErrIdleTimeout) {
+		return false, 0 // a silent backend already used the budget a retry would need
+	}
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return false, 0 // the whole-request timeout already elapsed; do not multiply it
+	}
+	// A name that does not resolve, or a network with no route to the host, will not heal in a second; a
+	// refused connection (a backend restarting) might, and is retried within the budget.
+	var dns *net.DNSError
+	if errors.As(err, &dns) || errors.Is(err, syscall.EHOSTUNREACH) || errors.Is(err, syscall.ENETUNREACH) {
+		return false, 0
+	}
+	return true, 0
 }
 
-// attemptFunc performs one request and parses its stream, emitting events as they arrive. On error it returns
-// whatever it assembled so far.
-type attemptFunc func(ctx context.Context, emit func(Event)) (Result, error)
+// attemptFunc performs one request and parses its stream, emitting events as they arrive; headerWait bounds
+// the wait for the response headers. On error it returns whatever it assembled so far.
+type attemptFunc func(ctx context.Context, headerWait time.Duration, emit func(Event)) (Result, error)
 
 // streamPOST posts body to url and hands the streamed response to parse, with run's retry policy: the common
 // shape of every HTTP family's Stream.
 func (b *httpBase) streamPOST(ctx context.Context, emit func(Event), url string, body []byte, headers map[string]string,
 	parse func(r io.Reader, emit func(Event)) (Result, error)) (Result, error) {
-	return b.run(ctx, emit, func(ctx context.Context, emit func(Event)) (Result, error) {
-		resp, err := b.post(ctx, url, body, headers)
+	return b.run(ctx, emit, func(ctx context.Context, headerWait time.Duration, emit func(Event)) (Result, error) {
+		resp, err := b.post(ctx, headerWait, url, body, headers)
 		if err != nil {
 			return Result{}, err
 		}
@@ -121,8 +131,10 @@ func (b *httpBase) streamPOST(ctx context.Context, emit func(Event), url string,
 	})
 }
 
-// run calls attempt, retrying with exponential backoff (or the server's Retry-After) on 429/5xx and transport
-// failures, but only while no event has been emitted, since a retry would repeat what the caller already saw.
+// run calls attempt, retrying with exponential backoff (or the server's Retry-After) on 429/5xx and transient
+// transport failures, but only while no event has been emitted, since a retry would repeat what the caller
+// already saw. Every attempt and every backoff must fit in one budget of IdleTimeout (timeout_secs) counted
+// from the first attempt: a retry that would start past it is not made.
 func (b *httpBase) run(ctx context.Context, emit func(Event), attempt attemptFunc) (Result, error) {
 	if emit == nil {
 		emit = func(Event) {}
@@ -132,42 +144,75 @@ func (b *httpBase) run(ctx context.Context, emit func(Event), attempt attemptFun
 		emitted = true
 		emit(ev)
 	}
+	deadline := b.s.Now().Add(b.s.IdleTimeout)
 	delay := b.s.RetryBase
-	for try := 0; ; try++ {
-		res, err := attempt(ctx, track)
+	for try := 1; ; try++ {
+		wait := min(b.s.IdleTimeout, deadline.Sub(b.s.Now()))
+		res, err := attempt(ctx, wait, track)
 		if err == nil {
 			return res, nil
 		}
-		if ctx.Err() != nil || emitted || try >= b.s.MaxRetries {
+		if ctx.Err() != nil || emitted {
 			return res, b.fail(ctx, err)
 		}
 		ok, after := retryable(err)
 		if !ok {
 			return res, b.fail(ctx, err)
 		}
-		wait := delay
+		if try > b.s.MaxRetries {
+			return res, b.gaveUp(ctx, err, try, "")
+		}
+		pause := delay
 		if after > 0 {
-			wait = after
+			pause = after
 		}
 		delay *= 2
-		t := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return res, b.fail(ctx, ctx.Err())
-		case <-t.C:
+		budgetSpent := fmt.Sprintf("; another retry would not fit in timeout_secs (%s for all attempts)", b.s.IdleTimeout)
+		if !b.s.Now().Add(pause).Before(deadline) {
+			return res, b.gaveUp(ctx, err, try, budgetSpent)
 		}
+		if serr := b.s.Sleep(ctx, pause); serr != nil {
+			return res, b.fail(ctx, serr)
+		}
+		if !b.s.Now().Before(deadline) { // the sleep overran what was left
+			return res, b.gaveUp(ctx, err, try, budgetSpent)
+		}
+	}
+}
+
+// gaveUp reports err as the last of attempts failed attempts, with why no more were made.
+func (b *httpBase) gaveUp(ctx context.Context, err error, attempts int, why string) error {
+	e := b.fail(ctx, err)
+	if attempts < 2 && why == "" {
+		return e
+	}
+	noun := "attempts"
+	if attempts == 1 {
+		noun = "attempt"
+	}
+	return &providerError{msg: fmt.Sprintf("%s (gave up after %d %s%s)", e.Error(), attempts, noun, why), cause: e}
+}
+
+// sleep waits d or until ctx ends.
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
 	}
 }
 
 // post sends body as JSON to url with the family's headers plus ExtraHeaders. A non-2xx status becomes an
 // *HTTPError (body truncated and scrubbed); the caller closes the returned body.
 //
-// The request is cancelled when the backend stays silent for IdleTimeout: before the headers, or between two
-// reads of the body (the returned body reports ErrIdleTimeout then).
-func (b *httpBase) post(ctx context.Context, url string, body []byte, headers map[string]string) (*http.Response, error) {
+// The request is cancelled when the backend stays silent: for headerWait before the headers, or for IdleTimeout
+// between two reads of the body (the returned body reports ErrIdleTimeout then).
+func (b *httpBase) post(ctx context.Context, headerWait time.Duration, url string, body []byte, headers map[string]string) (*http.Response, error) {
 	rctx, cancel := context.WithCancelCause(ctx)
-	idle := time.AfterFunc(b.s.IdleTimeout, func() { cancel(ErrIdleTimeout) })
+	idle := time.AfterFunc(headerWait, func() { cancel(ErrIdleTimeout) })
 	req, err := http.NewRequestWithContext(rctx, http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {
 		idle.Stop()
@@ -186,7 +231,7 @@ func (b *httpBase) post(ctx context.Context, url string, body []byte, headers ma
 	if err != nil {
 		idle.Stop()
 		if errors.Is(context.Cause(rctx), ErrIdleTimeout) && ctx.Err() == nil {
-			err = fmt.Errorf("%w (%s, waiting for the response)", ErrIdleTimeout, b.s.IdleTimeout)
+			err = fmt.Errorf("%w (%s, waiting for the response)", ErrIdleTimeout, headerWait)
 		}
 		cancel(nil)
 		return nil, &transientError{fmt.Errorf("provider: %s: send: %w", b.alias, err)}
@@ -304,14 +349,15 @@ func runeCut(s string, n int) int {
 
 var errLineTooLong = errors.New("line too long")
 
-// lineReader reads '\n'-terminated lines (a trailing '\r' is dropped) of bounded length.
+// lineReader reads '\n'-terminated lines (a trailing '\r' is dropped) of at most max bytes.
 type lineReader struct {
 	r   *bufio.Reader
 	buf []byte
+	max int
 }
 
 func newLineReader(r io.Reader) *lineReader {
-	return &lineReader{r: bufio.NewReaderSize(r, 32<<10)}
+	return &lineReader{r: bufio.NewReaderSize(r, 32<<10), max: maxLineBytes}
 }
 
 // readLine returns the next line without its terminator; the slice is valid until the next call. The last line
@@ -321,7 +367,7 @@ func (l *lineReader) readLine() ([]byte, error) {
 	if err == bufio.ErrBufferFull {
 		l.buf = append(l.buf[:0], line...)
 		for err == bufio.ErrBufferFull {
-			if len(l.buf) > maxLineBytes {
+			if len(l.buf) > l.max {
 				return nil, errLineTooLong
 			}
 			line, err = l.r.ReadSlice('\n')
@@ -380,6 +426,9 @@ func (s *sseReader) next() (event string, data []byte, err error) {
 		case "event":
 			s.event = string(value)
 		case "data":
+			if len(s.data)+1+len(value) > s.lines.max { // an event that never ends is bounded like a line
+				return "", nil, errLineTooLong
+			}
 			if hasData {
 				s.data = append(s.data, '\n')
 			}

@@ -97,6 +97,7 @@ func (m *Manager) runTurn(ctx context.Context, o Owner, s *session, p api.Sessio
 			}
 			return res, err
 		},
+		Limits:          agent.LimitsFrom(cfg.Limits),
 		ApprovalTimeout: prof.ApprovalTimeout,
 		NewID:           m.o.NewID,
 		Logger:          m.log,

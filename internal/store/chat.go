@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -218,13 +219,14 @@ func (s *ChatStore) Append(ctx context.Context, key, role, content string, now t
 	return idx, nil
 }
 
-// Messages returns up to limit messages of session key that come before index beforeIndex (beforeIndex < 0
-// means from the end), oldest first. total is the session's message count, start the index of the first
-// returned message, hasOlder whether messages before start exist. limit <= 0 means no limit. An unknown
-// session yields no messages and total 0, not an error.
-func (s *ChatStore) Messages(ctx context.Context, key string, limit, beforeIndex int) (msgs []Message, total, start int, hasOlder bool, err error) {
-	if err := s.check("messages", key, false); err != nil {
-		return nil, 0, 0, false, err
+// Page returns the newest messages of session key before index beforeIndex (beforeIndex < 0 means from the
+// end), oldest first: at most limit of them (limit <= 0: no count limit), and no more than fit in maxBytes of
+// content (maxBytes <= 0: no byte limit), though always at least one when the window is not empty. Rows are
+// read newest first and reading stops at the first that does not fit, so a long history is never loaded
+// whole. total is the session's message count, start the index of the first returned message.
+func (s *ChatStore) Page(ctx context.Context, key string, limit, beforeIndex, maxBytes int) (msgs []Message, total, start int, err error) {
+	if err := s.check("page", key, false); err != nil {
+		return nil, 0, 0, err
 	}
 	err = s.d.readTx(ctx, func(tx *sql.Tx) error {
 		if err := tx.QueryRowContext(ctx, "SELECT COUNT(*) FROM sessions WHERE session_key = ?", key).Scan(&total); err != nil {
@@ -234,20 +236,72 @@ func (s *ChatStore) Messages(ctx context.Context, key string, limit, beforeIndex
 		if beforeIndex >= 0 && beforeIndex < total {
 			end = beforeIndex
 		}
-		start = 0
-		if limit > 0 && end-limit > 0 {
-			start = end - limit
+		n := end
+		if limit > 0 && limit < n {
+			n = limit
 		}
-		if end <= start {
+		start = end
+		if n <= 0 {
 			return nil
 		}
-		msgs, err = queryMessages(ctx, tx, key, start, end-start)
+		rows, err := tx.QueryContext(ctx, `SELECT role, content, created_at FROM sessions
+			WHERE session_key = ? ORDER BY id DESC LIMIT ? OFFSET ?`, key, n, total-end)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		size := 0
+		for i := end - 1; rows.Next(); i-- {
+			var m Message
+			var created string
+			if err := rows.Scan(&m.Role, &m.Content, &created); err != nil {
+				return err
+			}
+			if maxBytes > 0 && len(msgs) > 0 && size+len(m.Content) > maxBytes {
+				break
+			}
+			if m.CreatedAt, err = parseTime(created); err != nil {
+				return fmt.Errorf("message %d created_at: %w", i, err)
+			}
+			m.Index = i
+			size += len(m.Content)
+			msgs = append(msgs, m)
+			start = i
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, 0, 0, fmt.Errorf("store: page %s: %w", key, err)
+	}
+	slices.Reverse(msgs)
+	return msgs, total, start, nil
+}
+
+// Message returns message index of session key and the session's message count; an index with no message
+// gives an error wrapping ErrNotFound (and still the count).
+func (s *ChatStore) Message(ctx context.Context, key string, index int) (msg Message, total int, err error) {
+	if err := s.check("message", key, false); err != nil {
+		return Message{}, 0, err
+	}
+	var msgs []Message
+	err = s.d.readTx(ctx, func(tx *sql.Tx) error {
+		if err := tx.QueryRowContext(ctx, "SELECT COUNT(*) FROM sessions WHERE session_key = ?", key).Scan(&total); err != nil {
+			return err
+		}
+		if index < 0 || index >= total {
+			return nil
+		}
+		var err error
+		msgs, err = queryMessages(ctx, tx, key, index, 1)
 		return err
 	})
 	if err != nil {
-		return nil, 0, 0, false, fmt.Errorf("store: messages %s: %w", key, err)
+		return Message{}, 0, fmt.Errorf("store: message %s %d: %w", key, index, err)
 	}
-	return msgs, total, start, start > 0, nil
+	if len(msgs) == 0 {
+		return Message{}, total, fmt.Errorf("store: message %s %d: %w", key, index, ErrNotFound)
+	}
+	return msgs[0], total, nil
 }
 
 // All returns every message of session key, oldest first (none for an unknown session).

@@ -74,10 +74,11 @@ func TestAppendAndMessagesPaging(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			msgs, total, start, older, err := s.Messages(ctx, tc.key, tc.limit, tc.before)
+			msgs, total, start, err := s.Page(ctx, tc.key, tc.limit, tc.before, 0)
 			if err != nil {
 				t.Fatal(err)
 			}
+			older := start > 0
 			if !slices.Equal(indices(msgs), tc.wantIdx) || total != tc.wantTotal || start != tc.wantStart || older != tc.wantOlder {
 				t.Fatalf("got idx=%v total=%d start=%d older=%v; want idx=%v total=%d start=%d older=%v",
 					indices(msgs), total, start, older, tc.wantIdx, tc.wantTotal, tc.wantStart, tc.wantOlder)
