@@ -68,6 +68,6 @@ type ConfigDeleteResult struct {
 
 // ConfigReloadResult is the result of config/reload.
 type ConfigReloadResult struct {
-	Reloaded   bool  `json:"reloaded"`
+	Reloaded   bool   `json:"reloaded"`
 	Generation uint64 `json:"generation"`
 }
