@@ -38,7 +38,8 @@ var imports = map[string][]string{
 	"internal/api":                       {},
 	"internal/jsonrpc":                   {},
 	"internal/provider":                  {},
-	"internal/rpctest":                   {"internal/daemon", "internal/install"},
+	"internal/rpctest":                   {"internal/daemon", "internal/install", "internal/rpctest/ndjson"},
+	"internal/rpctest/ndjson":            {},
 	"internal/e2e":                       {},
 	"scripts/startup":                    {},
 }

@@ -206,7 +206,7 @@ func TestSignalsShutDownGracefully(t *testing.T) {
 			sock := filepath.Join(h, ".zeroclaw", "data", "daemon.sock")
 			waitSocket(t, d, sock)
 			c := dialRPC(t, sock)
-			c.initialize()
+			c.Initialize()
 			signal(t, d, sig)
 			if code := d.wait(t, 15*time.Second); code != 0 {
 				t.Fatalf("exit code %d", code)

@@ -80,8 +80,8 @@ func TestLegacyWorkspaceMigration(t *testing.T) {
 	d := start(t, env(h), "daemon")
 	waitSocket(t, d, sock)
 	c := dialRPC(t, sock)
-	c.initialize()
-	r := c.call("session/messages", map[string]any{"session_id": "telegram_42"}, 2)
+	c.Initialize()
+	r := c.Call("session/messages", map[string]any{"session_id": "telegram_42"}, 2)
 	res, ok := r["result"].(map[string]any)
 	if !ok {
 		t.Fatalf("session/messages: %v", r)
@@ -140,8 +140,8 @@ func TestLegacyWorkspaceMigration(t *testing.T) {
 	d2 := start(t, env(h), "daemon")
 	waitSocket(t, d2, sock)
 	c2 := dialRPC(t, sock)
-	c2.initialize()
-	r2 := c2.call("session/messages", map[string]any{"session_id": "telegram_42"}, 2)
+	c2.Initialize()
+	r2 := c2.Call("session/messages", map[string]any{"session_id": "telegram_42"}, 2)
 	if res, ok := r2["result"].(map[string]any); !ok || res["total"] != float64(2) {
 		t.Fatalf("session/messages after restart: %v", r2)
 	}

@@ -156,11 +156,11 @@ workspace_only = true
 
 	turn := func(id int, sid, prompt string) (done, result map[string]any) {
 		t.Helper()
-		c.send(id, "session/new", map[string]any{"session_id": sid})
-		c.result(id)
-		c.send(id+1, "session/prompt", map[string]any{"session_id": sid, "prompt": prompt})
+		c.Request("session/new", map[string]any{"session_id": sid}, id)
+		c.Result(id)
+		c.Request("session/prompt", map[string]any{"session_id": sid, "prompt": prompt}, id+1)
 		for {
-			m := c.next()
+			m := c.Next()
 			if p, ok := m["params"].(map[string]any); ok && p["type"] == "turn_complete" {
 				done = p
 				continue
@@ -184,8 +184,8 @@ workspace_only = true
 	if result["content"] != content || result["outcome"] != "failed" {
 		t.Fatalf("prompt result differs from turn_complete: outcome %v, %d bytes", result["outcome"], len(fmt.Sprint(result["content"])))
 	}
-	c.send(10, "session/messages", map[string]any{"session_id": "endless-answer"})
-	msgs, _ := c.result(10)["messages"].([]any)
+	c.Request("session/messages", map[string]any{"session_id": "endless-answer"}, 10)
+	msgs, _ := c.Result(10)["messages"].([]any)
 	if len(msgs) != 2 {
 		t.Fatalf("%d stored messages, want the prompt and the capped answer", len(msgs))
 	}

@@ -1,7 +1,6 @@
 package jsonrpc
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -12,18 +11,20 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/zeroclaw-go/zeroclaw/internal/rpctest/ndjson"
 )
 
 // safety bounds every blocking read in tests so a bug fails the test instead of hanging it. It is never
 // asserted on: tests check frames and states, not durations.
 const safety = 10 * time.Second
 
-// pair is a server Conn serving one end of a real Unix socket and the raw client end.
+// pair is a server Conn serving one end of a real Unix socket and the raw client end (c wraps client).
 type pair struct {
 	t        *testing.T
 	srv      *Conn
 	client   net.Conn
-	br       *bufio.Reader
+	c        *ndjson.Client
 	serveErr chan error
 }
 
@@ -58,7 +59,7 @@ func socketPair(t testing.TB) (server, client net.Conn) {
 func newPair(t *testing.T, h Handler, opts Options) *pair {
 	t.Helper()
 	server, client := socketPair(t)
-	p := &pair{t: t, srv: NewConn(server, h, opts), client: client, br: bufio.NewReader(client), serveErr: make(chan error, 1)}
+	p := &pair{t: t, srv: NewConn(server, h, opts), client: client, c: ndjson.New(t, client), serveErr: make(chan error, 1)}
 	go func() { p.serveErr <- p.srv.Serve(t.Context()) }()
 	t.Cleanup(func() {
 		_ = client.Close()
@@ -70,29 +71,24 @@ func newPair(t *testing.T, h Handler, opts Options) *pair {
 
 func (p *pair) send(lines ...string) {
 	p.t.Helper()
-	_ = p.client.SetWriteDeadline(time.Now().Add(safety))
-	if _, err := io.WriteString(p.client, strings.Join(lines, "\n")+"\n"); err != nil {
-		p.t.Fatalf("client write: %v", err)
-	}
+	p.c.Send(strings.Join(lines, "\n"))
 }
 
 // recv returns the next line the server wrote, without its newline.
 func (p *pair) recv() string {
 	p.t.Helper()
-	_ = p.client.SetReadDeadline(time.Now().Add(safety))
-	line, err := p.br.ReadString('\n')
+	line, err := p.c.Recv(safety)
 	if err != nil {
-		p.t.Fatalf("client read: %v (partial %q)", err, line)
+		p.t.Fatalf("client read: %v", err)
 	}
-	return strings.TrimSuffix(line, "\n")
+	return line
 }
 
-// recvEOF asserts that the server closed the connection cleanly after everything already read.
+// recvEOF asserts that the server closed the connection cleanly after everything already read: EOF, not a
+// reset and not a partial line.
 func (p *pair) recvEOF() {
 	p.t.Helper()
-	_ = p.client.SetReadDeadline(time.Now().Add(safety))
-	line, err := p.br.ReadString('\n')
-	if !errors.Is(err, io.EOF) || line != "" {
+	if line, err := p.c.Recv(safety); !errors.Is(err, io.EOF) {
 		p.t.Fatalf("want EOF, got %q, %v", line, err)
 	}
 }

@@ -47,7 +47,7 @@ func TestFrameTooLarge(t *testing.T) {
 	// Exactly the limit is fine.
 	pad := 1024 - len(`{"jsonrpc":"2.0","method":"status","id":1,"x":""}`)
 	c.Send(`{"jsonrpc":"2.0","method":"status","id":1,"x":"` + strings.Repeat("a", pad) + `"}`)
-	if m := decode(t, c.MustRecv()); m["result"] == nil {
+	if m := c.Next(); m["result"] == nil {
 		t.Fatalf("a frame of exactly max bytes was refused: %v", m)
 	}
 	c.Send(`{"jsonrpc":"2.0","method":"status","id":2,"x":"` + strings.Repeat("a", pad+1) + `"}`)
@@ -65,7 +65,7 @@ func TestFrameTimeout(t *testing.T) {
 	c.Initialize()
 	time.Sleep(600 * time.Millisecond) // idle between frames: allowed
 	c.Send(`{"jsonrpc":"2.0","method":"status","id":1}`)
-	if m := decode(t, c.MustRecv()); m["result"] == nil {
+	if m := c.Next(); m["result"] == nil {
 		t.Fatalf("status after idle failed: %v", m)
 	}
 	c.SendRaw([]byte(`{"jsonrpc":"2.0","meth`))
@@ -89,7 +89,7 @@ func TestInitializeDeadline(t *testing.T) {
 	idle.ExpectEOF(10 * time.Second)
 	time.Sleep(400 * time.Millisecond)
 	ok.Send(`{"jsonrpc":"2.0","method":"status","id":2}`)
-	if m := decode(t, ok.MustRecv()); m["result"] == nil {
+	if m := ok.Next(); m["result"] == nil {
 		t.Fatalf("initialized connection was affected by the deadline: %v", m)
 	}
 }
@@ -124,7 +124,7 @@ func TestConnectionLimit(t *testing.T) {
 		c := d.Dial(t)
 		// A refused connection is answered at accept and closed, so the write may fail: only the reply counts.
 		_, _ = c.Conn().Write([]byte(`{"jsonrpc":"2.0","method":"initialize","params":{},"id":1}` + "\n"))
-		m := decode(t, c.MustRecv())
+		m := c.Next()
 		if m["result"] != nil {
 			break
 		}
@@ -169,7 +169,7 @@ func TestSlowReaderIsBounded(t *testing.T) {
 	other.Initialize()
 	for i := 0; i < 20; i++ {
 		other.Send(fmt.Sprintf(`{"jsonrpc":"2.0","method":"status","id":%d}`, i))
-		if m := decode(t, other.MustRecv()); m["result"] == nil {
+		if m := other.Next(); m["result"] == nil {
 			t.Fatalf("other client not served: %v", m)
 		}
 	}
