@@ -50,6 +50,35 @@ func home(t *testing.T) string {
 	return dir
 }
 
+// homeWithOpenAI is a fresh HOME whose install's default agent talks to an OpenAI-compatible backend at url
+// under the provider alias openai.<alias>. It returns the HOME and the install root.
+func homeWithOpenAI(t *testing.T, alias, url string) (string, string) {
+	t.Helper()
+	h := home(t)
+	root := filepath.Join(h, ".zeroclaw")
+	if err := os.MkdirAll(root, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	cfg := fmt.Sprintf(`schema_version = 3
+
+[providers.models.openai.%s]
+uri = %q
+model = "m"
+
+[agents.default]
+model_provider = "openai.%s"
+risk_profile = "supervised"
+
+[risk_profiles.supervised]
+level = "supervised"
+workspace_only = true
+`, alias, url, alias)
+	if err := os.WriteFile(filepath.Join(root, "config.toml"), []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return h, root
+}
+
 // env is a minimal, hermetic environment for the binary.
 func env(homeDir string, extra ...string) []string {
 	return append([]string{"HOME=" + homeDir, "PATH=" + os.Getenv("PATH")}, extra...)
