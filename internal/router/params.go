@@ -1,4 +1,4 @@
-package rpc
+package router
 
 import (
 	"bytes"
@@ -9,18 +9,17 @@ import (
 	"sync"
 	"unicode"
 
-	"github.com/zeroclaw-go/zeroclaw/internal/api"
 	"github.com/zeroclaw-go/zeroclaw/internal/jsonrpc"
 )
 
-// decodeParams decodes raw params into dst (a pointer to a struct). Absent params count as {}. A field is matched
+// DecodeParams decodes raw params into dst (a pointer to a struct). Absent params count as {}. A field is matched
 // by its documented name (snake_case) or that name's camelCase spelling, exactly; unknown fields are ignored; a
 // wrong type is -32602. A field given twice (under both spellings, or the same one repeated) with different values
 // is -32602 too: which one would win is not something a client should have to guess.
 //
 // Only the known fields are decoded, each straight from the params bytes: an unknown field, however large, costs
 // nothing but a scan.
-func decodeParams(raw json.RawMessage, dst any) error {
+func DecodeParams(raw json.RawMessage, dst any) error {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 {
 		return nil
@@ -58,8 +57,8 @@ func decodeParams(raw json.RawMessage, dst any) error {
 	return nil
 }
 
-// nonNegative refuses a negative count or index (0 keeps its documented meaning, e.g. "no limit").
-func nonNegative(name string, v int) error {
+// NonNegative refuses a negative count or index (0 keeps its documented meaning, e.g. "no limit").
+func NonNegative(name string, v int) error {
 	if v < 0 {
 		return invalidParams(fmt.Sprintf("invalid params: %s must not be negative, got %d", name, v))
 	}
@@ -67,7 +66,7 @@ func nonNegative(name string, v int) error {
 }
 
 func invalidParams(msg string) *jsonrpc.Error {
-	return jsonrpc.NewError(api.CodeInvalidParams, msg, nil)
+	return jsonrpc.NewError(jsonrpc.CodeInvalidParams, msg, nil)
 }
 
 var fieldCache sync.Map // reflect.Type -> map[string]field
