@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"os"
 	"strconv"
 	"sync"
@@ -99,11 +98,13 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
-// Conn is one JSON-RPC connection: a reader goroutine (Serve), a dispatcher for sequential requests, a
-// single writer with a bounded queue, and the pending map of outbound Calls. All methods are safe for
-// concurrent use.
+// Conn is one JSON-RPC connection over a Framer: a reader goroutine (Serve), a dispatcher for sequential
+// requests, a single writer with a bounded queue, and the pending map of outbound Calls. All methods are safe
+// for concurrent use.
 type Conn struct {
-	nc   net.Conn
+	f    Framer
+	dl   Deadlines  // f's deadlines, or nil
+	hc   HalfCloser // f's half-close, or nil (also when f has no deadlines to bound the linger)
 	h    Handler
 	opts Options
 	log  *slog.Logger
@@ -132,11 +133,19 @@ type callResult struct {
 	err    error
 }
 
-// NewConn returns a Conn on nc. Nothing is read or written until Serve runs (Notify and Call queue).
-func NewConn(nc net.Conn, h Handler, opts Options) *Conn {
+// NewConn returns a Conn on the framer f (NewStream for NDJSON over a socket). Nothing is read or written until
+// Serve runs (Notify and Call queue). The Conn owns f: it closes it when the connection ends.
+func NewConn(f Framer, h Handler, opts Options) *Conn {
 	opts = opts.withDefaults()
+	dl, _ := f.(Deadlines)
+	hc, _ := f.(HalfCloser)
+	if dl == nil {
+		hc = nil
+	}
 	return &Conn{
-		nc:      nc,
+		f:       f,
+		dl:      dl,
+		hc:      hc,
 		h:       h,
 		opts:    opts,
 		log:     opts.Logger,
@@ -164,24 +173,36 @@ func (c *Conn) Close() error {
 	close(c.closing)
 	serving := c.served
 	c.served = true
-	// A deadline in the past interrupts a blocked Read without closing the socket, so queued frames can
-	// still be flushed. Setting it under mu keeps armFrameDeadline from overriding it.
-	_ = c.nc.SetReadDeadline(time.Unix(1, 0))
+	// A deadline in the past interrupts a blocked read without closing the transport, so queued frames can
+	// still be flushed. Setting it under mu keeps the frame deadline from overriding it.
+	if c.dl != nil {
+		_ = c.dl.SetReadDeadline(time.Unix(1, 0))
+	}
 	c.mu.Unlock()
 	if !serving {
 		c.q.close(true)
 		c.failPending()
-		_ = c.nc.Close()
+		_ = c.f.Close()
 		close(c.done)
+	} else if c.dl == nil {
+		_ = c.f.Close() // the only way to interrupt the read: what is still queued is dropped
 	}
 	return nil
+}
+
+// Abort is Close, and it closes the transport at once: a write blocked on a peer that does not read returns,
+// and frames still queued are dropped. Serve still runs its shutdown sequence (handlers cancelled and waited
+// for). Use it when a graceful Close has taken too long.
+func (c *Conn) Abort() {
+	_ = c.Close()
+	_ = c.f.Close()
 }
 
 // Serve runs the connection until the peer closes, an I/O error, a framing limit, Close, or ctx is
 // cancelled. On the way out it cancels the ctx given to handlers, lets the dispatcher finish the requests
 // already read, waits for every handler goroutine, writes a terminal error frame if a limit was hit, flushes
 // the queued frames (each bounded by WriteTimeout; after a write stall, those queued before it, within one
-// more WriteTimeout in all), fails pending Calls with ErrClosed and closes the socket; Done is closed last.
+// more WriteTimeout in all), fails pending Calls with ErrClosed and closes the framer; Done is closed last.
 // It returns nil for a peer EOF or Close, ErrFrameTooLarge or ErrFrameTimeout for a framing limit, else the
 // read or write error. Serve may be called once; a second call, or a call after Close, returns ErrClosed.
 func (c *Conn) Serve(ctx context.Context) error {
@@ -225,7 +246,7 @@ func (c *Conn) Serve(ctx context.Context) error {
 	} else if flushed {
 		c.linger(true)
 	}
-	_ = c.nc.Close()
+	_ = c.f.Close()
 	close(c.done)
 	if err == nil && werr != nil {
 		err = fmt.Errorf("jsonrpc: write: %w", werr)
@@ -236,14 +257,16 @@ func (c *Conn) Serve(ctx context.Context) error {
 // readLoop reads and routes frames until the connection must end. It returns, for a framing limit, the
 // error frame to send last, and Serve's error.
 func (c *Conn) readLoop(ctx context.Context) (*Error, error) {
-	r := NewReader(c.nc, c.opts.MaxFrameBytes)
 	var frameDeadline time.Time // zero unless an unfinished frame armed it
-	r.OnFrameStart = func() {
-		frameDeadline = time.Now().Add(c.opts.FrameTimeout)
-		c.setReadDeadline(frameDeadline)
+	lim := &FrameLimits{Max: c.opts.MaxFrameBytes}
+	if c.dl != nil {
+		lim.Started = func() {
+			frameDeadline = time.Now().Add(c.opts.FrameTimeout)
+			c.setReadDeadline(frameDeadline)
+		}
 	}
 	charge := frameCharge{b: c.opts.Budget}
-	r.Grow = func(n int) error {
+	lim.Grow = func(n int) error {
 		start := time.Now()
 		waited, err := charge.grow(c.closing, n)
 		if waited && !frameDeadline.IsZero() {
@@ -255,7 +278,7 @@ func (c *Conn) readLoop(ctx context.Context) (*Error, error) {
 	}
 	defer func() { c.opts.Budget.release(charge.take()) }() // a frame cut short
 	for {
-		frame, err := r.ReadFrame()
+		frame, err := c.f.ReadFrame(lim)
 		if err != nil {
 			if c.isClosed() {
 				return nil, nil
@@ -393,8 +416,10 @@ func (c *Conn) write(frame []byte) error {
 	if deadline.IsZero() {
 		deadline = time.Now().Add(c.opts.WriteTimeout)
 	}
-	_ = c.nc.SetWriteDeadline(deadline)
-	n, err := c.nc.Write(frame)
+	if c.dl != nil {
+		_ = c.dl.SetWriteDeadline(deadline)
+	}
+	n, err := c.f.WriteFrame(frame)
 	if err != nil && !c.writeFailed(frame[n:], err) {
 		return err
 	}
@@ -449,27 +474,28 @@ func (c *Conn) writeLoop(done chan<- struct{}) {
 	}
 }
 
-// linger half-closes the socket and discards what the peer still sends (bounded in time and bytes) so the
-// peer reads our last frame and then a clean EOF instead of a connection reset. afterStall: the connection was
-// closed for a write stall and its queue flushed.
+// linger half-closes the transport and discards what the peer still sends (bounded in time and bytes) so the
+// peer reads our last frame and then a clean EOF instead of a connection reset; a framer without HalfCloser
+// does not need it. afterStall: the connection was closed for a write stall and its queue flushed.
 func (c *Conn) linger(afterStall bool) {
-	if cw, ok := c.nc.(interface{ CloseWrite() error }); ok {
-		_ = cw.CloseWrite()
+	if c.hc == nil {
+		return
 	}
+	_ = c.hc.CloseWrite()
 	deadline := time.Now().Add(min(c.opts.WriteTimeout, maxLinger))
 	if afterStall {
-		_ = c.nc.SetReadDeadline(deadline) // replaces the past deadline with which the stall's Close stopped the reader
+		_ = c.dl.SetReadDeadline(deadline) // replaces the past deadline with which the stall's Close stopped the reader
 	} else {
 		c.setReadDeadline(deadline)
 	}
-	_, _ = io.Copy(io.Discard, io.LimitReader(c.nc, int64(max(2*c.opts.MaxFrameBytes, minLingerBytes))))
+	c.hc.DiscardInput(int64(max(2*c.opts.MaxFrameBytes, minLingerBytes)))
 }
 
-// setReadDeadline sets the read deadline unless Close has already set it to the past.
+// setReadDeadline sets the read deadline unless Close has already set it to the past. Only called with dl set.
 func (c *Conn) setReadDeadline(t time.Time) {
 	c.mu.Lock()
 	if !c.closed {
-		_ = c.nc.SetReadDeadline(t)
+		_ = c.dl.SetReadDeadline(t)
 	}
 	c.mu.Unlock()
 }

@@ -1,7 +1,6 @@
 package rpc
 
 import (
-	"net"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -24,7 +23,6 @@ type Peer struct {
 	Info        PeerInfo
 	ConnectedAt time.Time
 	conn        *jsonrpc.Conn
-	nc          net.Conn // the socket under conn, closed outright by CloseAll
 	inflight    atomic.Int64
 
 	mu          sync.Mutex // mu guards the fields below

@@ -136,7 +136,7 @@ func (s *Server) Capabilities() []string {
 func (s *Server) ServeConn(ctx context.Context, nc net.Conn, info PeerInfo, lim Limits) error {
 	peer := &Peer{ID: s.nextID.Add(1), Info: info, ConnectedAt: s.opts.Now()}
 	log := s.log.With("conn", info.Label)
-	conn := jsonrpc.NewConn(nc, jsonrpc.HandlerFunc(func(ctx context.Context, c *jsonrpc.Conn, req *jsonrpc.Request) (any, error) {
+	conn := jsonrpc.NewConn(jsonrpc.NewStream(nc), jsonrpc.HandlerFunc(func(ctx context.Context, c *jsonrpc.Conn, req *jsonrpc.Request) (any, error) {
 		return s.dispatch(ctx, peer, req)
 	}), jsonrpc.Options{
 		MaxFrameBytes: lim.MaxFrameBytes,
@@ -147,7 +147,7 @@ func (s *Server) ServeConn(ctx context.Context, nc net.Conn, info PeerInfo, lim 
 		Budget:        s.opts.FrameBudget,
 		Logger:        log,
 	})
-	peer.conn, peer.nc = conn, nc
+	peer.conn = conn
 	s.mu.Lock()
 	s.peers[peer] = struct{}{}
 	s.mu.Unlock()
@@ -252,12 +252,11 @@ func (s *Server) Drain(ctx context.Context) {
 	}
 }
 
-// CloseAll closes every connection at once: it closes the sockets too, so a connection still flushing to a
+// CloseAll closes every connection at once: it closes the transports too, so a connection still flushing to a
 // client that does not read (each frame may wait up to the write timeout) ends now instead.
 func (s *Server) CloseAll() {
 	for _, p := range s.Peers() {
-		_ = p.conn.Close()
-		_ = p.nc.Close()
+		p.conn.Abort()
 	}
 }
 
