@@ -99,8 +99,10 @@ func (o Options) withDefaults() Options {
 }
 
 // Conn is one JSON-RPC connection over a Framer: a reader goroutine (Serve), a dispatcher for sequential
-// requests, a single writer with a bounded queue, and the pending map of outbound Calls. All methods are safe
-// for concurrent use.
+// requests, one writer at a time behind a bounded queue, and the pending map of outbound Calls. An idle
+// connection runs only its reader: the dispatcher runs while sequential requests wait or run, and frames are
+// written by whoever produced them unless others wait, in which case a drain goroutine runs until the queue is
+// empty. All methods are safe for concurrent use.
 type Conn struct {
 	f    Framer
 	dl   Deadlines  // f's deadlines, or nil
@@ -111,12 +113,12 @@ type Conn struct {
 
 	q       *outQueue
 	seq     chan *Request // sequential requests, read by the dispatcher
-	seqBusy atomic.Int64  // sequential requests queued or running on the dispatcher
+	seqBusy atomic.Int64  // sequential requests queued or running; the dispatcher runs while it is > 0
 	conc    chan struct{} // one token per running concurrent handler
 	closing chan struct{} // closed by Close
 	done    chan struct{} // closed when the connection is finished
 	nextID  atomic.Uint64
-	wg      sync.WaitGroup // concurrent handler goroutines
+	wg      sync.WaitGroup // concurrent handler goroutines and the dispatcher
 
 	mu         sync.Mutex // guards the fields below and the read deadline against Close
 	served     bool       // Serve was called, or Close ran before it (Serve will not run)
@@ -142,20 +144,21 @@ func NewConn(f Framer, h Handler, opts Options) *Conn {
 	if dl == nil {
 		hc = nil
 	}
-	return &Conn{
+	c := &Conn{
 		f:       f,
 		dl:      dl,
 		hc:      hc,
 		h:       h,
 		opts:    opts,
 		log:     opts.Logger,
-		q:       newOutQueue(opts.MaxQueueBytes),
 		seq:     make(chan *Request, maxQueuedRequests),
 		conc:    make(chan struct{}, maxConcurrentHandlers),
 		closing: make(chan struct{}),
 		done:    make(chan struct{}),
 		pending: make(map[string]chan callResult),
 	}
+	c.q = newOutQueue(opts.MaxQueueBytes, func(f outFrame) { _ = c.write(f) })
+	return c
 }
 
 // Done returns a channel closed when the connection is finished (Serve returned, or Close before Serve).
@@ -219,24 +222,20 @@ func (c *Conn) Serve(ctx context.Context) error {
 	stop := context.AfterFunc(ctx, func() { _ = c.Close() })
 	defer stop()
 
-	writerDone := make(chan struct{})
 	c.q.start()
-	go c.writeLoop(writerDone)
-	dispatchDone := make(chan struct{})
-	go c.dispatchLoop(hctx, dispatchDone)
-
 	terminal, err := c.readLoop(hctx)
 
 	close(c.seq) // only readLoop sends on seq
 	c.failPending()
 	cancel()
-	<-dispatchDone
-	c.wg.Wait()
+	c.wg.Wait() // the dispatcher finishes the requests already read; the concurrent handlers end
 	if terminal != nil {
-		_ = c.q.push(nil, appendError(nil, nil, terminal), true)
+		fb := getFrameBuf()
+		fb.error(nil, terminal)
+		_ = c.q.push(nil, outFrame{fb.b, fb}, true)
 	}
 	c.q.close(false)
-	<-writerDone
+	c.q.flush()
 
 	c.mu.Lock()
 	werr, flushed := c.writeErr, !c.flushBy.IsZero() && c.flushErr == nil
@@ -314,7 +313,9 @@ func (c *Conn) readLoop(ctx context.Context) (*Error, error) {
 			c.resolve(in.Response) // the waiting Call decodes the result at once
 		case in.Reply != nil:
 			c.log.Debug("jsonrpc: invalid frame", "code", in.Reply.Code, "reason", in.Reply.Message, "bytes", size)
-			if err := c.q.push(c.closing, appendError(nil, in.ReplyID, in.Reply), false); err != nil {
+			fb := getFrameBuf()
+			fb.error(in.ReplyID, in.Reply)
+			if err := c.q.push(c.closing, outFrame{fb.b, fb}, false); err != nil {
 				c.opts.Budget.release(held)
 				return nil, nil
 			}
@@ -346,21 +347,28 @@ func (c *Conn) deliver(ctx context.Context, req *Request) bool {
 		c.handle(ctx, req) // nothing sequential is pending, so order is kept
 		return true
 	}
-	c.seqBusy.Add(1)
+	if c.seqBusy.Add(1) == 1 {
+		c.wg.Add(1)
+		go c.dispatch(ctx) // nothing sequential was queued or running: no dispatcher is left
+	}
 	select {
 	case c.seq <- req:
 		return true
 	case <-c.closing:
-		c.seqBusy.Add(-1)
+		c.seqBusy.Add(-1) // a dispatcher waiting for this request ends when Serve closes seq
 		return false
 	}
 }
 
-func (c *Conn) dispatchLoop(ctx context.Context, done chan<- struct{}) {
-	defer close(done)
+// dispatch handles sequential requests in arrival order and returns once none is queued (or seq is closed); the
+// reader starts it again for the next one.
+func (c *Conn) dispatch(ctx context.Context) {
+	defer c.wg.Done()
 	for req := range c.seq {
 		c.handle(ctx, req)
-		c.seqBusy.Add(-1)
+		if c.seqBusy.Add(-1) == 0 {
+			return
+		}
 	}
 }
 
@@ -374,9 +382,9 @@ func (c *Conn) handle(ctx context.Context, req *Request) {
 		}
 		return
 	}
-	var frame []byte
+	fb := getFrameBuf()
 	if err == nil {
-		frame, err = appendResponse(nil, req.ID, result)
+		err = fb.response(req.ID, result)
 	}
 	if err != nil {
 		var rpcErr *Error
@@ -384,32 +392,32 @@ func (c *Conn) handle(ctx context.Context, req *Request) {
 			c.log.Error("jsonrpc: internal error", "method", req.Method, "rpc_id", string(req.ID), "err", err)
 			rpcErr = NewError(CodeInternalError, "Internal error", nil)
 		}
-		frame = appendError(nil, req.ID, rpcErr)
+		fb.error(req.ID, rpcErr)
 	}
-	if err := c.send(nil, frame); err != nil {
+	if err := c.send(nil, outFrame{fb.b, fb}); err != nil {
 		c.log.Debug("jsonrpc: response dropped", "method", req.Method, "rpc_id", string(req.ID), "err", err)
 	}
 }
 
-// send writes frame at once from the calling goroutine when nothing is queued or being written (the common
-// case: no handoff to the writer goroutine), else queues it behind the others. Either way frames leave in
-// the order they were produced, one writer at a time.
-func (c *Conn) send(stop <-chan struct{}, frame []byte) error {
-	if !c.q.claim(len(frame)) {
-		return c.q.push(stop, frame, false)
+// send writes f at once from the calling goroutine when nothing is queued or being written (the common case:
+// no handoff to another goroutine), else queues it behind the others. Either way frames leave in the order
+// they were produced, one writer at a time.
+func (c *Conn) send(stop <-chan struct{}, f outFrame) error {
+	if !c.q.claim(len(f.b)) {
+		return c.q.push(stop, f, false)
 	}
-	err := c.write(frame)
-	c.q.release(len(frame))
+	err := c.write(f)
+	c.q.release(len(f.b))
 	if err != nil {
 		return ErrClosed
 	}
 	return nil
 }
 
-// write writes one frame within WriteTimeout (within the final flush's deadline after a stall); a failure ends
-// the connection. The caller holds the queue's write claim. It returns nil when the frame went out, or when a
-// stall left its unwritten rest first in the queue for the final flush.
-func (c *Conn) write(frame []byte) error {
+// write writes one frame within WriteTimeout (within the final flush's deadline after a stall) and recycles its
+// buffer; a failure ends the connection. The caller holds the queue's write claim. It returns nil when the frame
+// went out, or when a stall left its unwritten rest first in the queue for the final flush.
+func (c *Conn) write(f outFrame) error {
 	c.mu.Lock()
 	deadline := c.flushBy
 	c.mu.Unlock()
@@ -419,8 +427,12 @@ func (c *Conn) write(frame []byte) error {
 	if c.dl != nil {
 		_ = c.dl.SetWriteDeadline(deadline)
 	}
-	n, err := c.f.WriteFrame(frame)
-	if err != nil && !c.writeFailed(frame[n:], err) {
+	n, err := c.f.WriteFrame(f.b)
+	if err == nil {
+		putFrameBuf(f.buf)
+		return nil
+	}
+	if !c.writeFailed(outFrame{f.b[n:], f.buf}, err) {
 		return err
 	}
 	return nil
@@ -431,7 +443,7 @@ func (c *Conn) write(frame []byte) error {
 // torn frame, first) is still flushed for one more WriteTimeout: a peer that resumes reading in time gets every
 // frame produced before the close, then EOF. Frames produced after it are refused (ErrClosed). Any other
 // failure, or a second one, drops the queue. It reports whether rest was queued.
-func (c *Conn) writeFailed(rest []byte, err error) bool {
+func (c *Conn) writeFailed(rest outFrame, err error) bool {
 	c.mu.Lock()
 	flush := c.writeErr == nil && errors.Is(err, os.ErrDeadlineExceeded)
 	switch {
@@ -460,18 +472,6 @@ func (c *Conn) invoke(ctx context.Context, req *Request) (result any, err error)
 		}
 	}()
 	return c.h.Handle(ctx, c, req)
-}
-
-func (c *Conn) writeLoop(done chan<- struct{}) {
-	defer close(done)
-	for {
-		frame, ok := c.q.next()
-		if !ok {
-			return
-		}
-		_ = c.write(frame) // a failure closes the queue: next reports false once it is empty
-		c.q.release(len(frame))
-	}
 }
 
 // linger half-closes the transport and discards what the peer still sends (bounded in time and bytes) so the
@@ -509,11 +509,12 @@ func (c *Conn) isClosed() bool {
 // Notify queues a notification. It blocks only while the outbound queue is over MaxQueueBytes, until there
 // is space or the connection closes; it returns ErrClosed once the connection is closed.
 func (c *Conn) Notify(method string, params any) error {
-	frame, err := appendRequest(nil, nil, method, params)
-	if err != nil {
+	fb := getFrameBuf()
+	if err := fb.request(nil, method, params); err != nil {
+		putFrameBuf(fb)
 		return err
 	}
-	return c.send(nil, frame)
+	return c.send(nil, outFrame{fb.b, fb})
 }
 
 // Call sends a request with id "zc-out-N" (N counts from 0 per connection) and waits for the peer's
@@ -529,8 +530,9 @@ func (c *Conn) Call(ctx context.Context, method string, params any) (json.RawMes
 		}
 	}
 	id := "zc-out-" + strconv.FormatUint(c.nextID.Add(1)-1, 10)
-	frame, err := appendRequest(nil, json.RawMessage(strconv.Quote(id)), method, params)
-	if err != nil {
+	fb := getFrameBuf()
+	if err := fb.request(json.RawMessage(strconv.Quote(id)), method, params); err != nil {
+		putFrameBuf(fb)
 		return nil, err
 	}
 	ch := make(chan callResult, 1)
@@ -542,7 +544,7 @@ func (c *Conn) Call(ctx context.Context, method string, params any) (json.RawMes
 	c.pending[id] = ch
 	c.mu.Unlock()
 
-	if err := c.q.push(ctx.Done(), frame, false); err != nil {
+	if err := c.q.push(ctx.Done(), outFrame{fb.b, fb}, false); err != nil {
 		c.forget(id)
 		if errors.Is(err, errStopped) {
 			return nil, fmt.Errorf("jsonrpc: call %s: %w", method, ctx.Err())
