@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/zeroclaw-go/zeroclaw/internal/auth"
+	"github.com/zeroclaw-go/zeroclaw/internal/config"
 	"github.com/zeroclaw-go/zeroclaw/internal/jsonrpc"
 )
 
@@ -31,6 +32,9 @@ type Peer struct {
 	elicitation bool
 	env         map[string]string
 	principal   *auth.Principal
+	// resolvedFrom is the config snapshot principal was last resolved from by dispatch (resolved: it was).
+	resolvedFrom *config.Config
+	resolved     bool
 }
 
 // Conn is the connection this peer speaks on; it is used to notify and to send outbound requests.

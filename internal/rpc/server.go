@@ -212,13 +212,21 @@ func (s *Server) dispatch(ctx context.Context, p *Peer, req *jsonrpc.Request) (a
 	}
 	// Authority is resolved again for every request from the config in force, so a revoked grant or a removed
 	// user takes effect at once, not at the next initialize.
-	pr, err := resolvePrincipal(s.config(), p.Info, s.opts.Info.UID)
-	if err != nil {
-		return nil, err
-	}
+	// The config is an immutable snapshot: while it is the one the principal was resolved from, the answer is the
+	// same, so it is reused.
+	cfg := s.config()
 	p.mu.Lock()
-	p.principal = pr
+	pr, fresh := p.principal, p.resolved && p.resolvedFrom == cfg
 	p.mu.Unlock()
+	if !fresh {
+		var err error
+		if pr, err = resolvePrincipal(cfg, p.Info, s.opts.Info.UID); err != nil {
+			return nil, err
+		}
+		p.mu.Lock()
+		p.principal, p.resolvedFrom, p.resolved = pr, cfg, true
+		p.mu.Unlock()
+	}
 	if m.grant != "" && !pr.Allows(m.grant) {
 		return nil, forbidden(m.grant)
 	}
