@@ -30,7 +30,7 @@ type Framer interface {
 	// WriteFrame writes one frame: a compact JSON text followed by "\n" (NDJSON's terminator; a framer that
 	// carries one message per transport message drops it). It returns how many bytes of frame went out; after a
 	// write-deadline error Conn writes the rest first when it flushes (a message framer returns 0 or
-	// len(frame)).
+	// len(frame)). frame must not be kept after WriteFrame returns: its buffer is reused.
 	WriteFrame(frame []byte) (int, error)
 	// Close closes the transport: a blocked ReadFrame or WriteFrame returns.
 	Close() error
