@@ -171,7 +171,7 @@ func TestConnBudgetBoundsFramesInFlight(t *testing.T) {
 		wg.Go(func() {
 			_ = p.client.SetDeadline(time.Now().Add(safety))
 			go func() { _, _ = io.WriteString(p.client, line) }()
-			if got, err := p.c.Recv(safety); err != nil || got+"\n" != want {
+			if got, err := p.br.ReadString('\n'); err != nil || got != want {
 				t.Errorf("got %q, %v", got, err)
 			}
 		})

@@ -96,7 +96,7 @@ func serve(t *testing.T, tbl *router.Table[*shopPeer], users ...string) string {
 				return
 			}
 			p := &shopPeer{user: user}
-			conn := jsonrpc.NewConn(nc, jsonrpc.HandlerFunc(func(ctx context.Context, _ *jsonrpc.Conn, req *jsonrpc.Request) (any, error) {
+			conn := jsonrpc.NewConn(jsonrpc.NewStream(nc), jsonrpc.HandlerFunc(func(ctx context.Context, _ *jsonrpc.Conn, req *jsonrpc.Request) (any, error) {
 				return tbl.Dispatch(ctx, p, req)
 			}), jsonrpc.Options{Inline: tbl.Inline, Concurrent: tbl.Concurrent})
 			wg.Go(func() { _ = conn.Serve(ctx) })

@@ -115,7 +115,7 @@ func (s *Server) Capabilities() []string {
 func (s *Server) ServeConn(ctx context.Context, nc net.Conn, info PeerInfo, lim Limits) error {
 	peer := &Peer{ID: s.nextID.Add(1), Info: info, ConnectedAt: s.opts.Now()}
 	log := s.log.With("conn", info.Label)
-	conn := jsonrpc.NewConn(nc, jsonrpc.HandlerFunc(func(ctx context.Context, c *jsonrpc.Conn, req *jsonrpc.Request) (any, error) {
+	conn := jsonrpc.NewConn(jsonrpc.NewStream(nc), jsonrpc.HandlerFunc(func(ctx context.Context, c *jsonrpc.Conn, req *jsonrpc.Request) (any, error) {
 		return s.dispatch(ctx, peer, req)
 	}), jsonrpc.Options{
 		MaxFrameBytes: lim.MaxFrameBytes,
@@ -126,7 +126,7 @@ func (s *Server) ServeConn(ctx context.Context, nc net.Conn, info PeerInfo, lim 
 		Budget:        s.opts.FrameBudget,
 		Logger:        log,
 	})
-	peer.conn, peer.nc = conn, nc
+	peer.conn = conn
 	s.mu.Lock()
 	s.peers[peer] = struct{}{}
 	s.mu.Unlock()
@@ -179,15 +179,23 @@ func (s *Server) dispatch(ctx context.Context, p *Peer, req *jsonrpc.Request) (a
 }
 
 // authorize is the table's grant check. Authority is resolved again for every request from the config in force,
-// so a revoked grant or a removed user takes effect at once, not at the next initialize.
+// so a revoked grant or a removed user takes effect at once, not at the next initialize. The config is an
+// immutable snapshot: while it is the one the principal was resolved from, the answer is the same, so it is
+// reused.
 func (s *Server) authorize(_ context.Context, p *Peer, grant string) error {
-	pr, err := resolvePrincipal(s.config(), p.Info, s.opts.Info.UID)
-	if err != nil {
-		return err
-	}
+	cfg := s.config()
 	p.mu.Lock()
-	p.principal = pr
+	pr, fresh := p.principal, p.resolved && p.resolvedFrom == cfg
 	p.mu.Unlock()
+	if !fresh {
+		var err error
+		if pr, err = resolvePrincipal(cfg, p.Info, s.opts.Info.UID); err != nil {
+			return err
+		}
+		p.mu.Lock()
+		p.principal, p.resolvedFrom, p.resolved = pr, cfg, true
+		p.mu.Unlock()
+	}
 	if grant != "" && !pr.Allows(grant) {
 		return forbidden(grant)
 	}
@@ -220,12 +228,11 @@ func (s *Server) Drain(ctx context.Context) {
 	}
 }
 
-// CloseAll closes every connection at once: it closes the sockets too, so a connection still flushing to a
+// CloseAll closes every connection at once: it closes the transports too, so a connection still flushing to a
 // client that does not read (each frame may wait up to the write timeout) ends now instead.
 func (s *Server) CloseAll() {
 	for _, p := range s.Peers() {
-		_ = p.conn.Close()
-		_ = p.nc.Close()
+		p.conn.Abort()
 	}
 }
 
