@@ -53,8 +53,8 @@ type MigrationReport struct {
 	complete bool
 }
 
-// Complete reports whether a migration ran and left nothing behind: only then should the caller stamp the
-// config's schema_version, so that an incomplete migration is retried on the next start.
+// Complete reports whether a migration ran and left nothing behind: only then should the caller mark the layout
+// done (MarkLegacyDone), so that an incomplete migration is retried on the next start.
 func (r MigrationReport) Complete() bool { return r.Ran && r.complete }
 
 // Log writes the report to log: the backup and each moved entry at Info, each entry left and each warning at
