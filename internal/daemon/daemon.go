@@ -4,14 +4,12 @@ package daemon
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"log/slog"
 	"net"
 	"os"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -96,21 +94,26 @@ func Run(ctx context.Context, opts Options) error {
 	defer lock.Release()
 
 	// A legacy <install>/workspace is moved into the current layout before the config and stores are opened.
+	// Moving files never changes config.toml (state.md §1): an older config stays as it is (it is migrated in
+	// memory below), and a mark in the data dir says the layout is done.
 	legacyVersion, err := config.SchemaVersionOf(layout.ConfigPath())
 	cfgExists := err == nil
-	migrated := false
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		log.Warn("legacy layout not checked", "component", "install", "err", err)
-	} else if legacyVersion < install.LayoutSchemaVersion {
+	} else if legacyVersion < install.LayoutSchemaVersion && !install.LegacyDone(layout) {
 		rep, err := install.MigrateLegacy(layout, legacyVersion, time.Now())
 		rep.Log(log)
 		if err != nil {
 			log.Warn("legacy workspace not migrated; the next start retries", "component", "install", "err", err)
 		}
 		// An old config.toml without a legacy workspace (none ever, or a crash after the migration removed it
-		// but before the stamp) is already in the current layout: stamp it too, or a <install>/workspace made
+		// but before the mark) is already in the current layout: mark it too, or a <install>/workspace made
 		// later would be taken for the legacy one and moved away.
-		migrated = rep.Complete() || (!rep.Ran && err == nil && cfgExists)
+		if rep.Complete() || (!rep.Ran && err == nil && cfgExists) {
+			if err := install.MarkLegacyDone(layout); err != nil {
+				log.Warn("legacy layout migrated but not marked; the next start checks again", "component", "install", "err", err)
+			}
+		}
 	}
 	// A save interrupted by a crash leaves its temp file; with the install lock held no save is in progress.
 	if removed, err := config.RemoveStaleTemps(layout.ConfigPath()); err != nil {
@@ -125,16 +128,10 @@ func Run(ctx context.Context, opts Options) error {
 	if created {
 		log.Info("wrote default config", "component", "config", "path", layout.ConfigPath())
 	}
-	cfg, err := config.Open(layout.ConfigPath(), secrets.New(layout.SecretKeyPath()), opts.Environ, log.With("component", "config"))
+	// As upstream: entries that fail validation are disabled with a warning and the rest runs (config.OpenLenient).
+	cfg, err := config.OpenLenient(layout.ConfigPath(), secrets.New(layout.SecretKeyPath()), opts.Environ, log.With("component", "config"))
 	if err != nil {
 		return err
-	}
-	if migrated {
-		if _, err := cfg.Set(ctx, "schema_version", json.RawMessage(strconv.Itoa(install.LayoutSchemaVersion)), nil); err != nil {
-			log.Warn("legacy workspace migrated, schema_version not stamped", "component", "install", "err", err)
-		} else {
-			log.Info("legacy workspace migrated: schema_version stamped", "component", "install")
-		}
 	}
 
 	st, err := openStores(ctx, layout, cfg.Current(), log)
