@@ -282,11 +282,11 @@ func TestBrokenEntriesDisabledAtStart(t *testing.T) {
 	d := start(t, env(h), "daemon")
 	waitSocket(t, d, sock)
 	c := dialRPC(t, sock)
-	c.initialize()
+	c.Initialize()
 	if v := configGetValue(t, c, "rpc.max_local_connections"); v != float64(512) {
 		t.Errorf("rpc.max_local_connections = %v, want the default 512", v)
 	}
-	if r := c.call("config/get", map[string]any{"prop": "agents.broken.model_provider"}, 3); r["error"] == nil {
+	if r := c.Call("config/get", map[string]any{"prop": "agents.broken.model_provider"}, 3); r["error"] == nil {
 		t.Errorf("the broken agent is served: %v", r)
 	}
 	if v := configGetValue(t, c, "agents.default.model_provider"); v != "echo.default" {

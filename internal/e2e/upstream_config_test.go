@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/zeroclaw-go/zeroclaw/internal/rpctest/ndjson"
 )
 
 // upstreamV1 is upstream's v1 fixture (internal/config/testdata/upstream/v1.toml, see the README there).
@@ -51,7 +53,7 @@ var wantV1Values = map[string]any{
 	"cost.daily_limit_usd":                                   float64(10),
 }
 
-func checkV1Values(t *testing.T, c *rpcConn, when string) {
+func checkV1Values(t *testing.T, c *ndjson.Client, when string) {
 	t.Helper()
 	for prop, want := range wantV1Values {
 		if got := configGetValue(t, c, prop); got != want {
@@ -94,7 +96,7 @@ func TestUpstreamV1InstallStartsUnchanged(t *testing.T) {
 	d := start(t, env(h), "daemon")
 	waitSocket(t, d, sock)
 	c := dialRPC(t, sock)
-	c.initialize()
+	c.Initialize()
 	checkV1Values(t, c, "v1 in memory")
 
 	if got, err := os.ReadFile(cfgPath); err != nil || !bytes.Equal(got, v1) {
@@ -105,7 +107,7 @@ func TestUpstreamV1InstallStartsUnchanged(t *testing.T) {
 	}
 
 	// Writes are refused with the hint while the file is v1.
-	r := c.call("config/set", map[string]any{"prop": "agents.simple_agent.system_prompt", "value": "hi"}, 7)
+	r := c.Call("config/set", map[string]any{"prop": "agents.simple_agent.system_prompt", "value": "hi"}, 7)
 	if e, ok := r["error"].(map[string]any); !ok || !strings.Contains(e["message"].(string), "zeroclaw config migrate") {
 		t.Fatalf("config/set on a v1 file: %v", r)
 	}
@@ -141,7 +143,7 @@ func TestUpstreamV1InstallStartsUnchanged(t *testing.T) {
 	d = start(t, env(h), "daemon")
 	waitSocket(t, d, sock)
 	c = dialRPC(t, sock)
-	c.initialize()
+	c.Initialize()
 	checkV1Values(t, c, "v1 after restart")
 	if got, _ := os.ReadFile(cfgPath); !bytes.Equal(got, v1) {
 		t.Fatalf("config.toml changed by the restart:\n%s", got)
@@ -166,7 +168,7 @@ func TestUpstreamV1InstallStartsUnchanged(t *testing.T) {
 		t.Errorf("config validate after migrate:\n%s", out)
 	}
 	checkV1Values(t, c, "after migrate (running daemon)")
-	r = c.call("config/set", map[string]any{"prop": "agents.simple_agent.system_prompt", "value": "hi"}, 8)
+	r = c.Call("config/set", map[string]any{"prop": "agents.simple_agent.system_prompt", "value": "hi"}, 8)
 	if _, ok := r["result"]; !ok {
 		t.Fatalf("config/set after migrate: %v", r)
 	}
@@ -182,7 +184,7 @@ func TestUpstreamV1InstallStartsUnchanged(t *testing.T) {
 	d = start(t, env(h), "daemon")
 	waitSocket(t, d, sock)
 	c = dialRPC(t, sock)
-	c.initialize()
+	c.Initialize()
 	checkV1Values(t, c, "v3 after restart")
 	if got := configGetValue(t, c, "agents.simple_agent.system_prompt"); got != "hi" {
 		t.Errorf("system_prompt after restart = %v", got)
@@ -251,7 +253,7 @@ func TestUpstreamCasesOverTheSocket(t *testing.T) {
 				d := start(t, env(h), "daemon")
 				waitSocket(t, d, sock)
 				c := dialRPC(t, sock)
-				c.initialize()
+				c.Initialize()
 				for prop, want := range props {
 					if got := configGetValue(t, c, prop); !reflect.DeepEqual(got, want) {
 						t.Errorf("%s: config/get %s = %v, want %v", when, prop, got, want)
