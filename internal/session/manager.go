@@ -83,6 +83,8 @@ type Options struct {
 	// IdleTTL is how long an idle live session stays in memory; 0 means DefaultIdleTTL. A dropped session
 	// comes back with its history when session/new names it.
 	IdleTTL time.Duration
+	// ACP is the durable ACP session store (acp-sessions.db); nil keeps ACP sessions in memory only.
+	ACP *store.ACPStore
 }
 
 // Manager holds the live sessions. It is safe for concurrent use.

@@ -60,7 +60,8 @@ func (m *Manager) runTurn(ctx context.Context, o Owner, s *session, p api.Sessio
 	if err != nil {
 		return api.SessionPromptResult{}, fmt.Errorf("session: prompt %s: %w", s.id, err)
 	}
-	history, err := agent.LoadHistory(ctx, m.o.Chat, s.id)
+	j := m.journalOf(s)
+	history, err := j.load(ctx)
 	if err != nil {
 		return api.SessionPromptResult{}, fmt.Errorf("session: prompt %s: %w", s.id, err)
 	}
@@ -71,9 +72,7 @@ func (m *Manager) runTurn(ctx context.Context, o Owner, s *session, p api.Sessio
 	}
 
 	durable := context.WithoutCancel(ctx) // state writes must land even when the turn is cancelled
-	if err := m.o.Chat.SetState(durable, s.id, stateRunning, turnID, &started); err != nil {
-		m.log.Warn("set state", "session", s.id, "turn", turnID, "err", err)
-	}
+	j.begin(durable, turnID, started, prompt)
 	emit := func(ev api.SessionUpdate) {
 		ev.SessionID = s.id
 		sink.Update(ev)
@@ -86,8 +85,7 @@ func (m *Manager) runTurn(ctx context.Context, o Owner, s *session, p api.Sessio
 		Emit:     emit,
 		Approver: approver{s: s, connID: o.ConnID},
 		Append: func(ctx context.Context, role, content string) error {
-			_, err := m.o.Chat.Append(ctx, s.id, role, content, m.o.Now())
-			return err
+			return j.append(ctx, role, content)
 		},
 		SessionID: s.id,
 		Elicit: func(ctx context.Context, ep api.ElicitationParams) (api.ElicitationResult, error) {
@@ -110,15 +108,13 @@ func (m *Manager) runTurn(ctx context.Context, o Owner, s *session, p api.Sessio
 
 	m.log.Debug("turn start", "session", s.id, "turn", turnID)
 	outcome, content, runErr := tr.Run(ctx, prompt)
+	if err := j.end(durable, turnID, runErr == nil); err != nil && runErr == nil {
+		outcome, runErr = api.OutcomeFailed, err
+	}
 	done := api.SessionUpdate{Type: api.UpdateTurnComplete, Outcome: outcome, Content: &content}
-	state := stateIdle
 	if runErr != nil {
 		done.Error = runErr.Error()
-		state = stateError
 		m.log.Info("turn failed", "session", s.id, "turn", turnID, "err", runErr)
-	}
-	if err := m.o.Chat.SetState(durable, s.id, state, "", nil); err != nil {
-		m.log.Warn("set state", "session", s.id, "turn", turnID, "err", err)
 	}
 	emit(done)
 	return api.SessionPromptResult{SessionID: s.id, Outcome: outcome, Content: content}, nil

@@ -25,6 +25,7 @@ type session struct {
 	owner                string        // the principal that opened it
 	lock                 chan struct{} // capacity 1: held by the running turn
 	done                 chan struct{} // closed by close
+	acp                  *acpState     // set for an ACP session (see acp.go); nil for a chat session
 
 	mu       sync.Mutex // guards the fields below
 	closed   bool
@@ -34,6 +35,7 @@ type session struct {
 	active   *turn
 	pending  map[string]*pending
 	always   map[string]bool // tools allowed with allow_always for the rest of the session
+	holder   uint64          // ACP: the connection that holds the session live (0: none); see Manager.HoldACP
 }
 
 // turn is one prompt in the queue; cancel ends its context.
@@ -91,11 +93,12 @@ func (s *session) enqueue(t *turn, now time.Time) error {
 }
 
 // idleSince reports when the session was last used and whether it is idle now: nothing running, queued or
-// waiting for an approval, so dropping it from memory loses nothing (its history is in the store).
+// waiting for an approval, and no ACP connection holding it, so dropping it from memory loses nothing (its
+// history is in the store).
 func (s *session) idleSince() (time.Time, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.lastUsed, s.queued == 0 && len(s.pending) == 0
+	return s.lastUsed, s.queued == 0 && len(s.pending) == 0 && s.holder == 0
 }
 
 func (s *session) dequeue(t *turn, now time.Time) {
@@ -174,7 +177,7 @@ func (s *session) disconnected(connID uint64) {
 func (s *session) retireIfIdle() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.closed || s.queued != 0 || len(s.pending) != 0 {
+	if s.closed || s.queued != 0 || len(s.pending) != 0 || s.holder != 0 {
 		return false
 	}
 	s.closeLocked()

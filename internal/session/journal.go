@@ -1,0 +1,118 @@
+package session
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/zeroclaw-go/zeroclaw/internal/agent"
+	"github.com/zeroclaw-go/zeroclaw/internal/store"
+)
+
+// journal is where one session's turns are kept: the chat store (sessions.db) for chat sessions, the ACP store
+// (acp-sessions.db) for ACP sessions. A journal value serves one turn, which holds the session's turn lock.
+type journal interface {
+	// load returns the model context the turn starts from.
+	load(ctx context.Context) ([]agent.Message, error)
+	// begin notes that turnID started with prompt; a failure is logged, the turn runs anyway.
+	begin(ctx context.Context, turnID string, started time.Time, prompt string)
+	// append is the turn's agent.Turn.Append.
+	append(ctx context.Context, role, content string) error
+	// end closes the turn; ok reports whether it ended without an error. An error means the turn was not stored.
+	end(ctx context.Context, turnID string, ok bool) error
+}
+
+// journalOf returns a journal for one turn of s.
+func (m *Manager) journalOf(s *session) journal {
+	if s.acp != nil {
+		return &acpJournal{m: m, s: s}
+	}
+	return chatJournal{m: m, id: s.id}
+}
+
+// chatJournal appends every message to the chat store as it is produced and tracks the turn in the session's
+// state columns.
+type chatJournal struct {
+	m  *Manager
+	id string
+}
+
+func (j chatJournal) load(ctx context.Context) ([]agent.Message, error) {
+	return agent.LoadHistory(ctx, j.m.o.Chat, j.id)
+}
+
+func (j chatJournal) begin(ctx context.Context, turnID string, started time.Time, _ string) {
+	if err := j.m.o.Chat.SetState(ctx, j.id, stateRunning, turnID, &started); err != nil {
+		j.m.log.Warn("set state", "session", j.id, "turn", turnID, "err", err)
+	}
+}
+
+func (j chatJournal) append(ctx context.Context, role, content string) error {
+	_, err := j.m.o.Chat.Append(ctx, j.id, role, content, j.m.o.Now())
+	return err
+}
+
+func (j chatJournal) end(ctx context.Context, turnID string, ok bool) error {
+	state := stateIdle
+	if !ok {
+		state = stateError
+	}
+	if err := j.m.o.Chat.SetState(ctx, j.id, state, "", nil); err != nil {
+		j.m.log.Warn("set state", "session", j.id, "turn", turnID, "err", err)
+	}
+	return nil
+}
+
+// acpState is what an ACP session adds to a live session.
+type acpState struct {
+	surface string
+	// mem holds the history when no ACP store is open (the session then lives as long as the process). Only the
+	// turn holding the session's turn lock touches it.
+	memMu sync.Mutex
+	mem   []store.ACPMessage
+}
+
+// acpJournal records the turn's messages and stores them at its end in one transaction (state.md §6): the turn
+// is then either wholly in acp-sessions.db or, after a crash, only noted as started in its checkpoint row.
+type acpJournal struct {
+	m   *Manager
+	s   *session
+	rec agent.TurnRecorder
+}
+
+func (j *acpJournal) load(ctx context.Context) ([]agent.Message, error) {
+	if j.m.o.ACP == nil {
+		j.s.acp.memMu.Lock()
+		defer j.s.acp.memMu.Unlock()
+		return agent.ACPHistory(j.s.acp.mem), nil
+	}
+	return agent.LoadACPHistory(ctx, j.m.o.ACP, j.s.id)
+}
+
+func (j *acpJournal) begin(ctx context.Context, turnID string, started time.Time, prompt string) {
+	if j.m.o.ACP == nil {
+		return
+	}
+	if err := j.m.o.ACP.BeginTurn(ctx, j.s.id, turnID, prompt, started); err != nil {
+		j.m.log.Warn("acp: record turn start", "session", j.s.id, "turn", turnID, "err", err)
+	}
+}
+
+func (j *acpJournal) append(ctx context.Context, role, content string) error {
+	return j.rec.Append(ctx, role, content)
+}
+
+func (j *acpJournal) end(ctx context.Context, turnID string, _ bool) error {
+	msgs := j.rec.Messages()
+	if j.m.o.ACP == nil {
+		j.s.acp.memMu.Lock()
+		j.s.acp.mem = append(j.s.acp.mem, msgs...)
+		j.s.acp.memMu.Unlock()
+		return nil
+	}
+	if err := j.m.o.ACP.AppendTurn(ctx, j.s.id, msgs, j.m.o.Now()); err != nil {
+		return fmt.Errorf("session: store turn %s of %s: %w", turnID, j.s.id, err)
+	}
+	return nil
+}
