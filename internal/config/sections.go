@@ -135,7 +135,7 @@ func template(p Path, elem reflect.Type) api.ConfigTemplateEntry {
 		help = "Provider families (echo, openai, ollama, anthropic); each holds aliased model endpoints."
 	}
 	if len(p) == 3 && p[0] == "providers" {
-		help = fmt.Sprintf("A %s model endpoint (providers.models.%s.<alias>): model, uri, api_key, temperature, timeouts.", p[2], p[2])
+		help = fmt.Sprintf("Model endpoints of the %s family (providers.models.%s.<alias>): model, uri, api_key, temperature, timeouts.", p[2], p[2])
 	}
 	for _, s := range sectionTable {
 		if s.key == key && s.key != "providers.models" {

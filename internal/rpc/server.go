@@ -99,6 +99,9 @@ func New(opts Options) *Server {
 	if opts.Sessions != nil {
 		s.registerSessions(opts.Sessions)
 	}
+	s.registerConfigMeta(opts.ConfigManager, opts.Sessions)
+	s.registerAgents(opts.ConfigManager, opts.Sessions)
+	s.registerSessionMeta(opts.Sessions)
 	return s
 }
 
@@ -289,7 +292,7 @@ func domainCode(err error) (int, bool) {
 	case errors.Is(err, config.ErrInvalidConfig), errors.Is(err, config.ErrUnknownProp),
 		errors.Is(err, config.ErrInvalidPath), errors.Is(err, config.ErrInvalidValue),
 		errors.Is(err, config.ErrNotEditable), errors.Is(err, config.ErrNoEntries),
-		errors.Is(err, config.ErrTooManyEntries):
+		errors.Is(err, config.ErrTooManyEntries), errors.Is(err, config.ErrNoMapSection), errors.Is(err, config.ErrInvalidKey):
 		return api.CodeInvalidParams, true
 	}
 	return 0, false

@@ -99,6 +99,7 @@ type Manager struct {
 	// the dropped one that is still winding down, and Delete can wait for that turn before deleting rows.
 	locks  map[string]chan struct{}
 	closed bool
+	held   map[string]int // agent aliases no session may be opened on (HoldAgent), with their hold counts
 }
 
 // NewManager returns a Manager with no live sessions.
@@ -249,6 +250,10 @@ func (m *Manager) register(o Owner, s *session) (*session, error) {
 	if other := m.sessions[s.id]; other != nil {
 		m.mu.Unlock()
 		return other, other.check(o)
+	}
+	if m.held[s.alias] > 0 {
+		m.mu.Unlock()
+		return nil, fmt.Errorf("%w: agent %q is being renamed; retry", ErrInvalid, s.alias)
 	}
 	m.evictIdleLocked()
 	full := len(m.sessions) >= m.o.MaxSessions

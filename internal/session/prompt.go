@@ -56,7 +56,7 @@ func (m *Manager) runTurn(ctx context.Context, o Owner, s *session, p api.Sessio
 	if err != nil {
 		return api.SessionPromptResult{}, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
-	prov, err := m.o.NewProvider(cfg, prof.ProviderRef)
+	prov, err := m.provider(cfg, s, prof.ProviderRef)
 	if err != nil {
 		return api.SessionPromptResult{}, fmt.Errorf("session: prompt %s: %w", s.id, err)
 	}

@@ -25,6 +25,7 @@ type session struct {
 	owner                string        // the principal that opened it
 	lock                 chan struct{} // capacity 1: held by the running turn
 	done                 chan struct{} // closed by close
+	configMu             sync.Mutex    // serializes session/configure calls: merge, provider build, commit
 
 	mu       sync.Mutex // guards the fields below
 	closed   bool
@@ -34,6 +35,8 @@ type session struct {
 	active   *turn
 	pending  map[string]*pending
 	always   map[string]bool // tools allowed with allow_always for the rest of the session
+	// overrides are the session's own model settings (session/configure), applied from the next turn on.
+	overrides api.SessionOverrides
 }
 
 // turn is one prompt in the queue; cancel ends its context.
