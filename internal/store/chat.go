@@ -39,6 +39,7 @@ type SessionMeta struct {
 	State         string
 	TurnID        string
 	AgentAlias    string
+	ChannelID     string // the channel a channel-originated session came from (upstream's channel_id)
 	TurnStartedAt *time.Time
 	// Interrupted is set when the session's last turn was still running when a previous daemon process ended
 	// (InterruptRunning); InterruptedTurnID is that turn's id ("" if it had none). The next SetState clears both.
@@ -107,7 +108,7 @@ func (s *ChatStore) check(op, key string, needKey bool) error {
 }
 
 const metaCols = `session_key, created_at, last_activity, message_count, name, state, turn_id, turn_started_at,
-	agent_alias, interrupted_turn_id`
+	agent_alias, interrupted_turn_id, channel_id`
 
 type rowScanner interface{ Scan(dest ...any) error }
 
@@ -117,9 +118,9 @@ func scanMeta(r rowScanner) (SessionMeta, error) {
 		created, last                           string
 		count                                   sql.NullInt64
 		name, state, turnID, started, agentName sql.NullString
-		interrupted                             sql.NullString
+		interrupted, channel                    sql.NullString
 	)
-	if err := r.Scan(&m.Key, &created, &last, &count, &name, &state, &turnID, &started, &agentName, &interrupted); err != nil {
+	if err := r.Scan(&m.Key, &created, &last, &count, &name, &state, &turnID, &started, &agentName, &interrupted, &channel); err != nil {
 		return SessionMeta{}, err
 	}
 	var err error
@@ -130,7 +131,7 @@ func scanMeta(r rowScanner) (SessionMeta, error) {
 		return SessionMeta{}, fmt.Errorf("session %s last_activity: %w", m.Key, err)
 	}
 	m.MessageCount = int(count.Int64)
-	m.Name, m.State, m.TurnID, m.AgentAlias = name.String, state.String, turnID.String, agentName.String
+	m.Name, m.State, m.TurnID, m.AgentAlias, m.ChannelID = name.String, state.String, turnID.String, agentName.String, channel.String
 	m.Interrupted, m.InterruptedTurnID = interrupted.Valid, interrupted.String
 	if m.State == "" {
 		m.State = "idle"
@@ -365,6 +366,20 @@ func (s *ChatStore) Meta(ctx context.Context, key string) (SessionMeta, error) {
 // search; user input is never interpreted as FTS syntax, and a query with nothing searchable matches
 // nothing).
 func (s *ChatStore) List(ctx context.Context, query string, limit int) ([]SessionMeta, error) {
+	return s.list(ctx, query, limit, "")
+}
+
+// attributed keeps the rows that name an agent or a channel.
+const attributed = ` AND (COALESCE(agent_alias, '') != '' OR COALESCE(channel_id, '') != '')`
+
+// ListAttributed is List without the rows that name neither an agent nor a channel, which upstream does not
+// list either. The limit counts listed rows.
+func (s *ChatStore) ListAttributed(ctx context.Context, query string, limit int) ([]SessionMeta, error) {
+	return s.list(ctx, query, limit, attributed)
+}
+
+// list is List with filter (" AND <condition>", or "") added to the WHERE clause.
+func (s *ChatStore) list(ctx context.Context, query string, limit int, filter string) ([]SessionMeta, error) {
 	if err := s.check("list", "", false); err != nil {
 		return nil, err
 	}
@@ -378,14 +393,14 @@ func (s *ChatStore) List(ctx context.Context, query string, limit int) ([]Sessio
 		err  error
 	)
 	if strings.TrimSpace(query) == "" {
-		rows, err = s.d.r.QueryContext(ctx, "SELECT "+metaCols+" FROM session_metadata"+order, limit)
+		rows, err = s.d.r.QueryContext(ctx, "SELECT "+metaCols+" FROM session_metadata WHERE 1=1"+filter+order, limit)
 	} else {
 		fq := ftsQuery(query)
 		if fq == "" {
 			return nil, nil
 		}
 		rows, err = s.d.r.QueryContext(ctx, "SELECT "+metaCols+` FROM session_metadata
-			WHERE session_key IN (SELECT session_key FROM sessions_fts WHERE sessions_fts MATCH ?)`+order, fq, limit)
+			WHERE session_key IN (SELECT session_key FROM sessions_fts WHERE sessions_fts MATCH ?)`+filter+order, fq, limit)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("store: list: %w", err)
