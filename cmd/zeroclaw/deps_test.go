@@ -22,7 +22,7 @@ const module = "github.com/zeroclaw-go/zeroclaw/"
 var imports = map[string][]string{
 	"cmd/zeroclaw":                       {"internal/cli"},
 	"internal/cli":                       {"internal/daemon", "internal/api", "internal/jsonrpc", "internal/install", "internal/config", "internal/secrets", "internal/visible"},
-	"internal/daemon":                    {"internal/auth", "internal/jsonrpc", "internal/listen", "internal/rpc", "internal/install", "internal/config", "internal/secrets", "internal/session", "internal/store"},
+	"internal/daemon":                    {"internal/api", "internal/auth", "internal/jsonrpc", "internal/listen", "internal/rpc", "internal/install", "internal/config", "internal/secrets", "internal/session", "internal/store"},
 	"internal/listen":                    {"internal/api", "internal/jsonrpc"},
 	"internal/rpc":                       {"internal/api", "internal/auth", "internal/jsonrpc", "internal/router", "internal/config", "internal/session"},
 	"internal/router":                    {"internal/jsonrpc"},

@@ -11,11 +11,13 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/zeroclaw-go/zeroclaw/internal/api"
 	"github.com/zeroclaw-go/zeroclaw/internal/auth"
 	"github.com/zeroclaw-go/zeroclaw/internal/config"
 	"github.com/zeroclaw-go/zeroclaw/internal/install"
@@ -172,7 +174,8 @@ func Run(ctx context.Context, opts Options) error {
 		Logger: log.With("component", "rpc"),
 		Info: rpc.Info{
 			PID: os.Getpid(), UID: os.Getuid(), StartedAt: time.Now(),
-			ConfigDir: layout.Root, DataDir: layout.DataDir, Endpoint: endpoint,
+			ConfigDir: layout.Root, ConfigFile: layout.ConfigPath(), ConfigKind: configKind(layout, opts.Home),
+			DataDir: layout.DataDir, Endpoint: endpoint,
 		},
 		Config:        cfg.Current,
 		Shutdown:      d.requestStop,
@@ -296,4 +299,16 @@ func transportOf(c install.PeerCred) auth.Transport {
 		return auth.TransportPipe
 	}
 	return auth.TransportUnix
+}
+
+// configKind classifies the install for status.config_kind as upstream does: under the system's temporary
+// directory, the default ~/.zeroclaw, or another one chosen with --config-dir or the environment.
+func configKind(layout install.Layout, home string) string {
+	if rel, err := filepath.Rel(os.TempDir(), layout.Root); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return api.ConfigKindTemporary
+	}
+	if home != "" && filepath.Clean(layout.Root) == filepath.Join(home, install.DefaultDirName) {
+		return api.ConfigKindDefault
+	}
+	return api.ConfigKindCustom
 }

@@ -19,12 +19,15 @@ import (
 
 // Info describes the running daemon for status and initialize.
 type Info struct {
-	PID       int
-	UID       int // the daemon's own uid: peers with it are the shared operator
-	StartedAt time.Time
-	ConfigDir string
-	DataDir   string
-	Endpoint  string
+	PID        int
+	UID        int // the daemon's own uid: peers with it are the shared operator
+	StartedAt  time.Time
+	ConfigDir  string
+	ConfigFile string
+	// ConfigKind is status.config_kind: api.ConfigKindDefault, ConfigKindCustom or ConfigKindTemporary.
+	ConfigKind string
+	DataDir    string
+	Endpoint   string
 }
 
 // Limits are the per-connection limits of protocol.md §2.1, taken from [rpc] at accept time.

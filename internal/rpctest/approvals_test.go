@@ -201,9 +201,11 @@ func TestApprovalsOverSocket(t *testing.T) {
 		if exists(t, filepath.Join(s.WorkspaceDir, "timed_out.txt")) {
 			t.Fatal("a timed-out approval ran the command")
 		}
-		// A late answer finds nothing pending.
-		if _, werr := c.call(api.MethodSessionApprove, api.SessionApproveParams{SessionID: s.SessionID, RequestID: req.RequestID, Decision: api.DecisionAllowOnce}); werr == nil {
-			t.Fatal("approving an expired request was acknowledged")
+		// A late answer finds nothing pending: not acknowledged, not an error (protocol.md §6).
+		var late api.SessionApproveResult
+		c.mustCall(api.MethodSessionApprove, api.SessionApproveParams{SessionID: s.SessionID, RequestID: req.RequestID, Decision: api.DecisionAllowOnce}, &late)
+		if late.Acknowledged || late.RequestID != req.RequestID {
+			t.Fatalf("approving an expired request answered %+v", late)
 		}
 	})
 

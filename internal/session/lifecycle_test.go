@@ -173,8 +173,11 @@ func TestValidation(t *testing.T) {
 	if _, err := e.m.Approve(admin, api.SessionApproveParams{SessionID: "my-chosen-id", RequestID: "r1", Decision: api.DecisionRejectWithEdit}); !errors.Is(err, ErrInvalid) {
 		t.Fatalf("reject_with_edit without replacement = %v", err)
 	}
-	if _, err := e.m.Approve(admin, api.SessionApproveParams{SessionID: "my-chosen-id", RequestID: "r1", Decision: api.DecisionAllowOnce}); !errors.Is(err, ErrNotFound) {
-		t.Fatalf("unknown request = %v", err)
+	if res, err := e.m.Approve(admin, api.SessionApproveParams{SessionID: "my-chosen-id", RequestID: "r1", Decision: api.DecisionAllowOnce}); err != nil || res.Acknowledged || res.RequestID != "r1" {
+		t.Fatalf("unknown request = %+v, %v; want not acknowledged, no error", res, err)
+	}
+	if res, err := e.m.Approve(admin, api.SessionApproveParams{SessionID: "no-such-session", RequestID: "r1", Decision: api.DecisionAllowOnce}); err != nil || res.Acknowledged {
+		t.Fatalf("unknown session = %+v, %v; want not acknowledged, no error", res, err)
 	}
 
 	// Attachments alone make a valid prompt; inline data lands in the workspace.

@@ -421,10 +421,10 @@ func (m *Manager) access(ctx context.Context, o Owner, id string) error {
 	return nil
 }
 
-// List returns stored sessions, most recent first (FTS search when Query is set). A non-admin principal sees
-// only the live sessions it owns.
+// List returns stored sessions, most recent first (FTS search when Query is set), leaving out rows with
+// neither an agent nor a channel (upstream). A non-admin principal sees only the live sessions it owns.
 func (m *Manager) List(ctx context.Context, o Owner, p api.SessionListParams) (api.SessionListResult, error) {
-	rows, err := m.o.Chat.List(ctx, p.Query, p.Limit)
+	rows, err := m.o.Chat.ListAttributed(ctx, p.Query, p.Limit)
 	if err != nil {
 		return api.SessionListResult{}, fmt.Errorf("session: list: %w", err)
 	}
@@ -438,10 +438,12 @@ func (m *Manager) List(ctx context.Context, o Owner, p api.SessionListParams) (a
 		}
 		out.Sessions = append(out.Sessions, api.SessionSummary{
 			SessionID:    r.Key,
+			SessionKey:   r.Key,
 			CreatedAt:    r.CreatedAt.UTC().Format(time.RFC3339),
 			LastActivity: r.LastActivity.UTC().Format(time.RFC3339),
 			MessageCount: r.MessageCount,
 			AgentAlias:   r.AgentAlias,
+			ChannelID:    r.ChannelID,
 			Name:         r.Name,
 			State:        r.State,
 
@@ -457,6 +459,9 @@ func (m *Manager) List(ctx context.Context, o Owner, p api.SessionListParams) (a
 // for a page on its own comes alone, cut (truncated, content_bytes); index + content_offset read it in slices.
 func (m *Manager) Messages(ctx context.Context, o Owner, p api.SessionMessagesParams) (api.SessionMessagesResult, error) {
 	if err := m.access(ctx, o, p.SessionID); err != nil {
+		if errors.Is(err, ErrNotFound) { // an unknown id has no messages (upstream), it is not an error
+			return api.SessionMessagesResult{SessionID: p.SessionID, Messages: []api.SessionMessage{}}, nil
+		}
 		return api.SessionMessagesResult{}, err
 	}
 	budget := pageBudget(m.o.Config().RPC.MaxFrameBytes)
@@ -608,7 +613,8 @@ func (m *Manager) State(ctx context.Context, o Owner, id string) (api.SessionSta
 	return out, nil
 }
 
-// Approve answers a pending approval_request of the session.
+// Approve answers a pending approval_request of the session. Acknowledged is false when nothing was pending
+// under that id (unknown, already answered or expired request; unknown session).
 func (m *Manager) Approve(o Owner, p api.SessionApproveParams) (api.SessionApproveResult, error) {
 	switch p.Decision {
 	case api.DecisionAllowOnce, api.DecisionAllowAlways, api.DecisionReject, api.DecisionRejectOnce:
@@ -619,14 +625,17 @@ func (m *Manager) Approve(o Owner, p api.SessionApproveParams) (api.SessionAppro
 	default:
 		return api.SessionApproveResult{}, fmt.Errorf("%w: unknown decision: %s", ErrInvalid, p.Decision)
 	}
+	res := api.SessionApproveResult{SessionID: p.SessionID, RequestID: p.RequestID}
 	s, err := m.owned(o, p.SessionID)
+	if errors.Is(err, ErrNotFound) || errors.Is(err, ErrClosed) {
+		return res, nil // nothing is pending there: not acknowledged, not an error (protocol.md §6)
+	}
 	if err != nil {
 		return api.SessionApproveResult{}, err
 	}
-	if !s.decide(p.RequestID, agent.ApprovalDecision{Decision: p.Decision, Replacement: p.Replacement}) {
-		return api.SessionApproveResult{}, fmt.Errorf("%w: no pending approval %q", ErrNotFound, p.RequestID)
-	}
-	return api.SessionApproveResult{SessionID: p.SessionID, RequestID: p.RequestID, Acknowledged: true}, nil
+	// An unknown, already answered or expired request is not acknowledged.
+	res.Acknowledged = s.decide(p.RequestID, agent.ApprovalDecision{Decision: p.Decision, Replacement: p.Replacement})
+	return res, nil
 }
 
 // Disconnected cancels the turns (running or queued) that connection connID started and denies its pending

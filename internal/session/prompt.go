@@ -98,6 +98,7 @@ func (m *Manager) runTurn(ctx context.Context, o Owner, s *session, p api.Sessio
 			return res, err
 		},
 		Limits:          agent.LimitsFrom(cfg.Limits),
+		ContextWindow:   prof.ContextWindow,
 		ApprovalTimeout: prof.ApprovalTimeout,
 		NewID:           m.o.NewID,
 		Logger:          m.log,
@@ -121,7 +122,7 @@ func (m *Manager) runTurn(ctx context.Context, o Owner, s *session, p api.Sessio
 		m.log.Warn("set state", "session", s.id, "turn", turnID, "err", err)
 	}
 	emit(done)
-	return api.SessionPromptResult{SessionID: s.id, Outcome: outcome, Content: content}, nil
+	return api.SessionPromptResult{SessionID: s.id, StopReason: api.StopReason(outcome), Outcome: outcome, Content: content}, nil
 }
 
 // environ renders the tool environment as sorted KEY=value pairs: the agent's configured env, then the
