@@ -19,6 +19,7 @@ import (
 
 	"github.com/zeroclaw-go/zeroclaw/internal/api"
 	"github.com/zeroclaw-go/zeroclaw/internal/auth"
+	"github.com/zeroclaw-go/zeroclaw/internal/clock"
 	"github.com/zeroclaw-go/zeroclaw/internal/config"
 	"github.com/zeroclaw-go/zeroclaw/internal/install"
 	"github.com/zeroclaw-go/zeroclaw/internal/jsonrpc"
@@ -40,6 +41,14 @@ type Options struct {
 	Environ   []string // the process environment (os.Environ()); nil => empty
 	Home      string   // the user's home directory
 	Logger    *slog.Logger
+	// Clock is every domain's time source: stored timestamps, status uptime, the initialize deadline, idle
+	// session eviction, the turn-lock and approval waits. nil means clock.Real; tests pass clocktest.Manual.
+	Clock clock.Clock
+	// NewID mints session, turn, approval and cost-record ids (a tui id is "tui-" + NewID()); nil means random.
+	NewID func() string
+	// NewProvider builds the provider an agent's model_provider names; nil means the real providers.
+	NewProvider session.ProviderFactory
+
 	// Ready, if set, is called once the endpoint accepts connections.
 	Ready func(endpoint string)
 }
@@ -73,6 +82,7 @@ func Run(ctx context.Context, opts Options) error {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
+	clk := clock.OrReal(opts.Clock)
 	layout, err := install.Resolve(opts.ConfigDir, opts.getenv, opts.Home)
 	if err != nil {
 		return err
@@ -99,7 +109,7 @@ func Run(ctx context.Context, opts Options) error {
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		log.Warn("legacy layout not checked", "component", "install", "err", err)
 	} else if legacyVersion < install.LayoutSchemaVersion {
-		rep, err := install.MigrateLegacy(layout, legacyVersion, time.Now())
+		rep, err := install.MigrateLegacy(layout, legacyVersion, clk.Now())
 		rep.Log(log)
 		if err != nil {
 			log.Warn("legacy workspace not migrated; the next start retries", "component", "install", "err", err)
@@ -134,7 +144,7 @@ func Run(ctx context.Context, opts Options) error {
 		}
 	}
 
-	st, err := openStores(ctx, layout, cfg.Current(), log)
+	st, err := openStores(ctx, layout, cfg.Current(), clk.Now(), log)
 	if err != nil {
 		return err
 	}
@@ -155,6 +165,9 @@ func Run(ctx context.Context, opts Options) error {
 		Config:      cfg.Current,
 		InstallRoot: layout.Root,
 		Logger:      log,
+		Clock:       clk,
+		NewID:       opts.NewID,
+		NewProvider: opts.NewProvider,
 	})
 	d := &daemon{
 		log:       log,
@@ -169,7 +182,7 @@ func Run(ctx context.Context, opts Options) error {
 	d.srv = rpc.New(rpc.Options{
 		Logger: log.With("component", "rpc"),
 		Info: rpc.Info{
-			PID: os.Getpid(), UID: os.Getuid(), StartedAt: time.Now(),
+			PID: os.Getpid(), UID: os.Getuid(), StartedAt: clk.Now(),
 			ConfigDir: layout.Root, DataDir: layout.DataDir, Endpoint: endpoint,
 		},
 		Config:        cfg.Current,
@@ -177,6 +190,8 @@ func Run(ctx context.Context, opts Options) error {
 		ConfigManager: cfg,
 		Sessions:      sessions,
 		FrameBudget:   d.frames,
+		Clock:         clk,
+		NewTUIID:      tuiIDs(opts.NewID),
 	})
 	log.Info("daemon listening", "component", "daemon", "endpoint", endpoint, "pid", os.Getpid(),
 		"config_dir", layout.Root, "ephemeral", opts.Ephemeral)
@@ -332,6 +347,14 @@ func lingerRefused(nc net.Conn) {
 	}
 	_ = nc.SetReadDeadline(time.Now().Add(refusalLinger))
 	_, _ = io.Copy(io.Discard, io.LimitReader(nc, refusalLingerBytes))
+}
+
+// tuiIDs derives tui ids from newID, or leaves them to rpc (nil) when newID is nil.
+func tuiIDs(newID func() string) func() string {
+	if newID == nil {
+		return nil
+	}
+	return func() string { return "tui-" + newID() }
 }
 
 func transportOf(c install.PeerCred) auth.Transport {

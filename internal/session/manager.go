@@ -17,6 +17,7 @@ import (
 
 	"github.com/zeroclaw-go/zeroclaw/internal/agent"
 	"github.com/zeroclaw-go/zeroclaw/internal/api"
+	"github.com/zeroclaw-go/zeroclaw/internal/clock"
 	"github.com/zeroclaw-go/zeroclaw/internal/config"
 	"github.com/zeroclaw-go/zeroclaw/internal/store"
 )
@@ -76,14 +77,19 @@ type Options struct {
 	Logger      *slog.Logger
 	MaxSessions int // live sessions; 0 means DefaultMaxSessions
 	// NewProvider builds the provider an agent names; nil means agent.NewProvider.
-	NewProvider func(cfg *config.Config, ref string) (agent.Provider, error)
-	Now         func() time.Time
-	NewID       func() string // session, turn and approval ids; nil means random UUIDv4 strings
+	NewProvider ProviderFactory
+	// Clock stamps messages and states, measures idleness and times the lock and approval waits; nil means
+	// clock.Real.
+	Clock       clock.Clock
+	NewID       func() string // session, turn, approval and cost-record ids; nil means random UUIDv4 strings
 	LockTimeout time.Duration // how long a queued prompt waits for its turn; 0 means DefaultLockTimeout
 	// IdleTTL is how long an idle live session stays in memory; 0 means DefaultIdleTTL. A dropped session
 	// comes back with its history when session/new names it.
 	IdleTTL time.Duration
 }
+
+// ProviderFactory builds the provider that an agent's model_provider reference names, from the config in force.
+type ProviderFactory func(cfg *config.Config, ref string) (agent.Provider, error)
 
 // Manager holds the live sessions. It is safe for concurrent use.
 type Manager struct {
@@ -112,9 +118,7 @@ func NewManager(o Options) *Manager {
 	if o.NewProvider == nil {
 		o.NewProvider = agent.NewProvider
 	}
-	if o.Now == nil {
-		o.Now = time.Now
-	}
+	o.Clock = clock.OrReal(o.Clock)
 	if o.NewID == nil {
 		o.NewID = uuid4
 	}
@@ -127,6 +131,8 @@ func NewManager(o Options) *Manager {
 	return &Manager{o: o, log: o.Logger.With("component", "session"), sessions: make(map[string]*session),
 		owners: make(map[string]string), locks: make(map[string]chan struct{})}
 }
+
+func (m *Manager) now() time.Time { return m.o.Clock.Now() }
 
 // New opens a session (protocol.md §6 session/new). Naming an existing session_id restores it: a live one is
 // returned as is, a stored one is made live again with its history. The agent defaults to the only enabled
@@ -184,12 +190,12 @@ func (m *Manager) New(ctx context.Context, o Owner, p api.SessionNewParams) (api
 	if id == "" {
 		id = m.o.NewID()
 	}
-	s, err := m.register(o, newSession(id, alias, prof.Workspace, o.Principal, m.o.Now()))
+	s, err := m.register(o, newSession(id, alias, prof.Workspace, o.Principal, m.now()))
 	if err != nil {
 		return api.SessionNewResult{}, err
 	}
 
-	meta, _, err := m.o.Chat.EnsureSession(ctx, id, alias, m.o.Now())
+	meta, _, err := m.o.Chat.EnsureSession(ctx, id, alias, m.now())
 	if err != nil {
 		m.drop(s)
 		return api.SessionNewResult{}, fmt.Errorf("session: new: %w", err)
@@ -278,7 +284,7 @@ func (m *Manager) evictIdleLocked() {
 		at time.Time
 	}
 	var candidates []candidate // idle, within the TTL: room can be made with them, oldest first
-	now := m.o.Now()
+	now := m.now()
 	for id, s := range m.sessions {
 		at, idle := s.idleSince()
 		if !idle {
@@ -389,7 +395,7 @@ func (m *Manager) lockTurns(ctx context.Context, id string) (func(), error) {
 	default:
 	}
 	m.log.Debug("delete: waiting for the running turn", "session", id)
-	timer := time.NewTimer(m.o.LockTimeout)
+	timer := m.o.Clock.NewTimer(m.o.LockTimeout)
 	defer timer.Stop()
 	select {
 	case l <- struct{}{}:

@@ -38,11 +38,11 @@ func (m *Manager) Prompt(ctx context.Context, o Owner, p api.SessionPromptParams
 	tctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	t := &turn{connID: o.ConnID, cancel: cancel}
-	if err := s.enqueue(t, m.o.Now()); err != nil {
+	if err := s.enqueue(t, m.now()); err != nil {
 		return api.SessionPromptResult{}, err
 	}
-	defer func() { s.dequeue(t, m.o.Now()) }()
-	if err := s.acquire(tctx, t, m.o.LockTimeout); err != nil {
+	defer func() { s.dequeue(t, m.now()) }()
+	if err := s.acquire(tctx, t, m.o.Clock.NewTimer(m.o.LockTimeout), m.o.LockTimeout); err != nil {
 		return api.SessionPromptResult{}, err
 	}
 	defer s.release()
@@ -64,7 +64,7 @@ func (m *Manager) runTurn(ctx context.Context, o Owner, s *session, p api.Sessio
 	if err != nil {
 		return api.SessionPromptResult{}, fmt.Errorf("session: prompt %s: %w", s.id, err)
 	}
-	turnID, started := m.o.NewID(), m.o.Now()
+	turnID, started := m.o.NewID(), m.now()
 	prompt, err := withAttachments(s.workspace, turnID, p.Prompt, p.Attachments)
 	if err != nil {
 		return api.SessionPromptResult{}, err
@@ -84,9 +84,9 @@ func (m *Manager) runTurn(ctx context.Context, o Owner, s *session, p api.Sessio
 		History:  history,
 		System:   prof.System,
 		Emit:     emit,
-		Approver: approver{s: s, connID: o.ConnID},
+		Approver: approver{s: s, connID: o.ConnID, clock: m.o.Clock},
 		Append: func(ctx context.Context, role, content string) error {
-			_, err := m.o.Chat.Append(ctx, s.id, role, content, m.o.Now())
+			_, err := m.o.Chat.Append(ctx, s.id, role, content, m.now())
 			return err
 		},
 		SessionID: s.id,
@@ -103,9 +103,10 @@ func (m *Manager) runTurn(ctx context.Context, o Owner, s *session, p api.Sessio
 		Logger:          m.log,
 	}
 	tr.ToolEnv.Workspace = s.workspace
+	tr.ToolEnv.Now = m.o.Clock.Now
 	tr.ToolEnv.Environ = environ(prof.Env, o.Env)
 	if m.o.Costs != nil {
-		tr.RecordUsage = agent.CostRecorder(m.o.Costs, cfg, s.id, s.alias, m.o.Now, m.o.NewID)
+		tr.RecordUsage = agent.CostRecorder(m.o.Costs, cfg, s.id, s.alias, m.o.Clock.Now, m.o.NewID)
 	}
 
 	m.log.Debug("turn start", "session", s.id, "turn", turnID)

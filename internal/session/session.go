@@ -10,6 +10,7 @@ import (
 
 	"github.com/zeroclaw-go/zeroclaw/internal/agent"
 	"github.com/zeroclaw-go/zeroclaw/internal/api"
+	"github.com/zeroclaw-go/zeroclaw/internal/clock"
 )
 
 // Turn states stored in session_metadata.state.
@@ -109,9 +110,9 @@ func (s *session) dequeue(t *turn, now time.Time) {
 	}
 }
 
-// acquire waits for the session's turn lock; on success t is the active turn and release must follow.
-func (s *session) acquire(ctx context.Context, t *turn, timeout time.Duration) error {
-	timer := time.NewTimer(timeout)
+// acquire waits for the session's turn lock, giving up when timer (of the given duration) fires; on success t
+// is the active turn and release must follow.
+func (s *session) acquire(ctx context.Context, t *turn, timer *clock.Timer, timeout time.Duration) error {
 	defer timer.Stop()
 	select {
 	case s.lock <- struct{}{}:
@@ -235,6 +236,7 @@ func (s *session) forget(id string) bool {
 type approver struct {
 	s      *session
 	connID uint64
+	clock  clock.Clock
 }
 
 // RequestApproval implements agent.Approver. A tool allowed with allow_always earlier in the session is
@@ -255,7 +257,7 @@ func (a approver) RequestApproval(ctx context.Context, req agent.ApprovalRequest
 	s.mu.Unlock()
 
 	req.Announce()
-	timer := time.NewTimer(req.Timeout)
+	timer := a.clock.NewTimer(req.Timeout)
 	defer timer.Stop()
 	var err error
 	select {
