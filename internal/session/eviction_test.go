@@ -100,7 +100,7 @@ func TestPromptRacingEvictionIsNotRunOnADroppedSession(t *testing.T) {
 		_, err := e.m.New(ctx, admin, api.SessionNewParams{SessionID: "newcomer"})
 		opened <- err
 	}()
-	<-logGate.entered // eviction chose "victim" as idle and has not closed it yet
+	<-logGate.entered // eviction dropped "victim" (New is held at its log line)
 	close(nowGo)      // let the prompt enqueue now
 
 	select {

@@ -31,9 +31,17 @@ func (m *Manager) Prompt(ctx context.Context, o Owner, p api.SessionPromptParams
 		m.mu.Unlock()
 		return api.SessionPromptResult{}, ErrClosed
 	}
+	if m.sessions[s.id] != s { // dropped since it was looked up
+		m.mu.Unlock()
+		return api.SessionPromptResult{}, fmt.Errorf("%w: %s", ErrNotFound, s.id)
+	}
+	// This prompt uses the turn lock until it returns, even if the session is dropped meanwhile, so a revived
+	// incarnation shares the lock with it.
+	s.lock.refs++
 	m.wg.Add(1)
 	m.mu.Unlock()
 	defer m.wg.Done()
+	defer m.unrefLock(s.id, s.lock)
 
 	tctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -71,6 +79,11 @@ func (m *Manager) runTurn(ctx context.Context, o Owner, s *session, p api.Sessio
 	}
 
 	durable := context.WithoutCancel(ctx) // state writes must land even when the turn is cancelled
+	// A delete that raced this incarnation's session/new may have removed its rows after they were written;
+	// under the turn lock, which the delete takes too, the turn re-creates them with the owner before writing.
+	if _, _, err := m.o.Chat.EnsureSession(durable, s.id, s.alias, s.owner, started); err != nil {
+		return api.SessionPromptResult{}, fmt.Errorf("session: prompt %s: %w", s.id, err)
+	}
 	if err := m.o.Chat.SetState(durable, s.id, stateRunning, turnID, &started); err != nil {
 		m.log.Warn("set state", "session", s.id, "turn", turnID, "err", err)
 	}

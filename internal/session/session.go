@@ -23,8 +23,8 @@ const (
 // session is one live session: its actor queue, the turns in it and their pending approvals.
 type session struct {
 	id, alias, workspace string
-	owner                string        // the principal that opened it
-	lock                 chan struct{} // capacity 1: held by the running turn
+	owner                string        // the principal that owns it
+	lock                 *turnLock     // shared by every incarnation of the id; set by Manager.register
 	done                 chan struct{} // closed by close
 
 	mu       sync.Mutex // guards the fields below
@@ -59,7 +59,6 @@ func newSession(id, alias, workspace, owner string, now time.Time) *session {
 	return &session{
 		id: id, alias: alias, workspace: workspace, owner: owner,
 		lastUsed: now,
-		lock:     make(chan struct{}, 1),
 		done:     make(chan struct{}),
 		turns:    make(map[*turn]struct{}),
 		pending:  make(map[string]*pending),
@@ -115,7 +114,7 @@ func (s *session) dequeue(t *turn, now time.Time) {
 func (s *session) acquire(ctx context.Context, t *turn, timer *clock.Timer, timeout time.Duration) error {
 	defer timer.Stop()
 	select {
-	case s.lock <- struct{}{}:
+	case s.lock.ch <- struct{}{}:
 	case <-ctx.Done():
 		return fmt.Errorf("session: %s: waiting for the turn: %w", s.id, context.Cause(ctx))
 	case <-s.done:
@@ -126,14 +125,14 @@ func (s *session) acquire(ctx context.Context, t *turn, timer *clock.Timer, time
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
-		<-s.lock
+		<-s.lock.ch
 		return fmt.Errorf("%w: %s", ErrNotFound, s.id)
 	}
 	s.active = t
 	return nil
 }
 
-func (s *session) release() { <-s.lock }
+func (s *session) release() { <-s.lock.ch }
 
 func (s *session) running() bool {
 	s.mu.Lock()
