@@ -22,8 +22,10 @@ const module = "github.com/zeroclaw-go/zeroclaw/"
 var imports = map[string][]string{
 	"cmd/zeroclaw":                       {"internal/cli"},
 	"internal/cli":                       {"internal/daemon", "internal/api", "internal/jsonrpc", "internal/install", "internal/config", "internal/secrets", "internal/visible"},
-	"internal/daemon":                    {"internal/api", "internal/auth", "internal/clock", "internal/jsonrpc", "internal/rpc", "internal/install", "internal/config", "internal/secrets", "internal/session", "internal/store"},
-	"internal/rpc":                       {"internal/api", "internal/auth", "internal/clock", "internal/jsonrpc", "internal/config", "internal/session"},
+	"internal/daemon":                    {"internal/auth", "internal/clock", "internal/jsonrpc", "internal/listen", "internal/rpc", "internal/install", "internal/config", "internal/secrets", "internal/session", "internal/store"},
+	"internal/listen":                    {"internal/api", "internal/jsonrpc"},
+	"internal/rpc":                       {"internal/api", "internal/auth", "internal/clock", "internal/jsonrpc", "internal/router", "internal/config", "internal/session"},
+	"internal/router":                    {"internal/jsonrpc"},
 	"internal/auth":                      {"internal/config"},
 	"internal/session":                   {"internal/api", "internal/agent", "internal/clock", "internal/store", "internal/config"},
 	"internal/agent":                     {"internal/api", "internal/provider", "internal/tools", "internal/store", "internal/config", "internal/visible"},
@@ -40,7 +42,8 @@ var imports = map[string][]string{
 	"internal/clock/clocktest":           {"internal/clock"},
 	"internal/jsonrpc":                   {},
 	"internal/provider":                  {},
-	"internal/rpctest":                   {"internal/clock", "internal/daemon", "internal/install", "internal/session"},
+	"internal/rpctest":                   {"internal/clock", "internal/daemon", "internal/install", "internal/rpctest/ndjson", "internal/session"},
+	"internal/rpctest/ndjson":            {},
 	"internal/e2e":                       {},
 	"scripts/startup":                    {},
 }

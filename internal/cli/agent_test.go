@@ -60,7 +60,7 @@ func newFakeDaemon(t *testing.T) *fakeDaemon {
 			if err != nil {
 				return
 			}
-			conn := jsonrpc.NewConn(nc, jsonrpc.HandlerFunc(f.handle), jsonrpc.Options{
+			conn := jsonrpc.NewConn(jsonrpc.NewStream(nc), jsonrpc.HandlerFunc(f.handle), jsonrpc.Options{
 				Concurrent: func(m string) bool { return m == api.MethodSessionPrompt },
 			})
 			wg.Go(func() { _ = conn.Serve(ctx) })

@@ -79,7 +79,7 @@ func newClient(ctx context.Context, nc net.Conn, caps map[string]any, onInbound 
 		return onInbound(ctx, req)
 	})
 	c := &client{
-		conn:   jsonrpc.NewConn(nc, h, jsonrpc.Options{}),
+		conn:   jsonrpc.NewConn(jsonrpc.NewStream(nc), h, jsonrpc.Options{}),
 		served: make(chan struct{}),
 	}
 	serveCtx := context.WithoutCancel(ctx)

@@ -4,35 +4,32 @@ package daemon
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"log/slog"
 	"net"
 	"os"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/zeroclaw-go/zeroclaw/internal/api"
 	"github.com/zeroclaw-go/zeroclaw/internal/auth"
 	"github.com/zeroclaw-go/zeroclaw/internal/clock"
 	"github.com/zeroclaw-go/zeroclaw/internal/config"
 	"github.com/zeroclaw-go/zeroclaw/internal/install"
 	"github.com/zeroclaw-go/zeroclaw/internal/jsonrpc"
+	"github.com/zeroclaw-go/zeroclaw/internal/listen"
 	"github.com/zeroclaw-go/zeroclaw/internal/rpc"
 	"github.com/zeroclaw-go/zeroclaw/internal/secrets"
 	"github.com/zeroclaw-go/zeroclaw/internal/session"
 )
 
 // DrainTimeout is how long shutdown waits for in-flight requests before closing connections (protocol.md §2.1).
-const DrainTimeout = 5500 * time.Millisecond
+const DrainTimeout = listen.DefaultDrainTimeout
 
 // EphemeralGrace is how long an ephemeral daemon waits after its last client leaves (protocol.md §9).
-const EphemeralGrace = time.Second
+const EphemeralGrace = listen.DefaultEphemeralGrace
 
 // Options configure one daemon run.
 type Options struct {
@@ -51,6 +48,10 @@ type Options struct {
 
 	// Ready, if set, is called once the endpoint accepts connections.
 	Ready func(endpoint string)
+	// DrainTimeout bounds the shutdown's cancel-and-drain of connections; 0 => DrainTimeout.
+	DrainTimeout time.Duration
+	// EphemeralGrace is how long an ephemeral daemon waits after its last client leaves; 0 => EphemeralGrace.
+	EphemeralGrace time.Duration
 }
 
 func (o Options) getenv(key string) string {
@@ -74,7 +75,7 @@ func cutEnv(kv string) (string, string, bool) {
 
 // Run starts the daemon and blocks until ctx is cancelled, a shutdown is requested over RPC, or (ephemeral) the
 // last client has left. Startup order: install lock → config → stores → listener → sessions → server.
-// Shutdown order: stop accepting → cancel turns and deny approvals → drain in-flight requests (5.5 s in all) →
+// Shutdown order: stop accepting → cancel turns and deny approvals → drain in-flight requests (DrainTimeout, 5.5 s by default, in all) →
 // close connections (queued frames flushed) → close stores → remove the socket if it is still ours → release
 // the install lock.
 func Run(ctx context.Context, opts Options) error {
@@ -103,21 +104,26 @@ func Run(ctx context.Context, opts Options) error {
 	defer lock.Release()
 
 	// A legacy <install>/workspace is moved into the current layout before the config and stores are opened.
+	// Moving files never changes config.toml (state.md §1): an older config stays as it is (it is migrated in
+	// memory below), and a mark in the data dir says the layout is done.
 	legacyVersion, err := config.SchemaVersionOf(layout.ConfigPath())
 	cfgExists := err == nil
-	migrated := false
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		log.Warn("legacy layout not checked", "component", "install", "err", err)
-	} else if legacyVersion < install.LayoutSchemaVersion {
+	} else if legacyVersion < install.LayoutSchemaVersion && !install.LegacyDone(layout) {
 		rep, err := install.MigrateLegacy(layout, legacyVersion, clk.Now())
 		rep.Log(log)
 		if err != nil {
 			log.Warn("legacy workspace not migrated; the next start retries", "component", "install", "err", err)
 		}
 		// An old config.toml without a legacy workspace (none ever, or a crash after the migration removed it
-		// but before the stamp) is already in the current layout: stamp it too, or a <install>/workspace made
+		// but before the mark) is already in the current layout: mark it too, or a <install>/workspace made
 		// later would be taken for the legacy one and moved away.
-		migrated = rep.Complete() || (!rep.Ran && err == nil && cfgExists)
+		if rep.Complete() || (!rep.Ran && err == nil && cfgExists) {
+			if err := install.MarkLegacyDone(layout); err != nil {
+				log.Warn("legacy layout migrated but not marked; the next start checks again", "component", "install", "err", err)
+			}
+		}
 	}
 	// A save interrupted by a crash leaves its temp file; with the install lock held no save is in progress.
 	if removed, err := config.RemoveStaleTemps(layout.ConfigPath()); err != nil {
@@ -132,16 +138,10 @@ func Run(ctx context.Context, opts Options) error {
 	if created {
 		log.Info("wrote default config", "component", "config", "path", layout.ConfigPath())
 	}
-	cfg, err := config.Open(layout.ConfigPath(), secrets.New(layout.SecretKeyPath()), opts.Environ, log.With("component", "config"))
+	// As upstream: entries that fail validation are disabled with a warning and the rest runs (config.OpenLenient).
+	cfg, err := config.OpenLenient(layout.ConfigPath(), secrets.New(layout.SecretKeyPath()), opts.Environ, log.With("component", "config"))
 	if err != nil {
 		return err
-	}
-	if migrated {
-		if _, err := cfg.Set(ctx, "schema_version", json.RawMessage(strconv.Itoa(install.LayoutSchemaVersion)), nil); err != nil {
-			log.Warn("legacy workspace migrated, schema_version not stamped", "component", "install", "err", err)
-		} else {
-			log.Info("legacy workspace migrated: schema_version stamped", "component", "install")
-		}
 	}
 
 	st, err := openStores(ctx, layout, cfg.Current(), clk.Now(), log)
@@ -170,14 +170,13 @@ func Run(ctx context.Context, opts Options) error {
 		NewProvider: opts.NewProvider,
 	})
 	d := &daemon{
-		log:       log,
-		ln:        ln,
-		ephemeral: opts.Ephemeral,
-		stop:      make(chan struct{}),
-		cfg:       cfg,
-		sessions:  sessions,
-		stores:    st,
-		frames:    jsonrpc.NewBudget(int64(cfg.Current().RPC.MaxInflightFrameBytes)),
+		log:      log,
+		ln:       ln,
+		stop:     make(chan struct{}),
+		cfg:      cfg,
+		sessions: sessions,
+		stores:   st,
+		frames:   jsonrpc.NewBudget(int64(cfg.Current().RPC.MaxInflightFrameBytes)),
 	}
 	d.srv = rpc.New(rpc.Options{
 		Logger: log.With("component", "rpc"),
@@ -192,6 +191,19 @@ func Run(ctx context.Context, opts Options) error {
 		FrameBudget:   d.frames,
 		Clock:         clk,
 		NewTUIID:      tuiIDs(opts.NewID),
+	})
+	d.conns = listen.New(listen.Options{
+		MaxConns:       func() int { return d.cfg.Current().RPC.MaxLocalConnections },
+		Ephemeral:      opts.Ephemeral,
+		EphemeralGrace: opts.EphemeralGrace,
+		Idle: func() {
+			log.Info("last client left: ephemeral daemon exiting", "component", "daemon")
+			d.requestStop()
+		},
+		DrainTimeout: opts.DrainTimeout,
+		Drain:        d.drain,
+		Abort:        d.srv.CloseAll,
+		Logger:       log,
 	})
 	log.Info("daemon listening", "component", "daemon", "endpoint", endpoint, "pid", os.Getpid(),
 		"config_dir", layout.Root, "ephemeral", opts.Ephemeral)
@@ -216,28 +228,22 @@ func (e *RunningError) Error() string {
 
 // daemon is one running instance.
 type daemon struct {
-	log       *slog.Logger
-	ln        *install.Listener
-	srv       *rpc.Server
-	cfg       *config.Manager
-	sessions  *session.Manager
-	stores    *stores
-	frames    *jsonrpc.Budget // the bytes of inbound frames in flight, shared by every connection
-	ephemeral bool
+	log      *slog.Logger
+	ln       *install.Listener
+	conns    *listen.Server
+	srv      *rpc.Server
+	cfg      *config.Manager
+	sessions *session.Manager
+	stores   *stores
+	frames   *jsonrpc.Budget // the bytes of inbound frames in flight, shared by every connection
 
 	stopOnce sync.Once
 	stop     chan struct{} // closed by requestStop
-
-	mu      sync.Mutex // mu guards the fields below
-	clients int        // open connections
-	seen    bool       // at least one client ever connected
-	idle    *time.Timer
-	conns   sync.WaitGroup
 }
 
 func (d *daemon) requestStop() { d.stopOnce.Do(func() { close(d.stop) }) }
 
-func (d *daemon) limits() (rpc.Limits, int) {
+func (d *daemon) limits() rpc.Limits {
 	r := d.cfg.Current().RPC
 	ms := func(v int) time.Duration { return time.Duration(v) * time.Millisecond }
 	return rpc.Limits{
@@ -245,17 +251,13 @@ func (d *daemon) limits() (rpc.Limits, int) {
 		InitializeTimeout: ms(r.InitializeTimeoutMS),
 		FrameTimeout:      ms(r.FrameTimeoutMS),
 		WriteTimeout:      ms(r.WriteTimeoutMS),
-	}, r.MaxLocalConnections
+	}
 }
 
+// serve runs the listener until ctx ends or a stop is requested, then shuts down in the documented order (Run).
 func (d *daemon) serve(ctx context.Context) error {
-	connCtx, cancelConns := context.WithCancel(context.WithoutCancel(ctx))
-	defer cancelConns()
-	acceptDone := make(chan struct{})
-	go func() {
-		defer close(acceptDone)
-		d.acceptLoop(connCtx)
-	}()
+	served := make(chan error, 1)
+	go func() { served <- d.conns.Serve(ctx, d.ln, d.serveConn) }()
 
 	select {
 	case <-ctx.Done():
@@ -263,22 +265,11 @@ func (d *daemon) serve(ctx context.Context) error {
 	case <-d.stop:
 		d.log.Info("shutting down: requested", "component", "daemon")
 	}
-
-	// 1. Stop accepting.
-	d.ln.StopAccepting()
-	<-acceptDone
-	// 2. Cancel running turns and deny pending approvals, so their prompts answer promptly. One 5.5 s budget
-	// covers this and the drain.
-	drainCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), DrainTimeout)
-	defer cancel()
-	d.sessions.Shutdown(drainCtx)
-	// 3. Drain: let in-flight requests finish, then end every connection; each flushes the frames it has queued.
-	d.srv.Drain(drainCtx)
-	cancelConns()
-	if !waitGroupDone(drainCtx, &d.conns) {
-		d.log.Warn("drain deadline passed: closing connections", "component", "daemon")
-		d.srv.CloseAll()
-		d.conns.Wait()
+	// 1. Stop accepting. 2. Cancel turns, deny approvals, drain in-flight requests (d.drain). 3. End every
+	// connection; each flushes the frames it has queued; past the drain deadline they are closed outright.
+	d.conns.Shutdown(ctx)
+	if err := <-served; err != nil {
+		d.log.Warn("serving the endpoint", "component", "daemon", "err", err)
 	}
 	d.frames.Close()
 	// 4. Close the stores. 5. Remove the socket if it is still ours and release the endpoint lock; the install
@@ -291,62 +282,25 @@ func (d *daemon) serve(ctx context.Context) error {
 	return nil
 }
 
-func (d *daemon) acceptLoop(ctx context.Context) {
-	for {
-		nc, err := d.ln.Accept()
-		if err != nil {
-			if errors.Is(err, net.ErrClosed) {
-				return
-			}
-			d.log.Warn("accept failed", "component", "daemon", "err", err)
-			time.Sleep(50 * time.Millisecond)
-			continue
-		}
-		lim, maxConns := d.limits()
-		d.frames.SetLimit(int64(d.cfg.Current().RPC.MaxInflightFrameBytes))
-		if !d.admit(maxConns) {
-			d.conns.Add(1)
-			go func() {
-				defer d.conns.Done()
-				defer nc.Close()
-				if err := jsonrpc.WriteRefusal(nc, jsonrpc.NewError(api.CodeConnectionLimitReached,
-					fmt.Sprintf("Connection limit reached (%d)", maxConns),
-					map[string]any{"reason": "connection_limit", "limit": maxConns})); err == nil {
-					lingerRefused(nc)
-				}
-			}()
-			continue
-		}
-		d.conns.Add(1)
-		go func() {
-			defer d.conns.Done()
-			defer d.release()
-			cred, err := install.Peer(nc)
-			if err != nil {
-				// Unknown is never uid 0: such a peer matches no user and is not the operator.
-				cred = install.PeerCred{PID: -1, UID: -1, Label: "unix:unknown"}
-				d.log.Warn("peer credentials unavailable", "component", "daemon", "err", err)
-			}
-			info := rpc.PeerInfo{PID: cred.PID, UID: cred.UID, Label: cred.Label, Transport: transportOf(cred)}
-			_ = d.srv.ServeConn(ctx, nc, info, lim)
-		}()
-	}
+// drain cancels running turns and denies pending approvals, so their prompts answer promptly, then waits for the
+// requests in flight; ctx ends at the drain deadline, which covers both.
+func (d *daemon) drain(ctx context.Context) {
+	d.sessions.Shutdown(ctx)
+	d.srv.Drain(ctx)
 }
 
-// A refused connection is half-closed and its input discarded for at most refusalLinger and refusalLingerBytes
-// before the socket closes: closing a socket with unread input (the client's initialize, typically) resets the
-// connection, and the client would see a reset instead of the refusal frame followed by EOF.
-const (
-	refusalLinger      = time.Second
-	refusalLingerBytes = 1 << 20
-)
-
-func lingerRefused(nc net.Conn) {
-	if cw, ok := nc.(interface{ CloseWrite() error }); ok {
-		_ = cw.CloseWrite()
+// serveConn serves one admitted connection with the limits in force when it was accepted.
+func (d *daemon) serveConn(ctx context.Context, nc net.Conn) {
+	lim := d.limits()
+	d.frames.SetLimit(int64(d.cfg.Current().RPC.MaxInflightFrameBytes))
+	cred, err := install.Peer(nc)
+	if err != nil {
+		// Unknown is never uid 0: such a peer matches no user and is not the operator.
+		cred = install.PeerCred{PID: -1, UID: -1, Label: "unix:unknown"}
+		d.log.Warn("peer credentials unavailable", "component", "daemon", "err", err)
 	}
-	_ = nc.SetReadDeadline(time.Now().Add(refusalLinger))
-	_, _ = io.Copy(io.Discard, io.LimitReader(nc, refusalLingerBytes))
+	info := rpc.PeerInfo{PID: cred.PID, UID: cred.UID, Label: cred.Label, Transport: transportOf(cred)}
+	_ = d.srv.ServeConn(ctx, nc, info, lim)
 }
 
 // tuiIDs derives tui ids from newID, or leaves them to rpc (nil) when newID is nil.
@@ -362,57 +316,4 @@ func transportOf(c install.PeerCred) auth.Transport {
 		return auth.TransportPipe
 	}
 	return auth.TransportUnix
-}
-
-// admit counts a new connection, refusing it past the limit. A connection cancels a pending ephemeral exit.
-func (d *daemon) admit(max int) bool {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if max > 0 && d.clients >= max {
-		return false
-	}
-	d.clients++
-	d.seen = true
-	if d.idle != nil {
-		d.idle.Stop()
-		d.idle = nil
-	}
-	return true
-}
-
-// release uncounts a closed connection; in ephemeral mode the last one arms the exit timer.
-func (d *daemon) release() {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	d.clients--
-	if d.ephemeral && d.clients == 0 && d.seen {
-		var t *time.Timer
-		t = time.AfterFunc(EphemeralGrace, func() {
-			d.mu.Lock()
-			// Only the timer still armed may stop the daemon: an older one whose callback was already waiting
-			// for mu when a client came and went must not cut the new grace period short.
-			still := d.clients == 0 && d.idle == t
-			d.mu.Unlock()
-			if still {
-				d.log.Info("last client left: ephemeral daemon exiting", "component", "daemon")
-				d.requestStop()
-			}
-		})
-		d.idle = t
-	}
-}
-
-// waitGroupDone waits for wg until ctx ends; it reports whether wg finished.
-func waitGroupDone(ctx context.Context, wg *sync.WaitGroup) bool {
-	done := make(chan struct{})
-	go func() {
-		wg.Wait()
-		close(done)
-	}()
-	select {
-	case <-done:
-		return true
-	case <-ctx.Done():
-		return false
-	}
 }

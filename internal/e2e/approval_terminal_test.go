@@ -101,28 +101,7 @@ func TestApprovalPromptShowsSpoofedCommandInTerminal(t *testing.T) {
 	}))
 	defer backend.Close()
 
-	h := home(t)
-	root := filepath.Join(h, ".zeroclaw")
-	if err := os.MkdirAll(root, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	cfg := fmt.Sprintf(`schema_version = 3
-
-[providers.models.openai.fake]
-uri = %q
-model = "m"
-
-[agents.default]
-model_provider = "openai.fake"
-risk_profile = "supervised"
-
-[risk_profiles.supervised]
-level = "supervised"
-workspace_only = true
-`, backend.URL)
-	if err := os.WriteFile(filepath.Join(root, "config.toml"), []byte(cfg), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	h, _ := homeWithOpenAI(t, "fake", backend.URL)
 	d := start(t, env(h), "daemon")
 	waitSocket(t, d, agentSock(h))
 

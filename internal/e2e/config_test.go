@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -15,6 +14,7 @@ import (
 	"time"
 
 	"github.com/zeroclaw-go/zeroclaw/internal/config"
+	"github.com/zeroclaw-go/zeroclaw/internal/rpctest/ndjson"
 )
 
 const (
@@ -136,7 +136,7 @@ func TestConfigCLIWithoutDaemon(t *testing.T) {
 	d := start(t, in.env, "daemon")
 	waitSocket(t, d, in.sock)
 	c := dialRPC(t, in.sock)
-	c.initialize()
+	c.Initialize()
 	if v := configGetValue(t, c, "risk_profiles.supervised.approval_timeout_secs"); v != float64(300) {
 		t.Errorf("daemon sees approval_timeout_secs = %v", v)
 	}
@@ -150,7 +150,7 @@ func TestConfigCLIWithDaemon(t *testing.T) {
 	checkCLIEdits(t, in)
 
 	c := dialRPC(t, in.sock)
-	c.initialize()
+	c.Initialize()
 	if v := configGetValue(t, c, "risk_profiles.supervised.approval_timeout_secs"); v != float64(300) {
 		t.Errorf("daemon's config/get approval_timeout_secs = %v", v)
 	}
@@ -174,9 +174,9 @@ func TestConfigCLIWithDaemon(t *testing.T) {
 	}
 }
 
-func configGetValue(t *testing.T, c *rpcConn, prop string) any {
+func configGetValue(t *testing.T, c *ndjson.Client, prop string) any {
 	t.Helper()
-	r := c.call("config/get", map[string]any{"prop": prop}, 90)
+	r := c.Call("config/get", map[string]any{"prop": prop}, 90)
 	res, ok := r["result"].(map[string]any)
 	if !ok {
 		t.Fatalf("config/get %s: %v", prop, r)
@@ -212,12 +212,12 @@ func TestConfigSeedExampleRPC(t *testing.T) {
 	d := start(t, in.env, "daemon")
 	waitSocket(t, d, in.sock)
 	c := dialRPC(t, in.sock)
-	c.initialize()
-	r := c.call("config/set", map[string]any{"prop": "permission_profiles.operator.grants", "value": []string{"config:read"}}, 2)
+	c.Initialize()
+	r := c.Call("config/set", map[string]any{"prop": "permission_profiles.operator.grants", "value": []string{"config:read"}}, 2)
 	if r["error"] != nil {
 		t.Fatalf("config/set grants: %v", r)
 	}
-	r = c.call("config/set-many", map[string]any{"sets": []map[string]any{
+	r = c.Call("config/set-many", map[string]any{"sets": []map[string]any{
 		{"prop": "users.example.uid", "value": 1001},
 		{"prop": "users.example.permission_profiles", "value": []string{"operator"}},
 	}}, 3)
@@ -242,8 +242,8 @@ func TestConfigBatchWithInvalidEntry(t *testing.T) {
 	before := in.read(t)
 
 	c := dialRPC(t, in.sock)
-	c.initialize()
-	r := c.call("config/set-many", map[string]any{"sets": []map[string]any{
+	c.Initialize()
+	r := c.Call("config/set-many", map[string]any{"sets": []map[string]any{
 		{"prop": "agents.default.system_prompt", "value": "changed"},
 		{"prop": "risk_profiles.supervised.level", "value": "read_only"},
 		{"prop": "agents.default.risk_profile", "value": "supervised"},
@@ -334,9 +334,9 @@ func TestConfigCrashSafety(t *testing.T) {
 	d := start(t, in.env, "daemon")
 	waitSocket(t, d, in.sock)
 	c := dialRPC(t, in.sock)
-	c.initialize()
+	c.Initialize()
 	for i := range 4 {
-		if r := c.call("config/set-many", map[string]any{"sets": batches[i%2]}, 10+i); r["error"] != nil {
+		if r := c.Call("config/set-many", map[string]any{"sets": batches[i%2]}, 10+i); r["error"] != nil {
 			t.Fatalf("warm-up set-many: %v", r)
 		}
 		committed[string(in.read(t))] = true
@@ -394,7 +394,7 @@ func TestConfigCrashSafety(t *testing.T) {
 	d = start(t, in.env, "daemon")
 	waitSocket(t, d, in.sock)
 	c = dialRPC(t, in.sock)
-	c.initialize()
+	c.Initialize()
 	want := float64(111)
 	if strings.Contains(string(in.read(t)), "approval_timeout_secs = 222") {
 		want = 222
@@ -402,7 +402,7 @@ func TestConfigCrashSafety(t *testing.T) {
 	if v := configGetValue(t, c, "risk_profiles.supervised.approval_timeout_secs"); v != want {
 		t.Errorf("after the kills the daemon serves approval_timeout_secs = %v, file says %v", v, want)
 	}
-	if r := c.call("config/set-many", map[string]any{"sets": batches[0]}, 99); r["error"] != nil {
+	if r := c.Call("config/set-many", map[string]any{"sets": batches[0]}, 99); r["error"] != nil {
 		t.Fatalf("set-many after the kills: %v", r)
 	}
 	temps, _ := filepath.Glob(tmpGlob)
@@ -420,22 +420,8 @@ func setManyLoop(sock string, batches [2][]map[string]any, progress chan<- int) 
 		return err
 	}
 	defer nc.Close()
-	r := bufio.NewReader(nc)
-	send := func(method string, params any, id int) (map[string]any, error) {
-		req, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "method": method, "params": params, "id": id})
-		if _, err := nc.Write(append(req, '\n')); err != nil {
-			return nil, err
-		}
-		line, err := r.ReadBytes('\n')
-		if err != nil {
-			return nil, err
-		}
-		var m map[string]any
-		if err := json.Unmarshal(line, &m); err != nil {
-			return nil, fmt.Errorf("bad frame %q", line)
-		}
-		return m, nil
-	}
+	c := ndjson.New(nil, nc) // only TryCall: this runs outside the test's goroutine
+	send := c.TryCall
 	if m, err := send("initialize", map[string]any{"protocol_version": 1}, 1); err != nil {
 		return err
 	} else if m["result"] == nil {

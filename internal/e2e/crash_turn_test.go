@@ -1,19 +1,18 @@
 package e2e
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/zeroclaw-go/zeroclaw/internal/rpctest/ndjson"
 )
 
 // sseChunk is one OpenAI chat-completions stream chunk carrying text.
@@ -22,60 +21,11 @@ func sseChunk(text string) string {
 	return "data: " + string(b) + "\n\n"
 }
 
-// streamClient reads frames, skipping notifications until the response with the wanted id.
-type streamClient struct {
-	t  *testing.T
-	nc net.Conn
-	r  *bufio.Reader
-}
-
-func (c *streamClient) send(id int, method string, params any) {
-	c.t.Helper()
-	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
-	if _, err := c.nc.Write(append(b, '\n')); err != nil {
-		c.t.Fatal(err)
-	}
-}
-
-// next returns the next frame.
-func (c *streamClient) next() map[string]any {
-	c.t.Helper()
-	_ = c.nc.SetReadDeadline(time.Now().Add(15 * time.Second))
-	line, err := c.r.ReadBytes('\n')
-	if err != nil {
-		c.t.Fatalf("read: %v", err)
-	}
-	var m map[string]any
-	if err := json.Unmarshal(line, &m); err != nil {
-		c.t.Fatalf("bad frame %q", line)
-	}
-	return m
-}
-
-func (c *streamClient) result(id int) map[string]any {
-	c.t.Helper()
-	for {
-		m := c.next()
-		if m["id"] == float64(id) {
-			r, ok := m["result"].(map[string]any)
-			if !ok {
-				c.t.Fatalf("request %d failed: %v", id, m)
-			}
-			return r
-		}
-	}
-}
-
-func dialStream(t *testing.T, sock string) *streamClient {
+// dialStream connects and initializes a client that reads streamed turns (Result skips the notifications).
+func dialStream(t *testing.T, sock string) *ndjson.Client {
 	t.Helper()
-	nc, err := net.Dial("unix", sock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { nc.Close() })
-	c := &streamClient{t: t, nc: nc, r: bufio.NewReader(nc)}
-	c.send(1, "initialize", map[string]any{"protocol_version": 1})
-	c.result(1)
+	c := ndjson.Dial(t, sock)
+	c.Initialize()
 	return c
 }
 
@@ -106,48 +56,27 @@ func TestKill9MidTurnKeepsHistory(t *testing.T) {
 	}))
 	defer backend.Close()
 
-	h := home(t)
-	root := filepath.Join(h, ".zeroclaw")
-	if err := os.MkdirAll(root, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	cfg := fmt.Sprintf(`schema_version = 3
-
-[providers.models.openai.fake]
-uri = %q
-model = "m"
-
-[agents.default]
-model_provider = "openai.fake"
-risk_profile = "supervised"
-
-[risk_profiles.supervised]
-level = "supervised"
-workspace_only = true
-`, backend.URL)
-	if err := os.WriteFile(filepath.Join(root, "config.toml"), []byte(cfg), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	h, root := homeWithOpenAI(t, "fake", backend.URL)
 	sock := filepath.Join(root, "data", "daemon.sock")
 	d := start(t, env(h), "daemon")
 	waitSocket(t, d, sock)
 	c := dialStream(t, sock)
-	c.send(2, "session/new", map[string]any{"session_id": "crash-1"})
-	c.result(2)
-	c.send(3, "session/prompt", map[string]any{"session_id": "crash-1", "prompt": "first question"})
-	if r := c.result(3); r["content"] != "answer-1" {
+	c.Request("session/new", map[string]any{"session_id": "crash-1"}, 2)
+	c.Result(2)
+	c.Request("session/prompt", map[string]any{"session_id": "crash-1", "prompt": "first question"}, 3)
+	if r := c.Result(3); r["content"] != "answer-1" {
 		t.Fatalf("first turn: %v", r)
 	}
-	c.send(4, "session/prompt", map[string]any{"session_id": "crash-1", "prompt": "second question"})
+	c.Request("session/prompt", map[string]any{"session_id": "crash-1", "prompt": "second question"}, 4)
 	for { // wait until the daemon is streaming the second answer
-		m := c.next()
+		m := c.Next()
 		if p, ok := m["params"].(map[string]any); ok && p["type"] == "agent_message_chunk" {
 			break
 		}
 	}
 	watcher := dialStream(t, sock)
-	watcher.send(2, "session/state", map[string]any{"session_id": "crash-1"})
-	running := watcher.result(2)
+	watcher.Request("session/state", map[string]any{"session_id": "crash-1"}, 2)
+	running := watcher.Result(2)
 	turnID, _ := running["turn_id"].(string)
 	if running["state"] != "running" || turnID == "" {
 		t.Fatalf("state during the turn: %v", running)
@@ -160,17 +89,17 @@ workspace_only = true
 	c2 := dialStream(t, sock)
 
 	// Before anything revives the session, the stored state says the turn is over, and that it was cut.
-	c2.send(10, "session/state", map[string]any{"session_id": "crash-1"})
-	st := c2.result(10)
+	c2.Request("session/state", map[string]any{"session_id": "crash-1"}, 10)
+	st := c2.Result(10)
 	if st["state"] != "idle" || st["turn_id"] != nil || st["turn_started_at"] != nil {
 		t.Errorf("session/state after the restart: %v, want idle without turn_id", st)
 	}
 	if st["last_turn_interrupted"] != true || st["interrupted_turn_id"] != turnID {
 		t.Errorf("session/state after the restart: %v, want last_turn_interrupted and interrupted_turn_id %s", st, turnID)
 	}
-	c2.send(11, "session/list", map[string]any{})
+	c2.Request("session/list", map[string]any{}, 11)
 	var listed map[string]any
-	for _, it := range c2.result(11)["sessions"].([]any) {
+	for _, it := range c2.Result(11)["sessions"].([]any) {
 		if m := it.(map[string]any); m["session_id"] == "crash-1" {
 			listed = m
 		}
@@ -183,25 +112,25 @@ workspace_only = true
 		t.Errorf("the daemon did not log the interrupted turn:\n%s", d2.stderr.String())
 	}
 
-	c2.send(2, "session/new", map[string]any{"session_id": "crash-1"})
-	if r := c2.result(2); r["message_count"] != float64(3) {
+	c2.Request("session/new", map[string]any{"session_id": "crash-1"}, 2)
+	if r := c2.Result(2); r["message_count"] != float64(3) {
 		t.Fatalf("restored session: %v", r)
 	}
-	c2.send(3, "session/state", map[string]any{"session_id": "crash-1"})
-	if r := c2.result(3); r["state"] != "idle" {
+	c2.Request("session/state", map[string]any{"session_id": "crash-1"}, 3)
+	if r := c2.Result(3); r["state"] != "idle" {
 		t.Fatalf("state after the crash: %v", r)
 	}
-	c2.send(4, "session/prompt", map[string]any{"session_id": "crash-1", "prompt": "third question"})
-	if r := c2.result(4); r["outcome"] != "completed" || r["content"] != "answer-3" {
+	c2.Request("session/prompt", map[string]any{"session_id": "crash-1", "prompt": "third question"}, 4)
+	if r := c2.Result(4); r["outcome"] != "completed" || r["content"] != "answer-3" {
 		t.Fatalf("turn after the crash: %v", r)
 	}
 	// The next turn replaces the note.
-	c2.send(12, "session/state", map[string]any{"session_id": "crash-1"})
-	if r := c2.result(12); r["state"] != "idle" || r["last_turn_interrupted"] != nil || r["interrupted_turn_id"] != nil {
+	c2.Request("session/state", map[string]any{"session_id": "crash-1"}, 12)
+	if r := c2.Result(12); r["state"] != "idle" || r["last_turn_interrupted"] != nil || r["interrupted_turn_id"] != nil {
 		t.Errorf("session/state after a completed turn: %v, want idle without the interruption", r)
 	}
-	c2.send(5, "session/messages", map[string]any{"session_id": "crash-1"})
-	msgs := c2.result(5)["messages"].([]any)
+	c2.Request("session/messages", map[string]any{"session_id": "crash-1"}, 5)
+	msgs := c2.Result(5)["messages"].([]any)
 	var got []string
 	for _, m := range msgs {
 		mm := m.(map[string]any)

@@ -3,10 +3,8 @@
 package e2e
 
 import (
-	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -18,6 +16,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/zeroclaw-go/zeroclaw/internal/rpctest/ndjson"
 )
 
 var binary string
@@ -48,6 +48,35 @@ func home(t *testing.T) string {
 	}
 	t.Cleanup(func() { os.RemoveAll(dir) })
 	return dir
+}
+
+// homeWithOpenAI is a fresh HOME whose install's default agent talks to an OpenAI-compatible backend at url
+// under the provider alias openai.<alias>. It returns the HOME and the install root.
+func homeWithOpenAI(t *testing.T, alias, url string) (string, string) {
+	t.Helper()
+	h := home(t)
+	root := filepath.Join(h, ".zeroclaw")
+	if err := os.MkdirAll(root, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	cfg := fmt.Sprintf(`schema_version = 3
+
+[providers.models.openai.%s]
+uri = %q
+model = "m"
+
+[agents.default]
+model_provider = "openai.%s"
+risk_profile = "supervised"
+
+[risk_profiles.supervised]
+level = "supervised"
+workspace_only = true
+`, alias, url, alias)
+	if err := os.WriteFile(filepath.Join(root, "config.toml"), []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return h, root
 }
 
 // env is a minimal, hermetic environment for the binary.
@@ -171,54 +200,17 @@ func waitSocket(t *testing.T, p *proc, path string) {
 	t.Fatalf("nothing serves %s after 20s", path)
 }
 
-// rpcConn is a minimal NDJSON client for checks against the real binary.
-type rpcConn struct {
-	t  *testing.T
-	nc net.Conn
-	r  *bufio.Reader
-}
-
-func dialRPC(t *testing.T, path string) *rpcConn {
+// dialRPC connects an NDJSON client for checks against the real binary.
+func dialRPC(t *testing.T, path string) *ndjson.Client {
 	t.Helper()
-	nc, err := net.Dial("unix", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { nc.Close() })
-	return &rpcConn{t: t, nc: nc, r: bufio.NewReader(nc)}
-}
-
-// call sends a request and returns the decoded response frame.
-func (c *rpcConn) call(method string, params any, id int) map[string]any {
-	c.t.Helper()
-	req, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "method": method, "params": params, "id": id})
-	if _, err := c.nc.Write(append(req, '\n')); err != nil {
-		c.t.Fatal(err)
-	}
-	_ = c.nc.SetReadDeadline(time.Now().Add(10 * time.Second))
-	line, err := c.r.ReadBytes('\n')
-	if err != nil {
-		c.t.Fatalf("%s: %v", method, err)
-	}
-	var m map[string]any
-	if err := json.Unmarshal(line, &m); err != nil {
-		c.t.Fatalf("%s: bad frame %q", method, line)
-	}
-	return m
-}
-
-func (c *rpcConn) initialize() {
-	c.t.Helper()
-	if r := c.call("initialize", map[string]any{"protocol_version": 1}, 1); r["result"] == nil {
-		c.t.Fatalf("initialize failed: %v", r)
-	}
+	return ndjson.Dial(t, path)
 }
 
 func statusPID(t *testing.T, sock string) int {
 	t.Helper()
 	c := dialRPC(t, sock)
-	c.initialize()
-	r := c.call("status", map[string]any{}, 2)
+	c.Initialize()
+	r := c.Call("status", map[string]any{}, 2)
 	res, ok := r["result"].(map[string]any)
 	if !ok {
 		t.Fatalf("status failed: %v", r)

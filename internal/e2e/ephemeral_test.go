@@ -17,23 +17,23 @@ func TestEphemeralLifecycle(t *testing.T) {
 
 	// Reconnect within the grace: the probe's departure must not end the daemon while this client is here.
 	a := dialRPC(t, sock)
-	a.initialize()
+	a.Initialize()
 	time.Sleep(2 * EphemeralGraceForTest)
 	if d.exited() {
 		t.Fatalf("ephemeral daemon exited while a client was connected:\n%s", d.stderr.String())
 	}
-	if r := a.call("status", map[string]any{}, 2); r["result"] == nil {
+	if r := a.Call("status", map[string]any{}, 2); r["result"] == nil {
 		t.Fatalf("status failed: %v", r)
 	}
 	// Leave and come back quickly: still alive.
-	a.nc.Close()
+	a.Conn().Close()
 	b := dialRPC(t, sock)
-	b.initialize()
+	b.Initialize()
 	time.Sleep(2 * EphemeralGraceForTest)
 	if d.exited() {
 		t.Fatal("ephemeral daemon exited although a client reconnected within the grace period")
 	}
-	b.nc.Close()
+	b.Conn().Close()
 	if code := d.wait(t, 15*time.Second); code != 0 {
 		t.Fatalf("exit code %d", code)
 	}
@@ -65,8 +65,8 @@ func TestEphemeralWaitsForFirstClient(t *testing.T) {
 		t.Fatalf("ephemeral daemon exited before any client connected:\n%s", d.stderr.String())
 	}
 	c := dialRPC(t, sock)
-	c.initialize()
-	c.nc.Close()
+	c.Initialize()
+	c.Conn().Close()
 	if code := d.wait(t, 15*time.Second); code != 0 {
 		t.Fatalf("exit code %d", code)
 	}

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/zeroclaw-go/zeroclaw/internal/rpctest/ndjson"
 )
 
 // procKB reads one "Name:   123 kB" field of /proc/<pid>/status.
@@ -51,10 +53,10 @@ func TestConcurrentMaxSizeFramesMemory(t *testing.T) {
 		peakMB  = 400     // before the fix: 3.1 GB; after: under 200 MB
 		afterMB = 64      // before: 3.1 GB a minute later (159 MB without the trim); after: ~22 MB
 	)
-	conns := make([]*rpcConn, clients)
+	conns := make([]*ndjson.Client, clients)
 	for i := range conns {
 		conns[i] = dialRPC(t, sock)
-		conns[i].initialize()
+		conns[i].Initialize()
 	}
 	head := `{"jsonrpc":"2.0","method":"status","id":2,"params":{"pad":"`
 	tail := `"}}`
@@ -70,12 +72,12 @@ func TestConcurrentMaxSizeFramesMemory(t *testing.T) {
 	for i, c := range conns {
 		wg.Go(func() {
 			<-start
-			_ = c.nc.SetDeadline(time.Now().Add(3 * time.Minute)) // a safety bound, never asserted on
-			if _, err := c.nc.Write(line); err != nil {
+			_ = c.Conn().SetDeadline(time.Now().Add(3 * time.Minute)) // a safety bound, never asserted on
+			if _, err := c.Conn().Write(line); err != nil {
 				t.Errorf("client %d: write: %v", i, err)
 				return
 			}
-			reply, err := c.r.ReadBytes('\n')
+			reply, err := c.Recv(3 * time.Minute)
 			if err != nil {
 				t.Errorf("client %d: read: %v", i, err)
 				return
@@ -87,7 +89,7 @@ func TestConcurrentMaxSizeFramesMemory(t *testing.T) {
 				} `json:"result"`
 				Error any `json:"error"`
 			}
-			if err := json.Unmarshal(reply, &m); err != nil || m.ID != 2 || m.Result.PID != pid || m.Error != nil {
+			if err := json.Unmarshal([]byte(reply), &m); err != nil || m.ID != 2 || m.Result.PID != pid || m.Error != nil {
 				t.Errorf("client %d: reply %.300s (%v)", i, reply, err)
 			}
 		})

@@ -15,8 +15,8 @@ import (
 func sessionMessages(t *testing.T, sock, key string) ([]string, int) {
 	t.Helper()
 	c := dialRPC(t, sock)
-	c.initialize()
-	r := c.call("session/messages", map[string]any{"session_id": key}, 2)
+	c.Initialize()
+	r := c.Call("session/messages", map[string]any{"session_id": key}, 2)
 	res, ok := r["result"].(map[string]any)
 	if !ok {
 		t.Fatalf("session/messages %s: %v", key, r)

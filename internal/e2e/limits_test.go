@@ -126,28 +126,7 @@ func TestEndlessModelOutputIsCapped(t *testing.T) {
 	}))
 	defer backend.Close()
 
-	h := home(t)
-	root := filepath.Join(h, ".zeroclaw")
-	if err := os.MkdirAll(root, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	cfg := fmt.Sprintf(`schema_version = 3
-
-[providers.models.openai.endless]
-uri = %q
-model = "m"
-
-[agents.default]
-model_provider = "openai.endless"
-risk_profile = "supervised"
-
-[risk_profiles.supervised]
-level = "supervised"
-workspace_only = true
-`, backend.URL)
-	if err := os.WriteFile(filepath.Join(root, "config.toml"), []byte(cfg), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	h, root := homeWithOpenAI(t, "endless", backend.URL)
 	sock := filepath.Join(root, "data", "daemon.sock")
 	d := start(t, env(h), "daemon")
 	waitSocket(t, d, sock)
@@ -156,11 +135,11 @@ workspace_only = true
 
 	turn := func(id int, sid, prompt string) (done, result map[string]any) {
 		t.Helper()
-		c.send(id, "session/new", map[string]any{"session_id": sid})
-		c.result(id)
-		c.send(id+1, "session/prompt", map[string]any{"session_id": sid, "prompt": prompt})
+		c.Request("session/new", map[string]any{"session_id": sid}, id)
+		c.Result(id)
+		c.Request("session/prompt", map[string]any{"session_id": sid, "prompt": prompt}, id+1)
 		for {
-			m := c.next()
+			m := c.Next()
 			if p, ok := m["params"].(map[string]any); ok && p["type"] == "turn_complete" {
 				done = p
 				continue
@@ -184,8 +163,8 @@ workspace_only = true
 	if result["content"] != content || result["outcome"] != "failed" {
 		t.Fatalf("prompt result differs from turn_complete: outcome %v, %d bytes", result["outcome"], len(fmt.Sprint(result["content"])))
 	}
-	c.send(10, "session/messages", map[string]any{"session_id": "endless-answer"})
-	msgs, _ := c.result(10)["messages"].([]any)
+	c.Request("session/messages", map[string]any{"session_id": "endless-answer"}, 10)
+	msgs, _ := c.Result(10)["messages"].([]any)
 	if len(msgs) != 2 {
 		t.Fatalf("%d stored messages, want the prompt and the capped answer", len(msgs))
 	}

@@ -18,7 +18,7 @@ func BenchmarkClassify(b *testing.B) {
 
 func BenchmarkConnRoundTrip(b *testing.B) {
 	server, client := socketPair(b)
-	c := NewConn(server, HandlerFunc(echo), Options{})
+	c := NewConn(NewStream(server), HandlerFunc(echo), Options{})
 	errc := make(chan error, 1)
 	go func() { errc <- c.Serve(b.Context()) }()
 	defer func() { _ = client.Close(); <-errc }()

@@ -9,9 +9,9 @@ import (
 // DefaultBudgetBytes is the default size of a Budget: eight frames of the default maximum size.
 const DefaultBudgetBytes = 64 << 20
 
-// A frame is charged to the Budget only for the part of its buffer beyond unchargedFrameBytes (the size of a
-// connection's read buffer): small frames, the common case, never touch the shared lock.
-const unchargedFrameBytes = readerBufferSize
+// A frame is charged to the Budget only for the part of its buffer beyond unchargedFrameBytes (the largest size
+// of a connection's read buffer): small frames, the common case, never touch the shared lock.
+const unchargedFrameBytes = maxReadBuffer
 
 // After a frame charged with at least trimFrameBytes is released, the freed memory is handed back to the
 // operating system (debug.FreeOSMemory), at most once per trimInterval and trimDelay after the release, so a

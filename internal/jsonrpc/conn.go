@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"os"
 	"strconv"
 	"sync"
@@ -99,23 +98,27 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
-// Conn is one JSON-RPC connection: a reader goroutine (Serve), a dispatcher for sequential requests, a
-// single writer with a bounded queue, and the pending map of outbound Calls. All methods are safe for
-// concurrent use.
+// Conn is one JSON-RPC connection over a Framer: a reader goroutine (Serve), a dispatcher for sequential
+// requests, one writer at a time behind a bounded queue, and the pending map of outbound Calls. An idle
+// connection runs only its reader: the dispatcher runs while sequential requests wait or run, and frames are
+// written by whoever produced them unless others wait, in which case a drain goroutine runs until the queue is
+// empty. All methods are safe for concurrent use.
 type Conn struct {
-	nc   net.Conn
+	f    Framer
+	dl   Deadlines  // f's deadlines, or nil
+	hc   HalfCloser // f's half-close, or nil (also when f has no deadlines to bound the linger)
 	h    Handler
 	opts Options
 	log  *slog.Logger
 
 	q       *outQueue
 	seq     chan *Request // sequential requests, read by the dispatcher
-	seqBusy atomic.Int64  // sequential requests queued or running on the dispatcher
+	seqBusy atomic.Int64  // sequential requests queued or running; the dispatcher runs while it is > 0
 	conc    chan struct{} // one token per running concurrent handler
 	closing chan struct{} // closed by Close
 	done    chan struct{} // closed when the connection is finished
 	nextID  atomic.Uint64
-	wg      sync.WaitGroup // concurrent handler goroutines
+	wg      sync.WaitGroup // concurrent handler goroutines and the dispatcher
 
 	mu         sync.Mutex // guards the fields below and the read deadline against Close
 	served     bool       // Serve was called, or Close ran before it (Serve will not run)
@@ -132,21 +135,30 @@ type callResult struct {
 	err    error
 }
 
-// NewConn returns a Conn on nc. Nothing is read or written until Serve runs (Notify and Call queue).
-func NewConn(nc net.Conn, h Handler, opts Options) *Conn {
+// NewConn returns a Conn on the framer f (NewStream for NDJSON over a socket). Nothing is read or written until
+// Serve runs (Notify and Call queue). The Conn owns f: it closes it when the connection ends.
+func NewConn(f Framer, h Handler, opts Options) *Conn {
 	opts = opts.withDefaults()
-	return &Conn{
-		nc:      nc,
+	dl, _ := f.(Deadlines)
+	hc, _ := f.(HalfCloser)
+	if dl == nil {
+		hc = nil
+	}
+	c := &Conn{
+		f:       f,
+		dl:      dl,
+		hc:      hc,
 		h:       h,
 		opts:    opts,
 		log:     opts.Logger,
-		q:       newOutQueue(opts.MaxQueueBytes),
 		seq:     make(chan *Request, maxQueuedRequests),
 		conc:    make(chan struct{}, maxConcurrentHandlers),
 		closing: make(chan struct{}),
 		done:    make(chan struct{}),
 		pending: make(map[string]chan callResult),
 	}
+	c.q = newOutQueue(opts.MaxQueueBytes, func(f outFrame) { _ = c.write(f) })
+	return c
 }
 
 // Done returns a channel closed when the connection is finished (Serve returned, or Close before Serve).
@@ -164,24 +176,36 @@ func (c *Conn) Close() error {
 	close(c.closing)
 	serving := c.served
 	c.served = true
-	// A deadline in the past interrupts a blocked Read without closing the socket, so queued frames can
-	// still be flushed. Setting it under mu keeps armFrameDeadline from overriding it.
-	_ = c.nc.SetReadDeadline(time.Unix(1, 0))
+	// A deadline in the past interrupts a blocked read without closing the transport, so queued frames can
+	// still be flushed. Setting it under mu keeps the frame deadline from overriding it.
+	if c.dl != nil {
+		_ = c.dl.SetReadDeadline(time.Unix(1, 0))
+	}
 	c.mu.Unlock()
 	if !serving {
 		c.q.close(true)
 		c.failPending()
-		_ = c.nc.Close()
+		_ = c.f.Close()
 		close(c.done)
+	} else if c.dl == nil {
+		_ = c.f.Close() // the only way to interrupt the read: what is still queued is dropped
 	}
 	return nil
+}
+
+// Abort is Close, and it closes the transport at once: a write blocked on a peer that does not read returns,
+// and frames still queued are dropped. Serve still runs its shutdown sequence (handlers cancelled and waited
+// for). Use it when a graceful Close has taken too long.
+func (c *Conn) Abort() {
+	_ = c.Close()
+	_ = c.f.Close()
 }
 
 // Serve runs the connection until the peer closes, an I/O error, a framing limit, Close, or ctx is
 // cancelled. On the way out it cancels the ctx given to handlers, lets the dispatcher finish the requests
 // already read, waits for every handler goroutine, writes a terminal error frame if a limit was hit, flushes
 // the queued frames (each bounded by WriteTimeout; after a write stall, those queued before it, within one
-// more WriteTimeout in all), fails pending Calls with ErrClosed and closes the socket; Done is closed last.
+// more WriteTimeout in all), fails pending Calls with ErrClosed and closes the framer; Done is closed last.
 // It returns nil for a peer EOF or Close, ErrFrameTooLarge or ErrFrameTimeout for a framing limit, else the
 // read or write error. Serve may be called once; a second call, or a call after Close, returns ErrClosed.
 func (c *Conn) Serve(ctx context.Context) error {
@@ -198,24 +222,20 @@ func (c *Conn) Serve(ctx context.Context) error {
 	stop := context.AfterFunc(ctx, func() { _ = c.Close() })
 	defer stop()
 
-	writerDone := make(chan struct{})
 	c.q.start()
-	go c.writeLoop(writerDone)
-	dispatchDone := make(chan struct{})
-	go c.dispatchLoop(hctx, dispatchDone)
-
 	terminal, err := c.readLoop(hctx)
 
 	close(c.seq) // only readLoop sends on seq
 	c.failPending()
 	cancel()
-	<-dispatchDone
-	c.wg.Wait()
+	c.wg.Wait() // the dispatcher finishes the requests already read; the concurrent handlers end
 	if terminal != nil {
-		_ = c.q.push(nil, appendError(nil, nil, terminal), true)
+		fb := getFrameBuf()
+		fb.error(nil, terminal)
+		_ = c.q.push(nil, outFrame{fb.b, fb}, true)
 	}
 	c.q.close(false)
-	<-writerDone
+	c.q.flush()
 
 	c.mu.Lock()
 	werr, flushed := c.writeErr, !c.flushBy.IsZero() && c.flushErr == nil
@@ -225,7 +245,7 @@ func (c *Conn) Serve(ctx context.Context) error {
 	} else if flushed {
 		c.linger(true)
 	}
-	_ = c.nc.Close()
+	_ = c.f.Close()
 	close(c.done)
 	if err == nil && werr != nil {
 		err = fmt.Errorf("jsonrpc: write: %w", werr)
@@ -236,14 +256,16 @@ func (c *Conn) Serve(ctx context.Context) error {
 // readLoop reads and routes frames until the connection must end. It returns, for a framing limit, the
 // error frame to send last, and Serve's error.
 func (c *Conn) readLoop(ctx context.Context) (*Error, error) {
-	r := NewReader(c.nc, c.opts.MaxFrameBytes)
 	var frameDeadline time.Time // zero unless an unfinished frame armed it
-	r.OnFrameStart = func() {
-		frameDeadline = time.Now().Add(c.opts.FrameTimeout)
-		c.setReadDeadline(frameDeadline)
+	lim := &FrameLimits{Max: c.opts.MaxFrameBytes}
+	if c.dl != nil {
+		lim.Started = func() {
+			frameDeadline = time.Now().Add(c.opts.FrameTimeout)
+			c.setReadDeadline(frameDeadline)
+		}
 	}
 	charge := frameCharge{b: c.opts.Budget}
-	r.Grow = func(n int) error {
+	lim.Grow = func(n int) error {
 		start := time.Now()
 		waited, err := charge.grow(c.closing, n)
 		if waited && !frameDeadline.IsZero() {
@@ -255,7 +277,7 @@ func (c *Conn) readLoop(ctx context.Context) (*Error, error) {
 	}
 	defer func() { c.opts.Budget.release(charge.take()) }() // a frame cut short
 	for {
-		frame, err := r.ReadFrame()
+		frame, err := c.f.ReadFrame(lim)
 		if err != nil {
 			if c.isClosed() {
 				return nil, nil
@@ -291,7 +313,9 @@ func (c *Conn) readLoop(ctx context.Context) (*Error, error) {
 			c.resolve(in.Response) // the waiting Call decodes the result at once
 		case in.Reply != nil:
 			c.log.Debug("jsonrpc: invalid frame", "code", in.Reply.Code, "reason", in.Reply.Message, "bytes", size)
-			if err := c.q.push(c.closing, appendError(nil, in.ReplyID, in.Reply), false); err != nil {
+			fb := getFrameBuf()
+			fb.error(in.ReplyID, in.Reply)
+			if err := c.q.push(c.closing, outFrame{fb.b, fb}, false); err != nil {
 				c.opts.Budget.release(held)
 				return nil, nil
 			}
@@ -323,21 +347,28 @@ func (c *Conn) deliver(ctx context.Context, req *Request) bool {
 		c.handle(ctx, req) // nothing sequential is pending, so order is kept
 		return true
 	}
-	c.seqBusy.Add(1)
+	if c.seqBusy.Add(1) == 1 {
+		c.wg.Add(1)
+		go c.dispatch(ctx) // nothing sequential was queued or running: no dispatcher is left
+	}
 	select {
 	case c.seq <- req:
 		return true
 	case <-c.closing:
-		c.seqBusy.Add(-1)
+		c.seqBusy.Add(-1) // a dispatcher waiting for this request ends when Serve closes seq
 		return false
 	}
 }
 
-func (c *Conn) dispatchLoop(ctx context.Context, done chan<- struct{}) {
-	defer close(done)
+// dispatch handles sequential requests in arrival order and returns once none is queued (or seq is closed); the
+// reader starts it again for the next one.
+func (c *Conn) dispatch(ctx context.Context) {
+	defer c.wg.Done()
 	for req := range c.seq {
 		c.handle(ctx, req)
-		c.seqBusy.Add(-1)
+		if c.seqBusy.Add(-1) == 0 {
+			return
+		}
 	}
 }
 
@@ -351,9 +382,9 @@ func (c *Conn) handle(ctx context.Context, req *Request) {
 		}
 		return
 	}
-	var frame []byte
+	fb := getFrameBuf()
 	if err == nil {
-		frame, err = appendResponse(nil, req.ID, result)
+		err = fb.response(req.ID, result)
 	}
 	if err != nil {
 		var rpcErr *Error
@@ -361,41 +392,47 @@ func (c *Conn) handle(ctx context.Context, req *Request) {
 			c.log.Error("jsonrpc: internal error", "method", req.Method, "rpc_id", string(req.ID), "err", err)
 			rpcErr = NewError(CodeInternalError, "Internal error", nil)
 		}
-		frame = appendError(nil, req.ID, rpcErr)
+		fb.error(req.ID, rpcErr)
 	}
-	if err := c.send(nil, frame); err != nil {
+	if err := c.send(nil, outFrame{fb.b, fb}); err != nil {
 		c.log.Debug("jsonrpc: response dropped", "method", req.Method, "rpc_id", string(req.ID), "err", err)
 	}
 }
 
-// send writes frame at once from the calling goroutine when nothing is queued or being written (the common
-// case: no handoff to the writer goroutine), else queues it behind the others. Either way frames leave in
-// the order they were produced, one writer at a time.
-func (c *Conn) send(stop <-chan struct{}, frame []byte) error {
-	if !c.q.claim(len(frame)) {
-		return c.q.push(stop, frame, false)
+// send writes f at once from the calling goroutine when nothing is queued or being written (the common case:
+// no handoff to another goroutine), else queues it behind the others. Either way frames leave in the order
+// they were produced, one writer at a time.
+func (c *Conn) send(stop <-chan struct{}, f outFrame) error {
+	if !c.q.claim(len(f.b)) {
+		return c.q.push(stop, f, false)
 	}
-	err := c.write(frame)
-	c.q.release(len(frame))
+	err := c.write(f)
+	c.q.release(len(f.b))
 	if err != nil {
 		return ErrClosed
 	}
 	return nil
 }
 
-// write writes one frame within WriteTimeout (within the final flush's deadline after a stall); a failure ends
-// the connection. The caller holds the queue's write claim. It returns nil when the frame went out, or when a
-// stall left its unwritten rest first in the queue for the final flush.
-func (c *Conn) write(frame []byte) error {
+// write writes one frame within WriteTimeout (within the final flush's deadline after a stall) and recycles its
+// buffer; a failure ends the connection. The caller holds the queue's write claim. It returns nil when the frame
+// went out, or when a stall left its unwritten rest first in the queue for the final flush.
+func (c *Conn) write(f outFrame) error {
 	c.mu.Lock()
 	deadline := c.flushBy
 	c.mu.Unlock()
 	if deadline.IsZero() {
 		deadline = time.Now().Add(c.opts.WriteTimeout)
 	}
-	_ = c.nc.SetWriteDeadline(deadline)
-	n, err := c.nc.Write(frame)
-	if err != nil && !c.writeFailed(frame[n:], err) {
+	if c.dl != nil {
+		_ = c.dl.SetWriteDeadline(deadline)
+	}
+	n, err := c.f.WriteFrame(f.b)
+	if err == nil {
+		putFrameBuf(f.buf)
+		return nil
+	}
+	if !c.writeFailed(outFrame{f.b[n:], f.buf}, err) {
 		return err
 	}
 	return nil
@@ -406,7 +443,7 @@ func (c *Conn) write(frame []byte) error {
 // torn frame, first) is still flushed for one more WriteTimeout: a peer that resumes reading in time gets every
 // frame produced before the close, then EOF. Frames produced after it are refused (ErrClosed). Any other
 // failure, or a second one, drops the queue. It reports whether rest was queued.
-func (c *Conn) writeFailed(rest []byte, err error) bool {
+func (c *Conn) writeFailed(rest outFrame, err error) bool {
 	c.mu.Lock()
 	flush := c.writeErr == nil && errors.Is(err, os.ErrDeadlineExceeded)
 	switch {
@@ -437,39 +474,28 @@ func (c *Conn) invoke(ctx context.Context, req *Request) (result any, err error)
 	return c.h.Handle(ctx, c, req)
 }
 
-func (c *Conn) writeLoop(done chan<- struct{}) {
-	defer close(done)
-	for {
-		frame, ok := c.q.next()
-		if !ok {
-			return
-		}
-		_ = c.write(frame) // a failure closes the queue: next reports false once it is empty
-		c.q.release(len(frame))
-	}
-}
-
-// linger half-closes the socket and discards what the peer still sends (bounded in time and bytes) so the
-// peer reads our last frame and then a clean EOF instead of a connection reset. afterStall: the connection was
-// closed for a write stall and its queue flushed.
+// linger half-closes the transport and discards what the peer still sends (bounded in time and bytes) so the
+// peer reads our last frame and then a clean EOF instead of a connection reset; a framer without HalfCloser
+// does not need it. afterStall: the connection was closed for a write stall and its queue flushed.
 func (c *Conn) linger(afterStall bool) {
-	if cw, ok := c.nc.(interface{ CloseWrite() error }); ok {
-		_ = cw.CloseWrite()
+	if c.hc == nil {
+		return
 	}
+	_ = c.hc.CloseWrite()
 	deadline := time.Now().Add(min(c.opts.WriteTimeout, maxLinger))
 	if afterStall {
-		_ = c.nc.SetReadDeadline(deadline) // replaces the past deadline with which the stall's Close stopped the reader
+		_ = c.dl.SetReadDeadline(deadline) // replaces the past deadline with which the stall's Close stopped the reader
 	} else {
 		c.setReadDeadline(deadline)
 	}
-	_, _ = io.Copy(io.Discard, io.LimitReader(c.nc, int64(max(2*c.opts.MaxFrameBytes, minLingerBytes))))
+	c.hc.DiscardInput(int64(max(2*c.opts.MaxFrameBytes, minLingerBytes)))
 }
 
-// setReadDeadline sets the read deadline unless Close has already set it to the past.
+// setReadDeadline sets the read deadline unless Close has already set it to the past. Only called with dl set.
 func (c *Conn) setReadDeadline(t time.Time) {
 	c.mu.Lock()
 	if !c.closed {
-		_ = c.nc.SetReadDeadline(t)
+		_ = c.dl.SetReadDeadline(t)
 	}
 	c.mu.Unlock()
 }
@@ -483,11 +509,12 @@ func (c *Conn) isClosed() bool {
 // Notify queues a notification. It blocks only while the outbound queue is over MaxQueueBytes, until there
 // is space or the connection closes; it returns ErrClosed once the connection is closed.
 func (c *Conn) Notify(method string, params any) error {
-	frame, err := appendRequest(nil, nil, method, params)
-	if err != nil {
+	fb := getFrameBuf()
+	if err := fb.request(nil, method, params); err != nil {
+		putFrameBuf(fb)
 		return err
 	}
-	return c.send(nil, frame)
+	return c.send(nil, outFrame{fb.b, fb})
 }
 
 // Call sends a request with id "zc-out-N" (N counts from 0 per connection) and waits for the peer's
@@ -503,8 +530,9 @@ func (c *Conn) Call(ctx context.Context, method string, params any) (json.RawMes
 		}
 	}
 	id := "zc-out-" + strconv.FormatUint(c.nextID.Add(1)-1, 10)
-	frame, err := appendRequest(nil, json.RawMessage(strconv.Quote(id)), method, params)
-	if err != nil {
+	fb := getFrameBuf()
+	if err := fb.request(json.RawMessage(strconv.Quote(id)), method, params); err != nil {
+		putFrameBuf(fb)
 		return nil, err
 	}
 	ch := make(chan callResult, 1)
@@ -516,7 +544,7 @@ func (c *Conn) Call(ctx context.Context, method string, params any) (json.RawMes
 	c.pending[id] = ch
 	c.mu.Unlock()
 
-	if err := c.q.push(ctx.Done(), frame, false); err != nil {
+	if err := c.q.push(ctx.Done(), outFrame{fb.b, fb}, false); err != nil {
 		c.forget(id)
 		if errors.Is(err, errStopped) {
 			return nil, fmt.Errorf("jsonrpc: call %s: %w", method, ctx.Err())

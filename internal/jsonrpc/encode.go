@@ -1,11 +1,11 @@
 package jsonrpc
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net"
+	"sync"
 	"time"
 )
 
@@ -69,61 +69,145 @@ func WriteRefusal(w io.Writer, e *Error) error {
 // appendResponse, appendError and appendRequest append one frame including its "\n".
 
 func appendResponse(dst []byte, id json.RawMessage, result any) ([]byte, error) {
-	res, err := marshal(result)
-	if err != nil {
-		return dst, fmt.Errorf("jsonrpc: encode result: %w", err)
+	fb := getFrameBuf()
+	defer putFrameBuf(fb)
+	if err := fb.response(id, result); err != nil {
+		return dst, err
 	}
-	dst = append(dst, `{"jsonrpc":"2.0","id":`...)
-	dst = appendID(dst, id)
-	dst = append(dst, `,"result":`...)
-	dst = append(dst, res...)
-	return append(dst, "}\n"...), nil
+	return append(dst, fb.b...), nil
 }
 
 func appendError(dst []byte, id json.RawMessage, e *Error) []byte {
+	fb := getFrameBuf()
+	defer putFrameBuf(fb)
+	fb.error(id, e)
+	return append(dst, fb.b...)
+}
+
+func appendRequest(dst []byte, id json.RawMessage, method string, params any) ([]byte, error) {
+	fb := getFrameBuf()
+	defer putFrameBuf(fb)
+	if err := fb.request(id, method, params); err != nil {
+		return dst, err
+	}
+	return append(dst, fb.b...), nil
+}
+
+// maxPooledFrame is the largest buffer returned to framePool; a larger one (a big result) is left to the GC so
+// the pool does not pin memory a burst once needed.
+const maxPooledFrame = 64 << 10
+
+// framePool recycles the buffers (and JSON encoders) outbound frames are built in: a frame is encoded once into
+// a pooled buffer, written from it, and the buffer comes back when the write is done.
+var framePool = sync.Pool{New: func() any {
+	fb := &frameBuf{}
+	fb.enc = json.NewEncoder(fb)
+	fb.enc.SetEscapeHTML(false)
+	return fb
+}}
+
+// frameBuf is a reusable frame buffer with a JSON encoder that appends to it.
+type frameBuf struct {
+	b   []byte
+	enc *json.Encoder
+}
+
+func getFrameBuf() *frameBuf {
+	fb := framePool.Get().(*frameBuf)
+	fb.b = fb.b[:0]
+	return fb
+}
+
+// putFrameBuf returns fb to the pool; the frame in it must not be used afterwards. A nil fb is ignored.
+func putFrameBuf(fb *frameBuf) {
+	if fb != nil && cap(fb.b) <= maxPooledFrame {
+		framePool.Put(fb)
+	}
+}
+
+// Write appends p; it is the encoder's writer.
+func (fb *frameBuf) Write(p []byte) (int, error) {
+	fb.b = append(fb.b, p...)
+	return len(p), nil
+}
+
+// value appends v as JSON without HTML escaping (so raw ids and params keep their bytes); on failure nothing is
+// appended.
+func (fb *frameBuf) value(v any) error {
+	n := len(fb.b)
+	if err := fb.enc.Encode(v); err != nil {
+		fb.b = fb.b[:n]
+		return err
+	}
+	fb.b = fb.b[:len(fb.b)-1] // the Encoder's newline
+	return nil
+}
+
+// response sets fb to a success response. A nil id is written as null; a nil result as "result":null.
+func (fb *frameBuf) response(id json.RawMessage, result any) error {
+	fb.b = append(fb.b[:0], `{"jsonrpc":"2.0","id":`...)
+	fb.b = appendID(fb.b, id)
+	fb.b = append(fb.b, `,"result":`...)
+	if err := fb.value(result); err != nil {
+		fb.b = fb.b[:0]
+		return fmt.Errorf("jsonrpc: encode result: %w", err)
+	}
+	fb.b = append(fb.b, "}\n"...)
+	return nil
+}
+
+// error sets fb to an error response. If e.Data cannot be encoded the frame is written without data.
+func (fb *frameBuf) error(id json.RawMessage, e *Error) {
 	if e == nil {
 		e = NewError(CodeInternalError, "Internal error", nil)
 	}
-	body, err := marshal(e)
-	if err != nil {
-		body, _ = marshal(&Error{Code: e.Code, Message: e.Message})
+	fb.b = append(fb.b[:0], `{"jsonrpc":"2.0","id":`...)
+	fb.b = appendID(fb.b, id)
+	fb.b = append(fb.b, `,"error":`...)
+	if err := fb.value(e); err != nil {
+		_ = fb.value(&Error{Code: e.Code, Message: e.Message})
 	}
-	dst = append(dst, `{"jsonrpc":"2.0","id":`...)
-	dst = appendID(dst, id)
-	dst = append(dst, `,"error":`...)
-	dst = append(dst, body...)
-	return append(dst, "}\n"...)
+	fb.b = append(fb.b, "}\n"...)
 }
 
-// appendRequest encodes a request, or a notification when id is nil. nil params (including a nil
-// json.RawMessage) are omitted.
-func appendRequest(dst []byte, id json.RawMessage, method string, params any) ([]byte, error) {
-	m, err := marshal(method)
-	if err != nil {
-		return dst, fmt.Errorf("jsonrpc: encode method: %w", err)
-	}
-	var p []byte
+// request sets fb to a request, or a notification when id is nil. nil params (including a nil json.RawMessage)
+// are omitted.
+func (fb *frameBuf) request(id json.RawMessage, method string, params any) error {
 	if raw, ok := params.(json.RawMessage); ok && raw == nil {
 		params = nil // a nil RawMessage means "no params", not "params":null
 	}
+	fb.b = append(fb.b[:0], `{"jsonrpc":"2.0",`...)
+	if id != nil {
+		fb.b = append(fb.b, `"id":`...)
+		fb.b = appendID(fb.b, id)
+		fb.b = append(fb.b, ',')
+	}
+	fb.b = append(fb.b, `"method":`...)
+	if plainString(method) {
+		fb.b = append(append(append(fb.b, '"'), method...), '"')
+	} else if err := fb.value(method); err != nil {
+		fb.b = fb.b[:0]
+		return fmt.Errorf("jsonrpc: encode method: %w", err)
+	}
 	if params != nil {
-		if p, err = marshal(params); err != nil {
-			return dst, fmt.Errorf("jsonrpc: encode params: %w", err)
+		fb.b = append(fb.b, `,"params":`...)
+		if err := fb.value(params); err != nil {
+			fb.b = fb.b[:0]
+			return fmt.Errorf("jsonrpc: encode params: %w", err)
 		}
 	}
-	dst = append(dst, `{"jsonrpc":"2.0",`...)
-	if id != nil {
-		dst = append(dst, `"id":`...)
-		dst = appendID(dst, id)
-		dst = append(dst, ',')
+	fb.b = append(fb.b, "}\n"...)
+	return nil
+}
+
+// plainString reports whether s is printable ASCII that JSON writes as is between quotes.
+func plainString(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
+			return false
+		}
 	}
-	dst = append(dst, `"method":`...)
-	dst = append(dst, m...)
-	if p != nil {
-		dst = append(dst, `,"params":`...)
-		dst = append(dst, p...)
-	}
-	return append(dst, "}\n"...), nil
+	return true
 }
 
 // appendID writes a valid raw id as is and anything else as null, so a frame is always well formed.
@@ -132,16 +216,4 @@ func appendID(dst []byte, id json.RawMessage) []byte {
 		return append(dst, "null"...)
 	}
 	return append(dst, id...)
-}
-
-// marshal is json.Marshal without HTML escaping (so raw ids and params keep their bytes) and without the
-// Encoder's trailing newline.
-func marshal(v any) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }

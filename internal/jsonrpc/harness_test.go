@@ -18,13 +18,44 @@ import (
 // asserted on: tests check frames and states, not durations.
 const safety = 10 * time.Second
 
-// pair is a server Conn serving one end of a real Unix socket and the raw client end.
+// pair is a server Conn serving one end of a transport and the raw client end.
 type pair struct {
 	t        *testing.T
 	srv      *Conn
-	client   net.Conn
-	br       *bufio.Reader
+	client   net.Conn      // the client's socket; nil on a transport that is not a socket
+	br       *bufio.Reader // reads client
+	end      clientEnd     // the client end, whatever the transport
 	serveErr chan error
+}
+
+// clientEnd is the client side of a transport, as the tests that run over every framer see it.
+type clientEnd interface {
+	// write sends NDJSON text; a message transport sends each non-blank line as one message.
+	write(s string) error
+	// readFrame returns the next frame the server wrote, without its newline; io.EOF once the server closed.
+	readFrame() (string, error)
+	closeWrite() error
+	close() error
+}
+
+// pairMaker starts a server Conn on one kind of transport.
+type pairMaker func(t *testing.T, h Handler, opts Options) *pair
+
+// framers are the transports the framer-neutral Conn tests run over: NDJSON on a real Unix socket (deadlines and
+// half-close), and one message per frame in memory with neither, as a WebSocket or stdio framer may be.
+var framers = []struct {
+	name string
+	make pairMaker
+}{
+	{"unix socket", newPair},
+	{"in-memory messages", newMemPair},
+}
+
+// forEachFramer runs test once per transport.
+func forEachFramer(t *testing.T, test func(t *testing.T, newPair pairMaker)) {
+	for _, f := range framers {
+		t.Run(f.name, func(t *testing.T) { test(t, f.make) })
+	}
 }
 
 // socketPair returns both ends of a real Unix domain socket connection in t.TempDir().
@@ -58,10 +89,21 @@ func socketPair(t testing.TB) (server, client net.Conn) {
 func newPair(t *testing.T, h Handler, opts Options) *pair {
 	t.Helper()
 	server, client := socketPair(t)
-	p := &pair{t: t, srv: NewConn(server, h, opts), client: client, br: bufio.NewReader(client), serveErr: make(chan error, 1)}
+	br := bufio.NewReader(client)
+	return startPair(t, NewConn(NewStream(server), h, opts), &socketEnd{c: client, br: br}, client, br)
+}
+
+func newMemPair(t *testing.T, h Handler, opts Options) *pair {
+	t.Helper()
+	f, end := newMemFramer()
+	return startPair(t, NewConn(f, h, opts), end, nil, nil)
+}
+
+func startPair(t *testing.T, srv *Conn, end clientEnd, client net.Conn, br *bufio.Reader) *pair {
+	p := &pair{t: t, srv: srv, client: client, br: br, end: end, serveErr: make(chan error, 1)}
 	go func() { p.serveErr <- p.srv.Serve(t.Context()) }()
 	t.Cleanup(func() {
-		_ = client.Close()
+		_ = end.close()
 		_ = p.srv.Close()
 		<-p.srv.Done()
 	})
@@ -70,8 +112,7 @@ func newPair(t *testing.T, h Handler, opts Options) *pair {
 
 func (p *pair) send(lines ...string) {
 	p.t.Helper()
-	_ = p.client.SetWriteDeadline(time.Now().Add(safety))
-	if _, err := io.WriteString(p.client, strings.Join(lines, "\n")+"\n"); err != nil {
+	if err := p.end.write(strings.Join(lines, "\n") + "\n"); err != nil {
 		p.t.Fatalf("client write: %v", err)
 	}
 }
@@ -79,19 +120,17 @@ func (p *pair) send(lines ...string) {
 // recv returns the next line the server wrote, without its newline.
 func (p *pair) recv() string {
 	p.t.Helper()
-	_ = p.client.SetReadDeadline(time.Now().Add(safety))
-	line, err := p.br.ReadString('\n')
+	line, err := p.end.readFrame()
 	if err != nil {
 		p.t.Fatalf("client read: %v (partial %q)", err, line)
 	}
-	return strings.TrimSuffix(line, "\n")
+	return line
 }
 
 // recvEOF asserts that the server closed the connection cleanly after everything already read.
 func (p *pair) recvEOF() {
 	p.t.Helper()
-	_ = p.client.SetReadDeadline(time.Now().Add(safety))
-	line, err := p.br.ReadString('\n')
+	line, err := p.end.readFrame()
 	if !errors.Is(err, io.EOF) || line != "" {
 		p.t.Fatalf("want EOF, got %q, %v", line, err)
 	}
@@ -108,6 +147,30 @@ func (p *pair) serveResult() error {
 		return nil
 	}
 }
+
+// socketEnd is the client end of a Unix socket.
+type socketEnd struct {
+	c  net.Conn
+	br *bufio.Reader
+}
+
+func (e *socketEnd) write(s string) error {
+	_ = e.c.SetWriteDeadline(time.Now().Add(safety))
+	_, err := io.WriteString(e.c, s)
+	return err
+}
+
+func (e *socketEnd) readFrame() (string, error) {
+	_ = e.c.SetReadDeadline(time.Now().Add(safety))
+	line, err := e.br.ReadString('\n')
+	if err != nil {
+		return line, err
+	}
+	return strings.TrimSuffix(line, "\n"), nil
+}
+
+func (e *socketEnd) closeWrite() error { return e.c.(*net.UnixConn).CloseWrite() }
+func (e *socketEnd) close() error      { return e.c.Close() }
 
 // frame decodes a line into a generic map for field checks.
 func frame(t *testing.T, line string) map[string]json.RawMessage {

@@ -16,29 +16,78 @@ import (
 // every value.
 func Members(obj []byte) iter.Seq2[string, json.RawMessage] {
 	return func(yield func(string, json.RawMessage) bool) {
-		i := skipWS(obj, 0)
-		if i >= len(obj) || obj[i] != '{' {
-			return
-		}
-		i = skipWS(obj, i+1)
-		for i < len(obj) && obj[i] == '"' {
-			end := stringEnd(obj, i)
-			key := unquoteKey(obj[i:end])
-			i = skipWS(obj, end)
-			if i >= len(obj) || obj[i] != ':' {
-				return // not valid JSON
-			}
-			i = skipWS(obj, i+1)
-			vend := valueEnd(obj, i)
-			if !yield(key, obj[i:vend:vend]) {
+		sc := scanMembers(obj)
+		for {
+			key, val, ok := sc.next()
+			if !ok || !yield(unquoteKey(key), val) {
 				return
-			}
-			i = skipWS(obj, vend)
-			if i < len(obj) && obj[i] == ',' {
-				i = skipWS(obj, i+1)
 			}
 		}
 	}
+}
+
+// RawMembers is Members with each key as it appears in obj, quotes and escapes included: a caller that only
+// compares keys or looks them up (UnquoteKey for a key with escapes) allocates nothing.
+func RawMembers(obj []byte) iter.Seq2[[]byte, json.RawMessage] {
+	return func(yield func([]byte, json.RawMessage) bool) {
+		sc := scanMembers(obj)
+		for {
+			key, val, ok := sc.next()
+			if !ok || !yield(key, val) {
+				return
+			}
+		}
+	}
+}
+
+// UnquoteKey unescapes a quoted key as Members does.
+func UnquoteKey(q []byte) string { return unquoteKey(q) }
+
+// memberScanner walks the members of a JSON object as Members does, yielding each key still quoted, so a caller
+// that only compares keys with known names allocates nothing (keyIs).
+type memberScanner struct {
+	obj []byte
+	i   int // the next member's opening quote; past the end when done
+}
+
+func scanMembers(obj []byte) memberScanner {
+	i := skipWS(obj, 0)
+	if i >= len(obj) || obj[i] != '{' {
+		return memberScanner{obj: obj, i: len(obj)}
+	}
+	return memberScanner{obj: obj, i: skipWS(obj, i+1)}
+}
+
+// next returns the next member: its quoted key and its value (a slice of obj whose capacity ends with it).
+func (s *memberScanner) next() (key []byte, val json.RawMessage, ok bool) {
+	obj, i := s.obj, s.i
+	if i >= len(obj) || obj[i] != '"' {
+		return nil, nil, false
+	}
+	end := stringEnd(obj, i)
+	key = obj[i:end]
+	i = skipWS(obj, end)
+	if i >= len(obj) || obj[i] != ':' {
+		s.i = len(obj)
+		return nil, nil, false // not valid JSON
+	}
+	i = skipWS(obj, i+1)
+	vend := valueEnd(obj, i)
+	val = obj[i:vend:vend]
+	i = skipWS(obj, vend)
+	if i < len(obj) && obj[i] == ',' {
+		i = skipWS(obj, i+1)
+	}
+	s.i = i
+	return key, val, true
+}
+
+// keyIs reports whether the quoted key q unescapes to name, without allocating when q has no escapes.
+func keyIs(q []byte, name string) bool {
+	if len(q) >= 2 && bytes.IndexByte(q, '\\') < 0 {
+		return string(q[1:len(q)-1]) == name // invalid UTF-8 would become U+FFFD: it cannot equal an ASCII name
+	}
+	return unquoteKey(q) == name
 }
 
 // skipWS returns the index of the first byte at or after i that is not JSON whitespace.

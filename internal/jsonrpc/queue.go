@@ -8,32 +8,48 @@ import (
 // errStopped is returned by push when the caller's stop channel fired while it waited for space.
 var errStopped = errors.New("jsonrpc: enqueue stopped")
 
-// outQueue is the bounded FIFO of outbound frames between producers (handlers, Notify, Call, the reader's
-// error replies) and the connection's single writer. Queued bytes count until a frame has been written.
+// outFrame is one outbound frame (ending in "\n") and the pooled buffer it lives in, recycled once the frame has
+// been written; buf is nil for a frame that is not pooled.
+type outFrame struct {
+	b   []byte
+	buf *frameBuf
+}
+
+// outQueue is the bounded FIFO of outbound frames between producers (handlers, Notify, Call, the reader's error
+// replies) and the transport, which has one writer at a time. Queued bytes count until a frame has been written.
+//
+// Nothing runs while nothing is queued: a producer that finds the queue empty and idle writes its frame itself
+// (claim), and a drain goroutine is started only when frames wait, ending once the queue is empty again.
 type outQueue struct {
-	max int
+	max   int
+	write func(outFrame) // writes one frame; the caller holds the write claim
+	wg    sync.WaitGroup // drain goroutines
 
-	ready chan struct{} // capacity 1: wakes the writer after a push or close
+	ready chan struct{} // capacity 1: wakes flush after a release or close
 
-	mu      sync.Mutex // guards the fields below
-	frames  [][]byte
-	bytes   int
-	closed  bool
-	started bool          // Serve runs: direct writes are allowed (before, every frame waits in the queue)
-	writing bool          // a frame is being written (by the writer or a direct sender): the socket has one writer
-	space   chan struct{} // closed (and replaced) when bytes shrink or the queue closes
+	mu       sync.Mutex // guards the fields below
+	frames   []outFrame
+	bytes    int
+	closed   bool
+	started  bool          // Serve runs: frames may be written (before, every frame waits in the queue)
+	writing  bool          // a frame is being written (by a drainer, flush or a direct sender): one writer at a time
+	draining bool          // a drain goroutine runs
+	space    chan struct{} // closed when bytes shrink or the queue closes; nil when nobody waits for space
 }
 
-func newOutQueue(maxBytes int) *outQueue {
-	return &outQueue{max: maxBytes, ready: make(chan struct{}, 1), space: make(chan struct{})}
+func newOutQueue(maxBytes int, write func(outFrame)) *outQueue {
+	return &outQueue{max: maxBytes, write: write, ready: make(chan struct{}, 1)}
 }
 
-// push appends frame (which ends in "\n"). It waits while the queue is non-empty and frame would take it
-// over max, so a frame larger than max is still accepted alone; force skips the wait (terminal frames).
-// It returns ErrClosed once the queue is closed, or errStopped when stop fires first.
-func (q *outQueue) push(stop <-chan struct{}, frame []byte, force bool) error {
+// push appends f. It waits while the queue is non-empty and f would take it over max, so a frame larger than
+// max is still accepted alone; force skips the wait (terminal frames). It returns ErrClosed once the queue is
+// closed, or errStopped when stop fires first.
+func (q *outQueue) push(stop <-chan struct{}, f outFrame, force bool) error {
 	q.mu.Lock()
-	for !q.closed && !force && q.bytes > 0 && q.bytes+len(frame) > q.max {
+	for !q.closed && !force && q.bytes > 0 && q.bytes+len(f.b) > q.max {
+		if q.space == nil {
+			q.space = make(chan struct{})
+		}
 		space := q.space
 		q.mu.Unlock()
 		select {
@@ -47,27 +63,26 @@ func (q *outQueue) push(stop <-chan struct{}, frame []byte, force bool) error {
 		q.mu.Unlock()
 		return ErrClosed
 	}
-	q.frames = append(q.frames, frame)
-	q.bytes += len(frame)
+	q.frames = append(q.frames, f)
+	q.bytes += len(f.b)
+	q.kickLocked()
 	q.mu.Unlock()
-	q.wake()
 	return nil
 }
 
-// pushFront puts frame (the unwritten rest of a frame whose write stalled) before every queued frame, even on
-// a closed queue: it must go out first. The caller holds the write claim. An empty frame is ignored.
-func (q *outQueue) pushFront(frame []byte) {
-	if len(frame) == 0 {
+// pushFront puts f (the unwritten rest of a frame whose write stalled) before every queued frame, even on a
+// closed queue: it must go out first. The caller holds the write claim. An empty frame is ignored.
+func (q *outQueue) pushFront(f outFrame) {
+	if len(f.b) == 0 {
 		return
 	}
 	q.mu.Lock()
-	q.frames = append([][]byte{frame}, q.frames...)
-	q.bytes += len(frame)
+	q.frames = append([]outFrame{f}, q.frames...)
+	q.bytes += len(f.b)
 	q.mu.Unlock()
-	q.wake()
 }
 
-// claim takes the socket for a direct write of n bytes when Serve has started and nothing is queued or being
+// claim takes the transport for a direct write of n bytes when Serve has started and nothing is queued or being
 // written; the caller must write and then call release(n). It reports false when the frame must be queued.
 func (q *outQueue) claim(n int) bool {
 	q.mu.Lock()
@@ -80,57 +95,96 @@ func (q *outQueue) claim(n int) bool {
 	return true
 }
 
-// start allows direct writes; Serve calls it once the socket is its to write.
+// start allows writes; Serve calls it once the transport is its to write. Frames queued before are drained.
 func (q *outQueue) start() {
 	q.mu.Lock()
 	q.started = true
+	q.kickLocked()
 	q.mu.Unlock()
 }
 
-// next blocks until a frame is available and nobody else is writing (true), or the queue is closed, empty
-// and idle (false). The frame counts as being written until release.
-func (q *outQueue) next() ([]byte, bool) {
+// kickLocked starts a drain goroutine when frames wait and nobody writes or drains. A closed queue is flushed by
+// Serve instead, so no goroutine starts after Serve waits for them.
+func (q *outQueue) kickLocked() {
+	if !q.started || q.closed || q.writing || q.draining || len(q.frames) == 0 {
+		return
+	}
+	q.draining = true
+	q.wg.Add(1)
+	go q.drain()
+}
+
+// drain writes queued frames until the queue is empty or another writer holds the claim (whose release starts
+// a new drain if frames are left).
+func (q *outQueue) drain() {
+	defer q.wg.Done()
+	for {
+		q.mu.Lock()
+		if len(q.frames) == 0 || q.writing {
+			q.draining = false
+			q.mu.Unlock()
+			return
+		}
+		f := q.popLocked()
+		q.mu.Unlock()
+		q.write(f)
+		q.release(len(f.b))
+	}
+}
+
+// flush writes what is queued from the calling goroutine, waiting while another writer holds the claim, until
+// the queue is closed, empty and idle; then it waits for the drain goroutines to end. Serve calls it last.
+func (q *outQueue) flush() {
 	for {
 		q.mu.Lock()
 		if len(q.frames) > 0 && !q.writing {
-			f := q.frames[0]
-			q.frames[0] = nil
-			q.frames = q.frames[1:]
-			q.writing = true
+			f := q.popLocked()
 			q.mu.Unlock()
-			return f, true
+			q.write(f)
+			q.release(len(f.b))
+			continue
 		}
 		done := q.closed && len(q.frames) == 0 && !q.writing
 		q.mu.Unlock()
 		if done {
-			return nil, false
+			break
 		}
 		<-q.ready
 	}
+	q.wg.Wait()
 }
 
-// release ends the write of a frame of n bytes (taken by next or claim), written or abandoned.
+func (q *outQueue) popLocked() outFrame {
+	f := q.frames[0]
+	q.frames[0] = outFrame{}
+	q.frames = q.frames[1:]
+	if len(q.frames) == 0 && cap(q.frames) > 64 {
+		q.frames = nil // let the backing array of a burst go
+	}
+	q.writing = true
+	return f
+}
+
+// release ends the write of a frame of n bytes (taken by claim, drain or flush), written or abandoned.
 func (q *outQueue) release(n int) {
 	q.mu.Lock()
 	q.bytes -= n
 	q.writing = false
-	more := len(q.frames) > 0 || q.closed
 	if q.bytes < q.max {
 		q.signalSpaceLocked()
 	}
+	q.kickLocked()
 	q.mu.Unlock()
-	if more {
-		q.wake()
-	}
+	q.wake()
 }
 
-// close stops accepting frames; with discard the frames not yet taken by the writer are dropped too.
+// close stops accepting frames; with discard the frames not yet taken by a writer are dropped too.
 func (q *outQueue) close(discard bool) {
 	q.mu.Lock()
 	q.closed = true
 	if discard {
 		for _, f := range q.frames {
-			q.bytes -= len(f)
+			q.bytes -= len(f.b)
 		}
 		q.frames = nil
 	}
@@ -147,8 +201,10 @@ func (q *outQueue) queued() int {
 }
 
 func (q *outQueue) signalSpaceLocked() {
-	close(q.space)
-	q.space = make(chan struct{})
+	if q.space != nil {
+		close(q.space)
+		q.space = nil
+	}
 }
 
 func (q *outQueue) wake() {

@@ -1,18 +1,24 @@
 package jsonrpc
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"io"
+	"sync/atomic"
 	"unicode/utf8"
 )
 
 // DefaultMaxFrameBytes is the protocol's frame size limit (protocol.md §2.1).
 const DefaultMaxFrameBytes = 8 << 20
 
-// readerBufferSize is the bufio size; together with the frame limit it bounds the memory one line can take.
-const readerBufferSize = 64 << 10
+// The read buffer starts at minReadBuffer, doubles up to maxReadBuffer while one frame outgrows it, and is
+// replaced by a minReadBuffer one when the Reader is about to wait for input between frames with nothing
+// buffered: an idle connection holds 4 KiB whatever it received before. Together with the frame limit,
+// maxReadBuffer bounds the memory one line can take.
+const (
+	minReadBuffer = 4 << 10
+	maxReadBuffer = 64 << 10
+)
 
 // Reader reads NDJSON frames. Each frame is one line with its surrounding whitespace trimmed (so CRLF
 // works); blank lines are skipped; invalid UTF-8 is replaced with U+FFFD. A returned frame is never longer
@@ -34,9 +40,14 @@ type Reader struct {
 	// Conn uses it to charge large frames to its Budget.
 	Grow func(n int) error
 
-	br  *bufio.Reader
-	max int
-	err error
+	src  io.Reader
+	buf  []byte // buf[r:w] has been read from src and not yet consumed
+	r, w int
+	rerr error // src's error, returned once buf is consumed
+	max  int
+	err  error
+
+	size, peak atomic.Int64 // len(buf) and its largest value, for tests
 }
 
 // NewReader returns a Reader on r for frames of at most maxFrameBytes (DefaultMaxFrameBytes if <= 0).
@@ -44,7 +55,7 @@ func NewReader(r io.Reader, maxFrameBytes int) *Reader {
 	if maxFrameBytes <= 0 {
 		maxFrameBytes = DefaultMaxFrameBytes
 	}
-	return &Reader{br: bufio.NewReaderSize(r, readerBufferSize), max: maxFrameBytes}
+	return &Reader{src: r, max: maxFrameBytes}
 }
 
 // ReadFrame returns the next non-blank frame, ErrFrameTooLarge, io.EOF at the end of input, or the
@@ -58,8 +69,8 @@ func (r *Reader) ReadFrame() ([]byte, error) {
 		started bool
 	)
 	for {
-		if r.br.Buffered() == 0 {
-			if _, err := r.br.Peek(1); err != nil {
+		if r.r == r.w {
+			if err := r.fill(started, len(buf)); err != nil {
 				if errors.Is(err, io.EOF) && started {
 					r.err = io.EOF
 					return r.finish(buf)
@@ -68,7 +79,7 @@ func (r *Reader) ReadFrame() ([]byte, error) {
 				return nil, err
 			}
 		}
-		chunk, _ := r.br.Peek(r.br.Buffered()) // cannot fail: these bytes are buffered
+		chunk := r.buf[r.r:r.w]
 		nl := bytes.IndexByte(chunk, '\n')
 		seg := chunk
 		if nl >= 0 {
@@ -107,16 +118,58 @@ func (r *Reader) ReadFrame() ([]byte, error) {
 			}
 			buf = append(buf, seg...)
 		}
-		consumed := len(chunk)
 		if nl >= 0 {
-			consumed = nl + 1
+			r.r += nl + 1
+		} else {
+			r.r = r.w
 		}
-		_, _ = r.br.Discard(consumed) // cannot fail: these bytes are buffered
 		if nl >= 0 && started {
 			return r.finish(buf)
 		}
 	}
 }
+
+// fill reads more input into the empty buffer. Between frames (!inFrame) a buffer grown for a large frame is
+// first replaced by a small one; a frame that has outgrown the buffer (frameLen bytes so far) doubles it.
+func (r *Reader) fill(inFrame bool, frameLen int) error {
+	if r.rerr != nil {
+		return r.rerr
+	}
+	r.r, r.w = 0, 0
+	switch {
+	case r.buf == nil || (!inFrame && len(r.buf) > minReadBuffer):
+		r.setBuffer(minReadBuffer)
+	case inFrame && frameLen >= len(r.buf) && len(r.buf) < maxReadBuffer:
+		r.setBuffer(min(2*len(r.buf), maxReadBuffer))
+	}
+	for range 100 { // an io.Reader may return 0, nil; give up as bufio does
+		n, err := r.src.Read(r.buf)
+		r.w = n
+		if err != nil {
+			r.rerr = err
+		}
+		if n > 0 {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
+	r.rerr = io.ErrNoProgress
+	return r.rerr
+}
+
+func (r *Reader) setBuffer(n int) {
+	r.buf = make([]byte, n)
+	r.size.Store(int64(n))
+	if int64(n) > r.peak.Load() {
+		r.peak.Store(int64(n))
+	}
+}
+
+// bufferSize and peakBufferSize report the read buffer's size now and at most so far (for tests).
+func (r *Reader) bufferSize() int     { return int(r.size.Load()) }
+func (r *Reader) peakBufferSize() int { return int(r.peak.Load()) }
 
 // finish trims and sanitizes a complete line and applies the limit to the result.
 func (r *Reader) finish(line []byte) ([]byte, error) {
@@ -136,7 +189,12 @@ func (r *Reader) finish(line []byte) ([]byte, error) {
 }
 
 // growCap is the next capacity of a frame buffer that must hold need bytes: geometric growth, but never beyond
-// limit, so a frame near the limit does not allocate twice the limit.
+// limit, so a frame near the limit does not allocate twice the limit; past half the limit it goes straight to
+// the limit rather than stopping one byte short of it and growing again.
 func growCap(old, need, limit int) int {
-	return min(max(2*old, need, 512), limit)
+	c := max(2*old, need, 512)
+	if c > limit/2 {
+		return limit
+	}
+	return c
 }

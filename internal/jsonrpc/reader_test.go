@@ -104,7 +104,7 @@ func TestReaderDoesNotReadOversizedLine(t *testing.T) {
 		t.Fatalf("err = %v, want ErrFrameTooLarge", err)
 	}
 	// The line is endless: the reader must have stopped shortly after the limit.
-	if src.n > max+2*readerBufferSize {
+	if src.n > max+2*maxReadBuffer {
 		t.Errorf("consumed %d bytes of an endless line, limit %d", src.n, max)
 	}
 	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 3*max {

@@ -45,7 +45,7 @@ func TestConnConcurrentFloodIsBounded(t *testing.T) {
 func TestConnNotifyBeforeServeIsNotWritten(t *testing.T) {
 	server, client := socketPair(t)
 	defer client.Close()
-	c := NewConn(server, HandlerFunc(echo), Options{})
+	c := NewConn(NewStream(server), HandlerFunc(echo), Options{})
 	if err := c.Notify("session/update", map[string]string{"text": "early"}); err != nil {
 		t.Fatalf("Notify before Serve = %v", err)
 	}

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"strconv"
+	"sync/atomic"
+	"unicode/utf8"
 )
 
 // Request is a valid inbound request or notification.
@@ -91,22 +93,27 @@ func Classify(frame []byte) Inbound {
 		return reply(CodeInvalidRequest, msgNotObject, nil)
 	}
 	var env envelope
-	for key, val := range Members(frame) {
-		switch key {
-		case "jsonrpc":
+	for sc := scanMembers(frame); ; {
+		key, val, ok := sc.next()
+		if !ok {
+			break
+		}
+		switch {
+		case keyIs(key, "jsonrpc"):
 			env.jsonrpc = val
-		case "id":
+		case keyIs(key, "id"):
 			env.id = val
-		case "method":
+		case keyIs(key, "method"):
 			env.method = val
-		case "params":
+		case keyIs(key, "params"):
 			env.params = val
-		case "result":
+		case keyIs(key, "result"):
 			env.result = val
-		case "error":
+		case keyIs(key, "error"):
 			env.err = val
 		}
 	}
+	env.small = len(frame) <= smallFrame
 	hasMethod, hasResult, hasError := env.method != nil, env.result != nil, env.err != nil
 	switch {
 	case hasMethod && isString(env.method) && !hasResult && !hasError:
@@ -121,9 +128,23 @@ func Classify(frame []byte) Inbound {
 	}
 }
 
-// envelope holds the raw top-level members of a frame that matter to JSON-RPC; nil means absent.
+// envelope holds the raw top-level members of a frame that matter to JSON-RPC; nil means absent. small: the
+// frame is at most smallFrame bytes.
 type envelope struct {
 	jsonrpc, id, method, params, result, err json.RawMessage
+	small                                    bool
+}
+
+// An id taken from a frame of at most smallFrame bytes is kept as a slice of it (frames are never reused); from a
+// larger frame it is copied, so that it does not keep the frame alive after the params are released.
+const smallFrame = 4 << 10
+
+// keepID returns id, copied unless env's frame is small.
+func (env *envelope) keepID(id json.RawMessage) json.RawMessage {
+	if env.small {
+		return id[:len(id):len(id)]
+	}
+	return bytes.Clone(id)
 }
 
 func classifyRequest(env *envelope) Inbound {
@@ -131,7 +152,7 @@ func classifyRequest(env *envelope) Inbound {
 	idOK := !hasID || validID(env.id)
 	replyID := json.RawMessage(nil)
 	if hasID && idOK {
-		replyID = bytes.Clone(env.id) // an id must not keep a large frame alive
+		replyID = env.keepID(env.id)
 	}
 	if !isVersion(env.jsonrpc) {
 		return reply(CodeInvalidRequest, msgVersion, replyID)
@@ -142,8 +163,8 @@ func classifyRequest(env *envelope) Inbound {
 	if env.params != nil && !isStructured(env.params) {
 		return reply(CodeInvalidRequest, msgParams, replyID)
 	}
-	var method string
-	if err := json.Unmarshal(env.method, &method); err != nil { // cannot fail: isString checked the kind
+	method, ok := methodName(env.method)
+	if !ok { // cannot happen: isString checked the kind
 		return reply(CodeInvalidRequest, msgMethodType, replyID)
 	}
 	return Inbound{Request: &Request{ID: replyID, Method: method, Params: env.params}}
@@ -157,7 +178,7 @@ func classifyResponse(env *envelope) Inbound {
 	if (env.result != nil) == (env.err != nil) {
 		return drop
 	}
-	id := bytes.Clone(env.id)
+	id := env.keepID(env.id)
 	if env.result != nil {
 		return Inbound{Response: &Response{ID: id, Result: env.result}}
 	}
@@ -166,6 +187,33 @@ func classifyResponse(env *envelope) Inbound {
 		return drop
 	}
 	return Inbound{Response: &Response{ID: id, Error: e}}
+}
+
+// methodNames caches recently seen method names, so the method of a frame usually costs no allocation: a slot
+// per hash of the name, the last name stored wins. Names longer than maxCachedMethod are not cached.
+var methodNames [64]atomic.Pointer[string]
+
+const maxCachedMethod = 64
+
+// methodName decodes a JSON string holding a method name.
+func methodName(raw json.RawMessage) (string, bool) {
+	if len(raw) < 2 || len(raw)-2 > maxCachedMethod || bytes.IndexByte(raw[1:len(raw)-1], '\\') >= 0 || !utf8.Valid(raw[1:len(raw)-1]) {
+		var m string
+		err := json.Unmarshal(raw, &m)
+		return m, err == nil
+	}
+	inner := raw[1 : len(raw)-1]
+	var h uint32 = 2166136261 // FNV-1a
+	for _, c := range inner {
+		h = (h ^ uint32(c)) * 16777619
+	}
+	slot := &methodNames[h%uint32(len(methodNames))]
+	if p := slot.Load(); p != nil && *p == string(inner) {
+		return *p, true
+	}
+	m := string(inner)
+	slot.Store(&m)
+	return m, true
 }
 
 // parseErrorObject validates {code:int, message:string, data?}. Other keys are ignored; data is kept raw.

@@ -258,7 +258,7 @@ func TestWriteFrame(t *testing.T) {
 func TestNotifyEncodeError(t *testing.T) {
 	server, client := socketPair(t)
 	defer client.Close()
-	c := NewConn(server, HandlerFunc(echo), Options{})
+	c := NewConn(NewStream(server), HandlerFunc(echo), Options{})
 	defer c.Close()
 	err := c.Notify("m", make(chan int))
 	if err == nil || errors.Is(err, ErrClosed) {

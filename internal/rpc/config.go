@@ -8,6 +8,7 @@ import (
 	"github.com/zeroclaw-go/zeroclaw/internal/auth"
 	"github.com/zeroclaw-go/zeroclaw/internal/config"
 	"github.com/zeroclaw-go/zeroclaw/internal/jsonrpc"
+	"github.com/zeroclaw-go/zeroclaw/internal/router"
 )
 
 // Config method grants (protocol.md §8).
@@ -30,10 +31,10 @@ func (s *Server) registerConfig(m *config.Manager) {
 	}))
 	s.register(api.MethodConfigSet, handle(grantConfigUpdate, func(ctx context.Context, peer *Peer, p *api.ConfigSetParams) (any, error) {
 		if p.Prop == "" {
-			return nil, invalidParams("config/set needs prop")
+			return nil, router.InvalidParams("config/set needs prop")
 		}
 		if len(p.Value) == 0 {
-			return nil, invalidParams("config/set needs value")
+			return nil, router.InvalidParams("config/set needs value")
 		}
 		prop, err := m.Set(ctx, p.Prop, p.Value, s.authorizeConfig(peer))
 		if err != nil {
@@ -61,7 +62,7 @@ func (s *Server) registerConfig(m *config.Manager) {
 	}))
 	s.register(api.MethodConfigDelete, handle(grantConfigUpdate, func(ctx context.Context, peer *Peer, p *api.ConfigDeleteParams) (any, error) {
 		if p.Prop == "" {
-			return nil, invalidParams("config/delete needs prop")
+			return nil, router.InvalidParams("config/delete needs prop")
 		}
 		deleted, err := m.Delete(ctx, p.Prop, s.authorizeConfig(peer))
 		if err != nil {

@@ -13,12 +13,13 @@ import (
 	"github.com/zeroclaw-go/zeroclaw/internal/api"
 	"github.com/zeroclaw-go/zeroclaw/internal/config"
 	"github.com/zeroclaw-go/zeroclaw/internal/jsonrpc"
+	"github.com/zeroclaw-go/zeroclaw/internal/router"
 )
 
 // initialize binds the connection (protocol.md §3). A failure keeps the previous binding.
 func (s *Server) initialize(_ context.Context, p *Peer, raw json.RawMessage) (any, error) {
 	var params api.InitializeParams
-	if err := decodeParams(raw, &params); err != nil {
+	if err := router.DecodeParams(raw, &params); err != nil {
 		return nil, err
 	}
 	version := api.ProtocolVersion

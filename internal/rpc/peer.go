@@ -1,12 +1,12 @@
 package rpc
 
 import (
-	"net"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/zeroclaw-go/zeroclaw/internal/auth"
+	"github.com/zeroclaw-go/zeroclaw/internal/config"
 	"github.com/zeroclaw-go/zeroclaw/internal/jsonrpc"
 )
 
@@ -24,7 +24,6 @@ type Peer struct {
 	Info        PeerInfo
 	ConnectedAt time.Time
 	conn        *jsonrpc.Conn
-	nc          net.Conn // the socket under conn, closed outright by CloseAll
 	inflight    atomic.Int64
 
 	mu          sync.Mutex // mu guards the fields below
@@ -33,6 +32,9 @@ type Peer struct {
 	elicitation bool
 	env         map[string]string
 	principal   *auth.Principal
+	// resolvedFrom is the config snapshot principal was last resolved from by dispatch (resolved: it was).
+	resolvedFrom *config.Config
+	resolved     bool
 }
 
 // Conn is the connection this peer speaks on; it is used to notify and to send outbound requests.

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"log/slog"
 	"net"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -15,6 +14,7 @@ import (
 	"github.com/zeroclaw-go/zeroclaw/internal/clock"
 	"github.com/zeroclaw-go/zeroclaw/internal/config"
 	"github.com/zeroclaw-go/zeroclaw/internal/jsonrpc"
+	"github.com/zeroclaw-go/zeroclaw/internal/router"
 	"github.com/zeroclaw-go/zeroclaw/internal/session"
 )
 
@@ -55,9 +55,9 @@ type Options struct {
 
 // Server holds the method table and the connected peers.
 type Server struct {
-	opts    Options
-	log     *slog.Logger
-	methods map[string]method
+	opts  Options
+	log   *slog.Logger
+	table *router.Table[*Peer]
 
 	nextID atomic.Uint64
 
@@ -65,31 +65,16 @@ type Server struct {
 	peers map[*Peer]struct{}
 }
 
-// method is one entry of the table: the grant it needs, whether it runs concurrently with the connection's
-// other requests or inline on the reader (cheap, in-memory, never blocking), and the adapted handler.
-type method struct {
-	grant      string
-	concurrent bool
-	inline     bool
-	call       func(ctx context.Context, p *Peer, req *jsonrpc.Request) (any, error)
-}
+// method is one entry of the table (router.Method for this package's Peer).
+type method = router.Method[*Peer]
 
-// handle adapts a typed handler: decode params (snake_case with camelCase aliases) into P, release the frame
-// (a long turn must not hold it), call f.
+// handle is router.Handle for this package's Peer.
 func handle[P any, R any](grant string, f func(context.Context, *Peer, *P) (R, error)) method {
-	return method{grant: grant, call: func(ctx context.Context, p *Peer, req *jsonrpc.Request) (any, error) {
-		params := new(P)
-		err := decodeParams(req.Params, params)
-		req.ReleaseParams()
-		if err != nil {
-			return nil, err
-		}
-		return f(ctx, p, params)
-	}}
+	return router.Handle(grant, f)
 }
 
 func inline(m method) method {
-	m.inline = true
+	m.Inline = true
 	return m
 }
 
@@ -103,12 +88,11 @@ func New(opts Options) *Server {
 		opts.NewTUIID = newTUIID
 	}
 	s := &Server{opts: opts, log: opts.Logger, peers: map[*Peer]struct{}{}}
-	s.methods = map[string]method{
-		api.MethodStatus:   inline(handle("status:read", s.status)),
-		api.MethodHealth:   inline(handle("health:read", s.health)),
-		api.MethodTUIList:  inline(handle("tui:read", s.tuiList)),
-		api.MethodShutdown: handle(auth.GrantAdmin, s.shutdown),
-	}
+	s.table = router.New(router.Options[*Peer]{Authorize: s.authorize, MapError: domainError, Logger: opts.Logger})
+	s.register(api.MethodStatus, inline(handle("status:read", s.status)))
+	s.register(api.MethodHealth, inline(handle("health:read", s.health)))
+	s.register(api.MethodTUIList, inline(handle("tui:read", s.tuiList)))
+	s.register(api.MethodShutdown, handle(auth.GrantAdmin, s.shutdown))
 	if opts.ConfigManager != nil {
 		s.registerConfig(opts.ConfigManager)
 	}
@@ -120,23 +104,18 @@ func New(opts Options) *Server {
 
 // register adds a method to the table; domains that are wired later (config, sessions) use it. It must be called
 // before the first connection is served.
-func (s *Server) register(name string, m method) { s.methods[name] = m }
+func (s *Server) register(name string, m method) { s.table.Register(name, m) }
 
 // Capabilities lists exactly the methods served, sorted, initialize first.
 func (s *Server) Capabilities() []string {
-	names := make([]string, 0, len(s.methods)+1)
-	for name := range s.methods {
-		names = append(names, name)
-	}
-	slices.Sort(names)
-	return append([]string{api.MethodInitialize}, names...)
+	return append([]string{api.MethodInitialize}, s.table.Names()...)
 }
 
 // ServeConn serves one accepted connection until it closes. It never panics on client input.
 func (s *Server) ServeConn(ctx context.Context, nc net.Conn, info PeerInfo, lim Limits) error {
 	peer := &Peer{ID: s.nextID.Add(1), Info: info, ConnectedAt: s.opts.Clock.Now()}
 	log := s.log.With("conn", info.Label)
-	conn := jsonrpc.NewConn(nc, jsonrpc.HandlerFunc(func(ctx context.Context, c *jsonrpc.Conn, req *jsonrpc.Request) (any, error) {
+	conn := jsonrpc.NewConn(jsonrpc.NewStream(nc), jsonrpc.HandlerFunc(func(ctx context.Context, c *jsonrpc.Conn, req *jsonrpc.Request) (any, error) {
 		return s.dispatch(ctx, peer, req)
 	}), jsonrpc.Options{
 		MaxFrameBytes: lim.MaxFrameBytes,
@@ -147,7 +126,7 @@ func (s *Server) ServeConn(ctx context.Context, nc net.Conn, info PeerInfo, lim 
 		Budget:        s.opts.FrameBudget,
 		Logger:        log,
 	})
-	peer.conn, peer.nc = conn, nc
+	peer.conn = conn
 	s.mu.Lock()
 	s.peers[peer] = struct{}{}
 	s.mu.Unlock()
@@ -177,25 +156,18 @@ func (s *Server) ServeConn(ctx context.Context, nc net.Conn, info PeerInfo, lim 
 
 // inline: initialize and the cheap in-memory methods skip the dispatcher handoff.
 func (s *Server) inline(name string) bool {
-	if name == api.MethodInitialize {
-		return true
-	}
-	m, ok := s.methods[name]
-	return !ok || m.inline // unknown methods are answered at once
+	return name == api.MethodInitialize || s.table.Inline(name)
 }
 
-func (s *Server) concurrent(name string) bool {
-	m, ok := s.methods[name]
-	return ok && m.concurrent
-}
+func (s *Server) concurrent(name string) bool { return s.table.Concurrent(name) }
 
-// dispatch applies the handshake gate, the method table and the grant check, then calls the handler.
+// dispatch applies the handshake gate, then serves the request from the method table (which calls authorize).
 func (s *Server) dispatch(ctx context.Context, p *Peer, req *jsonrpc.Request) (any, error) {
 	p.inflight.Add(1)
 	defer p.inflight.Add(-1)
 	if req.Method == api.MethodInitialize {
 		res, err := s.initialize(ctx, p, req.Params)
-		return res, s.wireError(err, req)
+		return res, s.table.WireError(err, req)
 	}
 	if !p.Initialized() {
 		if req.IsNotification() {
@@ -203,27 +175,31 @@ func (s *Server) dispatch(ctx context.Context, p *Peer, req *jsonrpc.Request) (a
 		}
 		return nil, jsonrpc.NewError(api.CodeAuthRequired, "First call must be 'initialize'", nil)
 	}
-	m, ok := s.methods[req.Method]
-	if !ok {
-		if req.IsNotification() {
-			return nil, nil
-		}
-		return nil, jsonrpc.NewError(api.CodeMethodNotFound, "Unknown method: "+req.Method, nil)
-	}
-	// Authority is resolved again for every request from the config in force, so a revoked grant or a removed
-	// user takes effect at once, not at the next initialize.
-	pr, err := resolvePrincipal(s.config(), p.Info, s.opts.Info.UID)
-	if err != nil {
-		return nil, err
-	}
+	return s.table.Dispatch(ctx, p, req)
+}
+
+// authorize is the table's grant check. Authority is resolved again for every request from the config in force,
+// so a revoked grant or a removed user takes effect at once, not at the next initialize. The config is an
+// immutable snapshot: while it is the one the principal was resolved from, the answer is the same, so it is
+// reused.
+func (s *Server) authorize(_ context.Context, p *Peer, grant string) error {
+	cfg := s.config()
 	p.mu.Lock()
-	p.principal = pr
+	pr, fresh := p.principal, p.resolved && p.resolvedFrom == cfg
 	p.mu.Unlock()
-	if m.grant != "" && !pr.Allows(m.grant) {
-		return nil, forbidden(m.grant)
+	if !fresh {
+		var err error
+		if pr, err = resolvePrincipal(cfg, p.Info, s.opts.Info.UID); err != nil {
+			return err
+		}
+		p.mu.Lock()
+		p.principal, p.resolvedFrom, p.resolved = pr, cfg, true
+		p.mu.Unlock()
 	}
-	res, err := m.call(ctx, p, req)
-	return res, s.wireError(err, req)
+	if grant != "" && !pr.Allows(grant) {
+		return forbidden(grant)
+	}
+	return nil
 }
 
 // Peers returns the connected peers.
@@ -252,12 +228,11 @@ func (s *Server) Drain(ctx context.Context) {
 	}
 }
 
-// CloseAll closes every connection at once: it closes the sockets too, so a connection still flushing to a
+// CloseAll closes every connection at once: it closes the transports too, so a connection still flushing to a
 // client that does not read (each frame may wait up to the write timeout) ends now instead.
 func (s *Server) CloseAll() {
 	for _, p := range s.Peers() {
-		_ = p.conn.Close()
-		_ = p.nc.Close()
+		p.conn.Abort()
 	}
 }
 
@@ -270,16 +245,9 @@ func (s *Server) busy() bool {
 	return false
 }
 
-// wireError is the one place that maps a domain error to a JSON-RPC error. Unknown errors become -32603 with a
-// generic message; the cause is logged once with the request id.
-func (s *Server) wireError(err error, req *jsonrpc.Request) error {
-	if err == nil {
-		return nil
-	}
-	var we *jsonrpc.Error
-	if errors.As(err, &we) {
-		return we
-	}
+// domainError is this protocol's error mapper (router.Options.MapError): a domain error becomes its code, with
+// the structured detail the error carries as data; nil for an error no domain here defines.
+func domainError(err error) *jsonrpc.Error {
 	if code, ok := domainCode(err); ok {
 		var data any
 		var ee *config.EntryError
@@ -296,8 +264,7 @@ func (s *Server) wireError(err error, req *jsonrpc.Request) error {
 		}
 		return jsonrpc.NewError(code, err.Error(), data)
 	}
-	s.log.Error("request failed", "method", req.Method, "rpc_id", string(req.ID), "err", err)
-	return jsonrpc.NewError(api.CodeInternalError, "Internal error", nil)
+	return nil
 }
 
 // dataError is a domain error that carries structured detail for the error's data member.

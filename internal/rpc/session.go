@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/zeroclaw-go/zeroclaw/internal/api"
+	"github.com/zeroclaw-go/zeroclaw/internal/router"
 	"github.com/zeroclaw-go/zeroclaw/internal/session"
 )
 
@@ -23,18 +24,18 @@ func (s *Server) registerSessions(m *session.Manager) {
 	prompt := handle(grantSessionsExecute, func(ctx context.Context, p *Peer, params *api.SessionPromptParams) (api.SessionPromptResult, error) {
 		return m.Prompt(ctx, p.owner(), *params, peerSink{p})
 	})
-	prompt.concurrent = true
+	prompt.Concurrent = true
 	s.register(api.MethodSessionPrompt, prompt)
 	// cancel and approve run beside a long turn, never queued behind it.
 	cancel := handle(grantSessionsExecute, func(_ context.Context, p *Peer, params *api.SessionIDParams) (api.SessionCancelResult, error) {
 		return m.Cancel(p.owner(), params.SessionID)
 	})
-	cancel.concurrent = true
+	cancel.Concurrent = true
 	s.register(api.MethodSessionCancel, cancel)
 	approve := handle(grantSessionsExecute, func(_ context.Context, p *Peer, params *api.SessionApproveParams) (api.SessionApproveResult, error) {
 		return m.Approve(p.owner(), *params)
 	})
-	approve.concurrent = true
+	approve.Concurrent = true
 	s.register(api.MethodSessionApprove, approve)
 	s.register(api.MethodSessionClose, handle(grantSessionsExecute, func(_ context.Context, p *Peer, params *api.SessionIDParams) (api.SessionCloseResult, error) {
 		return m.Close(p.owner(), params.SessionID)
@@ -43,17 +44,17 @@ func (s *Server) registerSessions(m *session.Manager) {
 		return m.Delete(ctx, p.owner(), params.SessionID)
 	}))
 	s.register(api.MethodSessionList, handle(grantSessionsRead, func(ctx context.Context, p *Peer, params *api.SessionListParams) (api.SessionListResult, error) {
-		if err := nonNegative("limit", params.Limit); err != nil {
+		if err := router.NonNegative("limit", params.Limit); err != nil {
 			return api.SessionListResult{}, err
 		}
 		return m.List(ctx, p.owner(), *params)
 	}))
 	s.register(api.MethodSessionMsgs, handle(grantSessionsRead, func(ctx context.Context, p *Peer, params *api.SessionMessagesParams) (api.SessionMessagesResult, error) {
-		if err := nonNegative("limit", params.Limit); err != nil {
+		if err := router.NonNegative("limit", params.Limit); err != nil {
 			return api.SessionMessagesResult{}, err
 		}
 		if params.BeforeIndex != nil {
-			if err := nonNegative("before_index", *params.BeforeIndex); err != nil {
+			if err := router.NonNegative("before_index", *params.BeforeIndex); err != nil {
 				return api.SessionMessagesResult{}, err
 			}
 		}
@@ -91,7 +92,7 @@ func (s peerSink) Elicit(ctx context.Context, params api.ElicitationParams) (api
 		return api.ElicitationResult{}, err
 	}
 	var res api.ElicitationResult
-	if err := decodeParams(raw, &res); err != nil {
+	if err := router.DecodeParams(raw, &res); err != nil {
 		return api.ElicitationResult{}, errors.New("rpc: the client's elicitation answer is not an object")
 	}
 	return res, nil

@@ -77,7 +77,7 @@ func (c *rc) promptAnswering(sid, text string, decide func(u api.SessionUpdate) 
 		}
 		var r api.SessionApproveResult
 		if f.Error != nil || json.Unmarshal(f.Result, &r) != nil || !r.Acknowledged || r.SessionID != sid {
-			c.t.Fatalf("session/approve answered %s", f.raw)
+			c.t.Fatalf("session/approve answered %s", f.Raw)
 		}
 		delete(acks, idOf(f))
 		return true
@@ -96,7 +96,7 @@ func (c *rc) promptAnswering(sid, text string, decide func(u api.SessionUpdate) 
 	})
 	for len(acks) > 0 { // an acknowledgement may be queued after the prompt's response
 		if f := c.recv(); !ack(f) {
-			c.t.Fatalf("expected a session/approve response, got %s", f.raw)
+			c.t.Fatalf("expected a session/approve response, got %s", f.Raw)
 		}
 	}
 	if tr.err != nil {
@@ -220,7 +220,7 @@ func TestApprovalsOverSocket(t *testing.T) {
 		gone.send(api.MethodSessionPrompt, api.SessionPromptParams{SessionID: s.SessionID, Prompt: shellHook("touch after_disconnect.txt")})
 		for {
 			f := gone.recv()
-			if f.Method == api.NotifySessionUpdate && contains(f.raw, `"type":"approval_request"`) {
+			if f.Method == api.NotifySessionUpdate && contains(f.Raw, `"type":"approval_request"`) {
 				break
 			}
 		}
@@ -359,7 +359,7 @@ func TestElicitationOverSocket(t *testing.T) {
 		answer := func(action, content string) func(frame) {
 			return func(f frame) {
 				if f.Method != api.MethodElicitationCreate {
-					t.Fatalf("unexpected request %s", f.raw)
+					t.Fatalf("unexpected request %s", f.Raw)
 				}
 				var p api.ElicitationParams
 				if err := json.Unmarshal(f.Params, &p); err != nil {

@@ -49,7 +49,7 @@ func TestFrameTooLarge(t *testing.T) {
 	// Exactly the limit is fine.
 	pad := 1024 - len(`{"jsonrpc":"2.0","method":"status","id":1,"x":""}`)
 	c.Send(`{"jsonrpc":"2.0","method":"status","id":1,"x":"` + strings.Repeat("a", pad) + `"}`)
-	if m := decode(t, c.MustRecv()); m["result"] == nil {
+	if m := c.Next(); m["result"] == nil {
 		t.Fatalf("a frame of exactly max bytes was refused: %v", m)
 	}
 	c.Send(`{"jsonrpc":"2.0","method":"status","id":2,"x":"` + strings.Repeat("a", pad+1) + `"}`)
@@ -67,7 +67,7 @@ func TestFrameTimeout(t *testing.T) {
 	c.Initialize()
 	time.Sleep(600 * time.Millisecond) // idle between frames: allowed
 	c.Send(`{"jsonrpc":"2.0","method":"status","id":1}`)
-	if m := decode(t, c.MustRecv()); m["result"] == nil {
+	if m := c.Next(); m["result"] == nil {
 		t.Fatalf("status after idle failed: %v", m)
 	}
 	c.SendRaw([]byte(`{"jsonrpc":"2.0","meth`))
@@ -99,7 +99,7 @@ func TestInitializeDeadline(t *testing.T) {
 	idle.ExpectEOF(10 * time.Second)
 	clk.Advance(time.Hour)
 	ok.Send(`{"jsonrpc":"2.0","method":"status","id":2}`)
-	if m := decode(t, ok.MustRecv()); m["result"] == nil {
+	if m := ok.Next(); m["result"] == nil {
 		t.Fatalf("initialized connection was affected by the deadline: %v", m)
 	}
 }
@@ -134,7 +134,7 @@ func TestConnectionLimit(t *testing.T) {
 		c := d.Dial(t)
 		// A refused connection is answered at accept and closed, so the write may fail: only the reply counts.
 		_, _ = c.Conn().Write([]byte(`{"jsonrpc":"2.0","method":"initialize","params":{},"id":1}` + "\n"))
-		m := decode(t, c.MustRecv())
+		m := c.Next()
 		if m["result"] != nil {
 			break
 		}
@@ -179,7 +179,7 @@ func TestSlowReaderIsBounded(t *testing.T) {
 	other.Initialize()
 	for i := 0; i < 20; i++ {
 		other.Send(fmt.Sprintf(`{"jsonrpc":"2.0","method":"status","id":%d}`, i))
-		if m := decode(t, other.MustRecv()); m["result"] == nil {
+		if m := other.Next(); m["result"] == nil {
 			t.Fatalf("other client not served: %v", m)
 		}
 	}

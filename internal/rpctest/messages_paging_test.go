@@ -32,7 +32,7 @@ func (c *rc) rawCall(method string, params any) (frame, int) {
 		if err := json.Unmarshal([]byte(line), &f); err != nil {
 			c.t.Fatalf("bad frame: %v", err)
 		}
-		f.raw = line
+		f.Raw = line
 		if f.Method == "" && idOf(f) == id {
 			return f, len(line) + 1
 		}
@@ -124,7 +124,7 @@ func TestSessionMessagesPagesLargeHistory(t *testing.T) {
 		f, _ := c.rawCall(api.MethodSessionMsgs, api.SessionMessagesParams{SessionID: s.SessionID, Index: &idx, ContentOffset: &o})
 		var r api.SessionMessagesResult
 		if f.Error != nil || json.Unmarshal(f.Result, &r) != nil || len(r.Messages) != 1 {
-			t.Fatalf("slice at %d: %s %s", off, f.Error, f.raw[:min(len(f.raw), 200)])
+			t.Fatalf("slice at %d: %s %s", off, f.Error, f.Raw[:min(len(f.Raw), 200)])
 		}
 		m := r.Messages[0]
 		if m.Index != big || m.ContentOffset != off || m.ContentBytes != len(want[big]) || len(m.Content) == 0 || !utf8.ValidString(m.Content) {

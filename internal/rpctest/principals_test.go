@@ -11,13 +11,9 @@ import (
 // call sends one request on c and returns the decoded response frame, skipping notifications.
 func call(t *testing.T, c *Client, id int, method string, params any) map[string]any {
 	t.Helper()
-	b, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c.Send(string(b))
+	c.Request(method, params, id)
 	for {
-		m := decode(t, c.MustRecv())
+		m := c.Next()
 		if _, isNote := m["method"]; isNote {
 			continue
 		}

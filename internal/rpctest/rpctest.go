@@ -3,22 +3,18 @@
 package rpctest
 
 import (
-	"bufio"
 	"context"
 	"errors"
-	"fmt"
-	"io"
 	"log/slog"
-	"net"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/zeroclaw-go/zeroclaw/internal/clock"
 	"github.com/zeroclaw-go/zeroclaw/internal/daemon"
 	"github.com/zeroclaw-go/zeroclaw/internal/install"
+	"github.com/zeroclaw-go/zeroclaw/internal/rpctest/ndjson"
 	"github.com/zeroclaw-go/zeroclaw/internal/session"
 )
 
@@ -148,12 +144,8 @@ func (d *Daemon) Stop() error {
 // Done is closed-with-result when the daemon's Run returns on its own (e.g. ephemeral exit).
 func (d *Daemon) Done() <-chan error { return d.done }
 
-// Client is a raw NDJSON client on a real socket.
-type Client struct {
-	t  testing.TB
-	nc net.Conn
-	r  *bufio.Reader
-}
+// Client is the raw NDJSON test client (package ndjson) on a connection to the daemon.
+type Client = ndjson.Client
 
 // Dial connects a raw client to the daemon.
 func (d *Daemon) Dial(t testing.TB) *Client {
@@ -161,7 +153,8 @@ func (d *Daemon) Dial(t testing.TB) *Client {
 	return DialEndpoint(t, d.Endpoint)
 }
 
-// DialEndpoint connects a raw client to an endpoint.
+// DialEndpoint connects a raw client to an endpoint (a Unix socket or, on Windows, a named pipe); the
+// connection is closed when the test ends.
 func DialEndpoint(t testing.TB, endpoint string) *Client {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -170,70 +163,6 @@ func DialEndpoint(t testing.TB, endpoint string) *Client {
 	if err != nil {
 		t.Fatalf("dial %s: %v", endpoint, err)
 	}
-	c := &Client{t: t, nc: nc, r: bufio.NewReaderSize(nc, 1<<16)}
 	t.Cleanup(func() { nc.Close() })
-	return c
-}
-
-// Conn is the underlying socket.
-func (c *Client) Conn() net.Conn { return c.nc }
-
-// Send writes line plus "\n".
-func (c *Client) Send(line string) {
-	c.t.Helper()
-	c.SendRaw([]byte(line + "\n"))
-}
-
-// SendRaw writes bytes as they are.
-func (c *Client) SendRaw(b []byte) {
-	c.t.Helper()
-	if _, err := c.nc.Write(b); err != nil {
-		c.t.Fatalf("write: %v", err)
-	}
-}
-
-// Recv reads one frame (without its newline); io.EOF when the daemon closed the connection.
-func (c *Client) Recv(timeout time.Duration) (string, error) {
-	_ = c.nc.SetReadDeadline(time.Now().Add(timeout))
-	line, err := c.r.ReadString('\n')
-	if err != nil {
-		if line != "" && errors.Is(err, io.EOF) {
-			return "", fmt.Errorf("partial frame before EOF: %q", line)
-		}
-		return "", err
-	}
-	return strings.TrimSuffix(line, "\n"), nil
-}
-
-// MustRecv reads one frame or fails the test.
-func (c *Client) MustRecv() string {
-	c.t.Helper()
-	line, err := c.Recv(10 * time.Second)
-	if err != nil {
-		c.t.Fatalf("recv: %v", err)
-	}
-	return line
-}
-
-// Initialize performs the handshake and returns the raw result frame.
-func (c *Client) Initialize() string {
-	c.t.Helper()
-	c.Send(`{"jsonrpc":"2.0","method":"initialize","params":{"protocol_version":1},"id":"init"}`)
-	return c.MustRecv()
-}
-
-// ExpectEOF asserts the daemon closes the connection without sending another frame.
-func (c *Client) ExpectEOF(timeout time.Duration) {
-	c.t.Helper()
-	line, err := c.Recv(timeout)
-	if err == nil {
-		c.t.Fatalf("expected EOF, got frame %s", line)
-	}
-	if !errors.Is(err, io.EOF) && !isReset(err) {
-		c.t.Fatalf("expected EOF, got %v", err)
-	}
-}
-
-func isReset(err error) bool {
-	return err != nil && (strings.Contains(err.Error(), "connection reset") || strings.Contains(err.Error(), "broken pipe"))
+	return ndjson.New(t, nc)
 }

@@ -17,31 +17,14 @@ import (
 	"time"
 
 	"github.com/zeroclaw-go/zeroclaw/internal/api"
+	"github.com/zeroclaw-go/zeroclaw/internal/rpctest/ndjson"
 	"github.com/zeroclaw-go/zeroclaw/internal/store"
 )
 
-// frame is one decoded NDJSON frame from the daemon: a response, a notification or a daemon→client request.
-type frame struct {
-	ID     json.RawMessage `json:"id"`
-	Method string          `json:"method"`
-	Params json.RawMessage `json:"params"`
-	Result json.RawMessage `json:"result"`
-	Error  *wireError      `json:"error"`
-	raw    string
-}
+// frame is one decoded frame from the daemon: a response, a notification or a daemon→client request.
+type frame = ndjson.Frame
 
-type wireError struct {
-	Code    int             `json:"code"`
-	Message string          `json:"message"`
-	Data    json.RawMessage `json:"data"`
-}
-
-func (e *wireError) String() string {
-	if e == nil {
-		return "<nil>"
-	}
-	return fmt.Sprintf("%d %s", e.Code, e.Message)
-}
+type wireError = ndjson.Error
 
 // rc is a typed client over the raw Client: it numbers requests, decodes frames and collects turn events.
 type rc struct {
@@ -60,20 +43,14 @@ func dialRC(t testing.TB, d *Daemon, caps string) *rc {
 	}
 	c.Send(`{"jsonrpc":"2.0","method":"initialize","params":` + params + `,"id":"init"}`)
 	if f := c.recv(); f.Error != nil || f.Result == nil {
-		t.Fatalf("initialize failed: %s", f.raw)
+		t.Fatalf("initialize failed: %s", f.Raw)
 	}
 	return c
 }
 
 func (c *rc) recv() frame {
 	c.t.Helper()
-	line := c.MustRecv()
-	var f frame
-	if err := json.Unmarshal([]byte(line), &f); err != nil {
-		c.t.Fatalf("bad frame %q: %v", line, err)
-	}
-	f.raw = line
-	return f
+	return c.Frame()
 }
 
 // send writes a request and returns its id (a JSON string).
@@ -81,11 +58,7 @@ func (c *rc) send(method string, params any) string {
 	c.t.Helper()
 	c.next++
 	id := fmt.Sprintf("r%d", c.next)
-	b, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "method": method, "params": params, "id": id})
-	if err != nil {
-		c.t.Fatal(err)
-	}
-	c.SendRaw(append(b, '\n'))
+	c.Request(method, params, id)
 	return id
 }
 
@@ -101,7 +74,7 @@ func (c *rc) call(method string, params any) (json.RawMessage, *wireError) {
 	id := c.send(method, params)
 	f := c.recv()
 	if f.Method != "" || idOf(f) != id {
-		c.t.Fatalf("%s: expected the response to %s, got %s", method, id, f.raw)
+		c.t.Fatalf("%s: expected the response to %s, got %s", method, id, f.Raw)
 	}
 	return f.Result, f.Error
 }
@@ -172,7 +145,7 @@ func (c *rc) await(id string, h hooks) turn {
 		case f.Method == api.NotifySessionUpdate:
 			var u api.SessionUpdate
 			if err := json.Unmarshal(f.Params, &u); err != nil {
-				c.t.Fatalf("bad session/update %s: %v", f.raw, err)
+				c.t.Fatalf("bad session/update %s: %v", f.Raw, err)
 			}
 			tr.events = append(tr.events, u)
 			if h.onUpdate != nil {
@@ -180,20 +153,20 @@ func (c *rc) await(id string, h hooks) turn {
 			}
 		case f.Method != "":
 			if h.onRequest == nil {
-				c.t.Fatalf("unexpected request from the daemon: %s", f.raw)
+				c.t.Fatalf("unexpected request from the daemon: %s", f.Raw)
 			}
 			h.onRequest(f)
 		case idOf(f) == id:
 			tr.err = f.Error
 			if f.Error == nil {
 				if err := json.Unmarshal(f.Result, &tr.result); err != nil {
-					c.t.Fatalf("bad prompt result %s: %v", f.raw, err)
+					c.t.Fatalf("bad prompt result %s: %v", f.Raw, err)
 				}
 			}
 			return tr
 		default:
 			if h.onOther == nil || !h.onOther(f) {
-				c.t.Fatalf("unexpected frame while waiting for %s: %s", id, f.raw)
+				c.t.Fatalf("unexpected frame while waiting for %s: %s", id, f.Raw)
 			}
 		}
 	}

@@ -66,7 +66,7 @@ func BenchmarkTurn(b *testing.B) {
 		b.Run(fmt.Sprintf("chunks=%d/daemon", n), func(b *testing.B) {
 			d := Start(b, WithConfig(agentConfig(fakeProviderTOML("openai", srv.URL), "openai.fake", "full", "")))
 			c := dialRC(b, d, "")
-			r := c.r // the client's own buffered reader: newSession reads through it too
+			r := c.Reader() // the client's own buffered reader: newSession reads through it too
 			var ttfc, total time.Duration
 			chunks, events, turns := 0, 0, 0
 			sid := ""

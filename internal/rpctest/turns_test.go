@@ -73,12 +73,12 @@ func TestCancelMidStream(t *testing.T) {
 	})
 	if cancelled == nil { // the cancel reply may be queued after the prompt's
 		if f := c.recv(); !onCancel(f) {
-			t.Fatalf("expected the session/cancel response, got %s", f.raw)
+			t.Fatalf("expected the session/cancel response, got %s", f.Raw)
 		}
 	}
 	var cr api.SessionCancelResult
 	if cancelled.Error != nil || json.Unmarshal(cancelled.Result, &cr) != nil || cr != (api.SessionCancelResult{SessionID: s.SessionID, Cancelled: true}) {
-		t.Fatalf("session/cancel answered %s", cancelled.raw)
+		t.Fatalf("session/cancel answered %s", cancelled.Raw)
 	}
 	if tr.err != nil {
 		t.Fatalf("prompt: %s", tr.err)
@@ -127,8 +127,8 @@ func TestBusySession(t *testing.T) {
 	s := c.newSession(api.SessionNewParams{})
 
 	first := c.send(api.MethodSessionPrompt, api.SessionPromptParams{SessionID: s.SessionID, Prompt: "p0"})
-	if f := c.recv(); f.Method != api.NotifySessionUpdate || !contains(f.raw, `"text":"wait"`) {
-		t.Fatalf("expected the first chunk, got %s", f.raw)
+	if f := c.recv(); f.Method != api.NotifySessionUpdate || !contains(f.Raw, `"text":"wait"`) {
+		t.Fatalf("expected the first chunk, got %s", f.Raw)
 	}
 	ids := map[string]bool{first: true}
 	for i := 1; i <= 9; i++ {
@@ -137,7 +137,7 @@ func TestBusySession(t *testing.T) {
 	// The refusal comes while the first turn is still held: 1 running + 8 queued fill the session.
 	f := c.recv()
 	if f.Error == nil || f.Error.Code != api.CodeSessionBusy || !ids[idOf(f)] {
-		t.Fatalf("expected one -32002, got %s", f.raw)
+		t.Fatalf("expected one -32002, got %s", f.Raw)
 	}
 	delete(ids, idOf(f))
 	once.Do(func() { close(release) })
@@ -152,17 +152,17 @@ func TestBusySession(t *testing.T) {
 			if u.Type == api.UpdateTurnComplete {
 				completes++
 				if u.Outcome != api.OutcomeCompleted {
-					t.Fatalf("turn_complete %s", f.raw)
+					t.Fatalf("turn_complete %s", f.Raw)
 				}
 			}
 		case ids[idOf(f)]:
 			var r api.SessionPromptResult
 			if f.Error != nil || json.Unmarshal(f.Result, &r) != nil || r.Outcome != api.OutcomeCompleted {
-				t.Fatalf("admitted prompt failed: %s", f.raw)
+				t.Fatalf("admitted prompt failed: %s", f.Raw)
 			}
 			delete(ids, idOf(f))
 		default:
-			t.Fatalf("unexpected frame %s", f.raw)
+			t.Fatalf("unexpected frame %s", f.Raw)
 		}
 	}
 	if completes != 9 {

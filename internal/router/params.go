@@ -1,4 +1,4 @@
-package rpc
+package router
 
 import (
 	"bytes"
@@ -8,19 +8,19 @@ import (
 	"strings"
 	"sync"
 	"unicode"
+	"unicode/utf8"
 
-	"github.com/zeroclaw-go/zeroclaw/internal/api"
 	"github.com/zeroclaw-go/zeroclaw/internal/jsonrpc"
 )
 
-// decodeParams decodes raw params into dst (a pointer to a struct). Absent params count as {}. A field is matched
+// DecodeParams decodes raw params into dst (a pointer to a struct). Absent params count as {}. A field is matched
 // by its documented name (snake_case) or that name's camelCase spelling, exactly; unknown fields are ignored; a
 // wrong type is -32602. A field given twice (under both spellings, or the same one repeated) with different values
 // is -32602 too: which one would win is not something a client should have to guess.
 //
 // Only the known fields are decoded, each straight from the params bytes: an unknown field, however large, costs
 // nothing but a scan.
-func decodeParams(raw json.RawMessage, dst any) error {
+func DecodeParams(raw json.RawMessage, dst any) error {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 {
 		return nil
@@ -30,36 +30,83 @@ func decodeParams(raw json.RawMessage, dst any) error {
 	}
 	v := reflect.ValueOf(dst).Elem()
 	known := jsonFields(v.Type())
-	given := map[string]string{} // field name -> the spelling that set it
-	for key, val := range jsonrpc.Members(raw) {
-		name := key
-		f, ok := known[name]
+	var givenBuf [8]givenField
+	given := givenBuf[:0] // the fields set so far, with the spelling that set each
+	for key, val := range jsonrpc.RawMembers(raw) {
+		f, ok := lookupField(known, key)
 		if !ok {
-			if name = snakeCase(key); name == key {
-				continue
-			}
-			if f, ok = known[name]; !ok {
-				continue
+			continue
+		}
+		prev := -1
+		for i := range given {
+			if given[i].index == f.index {
+				prev = i
+				break
 			}
 		}
-		prev, dup := given[name]
 		target := v.Field(f.index).Addr()
-		if dup {
+		if prev >= 0 {
 			target = reflect.New(f.typ)
 		}
 		if err := json.Unmarshal(val, target.Interface()); err != nil {
-			return invalidParams(fmt.Sprintf("invalid params: %s must be %s", name, typeWord(f.typ)))
+			return invalidParams(fmt.Sprintf("invalid params: %s must be %s", f.name, typeWord(f.typ)))
 		}
-		if dup && !reflect.DeepEqual(target.Elem().Interface(), v.Field(f.index).Interface()) {
-			return invalidParams(fmt.Sprintf("invalid params: conflicting values for %s (given as %q and %q)", name, prev, key))
+		if prev >= 0 {
+			if !reflect.DeepEqual(target.Elem().Interface(), v.Field(f.index).Interface()) {
+				return invalidParams(fmt.Sprintf("invalid params: conflicting values for %s (given as %q and %q)",
+					f.name, jsonrpc.UnquoteKey(given[prev].key), jsonrpc.UnquoteKey(key)))
+			}
+			continue
 		}
-		given[name] = key
+		given = append(given, givenField{index: f.index, key: key})
 	}
 	return nil
 }
 
-// nonNegative refuses a negative count or index (0 keeps its documented meaning, e.g. "no limit").
-func nonNegative(name string, v int) error {
+// givenField records that a params field was set, and under which quoted key.
+type givenField struct {
+	index int
+	key   []byte
+}
+
+// lookupField finds the field a quoted key names: by its documented name, or by that name's camelCase spelling.
+// A key without escapes or capitals is looked up without allocating.
+func lookupField(known map[string]field, q []byte) (field, bool) {
+	inner := q[1 : len(q)-1]
+	var key string
+	if bytes.IndexByte(inner, '\\') < 0 {
+		if f, ok := known[string(inner)]; ok {
+			return f, true
+		}
+		if !hasUpper(inner) {
+			return field{}, false
+		}
+		key = string(inner)
+	} else {
+		key = jsonrpc.UnquoteKey(q)
+		if f, ok := known[key]; ok {
+			return f, true
+		}
+	}
+	name := snakeCase(key)
+	if name == key {
+		return field{}, false
+	}
+	f, ok := known[name]
+	return f, ok
+}
+
+func hasUpper(b []byte) bool {
+	for _, c := range b {
+		if 'A' <= c && c <= 'Z' || c >= utf8.RuneSelf {
+			return true
+		}
+	}
+	return false
+}
+
+// NonNegative refuses a negative count or index (0 keeps its documented meaning, e.g. "no limit").
+func NonNegative(name string, v int) error {
 	if v < 0 {
 		return invalidParams(fmt.Sprintf("invalid params: %s must not be negative, got %d", name, v))
 	}
@@ -67,13 +114,14 @@ func nonNegative(name string, v int) error {
 }
 
 func invalidParams(msg string) *jsonrpc.Error {
-	return jsonrpc.NewError(api.CodeInvalidParams, msg, nil)
+	return jsonrpc.NewError(jsonrpc.CodeInvalidParams, msg, nil)
 }
 
 var fieldCache sync.Map // reflect.Type -> map[string]field
 
 // field is one decodable field of a params struct.
 type field struct {
+	name  string // its JSON name
 	index int
 	typ   reflect.Type
 }
@@ -100,7 +148,7 @@ func jsonFields(t reflect.Type) map[string]field {
 					name = n
 				}
 			}
-			m[name] = field{index: i, typ: f.Type}
+			m[name] = field{name: name, index: i, typ: f.Type}
 		}
 	}
 	fieldCache.Store(t, m)
