@@ -100,7 +100,11 @@ type RiskProfile struct {
 	ApprovalTimeoutSecs int      `toml:"approval_timeout_secs" desc:"Seconds an approval request waits for an answer before it is denied."`
 }
 
-func (r *RiskProfile) setDefaults() { r.ApprovalTimeoutSecs = 120 }
+// setDefaults gives a fresh profile upstream's defaults: supervised and confined to the workspace, so an empty
+// [risk_profiles.x] table is valid and safe.
+func (r *RiskProfile) setDefaults() {
+	r.Level, r.WorkspaceOnly, r.ApprovalTimeoutSecs = LevelSupervised, true, 120
+}
 
 // UserConfig is users.<name>: a local uid mapped to permission profiles (protocol.md §8).
 type UserConfig struct {
@@ -225,7 +229,7 @@ func Default() *Config {
 	c.SchemaVersion = SchemaVersion
 	c.Providers.Models = map[string]map[string]ProviderConfig{FamilyEcho: {"default": {Model: "echo", TimeoutSecs: DefaultProviderTimeoutSecs}}}
 	c.Agents = map[string]AgentConfig{"default": {ModelProvider: "echo.default", RiskProfile: LevelSupervised, Enabled: new(true)}}
-	rp := RiskProfile{Level: LevelSupervised, WorkspaceOnly: true}
+	var rp RiskProfile
 	rp.setDefaults()
 	c.RiskProfiles = map[string]RiskProfile{LevelSupervised: rp}
 	return c

@@ -110,7 +110,7 @@ func (s *Server) status(_ context.Context, _ *Peer, _ *noParams) (api.StatusResu
 		LocalIPCEndpoint: info.Endpoint,
 		BuildVersion:     api.BuildVersion(),
 		PID:              info.PID,
-		UptimeSecs:       int64(s.opts.Now().Sub(info.StartedAt) / time.Second),
+		UptimeSecs:       int64(s.opts.Clock.Now().Sub(info.StartedAt) / time.Second),
 		DataDir:          info.DataDir,
 	}, nil
 }
@@ -129,7 +129,7 @@ func (s *Server) health(_ context.Context, _ *Peer, _ *noParams) (api.HealthResu
 	if m := s.opts.Sessions; m != nil {
 		comps["sessions"] = api.ComponentHealth{Status: "ok", Detail: fmt.Sprintf("%d live", len(m.ActiveIDs()))}
 	}
-	return api.HealthResult{Status: "ok", UptimeSecs: int64(s.opts.Now().Sub(s.opts.Info.StartedAt) / time.Second), Components: comps}, nil
+	return api.HealthResult{Status: "ok", UptimeSecs: int64(s.opts.Clock.Now().Sub(s.opts.Info.StartedAt) / time.Second), Components: comps}, nil
 }
 
 func (s *Server) tuiList(_ context.Context, _ *Peer, _ *noParams) (api.TUIListResult, error) {

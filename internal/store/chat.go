@@ -45,6 +45,8 @@ type SessionMeta struct {
 	// (InterruptRunning); InterruptedTurnID is that turn's id ("" if it had none). The next SetState clears both.
 	Interrupted       bool
 	InterruptedTurnID string
+	// Owner is the principal that owns the session (table session_owners, ours); "" when none is recorded.
+	Owner string
 }
 
 // metadataColumns are the session_metadata columns added over time upstream; an older install's table may
@@ -108,7 +110,8 @@ func (s *ChatStore) check(op, key string, needKey bool) error {
 }
 
 const metaCols = `session_key, created_at, last_activity, message_count, name, state, turn_id, turn_started_at,
-	agent_alias, interrupted_turn_id, channel_id`
+	agent_alias, interrupted_turn_id, channel_id,
+	(SELECT o.principal FROM session_owners o WHERE o.session_key = session_metadata.session_key)`
 
 type rowScanner interface{ Scan(dest ...any) error }
 
@@ -118,9 +121,9 @@ func scanMeta(r rowScanner) (SessionMeta, error) {
 		created, last                           string
 		count                                   sql.NullInt64
 		name, state, turnID, started, agentName sql.NullString
-		interrupted, channel                    sql.NullString
+		interrupted, channel, owner             sql.NullString
 	)
-	if err := r.Scan(&m.Key, &created, &last, &count, &name, &state, &turnID, &started, &agentName, &interrupted, &channel); err != nil {
+	if err := r.Scan(&m.Key, &created, &last, &count, &name, &state, &turnID, &started, &agentName, &interrupted, &channel, &owner); err != nil {
 		return SessionMeta{}, err
 	}
 	var err error
@@ -133,6 +136,7 @@ func scanMeta(r rowScanner) (SessionMeta, error) {
 	m.MessageCount = int(count.Int64)
 	m.Name, m.State, m.TurnID, m.AgentAlias, m.ChannelID = name.String, state.String, turnID.String, agentName.String, channel.String
 	m.Interrupted, m.InterruptedTurnID = interrupted.Valid, interrupted.String
+	m.Owner = owner.String
 	if m.State == "" {
 		m.State = "idle"
 	}
@@ -150,8 +154,10 @@ func nullString(s string) sql.NullString { return sql.NullString{String: s, Vali
 
 // EnsureSession inserts the metadata row for key if it is missing (created_at = last_activity = now,
 // agent_alias set) and returns the current metadata and whether the row already existed. An existing row
-// is left unchanged.
-func (s *ChatStore) EnsureSession(ctx context.Context, key, agentAlias string, now time.Time) (SessionMeta, bool, error) {
+// is left unchanged. A non-empty owner is recorded in the same transaction: as the owner of a new session
+// (replacing any row a session deleted by another writer left behind), or of an existing one that has none;
+// an existing session's owner is never changed.
+func (s *ChatStore) EnsureSession(ctx context.Context, key, agentAlias, owner string, now time.Time) (SessionMeta, bool, error) {
 	if err := s.check("ensure session", key, true); err != nil {
 		return SessionMeta{}, false, err
 	}
@@ -172,6 +178,17 @@ func (s *ChatStore) EnsureSession(ctx context.Context, key, agentAlias string, n
 			return err
 		}
 		existed = n == 0
+		if owner != "" {
+			claim := `INSERT INTO session_owners (session_key, principal) VALUES (?, ?)
+				ON CONFLICT(session_key) DO UPDATE SET principal = excluded.principal`
+			if existed {
+				claim = `INSERT INTO session_owners (session_key, principal) VALUES (?, ?)
+					ON CONFLICT(session_key) DO NOTHING`
+			}
+			if _, err := tx.ExecContext(ctx, claim, key, owner); err != nil {
+				return err
+			}
+		}
 		meta, err = scanMeta(tx.QueryRowContext(ctx, "SELECT "+metaCols+" FROM session_metadata WHERE session_key = ?", key))
 		return err
 	})
@@ -477,8 +494,8 @@ func (s *ChatStore) InterruptRunning(ctx context.Context) (int, error) {
 	return int(n), nil
 }
 
-// Delete removes the session's messages (and, through the triggers, their FTS rows) and its metadata in one
-// transaction. Deleting an unknown session succeeds. Import receipts are kept: they record that a JSONL
+// Delete removes the session's messages (and, through the triggers, their FTS rows), its metadata and its
+// owner in one transaction. Deleting an unknown session succeeds. Import receipts are kept: they record that a JSONL
 // source was consumed and must not be imported again.
 func (s *ChatStore) Delete(ctx context.Context, key string) error {
 	if err := s.check("delete", key, true); err != nil {
@@ -488,7 +505,10 @@ func (s *ChatStore) Delete(ctx context.Context, key string) error {
 		if _, err := tx.ExecContext(ctx, "DELETE FROM sessions WHERE session_key = ?", key); err != nil {
 			return err
 		}
-		_, err := tx.ExecContext(ctx, "DELETE FROM session_metadata WHERE session_key = ?", key)
+		if _, err := tx.ExecContext(ctx, "DELETE FROM session_metadata WHERE session_key = ?", key); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, "DELETE FROM session_owners WHERE session_key = ?", key)
 		return err
 	})
 	if err != nil {

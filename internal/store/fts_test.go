@@ -169,7 +169,7 @@ func TestDeleteIdempotentAndRemovesFTSRows(t *testing.T) {
 func TestListAttributed(t *testing.T) {
 	s, p := openTestChat(t)
 	ctx := t.Context()
-	if _, _, err := s.EnsureSession(ctx, "agent_row", "default", t0); err != nil {
+	if _, _, err := s.EnsureSession(ctx, "agent_row", "default", "", t0); err != nil {
 		t.Fatal(err)
 	}
 	mustAppend(t, s, "channel_row", "user", "hi from telegram", t0.Add(time.Second))
