@@ -30,11 +30,13 @@ Commands:
   list [PREFIX]           print "prop = value" for every property under PREFIX
   delete PROP             remove a property from the file (it falls back to its default)
   validate [--file F]     check a config file and print every problem; exit 1 when invalid
+  migrate [--dry-run]     rewrite an upstream schema v1/v2 config.toml as v3 (keeps config.toml.bak)
   path                    print the config.toml path
   reload                  ask the running daemon to re-read config.toml
 
 With a daemon running, get/set/set-many/list/delete/reload go through it; without one, the file is edited
-directly under the install lock. Secrets are always shown masked.`
+directly under the install lock. Secrets are always shown masked. An upstream schema v1/v2 file is read as
+v3 in memory; writes are refused until "config migrate" rewrites it.`
 
 func runConfig(ctx context.Context, env Env, args []string) error {
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
@@ -62,6 +64,8 @@ func runConfig(ctx context.Context, env Env, args []string) error {
 		return configPath(env, rest)
 	case "reload":
 		return configReload(ctx, env, rest)
+	case "migrate":
+		return configMigrate(ctx, env, rest)
 	}
 	return withHint(fmt.Errorf("config: unknown subcommand %q", sub), "zeroclaw config --help")
 }
@@ -229,6 +233,12 @@ func configList(ctx context.Context, env Env, args []string) error {
 
 // formatEntry renders one list line: "prop = value", "  # default" when the value is the default.
 func formatEntry(e api.ConfigEntry) string {
+	if e.Secret { // a secret's value never leaves the config package
+		if e.Populated {
+			return e.Prop + " = " + jsonText(secrets.Masked)
+		}
+		return e.Prop + ` = ""  # default`
+	}
 	val := jsonText(e.Value)
 	line := e.Prop + " = " + val
 	isDefault := (e.Default == nil && e.Value == nil) || (e.Default != nil && jsonText(e.Default) == val)
@@ -344,28 +354,26 @@ func configValidate(env Env, args []string) error {
 	case err != nil:
 		return fmt.Errorf("config: validate: %w", err)
 	}
-	_, warnings, err := config.LoadBytes(file, raw, nil, box)
+	warnings, linesIn, problems, err := config.Check(file, raw, nil, box)
 	for _, w := range warnings {
 		fmt.Fprintf(env.Stdout, "warning: %s\n", w)
 	}
-	if err == nil {
-		fmt.Fprintf(env.Stdout, "%s: ok\n", file)
-		return nil
-	}
 	var fe *config.FileError
-	var ve *config.ValidationError
 	switch {
 	case errors.As(err, &fe):
 		fmt.Fprintf(env.Stdout, "%s:%d:%d: %s: %s\n", fe.File, fe.Line, fe.Column, keyOrDocument(fe.Key), fe.Msg)
 		return &HintError{Err: fmt.Errorf("config: %s is invalid", file), Hint: "fix the line above, then: zeroclaw config validate"}
-	case errors.As(err, &ve):
-		for _, p := range ve.Problems {
-			fmt.Fprintf(env.Stdout, "%s:%d: %s: %s\n", file, p.Line, p.Path, p.Message)
-		}
-		return &HintError{Err: fmt.Errorf("config: %s is invalid: %d problem(s)", file, len(ve.Problems)),
-			Hint: "fix the lines above, then: zeroclaw config validate"}
+	case err != nil:
+		return fmt.Errorf("config: validate: %w", err)
+	case len(problems) == 0:
+		fmt.Fprintf(env.Stdout, "%s: ok\n", file)
+		return nil
 	}
-	return fmt.Errorf("config: validate: %w", err)
+	for _, p := range problems {
+		fmt.Fprintf(env.Stdout, "%s:%d: %s: %s\n", linesIn, p.Line, p.Path, p.Message)
+	}
+	return &HintError{Err: fmt.Errorf("config: %s is invalid: %d problem(s)", file, len(problems)),
+		Hint: "fix the lines above, then: zeroclaw config validate"}
 }
 
 func keyOrDocument(key string) string {
@@ -406,6 +414,8 @@ func configError(op string, err error) error {
 		switch {
 		case we.Code == api.CodeForbidden:
 			return withHint(e, "ask an admin for the grant, or run the command as the daemon's user")
+		case strings.Contains(msg, "zeroclaw config migrate"):
+			return withHint(e, "zeroclaw config migrate")
 		case strings.Contains(msg, sentinelText(config.ErrUnknownProp)):
 			return withHint(e, "zeroclaw config list")
 		case strings.Contains(msg, sentinelText(config.ErrInvalidConfig)) || strings.Contains(msg, "problem(s)"):
@@ -421,6 +431,8 @@ func configError(op string, err error) error {
 	var fe *config.FileError
 	var ve *config.ValidationError
 	switch {
+	case errors.Is(err, config.ErrOldSchema):
+		return withHint(e, "zeroclaw config migrate")
 	case errors.Is(err, config.ErrUnknownProp):
 		return withHint(e, "zeroclaw config list")
 	case errors.As(err, &fe):

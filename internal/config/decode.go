@@ -13,11 +13,13 @@ import (
 )
 
 // decode builds a Config from a parsed document: defaults first, then every known key. Unknown keys become
-// warnings (they stay in the file); a value of the wrong type is a *FileError naming its line and key.
-func decode(d *document) (*Config, []string, error) {
+// warnings (they stay in the file); a value of the wrong type is a *FileError naming its line and key. Every
+// such error is collected, in file order, and the keys after it are still decoded.
+func decode(d *document) (*Config, []string, []*FileError) {
 	cfg := base()
 	rv := reflect.ValueOf(cfg).Elem()
 	var warnings []string
+	var errs []*FileError
 	unknown := map[string]int{} // first unknown prefix => first line
 	warnUnknown := func(err error, p Path, line int) {
 		msg := strings.TrimPrefix(err.Error(), ErrUnknownProp.Error()+": ")
@@ -36,10 +38,11 @@ func decode(d *document) (*Config, []string, error) {
 			continue
 		}
 		if r.leaf {
-			return nil, nil, &FileError{File: d.file, Line: t.line, Column: 1, Key: r.String(), Msg: "expected a value, got a table"}
+			errs = append(errs, &FileError{File: d.file, Line: t.line, Column: 1, Key: r.String(), Msg: "expected a value, got a table"})
+			continue
 		}
 		if err := touch(rv, r.path); err != nil {
-			return nil, nil, &FileError{File: d.file, Line: t.line, Column: 1, Key: r.String(), Msg: err.Error()}
+			errs = append(errs, &FileError{File: d.file, Line: t.line, Column: 1, Key: r.String(), Msg: err.Error()})
 		}
 	}
 	for _, l := range d.leaves {
@@ -52,11 +55,12 @@ func decode(d *document) (*Config, []string, error) {
 			continue
 		}
 		if !r.leaf {
-			return nil, nil, &FileError{File: d.file, Line: l.line, Column: l.col, Key: r.String(),
-				Msg: fmt.Sprintf("expected a table, got %s", valueKind(l.value))}
+			errs = append(errs, &FileError{File: d.file, Line: l.line, Column: l.col, Key: r.String(),
+				Msg: fmt.Sprintf("expected a table, got %s", valueKind(l.value))})
+			continue
 		}
 		if err := setValue(rv, r.path, l.value); err != nil {
-			return nil, nil, &FileError{File: d.file, Line: l.line, Column: l.col, Key: r.String(), Msg: err.Error()}
+			errs = append(errs, &FileError{File: d.file, Line: l.line, Column: l.col, Key: r.String(), Msg: err.Error()})
 		}
 	}
 	keys := sortedKeys(unknown)
@@ -64,7 +68,8 @@ func decode(d *document) (*Config, []string, error) {
 	for _, k := range keys {
 		warnings = append(warnings, fmt.Sprintf("config: unknown key %s at line %d", k, unknown[k]))
 	}
-	return cfg, warnings, nil
+	sort.SliceStable(errs, func(i, j int) bool { return errs[i].Line < errs[j].Line })
+	return cfg, warnings, errs
 }
 
 // touch makes sure every map entry along path exists (an empty [users.example] table defines the user).

@@ -54,16 +54,24 @@ type snapshot struct {
 
 // Open loads configPath and returns its Manager. box decrypts and encrypts secret fields (nil: secrets are
 // kept as stored and written plain); environ supplies ZEROCLAW_ overrides; log receives warnings (nil: discard).
+// Any problem in the file is an error.
 func Open(configPath string, box *secrets.Box, environ []string, log *slog.Logger) (*Manager, error) {
-	return openWith(configPath, box, environ, log, atomicfile.OS{})
+	return openWith(configPath, box, environ, log, atomicfile.OS{}, false)
 }
 
-func openWith(configPath string, box *secrets.Box, environ []string, log *slog.Logger, fsys atomicfile.FS) (*Manager, error) {
+// OpenLenient is Open for a daemon's start: entries that fail validation are disabled, each with a warning,
+// instead of failing the open (see buildLenient); Disabled lists them. Syntax errors, and a config left with no
+// enabled agent, still fail.
+func OpenLenient(configPath string, box *secrets.Box, environ []string, log *slog.Logger) (*Manager, error) {
+	return openWith(configPath, box, environ, log, atomicfile.OS{}, true)
+}
+
+func openWith(configPath string, box *secrets.Box, environ []string, log *slog.Logger, fsys atomicfile.FS, lenient bool) (*Manager, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
 	m := &Manager{path: configPath, box: box, environ: append([]string(nil), environ...), log: log, fs: fsys}
-	st, err := m.read()
+	st, err := m.read(lenient)
 	if err != nil {
 		return nil, err
 	}
@@ -72,10 +80,13 @@ func openWith(configPath string, box *secrets.Box, environ []string, log *slog.L
 	return m, nil
 }
 
-func (m *Manager) read() (*state, error) {
+func (m *Manager) read(lenient bool) (*state, error) {
 	raw, err := m.fs.ReadFile(m.path)
 	if err != nil {
 		return nil, fmt.Errorf("config: read %s: %w", m.path, err)
+	}
+	if lenient {
+		return buildLenient(m.path, raw, m.environ, m.box)
 	}
 	return build(m.path, raw, m.environ, m.box)
 }
@@ -98,6 +109,13 @@ func (m *Manager) Generation() uint64 { return m.live.Load().gen }
 
 // Warnings returns the warnings of the live config's last load (unknown keys, ignored env variables).
 func (m *Manager) Warnings() []string { return append([]string(nil), m.live.Load().st.warnings...) }
+
+// Disabled lists the problems whose entries the live config leaves out (OpenLenient, Reload).
+func (m *Manager) Disabled() []Problem { return append([]Problem(nil), m.live.Load().st.disabled...) }
+
+// FileSchemaVersion is the schema version of the file behind the live config when it is an older upstream
+// schema read through the in-memory migration (1 or 2); 0 when the file is current.
+func (m *Manager) FileSchemaVersion() int { return m.live.Load().st.from }
 
 // OnChange registers fn, called with the new config after each successful swap, in swap order. fn runs while
 // the config write lock is held: it must be quick and must not call SetMany, Set, Delete or Reload.
@@ -150,7 +168,8 @@ func (m *Manager) List(prefix string) []Entry {
 		pre = r.path
 	}
 	out := []Entry{}
-	entries(reflect.ValueOf(m.Current()).Elem(), nil, false, pre, &out)
+	st := m.live.Load().st
+	entries(reflect.ValueOf(st.cfg).Elem(), nil, false, pre, st.envProps, &out)
 	return out
 }
 
@@ -213,6 +232,9 @@ func (m *Manager) SetMany(ctx context.Context, sets []SetEntry, authorize func(p
 	if err != nil {
 		return nil, fmt.Errorf("config: read %s: %w", m.path, err)
 	}
+	if err := refuseOldSchema(m.path, raw); err != nil {
+		return nil, err
+	}
 	orig, encrypt := raw, m.encryptWanted(raw)
 	for i, s := range batch {
 		if raw, err = m.stage(raw, s, encrypt); err != nil {
@@ -271,6 +293,9 @@ func (m *Manager) Delete(ctx context.Context, prop string, authorize func([]stri
 	if err != nil {
 		return false, fmt.Errorf("config: read %s: %w", m.path, err)
 	}
+	if err := refuseOldSchema(m.path, raw); err != nil {
+		return false, err
+	}
 	out, found, err := deleteText(m.path, raw, r.path)
 	if err != nil || !found {
 		return false, err
@@ -286,16 +311,37 @@ func (m *Manager) Delete(ctx context.Context, prop string, authorize func([]stri
 	return true, nil
 }
 
-// Reload re-reads the file and swaps it in; an invalid file returns its error and the running config is kept.
+// Reload re-reads the file and swaps it in. It never disables an entry that is running now: the file's
+// problems must all be problems the running config already has (the same path and message; their entries
+// stay disabled). Otherwise the reload returns a *ValidationError naming the new problems, and the running
+// config is kept.
 func (m *Manager) Reload(ctx context.Context) (uint64, error) {
 	m.writeMu.Lock()
 	defer m.writeMu.Unlock()
 	if err := ctx.Err(); err != nil {
 		return 0, fmt.Errorf("config: reload: %w", err)
 	}
-	st, err := m.read()
+	st, err := m.read(true)
+	var ve *ValidationError
+	if errors.As(err, &ve) {
+		// Nothing usable, or a problem that cannot be disabled: report every problem of the file.
+		return 0, err
+	}
 	if err != nil {
 		return 0, err
+	}
+	running := map[string]bool{}
+	for _, p := range m.live.Load().st.disabled {
+		running[p.Path+"\x00"+p.Message] = true
+	}
+	var added []Problem
+	for _, p := range st.disabled {
+		if !running[p.Path+"\x00"+p.Message] {
+			added = append(added, p)
+		}
+	}
+	if len(added) > 0 {
+		return 0, &ValidationError{File: m.path, Problems: added}
 	}
 	m.warn(st)
 	return m.swap(st), nil
@@ -376,8 +422,8 @@ func (m *Manager) encryptWanted(raw []byte) bool {
 	if err != nil {
 		return true
 	}
-	cfg, _, err := decode(d)
-	if err != nil {
+	cfg, _, errs := decode(d)
+	if len(errs) > 0 {
 		return true
 	}
 	if _, _, err := applyEnv(cfg, m.environ); err != nil {

@@ -218,13 +218,16 @@ func (m *Manager) edit(ctx context.Context, op string, props []string, authorize
 	if err != nil {
 		return false, fmt.Errorf("config: read %s: %w", m.path, err)
 	}
+	if err := refuseOldSchema(m.path, raw); err != nil {
+		return false, err
+	}
 	d, err := parseDocument(m.path, raw)
 	if err != nil {
 		return false, err
 	}
-	cfg, _, err := decode(d)
-	if err != nil {
-		return false, err
+	cfg, _, errs := decode(d)
+	if len(errs) > 0 {
+		return false, errs[0]
 	}
 	if authorize != nil && props != nil {
 		if err := authorize(props); err != nil {

@@ -22,7 +22,7 @@ func TestAtomicSaveFailurePoints(t *testing.T) {
 		t.Run(strings.ReplaceAll(step, " ", "_"), func(t *testing.T) {
 			path := writeConfig(t, commentedConfig)
 			fsys := &atomicfiletest.FaultFS{}
-			m, err := openWith(path, nil, nil, nil, fsys)
+			m, err := openWith(path, nil, nil, nil, fsys, false)
 			if err != nil {
 				t.Fatal(err)
 			}

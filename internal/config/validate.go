@@ -30,13 +30,13 @@ func validate(cfg *Config, d *document, file string) (*ValidationError, []string
 			if p.MaxTokens < 0 {
 				v.add(append(at, "max_tokens"), "must not be negative")
 			}
+			if p.ContextWindow < 0 {
+				v.add(append(at, "context_window"), "must not be negative")
+			}
 			if p.URI != "" {
 				if u, err := url.Parse(p.URI); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 					v.add(append(at, "uri"), "must be an absolute http(s) URL")
 				}
-			}
-			if fam != FamilyEcho && p.Model == "" {
-				v.add(append(at, "model"), "is required for %s providers", fam)
 			}
 		}
 	}
@@ -49,8 +49,12 @@ func validate(cfg *Config, d *document, file string) (*ValidationError, []string
 		case !ok || alias == "":
 			v.add(append(at, "model_provider"), "must be \"<family>.<alias>\", got %q", a.ModelProvider)
 		default:
-			if _, found := cfg.Providers.Models[fam][alias]; !found {
+			if p, found := cfg.Providers.Models[fam][alias]; !found {
 				v.add(append(at, "model_provider"), "provider %q is not defined under providers.models", a.ModelProvider)
+			} else if fam != FamilyEcho && p.Model == "" {
+				// A provider entry may name no model until an agent uses it (an upstream entry often does not).
+				v.add(append(at, "model_provider"), "provider %q has no model (set providers.models.%s.%s.model)",
+					a.ModelProvider, fam, alias)
 			}
 		}
 		if a.RiskProfile == "" {

@@ -4,19 +4,20 @@ package daemon
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"log/slog"
 	"net"
 	"os"
-	"strconv"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/zeroclaw-go/zeroclaw/internal/api"
 	"github.com/zeroclaw-go/zeroclaw/internal/auth"
+	"github.com/zeroclaw-go/zeroclaw/internal/clock"
 	"github.com/zeroclaw-go/zeroclaw/internal/config"
 	"github.com/zeroclaw-go/zeroclaw/internal/install"
 	"github.com/zeroclaw-go/zeroclaw/internal/jsonrpc"
@@ -39,6 +40,14 @@ type Options struct {
 	Environ   []string // the process environment (os.Environ()); nil => empty
 	Home      string   // the user's home directory
 	Logger    *slog.Logger
+	// Clock is every domain's time source: stored timestamps, status uptime, the initialize deadline, idle
+	// session eviction, the turn-lock and approval waits. nil means clock.Real; tests pass clocktest.Manual.
+	Clock clock.Clock
+	// NewID mints session, turn, approval and cost-record ids (a tui id is "tui-" + NewID()); nil means random.
+	NewID func() string
+	// NewProvider builds the provider an agent's model_provider names; nil means the real providers.
+	NewProvider session.ProviderFactory
+
 	// Ready, if set, is called once the endpoint accepts connections.
 	Ready func(endpoint string)
 	// DrainTimeout bounds the shutdown's cancel-and-drain of connections; 0 => DrainTimeout.
@@ -76,6 +85,7 @@ func Run(ctx context.Context, opts Options) error {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
+	clk := clock.OrReal(opts.Clock)
 	layout, err := install.Resolve(opts.ConfigDir, opts.getenv, opts.Home)
 	if err != nil {
 		return err
@@ -96,21 +106,26 @@ func Run(ctx context.Context, opts Options) error {
 	defer lock.Release()
 
 	// A legacy <install>/workspace is moved into the current layout before the config and stores are opened.
+	// Moving files never changes config.toml (state.md §1): an older config stays as it is (it is migrated in
+	// memory below), and a mark in the data dir says the layout is done.
 	legacyVersion, err := config.SchemaVersionOf(layout.ConfigPath())
 	cfgExists := err == nil
-	migrated := false
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		log.Warn("legacy layout not checked", "component", "install", "err", err)
-	} else if legacyVersion < install.LayoutSchemaVersion {
-		rep, err := install.MigrateLegacy(layout, legacyVersion, time.Now())
+	} else if legacyVersion < install.LayoutSchemaVersion && !install.LegacyDone(layout) {
+		rep, err := install.MigrateLegacy(layout, legacyVersion, clk.Now())
 		rep.Log(log)
 		if err != nil {
 			log.Warn("legacy workspace not migrated; the next start retries", "component", "install", "err", err)
 		}
 		// An old config.toml without a legacy workspace (none ever, or a crash after the migration removed it
-		// but before the stamp) is already in the current layout: stamp it too, or a <install>/workspace made
+		// but before the mark) is already in the current layout: mark it too, or a <install>/workspace made
 		// later would be taken for the legacy one and moved away.
-		migrated = rep.Complete() || (!rep.Ran && err == nil && cfgExists)
+		if rep.Complete() || (!rep.Ran && err == nil && cfgExists) {
+			if err := install.MarkLegacyDone(layout); err != nil {
+				log.Warn("legacy layout migrated but not marked; the next start checks again", "component", "install", "err", err)
+			}
+		}
 	}
 	// A save interrupted by a crash leaves its temp file; with the install lock held no save is in progress.
 	if removed, err := config.RemoveStaleTemps(layout.ConfigPath()); err != nil {
@@ -125,19 +140,13 @@ func Run(ctx context.Context, opts Options) error {
 	if created {
 		log.Info("wrote default config", "component", "config", "path", layout.ConfigPath())
 	}
-	cfg, err := config.Open(layout.ConfigPath(), secrets.New(layout.SecretKeyPath()), opts.Environ, log.With("component", "config"))
+	// As upstream: entries that fail validation are disabled with a warning and the rest runs (config.OpenLenient).
+	cfg, err := config.OpenLenient(layout.ConfigPath(), secrets.New(layout.SecretKeyPath()), opts.Environ, log.With("component", "config"))
 	if err != nil {
 		return err
 	}
-	if migrated {
-		if _, err := cfg.Set(ctx, "schema_version", json.RawMessage(strconv.Itoa(install.LayoutSchemaVersion)), nil); err != nil {
-			log.Warn("legacy workspace migrated, schema_version not stamped", "component", "install", "err", err)
-		} else {
-			log.Info("legacy workspace migrated: schema_version stamped", "component", "install")
-		}
-	}
 
-	st, err := openStores(ctx, layout, cfg.Current(), log)
+	st, err := openStores(ctx, layout, cfg.Current(), clk.Now(), log)
 	if err != nil {
 		return err
 	}
@@ -158,6 +167,9 @@ func Run(ctx context.Context, opts Options) error {
 		Config:      cfg.Current,
 		InstallRoot: layout.Root,
 		Logger:      log,
+		Clock:       clk,
+		NewID:       opts.NewID,
+		NewProvider: opts.NewProvider,
 	})
 	d := &daemon{
 		log:      log,
@@ -171,14 +183,17 @@ func Run(ctx context.Context, opts Options) error {
 	d.srv = rpc.New(rpc.Options{
 		Logger: log.With("component", "rpc"),
 		Info: rpc.Info{
-			PID: os.Getpid(), UID: os.Getuid(), StartedAt: time.Now(),
-			ConfigDir: layout.Root, DataDir: layout.DataDir, Endpoint: endpoint,
+			PID: os.Getpid(), UID: os.Getuid(), StartedAt: clk.Now(),
+			ConfigDir: layout.Root, ConfigFile: layout.ConfigPath(), ConfigKind: configKind(layout, opts.Home),
+			DataDir: layout.DataDir, Endpoint: endpoint,
 		},
 		Config:        cfg.Current,
 		Shutdown:      d.requestStop,
 		ConfigManager: cfg,
 		Sessions:      sessions,
 		FrameBudget:   d.frames,
+		Clock:         clk,
+		NewTUIID:      tuiIDs(opts.NewID),
 	})
 	d.conns = listen.New(listen.Options{
 		MaxConns:       func() int { return d.cfg.Current().RPC.MaxLocalConnections },
@@ -291,9 +306,29 @@ func (d *daemon) serveConn(ctx context.Context, nc net.Conn) {
 	_ = d.srv.ServeConn(ctx, nc, info, lim)
 }
 
+// tuiIDs derives tui ids from newID, or leaves them to rpc (nil) when newID is nil.
+func tuiIDs(newID func() string) func() string {
+	if newID == nil {
+		return nil
+	}
+	return func() string { return "tui-" + newID() }
+}
+
 func transportOf(c install.PeerCred) auth.Transport {
 	if strings.HasPrefix(c.Label, "pipe:") {
 		return auth.TransportPipe
 	}
 	return auth.TransportUnix
+}
+
+// configKind classifies the install for status.config_kind as upstream does: under the system's temporary
+// directory, the default ~/.zeroclaw, or another one chosen with --config-dir or the environment.
+func configKind(layout install.Layout, home string) string {
+	if rel, err := filepath.Rel(os.TempDir(), layout.Root); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return api.ConfigKindTemporary
+	}
+	if home != "" && filepath.Clean(layout.Root) == filepath.Join(home, install.DefaultDirName) {
+		return api.ConfigKindDefault
+	}
+	return api.ConfigKindCustom
 }

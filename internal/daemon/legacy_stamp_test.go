@@ -4,15 +4,13 @@ import (
 	"context"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
-	"github.com/zeroclaw-go/zeroclaw/internal/config"
 	"github.com/zeroclaw-go/zeroclaw/internal/install"
 )
 
-// oldConfig is the fresh-install config as a pre-v3 install would have it.
-var oldConfig = strings.Replace(string(config.DefaultTOML()), "schema_version = 3", "schema_version = 2", 1)
+// oldConfig is a minimal upstream schema v2 config: the offline provider, and the agent v2 ran implicitly.
+const oldConfig = "# kept as it is\nschema_version = 2\n\n[providers]\ndefault_provider = \"echo\"\n"
 
 // runUntilReady starts the daemon on root and stops it as soon as it accepts connections.
 func runUntilReady(t *testing.T, root string) {
@@ -29,10 +27,11 @@ func runUntilReady(t *testing.T, root string) {
 	}
 }
 
-// A kill -9 after the legacy workspace was emptied and removed but before schema_version = 3 was saved leaves
-// an old schema_version and no workspace. The next start must stamp it: otherwise the install stays "legacy"
-// for good, and any directory later created at <install>/workspace is moved away as if it were the old layout.
-func TestRunStampsSchemaVersionAfterMigrationCrash(t *testing.T) {
+// A kill -9 after the legacy workspace was emptied and removed but before the layout was marked done leaves an
+// old config and no workspace. The next start marks the layout, and never stamps schema_version = 3 onto the
+// unmigrated config (state.md §1): the file stays byte for byte. A directory made later at <install>/workspace
+// is the user's, not a legacy layout, and stays.
+func TestRunMarksLegacyLayoutWithoutStamping(t *testing.T) {
 	root := t.TempDir()
 	cfgPath := filepath.Join(root, "config.toml")
 	if err := os.WriteFile(cfgPath, []byte(oldConfig), 0o600); err != nil {
@@ -47,8 +46,11 @@ func TestRunStampsSchemaVersionAfterMigrationCrash(t *testing.T) {
 	}
 
 	runUntilReady(t, root)
-	if v, err := config.SchemaVersionOf(cfgPath); err != nil || v != install.LayoutSchemaVersion {
-		t.Fatalf("schema_version = %d, %v; want %d", v, err, install.LayoutSchemaVersion)
+	if b, err := os.ReadFile(cfgPath); err != nil || string(b) != oldConfig {
+		t.Fatalf("config.toml after start = %q, %v; want it unchanged", b, err)
+	}
+	if !install.LegacyDone(install.Layout{Root: root, DataDir: filepath.Join(root, "data")}) {
+		t.Fatal("the layout is not marked done")
 	}
 
 	// A workspace dir made afterwards is the user's, not a legacy layout: it stays.
@@ -62,5 +64,8 @@ func TestRunStampsSchemaVersionAfterMigrationCrash(t *testing.T) {
 	runUntilReady(t, root)
 	if b, err := os.ReadFile(mine); err != nil || string(b) != "mine" {
 		t.Fatalf("%s = %q, %v", mine, b, err)
+	}
+	if b, err := os.ReadFile(cfgPath); err != nil || string(b) != oldConfig {
+		t.Fatalf("config.toml after the second start = %q, %v", b, err)
 	}
 }

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"net"
 	"os"
@@ -12,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/zeroclaw-go/zeroclaw/internal/config"
 )
 
 // The seed's quick test, driven through real socat against the real binary on the default endpoint.
@@ -36,7 +39,7 @@ func TestSocatQuickTest(t *testing.T) {
 	if len(lines) != 2 {
 		t.Fatalf("want 2 reply lines, got %d: %q", len(lines), out)
 	}
-	for _, want := range []string{`"protocolVersion":1`, `"serverVersion":"0.1.0"`, `"id":1`} {
+	for _, want := range []string{`"protocolVersion":1`, `"serverVersion":"0.8.6"`, `"id":1`} {
 		if !strings.Contains(lines[0], want) {
 			t.Errorf("initialize reply %s lacks %s", lines[0], want)
 		}
@@ -242,19 +245,20 @@ func TestRestartAfterKill9(t *testing.T) {
 }
 
 // A config that fails to parse stops the daemon with an error naming the file, the line and the key.
+// A syntax error stops the start, naming file, line and key; the file is left as it is.
 func TestBadConfigRefused(t *testing.T) {
 	h := home(t)
 	root := filepath.Join(h, ".zeroclaw")
 	if err := os.MkdirAll(root, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	cfg := "schema_version = 3\n\n[rpc]\nmax_local_connections = \"many\"\n"
+	cfg := "schema_version = 3\n\n[rpc]\nmax_local_connections = \n"
 	if err := os.WriteFile(filepath.Join(root, "config.toml"), []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	_, stderr, code := run(t, env(h), "", "daemon")
 	if code == 0 {
-		t.Fatal("daemon started with an invalid config")
+		t.Fatal("daemon started with a config that does not parse")
 	}
 	for _, want := range []string{filepath.Join(root, "config.toml"), ":4", "max_local_connections"} {
 		if !strings.Contains(stderr, want) {
@@ -263,6 +267,49 @@ func TestBadConfigRefused(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(filepath.Join(root, "config.toml")); string(b) != cfg {
 		t.Error("the invalid config was rewritten")
+	}
+}
+
+// A config that parses but has broken entries starts, as upstream's does: a setting of the wrong type falls
+// back to its default and an agent naming a missing provider is disabled, each with a warning naming its path
+// and line; the rest serves, and the file is left as it is.
+func TestBrokenEntriesDisabledAtStart(t *testing.T) {
+	h := home(t)
+	root := filepath.Join(h, ".zeroclaw")
+	cfg := string(config.DefaultTOML()) + "\n[rpc]\nmax_local_connections = \"many\"\n\n[agents.broken]\nmodel_provider = \"openai.nowhere\"\nrisk_profile = \"supervised\"\n"
+	writeFile(t, filepath.Join(root, "config.toml"), cfg)
+	sock := filepath.Join(root, "data", "daemon.sock")
+	d := start(t, env(h), "daemon")
+	waitSocket(t, d, sock)
+	c := dialRPC(t, sock)
+	c.Initialize()
+	if v := configGetValue(t, c, "rpc.max_local_connections"); v != float64(512) {
+		t.Errorf("rpc.max_local_connections = %v, want the default 512", v)
+	}
+	if r := c.Call("config/get", map[string]any{"prop": "agents.broken.model_provider"}, 3); r["error"] == nil {
+		t.Errorf("the broken agent is served: %v", r)
+	}
+	if v := configGetValue(t, c, "agents.default.model_provider"); v != "echo.default" {
+		t.Errorf("agents.default.model_provider = %v", v)
+	}
+	lines := func(s string) int { return strings.Count(cfg[:strings.Index(cfg, s)], "\n") + 1 }
+	for _, want := range []string{
+		fmt.Sprintf("rpc.max_local_connections disabled: rpc.max_local_connections: config: invalid value: expected integer, got string (line %d)", lines("max_local_connections")),
+		fmt.Sprintf(`agents.broken disabled: agents.broken.model_provider: provider \"openai.nowhere\" is not defined under providers.models (line %d)`, lines(`model_provider = "openai.nowhere"`)),
+	} {
+		if !strings.Contains(d.stderr.String(), want) {
+			t.Errorf("daemon log lacks %q:\n%s", want, d.stderr.String())
+		}
+	}
+	if out := runOK(t, env(h), "", "agent", "-a", "default", "-m", "still here"); out != "still here\n" {
+		t.Errorf("the healthy agent answered %q", out)
+	}
+	out, _, code := run(t, env(h), "", "config", "validate")
+	if code != 1 || !strings.Contains(out, "agents.broken.model_provider") || !strings.Contains(out, "rpc.max_local_connections") {
+		t.Errorf("config validate: exit %d\n%s", code, out)
+	}
+	if b, _ := os.ReadFile(filepath.Join(root, "config.toml")); string(b) != cfg {
+		t.Error("the config was rewritten")
 	}
 }
 

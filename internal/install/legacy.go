@@ -53,8 +53,8 @@ type MigrationReport struct {
 	complete bool
 }
 
-// Complete reports whether a migration ran and left nothing behind: only then should the caller stamp the
-// config's schema_version, so that an incomplete migration is retried on the next start.
+// Complete reports whether a migration ran and left nothing behind: only then should the caller mark the layout
+// done (MarkLegacyDone), so that an incomplete migration is retried on the next start.
 func (r MigrationReport) Complete() bool { return r.Ran && r.complete }
 
 // Log writes the report to log: the backup and each moved entry at Info, each entry left and each warning at
@@ -89,7 +89,10 @@ var sqliteCompanions = []string{"-wal", "-shm", "-journal"}
 // legacy-workspace (never into an existing backup dir: a suffix -2, -3... is added; no backup at all when every
 // entry is blocked by a populated target, so nothing would move). Then, by rename, it moves
 // sessions, state and devices.db (with its SQLite -wal/-shm/-journal files) into the data dir, skills into
-// <root>/shared/, and every other entry into <root>/agents/default/workspace/. A target that exists and is not an
+// <root>/shared/, and every other entry into <root>/agents/default/workspace/, except memory/, which is split:
+// brain.db, audit.db, response_cache.db (each with its companion files), MEMORY_SNAPSHOT.md and archive go to
+// <data>/memory/, the rest of memory/ into <root>/agents/default/workspace/memory/ (the emptied memory/ is
+// removed). A target that exists and is not an
 // empty directory is never overwritten: the entry stays where it is and is listed in Left. The affected
 // directories are fsynced; a workspace emptied by the migration is removed.
 //
@@ -120,45 +123,40 @@ func MigrateLegacy(l Layout, schemaVersion int, now time.Time) (MigrationReport,
 	if within(l.DataDir, legacy) {
 		return r, fmt.Errorf("%w: %s is inside %s", ErrLegacyOverlap, l.DataDir, legacy)
 	}
-	entries, err := os.ReadDir(legacy)
+	moves, err := l.legacyMoves(legacy)
 	if err != nil {
-		return r, fmt.Errorf("install: read legacy workspace: %w", err)
+		return r, err
 	}
-	// devices.db already in the data dir while its companions are still here: a group move was interrupted,
-	// and the companions belong with the database they were split from.
-	_, serr := os.Lstat(filepath.Join(l.DataDir, "devices.db"))
-	dbInData := serr == nil && !slices.ContainsFunc(entries, func(e os.DirEntry) bool { return e.Name() == "devices.db" })
-	groups := groupEntries(entries, dbInData)
-	dirs := make([]string, len(groups))
-	movable := len(groups) == 0
-	for i, group := range groups {
-		switch {
-		case group[0] == "sessions" || group[0] == "state" || group[0] == "devices.db":
-			dirs[i] = l.DataDir
-		case dbInData && isDBCompanion(group[0]):
-			dirs[i] = l.DataDir
-		case group[0] == "skills":
-			dirs[i] = l.SharedDir()
-		default:
-			dirs[i] = l.AgentWorkspace("default")
-		}
-		if _, reason := checkTargets(legacy, dirs[i], group); reason == "" {
+	movable := len(moves) == 0
+	for _, mv := range moves {
+		if _, reason := checkTargets(mv.src, mv.dst, mv.names); reason == "" {
 			movable = true
 		}
 	}
+	memory := filepath.Join(legacy, "memory")
 	m := mover{report: &r, sync: map[string]bool{legacy: true}}
 	if !movable {
 		// Every entry is blocked: a backup would copy the same files again on every start, for nothing.
-		for i, group := range groups {
-			m.move(legacy, dirs[i], group)
+		for _, mv := range moves {
+			m.move(mv.src, mv.dst, mv.names)
 		}
 		return r, nil
 	}
 	if r.Backup, err = backup(l.Root, legacy, now); err != nil {
 		return r, err
 	}
-	for i, group := range groups {
-		m.move(legacy, dirs[i], group)
+	for _, mv := range moves {
+		if mv.src == memory {
+			m.sync[memory] = true
+		}
+		m.move(mv.src, mv.dst, mv.names)
+	}
+	if empty, err := emptyDir(memory); err == nil && empty {
+		// The split memory/ left nothing behind: remove it, or the workspace could never be removed.
+		if err := os.Remove(memory); err != nil {
+			r.Left = append(r.Left, MigrationItem{From: memory, Reason: fmt.Sprintf("remove emptied memory dir: %v", err)})
+		}
+		stepHook("remove " + memory)
 	}
 	if len(r.Left) == 0 {
 		// Everything moved: remove the empty workspace so the next start does not find a legacy layout.
@@ -173,42 +171,105 @@ func MigrateLegacy(l Layout, schemaVersion int, now time.Time) (MigrationReport,
 	return r, nil
 }
 
-// groupEntries returns the legacy workspace's entry names, each in its own group except devices.db, which is
-// grouped with its SQLite companion files (the database first). Companions without their database form one
-// group of their own when orphansTogether is set, else each is an ordinary entry.
-func groupEntries(entries []os.DirEntry, orphansTogether bool) [][]string {
-	var groups [][]string
-	db := []string{"devices.db"}
-	var haveDB bool
-	for _, e := range entries {
-		name := e.Name()
-		if name == "devices.db" {
-			haveDB = true
-			continue
-		}
-		if rest, ok := strings.CutPrefix(name, "devices.db"); ok && isCompanion(rest) {
-			db = append(db, name)
-			continue
-		}
-		groups = append(groups, []string{name})
-	}
-	if haveDB {
-		groups = append(groups, db)
-	} else if orphansTogether && len(db) > 1 {
-		groups = append(groups, db[1:])
-	} else {
-		// Companion files without their database are ordinary files of the workspace.
-		for _, name := range db[1:] {
-			groups = append(groups, []string{name})
-		}
-	}
-	return groups
+// memoryDataNames are the entries of a legacy memory/ directory that are install-wide stores and go to
+// <data>/memory/ (state.md §1); everything else in memory/ is the default agent's and goes to its workspace.
+var memoryDataNames = []string{"brain.db", "audit.db", "response_cache.db", "MEMORY_SNAPSHOT.md", "archive"}
+
+// legacyMove is one group of entries of the src dir that moves, all or nothing, into the dst dir.
+type legacyMove struct {
+	src, dst string
+	names    []string
 }
 
-// isDBCompanion reports whether name is a SQLite companion file of devices.db.
-func isDBCompanion(name string) bool {
-	rest, ok := strings.CutPrefix(name, "devices.db")
-	return ok && isCompanion(rest)
+// legacyMoves plans the migration of the legacy workspace: sessions, state and devices.db to the data dir,
+// skills to the shared dir, memory/ split between <data>/memory and the default agent's workspace, everything
+// else to the default agent's workspace. A SQLite database moves with its -wal/-shm/-journal files; companions
+// left behind by an interrupted move follow their database to where it already is.
+func (l Layout) legacyMoves(legacy string) ([]legacyMove, error) {
+	agent := l.AgentWorkspace("default")
+	names, err := dirNames(legacy)
+	if err != nil {
+		return nil, fmt.Errorf("install: read legacy workspace: %w", err)
+	}
+	top := func(name string) string {
+		switch name {
+		case "sessions", "state", "devices.db":
+			return l.DataDir
+		case "skills":
+			return l.SharedDir()
+		}
+		return agent
+	}
+	memory := filepath.Join(legacy, "memory")
+	if fi, err := os.Lstat(memory); err == nil && fi.IsDir() {
+		names = slices.DeleteFunc(names, func(n string) bool { return n == "memory" })
+	} else {
+		memory = ""
+	}
+	moves := groupMoves(legacy, names, []string{"devices.db"}, top)
+	if memory != "" {
+		sub, err := dirNames(memory)
+		if err != nil {
+			return nil, fmt.Errorf("install: read legacy memory dir: %w", err)
+		}
+		dataMemory := filepath.Join(l.DataDir, "memory")
+		moves = append(moves, groupMoves(memory, sub, []string{"brain.db", "audit.db", "response_cache.db"}, func(name string) string {
+			if slices.Contains(memoryDataNames, name) {
+				return dataMemory
+			}
+			return filepath.Join(agent, "memory")
+		})...)
+	}
+	return moves, nil
+}
+
+func dirNames(dir string) ([]string, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	names := make([]string, len(entries))
+	for i, e := range entries {
+		names[i] = e.Name()
+	}
+	return names, nil
+}
+
+// groupMoves groups the names of the src dir: each database of dbs with its companion files (the database
+// first), every other name alone, each group bound for dest(first name). Companions whose database is no
+// longer in src but already at its destination (an interrupted group move) form a group bound there; other
+// companions without their database are ordinary files.
+func groupMoves(src string, names, dbs []string, dest func(string) string) []legacyMove {
+	var moves []legacyMove
+	claimed := map[string]bool{}
+	for _, db := range dbs {
+		var companions []string
+		for _, n := range names {
+			if rest, ok := strings.CutPrefix(n, db); ok && isCompanion(rest) {
+				companions = append(companions, n)
+			}
+		}
+		dst := dest(db)
+		_, moved := os.Lstat(filepath.Join(dst, db))
+		switch {
+		case slices.Contains(names, db):
+			moves = append(moves, legacyMove{src: src, dst: dst, names: append([]string{db}, companions...)})
+		case moved == nil && len(companions) > 0:
+			moves = append(moves, legacyMove{src: src, dst: dst, names: companions})
+		default:
+			continue
+		}
+		claimed[db] = true
+		for _, c := range companions {
+			claimed[c] = true
+		}
+	}
+	for _, n := range names {
+		if !claimed[n] {
+			moves = append(moves, legacyMove{src: src, dst: dest(n), names: []string{n}})
+		}
+	}
+	return moves
 }
 
 func isCompanion(suffix string) bool {
@@ -468,4 +529,26 @@ func copyFile(src, dst string, fi fs.FileInfo) error {
 		return err
 	}
 	return os.Chtimes(dst, fi.ModTime(), fi.ModTime())
+}
+
+// legacyDoneName marks, in the data dir, that the legacy workspace of this install has been dealt with (moved,
+// or there was none) while config.toml still is an older schema. Moving files never changes config.toml
+// (state.md §1), so without the mark a directory made later at <root>/workspace would be taken for the legacy
+// one and moved away.
+const legacyDoneName = ".legacy-layout-done"
+
+// LegacyDone reports whether MarkLegacyDone was called on this install.
+func LegacyDone(l Layout) bool {
+	_, err := os.Lstat(filepath.Join(l.DataDir, legacyDoneName))
+	return err == nil
+}
+
+// MarkLegacyDone records that the legacy layout needs no more migration: later starts skip MigrateLegacy even
+// while config.toml is an older schema. The data dir must exist (it holds the install lock).
+func MarkLegacyDone(l Layout) error {
+	err := atomicfile.CreateNoClobber(filepath.Join(l.DataDir, legacyDoneName), []byte("legacy workspace migrated\n"), 0o600)
+	if err != nil && !errors.Is(err, fs.ErrExist) {
+		return fmt.Errorf("install: mark the legacy layout migrated: %w", err)
+	}
+	return nil
 }

@@ -183,10 +183,16 @@ func TestMigrateLegacyCrashAtEveryStep(t *testing.T) {
 				continue
 			}
 			var at string
-			switch first, _, _ := strings.Cut(rel, string(filepath.Separator)); first {
-			case "sessions", "state", "devices.db", "devices.db-wal":
+			first, rest, _ := strings.Cut(rel, string(filepath.Separator))
+			second, _, _ := strings.Cut(rest, string(filepath.Separator))
+			switch {
+			case first == "memory" && (second == "brain.db" || second == "brain.db-wal" || second == "archive"):
 				at = filepath.Join("data", rel)
-			case "skills":
+			case first == "memory":
+				at = filepath.Join("agents", "default", "workspace", rel)
+			case first == "sessions" || first == "state" || first == "devices.db" || first == "devices.db-wal":
+				at = filepath.Join("data", rel)
+			case first == "skills":
 				at = filepath.Join("shared", rel)
 			default:
 				at = filepath.Join("agents", "default", "workspace", rel)

@@ -66,6 +66,10 @@ func populateLegacy(t *testing.T, ws string) {
 	put(t, filepath.Join(ws, "AGENTS.md"), "be nice\n", 0o644)
 	put(t, filepath.Join(ws, "notes", "todo.txt"), "buy milk\n", 0o600)
 	put(t, filepath.Join(ws, "run.sh"), "#!/bin/sh\necho hi\n", 0o755)
+	put(t, filepath.Join(ws, "memory", "brain.db"), "brain", 0o600)
+	put(t, filepath.Join(ws, "memory", "brain.db-wal"), "brain wal", 0o600)
+	put(t, filepath.Join(ws, "memory", "archive", "2024-12.md"), "old notes\n", 0o600)
+	put(t, filepath.Join(ws, "memory", "2025-01-02.md"), "daily notes\n", 0o600)
 	mkdir(t, filepath.Join(ws, "notes"), 0o750)
 	if err := os.Symlink("AGENTS.md", filepath.Join(ws, "link")); err != nil {
 		t.Fatal(err)
@@ -149,7 +153,8 @@ func TestMigrateLegacyMovesEverything(t *testing.T) {
 	if got := tree(t, r.Backup); !equalTrees(t, got, before) {
 		t.Fatal("the backup is not a faithful copy")
 	}
-	wantMoved := []string{"AGENTS.md", "devices.db", "devices.db-wal", "link", "notes", "run.sh", "sessions", "skills", "state"}
+	wantMoved := []string{"2025-01-02.md", "AGENTS.md", "archive", "brain.db", "brain.db-wal", "devices.db", "devices.db-wal",
+		"link", "notes", "run.sh", "sessions", "skills", "state"}
 	if got := names(r.Moved); !slices.Equal(got, wantMoved) {
 		t.Fatalf("moved %v, want %v", got, wantMoved)
 	}
@@ -157,14 +162,22 @@ func TestMigrateLegacyMovesEverything(t *testing.T) {
 	dest := map[string]string{
 		"sessions": filepath.Join(l.DataDir, "sessions"), "state": filepath.Join(l.DataDir, "state"),
 		"devices.db": filepath.Join(l.DataDir, "devices.db"), "devices.db-wal": filepath.Join(l.DataDir, "devices.db-wal"),
-		"skills": filepath.Join(root, "shared", "skills"),
+		"skills":        filepath.Join(root, "shared", "skills"),
+		"brain.db":      filepath.Join(l.DataDir, "memory", "brain.db"),
+		"brain.db-wal":  filepath.Join(l.DataDir, "memory", "brain.db-wal"),
+		"archive":       filepath.Join(l.DataDir, "memory", "archive"),
+		"2025-01-02.md": filepath.Join(agent, "memory", "2025-01-02.md"),
 	}
 	for _, m := range r.Moved {
 		want, ok := dest[filepath.Base(m.From)]
 		if !ok {
 			want = filepath.Join(agent, filepath.Base(m.From))
 		}
-		if m.To != want || m.From != filepath.Join(ws, filepath.Base(m.From)) {
+		from := filepath.Join(ws, filepath.Base(m.From))
+		if strings.Contains(want, "memory") {
+			from = filepath.Join(ws, "memory", filepath.Base(m.From))
+		}
+		if m.To != want || m.From != from {
 			t.Errorf("moved %s -> %s, want -> %s", m.From, m.To, want)
 		}
 	}
@@ -174,6 +187,12 @@ func TestMigrateLegacyMovesEverything(t *testing.T) {
 			continue
 		}
 		top, rest, _ := strings.Cut(filepath.ToSlash(rel), "/")
+		if top == "memory" {
+			if rest == "" {
+				continue
+			}
+			top, rest, _ = strings.Cut(rest, "/")
+		}
 		to, ok := dest[top]
 		if !ok {
 			to = filepath.Join(agent, top)
@@ -228,6 +247,8 @@ func TestMigrateLegacyNeverOverwritesPopulatedTargets(t *testing.T) {
 	put(t, filepath.Join(l.DataDir, "sessions", "sessions.db"), "newer chat db", 0o600)
 	put(t, filepath.Join(agent, "AGENTS.md"), "mine\n", 0o600)
 	put(t, filepath.Join(l.DataDir, "devices.db-wal"), "other wal", 0o600)
+	// A populated memory store in data/memory: brain.db and its -wal stay in the legacy memory/ dir.
+	put(t, filepath.Join(l.DataDir, "memory", "brain.db"), "newer brain", 0o600)
 	// Empty target directories may be replaced.
 	mkdir(t, filepath.Join(root, "shared", "skills"), 0o700)
 	mkdir(t, filepath.Join(agent, "notes"), 0o700)
@@ -240,7 +261,7 @@ func TestMigrateLegacyNeverOverwritesPopulatedTargets(t *testing.T) {
 		t.Fatalf("a migration that left entries behind says complete: %+v", r)
 	}
 	// devices.db goes with its -wal or not at all.
-	if got, want := names(r.Left), []string{"AGENTS.md", "devices.db", "devices.db-wal", "sessions"}; !slices.Equal(got, want) {
+	if got, want := names(r.Left), []string{"AGENTS.md", "brain.db", "brain.db-wal", "devices.db", "devices.db-wal", "sessions"}; !slices.Equal(got, want) {
 		t.Fatalf("left %v, want %v", got, want)
 	}
 	for _, it := range r.Left {
@@ -248,7 +269,7 @@ func TestMigrateLegacyNeverOverwritesPopulatedTargets(t *testing.T) {
 			t.Errorf("left item %+v: no reason, or not in place", it)
 		}
 	}
-	if got, want := names(r.Moved), []string{"link", "notes", "run.sh", "skills", "state"}; !slices.Equal(got, want) {
+	if got, want := names(r.Moved), []string{"2025-01-02.md", "archive", "link", "notes", "run.sh", "skills", "state"}; !slices.Equal(got, want) {
 		t.Fatalf("moved %v, want %v", got, want)
 	}
 	for p, want := range map[string]string{
@@ -258,6 +279,10 @@ func TestMigrateLegacyNeverOverwritesPopulatedTargets(t *testing.T) {
 		filepath.Join(root, "shared", "skills", "bundle", "SKILL.md"): "# skill\n",
 		filepath.Join(agent, "notes", "todo.txt"):                     "buy milk\n",
 		filepath.Join(ws, "devices.db"):                               "devices",
+		filepath.Join(l.DataDir, "memory", "brain.db"):                "newer brain",
+		filepath.Join(ws, "memory", "brain.db-wal"):                   "brain wal",
+		filepath.Join(l.DataDir, "memory", "archive", "2024-12.md"):   "old notes\n",
+		filepath.Join(agent, "memory", "2025-01-02.md"):               "daily notes\n",
 	} {
 		if b, err := os.ReadFile(p); err != nil || string(b) != want {
 			t.Errorf("%s = %q, %v; want %q", p, b, err, want)
@@ -278,6 +303,9 @@ func TestMigrateLegacyNeverOverwritesPopulatedTargets(t *testing.T) {
 	if err := os.Remove(filepath.Join(l.DataDir, "devices.db-wal")); err != nil {
 		t.Fatal(err)
 	}
+	if err := os.Remove(filepath.Join(l.DataDir, "memory", "brain.db")); err != nil {
+		t.Fatal(err)
+	}
 	r2, err := MigrateLegacy(l, 2, legacyNow)
 	if err != nil {
 		t.Fatal(err)
@@ -291,7 +319,7 @@ func TestMigrateLegacyNeverOverwritesPopulatedTargets(t *testing.T) {
 	if !r2.Complete() || names(r2.Moved) == nil || exists(ws) {
 		t.Fatalf("retry: %+v (workspace still there: %v)", r2, exists(ws))
 	}
-	if got, want := names(r2.Moved), []string{"AGENTS.md", "devices.db", "devices.db-wal", "sessions"}; !slices.Equal(got, want) {
+	if got, want := names(r2.Moved), []string{"AGENTS.md", "brain.db", "brain.db-wal", "devices.db", "devices.db-wal", "sessions"}; !slices.Equal(got, want) {
 		t.Fatalf("retry moved %v, want %v", got, want)
 	}
 	if b, err := os.ReadFile(filepath.Join(l.DataDir, "sessions", "sessions.db")); err != nil || string(b) != "chat db" {

@@ -31,18 +31,26 @@ func (m *Manager) Prompt(ctx context.Context, o Owner, p api.SessionPromptParams
 		m.mu.Unlock()
 		return api.SessionPromptResult{}, ErrClosed
 	}
+	if m.sessions[s.id] != s { // dropped since it was looked up
+		m.mu.Unlock()
+		return api.SessionPromptResult{}, fmt.Errorf("%w: %s", ErrNotFound, s.id)
+	}
+	// This prompt uses the turn lock until it returns, even if the session is dropped meanwhile, so a revived
+	// incarnation shares the lock with it.
+	s.lock.refs++
 	m.wg.Add(1)
 	m.mu.Unlock()
 	defer m.wg.Done()
+	defer m.unrefLock(s.id, s.lock)
 
 	tctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	t := &turn{connID: o.ConnID, cancel: cancel}
-	if err := s.enqueue(t, m.o.Now()); err != nil {
+	if err := s.enqueue(t, m.now()); err != nil {
 		return api.SessionPromptResult{}, err
 	}
-	defer func() { s.dequeue(t, m.o.Now()) }()
-	if err := s.acquire(tctx, t, m.o.LockTimeout); err != nil {
+	defer func() { s.dequeue(t, m.now()) }()
+	if err := s.acquire(tctx, t, m.o.Clock.NewTimer(m.o.LockTimeout), m.o.LockTimeout); err != nil {
 		return api.SessionPromptResult{}, err
 	}
 	defer s.release()
@@ -64,13 +72,18 @@ func (m *Manager) runTurn(ctx context.Context, o Owner, s *session, p api.Sessio
 	if err != nil {
 		return api.SessionPromptResult{}, fmt.Errorf("session: prompt %s: %w", s.id, err)
 	}
-	turnID, started := m.o.NewID(), m.o.Now()
+	turnID, started := m.o.NewID(), m.now()
 	prompt, err := withAttachments(s.workspace, turnID, p.Prompt, p.Attachments)
 	if err != nil {
 		return api.SessionPromptResult{}, err
 	}
 
 	durable := context.WithoutCancel(ctx) // state writes must land even when the turn is cancelled
+	// A delete that raced this incarnation's session/new may have removed its rows after they were written;
+	// under the turn lock, which the delete takes too, the turn re-creates them with the owner before writing.
+	if _, _, err := m.o.Chat.EnsureSession(durable, s.id, s.alias, s.owner, started); err != nil {
+		return api.SessionPromptResult{}, fmt.Errorf("session: prompt %s: %w", s.id, err)
+	}
 	if err := m.o.Chat.SetState(durable, s.id, stateRunning, turnID, &started); err != nil {
 		m.log.Warn("set state", "session", s.id, "turn", turnID, "err", err)
 	}
@@ -84,9 +97,9 @@ func (m *Manager) runTurn(ctx context.Context, o Owner, s *session, p api.Sessio
 		History:  history,
 		System:   prof.System,
 		Emit:     emit,
-		Approver: approver{s: s, connID: o.ConnID},
+		Approver: approver{s: s, connID: o.ConnID, clock: m.o.Clock},
 		Append: func(ctx context.Context, role, content string) error {
-			_, err := m.o.Chat.Append(ctx, s.id, role, content, m.o.Now())
+			_, err := m.o.Chat.Append(ctx, s.id, role, content, m.now())
 			return err
 		},
 		SessionID: s.id,
@@ -98,14 +111,16 @@ func (m *Manager) runTurn(ctx context.Context, o Owner, s *session, p api.Sessio
 			return res, err
 		},
 		Limits:          agent.LimitsFrom(cfg.Limits),
+		ContextWindow:   prof.ContextWindow,
 		ApprovalTimeout: prof.ApprovalTimeout,
 		NewID:           m.o.NewID,
 		Logger:          m.log,
 	}
 	tr.ToolEnv.Workspace = s.workspace
+	tr.ToolEnv.Now = m.o.Clock.Now
 	tr.ToolEnv.Environ = environ(prof.Env, o.Env)
 	if m.o.Costs != nil {
-		tr.RecordUsage = agent.CostRecorder(m.o.Costs, cfg, s.id, s.alias, m.o.Now, m.o.NewID)
+		tr.RecordUsage = agent.CostRecorder(m.o.Costs, cfg, s.id, s.alias, m.o.Clock.Now, m.o.NewID)
 	}
 
 	m.log.Debug("turn start", "session", s.id, "turn", turnID)
@@ -121,7 +136,7 @@ func (m *Manager) runTurn(ctx context.Context, o Owner, s *session, p api.Sessio
 		m.log.Warn("set state", "session", s.id, "turn", turnID, "err", err)
 	}
 	emit(done)
-	return api.SessionPromptResult{SessionID: s.id, Outcome: outcome, Content: content}, nil
+	return api.SessionPromptResult{SessionID: s.id, StopReason: api.StopReason(outcome), Outcome: outcome, Content: content}, nil
 }
 
 // environ renders the tool environment as sorted KEY=value pairs: the agent's configured env, then the

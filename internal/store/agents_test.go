@@ -12,7 +12,7 @@ func TestCountAndRenameAgent(t *testing.T) {
 	ctx := context.Background()
 	now := time.Unix(1_700_000_000, 0)
 	for key, alias := range map[string]string{"s1": "bot", "s2": "bot", "s3": "other", "s4": ""} {
-		if _, _, err := s.EnsureSession(ctx, key, alias, now); err != nil {
+		if _, _, err := s.EnsureSession(ctx, key, alias, "", now); err != nil {
 			t.Fatal(err)
 		}
 	}

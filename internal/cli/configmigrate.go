@@ -1,0 +1,118 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+
+	"github.com/zeroclaw-go/zeroclaw/internal/api"
+	"github.com/zeroclaw-go/zeroclaw/internal/config"
+	"github.com/zeroclaw-go/zeroclaw/internal/install"
+	"github.com/zeroclaw-go/zeroclaw/internal/secrets"
+)
+
+// configMigrate rewrites an upstream schema v1 or v2 config.toml as v3 (state.md §2.3), keeping config.toml.bak.
+//
+// It always works on the file itself, with or without a daemon. Without one it takes the install lock, as the
+// other local edits do. With one, the lock is the daemon's, and the file is rewritten anyway: a daemon never
+// writes an older file (it refuses config writes until the file is migrated), so the two cannot interleave;
+// the daemon is then asked to reload, which swaps in the same values it was already running from memory.
+func configMigrate(ctx context.Context, env Env, args []string) error {
+	var dryRun, verbose bool
+	dir, _, err := configFlags(env, "migrate", "[--config-dir DIR] [--dry-run] [-v]", args, 0, 0, func(fs *flag.FlagSet) {
+		fs.BoolVar(&dryRun, "dry-run", false, "print the migrated file instead of writing it")
+		fs.BoolVar(&verbose, "v", false, "also list what moved where")
+	})
+	if err != nil {
+		return err
+	}
+	layout, err := install.Resolve(dir, env.Getenv, env.Home)
+	if err != nil {
+		return err
+	}
+	path := layout.ConfigPath()
+	raw, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		fmt.Fprintf(env.Stdout, "%s does not exist: nothing to migrate (the first start writes a schema v3 config)\n", path)
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("config: migrate: %w", err)
+	}
+	if dryRun {
+		mig, err := config.MigrateBytes(path, raw)
+		if err != nil {
+			return configError("migrate", err)
+		}
+		if mig == nil {
+			fmt.Fprintf(env.Stderr, "%s is already schema v3: nothing to migrate\n", path)
+			return nil
+		}
+		printMigration(env, mig, verbose)
+		_, err = env.Stdout.Write(mig.Text)
+		return err
+	}
+
+	c, err := connect(ctx, layout.Endpoint(env.Getenv), nil, nil)
+	if err != nil && !errors.Is(err, errNoDaemon) {
+		return err
+	}
+	if c == nil {
+		lock, err := install.LockInstall(layout)
+		if err != nil {
+			var le *install.LockedError
+			if errors.As(err, &le) {
+				return withHint(fmt.Errorf("config: a daemon (pid %d) holds %s but did not answer at its endpoint", le.PID, layout.Root),
+					"zeroclaw status, then try again")
+			}
+			return fmt.Errorf("config: %w", err)
+		}
+		defer lock.Release()
+	} else {
+		defer c.close()
+	}
+	log := slog.New(slog.NewTextHandler(env.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
+	res, err := config.MigrateFile(ctx, path, secrets.New(layout.SecretKeyPath()), env.Environ, log)
+	if err != nil {
+		return configError("migrate", err)
+	}
+	if res.Migration == nil {
+		fmt.Fprintf(env.Stdout, "%s is already schema v3: nothing to migrate\n", path)
+		return nil
+	}
+	fmt.Fprintf(env.Stdout, "migrated %s from schema v%d to v3; the previous file is kept as %s\n", path, res.Migration.From, res.Backup)
+	printMigration(env, res.Migration, verbose)
+	if c != nil {
+		var rr api.ConfigReloadResult
+		if err := c.call(ctx, api.MethodConfigReload, nil, &rr); err != nil {
+			fmt.Fprintf(env.Stdout, "the running daemon did not reload it (%v); it keeps the same values, migrated in memory, until it does\n", err)
+		} else {
+			fmt.Fprintf(env.Stdout, "the running daemon reloaded it (generation %d)\n", rr.Generation)
+		}
+	}
+	if len(res.Problems) > 0 {
+		for _, p := range res.Problems {
+			fmt.Fprintf(env.Stdout, "%s:%d: %s: %s\n", path, p.Line, p.Path, p.Message)
+		}
+		return &HintError{Err: fmt.Errorf("config: %s has %d problem(s); a daemon disables those entries", path, len(res.Problems)),
+			Hint: "fix the lines above, then: zeroclaw config validate"}
+	}
+	return nil
+}
+
+// printMigration prints the migration's warnings (what was dropped or cannot be used here), and with verbose
+// its notes, to stderr.
+func printMigration(env Env, mig *config.Migration, verbose bool) {
+	for _, w := range mig.Warnings {
+		fmt.Fprintf(env.Stderr, "warning: %s\n", w)
+	}
+	if verbose {
+		for _, n := range mig.Notes {
+			fmt.Fprintf(env.Stderr, "note: %s\n", n)
+		}
+	}
+}
