@@ -55,6 +55,8 @@ type Profile struct {
 	Policy          tools.Policy
 	ApprovalTimeout time.Duration
 	Env             map[string]string // agents.<alias>.env: passed to tool processes
+	// ContextWindow is the provider's context_window (the model's largest input in tokens); 0: unknown.
+	ContextWindow int
 }
 
 // ChoiceError says why no agent could be picked for a client that named none: zero or several agents are
@@ -123,12 +125,17 @@ func Resolve(cfg *config.Config, alias, installRoot string) (Profile, error) {
 	if timeout <= 0 {
 		timeout = DefaultApprovalTimeout
 	}
+	var window int
+	if family, palias, ok := strings.Cut(a.ModelProvider, "."); ok {
+		window = cfg.Providers.Models[family][palias].ContextWindow
+	}
 	return Profile{
-		Alias:       alias,
-		ProviderRef: a.ModelProvider,
-		System:      a.SystemPrompt,
-		Workspace:   ws,
-		Env:         a.Env,
+		Alias:         alias,
+		ProviderRef:   a.ModelProvider,
+		ContextWindow: window,
+		System:        a.SystemPrompt,
+		Workspace:     ws,
+		Env:           a.Env,
 		Policy: tools.Policy{
 			Level:           tools.Level(rp.Level),
 			WorkspaceOnly:   rp.WorkspaceOnly,

@@ -71,6 +71,9 @@ type Turn struct {
 	// RecordUsage is called once per provider request that reported usage; a failure is logged, not fatal.
 	RecordUsage func(ctx context.Context, u provider.Usage) error
 	Limits      Limits
+	// ContextWindow is the model's context window in tokens, reported in context_usage as max_context_tokens;
+	// 0 leaves it out (unknown).
+	ContextWindow int
 
 	SessionID       string        // put in elicitation requests
 	Elicit          Elicit        // nil: ask_user answers that no client can answer
@@ -248,7 +251,11 @@ func (t *Turn) recordUsage(ctx context.Context, u provider.Usage, ok bool) {
 		return
 	}
 	in, out := u.InputTokens, u.OutputTokens
-	t.Emit(api.SessionUpdate{Type: api.UpdateContextUsage, InputTokens: &in, OutputTokens: &out})
+	ev := api.SessionUpdate{Type: api.UpdateContextUsage, InputTokens: &in, OutputTokens: &out}
+	if window := t.ContextWindow; window > 0 {
+		ev.MaxContextTokens = &window
+	}
+	t.Emit(ev)
 	if t.RecordUsage == nil {
 		return
 	}

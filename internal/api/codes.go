@@ -23,5 +23,7 @@ const (
 // ProtocolVersion is the only native protocol version this daemon speaks.
 const ProtocolVersion = 1
 
-// ServerVersion is reported in initialize and status.
-const ServerVersion = "0.1.0"
+// ServerVersion is the upstream release whose protocol this daemon implements, reported as server_version in
+// initialize and status: zerocode refuses a daemon whose server_version is not its own release
+// (protocol.md §0). Our own build is BuildVersion.
+const ServerVersion = "0.8.6"

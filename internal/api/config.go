@@ -41,14 +41,39 @@ type ConfigListParams struct {
 	Prefix string `json:"prefix,omitempty"`
 }
 
-// ConfigEntry is one leaf of config/list. Secret values are masked.
+// ConfigEntry is one leaf of config/list: upstream's ConfigFieldEntry, then our fields. Value is the leaf's
+// current value as JSON (number, bool, string, list); a secret never carries one (Value nil, Populated says
+// whether it is set).
 type ConfigEntry struct {
-	Prop    string `json:"prop"`
-	Value   any    `json:"value"`
+	Path            string   `json:"path"`
+	Category        string   `json:"category"`  // the top-level section, e.g. "Gateway" ("Core" for top-level keys)
+	Kind            string   `json:"kind"`      // a PropKind* value
+	TypeHint        string   `json:"type_hint"` // the value's type in words, e.g. "integer", "optional float"
+	Value           any      `json:"value,omitempty"`
+	Populated       bool     `json:"populated"` // the leaf holds a value (not unset, empty or an empty list)
+	IsSecret        bool     `json:"is_secret"`
+	IsEnvOverridden bool     `json:"is_env_overridden"` // a ZEROCLAW_ variable sets it, not the file
+	EnumVariants    []string `json:"enum_variants,omitempty"`
+	Description     string   `json:"description"`
+	Section         string   `json:"section,omitempty"`      // the top-level table it lives in
+	AliasSource     string   `json:"alias_source,omitempty"` // for alias_ref: the namespace it names, e.g. "model_providers"
+
+	Prop    string `json:"prop"` // same as Path
 	Secret  bool   `json:"secret"`
 	Default any    `json:"default,omitempty"`
 	Note    string `json:"note,omitempty"` // what an unset or zero value means, when that is not obvious
 }
+
+// Kinds of config/list entries (upstream's PropKind).
+const (
+	PropKindString      = "string"
+	PropKindBool        = "bool"
+	PropKindInteger     = "integer"
+	PropKindFloat       = "float"
+	PropKindEnum        = "enum"
+	PropKindAliasRef    = "alias_ref"
+	PropKindStringArray = "string_array"
+)
 
 // ConfigListResult is the result of config/list.
 type ConfigListResult struct {
@@ -66,8 +91,10 @@ type ConfigDeleteResult struct {
 	Deleted bool   `json:"deleted"`
 }
 
-// ConfigReloadResult is the result of config/reload.
+// ConfigReloadResult is the result of config/reload: Reloading is upstream's field; ours reloads before
+// answering, so Reloaded is true too and Generation is the config generation now live.
 type ConfigReloadResult struct {
+	Reloading  bool   `json:"reloading"`
 	Reloaded   bool   `json:"reloaded"`
 	Generation uint64 `json:"generation"`
 }

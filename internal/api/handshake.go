@@ -11,16 +11,37 @@ type InitializeParams struct {
 	Env                map[string]string `json:"env,omitempty"`
 }
 
-// InitializeResult is the result of initialize. The camelCase twins keep the seed's quick test literal.
+// InitializeResult is the result of initialize: upstream's fields, the camelCase twins that keep the seed's
+// quick test literal, and ours (build_version, principal_id).
 type InitializeResult struct {
-	ProtocolVersion      int      `json:"protocol_version"`
-	ServerVersion        string   `json:"server_version"`
-	ProtocolVersionCamel int      `json:"protocolVersion"`
-	ServerVersionCamel   string   `json:"serverVersion"`
-	ServerPID            int      `json:"server_pid"`
-	TUIID                string   `json:"tui_id"`
-	Capabilities         []string `json:"capabilities"`
-	Commands             []string `json:"commands"`
+	ProtocolVersion      int                 `json:"protocol_version"`
+	ServerVersion        string              `json:"server_version"`
+	ProtocolVersionCamel int                 `json:"protocolVersion"`
+	ServerVersionCamel   string              `json:"serverVersion"`
+	BuildVersion         string              `json:"build_version"`
+	ServerPID            int                 `json:"server_pid"`
+	TUIID                string              `json:"tui_id"`
+	PrincipalID          string              `json:"principal_id"`
+	Capabilities         []string            `json:"capabilities"`
+	Commands             []CommandDescriptor `json:"commands"`
+}
+
+// CommandDescriptor is one slash command a TUI offers (upstream's commands_for_surface): a stable id, the
+// canonical name without the slash, and other names accepted for it.
+type CommandDescriptor struct {
+	ID      string   `json:"id"`
+	Name    string   `json:"name"`
+	Aliases []string `json:"aliases,omitempty"`
+}
+
+// TUICommands are the commands of the TUI surface, as upstream advertises them: /help (handled by the client),
+// /new (a new session), /model (the session's model).
+func TUICommands() []CommandDescriptor {
+	return []CommandDescriptor{
+		{ID: "help", Name: "help"},
+		{ID: "new", Name: "new", Aliases: []string{"new-session"}},
+		{ID: "model", Name: "model"},
+	}
 }
 
 // VersionMismatchData is the data of a -32011 error.
@@ -31,18 +52,31 @@ type VersionMismatchData struct {
 	ServerVersion   string `json:"server_version"`
 }
 
-// StatusResult is the result of status.
+// StatusResult is the result of status: upstream's fields, then ours (build_version, pid, uptime_secs,
+// data_dir).
 type StatusResult struct {
 	ServerVersion    string   `json:"server_version"`
 	ProtocolVersion  int      `json:"protocol_version"`
-	PID              int      `json:"pid"`
-	UptimeSecs       int64    `json:"uptime_secs"`
 	ActiveSessions   int      `json:"active_sessions"`
 	SessionIDs       []string `json:"session_ids"`
 	ConfigDir        string   `json:"config_dir"`
-	DataDir          string   `json:"data_dir"`
+	ConfigFile       string   `json:"config_file"`
+	ConfigKind       string   `json:"config_kind"` // ConfigKindDefault | ConfigKindCustom | ConfigKindTemporary
 	LocalIPCEndpoint string   `json:"local_ipc_endpoint"`
+
+	BuildVersion string `json:"build_version"`
+	PID          int    `json:"pid"`
+	UptimeSecs   int64  `json:"uptime_secs"`
+	DataDir      string `json:"data_dir"`
 }
+
+// Values of status.config_kind (upstream's RuntimeConfigKind): the default install (~/.zeroclaw), one under the
+// system's temporary directory, or any other chosen with --config-dir or the environment.
+const (
+	ConfigKindDefault   = "default"
+	ConfigKindCustom    = "custom"
+	ConfigKindTemporary = "temporary"
+)
 
 // HealthResult is a snapshot of component health.
 type HealthResult struct {
@@ -57,12 +91,14 @@ type ComponentHealth struct {
 	Detail string `json:"detail,omitempty"`
 }
 
-// TUIInfo describes one connected, initialized client.
+// TUIInfo describes one connected, initialized client. ConnectedAt is RFC 3339, ConnectedAtUnix the same
+// instant in seconds.
 type TUIInfo struct {
-	TUIID       string `json:"tui_id"`
-	ConnectedAt string `json:"connected_at"`
-	PeerLabel   string `json:"peer_label"`
-	Transport   string `json:"transport"`
+	TUIID           string `json:"tui_id"`
+	ConnectedAt     string `json:"connected_at"`
+	ConnectedAtUnix int64  `json:"connected_at_unix"`
+	PeerLabel       string `json:"peer_label"`
+	Transport       string `json:"transport"`
 }
 
 // TUIListResult is the result of tui/list.

@@ -41,11 +41,32 @@ const (
 	OutcomeFailed    = "failed"
 )
 
-// SessionPromptResult is the result of session/prompt, written after turn_complete.
+// Stop reasons of session/prompt (upstream's SessionPromptResult.stop_reason).
+const (
+	StopEndTurn   = "end_turn"
+	StopCancelled = "cancelled"
+	StopError     = "error"
+)
+
+// StopReason maps a turn outcome to upstream's stop_reason: completed → end_turn, cancelled → cancelled,
+// failed → error.
+func StopReason(outcome string) string {
+	switch outcome {
+	case OutcomeCompleted:
+		return StopEndTurn
+	case OutcomeCancelled:
+		return StopCancelled
+	}
+	return StopError
+}
+
+// SessionPromptResult is the result of session/prompt, written after turn_complete. StopReason is upstream's
+// view of Outcome (StopReason(Outcome)).
 type SessionPromptResult struct {
-	SessionID string `json:"session_id"`
-	Outcome   string `json:"outcome"`
-	Content   string `json:"content"`
+	SessionID  string `json:"session_id"`
+	StopReason string `json:"stop_reason"`
+	Outcome    string `json:"outcome"`
+	Content    string `json:"content"`
 }
 
 // SessionIDParams is the params shape of methods that only name a session.
@@ -77,13 +98,16 @@ type SessionListParams struct {
 	Limit int    `json:"limit,omitempty"`
 }
 
-// SessionSummary is one row of session/list.
+// SessionSummary is one row of session/list. SessionKey is the row's key in sessions.db; ChannelID names the
+// channel a channel-originated session came from.
 type SessionSummary struct {
 	SessionID    string `json:"session_id"`
+	SessionKey   string `json:"session_key"`
 	CreatedAt    string `json:"created_at"`
 	LastActivity string `json:"last_activity"`
 	MessageCount int    `json:"message_count"`
 	AgentAlias   string `json:"agent_alias,omitempty"`
+	ChannelID    string `json:"channel_id,omitempty"`
 	Name         string `json:"name,omitempty"`
 	State        string `json:"state"`
 	// LastTurnInterrupted: the last turn was still running when a previous daemon process ended (kill -9,
@@ -175,6 +199,7 @@ const (
 	UpdateToolResult        = "tool_result"
 	UpdateApprovalRequest   = "approval_request"
 	UpdateContextUsage      = "context_usage"
+	UpdatePlan              = "plan"
 	UpdateHistoryTrimmed    = "history_trimmed"
 	UpdateTurnComplete      = "turn_complete"
 )
@@ -199,11 +224,22 @@ type SessionUpdate struct {
 
 	InputTokens      *int `json:"input_tokens,omitempty"` // context_usage
 	OutputTokens     *int `json:"output_tokens,omitempty"`
-	MaxContextTokens *int `json:"max_context_tokens,omitempty"`
+	MaxContextTokens *int `json:"max_context_tokens,omitempty"` // the model's context window, when configured
+
+	Entries []PlanEntry `json:"entries,omitempty"` // plan: the whole current plan (an empty plan is not sent)
 
 	Outcome string  `json:"outcome,omitempty"` // turn_complete
 	Content *string `json:"content,omitempty"`
 	Error   string  `json:"error,omitempty"`
+}
+
+// PlanEntry is one item of a plan event, in upstream's shape. Status is pending, in_progress or completed;
+// Priority high, medium or low; ActiveForm is the item phrased as ongoing work ("Running the tests").
+type PlanEntry struct {
+	Content    string `json:"content"`
+	Status     string `json:"status"`
+	Priority   string `json:"priority,omitempty"`
+	ActiveForm string `json:"activeForm,omitempty"`
 }
 
 // ElicitationParams are the params of the daemon→client elicitation/create request (camelCase by design).

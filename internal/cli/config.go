@@ -233,6 +233,12 @@ func configList(ctx context.Context, env Env, args []string) error {
 
 // formatEntry renders one list line: "prop = value", "  # default" when the value is the default.
 func formatEntry(e api.ConfigEntry) string {
+	if e.Secret { // a secret's value never leaves the config package
+		if e.Populated {
+			return e.Prop + " = " + jsonText(secrets.Masked)
+		}
+		return e.Prop + ` = ""  # default`
+	}
 	val := jsonText(e.Value)
 	line := e.Prop + " = " + val
 	isDefault := (e.Default == nil && e.Value == nil) || (e.Default != nil && jsonText(e.Default) == val)

@@ -33,11 +33,12 @@ func runStatus(ctx context.Context, env Env, args []string) error {
 		fmt.Fprintln(env.Stdout, string(b))
 		return nil
 	}
-	fmt.Fprintf(env.Stdout, "zeroclaw daemon %s (protocol %d) running\n", st.ServerVersion, st.ProtocolVersion)
+	fmt.Fprintf(env.Stdout, "zeroclaw daemon %s (protocol %d of zeroclaw %s) running\n", st.BuildVersion, st.ProtocolVersion, st.ServerVersion)
 	fmt.Fprintf(env.Stdout, "  pid:         %d\n", st.PID)
 	fmt.Fprintf(env.Stdout, "  uptime:      %ds\n", st.UptimeSecs)
 	fmt.Fprintf(env.Stdout, "  endpoint:    %s\n", st.LocalIPCEndpoint)
 	fmt.Fprintf(env.Stdout, "  config dir:  %s\n", st.ConfigDir)
+	fmt.Fprintf(env.Stdout, "  config file: %s (%s)\n", st.ConfigFile, st.ConfigKind)
 	fmt.Fprintf(env.Stdout, "  data dir:    %s\n", st.DataDir)
 	fmt.Fprintf(env.Stdout, "  sessions:    %d active\n", st.ActiveSessions)
 	return nil

@@ -13,7 +13,7 @@ func runVersion(_ context.Context, env Env, args []string) error {
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	fmt.Fprintf(env.Stdout, "zeroclaw %s (protocol %d, %s %s/%s)\n", api.ServerVersion, api.ProtocolVersion,
-		runtime.Version(), runtime.GOOS, runtime.GOARCH)
+	fmt.Fprintf(env.Stdout, "zeroclaw %s (protocol %d of zeroclaw %s, %s %s/%s)\n", api.BuildVersion(), api.ProtocolVersion,
+		api.ServerVersion, runtime.Version(), runtime.GOOS, runtime.GOARCH)
 	return nil
 }

@@ -41,7 +41,7 @@ func buildLenient(path string, raw []byte, environ []string, box *secrets.Box) (
 		}
 		disabled = append(disabled, p)
 	}
-	_, envWarn, err := applyEnv(cfg, environ)
+	envProps, envWarn, err := applyEnv(cfg, environ)
 	if err != nil {
 		return nil, err
 	}
@@ -75,7 +75,7 @@ func buildLenient(path string, raw []byte, environ []string, box *secrets.Box) (
 	for _, p := range disabled {
 		warnings = append(warnings, fmt.Sprintf("config: %s disabled: %s", entryOf(p.Path), p))
 	}
-	return &state{raw: raw, cfg: cfg, warnings: warnings, from: dec.from, disabled: disabled, docName: dec.doc.file}, nil
+	return &state{raw: raw, cfg: cfg, envProps: envProps, warnings: warnings, from: dec.from, disabled: disabled, docName: dec.doc.file}, nil
 }
 
 // Check reads raw (the file at path) as a daemon's start does and returns every problem it has: values of the

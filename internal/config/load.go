@@ -54,7 +54,8 @@ func LoadBytes(path string, raw []byte, environ []string, box *secrets.Box) (*Co
 // state is one config file's bytes together with everything derived from them.
 type state struct {
 	raw      []byte
-	cfg      *Config // live view: env overrides applied, secrets decrypted
+	cfg      *Config  // live view: env overrides applied, secrets decrypted
+	envProps []string // the props a ZEROCLAW_ override sets
 	warnings []string
 	// from is the file's schema version when it is an upstream v1 or v2 file read through the migration, else 0.
 	from int
@@ -151,7 +152,7 @@ func build(path string, raw []byte, environ []string, box *secrets.Box) (*state,
 		return nil, dec.typeErrs[0]
 	}
 	cfg := dec.cfg
-	_, envWarn, err := applyEnv(cfg, environ)
+	envProps, envWarn, err := applyEnv(cfg, environ)
 	if err != nil {
 		return nil, err
 	}
@@ -166,5 +167,5 @@ func build(path string, raw []byte, environ []string, box *secrets.Box) (*state,
 		return nil, verr
 	}
 	warnings = append(warnings, vwarn...)
-	return &state{raw: raw, cfg: cfg, warnings: warnings, from: dec.from, docName: dec.doc.file}, nil
+	return &state{raw: raw, cfg: cfg, envProps: envProps, warnings: warnings, from: dec.from, docName: dec.doc.file}, nil
 }

@@ -168,7 +168,8 @@ func (m *Manager) List(prefix string) []Entry {
 		pre = r.path
 	}
 	out := []Entry{}
-	entries(reflect.ValueOf(m.Current()).Elem(), nil, false, pre, &out)
+	st := m.live.Load().st
+	entries(reflect.ValueOf(st.cfg).Elem(), nil, false, pre, st.envProps, &out)
 	return out
 }
 

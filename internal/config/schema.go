@@ -24,7 +24,7 @@ const (
 // Config is the whole config.toml. A *Config handed out by a Manager or Load is an immutable snapshot:
 // callers must not modify it.
 type Config struct {
-	SchemaVersion      int                          `toml:"schema_version"`
+	SchemaVersion      int                          `toml:"schema_version" desc:"Version of the config schema this file follows."`
 	Providers          ProvidersConfig              `toml:"providers"`
 	Agents             map[string]AgentConfig       `toml:"agents"`
 	RiskProfiles       map[string]RiskProfile       `toml:"risk_profiles"`
@@ -48,13 +48,16 @@ type ProvidersConfig struct {
 
 // ProviderConfig is one configured model endpoint. APIKey and ExtraHeaders are secrets.
 type ProviderConfig struct {
-	APIKey       string            `toml:"api_key"`
-	URI          string            `toml:"uri"`
-	Model        string            `toml:"model"`
-	Temperature  *float64          `toml:"temperature" note:"unset: the model's own default"`
-	TimeoutSecs  int               `toml:"timeout_secs"`
-	MaxTokens    int               `toml:"max_tokens" note:"0: the family's default, 4096 for anthropic, not sent for the others"`
-	ExtraHeaders map[string]string `toml:"extra_headers"`
+	APIKey      string   `toml:"api_key" desc:"API key sent to the provider (a secret, stored encrypted)."`
+	URI         string   `toml:"uri" desc:"Base URL of the provider's API; empty: the family's default endpoint."`
+	Model       string   `toml:"model" desc:"Model name requested from the provider."`
+	Temperature *float64 `toml:"temperature" note:"unset: the model's own default" desc:"Sampling temperature."`
+	TimeoutSecs int      `toml:"timeout_secs" desc:"Seconds a provider request may take before it fails."`
+	// ContextWindow is the model's context window in tokens (upstream's key); turns report it to clients as
+	// context_usage.max_context_tokens.
+	ContextWindow int               `toml:"context_window" note:"0: unknown (not reported)" desc:"The model's context window (largest input), in tokens."`
+	MaxTokens     int               `toml:"max_tokens" note:"0: the family's default, 4096 for anthropic, not sent for the others" desc:"Largest answer, in tokens, asked of the model per request."`
+	ExtraHeaders  map[string]string `toml:"extra_headers" desc:"Extra HTTP headers sent with every request to the provider (secrets)."`
 }
 
 // DefaultProviderTimeoutSecs is timeout_secs when a provider entry does not set it.
@@ -64,14 +67,14 @@ func (p *ProviderConfig) setDefaults() { p.TimeoutSecs = DefaultProviderTimeoutS
 
 // AgentConfig is agents.<alias>. ModelProvider is "<family>.<alias>".
 type AgentConfig struct {
-	ModelProvider string          `toml:"model_provider"`
-	RiskProfile   string          `toml:"risk_profile"`
+	ModelProvider string          `toml:"model_provider" alias:"model_providers" desc:"Model provider the agent uses, as <family>.<alias>."`
+	RiskProfile   string          `toml:"risk_profile" alias:"risk_profiles" desc:"Risk profile deciding which tool calls run, ask first or are refused."`
 	Workspace     WorkspaceConfig `toml:"workspace"`
-	SystemPrompt  string          `toml:"system_prompt"`
-	Enabled       *bool           `toml:"enabled"`
+	SystemPrompt  string          `toml:"system_prompt" desc:"Instructions given to the model at the start of every conversation."`
+	Enabled       *bool           `toml:"enabled" desc:"Whether the agent accepts new sessions."`
 	// Env is the whole environment the agent's shell commands see (besides a default PATH); nothing is
 	// inherited from the daemon's own environment. A secret field.
-	Env map[string]string `toml:"env"`
+	Env map[string]string `toml:"env" desc:"Environment variables the agent's shell commands see (secrets)."`
 }
 
 // IsEnabled reports whether the agent is enabled (absent means enabled).
@@ -81,20 +84,20 @@ func (a *AgentConfig) setDefaults() { a.Enabled = new(true) }
 
 // WorkspaceConfig overrides an agent's workspace directory; empty means <install>/agents/<alias>/workspace.
 type WorkspaceConfig struct {
-	Path string `toml:"path"`
+	Path string `toml:"path" desc:"Directory the agent works in; empty: <install>/agents/<alias>/workspace."`
 }
 
 // RiskProfile is risk_profiles.<name>: what the tool policy allows without asking.
 type RiskProfile struct {
-	Level               string   `toml:"level"`
-	WorkspaceOnly       bool     `toml:"workspace_only"`
-	AutoApprove         []string `toml:"auto_approve"`
-	AlwaysAsk           []string `toml:"always_ask"`
-	ExcludedTools       []string `toml:"excluded_tools"`
-	AllowedTools        []string `toml:"allowed_tools"`
-	ForbiddenPaths      []string `toml:"forbidden_paths"`
-	BlockedCommands     []string `toml:"blocked_commands"`
-	ApprovalTimeoutSecs int      `toml:"approval_timeout_secs"`
+	Level               string   `toml:"level" enum:"readonly|supervised|full" desc:"readonly: no side effects; supervised: ask before risky tool calls; full: run what the lists allow."`
+	WorkspaceOnly       bool     `toml:"workspace_only" desc:"Keep file and shell tools inside the agent's workspace."`
+	AutoApprove         []string `toml:"auto_approve" desc:"Tools that run without asking."`
+	AlwaysAsk           []string `toml:"always_ask" desc:"Tools that ask every time, even after allow_always."`
+	ExcludedTools       []string `toml:"excluded_tools" desc:"Tools the model is never offered."`
+	AllowedTools        []string `toml:"allowed_tools" desc:"When set, the only tools the model is offered."`
+	ForbiddenPaths      []string `toml:"forbidden_paths" desc:"Paths the tools may never touch."`
+	BlockedCommands     []string `toml:"blocked_commands" desc:"Shell commands that are always refused."`
+	ApprovalTimeoutSecs int      `toml:"approval_timeout_secs" desc:"Seconds an approval request waits for an answer before it is denied."`
 }
 
 // setDefaults gives a fresh profile upstream's defaults: supervised and confined to the workspace, so an empty
@@ -105,77 +108,77 @@ func (r *RiskProfile) setDefaults() {
 
 // UserConfig is users.<name>: a local uid mapped to permission profiles (protocol.md §8).
 type UserConfig struct {
-	UID                int      `toml:"uid"`
-	PermissionProfiles []string `toml:"permission_profiles"`
+	UID                int      `toml:"uid" desc:"Unix uid of the local user this entry names."`
+	PermissionProfiles []string `toml:"permission_profiles" desc:"Permission profiles whose grants the user gets."`
 }
 
 // PermissionProfile is permission_profiles.<name>: a list of grants such as "config:update:agents.**".
 type PermissionProfile struct {
-	Grants []string `toml:"grants"`
+	Grants []string `toml:"grants" desc:"Grants such as config:read or config:update:agents.**; admin reaches everything."`
 }
 
 // ChannelsConfig is [channels].
 type ChannelsConfig struct {
-	SessionBackend string `toml:"session_backend"` // "sqlite" (default) or "jsonl"
+	SessionBackend string `toml:"session_backend" enum:"sqlite|jsonl" desc:"Where chat sessions are stored: sqlite (sessions.db) or jsonl files."`
 }
 
 // GatewayConfig is [gateway]. PairedTokens holds SHA-256 hex hashes and is a secret field.
 type GatewayConfig struct {
-	Host             string   `toml:"host"`
-	Port             int      `toml:"port"`
-	RequirePairing   bool     `toml:"require_pairing"`
-	AllowRemoteAdmin bool     `toml:"allow_remote_admin"`
-	PairedTokens     []string `toml:"paired_tokens"`
+	Host             string   `toml:"host" desc:"Address the HTTP gateway listens on."`
+	Port             int      `toml:"port" desc:"TCP port of the HTTP gateway."`
+	RequirePairing   bool     `toml:"require_pairing" desc:"Require a paired bearer token on gateway requests."`
+	AllowRemoteAdmin bool     `toml:"allow_remote_admin" desc:"Allow admin requests from gateway clients that are not on loopback."`
+	PairedTokens     []string `toml:"paired_tokens" desc:"SHA-256 hashes of the paired gateway tokens."`
 }
 
 // ObservabilityConfig is [observability].
 type ObservabilityConfig struct {
-	LogPersistence string `toml:"log_persistence"` // rolling (default) | full | none
-	MaxEntries     int    `toml:"max_entries"`
+	LogPersistence string `toml:"log_persistence" enum:"rolling|full|none" desc:"How runtime events are kept: rolling (the last max_entries), full or none."`
+	MaxEntries     int    `toml:"max_entries" desc:"Events kept when log_persistence is rolling."`
 }
 
 // CostConfig is [cost]: tracking switch, limits and per-model prices (USD per million tokens).
 type CostConfig struct {
-	Enabled         bool                 `toml:"enabled"`
-	DailyLimitUSD   float64              `toml:"daily_limit_usd"`
-	MonthlyLimitUSD float64              `toml:"monthly_limit_usd"`
-	WarnAtPercent   int                  `toml:"warn_at_percent"`
+	Enabled         bool                 `toml:"enabled" desc:"Record the token usage and cost of model requests."`
+	DailyLimitUSD   float64              `toml:"daily_limit_usd" desc:"Daily spending limit in USD; 0: none."`
+	MonthlyLimitUSD float64              `toml:"monthly_limit_usd" desc:"Monthly spending limit in USD; 0: none."`
+	WarnAtPercent   int                  `toml:"warn_at_percent" desc:"Warn when spending reaches this percentage of a limit."`
 	Prices          map[string]ModelCost `toml:"prices"`
 }
 
 // ModelCost is cost.prices.<model>.
 type ModelCost struct {
-	InputPerMillion  float64 `toml:"input"`
-	OutputPerMillion float64 `toml:"output"`
+	InputPerMillion  float64 `toml:"input" desc:"USD per million input tokens of this model."`
+	OutputPerMillion float64 `toml:"output" desc:"USD per million output tokens of this model."`
 }
 
 // SecretsConfig is [secrets].
 type SecretsConfig struct {
-	Encrypt bool `toml:"encrypt"`
+	Encrypt bool `toml:"encrypt" desc:"Store secret values encrypted with the install's .secret_key."`
 }
 
 // RPCConfig is [rpc]: limits of the local JSON-RPC endpoint.
 type RPCConfig struct {
-	MaxLocalConnections int `toml:"max_local_connections"`
-	MaxFrameBytes       int `toml:"max_frame_bytes"`
-	InitializeTimeoutMS int `toml:"initialize_timeout_ms"`
-	FrameTimeoutMS      int `toml:"frame_timeout_ms"`
-	WriteTimeoutMS      int `toml:"write_timeout_ms"`
+	MaxLocalConnections int `toml:"max_local_connections" desc:"Most connections the local socket holds at once."`
+	MaxFrameBytes       int `toml:"max_frame_bytes" desc:"Largest JSON-RPC frame (one line), in bytes."`
+	InitializeTimeoutMS int `toml:"initialize_timeout_ms" desc:"Milliseconds a new connection has to complete initialize."`
+	FrameTimeoutMS      int `toml:"frame_timeout_ms" desc:"Milliseconds a frame may take to arrive once its first byte came."`
+	WriteTimeoutMS      int `toml:"write_timeout_ms" desc:"Milliseconds a client may stop reading before it is disconnected."`
 	// MaxInflightFrameBytes bounds the bytes of inbound frames held at once across all connections.
-	MaxInflightFrameBytes int `toml:"max_inflight_frame_bytes"`
+	MaxInflightFrameBytes int `toml:"max_inflight_frame_bytes" desc:"Bytes of inbound frames held at once across all connections."`
 }
 
 // LimitsConfig is [limits]: what one agent turn may take from the model. A turn that passes one fails with an
 // error naming the key; the provider stream is abandoned at that point.
 type LimitsConfig struct {
 	// MaxAnswerBytes bounds the answer and reasoning text streamed in one turn, counted as JSON-encoded bytes.
-	MaxAnswerBytes int `toml:"max_answer_bytes"`
+	MaxAnswerBytes int `toml:"max_answer_bytes" desc:"Bytes of answer and reasoning text one turn may stream."`
 	// MaxToolArgsBytes bounds the arguments of one tool call.
-	MaxToolArgsBytes int `toml:"max_tool_args_bytes"`
+	MaxToolArgsBytes int `toml:"max_tool_args_bytes" desc:"Bytes of arguments one tool call may carry."`
 	// MaxToolCalls bounds the tool calls of one model response.
-	MaxToolCalls int `toml:"max_tool_calls"`
+	MaxToolCalls int `toml:"max_tool_calls" desc:"Tool calls one model response may make."`
 	// MaxToolRounds bounds the model requests of one turn that end in tool calls.
-	MaxToolRounds int `toml:"max_tool_rounds"`
+	MaxToolRounds int `toml:"max_tool_rounds" desc:"Model requests ending in tool calls one turn may make."`
 }
 
 // Default and largest [limits] values. The largest keep every frame that carries an answer or a tool call
@@ -193,12 +196,12 @@ const (
 
 // ACPConfig is [acp].
 type ACPConfig struct {
-	DefaultAgent string `toml:"default_agent"`
+	DefaultAgent string `toml:"default_agent" alias:"agents" desc:"Agent of ACP sessions that name none."`
 }
 
 // SecurityConfig is [security].
 type SecurityConfig struct {
-	TrustDaemonUID bool `toml:"trust_daemon_uid"`
+	TrustDaemonUID bool `toml:"trust_daemon_uid" desc:"Treat peers with the daemon's own uid as the shared operator (admin)."`
 }
 
 // defaulter is implemented by map entry types whose fresh entries have non-zero defaults.

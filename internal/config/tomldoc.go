@@ -162,7 +162,10 @@ func (d *document) addKeyValue(raw []byte, kv *unstable.Node, section Path, sect
 			}
 		}
 		if empty && !inArray {
-			d.emptyInline = append(d.emptyInline, table{path: full, line: d.lineOf(int(first.Offset))})
+			// The range of an empty inline table is its whole expression, so that a map entry written as
+			// `key = {}` can be removed or detected like a header.
+			d.emptyInline = append(d.emptyInline, table{path: full, line: d.lineOf(int(first.Offset)),
+				headerStart: exprStart, headerEnd: exprEnd, bodyEnd: exprEnd})
 		}
 		return nil
 	}

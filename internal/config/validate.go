@@ -30,6 +30,9 @@ func validate(cfg *Config, d *document, file string) (*ValidationError, []string
 			if p.MaxTokens < 0 {
 				v.add(append(at, "max_tokens"), "must not be negative")
 			}
+			if p.ContextWindow < 0 {
+				v.add(append(at, "context_window"), "must not be negative")
+			}
 			if p.URI != "" {
 				if u, err := url.Parse(p.URI); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 					v.add(append(at, "uri"), "must be an absolute http(s) URL")

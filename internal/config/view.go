@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"reflect"
+	"strings"
 
 	"github.com/zeroclaw-go/zeroclaw/internal/api"
 	"github.com/zeroclaw-go/zeroclaw/internal/secrets"
@@ -92,8 +93,9 @@ func defaultAt(p Path) reflect.Value {
 	return v
 }
 
-// noteAt returns the note tag of a resolved leaf's schema field, if any.
-func noteAt(p Path) string {
+// fieldAt returns the schema field that describes a resolved leaf: the leaf's own field, or, below a map of
+// plain values (extra_headers.<name>), the map's field.
+func fieldAt(p Path) reflect.StructField {
 	t := reflect.TypeFor[Config]()
 	var f reflect.StructField
 	for _, seg := range p {
@@ -101,17 +103,101 @@ func noteAt(p Path) string {
 		case reflect.Struct:
 			var ok bool
 			if f, ok = fieldByTag(t, seg); !ok {
-				return ""
+				return reflect.StructField{}
 			}
 			t = f.Type
 		case reflect.Map:
 			t = t.Elem()
-			f = reflect.StructField{}
 		default:
-			return ""
+			return reflect.StructField{}
 		}
 	}
-	return f.Tag.Get("note")
+	return f
+}
+
+// noteAt returns the note tag of a resolved leaf's schema field, if any.
+func noteAt(p Path) string {
+	if f := fieldAt(p); f.Type != nil && f.Type.Kind() != reflect.Map {
+		return f.Tag.Get("note")
+	}
+	return ""
+}
+
+// kindOf classifies a leaf for config/list (upstream's PropKind) and names its type in words.
+func kindOf(t reflect.Type, f reflect.StructField) (kind, hint string) {
+	optional := t.Kind() == reflect.Pointer
+	if optional {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.Bool:
+		kind, hint = api.PropKindBool, "bool"
+	case reflect.Int:
+		kind, hint = api.PropKindInteger, "integer"
+	case reflect.Float64:
+		kind, hint = api.PropKindFloat, "float"
+	case reflect.Slice:
+		kind, hint = api.PropKindStringArray, "list of strings"
+	default:
+		kind, hint = api.PropKindString, "string"
+		if f.Tag.Get("enum") != "" {
+			kind, hint = api.PropKindEnum, "one of "+strings.ReplaceAll(f.Tag.Get("enum"), "|", ", ")
+		} else if f.Tag.Get("alias") != "" {
+			kind, hint = api.PropKindAliasRef, "name in "+f.Tag.Get("alias")
+		}
+	}
+	if optional {
+		hint = "optional " + hint
+	}
+	return kind, hint
+}
+
+// categoryOf is the label of a path's top-level section: "Core" for top-level keys.
+func categoryOf(p Path) string {
+	if len(p) < 2 {
+		return "Core"
+	}
+	switch p[0] {
+	case "rpc", "acp":
+		return strings.ToUpper(p[0])
+	}
+	words := strings.ReplaceAll(p[0], "_", " ")
+	return strings.ToUpper(words[:1]) + words[1:]
+}
+
+// populated reports whether a leaf holds a value: not an unset optional, an empty string or an empty list.
+func populated(v reflect.Value) bool {
+	switch v.Kind() {
+	case reflect.Pointer:
+		return !v.IsNil()
+	case reflect.String, reflect.Slice, reflect.Map:
+		return v.Len() > 0
+	}
+	return true
+}
+
+// entryAt describes one leaf for config/list. Secrets carry no value; envProps are the props a ZEROCLAW_
+// variable overrides.
+func entryAt(p Path, v reflect.Value, secret bool, envProps []string) Entry {
+	f := fieldAt(p)
+	kind, hint := kindOf(v.Type(), f)
+	e := Entry{
+		Path: p.String(), Category: categoryOf(p), Kind: kind, TypeHint: hint,
+		Populated: populated(v), IsSecret: secret, IsEnvOverridden: contains(envProps, p.String()),
+		Description: f.Tag.Get("desc"), AliasSource: f.Tag.Get("alias"),
+		Prop: p.String(), Secret: secret, Note: noteAt(p),
+	}
+	if enum := f.Tag.Get("enum"); enum != "" {
+		e.EnumVariants = strings.Split(enum, "|")
+	}
+	if len(p) > 1 {
+		e.Section = p[0]
+	}
+	if !secret {
+		e.Value = view(v, false)
+		e.Default = view(defaultAt(p), false)
+	}
+	return e
 }
 
 // isDefault reports whether v equals the default for p (nil and empty slices are the same).
@@ -124,7 +210,7 @@ func isDefault(p Path, v reflect.Value) bool {
 }
 
 // entries flattens cfg into leaves under prefix, in schema order with sorted map keys.
-func entries(v reflect.Value, p Path, secret bool, prefix Path, out *[]Entry) {
+func entries(v reflect.Value, p Path, secret bool, prefix Path, envProps []string, out *[]Entry) {
 	if !p.HasPrefix(prefix) && !prefix.HasPrefix(p) {
 		return
 	}
@@ -132,7 +218,7 @@ func entries(v reflect.Value, p Path, secret bool, prefix Path, out *[]Entry) {
 	case reflect.Struct:
 		for i := range v.NumField() {
 			name := tagName(v.Type().Field(i))
-			entries(v.Field(i), append(p[:len(p):len(p)], name), secret || isSecretName(name), prefix, out)
+			entries(v.Field(i), append(p[:len(p):len(p)], name), secret || isSecretName(name), prefix, envProps, out)
 		}
 		return
 	case reflect.Map:
@@ -142,14 +228,14 @@ func entries(v reflect.Value, p Path, secret bool, prefix Path, out *[]Entry) {
 			names[i] = k.String()
 		}
 		for _, k := range sortedKeys(setOf(names)) {
-			entries(v.MapIndex(reflect.ValueOf(k)), append(p[:len(p):len(p)], k), secret, prefix, out)
+			entries(v.MapIndex(reflect.ValueOf(k)), append(p[:len(p):len(p)], k), secret, prefix, envProps, out)
 		}
 		return
 	}
 	if !p.HasPrefix(prefix) {
 		return
 	}
-	*out = append(*out, Entry{Prop: p.String(), Value: view(v, secret), Secret: secret, Default: view(defaultAt(p), secret), Note: noteAt(p)})
+	*out = append(*out, entryAt(p, v, secret, envProps))
 }
 
 func setOf(names []string) map[string]bool {

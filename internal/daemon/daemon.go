@@ -10,12 +10,15 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/zeroclaw-go/zeroclaw/internal/acp"
+	"github.com/zeroclaw-go/zeroclaw/internal/api"
 	"github.com/zeroclaw-go/zeroclaw/internal/auth"
+	"github.com/zeroclaw-go/zeroclaw/internal/clock"
 	"github.com/zeroclaw-go/zeroclaw/internal/config"
 	"github.com/zeroclaw-go/zeroclaw/internal/install"
 	"github.com/zeroclaw-go/zeroclaw/internal/jsonrpc"
@@ -38,6 +41,14 @@ type Options struct {
 	Environ   []string // the process environment (os.Environ()); nil => empty
 	Home      string   // the user's home directory
 	Logger    *slog.Logger
+	// Clock is every domain's time source: stored timestamps, status uptime, the initialize deadline, idle
+	// session eviction, the turn-lock and approval waits. nil means clock.Real; tests pass clocktest.Manual.
+	Clock clock.Clock
+	// NewID mints session, turn, approval and cost-record ids (a tui id is "tui-" + NewID()); nil means random.
+	NewID func() string
+	// NewProvider builds the provider an agent's model_provider names; nil means the real providers.
+	NewProvider session.ProviderFactory
+
 	// Ready, if set, is called once the endpoint accepts connections.
 	Ready func(endpoint string)
 	// DrainTimeout bounds the shutdown's cancel-and-drain of connections; 0 => DrainTimeout.
@@ -75,6 +86,7 @@ func Run(ctx context.Context, opts Options) error {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
+	clk := clock.OrReal(opts.Clock)
 	layout, err := install.Resolve(opts.ConfigDir, opts.getenv, opts.Home)
 	if err != nil {
 		return err
@@ -102,7 +114,7 @@ func Run(ctx context.Context, opts Options) error {
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		log.Warn("legacy layout not checked", "component", "install", "err", err)
 	} else if legacyVersion < install.LayoutSchemaVersion && !install.LegacyDone(layout) {
-		rep, err := install.MigrateLegacy(layout, legacyVersion, time.Now())
+		rep, err := install.MigrateLegacy(layout, legacyVersion, clk.Now())
 		rep.Log(log)
 		if err != nil {
 			log.Warn("legacy workspace not migrated; the next start retries", "component", "install", "err", err)
@@ -135,7 +147,7 @@ func Run(ctx context.Context, opts Options) error {
 		return err
 	}
 
-	st, err := openStores(ctx, layout, cfg.Current(), log)
+	st, err := openStores(ctx, layout, cfg.Current(), clk.Now(), log)
 	if err != nil {
 		return err
 	}
@@ -157,6 +169,9 @@ func Run(ctx context.Context, opts Options) error {
 		InstallRoot: layout.Root,
 		Logger:      log,
 		ACP:         st.acp,
+		Clock:       clk,
+		NewID:       opts.NewID,
+		NewProvider: opts.NewProvider,
 	})
 	d := &daemon{
 		log:      log,
@@ -170,14 +185,17 @@ func Run(ctx context.Context, opts Options) error {
 	d.srv = rpc.New(rpc.Options{
 		Logger: log.With("component", "rpc"),
 		Info: rpc.Info{
-			PID: os.Getpid(), UID: os.Getuid(), StartedAt: time.Now(),
-			ConfigDir: layout.Root, DataDir: layout.DataDir, Endpoint: endpoint,
+			PID: os.Getpid(), UID: os.Getuid(), StartedAt: clk.Now(),
+			ConfigDir: layout.Root, ConfigFile: layout.ConfigPath(), ConfigKind: configKind(layout, opts.Home),
+			DataDir: layout.DataDir, Endpoint: endpoint,
 		},
 		Config:        cfg.Current,
 		Shutdown:      d.requestStop,
 		ConfigManager: cfg,
 		Sessions:      sessions,
 		FrameBudget:   d.frames,
+		Clock:         clk,
+		NewTUIID:      tuiIDs(opts.NewID),
 	})
 	// The ACP endpoint (acp.md) is served through the same listen.Server: one connection limit, one ephemeral
 	// count, one drain. A daemon that cannot take it still serves the native socket.
@@ -333,9 +351,29 @@ func (d *daemon) serveConn(ctx context.Context, nc net.Conn) {
 	_ = d.srv.ServeConn(ctx, nc, info, lim)
 }
 
+// tuiIDs derives tui ids from newID, or leaves them to rpc (nil) when newID is nil.
+func tuiIDs(newID func() string) func() string {
+	if newID == nil {
+		return nil
+	}
+	return func() string { return "tui-" + newID() }
+}
+
 func transportOf(c install.PeerCred) auth.Transport {
 	if strings.HasPrefix(c.Label, "pipe:") {
 		return auth.TransportPipe
 	}
 	return auth.TransportUnix
+}
+
+// configKind classifies the install for status.config_kind as upstream does: under the system's temporary
+// directory, the default ~/.zeroclaw, or another one chosen with --config-dir or the environment.
+func configKind(layout install.Layout, home string) string {
+	if rel, err := filepath.Rel(os.TempDir(), layout.Root); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return api.ConfigKindTemporary
+	}
+	if home != "" && filepath.Clean(layout.Root) == filepath.Join(home, install.DefaultDirName) {
+		return api.ConfigKindDefault
+	}
+	return api.ConfigKindCustom
 }

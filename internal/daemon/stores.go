@@ -21,9 +21,9 @@ type stores struct {
 	closed sync.Once
 }
 
-// openStores opens the chat store (data/sessions/sessions.db), imports legacy JSONL sessions into it, and
-// opens the cost ledger (data/state/costs.jsonl, created lazily on the first record).
-func openStores(ctx context.Context, layout install.Layout, cfg *config.Config, log *slog.Logger) (*stores, error) {
+// openStores opens the chat store (data/sessions/sessions.db), imports legacy JSONL sessions into it (stamped
+// now), and opens the cost ledger (data/state/costs.jsonl, created lazily on the first record).
+func openStores(ctx context.Context, layout install.Layout, cfg *config.Config, now time.Time, log *slog.Logger) (*stores, error) {
 	if b := cfg.Channels.SessionBackend; b != "" && b != "sqlite" {
 		log.Warn("session backend not supported yet: using sqlite", "component", "store", "session_backend", b)
 	}
@@ -33,7 +33,7 @@ func openStores(ctx context.Context, layout install.Layout, cfg *config.Config, 
 	}
 	// Legacy JSONL sessions move in once (state.md §5). A failed source stays on disk for the next start;
 	// the daemon keeps serving what was imported.
-	rep, err := chat.ImportJSONL(ctx, layout.SessionsDir(), time.Now())
+	rep, err := chat.ImportJSONL(ctx, layout.SessionsDir(), now)
 	if rep.Sessions+rep.Resumed > 0 {
 		log.Info("imported legacy jsonl sessions", "component", "store", "sessions", rep.Sessions,
 			"messages", rep.Messages, "resumed", rep.Resumed)

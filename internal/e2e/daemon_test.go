@@ -39,7 +39,7 @@ func TestSocatQuickTest(t *testing.T) {
 	if len(lines) != 2 {
 		t.Fatalf("want 2 reply lines, got %d: %q", len(lines), out)
 	}
-	for _, want := range []string{`"protocolVersion":1`, `"serverVersion":"0.1.0"`, `"id":1`} {
+	for _, want := range []string{`"protocolVersion":1`, `"serverVersion":"0.8.6"`, `"id":1`} {
 		if !strings.Contains(lines[0], want) {
 			t.Errorf("initialize reply %s lacks %s", lines[0], want)
 		}

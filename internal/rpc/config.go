@@ -75,7 +75,7 @@ func (s *Server) registerConfig(m *config.Manager) {
 		if err != nil {
 			return nil, err
 		}
-		return api.ConfigReloadResult{Reloaded: true, Generation: gen}, nil
+		return api.ConfigReloadResult{Reloading: true, Reloaded: true, Generation: gen}, nil
 	}))
 }
 

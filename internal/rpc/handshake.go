@@ -7,10 +7,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
-
 	"time"
 
 	"github.com/zeroclaw-go/zeroclaw/internal/api"
+	"github.com/zeroclaw-go/zeroclaw/internal/auth"
 	"github.com/zeroclaw-go/zeroclaw/internal/config"
 	"github.com/zeroclaw-go/zeroclaw/internal/jsonrpc"
 	"github.com/zeroclaw-go/zeroclaw/internal/router"
@@ -56,11 +56,22 @@ func (s *Server) initialize(_ context.Context, p *Peer, raw json.RawMessage) (an
 		ServerVersion:        api.ServerVersion,
 		ProtocolVersionCamel: api.ProtocolVersion,
 		ServerVersionCamel:   api.ServerVersion,
+		BuildVersion:         api.BuildVersion(),
 		ServerPID:            s.opts.Info.PID,
 		TUIID:                tuiID,
+		PrincipalID:          principalID(principal),
 		Capabilities:         s.Capabilities(),
-		Commands:             []string{},
+		Commands:             api.TUICommands(),
 	}, nil
+}
+
+// principalID is the principal's wire name (protocol.md §3): a [users] name, or "shared-operator" for the
+// daemon's own uid.
+func principalID(pr *auth.Principal) string {
+	if pr.Name == auth.OperatorName {
+		return "shared-operator"
+	}
+	return pr.Name
 }
 
 // declaresElicitationForm reports whether clientCapabilities.elicitation.form is present.
@@ -91,13 +102,16 @@ func (s *Server) status(_ context.Context, _ *Peer, _ *noParams) (api.StatusResu
 	return api.StatusResult{
 		ServerVersion:    api.ServerVersion,
 		ProtocolVersion:  api.ProtocolVersion,
-		PID:              info.PID,
-		UptimeSecs:       int64(s.opts.Now().Sub(info.StartedAt) / time.Second),
 		ActiveSessions:   len(ids),
 		SessionIDs:       ids,
 		ConfigDir:        info.ConfigDir,
-		DataDir:          info.DataDir,
+		ConfigFile:       info.ConfigFile,
+		ConfigKind:       info.ConfigKind,
 		LocalIPCEndpoint: info.Endpoint,
+		BuildVersion:     api.BuildVersion(),
+		PID:              info.PID,
+		UptimeSecs:       int64(s.opts.Clock.Now().Sub(info.StartedAt) / time.Second),
+		DataDir:          info.DataDir,
 	}, nil
 }
 
@@ -115,7 +129,7 @@ func (s *Server) health(_ context.Context, _ *Peer, _ *noParams) (api.HealthResu
 	if m := s.opts.Sessions; m != nil {
 		comps["sessions"] = api.ComponentHealth{Status: "ok", Detail: fmt.Sprintf("%d live", len(m.ActiveIDs()))}
 	}
-	return api.HealthResult{Status: "ok", UptimeSecs: int64(s.opts.Now().Sub(s.opts.Info.StartedAt) / time.Second), Components: comps}, nil
+	return api.HealthResult{Status: "ok", UptimeSecs: int64(s.opts.Clock.Now().Sub(s.opts.Info.StartedAt) / time.Second), Components: comps}, nil
 }
 
 func (s *Server) tuiList(_ context.Context, _ *Peer, _ *noParams) (api.TUIListResult, error) {
@@ -127,10 +141,11 @@ func (s *Server) tuiList(_ context.Context, _ *Peer, _ *noParams) (api.TUIListRe
 			continue
 		}
 		out.TUIs = append(out.TUIs, api.TUIInfo{
-			TUIID:       p.TUIID(),
-			ConnectedAt: p.ConnectedAt.UTC().Format(time.RFC3339),
-			PeerLabel:   p.Info.Label,
-			Transport:   string(p.Info.Transport),
+			TUIID:           p.TUIID(),
+			ConnectedAt:     p.ConnectedAt.UTC().Format(time.RFC3339),
+			ConnectedAtUnix: p.ConnectedAt.Unix(),
+			PeerLabel:       p.Info.Label,
+			Transport:       string(p.Info.Transport),
 		})
 	}
 	return out, nil
@@ -150,8 +165,9 @@ func (s *Server) config() *config.Config {
 	return s.opts.Config()
 }
 
+// newTUIID is a fresh client id as upstream makes them: "tui_" and 8 hex digits.
 func newTUIID() string {
-	var b [8]byte
+	var b [4]byte
 	_, _ = rand.Read(b[:])
-	return "tui-" + hex.EncodeToString(b[:])
+	return "tui_" + hex.EncodeToString(b[:])
 }

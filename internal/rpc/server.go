@@ -11,6 +11,7 @@ import (
 
 	"github.com/zeroclaw-go/zeroclaw/internal/api"
 	"github.com/zeroclaw-go/zeroclaw/internal/auth"
+	"github.com/zeroclaw-go/zeroclaw/internal/clock"
 	"github.com/zeroclaw-go/zeroclaw/internal/config"
 	"github.com/zeroclaw-go/zeroclaw/internal/jsonrpc"
 	"github.com/zeroclaw-go/zeroclaw/internal/router"
@@ -19,12 +20,15 @@ import (
 
 // Info describes the running daemon for status and initialize.
 type Info struct {
-	PID       int
-	UID       int // the daemon's own uid: peers with it are the shared operator
-	StartedAt time.Time
-	ConfigDir string
-	DataDir   string
-	Endpoint  string
+	PID        int
+	UID        int // the daemon's own uid: peers with it are the shared operator
+	StartedAt  time.Time
+	ConfigDir  string
+	ConfigFile string
+	// ConfigKind is status.config_kind: api.ConfigKindDefault, ConfigKindCustom or ConfigKindTemporary.
+	ConfigKind string
+	DataDir    string
+	Endpoint   string
 }
 
 // Limits are the per-connection limits of protocol.md §2.1, taken from [rpc] at accept time.
@@ -48,7 +52,8 @@ type Options struct {
 	// FrameBudget bounds the bytes of inbound frames held at once by all connections; nil => no shared bound.
 	FrameBudget *jsonrpc.Budget
 	NewTUIID    func() string
-	Now         func() time.Time
+	// Clock tells the time for status and tui/list and times the initialize deadline; nil means clock.Real.
+	Clock clock.Clock
 }
 
 // Server holds the method table and the connected peers.
@@ -81,9 +86,7 @@ func New(opts Options) *Server {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	if opts.Now == nil {
-		opts.Now = time.Now
-	}
+	opts.Clock = clock.OrReal(opts.Clock)
 	if opts.NewTUIID == nil {
 		opts.NewTUIID = newTUIID
 	}
@@ -99,6 +102,9 @@ func New(opts Options) *Server {
 	if opts.Sessions != nil {
 		s.registerSessions(opts.Sessions)
 	}
+	s.registerConfigMeta(opts.ConfigManager, opts.Sessions)
+	s.registerAgents(opts.ConfigManager, opts.Sessions)
+	s.registerSessionMeta(opts.Sessions)
 	return s
 }
 
@@ -113,7 +119,7 @@ func (s *Server) Capabilities() []string {
 
 // ServeConn serves one accepted connection until it closes. It never panics on client input.
 func (s *Server) ServeConn(ctx context.Context, nc net.Conn, info PeerInfo, lim Limits) error {
-	peer := &Peer{ID: s.nextID.Add(1), Info: info, ConnectedAt: s.opts.Now()}
+	peer := &Peer{ID: s.nextID.Add(1), Info: info, ConnectedAt: s.opts.Clock.Now()}
 	log := s.log.With("conn", info.Label)
 	conn := jsonrpc.NewConn(jsonrpc.NewStream(nc), jsonrpc.HandlerFunc(func(ctx context.Context, c *jsonrpc.Conn, req *jsonrpc.Request) (any, error) {
 		return s.dispatch(ctx, peer, req)
@@ -140,7 +146,7 @@ func (s *Server) ServeConn(ctx context.Context, nc net.Conn, info PeerInfo, lim 
 		}
 	}()
 	if lim.InitializeTimeout > 0 {
-		t := time.AfterFunc(lim.InitializeTimeout, func() {
+		t := s.opts.Clock.AfterFunc(lim.InitializeTimeout, func() {
 			if !peer.Initialized() {
 				log.Info("closing connection: initialize deadline passed")
 				conn.Close()
@@ -289,7 +295,7 @@ func domainCode(err error) (int, bool) {
 	case errors.Is(err, config.ErrInvalidConfig), errors.Is(err, config.ErrUnknownProp),
 		errors.Is(err, config.ErrInvalidPath), errors.Is(err, config.ErrInvalidValue),
 		errors.Is(err, config.ErrNotEditable), errors.Is(err, config.ErrNoEntries),
-		errors.Is(err, config.ErrTooManyEntries):
+		errors.Is(err, config.ErrTooManyEntries), errors.Is(err, config.ErrNoMapSection), errors.Is(err, config.ErrInvalidKey):
 		return api.CodeInvalidParams, true
 	}
 	return 0, false

@@ -21,8 +21,16 @@ func (s *Server) registerSessions(m *session.Manager) {
 	s.register(api.MethodSessionNew, handle(grantSessionsCreate, func(ctx context.Context, p *Peer, params *api.SessionNewParams) (api.SessionNewResult, error) {
 		return m.New(ctx, p.owner(), *params)
 	}))
+	// session/prompt may come as a notification (zerocode sends it so): the turn runs and streams the same way.
 	prompt := handle(grantSessionsExecute, func(ctx context.Context, p *Peer, params *api.SessionPromptParams) (api.SessionPromptResult, error) {
-		return m.Prompt(ctx, p.owner(), *params, peerSink{p})
+		res, err := m.Prompt(ctx, p.owner(), *params, peerSink{p})
+		if errors.Is(err, session.ErrNotFound) || errors.Is(err, session.ErrClosed) {
+			// A client that waits for events, not for this answer, must still see the turn end.
+			content := "session not found: " + params.SessionID
+			peerSink{p}.Update(api.SessionUpdate{SessionID: params.SessionID, Type: api.UpdateTurnComplete,
+				Outcome: api.OutcomeFailed, Content: &content, Error: err.Error()})
+		}
+		return res, err
 	})
 	prompt.Concurrent = true
 	s.register(api.MethodSessionPrompt, prompt)

@@ -7,9 +7,11 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/zeroclaw-go/zeroclaw/internal/agent"
 	"github.com/zeroclaw-go/zeroclaw/internal/api"
+	"github.com/zeroclaw-go/zeroclaw/internal/clock/clocktest"
 )
 
 // Agents of the approval tests, all on the echo provider: "a" supervised (workspace only), "ro" readonly,
@@ -29,8 +31,8 @@ workspace_only = true
 approval_timeout_secs = 1
 `
 
-func startApprovals(t *testing.T) *Daemon {
-	return Start(t, WithConfig(agentConfig("", "echo.default", "supervised", approvalsExtra)))
+func startApprovals(t *testing.T, opts ...Option) *Daemon {
+	return Start(t, append([]Option{WithConfig(agentConfig("", "echo.default", "supervised", approvalsExtra))}, opts...)...)
 }
 
 // shape renders the non-chunk events of a turn, without token counts: the protocol-level skeleton.
@@ -143,7 +145,8 @@ func checkTold(t *testing.T, tr turn, tool, out string) {
 var asked = []string{"context_usage", "tool_call:shell", "approval_request:shell", "tool_result:shell", "context_usage", "turn_complete:completed"}
 
 func TestApprovalsOverSocket(t *testing.T) {
-	d := startApprovals(t)
+	clk := clocktest.New(time.Unix(1_700_000_000, 0)) // only "timeout denies" moves it
+	d := startApprovals(t, WithClock(clk))
 
 	t.Run("allow_once runs", func(t *testing.T) {
 		c := dialRC(t, d, "")
@@ -188,6 +191,10 @@ func TestApprovalsOverSocket(t *testing.T) {
 		var req api.SessionUpdate
 		tr := c.promptAnswering(s.SessionID, shellHook("touch timed_out.txt"), func(u api.SessionUpdate) *api.SessionApproveParams {
 			req = u
+			if !clk.WaitTimer(time.Second, 20*time.Second) {
+				t.Error("no one-second approval wait was armed")
+			}
+			clk.Advance(time.Second) // nobody answers: the wait ends
 			return nil
 		})
 		wantShape(t, tr.events, asked...)
@@ -201,9 +208,11 @@ func TestApprovalsOverSocket(t *testing.T) {
 		if exists(t, filepath.Join(s.WorkspaceDir, "timed_out.txt")) {
 			t.Fatal("a timed-out approval ran the command")
 		}
-		// A late answer finds nothing pending.
-		if _, werr := c.call(api.MethodSessionApprove, api.SessionApproveParams{SessionID: s.SessionID, RequestID: req.RequestID, Decision: api.DecisionAllowOnce}); werr == nil {
-			t.Fatal("approving an expired request was acknowledged")
+		// A late answer finds nothing pending: not acknowledged, not an error (protocol.md §6).
+		var late api.SessionApproveResult
+		c.mustCall(api.MethodSessionApprove, api.SessionApproveParams{SessionID: s.SessionID, RequestID: req.RequestID, Decision: api.DecisionAllowOnce}, &late)
+		if late.Acknowledged || late.RequestID != req.RequestID {
+			t.Fatalf("approving an expired request answered %+v", late)
 		}
 	})
 

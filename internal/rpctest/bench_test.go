@@ -25,7 +25,7 @@ func echoServer(b *testing.B) string {
 	if err != nil {
 		b.Fatal(err)
 	}
-	reply := []byte(`{"jsonrpc":"2.0","id":1,"result":{"server_version":"0.1.0","protocol_version":1,"pid":1,"uptime_secs":0,"active_sessions":0,"session_ids":[],"config_dir":"/x","data_dir":"/x/data","local_ipc_endpoint":"/x/data/daemon.sock"}}` + "\n")
+	reply := []byte(`{"jsonrpc":"2.0","id":1,"result":{"server_version":"0.8.6","protocol_version":1,"pid":1,"uptime_secs":0,"active_sessions":0,"session_ids":[],"config_dir":"/x","data_dir":"/x/data","local_ipc_endpoint":"/x/data/daemon.sock"}}` + "\n")
 	var wg sync.WaitGroup
 	go func() {
 		for {

@@ -3,12 +3,14 @@ package rpctest
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/zeroclaw-go/zeroclaw/internal/config"
 	"runtime"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/zeroclaw-go/zeroclaw/internal/clock/clocktest"
+	"github.com/zeroclaw-go/zeroclaw/internal/config"
 )
 
 // baseConfig is the config a fresh install writes; tests append sections to it.
@@ -78,7 +80,8 @@ func TestFrameTimeout(t *testing.T) {
 
 // A connection that never initializes is closed without a frame; an initialized one is not.
 func TestInitializeDeadline(t *testing.T) {
-	d := Start(t, withRPC("initialize_timeout_ms = 300\n"))
+	clk := clocktest.New(time.Unix(1_700_000_000, 0))
+	d := Start(t, withRPC("initialize_timeout_ms = 300\n"), WithClock(clk))
 	idle := d.Dial(t)
 	ok := d.Dial(t)
 	ok.Initialize()
@@ -86,8 +89,15 @@ func TestInitializeDeadline(t *testing.T) {
 	if code, _ := errorOfAny(t, idle.MustRecv()); code != -32010 {
 		t.Fatalf("want -32010 before initialize, got %d", code)
 	}
+	// Both connections armed their deadline when accepted (each has been answered since).
+	clk.Advance(300*time.Millisecond - time.Nanosecond)
+	idle.Send(`{"jsonrpc":"2.0","method":"status","id":2}`)
+	if code, _ := errorOfAny(t, idle.MustRecv()); code != -32010 {
+		t.Fatalf("just before the deadline: want -32010, got %d", code)
+	}
+	clk.Advance(time.Nanosecond)
 	idle.ExpectEOF(10 * time.Second)
-	time.Sleep(400 * time.Millisecond)
+	clk.Advance(time.Hour)
 	ok.Send(`{"jsonrpc":"2.0","method":"status","id":2}`)
 	if m := ok.Next(); m["result"] == nil {
 		t.Fatalf("initialized connection was affected by the deadline: %v", m)

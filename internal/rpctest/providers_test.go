@@ -148,7 +148,7 @@ func TestProviderFamiliesOverSocket(t *testing.T) {
 			if last.Content == nil || *last.Content != "Hello, world!" || last.Error != "" {
 				t.Fatalf("turn_complete = %+v", last)
 			}
-			if tr.result != (api.SessionPromptResult{SessionID: text.SessionID, Outcome: api.OutcomeCompleted, Content: "Hello, world!"}) {
+			if tr.result != (api.SessionPromptResult{SessionID: text.SessionID, StopReason: api.StopEndTurn, Outcome: api.OutcomeCompleted, Content: "Hello, world!"}) {
 				t.Fatalf("prompt result = %+v", tr.result)
 			}
 

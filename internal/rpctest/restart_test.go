@@ -1,6 +1,8 @@
 package rpctest
 
 import (
+	"fmt"
+	"os"
 	"slices"
 	"testing"
 
@@ -70,5 +72,69 @@ func TestRestartKeepsHistory(t *testing.T) {
 	}
 	if n != 1 {
 		t.Fatalf("session/list shows %s %d times", sid, n)
+	}
+}
+
+// sessionUser is a config in which this process's uid is the non-admin user name, allowed every session method.
+func sessionUser(name string) Option {
+	return WithConfig(agentConfig(echoTOML, "echo.default", "full", fmt.Sprintf(`
+[permission_profiles.chat]
+grants = ["sessions:create", "sessions:execute", "sessions:read", "sessions:delete"]
+
+[users.%s]
+uid = %d
+permission_profiles = ["chat"]
+`, name, os.Getuid())))
+}
+
+// A non-admin's session is theirs across a restart: the same user lists, reads and resumes it; another
+// non-admin user (the same uid mapped to another name) is refused with -32003 and does not see it.
+func TestNonAdminOwnershipSurvivesRestart(t *testing.T) {
+	d := Start(t, sessionUser("alice"))
+	c := dialRC(t, d, "")
+	const sid = "alices-session"
+	c.newSession(api.SessionNewParams{SessionID: sid})
+	if tr := c.prompt(sid, "remember this", hooks{}); tr.err != nil {
+		t.Fatalf("prompt: %s", tr.err)
+	}
+	if err := d.Stop(); err != nil {
+		t.Fatal(err)
+	}
+
+	d = StartOn(t, d.ConfigDir, sessionUser("bob"))
+	b := dialRC(t, d, "")
+	for _, call := range []struct {
+		method string
+		params any
+	}{
+		{api.MethodSessionNew, api.SessionNewParams{SessionID: sid}},
+		{api.MethodSessionMsgs, api.SessionMessagesParams{SessionID: sid}},
+		{api.MethodSessionState, api.SessionIDParams{SessionID: sid}},
+		{api.MethodSessionDelete, api.SessionIDParams{SessionID: sid}},
+	} {
+		if _, werr := b.call(call.method, call.params); werr == nil || werr.Code != api.CodeSessionNotOwned {
+			t.Fatalf("bob: %s = %s, want -32003", call.method, werr)
+		}
+	}
+	var list api.SessionListResult
+	b.mustCall(api.MethodSessionList, api.SessionListParams{}, &list)
+	if len(list.Sessions) != 0 {
+		t.Fatalf("bob lists %+v", list.Sessions)
+	}
+	if err := d.Stop(); err != nil {
+		t.Fatal(err)
+	}
+
+	d = StartOn(t, d.ConfigDir, sessionUser("alice"))
+	a := dialRC(t, d, "")
+	a.mustCall(api.MethodSessionList, api.SessionListParams{}, &list)
+	if len(list.Sessions) != 1 || list.Sessions[0].SessionID != sid {
+		t.Fatalf("alice lists %+v after the restarts, want her session", list.Sessions)
+	}
+	if back := a.newSession(api.SessionNewParams{SessionID: sid}); back.MessageCount != 2 {
+		t.Fatalf("alice resumes with %d messages, want 2", back.MessageCount)
+	}
+	if tr := a.prompt(sid, "and this", hooks{}); tr.err != nil || tr.result.Content != "and this" {
+		t.Fatalf("prompt after resuming: %+v %s", tr.result, tr.err)
 	}
 }

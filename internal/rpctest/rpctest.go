@@ -11,9 +11,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zeroclaw-go/zeroclaw/internal/clock"
 	"github.com/zeroclaw-go/zeroclaw/internal/daemon"
 	"github.com/zeroclaw-go/zeroclaw/internal/install"
 	"github.com/zeroclaw-go/zeroclaw/internal/rpctest/ndjson"
+	"github.com/zeroclaw-go/zeroclaw/internal/session"
 )
 
 // Daemon is a daemon running in this process on a temporary install.
@@ -28,10 +30,13 @@ type Daemon struct {
 type Option func(*options)
 
 type options struct {
-	config    string
-	ephemeral bool
-	environ   []string
-	logger    *slog.Logger
+	config      string
+	ephemeral   bool
+	environ     []string
+	logger      *slog.Logger
+	clock       clock.Clock
+	newID       func() string
+	newProvider session.ProviderFactory
 }
 
 // WithConfig writes toml as config.toml before the daemon starts (instead of the default config).
@@ -42,6 +47,15 @@ func WithEphemeral() Option { return func(o *options) { o.ephemeral = true } }
 
 // WithLogger gives the daemon a logger (by default it logs nothing), so tests can check what it logs.
 func WithLogger(l *slog.Logger) Option { return func(o *options) { o.logger = l } }
+
+// WithClock gives the daemon a clock, typically a clocktest.Manual the test advances by hand.
+func WithClock(c clock.Clock) Option { return func(o *options) { o.clock = c } }
+
+// WithNewID gives the daemon its id source (sessions, turns, approvals, cost records, tui ids).
+func WithNewID(f func() string) Option { return func(o *options) { o.newID = f } }
+
+// WithNewProvider replaces the daemon's provider constructor.
+func WithNewProvider(f session.ProviderFactory) Option { return func(o *options) { o.newProvider = f } }
 
 // WithEnv adds environment variables ("K=V") to the daemon's environment.
 func WithEnv(kv ...string) Option { return func(o *options) { o.environ = append(o.environ, kv...) } }
@@ -89,12 +103,15 @@ func StartOn(t testing.TB, configDir string, opts ...Option) *Daemon {
 	environ := append([]string{"ZEROCLAW_SOCKET=" + endpoint}, o.environ...)
 	go func() {
 		d.done <- daemon.Run(ctx, daemon.Options{
-			ConfigDir: configDir,
-			Ephemeral: o.ephemeral,
-			Environ:   environ,
-			Home:      root,
-			Logger:    o.logger,
-			Ready:     func(string) { close(ready) },
+			ConfigDir:   configDir,
+			Ephemeral:   o.ephemeral,
+			Environ:     environ,
+			Home:        root,
+			Logger:      o.logger,
+			Clock:       o.clock,
+			NewID:       o.newID,
+			NewProvider: o.newProvider,
+			Ready:       func(string) { close(ready) },
 		})
 	}()
 	select {

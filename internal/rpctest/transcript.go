@@ -48,6 +48,9 @@ var volatile = map[string]string{
 	"pid":                "<pid>",
 	"uptime_secs":        "<uptime>",
 	"connected_at":       "<time>",
+	"connected_at_unix":  "<unix_time>",
+	"build_version":      "<build_version>",
+	"config_file":        "<config_file>",
 	"peer_label":         "<peer>",
 	"config_dir":         "<config_dir>",
 	"data_dir":           "<data_dir>",
@@ -62,6 +65,7 @@ var volatile = map[string]string{
 var identities = map[string]string{
 	"session_id":          "session_id",
 	"session_ids":         "session_id",
+	"session_key":         "session_id",
 	"request_id":          "request_id",
 	"tui_id":              "tui_id",
 	"turn_id":             "turn_id",
@@ -69,6 +73,9 @@ var identities = map[string]string{
 }
 
 const sentinel = `{"jsonrpc":"2.0","method":"status","id":"__transcript_end__"}`
+
+// generatedTUIID matches the tui ids the daemon makes up.
+var generatedTUIID = regexp.MustCompile(`^tui_[0-9a-f]{8}$`)
 
 // numbered matches a numbered placeholder in a send line.
 var numbered = regexp.MustCompile(`<([a-z_]+)#([0-9]+)>`)
@@ -159,7 +166,7 @@ func (n *normalizer) walk(v any, key string, volatileToo bool) any {
 		if kind, ok := identities[key]; ok {
 			switch x := v.(type) {
 			case string:
-				if key == "tui_id" && !strings.HasPrefix(x, "tui-") {
+				if key == "tui_id" && !generatedTUIID.MatchString(x) {
 					return v // a client-chosen tui_id is deterministic and worth comparing
 				}
 				return n.placeholder(kind, x)

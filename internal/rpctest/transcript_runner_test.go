@@ -14,7 +14,7 @@ func TestNormalizerNumbersIdentities(t *testing.T) {
 		{`{"result":{"session_id":"s-b"}}`, `{"result":{"session_id":"<session_id#2>"}}`},
 		{`{"params":{"session_id":"s-a","request_id":"s-b"}}`, `{"params":{"request_id":"<request_id#1>","session_id":"<session_id#1>"}}`},
 		{`{"result":{"session_ids":["s-c","s-b"]}}`, `{"result":{"session_ids":["<session_id#3>","<session_id#2>"]}}`},
-		{`{"result":{"interrupted_turn_id":"t","turn_id":"t","tui_id":"tui-9","pid":7}}`,
+		{`{"result":{"interrupted_turn_id":"t","turn_id":"t","tui_id":"tui_0a1b2c3d","pid":7}}`,
 			`{"result":{"interrupted_turn_id":"<turn_id#1>","pid":"<pid>","tui_id":"<tui_id#1>","turn_id":"<turn_id#1>"}}`},
 		{`{"result":{"tui_id":"chosen"}}`, `{"result":{"tui_id":"chosen"}}`}, // a client-chosen tui id is compared as is
 	}

@@ -84,7 +84,7 @@ func TestCancelMidStream(t *testing.T) {
 		t.Fatalf("prompt: %s", tr.err)
 	}
 	wantKinds(t, tr.events, "agent_message_chunk:Hel", "turn_complete:cancelled")
-	if tr.result != (api.SessionPromptResult{SessionID: s.SessionID, Outcome: api.OutcomeCancelled, Content: "Hel"}) {
+	if tr.result != (api.SessionPromptResult{SessionID: s.SessionID, StopReason: api.StopCancelled, Outcome: api.OutcomeCancelled, Content: "Hel"}) {
 		t.Fatalf("prompt result = %+v", tr.result)
 	}
 	select {
@@ -190,8 +190,15 @@ func TestPromptErrorCodes(t *testing.T) {
 		}
 		return werr.Code
 	}
-	if code := codeOf(op, api.MethodSessionPrompt, api.SessionPromptParams{SessionID: "no-such-session", Prompt: "hi"}); code != api.CodeSessionNotFound {
-		t.Errorf("unknown session: %d", code)
+	// An unknown session: one failed turn_complete for it, then -32000.
+	op.send(api.MethodSessionPrompt, api.SessionPromptParams{SessionID: "no-such-session", Prompt: "hi"})
+	var ev api.SessionUpdate
+	if f := op.recv(); f.Method != api.NotifySessionUpdate || json.Unmarshal(f.Params, &ev) != nil ||
+		ev.Type != api.UpdateTurnComplete || ev.Outcome != api.OutcomeFailed || ev.SessionID != "no-such-session" {
+		t.Fatalf("unknown session: want a failed turn_complete first, got %s", f.Raw)
+	}
+	if f := op.recv(); f.Error == nil || f.Error.Code != api.CodeSessionNotFound {
+		t.Errorf("unknown session: %s", f.Raw)
 	}
 	for _, blank := range []string{"", "   ", "\n\t "} {
 		if code := codeOf(op, api.MethodSessionPrompt, api.SessionPromptParams{SessionID: s.SessionID, Prompt: blank}); code != api.CodeInvalidParams {

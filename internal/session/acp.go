@@ -68,7 +68,7 @@ func (m *Manager) NewACP(ctx context.Context, o Owner, p ACPNewParams) (ACPSessi
 		return ACPSession{}, err
 	}
 	id := m.o.NewID()
-	s := newSession(id, alias, ws, o.Principal, m.o.Now())
+	s := newSession(id, alias, ws, o.Principal, m.now())
 	s.acp = &acpState{surface: p.Surface}
 	s.holder = o.ConnID
 	if s, err = m.register(o, s); err != nil {
@@ -76,7 +76,7 @@ func (m *Manager) NewACP(ctx context.Context, o Owner, p ACPNewParams) (ACPSessi
 	}
 	if m.o.ACP != nil {
 		row := store.ACPSession{UUID: id, AgentAlias: alias, WorkspaceDir: ws, Surface: p.Surface}
-		if err := m.o.ACP.Create(ctx, row, m.o.Now()); err != nil {
+		if err := m.o.ACP.Create(ctx, row, m.now()); err != nil {
 			m.drop(s)
 			return ACPSession{}, fmt.Errorf("session: new acp: %w", err)
 		}
@@ -118,14 +118,15 @@ func (m *Manager) OpenACP(ctx context.Context, o Owner, id string, withHistory b
 	if row.KilledAt != nil {
 		return ACPSession{}, fmt.Errorf("%w: %s", ErrKilled, id)
 	}
-	if !m.mayRevive(o, id) {
+	// acp-sessions.db records no owner (upstream's schema): a stored ACP session is the admins' to reopen.
+	if !mayRevive(o, store.SessionMeta{}) {
 		return ACPSession{}, fmt.Errorf("%w: %s", ErrNotOwned, id)
 	}
 	alias, err := restoreAlias(m.o.Config(), row.AgentAlias)
 	if err != nil {
 		return ACPSession{}, err
 	}
-	s := newSession(id, alias, row.WorkspaceDir, o.Principal, m.o.Now())
+	s := newSession(id, alias, row.WorkspaceDir, o.Principal, m.now())
 	s.acp = &acpState{surface: row.Surface}
 	s.holder = o.ConnID
 	registered, err := m.register(o, s)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/zeroclaw-go/zeroclaw/internal/api"
+	"github.com/zeroclaw-go/zeroclaw/internal/clock"
 )
 
 // gateHandler is a slog handler that blocks the first record with message msg until release is closed,
@@ -35,12 +36,20 @@ func (h gateHandler) Handle(_ context.Context, r slog.Record) error {
 	return nil
 }
 
+// funcClock is clock.Clock with its Now replaced.
+type funcClock struct {
+	clock.Clock
+	now func() time.Time
+}
+
+func (c funcClock) Now() time.Time { return c.now() }
+
 // A prompt that looked the session up just before eviction picked it as idle must not end up running on a
 // session that is no longer live (its approvals unanswerable, the turn cancelled by the eviction): either the
 // prompt is refused as not found, or the session stays live.
 func TestPromptRacingEvictionIsNotRunOnADroppedSession(t *testing.T) {
 	var (
-		clock    atomic.Int64
+		fakeNow  atomic.Int64
 		gateNow  atomic.Bool
 		nowHeld  = make(chan struct{})
 		nowGo    = make(chan struct{})
@@ -48,16 +57,16 @@ func TestPromptRacingEvictionIsNotRunOnADroppedSession(t *testing.T) {
 		logGate  = gateHandler{msg: "idle session dropped from memory", once: &sync.Once{}, entered: make(chan struct{}), release: make(chan struct{})}
 		released atomic.Bool
 	)
-	clock.Store(time.Unix(1_700_000_000, 0).UnixNano())
+	fakeNow.Store(time.Unix(1_700_000_000, 0).UnixNano())
 	e := newEnv(t, nil, func(o *Options) {
 		o.MaxSessions = 1
 		o.Logger = slog.New(logGate)
-		o.Now = func() time.Time {
+		o.Clock = funcClock{Clock: clock.Real, now: func() time.Time {
 			if gateNow.Load() {
 				nowOnce.Do(func() { close(nowHeld); <-nowGo })
 			}
-			return time.Unix(0, clock.Add(int64(time.Millisecond)))
-		}
+			return time.Unix(0, fakeNow.Add(int64(time.Millisecond)))
+		}}
 	})
 	defer func() {
 		if released.CompareAndSwap(false, true) {
@@ -91,7 +100,7 @@ func TestPromptRacingEvictionIsNotRunOnADroppedSession(t *testing.T) {
 		_, err := e.m.New(ctx, admin, api.SessionNewParams{SessionID: "newcomer"})
 		opened <- err
 	}()
-	<-logGate.entered // eviction chose "victim" as idle and has not closed it yet
+	<-logGate.entered // eviction dropped "victim" (New is held at its log line)
 	close(nowGo)      // let the prompt enqueue now
 
 	select {

@@ -15,8 +15,9 @@ import (
 type journal interface {
 	// load returns the model context the turn starts from.
 	load(ctx context.Context) ([]agent.Message, error)
-	// begin notes that turnID started with prompt; a failure is logged, the turn runs anyway.
-	begin(ctx context.Context, turnID string, started time.Time, prompt string)
+	// begin notes that turnID started with prompt. An error means the turn must not run (its session rows could not
+	// be written); a failure to note the start alone is logged and the turn runs anyway.
+	begin(ctx context.Context, turnID string, started time.Time, prompt string) error
 	// append is the turn's agent.Turn.Append.
 	append(ctx context.Context, role, content string) error
 	// end closes the turn; ok reports whether it ended without an error. An error means the turn was not stored.
@@ -28,13 +29,14 @@ func (m *Manager) journalOf(s *session) journal {
 	if s.acp != nil {
 		return &acpJournal{m: m, s: s}
 	}
-	return chatJournal{m: m, id: s.id}
+	return chatJournal{m: m, s: s, id: s.id}
 }
 
 // chatJournal appends every message to the chat store as it is produced and tracks the turn in the session's
 // state columns.
 type chatJournal struct {
 	m  *Manager
+	s  *session
 	id string
 }
 
@@ -42,14 +44,20 @@ func (j chatJournal) load(ctx context.Context) ([]agent.Message, error) {
 	return agent.LoadHistory(ctx, j.m.o.Chat, j.id)
 }
 
-func (j chatJournal) begin(ctx context.Context, turnID string, started time.Time, _ string) {
+func (j chatJournal) begin(ctx context.Context, turnID string, started time.Time, _ string) error {
+	// A delete that raced this incarnation's session/new may have removed its rows after they were written;
+	// under the turn lock, which the delete takes too, the turn re-creates them with the owner before writing.
+	if _, _, err := j.m.o.Chat.EnsureSession(ctx, j.id, j.s.alias, j.s.owner, started); err != nil {
+		return err
+	}
 	if err := j.m.o.Chat.SetState(ctx, j.id, stateRunning, turnID, &started); err != nil {
 		j.m.log.Warn("set state", "session", j.id, "turn", turnID, "err", err)
 	}
+	return nil
 }
 
 func (j chatJournal) append(ctx context.Context, role, content string) error {
-	_, err := j.m.o.Chat.Append(ctx, j.id, role, content, j.m.o.Now())
+	_, err := j.m.o.Chat.Append(ctx, j.id, role, content, j.m.now())
 	return err
 }
 
@@ -90,13 +98,14 @@ func (j *acpJournal) load(ctx context.Context) ([]agent.Message, error) {
 	return agent.LoadACPHistory(ctx, j.m.o.ACP, j.s.id)
 }
 
-func (j *acpJournal) begin(ctx context.Context, turnID string, started time.Time, prompt string) {
+func (j *acpJournal) begin(ctx context.Context, turnID string, started time.Time, prompt string) error {
 	if j.m.o.ACP == nil {
-		return
+		return nil
 	}
 	if err := j.m.o.ACP.BeginTurn(ctx, j.s.id, turnID, prompt, started); err != nil {
 		j.m.log.Warn("acp: record turn start", "session", j.s.id, "turn", turnID, "err", err)
 	}
+	return nil
 }
 
 func (j *acpJournal) append(ctx context.Context, role, content string) error {
@@ -111,7 +120,7 @@ func (j *acpJournal) end(ctx context.Context, turnID string, _ bool) error {
 		j.s.acp.memMu.Unlock()
 		return nil
 	}
-	if err := j.m.o.ACP.AppendTurn(ctx, j.s.id, msgs, j.m.o.Now()); err != nil {
+	if err := j.m.o.ACP.AppendTurn(ctx, j.s.id, msgs, j.m.now()); err != nil {
 		return fmt.Errorf("session: store turn %s of %s: %w", turnID, j.s.id, err)
 	}
 	return nil

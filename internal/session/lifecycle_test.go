@@ -6,11 +6,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/zeroclaw-go/zeroclaw/internal/api"
+	"github.com/zeroclaw-go/zeroclaw/internal/clock/clocktest"
 	"github.com/zeroclaw-go/zeroclaw/internal/config"
 )
 
@@ -173,8 +173,11 @@ func TestValidation(t *testing.T) {
 	if _, err := e.m.Approve(admin, api.SessionApproveParams{SessionID: "my-chosen-id", RequestID: "r1", Decision: api.DecisionRejectWithEdit}); !errors.Is(err, ErrInvalid) {
 		t.Fatalf("reject_with_edit without replacement = %v", err)
 	}
-	if _, err := e.m.Approve(admin, api.SessionApproveParams{SessionID: "my-chosen-id", RequestID: "r1", Decision: api.DecisionAllowOnce}); !errors.Is(err, ErrNotFound) {
-		t.Fatalf("unknown request = %v", err)
+	if res, err := e.m.Approve(admin, api.SessionApproveParams{SessionID: "my-chosen-id", RequestID: "r1", Decision: api.DecisionAllowOnce}); err != nil || res.Acknowledged || res.RequestID != "r1" {
+		t.Fatalf("unknown request = %+v, %v; want not acknowledged, no error", res, err)
+	}
+	if res, err := e.m.Approve(admin, api.SessionApproveParams{SessionID: "no-such-session", RequestID: "r1", Decision: api.DecisionAllowOnce}); err != nil || res.Acknowledged {
+		t.Fatalf("unknown session = %+v, %v; want not acknowledged, no error", res, err)
 	}
 
 	// Attachments alone make a valid prompt; inline data lands in the workspace.
@@ -203,13 +206,11 @@ func TestValidation(t *testing.T) {
 // The session limit counts live sessions; idle ones are dropped from memory to make room (or after IdleTTL),
 // busy ones never. A dropped session comes back with its history, also for a non-admin owner.
 func TestIdleSessionsMakeRoom(t *testing.T) {
-	now := time.Unix(1_700_000_000, 0)
-	var clock atomic.Int64
-	clock.Store(now.UnixNano())
+	clock := clocktest.New(time.Unix(1_700_000_000, 0))
 	e := newEnv(t, nil, func(o *Options) {
 		o.MaxSessions = 1
 		o.IdleTTL = time.Minute
-		o.Now = func() time.Time { return time.Unix(0, clock.Load()) }
+		o.Clock = clock
 	})
 	ctx := t.Context()
 	alice := Owner{Principal: "alice", ConnID: 7}
@@ -257,7 +258,7 @@ func TestIdleSessionsMakeRoom(t *testing.T) {
 
 	// Past IdleTTL an idle session is dropped at the next New even below the limit.
 	e.m.o.MaxSessions = 2
-	clock.Add(int64(2 * time.Minute))
+	clock.Advance(2 * time.Minute)
 	e.open(admin, api.SessionNewParams{SessionID: "room-c"})
 	if ids := e.m.ActiveIDs(); len(ids) != 1 || ids[0] != "room-c" {
 		t.Fatalf("live sessions %v, want only [room-c] after the idle TTL", ids)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/zeroclaw-go/zeroclaw/internal/agent"
 	"github.com/zeroclaw-go/zeroclaw/internal/api"
+	"github.com/zeroclaw-go/zeroclaw/internal/clock"
 	"github.com/zeroclaw-go/zeroclaw/internal/config"
 	"github.com/zeroclaw-go/zeroclaw/internal/store"
 )
@@ -76,9 +77,11 @@ type Options struct {
 	Logger      *slog.Logger
 	MaxSessions int // live sessions; 0 means DefaultMaxSessions
 	// NewProvider builds the provider an agent names; nil means agent.NewProvider.
-	NewProvider func(cfg *config.Config, ref string) (agent.Provider, error)
-	Now         func() time.Time
-	NewID       func() string // session, turn and approval ids; nil means random UUIDv4 strings
+	NewProvider ProviderFactory
+	// Clock stamps messages and states, measures idleness and times the lock and approval waits; nil means
+	// clock.Real.
+	Clock       clock.Clock
+	NewID       func() string // session, turn, approval and cost-record ids; nil means random UUIDv4 strings
 	LockTimeout time.Duration // how long a queued prompt waits for its turn; 0 means DefaultLockTimeout
 	// IdleTTL is how long an idle live session stays in memory; 0 means DefaultIdleTTL. A dropped session
 	// comes back with its history when session/new names it.
@@ -87,20 +90,31 @@ type Options struct {
 	ACP *store.ACPStore
 }
 
+// ProviderFactory builds the provider that an agent's model_provider reference names, from the config in force.
+type ProviderFactory func(cfg *config.Config, ref string) (agent.Provider, error)
+
 // Manager holds the live sessions. It is safe for concurrent use.
 type Manager struct {
 	o   Options
 	log *slog.Logger
 	wg  sync.WaitGroup // one per Prompt in flight
 
-	mu       sync.Mutex // guards the fields below
+	mu       sync.Mutex // guards the fields below, and every turnLock's refs
 	sessions map[string]*session
-	owners   map[string]string // principal of every session this process opened, live or dropped since
-	// locks holds the turn lock of every session id this process opened. Each incarnation of a session (one
-	// closed or evicted, then revived) uses the same lock, so a revived session's turns queue behind a turn of
-	// the dropped one that is still winding down, and Delete can wait for that turn before deleting rows.
-	locks  map[string]chan struct{}
+	// locks holds the turn lock of each session id in use: live, or with a turn (of a dropped incarnation
+	// too) or a Delete holding or waiting for the lock. Each incarnation of a session (one closed or evicted,
+	// then revived) uses the same lock while any of these remain, so a revived session's turns queue behind a
+	// turn of the dropped one that is still winding down, and Delete waits for that turn before deleting rows.
+	// An entry goes when its last user does, so the map is bounded by the live sessions and requests in flight.
+	locks  map[string]*turnLock
 	closed bool
+	held   map[string]int // agent aliases no session may be opened on (HoldAgent), with their hold counts
+}
+
+// turnLock is the turn lock of one session id.
+type turnLock struct {
+	ch   chan struct{} // capacity 1: held by the running turn, or by Delete
+	refs int           // users (see Manager.locks); guarded by Manager.mu
 }
 
 // NewManager returns a Manager with no live sessions.
@@ -114,9 +128,7 @@ func NewManager(o Options) *Manager {
 	if o.NewProvider == nil {
 		o.NewProvider = agent.NewProvider
 	}
-	if o.Now == nil {
-		o.Now = time.Now
-	}
+	o.Clock = clock.OrReal(o.Clock)
 	if o.NewID == nil {
 		o.NewID = uuid4
 	}
@@ -127,8 +139,10 @@ func NewManager(o Options) *Manager {
 		o.IdleTTL = DefaultIdleTTL
 	}
 	return &Manager{o: o, log: o.Logger.With("component", "session"), sessions: make(map[string]*session),
-		owners: make(map[string]string), locks: make(map[string]chan struct{})}
+		locks: make(map[string]*turnLock)}
 }
+
+func (m *Manager) now() time.Time { return m.o.Clock.Now() }
 
 // New opens a session (protocol.md §6 session/new). Naming an existing session_id restores it: a live one is
 // returned as is, a stored one is made live again with its history. The agent defaults to the only enabled
@@ -154,7 +168,7 @@ func (m *Manager) New(ctx context.Context, o Owner, p api.SessionNewParams) (api
 		meta, err := m.o.Chat.Meta(ctx, p.SessionID)
 		switch {
 		case err == nil:
-			if !m.mayRevive(o, p.SessionID) {
+			if !mayRevive(o, meta) {
 				return api.SessionNewResult{}, fmt.Errorf("%w: %s", ErrNotOwned, p.SessionID)
 			}
 			stored = &meta
@@ -186,15 +200,24 @@ func (m *Manager) New(ctx context.Context, o Owner, p api.SessionNewParams) (api
 	if id == "" {
 		id = m.o.NewID()
 	}
-	s, err := m.register(o, newSession(id, alias, prof.Workspace, o.Principal, m.o.Now()))
+	// The owner recorded with the session keeps it when an admin revives it; an unowned one is claimed.
+	owner := o.Principal
+	if stored != nil && stored.Owner != "" {
+		owner = stored.Owner
+	}
+	s, err := m.register(o, newSession(id, alias, prof.Workspace, owner, m.now()))
 	if err != nil {
 		return api.SessionNewResult{}, err
 	}
 
-	meta, _, err := m.o.Chat.EnsureSession(ctx, id, alias, m.o.Now())
+	meta, _, err := m.o.Chat.EnsureSession(ctx, id, alias, s.owner, m.now())
 	if err != nil {
 		m.drop(s)
 		return api.SessionNewResult{}, fmt.Errorf("session: new: %w", err)
+	}
+	if !mayRevive(o, meta) { // another principal's New of this id stored its row first
+		m.drop(s)
+		return api.SessionNewResult{}, fmt.Errorf("%w: %s", ErrNotOwned, id)
 	}
 	if meta.State == stateRunning && !s.running() {
 		// A turn was running when the daemon stopped; nothing runs it now.
@@ -252,18 +275,20 @@ func (m *Manager) register(o Owner, s *session) (*session, error) {
 		m.mu.Unlock()
 		return other, other.check(o)
 	}
-	m.evictIdleLocked()
+	if m.held[s.alias] > 0 {
+		m.mu.Unlock()
+		return nil, fmt.Errorf("%w: agent %q is being renamed; retry", ErrInvalid, s.alias)
+	}
+	evicted := m.evictIdleLocked()
 	full := len(m.sessions) >= m.o.MaxSessions
 	if !full {
-		if l, ok := m.locks[s.id]; ok {
-			s.lock = l // s is not shared yet
-		} else {
-			m.locks[s.id] = s.lock
-		}
+		s.lock = m.refLockLocked(s.id) // s is not shared yet; the live session is one user of the lock
 		m.sessions[s.id] = s
-		m.owners[s.id] = o.Principal
 	}
 	m.mu.Unlock()
+	for _, id := range evicted {
+		m.log.Debug("idle session dropped from memory", "session", id)
+	}
 	if full {
 		return nil, fmt.Errorf("%w (%d sessions, none idle)", ErrLimit, m.o.MaxSessions)
 	}
@@ -271,16 +296,16 @@ func (m *Manager) register(o Owner, s *session) (*session, error) {
 }
 
 // evictIdleLocked drops from the live set the sessions idle for longer than IdleTTL and, if the set is still
-// full, the least recently used idle one. Their history stays in the store and their owner is remembered, so
-// session/new with the id brings them back. Each is closed at the moment it is found idle (retireIfIdle), so a
-// prompt that looked it up just before cannot start a turn on it. The caller holds m.mu.
-func (m *Manager) evictIdleLocked() {
+// full, the least recently used idle one. Their history and owner stay in the store, so session/new with the
+// id brings them back. Each is closed at the moment it is found idle (retireIfIdle), so a prompt that looked it
+// up just before cannot start a turn on it. The caller holds m.mu; it logs the returned ids after unlocking.
+func (m *Manager) evictIdleLocked() (evicted []string) {
 	type candidate struct {
 		s  *session
 		at time.Time
 	}
 	var candidates []candidate // idle, within the TTL: room can be made with them, oldest first
-	now := m.o.Now()
+	now := m.now()
 	for id, s := range m.sessions {
 		at, idle := s.idleSince()
 		if !idle {
@@ -288,8 +313,8 @@ func (m *Manager) evictIdleLocked() {
 		}
 		if now.Sub(at) > m.o.IdleTTL {
 			if s.retireIfIdle() {
-				delete(m.sessions, id)
-				m.log.Debug("idle session dropped from memory", "session", id)
+				m.removeLocked(s)
+				evicted = append(evicted, id)
 			}
 			continue
 		}
@@ -301,32 +326,62 @@ func (m *Manager) evictIdleLocked() {
 			break
 		}
 		if s := c.s; s.retireIfIdle() {
-			delete(m.sessions, s.id)
-			m.log.Debug("idle session dropped from memory", "session", s.id)
+			m.removeLocked(s)
+			evicted = append(evicted, s.id)
 		}
 	}
+	return evicted
 }
 
-// mayRevive reports whether o may bring a stored session back: an admin always; anyone else only a session
-// this process opened for them (ownership is not a column of the upstream schema, so it lives in memory).
-func (m *Manager) mayRevive(o Owner, id string) bool {
-	if o.Admin {
-		return true
-	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	owner, ok := m.owners[id]
-	return ok && owner == o.Principal
+// mayRevive reports whether o may reach a stored session: an admin always; anyone else only a session stored
+// as theirs (a session with no recorded owner is the admins' until one of them revives it).
+func mayRevive(o Owner, meta store.SessionMeta) bool {
+	return o.Admin || (meta.Owner != "" && meta.Owner == o.Principal)
 }
 
 // drop removes s from the live set (if it is still the one registered) and ends its work.
 func (m *Manager) drop(s *session) {
 	m.mu.Lock()
-	if m.sessions[s.id] == s {
-		delete(m.sessions, s.id)
-	}
+	m.removeLocked(s)
 	m.mu.Unlock()
 	s.close()
+}
+
+// removeLocked takes s out of the live set if it is the session registered under its id, releasing the live
+// session's use of the turn lock. The caller holds m.mu.
+func (m *Manager) removeLocked(s *session) {
+	if m.sessions[s.id] != s {
+		return
+	}
+	delete(m.sessions, s.id)
+	m.unrefLockLocked(s.id, s.lock)
+}
+
+// refLockLocked returns session id's turn lock, made if no one uses it, counting one more user. The caller
+// holds m.mu.
+func (m *Manager) refLockLocked(id string) *turnLock {
+	l := m.locks[id]
+	if l == nil {
+		l = &turnLock{ch: make(chan struct{}, 1)}
+		m.locks[id] = l
+	}
+	l.refs++
+	return l
+}
+
+// unrefLockLocked counts one user of l fewer, forgetting l when it was the last: then nothing holds or waits
+// for it, so a later user may as well start a new one. The caller holds m.mu.
+func (m *Manager) unrefLockLocked(id string, l *turnLock) {
+	l.refs--
+	if l.refs == 0 && m.locks[id] == l {
+		delete(m.locks, id)
+	}
+}
+
+func (m *Manager) unrefLock(id string, l *turnLock) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.unrefLockLocked(id, l)
 }
 
 // Cancel cancels the session's running turn; queued prompts stay queued.
@@ -376,74 +431,76 @@ func (m *Manager) Delete(ctx context.Context, o Owner, id string) (api.SessionDe
 	return api.SessionDeleteResult{SessionID: id, Deleted: true}, nil
 }
 
-// lockTurns takes session id's turn lock, if this process ever opened it, waiting at most LockTimeout for a
-// running turn to end. The returned func releases it.
+// lockTurns takes session id's turn lock, waiting at most LockTimeout for a running turn to end. The returned
+// func releases it. Held, it also makes a session revived meanwhile queue its turns behind the delete.
 func (m *Manager) lockTurns(ctx context.Context, id string) (func(), error) {
 	m.mu.Lock()
-	l := m.locks[id]
+	l := m.refLockLocked(id)
 	m.mu.Unlock()
-	if l == nil {
-		return func() {}, nil
+	release := func() {
+		<-l.ch
+		m.unrefLock(id, l)
 	}
 	select {
-	case l <- struct{}{}:
-		return func() { <-l }, nil
+	case l.ch <- struct{}{}:
+		return release, nil
 	default:
 	}
 	m.log.Debug("delete: waiting for the running turn", "session", id)
-	timer := time.NewTimer(m.o.LockTimeout)
+	timer := m.o.Clock.NewTimer(m.o.LockTimeout)
 	defer timer.Stop()
 	select {
-	case l <- struct{}{}:
-		return func() { <-l }, nil
+	case l.ch <- struct{}{}:
+		return release, nil
 	case <-ctx.Done():
+		m.unrefLock(id, l)
 		return nil, fmt.Errorf("session: delete %s: waiting for the turn: %w", id, context.Cause(ctx))
 	case <-timer.C:
+		m.unrefLock(id, l)
 		return nil, fmt.Errorf("%w: %s: waited %s for the running turn", ErrBusy, id, m.o.LockTimeout)
 	}
 }
 
-// access checks that o may read or delete session id, live or stored. Ownership is not persisted, so a
-// non-admin principal reaches only the live sessions it owns.
+// access checks that o may read or delete session id, live or stored (by the owner stored with it).
 func (m *Manager) access(ctx context.Context, o Owner, id string) error {
 	if s, err := m.live(id); err == nil {
 		return s.check(o)
 	} else if errors.Is(err, ErrClosed) {
 		return err
 	}
-	if _, err := m.o.Chat.Meta(ctx, id); err != nil {
+	meta, err := m.o.Chat.Meta(ctx, id)
+	if err != nil {
 		if errors.Is(err, store.ErrNotFound) {
 			return fmt.Errorf("%w: %s", ErrNotFound, id)
 		}
 		return fmt.Errorf("session: %w", err)
 	}
-	if !m.mayRevive(o, id) {
+	if !mayRevive(o, meta) {
 		return fmt.Errorf("%w: %s", ErrNotOwned, id)
 	}
 	return nil
 }
 
-// List returns stored sessions, most recent first (FTS search when Query is set). A non-admin principal sees
-// only the live sessions it owns.
+// List returns stored sessions, most recent first (FTS search when Query is set), leaving out rows with
+// neither an agent nor a channel (upstream). A non-admin principal sees only the sessions it owns.
 func (m *Manager) List(ctx context.Context, o Owner, p api.SessionListParams) (api.SessionListResult, error) {
-	rows, err := m.o.Chat.List(ctx, p.Query, p.Limit)
+	rows, err := m.o.Chat.ListAttributed(ctx, p.Query, p.Limit)
 	if err != nil {
 		return api.SessionListResult{}, fmt.Errorf("session: list: %w", err)
 	}
 	out := api.SessionListResult{Sessions: []api.SessionSummary{}}
 	for _, r := range rows {
-		if !o.Admin {
-			s, err := m.live(r.Key)
-			if err != nil || s.check(o) != nil {
-				continue
-			}
+		if !o.Admin && (r.Owner == "" || r.Owner != o.Principal) {
+			continue
 		}
 		out.Sessions = append(out.Sessions, api.SessionSummary{
 			SessionID:    r.Key,
+			SessionKey:   r.Key,
 			CreatedAt:    r.CreatedAt.UTC().Format(time.RFC3339),
 			LastActivity: r.LastActivity.UTC().Format(time.RFC3339),
 			MessageCount: r.MessageCount,
 			AgentAlias:   r.AgentAlias,
+			ChannelID:    r.ChannelID,
 			Name:         r.Name,
 			State:        r.State,
 
@@ -459,6 +516,9 @@ func (m *Manager) List(ctx context.Context, o Owner, p api.SessionListParams) (a
 // for a page on its own comes alone, cut (truncated, content_bytes); index + content_offset read it in slices.
 func (m *Manager) Messages(ctx context.Context, o Owner, p api.SessionMessagesParams) (api.SessionMessagesResult, error) {
 	if err := m.access(ctx, o, p.SessionID); err != nil {
+		if errors.Is(err, ErrNotFound) { // an unknown id has no messages (upstream), it is not an error
+			return api.SessionMessagesResult{SessionID: p.SessionID, Messages: []api.SessionMessage{}}, nil
+		}
 		return api.SessionMessagesResult{}, err
 	}
 	budget := pageBudget(m.o.Config().RPC.MaxFrameBytes)
@@ -610,7 +670,8 @@ func (m *Manager) State(ctx context.Context, o Owner, id string) (api.SessionSta
 	return out, nil
 }
 
-// Approve answers a pending approval_request of the session.
+// Approve answers a pending approval_request of the session. Acknowledged is false when nothing was pending
+// under that id (unknown, already answered or expired request; unknown session).
 func (m *Manager) Approve(o Owner, p api.SessionApproveParams) (api.SessionApproveResult, error) {
 	switch p.Decision {
 	case api.DecisionAllowOnce, api.DecisionAllowAlways, api.DecisionReject, api.DecisionRejectOnce:
@@ -621,14 +682,17 @@ func (m *Manager) Approve(o Owner, p api.SessionApproveParams) (api.SessionAppro
 	default:
 		return api.SessionApproveResult{}, fmt.Errorf("%w: unknown decision: %s", ErrInvalid, p.Decision)
 	}
+	res := api.SessionApproveResult{SessionID: p.SessionID, RequestID: p.RequestID}
 	s, err := m.owned(o, p.SessionID)
+	if errors.Is(err, ErrNotFound) || errors.Is(err, ErrClosed) {
+		return res, nil // nothing is pending there: not acknowledged, not an error (protocol.md §6)
+	}
 	if err != nil {
 		return api.SessionApproveResult{}, err
 	}
-	if !s.decide(p.RequestID, agent.ApprovalDecision{Decision: p.Decision, Replacement: p.Replacement}) {
-		return api.SessionApproveResult{}, fmt.Errorf("%w: no pending approval %q", ErrNotFound, p.RequestID)
-	}
-	return api.SessionApproveResult{SessionID: p.SessionID, RequestID: p.RequestID, Acknowledged: true}, nil
+	// An unknown, already answered or expired request is not acknowledged.
+	res.Acknowledged = s.decide(p.RequestID, agent.ApprovalDecision{Decision: p.Decision, Replacement: p.Replacement})
+	return res, nil
 }
 
 // Disconnected cancels the turns (running or queued) that connection connID started and denies its pending

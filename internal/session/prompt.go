@@ -31,18 +31,26 @@ func (m *Manager) Prompt(ctx context.Context, o Owner, p api.SessionPromptParams
 		m.mu.Unlock()
 		return api.SessionPromptResult{}, ErrClosed
 	}
+	if m.sessions[s.id] != s { // dropped since it was looked up
+		m.mu.Unlock()
+		return api.SessionPromptResult{}, fmt.Errorf("%w: %s", ErrNotFound, s.id)
+	}
+	// This prompt uses the turn lock until it returns, even if the session is dropped meanwhile, so a revived
+	// incarnation shares the lock with it.
+	s.lock.refs++
 	m.wg.Add(1)
 	m.mu.Unlock()
 	defer m.wg.Done()
+	defer m.unrefLock(s.id, s.lock)
 
 	tctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	t := &turn{connID: o.ConnID, cancel: cancel}
-	if err := s.enqueue(t, m.o.Now()); err != nil {
+	if err := s.enqueue(t, m.now()); err != nil {
 		return api.SessionPromptResult{}, err
 	}
-	defer func() { s.dequeue(t, m.o.Now()) }()
-	if err := s.acquire(tctx, t, m.o.LockTimeout); err != nil {
+	defer func() { s.dequeue(t, m.now()) }()
+	if err := s.acquire(tctx, t, m.o.Clock.NewTimer(m.o.LockTimeout), m.o.LockTimeout); err != nil {
 		return api.SessionPromptResult{}, err
 	}
 	defer s.release()
@@ -56,7 +64,7 @@ func (m *Manager) runTurn(ctx context.Context, o Owner, s *session, p api.Sessio
 	if err != nil {
 		return api.SessionPromptResult{}, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
-	prov, err := m.o.NewProvider(cfg, prof.ProviderRef)
+	prov, err := m.provider(cfg, s, prof.ProviderRef)
 	if err != nil {
 		return api.SessionPromptResult{}, fmt.Errorf("session: prompt %s: %w", s.id, err)
 	}
@@ -65,14 +73,16 @@ func (m *Manager) runTurn(ctx context.Context, o Owner, s *session, p api.Sessio
 	if err != nil {
 		return api.SessionPromptResult{}, fmt.Errorf("session: prompt %s: %w", s.id, err)
 	}
-	turnID, started := m.o.NewID(), m.o.Now()
+	turnID, started := m.o.NewID(), m.now()
 	prompt, err := withAttachments(s.workspace, turnID, p.Prompt, p.Attachments)
 	if err != nil {
 		return api.SessionPromptResult{}, err
 	}
 
 	durable := context.WithoutCancel(ctx) // state writes must land even when the turn is cancelled
-	j.begin(durable, turnID, started, prompt)
+	if err := j.begin(durable, turnID, started, prompt); err != nil {
+		return api.SessionPromptResult{}, fmt.Errorf("session: prompt %s: %w", s.id, err)
+	}
 	emit := func(ev api.SessionUpdate) {
 		ev.SessionID = s.id
 		sink.Update(ev)
@@ -83,7 +93,7 @@ func (m *Manager) runTurn(ctx context.Context, o Owner, s *session, p api.Sessio
 		History:  history,
 		System:   prof.System,
 		Emit:     emit,
-		Approver: approver{s: s, connID: o.ConnID},
+		Approver: approver{s: s, connID: o.ConnID, clock: m.o.Clock},
 		Append: func(ctx context.Context, role, content string) error {
 			return j.append(ctx, role, content)
 		},
@@ -96,14 +106,16 @@ func (m *Manager) runTurn(ctx context.Context, o Owner, s *session, p api.Sessio
 			return res, err
 		},
 		Limits:          agent.LimitsFrom(cfg.Limits),
+		ContextWindow:   prof.ContextWindow,
 		ApprovalTimeout: prof.ApprovalTimeout,
 		NewID:           m.o.NewID,
 		Logger:          m.log,
 	}
 	tr.ToolEnv.Workspace = s.workspace
+	tr.ToolEnv.Now = m.o.Clock.Now
 	tr.ToolEnv.Environ = environ(prof.Env, o.Env)
 	if m.o.Costs != nil {
-		tr.RecordUsage = agent.CostRecorder(m.o.Costs, cfg, s.id, s.alias, m.o.Now, m.o.NewID)
+		tr.RecordUsage = agent.CostRecorder(m.o.Costs, cfg, s.id, s.alias, m.o.Clock.Now, m.o.NewID)
 	}
 
 	m.log.Debug("turn start", "session", s.id, "turn", turnID)
@@ -117,7 +129,7 @@ func (m *Manager) runTurn(ctx context.Context, o Owner, s *session, p api.Sessio
 		m.log.Info("turn failed", "session", s.id, "turn", turnID, "err", runErr)
 	}
 	emit(done)
-	return api.SessionPromptResult{SessionID: s.id, Outcome: outcome, Content: content}, nil
+	return api.SessionPromptResult{SessionID: s.id, StopReason: api.StopReason(outcome), Outcome: outcome, Content: content}, nil
 }
 
 // environ renders the tool environment as sorted KEY=value pairs: the agent's configured env, then the

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/zeroclaw-go/zeroclaw/internal/api"
+	"github.com/zeroclaw-go/zeroclaw/internal/clock/clocktest"
 	"github.com/zeroclaw-go/zeroclaw/internal/config"
 )
 
@@ -214,7 +215,8 @@ func TestQueueDepthAndBusy(t *testing.T) {
 }
 
 func TestQueuedPromptGivesUpAfterLockTimeoutAndDisconnectCancelsQueued(t *testing.T) {
-	e := newEnv(t, nil, func(o *Options) { o.LockTimeout = 50 * time.Millisecond })
+	clock := clocktest.New(time.Unix(1_700_000_000, 0))
+	e := newEnv(t, nil, func(o *Options) { o.LockTimeout = 50 * time.Second; o.Clock = clock })
 	s := e.open(admin, api.SessionNewParams{})
 	asked := make(chan string, 1)
 	sk := &sink{onUpdate: func(ev api.SessionUpdate) {
@@ -232,7 +234,22 @@ func TestQueuedPromptGivesUpAfterLockTimeoutAndDisconnectCancelsQueued(t *testin
 	}()
 	reqID := <-asked // the first turn now holds the session, waiting for approval
 
-	if _, err := e.m.Prompt(t.Context(), admin, api.SessionPromptParams{SessionID: s.SessionID, Prompt: "late"}, &sink{}); !errors.Is(err, ErrBusy) {
+	late := make(chan error, 1)
+	go func() {
+		_, err := e.m.Prompt(t.Context(), admin, api.SessionPromptParams{SessionID: s.SessionID, Prompt: "late"}, &sink{})
+		late <- err
+	}()
+	if !clock.WaitTimer(50*time.Second, 20*time.Second) {
+		t.Fatal("the late prompt never started waiting for the lock")
+	}
+	clock.Advance(50*time.Second - time.Nanosecond)
+	select {
+	case err := <-late:
+		t.Fatalf("the late prompt gave up before the lock timeout: %v", err)
+	default:
+	}
+	clock.Advance(time.Nanosecond)
+	if err := <-late; !errors.Is(err, ErrBusy) {
 		t.Fatalf("prompt behind a stuck turn = %v, want ErrBusy after the lock timeout", err)
 	}
 

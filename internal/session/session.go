@@ -10,6 +10,7 @@ import (
 
 	"github.com/zeroclaw-go/zeroclaw/internal/agent"
 	"github.com/zeroclaw-go/zeroclaw/internal/api"
+	"github.com/zeroclaw-go/zeroclaw/internal/clock"
 )
 
 // Turn states stored in session_metadata.state.
@@ -22,10 +23,11 @@ const (
 // session is one live session: its actor queue, the turns in it and their pending approvals.
 type session struct {
 	id, alias, workspace string
-	owner                string        // the principal that opened it
-	lock                 chan struct{} // capacity 1: held by the running turn
+	owner                string        // the principal that owns it
+	lock                 *turnLock     // shared by every incarnation of the id; set by Manager.register
 	done                 chan struct{} // closed by close
 	acp                  *acpState     // set for an ACP session (see acp.go); nil for a chat session
+	configMu             sync.Mutex    // serializes session/configure calls: merge, provider build, commit
 
 	mu       sync.Mutex // guards the fields below
 	closed   bool
@@ -36,6 +38,8 @@ type session struct {
 	pending  map[string]*pending
 	always   map[string]bool // tools allowed with allow_always for the rest of the session
 	holder   uint64          // ACP: the connection that holds the session live (0: none); see Manager.HoldACP
+	// overrides are the session's own model settings (session/configure), applied from the next turn on.
+	overrides api.SessionOverrides
 }
 
 // turn is one prompt in the queue; cancel ends its context.
@@ -60,7 +64,6 @@ func newSession(id, alias, workspace, owner string, now time.Time) *session {
 	return &session{
 		id: id, alias: alias, workspace: workspace, owner: owner,
 		lastUsed: now,
-		lock:     make(chan struct{}, 1),
 		done:     make(chan struct{}),
 		turns:    make(map[*turn]struct{}),
 		pending:  make(map[string]*pending),
@@ -112,12 +115,12 @@ func (s *session) dequeue(t *turn, now time.Time) {
 	}
 }
 
-// acquire waits for the session's turn lock; on success t is the active turn and release must follow.
-func (s *session) acquire(ctx context.Context, t *turn, timeout time.Duration) error {
-	timer := time.NewTimer(timeout)
+// acquire waits for the session's turn lock, giving up when timer (of the given duration) fires; on success t
+// is the active turn and release must follow.
+func (s *session) acquire(ctx context.Context, t *turn, timer *clock.Timer, timeout time.Duration) error {
 	defer timer.Stop()
 	select {
-	case s.lock <- struct{}{}:
+	case s.lock.ch <- struct{}{}:
 	case <-ctx.Done():
 		return fmt.Errorf("session: %s: waiting for the turn: %w", s.id, context.Cause(ctx))
 	case <-s.done:
@@ -128,14 +131,14 @@ func (s *session) acquire(ctx context.Context, t *turn, timeout time.Duration) e
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
-		<-s.lock
+		<-s.lock.ch
 		return fmt.Errorf("%w: %s", ErrNotFound, s.id)
 	}
 	s.active = t
 	return nil
 }
 
-func (s *session) release() { <-s.lock }
+func (s *session) release() { <-s.lock.ch }
 
 func (s *session) running() bool {
 	s.mu.Lock()
@@ -238,6 +241,7 @@ func (s *session) forget(id string) bool {
 type approver struct {
 	s      *session
 	connID uint64
+	clock  clock.Clock
 }
 
 // RequestApproval implements agent.Approver. A tool allowed with allow_always earlier in the session is
@@ -258,7 +262,7 @@ func (a approver) RequestApproval(ctx context.Context, req agent.ApprovalRequest
 	s.mu.Unlock()
 
 	req.Announce()
-	timer := time.NewTimer(req.Timeout)
+	timer := a.clock.NewTimer(req.Timeout)
 	defer timer.Stop()
 	var err error
 	select {

@@ -3,7 +3,6 @@ package session
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,9 +10,11 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/zeroclaw-go/zeroclaw/internal/agent"
 	"github.com/zeroclaw-go/zeroclaw/internal/api"
+	"github.com/zeroclaw-go/zeroclaw/internal/clock/clocktest"
 	"github.com/zeroclaw-go/zeroclaw/internal/config"
 )
 
@@ -167,26 +168,55 @@ func TestSupervisedApprovals(t *testing.T) {
 		}
 	})
 	t.Run("timeout denies", func(t *testing.T) {
-		e := newEnv(t, setLevel(config.LevelSupervised, 1))
+		// The default timeout (120 s), on a clock the test moves: nobody answers, the wait ends exactly there.
+		clock := clocktest.New(time.Unix(1_700_000_000, 0))
+		e := newEnv(t, setLevel(config.LevelSupervised, 0), func(o *Options) { o.Clock = clock })
 		s := e.open(admin, api.SessionNewParams{})
-		sk := &sink{}
-		res := e.prompt(s.SessionID, write, sk)
+		asked := make(chan struct{})
+		sk := &sink{onUpdate: func(ev api.SessionUpdate) {
+			if ev.Type == api.UpdateApprovalRequest {
+				close(asked)
+			}
+		}}
+		done := make(chan api.SessionPromptResult, 1)
+		go func() {
+			res, err := e.m.Prompt(t.Context(), admin, api.SessionPromptParams{SessionID: s.SessionID, Prompt: write}, sk)
+			if err != nil {
+				t.Errorf("Prompt: %v", err)
+			}
+			done <- res
+		}()
+		<-asked
+		if !clock.WaitTimer(120*time.Second, 20*time.Second) {
+			t.Fatal("no 120 s approval wait was armed")
+		}
+		clock.Advance(120*time.Second - time.Nanosecond)
+		live, _ := e.m.live(s.SessionID)
+		live.mu.Lock()
+		stillPending := len(live.pending)
+		live.mu.Unlock()
+		if stillPending != 1 || clock.Timers() != 1 {
+			t.Fatalf("before the deadline: %d pending approvals, %d timers armed; want both 1", stillPending, clock.Timers())
+		}
+		clock.Advance(time.Nanosecond)
+		res := <-done
 		if res.Outcome != api.OutcomeCompleted {
 			t.Fatalf("result %+v", res)
 		}
+		sk.checkComplete(t, res)
 		if _, err := os.Stat(filepath.Join(e.workspace(), "a.txt")); !os.IsNotExist(err) {
 			t.Fatalf("timed-out call ran: %v", err)
 		}
 		if r := sk.of(api.UpdateToolResult)[0]; !r.IsError || *r.RawOutput != agent.ApprovalTimeoutText {
 			t.Fatalf("tool_result %+v", r)
 		}
-		if ar := sk.of(api.UpdateApprovalRequest)[0]; ar.TimeoutSecs != 1 {
+		if ar := sk.of(api.UpdateApprovalRequest)[0]; ar.TimeoutSecs != 120 {
 			t.Fatalf("timeout_secs = %d", ar.TimeoutSecs)
 		}
 		// The expired request can no longer be answered.
-		_, err := e.m.Approve(admin, api.SessionApproveParams{SessionID: s.SessionID, RequestID: sk.of(api.UpdateApprovalRequest)[0].RequestID, Decision: api.DecisionAllowOnce})
-		if !errors.Is(err, ErrNotFound) {
-			t.Fatalf("late Approve = %v", err)
+		ack, err := e.m.Approve(admin, api.SessionApproveParams{SessionID: s.SessionID, RequestID: sk.of(api.UpdateApprovalRequest)[0].RequestID, Decision: api.DecisionAllowOnce})
+		if err != nil || ack.Acknowledged {
+			t.Fatalf("late Approve = %+v, %v; want not acknowledged", ack, err)
 		}
 	})
 	t.Run("disconnect denies and cancels, session survives", func(t *testing.T) {

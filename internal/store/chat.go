@@ -39,11 +39,14 @@ type SessionMeta struct {
 	State         string
 	TurnID        string
 	AgentAlias    string
+	ChannelID     string // the channel a channel-originated session came from (upstream's channel_id)
 	TurnStartedAt *time.Time
 	// Interrupted is set when the session's last turn was still running when a previous daemon process ended
 	// (InterruptRunning); InterruptedTurnID is that turn's id ("" if it had none). The next SetState clears both.
 	Interrupted       bool
 	InterruptedTurnID string
+	// Owner is the principal that owns the session (table session_owners, ours); "" when none is recorded.
+	Owner string
 }
 
 // metadataColumns are the session_metadata columns added over time upstream; an older install's table may
@@ -107,7 +110,8 @@ func (s *ChatStore) check(op, key string, needKey bool) error {
 }
 
 const metaCols = `session_key, created_at, last_activity, message_count, name, state, turn_id, turn_started_at,
-	agent_alias, interrupted_turn_id`
+	agent_alias, interrupted_turn_id, channel_id,
+	(SELECT o.principal FROM session_owners o WHERE o.session_key = session_metadata.session_key)`
 
 type rowScanner interface{ Scan(dest ...any) error }
 
@@ -117,9 +121,9 @@ func scanMeta(r rowScanner) (SessionMeta, error) {
 		created, last                           string
 		count                                   sql.NullInt64
 		name, state, turnID, started, agentName sql.NullString
-		interrupted                             sql.NullString
+		interrupted, channel, owner             sql.NullString
 	)
-	if err := r.Scan(&m.Key, &created, &last, &count, &name, &state, &turnID, &started, &agentName, &interrupted); err != nil {
+	if err := r.Scan(&m.Key, &created, &last, &count, &name, &state, &turnID, &started, &agentName, &interrupted, &channel, &owner); err != nil {
 		return SessionMeta{}, err
 	}
 	var err error
@@ -130,8 +134,9 @@ func scanMeta(r rowScanner) (SessionMeta, error) {
 		return SessionMeta{}, fmt.Errorf("session %s last_activity: %w", m.Key, err)
 	}
 	m.MessageCount = int(count.Int64)
-	m.Name, m.State, m.TurnID, m.AgentAlias = name.String, state.String, turnID.String, agentName.String
+	m.Name, m.State, m.TurnID, m.AgentAlias, m.ChannelID = name.String, state.String, turnID.String, agentName.String, channel.String
 	m.Interrupted, m.InterruptedTurnID = interrupted.Valid, interrupted.String
+	m.Owner = owner.String
 	if m.State == "" {
 		m.State = "idle"
 	}
@@ -149,8 +154,10 @@ func nullString(s string) sql.NullString { return sql.NullString{String: s, Vali
 
 // EnsureSession inserts the metadata row for key if it is missing (created_at = last_activity = now,
 // agent_alias set) and returns the current metadata and whether the row already existed. An existing row
-// is left unchanged.
-func (s *ChatStore) EnsureSession(ctx context.Context, key, agentAlias string, now time.Time) (SessionMeta, bool, error) {
+// is left unchanged. A non-empty owner is recorded in the same transaction: as the owner of a new session
+// (replacing any row a session deleted by another writer left behind), or of an existing one that has none;
+// an existing session's owner is never changed.
+func (s *ChatStore) EnsureSession(ctx context.Context, key, agentAlias, owner string, now time.Time) (SessionMeta, bool, error) {
 	if err := s.check("ensure session", key, true); err != nil {
 		return SessionMeta{}, false, err
 	}
@@ -171,6 +178,17 @@ func (s *ChatStore) EnsureSession(ctx context.Context, key, agentAlias string, n
 			return err
 		}
 		existed = n == 0
+		if owner != "" {
+			claim := `INSERT INTO session_owners (session_key, principal) VALUES (?, ?)
+				ON CONFLICT(session_key) DO UPDATE SET principal = excluded.principal`
+			if existed {
+				claim = `INSERT INTO session_owners (session_key, principal) VALUES (?, ?)
+					ON CONFLICT(session_key) DO NOTHING`
+			}
+			if _, err := tx.ExecContext(ctx, claim, key, owner); err != nil {
+				return err
+			}
+		}
 		meta, err = scanMeta(tx.QueryRowContext(ctx, "SELECT "+metaCols+" FROM session_metadata WHERE session_key = ?", key))
 		return err
 	})
@@ -365,6 +383,20 @@ func (s *ChatStore) Meta(ctx context.Context, key string) (SessionMeta, error) {
 // search; user input is never interpreted as FTS syntax, and a query with nothing searchable matches
 // nothing).
 func (s *ChatStore) List(ctx context.Context, query string, limit int) ([]SessionMeta, error) {
+	return s.list(ctx, query, limit, "")
+}
+
+// attributed keeps the rows that name an agent or a channel.
+const attributed = ` AND (COALESCE(agent_alias, '') != '' OR COALESCE(channel_id, '') != '')`
+
+// ListAttributed is List without the rows that name neither an agent nor a channel, which upstream does not
+// list either. The limit counts listed rows.
+func (s *ChatStore) ListAttributed(ctx context.Context, query string, limit int) ([]SessionMeta, error) {
+	return s.list(ctx, query, limit, attributed)
+}
+
+// list is List with filter (" AND <condition>", or "") added to the WHERE clause.
+func (s *ChatStore) list(ctx context.Context, query string, limit int, filter string) ([]SessionMeta, error) {
 	if err := s.check("list", "", false); err != nil {
 		return nil, err
 	}
@@ -378,14 +410,14 @@ func (s *ChatStore) List(ctx context.Context, query string, limit int) ([]Sessio
 		err  error
 	)
 	if strings.TrimSpace(query) == "" {
-		rows, err = s.d.r.QueryContext(ctx, "SELECT "+metaCols+" FROM session_metadata"+order, limit)
+		rows, err = s.d.r.QueryContext(ctx, "SELECT "+metaCols+" FROM session_metadata WHERE 1=1"+filter+order, limit)
 	} else {
 		fq := ftsQuery(query)
 		if fq == "" {
 			return nil, nil
 		}
 		rows, err = s.d.r.QueryContext(ctx, "SELECT "+metaCols+` FROM session_metadata
-			WHERE session_key IN (SELECT session_key FROM sessions_fts WHERE sessions_fts MATCH ?)`+order, fq, limit)
+			WHERE session_key IN (SELECT session_key FROM sessions_fts WHERE sessions_fts MATCH ?)`+filter+order, fq, limit)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("store: list: %w", err)
@@ -462,8 +494,8 @@ func (s *ChatStore) InterruptRunning(ctx context.Context) (int, error) {
 	return int(n), nil
 }
 
-// Delete removes the session's messages (and, through the triggers, their FTS rows) and its metadata in one
-// transaction. Deleting an unknown session succeeds. Import receipts are kept: they record that a JSONL
+// Delete removes the session's messages (and, through the triggers, their FTS rows), its metadata and its
+// owner in one transaction. Deleting an unknown session succeeds. Import receipts are kept: they record that a JSONL
 // source was consumed and must not be imported again.
 func (s *ChatStore) Delete(ctx context.Context, key string) error {
 	if err := s.check("delete", key, true); err != nil {
@@ -473,7 +505,10 @@ func (s *ChatStore) Delete(ctx context.Context, key string) error {
 		if _, err := tx.ExecContext(ctx, "DELETE FROM sessions WHERE session_key = ?", key); err != nil {
 			return err
 		}
-		_, err := tx.ExecContext(ctx, "DELETE FROM session_metadata WHERE session_key = ?", key)
+		if _, err := tx.ExecContext(ctx, "DELETE FROM session_metadata WHERE session_key = ?", key); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, "DELETE FROM session_owners WHERE session_key = ?", key)
 		return err
 	})
 	if err != nil {

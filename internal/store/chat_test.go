@@ -102,7 +102,7 @@ func TestEnsureSessionAndAppendUpdateMetadata(t *testing.T) {
 	s, _ := openTestChat(t)
 	ctx := t.Context()
 
-	meta, existed, err := s.EnsureSession(ctx, "k", "coder", t0)
+	meta, existed, err := s.EnsureSession(ctx, "k", "coder", "", t0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,7 +113,7 @@ func TestEnsureSessionAndAppendUpdateMetadata(t *testing.T) {
 	mustAppend(t, s, "k", "user", "hi", t0.Add(time.Minute))
 	mustAppend(t, s, "k", "assistant", "hello", t0.Add(2*time.Minute))
 
-	meta, existed, err = s.EnsureSession(ctx, "k", "someone-else", t0.Add(time.Hour))
+	meta, existed, err = s.EnsureSession(ctx, "k", "someone-else", "", t0.Add(time.Hour))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,7 +142,7 @@ func TestEnsureSessionAndAppendUpdateMetadata(t *testing.T) {
 func TestSetState(t *testing.T) {
 	s, _ := openTestChat(t)
 	ctx := t.Context()
-	if _, _, err := s.EnsureSession(ctx, "k", "", t0); err != nil {
+	if _, _, err := s.EnsureSession(ctx, "k", "", "", t0); err != nil {
 		t.Fatal(err)
 	}
 	started := t0.Add(5 * time.Second)
@@ -174,7 +174,7 @@ func TestSetState(t *testing.T) {
 func TestReopenKeepsData(t *testing.T) {
 	s, p := openTestChat(t)
 	ctx := t.Context()
-	if _, _, err := s.EnsureSession(ctx, "k", "default", t0); err != nil {
+	if _, _, err := s.EnsureSession(ctx, "k", "default", "", t0); err != nil {
 		t.Fatal(err)
 	}
 	mustAppend(t, s, "k", "user", "remember me", t0)
@@ -206,8 +206,8 @@ func TestReopenKeepsData(t *testing.T) {
 		t.Fatalf("index after reopen = %d, want 2", idx)
 	}
 	var v int
-	if err := s2.d.w.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil || v != 3 {
-		t.Fatalf("user_version = %d, %v; want 3", v, err)
+	if err := s2.d.w.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil || v != 4 {
+		t.Fatalf("user_version = %d, %v; want 4", v, err)
 	}
 	for _, f := range []string{p, p + "-wal"} {
 		fi, err := os.Stat(f)

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"database/sql"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -160,5 +161,42 @@ func TestDeleteIdempotentAndRemovesFTSRows(t *testing.T) {
 	}
 	if idx := mustAppend(t, s, "ops", "user", "new life", t0); idx != 0 {
 		t.Fatalf("reused key index = %d, want 0", idx)
+	}
+}
+
+// ListAttributed leaves out rows with neither an agent nor a channel (upstream's session/list), before the limit
+// is applied, and reports channel_id.
+func TestListAttributed(t *testing.T) {
+	s, p := openTestChat(t)
+	ctx := t.Context()
+	if _, _, err := s.EnsureSession(ctx, "agent_row", "default", "", t0); err != nil {
+		t.Fatal(err)
+	}
+	mustAppend(t, s, "channel_row", "user", "hi from telegram", t0.Add(time.Second))
+	mustAppend(t, s, "orphan", "user", "hi from nowhere", t0.Add(2*time.Second))
+	db, err := sql.Open("sqlite", p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec(`UPDATE session_metadata SET channel_id = 'telegram' WHERE session_key = 'channel_row'`); err != nil {
+		t.Fatal(err)
+	}
+	metas, err := s.ListAttributed(ctx, "", 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, m := range metas {
+		got = append(got, m.Key+"/"+m.AgentAlias+"/"+m.ChannelID)
+	}
+	if want := []string{"channel_row//telegram", "agent_row/default/"}; !slices.Equal(got, want) {
+		t.Fatalf("ListAttributed = %q, want %q", got, want)
+	}
+	if metas, _ = s.ListAttributed(ctx, "hi", 0); len(metas) != 1 || metas[0].Key != "channel_row" {
+		t.Fatalf("ListAttributed with a query = %+v", metas)
+	}
+	if keys := listKeys(t, s, ""); len(keys) != 3 {
+		t.Fatalf("List still lists every row: %q", keys)
 	}
 }

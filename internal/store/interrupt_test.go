@@ -11,7 +11,7 @@ func TestInterruptRunning(t *testing.T) {
 	s, p := openTestChat(t)
 	ctx := t.Context()
 	for _, k := range []string{"running", "running-no-turn", "idle", "error"} {
-		if _, _, err := s.EnsureSession(ctx, k, "a", t0); err != nil {
+		if _, _, err := s.EnsureSession(ctx, k, "a", "", t0); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -314,7 +314,7 @@ func TestImportJSONLNeverMergesIntoExistingSession(t *testing.T) {
 	}
 
 	// Metadata alone (a session with no messages yet) also counts as existing state.
-	if _, _, err := s.EnsureSession(t.Context(), "b", "default", t0); err != nil {
+	if _, _, err := s.EnsureSession(t.Context(), "b", "default", "", t0); err != nil {
 		t.Fatal(err)
 	}
 	writeFile(t, dir, "b.jsonl", bJSONL)

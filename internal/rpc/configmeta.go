@@ -1,0 +1,105 @@
+package rpc
+
+import (
+	"context"
+
+	"github.com/zeroclaw-go/zeroclaw/internal/api"
+	"github.com/zeroclaw-go/zeroclaw/internal/config"
+	"github.com/zeroclaw-go/zeroclaw/internal/router"
+	"github.com/zeroclaw-go/zeroclaw/internal/session"
+)
+
+// registerConfigMeta adds the config introspection methods (config:read) and the map-key edits (config:update,
+// each path they write checked like config/set). sessions, when not nil, keeps an agent with live sessions
+// from being renamed and moves a renamed agent's sessions.
+func (s *Server) registerConfigMeta(m *config.Manager, sessions *session.Manager) {
+	if m == nil {
+		return
+	}
+	s.register(api.MethodConfigValidate, handle(grantConfigRead, func(context.Context, *Peer, *noParams) (api.ConfigValidateResult, error) {
+		warnings, err := m.Validate()
+		if err != nil {
+			return api.ConfigValidateResult{Valid: false, Error: err.Error()}, nil
+		}
+		return api.ConfigValidateResult{Valid: true, Warnings: warnings}, nil
+	}))
+	s.register(api.MethodConfigMapKeys, inline(handle(grantConfigRead, func(_ context.Context, _ *Peer, p *api.ConfigMapKeysParams) (api.ConfigMapKeysResult, error) {
+		keys, err := m.MapKeys(p.Path)
+		return api.ConfigMapKeysResult{Path: p.Path, Keys: keys}, err
+	})))
+	s.register(api.MethodConfigMapKeyCreate, handle(grantConfigUpdate, func(ctx context.Context, peer *Peer, p *api.ConfigMapKeyParams) (api.ConfigMapKeyCreateResult, error) {
+		if err := needAll("config/map-key-create", "path", p.Path, "key", p.Key); err != nil {
+			return api.ConfigMapKeyCreateResult{}, err
+		}
+		created, err := m.CreateMapKey(ctx, p.Path, p.Key, s.authorizeConfig(peer))
+		return api.ConfigMapKeyCreateResult{Path: p.Path, Key: p.Key, Created: created}, err
+	}))
+	s.register(api.MethodConfigMapKeyDelete, handle(grantConfigUpdate, func(ctx context.Context, peer *Peer, p *api.ConfigMapKeyParams) (api.ConfigMapKeyDeleteResult, error) {
+		if err := needAll("config/map-key-delete", "path", p.Path, "key", p.Key); err != nil {
+			return api.ConfigMapKeyDeleteResult{}, err
+		}
+		deleted, err := m.DeleteMapKey(ctx, p.Path, p.Key, s.authorizeConfig(peer))
+		return api.ConfigMapKeyDeleteResult{Path: p.Path, Key: p.Key, Deleted: deleted}, err
+	}))
+	s.register(api.MethodConfigMapKeyRename, handle(grantConfigUpdate, func(ctx context.Context, peer *Peer, p *api.ConfigMapKeyRenameParams) (api.ConfigMapKeyRenameResult, error) {
+		if err := needAll("config/map-key-rename", "path", p.Path, "from", p.From, "to", p.To); err != nil {
+			return api.ConfigMapKeyRenameResult{}, err
+		}
+		res := api.ConfigMapKeyRenameResult{Path: p.Path, From: p.From, To: p.To}
+		agents := p.Path == "agents" && sessions != nil
+		if agents {
+			release, err := sessions.HoldAgent(p.From)
+			if err != nil {
+				return res, err
+			}
+			defer release()
+		}
+		renamed, err := m.RenameMapKey(ctx, p.Path, p.From, p.To, s.authorizeConfig(peer))
+		if err != nil {
+			return res, err
+		}
+		if res.Renamed = renamed; renamed && agents {
+			res.Warnings = sessions.AgentRenamed(ctx, p.From, p.To)
+		}
+		return res, nil
+	}))
+	s.register(api.MethodConfigTemplates, inline(handle(grantConfigRead, func(context.Context, *Peer, *noParams) (api.ConfigTemplatesResult, error) {
+		return api.ConfigTemplatesResult{Templates: config.Templates()}, nil
+	})))
+	s.register(api.MethodConfigSections, inline(handle(grantConfigRead, func(context.Context, *Peer, *noParams) (api.ConfigSectionsResult, error) {
+		return api.ConfigSectionsResult{Sections: config.Sections(m.Current())}, nil
+	})))
+	s.register(api.MethodConfigStatus, inline(handle(grantConfigRead, func(context.Context, *Peer, *noParams) (api.ConfigStatusResult, error) {
+		return config.Status(m.Current()), nil
+	})))
+	s.register(api.MethodConfigCatalog, inline(handle(grantConfigRead, func(context.Context, *Peer, *noParams) (api.CatalogResult, error) {
+		return api.CatalogResult{ModelProviders: config.Catalog()}, nil
+	})))
+	s.register(api.MethodConfigCatalogModels, inline(handle(grantConfigRead, func(_ context.Context, _ *Peer, p *api.CatalogModelsParams) (api.CatalogModelsResult, error) {
+		provider := p.ModelProvider
+		if provider == "" {
+			provider = p.Provider
+		}
+		if provider == "" {
+			return api.CatalogModelsResult{}, router.InvalidParams("config/catalog-models needs model_provider")
+		}
+		return config.CatalogModelsFor(m.Current(), provider)
+	})))
+	s.register(api.MethodConfigResolveAliasSource, inline(handle(grantConfigRead, func(_ context.Context, _ *Peer, p *api.ConfigResolveAliasSourceParams) (api.ConfigResolveAliasSourceResult, error) {
+		if p.Source == "" {
+			return api.ConfigResolveAliasSourceResult{}, router.InvalidParams("config/resolve-alias-source needs source")
+		}
+		values, err := config.ResolveAliasSource(m.Current(), p.Source)
+		return api.ConfigResolveAliasSourceResult{Source: p.Source, Values: values}, err
+	})))
+}
+
+// needAll refuses the call when one of the named string params (name, value pairs) is empty.
+func needAll(method string, nameValues ...string) error {
+	for i := 0; i+1 < len(nameValues); i += 2 {
+		if nameValues[i+1] == "" {
+			return router.InvalidParams(method + " needs " + nameValues[i])
+		}
+	}
+	return nil
+}
