@@ -41,7 +41,7 @@ func (m *Manager) Prompt(ctx context.Context, o Owner, p api.SessionPromptParams
 	m.wg.Add(1)
 	m.mu.Unlock()
 	defer m.wg.Done()
-	defer m.unrefLock(s.id, s.lock)
+	defer m.unrefLock(s.key, s.lock)
 
 	tctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -68,7 +68,7 @@ func (m *Manager) runTurn(ctx context.Context, o Owner, s *session, p api.Sessio
 	if err != nil {
 		return api.SessionPromptResult{}, fmt.Errorf("session: prompt %s: %w", s.id, err)
 	}
-	history, err := agent.LoadHistory(ctx, m.o.Chat, s.id)
+	history, err := agent.LoadHistory(ctx, m.o.Chat, s.key)
 	if err != nil {
 		return api.SessionPromptResult{}, fmt.Errorf("session: prompt %s: %w", s.id, err)
 	}
@@ -81,10 +81,10 @@ func (m *Manager) runTurn(ctx context.Context, o Owner, s *session, p api.Sessio
 	durable := context.WithoutCancel(ctx) // state writes must land even when the turn is cancelled
 	// A delete that raced this incarnation's session/new may have removed its rows after they were written;
 	// under the turn lock, which the delete takes too, the turn re-creates them with the owner before writing.
-	if _, _, err := m.o.Chat.EnsureSession(durable, s.id, s.alias, s.owner, started); err != nil {
+	if _, _, err := m.o.Chat.EnsureSession(durable, s.key, s.alias, s.owner, started); err != nil {
 		return api.SessionPromptResult{}, fmt.Errorf("session: prompt %s: %w", s.id, err)
 	}
-	if err := m.o.Chat.SetState(durable, s.id, stateRunning, turnID, &started); err != nil {
+	if err := m.o.Chat.SetState(durable, s.key, stateRunning, turnID, &started); err != nil {
 		m.log.Warn("set state", "session", s.id, "turn", turnID, "err", err)
 	}
 	emit := func(ev api.SessionUpdate) {
@@ -99,7 +99,7 @@ func (m *Manager) runTurn(ctx context.Context, o Owner, s *session, p api.Sessio
 		Emit:     emit,
 		Approver: approver{s: s, connID: o.ConnID, clock: m.o.Clock},
 		Append: func(ctx context.Context, role, content string) error {
-			_, err := m.o.Chat.Append(ctx, s.id, role, content, m.now())
+			_, err := m.o.Chat.Append(ctx, s.key, role, content, m.now())
 			return err
 		},
 		SessionID: s.id,
@@ -132,7 +132,7 @@ func (m *Manager) runTurn(ctx context.Context, o Owner, s *session, p api.Sessio
 		state = stateError
 		m.log.Info("turn failed", "session", s.id, "turn", turnID, "err", runErr)
 	}
-	if err := m.o.Chat.SetState(durable, s.id, state, "", nil); err != nil {
+	if err := m.o.Chat.SetState(durable, s.key, state, "", nil); err != nil {
 		m.log.Warn("set state", "session", s.id, "turn", turnID, "err", err)
 	}
 	emit(done)
