@@ -68,7 +68,7 @@ func (m *Manager) NewACP(ctx context.Context, o Owner, p ACPNewParams) (ACPSessi
 		return ACPSession{}, err
 	}
 	id := m.o.NewID()
-	s := newSession(id, alias, ws, o.Principal, m.now())
+	s := newSession(id, id, alias, ws, o.Principal, m.now())
 	s.acp = &acpState{surface: p.Surface}
 	s.holder = o.ConnID
 	if s, err = m.register(o, s); err != nil {
@@ -126,7 +126,7 @@ func (m *Manager) OpenACP(ctx context.Context, o Owner, id string, withHistory b
 	if err != nil {
 		return ACPSession{}, err
 	}
-	s := newSession(id, alias, row.WorkspaceDir, o.Principal, m.now())
+	s := newSession(id, id, alias, row.WorkspaceDir, o.Principal, m.now())
 	s.acp = &acpState{surface: row.Surface}
 	s.holder = o.ConnID
 	registered, err := m.register(o, s)
