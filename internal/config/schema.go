@@ -39,6 +39,8 @@ type Config struct {
 	Limits             LimitsConfig                 `toml:"limits"`
 	ACP                ACPConfig                    `toml:"acp"`
 	Security           SecurityConfig               `toml:"security"`
+	Memory             MemoryConfig                 `toml:"memory"`
+	Storage            StorageConfig                `toml:"storage"`
 }
 
 // ProvidersConfig holds model providers as providers.models.<family>.<alias>.
@@ -75,6 +77,8 @@ type AgentConfig struct {
 	// Env is the whole environment the agent's shell commands see (besides a default PATH); nothing is
 	// inherited from the daemon's own environment. A secret field.
 	Env map[string]string `toml:"env" desc:"Environment variables the agent's shell commands see (secrets)."`
+	// Memory chooses the agent's memory backend kind (upstream's agents.<alias>.memory).
+	Memory AgentMemoryConfig `toml:"memory"`
 }
 
 // IsEnabled reports whether the agent is enabled (absent means enabled).
@@ -85,6 +89,8 @@ func (a *AgentConfig) setDefaults() { a.Enabled = new(true) }
 // WorkspaceConfig overrides an agent's workspace directory; empty means <install>/agents/<alias>/workspace.
 type WorkspaceConfig struct {
 	Path string `toml:"path" desc:"Directory the agent works in; empty: <install>/agents/<alias>/workspace."`
+	// ReadMemoryFrom lists other agents whose memories this agent may recall (read-only).
+	ReadMemoryFrom []string `toml:"read_memory_from" desc:"Other agents whose memories this agent may recall (read-only)."`
 }
 
 // RiskProfile is risk_profiles.<name>: what the tool policy allows without asking.
@@ -218,6 +224,7 @@ func base() *Config {
 		RPC: RPCConfig{MaxLocalConnections: 512, MaxFrameBytes: 8388608, InitializeTimeoutMS: 30000,
 			FrameTimeoutMS: 30000, WriteTimeoutMS: 30000, MaxInflightFrameBytes: 64 << 20},
 		Security: SecurityConfig{TrustDaemonUID: true},
+		Memory:   DefaultMemory(),
 		Limits: LimitsConfig{MaxAnswerBytes: DefaultMaxAnswerBytes, MaxToolArgsBytes: DefaultMaxToolArgsBytes,
 			MaxToolCalls: DefaultMaxToolCalls, MaxToolRounds: DefaultMaxToolRounds},
 	}

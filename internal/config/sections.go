@@ -42,6 +42,10 @@ var sectionTable = []sectionInfo{
 	{key: "gateway", group: "Network", help: "The HTTP gateway: address, pairing and remote administration."},
 	{key: "limits", group: "Agent", help: "What one turn may take from the model: answer bytes, tool " +
 		"arguments, tool calls and tool rounds."},
+	{key: "memory", group: "Storage", help: "What the agents remember across sessions: the backend (sqlite, " +
+		"postgres.<alias>, markdown, none), auto-save, retention and the relevance floor of recalled memories."},
+	{key: "storage", group: "Storage", help: "Named database connections, such as [storage.postgres.<alias>] db_url " +
+		"for a memory shared by several hosts."},
 	{key: "observability", group: "Operations", help: "Log persistence and how many entries are kept."},
 	{key: "permission_profiles", group: "Storage", help: "Named lists of grants (resource:verb, " +
 		"config:update:<pattern>) given to users."},
@@ -53,7 +57,8 @@ var sectionTable = []sectionInfo{
 
 // templateHelp describes the map-keyed sections that are not top-level sections.
 var templateHelp = map[string]string{
-	"cost.prices": "A model's price in USD per million input and output tokens, keyed by the model name.",
+	"storage.postgres": "A PostgreSQL connection (db_url, schema, table) that memory.backend = \"postgres.<alias>\" names.",
+	"cost.prices":      "A model's price in USD per million input and output tokens, keyed by the model name.",
 }
 
 // Sections answers config/sections for cfg: the quickstart sections first, in order, then the others by key.

@@ -77,6 +77,7 @@ func validate(cfg *Config, d *document, file string) (*ValidationError, []string
 			v.add(append(at, "approval_timeout_secs"), "must be positive, got %d", r.ApprovalTimeoutSecs)
 		}
 	}
+	warnings = append(warnings, validateMemory(cfg, v)...)
 	uids := map[int]string{}
 	for _, name := range sortedKeys(cfg.Users) {
 		u := cfg.Users[name]

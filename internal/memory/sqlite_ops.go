@@ -1,0 +1,355 @@
+package memory
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"time"
+)
+
+const sqliteEntryCols = `m.id, m.key, m.content, m.category, m.created_at, m.session_id, m.namespace, m.importance,
+	m.superseded_by, m.kind, m.pinned, a.alias, m.agent_id, m.tenant_id`
+
+const sqliteFrom = ` FROM memories m LEFT JOIN agents a ON a.id = m.agent_id`
+
+func scanEntry(sc interface{ Scan(...any) error }) (Entry, error) {
+	var e Entry
+	var sid, ns, sup, kind, alias, aid, tenant sql.NullString
+	var imp sql.NullFloat64
+	var pinned sql.NullInt64
+	if err := sc.Scan(&e.ID, &e.Key, &e.Content, &e.Category, &e.Timestamp, &sid, &ns, &imp, &sup, &kind, &pinned,
+		&alias, &aid, &tenant); err != nil {
+		return e, err
+	}
+	e.SessionID, e.SupersededBy, e.AgentAlias, e.AgentID, e.TenantID = nullable(sid), nullable(sup), nullable(alias), nullable(aid), nullable(tenant)
+	e.Namespace = orDefault(ns.String, "default")
+	if imp.Valid {
+		e.Importance = ptr(imp.Float64)
+	}
+	if kind.Valid {
+		e.Kind = rawKind(kind.String)
+	}
+	e.Pinned = pinned.Int64 != 0
+	return e, nil
+}
+
+func nullable(s sql.NullString) *string {
+	if !s.Valid {
+		return nil
+	}
+	return ptr(s.String)
+}
+
+// inAgents renders "AND m.agent_id IN (?, ...)" for agents (nothing for nil) and appends the arguments.
+func inAgents(agents []string, args []any) (string, []any) {
+	if agents == nil {
+		return "", args
+	}
+	if len(agents) == 0 {
+		return " AND 0", args
+	}
+	for _, a := range agents {
+		args = append(args, a)
+	}
+	return " AND m.agent_id IN (" + strings.TrimSuffix(strings.Repeat("?, ", len(agents)), ", ") + ")", args
+}
+
+// Store implements Backend: upstream's upsert on (agent_id, key), keeping created_at.
+func (s *SQLite) Store(ctx context.Context, agentID string, r Record) error {
+	ts := stamp(r.Now)
+	var sid any
+	if r.SessionID != "" {
+		sid = SanitizeSessionKey(r.SessionID)
+	}
+	_, err := s.w.ExecContext(ctx, `INSERT INTO memories
+		(id, key, content, category, embedding, created_at, updated_at, session_id, namespace, importance, kind, pinned, tenant_id, agent_id)
+		VALUES (?, ?, ?, ?, NULL, ?, ?, ?, ?, 0.5, NULL, 0, NULL, ?)
+		ON CONFLICT(agent_id, key) DO UPDATE SET content = excluded.content, category = excluded.category,
+			embedding = excluded.embedding, updated_at = excluded.updated_at, session_id = excluded.session_id,
+			namespace = excluded.namespace, importance = excluded.importance, kind = excluded.kind,
+			pinned = excluded.pinned, tenant_id = excluded.tenant_id`,
+		newUUID(), r.Key, r.Content, r.Category, ts, ts, sid, orDefault(r.Namespace, "default"), agentID)
+	if err != nil {
+		return fmt.Errorf("memory: store %q: %w", r.Key, err)
+	}
+	return nil
+}
+
+// Recall implements Backend with upstream's keyword path (no embedder): FTS5 BM25 over key and content, the
+// terms OR-ed, 2×limit candidates, scores divided by the batch's best; when nothing survives, a LIKE search
+// scored 1.0. The session filter is strict.
+func (s *SQLite) Recall(ctx context.Context, q Query) ([]Entry, error) {
+	if q.Limit <= 0 {
+		return []Entry{}, nil
+	}
+	if recentQuery(q.Text) {
+		return s.recent(ctx, q)
+	}
+	out, err := s.ftsRecall(ctx, q)
+	if err != nil {
+		return nil, fmt.Errorf("memory: recall: %w", err)
+	}
+	if len(out) == 0 {
+		if out, err = s.likeRecall(ctx, q); err != nil {
+			return nil, fmt.Errorf("memory: recall: %w", err)
+		}
+	}
+	return out, nil
+}
+
+// FTSQuery renders a recall text as upstream's FTS5 query: each whitespace-separated term quoted (a trailing
+// '*' kept as a prefix search), joined with OR.
+func FTSQuery(text string) string {
+	var terms []string
+	for _, t := range strings.Fields(text) {
+		if p, ok := strings.CutSuffix(t, "*"); ok && p != "" {
+			terms = append(terms, `"`+strings.ReplaceAll(p, `"`, `""`)+`"*`)
+			continue
+		}
+		terms = append(terms, `"`+strings.ReplaceAll(t, `"`, `""`)+`"`)
+	}
+	return strings.Join(terms, " OR ")
+}
+
+func (s *SQLite) ftsRecall(ctx context.Context, q Query) ([]Entry, error) {
+	fq := FTSQuery(q.Text)
+	if fq == "" {
+		return nil, nil
+	}
+	args := []any{fq}
+	agentSQL, args := inAgents(q.Agents, args)
+	args = append(args, 2*q.Limit)
+	rows, err := s.r.QueryContext(ctx, `SELECT m.id, bm25(memories_fts) AS score FROM memories_fts f
+		JOIN memories m ON m.rowid = f.rowid WHERE memories_fts MATCH ?`+agentSQL+` ORDER BY score LIMIT ?`, args...)
+	if err != nil {
+		return nil, err
+	}
+	type hit struct {
+		id    string
+		score float64
+	}
+	var hits []hit
+	best := 0.0
+	for rows.Next() {
+		var h hit
+		if err := rows.Scan(&h.id, &h.score); err != nil {
+			_ = rows.Close()
+			return nil, err
+		}
+		h.score = -h.score
+		best = math.Max(best, h.score)
+		hits = append(hits, h)
+	}
+	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+		return nil, err
+	}
+	if len(hits) == 0 {
+		return nil, nil
+	}
+	ids := make([]any, len(hits))
+	for i, h := range hits {
+		ids[i] = h.id
+	}
+	byID, err := s.entriesByID(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	var out []Entry
+	for _, h := range hits {
+		e, ok := byID[h.id]
+		if !ok || !q.admits(e) {
+			continue
+		}
+		score := 0.0
+		if best > 1e-12 {
+			score = h.score / best
+		}
+		e.Score = ptr(score)
+		out = append(out, e)
+		if len(out) == q.Limit {
+			break
+		}
+	}
+	return out, nil
+}
+
+// admits applies the filters upstream applies after ranking: the time bounds (as text) and the strict session.
+func (q Query) admits(e Entry) bool {
+	if q.Since != "" && e.Timestamp < q.Since {
+		return false
+	}
+	if q.Until != "" && e.Timestamp > q.Until {
+		return false
+	}
+	if q.SessionID != "" && (e.SessionID == nil || *e.SessionID != SanitizeSessionKey(q.SessionID)) {
+		return false
+	}
+	return true
+}
+
+func (s *SQLite) entriesByID(ctx context.Context, ids []any) (map[string]Entry, error) {
+	rows, err := s.r.QueryContext(ctx, `SELECT `+sqliteEntryCols+sqliteFrom+` WHERE m.superseded_by IS NULL AND m.id IN (`+
+		strings.TrimSuffix(strings.Repeat("?, ", len(ids)), ", ")+`)`, ids...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := make(map[string]Entry, len(ids))
+	for rows.Next() {
+		e, err := scanEntry(rows)
+		if err != nil {
+			return nil, err
+		}
+		out[e.ID] = e
+	}
+	return out, rows.Err()
+}
+
+// likeTerms is upstream's cap on the terms of the LIKE fallback.
+const likeTerms = 8
+
+func likePattern(term string) string {
+	if p, ok := strings.CutSuffix(term, "*"); ok && p != "" {
+		term = p
+	}
+	r := strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
+	return "%" + r.Replace(term) + "%"
+}
+
+func (s *SQLite) likeRecall(ctx context.Context, q Query) ([]Entry, error) {
+	terms := strings.Fields(q.Text)
+	if len(terms) > likeTerms {
+		terms = terms[:likeTerms]
+	}
+	if len(terms) == 0 {
+		return nil, nil
+	}
+	var conds []string
+	var args []any
+	for _, t := range terms {
+		p := likePattern(t)
+		conds = append(conds, `m.content LIKE ? ESCAPE '\' OR m.key LIKE ? ESCAPE '\'`)
+		args = append(args, p, p)
+	}
+	where, args := s.scope(q, "("+strings.Join(conds, " OR ")+")", args)
+	args = append(args, q.Limit)
+	out, err := s.query(ctx, `SELECT `+sqliteEntryCols+sqliteFrom+` WHERE `+where+` ORDER BY m.updated_at DESC LIMIT ?`, args...)
+	for i := range out {
+		out[i].Score = ptr(1.0)
+	}
+	return out, err
+}
+
+// scope adds the superseded, agent, session and time filters of q to a WHERE clause.
+func (s *SQLite) scope(q Query, where string, args []any) (string, []any) {
+	where += " AND m.superseded_by IS NULL"
+	agentSQL, args := inAgents(q.Agents, args)
+	where += agentSQL
+	if q.SessionID != "" {
+		where += " AND m.session_id = ?"
+		args = append(args, SanitizeSessionKey(q.SessionID))
+	}
+	if q.Since != "" {
+		where += " AND m.created_at >= ?"
+		args = append(args, q.Since)
+	}
+	if q.Until != "" {
+		where += " AND m.created_at <= ?"
+		args = append(args, q.Until)
+	}
+	return where, args
+}
+
+func (s *SQLite) recent(ctx context.Context, q Query) ([]Entry, error) {
+	where, args := s.scope(q, "1", nil)
+	args = append(args, q.Limit)
+	return s.query(ctx, `SELECT `+sqliteEntryCols+sqliteFrom+` WHERE `+where+` ORDER BY m.updated_at DESC LIMIT ?`, args...)
+}
+
+func (s *SQLite) query(ctx context.Context, query string, args ...any) ([]Entry, error) {
+	rows, err := s.r.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, fmt.Errorf("memory: query: %w", err)
+	}
+	defer rows.Close()
+	out := []Entry{}
+	for rows.Next() {
+		e, err := scanEntry(rows)
+		if err != nil {
+			return nil, fmt.Errorf("memory: query: %w", err)
+		}
+		out = append(out, e)
+	}
+	return out, rows.Err()
+}
+
+// Get implements Backend.
+func (s *SQLite) Get(ctx context.Context, key string, agents []string) (*Entry, error) {
+	if agents == nil {
+		out, err := s.query(ctx, `SELECT `+sqliteEntryCols+sqliteFrom+` WHERE m.key = ? LIMIT 1`, key)
+		if err != nil || len(out) == 0 {
+			return nil, err
+		}
+		return &out[0], nil
+	}
+	for _, a := range agents {
+		out, err := s.query(ctx, `SELECT `+sqliteEntryCols+sqliteFrom+` WHERE m.key = ? AND m.agent_id = ?`, key, a)
+		if err != nil {
+			return nil, err
+		}
+		if len(out) > 0 {
+			return &out[0], nil
+		}
+	}
+	return nil, nil
+}
+
+// List implements Backend.
+func (s *SQLite) List(ctx context.Context, f Filter) ([]Entry, error) {
+	where, args := "m.superseded_by IS NULL", []any(nil)
+	if f.Category != "" {
+		where += " AND m.category = ?"
+		args = append(args, f.Category)
+	}
+	if f.Namespace != "" {
+		where += " AND m.namespace = ?"
+		args = append(args, f.Namespace)
+	}
+	where, args = s.scope(Query{Agents: f.Agents, SessionID: f.SessionID, Since: f.Since, Until: f.Until}, where, args)
+	args = append(args, ListCap)
+	return s.query(ctx, `SELECT `+sqliteEntryCols+sqliteFrom+` WHERE `+where+` ORDER BY m.updated_at DESC LIMIT ?`, args...)
+}
+
+// Forget implements Backend.
+func (s *SQLite) Forget(ctx context.Context, agentID, key string) (bool, error) {
+	n, err := s.exec(ctx, "DELETE FROM memories WHERE key = ? AND agent_id = ?", key, agentID)
+	return n > 0, err
+}
+
+// PurgeSession implements Backend.
+func (s *SQLite) PurgeSession(ctx context.Context, agentID, sessionID string) (int, error) {
+	return s.exec(ctx, "DELETE FROM memories WHERE agent_id = ? AND session_id = ?", agentID, SanitizeSessionKey(sessionID))
+}
+
+// PurgeNamespace implements Backend.
+func (s *SQLite) PurgeNamespace(ctx context.Context, agentID, namespace string) (int, error) {
+	return s.exec(ctx, "DELETE FROM memories WHERE agent_id = ? AND namespace = ?", agentID, namespace)
+}
+
+// DeleteBefore implements Backend. Times carry their writer's offset, so they are compared as instants.
+func (s *SQLite) DeleteBefore(ctx context.Context, category string, t time.Time) (int, error) {
+	return s.exec(ctx, "DELETE FROM memories WHERE category = ? AND julianday(created_at) < julianday(?)",
+		category, t.UTC().Format(time.RFC3339Nano))
+}
+
+func (s *SQLite) exec(ctx context.Context, q string, args ...any) (int, error) {
+	res, err := s.w.ExecContext(ctx, q, args...)
+	if err != nil {
+		return 0, fmt.Errorf("memory: %w", err)
+	}
+	n, err := res.RowsAffected()
+	return int(n), err
+}
