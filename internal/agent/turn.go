@@ -75,6 +75,9 @@ type Turn struct {
 	// 0 leaves it out (unknown).
 	ContextWindow int
 
+	// Memory, when set, gives the turn its memory (see MemoryHook).
+	Memory MemoryHook
+
 	SessionID       string        // put in elicitation requests
 	Elicit          Elicit        // nil: ask_user answers that no client can answer
 	ApprovalTimeout time.Duration // for approvals and questions; 0 means DefaultApprovalTimeout
@@ -99,9 +102,9 @@ func (t *Turn) Run(ctx context.Context, prompt string) (outcome, content string,
 		msgs = append(msgs, provider.Message{Role: provider.RoleSystem, Content: t.System})
 	}
 	msgs = append(msgs, t.History...)
-	msgs = append(msgs, provider.Message{Role: provider.RoleUser, Content: prompt})
+	msgs = append(msgs, provider.Message{Role: provider.RoleUser, Content: t.withMemory(ctx, prompt)})
 	var specs []provider.ToolSpec
-	for _, s := range t.Policy.Offered(tools.Specs()) {
+	for _, s := range t.Policy.Offered(tools.SpecsFor(t.ToolEnv)) {
 		specs = append(specs, provider.ToolSpec{Name: s.Name, Description: s.Description, Parameters: s.Parameters})
 	}
 	durable := context.WithoutCancel(ctx) // writes that must land even when the turn was cancelled
@@ -187,6 +190,32 @@ func (t *Turn) Run(ctx context.Context, prompt string) (outcome, content string,
 			return api.OutcomeCancelled, "", nil
 		}
 	}
+}
+
+// MemoryHook is what a turn asks of the agent's memory. Context returns the block to put before the user's
+// message in the request sent to the model ("" for none); Save is told the message once it is stored.
+// Neither may fail the turn: they log their own errors.
+type MemoryHook interface {
+	Context(ctx context.Context, message string) string
+	Save(ctx context.Context, message string)
+}
+
+// MemoryContextOpen starts an injected memory block; a message that already starts with it (a retry of a turn
+// that was injected) is not injected again.
+const MemoryContextOpen = "[Memory context]"
+
+// withMemory prepends the memory block to the message sent to the model (the stored message stays as typed)
+// and saves the message to memory.
+func (t *Turn) withMemory(ctx context.Context, prompt string) string {
+	if t.Memory == nil {
+		return prompt
+	}
+	sent := prompt
+	if !strings.HasPrefix(prompt, MemoryContextOpen) {
+		sent = t.Memory.Context(ctx, prompt) + prompt
+	}
+	t.Memory.Save(context.WithoutCancel(ctx), prompt)
+	return sent
 }
 
 func (t *Turn) defaults() {

@@ -162,6 +162,8 @@ func Run(ctx context.Context, opts Options) error {
 		return err
 	}
 
+	mem := openMemory(ctx, layout, cfg.Current, clk.Now, log)
+	defer closeMemory(mem, log)
 	sessions := session.NewManager(session.Options{
 		Chat:        st.chat,
 		Costs:       st.costs,
@@ -172,6 +174,7 @@ func Run(ctx context.Context, opts Options) error {
 		Clock:       clk,
 		NewID:       opts.NewID,
 		NewProvider: opts.NewProvider,
+		Memory:      mem,
 	})
 	d := &daemon{
 		log:      log,
@@ -193,6 +196,7 @@ func Run(ctx context.Context, opts Options) error {
 		Shutdown:      d.requestStop,
 		ConfigManager: cfg,
 		Sessions:      sessions,
+		Memory:        mem,
 		FrameBudget:   d.frames,
 		Clock:         clk,
 		NewTUIID:      tuiIDs(opts.NewID),

@@ -36,7 +36,13 @@ type InjectOptions struct {
 // to it ("" when nothing qualifies). A recall error yields "" (a turn never fails for its memory); it is
 // returned for logging.
 func (s *Scoped) Context(ctx context.Context, message string, o InjectOptions) (string, error) {
-	entries, err := s.Recall(ctx, message, RecallLimit, o.SessionID, "", "")
+	q := Query{Text: message, Limit: RecallLimit, SessionID: o.SessionID, Agents: s.allowed}
+	if o.ExcludeConversation {
+		// Upstream drops them only when rendering; with one auto-saved row per message (not upstream's single
+		// overwritten user_msg row) they would crowd the facts out of the recall and below the relative floor.
+		q.ExcludeCategory = CategoryConversation
+	}
+	entries, err := s.b.Recall(ctx, q)
 	if err != nil {
 		return "", err
 	}

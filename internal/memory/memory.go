@@ -63,6 +63,9 @@ type Query struct {
 	SessionID    string
 	Since, Until string
 	Agents       []string
+	// ExcludeCategory leaves one category out of the ranking (injection leaves out conversation memories,
+	// which it never shows, so they cannot push facts out of the recall).
+	ExcludeCategory string
 }
 
 // Filter selects memories for list and export.
@@ -86,7 +89,7 @@ type Backend interface {
 	Get(ctx context.Context, key string, agents []string) (*Entry, error)
 	// List returns memories newest first, at most 1000 (upstream's cap).
 	List(ctx context.Context, f Filter) ([]Entry, error)
-	// Forget deletes agentID's memory with key and reports whether one existed.
+	// Forget deletes agentID's memory with key ("" : every agent's) and reports whether one existed.
 	Forget(ctx context.Context, agentID, key string) (bool, error)
 	// PurgeSession deletes agentID's memories of a session; PurgeNamespace those of a namespace.
 	PurgeSession(ctx context.Context, agentID, sessionID string) (int, error)

@@ -121,6 +121,10 @@ func (s *SQLite) ftsRecall(ctx context.Context, q Query) ([]Entry, error) {
 	}
 	args := []any{fq}
 	agentSQL, args := inAgents(q.Agents, args)
+	if q.ExcludeCategory != "" {
+		agentSQL += " AND m.category != ?"
+		args = append(args, q.ExcludeCategory)
+	}
 	args = append(args, 2*q.Limit)
 	rows, err := s.r.QueryContext(ctx, `SELECT m.id, bm25(memories_fts) AS score FROM memories_fts f
 		JOIN memories m ON m.rowid = f.rowid WHERE memories_fts MATCH ?`+agentSQL+` ORDER BY score LIMIT ?`, args...)
@@ -248,6 +252,10 @@ func (s *SQLite) scope(q Query, where string, args []any) (string, []any) {
 	where += " AND m.superseded_by IS NULL"
 	agentSQL, args := inAgents(q.Agents, args)
 	where += agentSQL
+	if q.ExcludeCategory != "" {
+		where += " AND m.category != ?"
+		args = append(args, q.ExcludeCategory)
+	}
 	if q.SessionID != "" {
 		where += " AND m.session_id = ?"
 		args = append(args, SanitizeSessionKey(q.SessionID))
@@ -323,8 +331,12 @@ func (s *SQLite) List(ctx context.Context, f Filter) ([]Entry, error) {
 	return s.query(ctx, `SELECT `+sqliteEntryCols+sqliteFrom+` WHERE `+where+` ORDER BY m.updated_at DESC LIMIT ?`, args...)
 }
 
-// Forget implements Backend.
+// Forget implements Backend; an empty agentID forgets the key of every agent (upstream's unscoped forget).
 func (s *SQLite) Forget(ctx context.Context, agentID, key string) (bool, error) {
+	if agentID == "" {
+		n, err := s.exec(ctx, "DELETE FROM memories WHERE key = ?", key)
+		return n > 0, err
+	}
 	n, err := s.exec(ctx, "DELETE FROM memories WHERE key = ? AND agent_id = ?", key, agentID)
 	return n > 0, err
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/zeroclaw-go/zeroclaw/internal/clock"
 	"github.com/zeroclaw-go/zeroclaw/internal/config"
 	"github.com/zeroclaw-go/zeroclaw/internal/jsonrpc"
+	"github.com/zeroclaw-go/zeroclaw/internal/memory"
 	"github.com/zeroclaw-go/zeroclaw/internal/router"
 	"github.com/zeroclaw-go/zeroclaw/internal/session"
 )
@@ -52,6 +53,8 @@ type Options struct {
 	// FrameBudget bounds the bytes of inbound frames held at once by all connections; nil => no shared bound.
 	FrameBudget *jsonrpc.Budget
 	NewTUIID    func() string
+	// Memory serves memory/*; nil answers them with "Memory subsystem is not available".
+	Memory *memory.Manager
 	// Clock tells the time for status and tui/list and times the initialize deadline; nil means clock.Real.
 	Clock clock.Clock
 }
@@ -105,6 +108,7 @@ func New(opts Options) *Server {
 	s.registerConfigMeta(opts.ConfigManager, opts.Sessions)
 	s.registerAgents(opts.ConfigManager, opts.Sessions)
 	s.registerSessionMeta(opts.Sessions)
+	s.registerMemory(opts.Memory)
 	return s
 }
 
@@ -298,5 +302,5 @@ func domainCode(err error) (int, bool) {
 		errors.Is(err, config.ErrTooManyEntries), errors.Is(err, config.ErrNoMapSection), errors.Is(err, config.ErrInvalidKey):
 		return api.CodeInvalidParams, true
 	}
-	return 0, false
+	return memoryCode(err)
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/zeroclaw-go/zeroclaw/internal/api"
 	"github.com/zeroclaw-go/zeroclaw/internal/clock"
 	"github.com/zeroclaw-go/zeroclaw/internal/config"
+	"github.com/zeroclaw-go/zeroclaw/internal/memory"
 	"github.com/zeroclaw-go/zeroclaw/internal/store"
 )
 
@@ -88,6 +89,8 @@ type Options struct {
 	IdleTTL time.Duration
 	// ACP is the durable ACP session store (acp-sessions.db); nil keeps ACP sessions in memory only.
 	ACP *store.ACPStore
+	// Memory gives chat turns their agent's memory (recall, auto-save, memory tools); nil: no memory.
+	Memory *memory.Manager
 }
 
 // ProviderFactory builds the provider that an agent's model_provider reference names, from the config in force.

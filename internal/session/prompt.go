@@ -79,6 +79,10 @@ func (m *Manager) runTurn(ctx context.Context, o Owner, s *session, p api.Sessio
 		return api.SessionPromptResult{}, err
 	}
 
+	mem, err := m.memoryFor(ctx, s, turnID)
+	if err != nil {
+		return api.SessionPromptResult{}, err
+	}
 	durable := context.WithoutCancel(ctx) // state writes must land even when the turn is cancelled
 	if err := j.begin(durable, turnID, started, prompt); err != nil {
 		return api.SessionPromptResult{}, fmt.Errorf("session: prompt %s: %w", s.id, err)
@@ -114,6 +118,9 @@ func (m *Manager) runTurn(ctx context.Context, o Owner, s *session, p api.Sessio
 	tr.ToolEnv.Workspace = s.workspace
 	tr.ToolEnv.Now = m.o.Clock.Now
 	tr.ToolEnv.Environ = environ(prof.Env, o.Env)
+	if mem != nil {
+		tr.Memory, tr.ToolEnv.Memory = mem, mem.h
+	}
 	if m.o.Costs != nil {
 		tr.RecordUsage = agent.CostRecorder(m.o.Costs, cfg, s.id, s.alias, m.o.Clock.Now, m.o.NewID)
 	}

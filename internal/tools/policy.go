@@ -130,6 +130,7 @@ type classification struct {
 	risk      Risk
 	hard      bool // refused at every level (blocked command, forbidden path)
 	unchecked bool // a shell command the blocklist cannot judge: asked under supervised, whatever auto_approve says
+	write     bool // a low-risk call that changes stored state (memory_store/forget/purge): refused under readonly
 	reason    string
 }
 
@@ -138,6 +139,7 @@ type classification struct {
 // tool is in AutoApprove, refuses high; full runs everything except blocked commands and forbidden paths.
 // A shell command that uses expansion, substitution or similar indirection (see indirection) is medium risk
 // and asked about under supervised even when shell is in AutoApprove, with AskEveryTime set.
+// The memory tools are low risk; memory_store, memory_forget and memory_purge write, so readonly refuses them.
 // AlwaysAsk turns any Run into Ask. A tool that is not offered (excluded, not allowed, unknown) and a call
 // whose arguments cannot be classified are refused. Decide only reads the filesystem (to resolve symlinks).
 func (p Policy) Decide(call Call, workspace string) Decision {
@@ -171,7 +173,7 @@ func (p Policy) Decide(call Call, workspace string) Decision {
 			d.Reason += ": refused under the supervised profile"
 		}
 	default: // readonly, and any unknown level fails closed the same way
-		if c.risk == RiskLow {
+		if c.risk == RiskLow && !c.write {
 			d.Verdict = Run
 		} else {
 			d.Verdict = Refuse
@@ -231,6 +233,12 @@ func (p Policy) classify(call Call, workspace string) (classification, error) {
 		return classification{risk: RiskLow, reason: "ask_user"}, nil
 	case NameTime:
 		return classification{risk: RiskLow, reason: "time"}, nil
+	}
+	if isMemoryTool(call.Name) {
+		if _, err := parseMemory(call); err != nil {
+			return classification{}, err
+		}
+		return classification{risk: RiskLow, write: memoryWrite(call.Name), reason: call.Name}, nil
 	}
 	return classification{}, fmt.Errorf("%s: unknown tool", call.Name)
 }

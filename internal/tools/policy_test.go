@@ -116,7 +116,7 @@ func TestOfferedAndNotOfferedRefused(t *testing.T) {
 		return out
 	}
 	all := Specs()
-	if got := names(all); !slices.Equal(got, []string{"shell", "file_read", "file_write", "file_list", "ask_user", "time"}) {
+	if got := names(all); !slices.Equal(got, []string{"shell", "file_read", "file_write", "file_list", "ask_user", "time", "memory_store", "memory_recall", "memory_forget", "memory_export", "memory_purge"}) {
 		t.Fatalf("Specs = %v", got)
 	}
 	for _, sp := range all {
@@ -133,7 +133,7 @@ func TestOfferedAndNotOfferedRefused(t *testing.T) {
 	}
 
 	excl := Policy{Level: LevelFull, ExcludedTools: []string{"shell", "file_write"}}
-	if got := names(excl.Offered(all)); !slices.Equal(got, []string{"file_read", "file_list", "ask_user", "time"}) {
+	if got := names(excl.Offered(all)); !slices.Equal(got, []string{"file_read", "file_list", "ask_user", "time", "memory_store", "memory_recall", "memory_forget", "memory_export", "memory_purge"}) {
 		t.Fatalf("excluded Offered = %v", got)
 	}
 	if d := excl.Decide(call("shell", map[string]any{"command": "ls"}), s.ws); d.Verdict != Refuse || !strings.Contains(d.Reason, "not offered") {

@@ -9,6 +9,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/zeroclaw-go/zeroclaw/internal/memory"
 )
 
 // Tool names, as offered to models.
@@ -35,7 +37,20 @@ type Spec struct {
 }
 
 // Specs returns every tool this package implements, in a stable order. The caller owns the returned slice.
+// The memory tools are included; SpecsFor leaves them out of a turn without memory.
 func Specs() []Spec {
+	return append(baseSpecs(), memorySpecs()...)
+}
+
+// SpecsFor returns the tools a turn in env can use: all of them, less the memory tools when env has no memory.
+func SpecsFor(env Env) []Spec {
+	if env.Memory == nil {
+		return baseSpecs()
+	}
+	return Specs()
+}
+
+func baseSpecs() []Spec {
 	return []Spec{
 		{
 			Name:        NameShell,
@@ -76,7 +91,7 @@ func known(name string) bool {
 	case NameShell, NameFileRead, NameFileWrite, NameFileList, NameAskUser, NameTime:
 		return true
 	}
-	return false
+	return isMemoryTool(name)
 }
 
 // Call is one tool invocation requested by a model. Arguments is a JSON object; empty or null means {}.
@@ -110,6 +125,8 @@ type Env struct {
 	Asker Asker
 	// Now is the clock for the time tool; nil means time.Now.
 	Now func() time.Time
+	// Memory is the agent's memory for the memory_* tools; nil: the turn has no memory (tools not offered).
+	Memory *memory.Scoped
 }
 
 func (e Env) outputCap() int {
@@ -158,6 +175,9 @@ func Execute(ctx context.Context, env Env, call Call) (res Result) {
 		return askUser(ctx, env, call)
 	case NameTime:
 		return Result{Output: env.now().Format(time.RFC3339)}
+	}
+	if isMemoryTool(call.Name) {
+		return runMemory(ctx, env, call)
 	}
 	return errorf("%s: unknown tool", call.Name)
 }
