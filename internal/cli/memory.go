@@ -1,0 +1,134 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"text/tabwriter"
+
+	"github.com/zeroclaw-go/zeroclaw/internal/api"
+	"github.com/zeroclaw-go/zeroclaw/internal/visible"
+)
+
+const memorySynopsis = "list [--agent A] [--category C] [--session S] | search QUERY [--agent A] [--limit N] | get KEY [--agent A] | forget KEY [--agent A]"
+
+func runMemory(ctx context.Context, env Env, args []string) error {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		fmt.Fprintf(env.Stderr, "Usage: zeroclaw memory %s\n", memorySynopsis)
+		if len(args) == 0 {
+			return errUsage
+		}
+		return nil
+	}
+	switch args[0] {
+	case "list":
+		return memoryList(ctx, env, args[1:])
+	case "search":
+		return memorySearch(ctx, env, args[1:])
+	case "get":
+		return memoryGet(ctx, env, args[1:])
+	case "forget":
+		return memoryForget(ctx, env, args[1:])
+	}
+	return withHint(fmt.Errorf("memory: unknown subcommand %q", args[0]), "zeroclaw memory "+memorySynopsis)
+}
+
+func memoryList(ctx context.Context, env Env, args []string) error {
+	fs := newFlagSet(env, "memory list", "[--config-dir DIR] [--agent A] [--category C] [--session S]")
+	configDir := configDirFlag(fs)
+	agent := fs.String("agent", "", "only this agent's memories (and those it may read)")
+	category := fs.String("category", "", "only this category (core, daily, conversation or a custom name)")
+	sessionID := fs.String("session", "", "only memories of this session key")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	var res api.MemoryEntriesResult
+	if err := memoryCall(ctx, env, *configDir, api.MethodMemoryList, api.MemoryListParams{Agent: *agent, Category: *category, SessionID: *sessionID}, &res); err != nil {
+		return fmt.Errorf("memory: list: %w", err)
+	}
+	return printEntries(env, res)
+}
+
+func memorySearch(ctx context.Context, env Env, args []string) error {
+	fs := newFlagSet(env, "memory search", "QUERY [--config-dir DIR] [--agent A] [--limit N]")
+	configDir := configDirFlag(fs)
+	agent := fs.String("agent", "", "search this agent's memories (and those it may read)")
+	limit := fs.Int("limit", 10, "at most this many results")
+	query, err := parseWithID(fs, args)
+	if err != nil {
+		return err
+	}
+	var res api.MemoryEntriesResult
+	if err := memoryCall(ctx, env, *configDir, api.MethodMemorySearch, api.MemorySearchParams{Query: query, Agent: *agent, Limit: *limit}, &res); err != nil {
+		return fmt.Errorf("memory: search: %w", err)
+	}
+	return printEntries(env, res)
+}
+
+func memoryGet(ctx context.Context, env Env, args []string) error {
+	fs := newFlagSet(env, "memory get", "KEY [--config-dir DIR] [--agent A]")
+	configDir := configDirFlag(fs)
+	agent := fs.String("agent", "", "this agent's memory (else any agent's)")
+	key, err := parseWithID(fs, args)
+	if err != nil {
+		return err
+	}
+	var res api.MemoryGetResult
+	if err := memoryCall(ctx, env, *configDir, api.MethodMemoryGet, api.MemoryGetParams{Key: key, Agent: *agent}, &res); err != nil {
+		return fmt.Errorf("memory: get %s: %w", key, err)
+	}
+	e := res.Entry
+	fmt.Fprintf(env.Stdout, "key:      %s\ncategory: %s\nagent:    %s\ncreated:  %s\n\n%s\n", visible.Escape(e.Key),
+		visible.Escape(e.Category), visible.Escape(deref(e.AgentAlias)), e.Timestamp, visible.Escape(e.Content))
+	return nil
+}
+
+func memoryForget(ctx context.Context, env Env, args []string) error {
+	fs := newFlagSet(env, "memory forget", "KEY [--config-dir DIR] [--agent A]")
+	configDir := configDirFlag(fs)
+	agent := fs.String("agent", "", "forget only this agent's memory (else the key of every agent)")
+	key, err := parseWithID(fs, args)
+	if err != nil {
+		return err
+	}
+	var res api.MemoryDeleteResult
+	if err := memoryCall(ctx, env, *configDir, api.MethodMemoryDelete, api.MemoryDeleteParams{Key: key, Agent: *agent}, &res); err != nil {
+		return fmt.Errorf("memory: forget %s: %w", key, err)
+	}
+	fmt.Fprintf(env.Stdout, "forgot %s\n", visible.Escape(key))
+	return nil
+}
+
+// memoryCall sends one memory request, starting an ephemeral daemon if none runs.
+func memoryCall(ctx context.Context, env Env, configDir, method string, params, out any) error {
+	c, err := sessionsClient(ctx, env, configDir)
+	if err != nil {
+		return err
+	}
+	defer c.close()
+	return c.call(ctx, method, params, out)
+}
+
+func printEntries(env Env, res api.MemoryEntriesResult) error {
+	if res.Count == 0 {
+		fmt.Fprintln(env.Stderr, "no memories")
+		return nil
+	}
+	tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "KEY\tCATEGORY\tAGENT\tSCORE\tCONTENT")
+	for _, e := range res.Entries {
+		score := "-"
+		if e.Score != nil {
+			score = fmt.Sprintf("%.0f%%", *e.Score*100)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", visible.Escape(e.Key), visible.Escape(e.Category), visible.Escape(deref(e.AgentAlias)),
+			score, visible.Escape(e.Content))
+	}
+	return tw.Flush()
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return "-"
+	}
+	return *s
+}
