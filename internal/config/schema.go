@@ -39,6 +39,9 @@ type Config struct {
 	Limits             LimitsConfig                 `toml:"limits"`
 	ACP                ACPConfig                    `toml:"acp"`
 	Security           SecurityConfig               `toml:"security"`
+	Scheduler          SchedulerConfig              `toml:"scheduler"`
+	Reliability        ReliabilityConfig            `toml:"reliability"`
+	Cron               map[string]CronJobDecl       `toml:"cron"`
 }
 
 // ProvidersConfig holds model providers as providers.models.<family>.<alias>.
@@ -75,6 +78,8 @@ type AgentConfig struct {
 	// Env is the whole environment the agent's shell commands see (besides a default PATH); nothing is
 	// inherited from the daemon's own environment. A secret field.
 	Env map[string]string `toml:"env" desc:"Environment variables the agent's shell commands see (secrets)."`
+	// CronJobs binds declarative jobs ([cron.<id>]) to this agent, as upstream's agents.<alias>.cron_jobs.
+	CronJobs []string `toml:"cron_jobs" desc:"Ids of the [cron.<id>] jobs that run as this agent."`
 }
 
 // IsEnabled reports whether the agent is enabled (absent means enabled).
@@ -204,6 +209,50 @@ type SecurityConfig struct {
 	TrustDaemonUID bool `toml:"trust_daemon_uid" desc:"Treat peers with the daemon's own uid as the shared operator (admin)."`
 }
 
+// SchedulerConfig is [scheduler]: the cron scheduler (upstream/cron-logs-costs.md §A6).
+type SchedulerConfig struct {
+	Enabled          bool `toml:"enabled" desc:"Run scheduled jobs."`
+	MaxTasks         int  `toml:"max_tasks" desc:"Most due jobs started by one scheduler tick."`
+	MaxConcurrent    int  `toml:"max_concurrent" desc:"Most jobs running at once."`
+	CatchUpOnStartup bool `toml:"catch_up_on_startup" desc:"Run each job that fell due while the daemon was down once at start (false: skip to the next occurrence)."`
+	MaxRunHistory    int  `toml:"max_run_history" desc:"Runs kept per job in the run history."`
+}
+
+// ReliabilityConfig is [reliability]: the scheduler's tick and retries (upstream's keys).
+type ReliabilityConfig struct {
+	SchedulerPollSecs int `toml:"scheduler_poll_secs" desc:"Seconds between scheduler ticks (at least 5)."`
+	SchedulerRetries  int `toml:"scheduler_retries" desc:"Extra attempts of a failed scheduled job."`
+	ProviderBackoffMS int `toml:"provider_backoff_ms" desc:"First retry delay in milliseconds (at least 200), doubled per attempt."`
+}
+
+// CronJobDecl is cron.<id>: a job declared in config, reconciled into jobs.db at start and on reload.
+type CronJobDecl struct {
+	Name              string           `toml:"name" desc:"Display name of the job."`
+	JobType           string           `toml:"job_type" enum:"shell|agent" desc:"shell runs command; agent runs prompt as a turn."`
+	Schedule          CronScheduleDecl `toml:"schedule"`
+	Command           string           `toml:"command" desc:"Shell command of a shell job, run in the agent's workspace."`
+	Prompt            string           `toml:"prompt" desc:"Prompt of an agent job."`
+	Enabled           bool             `toml:"enabled" desc:"Whether the job runs."`
+	Model             string           `toml:"model" desc:"Model override of an agent job."`
+	AllowedTools      []string         `toml:"allowed_tools" desc:"Tools an agent job may use; empty: the agent's."`
+	UsesMemory        bool             `toml:"uses_memory" desc:"Whether an agent job uses memory."`
+	SessionTarget     string           `toml:"session_target" desc:"isolated (a new session per run), main, or a session id."`
+	ShellOutputFormat string           `toml:"shell_output_format" enum:"wrapped|raw" desc:"wrapped: status, stdout and stderr; raw: stdout alone on success."`
+}
+
+func (d *CronJobDecl) setDefaults() {
+	d.JobType, d.Enabled, d.UsesMemory, d.ShellOutputFormat = "shell", true, true, "wrapped"
+}
+
+// CronScheduleDecl is cron.<id>.schedule: {kind = "cron", expr, tz} | {kind = "every", every_ms} | {kind = "at", at}.
+type CronScheduleDecl struct {
+	Kind    string `toml:"kind" enum:"cron|every|at" desc:"cron (expr, tz), every (every_ms) or at (a one-shot time)."`
+	Expr    string `toml:"expr" desc:"Cron expression (5 fields, or 6-7 with seconds and year)."`
+	TZ      string `toml:"tz" desc:"IANA time zone of expr; empty: the host's."`
+	EveryMS int    `toml:"every_ms" desc:"Interval in milliseconds."`
+	At      string `toml:"at" desc:"RFC 3339 time of a one-shot job."`
+}
+
 // defaulter is implemented by map entry types whose fresh entries have non-zero defaults.
 type defaulter interface{ setDefaults() }
 
@@ -218,6 +267,9 @@ func base() *Config {
 		RPC: RPCConfig{MaxLocalConnections: 512, MaxFrameBytes: 8388608, InitializeTimeoutMS: 30000,
 			FrameTimeoutMS: 30000, WriteTimeoutMS: 30000, MaxInflightFrameBytes: 64 << 20},
 		Security: SecurityConfig{TrustDaemonUID: true},
+		Scheduler: SchedulerConfig{Enabled: true, MaxTasks: 64, MaxConcurrent: 4, CatchUpOnStartup: true,
+			MaxRunHistory: 50},
+		Reliability: ReliabilityConfig{SchedulerPollSecs: 15, SchedulerRetries: 2, ProviderBackoffMS: 500},
 		Limits: LimitsConfig{MaxAnswerBytes: DefaultMaxAnswerBytes, MaxToolArgsBytes: DefaultMaxToolArgsBytes,
 			MaxToolCalls: DefaultMaxToolCalls, MaxToolRounds: DefaultMaxToolRounds},
 	}
