@@ -28,6 +28,7 @@ var imports = map[string][]string{
 	"internal/router":                    {"internal/jsonrpc"},
 	"internal/auth":                      {"internal/config"},
 	"internal/session":                   {"internal/api", "internal/agent", "internal/clock", "internal/store", "internal/config"},
+	"internal/cron":                      {"internal/api", "internal/agent", "internal/clock", "internal/config", "internal/store", "internal/tools", "github.com/robfig/cron/v3"},
 	"internal/agent":                     {"internal/api", "internal/provider", "internal/tools", "internal/store", "internal/config", "internal/visible"},
 	"internal/config":                    {"internal/api", "internal/secrets", "internal/atomicfile", "github.com/pelletier/go-toml/v2", "github.com/pelletier/go-toml/v2/unstable"},
 	"internal/secrets":                   {"internal/atomicfile", "golang.org/x/crypto/chacha20poly1305"},

@@ -563,8 +563,9 @@ func pruneRuns(ctx context.Context, tx *sql.Tx, jobID string, keep int) error {
 	return err
 }
 
-// MarkRunLost marks run id lost (its process ended during the run) and notes it on the job.
-func (s *CronStore) MarkRunLost(ctx context.Context, runID int64, at time.Time, note string) error {
+// MarkRunLost marks run id lost (its process ended during the run) and notes it on the job; disable also
+// disables the job (a one-shot whose run was cut is not run again).
+func (s *CronStore) MarkRunLost(ctx context.Context, runID int64, at time.Time, note string, disable bool) error {
 	d, err := s.open(ctx, false)
 	if d == nil || err != nil {
 		return err
@@ -586,8 +587,8 @@ func (s *CronStore) MarkRunLost(ctx context.Context, runID int64, at time.Time, 
 			CronStatusLost, cronTime(at), note, dur, runID); err != nil {
 			return err
 		}
-		_, err = tx.ExecContext(ctx, "UPDATE cron_jobs SET last_run=?, last_status=?, last_output=? WHERE id=?",
-			cronTime(at), CronStatusLost, note, jobID)
+		_, err = tx.ExecContext(ctx, "UPDATE cron_jobs SET last_run=?, last_status=?, last_output=?, enabled = enabled AND ? WHERE id=?",
+			cronTime(at), CronStatusLost, note, boolInt(!disable), jobID)
 		return err
 	})
 	if err != nil {
@@ -596,26 +597,26 @@ func (s *CronStore) MarkRunLost(ctx context.Context, runID int64, at time.Time, 
 	return nil
 }
 
-// RunningRuns returns the ids of the runs still marked running.
-func (s *CronStore) RunningRuns(ctx context.Context) ([]int64, error) {
+// RunningRuns returns the runs still marked running, oldest first.
+func (s *CronStore) RunningRuns(ctx context.Context) ([]CronRun, error) {
 	d, err := s.open(ctx, false)
 	if d == nil || err != nil {
 		return nil, err
 	}
-	rows, err := d.r.QueryContext(ctx, "SELECT id FROM cron_runs WHERE status = ? ORDER BY id", CronStatusRunning)
+	rows, err := d.r.QueryContext(ctx, "SELECT id, job_id FROM cron_runs WHERE status = ? ORDER BY id", CronStatusRunning)
 	if err != nil {
 		return nil, fmt.Errorf("store: cron running runs: %w", err)
 	}
 	defer rows.Close()
-	var ids []int64
+	var out []CronRun
 	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
+		r := CronRun{Status: CronStatusRunning}
+		if err := rows.Scan(&r.ID, &r.JobID); err != nil {
 			return nil, fmt.Errorf("store: cron running runs: %w", err)
 		}
-		ids = append(ids, id)
+		out = append(out, r)
 	}
-	return ids, rows.Err()
+	return out, rows.Err()
 }
 
 // Runs returns the newest limit runs of job (limit below 1 means 1), newest first.

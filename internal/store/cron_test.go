@@ -274,18 +274,18 @@ func TestCronMarkRunLost(t *testing.T) {
 		t.Fatal(err)
 	}
 	id, _, _ := s.ClaimRun(ctx, Claim{JobID: "j", Now: now, KeepRuns: 5})
-	if ids, _ := s.RunningRuns(ctx); !slices.Equal(ids, []int64{id}) {
-		t.Fatalf("running = %v", ids)
+	if rs, _ := s.RunningRuns(ctx); len(rs) != 1 || rs[0].ID != id || rs[0].JobID != "j" {
+		t.Fatalf("running = %+v", rs)
 	}
-	if err := s.MarkRunLost(ctx, id, now.Add(3*time.Second), "lost: the daemon exited during the run"); err != nil {
+	if err := s.MarkRunLost(ctx, id, now.Add(3*time.Second), "lost: the daemon exited during the run", true); err != nil {
 		t.Fatal(err)
 	}
 	runs, _ := s.Runs(ctx, "j", 5)
 	if runs[0].Status != CronStatusLost || *runs[0].DurationMS != 3000 {
 		t.Fatalf("run = %+v", runs[0])
 	}
-	if j, _ := s.Get(ctx, "j"); *j.LastStatus != CronStatusLost {
-		t.Fatalf("job last_status = %v", *j.LastStatus)
+	if j, _ := s.Get(ctx, "j"); *j.LastStatus != CronStatusLost || j.Enabled {
+		t.Fatalf("job after a lost one-shot run: last_status %v, enabled %v", *j.LastStatus, j.Enabled)
 	}
 }
 
