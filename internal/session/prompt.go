@@ -19,6 +19,10 @@ import (
 // failed is not an error: it is reported in the result's outcome. Errors are returned only when the turn could
 // not start (unknown session, not owned, blank prompt, full queue, store or provider build failure).
 func (m *Manager) Prompt(ctx context.Context, o Owner, p api.SessionPromptParams, sink Sink) (api.SessionPromptResult, error) {
+	return m.prompt(ctx, o, p, sink, turnOptions{})
+}
+
+func (m *Manager) prompt(ctx context.Context, o Owner, p api.SessionPromptParams, sink Sink, opts turnOptions) (api.SessionPromptResult, error) {
 	if strings.TrimSpace(p.Prompt) == "" && len(p.Attachments) == 0 {
 		return api.SessionPromptResult{}, fmt.Errorf("%w: prompt is blank", ErrInvalid)
 	}
@@ -54,16 +58,17 @@ func (m *Manager) Prompt(ctx context.Context, o Owner, p api.SessionPromptParams
 		return api.SessionPromptResult{}, err
 	}
 	defer s.release()
-	return m.runTurn(tctx, o, s, p, sink)
+	return m.runTurn(tctx, o, s, p, sink, opts)
 }
 
 // runTurn runs the turn that holds s's lock.
-func (m *Manager) runTurn(ctx context.Context, o Owner, s *session, p api.SessionPromptParams, sink Sink) (api.SessionPromptResult, error) {
+func (m *Manager) runTurn(ctx context.Context, o Owner, s *session, p api.SessionPromptParams, sink Sink, opts turnOptions) (api.SessionPromptResult, error) {
 	cfg := m.o.Config()
 	prof, err := agent.Resolve(cfg, s.alias, m.o.InstallRoot)
 	if err != nil {
 		return api.SessionPromptResult{}, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
+	opts.restrict(&prof.Policy)
 	prov, err := m.provider(cfg, s, prof.ProviderRef)
 	if err != nil {
 		return api.SessionPromptResult{}, fmt.Errorf("session: prompt %s: %w", s.id, err)
@@ -97,7 +102,7 @@ func (m *Manager) runTurn(ctx context.Context, o Owner, s *session, p api.Sessio
 		History:  history,
 		System:   prof.System,
 		Emit:     emit,
-		Approver: approver{s: s, connID: o.ConnID, clock: m.o.Clock},
+		Approver: opts.approver(approver{s: s, connID: o.ConnID, clock: m.o.Clock}),
 		Append: func(ctx context.Context, role, content string) error {
 			_, err := m.o.Chat.Append(ctx, s.id, role, content, m.now())
 			return err
