@@ -22,9 +22,9 @@ const module = "github.com/zeroclaw-go/zeroclaw/"
 var imports = map[string][]string{
 	"cmd/zeroclaw":                       {"internal/cli"},
 	"internal/cli":                       {"internal/daemon", "internal/api", "internal/jsonrpc", "internal/install", "internal/config", "internal/secrets", "internal/visible"},
-	"internal/daemon":                    {"internal/api", "internal/auth", "internal/clock", "internal/jsonrpc", "internal/listen", "internal/rpc", "internal/install", "internal/config", "internal/secrets", "internal/session", "internal/store"},
+	"internal/daemon":                    {"internal/api", "internal/auth", "internal/clock", "internal/controlplane", "internal/cron", "internal/jsonrpc", "internal/listen", "internal/rpc", "internal/install", "internal/config", "internal/secrets", "internal/session", "internal/store"},
 	"internal/listen":                    {"internal/api", "internal/jsonrpc"},
-	"internal/rpc":                       {"internal/api", "internal/auth", "internal/clock", "internal/jsonrpc", "internal/router", "internal/config", "internal/session"},
+	"internal/rpc":                       {"internal/api", "internal/auth", "internal/clock", "internal/cron", "internal/jsonrpc", "internal/router", "internal/config", "internal/session"},
 	"internal/router":                    {"internal/jsonrpc"},
 	"internal/auth":                      {"internal/config"},
 	"internal/session":                   {"internal/api", "internal/agent", "internal/clock", "internal/store", "internal/config", "internal/tools"},

@@ -9,6 +9,7 @@ import (
 	"math/big"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/zeroclaw-go/zeroclaw/internal/api"
@@ -97,6 +98,8 @@ type Scheduler struct {
 	sched Schedules
 	log   *slog.Logger
 	kick  chan struct{}
+	// reconcile is set by ConfigChanged: the loop reconciles declarative jobs at its next wake.
+	reconcile atomic.Bool
 
 	wg     sync.WaitGroup // the loop and every run
 	mu     sync.Mutex     // guards the fields below
@@ -242,6 +245,13 @@ func (s *Scheduler) Close(ctx context.Context) {
 	}
 }
 
+// ConfigChanged tells the scheduler the config was reloaded or edited: the loop reconciles the declarative jobs
+// with it. It does not block (it may be called from config.Manager.OnChange).
+func (s *Scheduler) ConfigChanged() {
+	s.reconcile.Store(true)
+	s.Kick()
+}
+
 // Kick makes the loop re-read the next due time now (a job was added or changed).
 func (s *Scheduler) Kick() {
 	select {
@@ -263,6 +273,11 @@ func (s *Scheduler) loop(ctx context.Context) {
 			return
 		case <-s.kick:
 			t.Stop()
+			if s.reconcile.Swap(false) {
+				if err := s.Reconcile(ctx); err != nil {
+					s.log.Warn("declarative jobs not reconciled after a config change", "err", err)
+				}
+			}
 			continue
 		case <-t.C:
 		}

@@ -95,15 +95,17 @@ func Run(ctx context.Context, opts Options) error {
 	}
 	endpoint := layout.Endpoint(opts.getenv)
 
-	lock, err := install.LockInstall(layout)
-	if err != nil {
-		var le *install.LockedError
-		if errors.As(err, &le) {
-			return &RunningError{PID: le.PID, Endpoint: endpoint}
+	if !sharedInstall(opts.getenv) { // a test-only build may let two daemons share an install (share_e2e.go)
+		lock, err := install.LockInstall(layout)
+		if err != nil {
+			var le *install.LockedError
+			if errors.As(err, &le) {
+				return &RunningError{PID: le.PID, Endpoint: endpoint}
+			}
+			return err
 		}
-		return err
+		defer lock.Release()
 	}
-	defer lock.Release()
 
 	// A legacy <install>/workspace is moved into the current layout before the config and stores are opened.
 	// Moving files never changes config.toml (state.md §1): an older config stays as it is (it is migrated in
@@ -171,7 +173,13 @@ func Run(ctx context.Context, opts Options) error {
 		NewID:       opts.NewID,
 		NewProvider: opts.NewProvider,
 	})
+	bg, err := startBackground(ctx, layout, cfg, st, sessions, clk, opts.NewID, log)
+	if err != nil {
+		_ = ln.Close()
+		return err
+	}
 	d := &daemon{
+		bg:       bg,
 		log:      log,
 		ln:       ln,
 		stop:     make(chan struct{}),
@@ -194,6 +202,7 @@ func Run(ctx context.Context, opts Options) error {
 		FrameBudget:   d.frames,
 		Clock:         clk,
 		NewTUIID:      tuiIDs(opts.NewID),
+		Cron:          bg.sched,
 	})
 	d.conns = listen.New(listen.Options{
 		MaxConns:       func() int { return d.cfg.Current().RPC.MaxLocalConnections },
@@ -231,6 +240,7 @@ func (e *RunningError) Error() string {
 
 // daemon is one running instance.
 type daemon struct {
+	bg       *background // scheduler and control plane
 	log      *slog.Logger
 	ln       *install.Listener
 	conns    *listen.Server
@@ -288,6 +298,7 @@ func (d *daemon) serve(ctx context.Context) error {
 // drain cancels running turns and denies pending approvals, so their prompts answer promptly, then waits for the
 // requests in flight; ctx ends at the drain deadline, which covers both.
 func (d *daemon) drain(ctx context.Context) {
+	d.bg.stop(ctx) // scheduled jobs first: an agent job's turn ends before the sessions shut down
 	d.sessions.Shutdown(ctx)
 	d.srv.Drain(ctx)
 }

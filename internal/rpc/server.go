@@ -13,6 +13,7 @@ import (
 	"github.com/zeroclaw-go/zeroclaw/internal/auth"
 	"github.com/zeroclaw-go/zeroclaw/internal/clock"
 	"github.com/zeroclaw-go/zeroclaw/internal/config"
+	"github.com/zeroclaw-go/zeroclaw/internal/cron"
 	"github.com/zeroclaw-go/zeroclaw/internal/jsonrpc"
 	"github.com/zeroclaw-go/zeroclaw/internal/router"
 	"github.com/zeroclaw-go/zeroclaw/internal/session"
@@ -54,6 +55,8 @@ type Options struct {
 	NewTUIID    func() string
 	// Clock tells the time for status and tui/list and times the initialize deadline; nil means clock.Real.
 	Clock clock.Clock
+	// Cron serves cron/*; nil leaves those methods out.
+	Cron *cron.Scheduler
 }
 
 // Server holds the method table and the connected peers.
@@ -105,6 +108,9 @@ func New(opts Options) *Server {
 	s.registerConfigMeta(opts.ConfigManager, opts.Sessions)
 	s.registerAgents(opts.ConfigManager, opts.Sessions)
 	s.registerSessionMeta(opts.Sessions)
+	if opts.Cron != nil {
+		s.registerCron(opts.Cron)
+	}
 	return s
 }
 
@@ -297,6 +303,8 @@ func domainCode(err error) (int, bool) {
 		errors.Is(err, config.ErrNotEditable), errors.Is(err, config.ErrNoEntries),
 		errors.Is(err, config.ErrTooManyEntries), errors.Is(err, config.ErrNoMapSection), errors.Is(err, config.ErrInvalidKey):
 		return api.CodeInvalidParams, true
+	case cronCode(err) != 0:
+		return cronCode(err), true
 	}
 	return 0, false
 }
