@@ -133,3 +133,44 @@ func TestCronGrants(t *testing.T) {
 		t.Fatalf("grant %v", data["grant"])
 	}
 }
+
+// A job declared in config appears when the config changes (reload or config/set), and goes when it is removed.
+func TestCronDeclarativeJobsFollowTheConfig(t *testing.T) {
+	clk := clocktest.New(time.Date(2026, 6, 1, 8, 0, 0, 0, time.UTC))
+	d := Start(t, WithConfig(fullShell), WithClock(clk))
+	c := dialRC(t, d, "")
+	c.mustCall(api.MethodConfigSetMany, map[string]any{"sets": []map[string]any{
+		{"prop": "cron.nightly.command", "value": "echo nightly"},
+		{"prop": "cron.nightly.schedule.kind", "value": "cron"},
+		{"prop": "cron.nightly.schedule.expr", "value": "0 2 * * *"},
+		{"prop": "cron.nightly.schedule.tz", "value": "UTC"},
+		{"prop": "agents.default.cron_jobs", "value": []string{"nightly"}},
+	}}, nil)
+	var job api.CronJob
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		_, werr := c.call(api.MethodCronGet, map[string]any{"id": "nightly"})
+		if werr == nil {
+			c.mustCall(api.MethodCronGet, map[string]any{"id": "nightly"}, &job)
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the declared job did not appear")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if job.Source != "declarative" || job.AgentAlias != "default" || job.NextRun != "2026-06-02T02:00:00Z" || job.Command != "echo nightly" {
+		t.Fatalf("declared job %+v", job)
+	}
+	c.mustCall("config/map-key-delete", map[string]any{"path": "cron", "key": "nightly"}, nil)
+	for {
+		_, werr := c.call(api.MethodCronGet, map[string]any{"id": "nightly"})
+		if werr != nil && werr.Code == -32602 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the job removed from config is still there")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
