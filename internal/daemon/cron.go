@@ -62,4 +62,3 @@ func (t taskAdapter) Begin(ctx context.Context, task cron.Task) error {
 func (t taskAdapter) End(ctx context.Context, id, status, output, errText string) error {
 	return t.p.End(ctx, id, status, output, errText)
 }
-
