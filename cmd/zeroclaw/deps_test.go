@@ -40,6 +40,7 @@ var imports = map[string][]string{
 	"internal/atomicfile/atomicfiletest": {"internal/atomicfile"},
 	"internal/api":                       {},
 	"internal/clock":                     {},
+	"internal/logs":                      {"internal/clock"},
 	"internal/clock/clocktest":           {"internal/clock"},
 	"internal/jsonrpc":                   {},
 	"internal/provider":                  {},
