@@ -202,6 +202,9 @@ const (
 	UpdatePlan              = "plan"
 	UpdateHistoryTrimmed    = "history_trimmed"
 	UpdateTurnComplete      = "turn_complete"
+	// UpdateNotice (ours) tells the user something about the turn that is not the model's output: level warn
+	// and text, e.g. the cost budget's warning threshold reached.
+	UpdateNotice = "notice"
 )
 
 // SessionUpdate is the params of one session/update notification. Type selects which fields are set.
@@ -227,6 +230,8 @@ type SessionUpdate struct {
 	MaxContextTokens *int `json:"max_context_tokens,omitempty"` // the model's context window, when configured
 
 	Entries []PlanEntry `json:"entries,omitempty"` // plan: the whole current plan (an empty plan is not sent)
+
+	Level string `json:"level,omitempty"` // notice: "warn"
 
 	Outcome string  `json:"outcome,omitempty"` // turn_complete
 	Content *string `json:"content,omitempty"`

@@ -23,6 +23,7 @@ import (
 	"github.com/zeroclaw-go/zeroclaw/internal/install"
 	"github.com/zeroclaw-go/zeroclaw/internal/jsonrpc"
 	"github.com/zeroclaw-go/zeroclaw/internal/listen"
+	"github.com/zeroclaw-go/zeroclaw/internal/logs"
 	"github.com/zeroclaw-go/zeroclaw/internal/rpc"
 	"github.com/zeroclaw-go/zeroclaw/internal/secrets"
 	"github.com/zeroclaw-go/zeroclaw/internal/session"
@@ -55,6 +56,8 @@ type Options struct {
 	DrainTimeout time.Duration
 	// EphemeralGrace is how long an ephemeral daemon waits after its last client leaves; 0 => EphemeralGrace.
 	EphemeralGrace time.Duration
+	// LogRingFrames bounds the live log events kept for subscribers; 0 => logs.DefaultRingFrames.
+	LogRingFrames int
 }
 
 func (o Options) getenv(key string) string {
@@ -153,6 +156,10 @@ func Run(ctx context.Context, opts Options) error {
 	}
 	defer st.close(log)
 
+	events := newLogHub(layout, cfg, clk, opts.LogRingFrames, log)
+	defer events.Close()
+	costs := newCostTracker(st.costs, cfg, clk, opts.NewID, events)
+
 	ln, err := install.Listen(endpoint)
 	if err != nil {
 		var ie *install.InUseError
@@ -164,7 +171,8 @@ func Run(ctx context.Context, opts Options) error {
 
 	sessions := session.NewManager(session.Options{
 		Chat:        st.chat,
-		Costs:       st.costs,
+		Cost:        costs,
+		Logs:        events,
 		Config:      cfg.Current,
 		InstallRoot: layout.Root,
 		Logger:      log,
@@ -196,6 +204,8 @@ func Run(ctx context.Context, opts Options) error {
 		FrameBudget:   d.frames,
 		Clock:         clk,
 		NewTUIID:      tuiIDs(opts.NewID),
+		Logs:          events,
+		Costs:         costs,
 	})
 	// The ACP endpoint (acp.md) is served through the same listen.Server: one connection limit, one ephemeral
 	// count, one drain. A daemon that cannot take it still serves the native socket.
@@ -220,10 +230,14 @@ func Run(ctx context.Context, opts Options) error {
 	})
 	log.Info("daemon listening", "component", "daemon", "endpoint", endpoint, "pid", os.Getpid(),
 		"config_dir", layout.Root, "ephemeral", opts.Ephemeral, "acp_endpoint", layout.ACPEndpoint())
+	events.Publish(logs.Entry{Category: logs.CategorySystem, Action: "start", Outcome: logs.OutcomeSuccess,
+		Message: "daemon listening", Attributes: map[string]any{"pid": os.Getpid(), "ephemeral": opts.Ephemeral}})
 	if opts.Ready != nil {
 		opts.Ready(endpoint)
 	}
-	return d.serve(ctx)
+	err = d.serve(ctx)
+	events.Publish(logs.Entry{Category: logs.CategorySystem, Action: "complete", Outcome: logs.OutcomeSuccess, Message: "daemon stopped"})
+	return err
 }
 
 // RunningError reports that another daemon owns this install or endpoint.

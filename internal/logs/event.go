@@ -90,6 +90,7 @@ type Entry struct {
 	Outcome  string // "", OutcomeSuccess or OutcomeFailure
 	Message  string
 	TraceID  string
+	SpanID   string
 	// Zeroclaw is the attribution map (agent_alias, session_key, tool, model, ...; duration_ms).
 	Zeroclaw map[string]any
 	// Attributes are free-form details; values must be JSON-encodable.

@@ -152,7 +152,7 @@ func (h *Hub) event(e Entry) Event {
 	return Event{
 		ID: h.o.NewID(), Timestamp: timestamp(h.o.Clock.Now()), SeverityNumber: sev, SeverityText: SeverityText(sev),
 		Event:   Kind{Category: e.Category, Action: e.Action, Outcome: e.Outcome},
-		Service: Service{Name: "zeroclaw", Version: h.o.Version}, TraceID: h.o.Scrub(e.TraceID),
+		Service: Service{Name: "zeroclaw", Version: h.o.Version}, TraceID: h.o.Scrub(e.TraceID), SpanID: h.o.Scrub(e.SpanID),
 		Zeroclaw: zc, Message: h.o.Scrub(e.Message), Attributes: attrs, SchemaVersion: SchemaVersion,
 	}
 }
@@ -308,4 +308,11 @@ func uuid4() string {
 	b[8] = b[8]&0x3f | 0x80
 	h := hex.EncodeToString(b[:])
 	return h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
+}
+
+// Seq is the last sequence number published (0 before the first event).
+func (h *Hub) Seq() uint64 {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.seq
 }

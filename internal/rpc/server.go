@@ -13,7 +13,9 @@ import (
 	"github.com/zeroclaw-go/zeroclaw/internal/auth"
 	"github.com/zeroclaw-go/zeroclaw/internal/clock"
 	"github.com/zeroclaw-go/zeroclaw/internal/config"
+	"github.com/zeroclaw-go/zeroclaw/internal/cost"
 	"github.com/zeroclaw-go/zeroclaw/internal/jsonrpc"
+	"github.com/zeroclaw-go/zeroclaw/internal/logs"
 	"github.com/zeroclaw-go/zeroclaw/internal/router"
 	"github.com/zeroclaw-go/zeroclaw/internal/session"
 )
@@ -54,6 +56,10 @@ type Options struct {
 	NewTUIID    func() string
 	// Clock tells the time for status and tui/list and times the initialize deadline; nil means clock.Real.
 	Clock clock.Clock
+	// Logs serves logs/*; nil leaves those methods out.
+	Logs *logs.Hub
+	// Costs serves cost/*; nil leaves those methods out.
+	Costs *cost.Tracker
 }
 
 // Server holds the method table and the connected peers.
@@ -66,6 +72,8 @@ type Server struct {
 
 	mu    sync.Mutex // mu guards peers
 	peers map[*Peer]struct{}
+
+	feeds feeds // live log subscriptions
 }
 
 // method is one entry of the table (router.Method for this package's Peer).
@@ -105,6 +113,12 @@ func New(opts Options) *Server {
 	s.registerConfigMeta(opts.ConfigManager, opts.Sessions)
 	s.registerAgents(opts.ConfigManager, opts.Sessions)
 	s.registerSessionMeta(opts.Sessions)
+	if opts.Logs != nil {
+		s.registerLogs(opts.Logs)
+	}
+	if opts.Costs != nil {
+		s.registerCost(opts.Costs)
+	}
 	return s
 }
 
@@ -137,6 +151,7 @@ func (s *Server) ServeConn(ctx context.Context, nc net.Conn, info PeerInfo, lim 
 	s.peers[peer] = struct{}{}
 	s.mu.Unlock()
 	defer func() {
+		s.endFeeds(peer)
 		s.mu.Lock()
 		delete(s.peers, peer)
 		s.mu.Unlock()

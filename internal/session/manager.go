@@ -19,6 +19,8 @@ import (
 	"github.com/zeroclaw-go/zeroclaw/internal/api"
 	"github.com/zeroclaw-go/zeroclaw/internal/clock"
 	"github.com/zeroclaw-go/zeroclaw/internal/config"
+	"github.com/zeroclaw-go/zeroclaw/internal/cost"
+	"github.com/zeroclaw-go/zeroclaw/internal/logs"
 	"github.com/zeroclaw-go/zeroclaw/internal/store"
 )
 
@@ -68,10 +70,13 @@ type Sink interface {
 	Elicit(ctx context.Context, p api.ElicitationParams) (api.ElicitationResult, error)
 }
 
-// Options configures a Manager. Chat, Costs and Config are required.
+// Options configures a Manager. Chat and Config are required.
 type Options struct {
-	Chat        *store.ChatStore
-	Costs       *store.CostLedger
+	Chat *store.ChatStore
+	// Cost records each provider request's usage and checks the budgets before each; nil records nothing.
+	Cost *cost.Tracker
+	// Logs receives the runtime events of sessions and turns (start, end, tool calls, approvals); nil discards.
+	Logs        logs.Publisher
 	Config      func() *config.Config
 	InstallRoot string // agents/<alias>/workspace lives here
 	Logger      *slog.Logger
@@ -129,6 +134,9 @@ func NewManager(o Options) *Manager {
 	}
 	if o.NewProvider == nil {
 		o.NewProvider = agent.NewProvider
+	}
+	if o.Logs == nil {
+		o.Logs = logs.Discard
 	}
 	o.Clock = clock.OrReal(o.Clock)
 	if o.NewID == nil {
@@ -706,6 +714,14 @@ func (m *Manager) Approve(o Owner, p api.SessionApproveParams) (api.SessionAppro
 	}
 	// An unknown, already answered or expired request is not acknowledged.
 	res.Acknowledged = s.decide(p.RequestID, agent.ApprovalDecision{Decision: p.Decision, Replacement: p.Replacement})
+	if res.Acknowledged {
+		action := "approve"
+		if p.Decision != api.DecisionAllowOnce && p.Decision != api.DecisionAllowAlways {
+			action = "reject"
+		}
+		m.o.Logs.Publish(logs.Entry{Category: logs.CategoryTool, Action: action, Message: "approval answered: " + p.Decision,
+			Zeroclaw: map[string]any{"agent_alias": s.alias, "session_key": s.key}, Attributes: map[string]any{"request_id": p.RequestID}})
+	}
 	return res, nil
 }
 

@@ -12,6 +12,8 @@ import (
 
 	"github.com/zeroclaw-go/zeroclaw/internal/agent"
 	"github.com/zeroclaw-go/zeroclaw/internal/api"
+	"github.com/zeroclaw-go/zeroclaw/internal/cost"
+	"github.com/zeroclaw-go/zeroclaw/internal/logs"
 )
 
 // Prompt runs one turn on the session's queue and blocks until it ends. Events go to sink in order, and
@@ -83,10 +85,20 @@ func (m *Manager) runTurn(ctx context.Context, o Owner, s *session, p api.Sessio
 	if err := j.begin(durable, turnID, started, prompt); err != nil {
 		return api.SessionPromptResult{}, fmt.Errorf("session: prompt %s: %w", s.id, err)
 	}
+	attribution := func(extra ...any) map[string]any {
+		zc := map[string]any{"agent_alias": s.alias, "session_key": s.key}
+		for i := 0; i+1 < len(extra); i += 2 {
+			zc[extra[i].(string)] = extra[i+1]
+		}
+		return zc
+	}
 	emit := func(ev api.SessionUpdate) {
 		ev.SessionID = s.id
+		m.logUpdate(ev, turnID, attribution)
 		sink.Update(ev)
 	}
+	m.o.Logs.Publish(logs.Entry{Category: logs.CategoryAgent, Action: "start", TraceID: turnID,
+		Message: "turn started", Zeroclaw: attribution()})
 	tr := &agent.Turn{
 		Provider: prov,
 		Policy:   prof.Policy,
@@ -114,8 +126,11 @@ func (m *Manager) runTurn(ctx context.Context, o Owner, s *session, p api.Sessio
 	tr.ToolEnv.Workspace = s.workspace
 	tr.ToolEnv.Now = m.o.Clock.Now
 	tr.ToolEnv.Environ = environ(prof.Env, o.Env)
-	if m.o.Costs != nil {
-		tr.RecordUsage = agent.CostRecorder(m.o.Costs, cfg, s.id, s.alias, m.o.Clock.Now, m.o.NewID)
+	if m.o.Cost != nil {
+		tr.RecordUsage = func(ctx context.Context, u agent.Usage) error {
+			return m.o.Cost.Record(ctx, s.id, s.alias, cost.Usage{Model: u.Model, InputTokens: u.InputTokens, OutputTokens: u.OutputTokens})
+		}
+		tr.CheckBudget = func() (string, error) { return m.o.Cost.Check(s.alias) }
 	}
 
 	m.log.Debug("turn start", "session", s.id, "turn", turnID)
@@ -124,10 +139,17 @@ func (m *Manager) runTurn(ctx context.Context, o Owner, s *session, p api.Sessio
 		outcome, runErr = api.OutcomeFailed, err
 	}
 	done := api.SessionUpdate{Type: api.UpdateTurnComplete, Outcome: outcome, Content: &content}
+	ended := logs.Entry{Category: logs.CategoryAgent, Action: "complete", Outcome: logs.OutcomeSuccess, TraceID: turnID,
+		Message: "turn " + outcome, Zeroclaw: attribution("duration_ms", m.now().Sub(started).Milliseconds())}
 	if runErr != nil {
 		done.Error = runErr.Error()
 		m.log.Info("turn failed", "session", s.id, "turn", turnID, "err", runErr)
+		ended.Action, ended.Outcome, ended.Severity = "fail", logs.OutcomeFailure, logs.SeverityWarn
+		ended.Attributes = map[string]any{"error": runErr.Error()}
+	} else if outcome == api.OutcomeCancelled {
+		ended.Action, ended.Outcome = "cancel", ""
 	}
+	m.o.Logs.Publish(ended)
 	emit(done)
 	return api.SessionPromptResult{SessionID: s.id, StopReason: api.StopReason(outcome), Outcome: outcome, Content: content}, nil
 }
@@ -191,4 +213,31 @@ func withAttachments(workspace, turnID, prompt string, files []api.FileEntry) (s
 		b.WriteString("]")
 	}
 	return b.String(), nil
+}
+
+// logUpdate publishes the runtime event a turn's update stands for: tool calls and results, approval requests
+// and notices. Prompts, answers and tool bodies are not logged; the event carries names and outcomes.
+func (m *Manager) logUpdate(ev api.SessionUpdate, turnID string, attribution func(...any) map[string]any) {
+	e := logs.Entry{TraceID: turnID}
+	switch ev.Type {
+	case api.UpdateToolCall:
+		e.Category, e.Action, e.Message = logs.CategoryTool, "invoke", "tool call "+ev.Name
+		e.SpanID, e.Zeroclaw = ev.ToolCallID, attribution("tool", ev.Name)
+	case api.UpdateToolResult:
+		e.Category, e.Action, e.Outcome, e.Message = logs.CategoryTool, "complete", logs.OutcomeSuccess, "tool result "+ev.Name
+		if ev.IsError {
+			e.Outcome, e.Severity = logs.OutcomeFailure, logs.SeverityWarn
+		}
+		e.SpanID, e.Zeroclaw = ev.ToolCallID, attribution("tool", ev.Name)
+	case api.UpdateApprovalRequest:
+		e.Category, e.Action, e.Message = logs.CategoryTool, "defer", "approval requested for "+ev.ToolName
+		e.Zeroclaw = attribution("tool", ev.ToolName)
+		e.Attributes = map[string]any{"request_id": ev.RequestID, "timeout_secs": ev.TimeoutSecs}
+	case api.UpdateNotice:
+		e.Category, e.Action, e.Severity, e.Message = logs.CategoryAgent, "note", logs.SeverityWarn, ev.Text
+		e.Zeroclaw = attribution()
+	default:
+		return
+	}
+	m.o.Logs.Publish(e)
 }
