@@ -216,7 +216,7 @@ func withAttachments(workspace, turnID, prompt string, files []api.FileEntry) (s
 }
 
 // logUpdate publishes the runtime event a turn's update stands for: tool calls and results, approval requests
-// and notices. Prompts, answers and tool bodies are not logged; the event carries names and outcomes.
+// (a budget notice is logged by the cost tracker, once per period). Prompts, answers and tool bodies are not logged; the event carries names and outcomes.
 func (m *Manager) logUpdate(ev api.SessionUpdate, turnID string, attribution func(...any) map[string]any) {
 	e := logs.Entry{TraceID: turnID}
 	switch ev.Type {
@@ -233,9 +233,6 @@ func (m *Manager) logUpdate(ev api.SessionUpdate, turnID string, attribution fun
 		e.Category, e.Action, e.Message = logs.CategoryTool, "defer", "approval requested for "+ev.ToolName
 		e.Zeroclaw = attribution("tool", ev.ToolName)
 		e.Attributes = map[string]any{"request_id": ev.RequestID, "timeout_secs": ev.TimeoutSecs}
-	case api.UpdateNotice:
-		e.Category, e.Action, e.Severity, e.Message = logs.CategoryAgent, "note", logs.SeverityWarn, ev.Text
-		e.Zeroclaw = attribution()
 	default:
 		return
 	}
