@@ -57,6 +57,8 @@ func commands() []command {
 		{"sessions", "list, show or delete stored chat sessions", runSessions},
 		{"acp", "speak the Agent Client Protocol on stdin/stdout for an editor; starts an ephemeral daemon if none runs", runACP},
 		{"config", "get, set, list, delete or validate configuration properties", runConfig},
+		{"logs", "print the daemon's runtime events (-f follows new ones)", runLogs},
+		{"costs", "print model spending as a table by day, agent or model", runCosts},
 		{"rpc", "send NDJSON requests from stdin to the daemon and print every reply (a socat replacement)", runRPC},
 		{"stop", "ask the running daemon to shut down", runStop},
 		{"version", "print the version", runVersion},
