@@ -106,6 +106,7 @@ type Manager struct {
 	// An entry goes when its last user does, so the map is bounded by the live sessions and requests in flight.
 	locks  map[string]*turnLock
 	closed bool
+	gens   uint64         // the last session incarnation number given out
 	held   map[string]int // agent aliases no session may be opened on (HoldAgent), with their hold counts
 }
 
@@ -281,6 +282,8 @@ func (m *Manager) register(o Owner, s *session) (*session, error) {
 	full := len(m.sessions) >= m.o.MaxSessions
 	if !full {
 		s.lock = m.refLockLocked(s.id) // s is not shared yet; the live session is one user of the lock
+		m.gens++
+		s.gen = m.gens
 		m.sessions[s.id] = s
 	}
 	m.mu.Unlock()
@@ -402,6 +405,7 @@ func (m *Manager) Close(o Owner, id string) (api.SessionCloseResult, error) {
 		return api.SessionCloseResult{}, err
 	}
 	m.drop(s)
+	s.waitStores() // a file being stored for it lands before the close answers
 	return api.SessionCloseResult{SessionID: id, Closed: true}, nil
 }
 
@@ -412,6 +416,7 @@ func (m *Manager) Delete(ctx context.Context, o Owner, id string) (api.SessionDe
 	}
 	if s, err := m.live(id); err == nil {
 		m.drop(s)
+		s.waitStores()
 	}
 	if id != "" {
 		// The turn drop cancelled still writes its last messages and state; delete after it ends, or those
