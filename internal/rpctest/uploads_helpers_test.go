@@ -153,10 +153,9 @@ func wantNoFile(t *testing.T, path string) {
 	}
 }
 
-// uploadUser is a config in which this process's uid is the non-admin user alice with the given grants, and
-// the daemon's agents are "default" (echo) plus "bot".
+// uploadUser is a config in which this process's uid is the non-admin user alice with the given grants.
 func uploadUser(grants ...string) Option {
 	g, _ := json.Marshal(grants)
-	return WithConfig(fmt.Sprintf("%s\n[agents.bot]\nmodel_provider = \"echo.default\"\nrisk_profile = \"supervised\"\n\n[permission_profiles.limited]\ngrants = %s\n\n[users.alice]\nuid = %d\npermission_profiles = [\"limited\"]\n",
+	return WithConfig(fmt.Sprintf("%s\n[permission_profiles.limited]\ngrants = %s\n\n[users.alice]\nuid = %d\npermission_profiles = [\"limited\"]\n",
 		baseConfig, g, os.Getuid()))
 }
