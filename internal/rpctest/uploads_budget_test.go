@@ -1,6 +1,7 @@
 package rpctest
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
 	"strings"
@@ -306,8 +307,9 @@ func TestUploadCommitRechecks(t *testing.T) {
 	})
 }
 
-// A commit racing session/close on another connection either stores the whole file before the close (commit
-// succeeds, the file is there) or is refused after it (-32000, nothing written); never anything in between.
+// A commit racing session/close on another connection either stores the whole file before the close answers
+// (commit succeeds, the file is there when the close returns) or is refused after it (-32000, nothing written);
+// never anything in between.
 func TestUploadCommitRacesSessionClose(t *testing.T) {
 	d := Start(t)
 	c := dialRC(t, d, "")
@@ -326,6 +328,8 @@ func TestUploadCommitRacesSessionClose(t *testing.T) {
 		if err != nil || m["error"] != nil {
 			t.Fatalf("close: %v %v", m, err)
 		}
+		// The close answers only after a store that began before it: what is on disk now is final.
+		onDiskAtClose, _ := os.ReadFile(path)
 		f := c.recv()
 		if idOf(f) != cid {
 			t.Fatalf("expected the commit's response, got %s", f.Raw)
@@ -344,6 +348,9 @@ func TestUploadCommitRacesSessionClose(t *testing.T) {
 				t.Fatalf("commit stored %s, want %s", a.WorkspacePath, path)
 			}
 			wantFile(t, path, data)
+			if !bytes.Equal(onDiskAtClose, data) {
+				t.Fatalf("iteration %d: the close answered before the commit it raced had stored the file", i)
+			}
 		case werr.Code == -32000:
 			refused++
 			wantNoFile(t, path)
