@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unsafe"
 
 	"github.com/zeroclaw-go/zeroclaw/internal/api"
 )
@@ -176,7 +177,7 @@ func (s *Staging) Chunk(id string, offset int64, dataB64 string) (int64, error) 
 	case offset < u.received:
 		if end <= u.received {
 			chunk := make([]byte, n)
-			if m, err := base64.StdEncoding.Decode(chunk, []byte(dataB64)); err == nil && m == n && bytes.Equal(chunk, u.data[offset:end]) {
+			if m, err := base64.StdEncoding.Decode(chunk, bytesOf(dataB64)); err == nil && m == n && bytes.Equal(chunk, u.data[offset:end]) {
 				u.last = now
 				return u.received, nil
 			}
@@ -191,7 +192,7 @@ func (s *Staging) Chunk(id string, offset int64, dataB64 string) (int64, error) 
 		u.data = alloc(int(u.size))
 	}
 	// Decoded straight into the staged bytes; they count as received only once the whole chunk decoded.
-	if m, err := base64.StdEncoding.Decode(u.data[offset:end:end], []byte(dataB64)); err != nil || m != n {
+	if m, err := base64.StdEncoding.Decode(u.data[offset:end:end], bytesOf(dataB64)); err != nil || m != n {
 		return 0, invalid("data_b64 is not valid padded standard base64")
 	}
 	u.received = end
@@ -321,6 +322,10 @@ func decodedLen(s string) (int, error) {
 	}
 	return n, nil
 }
+
+// bytesOf views s as bytes without copying it (a chunk's base64 is over a megabyte); the result must only be
+// read, as base64 decoding does.
+func bytesOf(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }
 
 // newUploadID returns 32 lowercase hex digits from crypto/rand.
 func newUploadID() string {
