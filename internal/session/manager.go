@@ -148,6 +148,11 @@ func (m *Manager) now() time.Time { return m.o.Clock.Now() }
 // returned as is, a stored one is made live again with its history. The agent defaults to the only enabled
 // one; the workspace is created (0700) if missing.
 func (m *Manager) New(ctx context.Context, o Owner, p api.SessionNewParams) (api.SessionNewResult, error) {
+	if isACP, err := chatMode(p.ChatMode); err != nil {
+		return api.SessionNewResult{}, err
+	} else if isACP {
+		return m.newACPNative(ctx, o, p)
+	}
 	cfg := m.o.Config()
 	if p.SessionID != "" {
 		if err := validID(p.SessionID); err != nil {
@@ -156,6 +161,9 @@ func (m *Manager) New(ctx context.Context, o Owner, p api.SessionNewParams) (api
 		if s, err := m.live(p.SessionID); err == nil {
 			if err := s.check(o); err != nil {
 				return api.SessionNewResult{}, err
+			}
+			if s.acp != nil {
+				return api.SessionNewResult{}, fmt.Errorf("%w: session %s is an ACP session (pass chat_mode \"acp\")", ErrInvalid, s.id)
 			}
 			if p.AgentAlias != "" && p.AgentAlias != s.alias {
 				return api.SessionNewResult{}, fmt.Errorf("%w: session %s belongs to agent %q, not %q", ErrInvalid, s.id, s.alias, p.AgentAlias)
@@ -409,6 +417,9 @@ func (m *Manager) Close(o Owner, id string) (api.SessionCloseResult, error) {
 
 // Delete closes the session if it is live and deletes its stored history. Deleting an unknown session succeeds.
 func (m *Manager) Delete(ctx context.Context, o Owner, id string) (api.SessionDeleteResult, error) {
+	if res, handled, err := m.deleteACP(ctx, o, id); handled {
+		return res, err
+	}
 	if err := m.access(ctx, o, id); err != nil && !errors.Is(err, ErrNotFound) {
 		return api.SessionDeleteResult{}, err
 	}
@@ -515,7 +526,8 @@ func (m *Manager) List(ctx context.Context, o Owner, p api.SessionListParams) (a
 // before_index that fit in the page budget, so that the answer always fits in one frame. A message too large
 // for a page on its own comes alone, cut (truncated, content_bytes); index + content_offset read it in slices.
 func (m *Manager) Messages(ctx context.Context, o Owner, p api.SessionMessagesParams) (api.SessionMessagesResult, error) {
-	if err := m.access(ctx, o, p.SessionID); err != nil {
+	pg, err := m.messagesSource(ctx, o, p.SessionID)
+	if err != nil {
 		if errors.Is(err, ErrNotFound) { // an unknown id has no messages (upstream), it is not an error
 			return api.SessionMessagesResult{SessionID: p.SessionID, Messages: []api.SessionMessage{}}, nil
 		}
@@ -529,7 +541,7 @@ func (m *Manager) Messages(ctx context.Context, o Owner, p api.SessionMessagesPa
 		budget = min(budget, *p.MaxBytes)
 	}
 	if p.Index != nil || p.ContentOffset != nil {
-		return m.messageSlice(ctx, p, budget)
+		return m.messageSlice(ctx, pg, p, budget)
 	}
 	before := -1
 	if p.BeforeIndex != nil {
@@ -538,7 +550,7 @@ func (m *Manager) Messages(ctx context.Context, o Owner, p api.SessionMessagesPa
 		}
 		before = *p.BeforeIndex
 	}
-	msgs, total, start, err := m.o.Chat.Page(ctx, p.SessionID, p.Limit, before, budget)
+	msgs, total, start, err := pg.Page(ctx, p.SessionID, p.Limit, before, budget)
 	if err != nil {
 		return api.SessionMessagesResult{}, fmt.Errorf("session: messages: %w", err)
 	}
@@ -567,7 +579,7 @@ func (m *Manager) Messages(ctx context.Context, o Owner, p api.SessionMessagesPa
 
 // messageSlice answers session/messages with index: that message alone, its content from content_offset,
 // cut to fit budget.
-func (m *Manager) messageSlice(ctx context.Context, p api.SessionMessagesParams, budget int) (api.SessionMessagesResult, error) {
+func (m *Manager) messageSlice(ctx context.Context, pg pager, p api.SessionMessagesParams, budget int) (api.SessionMessagesResult, error) {
 	switch {
 	case p.Index == nil:
 		return api.SessionMessagesResult{}, fmt.Errorf("%w: content_offset needs index", ErrInvalid)
@@ -580,7 +592,7 @@ func (m *Manager) messageSlice(ctx context.Context, p api.SessionMessagesParams,
 	if p.ContentOffset != nil {
 		offset = *p.ContentOffset
 	}
-	msg, total, err := m.o.Chat.Message(ctx, p.SessionID, *p.Index)
+	msg, total, err := pg.Message(ctx, p.SessionID, *p.Index)
 	if errors.Is(err, store.ErrNotFound) { // like an unknown session: an empty list, with the count
 		return api.SessionMessagesResult{SessionID: p.SessionID, Messages: []api.SessionMessage{}, Total: total,
 			Start: *p.Index, HasOlder: total > 0}, nil
@@ -652,6 +664,14 @@ func cutToFit(sm api.SessionMessage, offset, room int) api.SessionMessage {
 
 // State reports the session's turn state as stored (running/idle/error, turn id and start).
 func (m *Manager) State(ctx context.Context, o Owner, id string) (api.SessionStateResult, error) {
+	if s, isACP, err := m.acpTarget(ctx, id); err != nil {
+		return api.SessionStateResult{}, err
+	} else if isACP {
+		if err := acpAccess(o, s, id); err != nil {
+			return api.SessionStateResult{}, err
+		}
+		return m.acpStateOf(ctx, s, id)
+	}
 	if err := m.access(ctx, o, id); err != nil {
 		return api.SessionStateResult{}, err
 	}

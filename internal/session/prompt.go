@@ -23,6 +23,9 @@ func (m *Manager) Prompt(ctx context.Context, o Owner, p api.SessionPromptParams
 		return api.SessionPromptResult{}, fmt.Errorf("%w: prompt is blank", ErrInvalid)
 	}
 	s, err := m.owned(o, p.SessionID)
+	if errors.Is(err, ErrNotFound) { // a durable native ACP session comes back by itself (protocol.md §6.3)
+		s, err = m.recoverForPrompt(ctx, o, p.SessionID)
+	}
 	if err != nil {
 		return api.SessionPromptResult{}, err
 	}
