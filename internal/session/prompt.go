@@ -126,6 +126,9 @@ func (m *Manager) runTurn(ctx context.Context, o Owner, s *session, p api.Sessio
 	if err := j.end(durable, turnID, runErr == nil); err != nil && runErr == nil {
 		outcome, runErr = api.OutcomeFailed, err
 	}
+	if aj, ok := j.(*acpJournal); ok {
+		aj.compact(durable, prof.MaxContextTokens, emit)
+	}
 	done := api.SessionUpdate{Type: api.UpdateTurnComplete, Outcome: outcome, Content: &content}
 	if runErr != nil {
 		done.Error = runErr.Error()

@@ -65,3 +65,46 @@ func (s *ACPStore) RecoverTurn(ctx context.Context, id, marker string, now time.
 	}
 	return turnID, nil
 }
+
+// Compact records a compaction of the session's model context: a new checkpoint generation holding snapshot (the
+// retained provider context, a JSON array; "[]" is an explicitly empty context) and boundary, the last acp_messages
+// id the snapshot covers, written in one transaction. The visible transcript is not touched. It returns the new
+// generation. A boundary that is not one of the session's messages is ErrInvalid.
+func (s *ACPStore) Compact(ctx context.Context, id, snapshot string, boundary int64, now time.Time) (int, error) {
+	if err := s.check("compact", id); err != nil {
+		return 0, err
+	}
+	if !strings.HasPrefix(strings.TrimSpace(snapshot), "[") {
+		return 0, fmt.Errorf("store: acp compact %s: the snapshot must be a JSON array: %w", id, ErrInvalid)
+	}
+	var gen int
+	err := s.d.withTx(ctx, func(tx *sql.Tx) error {
+		sid, err := sessionRowID(ctx, tx, id)
+		if err != nil {
+			return err
+		}
+		var n int
+		if err := tx.QueryRowContext(ctx, "SELECT COUNT(*) FROM acp_messages WHERE id = ? AND session_id = ?", boundary, sid).Scan(&n); err != nil {
+			return err
+		}
+		if n == 0 {
+			return fmt.Errorf("boundary message %d is not one of the session's messages: %w", boundary, ErrInvalid)
+		}
+		var last sql.NullInt64
+		if err := tx.QueryRowContext(ctx, "SELECT MAX(generation) FROM acp_checkpoints WHERE session_id = ?", sid).Scan(&last); err != nil {
+			return err
+		}
+		gen = 0
+		if last.Valid {
+			gen = int(last.Int64) + 1
+		}
+		ts := formatTime(now)
+		_, err = tx.ExecContext(ctx, `INSERT INTO acp_checkpoints (session_id, generation, snapshot_json, boundary_message_id,
+			created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)`, sid, gen, snapshot, boundary, ts, ts)
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("store: acp compact %s: %w", id, err)
+	}
+	return gen, nil
+}
