@@ -77,7 +77,7 @@ func (m *Manager) createACP(ctx context.Context, o Owner, id string, p ACPNewPar
 	if err != nil {
 		return nil, err
 	}
-	s := newSession(id, alias, ws, o.Principal, m.now())
+	s := newSession(id, id, alias, ws, o.Principal, m.now())
 	s.acp = &acpState{surface: p.Surface}
 	s.holder = holder
 	registered, err := m.register(o, s)

@@ -159,7 +159,7 @@ func (m *Manager) reviveACP(ctx context.Context, o Owner, id string, holder uint
 	if turnID != "" {
 		m.log.Info("acp: the last turn was interrupted by a daemon stop; marked in the transcript", "session", id, "turn", turnID)
 	}
-	s := newSession(id, alias, row.WorkspaceDir, o.Principal, m.now())
+	s := newSession(id, id, alias, row.WorkspaceDir, o.Principal, m.now())
 	s.acp = &acpState{surface: row.Surface}
 	s.holder = holder
 	registered, err := m.register(o, s)
@@ -400,19 +400,20 @@ type pager interface {
 
 // messagesSource checks that o may read session id and returns where its transcript is: the ACP transcript for
 // an ACP id, the chat store otherwise. ErrNotFound means neither store knows the id.
-func (m *Manager) messagesSource(ctx context.Context, o Owner, id string) (pager, error) {
+func (m *Manager) messagesSource(ctx context.Context, o Owner, id string) (pager, string, error) {
 	s, isACP, err := m.acpTarget(ctx, id)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	if !isACP {
-		if err := m.access(ctx, o, id); err != nil {
-			return nil, err
+		key, err := m.access(ctx, o, id)
+		if err != nil {
+			return nil, "", err
 		}
-		return m.o.Chat, nil
+		return m.o.Chat, key, nil
 	}
 	if err := acpAccess(o, s, id); err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	var msgs []store.ACPMessage
 	if m.o.ACP == nil {
@@ -420,13 +421,13 @@ func (m *Manager) messagesSource(ctx context.Context, o Owner, id string) (pager
 		msgs = slices.Clone(s.acp.mem)
 		s.acp.memMu.Unlock()
 	} else if msgs, err = m.o.ACP.Messages(ctx, id); err != nil {
-		return nil, fmt.Errorf("session: messages: %w", err)
+		return nil, "", fmt.Errorf("session: messages: %w", err)
 	}
 	pages := make(acpPages, len(msgs))
 	for i, msg := range msgs {
 		pages[i] = store.Message{Index: i, Role: msg.Role, Content: msg.Content, CreatedAt: msg.CreatedAt}
 	}
-	return pages, nil
+	return pages, id, nil
 }
 
 // acpPages is an ACP transcript read whole, paged like the chat store pages sessions.db: the index of a message

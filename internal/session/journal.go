@@ -31,35 +31,35 @@ func (m *Manager) journalOf(s *session) journal {
 	if s.acp != nil {
 		return &acpJournal{m: m, s: s}
 	}
-	return chatJournal{m: m, s: s, id: s.id}
+	return chatJournal{m: m, s: s, key: s.key}
 }
 
 // chatJournal appends every message to the chat store as it is produced and tracks the turn in the session's
 // state columns.
 type chatJournal struct {
-	m  *Manager
-	s  *session
-	id string
+	m   *Manager
+	s   *session
+	key string // the session's stored key in sessions.db (rpc_<id>, or what an older row is stored under)
 }
 
 func (j chatJournal) load(ctx context.Context) ([]agent.Message, error) {
-	return agent.LoadHistory(ctx, j.m.o.Chat, j.id)
+	return agent.LoadHistory(ctx, j.m.o.Chat, j.key)
 }
 
 func (j chatJournal) begin(ctx context.Context, turnID string, started time.Time, _ string) error {
 	// A delete that raced this incarnation's session/new may have removed its rows after they were written;
 	// under the turn lock, which the delete takes too, the turn re-creates them with the owner before writing.
-	if _, _, err := j.m.o.Chat.EnsureSession(ctx, j.id, j.s.alias, j.s.owner, started); err != nil {
+	if _, _, err := j.m.o.Chat.EnsureSession(ctx, j.key, j.s.alias, j.s.owner, started); err != nil {
 		return err
 	}
-	if err := j.m.o.Chat.SetState(ctx, j.id, stateRunning, turnID, &started); err != nil {
-		j.m.log.Warn("set state", "session", j.id, "turn", turnID, "err", err)
+	if err := j.m.o.Chat.SetState(ctx, j.key, stateRunning, turnID, &started); err != nil {
+		j.m.log.Warn("set state", "session", j.key, "turn", turnID, "err", err)
 	}
 	return nil
 }
 
 func (j chatJournal) append(ctx context.Context, role, content string) error {
-	_, err := j.m.o.Chat.Append(ctx, j.id, role, content, j.m.now())
+	_, err := j.m.o.Chat.Append(ctx, j.key, role, content, j.m.now())
 	return err
 }
 
@@ -68,8 +68,8 @@ func (j chatJournal) end(ctx context.Context, turnID string, ok bool) error {
 	if !ok {
 		state = stateError
 	}
-	if err := j.m.o.Chat.SetState(ctx, j.id, state, "", nil); err != nil {
-		j.m.log.Warn("set state", "session", j.id, "turn", turnID, "err", err)
+	if err := j.m.o.Chat.SetState(ctx, j.key, state, "", nil); err != nil {
+		j.m.log.Warn("set state", "session", j.key, "turn", turnID, "err", err)
 	}
 	return nil
 }

@@ -44,7 +44,7 @@ func (m *Manager) Prompt(ctx context.Context, o Owner, p api.SessionPromptParams
 	m.wg.Add(1)
 	m.mu.Unlock()
 	defer m.wg.Done()
-	defer m.unrefLock(s.id, s.lock)
+	defer m.unrefLock(s.key, s.lock)
 
 	tctx, cancel := context.WithCancel(ctx)
 	defer cancel()

@@ -23,8 +23,9 @@ const (
 // session is one live session: its actor queue, the turns in it and their pending approvals.
 type session struct {
 	id, alias, workspace string
+	key                  string        // its key in sessions.db (store.Resolve, or rpc_<id> for a new one)
 	owner                string        // the principal that owns it
-	lock                 *turnLock     // shared by every incarnation of the id; set by Manager.register
+	lock                 *turnLock     // shared by every incarnation of the key; set by Manager.register
 	done                 chan struct{} // closed by close
 	acp                  *acpState     // set for an ACP session (see acp.go); nil for a chat session
 	configMu             sync.Mutex    // serializes session/configure calls: merge, provider build, commit
@@ -60,9 +61,9 @@ type answer struct {
 	err error
 }
 
-func newSession(id, alias, workspace, owner string, now time.Time) *session {
+func newSession(id, key, alias, workspace, owner string, now time.Time) *session {
 	return &session{
-		id: id, alias: alias, workspace: workspace, owner: owner,
+		id: id, key: key, alias: alias, workspace: workspace, owner: owner,
 		lastUsed: now,
 		done:     make(chan struct{}),
 		turns:    make(map[*turn]struct{}),
