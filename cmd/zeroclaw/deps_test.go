@@ -22,8 +22,9 @@ const module = "github.com/zeroclaw-go/zeroclaw/"
 var imports = map[string][]string{
 	"cmd/zeroclaw":                       {"internal/cli"},
 	"internal/cli":                       {"internal/daemon", "internal/api", "internal/jsonrpc", "internal/install", "internal/config", "internal/secrets", "internal/visible"},
-	"internal/daemon":                    {"internal/api", "internal/auth", "internal/clock", "internal/jsonrpc", "internal/listen", "internal/rpc", "internal/install", "internal/config", "internal/secrets", "internal/session", "internal/store"},
+	"internal/daemon":                    {"internal/acp", "internal/api", "internal/auth", "internal/clock", "internal/jsonrpc", "internal/listen", "internal/rpc", "internal/install", "internal/config", "internal/secrets", "internal/session", "internal/store"},
 	"internal/listen":                    {"internal/api", "internal/jsonrpc"},
+	"internal/acp":                       {"internal/api", "internal/atomicfile", "internal/auth", "internal/jsonrpc", "internal/router", "internal/config", "internal/session", "internal/store", "internal/visible"},
 	"internal/rpc":                       {"internal/api", "internal/auth", "internal/clock", "internal/jsonrpc", "internal/router", "internal/config", "internal/session", "internal/upload"},
 	"internal/router":                    {"internal/jsonrpc"},
 	"internal/auth":                      {"internal/config"},

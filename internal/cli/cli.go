@@ -55,6 +55,7 @@ func commands() []command {
 		{"status", "print the running daemon's status", runStatus},
 		{"agent", "chat with an agent (one-shot with -m, else interactive); starts an ephemeral daemon if none runs", runAgent},
 		{"sessions", "list, show or delete stored chat sessions", runSessions},
+		{"acp", "speak the Agent Client Protocol on stdin/stdout for an editor; starts an ephemeral daemon if none runs", runACP},
 		{"config", "get, set, list, delete or validate configuration properties", runConfig},
 		{"rpc", "send NDJSON requests from stdin to the daemon and print every reply (a socat replacement)", runRPC},
 		{"stop", "ask the running daemon to shut down", runStop},

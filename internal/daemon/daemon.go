@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/zeroclaw-go/zeroclaw/internal/acp"
 	"github.com/zeroclaw-go/zeroclaw/internal/api"
 	"github.com/zeroclaw-go/zeroclaw/internal/auth"
 	"github.com/zeroclaw-go/zeroclaw/internal/clock"
@@ -167,6 +168,7 @@ func Run(ctx context.Context, opts Options) error {
 		Config:      cfg.Current,
 		InstallRoot: layout.Root,
 		Logger:      log,
+		ACP:         st.acp,
 		Clock:       clk,
 		NewID:       opts.NewID,
 		NewProvider: opts.NewProvider,
@@ -195,6 +197,14 @@ func Run(ctx context.Context, opts Options) error {
 		Clock:         clk,
 		NewTUIID:      tuiIDs(opts.NewID),
 	})
+	// The ACP endpoint (acp.md) is served through the same listen.Server: one connection limit, one ephemeral
+	// count, one drain. A daemon that cannot take it still serves the native socket.
+	d.acp = acp.New(acp.Options{Sessions: sessions, Config: cfg.Current, DaemonUID: os.Getuid(),
+		Logger: log.With("component", "acp")})
+	if d.acpLn, err = install.Listen(layout.ACPEndpoint()); err != nil {
+		log.Warn("ACP endpoint not served", "component", "acp", "endpoint", layout.ACPEndpoint(), "err", err)
+		d.acpLn = nil
+	}
 	d.conns = listen.New(listen.Options{
 		MaxConns:       func() int { return d.cfg.Current().RPC.MaxLocalConnections },
 		Ephemeral:      opts.Ephemeral,
@@ -205,11 +215,11 @@ func Run(ctx context.Context, opts Options) error {
 		},
 		DrainTimeout: opts.DrainTimeout,
 		Drain:        d.drain,
-		Abort:        d.srv.CloseAll,
+		Abort:        d.abort,
 		Logger:       log,
 	})
 	log.Info("daemon listening", "component", "daemon", "endpoint", endpoint, "pid", os.Getpid(),
-		"config_dir", layout.Root, "ephemeral", opts.Ephemeral)
+		"config_dir", layout.Root, "ephemeral", opts.Ephemeral, "acp_endpoint", layout.ACPEndpoint())
 	if opts.Ready != nil {
 		opts.Ready(endpoint)
 	}
@@ -233,8 +243,10 @@ func (e *RunningError) Error() string {
 type daemon struct {
 	log      *slog.Logger
 	ln       *install.Listener
+	acpLn    *install.Listener // nil when the ACP endpoint could not be taken
 	conns    *listen.Server
 	srv      *rpc.Server
+	acp      *acp.Server
 	cfg      *config.Manager
 	sessions *session.Manager
 	stores   *stores
@@ -261,6 +273,12 @@ func (d *daemon) limits() rpc.Limits {
 func (d *daemon) serve(ctx context.Context) error {
 	served := make(chan error, 1)
 	go func() { served <- d.conns.Serve(ctx, d.ln, d.serveConn) }()
+	acpServed := make(chan error, 1)
+	if d.acpLn != nil {
+		go func() { acpServed <- d.conns.Serve(ctx, d.acpLn, d.serveACP) }()
+	} else {
+		acpServed <- nil
+	}
 
 	select {
 	case <-ctx.Done():
@@ -274,12 +292,20 @@ func (d *daemon) serve(ctx context.Context) error {
 	if err := <-served; err != nil {
 		d.log.Warn("serving the endpoint", "component", "daemon", "err", err)
 	}
+	if err := <-acpServed; err != nil {
+		d.log.Warn("serving the ACP endpoint", "component", "daemon", "err", err)
+	}
 	d.frames.Close()
 	// 4. Close the stores. 5. Remove the socket if it is still ours and release the endpoint lock; the install
 	// lock is released last, by Run.
 	d.stores.close(d.log)
 	if err := d.ln.Close(); err != nil {
 		d.log.Warn("closing endpoint", "component", "daemon", "err", err)
+	}
+	if d.acpLn != nil {
+		if err := d.acpLn.Close(); err != nil {
+			d.log.Warn("closing ACP endpoint", "component", "daemon", "err", err)
+		}
 	}
 	d.log.Info("daemon stopped", "component", "daemon")
 	return nil
@@ -290,6 +316,25 @@ func (d *daemon) serve(ctx context.Context) error {
 func (d *daemon) drain(ctx context.Context) {
 	d.sessions.Shutdown(ctx)
 	d.srv.Drain(ctx)
+	d.acp.Drain(ctx)
+}
+
+// abort ends every connection of both protocols outright (past the drain deadline).
+func (d *daemon) abort() {
+	d.srv.CloseAll()
+	d.acp.CloseAll()
+}
+
+// serveACP serves one admitted ACP connection (acp.md) with the limits in force when it was accepted.
+func (d *daemon) serveACP(ctx context.Context, nc net.Conn) {
+	lim := d.limits()
+	cred, err := install.Peer(nc)
+	if err != nil {
+		cred = install.PeerCred{PID: -1, UID: -1, Label: "unix:unknown"}
+		d.log.Warn("peer credentials unavailable", "component", "acp", "err", err)
+	}
+	_ = d.acp.ServeConn(ctx, nc, acp.PeerInfo{UID: cred.UID, Label: cred.Label, Transport: transportOf(cred)},
+		acp.Limits{MaxFrameBytes: lim.MaxFrameBytes, FrameTimeout: lim.FrameTimeout, WriteTimeout: lim.WriteTimeout})
 }
 
 // serveConn serves one admitted connection with the limits in force when it was accepted.

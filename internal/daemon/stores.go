@@ -17,6 +17,7 @@ import (
 type stores struct {
 	chat   *store.ChatStore
 	costs  *store.CostLedger
+	acp    *store.ACPStore // nil when acp-sessions.db could not be opened: ACP sessions then live in memory
 	closed sync.Once
 }
 
@@ -50,10 +51,17 @@ func openStores(ctx context.Context, layout install.Layout, cfg *config.Config, 
 	} else if n > 0 {
 		log.Info("marked turns interrupted by the previous daemon's exit", "component", "store", "sessions", n)
 	}
-	return &stores{
+	st := &stores{
 		chat:  chat,
 		costs: store.OpenCostLedger(filepath.Join(layout.StateDir(), "costs.jsonl")),
-	}, nil
+	}
+	// A broken ACP store does not stop the daemon: ACP sessions then live in memory only and initialize tells
+	// clients that session/load is unavailable (acp.md).
+	if st.acp, err = store.OpenACP(ctx, filepath.Join(layout.SessionsDir(), "acp-sessions.db")); err != nil {
+		log.Warn("acp session store unavailable: ACP sessions will not be durable", "component", "store", "err", err)
+		st.acp = nil
+	}
+	return st, nil
 }
 
 // close closes every store once; later calls do nothing.
@@ -67,5 +75,10 @@ func (s *stores) closeAll(log *slog.Logger) {
 	}
 	if err := s.chat.Close(); err != nil {
 		log.Warn("closing chat store", "component", "store", "err", err)
+	}
+	if s.acp != nil {
+		if err := s.acp.Close(); err != nil {
+			log.Warn("closing acp store", "component", "store", "err", err)
+		}
 	}
 }

@@ -292,7 +292,8 @@ type dataError interface {
 // domainCode maps domain sentinels to wire codes.
 func domainCode(err error) (int, bool) {
 	switch {
-	case errors.Is(err, session.ErrNotFound), errors.Is(err, session.ErrNoActiveTurn), errors.Is(err, session.ErrClosed):
+	case errors.Is(err, session.ErrNotFound), errors.Is(err, session.ErrNoActiveTurn), errors.Is(err, session.ErrClosed),
+		errors.Is(err, session.ErrKilled):
 		return api.CodeSessionNotFound, true
 	case errors.Is(err, session.ErrLimit):
 		return api.CodeSessionLimitReached, true

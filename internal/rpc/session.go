@@ -55,6 +55,15 @@ func (s *Server) registerSessions(m *session.Manager) {
 	s.register(api.MethodSessionDelete, handle(grantSessionsDelete, func(ctx context.Context, p *Peer, params *api.SessionIDParams) (api.SessionDeleteResult, error) {
 		return m.Delete(ctx, p.owner(), params.SessionID)
 	}))
+	s.register(api.MethodSessionKill, handle(grantSessionsDelete, func(ctx context.Context, p *Peer, params *api.SessionIDParams) (api.SessionKillResult, error) {
+		return m.Kill(ctx, p.owner(), params.SessionID)
+	}))
+	s.register(api.MethodSessionListACP, handle(grantSessionsRead, func(ctx context.Context, p *Peer, params *api.SessionListParams) (api.SessionListResult, error) {
+		if err := router.NonNegative("limit", params.Limit); err != nil {
+			return api.SessionListResult{}, err
+		}
+		return m.ListACP(ctx, p.owner(), params.Limit)
+	}))
 	s.register(api.MethodSessionList, handle(grantSessionsRead, func(ctx context.Context, p *Peer, params *api.SessionListParams) (api.SessionListResult, error) {
 		if err := router.NonNegative("limit", params.Limit); err != nil {
 			return api.SessionListResult{}, err

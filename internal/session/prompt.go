@@ -26,6 +26,9 @@ func (m *Manager) Prompt(ctx context.Context, o Owner, p api.SessionPromptParams
 		return api.SessionPromptResult{}, fmt.Errorf("%w: prompt is blank", ErrInvalid)
 	}
 	s, err := m.owned(o, p.SessionID)
+	if errors.Is(err, ErrNotFound) { // a durable native ACP session comes back by itself (protocol.md §6.3)
+		s, err = m.recoverForPrompt(ctx, o, p.SessionID)
+	}
 	if err != nil {
 		return api.SessionPromptResult{}, err
 	}
@@ -44,7 +47,7 @@ func (m *Manager) Prompt(ctx context.Context, o Owner, p api.SessionPromptParams
 	m.wg.Add(1)
 	m.mu.Unlock()
 	defer m.wg.Done()
-	defer m.unrefLock(s.id, s.lock)
+	defer m.unrefLock(s.key, s.lock)
 
 	tctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -71,7 +74,8 @@ func (m *Manager) runTurn(ctx context.Context, o Owner, s *session, p api.Sessio
 	if err != nil {
 		return api.SessionPromptResult{}, fmt.Errorf("session: prompt %s: %w", s.id, err)
 	}
-	history, err := agent.LoadHistory(ctx, m.o.Chat, s.id)
+	j := m.journalOf(s)
+	history, err := j.load(ctx)
 	if err != nil {
 		return api.SessionPromptResult{}, fmt.Errorf("session: prompt %s: %w", s.id, err)
 	}
@@ -79,13 +83,8 @@ func (m *Manager) runTurn(ctx context.Context, o Owner, s *session, p api.Sessio
 	prompt := p.Prompt
 
 	durable := context.WithoutCancel(ctx) // state writes must land even when the turn is cancelled
-	// A delete that raced this incarnation's session/new may have removed its rows after they were written;
-	// under the turn lock, which the delete takes too, the turn re-creates them with the owner before writing.
-	if _, _, err := m.o.Chat.EnsureSession(durable, s.id, s.alias, s.owner, started); err != nil {
+	if err := j.begin(durable, turnID, started, prompt); err != nil {
 		return api.SessionPromptResult{}, fmt.Errorf("session: prompt %s: %w", s.id, err)
-	}
-	if err := m.o.Chat.SetState(durable, s.id, stateRunning, turnID, &started); err != nil {
-		m.log.Warn("set state", "session", s.id, "turn", turnID, "err", err)
 	}
 	emit := func(ev api.SessionUpdate) {
 		ev.SessionID = s.id
@@ -99,8 +98,7 @@ func (m *Manager) runTurn(ctx context.Context, o Owner, s *session, p api.Sessio
 		Emit:     emit,
 		Approver: approver{s: s, connID: o.ConnID, clock: m.o.Clock},
 		Append: func(ctx context.Context, role, content string) error {
-			_, err := m.o.Chat.Append(ctx, s.id, role, content, m.now())
-			return err
+			return j.append(ctx, role, content)
 		},
 		SessionID: s.id,
 		Elicit: func(ctx context.Context, ep api.ElicitationParams) (api.ElicitationResult, error) {
@@ -125,15 +123,16 @@ func (m *Manager) runTurn(ctx context.Context, o Owner, s *session, p api.Sessio
 
 	m.log.Debug("turn start", "session", s.id, "turn", turnID)
 	outcome, content, runErr := tr.Run(ctx, prompt)
+	if err := j.end(durable, turnID, runErr == nil); err != nil && runErr == nil {
+		outcome, runErr = api.OutcomeFailed, err
+	}
+	if aj, ok := j.(*acpJournal); ok {
+		aj.compact(durable, prof.MaxContextTokens, emit)
+	}
 	done := api.SessionUpdate{Type: api.UpdateTurnComplete, Outcome: outcome, Content: &content}
-	state := stateIdle
 	if runErr != nil {
 		done.Error = runErr.Error()
-		state = stateError
 		m.log.Info("turn failed", "session", s.id, "turn", turnID, "err", runErr)
-	}
-	if err := m.o.Chat.SetState(durable, s.id, state, "", nil); err != nil {
-		m.log.Warn("set state", "session", s.id, "turn", turnID, "err", err)
 	}
 	emit(done)
 	return api.SessionPromptResult{SessionID: s.id, StopReason: api.StopReason(outcome), Outcome: outcome, Content: content}, nil
