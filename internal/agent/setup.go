@@ -55,6 +55,9 @@ type Profile struct {
 	Env             map[string]string // agents.<alias>.env: passed to tool processes
 	// ContextWindow is the provider's context_window (the model's largest input in tokens); 0: unknown.
 	ContextWindow int
+	// MaxContextTokens is agents.<alias>.max_context_tokens: the budget past which an ACP session's model context
+	// is compacted; 0: never.
+	MaxContextTokens int
 }
 
 // ChoiceError says why no agent could be picked for a client that named none: zero or several agents are
@@ -128,12 +131,13 @@ func Resolve(cfg *config.Config, alias, installRoot string) (Profile, error) {
 		window = cfg.Providers.Models[family][palias].ContextWindow
 	}
 	return Profile{
-		Alias:         alias,
-		ProviderRef:   a.ModelProvider,
-		ContextWindow: window,
-		System:        a.SystemPrompt,
-		Workspace:     ws,
-		Env:           a.Env,
+		Alias:            alias,
+		ProviderRef:      a.ModelProvider,
+		ContextWindow:    window,
+		MaxContextTokens: a.MaxContextTokens,
+		System:           a.SystemPrompt,
+		Workspace:        ws,
+		Env:              a.Env,
 		Policy: tools.Policy{
 			Level:           tools.Level(rp.Level),
 			WorkspaceOnly:   rp.WorkspaceOnly,

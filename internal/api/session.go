@@ -11,6 +11,13 @@ type SessionNewParams struct {
 	InteractionSurface string `json:"interaction_surface,omitempty"`
 }
 
+// Chat modes of session/new: a chat session is stored in sessions.db, an ACP one in acp-sessions.db with the
+// durable lifecycle of protocol.md §6.3.
+const (
+	ChatModeChat = "chat"
+	ChatModeACP  = "acp"
+)
+
 // SessionNewResult is the result of session/new.
 type SessionNewResult struct {
 	SessionID    string `json:"session_id"`
@@ -90,6 +97,12 @@ type SessionCloseResult struct {
 type SessionDeleteResult struct {
 	SessionID string `json:"session_id"`
 	Deleted   bool   `json:"deleted"`
+}
+
+// SessionKillResult is the result of session/kill.
+type SessionKillResult struct {
+	SessionID string `json:"session_id"`
+	Killed    bool   `json:"killed"`
 }
 
 // SessionListParams are the params of session/list.
@@ -219,6 +232,10 @@ type SessionUpdate struct {
 	RawInput   json.RawMessage `json:"raw_input,omitempty"`
 	RawOutput  *string         `json:"raw_output,omitempty"`
 	IsError    bool            `json:"is_error,omitempty"`
+
+	DroppedMessages *int   `json:"dropped_messages,omitempty"` // history_trimmed
+	KeptTurns       *int   `json:"kept_turns,omitempty"`
+	Reason          string `json:"reason,omitempty"`
 
 	RequestID        string `json:"request_id,omitempty"` // approval_request
 	ToolName         string `json:"tool_name,omitempty"`

@@ -72,6 +72,9 @@ type AgentConfig struct {
 	Workspace     WorkspaceConfig `toml:"workspace"`
 	SystemPrompt  string          `toml:"system_prompt" desc:"Instructions given to the model at the start of every conversation."`
 	Enabled       *bool           `toml:"enabled" desc:"Whether the agent accepts new sessions."`
+	// MaxContextTokens is the budget of a durable ACP session's model context (estimated at 4 bytes a token);
+	// past it the context is compacted to its newest turns. 0: never compacted.
+	MaxContextTokens int `toml:"max_context_tokens" note:"0: no compaction" desc:"Token budget of an ACP session's model context (about 4 bytes a token); past it the oldest turns leave the context (the transcript is kept)."`
 	// Env is the whole environment the agent's shell commands see (besides a default PATH); nothing is
 	// inherited from the daemon's own environment. A secret field.
 	Env map[string]string `toml:"env" desc:"Environment variables the agent's shell commands see (secrets)."`

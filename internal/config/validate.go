@@ -57,6 +57,9 @@ func validate(cfg *Config, d *document, file string) (*ValidationError, []string
 					a.ModelProvider, fam, alias)
 			}
 		}
+		if a.MaxContextTokens < 0 {
+			v.add(append(at, "max_context_tokens"), "must not be negative")
+		}
 		if a.RiskProfile == "" {
 			v.add(append(at, "risk_profile"), "is required")
 		} else if _, ok := cfg.RiskProfiles[a.RiskProfile]; !ok {

@@ -82,7 +82,7 @@ const (
 // The frame is not copied: a Request's Params and a Response's Result are slices of frame (IDs and methods are
 // copies), so a large frame is held once, by whoever still uses its params.
 func Classify(frame []byte) Inbound {
-	if !json.Valid(frame) {
+	if !Valid(frame) {
 		return reply(CodeParseError, msgParse, nil)
 	}
 	switch firstByte(frame) {

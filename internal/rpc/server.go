@@ -18,6 +18,7 @@ import (
 	"github.com/zeroclaw-go/zeroclaw/internal/logs"
 	"github.com/zeroclaw-go/zeroclaw/internal/router"
 	"github.com/zeroclaw-go/zeroclaw/internal/session"
+	"github.com/zeroclaw-go/zeroclaw/internal/upload"
 )
 
 // Info describes the running daemon for status and initialize.
@@ -60,6 +61,9 @@ type Options struct {
 	Logs *logs.Hub
 	// Costs serves cost/*; nil leaves those methods out.
 	Costs *cost.Tracker
+	// Uploads is the byte budget of staged uploads (protocol.md §7); nil means a fresh one of
+	// api.UploadBudgetBytes on Clock.
+	Uploads *upload.Budget
 }
 
 // Server holds the method table and the connected peers.
@@ -109,6 +113,11 @@ func New(opts Options) *Server {
 	}
 	if opts.Sessions != nil {
 		s.registerSessions(opts.Sessions)
+		if opts.Uploads == nil {
+			opts.Uploads = upload.NewBudget(upload.Options{Clock: opts.Clock})
+			s.opts.Uploads = opts.Uploads
+		}
+		s.registerFiles(opts.Sessions, opts.Uploads)
 	}
 	s.registerConfigMeta(opts.ConfigManager, opts.Sessions)
 	s.registerAgents(opts.ConfigManager, opts.Sessions)
@@ -155,6 +164,7 @@ func (s *Server) ServeConn(ctx context.Context, nc net.Conn, info PeerInfo, lim 
 		s.mu.Lock()
 		delete(s.peers, peer)
 		s.mu.Unlock()
+		peer.dropUploads() // an upload belongs to its connection (protocol.md §7)
 		if s.opts.Sessions != nil {
 			// Sessions survive; the turns this connection started are cancelled and its approvals denied.
 			s.opts.Sessions.Disconnected(peer.ID)
@@ -297,7 +307,8 @@ type dataError interface {
 // domainCode maps domain sentinels to wire codes.
 func domainCode(err error) (int, bool) {
 	switch {
-	case errors.Is(err, session.ErrNotFound), errors.Is(err, session.ErrNoActiveTurn), errors.Is(err, session.ErrClosed):
+	case errors.Is(err, session.ErrNotFound), errors.Is(err, session.ErrNoActiveTurn), errors.Is(err, session.ErrClosed),
+		errors.Is(err, session.ErrKilled):
 		return api.CodeSessionNotFound, true
 	case errors.Is(err, session.ErrLimit):
 		return api.CodeSessionLimitReached, true
@@ -305,8 +316,10 @@ func domainCode(err error) (int, bool) {
 		return api.CodeSessionBusy, true
 	case errors.Is(err, session.ErrNotOwned):
 		return api.CodeSessionNotOwned, true
-	case errors.Is(err, session.ErrInvalid):
+	case errors.Is(err, session.ErrInvalid), errors.Is(err, upload.ErrInvalid):
 		return api.CodeInvalidParams, true
+	case errors.Is(err, session.ErrAgentDenied), errors.Is(err, upload.ErrForbidden):
+		return api.CodeForbidden, true
 	case errors.Is(err, config.ErrInvalidConfig), errors.Is(err, config.ErrUnknownProp),
 		errors.Is(err, config.ErrInvalidPath), errors.Is(err, config.ErrInvalidValue),
 		errors.Is(err, config.ErrNotEditable), errors.Is(err, config.ErrNoEntries),

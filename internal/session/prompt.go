@@ -2,11 +2,8 @@ package session
 
 import (
 	"context"
-	"encoding/base64"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 
@@ -20,11 +17,20 @@ import (
 // turn_complete is always the last one, sent before Prompt returns. A turn that was cancelled or whose provider
 // failed is not an error: it is reported in the result's outcome. Errors are returned only when the turn could
 // not start (unknown session, not owned, blank prompt, full queue, store or provider build failure).
+//
+// Attachments are the caller's to store first (WithFiles), appending their markers to the prompt: Prompt
+// refuses a params value that still carries some.
 func (m *Manager) Prompt(ctx context.Context, o Owner, p api.SessionPromptParams, sink Sink) (api.SessionPromptResult, error) {
-	if strings.TrimSpace(p.Prompt) == "" && len(p.Attachments) == 0 {
+	if len(p.Attachments) > 0 {
+		return api.SessionPromptResult{}, fmt.Errorf("%w: attachments must be stored before the prompt runs", ErrInvalid)
+	}
+	if strings.TrimSpace(p.Prompt) == "" {
 		return api.SessionPromptResult{}, fmt.Errorf("%w: prompt is blank", ErrInvalid)
 	}
 	s, err := m.owned(o, p.SessionID)
+	if errors.Is(err, ErrNotFound) { // a durable native ACP session comes back by itself (protocol.md §6.3)
+		s, err = m.recoverForPrompt(ctx, o, p.SessionID)
+	}
 	if err != nil {
 		return api.SessionPromptResult{}, err
 	}
@@ -76,10 +82,7 @@ func (m *Manager) runTurn(ctx context.Context, o Owner, s *session, p api.Sessio
 		return api.SessionPromptResult{}, fmt.Errorf("session: prompt %s: %w", s.id, err)
 	}
 	turnID, started := m.o.NewID(), m.now()
-	prompt, err := withAttachments(s.workspace, turnID, p.Prompt, p.Attachments)
-	if err != nil {
-		return api.SessionPromptResult{}, err
-	}
+	prompt := p.Prompt
 
 	durable := context.WithoutCancel(ctx) // state writes must land even when the turn is cancelled
 	if err := j.begin(durable, turnID, started, prompt); err != nil {
@@ -138,6 +141,9 @@ func (m *Manager) runTurn(ctx context.Context, o Owner, s *session, p api.Sessio
 	if err := j.end(durable, turnID, runErr == nil); err != nil && runErr == nil {
 		outcome, runErr = api.OutcomeFailed, err
 	}
+	if aj, ok := j.(*acpJournal); ok {
+		aj.compact(durable, prof.MaxContextTokens, emit)
+	}
 	done := api.SessionUpdate{Type: api.UpdateTurnComplete, Outcome: outcome, Content: &content}
 	ended := logs.Entry{Category: logs.CategoryAgent, Action: "complete", Outcome: logs.OutcomeSuccess, TraceID: turnID,
 		Message: "turn " + outcome, Zeroclaw: attribution("duration_ms", m.now().Sub(started).Milliseconds())}
@@ -172,47 +178,6 @@ func environ(configured, forwarded map[string]string) []string {
 	}
 	slices.Sort(out)
 	return out
-}
-
-// withAttachments appends one line per attachment to the prompt. Inline data is saved under
-// <workspace>/attachments/<turnID>-<i>-<filename> so the agent's file tools can read it; a path entry is
-// referenced as given.
-func withAttachments(workspace, turnID, prompt string, files []api.FileEntry) (string, error) {
-	if len(files) == 0 {
-		return prompt, nil
-	}
-	var b strings.Builder
-	b.WriteString(prompt)
-	for i, f := range files {
-		where := f.Path
-		if f.DataB64 != "" {
-			data, err := base64.StdEncoding.DecodeString(f.DataB64)
-			if err != nil {
-				return "", fmt.Errorf("%w: attachment %d: data_b64: %w", ErrInvalid, i, err)
-			}
-			name := filepath.Base(filepath.Clean("/" + f.Filename))
-			if name == "/" || name == "." {
-				name = fmt.Sprintf("attachment-%d", i)
-			}
-			dir := filepath.Join(workspace, "attachments")
-			if err := os.MkdirAll(dir, 0o700); err != nil {
-				return "", fmt.Errorf("session: attachment: %w", err)
-			}
-			where = filepath.Join(dir, fmt.Sprintf("%s-%d-%s", turnID, i, name))
-			if err := os.WriteFile(where, data, 0o600); err != nil {
-				return "", fmt.Errorf("session: attachment: %w", err)
-			}
-		}
-		if where == "" {
-			return "", fmt.Errorf("%w: attachment %d has neither path nor data_b64", ErrInvalid, i)
-		}
-		fmt.Fprintf(&b, "\n[attachment: %s", where)
-		if f.MimeType != "" {
-			fmt.Fprintf(&b, " (%s)", f.MimeType)
-		}
-		b.WriteString("]")
-	}
-	return b.String(), nil
 }
 
 // logUpdate publishes the runtime event a turn's update stands for: tool calls and results, approval requests
