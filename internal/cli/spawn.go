@@ -31,12 +31,17 @@ func dialOrSpawn(ctx context.Context, env Env, configDir string) (net.Conn, erro
 	if err == nil || !errors.Is(err, errNoDaemon) {
 		return nc, err
 	}
-	return spawnEphemeral(ctx, env, layout, configDir != "", endpoint)
+	return spawnEphemeral(ctx, env, layout, configDir != "", endpoint, endpoint)
 }
 
-// spawnEphemeral starts the ephemeral daemon and polls the endpoint until it accepts, the child exits, ctx
-// ends or spawnWait passes.
-func spawnEphemeral(ctx context.Context, env Env, layout install.Layout, passRoot bool, endpoint string) (net.Conn, error) {
+// spawnEphemeral starts the ephemeral daemon on endpoint and polls target (endpoint, or another endpoint the
+// daemon serves, such as its ACP socket) until it accepts, the child exits, ctx ends or spawnWait passes.
+func spawnEphemeral(ctx context.Context, env Env, layout install.Layout, passRoot bool, endpoint, target string) (net.Conn, error) {
+	// A daemon that holds the install lock without serving is starting or stopping (an ephemeral one whose last
+	// client just left): a second one would only fail on the lock. Wait for it to serve, or to be gone.
+	if nc, err := waitForLockHolder(ctx, layout, target); nc != nil || err != nil {
+		return nc, err
+	}
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, fmt.Errorf("cannot start an ephemeral daemon: %w", err)
@@ -73,7 +78,7 @@ func spawnEphemeral(ctx context.Context, env Env, layout install.Layout, passRoo
 	tick := time.NewTicker(20 * time.Millisecond)
 	defer tick.Stop()
 	for {
-		nc, err := dial(ctx, endpoint)
+		nc, err := dial(ctx, target)
 		if err == nil {
 			return nc, nil
 		}
@@ -85,15 +90,15 @@ func spawnEphemeral(ctx context.Context, env Env, layout install.Layout, passRoo
 			return nil, fmt.Errorf("waiting for the ephemeral daemon: %w", ctx.Err())
 		case werr := <-exited:
 			// Another client may have started a daemon at the same time and won the endpoint: use it.
-			if nc, err := dial(ctx, endpoint); err == nil {
+			if nc, err := dial(ctx, target); err == nil {
 				return nc, nil
 			}
 			if werr == nil {
 				werr = errors.New("exit status 0")
 			}
-			return nil, withHint(fmt.Errorf("the ephemeral daemon exited before serving %s: %w", endpoint, werr), hint)
+			return nil, withHint(fmt.Errorf("the ephemeral daemon exited before serving %s: %w", target, werr), hint)
 		case <-deadline.C:
-			return nil, withHint(fmt.Errorf("the ephemeral daemon did not serve %s within %s", endpoint, spawnWait), hint)
+			return nil, withHint(fmt.Errorf("the ephemeral daemon did not serve %s within %s", target, spawnWait), hint)
 		case <-tick.C:
 		}
 	}
@@ -115,4 +120,33 @@ func openSpawnLog(layout install.Layout) (string, *os.File) {
 		return "", nil
 	}
 	return p, f
+}
+
+// waitForLockHolder returns nil, nil once nobody holds the install lock, a connection to target if the holder
+// starts serving it, or an error if neither happens within spawnWait.
+func waitForLockHolder(ctx context.Context, layout install.Layout, target string) (net.Conn, error) {
+	deadline := time.Now().Add(spawnWait)
+	for {
+		lock, err := install.LockInstall(layout)
+		if err == nil {
+			lock.Release()
+			return nil, nil
+		}
+		var le *install.LockedError
+		if !errors.As(err, &le) {
+			return nil, nil // not ours to judge: the spawned daemon reports it
+		}
+		if nc, err := dial(ctx, target); err == nil {
+			return nc, nil
+		}
+		if time.Now().After(deadline) {
+			return nil, withHint(fmt.Errorf("a daemon (pid %d) holds %s but does not serve %s", le.PID, layout.InstallLockPath(), target),
+				"zeroclaw stop, or wait for it to finish starting")
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
 }

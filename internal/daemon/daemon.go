@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/zeroclaw-go/zeroclaw/internal/acp"
 	"github.com/zeroclaw-go/zeroclaw/internal/api"
 	"github.com/zeroclaw-go/zeroclaw/internal/auth"
 	"github.com/zeroclaw-go/zeroclaw/internal/clock"
@@ -22,6 +23,7 @@ import (
 	"github.com/zeroclaw-go/zeroclaw/internal/install"
 	"github.com/zeroclaw-go/zeroclaw/internal/jsonrpc"
 	"github.com/zeroclaw-go/zeroclaw/internal/listen"
+	"github.com/zeroclaw-go/zeroclaw/internal/logs"
 	"github.com/zeroclaw-go/zeroclaw/internal/rpc"
 	"github.com/zeroclaw-go/zeroclaw/internal/secrets"
 	"github.com/zeroclaw-go/zeroclaw/internal/session"
@@ -54,6 +56,8 @@ type Options struct {
 	DrainTimeout time.Duration
 	// EphemeralGrace is how long an ephemeral daemon waits after its last client leaves; 0 => EphemeralGrace.
 	EphemeralGrace time.Duration
+	// LogRingFrames bounds the live log events kept for subscribers; 0 => logs.DefaultRingFrames.
+	LogRingFrames int
 }
 
 func (o Options) getenv(key string) string {
@@ -154,6 +158,10 @@ func Run(ctx context.Context, opts Options) error {
 	}
 	defer st.close(log)
 
+	events := newLogHub(layout, cfg, clk, opts.LogRingFrames, log)
+	defer events.Close()
+	costs := newCostTracker(st.costs, cfg, clk, opts.NewID, events)
+
 	ln, err := install.Listen(endpoint)
 	if err != nil {
 		var ie *install.InUseError
@@ -165,10 +173,12 @@ func Run(ctx context.Context, opts Options) error {
 
 	sessions := session.NewManager(session.Options{
 		Chat:        st.chat,
-		Costs:       st.costs,
+		Cost:        costs,
+		Logs:        events,
 		Config:      cfg.Current,
 		InstallRoot: layout.Root,
 		Logger:      log,
+		ACP:         st.acp,
 		Clock:       clk,
 		NewID:       opts.NewID,
 		NewProvider: opts.NewProvider,
@@ -203,7 +213,17 @@ func Run(ctx context.Context, opts Options) error {
 		Clock:         clk,
 		NewTUIID:      tuiIDs(opts.NewID),
 		Cron:          bg.sched,
+		Logs:          events,
+		Costs:         costs,
 	})
+	// The ACP endpoint (acp.md) is served through the same listen.Server: one connection limit, one ephemeral
+	// count, one drain. A daemon that cannot take it still serves the native socket.
+	d.acp = acp.New(acp.Options{Sessions: sessions, Config: cfg.Current, DaemonUID: os.Getuid(),
+		Logger: log.With("component", "acp")})
+	if d.acpLn, err = install.Listen(layout.ACPEndpoint()); err != nil {
+		log.Warn("ACP endpoint not served", "component", "acp", "endpoint", layout.ACPEndpoint(), "err", err)
+		d.acpLn = nil
+	}
 	d.conns = listen.New(listen.Options{
 		MaxConns:       func() int { return d.cfg.Current().RPC.MaxLocalConnections },
 		Ephemeral:      opts.Ephemeral,
@@ -214,15 +234,19 @@ func Run(ctx context.Context, opts Options) error {
 		},
 		DrainTimeout: opts.DrainTimeout,
 		Drain:        d.drain,
-		Abort:        d.srv.CloseAll,
+		Abort:        d.abort,
 		Logger:       log,
 	})
 	log.Info("daemon listening", "component", "daemon", "endpoint", endpoint, "pid", os.Getpid(),
-		"config_dir", layout.Root, "ephemeral", opts.Ephemeral)
+		"config_dir", layout.Root, "ephemeral", opts.Ephemeral, "acp_endpoint", layout.ACPEndpoint())
+	events.Publish(logs.Entry{Category: logs.CategorySystem, Action: "start", Outcome: logs.OutcomeSuccess,
+		Message: "daemon listening", Attributes: map[string]any{"pid": os.Getpid(), "ephemeral": opts.Ephemeral}})
 	if opts.Ready != nil {
 		opts.Ready(endpoint)
 	}
-	return d.serve(ctx)
+	err = d.serve(ctx)
+	events.Publish(logs.Entry{Category: logs.CategorySystem, Action: "complete", Outcome: logs.OutcomeSuccess, Message: "daemon stopped"})
+	return err
 }
 
 // RunningError reports that another daemon owns this install or endpoint.
@@ -243,8 +267,10 @@ type daemon struct {
 	bg       *background // scheduler and control plane
 	log      *slog.Logger
 	ln       *install.Listener
+	acpLn    *install.Listener // nil when the ACP endpoint could not be taken
 	conns    *listen.Server
 	srv      *rpc.Server
+	acp      *acp.Server
 	cfg      *config.Manager
 	sessions *session.Manager
 	stores   *stores
@@ -271,6 +297,12 @@ func (d *daemon) limits() rpc.Limits {
 func (d *daemon) serve(ctx context.Context) error {
 	served := make(chan error, 1)
 	go func() { served <- d.conns.Serve(ctx, d.ln, d.serveConn) }()
+	acpServed := make(chan error, 1)
+	if d.acpLn != nil {
+		go func() { acpServed <- d.conns.Serve(ctx, d.acpLn, d.serveACP) }()
+	} else {
+		acpServed <- nil
+	}
 
 	select {
 	case <-ctx.Done():
@@ -284,12 +316,20 @@ func (d *daemon) serve(ctx context.Context) error {
 	if err := <-served; err != nil {
 		d.log.Warn("serving the endpoint", "component", "daemon", "err", err)
 	}
+	if err := <-acpServed; err != nil {
+		d.log.Warn("serving the ACP endpoint", "component", "daemon", "err", err)
+	}
 	d.frames.Close()
 	// 4. Close the stores. 5. Remove the socket if it is still ours and release the endpoint lock; the install
 	// lock is released last, by Run.
 	d.stores.close(d.log)
 	if err := d.ln.Close(); err != nil {
 		d.log.Warn("closing endpoint", "component", "daemon", "err", err)
+	}
+	if d.acpLn != nil {
+		if err := d.acpLn.Close(); err != nil {
+			d.log.Warn("closing ACP endpoint", "component", "daemon", "err", err)
+		}
 	}
 	d.log.Info("daemon stopped", "component", "daemon")
 	return nil
@@ -301,6 +341,25 @@ func (d *daemon) drain(ctx context.Context) {
 	d.bg.stop(ctx) // scheduled jobs first: an agent job's turn ends before the sessions shut down
 	d.sessions.Shutdown(ctx)
 	d.srv.Drain(ctx)
+	d.acp.Drain(ctx)
+}
+
+// abort ends every connection of both protocols outright (past the drain deadline).
+func (d *daemon) abort() {
+	d.srv.CloseAll()
+	d.acp.CloseAll()
+}
+
+// serveACP serves one admitted ACP connection (acp.md) with the limits in force when it was accepted.
+func (d *daemon) serveACP(ctx context.Context, nc net.Conn) {
+	lim := d.limits()
+	cred, err := install.Peer(nc)
+	if err != nil {
+		cred = install.PeerCred{PID: -1, UID: -1, Label: "unix:unknown"}
+		d.log.Warn("peer credentials unavailable", "component", "acp", "err", err)
+	}
+	_ = d.acp.ServeConn(ctx, nc, acp.PeerInfo{UID: cred.UID, Label: cred.Label, Transport: transportOf(cred)},
+		acp.Limits{MaxFrameBytes: lim.MaxFrameBytes, FrameTimeout: lim.FrameTimeout, WriteTimeout: lim.WriteTimeout})
 }
 
 // serveConn serves one admitted connection with the limits in force when it was accepted.

@@ -19,6 +19,7 @@ type stores struct {
 	costs  *store.CostLedger
 	cron   *store.CronStore // data/cron/jobs.db, created by its first write only
 	tasks  *store.TaskStore // data/control_plane.db
+	acp    *store.ACPStore  // nil when acp-sessions.db could not be opened: ACP sessions then live in memory
 	closed sync.Once
 }
 
@@ -57,12 +58,19 @@ func openStores(ctx context.Context, layout install.Layout, cfg *config.Config, 
 		_ = chat.Close()
 		return nil, fmt.Errorf("daemon: open control plane: %w", err)
 	}
-	return &stores{
+	st := &stores{
 		chat:  chat,
 		costs: store.OpenCostLedger(filepath.Join(layout.StateDir(), "costs.jsonl")),
 		cron:  store.OpenCron(filepath.Join(layout.DataDir, "cron", "jobs.db")),
 		tasks: tasks,
-	}, nil
+	}
+	// A broken ACP store does not stop the daemon: ACP sessions then live in memory only and initialize tells
+	// clients that session/load is unavailable (acp.md).
+	if st.acp, err = store.OpenACP(ctx, filepath.Join(layout.SessionsDir(), "acp-sessions.db")); err != nil {
+		log.Warn("acp session store unavailable: ACP sessions will not be durable", "component", "store", "err", err)
+		st.acp = nil
+	}
+	return st, nil
 }
 
 // close closes every store once; later calls do nothing.
@@ -82,5 +90,10 @@ func (s *stores) closeAll(log *slog.Logger) {
 	}
 	if err := s.chat.Close(); err != nil {
 		log.Warn("closing chat store", "component", "store", "err", err)
+	}
+	if s.acp != nil {
+		if err := s.acp.Close(); err != nil {
+			log.Warn("closing acp store", "component", "store", "err", err)
+		}
 	}
 }

@@ -3,3 +3,5 @@
 package install
 
 func defaultEndpoint(dataDir string) string { return PipeName(dataDir) }
+
+func defaultACPEndpoint(dataDir string) string { return PipeName(dataDir) + "-acp" }

@@ -209,3 +209,7 @@ func isFile(p string) bool {
 	fi, err := os.Stat(p)
 	return err == nil && !fi.IsDir()
 }
+
+// ACPEndpoint is the ACP server's endpoint (acp.md): <data>/acp.sock, or on Windows the named pipe
+// PipeName(DataDir) followed by "-acp". Unlike Endpoint, no environment variable moves it.
+func (l Layout) ACPEndpoint() string { return defaultACPEndpoint(l.DataDir) }

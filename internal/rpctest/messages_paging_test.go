@@ -70,7 +70,7 @@ func TestSessionMessagesPagesLargeHistory(t *testing.T) {
 		if i%2 == 1 || i == 4 {
 			role = "assistant"
 		}
-		if _, err := chat.Append(t.Context(), s.SessionID, role, content, time.Now()); err != nil {
+		if _, err := chat.Append(t.Context(), store.RPCKey(s.SessionID), role, content, time.Now()); err != nil {
 			t.Fatal(err)
 		}
 	}

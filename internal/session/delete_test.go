@@ -80,10 +80,10 @@ func TestDeleteDuringTurnLeavesNothingBehind(t *testing.T) {
 	if err := <-prompted; err != nil {
 		t.Fatal(err)
 	}
-	if meta, err := e.chat.Meta(ctx, s.SessionID); !errors.Is(err, store.ErrNotFound) {
+	if meta, err := e.chat.Meta(ctx, store.RPCKey(s.SessionID)); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("deleted session came back: %+v, %v", meta, err)
 	}
-	if rows, err := e.chat.All(ctx, s.SessionID); err != nil || len(rows) != 0 {
+	if rows, err := e.chat.All(ctx, store.RPCKey(s.SessionID)); err != nil || len(rows) != 0 {
 		t.Fatalf("deleted session has rows %+v, %v", rows, err)
 	}
 }
@@ -141,7 +141,7 @@ func TestRevivedSessionTurnWaitsForTheClosedOnesTurn(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	rows, err := e.chat.All(ctx, "reborn")
+	rows, err := e.chat.All(ctx, store.RPCKey("reborn"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,6 +19,8 @@ import (
 	"github.com/zeroclaw-go/zeroclaw/internal/api"
 	"github.com/zeroclaw-go/zeroclaw/internal/clock"
 	"github.com/zeroclaw-go/zeroclaw/internal/config"
+	"github.com/zeroclaw-go/zeroclaw/internal/cost"
+	"github.com/zeroclaw-go/zeroclaw/internal/logs"
 	"github.com/zeroclaw-go/zeroclaw/internal/store"
 )
 
@@ -68,10 +70,13 @@ type Sink interface {
 	Elicit(ctx context.Context, p api.ElicitationParams) (api.ElicitationResult, error)
 }
 
-// Options configures a Manager. Chat, Costs and Config are required.
+// Options configures a Manager. Chat and Config are required.
 type Options struct {
-	Chat        *store.ChatStore
-	Costs       *store.CostLedger
+	Chat *store.ChatStore
+	// Cost records each provider request's usage and checks the budgets before each; nil records nothing.
+	Cost *cost.Tracker
+	// Logs receives the runtime events of sessions and turns (start, end, tool calls, approvals); nil discards.
+	Logs        logs.Publisher
 	Config      func() *config.Config
 	InstallRoot string // agents/<alias>/workspace lives here
 	Logger      *slog.Logger
@@ -86,6 +91,8 @@ type Options struct {
 	// IdleTTL is how long an idle live session stays in memory; 0 means DefaultIdleTTL. A dropped session
 	// comes back with its history when session/new names it.
 	IdleTTL time.Duration
+	// ACP is the durable ACP session store (acp-sessions.db); nil keeps ACP sessions in memory only.
+	ACP *store.ACPStore
 }
 
 // ProviderFactory builds the provider that an agent's model_provider reference names, from the config in force.
@@ -99,17 +106,20 @@ type Manager struct {
 
 	mu       sync.Mutex // guards the fields below, and every turnLock's refs
 	sessions map[string]*session
-	// locks holds the turn lock of each session id in use: live, or with a turn (of a dropped incarnation
-	// too) or a Delete holding or waiting for the lock. Each incarnation of a session (one closed or evicted,
-	// then revived) uses the same lock while any of these remain, so a revived session's turns queue behind a
-	// turn of the dropped one that is still winding down, and Delete waits for that turn before deleting rows.
-	// An entry goes when its last user does, so the map is bounded by the live sessions and requests in flight.
+	// locks holds the turn lock of each stored session key in use: live, or with a turn (of a dropped
+	// incarnation too) or a Delete holding or waiting for the lock. Each incarnation of a session (one closed or
+	// evicted, then revived) uses the same lock while any of these remain, so a revived session's turns queue
+	// behind a turn of the dropped one that is still winding down, and Delete waits for that turn before
+	// deleting rows. Keyed by the stored key, not the id, so that two ids naming one row (abc and rpc_abc both
+	// reach rpc_abc) never run turns on it at once. An entry goes when its last user does, so the map is bounded
+	// by the live sessions and requests in flight.
 	locks  map[string]*turnLock
 	closed bool
+	gens   uint64         // the last session incarnation number given out
 	held   map[string]int // agent aliases no session may be opened on (HoldAgent), with their hold counts
 }
 
-// turnLock is the turn lock of one session id.
+// turnLock is the turn lock of one stored session key.
 type turnLock struct {
 	ch   chan struct{} // capacity 1: held by the running turn, or by Delete
 	refs int           // users (see Manager.locks); guarded by Manager.mu
@@ -125,6 +135,9 @@ func NewManager(o Options) *Manager {
 	}
 	if o.NewProvider == nil {
 		o.NewProvider = agent.NewProvider
+	}
+	if o.Logs == nil {
+		o.Logs = logs.Discard
 	}
 	o.Clock = clock.OrReal(o.Clock)
 	if o.NewID == nil {
@@ -143,9 +156,15 @@ func NewManager(o Options) *Manager {
 func (m *Manager) now() time.Time { return m.o.Clock.Now() }
 
 // New opens a session (protocol.md §6 session/new). Naming an existing session_id restores it: a live one is
-// returned as is, a stored one is made live again with its history. The agent defaults to the only enabled
-// one; the workspace is created (0700) if missing.
+// returned as is, a stored one (found by store.Resolve: <id>, rpc_<id>, gw_<id>) is made live again with its
+// history and keeps its key. A new session is stored as rpc_<id>. The agent defaults to the only enabled one;
+// the workspace is created (0700) if missing.
 func (m *Manager) New(ctx context.Context, o Owner, p api.SessionNewParams) (api.SessionNewResult, error) {
+	if isACP, err := chatMode(p.ChatMode); err != nil {
+		return api.SessionNewResult{}, err
+	} else if isACP {
+		return m.newACPNative(ctx, o, p)
+	}
 	cfg := m.o.Config()
 	if p.SessionID != "" {
 		if err := validID(p.SessionID); err != nil {
@@ -155,6 +174,9 @@ func (m *Manager) New(ctx context.Context, o Owner, p api.SessionNewParams) (api
 			if err := s.check(o); err != nil {
 				return api.SessionNewResult{}, err
 			}
+			if s.acp != nil {
+				return api.SessionNewResult{}, fmt.Errorf("%w: session %s is an ACP session (pass chat_mode \"acp\")", ErrInvalid, s.id)
+			}
 			if p.AgentAlias != "" && p.AgentAlias != s.alias {
 				return api.SessionNewResult{}, fmt.Errorf("%w: session %s belongs to agent %q, not %q", ErrInvalid, s.id, s.alias, p.AgentAlias)
 			}
@@ -163,7 +185,7 @@ func (m *Manager) New(ctx context.Context, o Owner, p api.SessionNewParams) (api
 	}
 	var stored *store.SessionMeta
 	if p.SessionID != "" {
-		meta, err := m.o.Chat.Meta(ctx, p.SessionID)
+		meta, err := m.o.Chat.Resolve(ctx, p.SessionID)
 		switch {
 		case err == nil:
 			if !mayRevive(o, meta) {
@@ -198,17 +220,21 @@ func (m *Manager) New(ctx context.Context, o Owner, p api.SessionNewParams) (api
 	if id == "" {
 		id = m.o.NewID()
 	}
+	key := store.RPCKey(id)
 	// The owner recorded with the session keeps it when an admin revives it; an unowned one is claimed.
 	owner := o.Principal
-	if stored != nil && stored.Owner != "" {
-		owner = stored.Owner
+	if stored != nil {
+		key = stored.Key
+		if stored.Owner != "" {
+			owner = stored.Owner
+		}
 	}
-	s, err := m.register(o, newSession(id, alias, prof.Workspace, owner, m.now()))
+	s, err := m.register(o, newSession(id, key, alias, prof.Workspace, owner, m.now()))
 	if err != nil {
 		return api.SessionNewResult{}, err
 	}
 
-	meta, _, err := m.o.Chat.EnsureSession(ctx, id, alias, s.owner, m.now())
+	meta, _, err := m.o.Chat.EnsureSession(ctx, s.key, alias, s.owner, m.now())
 	if err != nil {
 		m.drop(s)
 		return api.SessionNewResult{}, fmt.Errorf("session: new: %w", err)
@@ -219,7 +245,7 @@ func (m *Manager) New(ctx context.Context, o Owner, p api.SessionNewParams) (api
 	}
 	if meta.State == stateRunning && !s.running() {
 		// A turn was running when the daemon stopped; nothing runs it now.
-		if err := m.o.Chat.SetState(ctx, id, stateIdle, "", nil); err != nil {
+		if err := m.o.Chat.SetState(ctx, s.key, stateIdle, "", nil); err != nil {
 			m.log.Warn("reset stale running state", "session", id, "err", err)
 		}
 	}
@@ -228,7 +254,7 @@ func (m *Manager) New(ctx context.Context, o Owner, p api.SessionNewParams) (api
 }
 
 func (m *Manager) newResult(ctx context.Context, s *session) (api.SessionNewResult, error) {
-	meta, err := m.o.Chat.Meta(ctx, s.id)
+	meta, err := m.o.Chat.Meta(ctx, s.key)
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		return api.SessionNewResult{}, fmt.Errorf("session: new: %w", err)
 	}
@@ -280,7 +306,9 @@ func (m *Manager) register(o Owner, s *session) (*session, error) {
 	evicted := m.evictIdleLocked()
 	full := len(m.sessions) >= m.o.MaxSessions
 	if !full {
-		s.lock = m.refLockLocked(s.id) // s is not shared yet; the live session is one user of the lock
+		s.lock = m.refLockLocked(s.key) // s is not shared yet; the live session is one user of the lock
+		m.gens++
+		s.gen = m.gens
 		m.sessions[s.id] = s
 	}
 	m.mu.Unlock()
@@ -352,16 +380,16 @@ func (m *Manager) removeLocked(s *session) {
 		return
 	}
 	delete(m.sessions, s.id)
-	m.unrefLockLocked(s.id, s.lock)
+	m.unrefLockLocked(s.key, s.lock)
 }
 
-// refLockLocked returns session id's turn lock, made if no one uses it, counting one more user. The caller
-// holds m.mu.
-func (m *Manager) refLockLocked(id string) *turnLock {
-	l := m.locks[id]
+// refLockLocked returns the turn lock of the session stored under key, made if no one uses it, counting one
+// more user. The caller holds m.mu.
+func (m *Manager) refLockLocked(key string) *turnLock {
+	l := m.locks[key]
 	if l == nil {
 		l = &turnLock{ch: make(chan struct{}, 1)}
-		m.locks[id] = l
+		m.locks[key] = l
 	}
 	l.refs++
 	return l
@@ -369,17 +397,17 @@ func (m *Manager) refLockLocked(id string) *turnLock {
 
 // unrefLockLocked counts one user of l fewer, forgetting l when it was the last: then nothing holds or waits
 // for it, so a later user may as well start a new one. The caller holds m.mu.
-func (m *Manager) unrefLockLocked(id string, l *turnLock) {
+func (m *Manager) unrefLockLocked(key string, l *turnLock) {
 	l.refs--
-	if l.refs == 0 && m.locks[id] == l {
-		delete(m.locks, id)
+	if l.refs == 0 && m.locks[key] == l {
+		delete(m.locks, key)
 	}
 }
 
-func (m *Manager) unrefLock(id string, l *turnLock) {
+func (m *Manager) unrefLock(key string, l *turnLock) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.unrefLockLocked(id, l)
+	m.unrefLockLocked(key, l)
 }
 
 // Cancel cancels the session's running turn; queued prompts stay queued.
@@ -402,25 +430,32 @@ func (m *Manager) Close(o Owner, id string) (api.SessionCloseResult, error) {
 		return api.SessionCloseResult{}, err
 	}
 	m.drop(s)
+	s.waitStores() // a file being stored for it lands before the close answers
 	return api.SessionCloseResult{SessionID: id, Closed: true}, nil
 }
 
-// Delete closes the session if it is live and deletes its stored history. Deleting an unknown session succeeds.
+// Delete closes the session if it is live and deletes its stored history: the one row its id resolves to (a
+// row shadowed by it, such as rpc_<id> beside a bare <id>, stays). Deleting an unknown session succeeds.
 func (m *Manager) Delete(ctx context.Context, o Owner, id string) (api.SessionDeleteResult, error) {
-	if err := m.access(ctx, o, id); err != nil && !errors.Is(err, ErrNotFound) {
+	if res, handled, err := m.deleteACP(ctx, o, id); handled {
+		return res, err
+	}
+	key, err := m.access(ctx, o, id)
+	if err != nil && !errors.Is(err, ErrNotFound) {
 		return api.SessionDeleteResult{}, err
 	}
 	if s, err := m.live(id); err == nil {
 		m.drop(s)
+		s.waitStores()
 	}
-	if id != "" {
+	if key != "" {
 		// The turn drop cancelled still writes its last messages and state; delete after it ends, or those
 		// writes would recreate the session.
-		release, err := m.lockTurns(ctx, id)
+		release, err := m.lockTurns(ctx, key)
 		if err != nil {
 			return api.SessionDeleteResult{}, err
 		}
-		err = m.o.Chat.Delete(ctx, id)
+		err = m.o.Chat.Delete(ctx, key)
 		release()
 		if err != nil {
 			return api.SessionDeleteResult{}, fmt.Errorf("session: delete: %w", err)
@@ -429,58 +464,61 @@ func (m *Manager) Delete(ctx context.Context, o Owner, id string) (api.SessionDe
 	return api.SessionDeleteResult{SessionID: id, Deleted: true}, nil
 }
 
-// lockTurns takes session id's turn lock, waiting at most LockTimeout for a running turn to end. The returned
-// func releases it. Held, it also makes a session revived meanwhile queue its turns behind the delete.
-func (m *Manager) lockTurns(ctx context.Context, id string) (func(), error) {
+// lockTurns takes the turn lock of the session stored under key, waiting at most LockTimeout for a running
+// turn to end. The returned func releases it. Held, it also makes a session revived meanwhile queue its turns
+// behind the delete.
+func (m *Manager) lockTurns(ctx context.Context, key string) (func(), error) {
 	m.mu.Lock()
-	l := m.refLockLocked(id)
+	l := m.refLockLocked(key)
 	m.mu.Unlock()
 	release := func() {
 		<-l.ch
-		m.unrefLock(id, l)
+		m.unrefLock(key, l)
 	}
 	select {
 	case l.ch <- struct{}{}:
 		return release, nil
 	default:
 	}
-	m.log.Debug("delete: waiting for the running turn", "session", id)
+	m.log.Debug("delete: waiting for the running turn", "session", key)
 	timer := m.o.Clock.NewTimer(m.o.LockTimeout)
 	defer timer.Stop()
 	select {
 	case l.ch <- struct{}{}:
 		return release, nil
 	case <-ctx.Done():
-		m.unrefLock(id, l)
-		return nil, fmt.Errorf("session: delete %s: waiting for the turn: %w", id, context.Cause(ctx))
+		m.unrefLock(key, l)
+		return nil, fmt.Errorf("session: delete %s: waiting for the turn: %w", key, context.Cause(ctx))
 	case <-timer.C:
-		m.unrefLock(id, l)
-		return nil, fmt.Errorf("%w: %s: waited %s for the running turn", ErrBusy, id, m.o.LockTimeout)
+		m.unrefLock(key, l)
+		return nil, fmt.Errorf("%w: %s: waited %s for the running turn", ErrBusy, key, m.o.LockTimeout)
 	}
 }
 
-// access checks that o may read or delete session id, live or stored (by the owner stored with it).
-func (m *Manager) access(ctx context.Context, o Owner, id string) error {
+// access checks that o may read or delete session id, live or stored (by the owner stored with it), and
+// returns its key in sessions.db: the live session's, or the row store.Resolve finds.
+func (m *Manager) access(ctx context.Context, o Owner, id string) (key string, err error) {
 	if s, err := m.live(id); err == nil {
-		return s.check(o)
+		return s.key, s.check(o)
 	} else if errors.Is(err, ErrClosed) {
-		return err
+		return "", err
 	}
-	meta, err := m.o.Chat.Meta(ctx, id)
+	meta, err := m.o.Chat.Resolve(ctx, id)
 	if err != nil {
 		if errors.Is(err, store.ErrNotFound) {
-			return fmt.Errorf("%w: %s", ErrNotFound, id)
+			return "", fmt.Errorf("%w: %s", ErrNotFound, id)
 		}
-		return fmt.Errorf("session: %w", err)
+		return "", fmt.Errorf("session: %w", err)
 	}
 	if !mayRevive(o, meta) {
-		return fmt.Errorf("%w: %s", ErrNotOwned, id)
+		return "", fmt.Errorf("%w: %s", ErrNotOwned, id)
 	}
-	return nil
+	return meta.Key, nil
 }
 
 // List returns stored sessions, most recent first (FTS search when Query is set), leaving out rows with
-// neither an agent nor a channel (upstream). A non-admin principal sees only the sessions it owns.
+// neither an agent nor a channel (upstream). Each is listed under the id clients use for it (its key without
+// an rpc_ or gw_ prefix), with the key beside it. A non-admin principal sees only the sessions it owns.
 func (m *Manager) List(ctx context.Context, o Owner, p api.SessionListParams) (api.SessionListResult, error) {
 	rows, err := m.o.Chat.ListAttributed(ctx, p.Query, p.Limit)
 	if err != nil {
@@ -492,7 +530,7 @@ func (m *Manager) List(ctx context.Context, o Owner, p api.SessionListParams) (a
 			continue
 		}
 		out.Sessions = append(out.Sessions, api.SessionSummary{
-			SessionID:    r.Key,
+			SessionID:    store.SessionID(r.Key),
 			SessionKey:   r.Key,
 			CreatedAt:    r.CreatedAt.UTC().Format(time.RFC3339),
 			LastActivity: r.LastActivity.UTC().Format(time.RFC3339),
@@ -513,7 +551,8 @@ func (m *Manager) List(ctx context.Context, o Owner, p api.SessionListParams) (a
 // before_index that fit in the page budget, so that the answer always fits in one frame. A message too large
 // for a page on its own comes alone, cut (truncated, content_bytes); index + content_offset read it in slices.
 func (m *Manager) Messages(ctx context.Context, o Owner, p api.SessionMessagesParams) (api.SessionMessagesResult, error) {
-	if err := m.access(ctx, o, p.SessionID); err != nil {
+	pg, key, err := m.messagesSource(ctx, o, p.SessionID)
+	if err != nil {
 		if errors.Is(err, ErrNotFound) { // an unknown id has no messages (upstream), it is not an error
 			return api.SessionMessagesResult{SessionID: p.SessionID, Messages: []api.SessionMessage{}}, nil
 		}
@@ -527,7 +566,7 @@ func (m *Manager) Messages(ctx context.Context, o Owner, p api.SessionMessagesPa
 		budget = min(budget, *p.MaxBytes)
 	}
 	if p.Index != nil || p.ContentOffset != nil {
-		return m.messageSlice(ctx, p, budget)
+		return m.messageSlice(ctx, pg, key, p, budget)
 	}
 	before := -1
 	if p.BeforeIndex != nil {
@@ -536,7 +575,7 @@ func (m *Manager) Messages(ctx context.Context, o Owner, p api.SessionMessagesPa
 		}
 		before = *p.BeforeIndex
 	}
-	msgs, total, start, err := m.o.Chat.Page(ctx, p.SessionID, p.Limit, before, budget)
+	msgs, total, start, err := pg.Page(ctx, key, p.Limit, before, budget)
 	if err != nil {
 		return api.SessionMessagesResult{}, fmt.Errorf("session: messages: %w", err)
 	}
@@ -563,9 +602,9 @@ func (m *Manager) Messages(ctx context.Context, o Owner, p api.SessionMessagesPa
 	return api.SessionMessagesResult{SessionID: p.SessionID, Messages: page, Total: total, Start: start, HasOlder: start > 0}, nil
 }
 
-// messageSlice answers session/messages with index: that message alone, its content from content_offset,
-// cut to fit budget.
-func (m *Manager) messageSlice(ctx context.Context, p api.SessionMessagesParams, budget int) (api.SessionMessagesResult, error) {
+// messageSlice answers session/messages with index: that message alone (of the transcript pg holds under key),
+// its content from content_offset, cut to fit budget.
+func (m *Manager) messageSlice(ctx context.Context, pg pager, key string, p api.SessionMessagesParams, budget int) (api.SessionMessagesResult, error) {
 	switch {
 	case p.Index == nil:
 		return api.SessionMessagesResult{}, fmt.Errorf("%w: content_offset needs index", ErrInvalid)
@@ -578,7 +617,7 @@ func (m *Manager) messageSlice(ctx context.Context, p api.SessionMessagesParams,
 	if p.ContentOffset != nil {
 		offset = *p.ContentOffset
 	}
-	msg, total, err := m.o.Chat.Message(ctx, p.SessionID, *p.Index)
+	msg, total, err := pg.Message(ctx, key, *p.Index)
 	if errors.Is(err, store.ErrNotFound) { // like an unknown session: an empty list, with the count
 		return api.SessionMessagesResult{SessionID: p.SessionID, Messages: []api.SessionMessage{}, Total: total,
 			Start: *p.Index, HasOlder: total > 0}, nil
@@ -650,10 +689,19 @@ func cutToFit(sm api.SessionMessage, offset, room int) api.SessionMessage {
 
 // State reports the session's turn state as stored (running/idle/error, turn id and start).
 func (m *Manager) State(ctx context.Context, o Owner, id string) (api.SessionStateResult, error) {
-	if err := m.access(ctx, o, id); err != nil {
+	if s, isACP, err := m.acpTarget(ctx, id); err != nil {
+		return api.SessionStateResult{}, err
+	} else if isACP {
+		if err := acpAccess(o, s, id); err != nil {
+			return api.SessionStateResult{}, err
+		}
+		return m.acpStateOf(ctx, s, id)
+	}
+	key, err := m.access(ctx, o, id)
+	if err != nil {
 		return api.SessionStateResult{}, err
 	}
-	meta, err := m.o.Chat.Meta(ctx, id)
+	meta, err := m.o.Chat.Meta(ctx, key)
 	if errors.Is(err, store.ErrNotFound) {
 		return api.SessionStateResult{}, fmt.Errorf("%w: %s", ErrNotFound, id)
 	}
@@ -690,6 +738,14 @@ func (m *Manager) Approve(o Owner, p api.SessionApproveParams) (api.SessionAppro
 	}
 	// An unknown, already answered or expired request is not acknowledged.
 	res.Acknowledged = s.decide(p.RequestID, agent.ApprovalDecision{Decision: p.Decision, Replacement: p.Replacement})
+	if res.Acknowledged {
+		action := "approve"
+		if p.Decision != api.DecisionAllowOnce && p.Decision != api.DecisionAllowAlways {
+			action = "reject"
+		}
+		m.o.Logs.Publish(logs.Entry{Category: logs.CategoryTool, Action: action, Message: "approval answered: " + p.Decision,
+			Zeroclaw: map[string]any{"agent_alias": s.alias, "session_key": s.key}, Attributes: map[string]any{"request_id": p.RequestID}})
+	}
 	return res, nil
 }
 

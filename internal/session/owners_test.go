@@ -88,7 +88,7 @@ func TestOwnershipSurvivesRestart(t *testing.T) {
 	if res := e.open(mallory, api.SessionNewParams{SessionID: "alices"}); res.MessageCount != 0 {
 		t.Fatalf("a new session under a deleted id: %+v", res)
 	}
-	if meta, err := e.chat.Meta(ctx, "alices"); err != nil || meta.Owner != "mallory" {
+	if meta, err := e.chat.Meta(ctx, store.RPCKey("alices")); err != nil || meta.Owner != "mallory" {
 		t.Fatalf("new session under a deleted id: %+v %v, want owner mallory", meta, err)
 	}
 }
@@ -223,14 +223,14 @@ func TestDeleteReviveAndPromptRaceOnOneID(t *testing.T) {
 	}
 	wg.Wait()
 
-	meta, err := e.chat.Meta(ctx, id)
+	meta, err := e.chat.Meta(ctx, store.RPCKey(id))
 	switch {
 	case err == nil:
 		if meta.Owner != "alice" {
 			t.Fatalf("stored session owned by %q, want alice", meta.Owner)
 		}
 	case errors.Is(err, store.ErrNotFound):
-		if msgs, err := e.chat.All(ctx, id); err != nil || len(msgs) != 0 {
+		if msgs, err := e.chat.All(ctx, store.RPCKey(id)); err != nil || len(msgs) != 0 {
 			t.Fatalf("no session but %d messages (%v)", len(msgs), err)
 		}
 	default:

@@ -23,19 +23,26 @@ const (
 // session is one live session: its actor queue, the turns in it and their pending approvals.
 type session struct {
 	id, alias, workspace string
+	key                  string        // its key in sessions.db (store.Resolve, or rpc_<id> for a new one)
 	owner                string        // the principal that owns it
-	lock                 *turnLock     // shared by every incarnation of the id; set by Manager.register
+	lock                 *turnLock     // shared by every incarnation of the key; set by Manager.register
+	gen                  uint64        // this incarnation's number, unique per Manager; set by Manager.register
 	done                 chan struct{} // closed by close
+	acp                  *acpState     // set for an ACP session (see acp.go); nil for a chat session
 	configMu             sync.Mutex    // serializes session/configure calls: merge, provider build, commit
+	files                sync.Mutex    // the files lock: held while a file is checked, stored and indexed
+	index                FileIndex     // the files stored for this incarnation; guarded by files
 
 	mu       sync.Mutex // guards the fields below
 	closed   bool
 	lastUsed time.Time          // when a prompt last entered or left the queue (or the session opened)
 	queued   int                // Prompt calls inside the queue: waiting plus running
+	storing  int                // files being stored (WithFiles)
 	turns    map[*turn]struct{} // running and waiting turns
 	active   *turn
 	pending  map[string]*pending
 	always   map[string]bool // tools allowed with allow_always for the rest of the session
+	holder   uint64          // ACP: the connection that holds the session live (0: none); see Manager.HoldACP
 	// overrides are the session's own model settings (session/configure), applied from the next turn on.
 	overrides api.SessionOverrides
 }
@@ -58,9 +65,9 @@ type answer struct {
 	err error
 }
 
-func newSession(id, alias, workspace, owner string, now time.Time) *session {
+func newSession(id, key, alias, workspace, owner string, now time.Time) *session {
 	return &session{
-		id: id, alias: alias, workspace: workspace, owner: owner,
+		id: id, key: key, alias: alias, workspace: workspace, owner: owner,
 		lastUsed: now,
 		done:     make(chan struct{}),
 		turns:    make(map[*turn]struct{}),
@@ -94,11 +101,12 @@ func (s *session) enqueue(t *turn, now time.Time) error {
 }
 
 // idleSince reports when the session was last used and whether it is idle now: nothing running, queued or
-// waiting for an approval, so dropping it from memory loses nothing (its history is in the store).
+// waiting for an approval or storing a file, and no ACP connection holding it, so dropping it from memory loses
+// nothing (its history is in the store).
 func (s *session) idleSince() (time.Time, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.lastUsed, s.queued == 0 && len(s.pending) == 0
+	return s.lastUsed, s.queued == 0 && len(s.pending) == 0 && s.storing == 0 && s.holder == 0
 }
 
 func (s *session) dequeue(t *turn, now time.Time) {
@@ -177,7 +185,7 @@ func (s *session) disconnected(connID uint64) {
 func (s *session) retireIfIdle() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.closed || s.queued != 0 || len(s.pending) != 0 {
+	if s.closed || s.queued != 0 || len(s.pending) != 0 || s.storing != 0 || s.holder != 0 {
 		return false
 	}
 	s.closeLocked()

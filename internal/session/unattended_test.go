@@ -2,6 +2,7 @@ package session
 
 import (
 	"errors"
+	"github.com/zeroclaw-go/zeroclaw/internal/store"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,7 +18,7 @@ func TestRunUnattended(t *testing.T) {
 	if ids := e.m.ActiveIDs(); len(ids) != 0 {
 		t.Fatalf("the session it opened is still live: %v", ids)
 	}
-	if meta, err := e.chat.Meta(t.Context(), "cron-1"); err != nil || meta.Owner != UnattendedPrincipal || meta.MessageCount != 2 {
+	if meta, err := e.chat.Meta(t.Context(), store.RPCKey("cron-1")); err != nil || meta.Owner != UnattendedPrincipal || meta.MessageCount != 2 {
 		t.Fatalf("stored session %+v, %v", meta, err)
 	}
 

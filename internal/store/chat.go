@@ -154,7 +154,7 @@ func nullString(s string) sql.NullString { return sql.NullString{String: s, Vali
 
 // EnsureSession inserts the metadata row for key if it is missing (created_at = last_activity = now,
 // agent_alias set) and returns the current metadata and whether the row already existed. An existing row
-// is left unchanged. A non-empty owner is recorded in the same transaction: as the owner of a new session
+// is left unchanged, except that one naming no agent gets agentAlias. A non-empty owner is recorded in the same transaction: as the owner of a new session
 // (replacing any row a session deleted by another writer left behind), or of an existing one that has none;
 // an existing session's owner is never changed.
 func (s *ChatStore) EnsureSession(ctx context.Context, key, agentAlias, owner string, now time.Time) (SessionMeta, bool, error) {
@@ -178,6 +178,14 @@ func (s *ChatStore) EnsureSession(ctx context.Context, key, agentAlias, owner st
 			return err
 		}
 		existed = n == 0
+		if existed && agentAlias != "" {
+			// A row that names no agent (an upstream orphan or channel session, a JSONL import) now runs under
+			// this one; upstream's session/new records it too.
+			if _, err := tx.ExecContext(ctx, `UPDATE session_metadata SET agent_alias = ?
+				WHERE session_key = ? AND COALESCE(agent_alias, '') = ''`, agentAlias, key); err != nil {
+				return err
+			}
+		}
 		if owner != "" {
 			claim := `INSERT INTO session_owners (session_key, principal) VALUES (?, ?)
 				ON CONFLICT(session_key) DO UPDATE SET principal = excluded.principal`

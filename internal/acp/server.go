@@ -1,0 +1,224 @@
+// Package acp serves the Agent Client Protocol (acp.md) that editors speak: JSON-RPC 2.0 over NDJSON, camelCase,
+// session/update in ACP's shape. It only decodes, checks, maps errors and translates the session layer's events;
+// sessions, turns and approvals are the session package's.
+package acp
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/zeroclaw-go/zeroclaw/internal/api"
+	"github.com/zeroclaw-go/zeroclaw/internal/auth"
+	"github.com/zeroclaw-go/zeroclaw/internal/config"
+	"github.com/zeroclaw-go/zeroclaw/internal/jsonrpc"
+	"github.com/zeroclaw-go/zeroclaw/internal/router"
+	"github.com/zeroclaw-go/zeroclaw/internal/session"
+)
+
+// ACP method names (acp.md).
+const (
+	MethodInitialize        = "initialize"
+	MethodSessionNew        = "session/new"
+	MethodSessionLoad       = "session/load"
+	MethodSessionResume     = "session/resume"
+	MethodSessionClose      = "session/close"
+	MethodSessionPrompt     = "session/prompt"
+	MethodSessionCancel     = "session/cancel"
+	MethodSessionUpdate     = "session/update"             // agent → client notification
+	MethodRequestPermission = "session/request_permission" // agent → client request
+	MethodElicitationCreate = "elicitation/create"         // agent → client request
+	// NotifyHistoryTrimmed is upstream's extension notification for a compaction (ACP's update union is closed).
+	NotifyHistoryTrimmed = "_zeroclaw/history_trimmed"
+)
+
+// ProtocolVersion is the ACP version spoken.
+const ProtocolVersion = 1
+
+// connIDBase marks the connection ids of ACP peers so they never equal a native connection's (the session layer
+// keys turns and approvals by connection id).
+const connIDBase = 1 << 62
+
+// Options wire the server to the daemon.
+type Options struct {
+	Sessions  *session.Manager
+	Config    func() *config.Config // the live config snapshot
+	DaemonUID int                   // peers with this uid are the operator (auth.Resolve)
+	Logger    *slog.Logger
+}
+
+// Limits are the per-connection limits, taken from [rpc] at accept time.
+type Limits struct {
+	MaxFrameBytes int
+	FrameTimeout  time.Duration
+	WriteTimeout  time.Duration
+}
+
+// PeerInfo is what the transport knows about a client.
+type PeerInfo struct {
+	UID       int
+	Label     string
+	Transport auth.Transport
+}
+
+// Server holds the method table and the connected peers. It is safe for concurrent use.
+type Server struct {
+	opts  Options
+	log   *slog.Logger
+	table *router.Table[*peer]
+
+	nextID atomic.Uint64
+
+	mu    sync.Mutex // guards peers
+	peers map[*peer]struct{}
+}
+
+// peer is one ACP connection.
+type peer struct {
+	id       uint64
+	info     PeerInfo
+	conn     *jsonrpc.Conn
+	inflight atomic.Int64
+	calls    sync.WaitGroup // outbound permission requests in flight
+
+	mu          sync.Mutex // guards the fields below
+	elicitation bool       // the client declared clientCapabilities.elicitation
+}
+
+// New builds the server and its method table.
+func New(opts Options) *Server {
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	s := &Server{opts: opts, log: opts.Logger, peers: map[*peer]struct{}{}}
+	s.table = router.New(router.Options[*peer]{Authorize: s.authorize, MapError: domainError, Logger: opts.Logger})
+	s.register()
+	return s
+}
+
+// ServeConn serves one accepted connection until it closes. When it ends, the turns the connection started are
+// cancelled, its approvals denied and the sessions it held released (they stay loadable).
+func (s *Server) ServeConn(ctx context.Context, nc net.Conn, info PeerInfo, lim Limits) error {
+	p := &peer{id: connIDBase + s.nextID.Add(1), info: info}
+	log := s.log.With("conn", info.Label, "protocol", "acp")
+	p.conn = jsonrpc.NewConn(jsonrpc.NewStream(nc), jsonrpc.HandlerFunc(func(ctx context.Context, _ *jsonrpc.Conn, req *jsonrpc.Request) (any, error) {
+		p.inflight.Add(1)
+		defer p.inflight.Add(-1)
+		return s.table.Dispatch(ctx, p, req)
+	}), jsonrpc.Options{
+		MaxFrameBytes: lim.MaxFrameBytes,
+		FrameTimeout:  lim.FrameTimeout,
+		WriteTimeout:  lim.WriteTimeout,
+		Concurrent:    s.table.Concurrent,
+		Inline:        s.table.Inline,
+		Logger:        log,
+	})
+	s.mu.Lock()
+	s.peers[p] = struct{}{}
+	s.mu.Unlock()
+	log.Debug("connection accepted")
+	err := p.conn.Serve(ctx)
+	p.calls.Wait() // they fail fast once the connection is closed
+	s.opts.Sessions.Disconnected(p.id)
+	s.opts.Sessions.ReleaseACP(p.id)
+	s.mu.Lock()
+	delete(s.peers, p)
+	s.mu.Unlock()
+	log.Debug("connection closed")
+	return err
+}
+
+// Drain waits until no connection has a request in flight, or ctx ends; it closes nothing.
+func (s *Server) Drain(ctx context.Context) {
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for s.busy() {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+func (s *Server) busy() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for p := range s.peers {
+		if p.inflight.Load() > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// CloseAll closes every connection and its transport at once.
+func (s *Server) CloseAll() {
+	s.mu.Lock()
+	peers := make([]*peer, 0, len(s.peers))
+	for p := range s.peers {
+		peers = append(peers, p)
+	}
+	s.mu.Unlock()
+	for _, p := range peers {
+		p.conn.Abort()
+	}
+}
+
+// authorize resolves the peer's principal from the config in force at every request, so a revoked user takes
+// effect at once, then checks the method's grant.
+func (s *Server) authorize(_ context.Context, p *peer, grant string) error {
+	var cfg *config.Config
+	if s.opts.Config != nil {
+		cfg = s.opts.Config()
+	}
+	pr := auth.Resolve(cfg, p.info.Transport, p.info.UID, s.opts.DaemonUID)
+	if pr == nil {
+		return jsonrpc.NewError(api.CodeAuthRequired, "peer not allowed: this uid is not a configured user", nil)
+	}
+	if grant != "" && !pr.Allows(grant) {
+		return jsonrpc.NewError(api.CodeForbidden, "Forbidden: missing grant "+grant, map[string]any{"grant": grant})
+	}
+	return nil
+}
+
+// owner is the session-layer identity of the peer (authorize already refused an unknown one).
+func (s *Server) owner(p *peer) session.Owner {
+	var cfg *config.Config
+	if s.opts.Config != nil {
+		cfg = s.opts.Config()
+	}
+	o := session.Owner{ConnID: p.id}
+	if pr := auth.Resolve(cfg, p.info.Transport, p.info.UID, s.opts.DaemonUID); pr != nil {
+		o.Principal, o.Admin = pr.Name, pr.Admin
+	}
+	return o
+}
+
+// domainError maps the session layer's errors to ACP's codes (acp.md); nil for an error it does not know.
+func domainError(err error) *jsonrpc.Error {
+	code := 0
+	switch {
+	case errors.Is(err, session.ErrNotFound), errors.Is(err, session.ErrKilled), errors.Is(err, session.ErrNotOwned),
+		errors.Is(err, session.ErrClosed):
+		code = api.CodeSessionNotFound
+	case errors.Is(err, session.ErrLimit):
+		code = api.CodeSessionLimitReached
+	case errors.Is(err, session.ErrBusy):
+		code = api.CodeSessionBusy
+	case errors.Is(err, session.ErrInvalid):
+		code = api.CodeInvalidParams
+	default:
+		return nil
+	}
+	var data any
+	var de interface{ WireData() any }
+	if errors.As(err, &de) {
+		data = de.WireData()
+	}
+	return jsonrpc.NewError(code, err.Error(), data)
+}
