@@ -287,7 +287,8 @@ func (k *sink) Update(ev api.SessionUpdate) {
 		k.requestPermission(ev)
 		return
 	case api.UpdateHistoryTrimmed:
-		_ = k.p.conn.Notify(NotifyHistoryTrimmed, map[string]any{"sessionId": k.sessionID})
+		_ = k.p.conn.Notify(NotifyHistoryTrimmed, map[string]any{"sessionId": k.sessionID,
+			"droppedMessages": ev.DroppedMessages, "keptTurns": ev.KeptTurns, "reason": ev.Reason})
 		return
 	case api.UpdateTurnComplete:
 		k.mu.Lock()

@@ -98,6 +98,8 @@ func replay(msgs []store.ACPMessage) []any {
 		switch m.Role {
 		case "user":
 			out = append(out, textChunk{SessionUpdate: updateUserChunk, Content: textBlock(m.Content)})
+		case store.RoleInterruption: // the turn a daemon stop cut short: shown, never sent to the model
+			out = append(out, textChunk{SessionUpdate: api.UpdateAgentMessageChunk, Content: textBlock(m.Content)})
 		case "assistant":
 			if m.Content != "" {
 				out = append(out, textChunk{SessionUpdate: api.UpdateAgentMessageChunk, Content: textBlock(m.Content)})

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -13,7 +12,6 @@ import (
 	"github.com/zeroclaw-go/zeroclaw/internal/api"
 	"github.com/zeroclaw-go/zeroclaw/internal/config"
 	"github.com/zeroclaw-go/zeroclaw/internal/provider"
-	"github.com/zeroclaw-go/zeroclaw/internal/store"
 	"github.com/zeroclaw-go/zeroclaw/internal/tools"
 	"github.com/zeroclaw-go/zeroclaw/internal/visible"
 )
@@ -57,6 +55,9 @@ type Profile struct {
 	Env             map[string]string // agents.<alias>.env: passed to tool processes
 	// ContextWindow is the provider's context_window (the model's largest input in tokens); 0: unknown.
 	ContextWindow int
+	// MaxContextTokens is agents.<alias>.max_context_tokens: the budget past which an ACP session's model context
+	// is compacted; 0: never.
+	MaxContextTokens int
 }
 
 // ChoiceError says why no agent could be picked for a client that named none: zero or several agents are
@@ -130,12 +131,13 @@ func Resolve(cfg *config.Config, alias, installRoot string) (Profile, error) {
 		window = cfg.Providers.Models[family][palias].ContextWindow
 	}
 	return Profile{
-		Alias:         alias,
-		ProviderRef:   a.ModelProvider,
-		ContextWindow: window,
-		System:        a.SystemPrompt,
-		Workspace:     ws,
-		Env:           a.Env,
+		Alias:            alias,
+		ProviderRef:      a.ModelProvider,
+		ContextWindow:    window,
+		MaxContextTokens: a.MaxContextTokens,
+		System:           a.SystemPrompt,
+		Workspace:        ws,
+		Env:              a.Env,
 		Policy: tools.Policy{
 			Level:           tools.Level(rp.Level),
 			WorkspaceOnly:   rp.WorkspaceOnly,
@@ -175,29 +177,6 @@ func NewProvider(cfg *config.Config, ref string) (Provider, error) {
 		return nil, fmt.Errorf("agent: provider %s: %w", ref, err)
 	}
 	return p, nil
-}
-
-// CostRecorder returns a Turn.RecordUsage that appends one ledger line per provider request, priced with
-// cfg.Cost.Prices[model] (USD per million tokens; 0 when the model has no price).
-func CostRecorder(l *store.CostLedger, cfg *config.Config, sessionID, agentAlias string, now func() time.Time, newID func() string) func(context.Context, Usage) error {
-	prices := maps.Clone(cfg.Cost.Prices)
-	return func(ctx context.Context, u Usage) error {
-		price := prices[u.Model]
-		cost := (float64(u.InputTokens)*price.InputPerMillion + float64(u.OutputTokens)*price.OutputPerMillion) / 1e6
-		return l.Record(ctx, store.CostRecord{
-			ID: newID(),
-			Usage: store.CostUsage{
-				Model:        u.Model,
-				InputTokens:  u.InputTokens,
-				OutputTokens: u.OutputTokens,
-				TotalTokens:  u.InputTokens + u.OutputTokens,
-				CostUSD:      cost,
-				Timestamp:    now().UTC().Format(time.RFC3339),
-			},
-			SessionID:  sessionID,
-			AgentAlias: agentAlias,
-		})
-	}
 }
 
 // Elicit sends an elicitation/create request to the client and returns its answer. It returns an error

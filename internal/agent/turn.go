@@ -70,6 +70,9 @@ type Turn struct {
 	Append func(ctx context.Context, role, content string) error
 	// RecordUsage is called once per provider request that reported usage; a failure is logged, not fatal.
 	RecordUsage func(ctx context.Context, u provider.Usage) error
+	// CheckBudget, when set, runs before every provider request: an error fails the turn with it (the request
+	// is not made); a warning is shown once per turn as a notice event.
+	CheckBudget func() (warning string, err error)
 	Limits      Limits
 	// ContextWindow is the model's context window in tokens, reported in context_usage as max_context_tokens;
 	// 0 leaves it out (unknown).
@@ -109,13 +112,24 @@ func (t *Turn) Run(ctx context.Context, prompt string) (outcome, content string,
 	}
 	durable := context.WithoutCancel(ctx) // writes that must land even when the turn was cancelled
 
-	textUsed := 0 // encoded bytes of answer and reasoning text streamed so far in this turn
+	textUsed := 0   // encoded bytes of answer and reasoning text streamed so far in this turn
+	warned := false // the budget warning was shown in this turn
 	for step := 0; ; step++ {
 		var streamed strings.Builder
 		lim := provider.Limits{MaxTextBytes: t.Limits.MaxAnswerBytes - textUsed, MaxToolArgBytes: t.Limits.MaxToolArgsBytes,
 			MaxToolCalls: t.Limits.MaxToolCalls}
 		if lim.MaxTextBytes <= 0 {
 			lim.MaxTextBytes = -1 // spent: no more text in this turn
+		}
+		if t.CheckBudget != nil {
+			warning, err := t.CheckBudget()
+			if err != nil {
+				return api.OutcomeFailed, "", err
+			}
+			if warning != "" && !warned {
+				warned = true
+				t.Emit(api.SessionUpdate{Type: api.UpdateNotice, Level: "warn", Text: warning})
+			}
 		}
 		res, err := t.Provider.Stream(ctx, provider.Request{Messages: msgs, Tools: specs, Limits: lim}, func(ev provider.Event) {
 			switch ev.Type {

@@ -22,6 +22,9 @@ const (
 	MethodSessionState   = "session/state"
 	MethodSessionApprove = "session/approve"
 	MethodSessionDelete  = "session/delete"
+	MethodSessionKill    = "session/kill"
+	// MethodSessionListACP lists the durable ACP sessions (acp-sessions.db) that are not killed.
+	MethodSessionListACP = "session/list-acp"
 
 	// NotifyInitialized does not exist in this protocol; as a notification it is ignored.
 	NotifyInitialized = "notifications/initialized"

@@ -11,6 +11,13 @@ type SessionNewParams struct {
 	InteractionSurface string `json:"interaction_surface,omitempty"`
 }
 
+// Chat modes of session/new: a chat session is stored in sessions.db, an ACP one in acp-sessions.db with the
+// durable lifecycle of protocol.md §6.3.
+const (
+	ChatModeChat = "chat"
+	ChatModeACP  = "acp"
+)
+
 // SessionNewResult is the result of session/new.
 type SessionNewResult struct {
 	SessionID    string `json:"session_id"`
@@ -90,6 +97,12 @@ type SessionCloseResult struct {
 type SessionDeleteResult struct {
 	SessionID string `json:"session_id"`
 	Deleted   bool   `json:"deleted"`
+}
+
+// SessionKillResult is the result of session/kill.
+type SessionKillResult struct {
+	SessionID string `json:"session_id"`
+	Killed    bool   `json:"killed"`
 }
 
 // SessionListParams are the params of session/list.
@@ -202,6 +215,9 @@ const (
 	UpdatePlan              = "plan"
 	UpdateHistoryTrimmed    = "history_trimmed"
 	UpdateTurnComplete      = "turn_complete"
+	// UpdateNotice (ours) tells the user something about the turn that is not the model's output: level warn
+	// and text, e.g. the cost budget's warning threshold reached.
+	UpdateNotice = "notice"
 )
 
 // SessionUpdate is the params of one session/update notification. Type selects which fields are set.
@@ -217,6 +233,10 @@ type SessionUpdate struct {
 	RawOutput  *string         `json:"raw_output,omitempty"`
 	IsError    bool            `json:"is_error,omitempty"`
 
+	DroppedMessages *int   `json:"dropped_messages,omitempty"` // history_trimmed
+	KeptTurns       *int   `json:"kept_turns,omitempty"`
+	Reason          string `json:"reason,omitempty"`
+
 	RequestID        string `json:"request_id,omitempty"` // approval_request
 	ToolName         string `json:"tool_name,omitempty"`
 	ArgumentsSummary string `json:"arguments_summary,omitempty"`
@@ -227,6 +247,8 @@ type SessionUpdate struct {
 	MaxContextTokens *int `json:"max_context_tokens,omitempty"` // the model's context window, when configured
 
 	Entries []PlanEntry `json:"entries,omitempty"` // plan: the whole current plan (an empty plan is not sent)
+
+	Level string `json:"level,omitempty"` // notice: "warn"
 
 	Outcome string  `json:"outcome,omitempty"` // turn_complete
 	Content *string `json:"content,omitempty"`

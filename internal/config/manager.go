@@ -311,6 +311,18 @@ func (m *Manager) Delete(ctx context.Context, prop string, authorize func([]stri
 	return true, nil
 }
 
+// Hold runs fn with the live config while holding the config write lock, so no set, delete, rename or reload
+// swaps the config until fn returns: a decision fn makes from cfg (who may do what) stays the one in force while
+// fn acts on it, and a change that arrives meanwhile takes effect after. fn must not edit the config.
+func (m *Manager) Hold(ctx context.Context, fn func(cfg *Config) error) error {
+	m.writeMu.Lock()
+	defer m.writeMu.Unlock()
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("config: hold: %w", err)
+	}
+	return fn(m.Current())
+}
+
 // Reload re-reads the file and swaps it in. It never disables an entry that is running now: the file's
 // problems must all be problems the running config already has (the same path and message; their entries
 // stay disabled). Otherwise the reload returns a *ValidationError naming the new problems, and the running

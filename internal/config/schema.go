@@ -41,6 +41,9 @@ type Config struct {
 	Security           SecurityConfig               `toml:"security"`
 	Memory             MemoryConfig                 `toml:"memory"`
 	Storage            StorageConfig                `toml:"storage"`
+	Scheduler          SchedulerConfig              `toml:"scheduler"`
+	Reliability        ReliabilityConfig            `toml:"reliability"`
+	Cron               map[string]CronJobDecl       `toml:"cron"`
 }
 
 // ProvidersConfig holds model providers as providers.models.<family>.<alias>.
@@ -74,11 +77,16 @@ type AgentConfig struct {
 	Workspace     WorkspaceConfig `toml:"workspace"`
 	SystemPrompt  string          `toml:"system_prompt" desc:"Instructions given to the model at the start of every conversation."`
 	Enabled       *bool           `toml:"enabled" desc:"Whether the agent accepts new sessions."`
+	// MaxContextTokens is the budget of a durable ACP session's model context (estimated at 4 bytes a token);
+	// past it the context is compacted to its newest turns. 0: never compacted.
+	MaxContextTokens int `toml:"max_context_tokens" note:"0: no compaction" desc:"Token budget of an ACP session's model context (about 4 bytes a token); past it the oldest turns leave the context (the transcript is kept)."`
 	// Env is the whole environment the agent's shell commands see (besides a default PATH); nothing is
 	// inherited from the daemon's own environment. A secret field.
 	Env map[string]string `toml:"env" desc:"Environment variables the agent's shell commands see (secrets)."`
 	// Memory chooses the agent's memory backend kind (upstream's agents.<alias>.memory).
 	Memory AgentMemoryConfig `toml:"memory"`
+	// CronJobs binds declarative jobs ([cron.<id>]) to this agent, as upstream's agents.<alias>.cron_jobs.
+	CronJobs []string `toml:"cron_jobs" desc:"Ids of the [cron.<id>] jobs that run as this agent."`
 }
 
 // IsEnabled reports whether the agent is enabled (absent means enabled).
@@ -137,25 +145,48 @@ type GatewayConfig struct {
 	PairedTokens     []string `toml:"paired_tokens" desc:"SHA-256 hashes of the paired gateway tokens."`
 }
 
-// ObservabilityConfig is [observability].
+// ObservabilityConfig is [observability]: the runtime event log (upstream's log_persistence keys).
 type ObservabilityConfig struct {
-	LogPersistence string `toml:"log_persistence" enum:"rolling|full|none" desc:"How runtime events are kept: rolling (the last max_entries), full or none."`
-	MaxEntries     int    `toml:"max_entries" desc:"Events kept when log_persistence is rolling."`
+	LogPersistence string `toml:"log_persistence" enum:"rolling|rotating|full|none" desc:"How runtime events are kept in data/state/runtime-trace.jsonl: rolling (the newest log_persistence_max_entries), rotating, full or none (live subscribers still get them)."`
+	// LogPersistenceMaxEntries is upstream's key; 0 falls back to the older max_entries, then to 200.
+	LogPersistenceMaxEntries int `toml:"log_persistence_max_entries" note:"0: max_entries if set, else 200" desc:"Events kept when log_persistence is rolling."`
+	// MaxEntries is this project's earlier name for log_persistence_max_entries, still read.
+	MaxEntries                 int   `toml:"max_entries" note:"deprecated: use log_persistence_max_entries" desc:"Older name of log_persistence_max_entries."`
+	LogPersistenceMaxBytes     int64 `toml:"log_persistence_max_bytes" note:"0: no size limit" desc:"Rotating mode: start a new file once the current one reaches this many bytes."`
+	LogPersistenceRotateDaily  bool  `toml:"log_persistence_rotate_daily" desc:"Rotating mode: start a new file at each UTC day boundary."`
+	LogPersistenceRetentionMax int   `toml:"log_persistence_retention_max_files" note:"0: keep all" desc:"Rotating mode: rotated files kept."`
+}
+
+// DefaultLogMaxEntries is log_persistence_max_entries when neither it nor max_entries is set (upstream's
+// config default).
+const DefaultLogMaxEntries = 200
+
+// RollingMaxEntries is the number of events rolling persistence keeps: log_persistence_max_entries, else the
+// older max_entries, else DefaultLogMaxEntries.
+func (o ObservabilityConfig) RollingMaxEntries() int {
+	switch {
+	case o.LogPersistenceMaxEntries > 0:
+		return o.LogPersistenceMaxEntries
+	case o.MaxEntries > 0:
+		return o.MaxEntries
+	}
+	return DefaultLogMaxEntries
 }
 
 // CostConfig is [cost]: tracking switch, limits and per-model prices (USD per million tokens).
 type CostConfig struct {
 	Enabled         bool                 `toml:"enabled" desc:"Record the token usage and cost of model requests."`
-	DailyLimitUSD   float64              `toml:"daily_limit_usd" desc:"Daily spending limit in USD; 0: none."`
-	MonthlyLimitUSD float64              `toml:"monthly_limit_usd" desc:"Monthly spending limit in USD; 0: none."`
+	DailyLimitUSD   float64              `toml:"daily_limit_usd" note:"0: no daily limit" desc:"Daily (UTC) spending limit in USD: past it, the next model request is refused."`
+	MonthlyLimitUSD float64              `toml:"monthly_limit_usd" note:"0: no monthly limit" desc:"Monthly (UTC) spending limit in USD: past it, the next model request is refused."`
 	WarnAtPercent   int                  `toml:"warn_at_percent" desc:"Warn when spending reaches this percentage of a limit."`
 	Prices          map[string]ModelCost `toml:"prices"`
 }
 
 // ModelCost is cost.prices.<model>.
 type ModelCost struct {
-	InputPerMillion  float64 `toml:"input" desc:"USD per million input tokens of this model."`
-	OutputPerMillion float64 `toml:"output" desc:"USD per million output tokens of this model."`
+	InputPerMillion       float64 `toml:"input" desc:"USD per million input tokens of this model."`
+	OutputPerMillion      float64 `toml:"output" desc:"USD per million output tokens of this model."`
+	CachedInputPerMillion float64 `toml:"cached_input" note:"0: the input price" desc:"USD per million cached input tokens of this model."`
 }
 
 // SecretsConfig is [secrets].
@@ -210,6 +241,50 @@ type SecurityConfig struct {
 	TrustDaemonUID bool `toml:"trust_daemon_uid" desc:"Treat peers with the daemon's own uid as the shared operator (admin)."`
 }
 
+// SchedulerConfig is [scheduler]: the cron scheduler (upstream/cron-logs-costs.md §A6).
+type SchedulerConfig struct {
+	Enabled          bool `toml:"enabled" desc:"Run scheduled jobs."`
+	MaxTasks         int  `toml:"max_tasks" desc:"Most due jobs started by one scheduler tick."`
+	MaxConcurrent    int  `toml:"max_concurrent" desc:"Most jobs running at once."`
+	CatchUpOnStartup bool `toml:"catch_up_on_startup" desc:"Run each job that fell due while the daemon was down once at start (false: skip to the next occurrence)."`
+	MaxRunHistory    int  `toml:"max_run_history" desc:"Runs kept per job in the run history."`
+}
+
+// ReliabilityConfig is [reliability]: the scheduler's tick and retries (upstream's keys).
+type ReliabilityConfig struct {
+	SchedulerPollSecs int `toml:"scheduler_poll_secs" desc:"Seconds between scheduler ticks (at least 5)."`
+	SchedulerRetries  int `toml:"scheduler_retries" desc:"Extra attempts of a failed scheduled job."`
+	ProviderBackoffMS int `toml:"provider_backoff_ms" desc:"First retry delay in milliseconds (at least 200), doubled per attempt."`
+}
+
+// CronJobDecl is cron.<id>: a job declared in config, reconciled into jobs.db at start and on reload.
+type CronJobDecl struct {
+	Name              string           `toml:"name" desc:"Display name of the job."`
+	JobType           string           `toml:"job_type" enum:"shell|agent" desc:"shell runs command; agent runs prompt as a turn."`
+	Schedule          CronScheduleDecl `toml:"schedule"`
+	Command           string           `toml:"command" desc:"Shell command of a shell job, run in the agent's workspace."`
+	Prompt            string           `toml:"prompt" desc:"Prompt of an agent job."`
+	Enabled           bool             `toml:"enabled" desc:"Whether the job runs."`
+	Model             string           `toml:"model" desc:"Model override of an agent job."`
+	AllowedTools      []string         `toml:"allowed_tools" desc:"Tools an agent job may use; empty: the agent's."`
+	UsesMemory        bool             `toml:"uses_memory" desc:"Whether an agent job uses memory."`
+	SessionTarget     string           `toml:"session_target" desc:"isolated (a new session per run), main, or a session id."`
+	ShellOutputFormat string           `toml:"shell_output_format" enum:"wrapped|raw" desc:"wrapped: status, stdout and stderr; raw: stdout alone on success."`
+}
+
+func (d *CronJobDecl) setDefaults() {
+	d.JobType, d.Enabled, d.UsesMemory, d.ShellOutputFormat = "shell", true, true, "wrapped"
+}
+
+// CronScheduleDecl is cron.<id>.schedule: {kind = "cron", expr, tz} | {kind = "every", every_ms} | {kind = "at", at}.
+type CronScheduleDecl struct {
+	Kind    string `toml:"kind" enum:"cron|every|at" desc:"cron (expr, tz), every (every_ms) or at (a one-shot time)."`
+	Expr    string `toml:"expr" desc:"Cron expression (5 fields, or 6-7 with seconds and year)."`
+	TZ      string `toml:"tz" desc:"IANA time zone of expr; empty: the host's."`
+	EveryMS int    `toml:"every_ms" desc:"Interval in milliseconds."`
+	At      string `toml:"at" desc:"RFC 3339 time of a one-shot job."`
+}
+
 // defaulter is implemented by map entry types whose fresh entries have non-zero defaults.
 type defaulter interface{ setDefaults() }
 
@@ -218,13 +293,16 @@ func base() *Config {
 	return &Config{
 		Channels:      ChannelsConfig{SessionBackend: "sqlite"},
 		Gateway:       GatewayConfig{Host: "127.0.0.1", Port: 42617, RequirePairing: true},
-		Observability: ObservabilityConfig{LogPersistence: "rolling", MaxEntries: 10000},
-		Cost:          CostConfig{WarnAtPercent: 80},
+		Observability: ObservabilityConfig{LogPersistence: "rolling", LogPersistenceRotateDaily: true, LogPersistenceRetentionMax: 7},
+		Cost:          CostConfig{Enabled: true, DailyLimitUSD: 10, MonthlyLimitUSD: 100, WarnAtPercent: 80},
 		Secrets:       SecretsConfig{Encrypt: true},
 		RPC: RPCConfig{MaxLocalConnections: 512, MaxFrameBytes: 8388608, InitializeTimeoutMS: 30000,
 			FrameTimeoutMS: 30000, WriteTimeoutMS: 30000, MaxInflightFrameBytes: 64 << 20},
 		Security: SecurityConfig{TrustDaemonUID: true},
 		Memory:   DefaultMemory(),
+		Scheduler: SchedulerConfig{Enabled: true, MaxTasks: 64, MaxConcurrent: 4, CatchUpOnStartup: true,
+			MaxRunHistory: 50},
+		Reliability: ReliabilityConfig{SchedulerPollSecs: 15, SchedulerRetries: 2, ProviderBackoffMS: 500},
 		Limits: LimitsConfig{MaxAnswerBytes: DefaultMaxAnswerBytes, MaxToolArgsBytes: DefaultMaxToolArgsBytes,
 			MaxToolCalls: DefaultMaxToolCalls, MaxToolRounds: DefaultMaxToolRounds},
 	}

@@ -39,6 +39,8 @@ var sectionTable = []sectionInfo{
 	{key: "channels", group: "Storage", help: "Where chat sessions are stored (sqlite, or jsonl files)."},
 	{key: "cost", group: "Operations", help: "Cost tracking: daily and monthly limits, the warning threshold " +
 		"and per-model prices (cost.prices.<model>, USD per million tokens)."},
+	{key: "cron", group: "Operations", help: "Jobs declared in config (cron.<id>): a schedule and a shell command " +
+		"or an agent prompt, kept in jobs.db at start and on reload."},
 	{key: "gateway", group: "Network", help: "The HTTP gateway: address, pairing and remote administration."},
 	{key: "limits", group: "Agent", help: "What one turn may take from the model: answer bytes, tool " +
 		"arguments, tool calls and tool rounds."},
@@ -49,7 +51,10 @@ var sectionTable = []sectionInfo{
 	{key: "observability", group: "Operations", help: "Log persistence and how many entries are kept."},
 	{key: "permission_profiles", group: "Storage", help: "Named lists of grants (resource:verb, " +
 		"config:update:<pattern>) given to users."},
+	{key: "reliability", group: "Operations", help: "The scheduler's tick interval and the retries of failed jobs."},
 	{key: "rpc", group: "Network", help: "Limits of the local JSON-RPC socket: connections, frame size and timeouts."},
+	{key: "scheduler", group: "Operations", help: "Scheduled jobs: on or off, concurrency, catch-up after downtime " +
+		"and the run history kept per job."},
 	{key: "secrets", group: "Storage", help: "Whether secret fields are stored encrypted (enc2:) in config.toml."},
 	{key: "security", group: "Storage", help: "Whether the daemon's own uid is trusted as the shared operator."},
 	{key: "users", group: "Storage", help: "Local users (by uid) and the permission profiles they hold."},

@@ -57,6 +57,9 @@ func validate(cfg *Config, d *document, file string) (*ValidationError, []string
 					a.ModelProvider, fam, alias)
 			}
 		}
+		if a.MaxContextTokens < 0 {
+			v.add(append(at, "max_context_tokens"), "must not be negative")
+		}
 		if a.RiskProfile == "" {
 			v.add(append(at, "risk_profile"), "is required")
 		} else if _, ok := cfg.RiskProfiles[a.RiskProfile]; !ok {
@@ -111,12 +114,17 @@ func validate(cfg *Config, d *document, file string) (*ValidationError, []string
 		v.add(Path{"gateway", "port"}, "must be between 0 and 65535, got %d", cfg.Gateway.Port)
 	}
 	switch cfg.Observability.LogPersistence {
-	case "rolling", "full", "none":
+	case "rolling", "rotating", "full", "none":
 	default:
-		v.add(Path{"observability", "log_persistence"}, "must be rolling, full or none, got %q", cfg.Observability.LogPersistence)
+		v.add(Path{"observability", "log_persistence"}, "must be rolling, rotating, full or none, got %q", cfg.Observability.LogPersistence)
 	}
-	if cfg.Observability.MaxEntries < 0 {
-		v.add(Path{"observability", "max_entries"}, "must not be negative")
+	for name, val := range map[string]int64{"max_entries": int64(cfg.Observability.MaxEntries),
+		"log_persistence_max_entries":         int64(cfg.Observability.LogPersistenceMaxEntries),
+		"log_persistence_max_bytes":           cfg.Observability.LogPersistenceMaxBytes,
+		"log_persistence_retention_max_files": int64(cfg.Observability.LogPersistenceRetentionMax)} {
+		if val < 0 {
+			v.add(Path{"observability", name}, "must not be negative")
+		}
 	}
 	if cfg.Cost.DailyLimitUSD < 0 {
 		v.add(Path{"cost", "daily_limit_usd"}, "must not be negative")

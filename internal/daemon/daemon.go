@@ -23,6 +23,7 @@ import (
 	"github.com/zeroclaw-go/zeroclaw/internal/install"
 	"github.com/zeroclaw-go/zeroclaw/internal/jsonrpc"
 	"github.com/zeroclaw-go/zeroclaw/internal/listen"
+	"github.com/zeroclaw-go/zeroclaw/internal/logs"
 	"github.com/zeroclaw-go/zeroclaw/internal/rpc"
 	"github.com/zeroclaw-go/zeroclaw/internal/secrets"
 	"github.com/zeroclaw-go/zeroclaw/internal/session"
@@ -55,6 +56,8 @@ type Options struct {
 	DrainTimeout time.Duration
 	// EphemeralGrace is how long an ephemeral daemon waits after its last client leaves; 0 => EphemeralGrace.
 	EphemeralGrace time.Duration
+	// LogRingFrames bounds the live log events kept for subscribers; 0 => logs.DefaultRingFrames.
+	LogRingFrames int
 }
 
 func (o Options) getenv(key string) string {
@@ -96,15 +99,17 @@ func Run(ctx context.Context, opts Options) error {
 	}
 	endpoint := layout.Endpoint(opts.getenv)
 
-	lock, err := install.LockInstall(layout)
-	if err != nil {
-		var le *install.LockedError
-		if errors.As(err, &le) {
-			return &RunningError{PID: le.PID, Endpoint: endpoint}
+	if !sharedInstall(opts.getenv) { // a test-only build may let two daemons share an install (share_e2e.go)
+		lock, err := install.LockInstall(layout)
+		if err != nil {
+			var le *install.LockedError
+			if errors.As(err, &le) {
+				return &RunningError{PID: le.PID, Endpoint: endpoint}
+			}
+			return err
 		}
-		return err
+		defer lock.Release()
 	}
-	defer lock.Release()
 
 	// A legacy <install>/workspace is moved into the current layout before the config and stores are opened.
 	// Moving files never changes config.toml (state.md §1): an older config stays as it is (it is migrated in
@@ -153,6 +158,10 @@ func Run(ctx context.Context, opts Options) error {
 	}
 	defer st.close(log)
 
+	events := newLogHub(layout, cfg, clk, opts.LogRingFrames, log)
+	defer events.Close()
+	costs := newCostTracker(st.costs, cfg, clk, opts.NewID, events)
+
 	ln, err := install.Listen(endpoint)
 	if err != nil {
 		var ie *install.InUseError
@@ -166,7 +175,8 @@ func Run(ctx context.Context, opts Options) error {
 	defer closeMemory(mem, log)
 	sessions := session.NewManager(session.Options{
 		Chat:        st.chat,
-		Costs:       st.costs,
+		Cost:        costs,
+		Logs:        events,
 		Config:      cfg.Current,
 		InstallRoot: layout.Root,
 		Logger:      log,
@@ -176,7 +186,13 @@ func Run(ctx context.Context, opts Options) error {
 		NewProvider: opts.NewProvider,
 		Memory:      mem,
 	})
+	bg, err := startBackground(ctx, layout, cfg, st, sessions, clk, opts.NewID, log)
+	if err != nil {
+		_ = ln.Close()
+		return err
+	}
 	d := &daemon{
+		bg:       bg,
 		log:      log,
 		ln:       ln,
 		stop:     make(chan struct{}),
@@ -200,6 +216,9 @@ func Run(ctx context.Context, opts Options) error {
 		FrameBudget:   d.frames,
 		Clock:         clk,
 		NewTUIID:      tuiIDs(opts.NewID),
+		Cron:          bg.sched,
+		Logs:          events,
+		Costs:         costs,
 	})
 	// The ACP endpoint (acp.md) is served through the same listen.Server: one connection limit, one ephemeral
 	// count, one drain. A daemon that cannot take it still serves the native socket.
@@ -224,10 +243,14 @@ func Run(ctx context.Context, opts Options) error {
 	})
 	log.Info("daemon listening", "component", "daemon", "endpoint", endpoint, "pid", os.Getpid(),
 		"config_dir", layout.Root, "ephemeral", opts.Ephemeral, "acp_endpoint", layout.ACPEndpoint())
+	events.Publish(logs.Entry{Category: logs.CategorySystem, Action: "start", Outcome: logs.OutcomeSuccess,
+		Message: "daemon listening", Attributes: map[string]any{"pid": os.Getpid(), "ephemeral": opts.Ephemeral}})
 	if opts.Ready != nil {
 		opts.Ready(endpoint)
 	}
-	return d.serve(ctx)
+	err = d.serve(ctx)
+	events.Publish(logs.Entry{Category: logs.CategorySystem, Action: "complete", Outcome: logs.OutcomeSuccess, Message: "daemon stopped"})
+	return err
 }
 
 // RunningError reports that another daemon owns this install or endpoint.
@@ -245,6 +268,7 @@ func (e *RunningError) Error() string {
 
 // daemon is one running instance.
 type daemon struct {
+	bg       *background // scheduler and control plane
 	log      *slog.Logger
 	ln       *install.Listener
 	acpLn    *install.Listener // nil when the ACP endpoint could not be taken
@@ -318,6 +342,7 @@ func (d *daemon) serve(ctx context.Context) error {
 // drain cancels running turns and denies pending approvals, so their prompts answer promptly, then waits for the
 // requests in flight; ctx ends at the drain deadline, which covers both.
 func (d *daemon) drain(ctx context.Context) {
+	d.bg.stop(ctx) // scheduled jobs first: an agent job's turn ends before the sessions shut down
 	d.sessions.Shutdown(ctx)
 	d.srv.Drain(ctx)
 	d.acp.Drain(ctx)

@@ -17,7 +17,9 @@ import (
 type stores struct {
 	chat   *store.ChatStore
 	costs  *store.CostLedger
-	acp    *store.ACPStore // nil when acp-sessions.db could not be opened: ACP sessions then live in memory
+	cron   *store.CronStore // data/cron/jobs.db, created by its first write only
+	tasks  *store.TaskStore // data/control_plane.db
+	acp    *store.ACPStore  // nil when acp-sessions.db could not be opened: ACP sessions then live in memory
 	closed sync.Once
 }
 
@@ -51,9 +53,16 @@ func openStores(ctx context.Context, layout install.Layout, cfg *config.Config, 
 	} else if n > 0 {
 		log.Info("marked turns interrupted by the previous daemon's exit", "component", "store", "sessions", n)
 	}
+	tasks, err := store.OpenControlPlane(ctx, filepath.Join(layout.DataDir, "control_plane.db"))
+	if err != nil {
+		_ = chat.Close()
+		return nil, fmt.Errorf("daemon: open control plane: %w", err)
+	}
 	st := &stores{
 		chat:  chat,
 		costs: store.OpenCostLedger(filepath.Join(layout.StateDir(), "costs.jsonl")),
+		cron:  store.OpenCron(filepath.Join(layout.DataDir, "cron", "jobs.db")),
+		tasks: tasks,
 	}
 	// A broken ACP store does not stop the daemon: ACP sessions then live in memory only and initialize tells
 	// clients that session/load is unavailable (acp.md).
@@ -70,6 +79,12 @@ func (s *stores) close(log *slog.Logger) {
 }
 
 func (s *stores) closeAll(log *slog.Logger) {
+	if err := s.cron.Close(); err != nil {
+		log.Warn("closing cron store", "component", "store", "err", err)
+	}
+	if err := s.tasks.Close(); err != nil {
+		log.Warn("closing control plane", "component", "store", "err", err)
+	}
 	if err := s.costs.Close(); err != nil {
 		log.Warn("closing cost ledger", "component", "store", "err", err)
 	}

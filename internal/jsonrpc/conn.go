@@ -376,6 +376,9 @@ func (c *Conn) dispatch(ctx context.Context) {
 func (c *Conn) handle(ctx context.Context, req *Request) {
 	result, err := c.invoke(ctx, req)
 	req.ReleaseParams()
+	if req.after != nil {
+		defer req.after()
+	}
 	if req.IsNotification() {
 		if err != nil {
 			c.log.Debug("jsonrpc: notification handler failed", "method", req.Method, "err", err)

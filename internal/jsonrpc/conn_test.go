@@ -627,3 +627,24 @@ func TestConnConcurrentNotifyFramesIntact(t *testing.T) {
 		wg.Wait()
 	})
 }
+
+// What a handler defers with AfterReply goes out after its response: a subscription's first notification never
+// overtakes the answer that names it.
+func TestConnAfterReplyFollowsTheResponse(t *testing.T) {
+	forEachFramer(t, func(t *testing.T, newPair pairMaker) {
+		h := HandlerFunc(func(_ context.Context, c *Conn, req *Request) (any, error) {
+			req.AfterReply(func() { _ = c.Notify("started", map[string]int{"n": 1}) })
+			return "subscribed", nil
+		})
+		p := newPair(t, h, Options{})
+		for i := range 20 {
+			p.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"sub"}`, i))
+			if got, want := p.recv(), fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"result":"subscribed"}`, i); got != want {
+				t.Fatalf("first frame %s, want the response %s", got, want)
+			}
+			if got := p.recv(); got != `{"jsonrpc":"2.0","method":"started","params":{"n":1}}` {
+				t.Fatalf("second frame %s, want the notification", got)
+			}
+		}
+	})
+}

@@ -19,7 +19,14 @@ type Request struct {
 	Params json.RawMessage
 
 	release func() // returns the frame's Budget charge; set by Conn
+	after   func() // set by AfterReply
 }
+
+// AfterReply registers fn to run once the response to r has been handed to the connection's writer, so that
+// anything fn sends on the connection (notifications of a subscription it starts) goes out after that response.
+// For a notification fn runs when the handler returns. It must be called from the handler's goroutine; a later
+// call replaces an earlier one.
+func (r *Request) AfterReply(fn func()) { r.after = fn }
 
 // IsNotification reports whether the request carries no id and so expects no response.
 func (r *Request) IsNotification() bool { return r.ID == nil }
@@ -82,7 +89,7 @@ const (
 // The frame is not copied: a Request's Params and a Response's Result are slices of frame (IDs and methods are
 // copies), so a large frame is held once, by whoever still uses its params.
 func Classify(frame []byte) Inbound {
-	if !json.Valid(frame) {
+	if !Valid(frame) {
 		return reply(CodeParseError, msgParse, nil)
 	}
 	switch firstByte(frame) {

@@ -84,3 +84,16 @@ func (s *scrubber) holdsSecret(text string) bool {
 	}
 	return false
 }
+
+// Scrubber returns a function that removes the given secrets (those of at least minSecretLength bytes) and
+// anything shaped like a credential from text, as the providers scrub their errors. It is safe for concurrent
+// use.
+func Scrubber(secrets []string) func(string) string {
+	var keep []string
+	for _, s := range secrets {
+		if len(s) >= minSecretLength {
+			keep = append(keep, s)
+		}
+	}
+	return newScrubber(keep).scrub
+}

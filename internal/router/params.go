@@ -2,6 +2,7 @@ package router
 
 import (
 	"bytes"
+	"encoding"
 	"encoding/json"
 	"fmt"
 	"reflect"
@@ -25,7 +26,7 @@ func DecodeParams(raw json.RawMessage, dst any) error {
 	if len(raw) == 0 {
 		return nil
 	}
-	if raw[0] != '{' || !json.Valid(raw) {
+	if raw[0] != '{' || !jsonrpc.Valid(raw) {
 		return invalidParams("params must be an object")
 	}
 	v := reflect.ValueOf(dst).Elem()
@@ -48,7 +49,9 @@ func DecodeParams(raw json.RawMessage, dst any) error {
 		if prev >= 0 {
 			target = reflect.New(f.typ)
 		}
-		if err := json.Unmarshal(val, target.Interface()); err != nil {
+		if plainString(f.typ, val) { // the common case, and a large one (data_b64): no decoder needed
+			target.Elem().SetString(string(val[1 : len(val)-1]))
+		} else if err := json.Unmarshal(val, target.Interface()); err != nil {
 			return invalidParams(fmt.Sprintf("invalid params: %s must be %s", f.name, typeWord(f.typ)))
 		}
 		if prev >= 0 {
@@ -62,6 +65,20 @@ func DecodeParams(raw json.RawMessage, dst any) error {
 	}
 	return nil
 }
+
+// plainString reports whether val, a valid JSON value, is a string without escapes or invalid UTF-8 going into a
+// plain string field (one with no unmarshal method of its own): its bytes between the quotes are then exactly
+// what json.Unmarshal would store.
+func plainString(typ reflect.Type, val []byte) bool {
+	return typ.Kind() == reflect.String && !reflect.PointerTo(typ).Implements(jsonUnmarshaler) &&
+		!reflect.PointerTo(typ).Implements(textUnmarshaler) && len(val) >= 2 && val[0] == '"' &&
+		bytes.IndexByte(val, '\\') < 0 && utf8.Valid(val[1:len(val)-1])
+}
+
+var (
+	jsonUnmarshaler = reflect.TypeFor[json.Unmarshaler]()
+	textUnmarshaler = reflect.TypeFor[encoding.TextUnmarshaler]()
+)
 
 // givenField records that a params field was set, and under which quoted key.
 type givenField struct {

@@ -40,6 +40,20 @@ func Handle[Peer, P, R any](grant string, f func(context.Context, Peer, *P) (R, 
 	}}
 }
 
+// HandleRequest is Handle for a handler that also needs the request itself, e.g. to act once its response has
+// gone out (jsonrpc.Request.AfterReply). Params are released before f runs.
+func HandleRequest[Peer, P, R any](grant string, f func(context.Context, Peer, *P, *jsonrpc.Request) (R, error)) Method[Peer] {
+	return Method[Peer]{Grant: grant, call: func(ctx context.Context, p Peer, req *jsonrpc.Request) (any, error) {
+		params := new(P)
+		err := DecodeParams(req.Params, params)
+		req.ReleaseParams()
+		if err != nil {
+			return nil, err
+		}
+		return f(ctx, p, params, req)
+	}}
+}
+
 // Options are a protocol's hooks.
 type Options[Peer any] struct {
 	// Authorize runs before every known method's handler, with the method's grant (also ""); an error refuses

@@ -8,6 +8,7 @@ import (
 	"github.com/zeroclaw-go/zeroclaw/internal/auth"
 	"github.com/zeroclaw-go/zeroclaw/internal/config"
 	"github.com/zeroclaw-go/zeroclaw/internal/jsonrpc"
+	"github.com/zeroclaw-go/zeroclaw/internal/upload"
 )
 
 // PeerInfo is what the transport knows about a connected client before it speaks.
@@ -35,6 +36,8 @@ type Peer struct {
 	// resolvedFrom is the config snapshot principal was last resolved from by dispatch (resolved: it was).
 	resolvedFrom *config.Config
 	resolved     bool
+	uploads      *upload.Staging // the uploads this connection began; made on first use
+	closed       bool            // the connection ended: its uploads are dropped
 }
 
 // Conn is the connection this peer speaks on; it is used to notify and to send outbound requests.

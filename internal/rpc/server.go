@@ -13,10 +13,14 @@ import (
 	"github.com/zeroclaw-go/zeroclaw/internal/auth"
 	"github.com/zeroclaw-go/zeroclaw/internal/clock"
 	"github.com/zeroclaw-go/zeroclaw/internal/config"
+	"github.com/zeroclaw-go/zeroclaw/internal/cost"
+	"github.com/zeroclaw-go/zeroclaw/internal/cron"
 	"github.com/zeroclaw-go/zeroclaw/internal/jsonrpc"
+	"github.com/zeroclaw-go/zeroclaw/internal/logs"
 	"github.com/zeroclaw-go/zeroclaw/internal/memory"
 	"github.com/zeroclaw-go/zeroclaw/internal/router"
 	"github.com/zeroclaw-go/zeroclaw/internal/session"
+	"github.com/zeroclaw-go/zeroclaw/internal/upload"
 )
 
 // Info describes the running daemon for status and initialize.
@@ -57,6 +61,15 @@ type Options struct {
 	Memory *memory.Manager
 	// Clock tells the time for status and tui/list and times the initialize deadline; nil means clock.Real.
 	Clock clock.Clock
+	// Cron serves cron/*; nil leaves those methods out.
+	Cron *cron.Scheduler
+	// Logs serves logs/*; nil leaves those methods out.
+	Logs *logs.Hub
+	// Costs serves cost/*; nil leaves those methods out.
+	Costs *cost.Tracker
+	// Uploads is the byte budget of staged uploads (protocol.md §7); nil means a fresh one of
+	// api.UploadBudgetBytes on Clock.
+	Uploads *upload.Budget
 }
 
 // Server holds the method table and the connected peers.
@@ -69,6 +82,8 @@ type Server struct {
 
 	mu    sync.Mutex // mu guards peers
 	peers map[*Peer]struct{}
+
+	feeds feeds // live log subscriptions
 }
 
 // method is one entry of the table (router.Method for this package's Peer).
@@ -104,11 +119,25 @@ func New(opts Options) *Server {
 	}
 	if opts.Sessions != nil {
 		s.registerSessions(opts.Sessions)
+		if opts.Uploads == nil {
+			opts.Uploads = upload.NewBudget(upload.Options{Clock: opts.Clock})
+			s.opts.Uploads = opts.Uploads
+		}
+		s.registerFiles(opts.Sessions, opts.Uploads)
 	}
 	s.registerConfigMeta(opts.ConfigManager, opts.Sessions)
 	s.registerAgents(opts.ConfigManager, opts.Sessions)
 	s.registerSessionMeta(opts.Sessions)
 	s.registerMemory(opts.Memory)
+	if opts.Cron != nil {
+		s.registerCron(opts.Cron)
+	}
+	if opts.Logs != nil {
+		s.registerLogs(opts.Logs)
+	}
+	if opts.Costs != nil {
+		s.registerCost(opts.Costs)
+	}
 	return s
 }
 
@@ -141,9 +170,11 @@ func (s *Server) ServeConn(ctx context.Context, nc net.Conn, info PeerInfo, lim 
 	s.peers[peer] = struct{}{}
 	s.mu.Unlock()
 	defer func() {
+		s.endFeeds(peer)
 		s.mu.Lock()
 		delete(s.peers, peer)
 		s.mu.Unlock()
+		peer.dropUploads() // an upload belongs to its connection (protocol.md §7)
 		if s.opts.Sessions != nil {
 			// Sessions survive; the turns this connection started are cancelled and its approvals denied.
 			s.opts.Sessions.Disconnected(peer.ID)
@@ -286,7 +317,8 @@ type dataError interface {
 // domainCode maps domain sentinels to wire codes.
 func domainCode(err error) (int, bool) {
 	switch {
-	case errors.Is(err, session.ErrNotFound), errors.Is(err, session.ErrNoActiveTurn), errors.Is(err, session.ErrClosed):
+	case errors.Is(err, session.ErrNotFound), errors.Is(err, session.ErrNoActiveTurn), errors.Is(err, session.ErrClosed),
+		errors.Is(err, session.ErrKilled):
 		return api.CodeSessionNotFound, true
 	case errors.Is(err, session.ErrLimit):
 		return api.CodeSessionLimitReached, true
@@ -294,13 +326,17 @@ func domainCode(err error) (int, bool) {
 		return api.CodeSessionBusy, true
 	case errors.Is(err, session.ErrNotOwned):
 		return api.CodeSessionNotOwned, true
-	case errors.Is(err, session.ErrInvalid):
+	case errors.Is(err, session.ErrInvalid), errors.Is(err, upload.ErrInvalid):
 		return api.CodeInvalidParams, true
+	case errors.Is(err, session.ErrAgentDenied), errors.Is(err, upload.ErrForbidden):
+		return api.CodeForbidden, true
 	case errors.Is(err, config.ErrInvalidConfig), errors.Is(err, config.ErrUnknownProp),
 		errors.Is(err, config.ErrInvalidPath), errors.Is(err, config.ErrInvalidValue),
 		errors.Is(err, config.ErrNotEditable), errors.Is(err, config.ErrNoEntries),
 		errors.Is(err, config.ErrTooManyEntries), errors.Is(err, config.ErrNoMapSection), errors.Is(err, config.ErrInvalidKey):
 		return api.CodeInvalidParams, true
+	case cronCode(err) != 0:
+		return cronCode(err), true
 	}
 	return memoryCode(err)
 }

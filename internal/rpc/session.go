@@ -23,7 +23,11 @@ func (s *Server) registerSessions(m *session.Manager) {
 	}))
 	// session/prompt may come as a notification (zerocode sends it so): the turn runs and streams the same way.
 	prompt := handle(grantSessionsExecute, func(ctx context.Context, p *Peer, params *api.SessionPromptParams) (api.SessionPromptResult, error) {
-		res, err := m.Prompt(ctx, p.owner(), *params, peerSink{p})
+		err := s.promptFiles(ctx, m, p, params)
+		var res api.SessionPromptResult
+		if err == nil {
+			res, err = m.Prompt(ctx, p.owner(), *params, peerSink{p})
+		}
 		if errors.Is(err, session.ErrNotFound) || errors.Is(err, session.ErrClosed) {
 			// A client that waits for events, not for this answer, must still see the turn end.
 			content := "session not found: " + params.SessionID
@@ -50,6 +54,15 @@ func (s *Server) registerSessions(m *session.Manager) {
 	}))
 	s.register(api.MethodSessionDelete, handle(grantSessionsDelete, func(ctx context.Context, p *Peer, params *api.SessionIDParams) (api.SessionDeleteResult, error) {
 		return m.Delete(ctx, p.owner(), params.SessionID)
+	}))
+	s.register(api.MethodSessionKill, handle(grantSessionsDelete, func(ctx context.Context, p *Peer, params *api.SessionIDParams) (api.SessionKillResult, error) {
+		return m.Kill(ctx, p.owner(), params.SessionID)
+	}))
+	s.register(api.MethodSessionListACP, handle(grantSessionsRead, func(ctx context.Context, p *Peer, params *api.SessionListParams) (api.SessionListResult, error) {
+		if err := router.NonNegative("limit", params.Limit); err != nil {
+			return api.SessionListResult{}, err
+		}
+		return m.ListACP(ctx, p.owner(), params.Limit)
 	}))
 	s.register(api.MethodSessionList, handle(grantSessionsRead, func(ctx context.Context, p *Peer, params *api.SessionListParams) (api.SessionListResult, error) {
 		if err := router.NonNegative("limit", params.Limit); err != nil {

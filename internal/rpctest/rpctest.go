@@ -37,6 +37,7 @@ type options struct {
 	clock       clock.Clock
 	newID       func() string
 	newProvider session.ProviderFactory
+	logRing     int
 }
 
 // WithConfig writes toml as config.toml before the daemon starts (instead of the default config).
@@ -56,6 +57,9 @@ func WithNewID(f func() string) Option { return func(o *options) { o.newID = f }
 
 // WithNewProvider replaces the daemon's provider constructor.
 func WithNewProvider(f session.ProviderFactory) Option { return func(o *options) { o.newProvider = f } }
+
+// WithLogRing bounds the live log events the daemon keeps for subscribers.
+func WithLogRing(frames int) Option { return func(o *options) { o.logRing = frames } }
 
 // WithEnv adds environment variables ("K=V") to the daemon's environment.
 func WithEnv(kv ...string) Option { return func(o *options) { o.environ = append(o.environ, kv...) } }
@@ -103,15 +107,16 @@ func StartOn(t testing.TB, configDir string, opts ...Option) *Daemon {
 	environ := append([]string{"ZEROCLAW_SOCKET=" + endpoint}, o.environ...)
 	go func() {
 		d.done <- daemon.Run(ctx, daemon.Options{
-			ConfigDir:   configDir,
-			Ephemeral:   o.ephemeral,
-			Environ:     environ,
-			Home:        root,
-			Logger:      o.logger,
-			Clock:       o.clock,
-			NewID:       o.newID,
-			NewProvider: o.newProvider,
-			Ready:       func(string) { close(ready) },
+			ConfigDir:     configDir,
+			Ephemeral:     o.ephemeral,
+			Environ:       environ,
+			Home:          root,
+			Logger:        o.logger,
+			Clock:         o.clock,
+			NewID:         o.newID,
+			NewProvider:   o.newProvider,
+			LogRingFrames: o.logRing,
+			Ready:         func(string) { close(ready) },
 		})
 	}()
 	select {

@@ -45,6 +45,16 @@ func (m *Manager) ACPDurable() bool { return m.o.ACP != nil }
 // NewACP creates an ACP session held live by o's connection until it closes the session or disconnects
 // (ReleaseACP); its row is stored before the session is returned.
 func (m *Manager) NewACP(ctx context.Context, o Owner, p ACPNewParams) (ACPSession, error) {
+	s, err := m.createACP(ctx, o, m.o.NewID(), p, o.ConnID)
+	if err != nil {
+		return ACPSession{}, err
+	}
+	return ACPSession{SessionID: s.id, AgentAlias: s.alias, WorkspaceDir: s.workspace}, nil
+}
+
+// createACP registers a new ACP session id held by connection holder (0: none) and stores its row. An id that is
+// live already is returned as that session when it is an ACP one (a concurrent session/new naming the same id).
+func (m *Manager) createACP(ctx context.Context, o Owner, id string, p ACPNewParams, holder uint64) (*session, error) {
 	cfg := m.o.Config()
 	alias := strings.TrimSpace(p.AgentAlias)
 	if alias == "" {
@@ -53,36 +63,42 @@ func (m *Manager) NewACP(ctx context.Context, o Owner, p ACPNewParams) (ACPSessi
 	if alias == "" {
 		var err error
 		if alias, err = agent.DefaultAgent(cfg); err != nil {
-			return ACPSession{}, fmt.Errorf("%w: %w", ErrInvalid, err)
+			return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
 		}
 	}
 	prof, err := agent.Resolve(cfg, alias, m.o.InstallRoot)
 	if err != nil {
-		return ACPSession{}, fmt.Errorf("%w: %w", ErrInvalid, err)
+		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
 	if err := os.MkdirAll(prof.Workspace, 0o700); err != nil {
-		return ACPSession{}, fmt.Errorf("session: new acp: workspace: %w", err)
+		return nil, fmt.Errorf("session: new acp: workspace: %w", err)
 	}
 	ws, err := resolveCwd(p.Cwd, prof.Workspace, m.o.InstallRoot)
 	if err != nil {
-		return ACPSession{}, err
+		return nil, err
 	}
-	id := m.o.NewID()
 	s := newSession(id, id, alias, ws, o.Principal, m.now())
 	s.acp = &acpState{surface: p.Surface}
-	s.holder = o.ConnID
-	if s, err = m.register(o, s); err != nil {
-		return ACPSession{}, err
+	s.holder = holder
+	registered, err := m.register(o, s)
+	if err != nil {
+		return nil, err
+	}
+	if registered != s {
+		if registered.acp == nil {
+			return nil, fmt.Errorf("%w: session %s is a chat session, not an ACP one", ErrInvalid, id)
+		}
+		return registered, nil
 	}
 	if m.o.ACP != nil {
 		row := store.ACPSession{UUID: id, AgentAlias: alias, WorkspaceDir: ws, Surface: p.Surface}
 		if err := m.o.ACP.Create(ctx, row, m.now()); err != nil {
 			m.drop(s)
-			return ACPSession{}, fmt.Errorf("session: new acp: %w", err)
+			return nil, fmt.Errorf("session: new acp: %w", err)
 		}
 	}
 	m.log.Debug("acp session open", "session", id, "agent", alias)
-	return ACPSession{SessionID: id, AgentAlias: alias, WorkspaceDir: ws}, nil
+	return s, nil
 }
 
 // OpenACP makes stored ACP session id live again for o's connection (session/load and session/resume), or takes
@@ -108,38 +124,17 @@ func (m *Manager) OpenACP(ctx context.Context, o Owner, id string, withHistory b
 	if m.o.ACP == nil {
 		return ACPSession{}, fmt.Errorf("%w: %s (ACP sessions are not stored: the ACP store is unavailable)", ErrNotFound, id)
 	}
-	row, err := m.o.ACP.Session(ctx, id)
-	if errors.Is(err, store.ErrNotFound) {
-		return ACPSession{}, fmt.Errorf("%w: %s", ErrNotFound, id)
-	}
-	if err != nil {
-		return ACPSession{}, fmt.Errorf("session: open acp %s: %w", id, err)
-	}
-	if row.KilledAt != nil {
-		return ACPSession{}, fmt.Errorf("%w: %s", ErrKilled, id)
-	}
-	// acp-sessions.db records no owner (upstream's schema): a stored ACP session is the admins' to reopen.
-	if !mayRevive(o, store.SessionMeta{}) {
-		return ACPSession{}, fmt.Errorf("%w: %s", ErrNotOwned, id)
-	}
-	alias, err := restoreAlias(m.o.Config(), row.AgentAlias)
+	registered, err := m.reviveACP(ctx, o, id, o.ConnID)
 	if err != nil {
 		return ACPSession{}, err
 	}
-	s := newSession(id, id, alias, row.WorkspaceDir, o.Principal, m.now())
-	s.acp = &acpState{surface: row.Surface}
-	s.holder = o.ConnID
-	registered, err := m.register(o, s)
-	if err != nil {
+	if registered.acp == nil { // a chat session was opened under this id meanwhile
+		return ACPSession{}, fmt.Errorf("%w: %s is not an ACP session", ErrNotFound, id)
+	}
+	if err := registered.check(o); err != nil {
 		return ACPSession{}, err
 	}
-	if registered != s { // a concurrent open won: take it over
-		if registered.acp == nil {
-			return ACPSession{}, fmt.Errorf("%w: %s is not an ACP session", ErrNotFound, id)
-		}
-		registered.hold(o.ConnID)
-	}
-	m.log.Debug("acp session restored", "session", id, "agent", alias)
+	registered.hold(o.ConnID)
 	return m.acpResult(ctx, registered, withHistory)
 }
 

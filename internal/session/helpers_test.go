@@ -12,6 +12,7 @@ import (
 
 	"github.com/zeroclaw-go/zeroclaw/internal/api"
 	"github.com/zeroclaw-go/zeroclaw/internal/config"
+	"github.com/zeroclaw-go/zeroclaw/internal/cost"
 	"github.com/zeroclaw-go/zeroclaw/internal/store"
 )
 
@@ -42,7 +43,7 @@ func newEnv(t *testing.T, mutate func(*config.Config), tweak ...func(*Options)) 
 		mutate(cfg)
 	}
 	e.cfg.Store(cfg)
-	e.opts = Options{Chat: chat, Costs: e.costs, Config: e.cfg.Load, InstallRoot: root}
+	e.opts = Options{Chat: chat, Cost: cost.NewTracker(cost.Options{Ledger: e.costs, Config: e.cfg.Load}), Config: e.cfg.Load, InstallRoot: root}
 	for _, f := range tweak {
 		f(&e.opts)
 	}

@@ -3,10 +3,12 @@ package session
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
 	"github.com/zeroclaw-go/zeroclaw/internal/agent"
+	"github.com/zeroclaw-go/zeroclaw/internal/api"
 	"github.com/zeroclaw-go/zeroclaw/internal/store"
 )
 
@@ -87,15 +89,37 @@ type acpJournal struct {
 	m   *Manager
 	s   *session
 	rec agent.TurnRecorder
+
+	// base is the model context the turn started from (load), and stored whether the turn's messages were stored
+	// (end): what a compaction after the turn starts from.
+	base   []agent.Message
+	stored bool
 }
 
+// load rebuilds the model context from the latest checkpoint: its snapshot and the messages after its boundary,
+// or the whole stored history when no compaction wrote a snapshot (protocol.md §6.3).
 func (j *acpJournal) load(ctx context.Context) ([]agent.Message, error) {
 	if j.m.o.ACP == nil {
 		j.s.acp.memMu.Lock()
 		defer j.s.acp.memMu.Unlock()
 		return agent.ACPHistory(j.s.acp.mem), nil
 	}
-	return agent.LoadACPHistory(ctx, j.m.o.ACP, j.s.id)
+	cp, ok, err := j.m.o.ACP.Checkpoint(ctx, j.s.id)
+	if err != nil {
+		return nil, err
+	}
+	msgs, err := j.m.o.ACP.Messages(ctx, j.s.id)
+	if err != nil {
+		return nil, err
+	}
+	var snapshot *string
+	if ok {
+		snapshot = cp.Snapshot
+	}
+	if j.base, err = agent.ACPContext(snapshot, cp.BoundaryMessageID, msgs); err != nil {
+		return nil, fmt.Errorf("session: %s: %w", j.s.id, err)
+	}
+	return j.base, nil
 }
 
 func (j *acpJournal) begin(ctx context.Context, turnID string, started time.Time, prompt string) error {
@@ -123,5 +147,32 @@ func (j *acpJournal) end(ctx context.Context, turnID string, _ bool) error {
 	if err := j.m.o.ACP.AppendTurn(ctx, j.s.id, msgs, j.m.now()); err != nil {
 		return fmt.Errorf("session: store turn %s of %s: %w", turnID, j.s.id, err)
 	}
+	j.stored = true
 	return nil
+}
+
+// compact runs after a stored turn: when the model context, this turn included, passes the agent's budget
+// (agents.<alias>.max_context_tokens), it writes the retained context and the boundary it covers in one
+// transaction and only then emits history_trimmed. A failed write emits nothing and the context stays whole.
+func (j *acpJournal) compact(ctx context.Context, budget int, emit func(api.SessionUpdate)) {
+	msgs := j.rec.Messages()
+	if !j.stored || budget <= 0 || len(msgs) == 0 {
+		return
+	}
+	full := append(slices.Clone(j.base), agent.ACPHistory(msgs)...)
+	if agent.EstimateTokens(full) <= budget {
+		return
+	}
+	kept, turns, dropped := agent.Retain(full, budget)
+	if dropped == 0 {
+		return
+	}
+	boundary := msgs[len(msgs)-1].ID
+	gen, err := j.m.o.ACP.Compact(ctx, j.s.id, agent.EncodeSnapshot(kept), boundary, j.m.now())
+	if err != nil {
+		j.m.log.Warn("acp: compaction not written; the model context stays whole", "session", j.s.id, "err", err)
+		return
+	}
+	j.m.log.Debug("acp: model context compacted", "session", j.s.id, "generation", gen, "dropped", dropped, "kept_turns", turns)
+	emit(api.SessionUpdate{Type: api.UpdateHistoryTrimmed, DroppedMessages: &dropped, KeptTurns: &turns, Reason: agent.CompactReason})
 }

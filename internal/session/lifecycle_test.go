@@ -180,19 +180,16 @@ func TestValidation(t *testing.T) {
 		t.Fatalf("unknown session = %+v, %v; want not acknowledged, no error", res, err)
 	}
 
-	// Attachments alone make a valid prompt; inline data lands in the workspace.
+	// Attachments are stored by the caller (rpc, through WithFiles) before the turn: Prompt refuses any left,
+	// and nothing is written for them.
 	sk := &sink{}
-	res, err := e.m.Prompt(ctx, admin, api.SessionPromptParams{SessionID: "my-chosen-id",
-		Attachments: []api.FileEntry{{DataB64: "aGVsbG8=", Filename: "../../hi.txt", MimeType: "text/plain"}}}, sk)
-	if err != nil || res.Outcome != api.OutcomeCompleted || !strings.Contains(res.Content, "[attachment: ") {
-		t.Fatalf("attachment prompt = %+v %v", res, err)
+	_, err = e.m.Prompt(ctx, admin, api.SessionPromptParams{SessionID: "my-chosen-id", Prompt: "see file",
+		Attachments: []api.FileEntry{{DataB64: "aGVsbG8=", Filename: "hi.txt"}}}, sk)
+	if !errors.Is(err, ErrInvalid) || len(sk.types()) != 0 {
+		t.Fatalf("prompt with unstored attachments = %v, events %v; want ErrInvalid and no turn", err, sk.types())
 	}
-	matches, _ := filepath.Glob(filepath.Join(s.WorkspaceDir, "attachments", "*-0-hi.txt"))
-	if len(matches) != 1 {
-		t.Fatalf("attachment files %v", matches)
-	}
-	if b, _ := os.ReadFile(matches[0]); string(b) != "hello" {
-		t.Fatalf("attachment content %q", b)
+	if ents, _ := os.ReadDir(s.WorkspaceDir); len(ents) != 0 {
+		t.Fatalf("workspace holds %v after a refused prompt", ents)
 	}
 
 	// At the limit an idle session makes room (the least recently used one): the live set stays at 2.

@@ -19,6 +19,8 @@ import (
 	"github.com/zeroclaw-go/zeroclaw/internal/api"
 	"github.com/zeroclaw-go/zeroclaw/internal/clock"
 	"github.com/zeroclaw-go/zeroclaw/internal/config"
+	"github.com/zeroclaw-go/zeroclaw/internal/cost"
+	"github.com/zeroclaw-go/zeroclaw/internal/logs"
 	"github.com/zeroclaw-go/zeroclaw/internal/memory"
 	"github.com/zeroclaw-go/zeroclaw/internal/store"
 )
@@ -69,10 +71,13 @@ type Sink interface {
 	Elicit(ctx context.Context, p api.ElicitationParams) (api.ElicitationResult, error)
 }
 
-// Options configures a Manager. Chat, Costs and Config are required.
+// Options configures a Manager. Chat and Config are required.
 type Options struct {
-	Chat        *store.ChatStore
-	Costs       *store.CostLedger
+	Chat *store.ChatStore
+	// Cost records each provider request's usage and checks the budgets before each; nil records nothing.
+	Cost *cost.Tracker
+	// Logs receives the runtime events of sessions and turns (start, end, tool calls, approvals); nil discards.
+	Logs        logs.Publisher
 	Config      func() *config.Config
 	InstallRoot string // agents/<alias>/workspace lives here
 	Logger      *slog.Logger
@@ -113,6 +118,7 @@ type Manager struct {
 	// by the live sessions and requests in flight.
 	locks  map[string]*turnLock
 	closed bool
+	gens   uint64         // the last session incarnation number given out
 	held   map[string]int // agent aliases no session may be opened on (HoldAgent), with their hold counts
 }
 
@@ -132,6 +138,9 @@ func NewManager(o Options) *Manager {
 	}
 	if o.NewProvider == nil {
 		o.NewProvider = agent.NewProvider
+	}
+	if o.Logs == nil {
+		o.Logs = logs.Discard
 	}
 	o.Clock = clock.OrReal(o.Clock)
 	if o.NewID == nil {
@@ -154,6 +163,11 @@ func (m *Manager) now() time.Time { return m.o.Clock.Now() }
 // history and keeps its key. A new session is stored as rpc_<id>. The agent defaults to the only enabled one;
 // the workspace is created (0700) if missing.
 func (m *Manager) New(ctx context.Context, o Owner, p api.SessionNewParams) (api.SessionNewResult, error) {
+	if isACP, err := chatMode(p.ChatMode); err != nil {
+		return api.SessionNewResult{}, err
+	} else if isACP {
+		return m.newACPNative(ctx, o, p)
+	}
 	cfg := m.o.Config()
 	if p.SessionID != "" {
 		if err := validID(p.SessionID); err != nil {
@@ -162,6 +176,9 @@ func (m *Manager) New(ctx context.Context, o Owner, p api.SessionNewParams) (api
 		if s, err := m.live(p.SessionID); err == nil {
 			if err := s.check(o); err != nil {
 				return api.SessionNewResult{}, err
+			}
+			if s.acp != nil {
+				return api.SessionNewResult{}, fmt.Errorf("%w: session %s is an ACP session (pass chat_mode \"acp\")", ErrInvalid, s.id)
 			}
 			if p.AgentAlias != "" && p.AgentAlias != s.alias {
 				return api.SessionNewResult{}, fmt.Errorf("%w: session %s belongs to agent %q, not %q", ErrInvalid, s.id, s.alias, p.AgentAlias)
@@ -293,6 +310,8 @@ func (m *Manager) register(o Owner, s *session) (*session, error) {
 	full := len(m.sessions) >= m.o.MaxSessions
 	if !full {
 		s.lock = m.refLockLocked(s.key) // s is not shared yet; the live session is one user of the lock
+		m.gens++
+		s.gen = m.gens
 		m.sessions[s.id] = s
 	}
 	m.mu.Unlock()
@@ -414,18 +433,23 @@ func (m *Manager) Close(o Owner, id string) (api.SessionCloseResult, error) {
 		return api.SessionCloseResult{}, err
 	}
 	m.drop(s)
+	s.waitStores() // a file being stored for it lands before the close answers
 	return api.SessionCloseResult{SessionID: id, Closed: true}, nil
 }
 
 // Delete closes the session if it is live and deletes its stored history: the one row its id resolves to (a
 // row shadowed by it, such as rpc_<id> beside a bare <id>, stays). Deleting an unknown session succeeds.
 func (m *Manager) Delete(ctx context.Context, o Owner, id string) (api.SessionDeleteResult, error) {
+	if res, handled, err := m.deleteACP(ctx, o, id); handled {
+		return res, err
+	}
 	key, err := m.access(ctx, o, id)
 	if err != nil && !errors.Is(err, ErrNotFound) {
 		return api.SessionDeleteResult{}, err
 	}
 	if s, err := m.live(id); err == nil {
 		m.drop(s)
+		s.waitStores()
 	}
 	if key != "" {
 		// The turn drop cancelled still writes its last messages and state; delete after it ends, or those
@@ -530,7 +554,7 @@ func (m *Manager) List(ctx context.Context, o Owner, p api.SessionListParams) (a
 // before_index that fit in the page budget, so that the answer always fits in one frame. A message too large
 // for a page on its own comes alone, cut (truncated, content_bytes); index + content_offset read it in slices.
 func (m *Manager) Messages(ctx context.Context, o Owner, p api.SessionMessagesParams) (api.SessionMessagesResult, error) {
-	key, err := m.access(ctx, o, p.SessionID)
+	pg, key, err := m.messagesSource(ctx, o, p.SessionID)
 	if err != nil {
 		if errors.Is(err, ErrNotFound) { // an unknown id has no messages (upstream), it is not an error
 			return api.SessionMessagesResult{SessionID: p.SessionID, Messages: []api.SessionMessage{}}, nil
@@ -545,7 +569,7 @@ func (m *Manager) Messages(ctx context.Context, o Owner, p api.SessionMessagesPa
 		budget = min(budget, *p.MaxBytes)
 	}
 	if p.Index != nil || p.ContentOffset != nil {
-		return m.messageSlice(ctx, key, p, budget)
+		return m.messageSlice(ctx, pg, key, p, budget)
 	}
 	before := -1
 	if p.BeforeIndex != nil {
@@ -554,7 +578,7 @@ func (m *Manager) Messages(ctx context.Context, o Owner, p api.SessionMessagesPa
 		}
 		before = *p.BeforeIndex
 	}
-	msgs, total, start, err := m.o.Chat.Page(ctx, key, p.Limit, before, budget)
+	msgs, total, start, err := pg.Page(ctx, key, p.Limit, before, budget)
 	if err != nil {
 		return api.SessionMessagesResult{}, fmt.Errorf("session: messages: %w", err)
 	}
@@ -581,9 +605,9 @@ func (m *Manager) Messages(ctx context.Context, o Owner, p api.SessionMessagesPa
 	return api.SessionMessagesResult{SessionID: p.SessionID, Messages: page, Total: total, Start: start, HasOlder: start > 0}, nil
 }
 
-// messageSlice answers session/messages with index: that message alone (of the session stored under key), its
-// content from content_offset, cut to fit budget.
-func (m *Manager) messageSlice(ctx context.Context, key string, p api.SessionMessagesParams, budget int) (api.SessionMessagesResult, error) {
+// messageSlice answers session/messages with index: that message alone (of the transcript pg holds under key),
+// its content from content_offset, cut to fit budget.
+func (m *Manager) messageSlice(ctx context.Context, pg pager, key string, p api.SessionMessagesParams, budget int) (api.SessionMessagesResult, error) {
 	switch {
 	case p.Index == nil:
 		return api.SessionMessagesResult{}, fmt.Errorf("%w: content_offset needs index", ErrInvalid)
@@ -596,7 +620,7 @@ func (m *Manager) messageSlice(ctx context.Context, key string, p api.SessionMes
 	if p.ContentOffset != nil {
 		offset = *p.ContentOffset
 	}
-	msg, total, err := m.o.Chat.Message(ctx, key, *p.Index)
+	msg, total, err := pg.Message(ctx, key, *p.Index)
 	if errors.Is(err, store.ErrNotFound) { // like an unknown session: an empty list, with the count
 		return api.SessionMessagesResult{SessionID: p.SessionID, Messages: []api.SessionMessage{}, Total: total,
 			Start: *p.Index, HasOlder: total > 0}, nil
@@ -668,6 +692,14 @@ func cutToFit(sm api.SessionMessage, offset, room int) api.SessionMessage {
 
 // State reports the session's turn state as stored (running/idle/error, turn id and start).
 func (m *Manager) State(ctx context.Context, o Owner, id string) (api.SessionStateResult, error) {
+	if s, isACP, err := m.acpTarget(ctx, id); err != nil {
+		return api.SessionStateResult{}, err
+	} else if isACP {
+		if err := acpAccess(o, s, id); err != nil {
+			return api.SessionStateResult{}, err
+		}
+		return m.acpStateOf(ctx, s, id)
+	}
 	key, err := m.access(ctx, o, id)
 	if err != nil {
 		return api.SessionStateResult{}, err
@@ -709,6 +741,14 @@ func (m *Manager) Approve(o Owner, p api.SessionApproveParams) (api.SessionAppro
 	}
 	// An unknown, already answered or expired request is not acknowledged.
 	res.Acknowledged = s.decide(p.RequestID, agent.ApprovalDecision{Decision: p.Decision, Replacement: p.Replacement})
+	if res.Acknowledged {
+		action := "approve"
+		if p.Decision != api.DecisionAllowOnce && p.Decision != api.DecisionAllowAlways {
+			action = "reject"
+		}
+		m.o.Logs.Publish(logs.Entry{Category: logs.CategoryTool, Action: action, Message: "approval answered: " + p.Decision,
+			Zeroclaw: map[string]any{"agent_alias": s.alias, "session_key": s.key}, Attributes: map[string]any{"request_id": p.RequestID}})
+	}
 	return res, nil
 }
 

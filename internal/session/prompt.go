@@ -2,27 +2,39 @@ package session
 
 import (
 	"context"
-	"encoding/base64"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/zeroclaw-go/zeroclaw/internal/agent"
 	"github.com/zeroclaw-go/zeroclaw/internal/api"
+	"github.com/zeroclaw-go/zeroclaw/internal/cost"
+	"github.com/zeroclaw-go/zeroclaw/internal/logs"
 )
 
 // Prompt runs one turn on the session's queue and blocks until it ends. Events go to sink in order, and
 // turn_complete is always the last one, sent before Prompt returns. A turn that was cancelled or whose provider
 // failed is not an error: it is reported in the result's outcome. Errors are returned only when the turn could
 // not start (unknown session, not owned, blank prompt, full queue, store or provider build failure).
+//
+// Attachments are the caller's to store first (WithFiles), appending their markers to the prompt: Prompt
+// refuses a params value that still carries some.
 func (m *Manager) Prompt(ctx context.Context, o Owner, p api.SessionPromptParams, sink Sink) (api.SessionPromptResult, error) {
-	if strings.TrimSpace(p.Prompt) == "" && len(p.Attachments) == 0 {
+	return m.prompt(ctx, o, p, sink, turnOptions{})
+}
+
+func (m *Manager) prompt(ctx context.Context, o Owner, p api.SessionPromptParams, sink Sink, opts turnOptions) (api.SessionPromptResult, error) {
+	if len(p.Attachments) > 0 {
+		return api.SessionPromptResult{}, fmt.Errorf("%w: attachments must be stored before the prompt runs", ErrInvalid)
+	}
+	if strings.TrimSpace(p.Prompt) == "" {
 		return api.SessionPromptResult{}, fmt.Errorf("%w: prompt is blank", ErrInvalid)
 	}
 	s, err := m.owned(o, p.SessionID)
+	if errors.Is(err, ErrNotFound) { // a durable native ACP session comes back by itself (protocol.md §6.3)
+		s, err = m.recoverForPrompt(ctx, o, p.SessionID)
+	}
 	if err != nil {
 		return api.SessionPromptResult{}, err
 	}
@@ -54,16 +66,17 @@ func (m *Manager) Prompt(ctx context.Context, o Owner, p api.SessionPromptParams
 		return api.SessionPromptResult{}, err
 	}
 	defer s.release()
-	return m.runTurn(tctx, o, s, p, sink)
+	return m.runTurn(tctx, o, s, p, sink, opts)
 }
 
 // runTurn runs the turn that holds s's lock.
-func (m *Manager) runTurn(ctx context.Context, o Owner, s *session, p api.SessionPromptParams, sink Sink) (api.SessionPromptResult, error) {
+func (m *Manager) runTurn(ctx context.Context, o Owner, s *session, p api.SessionPromptParams, sink Sink, opts turnOptions) (api.SessionPromptResult, error) {
 	cfg := m.o.Config()
 	prof, err := agent.Resolve(cfg, s.alias, m.o.InstallRoot)
 	if err != nil {
 		return api.SessionPromptResult{}, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
+	opts.restrict(&prof.Policy)
 	prov, err := m.provider(cfg, s, prof.ProviderRef)
 	if err != nil {
 		return api.SessionPromptResult{}, fmt.Errorf("session: prompt %s: %w", s.id, err)
@@ -74,10 +87,7 @@ func (m *Manager) runTurn(ctx context.Context, o Owner, s *session, p api.Sessio
 		return api.SessionPromptResult{}, fmt.Errorf("session: prompt %s: %w", s.id, err)
 	}
 	turnID, started := m.o.NewID(), m.now()
-	prompt, err := withAttachments(s.workspace, turnID, p.Prompt, p.Attachments)
-	if err != nil {
-		return api.SessionPromptResult{}, err
-	}
+	prompt := p.Prompt
 
 	mem, err := m.memoryFor(ctx, s, turnID)
 	if err != nil {
@@ -87,17 +97,27 @@ func (m *Manager) runTurn(ctx context.Context, o Owner, s *session, p api.Sessio
 	if err := j.begin(durable, turnID, started, prompt); err != nil {
 		return api.SessionPromptResult{}, fmt.Errorf("session: prompt %s: %w", s.id, err)
 	}
+	attribution := func(extra ...any) map[string]any {
+		zc := map[string]any{"agent_alias": s.alias, "session_key": s.key}
+		for i := 0; i+1 < len(extra); i += 2 {
+			zc[extra[i].(string)] = extra[i+1]
+		}
+		return zc
+	}
 	emit := func(ev api.SessionUpdate) {
 		ev.SessionID = s.id
+		m.logUpdate(ev, turnID, attribution)
 		sink.Update(ev)
 	}
+	m.o.Logs.Publish(logs.Entry{Category: logs.CategoryAgent, Action: "start", TraceID: turnID,
+		Message: "turn started", Zeroclaw: attribution()})
 	tr := &agent.Turn{
 		Provider: prov,
 		Policy:   prof.Policy,
 		History:  history,
 		System:   prof.System,
 		Emit:     emit,
-		Approver: approver{s: s, connID: o.ConnID, clock: m.o.Clock},
+		Approver: opts.approver(approver{s: s, connID: o.ConnID, clock: m.o.Clock}),
 		Append: func(ctx context.Context, role, content string) error {
 			return j.append(ctx, role, content)
 		},
@@ -121,8 +141,11 @@ func (m *Manager) runTurn(ctx context.Context, o Owner, s *session, p api.Sessio
 	if mem != nil {
 		tr.Memory, tr.ToolEnv.Memory = mem, mem.h
 	}
-	if m.o.Costs != nil {
-		tr.RecordUsage = agent.CostRecorder(m.o.Costs, cfg, s.id, s.alias, m.o.Clock.Now, m.o.NewID)
+	if m.o.Cost != nil {
+		tr.RecordUsage = func(ctx context.Context, u agent.Usage) error {
+			return m.o.Cost.Record(ctx, s.id, s.alias, cost.Usage{Model: u.Model, InputTokens: u.InputTokens, OutputTokens: u.OutputTokens})
+		}
+		tr.CheckBudget = func() (string, error) { return m.o.Cost.Check(s.alias) }
 	}
 
 	m.log.Debug("turn start", "session", s.id, "turn", turnID)
@@ -130,11 +153,21 @@ func (m *Manager) runTurn(ctx context.Context, o Owner, s *session, p api.Sessio
 	if err := j.end(durable, turnID, runErr == nil); err != nil && runErr == nil {
 		outcome, runErr = api.OutcomeFailed, err
 	}
+	if aj, ok := j.(*acpJournal); ok {
+		aj.compact(durable, prof.MaxContextTokens, emit)
+	}
 	done := api.SessionUpdate{Type: api.UpdateTurnComplete, Outcome: outcome, Content: &content}
+	ended := logs.Entry{Category: logs.CategoryAgent, Action: "complete", Outcome: logs.OutcomeSuccess, TraceID: turnID,
+		Message: "turn " + outcome, Zeroclaw: attribution("duration_ms", m.now().Sub(started).Milliseconds())}
 	if runErr != nil {
 		done.Error = runErr.Error()
 		m.log.Info("turn failed", "session", s.id, "turn", turnID, "err", runErr)
+		ended.Action, ended.Outcome, ended.Severity = "fail", logs.OutcomeFailure, logs.SeverityWarn
+		ended.Attributes = map[string]any{"error": runErr.Error()}
+	} else if outcome == api.OutcomeCancelled {
+		ended.Action, ended.Outcome = "cancel", ""
 	}
+	m.o.Logs.Publish(ended)
 	emit(done)
 	return api.SessionPromptResult{SessionID: s.id, StopReason: api.StopReason(outcome), Outcome: outcome, Content: content}, nil
 }
@@ -159,43 +192,26 @@ func environ(configured, forwarded map[string]string) []string {
 	return out
 }
 
-// withAttachments appends one line per attachment to the prompt. Inline data is saved under
-// <workspace>/attachments/<turnID>-<i>-<filename> so the agent's file tools can read it; a path entry is
-// referenced as given.
-func withAttachments(workspace, turnID, prompt string, files []api.FileEntry) (string, error) {
-	if len(files) == 0 {
-		return prompt, nil
+// logUpdate publishes the runtime event a turn's update stands for: tool calls and results, approval requests
+// (a budget notice is logged by the cost tracker, once per period). Prompts, answers and tool bodies are not logged; the event carries names and outcomes.
+func (m *Manager) logUpdate(ev api.SessionUpdate, turnID string, attribution func(...any) map[string]any) {
+	e := logs.Entry{TraceID: turnID}
+	switch ev.Type {
+	case api.UpdateToolCall:
+		e.Category, e.Action, e.Message = logs.CategoryTool, "invoke", "tool call "+ev.Name
+		e.SpanID, e.Zeroclaw = ev.ToolCallID, attribution("tool", ev.Name)
+	case api.UpdateToolResult:
+		e.Category, e.Action, e.Outcome, e.Message = logs.CategoryTool, "complete", logs.OutcomeSuccess, "tool result "+ev.Name
+		if ev.IsError {
+			e.Outcome, e.Severity = logs.OutcomeFailure, logs.SeverityWarn
+		}
+		e.SpanID, e.Zeroclaw = ev.ToolCallID, attribution("tool", ev.Name)
+	case api.UpdateApprovalRequest:
+		e.Category, e.Action, e.Message = logs.CategoryTool, "defer", "approval requested for "+ev.ToolName
+		e.Zeroclaw = attribution("tool", ev.ToolName)
+		e.Attributes = map[string]any{"request_id": ev.RequestID, "timeout_secs": ev.TimeoutSecs}
+	default:
+		return
 	}
-	var b strings.Builder
-	b.WriteString(prompt)
-	for i, f := range files {
-		where := f.Path
-		if f.DataB64 != "" {
-			data, err := base64.StdEncoding.DecodeString(f.DataB64)
-			if err != nil {
-				return "", fmt.Errorf("%w: attachment %d: data_b64: %w", ErrInvalid, i, err)
-			}
-			name := filepath.Base(filepath.Clean("/" + f.Filename))
-			if name == "/" || name == "." {
-				name = fmt.Sprintf("attachment-%d", i)
-			}
-			dir := filepath.Join(workspace, "attachments")
-			if err := os.MkdirAll(dir, 0o700); err != nil {
-				return "", fmt.Errorf("session: attachment: %w", err)
-			}
-			where = filepath.Join(dir, fmt.Sprintf("%s-%d-%s", turnID, i, name))
-			if err := os.WriteFile(where, data, 0o600); err != nil {
-				return "", fmt.Errorf("session: attachment: %w", err)
-			}
-		}
-		if where == "" {
-			return "", fmt.Errorf("%w: attachment %d has neither path nor data_b64", ErrInvalid, i)
-		}
-		fmt.Fprintf(&b, "\n[attachment: %s", where)
-		if f.MimeType != "" {
-			fmt.Fprintf(&b, " (%s)", f.MimeType)
-		}
-		b.WriteString("]")
-	}
-	return b.String(), nil
+	m.o.Logs.Publish(e)
 }

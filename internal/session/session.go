@@ -26,14 +26,18 @@ type session struct {
 	key                  string        // its key in sessions.db (store.Resolve, or rpc_<id> for a new one)
 	owner                string        // the principal that owns it
 	lock                 *turnLock     // shared by every incarnation of the key; set by Manager.register
+	gen                  uint64        // this incarnation's number, unique per Manager; set by Manager.register
 	done                 chan struct{} // closed by close
 	acp                  *acpState     // set for an ACP session (see acp.go); nil for a chat session
 	configMu             sync.Mutex    // serializes session/configure calls: merge, provider build, commit
+	files                sync.Mutex    // the files lock: held while a file is checked, stored and indexed
+	index                FileIndex     // the files stored for this incarnation; guarded by files
 
 	mu       sync.Mutex // guards the fields below
 	closed   bool
 	lastUsed time.Time          // when a prompt last entered or left the queue (or the session opened)
 	queued   int                // Prompt calls inside the queue: waiting plus running
+	storing  int                // files being stored (WithFiles)
 	turns    map[*turn]struct{} // running and waiting turns
 	active   *turn
 	pending  map[string]*pending
@@ -97,12 +101,12 @@ func (s *session) enqueue(t *turn, now time.Time) error {
 }
 
 // idleSince reports when the session was last used and whether it is idle now: nothing running, queued or
-// waiting for an approval, and no ACP connection holding it, so dropping it from memory loses nothing (its
-// history is in the store).
+// waiting for an approval or storing a file, and no ACP connection holding it, so dropping it from memory loses
+// nothing (its history is in the store).
 func (s *session) idleSince() (time.Time, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.lastUsed, s.queued == 0 && len(s.pending) == 0 && s.holder == 0
+	return s.lastUsed, s.queued == 0 && len(s.pending) == 0 && s.storing == 0 && s.holder == 0
 }
 
 func (s *session) dequeue(t *turn, now time.Time) {
@@ -181,7 +185,7 @@ func (s *session) disconnected(connID uint64) {
 func (s *session) retireIfIdle() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.closed || s.queued != 0 || len(s.pending) != 0 || s.holder != 0 {
+	if s.closed || s.queued != 0 || len(s.pending) != 0 || s.storing != 0 || s.holder != 0 {
 		return false
 	}
 	s.closeLocked()

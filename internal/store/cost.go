@@ -15,17 +15,25 @@ type CostRecord struct {
 	Usage      CostUsage `json:"usage"`
 	SessionID  string    `json:"session_id"`
 	AgentAlias string    `json:"agent_alias,omitempty"`
+	GoalTaskID string    `json:"goal_task_id,omitempty"`
 }
 
-// CostUsage is the usage of one provider request, priced when it was recorded. Timestamp is RFC 3339.
+// CostUsage is the usage of one provider request, priced when it was recorded. Timestamp is RFC 3339 UTC.
+// CachedInputTokens is omitted when 0; PricingAvailable is omitted when true (nil) and written false when the
+// model had no price, as upstream's ledger does.
 type CostUsage struct {
-	Model        string  `json:"model"`
-	InputTokens  int     `json:"input_tokens"`
-	OutputTokens int     `json:"output_tokens"`
-	TotalTokens  int     `json:"total_tokens"`
-	CostUSD      float64 `json:"cost_usd"`
-	Timestamp    string  `json:"timestamp"`
+	Model             string  `json:"model"`
+	InputTokens       int     `json:"input_tokens"`
+	OutputTokens      int     `json:"output_tokens"`
+	CachedInputTokens int     `json:"cached_input_tokens,omitempty"`
+	TotalTokens       int     `json:"total_tokens"`
+	CostUSD           float64 `json:"cost_usd"`
+	PricingAvailable  *bool   `json:"pricing_available,omitempty"`
+	Timestamp         string  `json:"timestamp"`
 }
+
+// Path is the ledger file.
+func (l *CostLedger) Path() string { return l.path }
 
 // CostLedger appends CostRecords to data/state/costs.jsonl, one JSON object per line. The file (mode 0600,
 // directory 0700) is created on the first Record, opened with O_APPEND and fsynced after every line. It is

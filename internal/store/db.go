@@ -44,7 +44,7 @@ const dsnPragmas = "_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)&_pragma
 	"&_pragma=foreign_keys(ON)"
 
 // openDB opens (creating if needed) the database at path, creates its parent directory with mode 0700 and
-// applies the migrations in migrations/<set>. hooks are attached to migrations by version.
+// applies the migrations in migrations/<set> (none when set is ""). hooks are attached to migrations by version.
 func openDB(ctx context.Context, p, set string, hooks map[int]func(context.Context, *sql.Tx) error) (*db, error) {
 	if p == "" || strings.ContainsAny(p, "?#") {
 		return nil, fmt.Errorf("store: open %q: path must be non-empty without '?' or '#': %w", p, ErrInvalid)
@@ -52,9 +52,12 @@ func openDB(ctx context.Context, p, set string, hooks map[int]func(context.Conte
 	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
 		return nil, fmt.Errorf("store: open %s: %w", p, err)
 	}
-	migs, err := loadMigrations(set, hooks)
-	if err != nil {
-		return nil, err
+	var migs []migration
+	if set != "" { // "": a database whose user_version belongs to another schema owner (control_plane.db)
+		var err error
+		if migs, err = loadMigrations(set, hooks); err != nil {
+			return nil, err
+		}
 	}
 	w, err := sql.Open("sqlite", p+"?"+dsnPragmas+"&_txlock=immediate")
 	if err != nil {
@@ -76,9 +79,11 @@ func openDB(ctx context.Context, p, set string, hooks map[int]func(context.Conte
 		_ = w.Close()
 		return nil, fmt.Errorf("store: open %s: %w", p, err)
 	}
-	if err := d.migrate(ctx, migs); err != nil {
-		_ = w.Close()
-		return nil, err
+	if set != "" {
+		if err := d.migrate(ctx, migs); err != nil {
+			_ = w.Close()
+			return nil, err
+		}
 	}
 	r, err := sql.Open("sqlite", p+"?"+dsnPragmas+"&_pragma=query_only(1)")
 	if err != nil {

@@ -1,0 +1,91 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"text/tabwriter"
+
+	"github.com/zeroclaw-go/zeroclaw/internal/api"
+	"github.com/zeroclaw-go/zeroclaw/internal/visible"
+)
+
+// costSummary is the part of cost/query's result the costs command prints.
+type costSummary struct {
+	SessionCostUSD float64            `json:"session_cost_usd"`
+	DailyCostUSD   float64            `json:"daily_cost_usd"`
+	MonthlyCostUSD float64            `json:"monthly_cost_usd"`
+	TotalTokens    int64              `json:"total_tokens"`
+	RequestCount   int                `json:"request_count"`
+	ByModel        map[string]costRow `json:"by_model"`
+	ByAgent        map[string]costRow `json:"by_agent"`
+	ByDay          map[string]costRow `json:"by_day"`
+}
+
+type costRow struct {
+	CostUSD      float64 `json:"cost_usd"`
+	InputTokens  int64   `json:"input_tokens"`
+	OutputTokens int64   `json:"output_tokens"`
+	TotalTokens  int64   `json:"total_tokens"`
+	RequestCount int     `json:"request_count"`
+}
+
+func runCosts(ctx context.Context, env Env, args []string) error {
+	fs := newFlagSet(env, "costs", "[--config-dir DIR] [--by day|agent|model] [--agent ALIAS] [--from TIME] [--to TIME] [--json]")
+	configDir := configDirFlag(fs)
+	by := fs.String("by", "day", "group the table by day, agent or model")
+	agent := fs.String("agent", "", "only this agent's requests")
+	from := fs.String("from", "", "only requests at or after this RFC 3339 time")
+	to := fs.String("to", "", "only requests before this RFC 3339 time")
+	asJSON := fs.Bool("json", false, "print the raw cost/query result as JSON")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if *by != "day" && *by != "agent" && *by != "model" {
+		return withHint(fmt.Errorf("--by %q: want day, agent or model", *by), "zeroclaw costs --by model")
+	}
+	endpoint, err := endpointFor(env, *configDir)
+	if err != nil {
+		return err
+	}
+	c, err := connect(ctx, endpoint, nil, nil)
+	if err != nil {
+		return err
+	}
+	defer c.close()
+	var raw json.RawMessage
+	if err := c.call(ctx, api.MethodCostQuery, api.CostQueryParams{Agent: *agent, From: *from, To: *to}, &raw); err != nil {
+		return err
+	}
+	if *asJSON {
+		fmt.Fprintln(env.Stdout, string(raw))
+		return nil
+	}
+	var s costSummary
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return fmt.Errorf("cost/query: unexpected result: %w", err)
+	}
+	rows := map[string]map[string]costRow{"day": s.ByDay, "agent": s.ByAgent, "model": s.ByModel}[*by]
+	w := tabwriter.NewWriter(env.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(w, "%s\tREQUESTS\tINPUT\tOUTPUT\tTOTAL TOKENS\tCOST USD\t\n", map[string]string{"day": "DAY (UTC)", "agent": "AGENT", "model": "MODEL"}[*by])
+	keys := slices.Sorted(func(yield func(string) bool) {
+		for k := range rows {
+			if !yield(k) {
+				return
+			}
+		}
+	})
+	var total float64
+	for _, k := range keys {
+		r := rows[k]
+		total += r.CostUSD
+		fmt.Fprintf(w, "%s\t%d\t%d\t%d\t%d\t%.4f\t\n", visible.Escape(k), r.RequestCount, r.InputTokens, r.OutputTokens, r.TotalTokens, r.CostUSD)
+	}
+	fmt.Fprintf(w, "TOTAL\t%d\t\t\t%d\t%.4f\t\n", s.RequestCount, s.TotalTokens, total)
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintf(env.Stdout, "today: $%.4f   this month: $%.4f   this daemon run: $%.4f\n", s.DailyCostUSD, s.MonthlyCostUSD, s.SessionCostUSD)
+	return nil
+}

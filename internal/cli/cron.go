@@ -1,0 +1,314 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/zeroclaw-go/zeroclaw/internal/api"
+)
+
+const cronSynopsis = "list | add (--cron EXPR [--tz ZONE] | --at TIME | --every DURATION) (--command CMD | --prompt TEXT) " +
+	"[--agent A] [--name N] | remove ID | runs ID [--limit N] | trigger ID"
+
+// runCron manages scheduled jobs through the running daemon. It does not start one: a daemon started just for
+// this would also run the jobs that are due, which a listing must not do.
+func runCron(ctx context.Context, env Env, args []string) error {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		fmt.Fprintf(env.Stderr, "Usage: zeroclaw cron %s\n", cronSynopsis)
+		if len(args) == 0 {
+			return errUsage
+		}
+		return nil
+	}
+	switch args[0] {
+	case "list":
+		return cronList(ctx, env, args[1:])
+	case "add":
+		return cronAdd(ctx, env, args[1:])
+	case "remove", "rm", "delete":
+		return cronRemove(ctx, env, args[1:])
+	case "runs":
+		return cronRuns(ctx, env, args[1:])
+	case "trigger", "run":
+		return cronTrigger(ctx, env, args[1:])
+	}
+	return withHint(fmt.Errorf("cron: unknown subcommand %q", args[0]), "zeroclaw cron "+cronSynopsis)
+}
+
+func cronClient(ctx context.Context, env Env, configDir string) (*client, error) {
+	endpoint, err := endpointFor(env, configDir)
+	if err != nil {
+		return nil, err
+	}
+	return connect(ctx, endpoint, nil, nil)
+}
+
+// cronID parses "ID [flags]" (the id may come before or after the flags).
+func cronID(fs *flag.FlagSet, args []string) (string, error) {
+	var id string
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		id, args = args[0], args[1:]
+	}
+	if err := parseFlags(fs, args); err != nil {
+		return "", err
+	}
+	if id == "" && fs.NArg() == 1 {
+		id = fs.Arg(0)
+	}
+	if id == "" || fs.NArg() > 1 {
+		fs.Usage()
+		return "", errUsage
+	}
+	return id, nil
+}
+
+func cronList(ctx context.Context, env Env, args []string) error {
+	fs := newFlagSet(env, "cron list", "[--config-dir DIR] [--json]")
+	configDir := configDirFlag(fs)
+	asJSON := fs.Bool("json", false, "print the jobs as JSON")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	c, err := cronClient(ctx, env, *configDir)
+	if err != nil {
+		return err
+	}
+	defer c.close()
+	var res api.CronListResult
+	if err := c.call(ctx, api.MethodCronList, struct{}{}, &res); err != nil {
+		return fmt.Errorf("cron: list: %w", err)
+	}
+	if *asJSON {
+		return printJSON(env, res.Jobs)
+	}
+	if len(res.Jobs) == 0 {
+		fmt.Fprintln(env.Stderr, "no scheduled jobs")
+		return nil
+	}
+	tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tNAME\tAGENT\tTYPE\tSCHEDULE\tNEXT RUN\tLAST\tENABLED")
+	for _, j := range res.Jobs {
+		name, last := "-", "-"
+		if j.Name != nil && *j.Name != "" {
+			name = *j.Name
+		}
+		if j.LastStatus != nil {
+			last = *j.LastStatus
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%v\n", j.ID, name, j.AgentAlias, j.JobType, describeSchedule(j.Schedule),
+			localTime(j.NextRun), last, j.Enabled)
+	}
+	return tw.Flush()
+}
+
+func describeSchedule(s api.CronSchedule) string {
+	switch s.Kind {
+	case api.ScheduleCron:
+		if s.TZ != "" {
+			return fmt.Sprintf("cron %q %s", s.Expr, s.TZ)
+		}
+		return fmt.Sprintf("cron %q", s.Expr)
+	case api.ScheduleAt:
+		return "at " + localTime(s.At)
+	case api.ScheduleEvery:
+		return "every " + (time.Duration(s.EveryMS) * time.Millisecond).String()
+	}
+	return s.Kind
+}
+
+func cronAdd(ctx context.Context, env Env, args []string) error {
+	fs := newFlagSet(env, "cron add", "(--cron EXPR [--tz ZONE] | --at TIME | --every DURATION) (--command CMD | --prompt TEXT) [--agent A] [--name N] [--config-dir DIR]")
+	configDir := configDirFlag(fs)
+	expr := fs.String("cron", "", `cron expression, e.g. "0 9 * * 1-5" (minute hour day month weekday)`)
+	tz := fs.String("tz", "", "IANA time zone of --cron, e.g. Europe/Paris (default: the daemon host's)")
+	at := fs.String("at", "", "run once: an RFC 3339 time, or a delay from now such as 20m or 2h")
+	every := fs.Duration("every", 0, "run every DURATION, e.g. 30m")
+	command := fs.String("command", "", "shell command, run in the agent's workspace under its risk profile")
+	prompt := fs.String("prompt", "", "prompt of an agent job: each run is a turn in a fresh session")
+	agent := fs.String("agent", "", "agent the job runs as (default: the only enabled agent)")
+	name := fs.String("name", "", "a name for the job")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		fs.Usage()
+		return errUsage
+	}
+	var sched api.CronSchedule
+	given := 0
+	if *expr != "" {
+		given++
+		sched = api.CronSchedule{Kind: api.ScheduleCron, Expr: *expr, TZ: *tz}
+	}
+	if *at != "" {
+		given++
+		t, err := parseAtFlag(*at, time.Now())
+		if err != nil {
+			return err
+		}
+		sched = api.CronSchedule{Kind: api.ScheduleAt, At: t.UTC().Format(time.RFC3339Nano)}
+	}
+	if *every != 0 {
+		given++
+		sched = api.CronSchedule{Kind: api.ScheduleEvery, EveryMS: every.Milliseconds()}
+	}
+	if given != 1 {
+		return withHint(errors.New("cron add: give exactly one of --cron, --at and --every"), `zeroclaw cron add --every 1h --command "make test"`)
+	}
+	if (*command == "") == (*prompt == "") {
+		return withHint(errors.New("cron add: give exactly one of --command and --prompt"), `zeroclaw cron add --every 1h --command "make test"`)
+	}
+	c, err := cronClient(ctx, env, *configDir)
+	if err != nil {
+		return err
+	}
+	defer c.close()
+	if *agent == "" {
+		if *agent, err = onlyAgent(ctx, c); err != nil {
+			return err
+		}
+	}
+	raw, _ := json.Marshal(sched)
+	params := api.CronAddParams{Agent: *agent, Schedule: raw, Command: *command, Prompt: *prompt, Name: *name}
+	var job api.CronJob
+	if err := c.call(ctx, api.MethodCronAdd, params, &job); err != nil {
+		return fmt.Errorf("cron: add: %w", err)
+	}
+	fmt.Fprintf(env.Stdout, "added job %s (%s), next run %s\n", job.ID, describeSchedule(job.Schedule), localTime(job.NextRun))
+	return nil
+}
+
+// parseAtFlag reads --at: an RFC 3339 time, or a delay such as 20m after now.
+func parseAtFlag(s string, now time.Time) (time.Time, error) {
+	if d, err := time.ParseDuration(s); err == nil {
+		if d <= 0 {
+			return time.Time{}, fmt.Errorf("cron add: --at %s: the delay must be positive", s)
+		}
+		return now.Add(d), nil
+	}
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return time.Time{}, withHint(fmt.Errorf("cron add: --at %q: want an RFC 3339 time or a delay", s), "--at 20m, or --at 2026-07-01T09:00:00+02:00")
+	}
+	return t, nil
+}
+
+// onlyAgent returns the only enabled agent, the default of --agent.
+func onlyAgent(ctx context.Context, c *client) (string, error) {
+	var res api.AgentsListResult
+	if err := c.call(ctx, api.MethodAgentsList, struct{}{}, &res); err != nil {
+		return "", fmt.Errorf("cron: add: %w", err)
+	}
+	var enabled []string
+	for _, a := range res.Agents {
+		if a.Enabled {
+			enabled = append(enabled, a.Alias)
+		}
+	}
+	if len(enabled) != 1 {
+		return "", withHint(fmt.Errorf("cron add: %d agents are enabled (%s): choose one", len(enabled), strings.Join(enabled, ", ")), "--agent NAME")
+	}
+	return enabled[0], nil
+}
+
+func cronRemove(ctx context.Context, env Env, args []string) error {
+	fs := newFlagSet(env, "cron remove", "ID [--config-dir DIR]")
+	configDir := configDirFlag(fs)
+	id, err := cronID(fs, args)
+	if err != nil {
+		return err
+	}
+	c, err := cronClient(ctx, env, *configDir)
+	if err != nil {
+		return err
+	}
+	defer c.close()
+	if err := c.call(ctx, api.MethodCronDelete, api.CronIDParams{ID: id}, nil); err != nil {
+		return fmt.Errorf("cron: remove: %w", err)
+	}
+	fmt.Fprintf(env.Stdout, "removed job %s\n", id)
+	return nil
+}
+
+func cronRuns(ctx context.Context, env Env, args []string) error {
+	fs := newFlagSet(env, "cron runs", "ID [--limit N] [--json] [--config-dir DIR]")
+	configDir := configDirFlag(fs)
+	limit := fs.Int("limit", 20, "at most this many runs, newest first")
+	asJSON := fs.Bool("json", false, "print the runs as JSON")
+	id, err := cronID(fs, args)
+	if err != nil {
+		return err
+	}
+	c, err := cronClient(ctx, env, *configDir)
+	if err != nil {
+		return err
+	}
+	defer c.close()
+	var res api.CronRunsResult
+	if err := c.call(ctx, api.MethodCronRuns, api.CronRunsParams{ID: id, Limit: *limit}, &res); err != nil {
+		return fmt.Errorf("cron: runs: %w", err)
+	}
+	if *asJSON {
+		return printJSON(env, res.Runs)
+	}
+	if len(res.Runs) == 0 {
+		fmt.Fprintln(env.Stderr, "no runs")
+		return nil
+	}
+	tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "STARTED\tSTATUS\tDURATION\tOUTPUT")
+	for _, r := range res.Runs {
+		dur, out := "-", ""
+		if r.DurationMS != nil {
+			dur = (time.Duration(*r.DurationMS) * time.Millisecond).String()
+		}
+		if r.Output != nil {
+			out = firstLine(*r.Output)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", localTime(r.StartedAt), r.Status, dur, out)
+	}
+	return tw.Flush()
+}
+
+func cronTrigger(ctx context.Context, env Env, args []string) error {
+	fs := newFlagSet(env, "cron trigger", "ID [--config-dir DIR]")
+	configDir := configDirFlag(fs)
+	id, err := cronID(fs, args)
+	if err != nil {
+		return err
+	}
+	c, err := cronClient(ctx, env, *configDir)
+	if err != nil {
+		return err
+	}
+	defer c.close()
+	var res api.CronTriggerResult
+	if err := c.call(ctx, api.MethodCronTrigger, api.CronIDParams{ID: id}, &res); err != nil {
+		return fmt.Errorf("cron: trigger: %w", err)
+	}
+	fmt.Fprintln(env.Stdout, strings.TrimRight(res.Output, "\n"))
+	if !res.Success {
+		return &HintError{Err: fmt.Errorf("job %s failed (%s)", id, res.Status), Hint: "zeroclaw cron runs " + id}
+	}
+	return nil
+}
+
+// firstLine is s up to its first line break, marked when cut.
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i] + " …"
+	}
+	return s
+}
+
+func printJSON(env Env, v any) error {
+	enc := json.NewEncoder(env.Stdout)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}

@@ -1,0 +1,85 @@
+package cost
+
+import (
+	"context"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/zeroclaw-go/zeroclaw/internal/clock/clocktest"
+	"github.com/zeroclaw-go/zeroclaw/internal/config"
+	"github.com/zeroclaw-go/zeroclaw/internal/store"
+)
+
+func TestPrice(t *testing.T) {
+	cfg := config.Default()
+	cfg.Cost.Prices = map[string]config.ModelCost{
+		"m": {InputPerMillion: 3, OutputPerMillion: 15, CachedInputPerMillion: 0.3},
+		"n": {InputPerMillion: 2, OutputPerMillion: -1},
+	}
+	for _, c := range []struct {
+		u      Usage
+		want   float64
+		priced bool
+	}{
+		{Usage{Model: "m", InputTokens: 1_000_000, OutputTokens: 1_000_000}, 18, true},
+		{Usage{Model: "m", InputTokens: 1_000_000, CachedInputTokens: 500_000}, 1.5 + 0.15, true},
+		{Usage{Model: "n", InputTokens: 1_000_000, CachedInputTokens: 500_000, OutputTokens: 9}, 2, true}, // cached at the input rate; negative rate is 0
+		{Usage{Model: "x", InputTokens: 5}, 0, false},
+	} {
+		got, priced := Price(cfg, c.u)
+		if math.Abs(got-c.want) > 1e-12 || priced != c.priced {
+			t.Errorf("Price(%+v) = %v, %v; want %v, %v", c.u, got, priced, c.want, c.priced)
+		}
+	}
+}
+
+// The ledger line is state.md §7's record: an unpriced model writes pricing_available:false and cost 0, a
+// priced one omits it; cached tokens are omitted when 0; day totals roll over at UTC midnight.
+func TestRecordShapeAndRollover(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "costs.jsonl")
+	ledger := store.OpenCostLedger(path)
+	defer ledger.Close()
+	cfg := config.Default()
+	cfg.Cost.DailyLimitUSD, cfg.Cost.MonthlyLimitUSD = 1, 0
+	cfg.Cost.Prices = map[string]config.ModelCost{"m": {InputPerMillion: 1e6}}
+	clk := clocktest.New(time.Date(2026, 3, 1, 23, 0, 0, 0, time.UTC))
+	n := 0
+	tr := NewTracker(Options{Ledger: ledger, Config: func() *config.Config { return cfg }, Clock: clk,
+		NewID: func() string { n++; return "r" + string(rune('0'+n)) }})
+	ctx := context.Background()
+	if err := tr.Record(ctx, "s", "a", Usage{Model: "x", InputTokens: 3, OutputTokens: 4}); err != nil {
+		t.Fatal(err)
+	}
+	if err := tr.Record(ctx, "s", "", Usage{Model: "m", InputTokens: 2}); err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := os.ReadFile(path)
+	lines := strings.Split(strings.TrimSpace(string(raw)), "\n")
+	want0 := `{"id":"r1","usage":{"model":"x","input_tokens":3,"output_tokens":4,"total_tokens":7,"cost_usd":0,"pricing_available":false,"timestamp":"2026-03-01T23:00:00Z"},"session_id":"s","agent_alias":"a"}`
+	want1 := `{"id":"r2","usage":{"model":"m","input_tokens":2,"output_tokens":0,"total_tokens":2,"cost_usd":2,"timestamp":"2026-03-01T23:00:00Z"},"session_id":"s"}`
+	if len(lines) != 2 || lines[0] != want0 || lines[1] != want1 {
+		t.Fatalf("ledger\n%s\nwant\n%s\n%s", raw, want0, want1)
+	}
+	if _, err := tr.Check("a"); err == nil || !strings.Contains(err.Error(), "$2.0000 of $1.00 Day limit") {
+		t.Fatalf("over the daily limit: %v", err)
+	}
+	clk.Advance(time.Hour) // a new UTC day
+	if w, err := tr.Check("a"); err != nil || w != "" {
+		t.Fatalf("next day: %q %v", w, err)
+	}
+	// A tracker started later (a restart) seeds today's totals from the ledger.
+	cfg.Cost.DailyLimitUSD = 0
+	cfg.Cost.MonthlyLimitUSD = 1.5
+	tr2 := NewTracker(Options{Ledger: ledger, Config: func() *config.Config { return cfg }, Clock: clk})
+	if _, err := tr2.Check("a"); err == nil || !strings.Contains(err.Error(), "Month limit") {
+		t.Fatalf("monthly after restart: %v", err)
+	}
+	cfg.Cost.Enabled = false
+	if _, err := tr2.Check("a"); err != nil {
+		t.Fatalf("disabled: %v", err)
+	}
+}

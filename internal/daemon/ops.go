@@ -1,0 +1,63 @@
+package daemon
+
+import (
+	"log/slog"
+	"path/filepath"
+	"sync"
+
+	"github.com/zeroclaw-go/zeroclaw/internal/api"
+	"github.com/zeroclaw-go/zeroclaw/internal/clock"
+	"github.com/zeroclaw-go/zeroclaw/internal/config"
+	"github.com/zeroclaw-go/zeroclaw/internal/cost"
+	"github.com/zeroclaw-go/zeroclaw/internal/install"
+	"github.com/zeroclaw-go/zeroclaw/internal/logs"
+	"github.com/zeroclaw-go/zeroclaw/internal/provider"
+	"github.com/zeroclaw-go/zeroclaw/internal/store"
+)
+
+// newLogHub builds the runtime event log (data/state/runtime-trace.jsonl), its persistence read from the live
+// [observability] and every event scrubbed of the live config's secrets. Event ids are always random: they
+// must not consume the ids tests inject for sessions and turns.
+func newLogHub(layout install.Layout, cfg *config.Manager, clk clock.Clock, ringFrames int, log *slog.Logger) *logs.Hub {
+	h := logs.NewHub(logs.Options{
+		Path: filepath.Join(layout.StateDir(), "runtime-trace.jsonl"),
+		Persistence: func() logs.Persistence {
+			o := cfg.Current().Observability
+			return logs.Persistence{Mode: o.LogPersistence, MaxEntries: o.RollingMaxEntries(), MaxBytes: o.LogPersistenceMaxBytes,
+				RotateDaily: o.LogPersistenceRotateDaily, MaxFiles: o.LogPersistenceRetentionMax}
+		},
+		Clock: clk, Version: api.BuildVersion(), Scrub: secretScrubber(cfg.Current), RingFrames: ringFrames,
+		Logger: log,
+	})
+	// Config changes are evidence too: which generation, never the values.
+	cfg.OnChange(func(*config.Config) {
+		h.Publish(logs.Entry{Category: logs.CategorySystem, Action: "save", Outcome: logs.OutcomeSuccess,
+			Message: "config changed", Attributes: map[string]any{"generation": cfg.Generation()}})
+	})
+	return h
+}
+
+// newCostTracker prices provider requests into the ledger and checks the [cost] budgets.
+func newCostTracker(ledger *store.CostLedger, cfg *config.Manager, clk clock.Clock, newID func() string, h *logs.Hub) *cost.Tracker {
+	return cost.NewTracker(cost.Options{Ledger: ledger, Config: cfg.Current, Clock: clk, NewID: newID, Logs: h})
+}
+
+// secretScrubber scrubs text of the secret values of the config in force (rebuilt when the config changes) and
+// of anything shaped like a credential.
+func secretScrubber(current func() *config.Config) func(string) string {
+	var (
+		mu    sync.Mutex
+		last  *config.Config
+		scrub func(string) string
+	)
+	return func(text string) string {
+		c := current()
+		mu.Lock()
+		if c != last || scrub == nil {
+			last, scrub = c, provider.Scrubber(config.SecretValues(c))
+		}
+		f := scrub
+		mu.Unlock()
+		return f(text)
+	}
+}

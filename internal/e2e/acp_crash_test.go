@@ -1,0 +1,127 @@
+package e2e
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// kill -9 in the middle of a turn of a durable ACP session (chat_mode "acp"): after a restart the resumed
+// session has its whole history, the interrupted turn's prompt and exactly one visible interruption marker, and
+// the provider's next request carries the history but never the marker.
+func TestKill9MidTurnACPSession(t *testing.T) {
+	var calls atomic.Int32
+	var mu sync.Mutex
+	var bodies []string
+	release := make(chan struct{})
+	t.Cleanup(func() { close(release) })
+	backend := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		bodies = append(bodies, string(body))
+		mu.Unlock()
+		n := calls.Add(1)
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(http.StatusOK)
+		fl := w.(http.Flusher)
+		if n == 2 { // the turn that gets killed: one chunk, then silence
+			fmt.Fprint(w, sseChunk("partial-answer-"))
+			fl.Flush()
+			select {
+			case <-r.Context().Done():
+			case <-release:
+			}
+			return
+		}
+		fmt.Fprint(w, sseChunk(fmt.Sprintf("answer-%d", n)))
+		fmt.Fprint(w, "data: [DONE]\n\n")
+		fl.Flush()
+	}))
+	defer backend.Close()
+
+	h, root := homeWithOpenAI(t, "fake", backend.URL)
+	sock := filepath.Join(root, "data", "daemon.sock")
+	d := start(t, env(h), "daemon")
+	waitSocket(t, d, sock)
+	c := dialStream(t, sock)
+	c.Request("session/new", map[string]any{"session_id": "acp-crash", "chat_mode": "acp"}, 2)
+	c.Result(2)
+	c.Request("session/prompt", map[string]any{"session_id": "acp-crash", "prompt": "first question"}, 3)
+	if r := c.Result(3); r["content"] != "answer-1" {
+		t.Fatalf("first turn: %v", r)
+	}
+	c.Request("session/prompt", map[string]any{"session_id": "acp-crash", "prompt": "second question"}, 4)
+	for { // wait until the daemon is streaming the second answer
+		m := c.Next()
+		if p, ok := m["params"].(map[string]any); ok && p["type"] == "agent_message_chunk" {
+			break
+		}
+	}
+	watcher := dialStream(t, sock)
+	watcher.Request("session/state", map[string]any{"session_id": "acp-crash"}, 2)
+	running := watcher.Result(2)
+	turnID, _ := running["turn_id"].(string)
+	if running["state"] != "running" || turnID == "" {
+		t.Fatalf("state during the turn: %v", running)
+	}
+	signal(t, d, syscall.SIGKILL)
+	d.wait(t, 10*time.Second)
+
+	d2 := start(t, env(h), "daemon")
+	waitSocket(t, d2, sock)
+	c2 := dialStream(t, sock)
+	c2.Request("session/state", map[string]any{"session_id": "acp-crash"}, 10)
+	if st := c2.Result(10); st["state"] != "idle" || st["last_turn_interrupted"] != true || st["interrupted_turn_id"] != turnID {
+		t.Errorf("session/state before the resume: %v, want idle with turn %s interrupted", st, turnID)
+	}
+
+	transcript := func(id int) string {
+		t.Helper()
+		c2.Request("session/messages", map[string]any{"session_id": "acp-crash"}, id)
+		var got []string
+		for _, m := range c2.Result(id)["messages"].([]any) {
+			mm := m.(map[string]any)
+			got = append(got, mm["role"].(string)+":"+mm["content"].(string))
+		}
+		return strings.Join(got, "|")
+	}
+	c2.Request("session/new", map[string]any{"session_id": "acp-crash", "chat_mode": "acp"}, 11)
+	if r := c2.Result(11); r["message_count"] != float64(4) {
+		t.Fatalf("resumed session: %v, want 4 messages", r)
+	}
+	// Closing and resuming again, live or not, adds no second marker.
+	c2.Request("session/close", map[string]any{"session_id": "acp-crash"}, 12)
+	c2.Result(12)
+	c2.Request("session/new", map[string]any{"session_id": "acp-crash", "chat_mode": "acp"}, 13)
+	c2.Result(13)
+	marker := "interruption:[interrupted] The previous turn did not finish"
+	got := transcript(14)
+	if !strings.HasPrefix(got, "user:first question|assistant:answer-1|user:second question|"+marker) ||
+		strings.Count(got, "interruption:") != 1 {
+		t.Fatalf("history after kill -9 and resume:\n%s", got)
+	}
+	c2.Request("session/prompt", map[string]any{"session_id": "acp-crash", "prompt": "third question"}, 15)
+	if r := c2.Result(15); r["outcome"] != "completed" || r["content"] != "answer-3" {
+		t.Fatalf("turn after the crash: %v", r)
+	}
+	mu.Lock()
+	next := bodies[len(bodies)-1]
+	mu.Unlock()
+	if !strings.Contains(next, "first question") || !strings.Contains(next, "answer-1") || !strings.Contains(next, "second question") {
+		t.Errorf("the provider's request after the crash lacks the history: %s", next)
+	}
+	if strings.Contains(next, "interrupted") || strings.Contains(next, "interruption") || strings.Contains(next, "partial-answer") {
+		t.Errorf("the provider's request after the crash carries the marker or the lost partial answer: %s", next)
+	}
+	if got := transcript(16); !strings.HasSuffix(got, "|user:third question|assistant:answer-3") || strings.Count(got, "interruption:") != 1 {
+		t.Fatalf("history after the next turn:\n%s", got)
+	}
+}

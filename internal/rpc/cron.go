@@ -1,0 +1,165 @@
+package rpc
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+
+	"github.com/zeroclaw-go/zeroclaw/internal/api"
+	"github.com/zeroclaw-go/zeroclaw/internal/cron"
+	"github.com/zeroclaw-go/zeroclaw/internal/router"
+)
+
+// Cron method grants (protocol.md §8 style, resource:verb): reading jobs and their runs, creating, changing,
+// deleting, and running one now. admin reaches all of them.
+const (
+	grantCronRead    = "cron:read"
+	grantCronCreate  = "cron:create"
+	grantCronUpdate  = "cron:update"
+	grantCronDelete  = "cron:delete"
+	grantCronExecute = "cron:execute"
+)
+
+func (s *Server) registerCron(c *cron.Scheduler) {
+	s.register(api.MethodCronList, handle(grantCronRead, func(ctx context.Context, _ *Peer, _ *struct{}) (api.CronListResult, error) {
+		jobs, err := c.List(ctx)
+		if jobs == nil {
+			jobs = []api.CronJob{}
+		}
+		return api.CronListResult{Jobs: jobs}, err
+	}))
+	s.register(api.MethodCronGet, handle(grantCronRead, func(ctx context.Context, _ *Peer, p *api.CronIDParams) (api.CronJob, error) {
+		if err := requireID(p.ID); err != nil {
+			return api.CronJob{}, err
+		}
+		return c.Get(ctx, p.ID)
+	}))
+	s.register(api.MethodCronAdd, handle(grantCronCreate, func(ctx context.Context, _ *Peer, p *api.CronAddParams) (api.CronJob, error) {
+		sc, err := scheduleParam(p.Schedule, p.TZ, nil, false)
+		if err != nil {
+			return api.CronJob{}, err
+		}
+		return c.Add(ctx, cron.AddRequest{Agent: p.Agent, Schedule: sc, Name: p.Name, JobType: p.JobType, Command: p.Command,
+			Prompt: p.Prompt, SessionTarget: p.SessionTarget, Model: p.Model, AllowedTools: p.AllowedTools,
+			DeleteAfterRun: p.DeleteAfterRun, Delivery: p.Delivery})
+	}))
+	s.register(api.MethodCronPatch, handle(grantCronUpdate, func(ctx context.Context, _ *Peer, p *api.CronPatchParams) (api.CronJob, error) {
+		if err := requireID(p.ID); err != nil {
+			return api.CronJob{}, err
+		}
+		patch := cron.Patch{Name: p.Name, Command: p.Command, Prompt: p.Prompt, Enabled: p.Enabled}
+		if len(p.Schedule) > 0 || p.TZ != nil || p.ClearTZ {
+			cur, err := c.Get(ctx, p.ID)
+			if err != nil {
+				return api.CronJob{}, err
+			}
+			sc, err := scheduleParam(p.Schedule, deref(p.TZ), &cur.Schedule, p.ClearTZ)
+			if err != nil {
+				return api.CronJob{}, err
+			}
+			patch.Schedule = &sc
+		}
+		return c.Patch(ctx, p.ID, patch)
+	}))
+	s.register(api.MethodCronDelete, handle(grantCronDelete, func(ctx context.Context, _ *Peer, p *api.CronIDParams) (api.CronDeleteResult, error) {
+		if err := requireID(p.ID); err != nil {
+			return api.CronDeleteResult{}, err
+		}
+		if err := c.Delete(ctx, p.ID); err != nil {
+			return api.CronDeleteResult{}, err
+		}
+		return api.CronDeleteResult{ID: p.ID, Deleted: true}, nil
+	}))
+	s.register(api.MethodCronRuns, handle(grantCronRead, func(ctx context.Context, _ *Peer, p *api.CronRunsParams) (api.CronRunsResult, error) {
+		if err := requireID(p.ID); err != nil {
+			return api.CronRunsResult{}, err
+		}
+		if err := router.NonNegative("limit", p.Limit); err != nil {
+			return api.CronRunsResult{}, err
+		}
+		runs, err := c.Runs(ctx, p.ID, p.Limit)
+		if runs == nil {
+			runs = []api.CronRun{}
+		}
+		return api.CronRunsResult{Runs: runs}, err
+	}))
+	trigger := handle(grantCronExecute, func(ctx context.Context, _ *Peer, p *api.CronIDParams) (api.CronTriggerResult, error) {
+		if err := requireID(p.ID); err != nil {
+			return api.CronTriggerResult{}, err
+		}
+		return c.Trigger(ctx, p.ID)
+	})
+	trigger.Concurrent = true // a job may run for minutes; other requests go on meanwhile
+	s.register(api.MethodCronTrigger, trigger)
+	s.register(api.MethodCronSettings, handle(grantCronRead, func(_ context.Context, _ *Peer, p *api.CronSettingsParams) (api.CronSettings, error) {
+		if len(bytes.TrimSpace(p.Patch)) > 0 && !bytes.Equal(bytes.TrimSpace(p.Patch), []byte("null")) {
+			return api.CronSettings{}, router.InvalidParams("cron/settings: a patch is not supported here; change [scheduler] with config/set")
+		}
+		return c.Settings(), nil
+	}))
+}
+
+func requireID(id string) error {
+	if strings.TrimSpace(id) == "" {
+		return router.InvalidParams("invalid params: id is required")
+	}
+	return nil
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+// scheduleParam reads cron/add's and cron/patch's schedule: upstream's cron expression string (with tz), or a
+// schedule object. For a patch, cur is the job's schedule: a new expression keeps its tz unless tz or clear_tz
+// says otherwise, and tz alone re-zones the current expression.
+func scheduleParam(raw json.RawMessage, tz string, cur *api.CronSchedule, clearTZ bool) (api.CronSchedule, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
+		if cur == nil {
+			return api.CronSchedule{}, router.InvalidParams("invalid params: schedule is required (a cron expression or {kind, ...})")
+		}
+		if cur.Kind != api.ScheduleCron {
+			return api.CronSchedule{}, router.InvalidParams("invalid params: tz applies to cron schedules only")
+		}
+		sc := *cur
+		sc.TZ = tz
+		return sc, nil
+	}
+	var sc api.CronSchedule
+	if raw[0] == '"' {
+		var expr string
+		if err := json.Unmarshal(raw, &expr); err != nil {
+			return api.CronSchedule{}, router.InvalidParams("invalid params: schedule must be a string or an object")
+		}
+		sc = api.CronSchedule{Kind: api.ScheduleCron, Expr: expr, TZ: tz}
+		if strings.HasPrefix(strings.TrimSpace(expr), "{") { // a schedule object sent as a string (upstream tools do)
+			if err := json.Unmarshal(raw, &sc); err != nil {
+				return api.CronSchedule{}, router.InvalidParams("invalid params: schedule: " + err.Error())
+			}
+		} else if tz == "" && cur != nil && !clearTZ && cur.Kind == api.ScheduleCron {
+			sc.TZ = cur.TZ
+		}
+		return sc, nil
+	}
+	if err := json.Unmarshal(raw, &sc); err != nil {
+		return api.CronSchedule{}, router.InvalidParams("invalid params: schedule: " + err.Error())
+	}
+	return sc, nil
+}
+
+// cronCode maps the cron domain's sentinels (domainCode).
+func cronCode(err error) int {
+	switch {
+	case errors.Is(err, cron.ErrNotFound), errors.Is(err, cron.ErrInvalid), errors.Is(err, cron.ErrSchedule):
+		return api.CodeInvalidParams
+	case errors.Is(err, cron.ErrBusy):
+		return api.CodeSessionBusy
+	}
+	return 0
+}

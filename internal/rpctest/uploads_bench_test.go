@@ -1,0 +1,165 @@
+package rpctest
+
+import (
+	"bufio"
+	"encoding/base64"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"net"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/zeroclaw-go/zeroclaw/internal/api"
+)
+
+// BenchmarkUpload measures a 10 MB file through file/upload/begin, ten 1 MiB chunks and commit over the daemon's
+// socket, each request waiting for its reply as a client does, and the file stored (fsynced) in the workspace;
+// beside it, the same 10 MB written raw over the same kind of socket to a reader that discards them. Each
+// iteration sends different bytes, so every commit writes. All report MiB/s; the uploads also report their
+// ratio to raw from the same run (target: at least 0.5):
+//
+//	go test -bench Upload -run '^$' ./internal/rpctest/
+func BenchmarkUpload(b *testing.B) {
+	const size = api.MaxFileBytes
+	data := payload(size, 42)
+	var rawMiBs float64
+
+	b.Run("raw", func(b *testing.B) {
+		path := sinkServer(b, size)
+		c, err := net.Dial("unix", path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer c.Close()
+		ack := make([]byte, 1)
+		b.SetBytes(size)
+		start := time.Now()
+		for b.Loop() {
+			if _, err := c.Write(data); err != nil {
+				b.Fatal(err)
+			}
+			if _, err := io.ReadFull(c, ack); err != nil {
+				b.Fatal(err)
+			}
+		}
+		rawMiBs = mibs(size, b.N, time.Since(start))
+		b.ReportMetric(rawMiBs, "MiB/s")
+	})
+
+	// upload stores every file (fsynced); upload_no_disk declares a wrong sha256 so the commit hashes and
+	// discards the bytes: the same protocol work without the disk, whose fsync alone outweighs the raw transfer.
+	for _, v := range []struct {
+		name  string
+		store bool
+	}{{"upload", true}, {"upload_no_disk", false}} {
+		b.Run(v.name, func(b *testing.B) {
+			d := Start(b)
+			bc := benchDial(b, d.Endpoint, true)
+			defer bc.c.Close()
+			bc.roundTrip(b, `{"jsonrpc":"2.0","method":"session/new","params":{"session_id":"bench"},"id":1}`+"\n")
+			b.SetBytes(size)
+			n := 0
+			start := time.Now()
+			for b.Loop() {
+				n++
+				binary.LittleEndian.PutUint64(data, uint64(n)) // new content: the commit writes every time
+				bc.upload(b, data, v.store)
+			}
+			got := mibs(size, b.N, time.Since(start))
+			b.ReportMetric(got, "MiB/s")
+			if rawMiBs > 0 {
+				b.ReportMetric(got/rawMiBs, "x-raw")
+			}
+		})
+	}
+}
+
+func mibs(size, n int, d time.Duration) float64 {
+	return float64(size) * float64(n) / (1 << 20) / d.Seconds()
+}
+
+// upload sends data as one upload and reads every reply, failing on an unexpected reply. Unless store, the
+// upload declares a sha256 its bytes do not have, so the commit is refused without writing.
+func (bc *benchConn) upload(b *testing.B, data []byte, store bool) {
+	sum := ""
+	if !store {
+		sum = `,"sha256":"` + strings.Repeat("0", 64) + `"`
+	}
+	begin := fmt.Sprintf(`{"jsonrpc":"2.0","method":"file/upload/begin","params":{"session_id":"bench","size_bytes":%d,"filename":"bench.bin"%s},"id":2}`+"\n", len(data), sum)
+	reply := bc.call(b, begin)
+	const key = `"upload_id":"`
+	i := strings.Index(reply, key)
+	if i < 0 {
+		b.Fatalf("begin: %s", reply)
+	}
+	id := reply[i+len(key) : i+len(key)+32]
+	enc := make([]byte, base64.StdEncoding.EncodedLen(api.UploadChunkBytes))
+	for off := 0; off < len(data); off += api.UploadChunkBytes {
+		chunk := data[off:min(off+api.UploadChunkBytes, len(data))]
+		n := base64.StdEncoding.EncodedLen(len(chunk))
+		base64.StdEncoding.Encode(enc, chunk)
+		line := make([]byte, 0, n+128)
+		line = fmt.Appendf(line, `{"jsonrpc":"2.0","method":"file/upload/chunk","params":{"upload_id":"%s","offset":%d,"data_b64":"`, id, off)
+		line = append(line, enc[:n]...)
+		line = append(line, `"},"id":3}`+"\n"...)
+		if r := bc.call(b, string(line)); !strings.Contains(r, `"received_bytes"`) {
+			b.Fatalf("chunk at %d: %s", off, r)
+		}
+	}
+	want := `"ref_id"`
+	if !store {
+		want = "does not match"
+	}
+	if r := bc.call(b, `{"jsonrpc":"2.0","method":"file/upload/commit","params":{"upload_id":"`+id+`"},"id":4}`+"\n"); !strings.Contains(r, want) {
+		b.Fatalf("commit: %s", r)
+	}
+}
+
+// call writes one request line and returns the reply line.
+func (bc *benchConn) call(b *testing.B, req string) string {
+	if _, err := io.WriteString(bc.c, req); err != nil {
+		b.Fatal(err)
+	}
+	line, err := bc.r.ReadString('\n')
+	if err != nil {
+		b.Fatal(err)
+	}
+	return line
+}
+
+// sinkServer accepts connections on a Unix socket and, on each, reads blocks of size bytes, discarding them and
+// answering one byte per block.
+func sinkServer(b *testing.B, size int) string {
+	path := filepath.Join(ShortTempDir(b), "sink.sock")
+	ln, err := net.Listen("unix", path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			wg.Go(func() {
+				defer c.Close()
+				r := bufio.NewReaderSize(c, 64<<10)
+				for {
+					if _, err := io.CopyN(io.Discard, r, int64(size)); err != nil {
+						return
+					}
+					if _, err := c.Write([]byte{1}); err != nil {
+						return
+					}
+				}
+			})
+		}
+	})
+	b.Cleanup(func() { ln.Close(); wg.Wait() })
+	return path
+}

@@ -1,0 +1,100 @@
+package session
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/zeroclaw-go/zeroclaw/internal/agent"
+	"github.com/zeroclaw-go/zeroclaw/internal/api"
+	"github.com/zeroclaw-go/zeroclaw/internal/tools"
+)
+
+// UnattendedPrincipal owns the sessions that unattended turns (scheduled jobs) create.
+const UnattendedPrincipal = "cron"
+
+// turnOptions narrow one turn beyond the agent's risk profile.
+type turnOptions struct {
+	unattended bool     // nobody can answer an approval: what the profile would ask about is refused
+	allowed    []string // when non-empty, the only tools offered
+	excluded   []string // never offered
+}
+
+func (t turnOptions) restrict(p *tools.Policy) {
+	if len(t.excluded) > 0 {
+		p.ExcludedTools = append(slices.Clone(p.ExcludedTools), t.excluded...)
+	}
+	if len(t.allowed) > 0 {
+		if len(p.AllowedTools) == 0 {
+			p.AllowedTools = slices.Clone(t.allowed)
+		} else { // both lists apply: keep what both allow
+			p.AllowedTools = slices.DeleteFunc(slices.Clone(p.AllowedTools), func(n string) bool { return !slices.Contains(t.allowed, n) })
+			if len(p.AllowedTools) == 0 {
+				p.ExcludedTools = append(p.ExcludedTools, t.allowed...)
+			}
+		}
+	}
+}
+
+func (t turnOptions) approver(a agent.Approver) agent.Approver {
+	if t.unattended {
+		return refuseAll{}
+	}
+	return a
+}
+
+// refuseAll answers every approval request of an unattended turn: nobody is there.
+type refuseAll struct{}
+
+func (refuseAll) RequestApproval(context.Context, agent.ApprovalRequest) (agent.ApprovalDecision, error) {
+	return agent.ApprovalDecision{}, fmt.Errorf("session: unattended turn, nobody can approve: %w", agent.ErrApprovalAbandoned)
+}
+
+// Unattended is one turn that no client watches.
+type Unattended struct {
+	Agent     string
+	SessionID string // a new id makes a fresh session; an existing one continues it
+	Prompt    string
+	// AllowedTools, when non-empty, are the only tools offered (within the agent's profile); ExcludedTools are
+	// never offered.
+	AllowedTools, ExcludedTools []string
+}
+
+// RunUnattended runs one turn as UnattendedPrincipal (with admin reach, so a named session of another owner
+// can be continued) and returns its answer. The turn runs under the agent's risk profile; a call the profile
+// would ask about is refused. A session it opened is closed (kept in the store) afterwards. A turn that did
+// not complete is an error carrying what it said.
+func (m *Manager) RunUnattended(ctx context.Context, u Unattended) (string, error) {
+	o := Owner{Principal: UnattendedPrincipal, Admin: true}
+	_, liveErr := m.live(u.SessionID)
+	if _, err := m.New(ctx, o, api.SessionNewParams{SessionID: u.SessionID, AgentAlias: u.Agent}); err != nil {
+		return "", err
+	}
+	if liveErr != nil {
+		defer func() { _, _ = m.Close(o, u.SessionID) }()
+	}
+	sink := &endSink{}
+	res, err := m.prompt(ctx, o, api.SessionPromptParams{SessionID: u.SessionID, Prompt: u.Prompt}, sink,
+		turnOptions{unattended: true, allowed: u.AllowedTools, excluded: u.ExcludedTools})
+	if err != nil {
+		return "", err
+	}
+	if res.Outcome != api.OutcomeCompleted {
+		return res.Content, fmt.Errorf("session: unattended turn %s: %s", res.Outcome, sink.err)
+	}
+	return res.Content, nil
+}
+
+// endSink keeps only the error of an unattended turn's turn_complete; its answer is the prompt's result.
+type endSink struct{ err string }
+
+// Update is called from the turn's goroutine only, and read after the turn.
+func (s *endSink) Update(ev api.SessionUpdate) {
+	if ev.Type == api.UpdateTurnComplete {
+		s.err = ev.Error
+	}
+}
+
+func (*endSink) Elicit(context.Context, api.ElicitationParams) (api.ElicitationResult, error) {
+	return api.ElicitationResult{}, ErrNoElicitation
+}
