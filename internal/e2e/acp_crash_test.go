@@ -5,13 +5,10 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
-	"time"
 )
 
 // kill -9 in the middle of a turn of a durable ACP session (chat_mode "acp"): after a restart the resumed
@@ -48,35 +45,7 @@ func TestKill9MidTurnACPSession(t *testing.T) {
 	defer backend.Close()
 
 	h, root := homeWithOpenAI(t, "fake", backend.URL)
-	sock := filepath.Join(root, "data", "daemon.sock")
-	d := start(t, env(h), "daemon")
-	waitSocket(t, d, sock)
-	c := dialStream(t, sock)
-	c.Request("session/new", map[string]any{"session_id": "acp-crash", "chat_mode": "acp"}, 2)
-	c.Result(2)
-	c.Request("session/prompt", map[string]any{"session_id": "acp-crash", "prompt": "first question"}, 3)
-	if r := c.Result(3); r["content"] != "answer-1" {
-		t.Fatalf("first turn: %v", r)
-	}
-	c.Request("session/prompt", map[string]any{"session_id": "acp-crash", "prompt": "second question"}, 4)
-	for { // wait until the daemon is streaming the second answer
-		m := c.Next()
-		if p, ok := m["params"].(map[string]any); ok && p["type"] == "agent_message_chunk" {
-			break
-		}
-	}
-	watcher := dialStream(t, sock)
-	watcher.Request("session/state", map[string]any{"session_id": "acp-crash"}, 2)
-	running := watcher.Result(2)
-	turnID, _ := running["turn_id"].(string)
-	if running["state"] != "running" || turnID == "" {
-		t.Fatalf("state during the turn: %v", running)
-	}
-	signal(t, d, syscall.SIGKILL)
-	d.wait(t, 10*time.Second)
-
-	d2 := start(t, env(h), "daemon")
-	waitSocket(t, d2, sock)
+	_, sock, turnID := killMidSecondTurn(t, h, root, "acp-crash", map[string]any{"chat_mode": "acp"})
 	c2 := dialStream(t, sock)
 	c2.Request("session/state", map[string]any{"session_id": "acp-crash"}, 10)
 	if st := c2.Result(10); st["state"] != "idle" || st["last_turn_interrupted"] != true || st["interrupted_turn_id"] != turnID {

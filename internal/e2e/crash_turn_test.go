@@ -57,35 +57,7 @@ func TestKill9MidTurnKeepsHistory(t *testing.T) {
 	defer backend.Close()
 
 	h, root := homeWithOpenAI(t, "fake", backend.URL)
-	sock := filepath.Join(root, "data", "daemon.sock")
-	d := start(t, env(h), "daemon")
-	waitSocket(t, d, sock)
-	c := dialStream(t, sock)
-	c.Request("session/new", map[string]any{"session_id": "crash-1"}, 2)
-	c.Result(2)
-	c.Request("session/prompt", map[string]any{"session_id": "crash-1", "prompt": "first question"}, 3)
-	if r := c.Result(3); r["content"] != "answer-1" {
-		t.Fatalf("first turn: %v", r)
-	}
-	c.Request("session/prompt", map[string]any{"session_id": "crash-1", "prompt": "second question"}, 4)
-	for { // wait until the daemon is streaming the second answer
-		m := c.Next()
-		if p, ok := m["params"].(map[string]any); ok && p["type"] == "agent_message_chunk" {
-			break
-		}
-	}
-	watcher := dialStream(t, sock)
-	watcher.Request("session/state", map[string]any{"session_id": "crash-1"}, 2)
-	running := watcher.Result(2)
-	turnID, _ := running["turn_id"].(string)
-	if running["state"] != "running" || turnID == "" {
-		t.Fatalf("state during the turn: %v", running)
-	}
-	signal(t, d, syscall.SIGKILL)
-	d.wait(t, 10*time.Second)
-
-	d2 := start(t, env(h), "daemon")
-	waitSocket(t, d2, sock)
+	d2, sock, turnID := killMidSecondTurn(t, h, root, "crash-1", nil)
 	c2 := dialStream(t, sock)
 
 	// Before anything revives the session, the stored state says the turn is over, and that it was cut.
@@ -140,4 +112,45 @@ func TestKill9MidTurnKeepsHistory(t *testing.T) {
 	if strings.Join(got, "|") != want {
 		t.Fatalf("history after kill -9:\n got %s\nwant %s", strings.Join(got, "|"), want)
 	}
+}
+
+// killMidSecondTurn starts a daemon on the install at h/root, opens session id with newParams, completes a first
+// turn (the backend answers "answer-1"), starts a second one and, once its answer is streaming, kills the daemon
+// with SIGKILL. It restarts the daemon and returns it, the socket and the id of the turn that was cut.
+func killMidSecondTurn(t *testing.T, h, root, id string, newParams map[string]any) (*proc, string, string) {
+	t.Helper()
+	sock := filepath.Join(root, "data", "daemon.sock")
+	d := start(t, env(h), "daemon")
+	waitSocket(t, d, sock)
+	c := dialStream(t, sock)
+	params := map[string]any{"session_id": id}
+	for k, v := range newParams {
+		params[k] = v
+	}
+	c.Request("session/new", params, 2)
+	c.Result(2)
+	c.Request("session/prompt", map[string]any{"session_id": id, "prompt": "first question"}, 3)
+	if r := c.Result(3); r["content"] != "answer-1" {
+		t.Fatalf("first turn: %v", r)
+	}
+	c.Request("session/prompt", map[string]any{"session_id": id, "prompt": "second question"}, 4)
+	for { // wait until the daemon is streaming the second answer
+		m := c.Next()
+		if p, ok := m["params"].(map[string]any); ok && p["type"] == "agent_message_chunk" {
+			break
+		}
+	}
+	watcher := dialStream(t, sock)
+	watcher.Request("session/state", map[string]any{"session_id": id}, 2)
+	running := watcher.Result(2)
+	turnID, _ := running["turn_id"].(string)
+	if running["state"] != "running" || turnID == "" {
+		t.Fatalf("state during the turn: %v", running)
+	}
+	signal(t, d, syscall.SIGKILL)
+	d.wait(t, 10*time.Second)
+
+	d2 := start(t, env(h), "daemon")
+	waitSocket(t, d2, sock)
+	return d2, sock, turnID
 }
