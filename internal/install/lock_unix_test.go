@@ -136,7 +136,8 @@ func TestAcquireLockRefusesHardLinkedFile(t *testing.T) {
 func plantForeignLock(t *testing.T, path string) {
 	t.Helper()
 	if os.Getuid() != 0 {
-		t.Skip("needs root to create a file owned by another uid")
+		// Not a skip: the refusal of a foreign lock is only provable with a file another uid owns. CI runs as root.
+		t.Fatal("this test plants a file owned by another uid and needs root: run the suite as root, as .ci/run does")
 	}
 	if err := os.WriteFile(path, []byte("1\n"), 0o666); err != nil {
 		t.Fatal(err)
@@ -194,7 +195,8 @@ func TestListenForeignOwnedLockNamesOwner(t *testing.T) {
 // A foreign lock file nobody holds is refused all the same: using it would mean trusting its owner.
 func TestAcquireLockForeignOwnedUnheld(t *testing.T) {
 	if os.Getuid() != 0 {
-		t.Skip("needs root to create a file owned by another uid")
+		// Not a skip: the refusal of a foreign lock is only provable with a file another uid owns. CI runs as root.
+		t.Fatal("this test plants a file owned by another uid and needs root: run the suite as root, as .ci/run does")
 	}
 	path := filepath.Join(sockDir(t), "daemon.lock")
 	if err := os.WriteFile(path, []byte("1\n"), 0o666); err != nil {
