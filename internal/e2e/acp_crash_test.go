@@ -1,13 +1,7 @@
 package e2e
 
 import (
-	"fmt"
-	"io"
-	"net/http"
-	"net/http/httptest"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 )
 
@@ -15,36 +9,8 @@ import (
 // session has its whole history, the interrupted turn's prompt and exactly one visible interruption marker, and
 // the provider's next request carries the history but never the marker.
 func TestKill9MidTurnACPSession(t *testing.T) {
-	var calls atomic.Int32
-	var mu sync.Mutex
-	var bodies []string
-	release := make(chan struct{})
-	t.Cleanup(func() { close(release) })
-	backend := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		mu.Lock()
-		bodies = append(bodies, string(body))
-		mu.Unlock()
-		n := calls.Add(1)
-		w.Header().Set("Content-Type", "text/event-stream")
-		w.WriteHeader(http.StatusOK)
-		fl := w.(http.Flusher)
-		if n == 2 { // the turn that gets killed: one chunk, then silence
-			fmt.Fprint(w, sseChunk("partial-answer-"))
-			fl.Flush()
-			select {
-			case <-r.Context().Done():
-			case <-release:
-			}
-			return
-		}
-		fmt.Fprint(w, sseChunk(fmt.Sprintf("answer-%d", n)))
-		fmt.Fprint(w, "data: [DONE]\n\n")
-		fl.Flush()
-	}))
-	defer backend.Close()
-
-	h, root := homeWithOpenAI(t, "fake", backend.URL)
+	url, lastBody := stallingBackend(t)
+	h, root := homeWithOpenAI(t, "fake", url)
 	_, sock, turnID := killMidSecondTurn(t, h, root, "acp-crash", map[string]any{"chat_mode": "acp"})
 	c2 := dialStream(t, sock)
 	c2.Request("session/state", map[string]any{"session_id": "acp-crash"}, 10)
@@ -81,9 +47,7 @@ func TestKill9MidTurnACPSession(t *testing.T) {
 	if r := c2.Result(15); r["outcome"] != "completed" || r["content"] != "answer-3" {
 		t.Fatalf("turn after the crash: %v", r)
 	}
-	mu.Lock()
-	next := bodies[len(bodies)-1]
-	mu.Unlock()
+	next := lastBody()
 	if !strings.Contains(next, "first question") || !strings.Contains(next, "answer-1") || !strings.Contains(next, "second question") {
 		t.Errorf("the provider's request after the crash lacks the history: %s", next)
 	}

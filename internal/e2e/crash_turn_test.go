@@ -3,10 +3,12 @@ package e2e
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -33,30 +35,8 @@ func dialStream(t *testing.T, sock string) *ndjson.Client {
 // user message of the interrupted turn, no partial assistant message, nothing twice; the session is idle and
 // takes a new turn.
 func TestKill9MidTurnKeepsHistory(t *testing.T) {
-	var calls atomic.Int32
-	release := make(chan struct{})
-	t.Cleanup(func() { close(release) })
-	backend := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		n := calls.Add(1)
-		w.Header().Set("Content-Type", "text/event-stream")
-		w.WriteHeader(http.StatusOK)
-		fl := w.(http.Flusher)
-		if n == 2 { // the turn that gets killed: one chunk, then silence
-			fmt.Fprint(w, sseChunk("partial-answer-"))
-			fl.Flush()
-			select {
-			case <-r.Context().Done():
-			case <-release:
-			}
-			return
-		}
-		fmt.Fprint(w, sseChunk(fmt.Sprintf("answer-%d", n)))
-		fmt.Fprint(w, "data: [DONE]\n\n")
-		fl.Flush()
-	}))
-	defer backend.Close()
-
-	h, root := homeWithOpenAI(t, "fake", backend.URL)
+	url, _ := stallingBackend(t)
+	h, root := homeWithOpenAI(t, "fake", url)
 	d2, sock, turnID := killMidSecondTurn(t, h, root, "crash-1", nil)
 	c2 := dialStream(t, sock)
 
@@ -153,4 +133,46 @@ func killMidSecondTurn(t *testing.T, h, root, id string, newParams map[string]an
 	d2 := start(t, env(h), "daemon")
 	waitSocket(t, d2, sock)
 	return d2, sock, turnID
+}
+
+// stallingBackend is an OpenAI-compatible backend whose n-th request answers "answer-<n>", except the second,
+// which sends one chunk and then stays silent until the client goes away (the turn a test kills). last returns
+// the body of the latest request it received.
+func stallingBackend(t *testing.T) (url string, last func() string) {
+	t.Helper()
+	var calls atomic.Int32
+	var mu sync.Mutex
+	var latest string
+	release := make(chan struct{})
+	backend := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		latest = string(body)
+		mu.Unlock()
+		n := calls.Add(1)
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(http.StatusOK)
+		fl := w.(http.Flusher)
+		if n == 2 { // the turn that gets killed: one chunk, then silence
+			fmt.Fprint(w, sseChunk("partial-answer-"))
+			fl.Flush()
+			select {
+			case <-r.Context().Done():
+			case <-release:
+			}
+			return
+		}
+		fmt.Fprint(w, sseChunk(fmt.Sprintf("answer-%d", n)))
+		fmt.Fprint(w, "data: [DONE]\n\n")
+		fl.Flush()
+	}))
+	t.Cleanup(func() {
+		close(release)
+		backend.Close()
+	})
+	return backend.URL, func() string {
+		mu.Lock()
+		defer mu.Unlock()
+		return latest
+	}
 }
