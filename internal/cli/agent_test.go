@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -342,13 +343,13 @@ func TestParseWithID(t *testing.T) {
 	for _, args := range [][]string{{"abc", "--limit", "3"}, {"--limit", "3", "abc"}} {
 		fs := newFlagSet(Env{Stderr: io.Discard}, "x", "")
 		limit := fs.Int("limit", 0, "")
-		id, err := parseWithID(fs, args)
+		id, err := parseWithID(fs, args, "session id")
 		if err != nil || id != "abc" || *limit != 3 {
 			t.Errorf("%v: id %q limit %d err %v", args, id, *limit, err)
 		}
 	}
 	fs := newFlagSet(Env{Stderr: io.Discard}, "x", "")
-	if _, err := parseWithID(fs, nil); !errors.Is(err, errUsage) {
+	if _, err := parseWithID(fs, nil, "session id"); !errors.Is(err, errUsage) {
 		t.Errorf("no id: err %v", err)
 	}
 }
@@ -407,5 +408,15 @@ func TestClipAndChoices(t *testing.T) {
 	}
 	if got := elicitChoices(nil); got != nil {
 		t.Errorf("no schema: %v", got)
+	}
+}
+
+// The usage error names what is missing: a memory key is not a session id.
+func TestParseWithIDNamesTheArgument(t *testing.T) {
+	var out strings.Builder
+	fs := flag.NewFlagSet("memory get", flag.ContinueOnError)
+	fs.SetOutput(&out)
+	if _, err := parseWithID(fs, nil, "key"); !errors.Is(err, errUsage) || !strings.Contains(out.String(), "missing key") {
+		t.Fatalf("err %v, output %q", err, out.String())
 	}
 }

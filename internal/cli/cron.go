@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"strings"
 	"text/tabwriter"
@@ -47,25 +46,6 @@ func cronClient(ctx context.Context, env Env, configDir string) (*client, error)
 		return nil, err
 	}
 	return connect(ctx, endpoint, nil, nil)
-}
-
-// cronID parses "ID [flags]" (the id may come before or after the flags).
-func cronID(fs *flag.FlagSet, args []string) (string, error) {
-	var id string
-	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
-		id, args = args[0], args[1:]
-	}
-	if err := parseFlags(fs, args); err != nil {
-		return "", err
-	}
-	if id == "" && fs.NArg() == 1 {
-		id = fs.Arg(0)
-	}
-	if id == "" || fs.NArg() > 1 {
-		fs.Usage()
-		return "", errUsage
-	}
-	return id, nil
 }
 
 func cronList(ctx context.Context, env Env, args []string) error {
@@ -220,7 +200,7 @@ func onlyAgent(ctx context.Context, c *client) (string, error) {
 func cronRemove(ctx context.Context, env Env, args []string) error {
 	fs := newFlagSet(env, "cron remove", "ID [--config-dir DIR]")
 	configDir := configDirFlag(fs)
-	id, err := cronID(fs, args)
+	id, err := parseWithID(fs, args, "job id")
 	if err != nil {
 		return err
 	}
@@ -241,7 +221,7 @@ func cronRuns(ctx context.Context, env Env, args []string) error {
 	configDir := configDirFlag(fs)
 	limit := fs.Int("limit", 20, "at most this many runs, newest first")
 	asJSON := fs.Bool("json", false, "print the runs as JSON")
-	id, err := cronID(fs, args)
+	id, err := parseWithID(fs, args, "job id")
 	if err != nil {
 		return err
 	}
@@ -279,7 +259,7 @@ func cronRuns(ctx context.Context, env Env, args []string) error {
 func cronTrigger(ctx context.Context, env Env, args []string) error {
 	fs := newFlagSet(env, "cron trigger", "ID [--config-dir DIR]")
 	configDir := configDirFlag(fs)
-	id, err := cronID(fs, args)
+	id, err := parseWithID(fs, args, "job id")
 	if err != nil {
 		return err
 	}

@@ -53,7 +53,7 @@ func memorySearch(ctx context.Context, env Env, args []string) error {
 	configDir := configDirFlag(fs)
 	agent := fs.String("agent", "", "search this agent's memories (and those it may read)")
 	limit := fs.Int("limit", 10, "at most this many results")
-	query, err := parseWithID(fs, args)
+	query, err := parseWithID(fs, args, "query")
 	if err != nil {
 		return err
 	}
@@ -68,7 +68,7 @@ func memoryGet(ctx context.Context, env Env, args []string) error {
 	fs := newFlagSet(env, "memory get", "KEY [--config-dir DIR] [--agent A]")
 	configDir := configDirFlag(fs)
 	agent := fs.String("agent", "", "this agent's memory (else any agent's)")
-	key, err := parseWithID(fs, args)
+	key, err := parseWithID(fs, args, "key")
 	if err != nil {
 		return err
 	}
@@ -86,7 +86,7 @@ func memoryForget(ctx context.Context, env Env, args []string) error {
 	fs := newFlagSet(env, "memory forget", "KEY [--config-dir DIR] [--agent A]")
 	configDir := configDirFlag(fs)
 	agent := fs.String("agent", "", "forget only this agent's memory (else the key of every agent)")
-	key, err := parseWithID(fs, args)
+	key, err := parseWithID(fs, args, "key")
 	if err != nil {
 		return err
 	}

@@ -79,7 +79,7 @@ func sessionsShow(ctx context.Context, env Env, args []string) error {
 	fs := newFlagSet(env, "sessions show", "ID [--config-dir DIR] [--limit N]")
 	configDir := configDirFlag(fs)
 	limit := fs.Int("limit", 0, "show only the last N messages (default: the daemon's page size)")
-	id, err := parseWithID(fs, args)
+	id, err := parseWithID(fs, args, "session id")
 	if err != nil {
 		return err
 	}
@@ -104,7 +104,7 @@ func sessionsShow(ctx context.Context, env Env, args []string) error {
 func sessionsDelete(ctx context.Context, env Env, args []string) error {
 	fs := newFlagSet(env, "sessions delete", "ID [--config-dir DIR]")
 	configDir := configDirFlag(fs)
-	id, err := parseWithID(fs, args)
+	id, err := parseWithID(fs, args, "session id")
 	if err != nil {
 		return err
 	}
@@ -121,9 +121,9 @@ func sessionsDelete(ctx context.Context, env Env, args []string) error {
 	return nil
 }
 
-// parseWithID parses flags and exactly one positional argument (a session id), which may come before or after
-// the flags.
-func parseWithID(fs *flag.FlagSet, args []string) (string, error) {
+// parseWithID parses flags and exactly one positional argument (what names it: "session id", "job id"...), which
+// may come before or after the flags.
+func parseWithID(fs *flag.FlagSet, args []string, what string) (string, error) {
 	var id string
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
 		id, args = args[0], args[1:]
@@ -140,7 +140,7 @@ func parseWithID(fs *flag.FlagSet, args []string) (string, error) {
 	}
 	switch {
 	case id == "":
-		fmt.Fprintln(fs.Output(), "missing session id")
+		fmt.Fprintln(fs.Output(), "missing "+what)
 	case len(rest) > 0:
 		fmt.Fprintf(fs.Output(), "unexpected argument %q\n", rest[0])
 	default:
