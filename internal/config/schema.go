@@ -136,13 +136,44 @@ type ChannelsConfig struct {
 	SessionBackend string `toml:"session_backend" enum:"sqlite|jsonl" desc:"Where chat sessions are stored: sqlite (sessions.db) or jsonl files."`
 }
 
-// GatewayConfig is [gateway]. PairedTokens holds SHA-256 hex hashes and is a secret field.
+// GatewayConfig is [gateway] (upstream/gateway.md §5). PairedTokens holds SHA-256 hex hashes and is a secret
+// field.
 type GatewayConfig struct {
 	Host             string   `toml:"host" desc:"Address the HTTP gateway listens on."`
-	Port             int      `toml:"port" desc:"TCP port of the HTTP gateway."`
+	Port             int      `toml:"port" note:"0: a port the kernel picks" desc:"TCP port of the HTTP gateway."`
 	RequirePairing   bool     `toml:"require_pairing" desc:"Require a paired bearer token on gateway requests."`
 	AllowRemoteAdmin bool     `toml:"allow_remote_admin" desc:"Allow admin requests from gateway clients that are not on loopback."`
 	PairedTokens     []string `toml:"paired_tokens" desc:"SHA-256 hashes of the paired gateway tokens."`
+	AllowPublicBind  bool     `toml:"allow_public_bind" desc:"Bind a non-loopback host without the startup warning."`
+	// DevicePermissionProfiles are the grants of a paired device (auth's grant model); empty: a device may do
+	// everything, as upstream lets any token.
+	DevicePermissionProfiles []string         `toml:"device_permission_profiles" alias:"permission_profiles" note:"empty: paired devices are admin, as upstream" desc:"Permission profiles whose grants a paired device gets."`
+	PairRateLimitPerMinute   int              `toml:"pair_rate_limit_per_minute" desc:"Pairing requests one client may make per minute."`
+	WebhookRateLimitPerMin   int              `toml:"webhook_rate_limit_per_minute" desc:"Webhook requests one client may make per minute."`
+	TrustForwardedHeaders    bool             `toml:"trust_forwarded_headers" desc:"Take the client address from X-Forwarded-For / X-Real-IP (only behind a trusted proxy)."`
+	PathPrefix               string           `toml:"path_prefix" note:"empty: routes at the root" desc:"Prefix every gateway route is served under, e.g. /zeroclaw."`
+	RateLimitMaxKeys         int              `toml:"rate_limit_max_keys" desc:"Clients each rate limiter tracks at most."`
+	IdempotencyTTLSecs       int              `toml:"idempotency_ttl_secs" desc:"Seconds a webhook idempotency key is remembered."`
+	IdempotencyMaxKeys       int              `toml:"idempotency_max_keys" desc:"Webhook idempotency keys remembered at most."`
+	RequestTimeoutSecs       int              `toml:"request_timeout_secs" desc:"Seconds a gateway request may take before it is answered 408."`
+	LongRunningTimeoutSecs   int              `toml:"long_running_request_timeout_secs" desc:"Seconds a long-running gateway request (a webhook turn) may take."`
+	WebhookSecret            string           `toml:"webhook_secret" note:"empty: no X-Webhook-Secret check" desc:"Secret a POST /webhook must carry in X-Webhook-Secret (a secret)."`
+	TLS                      GatewayTLSConfig `toml:"tls"`
+}
+
+// GatewayTLSConfig is [gateway.tls]: HTTPS, and optionally client certificates (mTLS).
+type GatewayTLSConfig struct {
+	Enabled    bool                    `toml:"enabled" desc:"Serve the gateway over HTTPS."`
+	CertPath   string                  `toml:"cert_path" desc:"PEM certificate chain of the gateway."`
+	KeyPath    string                  `toml:"key_path" desc:"PEM private key of the gateway."`
+	ClientAuth GatewayClientAuthConfig `toml:"client_auth"`
+}
+
+// GatewayClientAuthConfig is [gateway.tls.client_auth].
+type GatewayClientAuthConfig struct {
+	Enabled           bool   `toml:"enabled" desc:"Verify client certificates against ca_cert_path."`
+	CACertPath        string `toml:"ca_cert_path" desc:"PEM CA certificates that sign accepted client certificates."`
+	RequireClientCert bool   `toml:"require_client_cert" desc:"Refuse clients without a certificate (otherwise one is verified when presented)."`
 }
 
 // ObservabilityConfig is [observability]: the runtime event log (upstream's log_persistence keys).
@@ -291,8 +322,10 @@ type defaulter interface{ setDefaults() }
 // base returns the defaults of every non-map field; maps are empty. Decoding a file starts from it.
 func base() *Config {
 	return &Config{
-		Channels:      ChannelsConfig{SessionBackend: "sqlite"},
-		Gateway:       GatewayConfig{Host: "127.0.0.1", Port: 42617, RequirePairing: true},
+		Channels: ChannelsConfig{SessionBackend: "sqlite"},
+		Gateway: GatewayConfig{Host: "127.0.0.1", Port: 42617, RequirePairing: true, PairRateLimitPerMinute: 10,
+			WebhookRateLimitPerMin: 60, RateLimitMaxKeys: 10000, IdempotencyTTLSecs: 300, IdempotencyMaxKeys: 10000,
+			RequestTimeoutSecs: 30, LongRunningTimeoutSecs: 600},
 		Observability: ObservabilityConfig{LogPersistence: "rolling", LogPersistenceRotateDaily: true, LogPersistenceRetentionMax: 7},
 		Cost:          CostConfig{Enabled: true, DailyLimitUSD: 10, MonthlyLimitUSD: 100, WarnAtPercent: 80},
 		Secrets:       SecretsConfig{Encrypt: true},

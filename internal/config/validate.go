@@ -113,6 +113,7 @@ func validate(cfg *Config, d *document, file string) (*ValidationError, []string
 	if cfg.Gateway.Port < 0 || cfg.Gateway.Port > 65535 {
 		v.add(Path{"gateway", "port"}, "must be between 0 and 65535, got %d", cfg.Gateway.Port)
 	}
+	validateGateway(cfg, v)
 	switch cfg.Observability.LogPersistence {
 	case "rolling", "rotating", "full", "none":
 	default:
