@@ -38,8 +38,9 @@ func newLogHub(layout install.Layout, cfg *config.Manager, clk clock.Clock, ring
 }
 
 // newCostTracker prices provider requests into the ledger and checks the [cost] budgets.
-func newCostTracker(ledger *store.CostLedger, cfg *config.Manager, clk clock.Clock, newID func() string, h *logs.Hub) *cost.Tracker {
-	return cost.NewTracker(cost.Options{Ledger: ledger, Config: cfg.Current, Clock: clk, NewID: newID, Logs: h})
+func newCostTracker(ledger *store.CostLedger, cfg *config.Manager, clk clock.Clock, newID func() string, h *logs.Hub,
+	recorded func(model string, in, out int64, usd float64)) *cost.Tracker {
+	return cost.NewTracker(cost.Options{Ledger: ledger, Config: cfg.Current, Clock: clk, NewID: newID, Logs: h, Recorded: recorded})
 }
 
 // secretScrubber scrubs text of the secret values of the config in force (rebuilt when the config changes) and

@@ -15,12 +15,13 @@ import (
 
 // stores are the durable stores the daemon owns for its whole run.
 type stores struct {
-	chat   *store.ChatStore
-	costs  *store.CostLedger
-	cron   *store.CronStore // data/cron/jobs.db, created by its first write only
-	tasks  *store.TaskStore // data/control_plane.db
-	acp    *store.ACPStore  // nil when acp-sessions.db could not be opened: ACP sessions then live in memory
-	closed sync.Once
+	chat    *store.ChatStore
+	costs   *store.CostLedger
+	cron    *store.CronStore   // data/cron/jobs.db, created by its first write only
+	tasks   *store.TaskStore   // data/control_plane.db
+	acp     *store.ACPStore    // nil when acp-sessions.db could not be opened: ACP sessions then live in memory
+	devices *store.DeviceStore // data/devices.db; nil when it could not be opened
+	closed  sync.Once
 }
 
 // openStores opens the chat store (data/sessions/sessions.db), imports legacy JSONL sessions into it (stamped
@@ -70,6 +71,7 @@ func openStores(ctx context.Context, layout install.Layout, cfg *config.Config, 
 		log.Warn("acp session store unavailable: ACP sessions will not be durable", "component", "store", "err", err)
 		st.acp = nil
 	}
+	st.devices = openDevices(ctx, layout, log)
 	return st, nil
 }
 
@@ -90,6 +92,11 @@ func (s *stores) closeAll(log *slog.Logger) {
 	}
 	if err := s.chat.Close(); err != nil {
 		log.Warn("closing chat store", "component", "store", "err", err)
+	}
+	if s.devices != nil {
+		if err := s.devices.Close(); err != nil {
+			log.Warn("closing device registry", "component", "store", "err", err)
+		}
 	}
 	if s.acp != nil {
 		if err := s.acp.Close(); err != nil {

@@ -36,6 +36,7 @@ type Peer struct {
 	// resolvedFrom is the config snapshot principal was last resolved from by dispatch (resolved: it was).
 	resolvedFrom *config.Config
 	resolved     bool
+	fixed        bool            // the principal came from the caller's protocol (Call); it is not resolved again
 	uploads      *upload.Staging // the uploads this connection began; made on first use
 	closed       bool            // the connection ended: its uploads are dropped
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/zeroclaw-go/zeroclaw/internal/jsonrpc"
 	"github.com/zeroclaw-go/zeroclaw/internal/logs"
 	"github.com/zeroclaw-go/zeroclaw/internal/memory"
+	"github.com/zeroclaw-go/zeroclaw/internal/pairing"
 	"github.com/zeroclaw-go/zeroclaw/internal/router"
 	"github.com/zeroclaw-go/zeroclaw/internal/session"
 	"github.com/zeroclaw-go/zeroclaw/internal/upload"
@@ -67,6 +68,8 @@ type Options struct {
 	Logs *logs.Hub
 	// Costs serves cost/*; nil leaves those methods out.
 	Costs *cost.Tracker
+	// Pairing serves pair/code and devices/*; nil leaves those methods out.
+	Pairing *pairing.Manager
 	// Uploads is the byte budget of staged uploads (protocol.md §7); nil means a fresh one of
 	// api.UploadBudgetBytes on Clock.
 	Uploads *upload.Budget
@@ -137,6 +140,9 @@ func New(opts Options) *Server {
 	}
 	if opts.Costs != nil {
 		s.registerCost(opts.Costs)
+	}
+	if opts.Pairing != nil {
+		s.registerPairing(opts.Pairing)
 	}
 	return s
 }
@@ -226,7 +232,7 @@ func (s *Server) dispatch(ctx context.Context, p *Peer, req *jsonrpc.Request) (a
 func (s *Server) authorize(_ context.Context, p *Peer, grant string) error {
 	cfg := s.config()
 	p.mu.Lock()
-	pr, fresh := p.principal, p.resolved && p.resolvedFrom == cfg
+	pr, fresh := p.principal, p.fixed || p.resolved && p.resolvedFrom == cfg
 	p.mu.Unlock()
 	if !fresh {
 		var err error
@@ -337,6 +343,8 @@ func domainCode(err error) (int, bool) {
 		return api.CodeInvalidParams, true
 	case cronCode(err) != 0:
 		return cronCode(err), true
+	case pairingCode(err) != 0:
+		return pairingCode(err), true
 	}
 	return memoryCode(err)
 }

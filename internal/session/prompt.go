@@ -164,6 +164,9 @@ func (m *Manager) runTurn(ctx context.Context, o Owner, s *session, p api.Sessio
 		m.log.Info("turn failed", "session", s.id, "turn", turnID, "err", runErr)
 		ended.Action, ended.Outcome, ended.Severity = "fail", logs.OutcomeFailure, logs.SeverityWarn
 		ended.Attributes = map[string]any{"error": runErr.Error()}
+		if pe := (*agent.ProviderError)(nil); errors.As(runErr, &pe) {
+			ended.Attributes["error_kind"] = "provider"
+		}
 	} else if outcome == api.OutcomeCancelled {
 		ended.Action, ended.Outcome = "cancel", ""
 	}
