@@ -53,8 +53,9 @@ func (d *daemon) startGateway(ctx context.Context, opts Options, pm *pairing.Man
 	d.gw = gateway.New(gateway.Options{
 		Config:  d.cfg.Current,
 		Pairing: pm,
-		Dispatch: func(ctx context.Context, pr *auth.Principal, label, method string, params json.RawMessage) (any, error) {
-			return d.srv.Call(ctx, rpc.Caller{Principal: pr, Label: label, Transport: auth.TransportHTTP}, method, params)
+		Dispatch: func(ctx context.Context, id gateway.Identity, method string, params json.RawMessage) (any, error) {
+			return d.srv.Call(ctx, rpc.Caller{Principal: id.Principal, Resolve: id.Resolve, Label: id.Label,
+				Transport: auth.TransportHTTP}, method, params)
 		},
 		Reload: func(ctx context.Context) error {
 			_, err := d.cfg.Reload(ctx)

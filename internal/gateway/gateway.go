@@ -29,9 +29,18 @@ import (
 // MaxBodyBytes is the request body limit of every route (upstream's 64 KiB).
 const MaxBodyBytes = 64 << 10
 
-// Dispatcher serves one native RPC method for an authenticated gateway principal: the same table, grant check
-// and error mapping as the socket (rpc.Server.Call). Errors are *jsonrpc.Error.
-type Dispatcher func(ctx context.Context, pr *auth.Principal, label, method string, params json.RawMessage) (any, error)
+// Dispatcher serves one native RPC method for an authenticated gateway caller: the same table, grant check and
+// error mapping as the socket (rpc.Server.Call). Errors are *jsonrpc.Error.
+type Dispatcher func(ctx context.Context, id Identity, method string, params json.RawMessage) (any, error)
+
+// Identity is who a gateway request acts as.
+type Identity struct {
+	Principal *auth.Principal
+	// Resolve derives the principal again from another config (nil: refused), for checks made under the config
+	// write lock; nil keeps Principal.
+	Resolve func(*config.Config) *auth.Principal
+	Label   string // "http:<client key>"
+}
 
 // Options wire the gateway to the daemon.
 type Options struct {

@@ -14,7 +14,7 @@ var self = &auth.Principal{Name: "gateway", Grants: []string{"health:read"}}
 
 // health is GET /health: open, {status, paired, require_pairing, runtime}.
 func (s *Server) health(w http.ResponseWriter, r *http.Request) {
-	runtime, err := s.o.Dispatch(r.Context(), self, "http:"+s.clientKey(r), api.MethodHealth, nil)
+	runtime, err := s.o.Dispatch(r.Context(), Identity{Principal: self, Label: "http:" + s.clientKey(r)}, api.MethodHealth, nil)
 	if err != nil {
 		s.writeRPCError(w, err)
 		return
@@ -124,7 +124,7 @@ func (s *Server) pairCode(w http.ResponseWriter, r *http.Request) {
 
 // pairingInitiate is POST /api/pairing/initiate: a new code for the next device (pair/code).
 func (s *Server) pairingInitiate(w http.ResponseWriter, r *http.Request, c caller) {
-	res, err := s.o.Dispatch(r.Context(), c.principal, c.label(), api.MethodPairCode, nil)
+	res, err := s.o.Dispatch(r.Context(), c.identity(), api.MethodPairCode, nil)
 	if err != nil {
 		s.writeRPCError(w, err)
 		return

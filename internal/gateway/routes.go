@@ -9,6 +9,7 @@ import (
 
 	"github.com/zeroclaw-go/zeroclaw/internal/api"
 	"github.com/zeroclaw-go/zeroclaw/internal/auth"
+	"github.com/zeroclaw-go/zeroclaw/internal/config"
 	"github.com/zeroclaw-go/zeroclaw/internal/jsonrpc"
 )
 
@@ -87,11 +88,14 @@ func (s *Server) timeoutFor(path string) func(*http.Request) time.Duration {
 // caller is an authenticated gateway client.
 type caller struct {
 	principal *auth.Principal
+	resolve   func(*config.Config) *auth.Principal
 	tokenHash string // "" when pairing is off
 	key       string // the client key
 }
 
-func (c caller) label() string { return "http:" + c.key }
+func (c caller) identity() Identity {
+	return Identity{Principal: c.principal, Resolve: c.resolve, Label: "http:" + c.key}
+}
 
 // authenticate resolves the request's principal: with pairing required, a paired Bearer token (401 without
 // one, 429 while the client is locked out by the auth limiter, which counts failed tokens, loopback exempt);
@@ -100,7 +104,13 @@ func (s *Server) authenticate(w http.ResponseWriter, r *http.Request) (caller, b
 	cfg := s.o.Config()
 	key := s.clientKey(r)
 	if !cfg.Gateway.RequirePairing {
-		return caller{principal: auth.Device(cfg, "unpaired"), key: key}, true
+		resolve := func(c *config.Config) *auth.Principal {
+			if c.Gateway.RequirePairing {
+				return nil
+			}
+			return auth.Device(c, "unpaired")
+		}
+		return caller{principal: resolve(cfg), resolve: resolve, key: key}, true
 	}
 	loop := keyIsLoopback(key)
 	if !loop {
@@ -126,7 +136,13 @@ func (s *Server) authenticate(w http.ResponseWriter, r *http.Request) (caller, b
 	if d, ok := s.o.Pairing.DeviceByHash(r.Context(), hash); ok {
 		id = d.ID
 	}
-	return caller{principal: auth.Device(cfg, id), tokenHash: hash, key: key}, true
+	resolve := func(c *config.Config) *auth.Principal {
+		if c.Gateway.RequirePairing && !s.o.Pairing.Configured(c, hash) {
+			return nil
+		}
+		return auth.Device(c, id)
+	}
+	return caller{principal: auth.Device(cfg, id), resolve: resolve, tokenHash: hash, key: key}, true
 }
 
 func (s *Server) tooManyAuth(w http.ResponseWriter, d time.Duration) {
@@ -169,7 +185,7 @@ func (s *Server) rpcRoute(method string, params paramsFunc) func(http.ResponseWr
 			writeError(w, http.StatusBadRequest, err.Error())
 			return
 		}
-		res, err := s.o.Dispatch(r.Context(), c.principal, c.label(), method, p)
+		res, err := s.o.Dispatch(r.Context(), c.identity(), method, p)
 		if err != nil {
 			s.writeRPCError(w, err)
 			return

@@ -184,6 +184,17 @@ func (m *Manager) Authenticate(token string) (string, bool) {
 	return h, set[h]
 }
 
+// Configured reports whether hash is one of cfg's paired token hashes (cfg may be another snapshot than the
+// one in force, e.g. the one a config write is checked against).
+func (m *Manager) Configured(cfg *config.Config, hash string) bool {
+	for _, v := range cfg.Gateway.PairedTokens {
+		if strings.TrimSpace(v) != "" && normalizeHash(v) == hash {
+			return true
+		}
+	}
+	return false
+}
+
 // PendingCode returns the pending code, or "" when there is none.
 func (m *Manager) PendingCode() string {
 	m.mu.Lock()

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 
 	"github.com/zeroclaw-go/zeroclaw/internal/auth"
+	"github.com/zeroclaw-go/zeroclaw/internal/config"
 	"github.com/zeroclaw-go/zeroclaw/internal/jsonrpc"
 )
 
@@ -12,6 +13,10 @@ import (
 // already authenticated by its protocol as Principal.
 type Caller struct {
 	Principal *auth.Principal
+	// Resolve derives the caller's principal again from a config (config writes check it under the config
+	// write lock, so a revocation that landed meanwhile refuses them); nil result: refused. Nil Resolve keeps
+	// Principal.
+	Resolve   func(cfg *config.Config) *auth.Principal
 	Label     string // e.g. "http:203.0.113.7"
 	Transport auth.Transport
 }
@@ -24,7 +29,7 @@ func (s *Server) Call(ctx context.Context, c Caller, method string, params json.
 		return nil, jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "no principal", nil)
 	}
 	p := &Peer{ID: s.nextID.Add(1), Info: PeerInfo{PID: -1, UID: -1, Label: c.Label, Transport: c.Transport},
-		ConnectedAt: s.opts.Clock.Now(), initialized: true, principal: c.Principal, fixed: true}
+		ConnectedAt: s.opts.Clock.Now(), initialized: true, principal: c.Principal, fixed: true, resolve: c.Resolve}
 	defer func() {
 		p.dropUploads()
 		if s.opts.Sessions != nil {
