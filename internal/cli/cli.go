@@ -57,6 +57,7 @@ func commands() []command {
 		{"sessions", "list, show or delete stored chat sessions", runSessions},
 		{"memory", "list, search, show or forget what the agents remember", runMemory},
 		{"cron", "list, add, remove, run or show the runs of scheduled jobs (through the running daemon)", runCron},
+		{"pair", "show the gateway pairing code, list or revoke paired devices (through the running daemon)", runPair},
 		{"acp", "speak the Agent Client Protocol on stdin/stdout for an editor; starts an ephemeral daemon if none runs", runACP},
 		{"config", "get, set, list, delete or validate configuration properties", runConfig},
 		{"logs", "print the daemon's runtime events (-f follows new ones)", runLogs},
