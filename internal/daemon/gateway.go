@@ -17,6 +17,7 @@ import (
 	"github.com/zeroclaw-go/zeroclaw/internal/logs"
 	"github.com/zeroclaw-go/zeroclaw/internal/pairing"
 	"github.com/zeroclaw-go/zeroclaw/internal/rpc"
+	"github.com/zeroclaw-go/zeroclaw/internal/session"
 	"github.com/zeroclaw-go/zeroclaw/internal/store"
 )
 
@@ -62,11 +63,15 @@ func (d *daemon) startGateway(ctx context.Context, opts Options, pm *pairing.Man
 			return err
 		},
 		Shutdown: d.requestStop,
-		Metrics:  m,
-		Clock:    clk,
-		Logger:   d.log,
-		Ready:    opts.GatewayReady,
-		Listen:   opts.GatewayListen,
+		Webhook: func(ctx context.Context, owner, agent, sessionID, message string) (string, error) {
+			return d.sessions.RunUnattended(ctx, session.Unattended{Agent: agent, SessionID: sessionID, Prompt: message, Owner: owner})
+		},
+		NewID:   opts.NewID,
+		Metrics: m,
+		Clock:   clk,
+		Logger:  d.log,
+		Ready:   opts.GatewayReady,
+		Listen:  opts.GatewayListen,
 	})
 	// A change of the config (a reload, an edit) prunes devices whose token is gone and rebinds the listener
 	// when host, port or TLS changed.

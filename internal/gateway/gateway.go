@@ -6,8 +6,10 @@ package gateway
 
 import (
 	"context"
+	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -17,6 +19,7 @@ import (
 	"net/http"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -51,9 +54,13 @@ type Options struct {
 	Reload func(ctx context.Context) error
 	// Shutdown asks the daemon to stop (POST /admin/shutdown); must not block.
 	Shutdown func()
-	Metrics  *Metrics // nil: a fresh registry
-	Clock    clock.Clock
-	Logger   *slog.Logger
+	// Webhook runs POST /webhook turns; nil answers 503.
+	Webhook WebhookRunner
+	// NewID mints webhook session ids; nil means random.
+	NewID   func() string
+	Metrics *Metrics // nil: a fresh registry
+	Clock   clock.Clock
+	Logger  *slog.Logger
 	// Ready, if set, is called with the bound address each time a listener starts (at start and after a
 	// reload that changed the bind).
 	Ready func(addr net.Addr, tls bool)
@@ -107,6 +114,9 @@ func New(o Options) *Server {
 	}
 	if o.Listen == nil {
 		o.Listen = net.Listen
+	}
+	if o.NewID == nil {
+		o.NewID = randomID
 	}
 	s := &Server{o: o, log: o.Logger.With("component", "gateway")}
 	s.limits = newLimiters(o.Clock)
@@ -299,4 +309,27 @@ func readJSON(w http.ResponseWriter, r *http.Request, v any) bool {
 		return false
 	}
 	return true
+}
+
+// randomID is 16 random hex digits.
+func randomID() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// modelOf is the model the agent's provider names ("" when unknown); agent "" is the default agent.
+func modelOf(cfg *config.Config, agent string) string {
+	if agent == "" {
+		agent = cfg.ACP.DefaultAgent
+	}
+	if agent == "" {
+		agent = "default"
+	}
+	a, ok := cfg.Agents[agent]
+	if !ok {
+		return ""
+	}
+	family, alias, _ := strings.Cut(a.ModelProvider, ".")
+	return cfg.Providers.Models[family][alias].Model
 }

@@ -50,6 +50,7 @@ func (s *Server) routes() http.Handler {
 	s.handle(mux, "PUT /api/config/prop", s.authed(s.rpcRoute(api.MethodConfigSet, bodyParams)))
 	s.handle(mux, "DELETE /api/config/prop", s.authed(s.rpcRoute(api.MethodConfigDelete, propParams)))
 
+	s.handle(mux, "POST /webhook", s.webhookRoute)
 	mux.Handle("/", s.counted("unmatched", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "not found")
 	})))
