@@ -2,7 +2,9 @@ package e2e
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -85,5 +87,33 @@ func TestGatewayPairCLI(t *testing.T) {
 	}
 	if s := status(); s != 401 {
 		t.Fatalf("status after revoke: %d", s)
+	}
+}
+
+// A gateway port held by another process is a warning: the daemon still serves its socket.
+func TestGatewayPortTaken(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	port := ln.Addr().(*net.TCPAddr).Port
+	h := home(t)
+	root := filepath.Join(h, ".zeroclaw")
+	if err := os.MkdirAll(root, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	cfg := fmt.Sprintf("schema_version = 3\n\n[gateway]\nport = %d\n", port)
+	if err := os.WriteFile(filepath.Join(root, "config.toml"), []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	d := start(t, env(h), "daemon")
+	sock := filepath.Join(root, "data", "daemon.sock")
+	waitSocket(t, d, sock)
+	if pid := statusPID(t, sock); pid != d.cmd.Process.Pid {
+		t.Fatalf("status pid %d, daemon %d", pid, d.cmd.Process.Pid)
+	}
+	if !strings.Contains(d.stderr.String(), "gateway not served") || !strings.Contains(d.stderr.String(), "address already in use") {
+		t.Fatalf("no warning about the taken port:\n%s", d.stderr.String())
 	}
 }
