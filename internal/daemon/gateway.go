@@ -82,6 +82,12 @@ func (d *daemon) startGateway(ctx context.Context, opts Options, pm *pairing.Man
 		if err := d.gw.Apply(ctx, c); err != nil {
 			d.log.Warn("gateway keeps its current listener", "component", "gateway", "err", err)
 		}
+		// Every token removed (by hand, then a reload): the next device needs a code, as at start.
+		if code, fresh, err := pm.EnsureFirstCode(); err != nil {
+			d.log.Warn("no pairing code", "component", "pairing", "err", err)
+		} else if fresh && opts.Banner != nil && d.gw.Addr() != nil {
+			printPairingBanner(opts.Banner, d.gw.Addr(), c, code)
+		}
 	})
 	if err := d.gw.Apply(ctx, d.cfg.Current()); err != nil {
 		d.log.Warn("gateway not served", "component", "gateway", "err", err)

@@ -134,8 +134,8 @@ func (s *Server) authenticate(w http.ResponseWriter, r *http.Request) (caller, b
 	}
 	s.o.Pairing.Touch(r.Context(), hash, key)
 	id := hash[:16]
-	if d, ok := s.o.Pairing.DeviceByHash(r.Context(), hash); ok {
-		id = d.ID
+	if did, ok := s.o.Pairing.DeviceID(r.Context(), hash); ok {
+		id = did
 	}
 	resolve := func(c *config.Config) *auth.Principal {
 		if c.Gateway.RequirePairing && !s.o.Pairing.Configured(c, hash) {

@@ -91,6 +91,7 @@ type Manager struct {
 	guard  map[string]*attempts
 	hashed hashCache
 	seen   map[string]time.Time // token hash → last last_seen write (Touch writes at most once a minute)
+	ids    map[string]string    // token hash → device id, as looked up (cleared when devices change)
 }
 
 type attempts struct {
@@ -115,17 +116,30 @@ func New(ctx context.Context, o Options) (*Manager, error) {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	m := &Manager{o: o, log: o.Logger, guard: map[string]*attempts{}, seen: map[string]time.Time{}}
+	m := &Manager{o: o, log: o.Logger, guard: map[string]*attempts{}, seen: map[string]time.Time{}, ids: map[string]string{}}
 	if err := m.Reconcile(ctx); err != nil {
 		m.log.Warn("device registry not reconciled", "component", "pairing", "err", err)
 	}
-	cfg := o.Config.Current()
-	if cfg.Gateway.RequirePairing && len(cfg.Gateway.PairedTokens) == 0 {
-		if _, err := m.newCodeLocked(); err != nil {
-			return nil, err
-		}
+	if _, _, err := m.EnsureFirstCode(); err != nil {
+		return nil, err
 	}
 	return m, nil
+}
+
+// EnsureFirstCode creates a code when pairing is required, no token is configured and no code is pending (at
+// start, and after a reload that removed every token). fresh reports that this call made it.
+func (m *Manager) EnsureFirstCode() (code string, fresh bool, err error) {
+	cfg, set := m.hashes()
+	if !cfg.Gateway.RequirePairing || len(set) > 0 {
+		return "", false, nil
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.code != "" {
+		return m.code, false, nil
+	}
+	code, err = m.newCodeLocked()
+	return code, err == nil, err
 }
 
 // HashToken is the stored form of a token: SHA-256, lowercase hex.
@@ -368,21 +382,38 @@ func (m *Manager) Devices(ctx context.Context) ([]store.Device, error) {
 	return m.o.Devices.List(ctx)
 }
 
-// DeviceByHash returns the registered device holding the token hash, if any.
-func (m *Manager) DeviceByHash(ctx context.Context, hash string) (store.Device, bool) {
-	if m.o.Devices == nil {
-		return store.Device{}, false
+// DeviceID returns the id of the registered device holding the token hash, if any (remembered after the first
+// lookup, so authenticating a request reads the registry once per device).
+func (m *Manager) DeviceID(ctx context.Context, hash string) (string, bool) {
+	m.mu.Lock()
+	id, ok := m.ids[hash]
+	m.mu.Unlock()
+	if ok || m.o.Devices == nil {
+		return id, ok
 	}
 	all, err := m.o.Devices.List(ctx)
 	if err != nil {
-		return store.Device{}, false
+		return "", false
 	}
 	for _, d := range all {
 		if d.TokenHash == hash {
-			return d, true
+			m.mu.Lock()
+			if len(m.ids) >= GuardMaxClients {
+				clear(m.ids)
+			}
+			m.ids[hash] = d.ID
+			m.mu.Unlock()
+			return d.ID, true
 		}
 	}
-	return store.Device{}, false
+	return "", false
+}
+
+// forgetIDs drops the remembered device ids (the registry changed).
+func (m *Manager) forgetIDs() {
+	m.mu.Lock()
+	clear(m.ids)
+	m.mu.Unlock()
 }
 
 // Reconcile removes the devices whose token hash is no longer configured (never the reverse: a row cannot
@@ -393,6 +424,9 @@ func (m *Manager) Reconcile(ctx context.Context) error {
 	}
 	_, set := m.hashes()
 	n, err := m.o.Devices.Reconcile(ctx, set)
+	if n > 0 {
+		m.forgetIDs()
+	}
 	if n > 0 {
 		m.log.Info("removed devices whose token is no longer configured", "component", "pairing", "count", n)
 	}
@@ -418,7 +452,9 @@ func (m *Manager) Revoke(ctx context.Context, id string) error {
 	}); err != nil {
 		return err
 	}
-	if _, err := m.o.Devices.Delete(ctx, id); err != nil && !errors.Is(err, store.ErrNotFound) {
+	_, err = m.o.Devices.Delete(ctx, id)
+	m.forgetIDs()
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		return err
 	}
 	m.log.Info("device revoked", "component", "pairing", "device", id)

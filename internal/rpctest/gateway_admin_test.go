@@ -45,6 +45,10 @@ func TestGatewayReloadReconcilesDevices(t *testing.T) {
 		t.Fatalf("reload body %s", r.raw)
 	}
 	g.do("GET", "/api/status", nil, auth).want(t, 401)
+	// No token is left: the next device needs a code, as at start.
+	if pc := g.do("GET", "/pair/code", nil).want(t, 200).body["pairing_code"]; pc == nil || pc == code {
+		t.Fatalf("pairing code after every token was removed: %v", pc)
+	}
 
 	// Same process, new agent; and the device row is gone (checked over the socket as the operator).
 	c := dialRC(t, d, "")

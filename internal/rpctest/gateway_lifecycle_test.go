@@ -69,7 +69,12 @@ func TestGatewayPublicBindWarning(t *testing.T) {
 func TestGatewayRotate(t *testing.T) {
 	_, g, code := startGateway(t, gwBaseConfig)
 	auth := pairOnce(t, g, code)
-	id := g.do("GET", "/api/devices", nil, auth).want(t, 200).body["devices"].([]any)[0].(map[string]any)["id"].(string)
+	g.do("POST", "/api/devices/me/capabilities", map[string]any{"capabilities": []string{"camera", "gps"}}, auth).want(t, 200)
+	dev := g.do("GET", "/api/devices", nil, auth).want(t, 200).body["devices"].([]any)[0].(map[string]any)
+	if caps := dev["capabilities"].([]any); len(caps) != 2 || caps[0] != "camera" {
+		t.Fatalf("capabilities %v", dev["capabilities"])
+	}
+	id := dev["id"].(string)
 	r := g.do("POST", "/api/devices/"+id+"/token/rotate", nil, auth).want(t, 200)
 	next, _ := r.body["pairing_code"].(string)
 	if r.body["device_id"] != id || len(next) != 6 {
