@@ -50,6 +50,7 @@ func (s *Server) routes() http.Handler {
 	s.handle(mux, "PUT /api/config/prop", s.authed(s.rpcRoute(api.MethodConfigSet, bodyParams)))
 	s.handle(mux, "DELETE /api/config/prop", s.authed(s.rpcRoute(api.MethodConfigDelete, propParams)))
 
+	s.domainRoutes(mux)
 	s.handle(mux, "POST /webhook", s.webhookRoute)
 	mux.Handle("/", s.counted("unmatched", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "not found")
@@ -79,7 +80,7 @@ func (s *Server) counted(route string, next http.Handler) http.Handler {
 func (s *Server) timeoutFor(path string) func(*http.Request) time.Duration {
 	return func(*http.Request) time.Duration {
 		g := s.o.Config().Gateway
-		if path == "/webhook" {
+		if path == "/webhook" || path == "/api/cron/{id}/run" {
 			return time.Duration(g.LongRunningTimeoutSecs) * time.Second
 		}
 		return time.Duration(g.RequestTimeoutSecs) * time.Second
