@@ -147,7 +147,7 @@ type GatewayConfig struct {
 	AllowPublicBind  bool     `toml:"allow_public_bind" desc:"Bind a non-loopback host without the startup warning."`
 	// DevicePermissionProfiles are the grants of a paired device (auth's grant model); empty: a device may do
 	// everything, as upstream lets any token.
-	DevicePermissionProfiles []string         `toml:"device_permission_profiles" alias:"permission_profiles" note:"empty: paired devices are admin, as upstream" desc:"Permission profiles whose grants a paired device gets."`
+	DevicePermissionProfiles []string         `toml:"device_permission_profiles" note:"empty: paired devices are admin, as upstream" desc:"Permission profiles whose grants a paired device gets."`
 	PairRateLimitPerMinute   int              `toml:"pair_rate_limit_per_minute" desc:"Pairing requests one client may make per minute."`
 	WebhookRateLimitPerMin   int              `toml:"webhook_rate_limit_per_minute" desc:"Webhook requests one client may make per minute."`
 	TrustForwardedHeaders    bool             `toml:"trust_forwarded_headers" desc:"Take the client address from X-Forwarded-For / X-Real-IP (only behind a trusted proxy)."`
