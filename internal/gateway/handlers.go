@@ -209,10 +209,17 @@ func (s *Server) adminReload(w http.ResponseWriter, r *http.Request) {
 }
 
 // adminPairCode is GET /admin/paircode and POST /admin/paircode/new (loopback only): the pending code, made
-// when none is pending.
+// when none is pending; POST ?rotate=all first revokes every token and empties the device registry.
 func (s *Server) adminPairCode(w http.ResponseWriter, r *http.Request) {
 	if !localOnly(w, r) {
 		return
+	}
+	if r.Method == http.MethodPost && r.URL.Query().Get("rotate") == "all" {
+		if err := s.o.Pairing.RevokeAll(r.Context()); err != nil {
+			s.log.Error("revoking every device", "err", err)
+			writeError(w, http.StatusInternalServerError, "Internal error")
+			return
+		}
 	}
 	code, err := s.o.Pairing.Code()
 	if errors.Is(err, pairing.ErrDisabled) {

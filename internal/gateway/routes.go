@@ -44,6 +44,7 @@ func (s *Server) routes() http.Handler {
 	s.handle(mux, "GET /api/sessions/{id}/messages", s.authed(s.rpcRoute(api.MethodSessionMsgs, sessionParams)))
 	s.handle(mux, "GET /api/sessions/{id}/state", s.authed(s.rpcRoute(api.MethodSessionState, sessionParams)))
 	s.handle(mux, "DELETE /api/sessions/{id}", s.authed(s.rpcRoute(api.MethodSessionDelete, sessionParams)))
+	s.handle(mux, "POST /api/sessions/{id}/abort", s.authed(s.rpcRoute(api.MethodSessionCancel, sessionParams)))
 	s.handle(mux, "GET /api/config", s.authed(s.rpcRoute(api.MethodConfigList, queryParams)))
 	s.handle(mux, "GET /api/config/list", s.authed(s.rpcRoute(api.MethodConfigList, queryParams)))
 	s.handle(mux, "GET /api/config/prop", s.authed(s.rpcRoute(api.MethodConfigGet, propParams)))

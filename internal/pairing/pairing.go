@@ -461,6 +461,23 @@ func (m *Manager) Revoke(ctx context.Context, id string) error {
 	return nil
 }
 
+// RevokeAll removes every paired token and every device (upstream's rotate=all); the next device needs a code.
+func (m *Manager) RevokeAll(ctx context.Context) error {
+	m.writeMu.Lock()
+	defer m.writeMu.Unlock()
+	if err := m.setHashes(ctx, func([]string) []string { return nil }); err != nil {
+		return err
+	}
+	m.forgetIDs()
+	if m.o.Devices != nil {
+		if _, err := m.o.Devices.Reconcile(ctx, nil); err != nil {
+			return err
+		}
+	}
+	m.log.Info("every paired device revoked", "component", "pairing")
+	return nil
+}
+
 // Rotate revokes the device's token and returns a code to pair again: "" when a code was already pending
 // (the holder of that code pairs first) or pairing is off.
 func (m *Manager) Rotate(ctx context.Context, id string) (string, error) {

@@ -163,4 +163,5 @@ func TestGatewayConfigRoutes(t *testing.T) {
 		t.Fatalf("sessions %s", sessions.raw)
 	}
 	g.do("GET", "/api/sessions/nope/state", nil, auth).want(t, 404)
+	g.do("POST", "/api/sessions/nope/abort", nil, auth).want(t, 404)
 }

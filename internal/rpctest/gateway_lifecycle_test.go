@@ -84,3 +84,26 @@ func TestGatewayRotate(t *testing.T) {
 	auth2 := pairOnce(t, g, next)
 	g.do("GET", "/api/status", nil, auth2).want(t, 200)
 }
+
+// POST /admin/paircode/new?rotate=all revokes every device and hands out a fresh code.
+func TestGatewayRotateAll(t *testing.T) {
+	_, g, code := startGateway(t, gwBaseConfig)
+	auth := pairOnce(t, g, code)
+	pending := g.do("GET", "/admin/paircode", nil).want(t, 200).body["pairing_code"].(string)
+	auth2 := pairOnce(t, g, pending)
+	g.do("GET", "/api/status", nil, auth).want(t, 200)
+	r := g.do("POST", "/admin/paircode/new?rotate=all", nil).want(t, 200)
+	next, _ := r.body["pairing_code"].(string)
+	if len(next) != 6 {
+		t.Fatalf("rotate=all body %s", r.raw)
+	}
+	g.do("GET", "/api/status", nil, auth).want(t, 401)
+	g.do("GET", "/api/status", nil, auth2).want(t, 401)
+	if h := g.do("GET", "/health", nil).want(t, 200); h.body["paired"] != false {
+		t.Fatalf("health after rotate=all: %s", h.raw)
+	}
+	auth3 := pairOnce(t, g, next)
+	if n := g.do("GET", "/api/devices", nil, auth3).want(t, 200).body["count"]; n != float64(1) {
+		t.Fatalf("devices after re-pairing: %v", n)
+	}
+}
