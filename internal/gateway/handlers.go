@@ -24,14 +24,14 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request) {
 }
 
 // pairGate applies the pair request rate and the auth limiter; false when it answered 429.
-func (s *Server) pairGate(w http.ResponseWriter, key string) bool {
+func (s *Server) pairGate(w http.ResponseWriter, r *http.Request, key string) bool {
 	g := s.o.Config().Gateway
 	if !s.limits.pair.allow(key, g.PairRateLimitPerMinute, g.RateLimitMaxKeys) {
 		w.Header().Set("Retry-After", "60")
 		writeJSON(w, http.StatusTooManyRequests, map[string]any{"error": "Too many pairing requests. Please retry later.", "retry_after": 60})
 		return false
 	}
-	if !keyIsLoopback(key) {
+	if !exempt(r, key) {
 		if d := s.limits.auth.locked(key); d > 0 {
 			s.tooManyAuth(w, d)
 			return false
@@ -54,7 +54,7 @@ func (s *Server) pair(w http.ResponseWriter, r *http.Request, key, code string, 
 		writeJSON(w, http.StatusTooManyRequests, map[string]any{
 			"error": "Too many failed attempts. Try again in " + itoa(secs) + "s.", "retry_after": secs})
 	case errors.Is(err, pairing.ErrInvalidCode):
-		if !keyIsLoopback(key) {
+		if !exempt(r, key) {
 			s.limits.auth.fail(key, s.o.Config().Gateway.RateLimitMaxKeys)
 		}
 		wrong()
@@ -71,7 +71,7 @@ func (s *Server) pair(w http.ResponseWriter, r *http.Request, key, code string, 
 // pairLegacy is POST /pair with the code in X-Pairing-Code.
 func (s *Server) pairLegacy(w http.ResponseWriter, r *http.Request) {
 	key := s.clientKey(r)
-	if !s.pairGate(w, key) {
+	if !s.pairGate(w, r, key) {
 		return
 	}
 	p, ok := s.pair(w, r, key, r.Header.Get("X-Pairing-Code"), pairing.DeviceInfo{IP: key}, func() {
@@ -87,7 +87,7 @@ func (s *Server) pairLegacy(w http.ResponseWriter, r *http.Request) {
 // pairEnhanced is POST /api/pair {code, device_name?, device_type?}.
 func (s *Server) pairEnhanced(w http.ResponseWriter, r *http.Request) {
 	key := s.clientKey(r)
-	if !s.pairGate(w, key) {
+	if !s.pairGate(w, r, key) {
 		return
 	}
 	var body struct {

@@ -168,10 +168,16 @@ func peerIP(r *http.Request) net.IP {
 	return net.ParseIP(host)
 }
 
-// isLoopbackPeer reports whether the TCP peer is on loopback (forwarded headers never count).
+// isLoopbackPeer reports whether the request comes from this host: the TCP peer is on loopback and the request
+// was not forwarded (a reverse proxy on this host would otherwise make every remote client look local).
 func isLoopbackPeer(r *http.Request) bool {
 	ip := peerIP(r)
-	return ip != nil && ip.IsLoopback()
+	return ip != nil && ip.IsLoopback() && !forwarded(r)
+}
+
+// forwarded reports whether a proxy says it passed the request on.
+func forwarded(r *http.Request) bool {
+	return r.Header.Get("X-Forwarded-For") != "" || r.Header.Get("X-Real-IP") != "" || r.Header.Get("Forwarded") != ""
 }
 
 // clientKey keys the rate limits and the pairing guard: the peer's IP, or, with
@@ -194,8 +200,9 @@ func (s *Server) clientKey(r *http.Request) string {
 	return r.RemoteAddr
 }
 
-// keyIsLoopback reports whether a client key is a loopback address.
-func keyIsLoopback(key string) bool {
+// exempt reports whether the client keyed key is exempt from the auth limiter: a loopback client whose request
+// was not forwarded (behind a proxy on this host every client would be exempt otherwise).
+func exempt(r *http.Request, key string) bool {
 	ip := net.ParseIP(key)
-	return ip != nil && ip.IsLoopback()
+	return ip != nil && ip.IsLoopback() && !forwarded(r)
 }

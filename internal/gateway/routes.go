@@ -115,7 +115,7 @@ func (s *Server) authenticate(w http.ResponseWriter, r *http.Request) (caller, b
 		}
 		return caller{principal: resolve(cfg), resolve: resolve, key: key}, true
 	}
-	loop := keyIsLoopback(key)
+	loop := exempt(r, key)
 	if !loop {
 		if d := s.limits.auth.locked(key); d > 0 {
 			s.tooManyAuth(w, d)

@@ -165,3 +165,20 @@ func TestGatewayConfigRoutes(t *testing.T) {
 	g.do("GET", "/api/sessions/nope/state", nil, auth).want(t, 404)
 	g.do("POST", "/api/sessions/nope/abort", nil, auth).want(t, 404)
 }
+
+// A request forwarded by a proxy on this host is not local, whatever its TCP peer: no admin routes, no code,
+// and no loopback exemption from the auth limiter.
+func TestGatewayForwardedIsNotLocal(t *testing.T) {
+	_, g, code := startGateway(t, gwBaseConfig)
+	fwd := "X-Forwarded-For: 198.51.100.4"
+	g.do("GET", "/pair/code", nil, fwd).want(t, 403)
+	g.do("POST", "/admin/reload", nil, fwd).want(t, 403)
+	g.do("POST", "/admin/shutdown", nil, fwd).want(t, 403)
+	auth := pairOnce(t, g, code)
+	for range 10 {
+		g.do("GET", "/api/status", nil, "Authorization: Bearer zc_nope", fwd).want(t, 401)
+	}
+	// Without trust_forwarded_headers the key is the peer (127.0.0.1), now locked out for forwarded requests.
+	g.do("GET", "/api/status", nil, auth, fwd).want(t, 429)
+	g.do("GET", "/api/status", nil, auth).want(t, 200) // the host itself is exempt
+}
