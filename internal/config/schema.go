@@ -44,6 +44,8 @@ type Config struct {
 	Scheduler          SchedulerConfig              `toml:"scheduler"`
 	Reliability        ReliabilityConfig            `toml:"reliability"`
 	Cron               map[string]CronJobDecl       `toml:"cron"`
+	Skills             SkillsConfig                 `toml:"skills"`
+	SkillBundles       map[string]SkillBundleConfig `toml:"skill_bundles"`
 }
 
 // ProvidersConfig holds model providers as providers.models.<family>.<alias>.
@@ -87,6 +89,9 @@ type AgentConfig struct {
 	Memory AgentMemoryConfig `toml:"memory"`
 	// CronJobs binds declarative jobs ([cron.<id>]) to this agent, as upstream's agents.<alias>.cron_jobs.
 	CronJobs []string `toml:"cron_jobs" desc:"Ids of the [cron.<id>] jobs that run as this agent."`
+	// SkillBundles opts the agent into [skill_bundles.<alias>] entries, searched in this order after the
+	// workspace's own skills/ directory.
+	SkillBundles []string `toml:"skill_bundles" desc:"Skill bundles ([skill_bundles.<alias>]) whose skills the agent follows, in order."`
 }
 
 // IsEnabled reports whether the agent is enabled (absent means enabled).
@@ -300,6 +305,7 @@ func base() *Config {
 			FrameTimeoutMS: 30000, WriteTimeoutMS: 30000, MaxInflightFrameBytes: 64 << 20},
 		Security: SecurityConfig{TrustDaemonUID: true},
 		Memory:   DefaultMemory(),
+		Skills:   SkillsConfig{PromptInjectionMode: SkillsModeFull},
 		Scheduler: SchedulerConfig{Enabled: true, MaxTasks: 64, MaxConcurrent: 4, CatchUpOnStartup: true,
 			MaxRunHistory: 50},
 		Reliability: ReliabilityConfig{SchedulerPollSecs: 15, SchedulerRetries: 2, ProviderBackoffMS: 500},

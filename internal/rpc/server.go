@@ -129,6 +129,9 @@ func New(opts Options) *Server {
 	s.registerAgents(opts.ConfigManager, opts.Sessions)
 	s.registerSessionMeta(opts.Sessions)
 	s.registerMemory(opts.Memory)
+	if opts.Config != nil && opts.Info.ConfigDir != "" {
+		s.registerPersonality(opts.Config, opts.Info.ConfigDir) // the config dir is the install root
+	}
 	if opts.Cron != nil {
 		s.registerCron(opts.Cron)
 	}
@@ -337,6 +340,9 @@ func domainCode(err error) (int, bool) {
 		return api.CodeInvalidParams, true
 	case cronCode(err) != 0:
 		return cronCode(err), true
+	}
+	if code, ok := workspaceCode(err); ok {
+		return code, true
 	}
 	return memoryCode(err)
 }

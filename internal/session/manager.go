@@ -219,6 +219,7 @@ func (m *Manager) New(ctx context.Context, o Owner, p api.SessionNewParams) (api
 	if err := os.MkdirAll(prof.Workspace, 0o700); err != nil {
 		return api.SessionNewResult{}, fmt.Errorf("session: new: workspace: %w", err)
 	}
+	m.seedWorkspace(cfg, alias, prof.Workspace)
 	id := p.SessionID
 	if id == "" {
 		id = m.o.NewID()
