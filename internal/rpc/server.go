@@ -131,6 +131,7 @@ func New(opts Options) *Server {
 	s.registerMemory(opts.Memory)
 	if opts.Config != nil && opts.Info.ConfigDir != "" {
 		s.registerPersonality(opts.Config, opts.Info.ConfigDir) // the config dir is the install root
+		s.registerSkills(opts.Config, opts.Info.ConfigDir, opts.Clock)
 	}
 	if opts.Cron != nil {
 		s.registerCron(opts.Cron)
@@ -342,6 +343,9 @@ func domainCode(err error) (int, bool) {
 		return cronCode(err), true
 	}
 	if code, ok := workspaceCode(err); ok {
+		return code, true
+	}
+	if code, ok := skillsCode(err); ok {
 		return code, true
 	}
 	return memoryCode(err)

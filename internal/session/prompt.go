@@ -140,6 +140,7 @@ func (m *Manager) runTurn(ctx context.Context, o Owner, s *session, p api.Sessio
 	if mem != nil {
 		tr.Memory, tr.ToolEnv.Memory = mem, mem.h
 	}
+	skillSection := m.turnSkills(cfg, s, prof, &tr.ToolEnv)
 	tr.System = buildSystemPrompt(promptParts{
 		now:        m.now(),
 		agentDir:   prof.Workspace,
@@ -147,6 +148,7 @@ func (m *Manager) runTurn(ctx context.Context, o Owner, s *session, p api.Sessio
 		configured: prof.System,
 		level:      prof.Policy.Level,
 		offered:    offeredTools(prof, tr.ToolEnv),
+		skills:     skillSection,
 		model:      modelOf(cfg, prof.ProviderRef),
 	})
 	if m.o.Cost != nil {

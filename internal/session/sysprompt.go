@@ -4,11 +4,13 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/zeroclaw-go/zeroclaw/internal/agent"
 	"github.com/zeroclaw-go/zeroclaw/internal/config"
+	"github.com/zeroclaw-go/zeroclaw/internal/skills"
 	"github.com/zeroclaw-go/zeroclaw/internal/tools"
 	"github.com/zeroclaw-go/zeroclaw/internal/workspace"
 )
@@ -23,6 +25,38 @@ func (m *Manager) seedWorkspace(cfg *config.Config, alias, dir string) {
 	if len(written) > 0 {
 		m.log.Debug("workspace identity files seeded", "agent", alias, "files", strings.Join(written, ","))
 	}
+}
+
+// turnSkills loads the skills of the session's agent for one turn (its workspace's skills/, then its bundles)
+// and returns the rendered skills section. In compact mode it also gives env the read_skill lookup; when the
+// risk profile does not offer that tool, compact mode has no way to load a skill, so upstream's rule applies:
+// it falls back to full.
+func (m *Manager) turnSkills(cfg *config.Config, s *session, prof agent.Profile, env *tools.Env) string {
+	found, dropped := skills.ForAgent(cfg, m.o.InstallRoot, s.alias, prof.Workspace)
+	for _, d := range dropped {
+		m.log.Debug("skill not loaded", "agent", s.alias, "source", d.Source, "dir", d.Dir, "reason", d.Reason)
+	}
+	if len(found) == 0 {
+		return ""
+	}
+	compact := cfg.Skills.PromptInjectionMode == config.SkillsModeCompact
+	if compact {
+		byName := make(map[string]skills.Skill, len(found))
+		for _, sk := range found {
+			byName[sk.Name] = sk
+		}
+		env.ReadSkill = func(name string) (string, error) {
+			sk, ok := byName[name]
+			if !ok {
+				return "", fmt.Errorf("no skill named %q is available", name)
+			}
+			return skills.Serialize(skills.Document{Frontmatter: sk.Frontmatter, Body: sk.Body}), nil
+		}
+		if !slices.ContainsFunc(prof.Policy.Offered(tools.SpecsFor(*env)), func(sp tools.Spec) bool { return sp.Name == tools.NameReadSkill }) {
+			env.ReadSkill, compact = nil, false // the risk profile does not offer read_skill
+		}
+	}
+	return skills.Render(found, compact, prof.Workspace)
 }
 
 // promptParts is what one turn's system prompt is built from.

@@ -233,6 +233,12 @@ func (p Policy) classify(call Call, workspace string) (classification, error) {
 		return classification{risk: RiskLow, reason: "ask_user"}, nil
 	case NameTime:
 		return classification{risk: RiskLow, reason: "time"}, nil
+	case NameReadSkill:
+		name, err := readSkillName(call)
+		if err != nil {
+			return classification{}, err
+		}
+		return classification{risk: RiskLow, reason: "read_skill: " + name}, nil
 	}
 	if isMemoryTool(call.Name) {
 		if _, err := parseMemory(call); err != nil {

@@ -42,12 +42,17 @@ func Specs() []Spec {
 	return append(baseSpecs(), memorySpecs()...)
 }
 
-// SpecsFor returns the tools a turn in env can use: all of them, less the memory tools when env has no memory.
+// SpecsFor returns the tools a turn in env can use: all of them, less the memory tools when env has no memory,
+// plus read_skill when env can read skills.
 func SpecsFor(env Env) []Spec {
-	if env.Memory == nil {
-		return baseSpecs()
+	specs := baseSpecs()
+	if env.Memory != nil {
+		specs = append(specs, memorySpecs()...)
 	}
-	return Specs()
+	if env.ReadSkill != nil {
+		specs = append(specs, readSkillSpec())
+	}
+	return specs
 }
 
 func baseSpecs() []Spec {
@@ -88,7 +93,7 @@ func baseSpecs() []Spec {
 // known reports whether name is a tool this package implements.
 func known(name string) bool {
 	switch name {
-	case NameShell, NameFileRead, NameFileWrite, NameFileList, NameAskUser, NameTime:
+	case NameShell, NameFileRead, NameFileWrite, NameFileList, NameAskUser, NameTime, NameReadSkill:
 		return true
 	}
 	return isMemoryTool(name)
@@ -127,6 +132,9 @@ type Env struct {
 	Now func() time.Time
 	// Memory is the agent's memory for the memory_* tools; nil: the turn has no memory (tools not offered).
 	Memory *memory.Scoped
+	// ReadSkill returns the SKILL.md of one of the turn's skills by name, for read_skill; nil: the tool is not
+	// offered (no skills, or skills injected in full).
+	ReadSkill func(name string) (string, error)
 }
 
 func (e Env) outputCap() int {
@@ -175,6 +183,8 @@ func Execute(ctx context.Context, env Env, call Call) (res Result) {
 		return askUser(ctx, env, call)
 	case NameTime:
 		return Result{Output: env.now().Format(time.RFC3339)}
+	case NameReadSkill:
+		return readSkill(env, call)
 	}
 	if isMemoryTool(call.Name) {
 		return runMemory(ctx, env, call)
