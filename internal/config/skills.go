@@ -93,3 +93,28 @@ func validateSkills(cfg *Config, v *validator, file string) []string {
 	}
 	return warnings
 }
+
+// unsupportedSkillsKeys are upstream [skills] keys this runtime reads no value from, with what they are about.
+var unsupportedSkillsKeys = map[string]string{
+	"open_skills_enabled": "the open-skills repository", "open_skills_dir": "the open-skills repository",
+	"registry_url": "skill registries", "extra_registries": "skill registries",
+	"skill_creation": "skill creation", "install_suggestions": "install suggestions",
+	"skill_improvement": "skill improvement",
+}
+
+// skillsWarnings rewrites the unknown-key warning of each upstream [skills] key we do not support into one that
+// says so; other warnings pass unchanged.
+func skillsWarnings(warnings []string) []string {
+	out := make([]string, 0, len(warnings))
+	for _, w := range warnings {
+		if rest, ok := strings.CutPrefix(w, "config: unknown key skills."); ok {
+			key, line, _ := strings.Cut(rest, " at line ")
+			top, _, _ := strings.Cut(key, ".")
+			if what, known := unsupportedSkillsKeys[top]; known {
+				w = fmt.Sprintf("config: skills.%s (line %s) is not supported (%s): ignored, kept in the file", key, line, what)
+			}
+		}
+		out = append(out, w)
+	}
+	return out
+}

@@ -43,6 +43,7 @@ directory = "shared/skills/team"
 
 [skills]
 prompt_injection_mode = "compact"
+open_skills_enabled = true
 `)
 	if err := os.WriteFile(path, raw, 0o600); err != nil {
 		t.Fatal(err)
@@ -52,6 +53,7 @@ prompt_injection_mode = "compact"
 		t.Fatal(err)
 	}
 	want := []string{
+		`config: skills.open_skills_enabled (line 32) is not supported (the open-skills repository): ignored, kept in the file`,
 		`config: skill_bundles._x: a bundle alias must not start with '_' (reserved for shared/skills/_deleted): the bundle is refused`,
 		`config: skill_bundles.far.directory "/opt/skills" lies outside <install>/shared/: the bundle is refused`,
 		`config: skill_bundles.twin uses the same directory as skill_bundles.team: the bundle is refused`,
