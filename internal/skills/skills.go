@@ -132,12 +132,16 @@ func ForAgent(cfg *config.Config, root, alias, agentWorkspace string) ([]Skill, 
 	found, drop := Load(filepath.Join(agentWorkspace, "skills"), "workspace", opts)
 	add(found, drop, func(string) bool { return true })
 	bundles := Bundles(cfg, root)
+	shared := NewShared(root)
 	for _, ref := range cfg.Agents[alias].SkillBundles {
 		b, err := Find(bundles, ref)
 		if err != nil {
 			continue
 		}
-		found, drop := Load(b.Directory, b.Alias, opts)
+		found, drop, err := shared.load(b, opts)
+		if err != nil {
+			drop = append(drop, Dropped{Source: b.Alias, Dir: b.Directory, Reason: err.Error()})
+		}
 		add(found, drop, b.Admits)
 	}
 	return out, dropped
@@ -151,6 +155,11 @@ func Load(dir, source string, opts Options) ([]Skill, []Dropped) {
 		return nil, nil
 	}
 	defer root.Close()
+	return loadRoot(root, dir, source, opts)
+}
+
+// loadRoot is Load on an opened directory; dir is its path, for the skills' paths.
+func loadRoot(root *os.Root, dir, source string, opts Options) ([]Skill, []Dropped) {
 	entries, err := fs.ReadDir(root.FS(), ".")
 	if err != nil {
 		return nil, []Dropped{{Source: source, Dir: dir, Reason: err.Error()}}

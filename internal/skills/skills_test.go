@@ -144,7 +144,15 @@ func TestForAgentOrderFiltersAndAudit(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	// A bundle directory that is a symlink out of shared/ is not read, though its path looks inside.
+	if err := os.Symlink(filepath.Join(root, "elsewhere"), filepath.Join(root, "shared", "skills", "linkbundle")); err != nil {
+		t.Fatal(err)
+	}
 	cfg := testConfig(root)
+	cfg.SkillBundles["linkbundle"] = config.SkillBundleConfig{}
+	a := cfg.Agents["default"]
+	a.SkillBundles = append(a.SkillBundles, "linkbundle")
+	cfg.Agents["default"] = a
 	got, dropped := ForAgent(cfg, root, "default", ws)
 	var names []string
 	for _, s := range got {
@@ -154,7 +162,8 @@ func TestForAgentOrderFiltersAndAudit(t *testing.T) {
 	if !slices.Equal(names, want) {
 		t.Fatalf("skills\n got %q\nwant %q", names, want)
 	}
-	if len(dropped) != 1 || !strings.Contains(dropped[0].Reason, "ships a script") {
+	if len(dropped) != 2 || !strings.Contains(dropped[0].Reason, "ships a script") || dropped[1].Source != "linkbundle" ||
+		!strings.Contains(dropped[1].Reason, "escapes") {
 		t.Fatalf("dropped %+v", dropped)
 	}
 

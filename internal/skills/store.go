@@ -65,11 +65,33 @@ func (s Shared) open() (*os.Root, error) {
 
 // List loads the skills of bundle b (include and exclude do not apply: this is the bundle's content).
 func (s Shared) List(b Bundle, opts Options) ([]Skill, error) {
-	if _, err := s.rel(b); err != nil {
-		return nil, err
+	found, _, err := s.load(b, opts)
+	return found, err
+}
+
+// load loads bundle b's skills through <install>/shared, so that a bundle directory that is (or passes
+// through) a symlink leading out of shared/ is refused rather than read. A missing directory has no skills.
+func (s Shared) load(b Bundle, opts Options) ([]Skill, []Dropped, error) {
+	rel, err := s.rel(b)
+	if err != nil {
+		return nil, nil, err
 	}
-	found, _ := Load(b.Directory, b.Alias, opts)
-	return found, nil
+	r, err := os.OpenRoot(filepath.Join(s.root, "shared"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil, nil
+	} else if err != nil {
+		return nil, nil, fmt.Errorf("skills: %w", err)
+	}
+	defer r.Close()
+	br, err := r.OpenRoot(rel)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil, nil
+	} else if err != nil {
+		return nil, nil, fmt.Errorf("%w: skill bundle %q: %v", ErrInvalid, b.Alias, err)
+	}
+	defer br.Close()
+	found, dropped := loadRoot(br, b.Directory, b.Alias, opts)
+	return found, dropped, nil
 }
 
 // Read returns the parsed SKILL.md of skill name in bundle b.
