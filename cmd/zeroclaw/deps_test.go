@@ -38,7 +38,7 @@ var imports = map[string][]string{
 	"internal/install":                   {"internal/atomicfile", "golang.org/x/sys/unix", "golang.org/x/sys/windows", "github.com/Microsoft/go-winio"},
 	"internal/store":                     {"internal/atomicfile", "modernc.org/sqlite"},
 	"internal/tools":                     {"internal/atomicfile", "internal/memory", "internal/visible", "golang.org/x/sys/unix"},
-	"internal/memory":                    {"internal/api", "internal/config", "modernc.org/sqlite"},
+	"internal/memory":                    {"internal/api", "internal/config", "modernc.org/sqlite", "github.com/jackc/pgx/v5", "github.com/jackc/pgx/v5/pgxpool"},
 	"internal/visible":                   {},
 	"internal/atomicfile":                {},
 	"internal/atomicfile/atomicfiletest": {"internal/atomicfile"},
