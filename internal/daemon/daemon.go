@@ -171,7 +171,7 @@ func Run(ctx context.Context, opts Options) error {
 		return err
 	}
 
-	mem := openMemory(ctx, layout, cfg.Current, clk.Now, log)
+	mem := openMemory(ctx, layout, cfg.Current, cfg.OnChange, clk.Now, log)
 	defer closeMemory(mem, log)
 	sessions := session.NewManager(session.Options{
 		Chat:        st.chat,
