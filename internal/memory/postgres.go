@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -23,10 +24,15 @@ type PostgresOptions struct {
 // (<schema>.<table>, default public.memories) and <schema>.agents, rows scoped by agent_id, keyword recall with
 // PostgreSQL's own text search (the 'simple' configuration upstream indexes with).
 type Postgres struct {
-	pool   *pgxpool.Pool
-	table  string // quoted, schema-qualified
-	agents string
-	now    func() time.Time
+	pool          *pgxpool.Pool
+	table         string // quoted, schema-qualified
+	agents        string
+	schema, index string // the content text-search index, whose statistics name the common words
+	now           func() time.Time
+
+	mu       sync.Mutex // guards the fields below
+	common   map[string]bool
+	commonAt time.Time
 }
 
 // pgConnectTimeout bounds the first connection when db_url sets no connect_timeout.
@@ -62,7 +68,8 @@ func OpenPostgres(ctx context.Context, o PostgresOptions) (*Postgres, error) {
 	if err != nil {
 		return nil, fmt.Errorf("memory: postgres: %w", err)
 	}
-	p := &Postgres{pool: pool, table: pgQuote(schema) + "." + pgQuote(table), agents: pgQuote(schema) + ".agents", now: o.Now}
+	p := &Postgres{pool: pool, table: pgQuote(schema) + "." + pgQuote(table), agents: pgQuote(schema) + ".agents",
+		schema: schema, index: "idx_" + table + "_content_fts", now: o.Now}
 	if err := p.init(ctx, schema, table); err != nil {
 		pool.Close()
 		return nil, fmt.Errorf("memory: postgres %s.%s: %w", schema, table, err)
@@ -392,17 +399,94 @@ func tsQuery(text string, args *pgArgs) string {
 	return "(" + strings.Join(parts, " || ") + ")"
 }
 
+// commonRefresh is how long the common words read from the server's statistics are kept.
+const commonRefresh = time.Minute
+
+// commonWords returns the lexemes PostgreSQL's statistics of the content index (ANALYZE, autovacuum) say half of
+// the memories or more contain; none before the table was first analyzed.
+func (p *Postgres) commonWords(ctx context.Context) (map[string]bool, error) {
+	p.mu.Lock()
+	if p.common != nil && time.Since(p.commonAt) < commonRefresh {
+		defer p.mu.Unlock()
+		return p.common, nil
+	}
+	p.mu.Unlock()
+	rows, err := p.pool.Query(ctx, `SELECT e.elem FROM pg_stats s,
+		unnest(s.most_common_elems::text::text[]) WITH ORDINALITY AS e(elem, i),
+		unnest(s.most_common_elem_freqs) WITH ORDINALITY AS f(freq, j)
+		WHERE s.schemaname = $1 AND s.tablename = $2 AND e.i = f.j AND f.freq >= 0.5`, p.schema, p.index)
+	if err != nil {
+		return nil, err
+	}
+	words, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, err
+	}
+	common := make(map[string]bool, len(words))
+	for _, w := range words {
+		common[w] = true
+	}
+	p.mu.Lock()
+	p.common, p.commonAt = common, time.Now()
+	p.mu.Unlock()
+	return common, nil
+}
+
+// splitCommon separates the recall terms whose every word half of the memories contain (by the server's
+// statistics) from the others. Prefix terms always select.
+func (p *Postgres) splitCommon(ctx context.Context, terms []string) (selective, common []string, err error) {
+	words, err := p.commonWords(ctx)
+	if err != nil || len(words) == 0 || len(terms) < 2 {
+		return terms, nil, err
+	}
+	rows, err := p.pool.Query(ctx, `SELECT tsvector_to_array(to_tsvector('simple', t)) FROM unnest($1::text[]) WITH ORDINALITY AS u(t, i) ORDER BY i`, terms)
+	if err != nil {
+		return nil, nil, err
+	}
+	lexemes, err := pgx.CollectRows(rows, pgx.RowTo[[]string])
+	if err != nil {
+		return nil, nil, err
+	}
+	for i, t := range terms {
+		all := len(lexemes[i]) > 0 && !strings.HasSuffix(t, "*")
+		for _, l := range lexemes[i] {
+			all = all && words[l]
+		}
+		if all {
+			common = append(common, t)
+		} else {
+			selective = append(selective, t)
+		}
+	}
+	return selective, common, nil
+}
+
+// ftsRecall ranks every matching row with upstream's formula over all the terms. A word half of the memories
+// contain (PostgreSQL's statistics say which) does not select rows when another term does: ranking every row
+// it matches is what makes a recall with "what" or "about" slow on a large store. Rows only such words match
+// fill the places the selective terms leave, newest first.
 func (p *Postgres) ftsRecall(ctx context.Context, q Query) ([]Entry, error) {
+	terms := strings.Fields(q.Text)
+	selective, common, err := p.splitCommon(ctx, terms)
+	if err != nil {
+		return nil, err
+	}
 	var args pgArgs
 	tsq := tsQuery(q.Text, &args)
 	if tsq == "" {
 		return nil, nil
 	}
+	match := tsq
+	if len(common) > 0 && len(selective) > 0 {
+		match = tsQuery(strings.Join(selective, " "), &args)
+	}
+	matches := func(tq string) string {
+		return `(to_tsvector('simple', m.key) @@ ` + tq + ` OR to_tsvector('simple', m.content) @@ ` + tq + `)`
+	}
+	score := `ts_rank_cd(to_tsvector('simple', m.key), ` + tsq + `) * 2.0 + ts_rank_cd(to_tsvector('simple', m.content), ` + tsq + `) AS score`
 	where := p.scope(q, &args)
 	lim := args.add(q.Limit)
-	rows, err := p.pool.Query(ctx, `SELECT `+pgEntryCols+`,
-		ts_rank_cd(to_tsvector('simple', m.key), `+tsq+`) * 2.0 + ts_rank_cd(to_tsvector('simple', m.content), `+tsq+`) AS score`+
-		p.from()+` WHERE (to_tsvector('simple', m.key) @@ `+tsq+` OR to_tsvector('simple', m.content) @@ `+tsq+`)`+where+`
+	rows, err := p.pool.Query(ctx, `SELECT `+pgEntryCols+`, `+score+p.from()+` WHERE `+matches(match)+where+`
 		ORDER BY score DESC, m.updated_at DESC LIMIT `+lim, args...)
 	if err != nil {
 		return nil, err
@@ -410,6 +494,25 @@ func (p *Postgres) ftsRecall(ctx context.Context, q Query) ([]Entry, error) {
 	out, scores, err := pgScan(rows, true)
 	if err != nil {
 		return nil, err
+	}
+	if match != tsq && len(out) < q.Limit {
+		var fill pgArgs
+		tsq := tsQuery(q.Text, &fill)
+		commonQ := tsQuery(strings.Join(common, " "), &fill)
+		selQ := tsQuery(strings.Join(selective, " "), &fill)
+		score := `ts_rank_cd(to_tsvector('simple', m.key), ` + tsq + `) * 2.0 + ts_rank_cd(to_tsvector('simple', m.content), ` + tsq + `) AS score`
+		where := p.scope(q, &fill)
+		lim := fill.add(q.Limit - len(out))
+		rows, err := p.pool.Query(ctx, `SELECT `+pgEntryCols+`, `+score+p.from()+` WHERE `+matches(commonQ)+` AND NOT `+matches(selQ)+where+`
+			ORDER BY m.updated_at DESC LIMIT `+lim, fill...)
+		if err != nil {
+			return nil, err
+		}
+		more, moreScores, err := pgScan(rows, true)
+		if err != nil {
+			return nil, err
+		}
+		out, scores = append(out, more...), append(scores, moreScores...)
 	}
 	best := 0.0
 	for _, s := range scores {

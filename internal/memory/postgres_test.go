@@ -3,9 +3,12 @@ package memory
 import (
 	"context"
 	"errors"
+	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -155,5 +158,48 @@ func TestPostgresPrefixTimeAndFallback(t *testing.T) {
 	}
 	if _, err := p.Recall(ctx, Query{Text: "x", Limit: 5, Since: "yesterday"}); !errors.Is(err, ErrInvalid) {
 		t.Fatalf("bad since: %v", err)
+	}
+}
+
+// A word half of the memories contain (by the server's statistics) does not select rows: the rows the other
+// terms match come first, ranked with every term; rows only the common word matches fill the rest.
+func TestPostgresCommonWordDoesNotSelect(t *testing.T) {
+	dsn := needPG(t)
+	if dsn == "" {
+		return
+	}
+	p := openTestPostgres(t, dsn)
+	ctx := t.Context()
+	a, _ := p.EnsureAgent(ctx, "a")
+	contents := []string{"about lisbon trams", "about lisbon and porto lisbon", "notes about a lisbon cafe"}
+	for i := range 27 {
+		contents = append(contents, fmt.Sprintf("note %d about the garden", i))
+	}
+	for i, c := range contents {
+		if err := p.Store(ctx, a, Record{Key: fmt.Sprintf("k%02d", i), Content: c, Category: CategoryCore, Now: fixedNow.Add(time.Duration(i) * time.Second)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := p.pool.Exec(ctx, "ANALYZE "+p.table); err != nil {
+		t.Fatal(err)
+	}
+	sel, common, err := p.splitCommon(ctx, []string{"about", "lisbon"})
+	if err != nil || !slices.Equal(sel, []string{"lisbon"}) || !slices.Equal(common, []string{"about"}) {
+		t.Fatalf("split: %q %q %v", sel, common, err)
+	}
+	got, err := p.Recall(ctx, Query{Text: "about lisbon", Limit: 5, Agents: []string{a}})
+	if err != nil || len(got) != 5 {
+		t.Fatalf("recall: %+v %v", got, err)
+	}
+	if got[0].Key != "k01" || *got[0].Score != 1 {
+		t.Fatalf("best: %+v", got[0])
+	}
+	for i, e := range got {
+		if lisbon := strings.Contains(e.Content, "lisbon"); lisbon != (i < 3) {
+			t.Fatalf("rank %d: %q", i, e.Content)
+		}
+	}
+	if got[3].Key != "k29" || got[4].Key != "k28" {
+		t.Fatalf("fill is not the newest common-word rows: %s %s", got[3].Key, got[4].Key)
 	}
 }
