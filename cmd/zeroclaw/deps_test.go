@@ -22,7 +22,7 @@ const module = "github.com/zeroclaw-go/zeroclaw/"
 var imports = map[string][]string{
 	"cmd/zeroclaw":                       {"internal/cli"},
 	"internal/cli":                       {"internal/daemon", "internal/api", "internal/jsonrpc", "internal/install", "internal/config", "internal/secrets", "internal/visible"},
-	"internal/daemon":                    {"internal/acp", "internal/api", "internal/auth", "internal/clock", "internal/controlplane", "internal/cost", "internal/cron", "internal/jsonrpc", "internal/listen", "internal/logs", "internal/memory", "internal/provider", "internal/rpc", "internal/install", "internal/config", "internal/secrets", "internal/session", "internal/store"},
+	"internal/daemon":                    {"internal/acp", "internal/api", "internal/auth", "internal/clock", "internal/controlplane", "internal/cost", "internal/cron", "internal/jsonrpc", "internal/listen", "internal/logs", "internal/memory", "internal/provider", "internal/rpc", "internal/install", "internal/config", "internal/secrets", "internal/session", "internal/store", "internal/tools"},
 	"internal/listen":                    {"internal/api", "internal/jsonrpc"},
 	"internal/acp":                       {"internal/api", "internal/atomicfile", "internal/auth", "internal/jsonrpc", "internal/router", "internal/config", "internal/session", "internal/store", "internal/visible"},
 	"internal/rpc":                       {"internal/api", "internal/auth", "internal/clock", "internal/cost", "internal/cron", "internal/jsonrpc", "internal/logs", "internal/memory", "internal/router", "internal/config", "internal/session", "internal/upload"},
@@ -37,7 +37,7 @@ var imports = map[string][]string{
 	"internal/secrets":                   {"internal/atomicfile", "golang.org/x/crypto/chacha20poly1305"},
 	"internal/install":                   {"internal/atomicfile", "golang.org/x/sys/unix", "golang.org/x/sys/windows", "github.com/Microsoft/go-winio"},
 	"internal/store":                     {"internal/atomicfile", "modernc.org/sqlite"},
-	"internal/tools":                     {"internal/atomicfile", "internal/memory", "internal/visible", "golang.org/x/sys/unix"},
+	"internal/tools":                     {"internal/api", "internal/atomicfile", "internal/memory", "internal/visible", "golang.org/x/sys/unix"},
 	"internal/memory":                    {"internal/api", "internal/config", "modernc.org/sqlite"},
 	"internal/visible":                   {},
 	"internal/atomicfile":                {},

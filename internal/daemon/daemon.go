@@ -173,6 +173,11 @@ func Run(ctx context.Context, opts Options) error {
 
 	mem := openMemory(ctx, layout, cfg.Current, clk.Now, log)
 	defer closeMemory(mem, log)
+	bg, err := openBackground(ctx, layout, cfg, st, clk, opts.NewID, log)
+	if err != nil {
+		_ = ln.Close()
+		return err
+	}
 	sessions := session.NewManager(session.Options{
 		Chat:        st.chat,
 		Cost:        costs,
@@ -185,9 +190,9 @@ func Run(ctx context.Context, opts Options) error {
 		NewID:       opts.NewID,
 		NewProvider: opts.NewProvider,
 		Memory:      mem,
+		Cron:        bg.tools,
 	})
-	bg, err := startBackground(ctx, layout, cfg, st, sessions, clk, opts.NewID, log)
-	if err != nil {
+	if err := bg.start(ctx, cfg, sessions); err != nil {
 		_ = ln.Close()
 		return err
 	}

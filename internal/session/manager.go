@@ -23,6 +23,7 @@ import (
 	"github.com/zeroclaw-go/zeroclaw/internal/logs"
 	"github.com/zeroclaw-go/zeroclaw/internal/memory"
 	"github.com/zeroclaw-go/zeroclaw/internal/store"
+	"github.com/zeroclaw-go/zeroclaw/internal/tools"
 )
 
 // Sentinel errors; the rpc layer maps each to its wire code (protocol.md §4).
@@ -96,6 +97,8 @@ type Options struct {
 	ACP *store.ACPStore
 	// Memory gives chat turns their agent's memory (recall, auto-save, memory tools); nil: no memory.
 	Memory *memory.Manager
+	// Cron gives turns the cron_* tools, scoped to the turn's agent; nil: the tools are not offered.
+	Cron func(agent string) tools.Cron
 }
 
 // ProviderFactory builds the provider that an agent's model_provider reference names, from the config in force.

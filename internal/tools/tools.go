@@ -37,17 +37,22 @@ type Spec struct {
 }
 
 // Specs returns every tool this package implements, in a stable order. The caller owns the returned slice.
-// The memory tools are included; SpecsFor leaves them out of a turn without memory.
+// The memory and cron tools are included; SpecsFor leaves them out of a turn that cannot reach them.
 func Specs() []Spec {
-	return append(baseSpecs(), memorySpecs()...)
+	return append(append(baseSpecs(), memorySpecs()...), cronSpecs()...)
 }
 
-// SpecsFor returns the tools a turn in env can use: all of them, less the memory tools when env has no memory.
+// SpecsFor returns the tools a turn in env can use: all of them, less the memory tools when env has no memory
+// and the cron tools when it has no scheduler.
 func SpecsFor(env Env) []Spec {
-	if env.Memory == nil {
-		return baseSpecs()
+	out := baseSpecs()
+	if env.Memory != nil {
+		out = append(out, memorySpecs()...)
 	}
-	return Specs()
+	if env.Cron != nil {
+		out = append(out, cronSpecs()...)
+	}
+	return out
 }
 
 func baseSpecs() []Spec {
@@ -91,7 +96,7 @@ func known(name string) bool {
 	case NameShell, NameFileRead, NameFileWrite, NameFileList, NameAskUser, NameTime:
 		return true
 	}
-	return isMemoryTool(name)
+	return isMemoryTool(name) || isCronTool(name)
 }
 
 // Call is one tool invocation requested by a model. Arguments is a JSON object; empty or null means {}.
@@ -127,6 +132,8 @@ type Env struct {
 	Now func() time.Time
 	// Memory is the agent's memory for the memory_* tools; nil: the turn has no memory (tools not offered).
 	Memory *memory.Scoped
+	// Cron is the scheduler, scoped to the turn's agent, for the cron_* tools; nil: not offered.
+	Cron Cron
 }
 
 func (e Env) outputCap() int {
@@ -178,6 +185,9 @@ func Execute(ctx context.Context, env Env, call Call) (res Result) {
 	}
 	if isMemoryTool(call.Name) {
 		return runMemory(ctx, env, call)
+	}
+	if isCronTool(call.Name) {
+		return runCron(ctx, env, call)
 	}
 	return errorf("%s: unknown tool", call.Name)
 }
