@@ -15,11 +15,13 @@ import (
 	"github.com/zeroclaw-go/zeroclaw/internal/tools"
 )
 
-// background is the scheduled and supervised work of a daemon: the control plane and the cron scheduler.
+// background is the scheduled and supervised work of a daemon: the control plane, the cron scheduler and the
+// delegate tool's background tasks.
 type background struct {
 	plane  *controlplane.Plane
 	sched  *cron.Scheduler
 	runner *agentRunner
+	deleg  *delegations
 }
 
 // openBackground opens the control plane (marking the previous process's tasks lost) and makes the scheduler,
@@ -34,13 +36,15 @@ func openBackground(ctx context.Context, layout install.Layout, cfg *config.Mana
 	runner := &agentRunner{}
 	sched := cron.New(cron.Options{Store: st.cron, Config: cfg.Current, InstallRoot: layout.Root, Clock: clk, Logger: log,
 		Agents: runner, Tasks: taskAdapter{plane}, NewID: newID})
-	return &background{plane: plane, sched: sched, runner: runner}, nil
+	deleg := &delegations{plane: plane, cfg: cfg.Current, root: layout.Root, clk: clk, log: log}
+	return &background{plane: plane, sched: sched, runner: runner, deleg: deleg}, nil
 }
 
-// start runs the control plane's sweep and the scheduler (recovery, declarative jobs, catch-up), whose agent
+// start runs the control plane's sweep, lets delegated tasks run, and starts the scheduler (recovery, declarative jobs, catch-up), whose agent
 // jobs run on sessions. It is called once, before any turn can run.
 func (b *background) start(ctx context.Context, cfg *config.Manager, sessions *session.Manager) error {
 	b.runner.m = sessions
+	b.deleg.start(ctx, sessions)
 	b.plane.Start(ctx)
 	cfg.OnChange(func(*config.Config) { b.sched.ConfigChanged() })
 	if err := b.sched.Start(ctx); err != nil {
@@ -55,8 +59,9 @@ func (b *background) tools(agent string) tools.Cron {
 	return cronTools{s: b.sched, agent: agent}
 }
 
-// stop cancels running jobs and waits for them (until ctx ends), then stops the sweep.
+// stop cancels running jobs and delegated tasks and waits for them (until ctx ends), then stops the sweep.
 func (b *background) stop(ctx context.Context) {
+	b.deleg.stop(ctx)
 	b.sched.Close(ctx)
 	b.plane.Close()
 }

@@ -191,6 +191,7 @@ func Run(ctx context.Context, opts Options) error {
 		NewProvider: opts.NewProvider,
 		Memory:      mem,
 		Cron:        bg.tools,
+		Delegate:    bg.deleg.forAgent,
 	})
 	if err := bg.start(ctx, cfg, sessions); err != nil {
 		_ = ln.Close()

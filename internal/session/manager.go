@@ -99,6 +99,8 @@ type Options struct {
 	Memory *memory.Manager
 	// Cron gives turns the cron_* tools, scoped to the turn's agent; nil: the tools are not offered.
 	Cron func(agent string) tools.Cron
+	// Delegate gives turns the delegate tool; nil, or a nil Delegator for an agent: not offered.
+	Delegate func(agent string) tools.Delegator
 }
 
 // ProviderFactory builds the provider that an agent's model_provider reference names, from the config in force.

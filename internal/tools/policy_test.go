@@ -50,6 +50,8 @@ func TestDecideRiskTable(t *testing.T) {
 		{"cron_update", call("cron_update", map[string]any{"job_id": "j", "patch": map[string]any{"enabled": false}}), true, want{RiskMedium, Refuse, Ask, Run}},
 		{"cron_remove", call("cron_remove", map[string]any{"job_id": "j"}), true, want{RiskMedium, Refuse, Ask, Run}},
 		{"cron_run", call("cron_run", map[string]any{"job_id": "j"}), true, want{RiskMedium, Refuse, Ask, Run}},
+		{"delegate", call("delegate", map[string]any{"agent": "b", "prompt": "p"}), true, want{RiskMedium, Refuse, Ask, Run}},
+		{"delegate check_result", call("delegate", map[string]any{"action": "check_result", "task_id": "x"}), true, want{RiskLow, Run, Run, Run}},
 		{"file_read forbidden via symlink", call("file_read", map[string]any{"path": "escape/private/a"}), false, want{RiskHigh, Refuse, Refuse, Refuse}},
 	}
 	for _, tc := range cases {
@@ -123,7 +125,7 @@ func TestOfferedAndNotOfferedRefused(t *testing.T) {
 	}
 	all := Specs()
 	if got := names(all); !slices.Equal(got, []string{"shell", "file_read", "file_write", "file_list", "ask_user", "time", "memory_store", "memory_recall", "memory_forget", "memory_export", "memory_purge",
-		"cron_add", "cron_list", "cron_remove", "cron_update", "cron_run", "cron_runs"}) {
+		"cron_add", "cron_list", "cron_remove", "cron_update", "cron_run", "cron_runs", "delegate"}) {
 		t.Fatalf("Specs = %v", got)
 	}
 	for _, sp := range all {
@@ -141,7 +143,7 @@ func TestOfferedAndNotOfferedRefused(t *testing.T) {
 
 	excl := Policy{Level: LevelFull, ExcludedTools: []string{"shell", "file_write"}}
 	if got := names(excl.Offered(all)); !slices.Equal(got, []string{"file_read", "file_list", "ask_user", "time", "memory_store", "memory_recall", "memory_forget", "memory_export", "memory_purge",
-		"cron_add", "cron_list", "cron_remove", "cron_update", "cron_run", "cron_runs"}) {
+		"cron_add", "cron_list", "cron_remove", "cron_update", "cron_run", "cron_runs", "delegate"}) {
 		t.Fatalf("excluded Offered = %v", got)
 	}
 	if d := excl.Decide(call("shell", map[string]any{"command": "ls"}), s.ws); d.Verdict != Refuse || !strings.Contains(d.Reason, "not offered") {

@@ -39,11 +39,11 @@ type Spec struct {
 // Specs returns every tool this package implements, in a stable order. The caller owns the returned slice.
 // The memory and cron tools are included; SpecsFor leaves them out of a turn that cannot reach them.
 func Specs() []Spec {
-	return append(append(baseSpecs(), memorySpecs()...), cronSpecs()...)
+	return append(append(append(baseSpecs(), memorySpecs()...), cronSpecs()...), delegateSpec(nil))
 }
 
 // SpecsFor returns the tools a turn in env can use: all of them, less the memory tools when env has no memory
-// and the cron tools when it has no scheduler.
+// the cron tools when it has no scheduler, and delegate when it may not delegate.
 func SpecsFor(env Env) []Spec {
 	out := baseSpecs()
 	if env.Memory != nil {
@@ -51,6 +51,9 @@ func SpecsFor(env Env) []Spec {
 	}
 	if env.Cron != nil {
 		out = append(out, cronSpecs()...)
+	}
+	if env.Delegate != nil {
+		out = append(out, delegateSpec(env.Delegate.Targets()))
 	}
 	return out
 }
@@ -96,7 +99,7 @@ func known(name string) bool {
 	case NameShell, NameFileRead, NameFileWrite, NameFileList, NameAskUser, NameTime:
 		return true
 	}
-	return isMemoryTool(name) || isCronTool(name)
+	return isMemoryTool(name) || isCronTool(name) || name == NameDelegate
 }
 
 // Call is one tool invocation requested by a model. Arguments is a JSON object; empty or null means {}.
@@ -134,6 +137,8 @@ type Env struct {
 	Memory *memory.Scoped
 	// Cron is the scheduler, scoped to the turn's agent, for the cron_* tools; nil: not offered.
 	Cron Cron
+	// Delegate hands work to other agents for the delegate tool; nil: the agent may not delegate (not offered).
+	Delegate Delegator
 }
 
 func (e Env) outputCap() int {
@@ -188,6 +193,9 @@ func Execute(ctx context.Context, env Env, call Call) (res Result) {
 	}
 	if isCronTool(call.Name) {
 		return runCron(ctx, env, call)
+	}
+	if call.Name == NameDelegate {
+		return runDelegate(ctx, env, call)
 	}
 	return errorf("%s: unknown tool", call.Name)
 }
