@@ -63,6 +63,7 @@ func commands() []command {
 		{"costs", "print model spending as a table by day, agent or model", runCosts},
 		{"rpc", "send NDJSON requests from stdin to the daemon and print every reply (a socat replacement)", runRPC},
 		{"stop", "ask the running daemon to shut down", runStop},
+		{"service", "install, uninstall, start, stop or show the daemon as a user service (systemd, launchd)", runService},
 		{"version", "print the version", runVersion},
 	}
 }
