@@ -2,7 +2,6 @@ package daemon
 
 import (
 	"context"
-	"crypto/rand"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -111,7 +110,7 @@ func (g delegator) Run(ctx context.Context, agent, prompt string) (string, strin
 	if sessions == nil {
 		return "", "", errors.New("the daemon is not running turns yet")
 	}
-	reply, err := sessions.RunUnattended(ctx, session.Unattended{Agent: agent, SessionID: "delegate-" + newUUID(),
+	reply, err := sessions.RunUnattended(ctx, session.Unattended{Agent: agent, SessionID: "delegate-" + controlplane.NewUUID(),
 		Prompt: prompt, ExcludedTools: delegateExcluded})
 	return modelOf(g.d.cfg(), agent), reply, err
 }
@@ -144,7 +143,7 @@ func (g delegator) Start(ctx context.Context, agent, prompt string) (string, err
 	}()
 
 	cfg := d.cfg()
-	id, ws, now := newUUID(), d.workspace(cfg, g.caller), d.clk.Now()
+	id, ws, now := controlplane.NewUUID(), d.workspace(cfg, g.caller), d.clk.Now()
 	if err := d.plane.Begin(ctx, id, "delegate", agent, "delegate:"+g.caller, now); err != nil {
 		return "", err
 	}
@@ -217,11 +216,3 @@ func (g delegator) Results(ctx context.Context) ([]tools.DelegateResult, error) 
 }
 
 func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
-
-func newUUID() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
-}
