@@ -591,7 +591,7 @@ func benchUploads(b *bench) error {
 	for i := range reps + 1 {
 		data := make([]byte, size)
 		rand.Read(data) // fresh bytes: a repeat would be deduplicated
-		t, err := upload(c, sid, fmt.Sprintf("bench-%d.bin", i), data)
+		t, _, err := upload(c, sid, fmt.Sprintf("bench-%d.bin", i), data)
 		if err != nil {
 			return err
 		}
@@ -609,8 +609,9 @@ func benchUploads(b *bench) error {
 	return nil
 }
 
-// upload sends data through the chunked upload methods and checks the committed entry.
-func upload(c *client, sid, name string, data []byte) (time.Duration, error) {
+// upload sends data through the chunked upload methods, checks the committed entry and returns the time it
+// took and the workspace path the daemon stored the file at.
+func upload(c *client, sid, name string, data []byte) (time.Duration, string, error) {
 	sum := sha256.Sum256(data)
 	start := time.Now()
 	var begin struct {
@@ -619,16 +620,16 @@ func upload(c *client, sid, name string, data []byte) (time.Duration, error) {
 	}
 	if err := c.callInto("file/upload/begin", map[string]any{"session_id": sid, "size_bytes": len(data),
 		"filename": name, "sha256": hex.EncodeToString(sum[:])}, &begin); err != nil {
-		return 0, err
+		return 0, "", err
 	}
 	if begin.ChunkBytes <= 0 {
-		return 0, fmt.Errorf("file/upload/begin: chunk_bytes %d", begin.ChunkBytes)
+		return 0, "", fmt.Errorf("file/upload/begin: chunk_bytes %d", begin.ChunkBytes)
 	}
 	for off := 0; off < len(data); off += begin.ChunkBytes {
 		end := min(off+begin.ChunkBytes, len(data))
 		if err := c.callInto("file/upload/chunk", map[string]any{"upload_id": begin.UploadID, "offset": off,
 			"data_b64": base64.StdEncoding.EncodeToString(data[off:end])}, nil); err != nil {
-			return 0, err
+			return 0, "", err
 		}
 	}
 	var commit struct {
@@ -636,12 +637,12 @@ func upload(c *client, sid, name string, data []byte) (time.Duration, error) {
 		WorkspacePath string `json:"workspace_path"`
 	}
 	if err := c.callInto("file/upload/commit", map[string]any{"upload_id": begin.UploadID}, &commit); err != nil {
-		return 0, err
+		return 0, "", err
 	}
 	if commit.SizeBytes != len(data) {
-		return 0, fmt.Errorf("file/upload/commit: size_bytes %d, want %d", commit.SizeBytes, len(data))
+		return 0, "", fmt.Errorf("file/upload/commit: size_bytes %d, want %d", commit.SizeBytes, len(data))
 	}
-	return time.Since(start), nil
+	return time.Since(start), commit.WorkspacePath, nil
 }
 
 // rawWrite sends data to the sink floor and waits for its fsync acknowledgement.
