@@ -26,6 +26,7 @@ func TestChaosShort(t *testing.T) {
 		"PASS no scheduled job ran twice for one due time",
 		"PASS no temporary files left",
 		"every invariant holds",
+		"\nchaos: 8 passed, 0 failed\n",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("chaos output lacks %q:\n%s", want, out)
