@@ -89,6 +89,7 @@ type proc struct {
 	cmd    *exec.Cmd
 	start  time.Time
 	ready  time.Duration // exec → first successful connect
+	served time.Duration // exec → first status answered (on the first connection)
 	done   chan struct{}
 	stderr *lockedBuffer
 }
@@ -125,9 +126,19 @@ func startDaemon(bin string, in *install) (*proc, error) {
 	}
 	go func() { _ = cmd.Wait(); close(p.done) }()
 	for {
-		if c, err := net.Dial("unix", in.sock); err == nil {
+		if nc, err := net.Dial("unix", in.sock); err == nil {
 			p.ready = time.Since(p.start)
+			c := &client{Client: ndjson.New(nil, nc)}
+			_, ierr := c.call("initialize", map[string]any{"protocol_version": 1})
+			if ierr == nil {
+				ierr = c.callInto("status", map[string]any{}, nil)
+			}
+			p.served = time.Since(p.start)
 			c.Close()
+			if ierr != nil {
+				p.kill()
+				return nil, fmt.Errorf("the daemon accepted a connection but did not answer status: %w: %s", ierr, lastLines(p.stderr.String(), 5))
+			}
 			return p, nil
 		}
 		select {

@@ -196,16 +196,7 @@ func benchStartup(b *bench) error {
 	if err != nil {
 		return err
 	}
-	fresh := d.ready
-	// Stop only once it answers: a SIGTERM while it is still opening its stores is a different measurement.
-	c, _, err := dialInit(in.sock)
-	if err != nil {
-		return err
-	}
-	if err := c.callInto("status", map[string]any{}, nil); err != nil {
-		return err
-	}
-	c.Close()
+	fresh, freshServed := d.ready, d.served
 	if err := d.stop(); err != nil {
 		return err
 	}
@@ -215,6 +206,8 @@ func benchStartup(b *bench) error {
 	ms := func(t time.Duration) float64 { return float64(t) / float64(time.Millisecond) }
 	b.res.add("startup", "exec → socket ready, fresh install", "ms", maxValue(50, "≤ 50 ms"), ms(fresh))
 	b.res.add("startup", "exec → socket ready, existing install", "ms", maxValue(50, "≤ 50 ms"), ms(b.d.ready))
+	b.res.add("startup", "exec → first status answered, fresh install", "ms", noTarget(), ms(freshServed))
+	b.res.add("startup", "exec → first status answered, existing install", "ms", noTarget(), ms(b.d.served))
 	c, init, err := dialInit(in.sock)
 	if err != nil {
 		return err
@@ -506,6 +499,32 @@ func benchAppends(b *bench) error {
 		b.res.na(sec, row, "msg/s", minRatio(0.6), why)
 		return nil
 	}
+	// One session alone first: what one echo turn (two appends and the turn's own work) costs end to end.
+	c, _, err := dialInit(b.in.sock)
+	if err != nil {
+		return err
+	}
+	sid, err := c.newSession(map[string]any{"agent_alias": "default"})
+	if err != nil {
+		c.Close()
+		return err
+	}
+	var one []time.Duration
+	for i := range b.n(100) {
+		t, err := c.prompt(sid, fmt.Sprintf("alone a%d", i))
+		if err != nil || t.outcome != "completed" {
+			c.Close()
+			return fmt.Errorf("echo turn: %v %q", err, t.outcome)
+		}
+		one = append(one, t.total)
+	}
+	err = c.callInto("session/close", map[string]any{"session_id": sid}, nil)
+	c.Close()
+	if err != nil {
+		return err
+	}
+	b.res.add(sec, "echo turn round trip, 1 session, p50", "ms", noTarget(), percentile(durations(one, time.Millisecond), 50))
+
 	const k = 4
 	var done atomic.Int64
 	var wg sync.WaitGroup
