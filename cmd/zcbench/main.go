@@ -59,6 +59,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	defer cleanup()
 	res := newResults()
 	started := time.Now().UTC()
+	loadBefore := loadavg()
 	for i := 1; i <= *runs; i++ {
 		if err := runOnce(ctx, path, i, res, stderr, *quick); err != nil {
 			fmt.Fprintln(stderr, "zcbench:", err)
@@ -72,8 +73,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	failed := res.failed()
 	fmt.Fprintf(stdout, "\n%d of the rows with a target missed it.\n", failed)
 	if *out != "" {
-		rep := report{Command: "zcbench " + strings.Join(args, " "), Started: started, Runs: *runs, Machine: describeMachine(),
-			Binary: path, Metrics: res.metrics(), Failed: failed}
+		m := describeMachine()
+		m.LoadBefore, m.LoadAfter = loadBefore, loadavg()
+		built := "given with -bin"
+		if *bin == "" {
+			built = "built by zcbench with go build -o DIR/zeroclaw ./cmd/zeroclaw (the README's command)"
+		}
+		rep := report{Command: "go run ./cmd/zcbench " + strings.Join(args, " "), Started: started, Runs: *runs, Machine: m,
+			Binary: built, Metrics: res.metrics(), Failed: failed}
 		if err := os.MkdirAll(*out, 0o755); err != nil {
 			fmt.Fprintln(stderr, "zcbench:", err)
 			return 2
@@ -86,7 +93,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			}
 		}
 		if err == nil {
-			err = os.WriteFile(filepath.Join(*out, "bench.md"), []byte(table.String()), 0o644)
+			err = os.WriteFile(filepath.Join(*out, "bench.md"), []byte(header(rep)+table.String()), 0o644)
 		}
 		if err != nil {
 			fmt.Fprintln(stderr, "zcbench:", err)
@@ -159,6 +166,28 @@ type machine struct {
 	Memory string `json:"memory"`
 	Kernel string `json:"kernel"`
 	Go     string `json:"go"`
+
+	LoadBefore string `json:"load_before"` // /proc/loadavg when the run started and ended: the machine is shared
+	LoadAfter  string `json:"load_after"`
+}
+
+// loadavg is the first three fields of /proc/loadavg.
+func loadavg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return ""
+	}
+	f := strings.Fields(string(b))
+	return strings.Join(f[:min(3, len(f))], " ")
+}
+
+// header is what bench.md says above the table: when, where and how it was measured.
+func header(rep report) string {
+	m := rep.Machine
+	return fmt.Sprintf("- Command: `%s`\n- Started: %s\n- Machine: %s/%s, %d CPUs (%s), %s memory, kernel %s, %s\n"+
+		"- Load average (1, 5, 15 min) at the start: %s; at the end: %s\n- Binary: %s\n\n",
+		rep.Command, rep.Started.Format(time.RFC3339), m.OS, m.Arch, m.CPUs, m.CPU, m.Memory, m.Kernel, m.Go,
+		m.LoadBefore, m.LoadAfter, rep.Binary)
 }
 
 func describeMachine() machine {

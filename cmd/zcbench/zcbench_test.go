@@ -171,7 +171,12 @@ func TestQuickBenchAllSections(t *testing.T) {
 			t.Errorf("section %s is not in the table:\n%s", s.name, stdout.String())
 		}
 	}
-	if md, err := os.ReadFile(filepath.Join(out, "bench.md")); err != nil || !bytes.Contains(stdout.Bytes(), md) {
-		t.Errorf("bench.md is not the printed table (%v)", err)
+	md, err := os.ReadFile(filepath.Join(out, "bench.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	head, table, ok := bytes.Cut(md, []byte("\n\n"))
+	if !ok || !bytes.Contains(stdout.Bytes(), table) || !bytes.Contains(head, []byte("- Machine: ")) || !bytes.Contains(head, []byte("- Command: `go run ./cmd/zcbench -bin ")) {
+		t.Errorf("bench.md is not the run's header and the printed table:\n%s", md)
 	}
 }
