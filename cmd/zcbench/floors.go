@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -66,9 +67,65 @@ func (s *server) close() {
 	s.wg.Wait()
 }
 
-// echoFloor is the raw NDJSON echo server over a Unix socket: a line in, a status-sized line out, no JSON work.
-func echoFloor(dir string) (*server, string, error) {
+// echoFloorEnv, when set, makes this executable the echo floor's server process on the socket it names.
+const echoFloorEnv = "ZCBENCH_ECHO_FLOOR"
+
+// echoProcess is the echo floor in a process of its own, as the daemon is: a round trip then crosses
+// processes on both sides of the comparison. It is this executable again, with echoFloorEnv set, and it exits
+// when its stdin closes (so also when zcbench dies).
+type echoProcess struct {
+	cmd   *exec.Cmd
+	stdin io.WriteCloser
+}
+
+func startEchoProcess(dir string) (*echoProcess, string, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, "", err
+	}
 	path := filepath.Join(dir, "echo.sock")
+	cmd := exec.Command(exe)
+	cmd.Env = append(os.Environ(), echoFloorEnv+"="+path)
+	cmd.Stderr = os.Stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, "", err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, "", err
+	}
+	e := &echoProcess{cmd: cmd, stdin: stdin}
+	for start := time.Now(); ; time.Sleep(time.Millisecond) {
+		if c, err := net.Dial("unix", path); err == nil {
+			c.Close()
+			return e, path, nil
+		}
+		if time.Since(start) > 10*time.Second {
+			e.stop()
+			return nil, "", fmt.Errorf("the echo floor process does not serve %s", path)
+		}
+	}
+}
+
+func (e *echoProcess) stop() {
+	e.stdin.Close()
+	_ = e.cmd.Wait()
+}
+
+// serveEchoFloor is the echo floor process's main: serve path until stdin closes.
+func serveEchoFloor(path string) int {
+	s, _, err := echoFloor(path)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "zcbench echo floor:", err)
+		return 2
+	}
+	_, _ = io.Copy(io.Discard, os.Stdin)
+	s.close()
+	return 0
+}
+
+// echoFloor is the raw NDJSON echo server over a Unix socket: a line in, a status-sized line out, no JSON work.
+func echoFloor(path string) (*server, string, error) {
 	ln, err := net.Listen("unix", path)
 	if err != nil {
 		return nil, "", err

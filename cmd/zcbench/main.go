@@ -26,6 +26,9 @@ import (
 )
 
 func main() {
+	if path := os.Getenv(echoFloorEnv); path != "" {
+		os.Exit(serveEchoFloor(path))
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
@@ -202,7 +205,10 @@ func describeMachine() machine {
 	}
 	if b, err := os.ReadFile("/proc/meminfo"); err == nil {
 		first, _, _ := strings.Cut(string(b), "\n")
-		m.Memory = strings.Join(strings.Fields(strings.TrimPrefix(first, "MemTotal:")), " ")
+		var kb int64
+		if _, err := fmt.Sscanf(strings.TrimSpace(strings.TrimPrefix(first, "MemTotal:")), "%d kB", &kb); err == nil {
+			m.Memory = fmt.Sprintf("%.1f GiB", float64(kb)/(1<<20))
+		}
 	}
 	if b, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
 		m.Kernel = strings.TrimSpace(string(b))
