@@ -58,7 +58,7 @@ type ledger struct {
 	maxDue    time.Time
 
 	rpcErrors map[string]int // "method code" → count of JSON-RPC errors the clients got
-	connErrs  int
+	connErrs  map[string]int // worker kind → calls cut by a broken connection
 }
 
 type turnRec struct {
@@ -75,7 +75,7 @@ type cronRec struct {
 func newLedger() *ledger {
 	return &ledger{turns: map[string]*turnRec{}, configAll: map[string]bool{}, uploadsSent: map[string]bool{},
 		uploadsAcked: map[string]string{}, memories: map[string]string{}, cronAcked: map[int]cronRec{},
-		rpcErrors: map[string]int{}}
+		rpcErrors: map[string]int{}, connErrs: map[string]int{}}
 }
 
 func (l *ledger) do(f func()) {
@@ -285,7 +285,7 @@ func (h *chaos) spawn(w worker) {
 					continue
 				}
 				if err := w.connect(c); err != nil {
-					h.noteErr(err)
+					h.noteErr(w, err)
 					c.Close()
 					c = nil
 					time.Sleep(workerPause)
@@ -293,7 +293,7 @@ func (h *chaos) spawn(w worker) {
 				}
 			}
 			if err := w.step(c); err != nil {
-				h.noteErr(err)
+				h.noteErr(w, err)
 				var re *rpcError
 				if !errors.As(err, &re) {
 					c.Close()
@@ -305,13 +305,14 @@ func (h *chaos) spawn(w worker) {
 	}()
 }
 
-func (h *chaos) noteErr(err error) {
+func (h *chaos) noteErr(w worker, err error) {
+	kind := strings.TrimSuffix(strings.TrimPrefix(fmt.Sprintf("%T", w), "*main."), "Worker")
 	var re *rpcError
 	h.led.do(func() {
 		if errors.As(err, &re) {
 			h.led.rpcErrors[fmt.Sprintf("%s %d", re.Method, re.Err.Code)]++
 		} else {
-			h.led.connErrs++
+			h.led.connErrs[kind]++
 		}
 	})
 }
@@ -715,10 +716,14 @@ func (h *chaos) check() error {
 	// Scheduled jobs: every acknowledged job kept; none ran twice (its runs and its log lines).
 	before = len(h.violations)
 	ran := 0
+	statuses := map[string]int{}
+	var outputs []string
 	for n, job := range l.cronAcked {
 		var runs struct {
 			Runs []struct {
-				StartedAt string `json:"started_at"`
+				StartedAt string  `json:"started_at"`
+				Status    string  `json:"status"`
+				Output    *string `json:"output"`
 			} `json:"runs"`
 		}
 		if err := c.callInto("cron/runs", map[string]any{"id": job.id, "limit": 50}, &runs); err != nil {
@@ -729,8 +734,18 @@ func (h *chaos) check() error {
 			h.violate("job chaos-%d (%s, due %s) recorded %d runs for its one due time", n, job.id, job.due.Format(time.RFC3339Nano), len(runs.Runs))
 		}
 		ran += len(runs.Runs)
+		for _, r := range runs.Runs {
+			statuses[r.Status]++
+			if r.Status != "ok" && r.Output != nil {
+				outputs = append(outputs, fmt.Sprintf("chaos-%d %s: %.120q", n, r.Status, *r.Output))
+			}
+		}
 	}
 	logText, _ := os.ReadFile(filepath.Join(ws, cronLog))
+	fmt.Fprintf(h.log, "chaos: job runs by status: %v\n", statuses)
+	for _, o := range outputs {
+		fmt.Fprintln(h.log, "chaos:   ", o)
+	}
 	for _, b := range checkCronLog(string(logText)) {
 		h.violate("%s", b)
 	}
@@ -766,5 +781,10 @@ func (h *chaos) summary() {
 	for _, k := range keys {
 		parts = append(parts, fmt.Sprintf("%s ×%d", k, l.rpcErrors[k]))
 	}
-	fmt.Fprintf(h.log, "chaos: %d kills; client errors: %d broken connections; JSON-RPC errors: %s\n", h.kills, l.connErrs, strings.Join(parts, ", "))
+	var cut []string
+	for _, k := range sortedKeys(l.connErrs) {
+		cut = append(cut, fmt.Sprintf("%s ×%d", k, l.connErrs[k]))
+	}
+	fmt.Fprintf(h.log, "chaos: %d kills; calls cut by a kill, by client kind: %s; JSON-RPC errors: %s\n", h.kills,
+		strings.Join(cut, ", "), strings.Join(parts, ", "))
 }
