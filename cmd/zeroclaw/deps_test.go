@@ -21,8 +21,8 @@ const module = "github.com/zeroclaw-go/zeroclaw/"
 // every GOOS in layoutOSes.
 var imports = map[string][]string{
 	"cmd/zeroclaw":                       {"internal/cli"},
-	"internal/cli":                       {"internal/daemon", "internal/api", "internal/jsonrpc", "internal/install", "internal/config", "internal/secrets", "internal/visible"},
-	"internal/daemon":                    {"internal/acp", "internal/api", "internal/auth", "internal/clock", "internal/controlplane", "internal/cost", "internal/cron", "internal/jsonrpc", "internal/listen", "internal/logs", "internal/memory", "internal/provider", "internal/rpc", "internal/install", "internal/config", "internal/secrets", "internal/session", "internal/store"},
+	"internal/cli":                       {"internal/daemon", "internal/api", "internal/doctor", "internal/jsonrpc", "internal/install", "internal/config", "internal/secrets", "internal/visible"},
+	"internal/daemon":                    {"internal/acp", "internal/api", "internal/auth", "internal/clock", "internal/controlplane", "internal/cost", "internal/cron", "internal/doctor", "internal/jsonrpc", "internal/listen", "internal/logs", "internal/memory", "internal/provider", "internal/rpc", "internal/install", "internal/config", "internal/secrets", "internal/session", "internal/store"},
 	"internal/listen":                    {"internal/api", "internal/jsonrpc"},
 	"internal/acp":                       {"internal/api", "internal/atomicfile", "internal/auth", "internal/jsonrpc", "internal/router", "internal/config", "internal/session", "internal/store", "internal/visible"},
 	"internal/rpc":                       {"internal/api", "internal/auth", "internal/clock", "internal/cost", "internal/cron", "internal/jsonrpc", "internal/logs", "internal/memory", "internal/router", "internal/config", "internal/session", "internal/upload"},
@@ -36,9 +36,10 @@ var imports = map[string][]string{
 	"internal/config":                    {"internal/api", "internal/secrets", "internal/atomicfile", "github.com/pelletier/go-toml/v2", "github.com/pelletier/go-toml/v2/unstable"},
 	"internal/secrets":                   {"internal/atomicfile", "golang.org/x/crypto/chacha20poly1305"},
 	"internal/install":                   {"internal/atomicfile", "golang.org/x/sys/unix", "golang.org/x/sys/windows", "github.com/Microsoft/go-winio"},
-	"internal/store":                     {"internal/atomicfile", "modernc.org/sqlite"},
+	"internal/store":                     {"internal/atomicfile", "modernc.org/sqlite", "modernc.org/sqlite/lib"},
 	"internal/tools":                     {"internal/atomicfile", "internal/memory", "internal/visible", "golang.org/x/sys/unix"},
 	"internal/memory":                    {"internal/api", "internal/config", "modernc.org/sqlite"},
+	"internal/doctor":                    {"internal/api", "internal/config", "internal/install", "internal/provider", "internal/secrets", "internal/store", "github.com/pelletier/go-toml/v2"},
 	"internal/visible":                   {},
 	"internal/atomicfile":                {},
 	"internal/atomicfile/atomicfiletest": {"internal/atomicfile"},

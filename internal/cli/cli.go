@@ -61,6 +61,7 @@ func commands() []command {
 		{"config", "get, set, list, delete or validate configuration properties", runConfig},
 		{"logs", "print the daemon's runtime events (-f follows new ones)", runLogs},
 		{"costs", "print model spending as a table by day, agent or model", runCosts},
+		{"doctor", "check the install (file modes, databases, secrets, config, providers) and say how to fix what is wrong", runDoctor},
 		{"rpc", "send NDJSON requests from stdin to the daemon and print every reply (a socat replacement)", runRPC},
 		{"stop", "ask the running daemon to shut down", runStop},
 		{"version", "print the version", runVersion},

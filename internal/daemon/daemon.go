@@ -219,6 +219,7 @@ func Run(ctx context.Context, opts Options) error {
 		Cron:          bg.sched,
 		Logs:          events,
 		Costs:         costs,
+		Doctor:        doctorFor(layout, endpoint, opts.Environ),
 	})
 	// The ACP endpoint (acp.md) is served through the same listen.Server: one connection limit, one ephemeral
 	// count, one drain. A daemon that cannot take it still serves the native socket.
