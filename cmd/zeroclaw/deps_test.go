@@ -21,7 +21,7 @@ const module = "github.com/zeroclaw-go/zeroclaw/"
 // every GOOS in layoutOSes.
 var imports = map[string][]string{
 	"cmd/zeroclaw":                       {"internal/cli"},
-	"internal/cli":                       {"internal/daemon", "internal/api", "internal/doctor", "internal/jsonrpc", "internal/install", "internal/config", "internal/secrets", "internal/visible"},
+	"internal/cli":                       {"internal/daemon", "internal/api", "internal/backup", "internal/doctor", "internal/jsonrpc", "internal/install", "internal/config", "internal/secrets", "internal/visible"},
 	"internal/daemon":                    {"internal/acp", "internal/api", "internal/auth", "internal/clock", "internal/controlplane", "internal/cost", "internal/cron", "internal/doctor", "internal/jsonrpc", "internal/listen", "internal/logs", "internal/memory", "internal/provider", "internal/rpc", "internal/install", "internal/config", "internal/secrets", "internal/session", "internal/store"},
 	"internal/listen":                    {"internal/api", "internal/jsonrpc"},
 	"internal/acp":                       {"internal/api", "internal/atomicfile", "internal/auth", "internal/jsonrpc", "internal/router", "internal/config", "internal/session", "internal/store", "internal/visible"},
@@ -39,6 +39,7 @@ var imports = map[string][]string{
 	"internal/store":                     {"internal/atomicfile", "modernc.org/sqlite", "modernc.org/sqlite/lib"},
 	"internal/tools":                     {"internal/atomicfile", "internal/memory", "internal/visible", "golang.org/x/sys/unix"},
 	"internal/memory":                    {"internal/api", "internal/config", "modernc.org/sqlite"},
+	"internal/backup":                    {"internal/install", "internal/store"},
 	"internal/doctor":                    {"internal/api", "internal/config", "internal/install", "internal/provider", "internal/secrets", "internal/store", "github.com/pelletier/go-toml/v2"},
 	"internal/visible":                   {},
 	"internal/atomicfile":                {},
