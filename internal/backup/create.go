@@ -133,6 +133,8 @@ func collect(l install.Layout, out, stage string) ([]source, []string, error) {
 			case d.Type()&fs.ModeSymlink != 0:
 				skipped = append(skipped, rel+" (symbolic link)")
 				return nil
+			case d.Type()&fs.ModeSocket != 0:
+				return nil // a live endpoint, recreated by the daemon
 			case !d.Type().IsRegular():
 				skipped = append(skipped, rel+" (not a regular file)")
 				return nil

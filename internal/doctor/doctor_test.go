@@ -236,3 +236,35 @@ func TestNeverCreates(t *testing.T) {
 		t.Fatal("the doctor created the install")
 	}
 }
+
+// A legacy JSONL session imported into sessions.db: its archive matches the receipt; an edited archive is an
+// error (the daemon refuses it), a removed one a warning (nothing is lost).
+func TestReceiptsAgainstArchives(t *testing.T) {
+	l := newInstall(t)
+	src := filepath.Join(l.SessionsDir(), "u1.jsonl")
+	if err := os.WriteFile(src, []byte(`{"role":"user","content":"hi"}`+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	chat, err := store.OpenChat(context.Background(), filepath.Join(l.SessionsDir(), "sessions.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := chat.ImportJSONL(context.Background(), l.SessionsDir(), time.Unix(1700000000, 0)); err != nil {
+		t.Fatal(err)
+	}
+	chat.Close()
+	find(t, run(t, l), "receipts-ok")
+	archive := src + ".migrated"
+	if err := os.WriteFile(archive, []byte(`{"role":"user","content":"edited"}`+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if d := find(t, run(t, l), "archive-mismatch"); d.Severity != api.SeverityError || d.Path != archive {
+		t.Fatalf("finding: %+v", d)
+	}
+	if err := os.Remove(archive); err != nil {
+		t.Fatal(err)
+	}
+	if d := find(t, run(t, l), "archive-missing"); d.Severity != api.SeverityWarn || !strings.Contains(d.Fix, "nothing is lost") {
+		t.Fatalf("finding: %+v", d)
+	}
+}
