@@ -268,3 +268,21 @@ func TestReceiptsAgainstArchives(t *testing.T) {
 		t.Fatalf("finding: %+v", d)
 	}
 }
+
+// An empty .db is a valid database nothing was written to (SQLite creates the file at open); a .db that lost
+// its header is not.
+func TestEmptyAndForeignDB(t *testing.T) {
+	l := newInstall(t)
+	empty := filepath.Join(l.DataDir, "devices.db")
+	if err := os.WriteFile(empty, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	assertClean(t, doctor.Run(context.Background(), doctor.Options{Layout: l, Endpoint: l.SocketPath(), SkipProviders: true}))
+	if err := os.WriteFile(empty, []byte("not a database at all, but long enough"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	d := find(t, doctor.Run(context.Background(), doctor.Options{Layout: l, Endpoint: l.SocketPath(), SkipProviders: true}), "db-not-sqlite")
+	if d.Severity != api.SeverityError || d.Path != empty {
+		t.Fatalf("finding: %+v", d)
+	}
+}

@@ -101,7 +101,7 @@ func checkDatabases(ctx context.Context, r *report, l install.Layout) {
 		fix := "stop the daemon (zeroclaw stop), then restore the file from a backup (zeroclaw restore FILE.tar.gz), " +
 			"or salvage what is readable: sqlite3 " + p + " .recover | sqlite3 " + p + ".recovered and move it into place"
 		if fi, err := os.Stat(p); err == nil && fi.Size() == 0 {
-			r.warn(CategoryDatabase, "db-empty", p, p+" is empty", "remove it: the daemon recreates it when it needs it")
+			r.ok(CategoryDatabase, "db-empty", p+": empty (an SQLite database nothing was written to yet)")
 			continue
 		}
 		if !store.IsDatabase(p) {
