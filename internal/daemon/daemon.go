@@ -157,6 +157,13 @@ func Run(ctx context.Context, opts Options) error {
 		return err
 	}
 	defer st.close(log)
+	backend := sessionBackend(cfg.Current())
+	cfg.OnChange(func(c *config.Config) {
+		if b := sessionBackend(c); b != backend {
+			log.Warn("channels.session_backend changed: it takes effect at the next start", "component", "store",
+				"running", backend, "configured", b)
+		}
+	})
 
 	events := newLogHub(layout, cfg, clk, opts.LogRingFrames, log)
 	defer events.Close()
