@@ -17,8 +17,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/zeroclaw-go/zeroclaw/internal/atomicfile"
 )
 
@@ -188,7 +186,7 @@ func (c *JSONLChat) Append(ctx context.Context, key, role, content string, now t
 
 func (c *JSONLChat) appendLocked(key string, line []byte) (int, error) {
 	p := c.path(key)
-	f, err := os.OpenFile(p, os.O_RDWR|os.O_APPEND|os.O_CREATE|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
+	f, err := os.OpenFile(p, os.O_RDWR|os.O_APPEND|os.O_CREATE|oNoFollow, 0o600)
 	if err != nil {
 		return 0, err
 	}
@@ -296,7 +294,7 @@ func parseLines(data []byte, fallback time.Time) []Message {
 // load reads every message of key (none for a session without a file). Lines without created_at are stamped
 // with the file's modification time.
 func (c *JSONLChat) load(key string) ([]Message, error) {
-	f, err := os.OpenFile(c.path(key), os.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	f, err := os.OpenFile(c.path(key), os.O_RDONLY|oNoFollow, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
