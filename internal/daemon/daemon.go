@@ -157,6 +157,13 @@ func Run(ctx context.Context, opts Options) error {
 		return err
 	}
 	defer st.close(log)
+	backend := sessionBackend(cfg.Current())
+	cfg.OnChange(func(c *config.Config) {
+		if b := sessionBackend(c); b != backend {
+			log.Warn("channels.session_backend changed: it takes effect at the next start", "component", "store",
+				"running", backend, "configured", b)
+		}
+	})
 
 	events := newLogHub(layout, cfg, clk, opts.LogRingFrames, log)
 	defer events.Close()
@@ -225,6 +232,7 @@ func Run(ctx context.Context, opts Options) error {
 		Cron:          bg.sched,
 		Logs:          events,
 		Costs:         costs,
+		Doctor:        doctorFor(layout, endpoint, opts.Environ),
 	})
 	// The ACP endpoint (acp.md) is served through the same listen.Server: one connection limit, one ephemeral
 	// count, one drain. A daemon that cannot take it still serves the native socket.

@@ -74,7 +74,7 @@ type Sink interface {
 
 // Options configures a Manager. Chat and Config are required.
 type Options struct {
-	Chat *store.ChatStore
+	Chat store.Chat // sessions.db, or the JSONL files (session_backend)
 	// Cost records each provider request's usage and checks the budgets before each; nil records nothing.
 	Cost *cost.Tracker
 	// Logs receives the runtime events of sessions and turns (start, end, tool calls, approvals); nil discards.
