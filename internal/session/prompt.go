@@ -141,6 +141,12 @@ func (m *Manager) runTurn(ctx context.Context, o Owner, s *session, p api.Sessio
 	if mem != nil {
 		tr.Memory, tr.ToolEnv.Memory = mem, mem.h
 	}
+	if m.o.Cron != nil {
+		tr.ToolEnv.Cron = m.o.Cron(s.alias)
+	}
+	if m.o.Delegate != nil {
+		tr.ToolEnv.Delegate = m.o.Delegate(s.alias)
+	}
 	if m.o.Cost != nil {
 		tr.RecordUsage = func(ctx context.Context, u agent.Usage) error {
 			return m.o.Cost.Record(ctx, s.id, s.alias, cost.Usage{Model: u.Model, InputTokens: u.InputTokens, OutputTokens: u.OutputTokens})
