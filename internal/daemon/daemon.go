@@ -157,6 +157,13 @@ func Run(ctx context.Context, opts Options) error {
 		return err
 	}
 	defer st.close(log)
+	backend := sessionBackend(cfg.Current())
+	cfg.OnChange(func(c *config.Config) {
+		if b := sessionBackend(c); b != backend {
+			log.Warn("channels.session_backend changed: it takes effect at the next start", "component", "store",
+				"running", backend, "configured", b)
+		}
+	})
 
 	events := newLogHub(layout, cfg, clk, opts.LogRingFrames, log)
 	defer events.Close()
@@ -171,8 +178,13 @@ func Run(ctx context.Context, opts Options) error {
 		return err
 	}
 
-	mem := openMemory(ctx, layout, cfg.Current, clk.Now, log)
+	mem := openMemory(ctx, layout, cfg.Current, cfg.OnChange, clk.Now, log)
 	defer closeMemory(mem, log)
+	bg, err := openBackground(ctx, layout, cfg, st, clk, opts.NewID, log)
+	if err != nil {
+		_ = ln.Close()
+		return err
+	}
 	sessions := session.NewManager(session.Options{
 		Chat:        st.chat,
 		Cost:        costs,
@@ -185,9 +197,10 @@ func Run(ctx context.Context, opts Options) error {
 		NewID:       opts.NewID,
 		NewProvider: opts.NewProvider,
 		Memory:      mem,
+		Cron:        bg.tools,
+		Delegate:    bg.deleg.forAgent,
 	})
-	bg, err := startBackground(ctx, layout, cfg, st, sessions, clk, opts.NewID, log)
-	if err != nil {
+	if err := bg.start(ctx, cfg, sessions); err != nil {
 		_ = ln.Close()
 		return err
 	}
@@ -219,6 +232,7 @@ func Run(ctx context.Context, opts Options) error {
 		Cron:          bg.sched,
 		Logs:          events,
 		Costs:         costs,
+		Doctor:        doctorFor(layout, endpoint, opts.Environ),
 	})
 	// The ACP endpoint (acp.md) is served through the same listen.Server: one connection limit, one ephemeral
 	// count, one drain. A daemon that cannot take it still serves the native socket.

@@ -67,6 +67,8 @@ type Options struct {
 	Logs *logs.Hub
 	// Costs serves cost/*; nil leaves those methods out.
 	Costs *cost.Tracker
+	// Doctor serves doctor/run; nil leaves it out.
+	Doctor func(ctx context.Context, offline bool) api.DoctorResult
 	// Uploads is the byte budget of staged uploads (protocol.md §7); nil means a fresh one of
 	// api.UploadBudgetBytes on Clock.
 	Uploads *upload.Budget
@@ -141,6 +143,9 @@ func New(opts Options) *Server {
 	}
 	if opts.Costs != nil {
 		s.registerCost(opts.Costs)
+	}
+	if opts.Doctor != nil {
+		s.registerDoctor(opts.Doctor)
 	}
 	return s
 }

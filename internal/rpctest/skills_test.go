@@ -11,24 +11,6 @@ import (
 	"github.com/zeroclaw-go/zeroclaw/internal/api"
 )
 
-// toolNames returns the names of the tools offered in a recorded chat request.
-func toolNames(t *testing.T, body []byte) []string {
-	t.Helper()
-	var req struct {
-		Tools []struct {
-			Function struct{ Name string } `json:"function"`
-		} `json:"tools"`
-	}
-	if err := json.Unmarshal(body, &req); err != nil {
-		t.Fatal(err)
-	}
-	var out []string
-	for _, tl := range req.Tools {
-		out = append(out, tl.Function.Name)
-	}
-	return out
-}
-
 // toolMessages returns the contents of the tool messages of a recorded chat request.
 func toolMessages(t *testing.T, body []byte) []string {
 	t.Helper()

@@ -140,6 +140,13 @@ func (m *Manager) runTurn(ctx context.Context, o Owner, s *session, p api.Sessio
 	if mem != nil {
 		tr.Memory, tr.ToolEnv.Memory = mem, mem.h
 	}
+	if m.o.Cron != nil {
+		tr.ToolEnv.Cron = m.o.Cron(s.alias)
+	}
+	if m.o.Delegate != nil {
+		tr.ToolEnv.Delegate = m.o.Delegate(s.alias)
+	}
+
 	skillSection := m.turnSkills(cfg, s, prof, &tr.ToolEnv)
 	tr.System = buildSystemPrompt(promptParts{
 		now:        m.now(),

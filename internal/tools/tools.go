@@ -37,22 +37,29 @@ type Spec struct {
 }
 
 // Specs returns every tool this package implements, in a stable order. The caller owns the returned slice.
-// The memory tools are included; SpecsFor leaves them out of a turn without memory.
+// The memory and cron tools are included; SpecsFor leaves them out of a turn that cannot reach them.
 func Specs() []Spec {
-	return append(baseSpecs(), memorySpecs()...)
+	return append(append(append(baseSpecs(), memorySpecs()...), cronSpecs()...), delegateSpec(nil))
 }
 
 // SpecsFor returns the tools a turn in env can use: all of them, less the memory tools when env has no memory,
-// plus read_skill when env can read skills.
+// the cron tools when it has no scheduler and delegate when it may not delegate, plus read_skill when env can
+// read skills.
 func SpecsFor(env Env) []Spec {
-	specs := baseSpecs()
+	out := baseSpecs()
 	if env.Memory != nil {
-		specs = append(specs, memorySpecs()...)
+		out = append(out, memorySpecs()...)
+	}
+	if env.Cron != nil {
+		out = append(out, cronSpecs()...)
+	}
+	if env.Delegate != nil {
+		out = append(out, delegateSpec(env.Delegate.Targets()))
 	}
 	if env.ReadSkill != nil {
-		specs = append(specs, readSkillSpec())
+		out = append(out, readSkillSpec())
 	}
-	return specs
+	return out
 }
 
 func baseSpecs() []Spec {
@@ -96,7 +103,7 @@ func known(name string) bool {
 	case NameShell, NameFileRead, NameFileWrite, NameFileList, NameAskUser, NameTime, NameReadSkill:
 		return true
 	}
-	return isMemoryTool(name)
+	return isMemoryTool(name) || isCronTool(name) || name == NameDelegate
 }
 
 // Call is one tool invocation requested by a model. Arguments is a JSON object; empty or null means {}.
@@ -135,6 +142,11 @@ type Env struct {
 	// ReadSkill returns the SKILL.md of one of the turn's skills by name, for read_skill; nil: the tool is not
 	// offered (no skills, or skills injected in full).
 	ReadSkill func(name string) (string, error)
+
+	// Cron is the scheduler, scoped to the turn's agent, for the cron_* tools; nil: not offered.
+	Cron Cron
+	// Delegate hands work to other agents for the delegate tool; nil: the agent may not delegate (not offered).
+	Delegate Delegator
 }
 
 func (e Env) outputCap() int {
@@ -188,6 +200,12 @@ func Execute(ctx context.Context, env Env, call Call) (res Result) {
 	}
 	if isMemoryTool(call.Name) {
 		return runMemory(ctx, env, call)
+	}
+	if isCronTool(call.Name) {
+		return runCron(ctx, env, call)
+	}
+	if call.Name == NameDelegate {
+		return runDelegate(ctx, env, call)
 	}
 	return errorf("%s: unknown tool", call.Name)
 }
