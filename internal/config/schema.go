@@ -44,6 +44,8 @@ type Config struct {
 	Scheduler          SchedulerConfig              `toml:"scheduler"`
 	Reliability        ReliabilityConfig            `toml:"reliability"`
 	Cron               map[string]CronJobDecl       `toml:"cron"`
+	Skills             SkillsConfig                 `toml:"skills"`
+	SkillBundles       map[string]SkillBundleConfig `toml:"skill_bundles"`
 }
 
 // ProvidersConfig holds model providers as providers.models.<family>.<alias>.
@@ -87,6 +89,14 @@ type AgentConfig struct {
 	Memory AgentMemoryConfig `toml:"memory"`
 	// CronJobs binds declarative jobs ([cron.<id>]) to this agent, as upstream's agents.<alias>.cron_jobs.
 	CronJobs []string `toml:"cron_jobs" desc:"Ids of the [cron.<id>] jobs that run as this agent."`
+	// SkillBundles opts the agent into [skill_bundles.<alias>] entries, searched in this order after the
+	// workspace's own skills/ directory.
+	SkillBundles []string `toml:"skill_bundles" desc:"Skill bundles ([skill_bundles.<alias>]) whose skills the agent follows, in order."`
+
+	// Delegates and DelegateSameRiskProfile are whom the delegate tool reaches (upstream's roster), when the
+	// agent's risk profile allows delegation at all.
+	Delegates               []string `toml:"delegates" desc:"Agents this agent may hand work to with the delegate tool (its risk profile must allow delegation)."`
+	DelegateSameRiskProfile bool     `toml:"delegate_same_risk_profile" desc:"Also reach every enabled agent that shares this agent's risk profile."`
 }
 
 // IsEnabled reports whether the agent is enabled (absent means enabled).
@@ -103,15 +113,28 @@ type WorkspaceConfig struct {
 
 // RiskProfile is risk_profiles.<name>: what the tool policy allows without asking.
 type RiskProfile struct {
-	Level               string   `toml:"level" enum:"readonly|supervised|full" desc:"readonly: no side effects; supervised: ask before risky tool calls; full: run what the lists allow."`
-	WorkspaceOnly       bool     `toml:"workspace_only" desc:"Keep file and shell tools inside the agent's workspace."`
-	AutoApprove         []string `toml:"auto_approve" desc:"Tools that run without asking."`
-	AlwaysAsk           []string `toml:"always_ask" desc:"Tools that ask every time, even after allow_always."`
-	ExcludedTools       []string `toml:"excluded_tools" desc:"Tools the model is never offered."`
-	AllowedTools        []string `toml:"allowed_tools" desc:"When set, the only tools the model is offered."`
-	ForbiddenPaths      []string `toml:"forbidden_paths" desc:"Paths the tools may never touch."`
-	BlockedCommands     []string `toml:"blocked_commands" desc:"Shell commands that are always refused."`
-	ApprovalTimeoutSecs int      `toml:"approval_timeout_secs" desc:"Seconds an approval request waits for an answer before it is denied."`
+	Level               string           `toml:"level" enum:"readonly|supervised|full" desc:"readonly: no side effects; supervised: ask before risky tool calls; full: run what the lists allow."`
+	WorkspaceOnly       bool             `toml:"workspace_only" desc:"Keep file and shell tools inside the agent's workspace."`
+	AutoApprove         []string         `toml:"auto_approve" desc:"Tools that run without asking."`
+	AlwaysAsk           []string         `toml:"always_ask" desc:"Tools that ask every time, even after allow_always."`
+	ExcludedTools       []string         `toml:"excluded_tools" desc:"Tools the model is never offered."`
+	AllowedTools        []string         `toml:"allowed_tools" desc:"When set, the only tools the model is offered."`
+	ForbiddenPaths      []string         `toml:"forbidden_paths" desc:"Paths the tools may never touch."`
+	BlockedCommands     []string         `toml:"blocked_commands" desc:"Shell commands that are always refused."`
+	ApprovalTimeoutSecs int              `toml:"approval_timeout_secs" desc:"Seconds an approval request waits for an answer before it is denied."`
+	DelegationPolicy    DelegationPolicy `toml:"delegation_policy"`
+}
+
+// Delegation modes (upstream's): forbidden, the default, or allow.
+const (
+	DelegationForbidden = "forbidden"
+	DelegationAllow     = "allow"
+)
+
+// DelegationPolicy is risk_profiles.<name>.delegation_policy: whether agents with the profile may use the
+// delegate tool.
+type DelegationPolicy struct {
+	Mode string `toml:"mode" enum:"forbidden|allow" desc:"allow: agents with this profile get the delegate tool; forbidden (default): they do not."`
 }
 
 // setDefaults gives a fresh profile upstream's defaults: supervised and confined to the workspace, so an empty
@@ -333,6 +356,7 @@ func base() *Config {
 			FrameTimeoutMS: 30000, WriteTimeoutMS: 30000, MaxInflightFrameBytes: 64 << 20},
 		Security: SecurityConfig{TrustDaemonUID: true},
 		Memory:   DefaultMemory(),
+		Skills:   SkillsConfig{PromptInjectionMode: SkillsModeFull},
 		Scheduler: SchedulerConfig{Enabled: true, MaxTasks: 64, MaxConcurrent: 4, CatchUpOnStartup: true,
 			MaxRunHistory: 50},
 		Reliability: ReliabilityConfig{SchedulerPollSecs: 15, SchedulerRetries: 2, ProviderBackoffMS: 500},

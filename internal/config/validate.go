@@ -163,6 +163,7 @@ func validate(cfg *Config, d *document, file string) (*ValidationError, []string
 			v.add(Path{"acp", "default_agent"}, "agent %q is not defined under agents", a)
 		}
 	}
+	warnings = append(warnings, validateSkills(cfg, v, file)...)
 	if len(v.problems) == 0 {
 		return nil, warnings
 	}

@@ -167,6 +167,13 @@ func Run(ctx context.Context, opts Options) error {
 		return err
 	}
 	defer st.close(log)
+	backend := sessionBackend(cfg.Current())
+	cfg.OnChange(func(c *config.Config) {
+		if b := sessionBackend(c); b != backend {
+			log.Warn("channels.session_backend changed: it takes effect at the next start", "component", "store",
+				"running", backend, "configured", b)
+		}
+	})
 
 	events := newLogHub(layout, cfg, clk, opts.LogRingFrames, log)
 	defer events.Close()
@@ -186,8 +193,13 @@ func Run(ctx context.Context, opts Options) error {
 		return err
 	}
 
-	mem := openMemory(ctx, layout, cfg.Current, clk.Now, log)
+	mem := openMemory(ctx, layout, cfg.Current, cfg.OnChange, clk.Now, log)
 	defer closeMemory(mem, log)
+	bg, err := openBackground(ctx, layout, cfg, st, clk, opts.NewID, log)
+	if err != nil {
+		_ = ln.Close()
+		return err
+	}
 	sessions := session.NewManager(session.Options{
 		Chat:        st.chat,
 		Cost:        costs,
@@ -200,9 +212,10 @@ func Run(ctx context.Context, opts Options) error {
 		NewID:       opts.NewID,
 		NewProvider: opts.NewProvider,
 		Memory:      mem,
+		Cron:        bg.tools,
+		Delegate:    bg.deleg.forAgent,
 	})
-	bg, err := startBackground(ctx, layout, cfg, st, sessions, clk, opts.NewID, log)
-	if err != nil {
+	if err := bg.start(ctx, cfg, sessions); err != nil {
 		_ = ln.Close()
 		return err
 	}
@@ -236,6 +249,8 @@ func Run(ctx context.Context, opts Options) error {
 		Logs:          events,
 		Costs:         costs,
 		Pairing:       pm,
+
+		Doctor: doctorFor(layout, endpoint, opts.Environ),
 	})
 	// The ACP endpoint (acp.md) is served through the same listen.Server: one connection limit, one ephemeral
 	// count, one drain. A daemon that cannot take it still serves the native socket.

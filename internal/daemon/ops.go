@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"context"
 	"log/slog"
 	"path/filepath"
 	"sync"
@@ -9,6 +10,7 @@ import (
 	"github.com/zeroclaw-go/zeroclaw/internal/clock"
 	"github.com/zeroclaw-go/zeroclaw/internal/config"
 	"github.com/zeroclaw-go/zeroclaw/internal/cost"
+	"github.com/zeroclaw-go/zeroclaw/internal/doctor"
 	"github.com/zeroclaw-go/zeroclaw/internal/install"
 	"github.com/zeroclaw-go/zeroclaw/internal/logs"
 	"github.com/zeroclaw-go/zeroclaw/internal/provider"
@@ -60,5 +62,12 @@ func secretScrubber(current func() *config.Config) func(string) string {
 		f := scrub
 		mu.Unlock()
 		return f(text)
+	}
+}
+
+// doctorFor runs the doctor on this install from inside the daemon (doctor/run).
+func doctorFor(layout install.Layout, endpoint string, environ []string) func(context.Context, bool) api.DoctorResult {
+	return func(ctx context.Context, offline bool) api.DoctorResult {
+		return doctor.Run(ctx, doctor.Options{Layout: layout, Endpoint: endpoint, Environ: environ, SkipProviders: offline})
 	}
 }

@@ -70,6 +70,9 @@ type Options struct {
 	Costs *cost.Tracker
 	// Pairing serves pair/code and devices/*; nil leaves those methods out.
 	Pairing *pairing.Manager
+
+	// Doctor serves doctor/run; nil leaves it out.
+	Doctor func(ctx context.Context, offline bool) api.DoctorResult
 	// Uploads is the byte budget of staged uploads (protocol.md §7); nil means a fresh one of
 	// api.UploadBudgetBytes on Clock.
 	Uploads *upload.Budget
@@ -132,6 +135,10 @@ func New(opts Options) *Server {
 	s.registerAgents(opts.ConfigManager, opts.Sessions)
 	s.registerSessionMeta(opts.Sessions)
 	s.registerMemory(opts.Memory)
+	if opts.Config != nil && opts.Info.ConfigDir != "" {
+		s.registerPersonality(opts.Config, opts.Info.ConfigDir) // the config dir is the install root
+		s.registerSkills(opts.Config, opts.Info.ConfigDir, opts.Clock)
+	}
 	if opts.Cron != nil {
 		s.registerCron(opts.Cron)
 	}
@@ -143,6 +150,9 @@ func New(opts Options) *Server {
 	}
 	if opts.Pairing != nil {
 		s.registerPairing(opts.Pairing)
+	}
+	if opts.Doctor != nil {
+		s.registerDoctor(opts.Doctor)
 	}
 	return s
 }
@@ -345,6 +355,12 @@ func domainCode(err error) (int, bool) {
 		return cronCode(err), true
 	case pairingCode(err) != 0:
 		return pairingCode(err), true
+	}
+	if code, ok := workspaceCode(err); ok {
+		return code, true
+	}
+	if code, ok := skillsCode(err); ok {
+		return code, true
 	}
 	return memoryCode(err)
 }
