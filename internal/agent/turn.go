@@ -100,7 +100,10 @@ type Turn struct {
 // partial answer and "cancelled" results for unanswered tool calls are appended so history stays well formed.
 func (t *Turn) Run(ctx context.Context, prompt string) (outcome, content string, err error) {
 	t.defaults()
+	mem := t.startMemory(ctx, prompt)
+	defer mem.wait()
 	if err := t.Append(ctx, provider.RoleUser, prompt); err != nil {
+		mem.release(false)
 		if ctx.Err() != nil {
 			return api.OutcomeCancelled, "", nil
 		}
@@ -111,7 +114,8 @@ func (t *Turn) Run(ctx context.Context, prompt string) (outcome, content string,
 		msgs = append(msgs, provider.Message{Role: provider.RoleSystem, Content: t.System})
 	}
 	msgs = append(msgs, t.History...)
-	msgs = append(msgs, provider.Message{Role: provider.RoleUser, Content: t.withMemory(ctx, prompt)})
+	mem.release(true)
+	msgs = append(msgs, provider.Message{Role: provider.RoleUser, Content: mem.recalled() + prompt})
 	var specs []provider.ToolSpec
 	for _, s := range t.Policy.Offered(tools.SpecsFor(t.ToolEnv)) {
 		specs = append(specs, provider.ToolSpec{Name: s.Name, Description: s.Description, Parameters: s.Parameters})
@@ -148,6 +152,7 @@ func (t *Turn) Run(ctx context.Context, prompt string) (outcome, content string,
 				t.Emit(api.SessionUpdate{Type: api.UpdateAgentThoughtChunk, Text: ev.Text})
 			}
 		})
+		mem.wait() // the auto-save ran beside the request; nothing after it (tools, the answer's append) overtakes it
 		t.recordUsage(durable, res.Usage, err == nil)
 		if err != nil {
 			partial := streamed.String()
@@ -224,18 +229,57 @@ type MemoryHook interface {
 // that was injected) is not injected again.
 const MemoryContextOpen = "[Memory context]"
 
-// withMemory prepends the memory block to the message sent to the model (the stored message stays as typed)
-// and saves the message to memory.
-func (t *Turn) withMemory(ctx context.Context, prompt string) string {
+// memoryWork is a turn's memory work, run on a goroutine of its own beside the turn: the recall while the prompt
+// is being stored, then the auto-save while the request goes to the provider. Neither sits on the way to the
+// first chunk, and the order the hook sees is unchanged: Context, then Save once the prompt is stored (never when
+// storing it failed). Run owns the goroutine and waits for it (wait) before it does anything after the first
+// provider request, and before it returns. A nil *memoryWork (no memory) does nothing.
+type memoryWork struct {
+	block  chan string   // the recalled block ("" for none), sent once
+	stored chan bool     // whether the prompt was stored, sent once by release
+	done   chan struct{} // closed when the goroutine ends
+}
+
+// startMemory starts the memory work of a turn for prompt; nil when the turn has no memory.
+func (t *Turn) startMemory(ctx context.Context, prompt string) *memoryWork {
 	if t.Memory == nil {
-		return prompt
+		return nil
 	}
-	sent := prompt
-	if !strings.HasPrefix(prompt, MemoryContextOpen) {
-		sent = t.Memory.Context(ctx, prompt) + prompt
+	w := &memoryWork{block: make(chan string, 1), stored: make(chan bool, 1), done: make(chan struct{})}
+	go func() {
+		defer close(w.done)
+		block := ""
+		if !strings.HasPrefix(prompt, MemoryContextOpen) { // a retry of an injected turn is not injected again
+			block = t.Memory.Context(ctx, prompt)
+		}
+		w.block <- block
+		if <-w.stored {
+			t.Memory.Save(context.WithoutCancel(ctx), prompt)
+		}
+	}()
+	return w
+}
+
+// release tells the memory work whether the prompt was stored; it is called once.
+func (w *memoryWork) release(stored bool) {
+	if w != nil {
+		w.stored <- stored
 	}
-	t.Memory.Save(context.WithoutCancel(ctx), prompt)
-	return sent
+}
+
+// recalled waits for the recall and returns the block to put before the prompt in the request.
+func (w *memoryWork) recalled() string {
+	if w == nil {
+		return ""
+	}
+	return <-w.block
+}
+
+// wait returns once the memory work is over (the auto-save included); it may be called any number of times.
+func (w *memoryWork) wait() {
+	if w != nil {
+		<-w.done
+	}
 }
 
 func (t *Turn) defaults() {
