@@ -161,3 +161,24 @@ func TestMemoryNotSavedWhenThePromptWasNotStored(t *testing.T) {
 	default:
 	}
 }
+
+// A prompt the caller stored (PromptStored) is not appended again, and is still auto-saved to memory.
+func TestPromptStoredByTheCallerIsNotAppendedAgain(t *testing.T) {
+	h := newHarness(t)
+	if _, err := h.chat.Append(t.Context(), "s1", provider.RoleUser, "hello", time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	mem := newGatedMemory("", nil)
+	tr := h.turn(echoProvider(t), tools.Policy{Level: tools.LevelFull}, nil)
+	tr.Memory, tr.PromptStored = mem, true
+	if outcome, _, err := tr.Run(t.Context(), "hello"); err != nil || outcome != api.OutcomeCompleted {
+		t.Fatalf("Run = %q, %v", outcome, err)
+	}
+	rows := h.rows()
+	if len(rows) != 2 || rows[0].Role != "user" || rows[1].Role != "assistant" {
+		t.Fatalf("rows = %+v, want the caller's user row and the answer", rows)
+	}
+	if got := mem.savedMessages(); len(got) != 1 || got[0] != "hello" {
+		t.Fatalf("saved = %q", got)
+	}
+}

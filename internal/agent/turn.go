@@ -74,6 +74,9 @@ type Turn struct {
 	Approver Approver
 	// Append durably stores one message (one transaction per call); Run stops the turn if it fails.
 	Append func(ctx context.Context, role, content string) error
+	// PromptStored tells Run that the caller already stored the prompt as the turn's user message (in the same
+	// transaction that marked the turn started); Run then does not Append it.
+	PromptStored bool
 	// RecordUsage is called once per provider request that reported usage; a failure is logged, not fatal.
 	RecordUsage func(ctx context.Context, u provider.Usage) error
 	// CheckBudget, when set, runs before every provider request: an error fails the turn with it (the request
@@ -102,12 +105,14 @@ func (t *Turn) Run(ctx context.Context, prompt string) (outcome, content string,
 	t.defaults()
 	mem := t.startMemory(ctx, prompt)
 	defer mem.wait()
-	if err := t.Append(ctx, provider.RoleUser, prompt); err != nil {
-		mem.release(false)
-		if ctx.Err() != nil {
-			return api.OutcomeCancelled, "", nil
+	if !t.PromptStored {
+		if err := t.Append(ctx, provider.RoleUser, prompt); err != nil {
+			mem.release(false)
+			if ctx.Err() != nil {
+				return api.OutcomeCancelled, "", nil
+			}
+			return api.OutcomeFailed, "", fmt.Errorf("agent: store user message: %w", err)
 		}
-		return api.OutcomeFailed, "", fmt.Errorf("agent: store user message: %w", err)
 	}
 	msgs := make([]provider.Message, 0, len(t.History)+2)
 	if t.System != "" {

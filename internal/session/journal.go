@@ -17,9 +17,10 @@ import (
 type journal interface {
 	// load returns the model context the turn starts from.
 	load(ctx context.Context) ([]agent.Message, error)
-	// begin notes that turnID started with prompt. An error means the turn must not run (its session rows could not
-	// be written); a failure to note the start alone is logged and the turn runs anyway.
-	begin(ctx context.Context, turnID string, started time.Time, prompt string) error
+	// begin notes that turnID started with prompt, and may store the prompt as the turn's user message with it
+	// (storedPrompt; the turn then does not append it again). An error means the turn must not run (its session
+	// rows could not be written); a failure to note the start alone is logged and the turn runs anyway.
+	begin(ctx context.Context, turnID string, started time.Time, prompt string) (storedPrompt bool, err error)
 	// append is the turn's agent.Turn.Append.
 	append(ctx context.Context, role, content string) error
 	// end closes the turn; ok reports whether it ended without an error. An error means the turn was not stored.
@@ -46,16 +47,27 @@ func (j chatJournal) load(ctx context.Context) ([]agent.Message, error) {
 	return agent.LoadHistory(ctx, j.m.o.Chat, j.key)
 }
 
-func (j chatJournal) begin(ctx context.Context, turnID string, started time.Time, _ string) error {
-	// A delete that raced this incarnation's session/new may have removed its rows after they were written;
-	// under the turn lock, which the delete takes too, the turn re-creates them with the owner before writing.
+// turnBeginner is a chat store that starts a turn in one transaction (store.ChatStore.BeginTurn).
+type turnBeginner interface {
+	BeginTurn(ctx context.Context, key, agentAlias, owner, turnID string, started time.Time, prompt string) (int, error)
+}
+
+// begin re-creates the session's rows with the owner if a delete that raced this incarnation's session/new removed
+// them (under the turn lock, which the delete takes too), marks the session running and, on the SQLite store,
+// stores the prompt in the same transaction: one commit where there were three. prompt is "" when the turn
+// was already cancelled: the turn's own append then reports the cancel and stores nothing, as before.
+func (j chatJournal) begin(ctx context.Context, turnID string, started time.Time, prompt string) (bool, error) {
+	if b, ok := j.m.o.Chat.(turnBeginner); ok {
+		_, err := b.BeginTurn(ctx, j.key, j.s.alias, j.s.owner, turnID, started, prompt)
+		return err == nil && prompt != "", err
+	}
 	if _, _, err := j.m.o.Chat.EnsureSession(ctx, j.key, j.s.alias, j.s.owner, started); err != nil {
-		return err
+		return false, err
 	}
 	if err := j.m.o.Chat.SetState(ctx, j.key, stateRunning, turnID, &started); err != nil {
 		j.m.log.Warn("set state", "session", j.key, "turn", turnID, "err", err)
 	}
-	return nil
+	return false, nil
 }
 
 func (j chatJournal) append(ctx context.Context, role, content string) error {
@@ -122,14 +134,14 @@ func (j *acpJournal) load(ctx context.Context) ([]agent.Message, error) {
 	return j.base, nil
 }
 
-func (j *acpJournal) begin(ctx context.Context, turnID string, started time.Time, prompt string) error {
+func (j *acpJournal) begin(ctx context.Context, turnID string, started time.Time, prompt string) (bool, error) {
 	if j.m.o.ACP == nil {
-		return nil
+		return false, nil
 	}
 	if err := j.m.o.ACP.BeginTurn(ctx, j.s.id, turnID, prompt, started); err != nil {
 		j.m.log.Warn("acp: record turn start", "session", j.s.id, "turn", turnID, "err", err)
 	}
-	return nil
+	return false, nil
 }
 
 func (j *acpJournal) append(ctx context.Context, role, content string) error {

@@ -94,7 +94,12 @@ func (m *Manager) runTurn(ctx context.Context, o Owner, s *session, p api.Sessio
 		return api.SessionPromptResult{}, err
 	}
 	durable := context.WithoutCancel(ctx) // state writes must land even when the turn is cancelled
-	if err := j.begin(durable, turnID, started, prompt); err != nil {
+	stored := prompt
+	if ctx.Err() != nil {
+		stored = "" // cancelled already: leave the prompt to the turn, which stores nothing then
+	}
+	promptStored, err := j.begin(durable, turnID, started, stored)
+	if err != nil {
 		return api.SessionPromptResult{}, fmt.Errorf("session: prompt %s: %w", s.id, err)
 	}
 	attribution := func(extra ...any) map[string]any {
@@ -120,7 +125,8 @@ func (m *Manager) runTurn(ctx context.Context, o Owner, s *session, p api.Sessio
 		Append: func(ctx context.Context, role, content string) error {
 			return j.append(ctx, role, content)
 		},
-		SessionID: s.id,
+		PromptStored: promptStored,
+		SessionID:    s.id,
 		Elicit: func(ctx context.Context, ep api.ElicitationParams) (api.ElicitationResult, error) {
 			res, err := sink.Elicit(ctx, ep)
 			if errors.Is(err, ErrNoElicitation) {

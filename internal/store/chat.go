@@ -118,7 +118,8 @@ func OpenChat(ctx context.Context, path string) (*ChatStore, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := d.prepare(ctx, sqlDataVersion, sqlCountSession, sqlInsertMessage, sqlBumpMetadata); err != nil {
+	if err := d.prepare(ctx, sqlDataVersion, sqlCountSession, sqlInsertMessage, sqlBumpMetadata,
+		sqlEnsureMeta, sqlAdoptAlias, sqlClaimNew, sqlClaimExisting, sqlSetState); err != nil {
 		_ = d.close()
 		return nil, err
 	}
@@ -207,35 +208,9 @@ func (s *ChatStore) EnsureSession(ctx context.Context, key, agentAlias, owner st
 	)
 	err := s.d.withTx(ctx, func(tx *sql.Tx) error {
 		ts := formatTime(now)
-		res, err := tx.ExecContext(ctx, `INSERT INTO session_metadata
-			(session_key, created_at, last_activity, message_count, agent_alias) VALUES (?, ?, ?, 0, ?)
-			ON CONFLICT(session_key) DO NOTHING`, key, ts, ts, nullString(agentAlias))
-		if err != nil {
+		var err error
+		if existed, err = s.ensureTx(ctx, tx, key, agentAlias, owner, ts); err != nil {
 			return err
-		}
-		n, err := res.RowsAffected()
-		if err != nil {
-			return err
-		}
-		existed = n == 0
-		if existed && agentAlias != "" {
-			// A row that names no agent (an upstream orphan or channel session, a JSONL import) now runs under
-			// this one; upstream's session/new records it too.
-			if _, err := tx.ExecContext(ctx, `UPDATE session_metadata SET agent_alias = ?
-				WHERE session_key = ? AND COALESCE(agent_alias, '') = ''`, agentAlias, key); err != nil {
-				return err
-			}
-		}
-		if owner != "" {
-			claim := `INSERT INTO session_owners (session_key, principal) VALUES (?, ?)
-				ON CONFLICT(session_key) DO UPDATE SET principal = excluded.principal`
-			if existed {
-				claim = `INSERT INTO session_owners (session_key, principal) VALUES (?, ?)
-					ON CONFLICT(session_key) DO NOTHING`
-			}
-			if _, err := tx.ExecContext(ctx, claim, key, owner); err != nil {
-				return err
-			}
 		}
 		meta, err = scanMeta(tx.QueryRowContext(ctx, "SELECT "+metaCols+" FROM session_metadata WHERE session_key = ?", key))
 		return err
@@ -260,27 +235,9 @@ func (s *ChatStore) Append(ctx context.Context, key, role, content string, now t
 	defer s.counts.mu.Unlock()
 	var idx int
 	err := s.d.withTx(ctx, func(tx *sql.Tx) error {
-		ts := formatTime(now)
-		var version int64
-		if err := s.d.stmt(tx, ctx, sqlDataVersion).QueryRowContext(ctx).Scan(&version); err != nil {
-			return err
-		}
-		// The index counts rows, not message_count, so it stays exact even if an older writer let the
-		// counter drift; the count is cached (see rowCounts) and taken before this insert.
-		n, ok := s.counts.lookup(key, version)
-		if !ok {
-			if err := s.d.stmt(tx, ctx, sqlCountSession).QueryRowContext(ctx, key).Scan(&n); err != nil {
-				return err
-			}
-		}
-		if _, err := s.d.stmt(tx, ctx, sqlInsertMessage).ExecContext(ctx, key, role, content, ts); err != nil {
-			return err
-		}
-		if _, err := s.d.stmt(tx, ctx, sqlBumpMetadata).ExecContext(ctx, key, ts, ts); err != nil {
-			return err
-		}
-		idx = n
-		return nil
+		var err error
+		idx, err = s.appendTx(ctx, tx, key, role, content, formatTime(now))
+		return err
 	})
 	if err != nil {
 		delete(s.counts.n, key) // rolled back, or the outcome is unknown: count again next time
@@ -290,8 +247,108 @@ func (s *ChatStore) Append(ctx context.Context, key, role, content string, now t
 	return idx, nil
 }
 
+// ensureTx is EnsureSession's write in tx; it reports whether key's row existed.
+func (s *ChatStore) ensureTx(ctx context.Context, tx *sql.Tx, key, agentAlias, owner, ts string) (bool, error) {
+	res, err := s.d.stmt(tx, ctx, sqlEnsureMeta).ExecContext(ctx, key, ts, ts, nullString(agentAlias))
+	if err != nil {
+		return false, err
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return false, err
+	}
+	existed := n == 0
+	if existed && agentAlias != "" {
+		if _, err := s.d.stmt(tx, ctx, sqlAdoptAlias).ExecContext(ctx, agentAlias, key); err != nil {
+			return false, err
+		}
+	}
+	if owner != "" {
+		claim := sqlClaimNew
+		if existed {
+			claim = sqlClaimExisting
+		}
+		if _, err := s.d.stmt(tx, ctx, claim).ExecContext(ctx, key, owner); err != nil {
+			return false, err
+		}
+	}
+	return existed, nil
+}
+
+// appendTx inserts one message of key in tx, bumps its metadata row, and returns the message's index. s.counts.mu
+// must be held; the caller stores the new count once tx committed, or forgets key's count if it did not.
+func (s *ChatStore) appendTx(ctx context.Context, tx *sql.Tx, key, role, content, ts string) (int, error) {
+	var version int64
+	if err := s.d.stmt(tx, ctx, sqlDataVersion).QueryRowContext(ctx).Scan(&version); err != nil {
+		return 0, err
+	}
+	// The index counts rows, not message_count, so it stays exact even if an older writer let the
+	// counter drift; the count is cached (see rowCounts) and taken before this insert.
+	n, ok := s.counts.lookup(key, version)
+	if !ok {
+		if err := s.d.stmt(tx, ctx, sqlCountSession).QueryRowContext(ctx, key).Scan(&n); err != nil {
+			return 0, err
+		}
+	}
+	if _, err := s.d.stmt(tx, ctx, sqlInsertMessage).ExecContext(ctx, key, role, content, ts); err != nil {
+		return 0, err
+	}
+	if _, err := s.d.stmt(tx, ctx, sqlBumpMetadata).ExecContext(ctx, key, ts, ts); err != nil {
+		return 0, err
+	}
+	return n, nil
+}
+
+// BeginTurn starts a turn of session key in one transaction: what EnsureSession(key, agentAlias, owner, started)
+// does, then what SetState(key, "running", turnID, &started) does, then, when prompt is not "", what
+// Append(key, "user", prompt, started) does. It returns the prompt's index (-1 when prompt is ""). Either all of
+// it is stored or none.
+func (s *ChatStore) BeginTurn(ctx context.Context, key, agentAlias, owner, turnID string, started time.Time, prompt string) (int, error) {
+	if err := s.check("begin turn", key, true); err != nil {
+		return 0, err
+	}
+	s.counts.mu.Lock()
+	defer s.counts.mu.Unlock()
+	idx := -1
+	ts := formatTime(started)
+	err := s.d.withTx(ctx, func(tx *sql.Tx) error {
+		if _, err := s.ensureTx(ctx, tx, key, agentAlias, owner, ts); err != nil {
+			return err
+		}
+		if _, err := s.d.stmt(tx, ctx, sqlSetState).ExecContext(ctx, "running", nullString(turnID), ts, key); err != nil {
+			return err
+		}
+		if prompt == "" {
+			return nil
+		}
+		var err error
+		idx, err = s.appendTx(ctx, tx, key, "user", prompt, ts)
+		return err
+	})
+	if err != nil {
+		delete(s.counts.n, key)
+		return 0, fmt.Errorf("store: begin turn %s: %w", key, err)
+	}
+	if idx >= 0 {
+		s.counts.store(key, idx+1)
+	}
+	return idx, nil
+}
+
 // The statements of the append path, prepared once on the writer connection (db.stmt).
 const (
+	sqlEnsureMeta = `INSERT INTO session_metadata
+		(session_key, created_at, last_activity, message_count, agent_alias) VALUES (?, ?, ?, 0, ?)
+		ON CONFLICT(session_key) DO NOTHING`
+	// A row that names no agent (an upstream orphan or channel session, a JSONL import) now runs under this one;
+	// upstream's session/new records it too.
+	sqlAdoptAlias = `UPDATE session_metadata SET agent_alias = ? WHERE session_key = ? AND COALESCE(agent_alias, '') = ''`
+	sqlClaimNew   = `INSERT INTO session_owners (session_key, principal) VALUES (?, ?)
+		ON CONFLICT(session_key) DO UPDATE SET principal = excluded.principal`
+	sqlClaimExisting = `INSERT INTO session_owners (session_key, principal) VALUES (?, ?)
+		ON CONFLICT(session_key) DO NOTHING`
+	sqlSetState = `UPDATE session_metadata SET state = ?, turn_id = ?, turn_started_at = ?,
+		interrupted_turn_id = NULL WHERE session_key = ?`
 	sqlDataVersion   = "PRAGMA data_version"
 	sqlCountSession  = "SELECT COUNT(*) FROM sessions WHERE session_key = ?"
 	sqlInsertMessage = "INSERT INTO sessions (session_key, role, content, created_at) VALUES (?, ?, ?, ?)"
@@ -517,8 +574,7 @@ func (s *ChatStore) SetState(ctx context.Context, key, state, turnID string, sta
 	}
 	var n int64
 	err := s.d.withTx(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE session_metadata SET state = ?, turn_id = ?, turn_started_at = ?,
-			interrupted_turn_id = NULL WHERE session_key = ?`, state, nullString(turnID), started, key)
+		res, err := s.d.stmt(tx, ctx, sqlSetState).ExecContext(ctx, state, nullString(turnID), started, key)
 		if err != nil {
 			return err
 		}

@@ -473,3 +473,61 @@ func benchKeys() []string {
 	}
 	return keys
 }
+
+// BeginTurn is EnsureSession, SetState(running) and the prompt's Append in one transaction.
+func TestBeginTurnEnsuresMarksRunningAndStoresThePrompt(t *testing.T) {
+	s, _ := openTestChat(t)
+	ctx := t.Context()
+	idx, err := s.BeginTurn(ctx, "k", "coder", "alice", "turn-1", t0, "hello")
+	if err != nil || idx != 0 {
+		t.Fatalf("BeginTurn = %d, %v; want index 0", idx, err)
+	}
+	m, err := s.Meta(ctx, "k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.State != "running" || m.TurnID != "turn-1" || m.TurnStartedAt == nil || !m.TurnStartedAt.Equal(t0) ||
+		m.AgentAlias != "coder" || m.Owner != "alice" || m.MessageCount != 1 || !m.CreatedAt.Equal(t0) {
+		t.Fatalf("meta after BeginTurn = %+v", m)
+	}
+	mustAppend(t, s, "k", "assistant", "hi", t0.Add(time.Second))
+	if err := s.SetState(ctx, "k", "idle", "", nil); err != nil {
+		t.Fatal(err)
+	}
+	// A second turn: the row is kept (owner and alias unchanged), the prompt gets the next index.
+	idx, err = s.BeginTurn(ctx, "k", "other", "bob", "turn-2", t0.Add(time.Minute), "again")
+	if err != nil || idx != 2 {
+		t.Fatalf("second BeginTurn = %d, %v; want index 2", idx, err)
+	}
+	if idx := mustAppend(t, s, "k", "assistant", "ok", t0.Add(time.Minute)); idx != 3 {
+		t.Fatalf("append after BeginTurn got index %d, want 3", idx)
+	}
+	m, err = s.Meta(ctx, "k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.State != "running" || m.TurnID != "turn-2" || m.AgentAlias != "coder" || m.Owner != "alice" || m.MessageCount != 4 {
+		t.Fatalf("meta after the second BeginTurn = %+v", m)
+	}
+	msgs, err := s.All(ctx, "k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, msg := range msgs {
+		got = append(got, msg.Role+":"+msg.Content)
+	}
+	if want := []string{"user:hello", "assistant:hi", "user:again", "assistant:ok"}; !slices.Equal(got, want) {
+		t.Fatalf("messages = %q, want %q", got, want)
+	}
+	// No prompt: the session is ensured and marked running, nothing is appended.
+	if idx, err := s.BeginTurn(ctx, "k2", "", "", "turn-3", t0, ""); err != nil || idx != -1 {
+		t.Fatalf("BeginTurn without a prompt = %d, %v; want -1", idx, err)
+	}
+	if m, err := s.Meta(ctx, "k2"); err != nil || m.State != "running" || m.MessageCount != 0 {
+		t.Fatalf("k2 meta = %+v, %v", m, err)
+	}
+	if _, err := s.BeginTurn(ctx, "", "", "", "t", t0, "x"); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("BeginTurn with an empty key: err = %v, want ErrInvalid", err)
+	}
+}
