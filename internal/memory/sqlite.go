@@ -27,6 +27,7 @@ type SQLite struct {
 	path string
 	w    *sql.DB // one connection: writes are serialized
 	r    *sql.DB // readers
+	rs   *stmtCache
 	now  func() time.Time
 }
 
@@ -69,7 +70,7 @@ func OpenSQLite(ctx context.Context, path string, now func() time.Time) (*SQLite
 		return nil, fmt.Errorf("memory: open %s: %w", path, err)
 	}
 	r.SetMaxOpenConns(4)
-	s.r = r
+	s.r, s.rs = r, &stmtCache{db: r}
 	return s, nil
 }
 
@@ -80,6 +81,7 @@ func (s *SQLite) Kind() string { return KindSQLite }
 func (s *SQLite) Close() error {
 	var errs []error
 	if s.r != nil {
+		s.rs.close()
 		errs = append(errs, s.r.Close())
 	}
 	errs = append(errs, s.w.Close())

@@ -191,13 +191,13 @@ func (s *SQLite) splitByWeight(ctx context.Context, terms []string) (weighty, ze
 		return terms, nil, nil
 	}
 	var rows int
-	if err := s.r.QueryRowContext(ctx, "SELECT count(*) FROM memories").Scan(&rows); err != nil {
+	if err := s.rs.QueryRowContext(ctx, "SELECT count(*) FROM memories").Scan(&rows); err != nil {
 		return nil, nil, err
 	}
 	half := (rows + 1) / 2
 	for _, t := range terms {
 		var n int
-		if err := s.r.QueryRowContext(ctx, `SELECT count(*) FROM (SELECT 1 FROM memories_fts WHERE memories_fts MATCH ? LIMIT ?)`,
+		if err := s.rs.QueryRowContext(ctx, `SELECT count(*) FROM (SELECT 1 FROM memories_fts WHERE memories_fts MATCH ? LIMIT ?)`,
 			t, half).Scan(&n); err != nil {
 			return nil, nil, err
 		}
@@ -224,7 +224,7 @@ func (s *SQLite) rank(ctx context.Context, match string, q Query, limit int, ran
 	if !ranked {
 		order = "f.rowid DESC"
 	}
-	rows, err := s.r.QueryContext(ctx, `SELECT m.id, bm25(memories_fts) AS score FROM memories_fts f
+	rows, err := s.rs.QueryContext(ctx, `SELECT m.id, bm25(memories_fts) AS score FROM memories_fts f
 		JOIN memories m ON m.rowid = f.rowid WHERE memories_fts MATCH ?`+agentSQL+` ORDER BY `+order+` LIMIT ?`, args...)
 	if err != nil {
 		return nil, err
@@ -257,7 +257,7 @@ func (q Query) admits(e Entry) bool {
 }
 
 func (s *SQLite) entriesByID(ctx context.Context, ids []any) (map[string]Entry, error) {
-	rows, err := s.r.QueryContext(ctx, `SELECT `+sqliteEntryCols+sqliteFrom+` WHERE m.superseded_by IS NULL AND m.id IN (`+
+	rows, err := s.rs.QueryContext(ctx, `SELECT `+sqliteEntryCols+sqliteFrom+` WHERE m.superseded_by IS NULL AND m.id IN (`+
 		strings.TrimSuffix(strings.Repeat("?, ", len(ids)), ", ")+`)`, ids...)
 	if err != nil {
 		return nil, err
@@ -340,7 +340,7 @@ func (s *SQLite) recent(ctx context.Context, q Query) ([]Entry, error) {
 }
 
 func (s *SQLite) query(ctx context.Context, query string, args ...any) ([]Entry, error) {
-	rows, err := s.r.QueryContext(ctx, query, args...)
+	rows, err := s.rs.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("memory: query: %w", err)
 	}
