@@ -24,6 +24,7 @@ import (
 	"github.com/zeroclaw-go/zeroclaw/internal/memory"
 	"github.com/zeroclaw-go/zeroclaw/internal/store"
 	"github.com/zeroclaw-go/zeroclaw/internal/tools"
+	"github.com/zeroclaw-go/zeroclaw/internal/workspace"
 )
 
 // Sentinel errors; the rpc layer maps each to its wire code (protocol.md §4).
@@ -111,6 +112,8 @@ type Manager struct {
 	o   Options
 	log *slog.Logger
 	wg  sync.WaitGroup // one per Prompt in flight
+
+	identity workspace.Cache // the agents' identity files, for the system prompt
 
 	mu       sync.Mutex // guards the fields below, and every turnLock's refs
 	sessions map[string]*session

@@ -156,7 +156,7 @@ func (m *Manager) runTurn(ctx context.Context, o Owner, s *session, p api.Sessio
 	skillSection := m.turnSkills(cfg, s, prof, &tr.ToolEnv)
 	tr.System = buildSystemPrompt(promptParts{
 		now:        m.now(),
-		agentDir:   prof.Workspace,
+		identity:   m.identity.Load(prof.Workspace),
 		workDir:    s.workspace,
 		configured: prof.System,
 		level:      prof.Policy.Level,

@@ -62,9 +62,9 @@ func (m *Manager) turnSkills(cfg *config.Config, s *session, prof agent.Profile,
 // promptParts is what one turn's system prompt is built from.
 type promptParts struct {
 	now        time.Time
-	agentDir   string // the agent's workspace: its identity files live here
-	workDir    string // the session's working directory (an ACP session's cwd may differ)
-	configured string // agents.<alias>.system_prompt
+	identity   []workspace.File // the agent's workspace identity files (Manager.identity)
+	workDir    string           // the session's working directory (an ACP session's cwd may differ)
+	configured string           // agents.<alias>.system_prompt
 	level      tools.Level
 	offered    []tools.Spec
 	skills     string // the rendered skills section, or ""
@@ -75,11 +75,12 @@ type promptParts struct {
 // (upstream/agent-workspace.md §3a): the current date, the workspace identity files, the agent's configured
 // system_prompt (ours), tool honesty (when tools are offered), safety, skills, the working directory and the
 // runtime. Each section is trimmed and sections are separated by a blank line; empty ones are dropped. The
-// identity files are read on every call, so an edited SOUL.md shapes the very next turn.
+// identity files are looked at on every turn (workspace.Cache reads one again once it changed), so an edited
+// SOUL.md shapes the very next turn.
 func buildSystemPrompt(p promptParts) string {
 	sections := []string{
 		dateSection(p.now),
-		workspace.Render(workspace.Load(p.agentDir)),
+		workspace.Render(p.identity),
 		p.configured,
 		honestySection(p.offered),
 		safetySection(p.level),

@@ -85,18 +85,26 @@ func Load(dir string) []File {
 	defer root.Close()
 	var out []File
 	for _, name := range PromptFiles {
-		raw, _, err := readRegular(root, name, maxReadBytes)
-		if err != nil {
-			continue
+		if f, ok := loadFile(root, name); ok {
+			out = append(out, f)
 		}
-		text := strings.TrimSpace(toValidUTF8(raw))
-		if text == "" {
-			continue
-		}
-		content, cut := cutChars(text, MaxFileChars)
-		out = append(out, File{Name: name, Content: content, Truncated: cut})
 	}
 	return out
+}
+
+// loadFile reads one identity file for Load; ok is false when it gives no section (missing, not a regular file,
+// unreadable, blank).
+func loadFile(root *os.Root, name string) (File, bool) {
+	raw, _, err := readRegular(root, name, maxReadBytes)
+	if err != nil {
+		return File{}, false
+	}
+	text := strings.TrimSpace(toValidUTF8(raw))
+	if text == "" {
+		return File{}, false
+	}
+	content, cut := cutChars(text, MaxFileChars)
+	return File{Name: name, Content: content, Truncated: cut}, true
 }
 
 // readRegular reads up to limit bytes of name under root, refusing anything but a regular file: the name is

@@ -1,0 +1,82 @@
+package workspace
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+)
+
+func writeAt(t *testing.T, path, content string, mtime time.Time) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(path, mtime, mtime); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func names(fs []File) []string {
+	var out []string
+	for _, f := range fs {
+		out = append(out, f.Name+"="+f.Content)
+	}
+	return out
+}
+
+// Cache.Load gives what Load gives, reads a file again whenever it changed (even within the same size and a
+// fresh timestamp), and does not read an unchanged, settled file again.
+func TestCacheLoadFollowsEditsAndSkipsUnchangedFiles(t *testing.T) {
+	dir := t.TempDir()
+	old := time.Now().Add(-time.Hour)
+	soul, user := filepath.Join(dir, "SOUL.md"), filepath.Join(dir, "USER.md")
+	writeAt(t, soul, "calm", old)
+	writeAt(t, user, "Ana", old)
+	var c Cache
+	if got, want := names(c.Load(dir)), names(Load(dir)); !slices.Equal(got, want) || len(got) != 2 {
+		t.Fatalf("Cache.Load = %q, Load = %q", got, want)
+	}
+
+	// A settled file is not read again: same size and timestamp put back by hand keep the cached content. (Only
+	// a deliberate Chtimes does this; an ordinary write moves the timestamp.)
+	writeAt(t, soul, "cool", old)
+	if got := names(c.Load(dir)); !slices.Contains(got, "SOUL.md=calm") {
+		t.Fatalf("Cache.Load after a same-size, same-time rewrite = %q: the settled file was read again", got)
+	}
+
+	// An ordinary edit shows on the next Load, also one of the same size right after another (fresh timestamps
+	// are never trusted from the cache).
+	if err := os.WriteFile(soul, []byte("wild"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if got := names(c.Load(dir)); !slices.Contains(got, "SOUL.md=wild") {
+		t.Fatalf("after an edit: %q", got)
+	}
+	if err := os.WriteFile(soul, []byte("tame"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if got := names(c.Load(dir)); !slices.Contains(got, "SOUL.md=tame") {
+		t.Fatalf("after a same-size edit right after the last: %q", got)
+	}
+
+	// Blanked, removed, replaced by a symlink, and a new file: the same as Load.
+	writeAt(t, user, "   ", time.Now())
+	if got := names(c.Load(dir)); slices.ContainsFunc(got, func(s string) bool { return s[:7] == "USER.md" }) {
+		t.Fatalf("blank USER.md still shown: %q", got)
+	}
+	if err := os.Remove(soul); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(user, soul); err != nil {
+		t.Fatal(err)
+	}
+	writeAt(t, filepath.Join(dir, "AGENTS.md"), "rules", old)
+	if got, want := names(c.Load(dir)), names(Load(dir)); !slices.Equal(got, want) || !slices.Equal(got, []string{"AGENTS.md=rules"}) {
+		t.Fatalf("Cache.Load = %q, Load = %q, want only AGENTS.md", got, want)
+	}
+	if got := c.Load(filepath.Join(dir, "missing")); got != nil {
+		t.Fatalf("missing dir: %q", names(got))
+	}
+}
