@@ -74,6 +74,9 @@ type Turn struct {
 	Approver Approver
 	// Append durably stores one message (one transaction per call); Run stops the turn if it fails.
 	Append func(ctx context.Context, role, content string) error
+	// AppendLast, when set, stores the answer of a turn that ends without tools instead of Append (the caller
+	// may end the turn in the same transaction); it has Append's contract.
+	AppendLast func(ctx context.Context, role, content string) error
 	// PromptStored tells Run that the caller already stored the prompt as the turn's user message (in the same
 	// transaction that marked the turn started); Run then does not Append it.
 	PromptStored bool
@@ -182,7 +185,7 @@ func (t *Turn) Run(ctx context.Context, prompt string) (outcome, content string,
 			return api.OutcomeFailed, partial, &ProviderError{Err: err}
 		}
 		if len(res.ToolCalls) == 0 {
-			if err := t.Append(durable, provider.RoleAssistant, res.Text); err != nil {
+			if err := t.AppendLast(durable, provider.RoleAssistant, res.Text); err != nil {
 				return api.OutcomeFailed, res.Text, fmt.Errorf("agent: store answer: %w", err)
 			}
 			if ctx.Err() != nil {
@@ -314,6 +317,9 @@ func (t *Turn) defaults() {
 	}
 	if t.Append == nil {
 		t.Append = func(context.Context, string, string) error { return nil }
+	}
+	if t.AppendLast == nil {
+		t.AppendLast = t.Append
 	}
 	t.ToolEnv.Policy = t.Policy
 	if t.ToolEnv.Asker == nil && t.Elicit != nil {

@@ -23,6 +23,8 @@ type journal interface {
 	begin(ctx context.Context, turnID string, started time.Time, prompt string) (storedPrompt bool, err error)
 	// append is the turn's agent.Turn.Append.
 	append(ctx context.Context, role, content string) error
+	// appendLast is the turn's agent.Turn.AppendLast: the answer of a turn that ends without tools.
+	appendLast(ctx context.Context, role, content string) error
 	// end closes the turn; ok reports whether it ended without an error. An error means the turn was not stored.
 	end(ctx context.Context, turnID string, ok bool) error
 }
@@ -32,7 +34,7 @@ func (m *Manager) journalOf(s *session) journal {
 	if s.acp != nil {
 		return &acpJournal{m: m, s: s}
 	}
-	return chatJournal{m: m, s: s, key: s.key}
+	return &chatJournal{m: m, s: s, key: s.key}
 }
 
 // chatJournal appends every message to the chat store as it is produced and tracks the turn in the session's
@@ -41,9 +43,17 @@ type chatJournal struct {
 	m   *Manager
 	s   *session
 	key string // the session's stored key in sessions.db (rpc_<id>, or what an older row is stored under)
+
+	idle bool // appendLast stored the answer and the idle state together: end has nothing left to write
 }
 
-func (j chatJournal) load(ctx context.Context) ([]agent.Message, error) {
+// turnEnder is a chat store that stores a turn's last message and its end state in one transaction
+// (store.ChatStore.EndTurn).
+type turnEnder interface {
+	EndTurn(ctx context.Context, key, role, content string, now time.Time, state string) (int, error)
+}
+
+func (j *chatJournal) load(ctx context.Context) ([]agent.Message, error) {
 	return agent.LoadHistory(ctx, j.m.o.Chat, j.key)
 }
 
@@ -56,7 +66,7 @@ type turnBeginner interface {
 // them (under the turn lock, which the delete takes too), marks the session running and, on the SQLite store,
 // stores the prompt in the same transaction: one commit where there were three. prompt is "" when the turn
 // was already cancelled: the turn's own append then reports the cancel and stores nothing, as before.
-func (j chatJournal) begin(ctx context.Context, turnID string, started time.Time, prompt string) (bool, error) {
+func (j *chatJournal) begin(ctx context.Context, turnID string, started time.Time, prompt string) (bool, error) {
 	if b, ok := j.m.o.Chat.(turnBeginner); ok {
 		_, err := b.BeginTurn(ctx, j.key, j.s.alias, j.s.owner, turnID, started, prompt)
 		return err == nil && prompt != "", err
@@ -70,12 +80,30 @@ func (j chatJournal) begin(ctx context.Context, turnID string, started time.Time
 	return false, nil
 }
 
-func (j chatJournal) append(ctx context.Context, role, content string) error {
+func (j *chatJournal) append(ctx context.Context, role, content string) error {
 	_, err := j.m.o.Chat.Append(ctx, j.key, role, content, j.m.now())
 	return err
 }
 
-func (j chatJournal) end(ctx context.Context, turnID string, ok bool) error {
+// appendLast stores the answer and marks the session idle in one transaction where the store can; a turn whose
+// answer is stored this way ends without an error (Run returns it as completed, or cancelled right after), so
+// end would write idle too.
+func (j *chatJournal) appendLast(ctx context.Context, role, content string) error {
+	e, ok := j.m.o.Chat.(turnEnder)
+	if !ok {
+		return j.append(ctx, role, content)
+	}
+	if _, err := e.EndTurn(ctx, j.key, role, content, j.m.now(), stateIdle); err != nil {
+		return err
+	}
+	j.idle = true
+	return nil
+}
+
+func (j *chatJournal) end(ctx context.Context, turnID string, ok bool) error {
+	if ok && j.idle {
+		return nil
+	}
 	state := stateIdle
 	if !ok {
 		state = stateError
@@ -146,6 +174,10 @@ func (j *acpJournal) begin(ctx context.Context, turnID string, started time.Time
 
 func (j *acpJournal) append(ctx context.Context, role, content string) error {
 	return j.rec.Append(ctx, role, content)
+}
+
+func (j *acpJournal) appendLast(ctx context.Context, role, content string) error {
+	return j.append(ctx, role, content)
 }
 
 func (j *acpJournal) end(ctx context.Context, turnID string, _ bool) error {

@@ -117,14 +117,13 @@ func (m *Manager) runTurn(ctx context.Context, o Owner, s *session, p api.Sessio
 	m.o.Logs.Publish(logs.Entry{Category: logs.CategoryAgent, Action: "start", TraceID: turnID,
 		Message: "turn started", Zeroclaw: attribution()})
 	tr := &agent.Turn{
-		Provider: prov,
-		Policy:   prof.Policy,
-		History:  history,
-		Emit:     emit,
-		Approver: opts.approver(approver{s: s, connID: o.ConnID, clock: m.o.Clock}),
-		Append: func(ctx context.Context, role, content string) error {
-			return j.append(ctx, role, content)
-		},
+		Provider:     prov,
+		Policy:       prof.Policy,
+		History:      history,
+		Emit:         emit,
+		Approver:     opts.approver(approver{s: s, connID: o.ConnID, clock: m.o.Clock}),
+		Append:       j.append,
+		AppendLast:   j.appendLast,
 		PromptStored: promptStored,
 		SessionID:    s.id,
 		Elicit: func(ctx context.Context, ep api.ElicitationParams) (api.ElicitationResult, error) {

@@ -335,6 +335,34 @@ func (s *ChatStore) BeginTurn(ctx context.Context, key, agentAlias, owner, turnI
 	return idx, nil
 }
 
+// EndTurn stores a turn's last message and sets the session's state (as SetState(key, state, "", nil) does) in
+// one transaction, and returns the message's index. Either both are stored or neither.
+func (s *ChatStore) EndTurn(ctx context.Context, key, role, content string, now time.Time, state string) (int, error) {
+	if err := s.check("end turn", key, true); err != nil {
+		return 0, err
+	}
+	if role == "" || state == "" {
+		return 0, fmt.Errorf("store: end turn %s: empty role or state: %w", key, ErrInvalid)
+	}
+	s.counts.mu.Lock()
+	defer s.counts.mu.Unlock()
+	var idx int
+	err := s.d.withTx(ctx, func(tx *sql.Tx) error {
+		var err error
+		if idx, err = s.appendTx(ctx, tx, key, role, content, formatTime(now)); err != nil {
+			return err
+		}
+		_, err = s.d.stmt(tx, ctx, sqlSetState).ExecContext(ctx, state, sql.NullString{}, sql.NullString{}, key)
+		return err
+	})
+	if err != nil {
+		delete(s.counts.n, key)
+		return 0, fmt.Errorf("store: end turn %s: %w", key, err)
+	}
+	s.counts.store(key, idx+1)
+	return idx, nil
+}
+
 // The statements of the append path, prepared once on the writer connection (db.stmt).
 const (
 	sqlEnsureMeta = `INSERT INTO session_metadata

@@ -531,3 +531,29 @@ func TestBeginTurnEnsuresMarksRunningAndStoresThePrompt(t *testing.T) {
 		t.Fatalf("BeginTurn with an empty key: err = %v, want ErrInvalid", err)
 	}
 }
+
+// EndTurn is the turn's last Append and SetState(state) in one transaction.
+func TestEndTurnStoresTheAnswerAndTheState(t *testing.T) {
+	s, _ := openTestChat(t)
+	ctx := t.Context()
+	if _, err := s.BeginTurn(ctx, "k", "", "", "turn-1", t0, "hello"); err != nil {
+		t.Fatal(err)
+	}
+	idx, err := s.EndTurn(ctx, "k", "assistant", "hi", t0.Add(time.Second), "idle")
+	if err != nil || idx != 1 {
+		t.Fatalf("EndTurn = %d, %v; want index 1", idx, err)
+	}
+	m, err := s.Meta(ctx, "k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.State != "idle" || m.TurnID != "" || m.TurnStartedAt != nil || m.MessageCount != 2 || !m.LastActivity.Equal(t0.Add(time.Second)) {
+		t.Fatalf("meta after EndTurn = %+v", m)
+	}
+	if idx := mustAppend(t, s, "k", "user", "next", t0.Add(time.Minute)); idx != 2 {
+		t.Fatalf("append after EndTurn got index %d, want 2", idx)
+	}
+	if _, err := s.EndTurn(ctx, "k", "", "x", t0, "idle"); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("EndTurn with no role: err = %v, want ErrInvalid", err)
+	}
+}
