@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"sync"
 	"sync/atomic"
 	"unicode/utf8"
 )
@@ -13,8 +14,9 @@ const DefaultMaxFrameBytes = 8 << 20
 
 // The read buffer starts at minReadBuffer, doubles up to maxReadBuffer while one frame outgrows it, and is
 // replaced by a minReadBuffer one when the Reader is about to wait for input between frames with nothing
-// buffered: an idle connection holds 4 KiB whatever it received before. Together with the frame limit,
-// maxReadBuffer bounds the memory one line can take.
+// buffered: an idle connection holds 4 KiB whatever it received before. On a socket it holds none: between
+// frames the Reader gives its minReadBuffer buffer back to a shared pool, waits for the socket to be readable,
+// and takes one again. Together with the frame limit, maxReadBuffer bounds the memory one line can take.
 const (
 	minReadBuffer = 4 << 10
 	maxReadBuffer = 64 << 10
@@ -44,8 +46,11 @@ type Reader struct {
 	buf  []byte // buf[r:w] has been read from src and not yet consumed
 	r, w int
 	rerr error // src's error, returned once buf is consumed
-	max  int
-	err  error
+	// idleWait says whether fill waits for src to be readable without a buffer between frames (idleWaits; then
+	// buf came from smallBuffers when it is minReadBuffer long).
+	idleWait int
+	max      int
+	err      error
 
 	size, peak atomic.Int64 // len(buf) and its largest value, for tests
 }
@@ -136,8 +141,25 @@ func (r *Reader) fill(inFrame bool, frameLen int) error {
 		return r.rerr
 	}
 	r.r, r.w = 0, 0
+	if !inFrame && r.idleWait != noIdleWait {
+		// Between frames with nothing buffered: wait without a buffer, where the source allows it.
+		r.releaseBuffer()
+		if waitReadable(r.src) {
+			r.idleWait = idleWaits
+		} else {
+			r.idleWait = noIdleWait
+		}
+	}
 	switch {
-	case r.buf == nil || (!inFrame && len(r.buf) > minReadBuffer):
+	case r.buf == nil:
+		if r.idleWait == idleWaits {
+			r.buf = *smallBuffers.Get().(*[]byte)
+			r.size.Store(minReadBuffer)
+			r.peak.Store(max(r.peak.Load(), minReadBuffer))
+			break
+		}
+		r.setBuffer(minReadBuffer)
+	case !inFrame && len(r.buf) > minReadBuffer:
 		r.setBuffer(minReadBuffer)
 	case inFrame && frameLen >= len(r.buf) && len(r.buf) < maxReadBuffer:
 		r.setBuffer(min(2*len(r.buf), maxReadBuffer))
@@ -157,6 +179,27 @@ func (r *Reader) fill(inFrame bool, frameLen int) error {
 	}
 	r.rerr = io.ErrNoProgress
 	return r.rerr
+}
+
+// smallBuffers holds minReadBuffer-byte read buffers that idle sockets gave back.
+var smallBuffers = sync.Pool{New: func() any { b := make([]byte, minReadBuffer); return &b }}
+
+// idleWait values: whether the source can be waited on without a buffer (found out at the first wait).
+const (
+	idleWaitUnknown = iota
+	idleWaits
+	noIdleWait
+)
+
+// releaseBuffer gives a minReadBuffer buffer back to the pool (a larger one is left to the GC) and leaves the
+// Reader without one. Nothing may be buffered.
+func (r *Reader) releaseBuffer() {
+	if len(r.buf) == minReadBuffer && r.idleWait == idleWaits {
+		b := r.buf
+		smallBuffers.Put(&b)
+	}
+	r.buf = nil
+	r.size.Store(0)
 }
 
 func (r *Reader) setBuffer(n int) {
