@@ -3,6 +3,7 @@ package provider
 import (
 	"regexp"
 	"strings"
+	"unicode/utf8"
 )
 
 // minPartialSecret is the shortest start of a configured secret removed from the end of a cut text: shorter
@@ -39,10 +40,62 @@ func newScrubber(secrets []string) *scrubber {
 
 // scrub returns text without any configured secret or key shape. If replacing still leaves a secret (a secret
 // that overlaps the marker, like "ted]x"), the text is withheld entirely.
-func (s *scrubber) scrub(text string) string {
+func (s *scrubber) scrub(text string) string { return s.scrubWith(text, true) }
+
+// keyShapeHints holds, for each of keyShapes, literals one of which every match of it contains: lowercase for a
+// case-insensitive shape (keyShapeFolds), as written otherwise. A text that holds none of a shape's hints cannot
+// match it, so that regexp is not run; most log text (ids, names, messages) then runs none. A text with a
+// non-ASCII byte runs every regexp: case-insensitive matching folds some non-ASCII letters (K, ſ) onto ASCII ones.
+var (
+	keyShapeHints = [][]string{
+		{"bearer"},
+		{"key", "token", "secret", "password"},
+		{"sk-"},
+		{"AIza"},
+		{"gsk", "ghp", "gho", "ghs", "ghu", "github_pat", "hf", "xai", "pplx", "glpat"},
+	}
+	keyShapeFolds = []bool{true, true, false, false, false}
+)
+
+// mayMatch reports whether key shape i can match text (ASCII); lower is text in lowercase, made on first need.
+func mayMatch(i int, text string, lower *string) bool {
+	t := text
+	if keyShapeFolds[i] {
+		if *lower == "" {
+			*lower = strings.ToLower(text)
+		}
+		t = *lower
+	}
+	for _, h := range keyShapeHints[i] {
+		if strings.Contains(t, h) {
+			return true
+		}
+	}
+	return false
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
+
+// scrubWith is scrub; hints false runs every key shape's regexp (for the test that hints skip only regexps that
+// cannot match).
+func (s *scrubber) scrubWith(text string, hints bool) string {
 	for range 2 {
 		text = s.replacer.Replace(text)
-		for _, re := range keyShapes {
+		// lower is not redone after a shape replaced something: a replacement only cuts text and puts in
+		// "[redacted]", which holds no hint and starts and ends with bytes no hint has, so the hints of the
+		// old lower are a superset of the new text's.
+		ascii, lower := hints && isASCII(text), ""
+		for i, re := range keyShapes {
+			if ascii && !mayMatch(i, text, &lower) {
+				continue
+			}
 			if re.NumSubexp() > 0 {
 				text = re.ReplaceAllString(text, "${1}"+redacted)
 			} else {

@@ -121,6 +121,9 @@ func FuzzScrub(f *testing.F) {
 			secrets = append(secrets, header)
 		}
 		scrubbed := b.scrub(text)
+		if all := newScrubber(secrets).scrubWith(text, false); newScrubber(secrets).scrub(text) != all {
+			t.Fatalf("scrub with the shape hints = %q, every regexp run = %q", newScrubber(secrets).scrub(text), all)
+		}
 		body := b.errorBody([]byte(text), whole)
 		for _, s := range secrets {
 			if strings.Contains(scrubbed, s) {
@@ -149,3 +152,35 @@ func FuzzScrub(f *testing.F) {
 }
 
 const tokenChars = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-"
+
+// The key-shape hints skip only regexps that cannot match: scrub gives what running every regexp gives, for the
+// recognisable keys, ordinary text, mixed case, and letters that case folding maps onto ASCII.
+func TestScrubHintsChangeNothing(t *testing.T) {
+	sc := newScrubber([]string{plainKey})
+	for _, text := range []string{
+		"", "turn started", "rpc_3f2a9c1e-77aa-4b1e-9d4c-0a1b2c3d4e5f", "tool call shell",
+		"Incorrect API key provided: sk-proj-Ab12Cd34Ef56Gh78.", "AUTHORIZATION: BEARER eyJhbGciOiJIUzI1NiJ9.e30.sig",
+		`{"API_KEY": "0123456789abcdefXYZ0"}`, "Access_Token=ya29.a0AfB_byC1234567890", "ghp_abcdefghijklmnop0123",
+		"hf_abcdefghijklmnopqrst", "configured " + plainKey, "AIzaSyA1234567890abcdefghijklmnopqrstu",
+		"toKen=abcdefghijklmnop0123",  // Kelvin sign: (?i) folds it onto k
+		"ſecret=abcdefghijklmnop0123", // long s: (?i) folds it onto s
+		"PASSWORD: abcdefghijklmnopqrstuvwxyz", "primary key: user_id", "sk-abcd************wxyz",
+	} {
+		if got, want := sc.scrub(text), sc.scrubWith(text, false); got != want {
+			t.Errorf("scrub(%q) = %q, every regexp run gives %q", text, got, want)
+		}
+	}
+	if got := sc.scrub("toKen=abcdefghijklmnop0123"); strings.Contains(got, "abcdefghijklmnop0123") {
+		t.Errorf("a folded keyword kept its value: %q", got)
+	}
+}
+
+func BenchmarkScrubLogText(b *testing.B) {
+	sc := newScrubber([]string{plainKey})
+	texts := []string{"turn started", "rpc_3f2a9c1e-77aa-4b1e-9d4c-0a1b2c3d4e5f", "3f2a9c1e-77aa-4b1e-9d4c-0a1b2c3d4e5f", "default"}
+	for b.Loop() {
+		for _, s := range texts {
+			sc.scrub(s)
+		}
+	}
+}
