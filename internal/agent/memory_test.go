@@ -182,3 +182,39 @@ func TestPromptStoredByTheCallerIsNotAppendedAgain(t *testing.T) {
 		t.Fatalf("saved = %q", got)
 	}
 }
+
+// StartMemory runs the recall before Run is called (it overlaps what the caller still does); Run then uses it
+// and auto-saves once. Abandon ends it without saving.
+func TestStartMemoryRecallsAheadOfRunAndAbandonSavesNothing(t *testing.T) {
+	h := newHarness(t)
+	mem := newGatedMemory("[Memory context]\n- x\n", nil)
+	tr := h.turn(echoProvider(t), tools.Policy{Level: tools.LevelFull}, nil)
+	tr.Memory = mem
+	tr.StartMemory(t.Context(), "hello")
+	select {
+	case <-mem.recalled:
+	case <-time.After(guard):
+		t.Fatalf("StartMemory did not start the recall")
+	}
+	if outcome, _, err := tr.Run(t.Context(), "hello"); err != nil || outcome != api.OutcomeCompleted {
+		t.Fatalf("Run = %q, %v", outcome, err)
+	}
+	if got := mem.savedMessages(); len(got) != 1 || got[0] != "hello" {
+		t.Fatalf("saved = %q", got)
+	}
+	mem.mu.Lock()
+	calls := mem.contextCalls
+	mem.mu.Unlock()
+	if calls != 1 {
+		t.Fatalf("Context called %d times, want once", calls)
+	}
+
+	abandoned := newGatedMemory("", nil)
+	tr = h.turn(echoProvider(t), tools.Policy{Level: tools.LevelFull}, nil)
+	tr.Memory = abandoned
+	tr.StartMemory(t.Context(), "never run")
+	tr.Abandon()
+	if got := abandoned.savedMessages(); len(got) != 0 {
+		t.Fatalf("an abandoned turn saved %q", got)
+	}
+}

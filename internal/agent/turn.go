@@ -77,6 +77,8 @@ type Turn struct {
 	// AppendLast, when set, stores the answer of a turn that ends without tools instead of Append (the caller
 	// may end the turn in the same transaction); it has Append's contract.
 	AppendLast func(ctx context.Context, role, content string) error
+	mem        *memoryWork // started by StartMemory, else by Run
+
 	// PromptStored tells Run that the caller already stored the prompt as the turn's user message (in the same
 	// transaction that marked the turn started); Run then does not Append it.
 	PromptStored bool
@@ -106,7 +108,10 @@ type Turn struct {
 // partial answer and "cancelled" results for unanswered tool calls are appended so history stays well formed.
 func (t *Turn) Run(ctx context.Context, prompt string) (outcome, content string, err error) {
 	t.defaults()
-	mem := t.startMemory(ctx, prompt)
+	mem := t.mem
+	if mem == nil {
+		mem = t.startMemory(ctx, prompt)
+	}
 	defer mem.wait()
 	if !t.PromptStored {
 		if err := t.Append(ctx, provider.RoleUser, prompt); err != nil {
@@ -266,6 +271,24 @@ func (t *Turn) startMemory(ctx context.Context, prompt string) *memoryWork {
 		}
 	}()
 	return w
+}
+
+// StartMemory starts the turn's memory work for prompt ahead of Run, so the recall overlaps what the caller
+// still does before Run (storing the prompt, building the system prompt). Run must then be called with the same
+// ctx and prompt, or Abandon when the turn will not run. Without it, Run starts the work itself.
+func (t *Turn) StartMemory(ctx context.Context, prompt string) {
+	if t.mem == nil {
+		t.mem = t.startMemory(ctx, prompt)
+	}
+}
+
+// Abandon ends the memory work StartMemory started, for a turn that will not run: nothing is saved.
+func (t *Turn) Abandon() {
+	if t.mem != nil {
+		t.mem.release(false)
+		t.mem.wait()
+		t.mem = nil
+	}
 }
 
 // release tells the memory work whether the prompt was stored; it is called once.

@@ -93,15 +93,6 @@ func (m *Manager) runTurn(ctx context.Context, o Owner, s *session, p api.Sessio
 	if err != nil {
 		return api.SessionPromptResult{}, err
 	}
-	durable := context.WithoutCancel(ctx) // state writes must land even when the turn is cancelled
-	stored := prompt
-	if ctx.Err() != nil {
-		stored = "" // cancelled already: leave the prompt to the turn, which stores nothing then
-	}
-	promptStored, err := j.begin(durable, turnID, started, stored)
-	if err != nil {
-		return api.SessionPromptResult{}, fmt.Errorf("session: prompt %s: %w", s.id, err)
-	}
 	attribution := func(extra ...any) map[string]any {
 		zc := map[string]any{"agent_alias": s.alias, "session_key": s.key}
 		for i := 0; i+1 < len(extra); i += 2 {
@@ -114,18 +105,15 @@ func (m *Manager) runTurn(ctx context.Context, o Owner, s *session, p api.Sessio
 		m.logUpdate(ev, turnID, attribution)
 		sink.Update(ev)
 	}
-	m.o.Logs.Publish(logs.Entry{Category: logs.CategoryAgent, Action: "start", TraceID: turnID,
-		Message: "turn started", Zeroclaw: attribution()})
 	tr := &agent.Turn{
-		Provider:     prov,
-		Policy:       prof.Policy,
-		History:      history,
-		Emit:         emit,
-		Approver:     opts.approver(approver{s: s, connID: o.ConnID, clock: m.o.Clock}),
-		Append:       j.append,
-		AppendLast:   j.appendLast,
-		PromptStored: promptStored,
-		SessionID:    s.id,
+		Provider:   prov,
+		Policy:     prof.Policy,
+		History:    history,
+		Emit:       emit,
+		Approver:   opts.approver(approver{s: s, connID: o.ConnID, clock: m.o.Clock}),
+		Append:     j.append,
+		AppendLast: j.appendLast,
+		SessionID:  s.id,
 		Elicit: func(ctx context.Context, ep api.ElicitationParams) (api.ElicitationResult, error) {
 			res, err := sink.Elicit(ctx, ep)
 			if errors.Is(err, ErrNoElicitation) {
@@ -144,6 +132,7 @@ func (m *Manager) runTurn(ctx context.Context, o Owner, s *session, p api.Sessio
 	tr.ToolEnv.Environ = environ(prof.Env, o.Env)
 	if mem != nil {
 		tr.Memory, tr.ToolEnv.Memory = mem, mem.h
+		tr.StartMemory(ctx, prompt) // the recall runs while the rest of the turn is set up and the prompt stored
 	}
 	if m.o.Cron != nil {
 		tr.ToolEnv.Cron = m.o.Cron(s.alias)
@@ -170,6 +159,19 @@ func (m *Manager) runTurn(ctx context.Context, o Owner, s *session, p api.Sessio
 		tr.CheckBudget = func() (string, error) { return m.o.Cost.Check(s.alias) }
 	}
 
+	durable := context.WithoutCancel(ctx) // state writes must land even when the turn is cancelled
+	stored := prompt
+	if ctx.Err() != nil {
+		stored = "" // cancelled already: leave the prompt to the turn, which stores nothing then
+	}
+	promptStored, err := j.begin(durable, turnID, started, stored)
+	if err != nil {
+		tr.Abandon()
+		return api.SessionPromptResult{}, fmt.Errorf("session: prompt %s: %w", s.id, err)
+	}
+	tr.PromptStored = promptStored
+	m.o.Logs.Publish(logs.Entry{Category: logs.CategoryAgent, Action: "start", TraceID: turnID,
+		Message: "turn started", Zeroclaw: attribution()})
 	m.log.Debug("turn start", "session", s.id, "turn", turnID)
 	outcome, content, runErr := tr.Run(ctx, prompt)
 	if err := j.end(durable, turnID, runErr == nil); err != nil && runErr == nil {
