@@ -441,7 +441,17 @@ func ensureAgentSQL(ctx context.Context, db execQuerier, alias string, now time.
 
 // EnsureAgent implements Backend.
 func (s *SQLite) EnsureAgent(ctx context.Context, alias string) (string, error) {
-	id, err := ensureAgentSQL(ctx, s.w, alias, s.now())
+	// Every turn asks; an agent's row, once there, keeps its id, so it is read from the reader pool first and
+	// only a new agent takes the writer.
+	var id string
+	err := s.rs.QueryRowContext(ctx, "SELECT id FROM agents WHERE alias = ? LIMIT 1", alias).Scan(&id)
+	if err == nil {
+		return id, nil
+	}
+	if !errors.Is(err, sql.ErrNoRows) {
+		return "", fmt.Errorf("memory: agent %q: %w", alias, err)
+	}
+	id, err = ensureAgentSQL(ctx, s.w, alias, s.now())
 	if err != nil {
 		return "", fmt.Errorf("memory: agent %q: %w", alias, err)
 	}

@@ -1,6 +1,7 @@
 package memory
 
 import (
+	"context"
 	"fmt"
 	"path/filepath"
 	"testing"
@@ -56,5 +57,37 @@ func TestRecallReusesPreparedStatements(t *testing.T) {
 	}
 	if _, err := db.rs.QueryContext(t.Context(), "SELECT 1"); err == nil {
 		t.Fatalf("query through a closed cache succeeded")
+	}
+}
+
+// EnsureAgent of an agent already stored reads its id without the writer: a turn's memory handle does not wait
+// behind another write (here a transaction holding the one writer connection).
+func TestEnsureAgentOfAKnownAgentDoesNotWaitForTheWriter(t *testing.T) {
+	db, err := OpenSQLite(t.Context(), filepath.Join(t.TempDir(), "brain.db"), time.Now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = db.Close() })
+	id, err := db.EnsureAgent(t.Context(), "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tx, err := db.w.BeginTx(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Second) // a guard against a hang
+	defer cancel()
+	got, err := db.EnsureAgent(ctx, "a")
+	_ = tx.Rollback()
+	if err != nil || got != id {
+		t.Fatalf("EnsureAgent while the writer is busy = %q, %v; want %q", got, err, id)
+	}
+	other, err := db.EnsureAgent(t.Context(), "b") // a new agent still goes through the writer
+	if err != nil || other == "" || other == id {
+		t.Fatalf("EnsureAgent(b) = %q, %v", other, err)
+	}
+	if again, err := db.EnsureAgent(t.Context(), "b"); err != nil || again != other {
+		t.Fatalf("EnsureAgent(b) again = %q, %v; want %q", again, err, other)
 	}
 }
