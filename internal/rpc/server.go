@@ -168,9 +168,15 @@ func (s *Server) Capabilities() []string {
 
 // ServeConn serves one accepted connection until it closes. It never panics on client input.
 func (s *Server) ServeConn(ctx context.Context, nc net.Conn, info PeerInfo, lim Limits) error {
+	return s.ServeFramer(ctx, jsonrpc.NewStream(nc), info, lim)
+}
+
+// ServeFramer serves one connection over any transport (a WebSocket carries one frame per message) until it
+// closes, exactly as ServeConn serves a socket.
+func (s *Server) ServeFramer(ctx context.Context, f jsonrpc.Framer, info PeerInfo, lim Limits) error {
 	peer := &Peer{ID: s.nextID.Add(1), Info: info, ConnectedAt: s.opts.Clock.Now()}
 	log := s.log.With("conn", info.Label)
-	conn := jsonrpc.NewConn(jsonrpc.NewStream(nc), jsonrpc.HandlerFunc(func(ctx context.Context, c *jsonrpc.Conn, req *jsonrpc.Request) (any, error) {
+	conn := jsonrpc.NewConn(f, jsonrpc.HandlerFunc(func(ctx context.Context, c *jsonrpc.Conn, req *jsonrpc.Request) (any, error) {
 		return s.dispatch(ctx, peer, req)
 	}), jsonrpc.Options{
 		MaxFrameBytes: lim.MaxFrameBytes,
