@@ -68,6 +68,9 @@ type Options struct {
 	GatewayListen func(network, addr string) (net.Listener, error)
 	// GatewayReady, if set, is called with the gateway's address each time it binds.
 	GatewayReady func(addr net.Addr, tls bool)
+	// WSSListen binds the [wss] address; nil means net.Listen. WSSReady, if set, is called with its address.
+	WSSListen func(network, addr string) (net.Listener, error)
+	WSSReady  func(addr net.Addr)
 }
 
 func (o Options) getenv(key string) string {

@@ -9,11 +9,13 @@ import (
 	"net"
 	"path/filepath"
 
+	"github.com/zeroclaw-go/zeroclaw/internal/acp"
 	"github.com/zeroclaw-go/zeroclaw/internal/auth"
 	"github.com/zeroclaw-go/zeroclaw/internal/clock"
 	"github.com/zeroclaw-go/zeroclaw/internal/config"
 	"github.com/zeroclaw-go/zeroclaw/internal/gateway"
 	"github.com/zeroclaw-go/zeroclaw/internal/install"
+	"github.com/zeroclaw-go/zeroclaw/internal/jsonrpc"
 	"github.com/zeroclaw-go/zeroclaw/internal/logs"
 	"github.com/zeroclaw-go/zeroclaw/internal/pairing"
 	"github.com/zeroclaw-go/zeroclaw/internal/rpc"
@@ -72,6 +74,20 @@ func (d *daemon) startGateway(ctx context.Context, opts Options, pm *pairing.Man
 		Logger:  d.log,
 		Ready:   opts.GatewayReady,
 		Listen:  opts.GatewayListen,
+		// The WebSockets: ACP and the native protocol over the same servers as the local endpoints.
+		ACP: func(ctx context.Context, f jsonrpc.Framer, id gateway.Identity, agent string) {
+			lim := d.limits()
+			_ = d.acp.ServeFramer(ctx, f, acp.PeerInfo{UID: -1, Label: id.Label, Transport: auth.TransportHTTP,
+				Resolve: id.Resolve, DefaultAgent: agent},
+				acp.Limits{MaxFrameBytes: lim.MaxFrameBytes, FrameTimeout: lim.FrameTimeout, WriteTimeout: lim.WriteTimeout})
+		},
+		RPC: func(ctx context.Context, f jsonrpc.Framer, id gateway.Identity) {
+			_ = d.srv.ServeFramer(ctx, f, rpc.PeerInfo{PID: -1, UID: -1, Label: id.Label, Transport: auth.TransportWSS,
+				Resolve: id.Resolve}, d.limits())
+		},
+		Chat:      &wsChat{m: d.sessions},
+		WSSListen: opts.WSSListen,
+		WSSReady:  opts.WSSReady,
 	})
 	// A change of the config (a reload, an edit) prunes devices whose token is gone and rebinds the listener
 	// when host, port or TLS changed.
@@ -82,6 +98,9 @@ func (d *daemon) startGateway(ctx context.Context, opts Options, pm *pairing.Man
 		if err := d.gw.Apply(ctx, c); err != nil {
 			d.log.Warn("gateway keeps its current listener", "component", "gateway", "err", err)
 		}
+		if err := d.gw.ApplyWSS(c); err != nil {
+			d.log.Warn("wss keeps its current listener", "component", "gateway", "err", err)
+		}
 		// Every token removed (by hand, then a reload): the next device needs a code, as at start.
 		if code, fresh, err := pm.EnsureFirstCode(); err != nil {
 			d.log.Warn("no pairing code", "component", "pairing", "err", err)
@@ -89,6 +108,9 @@ func (d *daemon) startGateway(ctx context.Context, opts Options, pm *pairing.Man
 			printPairingBanner(opts.Banner, d.gw.Addr(), c, code)
 		}
 	})
+	if err := d.gw.ApplyWSS(d.cfg.Current()); err != nil {
+		d.log.Warn("wss not served", "component", "gateway", "err", err)
+	}
 	if err := d.gw.Apply(ctx, d.cfg.Current()); err != nil {
 		d.log.Warn("gateway not served", "component", "gateway", "err", err)
 		return
