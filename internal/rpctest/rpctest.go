@@ -31,7 +31,7 @@ type Daemon struct {
 	gwMu   sync.Mutex // gwMu guards the fields below
 	gwAddr net.Addr   // the gateway's address, nil until it binds
 	gwTLS  bool
-	gwBind int // how many times the gateway bound
+	gwBind int      // how many times the gateway bound
 	wss    net.Addr // the [wss] listener's address, nil until it binds
 }
 
