@@ -117,3 +117,29 @@ func TestGatewayPortTaken(t *testing.T) {
 		t.Fatalf("no warning about the taken port:\n%s", d.stderr.String())
 	}
 }
+
+// pairWithBanner reads the pairing code the daemon d printed, pairs over POST /pair and returns the gateway's
+// base URL and the token.
+func pairWithBanner(t *testing.T, d *proc) (base, token string) {
+	t.Helper()
+	banner := regexp.MustCompile(`Gateway pairing code: (\d{6})\n  pair with: curl -X POST -H 'X-Pairing-Code: \d{6}' (http://[0-9.:]+)/pair`)
+	var m []string
+	for deadline := time.Now().Add(10 * time.Second); m == nil && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		m = banner.FindStringSubmatch(d.stderr.String())
+	}
+	if m == nil {
+		t.Fatalf("no pairing banner on stderr:\n%s", d.stderr.String())
+	}
+	req, _ := http.NewRequest("POST", m[2]+"/pair", nil)
+	req.Header.Set("X-Pairing-Code", m[1])
+	res, err := (&http.Client{Transport: &http.Transport{Proxy: nil}}).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	var body struct{ Token string }
+	if err := json.NewDecoder(res.Body).Decode(&body); err != nil || res.StatusCode != 200 {
+		t.Fatalf("pair: %d %v", res.StatusCode, err)
+	}
+	return m[2], body.Token
+}
