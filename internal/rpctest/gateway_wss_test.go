@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -139,5 +140,111 @@ func TestWSSRoundTrip(t *testing.T) {
 		"attachments": []map[string]any{{"path": pki.certPath}}})
 	if errCode(r) != -32012 || !strings.Contains(fmt.Sprint(r["error"]), "path attachments") {
 		t.Fatalf("path attachment over wss: %v, want -32012", r)
+	}
+}
+
+// A daemon stopped while a /ws/chat turn waits for an approval and /acp and [wss] clients are connected stops
+// cleanly: every client sees its socket end and no goroutine is left behind.
+func TestWebSocketsEndAtShutdown(t *testing.T) {
+	before := runtime.NumGoroutine()
+	pki := newPKI(t)
+	d, g, code := startGateway(t, wssConfig(pki))
+	auth := pairOnce(t, g, code)
+	base := d.GatewayURL(t)
+	chat := dialWS(t, base, "/ws/chat?agent=default", &websocket.DialOptions{HTTPHeader: bearerHeader(auth)})
+	chat.next()
+	chat.send(map[string]any{"type": "message", "content": `/tool shell {"command": "touch x"}`})
+	chat.until("approval_request")
+	acpc := dialWS(t, base, "/acp?agent=default", &websocket.DialOptions{HTTPHeader: bearerHeader(auth)})
+	acpc.sendRaw(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}`)
+	if f := acpc.next(); f["result"] == nil {
+		t.Fatalf("acp initialize: %v", f)
+	}
+	rc, _, err := dialWSS(t, d.WSSAddr(t), pki, bearerHeader(auth))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r, _ := rc.call("initialize", map[string]any{"protocol_version": 1}); r["result"] == nil {
+		t.Fatalf("wss initialize: %v", r)
+	}
+	if err := d.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	for name, c := range map[string]*websocket.Conn{"chat": chat.c, "acp": acpc.c, "wss": rc.c} {
+		ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+		for {
+			if _, _, err := c.Read(ctx); err != nil {
+				if ctx.Err() != nil {
+					t.Fatalf("%s: the socket stayed open after the daemon stopped", name)
+				}
+				break
+			}
+		}
+		cancel()
+		_ = c.CloseNow()
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for runtime.NumGoroutine() > before+2 { // the test's own transports may keep an idle goroutine
+		if time.Now().After(deadline) {
+			buf := make([]byte, 1<<20)
+			n := runtime.Stack(buf, true)
+			t.Fatalf("%d goroutines after the daemon stopped, %d before:\n%s", runtime.NumGoroutine(), before, buf[:n])
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// [wss] follows the config: off at start, on after config/set + reload, its certificate swapped in place
+// when cert_path changes, and a revoked token refused at the connection's next request (-32010).
+func TestWSSReloadAndRevocation(t *testing.T) {
+	pki := newPKI(t)
+	d, g, code := startGateway(t, gwBaseConfig)
+	auth := pairOnce(t, g, code)
+	c := d.Dial(t)
+	c.Initialize()
+	set := func(prop string, v any) {
+		t.Helper()
+		b, _ := json.Marshal(map[string]any{"prop": prop, "value": v})
+		c.Send(`{"jsonrpc":"2.0","method":"config/set","params":` + string(b) + `,"id":7}`)
+		if r := c.MustRecv(); !strings.Contains(r, `"result"`) {
+			t.Fatalf("config/set %s: %s", prop, r)
+		}
+	}
+	set("wss.cert_path", pki.certPath)
+	set("wss.key_path", pki.kp)
+	set("wss.bind", "127.0.0.1")
+	set("wss.enabled", true)
+	rc, _, err := dialWSS(t, d.WSSAddr(t), pki, bearerHeader(auth))
+	if err != nil {
+		t.Fatalf("wss after enabling it: %v", err)
+	}
+	if r, _ := rc.call("initialize", map[string]any{"protocol_version": 1}); r["result"] == nil {
+		t.Fatalf("initialize: %v", r)
+	}
+
+	// A new certificate from another CA at another path: the listener keeps its address and serves it.
+	other := newPKI(t)
+	addr := d.WSSAddr(t)
+	set("wss.key_path", other.kp)
+	set("wss.cert_path", other.certPath)
+	if d.WSSAddr(t) != addr {
+		t.Fatalf("the listener moved from %s to %s on a certificate change", addr, d.WSSAddr(t))
+	}
+	if _, _, err := dialWSS(t, addr, pki, bearerHeader(auth)); err == nil {
+		t.Fatal("the old CA still verifies the listener: the certificate was not swapped")
+	}
+	if _, _, err := dialWSS(t, addr, other, bearerHeader(auth)); err != nil {
+		t.Fatalf("the new certificate: %v", err)
+	}
+
+	// Revoking the device ends what its open connection may do.
+	id := g.do("GET", "/api/devices", nil, auth).want(t, 200)
+	devs, _ := id.body["devices"].([]any)
+	if len(devs) != 1 {
+		t.Fatalf("devices %s", id.raw)
+	}
+	g.do("DELETE", "/api/devices/"+devs[0].(map[string]any)["id"].(string), nil, auth).want(t, 200)
+	if r, _ := rc.call("status", map[string]any{}); errCode(r) != -32010 {
+		t.Fatalf("status after the token was revoked: %v, want -32010", r)
 	}
 }
