@@ -3,6 +3,7 @@ package rpctest
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -238,5 +239,83 @@ func TestWSChatSteeringQueueAndAbort(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(d.ConfigDir, "agents", "default", "workspace", "never.txt")); err == nil {
 		t.Fatal("the aborted turn's command ran")
+	}
+}
+
+// The token may come as a bearer.<token> subprotocol (zeroclaw.v1 is still the one echoed); a device whose
+// grants lack sessions:execute is refused 403 before the upgrade, and an ACP device without sessions:create
+// gets -32012 from session/new.
+func TestWSChatSubprotocolTokenAndGrants(t *testing.T) {
+	d, g, code := startGateway(t, gwBaseConfig+`
+[permission_profiles.viewer]
+grants = ["status:read"]
+`)
+	auth := pairOnce(t, g, code)
+	tok := strings.TrimPrefix(auth, "Authorization: Bearer ")
+	base := d.GatewayURL(t)
+	w := dialWS(t, base, "/ws/chat?agent=default", &websocket.DialOptions{Subprotocols: []string{"bearer." + tok, "zeroclaw.v1"}})
+	if w.c.Subprotocol() != "zeroclaw.v1" {
+		t.Fatalf("subprotocol %q", w.c.Subprotocol())
+	}
+	if f := w.next(); f["type"] != "session_start" {
+		t.Fatalf("first frame %v", f)
+	}
+	_ = w.c.CloseNow()
+
+	c := d.Dial(t)
+	c.Initialize()
+	c.Send(`{"jsonrpc":"2.0","method":"config/set","params":{"prop":"gateway.device_permission_profiles","value":["viewer"]},"id":2}`)
+	if r := c.MustRecv(); !strings.Contains(r, `"result"`) {
+		t.Fatalf("config/set: %s", r)
+	}
+	if s := dialStatus(t, base, "/ws/chat?agent=default", bearerHeader(auth)); s != 403 {
+		t.Fatalf("a device without sessions:execute: %d, want 403", s)
+	}
+	a := dialWS(t, base, "/acp", &websocket.DialOptions{HTTPHeader: bearerHeader(auth)})
+	a.sendRaw(`{"jsonrpc":"2.0","id":1,"method":"session/new","params":{"cwd":"/tmp","mcpServers":[]}}`)
+	if f := a.next(); fmt.Sprint(f["error"]) == "<nil>" || f["error"].(map[string]any)["code"] != float64(-32012) {
+		t.Fatalf("acp session/new by a viewer device: %v, want -32012", f)
+	}
+}
+
+// An approval nobody answers is denied when the agent's approval timeout passes: the tool does not run and the
+// turn still ends with done. A frame over the limit closes the socket with 1009.
+func TestWSChatApprovalTimeoutAndFrameLimit(t *testing.T) {
+	d, g, code := startGateway(t, gwBaseConfig+`
+[agents.short]
+model_provider = "echo.default"
+risk_profile = "quick"
+
+[risk_profiles.quick]
+level = "supervised"
+approval_timeout_secs = 1
+`)
+	auth := pairOnce(t, g, code)
+	w := dialWS(t, d.GatewayURL(t), "/ws/chat?agent=short", &websocket.DialOptions{HTTPHeader: bearerHeader(auth)})
+	w.next()
+	w.send(map[string]any{"type": "message", "content": `/tool shell {"command": "touch timed_out.txt"}`})
+	_, req := w.until("approval_request")
+	if req["timeout_secs"] != float64(1) {
+		t.Fatalf("approval_request %v", req)
+	}
+	_, res := w.until("tool_result")
+	if out, _ := res["output"].(string); !strings.Contains(strings.ToLower(out), "denied") && !strings.Contains(strings.ToLower(out), "timed out") {
+		t.Fatalf("tool_result after the timeout: %v", res)
+	}
+	w.until("done")
+	if _, err := os.Stat(filepath.Join(d.ConfigDir, "agents", "short", "workspace", "timed_out.txt")); err == nil {
+		t.Fatal("the unanswered command ran")
+	}
+
+	w.sendRaw(`{"type":"message","content":"` + strings.Repeat("x", 300<<10) + `"}`)
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	for {
+		if _, _, err := w.c.Read(ctx); err != nil {
+			if websocket.CloseStatus(err) != websocket.StatusMessageTooBig {
+				t.Fatalf("an oversized frame ended the socket with %v, want 1009", err)
+			}
+			break
+		}
 	}
 }
