@@ -203,7 +203,6 @@ func keepAlive(ctx context.Context, c *websocket.Conn, every, timeout time.Durat
 			return
 		case <-t.C:
 		}
-		wait := every
 		if idleSince != nil {
 			if idle := time.Since(idleSince()); idle < every {
 				t.Reset(every - idle)
@@ -219,6 +218,6 @@ func keepAlive(ctx context.Context, c *websocket.Conn, every, timeout time.Durat
 			}
 			return
 		}
-		t.Reset(wait)
+		t.Reset(every)
 	}
 }
