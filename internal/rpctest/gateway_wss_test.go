@@ -105,6 +105,13 @@ func TestWSSRoundTrip(t *testing.T) {
 	if res == nil || !strings.HasPrefix(res["principal_id"].(string), "device:") {
 		t.Fatalf("initialize over wss: %v", init)
 	}
+	// The connection is listed with the wss transport and its peer label.
+	tl, _ := c.call("tui/list", map[string]any{})
+	tuis, _ := tl["result"].(map[string]any)["tuis"].([]any)
+	if len(tuis) != 1 || tuis[0].(map[string]any)["transport"] != "wss" ||
+		!strings.HasPrefix(tuis[0].(map[string]any)["peer_label"].(string), "wss:127.0.0.1:") {
+		t.Fatalf("tui/list over wss: %v", tl)
+	}
 	nw, _ := c.call("session/new", map[string]any{"agent_alias": "default"})
 	sid, _ := nw["result"].(map[string]any)["session_id"].(string)
 	if sid == "" {
