@@ -319,3 +319,37 @@ approval_timeout_secs = 1
 		}
 	}
 }
+
+// /acp's ?agent= is the default agent of session/new (the session lives in that agent's workspace); a client
+// that names another agent gets that one.
+func TestACPWebSocketDefaultAgent(t *testing.T) {
+	d, g, code := startGateway(t, gwBaseConfig+`
+[agents.other]
+model_provider = "echo.default"
+risk_profile = "supervised"
+`)
+	auth := pairOnce(t, g, code)
+	a := dialWS(t, d.GatewayURL(t), "/acp?agent=other", &websocket.DialOptions{HTTPHeader: bearerHeader(auth),
+		Subprotocols: []string{"zeroclaw.acp.v1"}})
+	if a.c.Subprotocol() != "zeroclaw.acp.v1" {
+		t.Fatalf("subprotocol %q", a.c.Subprotocol())
+	}
+	a.sendRaw(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}`)
+	a.next()
+	workspace := func(params string) string {
+		t.Helper()
+		a.sendRaw(`{"jsonrpc":"2.0","id":2,"method":"session/new","params":` + params + `}`)
+		f := a.next()
+		res, _ := f["result"].(map[string]any)
+		if res == nil {
+			t.Fatalf("session/new: %v", f)
+		}
+		return res["workspaceDir"].(string)
+	}
+	if w := workspace(`{"mcpServers":[]}`); !strings.HasSuffix(w, filepath.Join("agents", "other", "workspace")) {
+		t.Fatalf("session/new without an agent: workspace %s, want the workspace of agent other", w)
+	}
+	if w := workspace(`{"mcpServers":[],"agent":"default"}`); !strings.HasSuffix(w, filepath.Join("agents", "default", "workspace")) {
+		t.Fatalf("session/new naming agent default: workspace %s", w)
+	}
+}
