@@ -1,9 +1,12 @@
 package rpctest
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -352,4 +355,52 @@ risk_profile = "supervised"
 	if w := workspace(`{"mcpServers":[],"agent":"default"}`); !strings.HasSuffix(w, filepath.Join("agents", "default", "workspace")) {
 		t.Fatalf("session/new naming agent default: workspace %s", w)
 	}
+}
+
+// /ws/chat pings every gateway.websocket_ping_interval_secs: a raw client (no library answering pings for it)
+// sees a ping control frame after session_start.
+func TestWSChatPings(t *testing.T) {
+	d, g, code := startGateway(t, gwBaseConfig+"\n[gateway]\nwebsocket_ping_interval_secs = 1\n")
+	auth := pairOnce(t, g, code)
+	nc, err := net.Dial("tcp", strings.TrimPrefix(d.GatewayURL(t), "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	_ = nc.SetDeadline(time.Now().Add(20 * time.Second))
+	fmt.Fprintf(nc, "GET /ws/chat?agent=default HTTP/1.1\r\nHost: gw\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"+
+		"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n%s\r\n\r\n", auth)
+	br := bufio.NewReader(nc)
+	res, err := http.ReadResponse(br, nil)
+	if err != nil || res.StatusCode != http.StatusSwitchingProtocols {
+		t.Fatalf("upgrade: %v %v", res, err)
+	}
+	var opcodes []byte
+	for len(opcodes) < 10 {
+		var hdr [2]byte
+		if _, err := io.ReadFull(br, hdr[:]); err != nil {
+			t.Fatalf("no ping within the deadline; frames %v: %v", opcodes, err)
+		}
+		n := int(hdr[1] & 0x7f)
+		switch n {
+		case 126:
+			var ext [2]byte
+			_, _ = io.ReadFull(br, ext[:])
+			n = int(ext[0])<<8 | int(ext[1])
+		case 127:
+			t.Fatal("unexpectedly large frame")
+		}
+		if _, err := io.CopyN(io.Discard, br, int64(n)); err != nil {
+			t.Fatal(err)
+		}
+		op := hdr[0] & 0x0f
+		opcodes = append(opcodes, op)
+		if op == 0x9 {
+			if opcodes[0] != 0x1 {
+				t.Fatalf("frames %v: the first is not session_start's text frame", opcodes)
+			}
+			return
+		}
+	}
+	t.Fatalf("frames %v carry no ping", opcodes)
 }
