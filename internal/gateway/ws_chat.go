@@ -208,8 +208,8 @@ func (ch *chatConn) runTurns(ctx context.Context, queue <-chan string) {
 // plan, history_trimmed, then done, aborted or an error.
 func (ch *chatConn) turn(ctx context.Context, content string) {
 	// The grant is checked again against the config in force: a revoked token or grant stops the next turn.
-	if pr := ch.c.resolve; pr != nil {
-		if p := pr(ch.s.o.Config()); p == nil || !p.Allows(chatGrant) {
+	if resolve := ch.c.resolve; resolve != nil {
+		if pr := resolve(ch.s.o.Config()); pr == nil || !pr.Allows(chatGrant) {
 			ch.send(ctx, chatErrorFrame(&ChatError{Code: "FORBIDDEN", Message: "Forbidden: missing grant " + chatGrant}))
 			return
 		}

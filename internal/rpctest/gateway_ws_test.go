@@ -245,9 +245,9 @@ func TestWSChatSteeringQueueAndAbort(t *testing.T) {
 	}
 }
 
-// The token may come as a bearer.<token> subprotocol (zeroclaw.v1 is still the one echoed); a device whose
-// grants lack sessions:execute is refused 403 before the upgrade, and an ACP device without sessions:create
-// gets -32012 from session/new.
+// The token may come as a bearer.<token> subprotocol (zeroclaw.v1 is still the one echoed); once the device's
+// grants lack sessions:execute, an open socket's next message is refused (FORBIDDEN), a new upgrade gets 403,
+// and an ACP device without sessions:create gets -32012 from session/new.
 func TestWSChatSubprotocolTokenAndGrants(t *testing.T) {
 	d, g, code := startGateway(t, gwBaseConfig+`
 [permission_profiles.viewer]
@@ -263,7 +263,6 @@ grants = ["status:read"]
 	if f := w.next(); f["type"] != "session_start" {
 		t.Fatalf("first frame %v", f)
 	}
-	_ = w.c.CloseNow()
 
 	c := d.Dial(t)
 	c.Initialize()
@@ -271,6 +270,9 @@ grants = ["status:read"]
 	if r := c.MustRecv(); !strings.Contains(r, `"result"`) {
 		t.Fatalf("config/set: %s", r)
 	}
+	// The open socket's next turn is checked against the grants now in force.
+	w.send(map[string]any{"type": "message", "content": "hello"})
+	w.wantError("FORBIDDEN")
 	if s := dialStatus(t, base, "/ws/chat?agent=default", bearerHeader(auth)); s != 403 {
 		t.Fatalf("a device without sessions:execute: %d, want 403", s)
 	}
