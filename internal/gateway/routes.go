@@ -52,6 +52,7 @@ func (s *Server) routes() http.Handler {
 	s.handle(mux, "DELETE /api/config/prop", s.authed(s.rpcRoute(api.MethodConfigDelete, propParams)))
 
 	s.domainRoutes(mux)
+	s.mirrorRoutes(mux)
 	s.handle(mux, "POST /webhook", s.webhookRoute)
 	mux.Handle("/", s.counted("unmatched", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "not found")
