@@ -141,3 +141,29 @@ device_permission_profiles = ["viewer"]
 		}
 	}
 }
+
+// An id or name that names nothing is 404 on every /api family, as upstream's REST routes answer, even where the
+// socket method answers with upstream's -32602 (cron, skills); malformed input stays 400. (Listing the runs or
+// messages of an unknown id is an empty list and deleting an unknown session succeeds, as the methods answer.)
+func TestGatewayNotFoundIs404(t *testing.T) {
+	_, g, code := startGateway(t, gwMirrorsConfig)
+	auth := pairOnce(t, g, code)
+	for _, rt := range []mirrorRoute{
+		{"PATCH", "/api/cron/nope", map[string]any{"name": "x"}},
+		{"DELETE", "/api/cron/nope", nil},
+		{"POST", "/api/cron/nope/run", nil},
+		{"GET", "/api/skills/bundles/team/skills/nope", nil},
+		{"DELETE", "/api/skills/bundles/team/skills/nope", nil},
+		{"GET", "/api/sessions/nope/state", nil},
+		{"DELETE", "/api/devices/nope", nil},
+		{"POST", "/api/devices/nope/token/rotate", nil},
+	} {
+		r := g.do(rt.method, rt.path, rt.body, auth)
+		if r.code != 404 || !strings.Contains(strings.ToLower(r.body["error"].(string)), "no") {
+			t.Errorf("%s %s: %d %s", rt.method, rt.path, r.code, r.raw)
+		}
+	}
+	g.do("GET", "/api/skills/bundles/undefined/skills/x", nil, auth).want(t, 400)
+	g.do("PATCH", "/api/cron/nope", "not json", auth).want(t, 400)
+	g.do("GET", "/api/cron/nope/runs?limit=-1", nil, auth).want(t, 400)
+}
