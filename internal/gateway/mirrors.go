@@ -11,10 +11,13 @@ import (
 )
 
 // mirrorRoutes are upstream's /api/ mirrors of doctor/run, personality/*, skills/* and the read-only config/*
-// helpers, each one method with its params from the query, the JSON body and the path. Upstream routes with no
-// method in our table (sessions running/rename/POST messages, /api/skills/slash-option-kinds, the per-agent
-// skill and workspace routes) are not served.
+// helpers, and /api/sessions/running (session/list, only the sessions with a turn running), each one method with
+// its params from the query, the JSON body and the path. Upstream routes with no method in our table (session
+// rename, POST /api/sessions/{id}/messages, /api/skills/slash-option-kinds, the per-agent skill and workspace
+// routes) are not served.
 func (s *Server) mirrorRoutes(mux *http.ServeMux) {
+	s.handle(mux, "GET /api/sessions/running", s.authed(s.shaped(api.MethodSessionList, queryParams, running)))
+
 	s.handle(mux, "GET /api/doctor", s.authed(s.rpcRoute(api.MethodDoctorRun, queryParams)))
 	s.handle(mux, "POST /api/doctor", s.authed(s.rpcRoute(api.MethodDoctorRun, fromRequest(optionalBody))))
 
@@ -85,4 +88,20 @@ func fromRequest(body bodyMode, path ...string) paramsFunc {
 		}
 		return json.Marshal(m)
 	}
+}
+
+// running keeps the sessions of a session/list result whose state is running: upstream's {sessions}.
+func running(res any) any {
+	raw, err := json.Marshal(res)
+	var list api.SessionListResult
+	if err != nil || json.Unmarshal(raw, &list) != nil {
+		return res
+	}
+	out := api.SessionListResult{Sessions: []api.SessionSummary{}}
+	for _, s := range list.Sessions {
+		if s.State == "running" {
+			out.Sessions = append(out.Sessions, s)
+		}
+	}
+	return out
 }

@@ -1,10 +1,13 @@
 package rpctest
 
 import (
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/zeroclaw-go/zeroclaw/internal/api"
 )
 
 const gwMirrorsConfig = gwBaseConfig + `
@@ -18,6 +21,7 @@ type mirrorRoute struct {
 }
 
 var mirrorRoutes = []mirrorRoute{
+	{"GET", "/api/sessions/running", nil},
 	{"GET", "/api/doctor?offline=true", nil},
 	{"POST", "/api/doctor", map[string]any{"offline": true}},
 	{"GET", "/api/personality?agent=default", nil},
@@ -166,4 +170,42 @@ func TestGatewayNotFoundIs404(t *testing.T) {
 	g.do("GET", "/api/skills/bundles/undefined/skills/x", nil, auth).want(t, 400)
 	g.do("PATCH", "/api/cron/nope", "not json", auth).want(t, 400)
 	g.do("GET", "/api/cron/nope/runs?limit=-1", nil, auth).want(t, 400)
+}
+
+// /api/sessions/running lists a session while its turn runs (the backend holds the turn open) and not after.
+func TestGatewaySessionsRunning(t *testing.T) {
+	entered, release := make(chan struct{}), make(chan struct{})
+	held := func(w http.ResponseWriter, r *http.Request) {
+		close(entered)
+		select {
+		case <-release:
+		case <-r.Context().Done():
+			return
+		}
+		stream(ctSSE, openAIText(3, 1, "done"))(w, r)
+	}
+	model := newLLM(t, held)
+	d, g, code := startGateway(t, agentConfig(fakeProviderTOML("openai", model.URL), "openai.fake", "full", ""))
+	auth := pairOnce(t, g, code)
+	c := dialRC(t, d, "")
+	sid := c.newSession(api.SessionNewParams{AgentAlias: "a"}).SessionID
+	if r := g.do("GET", "/api/sessions/running", nil, auth).want(t, 200); strings.TrimSpace(string(r.raw)) != `{"sessions":[]}` {
+		t.Fatalf("running before the turn: %s", r.raw)
+	}
+	id := c.send(api.MethodSessionPrompt, api.SessionPromptParams{SessionID: sid, Prompt: "hold"})
+	<-entered
+	r := g.do("GET", "/api/sessions/running", nil, auth).want(t, 200)
+	if !strings.Contains(string(r.raw), `"session_id":"`+sid+`"`) || !strings.Contains(string(r.raw), `"state":"running"`) {
+		t.Fatalf("running during the turn: %s", r.raw)
+	}
+	if all := g.do("GET", "/api/sessions", nil, auth).want(t, 200); !strings.Contains(string(all.raw), sid) {
+		t.Fatalf("sessions %s", all.raw)
+	}
+	close(release)
+	if tr := c.await(id, hooks{}); tr.result.Outcome != api.OutcomeCompleted {
+		t.Fatalf("turn: %+v", tr.result)
+	}
+	if r := g.do("GET", "/api/sessions/running", nil, auth).want(t, 200); strings.TrimSpace(string(r.raw)) != `{"sessions":[]}` {
+		t.Fatalf("running after the turn: %s", r.raw)
+	}
 }
