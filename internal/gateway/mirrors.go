@@ -35,6 +35,7 @@ func (s *Server) mirrorRoutes(mux *http.ServeMux) {
 
 	s.handle(mux, "GET /api/config/templates", s.authed(s.rpcRoute(api.MethodConfigTemplates, noParams)))
 	s.handle(mux, "GET /api/config/sections", s.authed(s.rpcRoute(api.MethodConfigSections, noParams)))
+	s.handle(mux, "GET /api/config/sections/{section}", s.authed(s.configSection))
 	s.handle(mux, "GET /api/config/status", s.authed(s.rpcRoute(api.MethodConfigStatus, noParams)))
 	s.handle(mux, "GET /api/config/catalog", s.authed(s.rpcRoute(api.MethodConfigCatalog, noParams)))
 	s.handle(mux, "GET /api/config/catalog/models", s.authed(s.rpcRoute(api.MethodConfigCatalogModels, queryParams)))
@@ -104,4 +105,31 @@ func running(res any) any {
 		}
 	}
 	return out
+}
+
+// configSection is GET /api/config/sections/{section}: the config/sections entry with that key; 404 for a key
+// config/sections does not list.
+func (s *Server) configSection(w http.ResponseWriter, r *http.Request, c caller) {
+	res, err := s.o.Dispatch(r.Context(), c.identity(), api.MethodConfigSections, nil)
+	if err != nil {
+		s.writeRPCError(w, err)
+		return
+	}
+	raw, err := json.Marshal(res)
+	var list api.ConfigSectionsResult
+	if err == nil {
+		err = json.Unmarshal(raw, &list)
+	}
+	if err != nil {
+		s.writeRPCError(w, err)
+		return
+	}
+	key := r.PathValue("section")
+	for _, e := range list.Sections {
+		if e.Key == key {
+			writeJSON(w, http.StatusOK, e)
+			return
+		}
+	}
+	writeError(w, http.StatusNotFound, "unknown config section: "+key)
 }

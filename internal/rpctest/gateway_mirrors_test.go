@@ -36,6 +36,7 @@ var mirrorRoutes = []mirrorRoute{
 	{"DELETE", "/api/skills/bundles/team/skills/x", nil},
 	{"GET", "/api/config/templates", nil},
 	{"GET", "/api/config/sections", nil},
+	{"GET", "/api/config/sections/agents", nil},
 	{"GET", "/api/config/status", nil},
 	{"GET", "/api/config/catalog", nil},
 	{"GET", "/api/config/catalog/models?model_provider=openai", nil},
@@ -105,6 +106,10 @@ func TestGatewayMirrorRoutes(t *testing.T) {
 	if r := g.do("GET", "/api/config/sections", nil, auth).want(t, 200); r.body["sections"] == nil {
 		t.Fatalf("config sections %s", r.raw)
 	}
+	if r := g.do("GET", "/api/config/sections/agents", nil, auth).want(t, 200); r.body["key"] != "agents" || r.body["label"] == nil {
+		t.Fatalf("config section %s", r.raw)
+	}
+	g.do("GET", "/api/config/sections/nope", nil, auth).want(t, 404)
 	if r := g.do("GET", "/api/config/status", nil, auth).want(t, 200); r.body["needs_quickstart"] == nil {
 		t.Fatalf("config status %s", r.raw)
 	}
