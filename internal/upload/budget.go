@@ -95,15 +95,15 @@ func (b *Budget) reclaimIdleLocked(now time.Time) {
 		if !u.mu.TryLock() {
 			continue
 		}
-		bytesOf := func() []byte { return nil }
+		detached := func() []byte { return nil }
 		if !u.dead && now.Sub(u.last) >= IdleTimeout {
 			u.dead = true
-			bytesOf = u.detachLocked()
+			detached = u.detachLocked()
 			delete(b.live, u)
 			b.used -= u.charge
 		}
 		u.mu.Unlock()
-		free(bytesOf())
+		free(detached())
 	}
 }
 
@@ -116,9 +116,9 @@ func (b *Budget) release(u *upload) {
 		return
 	}
 	u.dead = true
-	bytesOf := u.detachLocked()
+	detached := u.detachLocked()
 	u.mu.Unlock()
-	free(bytesOf())
+	free(detached())
 	b.uncharge(u)
 }
 
