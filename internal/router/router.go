@@ -55,7 +55,7 @@ func HandleRequest[Peer, P, R any](grant string, f func(context.Context, Peer, *
 }
 
 // HandleRaw adapts a handler that reads its request's params itself (a method with a fast path over the raw
-// bytes; DecodeRequestParams for the rest). The frame is released when f returns.
+// bytes; DecodeValidParams or DecodeParams for the rest). The frame is released when f returns.
 func HandleRaw[Peer, R any](grant string, f func(context.Context, Peer, *jsonrpc.Request) (R, error)) Method[Peer] {
 	return Method[Peer]{Grant: grant, call: func(ctx context.Context, p Peer, req *jsonrpc.Request) (any, error) {
 		defer req.ReleaseParams()
