@@ -143,7 +143,9 @@ func DecodeHistory(rows []store.Message) []provider.Message {
 }
 
 // LoadHistory reads session id's stored messages and decodes them with DecodeHistory.
-func LoadHistory(ctx context.Context, chat *store.ChatStore, id string) ([]provider.Message, error) {
+func LoadHistory(ctx context.Context, chat interface {
+	All(ctx context.Context, key string) ([]store.Message, error)
+}, id string) ([]provider.Message, error) {
 	rows, err := chat.All(ctx, id)
 	if err != nil {
 		return nil, fmt.Errorf("agent: load history %s: %w", id, err)

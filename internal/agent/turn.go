@@ -43,6 +43,12 @@ var (
 	ErrLimit = errors.New("agent: turn limit reached")
 )
 
+// ProviderError is a turn that failed because the model provider's request failed (metrics count them).
+type ProviderError struct{ Err error }
+
+func (e *ProviderError) Error() string { return "agent: " + e.Err.Error() }
+func (e *ProviderError) Unwrap() error { return e.Err }
+
 // Tool result texts the model sees when a call does not run as asked; stable for clients and tests.
 const (
 	RejectedText        = "the user rejected this call"
@@ -163,7 +169,7 @@ func (t *Turn) Run(ctx context.Context, prompt string) (outcome, content string,
 				}
 				return api.OutcomeCancelled, partial, nil
 			}
-			return api.OutcomeFailed, partial, fmt.Errorf("agent: %w", err)
+			return api.OutcomeFailed, partial, &ProviderError{Err: err}
 		}
 		if len(res.ToolCalls) == 0 {
 			if err := t.Append(durable, provider.RoleAssistant, res.Text); err != nil {

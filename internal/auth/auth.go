@@ -11,6 +11,8 @@ const (
 	TransportUnix Transport = "unix" // the local Unix domain socket; the kernel reports the peer's uid
 	TransportPipe Transport = "pipe" // the local Windows named pipe, whose ACL admits only the creating user and SYSTEM
 	TransportWSS  Transport = "wss"  // RPC over a TLS WebSocket: a remote peer
+	// TransportHTTP is a gateway HTTP request: a remote peer (even from loopback), identified by its token.
+	TransportHTTP Transport = "http"
 )
 
 // Local reports whether the transport is one of the daemon's local endpoints (not a remote peer).

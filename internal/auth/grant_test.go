@@ -157,3 +157,16 @@ func TestTransportLocal(t *testing.T) {
 		}
 	}
 }
+
+// A device gets the grants of gateway.device_permission_profiles, and is admin only with none configured.
+func TestDevicePrincipal(t *testing.T) {
+	cfg := &config.Config{PermissionProfiles: map[string]config.PermissionProfile{"ro": {Grants: []string{"status:read"}}}}
+	if p := Device(cfg, "d1"); !p.Admin || p.Name != "device:d1" {
+		t.Fatalf("no profiles: %+v", p)
+	}
+	cfg.Gateway.DevicePermissionProfiles = []string{"ro"}
+	p := Device(cfg, "d1")
+	if p.Admin || !p.Allows("status:read") || p.Allows("config:update") {
+		t.Fatalf("ro device: %+v", p)
+	}
+}

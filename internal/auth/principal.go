@@ -66,3 +66,22 @@ func Resolve(cfg *config.Config, t Transport, uid, daemonUID int) *Principal {
 	}
 	return nil
 }
+
+// DevicePrefix starts the principal name of a paired gateway device ("device:<id>").
+const DevicePrefix = "device:"
+
+// Device is the principal of a paired gateway device (or, with pairing off, of any gateway client): the grants
+// of gateway.device_permission_profiles; with none configured it is admin, as upstream lets any token do
+// everything.
+func Device(cfg *config.Config, id string) *Principal {
+	pr := &Principal{Name: DevicePrefix + id}
+	if cfg == nil || len(cfg.Gateway.DevicePermissionProfiles) == 0 {
+		pr.Admin = true
+		return pr
+	}
+	for _, prof := range cfg.Gateway.DevicePermissionProfiles {
+		pr.Grants = append(pr.Grants, cfg.PermissionProfiles[prof].Grants...)
+	}
+	pr.Admin = slices.Contains(pr.Grants, GrantAdmin)
+	return pr
+}

@@ -57,12 +57,17 @@ func commands() []command {
 		{"sessions", "list, show or delete stored chat sessions", runSessions},
 		{"memory", "list, search, show or forget what the agents remember", runMemory},
 		{"cron", "list, add, remove, run or show the runs of scheduled jobs (through the running daemon)", runCron},
+		{"pair", "show the gateway pairing code, list or revoke paired devices (through the running daemon)", runPair},
 		{"acp", "speak the Agent Client Protocol on stdin/stdout for an editor; starts an ephemeral daemon if none runs", runACP},
 		{"config", "get, set, list, delete or validate configuration properties", runConfig},
 		{"logs", "print the daemon's runtime events (-f follows new ones)", runLogs},
 		{"costs", "print model spending as a table by day, agent or model", runCosts},
+		{"doctor", "check the install (file modes, databases, secrets, config, providers) and say how to fix what is wrong", runDoctor},
+		{"backup", "write a consistent archive of the install (FILE.tar.gz), even while the daemon runs", runBackup},
+		{"restore", "verify an archive, then restore it as the install (--force keeps the old one aside)", runRestore},
 		{"rpc", "send NDJSON requests from stdin to the daemon and print every reply (a socat replacement)", runRPC},
 		{"stop", "ask the running daemon to shut down", runStop},
+		{"service", "install, uninstall, start, stop or show the daemon as a user service (systemd, launchd)", runService},
 		{"version", "print the version", runVersion},
 	}
 }

@@ -27,6 +27,7 @@ func runDaemon(ctx context.Context, env Env, args []string) error {
 		Environ:   env.Environ,
 		Home:      env.Home,
 		Logger:    log,
+		Banner:    env.Stderr,
 	})
 	var re *daemon.RunningError
 	if errors.As(err, &re) {

@@ -100,7 +100,7 @@ func decodeFile(path string, raw []byte) (*decoded, error) {
 		}
 	}
 	cfg, decWarn, typeErrs := decode(d)
-	decWarn = memoryWarnings(decWarn)
+	decWarn = skillsWarnings(memoryWarnings(decWarn))
 	if from > 0 {
 		decWarn = summarizeUnknown(decWarn)
 	}

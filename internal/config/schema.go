@@ -44,6 +44,8 @@ type Config struct {
 	Scheduler          SchedulerConfig              `toml:"scheduler"`
 	Reliability        ReliabilityConfig            `toml:"reliability"`
 	Cron               map[string]CronJobDecl       `toml:"cron"`
+	Skills             SkillsConfig                 `toml:"skills"`
+	SkillBundles       map[string]SkillBundleConfig `toml:"skill_bundles"`
 }
 
 // ProvidersConfig holds model providers as providers.models.<family>.<alias>.
@@ -87,6 +89,14 @@ type AgentConfig struct {
 	Memory AgentMemoryConfig `toml:"memory"`
 	// CronJobs binds declarative jobs ([cron.<id>]) to this agent, as upstream's agents.<alias>.cron_jobs.
 	CronJobs []string `toml:"cron_jobs" desc:"Ids of the [cron.<id>] jobs that run as this agent."`
+	// SkillBundles opts the agent into [skill_bundles.<alias>] entries, searched in this order after the
+	// workspace's own skills/ directory.
+	SkillBundles []string `toml:"skill_bundles" desc:"Skill bundles ([skill_bundles.<alias>]) whose skills the agent follows, in order."`
+
+	// Delegates and DelegateSameRiskProfile are whom the delegate tool reaches (upstream's roster), when the
+	// agent's risk profile allows delegation at all.
+	Delegates               []string `toml:"delegates" desc:"Agents this agent may hand work to with the delegate tool (its risk profile must allow delegation)."`
+	DelegateSameRiskProfile bool     `toml:"delegate_same_risk_profile" desc:"Also reach every enabled agent that shares this agent's risk profile."`
 }
 
 // IsEnabled reports whether the agent is enabled (absent means enabled).
@@ -103,15 +113,28 @@ type WorkspaceConfig struct {
 
 // RiskProfile is risk_profiles.<name>: what the tool policy allows without asking.
 type RiskProfile struct {
-	Level               string   `toml:"level" enum:"readonly|supervised|full" desc:"readonly: no side effects; supervised: ask before risky tool calls; full: run what the lists allow."`
-	WorkspaceOnly       bool     `toml:"workspace_only" desc:"Keep file and shell tools inside the agent's workspace."`
-	AutoApprove         []string `toml:"auto_approve" desc:"Tools that run without asking."`
-	AlwaysAsk           []string `toml:"always_ask" desc:"Tools that ask every time, even after allow_always."`
-	ExcludedTools       []string `toml:"excluded_tools" desc:"Tools the model is never offered."`
-	AllowedTools        []string `toml:"allowed_tools" desc:"When set, the only tools the model is offered."`
-	ForbiddenPaths      []string `toml:"forbidden_paths" desc:"Paths the tools may never touch."`
-	BlockedCommands     []string `toml:"blocked_commands" desc:"Shell commands that are always refused."`
-	ApprovalTimeoutSecs int      `toml:"approval_timeout_secs" desc:"Seconds an approval request waits for an answer before it is denied."`
+	Level               string           `toml:"level" enum:"readonly|supervised|full" desc:"readonly: no side effects; supervised: ask before risky tool calls; full: run what the lists allow."`
+	WorkspaceOnly       bool             `toml:"workspace_only" desc:"Keep file and shell tools inside the agent's workspace."`
+	AutoApprove         []string         `toml:"auto_approve" desc:"Tools that run without asking."`
+	AlwaysAsk           []string         `toml:"always_ask" desc:"Tools that ask every time, even after allow_always."`
+	ExcludedTools       []string         `toml:"excluded_tools" desc:"Tools the model is never offered."`
+	AllowedTools        []string         `toml:"allowed_tools" desc:"When set, the only tools the model is offered."`
+	ForbiddenPaths      []string         `toml:"forbidden_paths" desc:"Paths the tools may never touch."`
+	BlockedCommands     []string         `toml:"blocked_commands" desc:"Shell commands that are always refused."`
+	ApprovalTimeoutSecs int              `toml:"approval_timeout_secs" desc:"Seconds an approval request waits for an answer before it is denied."`
+	DelegationPolicy    DelegationPolicy `toml:"delegation_policy"`
+}
+
+// Delegation modes (upstream's): forbidden, the default, or allow.
+const (
+	DelegationForbidden = "forbidden"
+	DelegationAllow     = "allow"
+)
+
+// DelegationPolicy is risk_profiles.<name>.delegation_policy: whether agents with the profile may use the
+// delegate tool.
+type DelegationPolicy struct {
+	Mode string `toml:"mode" enum:"forbidden|allow" desc:"allow: agents with this profile get the delegate tool; forbidden (default): they do not."`
 }
 
 // setDefaults gives a fresh profile upstream's defaults: supervised and confined to the workspace, so an empty
@@ -136,13 +159,44 @@ type ChannelsConfig struct {
 	SessionBackend string `toml:"session_backend" enum:"sqlite|jsonl" desc:"Where chat sessions are stored: sqlite (sessions.db) or jsonl files."`
 }
 
-// GatewayConfig is [gateway]. PairedTokens holds SHA-256 hex hashes and is a secret field.
+// GatewayConfig is [gateway] (upstream/gateway.md §5). PairedTokens holds SHA-256 hex hashes and is a secret
+// field.
 type GatewayConfig struct {
 	Host             string   `toml:"host" desc:"Address the HTTP gateway listens on."`
-	Port             int      `toml:"port" desc:"TCP port of the HTTP gateway."`
+	Port             int      `toml:"port" note:"0: a port the kernel picks" desc:"TCP port of the HTTP gateway."`
 	RequirePairing   bool     `toml:"require_pairing" desc:"Require a paired bearer token on gateway requests."`
 	AllowRemoteAdmin bool     `toml:"allow_remote_admin" desc:"Allow admin requests from gateway clients that are not on loopback."`
 	PairedTokens     []string `toml:"paired_tokens" desc:"SHA-256 hashes of the paired gateway tokens."`
+	AllowPublicBind  bool     `toml:"allow_public_bind" desc:"Bind a non-loopback host without the startup warning."`
+	// DevicePermissionProfiles are the grants of a paired device (auth's grant model); empty: a device may do
+	// everything, as upstream lets any token.
+	DevicePermissionProfiles []string         `toml:"device_permission_profiles" note:"empty: paired devices are admin, as upstream" desc:"Permission profiles whose grants a paired device gets."`
+	PairRateLimitPerMinute   int              `toml:"pair_rate_limit_per_minute" desc:"Pairing requests one client may make per minute."`
+	WebhookRateLimitPerMin   int              `toml:"webhook_rate_limit_per_minute" desc:"Webhook requests one client may make per minute."`
+	TrustForwardedHeaders    bool             `toml:"trust_forwarded_headers" desc:"Take the client address from X-Forwarded-For / X-Real-IP (only behind a trusted proxy)."`
+	PathPrefix               string           `toml:"path_prefix" note:"empty: routes at the root" desc:"Prefix every gateway route is served under, e.g. /zeroclaw."`
+	RateLimitMaxKeys         int              `toml:"rate_limit_max_keys" desc:"Clients each rate limiter tracks at most."`
+	IdempotencyTTLSecs       int              `toml:"idempotency_ttl_secs" desc:"Seconds a webhook idempotency key is remembered."`
+	IdempotencyMaxKeys       int              `toml:"idempotency_max_keys" desc:"Webhook idempotency keys remembered at most."`
+	RequestTimeoutSecs       int              `toml:"request_timeout_secs" desc:"Seconds a gateway request may take before it is answered 408."`
+	LongRunningTimeoutSecs   int              `toml:"long_running_request_timeout_secs" desc:"Seconds a long-running gateway request (a webhook turn) may take."`
+	WebhookSecret            string           `toml:"webhook_secret" note:"empty: no X-Webhook-Secret check" desc:"Secret a POST /webhook must carry in X-Webhook-Secret (a secret)."`
+	TLS                      GatewayTLSConfig `toml:"tls"`
+}
+
+// GatewayTLSConfig is [gateway.tls]: HTTPS, and optionally client certificates (mTLS).
+type GatewayTLSConfig struct {
+	Enabled    bool                    `toml:"enabled" desc:"Serve the gateway over HTTPS."`
+	CertPath   string                  `toml:"cert_path" desc:"PEM certificate chain of the gateway."`
+	KeyPath    string                  `toml:"key_path" desc:"PEM private key of the gateway."`
+	ClientAuth GatewayClientAuthConfig `toml:"client_auth"`
+}
+
+// GatewayClientAuthConfig is [gateway.tls.client_auth].
+type GatewayClientAuthConfig struct {
+	Enabled           bool   `toml:"enabled" desc:"Verify client certificates against ca_cert_path."`
+	CACertPath        string `toml:"ca_cert_path" desc:"PEM CA certificates that sign accepted client certificates."`
+	RequireClientCert bool   `toml:"require_client_cert" desc:"Refuse clients without a certificate (otherwise one is verified when presented)."`
 }
 
 // ObservabilityConfig is [observability]: the runtime event log (upstream's log_persistence keys).
@@ -291,8 +345,10 @@ type defaulter interface{ setDefaults() }
 // base returns the defaults of every non-map field; maps are empty. Decoding a file starts from it.
 func base() *Config {
 	return &Config{
-		Channels:      ChannelsConfig{SessionBackend: "sqlite"},
-		Gateway:       GatewayConfig{Host: "127.0.0.1", Port: 42617, RequirePairing: true},
+		Channels: ChannelsConfig{SessionBackend: "sqlite"},
+		Gateway: GatewayConfig{Host: "127.0.0.1", Port: 42617, RequirePairing: true, PairRateLimitPerMinute: 10,
+			WebhookRateLimitPerMin: 60, RateLimitMaxKeys: 10000, IdempotencyTTLSecs: 300, IdempotencyMaxKeys: 10000,
+			RequestTimeoutSecs: 30, LongRunningTimeoutSecs: 600},
 		Observability: ObservabilityConfig{LogPersistence: "rolling", LogPersistenceRotateDaily: true, LogPersistenceRetentionMax: 7},
 		Cost:          CostConfig{Enabled: true, DailyLimitUSD: 10, MonthlyLimitUSD: 100, WarnAtPercent: 80},
 		Secrets:       SecretsConfig{Encrypt: true},
@@ -300,6 +356,7 @@ func base() *Config {
 			FrameTimeoutMS: 30000, WriteTimeoutMS: 30000, MaxInflightFrameBytes: 64 << 20},
 		Security: SecurityConfig{TrustDaemonUID: true},
 		Memory:   DefaultMemory(),
+		Skills:   SkillsConfig{PromptInjectionMode: SkillsModeFull},
 		Scheduler: SchedulerConfig{Enabled: true, MaxTasks: 64, MaxConcurrent: 4, CatchUpOnStartup: true,
 			MaxRunHistory: 50},
 		Reliability: ReliabilityConfig{SchedulerPollSecs: 15, SchedulerRetries: 2, ProviderBackoffMS: 500},

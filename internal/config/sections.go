@@ -57,6 +57,10 @@ var sectionTable = []sectionInfo{
 		"and the run history kept per job."},
 	{key: "secrets", group: "Storage", help: "Whether secret fields are stored encrypted (enc2:) in config.toml."},
 	{key: "security", group: "Storage", help: "Whether the daemon's own uid is trusted as the shared operator."},
+	{key: "skills", group: "Agent", help: "How skills reach the system prompt (full or compact) and whether " +
+		"skills that ship scripts are loaded."},
+	{key: "skill_bundles", group: "Agent", help: "Named directories of skills under <install>/shared/ " +
+		"(default shared/skills/<alias>), with include and exclude lists; agents opt in with skill_bundles."},
 	{key: "users", group: "Storage", help: "Local users (by uid) and the permission profiles they hold."},
 }
 
@@ -174,7 +178,7 @@ var aliasSources = map[string]func(*Config) []string{
 	"tts_providers":           nil,
 	"transcription_providers": nil,
 	"runtime_profiles":        nil,
-	"skill_bundles":           nil,
+	"skill_bundles":           func(c *Config) []string { return sortedKeys(c.SkillBundles) },
 	"knowledge_bundles":       nil,
 	"mcp_bundles":             nil,
 }

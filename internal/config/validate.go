@@ -113,6 +113,7 @@ func validate(cfg *Config, d *document, file string) (*ValidationError, []string
 	if cfg.Gateway.Port < 0 || cfg.Gateway.Port > 65535 {
 		v.add(Path{"gateway", "port"}, "must be between 0 and 65535, got %d", cfg.Gateway.Port)
 	}
+	validateGateway(cfg, v)
 	switch cfg.Observability.LogPersistence {
 	case "rolling", "rotating", "full", "none":
 	default:
@@ -162,6 +163,7 @@ func validate(cfg *Config, d *document, file string) (*ValidationError, []string
 			v.add(Path{"acp", "default_agent"}, "agent %q is not defined under agents", a)
 		}
 	}
+	warnings = append(warnings, validateSkills(cfg, v, file)...)
 	if len(v.problems) == 0 {
 		return nil, warnings
 	}

@@ -38,6 +38,8 @@ type Options struct {
 	Clock  clock.Clock
 	NewID  func() string
 	Logs   logs.Publisher // budget warnings, refusals and unpriced models; nil discards
+	// Recorded, if set, is told every recorded request (metrics); it must not block.
+	Recorded func(model string, inputTokens, outputTokens int64, usd float64)
 }
 
 // Tracker records costs and checks budgets. It is safe for concurrent use.
@@ -111,6 +113,9 @@ func (t *Tracker) Record(ctx context.Context, sessionID, agentAlias string, u Us
 		return err
 	}
 	t.rollLocked(now)
+	if t.o.Recorded != nil {
+		t.o.Recorded(u.Model, int64(u.InputTokens), int64(u.OutputTokens), usd)
+	}
 	t.daily += usd
 	t.monthly += usd
 	t.session += usd

@@ -221,6 +221,46 @@ func (s *Scheduler) Resolve(ctx context.Context, idOrName, agent string) (string
 	return "", invalidf("ambiguous name %q: %d jobs have it; use the job id", idOrName, len(ids))
 }
 
+// Owned returns the jobs agent owns (its agent_alias, or its cron_jobs list for a declarative job), soonest
+// first: what the agent's cron tools may see.
+func (s *Scheduler) Owned(ctx context.Context, agent string) ([]api.CronJob, error) {
+	jobs, err := s.o.Store.List(ctx)
+	if err != nil {
+		return nil, err
+	}
+	cfg := s.o.Config()
+	out := []api.CronJob{}
+	for _, j := range jobs {
+		if alias, err := owner(cfg, j); err == nil && alias == agent {
+			out = append(out, Wire(j))
+		}
+	}
+	return out, nil
+}
+
+// ResolveOwned is Resolve limited to the jobs agent owns: another agent's job is not found, by id or by name.
+func (s *Scheduler) ResolveOwned(ctx context.Context, idOrName, agent string) (string, error) {
+	notFound := fmt.Errorf("%w: no cron job with id or name %q", ErrNotFound, idOrName)
+	id, err := s.Resolve(ctx, idOrName, agent)
+	if errors.Is(err, ErrNotFound) {
+		return "", notFound
+	}
+	if err != nil {
+		return "", err
+	}
+	j, err := s.o.Store.Get(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return "", notFound
+	}
+	if err != nil {
+		return "", err
+	}
+	if alias, err := owner(s.o.Config(), j); err != nil || alias != agent {
+		return "", notFound
+	}
+	return id, nil
+}
+
 // Patch changes a job. Fields left nil keep their value; a new schedule recomputes next_run.
 type Patch struct {
 	Name           *string
@@ -232,6 +272,8 @@ type Patch struct {
 	SessionTarget  *string
 	DeleteAfterRun *bool
 	AllowedTools   *[]string // an empty list clears the allowlist
+	UsesMemory     *bool
+	Delivery       *api.CronDelivery
 }
 
 // Patch applies p to job id and returns the job.
@@ -288,6 +330,14 @@ func (s *Scheduler) Patch(ctx context.Context, id string, p Patch) (api.CronJob,
 		if len(*p.AllowedTools) > 0 {
 			b, _ := json.Marshal(*p.AllowedTools)
 			j.AllowedTools = string(b)
+		}
+	}
+	if p.UsesMemory != nil {
+		j.UsesMemory = *p.UsesMemory
+	}
+	if p.Delivery != nil {
+		if j.Delivery, err = encodeDelivery(p.Delivery); err != nil {
+			return api.CronJob{}, err
 		}
 	}
 	if err := s.o.Store.Update(ctx, j, j.Source == store.CronSourceDeclarative); err != nil {

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"log/slog"
 	"net"
@@ -20,6 +21,7 @@ import (
 	"github.com/zeroclaw-go/zeroclaw/internal/auth"
 	"github.com/zeroclaw-go/zeroclaw/internal/clock"
 	"github.com/zeroclaw-go/zeroclaw/internal/config"
+	"github.com/zeroclaw-go/zeroclaw/internal/gateway"
 	"github.com/zeroclaw-go/zeroclaw/internal/install"
 	"github.com/zeroclaw-go/zeroclaw/internal/jsonrpc"
 	"github.com/zeroclaw-go/zeroclaw/internal/listen"
@@ -58,6 +60,14 @@ type Options struct {
 	EphemeralGrace time.Duration
 	// LogRingFrames bounds the live log events kept for subscribers; 0 => logs.DefaultRingFrames.
 	LogRingFrames int
+
+	// Banner, if set, receives what the operator must see at start and is never logged: the gateway's
+	// pairing code.
+	Banner io.Writer
+	// GatewayListen binds the gateway's TCP address; nil means net.Listen. Tests bind port 0 with it.
+	GatewayListen func(network, addr string) (net.Listener, error)
+	// GatewayReady, if set, is called with the gateway's address each time it binds.
+	GatewayReady func(addr net.Addr, tls bool)
 }
 
 func (o Options) getenv(key string) string {
@@ -157,10 +167,22 @@ func Run(ctx context.Context, opts Options) error {
 		return err
 	}
 	defer st.close(log)
+	backend := sessionBackend(cfg.Current())
+	cfg.OnChange(func(c *config.Config) {
+		if b := sessionBackend(c); b != backend {
+			log.Warn("channels.session_backend changed: it takes effect at the next start", "component", "store",
+				"running", backend, "configured", b)
+		}
+	})
 
 	events := newLogHub(layout, cfg, clk, opts.LogRingFrames, log)
 	defer events.Close()
-	costs := newCostTracker(st.costs, cfg, clk, opts.NewID, events)
+	metrics := gateway.NewMetrics()
+	costs := newCostTracker(st.costs, cfg, clk, opts.NewID, events, metrics.Recorded)
+	pm, err := newPairing(ctx, cfg, st.devices, clk, log)
+	if err != nil {
+		return err
+	}
 
 	ln, err := install.Listen(endpoint)
 	if err != nil {
@@ -171,12 +193,17 @@ func Run(ctx context.Context, opts Options) error {
 		return err
 	}
 
-	mem := openMemory(ctx, layout, cfg.Current, clk.Now, log)
+	mem := openMemory(ctx, layout, cfg.Current, cfg.OnChange, clk.Now, log)
 	defer closeMemory(mem, log)
+	bg, err := openBackground(ctx, layout, cfg, st, clk, opts.NewID, log)
+	if err != nil {
+		_ = ln.Close()
+		return err
+	}
 	sessions := session.NewManager(session.Options{
 		Chat:        st.chat,
 		Cost:        costs,
-		Logs:        events,
+		Logs:        metricsTee{hub: events, m: metrics},
 		Config:      cfg.Current,
 		InstallRoot: layout.Root,
 		Logger:      log,
@@ -185,21 +212,23 @@ func Run(ctx context.Context, opts Options) error {
 		NewID:       opts.NewID,
 		NewProvider: opts.NewProvider,
 		Memory:      mem,
+		Cron:        bg.tools,
+		Delegate:    bg.deleg.forAgent,
 	})
-	bg, err := startBackground(ctx, layout, cfg, st, sessions, clk, opts.NewID, log)
-	if err != nil {
+	if err := bg.start(ctx, cfg, sessions); err != nil {
 		_ = ln.Close()
 		return err
 	}
 	d := &daemon{
-		bg:       bg,
-		log:      log,
-		ln:       ln,
-		stop:     make(chan struct{}),
-		cfg:      cfg,
-		sessions: sessions,
-		stores:   st,
-		frames:   jsonrpc.NewBudget(int64(cfg.Current().RPC.MaxInflightFrameBytes)),
+		bg:           bg,
+		log:          log,
+		ln:           ln,
+		stop:         make(chan struct{}),
+		cfg:          cfg,
+		sessions:     sessions,
+		stores:       st,
+		frames:       jsonrpc.NewBudget(int64(cfg.Current().RPC.MaxInflightFrameBytes)),
+		drainTimeout: cmpOr(opts.DrainTimeout, DrainTimeout),
 	}
 	d.srv = rpc.New(rpc.Options{
 		Logger: log.With("component", "rpc"),
@@ -219,6 +248,9 @@ func Run(ctx context.Context, opts Options) error {
 		Cron:          bg.sched,
 		Logs:          events,
 		Costs:         costs,
+		Pairing:       pm,
+
+		Doctor: doctorFor(layout, endpoint, opts.Environ),
 	})
 	// The ACP endpoint (acp.md) is served through the same listen.Server: one connection limit, one ephemeral
 	// count, one drain. A daemon that cannot take it still serves the native socket.
@@ -241,6 +273,7 @@ func Run(ctx context.Context, opts Options) error {
 		Abort:        d.abort,
 		Logger:       log,
 	})
+	d.startGateway(ctx, opts, pm, metrics, clk)
 	log.Info("daemon listening", "component", "daemon", "endpoint", endpoint, "pid", os.Getpid(),
 		"config_dir", layout.Root, "ephemeral", opts.Ephemeral, "acp_endpoint", layout.ACPEndpoint())
 	events.Publish(logs.Entry{Category: logs.CategorySystem, Action: "start", Outcome: logs.OutcomeSuccess,
@@ -268,17 +301,19 @@ func (e *RunningError) Error() string {
 
 // daemon is one running instance.
 type daemon struct {
-	bg       *background // scheduler and control plane
-	log      *slog.Logger
-	ln       *install.Listener
-	acpLn    *install.Listener // nil when the ACP endpoint could not be taken
-	conns    *listen.Server
-	srv      *rpc.Server
-	acp      *acp.Server
-	cfg      *config.Manager
-	sessions *session.Manager
-	stores   *stores
-	frames   *jsonrpc.Budget // the bytes of inbound frames in flight, shared by every connection
+	bg           *background // scheduler and control plane
+	log          *slog.Logger
+	ln           *install.Listener
+	acpLn        *install.Listener // nil when the ACP endpoint could not be taken
+	conns        *listen.Server
+	srv          *rpc.Server
+	acp          *acp.Server
+	gw           *gateway.Server
+	cfg          *config.Manager
+	sessions     *session.Manager
+	stores       *stores
+	frames       *jsonrpc.Budget // the bytes of inbound frames in flight, shared by every connection
+	drainTimeout time.Duration
 
 	stopOnce sync.Once
 	stop     chan struct{} // closed by requestStop
@@ -316,7 +351,18 @@ func (d *daemon) serve(ctx context.Context) error {
 	}
 	// 1. Stop accepting. 2. Cancel turns, deny approvals, drain in-flight requests (d.drain). 3. End every
 	// connection; each flushes the frames it has queued; past the drain deadline they are closed outright.
+	// The gateway stops accepting at the same moment and drains its requests within the same deadline.
+	gwDone := make(chan struct{})
+	go func() {
+		defer close(gwDone)
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), d.drainTimeout)
+		defer cancel()
+		if err := d.gw.Shutdown(sctx); err != nil {
+			d.log.Warn("gateway requests cut at the drain deadline", "component", "gateway", "err", err)
+		}
+	}()
 	d.conns.Shutdown(ctx)
+	<-gwDone
 	if err := <-served; err != nil {
 		d.log.Warn("serving the endpoint", "component", "daemon", "err", err)
 	}
@@ -405,4 +451,11 @@ func configKind(layout install.Layout, home string) string {
 		return api.ConfigKindDefault
 	}
 	return api.ConfigKindCustom
+}
+
+func cmpOr(d, def time.Duration) time.Duration {
+	if d > 0 {
+		return d
+	}
+	return def
 }

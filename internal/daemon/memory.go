@@ -13,8 +13,10 @@ import (
 
 // openMemory opens the memory backend [memory] names. A store that cannot be opened (a PostgreSQL server that
 // is down, a damaged brain.db) does not stop the daemon: turns run without memory and memory/* answers that
-// the subsystem is not available.
-func openMemory(ctx context.Context, layout install.Layout, cfg func() *config.Config, now func() time.Time, log *slog.Logger) *memory.Manager {
+// the subsystem is not available until a config change (or a later retry) opens it. A config change that names
+// another backend opens it at once (the Manager would on next use anyway), so the log says how it went.
+func openMemory(ctx context.Context, layout install.Layout, cfg func() *config.Config, onChange func(func(*config.Config)),
+	now func() time.Time, log *slog.Logger) *memory.Manager {
 	m, err := memory.Open(ctx, memory.Options{
 		DataDir: layout.DataDir,
 		Config:  cfg,
@@ -30,6 +32,9 @@ func openMemory(ctx context.Context, layout install.Layout, cfg func() *config.C
 	if err != nil {
 		log.Warn("memory unavailable: agents run without memory", "component", "memory", "backend", cfg().Memory.Backend, "err", err)
 		return nil
+	}
+	if onChange != nil {
+		onChange(func(*config.Config) { go m.Refresh(ctx) })
 	}
 	return m
 }

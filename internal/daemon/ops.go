@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"context"
 	"log/slog"
 	"path/filepath"
 	"sync"
@@ -9,6 +10,7 @@ import (
 	"github.com/zeroclaw-go/zeroclaw/internal/clock"
 	"github.com/zeroclaw-go/zeroclaw/internal/config"
 	"github.com/zeroclaw-go/zeroclaw/internal/cost"
+	"github.com/zeroclaw-go/zeroclaw/internal/doctor"
 	"github.com/zeroclaw-go/zeroclaw/internal/install"
 	"github.com/zeroclaw-go/zeroclaw/internal/logs"
 	"github.com/zeroclaw-go/zeroclaw/internal/provider"
@@ -38,8 +40,9 @@ func newLogHub(layout install.Layout, cfg *config.Manager, clk clock.Clock, ring
 }
 
 // newCostTracker prices provider requests into the ledger and checks the [cost] budgets.
-func newCostTracker(ledger *store.CostLedger, cfg *config.Manager, clk clock.Clock, newID func() string, h *logs.Hub) *cost.Tracker {
-	return cost.NewTracker(cost.Options{Ledger: ledger, Config: cfg.Current, Clock: clk, NewID: newID, Logs: h})
+func newCostTracker(ledger *store.CostLedger, cfg *config.Manager, clk clock.Clock, newID func() string, h *logs.Hub,
+	recorded func(model string, in, out int64, usd float64)) *cost.Tracker {
+	return cost.NewTracker(cost.Options{Ledger: ledger, Config: cfg.Current, Clock: clk, NewID: newID, Logs: h, Recorded: recorded})
 }
 
 // secretScrubber scrubs text of the secret values of the config in force (rebuilt when the config changes) and
@@ -59,5 +62,12 @@ func secretScrubber(current func() *config.Config) func(string) string {
 		f := scrub
 		mu.Unlock()
 		return f(text)
+	}
+}
+
+// doctorFor runs the doctor on this install from inside the daemon (doctor/run).
+func doctorFor(layout install.Layout, endpoint string, environ []string) func(context.Context, bool) api.DoctorResult {
+	return func(ctx context.Context, offline bool) api.DoctorResult {
+		return doctor.Run(ctx, doctor.Options{Layout: layout, Endpoint: endpoint, Environ: environ, SkipProviders: offline})
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -33,10 +34,16 @@ func dialStream(t *testing.T, sock string) *ndjson.Client {
 
 // kill -9 in the middle of a streamed turn: after a restart the history holds every completed message and the
 // user message of the interrupted turn, no partial assistant message, nothing twice; the session is idle and
-// takes a new turn.
+// takes a new turn. Both session backends: sessions.db, and one JSONL file per session.
 func TestKill9MidTurnKeepsHistory(t *testing.T) {
+	t.Run("sqlite", func(t *testing.T) { testKill9MidTurnKeepsHistory(t, "") })
+	t.Run("jsonl", func(t *testing.T) { testKill9MidTurnKeepsHistory(t, "\n[channels]\nsession_backend = \"jsonl\"\n") })
+}
+
+func testKill9MidTurnKeepsHistory(t *testing.T, extraConfig string) {
 	url, _ := stallingBackend(t)
 	h, root := homeWithOpenAI(t, "fake", url)
+	appendFile(t, filepath.Join(root, "config.toml"), extraConfig)
 	d2, sock, turnID := killMidSecondTurn(t, h, root, "crash-1", nil)
 	c2 := dialStream(t, sock)
 
@@ -174,5 +181,20 @@ func stallingBackend(t *testing.T) (url string, last func() string) {
 		mu.Lock()
 		defer mu.Unlock()
 		return latest
+	}
+}
+
+// appendFile appends text to the file at p.
+func appendFile(t *testing.T, p, text string) {
+	t.Helper()
+	f, err := os.OpenFile(p, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteString(text); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -5,8 +5,11 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 )
 
 var benchWords = []string{"rust", "go", "lisbon", "coffee", "compiler", "garden", "piano", "budget", "invoice", "travel",
@@ -45,42 +48,103 @@ func seedBench(b *testing.B, n int) (*SQLite, string) {
 	return db, a
 }
 
-// BenchmarkRecall100k measures agent-scoped recall (the injection's query path) with 100,000 memories, next to
-// the bare FTS5 query it is built on, and reports p50/p99 per call.
-func BenchmarkRecall100k(b *testing.B) {
-	db, agent := seedBench(b, 100_000)
-	query := "what do I know about lisbon coffee?"
-	run := func(b *testing.B, f func(ctx context.Context) error) {
-		lat := make([]time.Duration, 0, b.N)
-		for b.Loop() {
-			start := time.Now()
-			if err := f(b.Context()); err != nil {
-				b.Fatal(err)
-			}
-			lat = append(lat, time.Since(start))
+// benchRun runs f b.N times and reports the p50 and p99 latency of one call.
+func benchRun(b *testing.B, f func(ctx context.Context) error) {
+	lat := make([]time.Duration, 0, b.N)
+	for b.Loop() {
+		start := time.Now()
+		if err := f(b.Context()); err != nil {
+			b.Fatal(err)
 		}
-		slices.Sort(lat)
-		b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
-		b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-µs")
+		lat = append(lat, time.Since(start))
 	}
-	b.Run("recall", func(b *testing.B) {
-		run(b, func(ctx context.Context) error {
-			out, err := db.Recall(ctx, Query{Text: query, Limit: RecallLimit, Agents: []string{agent}, ExcludeCategory: CategoryConversation})
-			if err == nil && len(out) == 0 {
-				err = fmt.Errorf("no results")
-			}
-			return err
+	slices.Sort(lat)
+	b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
+	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-µs")
+}
+
+// benchQuery is a recall as the injection makes it: the user's words, common ones included.
+const benchQuery = "what do I know about lisbon coffee?"
+
+func benchRecall(b Backend, agent string) func(ctx context.Context) error {
+	return func(ctx context.Context) error {
+		out, err := b.Recall(ctx, Query{Text: benchQuery, Limit: RecallLimit, Agents: []string{agent}, ExcludeCategory: CategoryConversation})
+		if err == nil && len(out) == 0 {
+			err = fmt.Errorf("no results")
+		}
+		return err
+	}
+}
+
+// BenchmarkRecall100k measures agent-scoped recall (the injection's query path) with 100,000 memories, next to
+// the bare full-text query it is built on, for SQLite and (with ZEROCLAW_TEST_PG_DSN) PostgreSQL, and reports
+// p50/p99 per call.
+func BenchmarkRecall100k(b *testing.B) {
+	b.Run("sqlite", func(b *testing.B) {
+		db, agent := seedBench(b, 100_000)
+		b.Run("recall", func(b *testing.B) { benchRun(b, benchRecall(db, agent)) })
+		b.Run("bare-fts", func(b *testing.B) {
+			benchRun(b, func(ctx context.Context) error {
+				rows, err := db.r.QueryContext(ctx, `SELECT rowid, bm25(memories_fts) AS s FROM memories_fts WHERE memories_fts MATCH ? ORDER BY s LIMIT 10`, FTSQuery(benchQuery))
+				if err != nil {
+					return err
+				}
+				for rows.Next() {
+				}
+				return rows.Close()
+			})
 		})
 	})
-	b.Run("bare-fts", func(b *testing.B) {
-		run(b, func(ctx context.Context) error {
-			rows, err := db.r.QueryContext(ctx, `SELECT rowid, bm25(memories_fts) AS s FROM memories_fts WHERE memories_fts MATCH ? ORDER BY s LIMIT 10`, FTSQuery(query))
-			if err != nil {
-				return err
-			}
-			for rows.Next() {
-			}
-			return rows.Close()
+	dsn := pgDSN(b)
+	if dsn == "" {
+		b.Log("ZEROCLAW_TEST_PG_DSN not set: no PostgreSQL numbers (source scripts/pg-test-server.sh)")
+		return
+	}
+	b.Run("postgres", func(b *testing.B) {
+		p, agent := seedBenchPostgres(b, dsn, 100_000)
+		b.Run("recall", func(b *testing.B) { benchRun(b, benchRecall(p, agent)) })
+		b.Run("bare-fts", func(b *testing.B) {
+			benchRun(b, func(ctx context.Context) error {
+				var args pgArgs
+				tsq := tsQuery(benchQuery, &args)
+				rows, err := p.pool.Query(ctx, `SELECT id, ts_rank_cd(to_tsvector('simple', content), `+tsq+`) AS s FROM `+p.table+`
+					WHERE to_tsvector('simple', content) @@ `+tsq+` ORDER BY s DESC LIMIT 10`, args...)
+				if err != nil {
+					return err
+				}
+				for rows.Next() {
+				}
+				rows.Close()
+				return rows.Err()
+			})
 		})
 	})
+}
+
+// seedBenchPostgres fills a fresh schema with the rows seedBench writes, with COPY.
+func seedBenchPostgres(b *testing.B, dsn string, n int) (*Postgres, string) {
+	b.Helper()
+	p := openTestPostgres(b, dsn)
+	a, _ := p.EnsureAgent(b.Context(), "a")
+	other, _ := p.EnsureAgent(b.Context(), "b")
+	now := time.Now()
+	rows := make([][]any, n)
+	for i := range n {
+		w1, w2, w3 := benchWords[i%len(benchWords)], benchWords[(i/7)%len(benchWords)], benchWords[(i/131)%len(benchWords)]
+		agent := a
+		if i%2 == 1 {
+			agent = other
+		}
+		rows[i] = []any{newUUID(), fmt.Sprintf("fact_%d", i), fmt.Sprintf("note %d about %s and %s, also %s", i, w1, w2, w3),
+			"core", now, now, "default", agent}
+	}
+	schema, table, _ := strings.Cut(strings.ReplaceAll(p.table, `"`, ""), ".")
+	if _, err := p.pool.CopyFrom(b.Context(), pgx.Identifier{schema, table},
+		[]string{"id", "key", "content", "category", "created_at", "updated_at", "namespace", "agent_id"}, pgx.CopyFromRows(rows)); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := p.pool.Exec(b.Context(), "ANALYZE "+p.table); err != nil {
+		b.Fatal(err)
+	}
+	return p, a
 }

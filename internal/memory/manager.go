@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -29,22 +30,37 @@ type Options struct {
 	Workspace func(cfg *config.Config, alias string) string
 }
 
-// Manager owns the install's memory backend (chosen by [memory] backend when it opens) and hands out agent
-// handles. It is safe for concurrent use.
+// ReopenRetry is how long a backend that failed to open is left alone before a use tries again (a PostgreSQL
+// server that was down may be up by then).
+const ReopenRetry = 30 * time.Second
+
+// Manager owns the install's memory backend and hands out agent handles. The backend follows [memory] and
+// [storage.postgres.<alias>]: when a config change names another one, the next use opens it (Refresh does it
+// at once) and the old one is closed with the Manager, so turns already using it finish on it. It is safe for
+// concurrent use.
 type Manager struct {
-	o          Options
-	log        *slog.Logger
-	shared     Backend // sqlite or postgres; nil when the install's backend is none or markdown
-	sharedName string  // "sqlite" or "postgres.<alias>"
+	o   Options
+	log *slog.Logger
+
+	openMu sync.Mutex // serializes (re)opening the shared backend
 
 	mu          sync.Mutex // guards the fields below
+	shared      Backend    // sqlite or postgres; nil when the install's backend is none or markdown, or failed
+	sharedName  string     // "sqlite" or "postgres.<alias>"
+	sharedKey   string     // the settings shared was opened from (sharedSpec); "" before the first open
+	sharedErr   error      // why the configured backend is not open
+	failedAt    time.Time
+	retired     []Backend // backends replaced by a config change, closed with the Manager
+	closed      bool
 	markdown    map[string]*Markdown
 	locks       map[string]string // agent alias => the backend it wrote to (data/memory/backends.json)
 	lastHygiene time.Time
 }
 
-// Open opens the backend [memory] names (brain.db is created on first use). The backend stays the same until
-// the daemon restarts.
+// Open returns the install's memory Manager and opens the backend [memory] names (brain.db is created on first
+// use). A backend that cannot be opened (a PostgreSQL server that is down, a damaged brain.db) is logged and
+// leaves memory unavailable until a config change or, after ReopenRetry, the next use opens it; only an
+// unreadable lock file (data/memory/backends.json) is an error.
 func Open(ctx context.Context, o Options) (*Manager, error) {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
@@ -56,50 +72,143 @@ func Open(ctx context.Context, o Options) (*Manager, error) {
 	if err := m.loadLocks(); err != nil {
 		return nil, err
 	}
-	cfg := o.Config()
-	name := cfg.Memory.Backend
-	kind, alias, _ := strings.Cut(name, ".")
-	switch {
-	case name == KindSQLite || name == "":
-		db, err := OpenSQLite(ctx, filepath.Join(o.DataDir, "memory", "brain.db"), o.Now)
-		if err != nil {
-			return nil, err
-		}
-		m.shared, m.sharedName = db, KindSQLite
-	case kind == KindPostgres:
-		st, ok := cfg.Storage.Postgres[alias]
-		if !ok {
-			return nil, fmt.Errorf("%w: memory.backend %q: no [storage.postgres.%s]", ErrInvalid, name, alias)
-		}
-		pg, err := OpenPostgres(ctx, PostgresOptions{URL: st.DBURL, Schema: st.Schema, Table: st.Table, Now: o.Now})
-		if err != nil {
-			return nil, err
-		}
-		m.shared, m.sharedName = pg, name
-	}
-	if m.shared != nil && cfg.Memory.HygieneEnabled {
-		m.hygiene(ctx, cfg)
-	}
+	m.sharedFor(ctx, o.Config())
 	return m, nil
 }
 
-// Close closes the shared backend.
-func (m *Manager) Close() error {
-	if m == nil || m.shared == nil {
-		return nil
+// sharedSpec names the shared backend cfg asks for: its lock name ("" for none and markdown, which have no
+// shared store), the settings it is opened from, and how to open it.
+func (m *Manager) sharedSpec(cfg *config.Config) (name, key string, open func(ctx context.Context) (Backend, error)) {
+	backend := cfg.Memory.Backend
+	kind, alias, _ := strings.Cut(backend, ".")
+	switch {
+	case backend == KindSQLite || backend == "":
+		path := filepath.Join(m.o.DataDir, "memory", "brain.db")
+		return KindSQLite, "sqlite\x00" + path, func(ctx context.Context) (Backend, error) {
+			return OpenSQLite(ctx, path, m.o.Now)
+		}
+	case kind == KindPostgres:
+		st, ok := cfg.Storage.Postgres[alias]
+		if !ok {
+			return backend, "postgres\x00" + alias + "\x00missing", func(context.Context) (Backend, error) {
+				return nil, fmt.Errorf("%w: memory.backend %q: no [storage.postgres.%s]", ErrInvalid, backend, alias)
+			}
+		}
+		return backend, "postgres\x00" + alias + "\x00" + st.DBURL + "\x00" + st.Schema + "\x00" + st.Table,
+			func(ctx context.Context) (Backend, error) {
+				return OpenPostgres(ctx, PostgresOptions{URL: st.DBURL, Schema: st.Schema, Table: st.Table, Now: m.o.Now})
+			}
 	}
-	return m.shared.Close()
+	return "", "none\x00" + backend, nil
 }
 
-// Shared returns the install-wide backend and its name ("sqlite", "postgres.<alias>"), or nil.
-func (m *Manager) Shared() (Backend, string) { return m.shared, m.sharedName }
+// Refresh opens the backend the config in force names when it is not the open one (a config reload changed
+// [memory]). The daemon calls it after each config change; every use does the same check.
+func (m *Manager) Refresh(ctx context.Context) {
+	if m != nil {
+		m.sharedFor(ctx, m.o.Config())
+	}
+}
+
+// sharedFor returns the shared backend cfg names and its lock name, opening it when the config changed since
+// the last open (or it failed more than ReopenRetry ago). Nil when there is none or it failed.
+func (m *Manager) sharedFor(ctx context.Context, cfg *config.Config) (Backend, string) {
+	name, key, open := m.sharedSpec(cfg)
+	current := func() (Backend, string, bool) {
+		if m.closed || (key == m.sharedKey && (m.sharedErr == nil || m.o.Now().Sub(m.failedAt) < ReopenRetry)) {
+			return m.shared, m.sharedName, true
+		}
+		return nil, "", false
+	}
+	m.mu.Lock()
+	b, n, ok := current()
+	m.mu.Unlock()
+	if ok {
+		return b, n
+	}
+	m.openMu.Lock()
+	defer m.openMu.Unlock()
+	m.mu.Lock()
+	b, n, ok = current()
+	first := m.sharedKey == ""
+	m.mu.Unlock()
+	if ok {
+		return b, n
+	}
+	var err error
+	if open != nil {
+		b, err = open(ctx)
+		if err != nil {
+			b = nil
+			m.log.Warn("memory unavailable: agents run without memory", "component", "memory", "backend", name, "err", err)
+		}
+	}
+	m.mu.Lock()
+	if m.shared != nil {
+		m.retired = append(m.retired, m.shared)
+	}
+	prev := m.sharedName
+	m.shared, m.sharedName, m.sharedKey, m.sharedErr, m.failedAt = b, name, key, err, m.o.Now()
+	if b == nil {
+		m.sharedName = ""
+	}
+	var locked []string
+	for alias, was := range m.locks {
+		if b != nil && was != name && was != KindMarkdown {
+			locked = append(locked, alias)
+		}
+	}
+	m.mu.Unlock()
+	slices.Sort(locked)
+	if !first && b != nil {
+		m.log.Info("memory backend opened", "component", "memory", "backend", name, "was", prev)
+		if len(locked) > 0 {
+			m.log.Warn("agents that keep their memories in another backend refuse memory use until memory.backend names it again",
+				"component", "memory", "backend", name, "agents", locked)
+		}
+	}
+	if b != nil && cfg.Memory.HygieneEnabled {
+		m.hygiene(ctx, cfg, b)
+	}
+	if b == nil {
+		return nil, ""
+	}
+	return b, name
+}
+
+// Close closes the shared backend and those a config change replaced.
+func (m *Manager) Close() error {
+	if m == nil {
+		return nil
+	}
+	m.openMu.Lock()
+	defer m.openMu.Unlock()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return nil
+	}
+	m.closed = true
+	var errs []error
+	for _, b := range append(m.retired, m.shared) {
+		if b != nil {
+			errs = append(errs, b.Close())
+		}
+	}
+	m.shared, m.retired = nil, nil
+	return errors.Join(errs...)
+}
+
+// Shared returns the install-wide backend the config in force names and its name ("sqlite",
+// "postgres.<alias>"), or nil.
+func (m *Manager) Shared() (Backend, string) { return m.sharedFor(context.Background(), m.o.Config()) }
 
 // For returns the memory handle of agent alias under the config in force: its backend (agents.<alias>.memory,
 // else [memory]), its own rows and those of its read_memory_from agents. It fails with ErrLocked when the
 // agent has written to another backend than the one configured now.
 func (m *Manager) For(ctx context.Context, alias string) (*Scoped, error) {
 	cfg := m.o.Config()
-	b, name, err := m.backendOf(cfg, alias)
+	b, name, err := m.backendOf(ctx, cfg, alias)
 	if err != nil {
 		return nil, err
 	}
@@ -115,7 +224,7 @@ func (m *Manager) For(ctx context.Context, alias string) (*Scoped, error) {
 	if b.Kind() != KindNone {
 		s.onWrite = func(context.Context) error { return m.recordLock(alias, name) }
 	}
-	if b != m.shared {
+	if b.Kind() != KindSQLite && b.Kind() != KindPostgres {
 		return s, nil
 	}
 	for _, other := range cfg.Agents[alias].Workspace.ReadMemoryFrom {
@@ -129,17 +238,18 @@ func (m *Manager) For(ctx context.Context, alias string) (*Scoped, error) {
 }
 
 // backendOf picks an agent's backend and the name its lock records.
-func (m *Manager) backendOf(cfg *config.Config, alias string) (Backend, string, error) {
+func (m *Manager) backendOf(ctx context.Context, cfg *config.Config, alias string) (Backend, string, error) {
 	kind := cfg.Agents[alias].Memory.Backend
 	if kind == "" {
 		kind, _, _ = strings.Cut(cfg.Memory.Backend, ".")
 	}
 	switch kind {
 	case KindSQLite, KindPostgres, "":
-		if m.shared == nil {
+		b, name := m.sharedFor(ctx, cfg)
+		if b == nil {
 			return nil, "", ErrUnavailable
 		}
-		return m.shared, m.sharedName, nil
+		return b, name, nil
 	case KindMarkdown:
 		dir := m.o.Workspace(cfg, alias)
 		m.mu.Lock()
@@ -227,19 +337,19 @@ func (m *Manager) AutoSave(ctx context.Context, s *Scoped, turnID, sessionID, te
 		return nil
 	}
 	err := s.Store(ctx, AutoSaveKey(turnID), text, CategoryConversation, sessionID)
-	if cfg.Memory.HygieneEnabled && m.shared != nil {
+	if cfg.Memory.HygieneEnabled {
 		m.mu.Lock()
 		due := m.o.Now().Sub(m.lastHygiene) >= HygieneInterval
 		m.mu.Unlock()
-		if due {
-			m.hygiene(ctx, cfg)
+		if b, _ := m.sharedFor(ctx, cfg); due && b != nil {
+			m.hygiene(ctx, cfg, b)
 		}
 	}
 	return err
 }
 
 // hygiene deletes the memories past their category's retention (0 days keeps them).
-func (m *Manager) hygiene(ctx context.Context, cfg *config.Config) {
+func (m *Manager) hygiene(ctx context.Context, cfg *config.Config, b Backend) {
 	now := m.o.Now()
 	m.mu.Lock()
 	m.lastHygiene = now
@@ -252,7 +362,7 @@ func (m *Manager) hygiene(ctx context.Context, cfg *config.Config) {
 		if r.days <= 0 {
 			continue
 		}
-		n, err := m.shared.DeleteBefore(ctx, r.category, now.Add(-time.Duration(r.days)*24*time.Hour))
+		n, err := b.DeleteBefore(ctx, r.category, now.Add(-time.Duration(r.days)*24*time.Hour))
 		if err != nil {
 			m.log.Warn("memory hygiene failed", "component", "memory", "category", r.category, "err", err)
 			continue

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -137,5 +138,82 @@ func TestRender(t *testing.T) {
 	}
 	if Render(nil, InjectOptions{}) != "" {
 		t.Fatal("empty render not empty")
+	}
+}
+
+// A config change that names another backend reopens it on next use; an agent that wrote to the old one is
+// refused with the hint while one that never wrote moves; switching back finds the old memories again.
+// A backend that fails to open leaves memory unavailable until the config names one that opens.
+func TestManagerReopensOnConfigChange(t *testing.T) {
+	dsn := pgDSN(t)
+	if dsn == "" {
+		t.Log("ZEROCLAW_TEST_PG_DSN not set: the sqlite to postgres switch is not run (source scripts/pg-test-server.sh)")
+		return
+	}
+	schema := pgSchema(t, dsn)
+	var mu sync.Mutex
+	cur := testConfig(nil)()
+	set := func(mut func(c *config.Config)) {
+		mu.Lock()
+		defer mu.Unlock()
+		next := testConfig(mut)()
+		cur = next
+	}
+	cfg := func() *config.Config { mu.Lock(); defer mu.Unlock(); return cur }
+	toPG := func(url string) func(c *config.Config) {
+		return func(c *config.Config) {
+			c.Memory.Backend = "postgres.shared"
+			c.Storage.Postgres = map[string]config.PostgresStorage{"shared": {DBURL: url, Schema: schema, Table: "memories"}}
+		}
+	}
+	m := openManager(t, t.TempDir(), cfg)
+	ctx := t.Context()
+	def, err := m.For(ctx, "default")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := def.Store(ctx, "user_name", "The user's name is Ada", "", ""); err != nil {
+		t.Fatal(err)
+	}
+
+	// A server that is not there: memory is unavailable, nothing else breaks.
+	set(toPG("postgres://zc:secret@127.0.0.1:1/none?connect_timeout=2"))
+	if _, err := m.For(ctx, "other"); !errors.Is(err, ErrUnavailable) {
+		t.Fatalf("unreachable backend: %v", err)
+	}
+	if b, _ := m.Shared(); b != nil {
+		t.Fatalf("shared backend after a failed open: %v", b.Kind())
+	}
+
+	set(toPG(dsn))
+	if _, err := m.For(ctx, "default"); !errors.Is(err, ErrLocked) || !strings.Contains(err.Error(), `"sqlite"`) ||
+		!strings.Contains(err.Error(), `"postgres.shared"`) {
+		t.Fatalf("default after the switch: %v", err)
+	}
+	other, err := m.For(ctx, "other")
+	if err != nil || other.Kind() != KindPostgres {
+		t.Fatalf("other after the switch: %v", err)
+	}
+	if err := other.Store(ctx, "pg_fact", "stored in PostgreSQL", "", ""); err != nil {
+		t.Fatal(err)
+	}
+	b, name := m.Shared()
+	if b == nil || name != "postgres.shared" {
+		t.Fatalf("shared: %v %q", b, name)
+	}
+	if got, _ := b.Recall(ctx, Query{Text: "PostgreSQL", Limit: 5}); len(got) != 1 || got[0].Key != "pg_fact" {
+		t.Fatalf("recall in postgres: %+v", got)
+	}
+
+	set(nil) // back to sqlite
+	def, err = m.For(ctx, "default")
+	if err != nil {
+		t.Fatalf("default back on sqlite: %v", err)
+	}
+	if got, _ := def.Recall(ctx, "name", 5, "", "", ""); len(got) != 1 || got[0].Key != "user_name" {
+		t.Fatalf("sqlite memories after switching back: %+v", got)
+	}
+	if _, err := m.For(ctx, "other"); !errors.Is(err, ErrLocked) {
+		t.Fatalf("other wrote to postgres, then sqlite: %v", err)
 	}
 }

@@ -2,16 +2,639 @@ package memory
 
 import (
 	"context"
+	"fmt"
+	"math"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
 	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 )
 
-// PostgresOptions names a PostgreSQL memory table.
+// PostgresOptions names a PostgreSQL memory table: [storage.postgres.<alias>] db_url, schema and table.
 type PostgresOptions struct {
 	URL, Schema, Table string
 	Now                func() time.Time
 }
 
-// OpenPostgres is not implemented yet.
-func OpenPostgres(ctx context.Context, o PostgresOptions) (Backend, error) {
-	return nil, ErrUnsupported
+// Postgres is the memory backend of installs that share memories across hosts: upstream's table
+// (<schema>.<table>, default public.memories) and <schema>.agents, rows scoped by agent_id, keyword recall with
+// PostgreSQL's own text search (the 'simple' configuration upstream indexes with).
+type Postgres struct {
+	pool          *pgxpool.Pool
+	table         string // quoted, schema-qualified
+	agents        string
+	schema, index string // the content text-search index, whose statistics name the common words
+	now           func() time.Time
+
+	mu       sync.Mutex // guards the fields below
+	common   map[string]bool
+	commonAt time.Time
 }
+
+// pgConnectTimeout bounds the first connection when db_url sets no connect_timeout.
+const pgConnectTimeout = 10 * time.Second
+
+var pgIdent = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// OpenPostgres connects to the server db_url names and creates (or brings up to date) upstream's memory table and
+// agents table. Errors never quote db_url: it may carry a password.
+func OpenPostgres(ctx context.Context, o PostgresOptions) (*Postgres, error) {
+	schema, table := orDefault(o.Schema, "public"), orDefault(o.Table, "memories")
+	for _, id := range []struct{ what, v string }{{"schema", schema}, {"table", table}} {
+		if !pgIdent.MatchString(id.v) {
+			return nil, fmt.Errorf("%w: postgres %s %q: use ASCII letters, digits and underscores, not starting with a digit", ErrInvalid, id.what, id.v)
+		}
+	}
+	if strings.TrimSpace(o.URL) == "" {
+		return nil, fmt.Errorf("%w: postgres db_url is empty", ErrInvalid)
+	}
+	cfg, err := pgxpool.ParseConfig(o.URL)
+	if err != nil {
+		// The parser's message may quote the URL (and so a password): say only what is wrong.
+		return nil, fmt.Errorf("%w: db_url is not a PostgreSQL connection URL (postgres://user:password@host:port/database or key=value form)", ErrInvalid)
+	}
+	if cfg.ConnConfig.ConnectTimeout == 0 {
+		cfg.ConnConfig.ConnectTimeout = pgConnectTimeout
+	}
+	cfg.MaxConns = 8
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("memory: postgres: %w", err)
+	}
+	p := &Postgres{pool: pool, table: pgQuote(schema) + "." + pgQuote(table), agents: pgQuote(schema) + ".agents",
+		schema: schema, index: "idx_" + table + "_content_fts", now: o.Now}
+	if err := p.init(ctx, schema, table); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("memory: postgres %s.%s: %w", schema, table, err)
+	}
+	return p, nil
+}
+
+func pgQuote(id string) string { return `"` + id + `"` }
+
+// Kind implements Backend.
+func (p *Postgres) Kind() string { return KindPostgres }
+
+// Close implements Backend.
+func (p *Postgres) Close() error {
+	p.pool.Close()
+	return nil
+}
+
+// init creates upstream's schema objects under an advisory lock (two daemons may open one database at once):
+// the table as upstream's init_schema creates it, its indexes (upstream's names when the table is "memories"),
+// the agent scoping upstream's V3 migration adds (agents table, agent_id NOT NULL referencing it, unique
+// (agent_id, key) instead of unique key; rows from before it belong to the default agent), the namespace and
+// importance columns of upstream's pgvector path, and session ids in their sanitized form.
+func (p *Postgres) init(ctx context.Context, schema, table string) error {
+	tx, err := p.pool.Begin(ctx)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
+	if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock(hashtext($1))", "zeroclaw-memory:"+schema+"."+table); err != nil {
+		return err
+	}
+	ix := "idx_" + table + "_"
+	t := p.table
+	if _, err := tx.Exec(ctx, `
+CREATE SCHEMA IF NOT EXISTS `+pgQuote(schema)+`;
+CREATE TABLE IF NOT EXISTS `+p.agents+` (
+    id         TEXT PRIMARY KEY,
+    alias      TEXT NOT NULL UNIQUE,
+    created_at TIMESTAMPTZ NOT NULL DEFAULT NOW()
+);
+CREATE TABLE IF NOT EXISTS `+t+` (
+    id         TEXT PRIMARY KEY,
+    key        TEXT NOT NULL,
+    content    TEXT NOT NULL,
+    category   TEXT NOT NULL,
+    created_at TIMESTAMPTZ NOT NULL,
+    updated_at TIMESTAMPTZ NOT NULL,
+    session_id TEXT
+);
+CREATE INDEX IF NOT EXISTS `+ix+`category ON `+t+`(category);
+CREATE INDEX IF NOT EXISTS `+ix+`session_id ON `+t+`(session_id);
+CREATE INDEX IF NOT EXISTS `+ix+`updated_at ON `+t+`(updated_at DESC);
+CREATE INDEX IF NOT EXISTS `+ix+`content_fts ON `+t+` USING gin(to_tsvector('simple', content));
+CREATE INDEX IF NOT EXISTS `+ix+`key_fts ON `+t+` USING gin(to_tsvector('simple', key));
+ALTER TABLE `+t+` ADD COLUMN IF NOT EXISTS namespace TEXT DEFAULT 'default';
+ALTER TABLE `+t+` ADD COLUMN IF NOT EXISTS importance REAL;
+ALTER TABLE `+t+` ADD COLUMN IF NOT EXISTS agent_id TEXT;
+CREATE INDEX IF NOT EXISTS `+ix+`namespace ON `+t+`(namespace);
+CREATE INDEX IF NOT EXISTS `+ix+`agent_id ON `+t+`(agent_id);`); err != nil {
+		return fmt.Errorf("schema: %w", err)
+	}
+	var unattributed bool
+	if err := tx.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM "+t+" WHERE agent_id IS NULL)").Scan(&unattributed); err != nil {
+		return err
+	}
+	if unattributed {
+		def, err := pgEnsureAgent(ctx, tx, p.agents, "default")
+		if err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, "UPDATE "+t+" SET agent_id = $1 WHERE agent_id IS NULL", def); err != nil {
+			return err
+		}
+	}
+	if _, err := tx.Exec(ctx, "ALTER TABLE "+t+" ALTER COLUMN agent_id SET NOT NULL"); err != nil {
+		return err
+	}
+	// Constraints by what they cover, not by name: names are per schema and an older table may have its own.
+	rows, err := tx.Query(ctx, `SELECT c.conname::text, c.contype::text,
+		   ARRAY(SELECT a.attname::text FROM unnest(c.conkey) k JOIN pg_attribute a ON a.attrelid = c.conrelid AND a.attnum = k ORDER BY a.attname)
+		FROM pg_constraint c WHERE c.conrelid = $1::regclass AND c.contype IN ('u', 'f')`, t)
+	if err != nil {
+		return err
+	}
+	var dropKeyUnique []string
+	var haveScoped, haveFK bool
+	for rows.Next() {
+		var name, typ string
+		var cols []string
+		if err := rows.Scan(&name, &typ, &cols); err != nil {
+			rows.Close()
+			return err
+		}
+		switch {
+		case typ == "u" && strings.Join(cols, ",") == "key":
+			dropKeyUnique = append(dropKeyUnique, name)
+		case typ == "u" && strings.Join(cols, ",") == "agent_id,key":
+			haveScoped = true
+		case typ == "f" && strings.Join(cols, ",") == "agent_id":
+			haveFK = true
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	for _, name := range dropKeyUnique {
+		if _, err := tx.Exec(ctx, "ALTER TABLE "+t+" DROP CONSTRAINT "+pgx.Identifier{name}.Sanitize()); err != nil {
+			return err
+		}
+	}
+	if !haveScoped {
+		if _, err := tx.Exec(ctx, "ALTER TABLE "+t+" ADD CONSTRAINT "+pgQuote(table+"_agent_id_key_key")+" UNIQUE (agent_id, key)"); err != nil {
+			return err
+		}
+	}
+	if !haveFK {
+		if _, err := tx.Exec(ctx, "ALTER TABLE "+t+" ADD CONSTRAINT "+pgQuote(table+"_agent_id_fkey")+" FOREIGN KEY (agent_id) REFERENCES "+p.agents+"(id)"); err != nil {
+			return err
+		}
+	}
+	if err := pgNormalizeSessionIDs(ctx, tx, t); err != nil {
+		return err
+	}
+	return tx.Commit(ctx)
+}
+
+func pgNormalizeSessionIDs(ctx context.Context, tx pgx.Tx, t string) error {
+	rows, err := tx.Query(ctx, "SELECT DISTINCT session_id FROM "+t+" WHERE session_id IS NOT NULL")
+	if err != nil {
+		return err
+	}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return err
+	}
+	for _, id := range ids {
+		if clean := SanitizeSessionKey(id); clean != id {
+			if _, err := tx.Exec(ctx, "UPDATE "+t+" SET session_id = $1 WHERE session_id = $2", clean, id); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func pgEnsureAgent(ctx context.Context, db pgx.Tx, agents, alias string) (string, error) {
+	if _, err := db.Exec(ctx, "INSERT INTO "+agents+" (id, alias, created_at) VALUES ($1, $2, NOW()) ON CONFLICT (alias) DO NOTHING",
+		newUUID(), alias); err != nil {
+		return "", err
+	}
+	var id string
+	err := db.QueryRow(ctx, "SELECT id FROM "+agents+" WHERE alias = $1", alias).Scan(&id)
+	return id, err
+}
+
+// EnsureAgent implements Backend.
+func (p *Postgres) EnsureAgent(ctx context.Context, alias string) (string, error) {
+	if _, err := p.pool.Exec(ctx, "INSERT INTO "+p.agents+" (id, alias, created_at) VALUES ($1, $2, NOW()) ON CONFLICT (alias) DO NOTHING",
+		newUUID(), alias); err != nil {
+		return "", fmt.Errorf("memory: agent %q: %w", alias, err)
+	}
+	var id string
+	if err := p.pool.QueryRow(ctx, "SELECT id FROM "+p.agents+" WHERE alias = $1", alias).Scan(&id); err != nil {
+		return "", fmt.Errorf("memory: agent %q: %w", alias, err)
+	}
+	return id, nil
+}
+
+// Store implements Backend: upstream's upsert on (agent_id, key), keeping created_at.
+func (p *Postgres) Store(ctx context.Context, agentID string, r Record) error {
+	var sid *string
+	if r.SessionID != "" {
+		sid = ptr(SanitizeSessionKey(r.SessionID))
+	}
+	_, err := p.pool.Exec(ctx, `INSERT INTO `+p.table+` (id, key, content, category, created_at, updated_at, session_id, namespace, agent_id)
+		VALUES ($1, $2, $3, $4, $5, $5, $6, $7, $8)
+		ON CONFLICT (agent_id, key) DO UPDATE SET content = EXCLUDED.content, category = EXCLUDED.category,
+			updated_at = EXCLUDED.updated_at, session_id = EXCLUDED.session_id, namespace = EXCLUDED.namespace`,
+		newUUID(), r.Key, r.Content, r.Category, r.Now, sid, orDefault(r.Namespace, "default"), agentID)
+	if err != nil {
+		return fmt.Errorf("memory: store %q: %w", r.Key, err)
+	}
+	return nil
+}
+
+const pgEntryCols = `m.id, m.key, m.content, m.category, m.created_at, m.session_id, m.namespace, m.importance, a.alias, m.agent_id`
+
+func (p *Postgres) from() string {
+	return ` FROM ` + p.table + ` m LEFT JOIN ` + p.agents + ` a ON a.id = m.agent_id`
+}
+
+// pgStamp formats a stored time as upstream's PostgreSQL backend does (chrono's to_rfc3339 of a UTC time).
+func pgStamp(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.999999999-07:00") }
+
+func pgScan(rows pgx.Rows, withScore bool) ([]Entry, []float64, error) {
+	defer rows.Close()
+	out := []Entry{}
+	var scores []float64
+	for rows.Next() {
+		var e Entry
+		var created time.Time
+		var ns, alias, aid *string
+		var imp *float32
+		dest := []any{&e.ID, &e.Key, &e.Content, &e.Category, &created, &e.SessionID, &ns, &imp, &alias, &aid}
+		var score float64
+		if withScore {
+			dest = append(dest, &score)
+		}
+		if err := rows.Scan(dest...); err != nil {
+			return nil, nil, fmt.Errorf("memory: query: %w", err)
+		}
+		e.Timestamp = pgStamp(created)
+		e.Namespace = "default"
+		if ns != nil {
+			e.Namespace = orDefault(*ns, "default")
+		}
+		if imp != nil {
+			e.Importance = ptr(float64(*imp))
+		}
+		e.AgentAlias, e.AgentID = alias, aid
+		out = append(out, e)
+		scores = append(scores, score)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, nil, fmt.Errorf("memory: query: %w", err)
+	}
+	return out, scores, nil
+}
+
+// pgArgs collects positional parameters.
+type pgArgs []any
+
+func (a *pgArgs) add(v any) string {
+	*a = append(*a, v)
+	return "$" + strconv.Itoa(len(*a))
+}
+
+// scope renders the agent, category, session and time filters of q.
+func (p *Postgres) scope(q Query, args *pgArgs) string {
+	var w strings.Builder
+	switch {
+	case q.Agents == nil:
+	case len(q.Agents) == 0:
+		w.WriteString(" AND FALSE")
+	default:
+		w.WriteString(" AND m.agent_id = ANY(" + args.add(q.Agents) + ")")
+	}
+	if q.ExcludeCategory != "" {
+		w.WriteString(" AND m.category <> " + args.add(q.ExcludeCategory))
+	}
+	if q.SessionID != "" {
+		w.WriteString(" AND m.session_id = " + args.add(SanitizeSessionKey(q.SessionID)))
+	}
+	if q.Since != "" {
+		w.WriteString(" AND m.created_at >= " + args.add(q.Since) + "::timestamptz")
+	}
+	if q.Until != "" {
+		w.WriteString(" AND m.created_at <= " + args.add(q.Until) + "::timestamptz")
+	}
+	return w.String()
+}
+
+// Recall implements Backend: the recall text's terms OR-ed into one tsquery ('simple' configuration, a trailing
+// '*' a prefix search), matched against key and content through upstream's two GIN indexes, ranked with upstream's
+// formula (ts_rank_cd of the key doubled plus that of the content), scores divided by the batch's best as the
+// SQLite backend does. When nothing matches, a LIKE search scored 1.0. Every filter, the session one strict, is
+// part of the query.
+func (p *Postgres) Recall(ctx context.Context, q Query) ([]Entry, error) {
+	if q.Limit <= 0 {
+		return []Entry{}, nil
+	}
+	if err := pgCheckTimes(q.Since, q.Until); err != nil {
+		return nil, err
+	}
+	if recentQuery(q.Text) {
+		var args pgArgs
+		where := p.scope(q, &args)
+		lim := args.add(q.Limit)
+		rows, err := p.pool.Query(ctx, `SELECT `+pgEntryCols+p.from()+` WHERE TRUE`+where+` ORDER BY m.updated_at DESC LIMIT `+lim, args...)
+		if err != nil {
+			return nil, fmt.Errorf("memory: recall: %w", err)
+		}
+		out, _, err := pgScan(rows, false)
+		return out, err
+	}
+	out, err := p.ftsRecall(ctx, q)
+	if err == nil && len(out) == 0 {
+		out, err = p.likeRecall(ctx, q)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("memory: recall: %w", err)
+	}
+	return out, nil
+}
+
+// pgCheckTimes rejects bounds PostgreSQL could not read as times (the tools check them first; this keeps a
+// bad one a specific error rather than a server error).
+func pgCheckTimes(times ...string) error {
+	for _, s := range times {
+		if s == "" {
+			continue
+		}
+		if _, err := time.Parse(time.RFC3339Nano, s); err != nil {
+			return fmt.Errorf("%w: %q is not an RFC 3339 time", ErrInvalid, s)
+		}
+	}
+	return nil
+}
+
+// tsQuery renders the OR of the recall text's terms as a tsquery expression.
+func tsQuery(text string, args *pgArgs) string {
+	var parts []string
+	for _, t := range strings.Fields(text) {
+		if pre, ok := strings.CutSuffix(t, "*"); ok && pre != "" {
+			// Each word of the prefix term, as a prefix lexeme; an empty tsquery when it has none.
+			parts = append(parts, `COALESCE((SELECT to_tsquery('simple', string_agg(quote_literal(l) || ':*', ' & '))
+				FROM unnest(tsvector_to_array(to_tsvector('simple', `+args.add(pre)+`))) AS l), ''::tsquery)`)
+			continue
+		}
+		parts = append(parts, "plainto_tsquery('simple', "+args.add(t)+")")
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "(" + strings.Join(parts, " || ") + ")"
+}
+
+// commonRefresh is how long the common words read from the server's statistics are kept.
+const commonRefresh = time.Minute
+
+// commonWords returns the lexemes PostgreSQL's statistics of the content index (ANALYZE, autovacuum) say half of
+// the memories or more contain; none before the table was first analyzed.
+func (p *Postgres) commonWords(ctx context.Context) (map[string]bool, error) {
+	p.mu.Lock()
+	if p.common != nil && time.Since(p.commonAt) < commonRefresh {
+		defer p.mu.Unlock()
+		return p.common, nil
+	}
+	p.mu.Unlock()
+	rows, err := p.pool.Query(ctx, `SELECT e.elem FROM pg_stats s,
+		unnest(s.most_common_elems::text::text[]) WITH ORDINALITY AS e(elem, i),
+		unnest(s.most_common_elem_freqs) WITH ORDINALITY AS f(freq, j)
+		WHERE s.schemaname = $1 AND s.tablename = $2 AND e.i = f.j AND f.freq >= 0.5`, p.schema, p.index)
+	if err != nil {
+		return nil, err
+	}
+	words, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, err
+	}
+	common := make(map[string]bool, len(words))
+	for _, w := range words {
+		common[w] = true
+	}
+	p.mu.Lock()
+	p.common, p.commonAt = common, time.Now()
+	p.mu.Unlock()
+	return common, nil
+}
+
+// splitCommon separates the recall terms whose every word half of the memories contain (by the server's
+// statistics) from the others. Prefix terms always select.
+func (p *Postgres) splitCommon(ctx context.Context, terms []string) (selective, common []string, err error) {
+	words, err := p.commonWords(ctx)
+	if err != nil || len(words) == 0 || len(terms) < 2 {
+		return terms, nil, err
+	}
+	rows, err := p.pool.Query(ctx, `SELECT tsvector_to_array(to_tsvector('simple', t)) FROM unnest($1::text[]) WITH ORDINALITY AS u(t, i) ORDER BY i`, terms)
+	if err != nil {
+		return nil, nil, err
+	}
+	lexemes, err := pgx.CollectRows(rows, pgx.RowTo[[]string])
+	if err != nil {
+		return nil, nil, err
+	}
+	for i, t := range terms {
+		all := len(lexemes[i]) > 0 && !strings.HasSuffix(t, "*")
+		for _, l := range lexemes[i] {
+			all = all && words[l]
+		}
+		if all {
+			common = append(common, t)
+		} else {
+			selective = append(selective, t)
+		}
+	}
+	return selective, common, nil
+}
+
+// ftsRecall ranks every matching row with upstream's formula over all the terms. A word half of the memories
+// contain (PostgreSQL's statistics say which) does not select rows when another term does: ranking every row
+// it matches is what makes a recall with "what" or "about" slow on a large store. Rows only such words match
+// fill the places the selective terms leave, newest first.
+func (p *Postgres) ftsRecall(ctx context.Context, q Query) ([]Entry, error) {
+	terms := strings.Fields(q.Text)
+	selective, common, err := p.splitCommon(ctx, terms)
+	if err != nil {
+		return nil, err
+	}
+	var args pgArgs
+	tsq := tsQuery(q.Text, &args)
+	if tsq == "" {
+		return nil, nil
+	}
+	match := tsq
+	if len(common) > 0 && len(selective) > 0 {
+		match = tsQuery(strings.Join(selective, " "), &args)
+	}
+	matches := func(tq string) string {
+		return `(to_tsvector('simple', m.key) @@ ` + tq + ` OR to_tsvector('simple', m.content) @@ ` + tq + `)`
+	}
+	score := `ts_rank_cd(to_tsvector('simple', m.key), ` + tsq + `) * 2.0 + ts_rank_cd(to_tsvector('simple', m.content), ` + tsq + `) AS score`
+	where := p.scope(q, &args)
+	lim := args.add(q.Limit)
+	rows, err := p.pool.Query(ctx, `SELECT `+pgEntryCols+`, `+score+p.from()+` WHERE `+matches(match)+where+`
+		ORDER BY score DESC, m.updated_at DESC LIMIT `+lim, args...)
+	if err != nil {
+		return nil, err
+	}
+	out, scores, err := pgScan(rows, true)
+	if err != nil {
+		return nil, err
+	}
+	if match != tsq && len(out) < q.Limit {
+		var fill pgArgs
+		tsq := tsQuery(q.Text, &fill)
+		commonQ := tsQuery(strings.Join(common, " "), &fill)
+		selQ := tsQuery(strings.Join(selective, " "), &fill)
+		score := `ts_rank_cd(to_tsvector('simple', m.key), ` + tsq + `) * 2.0 + ts_rank_cd(to_tsvector('simple', m.content), ` + tsq + `) AS score`
+		where := p.scope(q, &fill)
+		lim := fill.add(q.Limit - len(out))
+		rows, err := p.pool.Query(ctx, `SELECT `+pgEntryCols+`, `+score+p.from()+` WHERE `+matches(commonQ)+` AND NOT `+matches(selQ)+where+`
+			ORDER BY m.updated_at DESC LIMIT `+lim, fill...)
+		if err != nil {
+			return nil, err
+		}
+		more, moreScores, err := pgScan(rows, true)
+		if err != nil {
+			return nil, err
+		}
+		out, scores = append(out, more...), append(scores, moreScores...)
+	}
+	best := 0.0
+	for _, s := range scores {
+		best = math.Max(best, s)
+	}
+	for i := range out {
+		s := 0.0
+		if best > 1e-12 {
+			s = scores[i] / best
+		}
+		out[i].Score = ptr(s)
+	}
+	return out, nil
+}
+
+func (p *Postgres) likeRecall(ctx context.Context, q Query) ([]Entry, error) {
+	terms := strings.Fields(q.Text)
+	if len(terms) > likeTerms {
+		terms = terms[:likeTerms]
+	}
+	if len(terms) == 0 {
+		return nil, nil
+	}
+	var args pgArgs
+	var conds []string
+	for _, t := range terms {
+		n := args.add(likePattern(t))
+		conds = append(conds, `m.content LIKE `+n+` ESCAPE '\' OR m.key LIKE `+n+` ESCAPE '\'`)
+	}
+	where := p.scope(q, &args)
+	lim := args.add(q.Limit)
+	rows, err := p.pool.Query(ctx, `SELECT `+pgEntryCols+p.from()+` WHERE (`+strings.Join(conds, " OR ")+`)`+where+
+		` ORDER BY m.updated_at DESC LIMIT `+lim, args...)
+	if err != nil {
+		return nil, err
+	}
+	out, _, err := pgScan(rows, false)
+	for i := range out {
+		out[i].Score = ptr(1.0)
+	}
+	return out, err
+}
+
+func (p *Postgres) query(ctx context.Context, sql string, args ...any) ([]Entry, error) {
+	rows, err := p.pool.Query(ctx, sql, args...)
+	if err != nil {
+		return nil, fmt.Errorf("memory: query: %w", err)
+	}
+	out, _, err := pgScan(rows, false)
+	return out, err
+}
+
+// Get implements Backend.
+func (p *Postgres) Get(ctx context.Context, key string, agents []string) (*Entry, error) {
+	if agents == nil {
+		out, err := p.query(ctx, `SELECT `+pgEntryCols+p.from()+` WHERE m.key = $1 LIMIT 1`, key)
+		if err != nil || len(out) == 0 {
+			return nil, err
+		}
+		return &out[0], nil
+	}
+	for _, a := range agents {
+		out, err := p.query(ctx, `SELECT `+pgEntryCols+p.from()+` WHERE m.key = $1 AND m.agent_id = $2`, key, a)
+		if err != nil {
+			return nil, err
+		}
+		if len(out) > 0 {
+			return &out[0], nil
+		}
+	}
+	return nil, nil
+}
+
+// List implements Backend.
+func (p *Postgres) List(ctx context.Context, f Filter) ([]Entry, error) {
+	if err := pgCheckTimes(f.Since, f.Until); err != nil {
+		return nil, err
+	}
+	var args pgArgs
+	where := ""
+	if f.Category != "" {
+		where += " AND m.category = " + args.add(f.Category)
+	}
+	if f.Namespace != "" {
+		where += " AND m.namespace = " + args.add(f.Namespace)
+	}
+	where += p.scope(Query{Agents: f.Agents, SessionID: f.SessionID, Since: f.Since, Until: f.Until}, &args)
+	lim := args.add(ListCap)
+	return p.query(ctx, `SELECT `+pgEntryCols+p.from()+` WHERE TRUE`+where+` ORDER BY m.updated_at DESC LIMIT `+lim, args...)
+}
+
+func (p *Postgres) exec(ctx context.Context, sql string, args ...any) (int, error) {
+	tag, err := p.pool.Exec(ctx, sql, args...)
+	if err != nil {
+		return 0, fmt.Errorf("memory: %w", err)
+	}
+	return int(tag.RowsAffected()), nil
+}
+
+// Forget implements Backend; an empty agentID forgets the key of every agent (upstream's unscoped forget).
+func (p *Postgres) Forget(ctx context.Context, agentID, key string) (bool, error) {
+	if agentID == "" {
+		n, err := p.exec(ctx, "DELETE FROM "+p.table+" WHERE key = $1", key)
+		return n > 0, err
+	}
+	n, err := p.exec(ctx, "DELETE FROM "+p.table+" WHERE key = $1 AND agent_id = $2", key, agentID)
+	return n > 0, err
+}
+
+// PurgeSession implements Backend.
+func (p *Postgres) PurgeSession(ctx context.Context, agentID, sessionID string) (int, error) {
+	return p.exec(ctx, "DELETE FROM "+p.table+" WHERE agent_id = $1 AND session_id = $2", agentID, SanitizeSessionKey(sessionID))
+}
+
+// PurgeNamespace implements Backend.
+func (p *Postgres) PurgeNamespace(ctx context.Context, agentID, namespace string) (int, error) {
+	return p.exec(ctx, "DELETE FROM "+p.table+" WHERE agent_id = $1 AND COALESCE(namespace, 'default') = $2", agentID, namespace)
+}
+
+// DeleteBefore implements Backend.
+func (p *Postgres) DeleteBefore(ctx context.Context, category string, t time.Time) (int, error) {
+	return p.exec(ctx, "DELETE FROM "+p.table+" WHERE category = $1 AND created_at < $2", category, t)
+}
+
+var _ Backend = (*Postgres)(nil)

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -46,11 +47,19 @@ func OpenSQLite(ctx context.Context, path string, now func() time.Time) (*SQLite
 	w.SetMaxIdleConns(1)
 	w.SetConnMaxLifetime(0)
 	s := &SQLite{path: path, w: w, now: now}
-	if err := s.init(ctx, now()); err != nil {
+	// Memories are private. SQLite gives -wal and -shm the mode of the database file when it creates them, so
+	// the file is tightened before the first write creates them; an older install's are tightened too.
+	if err := w.PingContext(ctx); err != nil {
 		_ = w.Close()
 		return nil, fmt.Errorf("memory: open %s: %w", path, err)
 	}
-	if err := os.Chmod(path, 0o600); err != nil {
+	for _, p := range []string{path, path + "-wal", path + "-shm"} {
+		if err := os.Chmod(p, 0o600); err != nil && (p == path || !errors.Is(err, fs.ErrNotExist)) {
+			_ = w.Close()
+			return nil, fmt.Errorf("memory: open %s: %w", path, err)
+		}
+	}
+	if err := s.init(ctx, now()); err != nil {
 		_ = w.Close()
 		return nil, fmt.Errorf("memory: open %s: %w", path, err)
 	}

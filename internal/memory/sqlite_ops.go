@@ -1,11 +1,12 @@
 package memory
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"time"
 )
@@ -102,7 +103,10 @@ func (s *SQLite) Recall(ctx context.Context, q Query) ([]Entry, error) {
 
 // FTSQuery renders a recall text as upstream's FTS5 query: each whitespace-separated term quoted (a trailing
 // '*' kept as a prefix search), joined with OR.
-func FTSQuery(text string) string {
+func FTSQuery(text string) string { return strings.Join(ftsTerms(text), " OR ") }
+
+// ftsTerms is each term of a recall text as an FTS5 phrase, as upstream quotes them.
+func ftsTerms(text string) []string {
 	var terms []string
 	for _, t := range strings.Fields(text) {
 		if p, ok := strings.CutSuffix(t, "*"); ok && p != "" {
@@ -111,50 +115,49 @@ func FTSQuery(text string) string {
 		}
 		terms = append(terms, `"`+strings.ReplaceAll(t, `"`, `""`)+`"`)
 	}
-	return strings.Join(terms, " OR ")
+	return terms
 }
 
+// ftsHit is one ranked FTS5 match: the memory's id and its BM25 score (higher is better).
+type ftsHit struct {
+	id    string
+	score float64
+}
+
+// ftsRecall ranks as upstream does: BM25 over the OR of the terms, the best 2×limit candidates. A term matched
+// by at least half of the rows has an IDF FTS5 clamps to 1e-6, so it moves no row's rank, but scoring every
+// row it matches is what makes a recall with a common word ("what", "about") slow on a large store. Such terms
+// are left out of the ranking when a term that weighs remains; if the weighty terms find fewer than 2×limit
+// candidates, the rest are the newest rows only zero-weight terms match, with their own (near-zero) scores.
 func (s *SQLite) ftsRecall(ctx context.Context, q Query) ([]Entry, error) {
-	fq := FTSQuery(q.Text)
-	if fq == "" {
+	terms := ftsTerms(q.Text)
+	if len(terms) == 0 {
 		return nil, nil
 	}
-	args := []any{fq}
-	agentSQL, args := inAgents(q.Agents, args)
-	if q.ExcludeCategory != "" {
-		agentSQL += " AND m.category != ?"
-		args = append(args, q.ExcludeCategory)
-	}
-	args = append(args, 2*q.Limit)
-	rows, err := s.r.QueryContext(ctx, `SELECT m.id, bm25(memories_fts) AS score FROM memories_fts f
-		JOIN memories m ON m.rowid = f.rowid WHERE memories_fts MATCH ?`+agentSQL+` ORDER BY score LIMIT ?`, args...)
+	weighty, zero, err := s.splitByWeight(ctx, terms)
 	if err != nil {
 		return nil, err
 	}
-	type hit struct {
-		id    string
-		score float64
-	}
-	var hits []hit
-	best := 0.0
-	for rows.Next() {
-		var h hit
-		if err := rows.Scan(&h.id, &h.score); err != nil {
-			_ = rows.Close()
-			return nil, err
+	want := 2 * q.Limit
+	var hits []ftsHit
+	if len(zero) == 0 || len(weighty) == 0 {
+		hits, err = s.rank(ctx, strings.Join(terms, " OR "), q, want, true)
+	} else {
+		hits, err = s.rank(ctx, strings.Join(weighty, " OR "), q, want, true)
+		if err == nil && len(hits) < want {
+			var more []ftsHit
+			more, err = s.rank(ctx, "("+strings.Join(zero, " OR ")+") NOT ("+strings.Join(weighty, " OR ")+")", q, want-len(hits), false)
+			slices.SortStableFunc(more, func(a, b ftsHit) int { return cmp.Compare(b.score, a.score) })
+			hits = append(hits, more...)
 		}
-		h.score = -h.score
-		best = math.Max(best, h.score)
-		hits = append(hits, h)
 	}
-	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+	if err != nil || len(hits) == 0 {
 		return nil, err
 	}
-	if len(hits) == 0 {
-		return nil, nil
-	}
+	best := 0.0
 	ids := make([]any, len(hits))
 	for i, h := range hits {
+		best = math.Max(best, h.score)
 		ids[i] = h.id
 	}
 	byID, err := s.entriesByID(ctx, ids)
@@ -178,6 +181,65 @@ func (s *SQLite) ftsRecall(ctx context.Context, q Query) ([]Entry, error) {
 		}
 	}
 	return out, nil
+}
+
+// splitByWeight separates the terms that weigh in BM25 from those matched by at least half of the rows (FTS5's
+// IDF is log((N - n + 0.5) / (n + 0.5)), clamped to 1e-6 when not positive, that is when 2n >= N). Counting
+// stops at half of the rows, so a common term costs a scan of its doclist, not a ranking of its rows.
+func (s *SQLite) splitByWeight(ctx context.Context, terms []string) (weighty, zero []string, err error) {
+	if len(terms) < 2 {
+		return terms, nil, nil
+	}
+	var rows int
+	if err := s.r.QueryRowContext(ctx, "SELECT count(*) FROM memories").Scan(&rows); err != nil {
+		return nil, nil, err
+	}
+	half := (rows + 1) / 2
+	for _, t := range terms {
+		var n int
+		if err := s.r.QueryRowContext(ctx, `SELECT count(*) FROM (SELECT 1 FROM memories_fts WHERE memories_fts MATCH ? LIMIT ?)`,
+			t, half).Scan(&n); err != nil {
+			return nil, nil, err
+		}
+		if rows > 0 && 2*n >= rows {
+			zero = append(zero, t)
+		} else {
+			weighty = append(weighty, t)
+		}
+	}
+	return weighty, zero, nil
+}
+
+// rank returns up to limit matches of an FTS5 query among q's agents and category, best BM25 first (ranked) or
+// newest first.
+func (s *SQLite) rank(ctx context.Context, match string, q Query, limit int, ranked bool) ([]ftsHit, error) {
+	args := []any{match}
+	agentSQL, args := inAgents(q.Agents, args)
+	if q.ExcludeCategory != "" {
+		agentSQL += " AND m.category != ?"
+		args = append(args, q.ExcludeCategory)
+	}
+	args = append(args, limit)
+	order := "score"
+	if !ranked {
+		order = "f.rowid DESC"
+	}
+	rows, err := s.r.QueryContext(ctx, `SELECT m.id, bm25(memories_fts) AS score FROM memories_fts f
+		JOIN memories m ON m.rowid = f.rowid WHERE memories_fts MATCH ?`+agentSQL+` ORDER BY `+order+` LIMIT ?`, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var hits []ftsHit
+	for rows.Next() {
+		var h ftsHit
+		if err := rows.Scan(&h.id, &h.score); err != nil {
+			return nil, err
+		}
+		h.score = -h.score
+		hits = append(hits, h)
+	}
+	return hits, rows.Err()
 }
 
 // admits applies the filters upstream applies after ranking: the time bounds (as text) and the strict session.

@@ -2,9 +2,12 @@ package memory
 
 import (
 	"context"
+	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -280,5 +283,63 @@ func seed(t *testing.T, path, ddl string) {
 	defer db.Close()
 	if _, err := db.ExecContext(context.Background(), ddl); err != nil {
 		t.Fatalf("seed: %v", err)
+	}
+}
+
+// A term matched by half of the rows or more weighs nothing in BM25 (FTS5 clamps its IDF), so recall leaves it
+// out of the ranking: the rows ranked first, and their scores, are those of upstream's query over every term;
+// the remaining places go to rows only the common term matches, with their near-zero scores.
+func TestSQLiteRecallCommonTermRanksAsUpstream(t *testing.T) {
+	db, err := OpenSQLite(t.Context(), filepath.Join(t.TempDir(), "brain.db"), nowFunc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ctx := t.Context()
+	a, _ := db.EnsureAgent(ctx, "a")
+	contents := []string{"about lisbon trams", "about lisbon and porto lisbon", "notes about a lisbon cafe"}
+	for i := range 27 {
+		contents = append(contents, fmt.Sprintf("note %d about the garden", i))
+	}
+	for i := range 10 {
+		contents = append(contents, fmt.Sprintf("unrelated entry %d", i))
+	}
+	for i, c := range contents {
+		if err := db.Store(ctx, a, Record{Key: fmt.Sprintf("k%02d", i), Content: c, Category: CategoryCore, Now: fixedNow}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	weighty, zero, err := db.splitByWeight(ctx, ftsTerms("about lisbon"))
+	if err != nil || !slices.Equal(weighty, []string{`"lisbon"`}) || !slices.Equal(zero, []string{`"about"`}) {
+		t.Fatalf("split: %q %q %v", weighty, zero, err)
+	}
+	// Upstream's ranking: BM25 over both terms.
+	rows, err := db.r.QueryContext(ctx, `SELECT m.key, -bm25(memories_fts) s FROM memories_fts f JOIN memories m ON m.rowid = f.rowid
+		WHERE memories_fts MATCH ? ORDER BY bm25(memories_fts) LIMIT 3`, FTSQuery("about lisbon"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wantKeys []string
+	var wantScores []float64
+	for rows.Next() {
+		var k string
+		var s float64
+		_ = rows.Scan(&k, &s)
+		wantKeys, wantScores = append(wantKeys, k), append(wantScores, s)
+	}
+	rows.Close()
+	got, err := db.Recall(ctx, Query{Text: "about lisbon", Limit: 5, Agents: []string{a}})
+	if err != nil || len(got) != 5 {
+		t.Fatalf("recall: %+v %v", got, err)
+	}
+	for i, k := range wantKeys {
+		if got[i].Key != k || math.Abs(*got[i].Score-wantScores[i]/wantScores[0]) > 1e-4 {
+			t.Fatalf("rank %d: got %s %.6f, upstream %s %.6f", i, got[i].Key, *got[i].Score, k, wantScores[i]/wantScores[0])
+		}
+	}
+	for _, e := range got[3:] {
+		if !strings.Contains(e.Content, "about the garden") || *e.Score > 1e-4 {
+			t.Fatalf("fill: %+v score %v", e, *e.Score)
+		}
 	}
 }

@@ -84,7 +84,7 @@ func (s *Server) registerConfig(m *config.Manager) {
 // request waited for the lock refuses the batch. A forbidden path names its index.
 func (s *Server) authorizeConfig(peer *Peer) func(props []string) error {
 	return func(props []string) error {
-		pr, err := resolvePrincipal(s.config(), peer.Info, s.opts.Info.UID)
+		pr, err := s.resolveAgain(peer)
 		if err != nil {
 			return forbidden(grantConfigUpdate)
 		}
@@ -99,4 +99,20 @@ func (s *Server) authorizeConfig(peer *Peer) func(props []string) error {
 		}
 		return nil
 	}
+}
+
+// resolveAgain derives peer's principal from the config in force: from its uid, or, for a gateway caller, through
+// the caller's own resolver.
+func (s *Server) resolveAgain(peer *Peer) (*auth.Principal, error) {
+	if !peer.fixed {
+		return resolvePrincipal(s.config(), peer.Info, s.opts.Info.UID)
+	}
+	pr := peer.principal
+	if peer.resolve != nil {
+		pr = peer.resolve(s.config())
+	}
+	if pr == nil {
+		return nil, forbidden(grantConfigUpdate)
+	}
+	return pr, nil
 }

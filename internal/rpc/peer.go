@@ -36,8 +36,10 @@ type Peer struct {
 	// resolvedFrom is the config snapshot principal was last resolved from by dispatch (resolved: it was).
 	resolvedFrom *config.Config
 	resolved     bool
-	uploads      *upload.Staging // the uploads this connection began; made on first use
-	closed       bool            // the connection ended: its uploads are dropped
+	fixed        bool                                 // the principal came from the caller's protocol (Call); it is not resolved again
+	resolve      func(*config.Config) *auth.Principal // Caller.Resolve of a fixed principal
+	uploads      *upload.Staging                      // the uploads this connection began; made on first use
+	closed       bool                                 // the connection ended: its uploads are dropped
 }
 
 // Conn is the connection this peer speaks on; it is used to notify and to send outbound requests.

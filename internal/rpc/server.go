@@ -18,6 +18,7 @@ import (
 	"github.com/zeroclaw-go/zeroclaw/internal/jsonrpc"
 	"github.com/zeroclaw-go/zeroclaw/internal/logs"
 	"github.com/zeroclaw-go/zeroclaw/internal/memory"
+	"github.com/zeroclaw-go/zeroclaw/internal/pairing"
 	"github.com/zeroclaw-go/zeroclaw/internal/router"
 	"github.com/zeroclaw-go/zeroclaw/internal/session"
 	"github.com/zeroclaw-go/zeroclaw/internal/upload"
@@ -67,6 +68,11 @@ type Options struct {
 	Logs *logs.Hub
 	// Costs serves cost/*; nil leaves those methods out.
 	Costs *cost.Tracker
+	// Pairing serves pair/code and devices/*; nil leaves those methods out.
+	Pairing *pairing.Manager
+
+	// Doctor serves doctor/run; nil leaves it out.
+	Doctor func(ctx context.Context, offline bool) api.DoctorResult
 	// Uploads is the byte budget of staged uploads (protocol.md §7); nil means a fresh one of
 	// api.UploadBudgetBytes on Clock.
 	Uploads *upload.Budget
@@ -129,6 +135,10 @@ func New(opts Options) *Server {
 	s.registerAgents(opts.ConfigManager, opts.Sessions)
 	s.registerSessionMeta(opts.Sessions)
 	s.registerMemory(opts.Memory)
+	if opts.Config != nil && opts.Info.ConfigDir != "" {
+		s.registerPersonality(opts.Config, opts.Info.ConfigDir) // the config dir is the install root
+		s.registerSkills(opts.Config, opts.Info.ConfigDir, opts.Clock)
+	}
 	if opts.Cron != nil {
 		s.registerCron(opts.Cron)
 	}
@@ -137,6 +147,12 @@ func New(opts Options) *Server {
 	}
 	if opts.Costs != nil {
 		s.registerCost(opts.Costs)
+	}
+	if opts.Pairing != nil {
+		s.registerPairing(opts.Pairing)
+	}
+	if opts.Doctor != nil {
+		s.registerDoctor(opts.Doctor)
 	}
 	return s
 }
@@ -226,7 +242,7 @@ func (s *Server) dispatch(ctx context.Context, p *Peer, req *jsonrpc.Request) (a
 func (s *Server) authorize(_ context.Context, p *Peer, grant string) error {
 	cfg := s.config()
 	p.mu.Lock()
-	pr, fresh := p.principal, p.resolved && p.resolvedFrom == cfg
+	pr, fresh := p.principal, p.fixed || p.resolved && p.resolvedFrom == cfg
 	p.mu.Unlock()
 	if !fresh {
 		var err error
@@ -337,6 +353,14 @@ func domainCode(err error) (int, bool) {
 		return api.CodeInvalidParams, true
 	case cronCode(err) != 0:
 		return cronCode(err), true
+	case pairingCode(err) != 0:
+		return pairingCode(err), true
+	}
+	if code, ok := workspaceCode(err); ok {
+		return code, true
+	}
+	if code, ok := skillsCode(err); ok {
+		return code, true
 	}
 	return memoryCode(err)
 }

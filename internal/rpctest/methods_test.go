@@ -228,6 +228,7 @@ func TestFsListDirConfined(t *testing.T) {
 	d := Start(t)
 	c := dialRC(t, d, "")
 	ws := c.newSession(api.SessionNewParams{SessionID: "s1"}).WorkspaceDir
+	clearIdentityFiles(t, ws) // session/new seeded them; this test lists a workspace of its own making
 	outside := t.TempDir()
 	mustWrite(t, filepath.Join(outside, "secret.txt"), "s")
 	mustWrite(t, filepath.Join(ws, "b.txt"), "hello")

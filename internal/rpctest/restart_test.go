@@ -3,7 +3,9 @@ package rpctest
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/zeroclaw-go/zeroclaw/internal/api"
@@ -11,8 +13,24 @@ import (
 
 // A daemon restart keeps the chat history: session/new restores the session with its message count,
 // session/messages returns exactly what was stored before (nothing duplicated), and a new turn appends after it.
+// Both session backends: sessions.db, and one JSONL file per session.
 func TestRestartKeepsHistory(t *testing.T) {
-	cfg := agentConfig(echoTOML, "echo.default", "full", "")
+	t.Run("sqlite", func(t *testing.T) { testRestartKeepsHistory(t, "") })
+	t.Run("jsonl", func(t *testing.T) {
+		d2 := testRestartKeepsHistory(t, "\n[channels]\nsession_backend = \"jsonl\"\n")
+		sessions := filepath.Join(d2.ConfigDir, "data", "sessions")
+		data, err := os.ReadFile(filepath.Join(sessions, "rpc_restart-session-1.jsonl"))
+		if err != nil || strings.Count(string(data), "\n") != 10 || !strings.Contains(string(data), `"content":"third words"`) {
+			t.Fatalf("the session's JSONL file: %v\n%s", err, data)
+		}
+		if _, err := os.Stat(filepath.Join(sessions, "sessions.db")); !os.IsNotExist(err) {
+			t.Fatalf("the JSONL backend created sessions.db: %v", err)
+		}
+	})
+}
+
+func testRestartKeepsHistory(t *testing.T, extra string) *Daemon {
+	cfg := agentConfig(echoTOML, "echo.default", "full", extra)
 	d := Start(t, WithConfig(cfg))
 	c := dialRC(t, d, "")
 	const sid = "restart-session-1"
@@ -72,6 +90,54 @@ func TestRestartKeepsHistory(t *testing.T) {
 	}
 	if n != 1 {
 		t.Fatalf("session/list shows %s %d times", sid, n)
+	}
+	return d2
+}
+
+// Switching session_backend from jsonl back to sqlite keeps every session: its messages are imported into
+// sessions.db at the next start, and it stays listed under its agent, owned by the same principal.
+func TestSessionBackendSwitchBackToSQLite(t *testing.T) {
+	jsonl := agentConfig(echoTOML, "echo.default", "full", "\n[channels]\nsession_backend = \"jsonl\"\n")
+	d := Start(t, WithConfig(jsonl))
+	c := dialRC(t, d, "")
+	const sid = "switch-back-1"
+	c.newSession(api.SessionNewParams{SessionID: sid})
+	for _, p := range []string{"one", "two"} {
+		if tr := c.prompt(sid, p, hooks{}); tr.err != nil || tr.result.Outcome != api.OutcomeCompleted {
+			t.Fatalf("prompt %q: %+v %s", p, tr.result, tr.err)
+		}
+	}
+	before := c.messages(sid)
+	if err := d.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(d.ConfigDir, "config.toml")
+	if err := os.WriteFile(path, []byte(agentConfig(echoTOML, "echo.default", "full", "")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	d2 := StartOn(t, d.ConfigDir)
+	c2 := dialRC(t, d2, "")
+	after := c2.messages(sid)
+	if after.Total != 4 || len(after.Messages) != len(before.Messages) {
+		t.Fatalf("after switching back: %+v, want the 4 messages of %+v", after, before)
+	}
+	for i := range after.Messages {
+		a, b := after.Messages[i], before.Messages[i]
+		if a.Role != b.Role || a.Content != b.Content || a.Index != b.Index {
+			t.Fatalf("message %d: %+v, want %+v", i, a, b)
+		}
+	}
+	var list api.SessionListResult
+	c2.mustCall(api.MethodSessionList, api.SessionListParams{}, &list)
+	found := false
+	for _, row := range list.Sessions {
+		found = found || row.SessionID == sid && row.MessageCount == 4
+	}
+	if !found {
+		t.Fatalf("session/list after switching back does not show %s with 4 messages: %+v", sid, list.Sessions)
+	}
+	if _, err := os.Stat(filepath.Join(d.ConfigDir, "data", "sessions", "rpc_"+sid+".jsonl.migrated")); err != nil {
+		t.Fatalf("the JSONL file was not archived by the import: %v", err)
 	}
 }
 

@@ -5,9 +5,12 @@ package rpctest
 import (
 	"context"
 	"errors"
+	"io"
 	"log/slog"
+	"net"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -24,6 +27,35 @@ type Daemon struct {
 	Endpoint  string
 	cancel    context.CancelFunc
 	done      chan error
+
+	gwMu   sync.Mutex // gwMu guards the fields below
+	gwAddr net.Addr   // the gateway's address, nil until it binds
+	gwTLS  bool
+	gwBind int // how many times the gateway bound
+}
+
+// GatewayURL is the base URL of the daemon's gateway ("http://127.0.0.1:<port>"); the test fails when the
+// gateway is not listening. The harness always binds the gateway on a port the kernel picks.
+func (d *Daemon) GatewayURL(t testing.TB) string {
+	t.Helper()
+	d.gwMu.Lock()
+	defer d.gwMu.Unlock()
+	if d.gwAddr == nil {
+		t.Fatal("rpctest: the gateway is not listening")
+	}
+	scheme := "http"
+	if d.gwTLS {
+		scheme = "https"
+	}
+	return scheme + "://" + d.gwAddr.String()
+}
+
+// GatewayBinds is how many times the gateway has bound a listener (1 after start; a reload that changed the
+// bind adds one).
+func (d *Daemon) GatewayBinds() int {
+	d.gwMu.Lock()
+	defer d.gwMu.Unlock()
+	return d.gwBind
 }
 
 // Option adjusts a test daemon before it starts.
@@ -38,6 +70,7 @@ type options struct {
 	newID       func() string
 	newProvider session.ProviderFactory
 	logRing     int
+	banner      io.Writer
 }
 
 // WithConfig writes toml as config.toml before the daemon starts (instead of the default config).
@@ -60,6 +93,9 @@ func WithNewProvider(f session.ProviderFactory) Option { return func(o *options)
 
 // WithLogRing bounds the live log events the daemon keeps for subscribers.
 func WithLogRing(frames int) Option { return func(o *options) { o.logRing = frames } }
+
+// WithBanner gives the daemon the writer its start banner (the pairing code) goes to.
+func WithBanner(w io.Writer) Option { return func(o *options) { o.banner = w } }
 
 // WithEnv adds environment variables ("K=V") to the daemon's environment.
 func WithEnv(kv ...string) Option { return func(o *options) { o.environ = append(o.environ, kv...) } }
@@ -117,6 +153,14 @@ func StartOn(t testing.TB, configDir string, opts ...Option) *Daemon {
 			NewProvider:   o.newProvider,
 			LogRingFrames: o.logRing,
 			Ready:         func(string) { close(ready) },
+			Banner:        o.banner,
+			GatewayListen: listenPortZero,
+			GatewayReady: func(addr net.Addr, tls bool) {
+				d.gwMu.Lock()
+				d.gwAddr, d.gwTLS = addr, tls
+				d.gwBind++
+				d.gwMu.Unlock()
+			},
 		})
 	}()
 	select {
@@ -130,6 +174,16 @@ func StartOn(t testing.TB, configDir string, opts ...Option) *Daemon {
 	}
 	t.Cleanup(func() { _ = d.Stop() })
 	return d
+}
+
+// listenPortZero binds the configured host on a port the kernel picks, so test daemons never take 42617 or
+// collide with each other.
+func listenPortZero(network, addr string) (net.Listener, error) {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, err
+	}
+	return net.Listen(network, net.JoinHostPort(host, "0"))
 }
 
 // Stop cancels the daemon and waits for Run to return.

@@ -390,3 +390,23 @@ func waitFor(t testing.TB, what string, cond func() bool) {
 }
 
 func contains(s, sub string) bool { return strings.Contains(s, sub) }
+
+// toolNames returns the names of the tools a recorded OpenAI chat request offered.
+func toolNames(t *testing.T, body []byte) []string {
+	t.Helper()
+	var req struct {
+		Tools []struct {
+			Function struct {
+				Name string `json:"name"`
+			} `json:"function"`
+		} `json:"tools"`
+	}
+	if err := json.Unmarshal(body, &req); err != nil {
+		t.Fatalf("request body: %v", err)
+	}
+	var out []string
+	for _, tl := range req.Tools {
+		out = append(out, tl.Function.Name)
+	}
+	return out
+}

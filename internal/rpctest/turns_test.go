@@ -283,6 +283,13 @@ func TestSlowClientIsolation(t *testing.T) {
 
 	b := dialRC(t, d, "")
 	sb := b.newSession(api.SessionNewParams{AgentAlias: "b"})
+	// The echo provider counts every word it is sent: a one-word turn first measures the system prompt.
+	first := b.prompt(sb.SessionID, "w", hooks{})
+	usage := only(first.events, api.UpdateContextUsage)
+	if first.err != nil || len(usage) != 1 || deref(usage[0].OutputTokens) != 1 {
+		t.Fatalf("B's first turn: %+v %s", first.events, first.err)
+	}
+	system := deref(usage[0].InputTokens) - 1
 	words := make([]string, 200)
 	for i := range words {
 		words[i] = fmt.Sprintf("w%d", i)
@@ -299,7 +306,7 @@ func TestSlowClientIsolation(t *testing.T) {
 		}
 		want = append(want, "agent_message_chunk:"+w)
 	}
-	wantKinds(t, tr.events, append(want, "context_usage:200/200", "turn_complete:completed")...)
+	wantKinds(t, tr.events, append(want, fmt.Sprintf("context_usage:%d/200", system+2+200), "turn_complete:completed")...)
 
 	// A's turn was in progress the whole time: its stream is still held and its session still runs.
 	select {

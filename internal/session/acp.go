@@ -73,6 +73,7 @@ func (m *Manager) createACP(ctx context.Context, o Owner, id string, p ACPNewPar
 	if err := os.MkdirAll(prof.Workspace, 0o700); err != nil {
 		return nil, fmt.Errorf("session: new acp: workspace: %w", err)
 	}
+	m.seedWorkspace(cfg, alias, prof.Workspace)
 	ws, err := resolveCwd(p.Cwd, prof.Workspace, m.o.InstallRoot)
 	if err != nil {
 		return nil, err

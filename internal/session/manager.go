@@ -23,6 +23,7 @@ import (
 	"github.com/zeroclaw-go/zeroclaw/internal/logs"
 	"github.com/zeroclaw-go/zeroclaw/internal/memory"
 	"github.com/zeroclaw-go/zeroclaw/internal/store"
+	"github.com/zeroclaw-go/zeroclaw/internal/tools"
 )
 
 // Sentinel errors; the rpc layer maps each to its wire code (protocol.md §4).
@@ -73,7 +74,7 @@ type Sink interface {
 
 // Options configures a Manager. Chat and Config are required.
 type Options struct {
-	Chat *store.ChatStore
+	Chat store.Chat // sessions.db, or the JSONL files (session_backend)
 	// Cost records each provider request's usage and checks the budgets before each; nil records nothing.
 	Cost *cost.Tracker
 	// Logs receives the runtime events of sessions and turns (start, end, tool calls, approvals); nil discards.
@@ -96,6 +97,10 @@ type Options struct {
 	ACP *store.ACPStore
 	// Memory gives chat turns their agent's memory (recall, auto-save, memory tools); nil: no memory.
 	Memory *memory.Manager
+	// Cron gives turns the cron_* tools, scoped to the turn's agent; nil: the tools are not offered.
+	Cron func(agent string) tools.Cron
+	// Delegate gives turns the delegate tool; nil, or a nil Delegator for an agent: not offered.
+	Delegate func(agent string) tools.Delegator
 }
 
 // ProviderFactory builds the provider that an agent's model_provider reference names, from the config in force.
@@ -219,6 +224,7 @@ func (m *Manager) New(ctx context.Context, o Owner, p api.SessionNewParams) (api
 	if err := os.MkdirAll(prof.Workspace, 0o700); err != nil {
 		return api.SessionNewResult{}, fmt.Errorf("session: new: workspace: %w", err)
 	}
+	m.seedWorkspace(cfg, alias, prof.Workspace)
 	id := p.SessionID
 	if id == "" {
 		id = m.o.NewID()

@@ -115,7 +115,6 @@ func (m *Manager) runTurn(ctx context.Context, o Owner, s *session, p api.Sessio
 		Provider: prov,
 		Policy:   prof.Policy,
 		History:  history,
-		System:   prof.System,
 		Emit:     emit,
 		Approver: opts.approver(approver{s: s, connID: o.ConnID, clock: m.o.Clock}),
 		Append: func(ctx context.Context, role, content string) error {
@@ -141,6 +140,24 @@ func (m *Manager) runTurn(ctx context.Context, o Owner, s *session, p api.Sessio
 	if mem != nil {
 		tr.Memory, tr.ToolEnv.Memory = mem, mem.h
 	}
+	if m.o.Cron != nil {
+		tr.ToolEnv.Cron = m.o.Cron(s.alias)
+	}
+	if m.o.Delegate != nil {
+		tr.ToolEnv.Delegate = m.o.Delegate(s.alias)
+	}
+
+	skillSection := m.turnSkills(cfg, s, prof, &tr.ToolEnv)
+	tr.System = buildSystemPrompt(promptParts{
+		now:        m.now(),
+		agentDir:   prof.Workspace,
+		workDir:    s.workspace,
+		configured: prof.System,
+		level:      prof.Policy.Level,
+		offered:    offeredTools(prof, tr.ToolEnv),
+		skills:     skillSection,
+		model:      modelOf(cfg, prof.ProviderRef),
+	})
 	if m.o.Cost != nil {
 		tr.RecordUsage = func(ctx context.Context, u agent.Usage) error {
 			return m.o.Cost.Record(ctx, s.id, s.alias, cost.Usage{Model: u.Model, InputTokens: u.InputTokens, OutputTokens: u.OutputTokens})
@@ -164,6 +181,9 @@ func (m *Manager) runTurn(ctx context.Context, o Owner, s *session, p api.Sessio
 		m.log.Info("turn failed", "session", s.id, "turn", turnID, "err", runErr)
 		ended.Action, ended.Outcome, ended.Severity = "fail", logs.OutcomeFailure, logs.SeverityWarn
 		ended.Attributes = map[string]any{"error": runErr.Error()}
+		if pe := (*agent.ProviderError)(nil); errors.As(runErr, &pe) {
+			ended.Attributes["error_kind"] = "provider"
+		}
 	} else if outcome == api.OutcomeCancelled {
 		ended.Action, ended.Outcome = "cancel", ""
 	}

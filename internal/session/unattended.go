@@ -58,6 +58,8 @@ type Unattended struct {
 	// AllowedTools, when non-empty, are the only tools offered (within the agent's profile); ExcludedTools are
 	// never offered.
 	AllowedTools, ExcludedTools []string
+	// Owner is the principal the session belongs to; "" means UnattendedPrincipal (a webhook names its device).
+	Owner string
 }
 
 // RunUnattended runs one turn as UnattendedPrincipal (with admin reach, so a named session of another owner
@@ -66,6 +68,9 @@ type Unattended struct {
 // not complete is an error carrying what it said.
 func (m *Manager) RunUnattended(ctx context.Context, u Unattended) (string, error) {
 	o := Owner{Principal: UnattendedPrincipal, Admin: true}
+	if u.Owner != "" {
+		o.Principal = u.Owner
+	}
 	_, liveErr := m.live(u.SessionID)
 	if _, err := m.New(ctx, o, api.SessionNewParams{SessionID: u.SessionID, AgentAlias: u.Agent}); err != nil {
 		return "", err

@@ -19,6 +19,42 @@ type ChatStore struct {
 	// mu guards closed. In-flight calls racing Close fail with database/sql's "database is closed".
 	mu     sync.Mutex
 	closed bool
+
+	counts rowCounts
+}
+
+// rowCounts remembers each session's message count as the writer last committed it, so that Append learns a new
+// message's index without counting the session's rows every time. The cache is only trusted while no other
+// connection has committed to the database since the writer last looked: PRAGMA data_version, read on the writer
+// connection inside each append's transaction, changes exactly when another connection (another process: an
+// upstream binary, a test build sharing the file) committed, and the whole cache is dropped then. mu is held
+// across the whole transaction of every path of ours that changes a session's rows (Append, Delete, the JSONL
+// import), so the cache and the database change together: a count is never read between another path's commit
+// and its cache update.
+type rowCounts struct {
+	mu          sync.Mutex
+	dataVersion int64
+	n           map[string]int // nil until the first append
+}
+
+// maxCachedCounts bounds the cache; past it the cache starts over (a recount is one indexed COUNT per session).
+const maxCachedCounts = 4096
+
+// lookup returns key's cached count, first dropping the cache if another connection committed. mu must be held.
+func (c *rowCounts) lookup(key string, dataVersion int64) (int, bool) {
+	if c.dataVersion != dataVersion {
+		c.dataVersion, c.n = dataVersion, nil
+	}
+	n, ok := c.n[key]
+	return n, ok
+}
+
+// store records key's count after a committed append. mu must be held.
+func (c *rowCounts) store(key string, n int) {
+	if c.n == nil || len(c.n) >= maxCachedCounts {
+		c.n = make(map[string]int)
+	}
+	c.n[key] = n
 }
 
 // Message is one stored chat message. Index is its zero-based position within its session.
@@ -80,6 +116,10 @@ func OpenChat(ctx context.Context, path string) (*ChatStore, error) {
 		},
 	})
 	if err != nil {
+		return nil, err
+	}
+	if err := d.prepare(ctx, sqlDataVersion, sqlCountSession, sqlInsertMessage, sqlBumpMetadata); err != nil {
+		_ = d.close()
 		return nil, err
 	}
 	return &ChatStore{d: d}, nil
@@ -216,34 +256,51 @@ func (s *ChatStore) Append(ctx context.Context, key, role, content string, now t
 	if role == "" {
 		return 0, fmt.Errorf("store: append %s: empty role: %w", key, ErrInvalid)
 	}
+	s.counts.mu.Lock()
+	defer s.counts.mu.Unlock()
 	var idx int
 	err := s.d.withTx(ctx, func(tx *sql.Tx) error {
 		ts := formatTime(now)
-		if _, err := tx.ExecContext(ctx, `INSERT INTO sessions (session_key, role, content, created_at)
-			VALUES (?, ?, ?, ?)`, key, role, content, ts); err != nil {
-			return err
-		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO session_metadata
-			(session_key, created_at, last_activity, message_count) VALUES (?, ?, ?, 1)
-			ON CONFLICT(session_key) DO UPDATE SET
-				last_activity = excluded.last_activity,
-				message_count = session_metadata.message_count + 1`, key, ts, ts); err != nil {
+		var version int64
+		if err := s.d.stmt(tx, ctx, sqlDataVersion).QueryRowContext(ctx).Scan(&version); err != nil {
 			return err
 		}
 		// The index counts rows, not message_count, so it stays exact even if an older writer let the
-		// counter drift.
-		var n int
-		if err := tx.QueryRowContext(ctx, "SELECT COUNT(*) FROM sessions WHERE session_key = ?", key).Scan(&n); err != nil {
+		// counter drift; the count is cached (see rowCounts) and taken before this insert.
+		n, ok := s.counts.lookup(key, version)
+		if !ok {
+			if err := s.d.stmt(tx, ctx, sqlCountSession).QueryRowContext(ctx, key).Scan(&n); err != nil {
+				return err
+			}
+		}
+		if _, err := s.d.stmt(tx, ctx, sqlInsertMessage).ExecContext(ctx, key, role, content, ts); err != nil {
 			return err
 		}
-		idx = n - 1
+		if _, err := s.d.stmt(tx, ctx, sqlBumpMetadata).ExecContext(ctx, key, ts, ts); err != nil {
+			return err
+		}
+		idx = n
 		return nil
 	})
 	if err != nil {
+		delete(s.counts.n, key) // rolled back, or the outcome is unknown: count again next time
 		return 0, fmt.Errorf("store: append %s: %w", key, err)
 	}
+	s.counts.store(key, idx+1)
 	return idx, nil
 }
+
+// The statements of the append path, prepared once on the writer connection (db.stmt).
+const (
+	sqlDataVersion   = "PRAGMA data_version"
+	sqlCountSession  = "SELECT COUNT(*) FROM sessions WHERE session_key = ?"
+	sqlInsertMessage = "INSERT INTO sessions (session_key, role, content, created_at) VALUES (?, ?, ?, ?)"
+	sqlBumpMetadata  = `INSERT INTO session_metadata (session_key, created_at, last_activity, message_count)
+		VALUES (?, ?, ?, 1)
+		ON CONFLICT(session_key) DO UPDATE SET
+			last_activity = excluded.last_activity,
+			message_count = session_metadata.message_count + 1`
+)
 
 // Page returns the newest messages of session key before index beforeIndex (beforeIndex < 0 means from the
 // end), oldest first: at most limit of them (limit <= 0: no count limit), and no more than fit in maxBytes of
@@ -509,6 +566,9 @@ func (s *ChatStore) Delete(ctx context.Context, key string) error {
 	if err := s.check("delete", key, true); err != nil {
 		return err
 	}
+	s.counts.mu.Lock()
+	defer s.counts.mu.Unlock()
+	defer delete(s.counts.n, key)
 	err := s.d.withTx(ctx, func(tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, "DELETE FROM sessions WHERE session_key = ?", key); err != nil {
 			return err

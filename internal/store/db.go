@@ -29,6 +29,8 @@ type db struct {
 	path string
 	w    *sql.DB // exactly one connection: every write is serialized here
 	r    *sql.DB // query_only connections for reads
+
+	stmts map[string]*sql.Stmt // prepared on w at open (prepare); read-only afterwards
 }
 
 // migration is one numbered step. before, when set, runs inside the same transaction ahead of the SQL; it
@@ -98,6 +100,9 @@ func openDB(ctx context.Context, p, set string, hooks map[int]func(context.Conte
 
 func (d *db) close() error {
 	var errs []error
+	for _, st := range d.stmts {
+		errs = append(errs, st.Close())
+	}
 	if d.r != nil {
 		errs = append(errs, d.r.Close())
 	}
@@ -272,4 +277,32 @@ func parseTime(s string) (time.Time, error) {
 		return time.Time{}, err
 	}
 	return t.UTC(), nil
+}
+
+// prepare prepares each query once on the writer connection, for stmt. It runs at open, before any transaction:
+// preparing on the one-connection writer pool while a transaction holds its connection would wait forever.
+func (d *db) prepare(ctx context.Context, queries ...string) error {
+	if d.stmts == nil {
+		d.stmts = make(map[string]*sql.Stmt, len(queries))
+	}
+	for _, q := range queries {
+		st, err := d.w.PrepareContext(ctx, q)
+		if err != nil {
+			return fmt.Errorf("store: prepare %q: %w", q, err)
+		}
+		d.stmts[q] = st
+	}
+	return nil
+}
+
+// stmt returns query, prepared at open (prepare), bound to tx. database/sql reuses a statement already prepared
+// on the transaction's connection (the writer pool has exactly one, and re-prepares on it if it was replaced), so
+// a hot write path parses its SQL once per process instead of once per call. A query that was not prepared at
+// open is a programming error.
+func (d *db) stmt(tx *sql.Tx, ctx context.Context, query string) *sql.Stmt {
+	st, ok := d.stmts[query]
+	if !ok {
+		panic("store: statement not prepared at open: " + query)
+	}
+	return tx.StmtContext(ctx, st)
 }

@@ -291,6 +291,9 @@ func (s *ChatStore) importSource(ctx context.Context, dir string, c candidate, n
 // existing receipt or inserts the messages, the metadata and the receipt together.
 func (s *ChatStore) commitSource(ctx context.Context, c candidate, hash string, size int64, data []byte, now time.Time) (sourceResult, error) {
 	var res sourceResult
+	s.counts.mu.Lock() // the import adds a session's rows: keep Append's count cache in step (rowCounts)
+	defer s.counts.mu.Unlock()
+	defer delete(s.counts.n, c.key)
 	err := s.fullSyncTx(ctx, func(tx *sql.Tx) error {
 		var rKey, rHash string
 		var rLen int64

@@ -140,6 +140,8 @@ type classification struct {
 // A shell command that uses expansion, substitution or similar indirection (see indirection) is medium risk
 // and asked about under supervised even when shell is in AutoApprove, with AskEveryTime set.
 // The memory tools are low risk; memory_store, memory_forget and memory_purge write, so readonly refuses them.
+// cron_list and cron_runs are low risk; the other cron tools (add, update, remove, run) are medium; delegate is
+// medium when it hands work over and low when it reads results.
 // AlwaysAsk turns any Run into Ask. A tool that is not offered (excluded, not allowed, unknown) and a call
 // whose arguments cannot be classified are refused. Decide only reads the filesystem (to resolve symlinks).
 func (p Policy) Decide(call Call, workspace string) Decision {
@@ -233,12 +235,37 @@ func (p Policy) classify(call Call, workspace string) (classification, error) {
 		return classification{risk: RiskLow, reason: "ask_user"}, nil
 	case NameTime:
 		return classification{risk: RiskLow, reason: "time"}, nil
+	case NameReadSkill:
+		name, err := readSkillName(call)
+		if err != nil {
+			return classification{}, err
+		}
+		return classification{risk: RiskLow, reason: "read_skill: " + name}, nil
 	}
 	if isMemoryTool(call.Name) {
 		if _, err := parseMemory(call); err != nil {
 			return classification{}, err
 		}
 		return classification{risk: RiskLow, write: memoryWrite(call.Name), reason: call.Name}, nil
+	}
+	if isCronTool(call.Name) {
+		if _, err := parseCron(call); err != nil {
+			return classification{}, err
+		}
+		if cronWrite(call.Name) {
+			return classification{risk: RiskMedium, reason: call.Name + ": changes or runs scheduled jobs"}, nil
+		}
+		return classification{risk: RiskLow, reason: call.Name}, nil
+	}
+	if call.Name == NameDelegate {
+		_, action, err := parseDelegate(call)
+		if err != nil {
+			return classification{}, err
+		}
+		if delegateWrite(action) {
+			return classification{risk: RiskMedium, reason: "delegate: hands a task to another agent"}, nil
+		}
+		return classification{risk: RiskLow, reason: "delegate: " + action}, nil
 	}
 	return classification{}, fmt.Errorf("%s: unknown tool", call.Name)
 }

@@ -44,6 +44,14 @@ func TestDecideRiskTable(t *testing.T) {
 		{"file_read forbidden", call("file_read", map[string]any{"path": "secret/key.txt"}), false, want{RiskHigh, Refuse, Refuse, Refuse}},
 		{"file_list forbidden dir", call("file_list", map[string]any{"path": "./sub/../secret"}), true, want{RiskHigh, Refuse, Refuse, Refuse}},
 		{"file_write forbidden outside", call("file_write", map[string]any{"path": filepath.Join(s.outside, "private", "a"), "content": "x"}), false, want{RiskHigh, Refuse, Refuse, Refuse}},
+		{"cron_list", call("cron_list", nil), true, want{RiskLow, Run, Run, Run}},
+		{"cron_runs", call("cron_runs", map[string]any{"job_id": "j"}), true, want{RiskLow, Run, Run, Run}},
+		{"cron_add", call("cron_add", map[string]any{"schedule": map[string]any{"kind": "every", "every_ms": 60000}, "command": "ls"}), true, want{RiskMedium, Refuse, Ask, Run}},
+		{"cron_update", call("cron_update", map[string]any{"job_id": "j", "patch": map[string]any{"enabled": false}}), true, want{RiskMedium, Refuse, Ask, Run}},
+		{"cron_remove", call("cron_remove", map[string]any{"job_id": "j"}), true, want{RiskMedium, Refuse, Ask, Run}},
+		{"cron_run", call("cron_run", map[string]any{"job_id": "j"}), true, want{RiskMedium, Refuse, Ask, Run}},
+		{"delegate", call("delegate", map[string]any{"agent": "b", "prompt": "p"}), true, want{RiskMedium, Refuse, Ask, Run}},
+		{"delegate check_result", call("delegate", map[string]any{"action": "check_result", "task_id": "x"}), true, want{RiskLow, Run, Run, Run}},
 		{"file_read forbidden via symlink", call("file_read", map[string]any{"path": "escape/private/a"}), false, want{RiskHigh, Refuse, Refuse, Refuse}},
 	}
 	for _, tc := range cases {
@@ -116,7 +124,8 @@ func TestOfferedAndNotOfferedRefused(t *testing.T) {
 		return out
 	}
 	all := Specs()
-	if got := names(all); !slices.Equal(got, []string{"shell", "file_read", "file_write", "file_list", "ask_user", "time", "memory_store", "memory_recall", "memory_forget", "memory_export", "memory_purge"}) {
+	if got := names(all); !slices.Equal(got, []string{"shell", "file_read", "file_write", "file_list", "ask_user", "time", "memory_store", "memory_recall", "memory_forget", "memory_export", "memory_purge",
+		"cron_add", "cron_list", "cron_remove", "cron_update", "cron_run", "cron_runs", "delegate"}) {
 		t.Fatalf("Specs = %v", got)
 	}
 	for _, sp := range all {
@@ -133,7 +142,8 @@ func TestOfferedAndNotOfferedRefused(t *testing.T) {
 	}
 
 	excl := Policy{Level: LevelFull, ExcludedTools: []string{"shell", "file_write"}}
-	if got := names(excl.Offered(all)); !slices.Equal(got, []string{"file_read", "file_list", "ask_user", "time", "memory_store", "memory_recall", "memory_forget", "memory_export", "memory_purge"}) {
+	if got := names(excl.Offered(all)); !slices.Equal(got, []string{"file_read", "file_list", "ask_user", "time", "memory_store", "memory_recall", "memory_forget", "memory_export", "memory_purge",
+		"cron_add", "cron_list", "cron_remove", "cron_update", "cron_run", "cron_runs", "delegate"}) {
 		t.Fatalf("excluded Offered = %v", got)
 	}
 	if d := excl.Decide(call("shell", map[string]any{"command": "ls"}), s.ws); d.Verdict != Refuse || !strings.Contains(d.Reason, "not offered") {

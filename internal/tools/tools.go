@@ -37,17 +37,29 @@ type Spec struct {
 }
 
 // Specs returns every tool this package implements, in a stable order. The caller owns the returned slice.
-// The memory tools are included; SpecsFor leaves them out of a turn without memory.
+// The memory and cron tools are included; SpecsFor leaves them out of a turn that cannot reach them.
 func Specs() []Spec {
-	return append(baseSpecs(), memorySpecs()...)
+	return append(append(append(baseSpecs(), memorySpecs()...), cronSpecs()...), delegateSpec(nil))
 }
 
-// SpecsFor returns the tools a turn in env can use: all of them, less the memory tools when env has no memory.
+// SpecsFor returns the tools a turn in env can use: all of them, less the memory tools when env has no memory,
+// the cron tools when it has no scheduler and delegate when it may not delegate, plus read_skill when env can
+// read skills.
 func SpecsFor(env Env) []Spec {
-	if env.Memory == nil {
-		return baseSpecs()
+	out := baseSpecs()
+	if env.Memory != nil {
+		out = append(out, memorySpecs()...)
 	}
-	return Specs()
+	if env.Cron != nil {
+		out = append(out, cronSpecs()...)
+	}
+	if env.Delegate != nil {
+		out = append(out, delegateSpec(env.Delegate.Targets()))
+	}
+	if env.ReadSkill != nil {
+		out = append(out, readSkillSpec())
+	}
+	return out
 }
 
 func baseSpecs() []Spec {
@@ -88,10 +100,10 @@ func baseSpecs() []Spec {
 // known reports whether name is a tool this package implements.
 func known(name string) bool {
 	switch name {
-	case NameShell, NameFileRead, NameFileWrite, NameFileList, NameAskUser, NameTime:
+	case NameShell, NameFileRead, NameFileWrite, NameFileList, NameAskUser, NameTime, NameReadSkill:
 		return true
 	}
-	return isMemoryTool(name)
+	return isMemoryTool(name) || isCronTool(name) || name == NameDelegate
 }
 
 // Call is one tool invocation requested by a model. Arguments is a JSON object; empty or null means {}.
@@ -127,6 +139,14 @@ type Env struct {
 	Now func() time.Time
 	// Memory is the agent's memory for the memory_* tools; nil: the turn has no memory (tools not offered).
 	Memory *memory.Scoped
+	// ReadSkill returns the SKILL.md of one of the turn's skills by name, for read_skill; nil: the tool is not
+	// offered (no skills, or skills injected in full).
+	ReadSkill func(name string) (string, error)
+
+	// Cron is the scheduler, scoped to the turn's agent, for the cron_* tools; nil: not offered.
+	Cron Cron
+	// Delegate hands work to other agents for the delegate tool; nil: the agent may not delegate (not offered).
+	Delegate Delegator
 }
 
 func (e Env) outputCap() int {
@@ -175,9 +195,17 @@ func Execute(ctx context.Context, env Env, call Call) (res Result) {
 		return askUser(ctx, env, call)
 	case NameTime:
 		return Result{Output: env.now().Format(time.RFC3339)}
+	case NameReadSkill:
+		return readSkill(env, call)
 	}
 	if isMemoryTool(call.Name) {
 		return runMemory(ctx, env, call)
+	}
+	if isCronTool(call.Name) {
+		return runCron(ctx, env, call)
+	}
+	if call.Name == NameDelegate {
+		return runDelegate(ctx, env, call)
 	}
 	return errorf("%s: unknown tool", call.Name)
 }

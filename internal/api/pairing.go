@@ -1,0 +1,51 @@
+package api
+
+// Pairing and device methods (the gateway's pairing, served on the socket for `zeroclaw pair`).
+const (
+	MethodPairCode      = "pair/code"
+	MethodDevicesList   = "devices/list"
+	MethodDevicesRevoke = "devices/revoke"
+	MethodDevicesRotate = "devices/rotate"
+)
+
+// PairCodeResult is the result of pair/code: the pending one-time code (created when none is pending).
+type PairCodeResult struct {
+	PairingRequired bool   `json:"pairing_required"`
+	PairingCode     string `json:"pairing_code"`
+}
+
+// Device is one paired gateway device (upstream's /api/devices shape). Times are RFC 3339.
+type Device struct {
+	ID           string   `json:"id"`
+	Name         *string  `json:"name"`
+	DeviceType   *string  `json:"device_type"`
+	PairedAt     string   `json:"paired_at"`
+	LastSeen     string   `json:"last_seen"`
+	IPAddress    *string  `json:"ip_address"`
+	Capabilities []string `json:"capabilities"`
+}
+
+// DevicesListResult is the result of devices/list.
+type DevicesListResult struct {
+	Devices []Device `json:"devices"`
+	Count   int      `json:"count"`
+}
+
+// DeviceParams names a device (devices/revoke, devices/rotate).
+type DeviceParams struct {
+	ID string `json:"id"`
+}
+
+// DeviceRevokeResult is the result of devices/revoke.
+type DeviceRevokeResult struct {
+	Message  string `json:"message"`
+	DeviceID string `json:"device_id"`
+}
+
+// DeviceRotateResult is the result of devices/rotate: the device's token is revoked; PairingCode is the code
+// to pair again, null when one was already pending or pairing is off.
+type DeviceRotateResult struct {
+	DeviceID    string  `json:"device_id"`
+	PairingCode *string `json:"pairing_code"`
+	Message     string  `json:"message"`
+}

@@ -1,0 +1,3 @@
+package backup
+
+const noFollow = 0

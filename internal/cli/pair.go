@@ -1,0 +1,104 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"text/tabwriter"
+
+	"github.com/zeroclaw-go/zeroclaw/internal/api"
+	"github.com/zeroclaw-go/zeroclaw/internal/visible"
+)
+
+const pairSynopsis = "code | list | revoke DEVICE_ID"
+
+// runPair manages gateway pairing through the running daemon (the code lives in its memory).
+func runPair(ctx context.Context, env Env, args []string) error {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		fmt.Fprintf(env.Stderr, "Usage: zeroclaw pair %s\n", pairSynopsis)
+		if len(args) == 0 {
+			return errUsage
+		}
+		return nil
+	}
+	switch args[0] {
+	case "code":
+		return pairCode(ctx, env, args[1:])
+	case "list":
+		return pairList(ctx, env, args[1:])
+	case "revoke":
+		return pairRevoke(ctx, env, args[1:])
+	}
+	return withHint(fmt.Errorf("pair: unknown subcommand %q", args[0]), "zeroclaw pair "+pairSynopsis)
+}
+
+// pairCall calls the running daemon; pairing needs one (a new daemon would make a code nobody else knows).
+func pairCall(ctx context.Context, env Env, configDir, method string, params, out any) error {
+	endpoint, err := endpointFor(env, configDir)
+	if err != nil {
+		return err
+	}
+	c, err := connect(ctx, endpoint, nil, nil)
+	if err != nil {
+		return err
+	}
+	defer c.close()
+	return c.call(ctx, method, params, out)
+}
+
+func pairCode(ctx context.Context, env Env, args []string) error {
+	fs := newFlagSet(env, "pair code", "[--config-dir DIR]")
+	configDir := configDirFlag(fs)
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	var res api.PairCodeResult
+	if err := pairCall(ctx, env, *configDir, api.MethodPairCode, struct{}{}, &res); err != nil {
+		return fmt.Errorf("pair: code: %w", err)
+	}
+	fmt.Fprintln(env.Stdout, res.PairingCode)
+	fmt.Fprintf(env.Stderr, "one-time code: send it as X-Pairing-Code to POST /pair on the gateway (or {\"code\"} to POST /api/pair)\n")
+	return nil
+}
+
+func pairList(ctx context.Context, env Env, args []string) error {
+	fs := newFlagSet(env, "pair list", "[--config-dir DIR]")
+	configDir := configDirFlag(fs)
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	var res api.DevicesListResult
+	if err := pairCall(ctx, env, *configDir, api.MethodDevicesList, struct{}{}, &res); err != nil {
+		return fmt.Errorf("pair: list: %w", err)
+	}
+	if res.Count == 0 {
+		fmt.Fprintln(env.Stderr, "no paired devices")
+		return nil
+	}
+	tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tNAME\tTYPE\tPAIRED\tLAST SEEN\tIP")
+	str := func(p *string) string {
+		if p == nil {
+			return "-"
+		}
+		return visible.Escape(*p)
+	}
+	for _, d := range res.Devices {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", d.ID, str(d.Name), str(d.DeviceType), d.PairedAt, d.LastSeen, str(d.IPAddress))
+	}
+	return tw.Flush()
+}
+
+func pairRevoke(ctx context.Context, env Env, args []string) error {
+	fs := newFlagSet(env, "pair revoke", "DEVICE_ID [--config-dir DIR]")
+	configDir := configDirFlag(fs)
+	id, err := parseWithID(fs, args, "device id")
+	if err != nil {
+		return err
+	}
+	var res api.DeviceRevokeResult
+	if err := pairCall(ctx, env, *configDir, api.MethodDevicesRevoke, api.DeviceParams{ID: id}, &res); err != nil {
+		return fmt.Errorf("pair: revoke %s: %w", id, err)
+	}
+	fmt.Fprintf(env.Stdout, "revoked %s: its bearer token no longer works\n", res.DeviceID)
+	return nil
+}

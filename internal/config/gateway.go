@@ -1,0 +1,38 @@
+package config
+
+import "strings"
+
+// validateGateway checks [gateway] beyond the port: the path prefix's shape, positive limits, the TLS files a
+// TLS gateway needs, and that device profiles exist.
+func validateGateway(cfg *Config, v *validator) {
+	g := cfg.Gateway
+	if p := g.PathPrefix; p != "" && (!strings.HasPrefix(p, "/") || strings.HasSuffix(p, "/") || strings.ContainsAny(p, "?#*{} ")) {
+		v.add(Path{"gateway", "path_prefix"}, "must start with / and not end with / (e.g. /zeroclaw), got %q", p)
+	}
+	for name, val := range map[string]int{
+		"pair_rate_limit_per_minute": g.PairRateLimitPerMinute, "webhook_rate_limit_per_minute": g.WebhookRateLimitPerMin,
+		"rate_limit_max_keys": g.RateLimitMaxKeys, "idempotency_ttl_secs": g.IdempotencyTTLSecs,
+		"idempotency_max_keys": g.IdempotencyMaxKeys, "request_timeout_secs": g.RequestTimeoutSecs,
+		"long_running_request_timeout_secs": g.LongRunningTimeoutSecs,
+	} {
+		if val < 1 {
+			v.add(Path{"gateway", name}, "must be at least 1, got %d", val)
+		}
+	}
+	if g.TLS.Enabled {
+		if g.TLS.CertPath == "" {
+			v.add(Path{"gateway", "tls", "cert_path"}, "is required when gateway.tls.enabled is true")
+		}
+		if g.TLS.KeyPath == "" {
+			v.add(Path{"gateway", "tls", "key_path"}, "is required when gateway.tls.enabled is true")
+		}
+		if g.TLS.ClientAuth.Enabled && g.TLS.ClientAuth.CACertPath == "" {
+			v.add(Path{"gateway", "tls", "client_auth", "ca_cert_path"}, "is required when client_auth is enabled")
+		}
+	}
+	for _, pp := range g.DevicePermissionProfiles {
+		if _, ok := cfg.PermissionProfiles[pp]; !ok {
+			v.add(Path{"gateway", "device_permission_profiles"}, "permission profile %q is not defined under permission_profiles", pp)
+		}
+	}
+}

@@ -1,0 +1,109 @@
+package daemon
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"path/filepath"
+
+	"github.com/zeroclaw-go/zeroclaw/internal/auth"
+	"github.com/zeroclaw-go/zeroclaw/internal/clock"
+	"github.com/zeroclaw-go/zeroclaw/internal/config"
+	"github.com/zeroclaw-go/zeroclaw/internal/gateway"
+	"github.com/zeroclaw-go/zeroclaw/internal/install"
+	"github.com/zeroclaw-go/zeroclaw/internal/logs"
+	"github.com/zeroclaw-go/zeroclaw/internal/pairing"
+	"github.com/zeroclaw-go/zeroclaw/internal/rpc"
+	"github.com/zeroclaw-go/zeroclaw/internal/session"
+	"github.com/zeroclaw-go/zeroclaw/internal/store"
+)
+
+// openDevices opens data/devices.db; a daemon that cannot still pairs, without the device registry.
+func openDevices(ctx context.Context, layout install.Layout, log *slog.Logger) *store.DeviceStore {
+	ds, err := store.OpenDevices(ctx, filepath.Join(layout.DataDir, "devices.db"))
+	if err != nil {
+		log.Warn("device registry unavailable: paired devices will not be listed", "component", "store", "err", err)
+		return nil
+	}
+	return ds
+}
+
+// newPairing builds the pairing domain over the config and the device registry.
+func newPairing(ctx context.Context, cfg *config.Manager, devices *store.DeviceStore, clk clock.Clock, log *slog.Logger) (*pairing.Manager, error) {
+	return pairing.New(ctx, pairing.Options{Config: cfg, Devices: devices, Clock: clk, Logger: log})
+}
+
+// metricsTee passes every runtime event to the log hub and to the gateway's metrics.
+type metricsTee struct {
+	hub *logs.Hub
+	m   *gateway.Metrics
+}
+
+func (t metricsTee) Publish(e logs.Entry) {
+	t.m.Observe(e)
+	t.hub.Publish(e)
+}
+
+// startGateway builds the gateway over the same method table as the socket, binds [gateway] and rebinds it
+// when a config change touches the bind. A bind failure is a warning: the socket is the daemon's primary
+// surface (upstream fails the whole daemon instead).
+func (d *daemon) startGateway(ctx context.Context, opts Options, pm *pairing.Manager, m *gateway.Metrics, clk clock.Clock) {
+	d.gw = gateway.New(gateway.Options{
+		Config:  d.cfg.Current,
+		Pairing: pm,
+		Dispatch: func(ctx context.Context, id gateway.Identity, method string, params json.RawMessage) (any, error) {
+			return d.srv.Call(ctx, rpc.Caller{Principal: id.Principal, Resolve: id.Resolve, Label: id.Label,
+				Transport: auth.TransportHTTP}, method, params)
+		},
+		Reload: func(ctx context.Context) error {
+			_, err := d.cfg.Reload(ctx)
+			return err
+		},
+		Shutdown: d.requestStop,
+		Webhook: func(ctx context.Context, owner, agent, sessionID, message string) (string, error) {
+			return d.sessions.RunUnattended(ctx, session.Unattended{Agent: agent, SessionID: sessionID, Prompt: message, Owner: owner})
+		},
+		NewID:   opts.NewID,
+		Metrics: m,
+		Clock:   clk,
+		Logger:  d.log,
+		Ready:   opts.GatewayReady,
+		Listen:  opts.GatewayListen,
+	})
+	// A change of the config (a reload, an edit) prunes devices whose token is gone and rebinds the listener
+	// when host, port or TLS changed.
+	d.cfg.OnChange(func(c *config.Config) {
+		if err := pm.Reconcile(ctx); err != nil {
+			d.log.Warn("device registry not reconciled", "component", "pairing", "err", err)
+		}
+		if err := d.gw.Apply(ctx, c); err != nil {
+			d.log.Warn("gateway keeps its current listener", "component", "gateway", "err", err)
+		}
+		// Every token removed (by hand, then a reload): the next device needs a code, as at start.
+		if code, fresh, err := pm.EnsureFirstCode(); err != nil {
+			d.log.Warn("no pairing code", "component", "pairing", "err", err)
+		} else if fresh && opts.Banner != nil && d.gw.Addr() != nil {
+			printPairingBanner(opts.Banner, d.gw.Addr(), c, code)
+		}
+	})
+	if err := d.gw.Apply(ctx, d.cfg.Current()); err != nil {
+		d.log.Warn("gateway not served", "component", "gateway", "err", err)
+		return
+	}
+	if code := pm.PendingCode(); code != "" && opts.Banner != nil {
+		printPairingBanner(opts.Banner, d.gw.Addr(), d.cfg.Current(), code)
+	}
+}
+
+// printPairingBanner shows the one-time code on the daemon's terminal (never in the log).
+func printPairingBanner(w io.Writer, addr net.Addr, cfg *config.Config, code string) {
+	scheme := "http"
+	if cfg.Gateway.TLS.Enabled {
+		scheme = "https"
+	}
+	url := fmt.Sprintf("%s://%s%s", scheme, addr, cfg.Gateway.PathPrefix)
+	fmt.Fprintf(w, "Gateway pairing code: %s\n  pair with: curl -X POST -H 'X-Pairing-Code: %s' %s/pair\n", code, code, url)
+}

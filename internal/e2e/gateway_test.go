@@ -1,0 +1,119 @@
+package e2e
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The real binary: the daemon prints its pairing code at start (never in the log), `zeroclaw pair code` shows
+// it, a device pairs over HTTP, `zeroclaw pair list` shows it and `zeroclaw pair revoke` locks it out.
+func TestGatewayPairCLI(t *testing.T) {
+	h := home(t)
+	root := filepath.Join(h, ".zeroclaw")
+	if err := os.MkdirAll(root, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	cfg := "schema_version = 3\n\n[providers.models.echo.default]\nmodel = \"echo\"\n\n[agents.default]\nmodel_provider = \"echo.default\"\nrisk_profile = \"supervised\"\n\n[risk_profiles.supervised]\nlevel = \"supervised\"\n\n[gateway]\nport = 0\n"
+	if err := os.WriteFile(filepath.Join(root, "config.toml"), []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	d := start(t, env(h), "daemon")
+	waitSocket(t, d, filepath.Join(root, "data", "daemon.sock"))
+	banner := regexp.MustCompile(`Gateway pairing code: (\d{6})\n  pair with: curl -X POST -H 'X-Pairing-Code: \d{6}' (http://[0-9.:]+)/pair`)
+	var m []string
+	for deadline := time.Now().Add(10 * time.Second); m == nil && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		m = banner.FindStringSubmatch(d.stderr.String())
+	}
+	if m == nil {
+		t.Fatalf("no pairing banner on stderr:\n%s", d.stderr.String())
+	}
+	code, base := m[1], m[2]
+	if strings.Count(d.stderr.String(), code) != 2 {
+		t.Fatalf("the code appears elsewhere than the banner (the log?):\n%s", d.stderr.String())
+	}
+	out, errOut, rc := run(t, env(h), "", "pair", "code")
+	if rc != 0 || strings.TrimSpace(out) != code {
+		t.Fatalf("pair code: %d %q %q (banner %s)", rc, out, errOut, code)
+	}
+
+	client := &http.Client{Transport: &http.Transport{Proxy: nil}}
+	req, _ := http.NewRequest("POST", base+"/pair", nil)
+	req.Header.Set("X-Pairing-Code", code)
+	res, err := client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var body struct{ Token string }
+	_ = json.NewDecoder(res.Body).Decode(&body)
+	res.Body.Close()
+	if res.StatusCode != 200 || !strings.HasPrefix(body.Token, "zc_") {
+		t.Fatalf("pair: %d %+v", res.StatusCode, body)
+	}
+	status := func() int {
+		req, _ := http.NewRequest("GET", base+"/api/status", nil)
+		req.Header.Set("Authorization", "Bearer "+body.Token)
+		res, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, res.Body)
+		res.Body.Close()
+		return res.StatusCode
+	}
+	if s := status(); s != 200 {
+		t.Fatalf("status with the token: %d", s)
+	}
+
+	out, _, rc = run(t, env(h), "", "pair", "list")
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if rc != 0 || len(lines) != 2 || !strings.HasPrefix(lines[0], "ID") || !strings.Contains(lines[1], "127.0.0.1") {
+		t.Fatalf("pair list: %d\n%s", rc, out)
+	}
+	id := strings.Fields(lines[1])[0]
+	if _, errOut, rc = run(t, env(h), "", "pair", "revoke", "nope"); rc == 0 || !strings.Contains(errOut, "not found") {
+		t.Fatalf("revoke of an unknown device: %d %q", rc, errOut)
+	}
+	if out, _, rc = run(t, env(h), "", "pair", "revoke", id); rc != 0 || !strings.Contains(out, id) {
+		t.Fatalf("pair revoke: %d %q", rc, out)
+	}
+	if s := status(); s != 401 {
+		t.Fatalf("status after revoke: %d", s)
+	}
+}
+
+// A gateway port held by another process is a warning: the daemon still serves its socket.
+func TestGatewayPortTaken(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	port := ln.Addr().(*net.TCPAddr).Port
+	h := home(t)
+	root := filepath.Join(h, ".zeroclaw")
+	if err := os.MkdirAll(root, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	cfg := fmt.Sprintf("schema_version = 3\n\n[gateway]\nport = %d\n", port)
+	if err := os.WriteFile(filepath.Join(root, "config.toml"), []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	d := start(t, env(h), "daemon")
+	sock := filepath.Join(root, "data", "daemon.sock")
+	waitSocket(t, d, sock)
+	if pid := statusPID(t, sock); pid != d.cmd.Process.Pid {
+		t.Fatalf("status pid %d, daemon %d", pid, d.cmd.Process.Pid)
+	}
+	if !strings.Contains(d.stderr.String(), "gateway not served") || !strings.Contains(d.stderr.String(), "address already in use") {
+		t.Fatalf("no warning about the taken port:\n%s", d.stderr.String())
+	}
+}

@@ -1,0 +1,335 @@
+// Package gateway is the daemon's HTTP surface (upstream/gateway.md): one listener on [gateway] host:port
+// (optionally TLS and mTLS), one middleware chain (metrics, security headers, path prefix, body limit, request
+// timeout), bearer-token principals from pairing, and routes that are thin adapters over the same domain calls
+// the RPC methods make. WebSocket routes plug into the same mux and principal resolution.
+package gateway
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/zeroclaw-go/zeroclaw/internal/auth"
+	"github.com/zeroclaw-go/zeroclaw/internal/clock"
+	"github.com/zeroclaw-go/zeroclaw/internal/config"
+	"github.com/zeroclaw-go/zeroclaw/internal/pairing"
+)
+
+// MaxBodyBytes is the request body limit of every route (upstream's 64 KiB).
+const MaxBodyBytes = 64 << 10
+
+// Dispatcher serves one native RPC method for an authenticated gateway caller: the same table, grant check and
+// error mapping as the socket (rpc.Server.Call). Errors are *jsonrpc.Error.
+type Dispatcher func(ctx context.Context, id Identity, method string, params json.RawMessage) (any, error)
+
+// Identity is who a gateway request acts as.
+type Identity struct {
+	Principal *auth.Principal
+	// Resolve derives the principal again from another config (nil: refused), for checks made under the config
+	// write lock; nil keeps Principal.
+	Resolve func(*config.Config) *auth.Principal
+	Label   string // "http:<client key>"
+}
+
+// Options wire the gateway to the daemon.
+type Options struct {
+	Config   func() *config.Config // the live config; read per request
+	Pairing  *pairing.Manager
+	Dispatch Dispatcher
+	// Reload re-reads the config and applies it (POST /admin/reload); nil answers 503.
+	Reload func(ctx context.Context) error
+	// Shutdown asks the daemon to stop (POST /admin/shutdown); must not block.
+	Shutdown func()
+	// Webhook runs POST /webhook turns; nil answers 503.
+	Webhook WebhookRunner
+	// NewID mints webhook session ids; nil means random.
+	NewID   func() string
+	Metrics *Metrics // nil: a fresh registry
+	Clock   clock.Clock
+	Logger  *slog.Logger
+	// Ready, if set, is called with the bound address each time a listener starts (at start and after a
+	// reload that changed the bind).
+	Ready func(addr net.Addr, tls bool)
+	// Listen binds the gateway's TCP address; nil means net.Listen. Tests use it to bind port 0.
+	Listen func(network, addr string) (net.Listener, error)
+}
+
+// Server is the gateway. mu guards the fields below it; wg owns every serving goroutine and the shutdown of
+// listeners replaced by a reload.
+type Server struct {
+	o       Options
+	log     *slog.Logger
+	handler http.Handler
+	limits  *limiters
+	webhook *idempotency
+	wg      sync.WaitGroup
+
+	mu      sync.Mutex
+	cur     *binding
+	retired []*http.Server // listeners a reload replaced, still draining
+	closed  bool
+}
+
+// binding is one listener and the http.Server on it.
+type binding struct {
+	key  bindKey
+	srv  *http.Server
+	addr net.Addr
+	tls  bool
+}
+
+// bindKey is what, changed by a reload, needs a new listener.
+type bindKey struct {
+	host string
+	port int
+	tls  config.GatewayTLSConfig
+}
+
+func keyOf(cfg *config.Config) bindKey {
+	return bindKey{host: cfg.Gateway.Host, port: cfg.Gateway.Port, tls: cfg.Gateway.TLS}
+}
+
+// New builds the gateway; nothing listens until Apply.
+func New(o Options) *Server {
+	o.Clock = clock.OrReal(o.Clock)
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Metrics == nil {
+		o.Metrics = NewMetrics()
+	}
+	if o.Listen == nil {
+		o.Listen = net.Listen
+	}
+	if o.NewID == nil {
+		o.NewID = randomID
+	}
+	s := &Server{o: o, log: o.Logger.With("component", "gateway")}
+	s.limits = newLimiters(o.Clock)
+	s.webhook = newIdempotency(o.Clock)
+	s.handler = s.routes()
+	return s
+}
+
+// Handler is the gateway's whole handler chain (for tests and benchmarks that serve it themselves).
+func (s *Server) Handler() http.Handler { return s.handler }
+
+// Metrics is the registry /metrics serves.
+func (s *Server) Metrics() *Metrics { return s.o.Metrics }
+
+// Addr is the bound address, nil when not listening.
+func (s *Server) Addr() net.Addr {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cur == nil {
+		return nil
+	}
+	return s.cur.addr
+}
+
+// Apply makes the listener match cfg: on the first call it binds; later (a reload) it binds anew only when
+// host, port or TLS changed, and the replaced listener finishes its requests in the background. Settings read
+// per request (prefix, limits, timeouts, pairing) need no rebind. A failed bind keeps the current listener.
+// ctx bounds nothing but is the parent of the replaced listener's drain (cut short by Shutdown).
+func (s *Server) Apply(ctx context.Context, cfg *config.Config) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return errors.New("gateway: closed")
+	}
+	key := keyOf(cfg)
+	if s.cur != nil && s.cur.key == key {
+		return nil
+	}
+	b, err := s.bind(cfg, key)
+	if err != nil {
+		return err
+	}
+	old := s.cur
+	s.cur = b
+	if old != nil {
+		s.retired = append(s.retired, old.srv)
+		s.wg.Go(func() {
+			ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+			defer cancel()
+			if err := old.srv.Shutdown(ctx); err != nil {
+				_ = old.srv.Close()
+			}
+		})
+	}
+	return nil
+}
+
+// bind listens on cfg's address and starts serving there. mu is held.
+func (s *Server) bind(cfg *config.Config, key bindKey) (*binding, error) {
+	g := cfg.Gateway
+	addr := net.JoinHostPort(g.Host, strconv.Itoa(g.Port))
+	var tlsCfg *tls.Config
+	if g.TLS.Enabled {
+		var err error
+		if tlsCfg, err = loadTLS(g.TLS); err != nil {
+			return nil, err
+		}
+	}
+	ln, err := s.o.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("gateway: listen on %s: %w", addr, err)
+	}
+	if !isLoopbackHost(g.Host) && !g.AllowPublicBind {
+		s.log.Warn("gateway bound to a public address; set gateway.allow_public_bind = true to silence this, or bind 127.0.0.1",
+			"addr", ln.Addr().String())
+	}
+	srv := &http.Server{
+		Handler:           s.handler,
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
+		ConnState:         s.o.Metrics.connState,
+	}
+	if tlsCfg != nil {
+		srv.TLSConfig = tlsCfg
+		ln = tls.NewListener(ln, tlsCfg)
+	}
+	b := &binding{key: key, srv: srv, addr: ln.Addr(), tls: tlsCfg != nil}
+	s.wg.Go(func() {
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			s.log.Warn("gateway listener stopped", "err", err)
+		}
+	})
+	scheme := "http"
+	if b.tls {
+		scheme = "https"
+	}
+	s.log.Info("gateway listening", "addr", b.addr.String(), "scheme", scheme)
+	if s.o.Ready != nil {
+		s.o.Ready(b.addr, b.tls)
+	}
+	return b, nil
+}
+
+// loadTLS reads the certificate, key and (mTLS) client CAs named by [gateway.tls].
+func loadTLS(t config.GatewayTLSConfig) (*tls.Config, error) {
+	cert, err := tls.LoadX509KeyPair(t.CertPath, t.KeyPath)
+	if err != nil {
+		return nil, fmt.Errorf("gateway: tls: load %s and %s: %w", t.CertPath, t.KeyPath, err)
+	}
+	c := &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	if t.ClientAuth.Enabled {
+		pem, err := os.ReadFile(t.ClientAuth.CACertPath)
+		if err != nil {
+			return nil, fmt.Errorf("gateway: tls: client CA: %w", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("gateway: tls: client CA %s holds no PEM certificate", t.ClientAuth.CACertPath)
+		}
+		c.ClientCAs = pool
+		c.ClientAuth = tls.VerifyClientCertIfGiven
+		if t.ClientAuth.RequireClientCert {
+			c.ClientAuth = tls.RequireAndVerifyClientCert
+		}
+	}
+	return c, nil
+}
+
+// isLoopbackHost reports whether a bind host is loopback only ("localhost", 127.0.0.0/8, ::1).
+func isLoopbackHost(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// Shutdown stops accepting, lets requests in flight finish until ctx ends, then closes what is left. It waits
+// for every goroutine the server started.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.mu.Lock()
+	s.closed = true
+	cur, retired := s.cur, s.retired
+	s.cur, s.retired = nil, nil
+	s.mu.Unlock()
+	var err error
+	if cur != nil {
+		if err = cur.srv.Shutdown(ctx); err != nil {
+			_ = cur.srv.Close()
+		}
+	}
+	for _, r := range retired {
+		_ = r.Close() // a replaced listener still draining past the daemon's deadline
+	}
+	s.wg.Wait()
+	return err
+}
+
+// writeJSON writes v with status code.
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+// writeError writes upstream's error body {"error": msg}.
+func writeError(w http.ResponseWriter, code int, msg string) {
+	writeJSON(w, code, map[string]any{"error": msg})
+}
+
+// readJSON decodes a JSON body into v (an empty body leaves v as it is). The body limit turns into 413.
+func readJSON(w http.ResponseWriter, r *http.Request, v any) bool {
+	body, err := io.ReadAll(r.Body)
+	var mbe *http.MaxBytesError
+	if errors.As(err, &mbe) {
+		writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body larger than %d bytes", mbe.Limit))
+		return false
+	}
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "could not read the request body")
+		return false
+	}
+	if len(body) == 0 {
+		return true
+	}
+	if err := json.Unmarshal(body, v); err != nil {
+		writeError(w, http.StatusBadRequest, "invalid JSON body: "+err.Error())
+		return false
+	}
+	return true
+}
+
+// randomID is 16 random hex digits.
+func randomID() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// modelOf is the model the agent's provider names ("" when unknown); agent "" is the default agent.
+func modelOf(cfg *config.Config, agent string) string {
+	if agent == "" {
+		agent = cfg.ACP.DefaultAgent
+	}
+	if agent == "" {
+		agent = "default"
+	}
+	a, ok := cfg.Agents[agent]
+	if !ok {
+		return ""
+	}
+	family, alias, _ := strings.Cut(a.ModelProvider, ".")
+	return cfg.Providers.Models[family][alias].Model
+}

@@ -1,0 +1,308 @@
+package gateway
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/zeroclaw-go/zeroclaw/internal/api"
+	"github.com/zeroclaw-go/zeroclaw/internal/auth"
+	"github.com/zeroclaw-go/zeroclaw/internal/config"
+	"github.com/zeroclaw-go/zeroclaw/internal/jsonrpc"
+)
+
+// unauthorized is upstream's 401 body.
+const unauthorized = "Unauthorized — pair first via POST /pair, then send Authorization: Bearer <token>"
+
+// routes builds the mux and the chain around it: security headers, then the path prefix, then per route the
+// request metrics, the body limit and the timeout.
+func (s *Server) routes() http.Handler {
+	mux := http.NewServeMux()
+	s.handle(mux, "GET /health", s.health)
+	s.handle(mux, "GET /metrics", func(w http.ResponseWriter, r *http.Request) { s.o.Metrics.handler().ServeHTTP(w, r) })
+
+	s.handle(mux, "POST /pair", s.pairLegacy)
+	s.handle(mux, "GET /pair/code", s.pairCode)
+	s.handle(mux, "POST /api/pair", s.pairEnhanced)
+	s.handle(mux, "POST /api/pairing/initiate", s.authed(s.pairingInitiate))
+	s.handle(mux, "GET /api/devices", s.authed(s.rpcRoute(api.MethodDevicesList, noParams)))
+	s.handle(mux, "DELETE /api/devices/{id}", s.authed(s.rpcRoute(api.MethodDevicesRevoke, idParams)))
+	s.handle(mux, "POST /api/devices/{id}/token/rotate", s.authed(s.rpcRoute(api.MethodDevicesRotate, idParams)))
+	s.handle(mux, "POST /api/devices/me/capabilities", s.authed(s.myCapabilities))
+
+	s.handle(mux, "POST /admin/shutdown", s.adminShutdown)
+	s.handle(mux, "POST /admin/reload", s.adminReload)
+	s.handle(mux, "GET /admin/paircode", s.adminPairCode)
+	s.handle(mux, "POST /admin/paircode/new", s.adminPairCode)
+
+	s.handle(mux, "GET /api/status", s.authed(s.rpcRoute(api.MethodStatus, noParams)))
+	s.handle(mux, "GET /api/health", s.authed(s.rpcRoute(api.MethodHealth, noParams)))
+	s.handle(mux, "GET /api/tuis", s.authed(s.rpcRoute(api.MethodTUIList, noParams)))
+	s.handle(mux, "GET /api/sessions", s.authed(s.rpcRoute(api.MethodSessionList, queryParams)))
+	s.handle(mux, "GET /api/sessions/{id}/messages", s.authed(s.rpcRoute(api.MethodSessionMsgs, sessionParams)))
+	s.handle(mux, "GET /api/sessions/{id}/state", s.authed(s.rpcRoute(api.MethodSessionState, sessionParams)))
+	s.handle(mux, "DELETE /api/sessions/{id}", s.authed(s.rpcRoute(api.MethodSessionDelete, sessionParams)))
+	s.handle(mux, "POST /api/sessions/{id}/abort", s.authed(s.rpcRoute(api.MethodSessionCancel, sessionParams)))
+	s.handle(mux, "GET /api/config", s.authed(s.rpcRoute(api.MethodConfigList, queryParams)))
+	s.handle(mux, "GET /api/config/list", s.authed(s.rpcRoute(api.MethodConfigList, queryParams)))
+	s.handle(mux, "GET /api/config/prop", s.authed(s.rpcRoute(api.MethodConfigGet, propParams)))
+	s.handle(mux, "PUT /api/config/prop", s.authed(s.rpcRoute(api.MethodConfigSet, bodyParams)))
+	s.handle(mux, "DELETE /api/config/prop", s.authed(s.rpcRoute(api.MethodConfigDelete, propParams)))
+
+	s.domainRoutes(mux)
+	s.handle(mux, "POST /webhook", s.webhookRoute)
+	mux.Handle("/", s.counted("unmatched", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, http.StatusNotFound, "not found")
+	})))
+	return withSecurityHeaders(s.withPrefix(mux))
+}
+
+// handle registers h under pattern with the per-route chain.
+func (s *Server) handle(mux *http.ServeMux, pattern string, h http.HandlerFunc) {
+	_, path, _ := strings.Cut(pattern, " ")
+	mux.Handle(pattern, s.counted(path, withBodyLimit(withTimeout(s.timeoutFor(path), h))))
+}
+
+// counted records the request in the metrics under route.
+func (s *Server) counted(route string, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rec := &statusRecorder{ResponseWriter: w}
+		next.ServeHTTP(rec, r)
+		if rec.code == 0 {
+			rec.code = http.StatusOK
+		}
+		s.o.Metrics.request(route, r.Method, rec.code)
+	})
+}
+
+// timeoutFor is gateway.request_timeout_secs, or long_running_request_timeout_secs for a webhook turn.
+func (s *Server) timeoutFor(path string) func(*http.Request) time.Duration {
+	return func(*http.Request) time.Duration {
+		g := s.o.Config().Gateway
+		if path == "/webhook" || path == "/api/cron/{id}/run" {
+			return time.Duration(g.LongRunningTimeoutSecs) * time.Second
+		}
+		return time.Duration(g.RequestTimeoutSecs) * time.Second
+	}
+}
+
+// caller is an authenticated gateway client.
+type caller struct {
+	principal *auth.Principal
+	resolve   func(*config.Config) *auth.Principal
+	tokenHash string // "" when pairing is off
+	key       string // the client key
+}
+
+func (c caller) identity() Identity {
+	return Identity{Principal: c.principal, Resolve: c.resolve, Label: "http:" + c.key}
+}
+
+// authenticate resolves the request's principal: with pairing required, a paired Bearer token (401 without
+// one, 429 while the client is locked out by the auth limiter, which counts failed tokens, loopback exempt);
+// with pairing off, every client is a device.
+func (s *Server) authenticate(w http.ResponseWriter, r *http.Request) (caller, bool) {
+	cfg := s.o.Config()
+	key := s.clientKey(r)
+	if !cfg.Gateway.RequirePairing {
+		resolve := func(c *config.Config) *auth.Principal {
+			if c.Gateway.RequirePairing {
+				return nil
+			}
+			return auth.Device(c, "unpaired")
+		}
+		return caller{principal: resolve(cfg), resolve: resolve, key: key}, true
+	}
+	loop := exempt(r, key)
+	if !loop {
+		if d := s.limits.auth.locked(key); d > 0 {
+			s.tooManyAuth(w, d)
+			return caller{}, false
+		}
+	}
+	token, ok := bearer(r)
+	hash, valid := "", false
+	if ok {
+		hash, valid = s.o.Pairing.Authenticate(token)
+	}
+	if !valid {
+		if !loop {
+			s.limits.auth.fail(key, cfg.Gateway.RateLimitMaxKeys)
+		}
+		writeError(w, http.StatusUnauthorized, unauthorized)
+		return caller{}, false
+	}
+	s.o.Pairing.Touch(r.Context(), hash, key)
+	id := hash[:16]
+	if did, ok := s.o.Pairing.DeviceID(r.Context(), hash); ok {
+		id = did
+	}
+	resolve := func(c *config.Config) *auth.Principal {
+		if c.Gateway.RequirePairing && !s.o.Pairing.Configured(c, hash) {
+			return nil
+		}
+		return auth.Device(c, id)
+	}
+	return caller{principal: auth.Device(cfg, id), resolve: resolve, tokenHash: hash, key: key}, true
+}
+
+func (s *Server) tooManyAuth(w http.ResponseWriter, d time.Duration) {
+	secs := int((d + time.Second - 1) / time.Second)
+	w.Header().Set("Retry-After", itoa(secs))
+	writeJSON(w, http.StatusTooManyRequests, map[string]any{
+		"error": "Too many auth attempts. Try again in " + itoa(secs) + "s.", "retry_after": secs})
+}
+
+// bearer returns the token of "Authorization: Bearer <token>".
+func bearer(r *http.Request) (string, bool) {
+	h := r.Header.Get("Authorization")
+	scheme, tok, ok := strings.Cut(h, " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(tok) == "" {
+		return "", false
+	}
+	return strings.TrimSpace(tok), true
+}
+
+// authed wraps a handler that needs an authenticated caller.
+func (s *Server) authed(h func(http.ResponseWriter, *http.Request, caller)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		c, ok := s.authenticate(w, r)
+		if !ok {
+			return
+		}
+		h(w, r, c)
+	}
+}
+
+// paramsFunc builds a method's params from the request; a *httpError answers the request instead.
+type paramsFunc func(r *http.Request) (json.RawMessage, error)
+
+// rpcRoute is a route that is exactly one native method: the params from the request, the method's result as
+// the body, its error mapped to a status.
+func (s *Server) rpcRoute(method string, params paramsFunc) func(http.ResponseWriter, *http.Request, caller) {
+	return func(w http.ResponseWriter, r *http.Request, c caller) {
+		p, err := params(r)
+		if err != nil {
+			writeError(w, http.StatusBadRequest, err.Error())
+			return
+		}
+		res, err := s.o.Dispatch(r.Context(), c.identity(), method, p)
+		if err != nil {
+			s.writeRPCError(w, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, res)
+	}
+}
+
+// writeRPCError maps a method's error to a status with upstream's {"error"} body (plus the JSON-RPC code).
+func (s *Server) writeRPCError(w http.ResponseWriter, err error) {
+	var je *jsonrpc.Error
+	if !errors.As(err, &je) {
+		s.log.Error("gateway request failed", "err", err)
+		writeError(w, http.StatusInternalServerError, "Internal error")
+		return
+	}
+	writeJSON(w, statusOf(je.Code), map[string]any{"error": je.Message, "code": je.Code})
+}
+
+// statusOf maps a JSON-RPC error code to an HTTP status.
+func statusOf(code int) int {
+	switch code {
+	case api.CodeAuthRequired:
+		return http.StatusUnauthorized
+	case api.CodeForbidden, api.CodeSessionNotOwned:
+		return http.StatusForbidden
+	case api.CodeInvalidParams, api.CodeInvalidRequest, api.CodeParseError:
+		return http.StatusBadRequest
+	case api.CodeSessionNotFound, api.CodeMethodNotFound:
+		return http.StatusNotFound
+	case api.CodeSessionBusy, api.CodePreconditionFailed:
+		return http.StatusConflict
+	case api.CodeSessionLimitReached:
+		return http.StatusTooManyRequests
+	}
+	return http.StatusInternalServerError
+}
+
+func noParams(*http.Request) (json.RawMessage, error) { return nil, nil }
+
+// queryParams turns the query string into params: each key once, numbers and booleans as JSON values.
+func queryParams(r *http.Request) (json.RawMessage, error) {
+	q := r.URL.Query()
+	if len(q) == 0 {
+		return nil, nil
+	}
+	m := map[string]any{}
+	for k, vs := range q {
+		if k == "token" {
+			continue
+		}
+		v := vs[len(vs)-1]
+		var js any
+		if err := json.Unmarshal([]byte(v), &js); err == nil {
+			switch js.(type) {
+			case float64, bool:
+				m[k] = js
+				continue
+			}
+		}
+		m[k] = v
+	}
+	return json.Marshal(m)
+}
+
+func idParams(r *http.Request) (json.RawMessage, error) {
+	return json.Marshal(map[string]string{"id": r.PathValue("id")})
+}
+
+func sessionParams(r *http.Request) (json.RawMessage, error) {
+	raw, err := queryParams(r)
+	if err != nil {
+		return nil, err
+	}
+	m := map[string]any{}
+	if raw != nil {
+		_ = json.Unmarshal(raw, &m)
+	}
+	m["session_id"] = r.PathValue("id")
+	return json.Marshal(m)
+}
+
+// propParams is {prop} from ?path= (upstream's name) or ?prop=.
+func propParams(r *http.Request) (json.RawMessage, error) {
+	prop := r.URL.Query().Get("path")
+	if prop == "" {
+		prop = r.URL.Query().Get("prop")
+	}
+	if prop == "" {
+		return nil, errors.New("query parameter path is required")
+	}
+	return json.Marshal(map[string]string{"prop": prop})
+}
+
+// bodyParams passes a JSON object body as the params, accepting upstream's "path" for "prop".
+func bodyParams(r *http.Request) (json.RawMessage, error) {
+	var m map[string]json.RawMessage
+	if err := json.NewDecoder(r.Body).Decode(&m); err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return nil, errors.New("request body too large")
+		}
+		return nil, errors.New("body must be a JSON object: " + err.Error())
+	}
+	if p, ok := m["path"]; ok {
+		if _, has := m["prop"]; !has {
+			m["prop"] = p
+		}
+		delete(m, "path")
+	}
+	return json.Marshal(m)
+}
+
+func itoa(n int) string {
+	b, _ := json.Marshal(n)
+	return string(b)
+}

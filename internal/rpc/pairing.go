@@ -1,0 +1,95 @@
+package rpc
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/zeroclaw-go/zeroclaw/internal/api"
+	"github.com/zeroclaw-go/zeroclaw/internal/jsonrpc"
+	"github.com/zeroclaw-go/zeroclaw/internal/pairing"
+	"github.com/zeroclaw-go/zeroclaw/internal/router"
+	"github.com/zeroclaw-go/zeroclaw/internal/store"
+)
+
+// Grants of the pairing methods.
+const (
+	grantDevicesPair   = "devices:pair"
+	grantDevicesRead   = "devices:read"
+	grantDevicesDelete = "devices:delete"
+)
+
+// registerPairing serves pair/code and devices/* over the pairing domain (the gateway's routes call these).
+func (s *Server) registerPairing(m *pairing.Manager) {
+	s.register(api.MethodPairCode, handle(grantDevicesPair, func(_ context.Context, _ *Peer, _ *noParams) (api.PairCodeResult, error) {
+		code, err := m.Code()
+		if err != nil {
+			return api.PairCodeResult{}, err
+		}
+		return api.PairCodeResult{PairingRequired: true, PairingCode: code}, nil
+	}))
+	s.register(api.MethodDevicesList, handle(grantDevicesRead, func(ctx context.Context, _ *Peer, _ *noParams) (api.DevicesListResult, error) {
+		devs, err := m.Devices(ctx)
+		if err != nil {
+			return api.DevicesListResult{}, err
+		}
+		out := api.DevicesListResult{Devices: make([]api.Device, 0, len(devs)), Count: len(devs)}
+		for _, d := range devs {
+			out.Devices = append(out.Devices, wireDevice(d))
+		}
+		return out, nil
+	}))
+	s.register(api.MethodDevicesRevoke, handle(grantDevicesDelete, func(ctx context.Context, _ *Peer, p *api.DeviceParams) (api.DeviceRevokeResult, error) {
+		if p.ID == "" {
+			return api.DeviceRevokeResult{}, router.InvalidParams("id is required")
+		}
+		if err := m.Revoke(ctx, p.ID); err != nil {
+			return api.DeviceRevokeResult{}, err
+		}
+		return api.DeviceRevokeResult{Message: "Device revoked and bearer token invalidated", DeviceID: p.ID}, nil
+	}))
+	s.register(api.MethodDevicesRotate, handle(grantDevicesDelete, func(ctx context.Context, _ *Peer, p *api.DeviceParams) (api.DeviceRotateResult, error) {
+		if p.ID == "" {
+			return api.DeviceRotateResult{}, router.InvalidParams("id is required")
+		}
+		code, err := m.Rotate(ctx, p.ID)
+		if err != nil {
+			return api.DeviceRotateResult{}, err
+		}
+		res := api.DeviceRotateResult{DeviceID: p.ID, Message: "Token revoked; pair the device again with the new code"}
+		if code != "" {
+			res.PairingCode = &code
+		} else {
+			res.Message = "Token revoked; a pairing code is already pending (or pairing is off)"
+		}
+		return res, nil
+	}))
+}
+
+func wireDevice(d store.Device) api.Device {
+	opt := func(s string) *string {
+		if s == "" {
+			return nil
+		}
+		return &s
+	}
+	caps := d.Capabilities
+	if caps == nil {
+		caps = []string{}
+	}
+	return api.Device{ID: d.ID, Name: opt(d.Name), DeviceType: opt(d.DeviceType), PairedAt: d.PairedAt.UTC().Format(time.RFC3339),
+		LastSeen: d.LastSeen.UTC().Format(time.RFC3339), IPAddress: opt(d.IPAddress), Capabilities: caps}
+}
+
+// pairingCode maps the pairing domain's errors.
+func pairingCode(err error) int {
+	switch {
+	case errors.Is(err, pairing.ErrNotFound):
+		return api.CodeSessionNotFound
+	case errors.Is(err, pairing.ErrDisabled):
+		return api.CodePreconditionFailed
+	case errors.Is(err, pairing.ErrInvalidCode):
+		return jsonrpc.CodeInvalidParams
+	}
+	return 0
+}

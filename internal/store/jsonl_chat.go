@@ -1,0 +1,601 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/zeroclaw-go/zeroclaw/internal/atomicfile"
+)
+
+// Chat is what the daemon asks of a chat-session backend (state.md §4): the SQLite database (ChatStore, the
+// default) or one JSONL file per session (JSONLChat, `[channels] session_backend = "jsonl"`).
+type Chat interface {
+	EnsureSession(ctx context.Context, key, agentAlias, owner string, now time.Time) (SessionMeta, bool, error)
+	Append(ctx context.Context, key, role, content string, now time.Time) (int, error)
+	Page(ctx context.Context, key string, limit, beforeIndex, maxBytes int) (msgs []Message, total, start int, err error)
+	Message(ctx context.Context, key string, index int) (msg Message, total int, err error)
+	All(ctx context.Context, key string) ([]Message, error)
+	Meta(ctx context.Context, key string) (SessionMeta, error)
+	Resolve(ctx context.Context, id string) (SessionMeta, error)
+	List(ctx context.Context, query string, limit int) ([]SessionMeta, error)
+	ListAttributed(ctx context.Context, query string, limit int) ([]SessionMeta, error)
+	SetState(ctx context.Context, key, state, turnID string, startedAt *time.Time) error
+	InterruptRunning(ctx context.Context) (int, error)
+	Delete(ctx context.Context, key string) error
+	CountByAgent(ctx context.Context) (map[string]int, error)
+	RenameAgent(ctx context.Context, from, to string) (int, error)
+	Close() error
+}
+
+var (
+	_ Chat = (*ChatStore)(nil)
+	_ Chat = (*JSONLChat)(nil)
+)
+
+// JSONLMetaName is the file, in the sessions directory, where the JSONL backend keeps what upstream's JSONL files
+// cannot hold: each session's metadata, turn state and owner. It is a chat database whose message table stays
+// empty; the messages are the files.
+const JSONLMetaName = "jsonl-meta.db"
+
+// JSONLChat is the JSONL chat backend (state.md §4): session key K's messages are the lines of
+// <dir>/<sanitized K>.jsonl, one {"role", "content", "created_at"} object each (upstream reads the first two and
+// ignores the third). Appends use O_APPEND and fsync before returning, so an acknowledged message survives a
+// crash; a line torn by a crash is skipped on load, like any blank or corrupt line, and the next append starts
+// on a fresh line. Session metadata lives in JSONLMetaName. Mutations take the process-wide lock of the
+// directory (the same one the JSONL import takes).
+//
+// Files found at open without metadata (written by upstream's JSONL backend) are adopted: they get a metadata
+// row naming no agent, as the SQLite import gives them.
+type JSONLChat struct {
+	dir  string
+	meta *ChatStore
+
+	mu     sync.Mutex // guards counts
+	counts map[string]fileCount
+}
+
+// fileCount is a session file's message count at a given size: valid while the file has that size.
+type fileCount struct {
+	size  int64
+	count int
+}
+
+// OpenJSONLChat opens the JSONL backend on sessions directory dir (created with mode 0700) and adopts the files
+// that have no metadata yet, stamped with their modification time.
+func OpenJSONLChat(ctx context.Context, dir string) (*JSONLChat, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("store: open jsonl sessions %s: %w", dir, err)
+	}
+	meta, err := OpenChat(ctx, filepath.Join(dir, JSONLMetaName))
+	if err != nil {
+		return nil, err
+	}
+	c := &JSONLChat{dir: dir, meta: meta, counts: make(map[string]fileCount)}
+	if err := c.adopt(ctx); err != nil {
+		_ = meta.Close()
+		return nil, err
+	}
+	return c, nil
+}
+
+// JSONLFileName is the file name of session key's messages: every character that is not an ASCII letter or
+// digit, '_' or '-' becomes '_' (upstream's rule; two keys differing only there share a file, as upstream's do).
+func JSONLFileName(key string) string {
+	b := []byte(key)
+	for i, ch := range b {
+		if !(ch >= 'a' && ch <= 'z' || ch >= 'A' && ch <= 'Z' || ch >= '0' && ch <= '9' || ch == '_' || ch == '-') {
+			b[i] = '_'
+		}
+	}
+	return string(b) + jsonlExt
+}
+
+func (c *JSONLChat) path(key string) string { return filepath.Join(c.dir, JSONLFileName(key)) }
+
+// adopt gives every <key>.jsonl without a metadata row one (created_at = last_activity = the file's mtime).
+func (c *JSONLChat) adopt(ctx context.Context) error {
+	entries, err := os.ReadDir(c.dir)
+	if err != nil {
+		return fmt.Errorf("store: open jsonl sessions %s: %w", c.dir, err)
+	}
+	for _, e := range entries {
+		name := e.Name()
+		if !e.Type().IsRegular() || !strings.HasSuffix(name, jsonlExt) || !utf8.ValidString(name) {
+			continue
+		}
+		key := strings.TrimSuffix(name, jsonlExt)
+		if key == "" || JSONLFileName(key) != name {
+			continue
+		}
+		if _, err := c.meta.Meta(ctx, key); err == nil {
+			continue
+		} else if !errors.Is(err, ErrNotFound) {
+			return err
+		}
+		info, err := e.Info()
+		if err != nil {
+			return fmt.Errorf("store: open jsonl sessions: %s: %w", name, err)
+		}
+		if _, _, err := c.meta.EnsureSession(ctx, key, "", "", info.ModTime().UTC()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// EnsureSession records the session's metadata (ChatStore.EnsureSession); its file appears with its first message.
+func (c *JSONLChat) EnsureSession(ctx context.Context, key, agentAlias, owner string, now time.Time) (SessionMeta, bool, error) {
+	m, existed, err := c.meta.EnsureSession(ctx, key, agentAlias, owner, now)
+	if err != nil {
+		return m, existed, err
+	}
+	m, err = c.withCount(m)
+	return m, existed, err
+}
+
+// jsonlLine is one line of a session file.
+type jsonlLine struct {
+	Role      string `json:"role"`
+	Content   string `json:"content"`
+	CreatedAt string `json:"created_at,omitempty"`
+}
+
+// Append writes one line to the session's file (created with mode 0600, never through a symlink), fsyncs it,
+// then records the activity in the metadata, and returns the message's index.
+func (c *JSONLChat) Append(ctx context.Context, key, role, content string, now time.Time) (int, error) {
+	if key == "" {
+		return 0, fmt.Errorf("store: append: empty session key: %w", ErrInvalid)
+	}
+	if role == "" {
+		return 0, fmt.Errorf("store: append %s: empty role: %w", key, ErrInvalid)
+	}
+	if err := ctx.Err(); err != nil {
+		return 0, fmt.Errorf("store: append %s: %w", key, err)
+	}
+	line, err := json.Marshal(jsonlLine{Role: role, Content: content, CreatedAt: formatTime(now)})
+	if err != nil {
+		return 0, fmt.Errorf("store: append %s: %w", key, err)
+	}
+	unlock, err := lockJSONLDir(c.dir)
+	if err != nil {
+		return 0, fmt.Errorf("store: append %s: %w", key, err)
+	}
+	defer unlock()
+	idx, err := c.appendLocked(key, line)
+	if err != nil {
+		return 0, fmt.Errorf("store: append %s: %w", key, err)
+	}
+	if err := c.meta.touch(ctx, key, now); err != nil {
+		return 0, fmt.Errorf("store: append %s: the message is stored, its metadata not: %w", key, err)
+	}
+	return idx, nil
+}
+
+func (c *JSONLChat) appendLocked(key string, line []byte) (int, error) {
+	p := c.path(key)
+	f, err := os.OpenFile(p, os.O_RDWR|os.O_APPEND|os.O_CREATE|oNoFollow, 0o600)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return 0, err
+	}
+	if !info.Mode().IsRegular() {
+		return 0, fmt.Errorf("%s is not a regular file", filepath.Base(p))
+	}
+	created := info.Size() == 0
+	n, tail, err := c.count(key, f, info.Size())
+	if err != nil {
+		return 0, err
+	}
+	buf := make([]byte, 0, len(line)+2)
+	if tail { // a torn last line (crash mid-write): start this one on a line of its own
+		buf = append(buf, '\n')
+	}
+	buf = append(append(buf, line...), '\n')
+	if _, err := f.Write(buf); err != nil {
+		c.forget(key)
+		return 0, err
+	}
+	if err := f.Sync(); err != nil {
+		c.forget(key)
+		return 0, err
+	}
+	if created {
+		if err := atomicfile.SyncDir(c.dir); err != nil {
+			c.forget(key)
+			return 0, err
+		}
+	}
+	c.mu.Lock()
+	c.counts[key] = fileCount{size: info.Size() + int64(len(buf)), count: n + 1}
+	c.mu.Unlock()
+	return n, nil
+}
+
+// count returns the number of messages in f (of the given size) and whether its last byte is not a newline;
+// cached per size.
+func (c *JSONLChat) count(key string, f *os.File, size int64) (n int, tornTail bool, err error) {
+	c.mu.Lock()
+	fc, ok := c.counts[key]
+	c.mu.Unlock()
+	if size == 0 {
+		return 0, false, nil
+	}
+	var last [1]byte
+	if _, err := f.ReadAt(last[:], size-1); err != nil {
+		return 0, false, err
+	}
+	tornTail = last[0] != '\n'
+	if ok && fc.size == size {
+		return fc.count, tornTail, nil
+	}
+	data, err := io.ReadAll(io.NewSectionReader(f, 0, size))
+	if err != nil {
+		return 0, false, err
+	}
+	return len(parseLines(data, time.Time{})), tornTail, nil
+}
+
+func (c *JSONLChat) forget(key string) {
+	c.mu.Lock()
+	delete(c.counts, key)
+	c.mu.Unlock()
+}
+
+// parseLines reads a session file's messages (parseJSONL's rules), indexed from 0. A line without created_at
+// gets fallback.
+func parseLines(data []byte, fallback time.Time) []Message {
+	var msgs []Message
+	for len(data) > 0 {
+		var line []byte
+		line, data, _ = bytes.Cut(data, []byte("\n"))
+		line = bytes.TrimSpace(line)
+		if len(line) == 0 || !utf8.Valid(line) {
+			continue
+		}
+		var obj map[string]json.RawMessage
+		if json.Unmarshal(line, &obj) != nil {
+			continue
+		}
+		var m Message
+		if json.Unmarshal(obj["role"], &m.Role) != nil || json.Unmarshal(obj["content"], &m.Content) != nil ||
+			m.Role == "" || !isJSONString(obj["content"]) {
+			continue
+		}
+		m.CreatedAt = fallback
+		var ts string
+		if raw, ok := obj["created_at"]; ok && json.Unmarshal(raw, &ts) == nil {
+			if t, err := parseTime(ts); err == nil {
+				m.CreatedAt = t
+			}
+		}
+		m.Index = len(msgs)
+		msgs = append(msgs, m)
+	}
+	return msgs
+}
+
+// load reads every message of key (none for a session without a file). Lines without created_at are stamped
+// with the file's modification time.
+func (c *JSONLChat) load(key string) ([]Message, error) {
+	f, err := os.OpenFile(c.path(key), os.O_RDONLY|oNoFollow, 0)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !info.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file", filepath.Base(c.path(key)))
+	}
+	data, err := io.ReadAll(f)
+	if err != nil {
+		return nil, err
+	}
+	msgs := parseLines(data, info.ModTime().UTC())
+	if int64(len(data)) == info.Size() {
+		c.mu.Lock()
+		c.counts[key] = fileCount{size: info.Size(), count: len(msgs)}
+		c.mu.Unlock()
+	}
+	return msgs, nil
+}
+
+// All returns every message of key, oldest first.
+func (c *JSONLChat) All(ctx context.Context, key string) ([]Message, error) {
+	msgs, err := c.load(key)
+	if err != nil {
+		return nil, fmt.Errorf("store: messages %s: %w", key, err)
+	}
+	return msgs, nil
+}
+
+// Page is ChatStore.Page over the session's file.
+func (c *JSONLChat) Page(ctx context.Context, key string, limit, beforeIndex, maxBytes int) (msgs []Message, total, start int, err error) {
+	all, err := c.load(key)
+	if err != nil {
+		return nil, 0, 0, fmt.Errorf("store: page %s: %w", key, err)
+	}
+	total = len(all)
+	end := total
+	if beforeIndex >= 0 && beforeIndex < total {
+		end = beforeIndex
+	}
+	start = end
+	size := 0
+	for i := end - 1; i >= 0; i-- {
+		if limit > 0 && end-i > limit {
+			break
+		}
+		if maxBytes > 0 && len(msgs) > 0 && size+len(all[i].Content) > maxBytes {
+			break
+		}
+		size += len(all[i].Content)
+		msgs = append(msgs, all[i])
+		start = i
+	}
+	slices.Reverse(msgs)
+	return msgs, total, start, nil
+}
+
+// Message is ChatStore.Message over the session's file.
+func (c *JSONLChat) Message(ctx context.Context, key string, index int) (Message, int, error) {
+	all, err := c.load(key)
+	if err != nil {
+		return Message{}, 0, fmt.Errorf("store: message %s %d: %w", key, index, err)
+	}
+	if index < 0 || index >= len(all) {
+		return Message{}, len(all), fmt.Errorf("store: message %s %d: %w", key, index, ErrNotFound)
+	}
+	return all[index], len(all), nil
+}
+
+// withCount sets m.MessageCount from the session's file: the file is the truth (the metadata counter can lag
+// one message behind after a crash between the two writes).
+func (c *JSONLChat) withCount(m SessionMeta) (SessionMeta, error) {
+	n, err := c.fileCount(m.Key)
+	if err != nil {
+		return SessionMeta{}, err
+	}
+	m.MessageCount = n
+	return m, nil
+}
+
+func (c *JSONLChat) fileCount(key string) (int, error) {
+	info, err := os.Lstat(c.path(key))
+	if errors.Is(err, fs.ErrNotExist) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("store: count %s: %w", key, err)
+	}
+	c.mu.Lock()
+	fc, ok := c.counts[key]
+	c.mu.Unlock()
+	if ok && fc.size == info.Size() {
+		return fc.count, nil
+	}
+	msgs, err := c.load(key)
+	if err != nil {
+		return 0, fmt.Errorf("store: count %s: %w", key, err)
+	}
+	return len(msgs), nil
+}
+
+// Meta returns the session's metadata with its count taken from the file.
+func (c *JSONLChat) Meta(ctx context.Context, key string) (SessionMeta, error) {
+	m, err := c.meta.Meta(ctx, key)
+	if err != nil {
+		return m, err
+	}
+	m, err = c.withCount(m)
+	return m, err
+}
+
+// Resolve is ChatStore.Resolve, with the count taken from the file.
+func (c *JSONLChat) Resolve(ctx context.Context, id string) (SessionMeta, error) {
+	m, err := c.meta.Resolve(ctx, id)
+	if err != nil {
+		return m, err
+	}
+	m, err = c.withCount(m)
+	return m, err
+}
+
+// List is ChatStore.List; a query keeps the sessions with a message containing every word of it (case-folded).
+func (c *JSONLChat) List(ctx context.Context, query string, limit int) ([]SessionMeta, error) {
+	return c.list(ctx, query, limit, c.meta.List)
+}
+
+// ListAttributed is ChatStore.ListAttributed over the files.
+func (c *JSONLChat) ListAttributed(ctx context.Context, query string, limit int) ([]SessionMeta, error) {
+	return c.list(ctx, query, limit, c.meta.ListAttributed)
+}
+
+func (c *JSONLChat) list(ctx context.Context, query string, limit int, rows func(context.Context, string, int) ([]SessionMeta, error)) ([]SessionMeta, error) {
+	words := strings.Fields(strings.ToLower(query))
+	n := limit
+	if len(words) > 0 {
+		n = 0 // filtered below: the limit counts matches
+	}
+	all, err := rows(ctx, "", n)
+	if err != nil {
+		return nil, err
+	}
+	out := all[:0]
+	for _, m := range all {
+		if len(words) > 0 {
+			msgs, err := c.load(m.Key)
+			if err != nil {
+				return nil, fmt.Errorf("store: list: %w", err)
+			}
+			if !anyMessageHasAll(msgs, words) {
+				continue
+			}
+		}
+		if m, err = c.withCount(m); err != nil {
+			return nil, err
+		}
+		out = append(out, m)
+		if limit > 0 && len(out) == limit {
+			break
+		}
+	}
+	return out, nil
+}
+
+func anyMessageHasAll(msgs []Message, words []string) bool {
+	for _, m := range msgs {
+		content := strings.ToLower(m.Content)
+		all := true
+		for _, w := range words {
+			if !strings.Contains(content, w) {
+				all = false
+				break
+			}
+		}
+		if all {
+			return true
+		}
+	}
+	return false
+}
+
+// SetState is ChatStore.SetState.
+func (c *JSONLChat) SetState(ctx context.Context, key, state, turnID string, startedAt *time.Time) error {
+	return c.meta.SetState(ctx, key, state, turnID, startedAt)
+}
+
+// InterruptRunning is ChatStore.InterruptRunning.
+func (c *JSONLChat) InterruptRunning(ctx context.Context) (int, error) {
+	return c.meta.InterruptRunning(ctx)
+}
+
+// CountByAgent is ChatStore.CountByAgent.
+func (c *JSONLChat) CountByAgent(ctx context.Context) (map[string]int, error) {
+	return c.meta.CountByAgent(ctx)
+}
+
+// RenameAgent is ChatStore.RenameAgent.
+func (c *JSONLChat) RenameAgent(ctx context.Context, from, to string) (int, error) {
+	return c.meta.RenameAgent(ctx, from, to)
+}
+
+// Delete removes the session's file (the directory fsynced) and then its metadata. Deleting an unknown session
+// succeeds.
+func (c *JSONLChat) Delete(ctx context.Context, key string) error {
+	if key == "" {
+		return fmt.Errorf("store: delete: empty session key: %w", ErrInvalid)
+	}
+	unlock, err := lockJSONLDir(c.dir)
+	if err != nil {
+		return fmt.Errorf("store: delete %s: %w", key, err)
+	}
+	defer unlock()
+	c.forget(key)
+	if err := os.Remove(c.path(key)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("store: delete %s: %w", key, err)
+	}
+	if err := atomicfile.SyncDir(c.dir); err != nil {
+		return fmt.Errorf("store: delete %s: %w", key, err)
+	}
+	return c.meta.Delete(ctx, key)
+}
+
+// Close closes the metadata database.
+func (c *JSONLChat) Close() error { return c.meta.Close() }
+
+// touch records one more message for key in the metadata only (message_count+1, last_activity=now; the row
+// created if missing), for the JSONL backend whose messages are files.
+func (s *ChatStore) touch(ctx context.Context, key string, now time.Time) error {
+	if err := s.check("touch", key, true); err != nil {
+		return err
+	}
+	ts := formatTime(now)
+	return s.d.withTx(ctx, func(tx *sql.Tx) error {
+		_, err := s.d.stmt(tx, ctx, sqlBumpMetadata).ExecContext(ctx, key, ts, ts)
+		return err
+	})
+}
+
+// AdoptJSONLMeta carries the JSONL backend's metadata (JSONLMetaName in dir) over to s after a switch back to
+// SQLite, once ImportJSONL has moved the files in: for each session the JSONL backend knew whose file is no longer
+// live in dir (imported, or never written because it had no message), s's metadata row gets the agent, name and
+// creation time it lacks (or is created, for a session without messages) and the owner when it has none; then the
+// row leaves the JSONL metadata, so switching to JSONL again does not show it twice. Sessions whose file is still
+// live (its import failed) stay where they are. A missing JSONLMetaName is nothing to do. It returns how many
+// sessions were carried over.
+func (s *ChatStore) AdoptJSONLMeta(ctx context.Context, dir string) (int, error) {
+	p := filepath.Join(dir, JSONLMetaName)
+	if _, err := os.Lstat(p); errors.Is(err, fs.ErrNotExist) {
+		return 0, nil
+	} else if err != nil {
+		return 0, fmt.Errorf("store: adopt jsonl metadata: %w", err)
+	}
+	side, err := OpenChat(ctx, p)
+	if err != nil {
+		return 0, fmt.Errorf("store: adopt jsonl metadata: %w", err)
+	}
+	defer side.Close()
+	rows, err := side.List(ctx, "", 0)
+	if err != nil {
+		return 0, fmt.Errorf("store: adopt jsonl metadata: %w", err)
+	}
+	n := 0
+	for _, m := range rows {
+		if _, err := os.Lstat(filepath.Join(dir, JSONLFileName(m.Key))); err == nil {
+			continue // still live: its import failed and it stays a JSONL session
+		} else if !errors.Is(err, fs.ErrNotExist) {
+			return n, fmt.Errorf("store: adopt jsonl metadata %s: %w", m.Key, err)
+		}
+		// The import keyed the session by its file name: the same key unless sanitizing changed it.
+		key := strings.TrimSuffix(JSONLFileName(m.Key), jsonlExt)
+		err := s.d.withTx(ctx, func(tx *sql.Tx) error {
+			created, last := formatTime(m.CreatedAt), formatTime(m.LastActivity)
+			if _, err := tx.ExecContext(ctx, `INSERT INTO session_metadata
+				(session_key, created_at, last_activity, message_count, name, agent_alias) VALUES (?, ?, ?, 0, ?, ?)
+				ON CONFLICT(session_key) DO UPDATE SET
+					created_at = excluded.created_at,
+					name = COALESCE(session_metadata.name, excluded.name),
+					agent_alias = COALESCE(NULLIF(session_metadata.agent_alias, ''), excluded.agent_alias)`,
+				key, created, last, nullString(m.Name), nullString(m.AgentAlias)); err != nil {
+				return err
+			}
+			if m.Owner == "" {
+				return nil
+			}
+			_, err := tx.ExecContext(ctx, `INSERT INTO session_owners (session_key, principal) VALUES (?, ?)
+				ON CONFLICT(session_key) DO NOTHING`, key, m.Owner)
+			return err
+		})
+		if err != nil {
+			return n, fmt.Errorf("store: adopt jsonl metadata %s: %w", m.Key, err)
+		}
+		if err := side.Delete(ctx, m.Key); err != nil {
+			return n, fmt.Errorf("store: adopt jsonl metadata %s: %w", m.Key, err)
+		}
+		n++
+	}
+	return n, nil
+}
