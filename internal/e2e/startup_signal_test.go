@@ -11,10 +11,12 @@ import (
 
 // A SIGTERM that lands while the daemon is still starting (its socket exists, its stores are still opening) is a
 // clean stop: exit 0, no error, the socket removed, and the next start on the same install serves normally.
-// Fresh installs, several times over: the window is tens of milliseconds.
+// Fresh installs, several times over: the window is tens of milliseconds. The gateway binds an ephemeral port:
+// another test's daemon may hold the default one, and its warning would fail the "no warning" check.
 func TestSIGTERMDuringStartupExitsCleanly(t *testing.T) {
 	for i := 0; i < 6; i++ {
 		h := home(t)
+		env := func(h string) []string { return env(h, "ZEROCLAW_gateway__port=0") }
 		sock := filepath.Join(h, ".zeroclaw", "data", "daemon.sock")
 		d := start(t, env(h), "daemon")
 		deadline := time.Now().Add(20 * time.Second)
