@@ -74,6 +74,11 @@ func (d *daemon) startGateway(ctx context.Context, opts Options, pm *pairing.Man
 		Ready:   opts.GatewayReady,
 		Listen:  opts.GatewayListen,
 	})
+	if opts.Ephemeral {
+		// The one-shot daemon `zeroclaw agent` starts for itself serves its local clients only: no HTTP listener,
+		// no pairing code. The server exists unbound so that shutdown is the same.
+		return
+	}
 	// A change of the config (a reload, an edit) prunes devices whose token is gone and rebinds the listener
 	// when host, port or TLS changed.
 	d.cfg.OnChange(func(c *config.Config) {
