@@ -435,7 +435,9 @@ func readSynced(p string) ([]byte, error) {
 	return io.ReadAll(f)
 }
 
-func hashFile(p string) (string, int64, error) {
+// FileSHA256 returns the lowercase hex SHA-256 of the file at p and its length: what an import receipt records
+// of its source (state.md §5), and what a backup manifest records of each file.
+func FileSHA256(p string) (string, int64, error) {
 	f, err := os.Open(p)
 	if err != nil {
 		return "", 0, err
@@ -466,7 +468,7 @@ func restoreLive(dir, staged, live string) error {
 // already match; a new one is a hard link, never a clobber), then remove the staged file.
 func archiveSource(dir, staged, archive, hash string, size int64) error {
 	if _, err := os.Lstat(archive); err == nil {
-		h, n, err := hashFile(archive)
+		h, n, err := FileSHA256(archive)
 		if err != nil {
 			return err
 		}
@@ -482,7 +484,7 @@ func archiveSource(dir, staged, archive, hash string, size int64) error {
 		if err := atomicfile.SyncDir(dir); err != nil {
 			return err
 		}
-		h, n, err := hashFile(archive)
+		h, n, err := FileSHA256(archive)
 		if err != nil {
 			return err
 		}
