@@ -165,9 +165,18 @@ func Run(ctx context.Context, opts Options) error {
 		return err
 	}
 
+	// A signal during the start (ctx ends while stores open, after the socket exists) is a clean stop, exit 0:
+	// each store step is a transaction, so what was cut is rolled back, and what opened is closed by the defers.
+	stopped := func(err error) error {
+		if ctx.Err() != nil {
+			log.Info("shutting down: signal during startup", "component", "daemon", "step_err", err)
+			return nil
+		}
+		return err
+	}
 	st, err := openStores(ctx, layout, cfg.Current(), clk.Now(), log)
 	if err != nil {
-		return err
+		return stopped(err)
 	}
 	defer st.close(log)
 	backend := sessionBackend(cfg.Current())
@@ -184,7 +193,7 @@ func Run(ctx context.Context, opts Options) error {
 	costs := newCostTracker(st.costs, cfg, clk, opts.NewID, events, metrics.Recorded)
 	pm, err := newPairing(ctx, cfg, st.devices, clk, log)
 	if err != nil {
-		return err
+		return stopped(err)
 	}
 
 	ln, err := install.Listen(endpoint)
@@ -201,7 +210,7 @@ func Run(ctx context.Context, opts Options) error {
 	bg, err := openBackground(ctx, layout, cfg, st, clk, opts.NewID, log)
 	if err != nil {
 		_ = ln.Close()
-		return err
+		return stopped(err)
 	}
 	sessions := session.NewManager(session.Options{
 		Chat:        st.chat,
@@ -220,7 +229,7 @@ func Run(ctx context.Context, opts Options) error {
 	})
 	if err := bg.start(ctx, cfg, sessions); err != nil {
 		_ = ln.Close()
-		return err
+		return stopped(err)
 	}
 	d := &daemon{
 		bg:           bg,

@@ -60,6 +60,7 @@ func (d *daemon) startGateway(ctx context.Context, opts Options, pm *pairing.Man
 			return d.srv.Call(ctx, rpc.Caller{Principal: id.Principal, Resolve: id.Resolve, Label: id.Label,
 				Transport: auth.TransportHTTP}, method, params)
 		},
+		NotFound: rpc.NotFound,
 		Reload: func(ctx context.Context) error {
 			_, err := d.cfg.Reload(ctx)
 			return err
@@ -89,6 +90,11 @@ func (d *daemon) startGateway(ctx context.Context, opts Options, pm *pairing.Man
 		WSSListen: opts.WSSListen,
 		WSSReady:  opts.WSSReady,
 	})
+	if opts.Ephemeral {
+		// The one-shot daemon `zeroclaw agent` starts for itself serves its local clients only: no HTTP listener,
+		// no pairing code. The server exists unbound so that shutdown is the same.
+		return
+	}
 	// A change of the config (a reload, an edit) prunes devices whose token is gone and rebinds the listener
 	// when host, port or TLS changed.
 	d.cfg.OnChange(func(c *config.Config) {

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -142,4 +143,44 @@ func pairWithBanner(t *testing.T, d *proc) (base, token string) {
 		t.Fatalf("pair: %d %v", res.StatusCode, err)
 	}
 	return m[2], body.Token
+}
+
+// The one-shot daemon `zeroclaw agent` starts (--ephemeral) serves its local clients only: it binds no gateway and
+// prints no pairing code, while a normal daemon on the same config does both.
+func TestEphemeralDaemonServesNoGateway(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	_ = ln.Close()
+	h := home(t)
+	root := filepath.Join(h, ".zeroclaw")
+	if err := os.MkdirAll(root, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	cfg := fmt.Sprintf("schema_version = 3\n\n[gateway]\nport = %d\n", port)
+	if err := os.WriteFile(filepath.Join(root, "config.toml"), []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	sock := filepath.Join(root, "data", "daemon.sock")
+	for _, ephemeral := range []bool{true, false} {
+		args := []string{"daemon"}
+		if ephemeral {
+			args = append(args, "--ephemeral")
+		}
+		d := start(t, env(h), args...)
+		waitSocket(t, d, sock)
+		statusPID(t, sock) // the daemon has finished starting
+		c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", port), 2*time.Second)
+		if c != nil {
+			_ = c.Close()
+		}
+		served := err == nil
+		if served == ephemeral || strings.Contains(d.stderr.String(), "pairing code") == ephemeral {
+			t.Fatalf("ephemeral=%v: gateway served %v (dial: %v); stderr:\n%s", ephemeral, served, err, d.stderr.String())
+		}
+		signal(t, d, syscall.SIGTERM)
+		d.wait(t, 15*time.Second)
+	}
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/zeroclaw-go/zeroclaw/internal/pairing"
 	"github.com/zeroclaw-go/zeroclaw/internal/router"
 	"github.com/zeroclaw-go/zeroclaw/internal/session"
+	"github.com/zeroclaw-go/zeroclaw/internal/skills"
 	"github.com/zeroclaw-go/zeroclaw/internal/upload"
 )
 
@@ -325,9 +326,22 @@ func domainError(err error) *jsonrpc.Error {
 				data = map[string]any{"index": ee.Index, "prop": ee.Prop}
 			}
 		}
-		return jsonrpc.NewError(code, err.Error(), data)
+		return jsonrpc.NewError(code, err.Error(), data).WithCause(err)
 	}
 	return nil
+}
+
+// NotFound reports whether err, a method's error, says that what the request names does not exist (a session,
+// cron job, skill, device, memory or log event). Several of those share a wire code with bad params (upstream's
+// codes); the HTTP gateway answers them 404.
+func NotFound(err error) bool {
+	for _, target := range []error{session.ErrNotFound, cron.ErrNotFound, skills.ErrNotFound, pairing.ErrNotFound,
+		memory.ErrNotFound, logs.ErrNotFound} {
+		if errors.Is(err, target) {
+			return true
+		}
+	}
+	return false
 }
 
 // dataError is a domain error that carries structured detail for the error's data member.
