@@ -139,6 +139,9 @@ func (s *Server) newSession(ctx context.Context, p *peer, params *newParams) (ne
 	if alias == "" {
 		alias = params.Agent
 	}
+	if alias == "" {
+		alias = p.info.DefaultAgent
+	}
 	cwd := params.Cwd
 	if cwd == "" {
 		cwd = params.WorkspaceDir

@@ -63,6 +63,11 @@ type PeerInfo struct {
 	UID       int
 	Label     string
 	Transport auth.Transport
+	// Resolve, when set, derives the principal from the config in force instead of the uid (a gateway
+	// WebSocket client authenticated by a paired token); nil from it refuses the peer.
+	Resolve func(*config.Config) *auth.Principal
+	// DefaultAgent is the agent session/new uses when the client names none (the gateway's ?agent=).
+	DefaultAgent string
 }
 
 // Server holds the method table and the connected peers. It is safe for concurrent use.
@@ -103,9 +108,15 @@ func New(opts Options) *Server {
 // ServeConn serves one accepted connection until it closes. When it ends, the turns the connection started are
 // cancelled, its approvals denied and the sessions it held released (they stay loadable).
 func (s *Server) ServeConn(ctx context.Context, nc net.Conn, info PeerInfo, lim Limits) error {
+	return s.ServeFramer(ctx, jsonrpc.NewStream(nc), info, lim)
+}
+
+// ServeFramer serves one connection over any transport (the gateway's /acp carries one message per WebSocket
+// frame) as ServeConn serves a socket.
+func (s *Server) ServeFramer(ctx context.Context, f jsonrpc.Framer, info PeerInfo, lim Limits) error {
 	p := &peer{id: connIDBase + s.nextID.Add(1), info: info}
 	log := s.log.With("conn", info.Label, "protocol", "acp")
-	p.conn = jsonrpc.NewConn(jsonrpc.NewStream(nc), jsonrpc.HandlerFunc(func(ctx context.Context, _ *jsonrpc.Conn, req *jsonrpc.Request) (any, error) {
+	p.conn = jsonrpc.NewConn(f, jsonrpc.HandlerFunc(func(ctx context.Context, _ *jsonrpc.Conn, req *jsonrpc.Request) (any, error) {
 		p.inflight.Add(1)
 		defer p.inflight.Add(-1)
 		return s.table.Dispatch(ctx, p, req)
@@ -176,7 +187,7 @@ func (s *Server) authorize(_ context.Context, p *peer, grant string) error {
 	if s.opts.Config != nil {
 		cfg = s.opts.Config()
 	}
-	pr := auth.Resolve(cfg, p.info.Transport, p.info.UID, s.opts.DaemonUID)
+	pr := s.principal(cfg, p)
 	if pr == nil {
 		return jsonrpc.NewError(api.CodeAuthRequired, "peer not allowed: this uid is not a configured user", nil)
 	}
@@ -193,10 +204,18 @@ func (s *Server) owner(p *peer) session.Owner {
 		cfg = s.opts.Config()
 	}
 	o := session.Owner{ConnID: p.id}
-	if pr := auth.Resolve(cfg, p.info.Transport, p.info.UID, s.opts.DaemonUID); pr != nil {
+	if pr := s.principal(cfg, p); pr != nil {
 		o.Principal, o.Admin = pr.Name, pr.Admin
 	}
 	return o
+}
+
+// principal is the peer's principal under cfg: from its token (Resolve) or its uid; nil when refused.
+func (s *Server) principal(cfg *config.Config, p *peer) *auth.Principal {
+	if p.info.Resolve != nil {
+		return p.info.Resolve(cfg)
+	}
+	return auth.Resolve(cfg, p.info.Transport, p.info.UID, s.opts.DaemonUID)
 }
 
 // domainError maps the session layer's errors to ACP's codes (acp.md); nil for an error it does not know.

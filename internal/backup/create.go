@@ -5,8 +5,6 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -204,7 +202,7 @@ func stageOne(ctx context.Context, s source, dst string) (Entry, error) {
 			return Entry{}, fmt.Errorf("backup: %s: %w", s.rel, err)
 		}
 	}
-	sum, n, err := hashFile(dst)
+	sum, n, err := store.FileSHA256(dst)
 	if err != nil {
 		return Entry{}, fmt.Errorf("backup: %s: %w", s.rel, err)
 	}
@@ -256,20 +254,6 @@ func lastLineEnd(f *os.File, size int64) (int64, error) {
 		end = start
 	}
 	return 0, nil
-}
-
-func hashFile(p string) (string, int64, error) {
-	f, err := os.Open(p)
-	if err != nil {
-		return "", 0, err
-	}
-	defer f.Close()
-	h := sha256.New()
-	n, err := io.Copy(h, f)
-	if err != nil {
-		return "", 0, err
-	}
-	return hex.EncodeToString(h.Sum(nil)), n, nil
 }
 
 // writeArchive writes manifest and staged files as a gzipped tar to a temporary file beside out, fsyncs it,

@@ -30,9 +30,29 @@ func validateGateway(cfg *Config, v *validator) {
 			v.add(Path{"gateway", "tls", "client_auth", "ca_cert_path"}, "is required when client_auth is enabled")
 		}
 	}
+	if g.WebSocketPingIntervalSecs < 0 {
+		v.add(Path{"gateway", "websocket_ping_interval_secs"}, "must be 0 (no pings) or more, got %d", g.WebSocketPingIntervalSecs)
+	}
+	validateWSS(cfg.WSS, v)
 	for _, pp := range g.DevicePermissionProfiles {
 		if _, ok := cfg.PermissionProfiles[pp]; !ok {
 			v.add(Path{"gateway", "device_permission_profiles"}, "permission profile %q is not defined under permission_profiles", pp)
 		}
+	}
+}
+
+// validateWSS checks [wss]: an enabled listener needs its certificate and key, and a port in range.
+func validateWSS(w WSSConfig, v *validator) {
+	if w.Port < 0 || w.Port > 65535 {
+		v.add(Path{"wss", "port"}, "must be 0..65535, got %d", w.Port)
+	}
+	if !w.Enabled {
+		return
+	}
+	if w.CertPath == "" {
+		v.add(Path{"wss", "cert_path"}, "is required when wss.enabled is true")
+	}
+	if w.KeyPath == "" {
+		v.add(Path{"wss", "key_path"}, "is required when wss.enabled is true")
 	}
 }

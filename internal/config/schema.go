@@ -32,6 +32,7 @@ type Config struct {
 	PermissionProfiles map[string]PermissionProfile `toml:"permission_profiles"`
 	Channels           ChannelsConfig               `toml:"channels"`
 	Gateway            GatewayConfig                `toml:"gateway"`
+	WSS                WSSConfig                    `toml:"wss"`
 	Observability      ObservabilityConfig          `toml:"observability"`
 	Cost               CostConfig                   `toml:"cost"`
 	Secrets            SecretsConfig                `toml:"secrets"`
@@ -170,18 +171,28 @@ type GatewayConfig struct {
 	AllowPublicBind  bool     `toml:"allow_public_bind" desc:"Bind a non-loopback host without the startup warning."`
 	// DevicePermissionProfiles are the grants of a paired device (auth's grant model); empty: a device may do
 	// everything, as upstream lets any token.
-	DevicePermissionProfiles []string         `toml:"device_permission_profiles" note:"empty: paired devices are admin, as upstream" desc:"Permission profiles whose grants a paired device gets."`
-	PairRateLimitPerMinute   int              `toml:"pair_rate_limit_per_minute" desc:"Pairing requests one client may make per minute."`
-	WebhookRateLimitPerMin   int              `toml:"webhook_rate_limit_per_minute" desc:"Webhook requests one client may make per minute."`
-	TrustForwardedHeaders    bool             `toml:"trust_forwarded_headers" desc:"Take the client address from X-Forwarded-For / X-Real-IP (only behind a trusted proxy)."`
-	PathPrefix               string           `toml:"path_prefix" note:"empty: routes at the root" desc:"Prefix every gateway route is served under, e.g. /zeroclaw."`
-	RateLimitMaxKeys         int              `toml:"rate_limit_max_keys" desc:"Clients each rate limiter tracks at most."`
-	IdempotencyTTLSecs       int              `toml:"idempotency_ttl_secs" desc:"Seconds a webhook idempotency key is remembered."`
-	IdempotencyMaxKeys       int              `toml:"idempotency_max_keys" desc:"Webhook idempotency keys remembered at most."`
-	RequestTimeoutSecs       int              `toml:"request_timeout_secs" desc:"Seconds a gateway request may take before it is answered 408."`
-	LongRunningTimeoutSecs   int              `toml:"long_running_request_timeout_secs" desc:"Seconds a long-running gateway request (a webhook turn) may take."`
-	WebhookSecret            string           `toml:"webhook_secret" note:"empty: no X-Webhook-Secret check" desc:"Secret a POST /webhook must carry in X-Webhook-Secret (a secret)."`
-	TLS                      GatewayTLSConfig `toml:"tls"`
+	DevicePermissionProfiles  []string         `toml:"device_permission_profiles" note:"empty: paired devices are admin, as upstream" desc:"Permission profiles whose grants a paired device gets."`
+	PairRateLimitPerMinute    int              `toml:"pair_rate_limit_per_minute" desc:"Pairing requests one client may make per minute."`
+	WebhookRateLimitPerMin    int              `toml:"webhook_rate_limit_per_minute" desc:"Webhook requests one client may make per minute."`
+	TrustForwardedHeaders     bool             `toml:"trust_forwarded_headers" desc:"Take the client address from X-Forwarded-For / X-Real-IP (only behind a trusted proxy)."`
+	PathPrefix                string           `toml:"path_prefix" note:"empty: routes at the root" desc:"Prefix every gateway route is served under, e.g. /zeroclaw."`
+	RateLimitMaxKeys          int              `toml:"rate_limit_max_keys" desc:"Clients each rate limiter tracks at most."`
+	IdempotencyTTLSecs        int              `toml:"idempotency_ttl_secs" desc:"Seconds a webhook idempotency key is remembered."`
+	IdempotencyMaxKeys        int              `toml:"idempotency_max_keys" desc:"Webhook idempotency keys remembered at most."`
+	RequestTimeoutSecs        int              `toml:"request_timeout_secs" desc:"Seconds a gateway request may take before it is answered 408."`
+	LongRunningTimeoutSecs    int              `toml:"long_running_request_timeout_secs" desc:"Seconds a long-running gateway request (a webhook turn) may take."`
+	WebhookSecret             string           `toml:"webhook_secret" note:"empty: no X-Webhook-Secret check" desc:"Secret a POST /webhook must carry in X-Webhook-Secret (a secret)."`
+	TLS                       GatewayTLSConfig `toml:"tls"`
+	WebSocketPingIntervalSecs int              `toml:"websocket_ping_interval_secs" note:"0: no pings" desc:"Seconds between the pings /ws/chat sends to keep an idle socket alive."`
+}
+
+// WSSConfig is [wss]: the native RPC protocol over WebSocket on a TLS listener of its own, for remote TUIs.
+type WSSConfig struct {
+	Enabled  bool   `toml:"enabled" desc:"Serve the native RPC protocol over TLS WebSocket (remote TUIs)."`
+	Bind     string `toml:"bind" desc:"Address the WSS listener binds."`
+	Port     int    `toml:"port" note:"0: a port the kernel picks" desc:"TCP port of the WSS listener."`
+	CertPath string `toml:"cert_path" desc:"PEM certificate chain of the WSS listener."`
+	KeyPath  string `toml:"key_path" desc:"PEM private key of the WSS listener."`
 }
 
 // GatewayTLSConfig is [gateway.tls]: HTTPS, and optionally client certificates (mTLS).
@@ -348,7 +359,8 @@ func base() *Config {
 		Channels: ChannelsConfig{SessionBackend: "sqlite"},
 		Gateway: GatewayConfig{Host: "127.0.0.1", Port: 42617, RequirePairing: true, PairRateLimitPerMinute: 10,
 			WebhookRateLimitPerMin: 60, RateLimitMaxKeys: 10000, IdempotencyTTLSecs: 300, IdempotencyMaxKeys: 10000,
-			RequestTimeoutSecs: 30, LongRunningTimeoutSecs: 600},
+			RequestTimeoutSecs: 30, LongRunningTimeoutSecs: 600, WebSocketPingIntervalSecs: 30},
+		WSS:           WSSConfig{Bind: "0.0.0.0", Port: 9781},
 		Observability: ObservabilityConfig{LogPersistence: "rolling", LogPersistenceRotateDaily: true, LogPersistenceRetentionMax: 7},
 		Cost:          CostConfig{Enabled: true, DailyLimitUSD: 10, MonthlyLimitUSD: 100, WarnAtPercent: 80},
 		Secrets:       SecretsConfig{Encrypt: true},

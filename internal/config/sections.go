@@ -42,6 +42,7 @@ var sectionTable = []sectionInfo{
 	{key: "cron", group: "Operations", help: "Jobs declared in config (cron.<id>): a schedule and a shell command " +
 		"or an agent prompt, kept in jobs.db at start and on reload."},
 	{key: "gateway", group: "Network", help: "The HTTP gateway: address, pairing and remote administration."},
+	{key: "wss", group: "Network", help: "RPC over TLS WebSocket for remote TUIs: address, certificate and key."},
 	{key: "limits", group: "Agent", help: "What one turn may take from the model: answer bytes, tool " +
 		"arguments, tool calls and tool rounds."},
 	{key: "memory", group: "Storage", help: "What the agents remember across sessions: the backend (sqlite, " +

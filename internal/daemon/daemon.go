@@ -68,6 +68,9 @@ type Options struct {
 	GatewayListen func(network, addr string) (net.Listener, error)
 	// GatewayReady, if set, is called with the gateway's address each time it binds.
 	GatewayReady func(addr net.Addr, tls bool)
+	// WSSListen binds the [wss] address; nil means net.Listen. WSSReady, if set, is called with its address.
+	WSSListen func(network, addr string) (net.Listener, error)
+	WSSReady  func(addr net.Addr)
 }
 
 func (o Options) getenv(key string) string {
@@ -162,9 +165,18 @@ func Run(ctx context.Context, opts Options) error {
 		return err
 	}
 
+	// A signal during the start (ctx ends while stores open, after the socket exists) is a clean stop, exit 0:
+	// each store step is a transaction, so what was cut is rolled back, and what opened is closed by the defers.
+	stopped := func(err error) error {
+		if ctx.Err() != nil {
+			log.Info("shutting down: signal during startup", "component", "daemon", "step_err", err)
+			return nil
+		}
+		return err
+	}
 	st, err := openStores(ctx, layout, cfg.Current(), clk.Now(), log)
 	if err != nil {
-		return err
+		return stopped(err)
 	}
 	defer st.close(log)
 	backend := sessionBackend(cfg.Current())
@@ -181,7 +193,7 @@ func Run(ctx context.Context, opts Options) error {
 	costs := newCostTracker(st.costs, cfg, clk, opts.NewID, events, metrics.Recorded)
 	pm, err := newPairing(ctx, cfg, st.devices, clk, log)
 	if err != nil {
-		return err
+		return stopped(err)
 	}
 
 	ln, err := install.Listen(endpoint)
@@ -198,7 +210,7 @@ func Run(ctx context.Context, opts Options) error {
 	bg, err := openBackground(ctx, layout, cfg, st, clk, opts.NewID, log)
 	if err != nil {
 		_ = ln.Close()
-		return err
+		return stopped(err)
 	}
 	sessions := session.NewManager(session.Options{
 		Chat:        st.chat,
@@ -217,7 +229,7 @@ func Run(ctx context.Context, opts Options) error {
 	})
 	if err := bg.start(ctx, cfg, sessions); err != nil {
 		_ = ln.Close()
-		return err
+		return stopped(err)
 	}
 	d := &daemon{
 		bg:           bg,

@@ -9,11 +9,13 @@ import (
 	"net"
 	"path/filepath"
 
+	"github.com/zeroclaw-go/zeroclaw/internal/acp"
 	"github.com/zeroclaw-go/zeroclaw/internal/auth"
 	"github.com/zeroclaw-go/zeroclaw/internal/clock"
 	"github.com/zeroclaw-go/zeroclaw/internal/config"
 	"github.com/zeroclaw-go/zeroclaw/internal/gateway"
 	"github.com/zeroclaw-go/zeroclaw/internal/install"
+	"github.com/zeroclaw-go/zeroclaw/internal/jsonrpc"
 	"github.com/zeroclaw-go/zeroclaw/internal/logs"
 	"github.com/zeroclaw-go/zeroclaw/internal/pairing"
 	"github.com/zeroclaw-go/zeroclaw/internal/rpc"
@@ -58,6 +60,7 @@ func (d *daemon) startGateway(ctx context.Context, opts Options, pm *pairing.Man
 			return d.srv.Call(ctx, rpc.Caller{Principal: id.Principal, Resolve: id.Resolve, Label: id.Label,
 				Transport: auth.TransportHTTP}, method, params)
 		},
+		NotFound: rpc.NotFound,
 		Reload: func(ctx context.Context) error {
 			_, err := d.cfg.Reload(ctx)
 			return err
@@ -72,7 +75,26 @@ func (d *daemon) startGateway(ctx context.Context, opts Options, pm *pairing.Man
 		Logger:  d.log,
 		Ready:   opts.GatewayReady,
 		Listen:  opts.GatewayListen,
+		// The WebSockets: ACP and the native protocol over the same servers as the local endpoints.
+		ACP: func(ctx context.Context, f jsonrpc.Framer, id gateway.Identity, agent string) {
+			lim := d.limits()
+			_ = d.acp.ServeFramer(ctx, f, acp.PeerInfo{UID: -1, Label: id.Label, Transport: auth.TransportHTTP,
+				Resolve: id.Resolve, DefaultAgent: agent},
+				acp.Limits{MaxFrameBytes: lim.MaxFrameBytes, FrameTimeout: lim.FrameTimeout, WriteTimeout: lim.WriteTimeout})
+		},
+		RPC: func(ctx context.Context, f jsonrpc.Framer, id gateway.Identity) {
+			_ = d.srv.ServeFramer(ctx, f, rpc.PeerInfo{PID: -1, UID: -1, Label: id.Label, Transport: auth.TransportWSS,
+				Resolve: id.Resolve}, d.limits())
+		},
+		Chat:      &wsChat{m: d.sessions},
+		WSSListen: opts.WSSListen,
+		WSSReady:  opts.WSSReady,
 	})
+	if opts.Ephemeral {
+		// The one-shot daemon `zeroclaw agent` starts for itself serves its local clients only: no HTTP listener,
+		// no pairing code. The server exists unbound so that shutdown is the same.
+		return
+	}
 	// A change of the config (a reload, an edit) prunes devices whose token is gone and rebinds the listener
 	// when host, port or TLS changed.
 	d.cfg.OnChange(func(c *config.Config) {
@@ -82,6 +104,9 @@ func (d *daemon) startGateway(ctx context.Context, opts Options, pm *pairing.Man
 		if err := d.gw.Apply(ctx, c); err != nil {
 			d.log.Warn("gateway keeps its current listener", "component", "gateway", "err", err)
 		}
+		if err := d.gw.ApplyWSS(c); err != nil {
+			d.log.Warn("wss keeps its current listener", "component", "gateway", "err", err)
+		}
 		// Every token removed (by hand, then a reload): the next device needs a code, as at start.
 		if code, fresh, err := pm.EnsureFirstCode(); err != nil {
 			d.log.Warn("no pairing code", "component", "pairing", "err", err)
@@ -89,6 +114,9 @@ func (d *daemon) startGateway(ctx context.Context, opts Options, pm *pairing.Man
 			printPairingBanner(opts.Banner, d.gw.Addr(), c, code)
 		}
 	})
+	if err := d.gw.ApplyWSS(d.cfg.Current()); err != nil {
+		d.log.Warn("wss not served", "component", "gateway", "err", err)
+	}
 	if err := d.gw.Apply(ctx, d.cfg.Current()); err != nil {
 		d.log.Warn("gateway not served", "component", "gateway", "err", err)
 		return

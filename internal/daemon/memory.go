@@ -29,6 +29,9 @@ func openMemory(ctx context.Context, layout install.Layout, cfg func() *config.C
 			return filepath.Join(layout.Root, "agents", alias, "workspace")
 		},
 	})
+	if err != nil && ctx.Err() != nil {
+		return nil // the start is being cut by a signal: nothing to warn about
+	}
 	if err != nil {
 		log.Warn("memory unavailable: agents run without memory", "component", "memory", "backend", cfg().Memory.Backend, "err", err)
 		return nil

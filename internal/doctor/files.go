@@ -2,10 +2,7 @@ package doctor
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -153,7 +150,7 @@ func checkReceipts(ctx context.Context, r *report, l install.Layout, live bool) 
 		staged := filepath.Join(dir, name+".importing")
 		switch {
 		case exists(archive):
-			sum, n, err := hashFile(archive)
+			sum, n, err := store.FileSHA256(archive)
 			if err != nil {
 				bad++
 				r.fail(CategorySessions, "archive-unreadable", archive, fmt.Sprintf("%s cannot be read: %v", archive, err), "chmod 600 "+archive)
@@ -186,7 +183,7 @@ func checkReceipts(ctx context.Context, r *report, l install.Layout, live bool) 
 			continue
 		}
 		if rc, ok := receipts[name]; ok {
-			sum, n, err := hashFile(p)
+			sum, n, err := store.FileSHA256(p)
 			if err == nil && (sum != rc.SHA256 || n != rc.Len) {
 				r.fail(CategorySessions, "importing-mismatch", p, fmt.Sprintf("%s differs from the receipt already committed for it", p),
 					"the receipt's messages are in sessions.db: move "+p+" out of "+dir)
@@ -200,18 +197,4 @@ func checkReceipts(ctx context.Context, r *report, l install.Layout, live bool) 
 	if bad == 0 && len(receipts) > 0 {
 		r.ok(CategorySessions, "receipts-ok", fmt.Sprintf("%d imported JSONL sessions match their archives", len(receipts)))
 	}
-}
-
-func hashFile(p string) (string, int64, error) {
-	f, err := os.Open(p)
-	if err != nil {
-		return "", 0, err
-	}
-	defer f.Close()
-	h := sha256.New()
-	n, err := io.Copy(h, f)
-	if err != nil {
-		return "", 0, err
-	}
-	return hex.EncodeToString(h.Sum(nil)), n, nil
 }

@@ -56,3 +56,47 @@ func TestACPBridgeStdoutIsProtocolOnly(t *testing.T) {
 		t.Errorf("no ephemeral daemon was started: %v", err)
 	}
 }
+
+// TestACPOverGatewayWebSocket runs tests/acp-sdk/ws.mjs: the public ACP client SDK, its Stream adapted to
+// WebSocket frames, drives the built binary's gateway /acp (subprotocol zeroclaw.acp.v1) with a token paired
+// over HTTP: a bad token is refused, a prompt streams and a tool call is allowed through request_permission.
+func TestACPOverGatewayWebSocket(t *testing.T) {
+	dir, err := filepath.Abs(filepath.Join("..", "..", "tests", "acp-sdk"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Fatalf("node is not installed (it runs the ACP SDK test): %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "node_modules", "ws", "package.json")); err != nil {
+		t.Fatalf("the test's npm packages are not installed: run npm ci --prefix tests/acp-sdk (%v)", err)
+	}
+	h := home(t)
+	root := filepath.Join(h, ".zeroclaw")
+	if err := os.MkdirAll(root, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	cfg := "schema_version = 3\n\n[providers.models.echo.default]\nmodel = \"echo\"\n\n[agents.default]\nmodel_provider = \"echo.default\"\nrisk_profile = \"supervised\"\n\n[risk_profiles.supervised]\nlevel = \"supervised\"\n\n[gateway]\nport = 0\n"
+	if err := os.WriteFile(filepath.Join(root, "config.toml"), []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	project, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := start(t, env(h), "daemon")
+	waitSocket(t, d, filepath.Join(root, "data", "daemon.sock"))
+	base, token := pairWithBanner(t, d)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, "ws.mjs", "ws"+strings.TrimPrefix(base, "http")+"/acp?agent=default", token, project)
+	cmd.Dir = dir
+	cmd.Env = env(h)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("node ws.mjs: %v\n%s\n--- daemon stderr:\n%s", err, out, d.stderr.String())
+	}
+	t.Logf("%s", out)
+}

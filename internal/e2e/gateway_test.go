@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -115,5 +116,71 @@ func TestGatewayPortTaken(t *testing.T) {
 	}
 	if !strings.Contains(d.stderr.String(), "gateway not served") || !strings.Contains(d.stderr.String(), "address already in use") {
 		t.Fatalf("no warning about the taken port:\n%s", d.stderr.String())
+	}
+}
+
+// pairWithBanner reads the pairing code the daemon d printed, pairs over POST /pair and returns the gateway's
+// base URL and the token.
+func pairWithBanner(t *testing.T, d *proc) (base, token string) {
+	t.Helper()
+	banner := regexp.MustCompile(`Gateway pairing code: (\d{6})\n  pair with: curl -X POST -H 'X-Pairing-Code: \d{6}' (http://[0-9.:]+)/pair`)
+	var m []string
+	for deadline := time.Now().Add(10 * time.Second); m == nil && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		m = banner.FindStringSubmatch(d.stderr.String())
+	}
+	if m == nil {
+		t.Fatalf("no pairing banner on stderr:\n%s", d.stderr.String())
+	}
+	req, _ := http.NewRequest("POST", m[2]+"/pair", nil)
+	req.Header.Set("X-Pairing-Code", m[1])
+	res, err := (&http.Client{Transport: &http.Transport{Proxy: nil}}).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	var body struct{ Token string }
+	if err := json.NewDecoder(res.Body).Decode(&body); err != nil || res.StatusCode != 200 {
+		t.Fatalf("pair: %d %v", res.StatusCode, err)
+	}
+	return m[2], body.Token
+}
+
+// The one-shot daemon `zeroclaw agent` starts (--ephemeral) serves its local clients only: it binds no gateway and
+// prints no pairing code, while a normal daemon on the same config does both.
+func TestEphemeralDaemonServesNoGateway(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	_ = ln.Close()
+	h := home(t)
+	root := filepath.Join(h, ".zeroclaw")
+	if err := os.MkdirAll(root, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	cfg := fmt.Sprintf("schema_version = 3\n\n[gateway]\nport = %d\n", port)
+	if err := os.WriteFile(filepath.Join(root, "config.toml"), []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	sock := filepath.Join(root, "data", "daemon.sock")
+	for _, ephemeral := range []bool{true, false} {
+		args := []string{"daemon"}
+		if ephemeral {
+			args = append(args, "--ephemeral")
+		}
+		d := start(t, env(h), args...)
+		waitSocket(t, d, sock)
+		statusPID(t, sock) // the daemon has finished starting
+		c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", port), 2*time.Second)
+		if c != nil {
+			_ = c.Close()
+		}
+		served := err == nil
+		if served == ephemeral || strings.Contains(d.stderr.String(), "pairing code") == ephemeral {
+			t.Fatalf("ephemeral=%v: gateway served %v (dial: %v); stderr:\n%s", ephemeral, served, err, d.stderr.String())
+		}
+		signal(t, d, syscall.SIGTERM)
+		d.wait(t, 15*time.Second)
 	}
 }

@@ -26,6 +26,7 @@ import (
 	"github.com/zeroclaw-go/zeroclaw/internal/auth"
 	"github.com/zeroclaw-go/zeroclaw/internal/clock"
 	"github.com/zeroclaw-go/zeroclaw/internal/config"
+	"github.com/zeroclaw-go/zeroclaw/internal/jsonrpc"
 	"github.com/zeroclaw-go/zeroclaw/internal/pairing"
 )
 
@@ -50,6 +51,9 @@ type Options struct {
 	Config   func() *config.Config // the live config; read per request
 	Pairing  *pairing.Manager
 	Dispatch Dispatcher
+	// NotFound reports whether a Dispatch error says the thing a request names does not exist (answered 404,
+	// as upstream's REST routes do, whatever its JSON-RPC code); nil: only the not-found codes are 404.
+	NotFound func(error) bool
 	// Reload re-reads the config and applies it (POST /admin/reload); nil answers 503.
 	Reload func(ctx context.Context) error
 	// Shutdown asks the daemon to stop (POST /admin/shutdown); must not block.
@@ -66,6 +70,18 @@ type Options struct {
 	Ready func(addr net.Addr, tls bool)
 	// Listen binds the gateway's TCP address; nil means net.Listen. Tests use it to bind port 0.
 	Listen func(network, addr string) (net.Listener, error)
+
+	// ACP serves the ACP protocol over f for an authenticated /acp client until the connection ends; agent is
+	// the connection's default agent. Nil answers 503.
+	ACP func(ctx context.Context, f jsonrpc.Framer, id Identity, agent string)
+	// RPC serves the native protocol over f for an authenticated [wss] client until the connection ends. Nil:
+	// [wss] is not served.
+	RPC func(ctx context.Context, f jsonrpc.Framer, id Identity)
+	// Chat runs the sessions and turns of /ws/chat; nil answers 503.
+	Chat Chat
+	// WSSListen binds the [wss] address; nil means net.Listen. WSSReady, if set, is called with its address.
+	WSSListen func(network, addr string) (net.Listener, error)
+	WSSReady  func(addr net.Addr)
 }
 
 // Server is the gateway. mu guards the fields below it; wg owns every serving goroutine and the shutdown of
@@ -76,6 +92,8 @@ type Server struct {
 	handler http.Handler
 	limits  *limiters
 	webhook *idempotency
+	ws      wsState
+	wss     wssListener
 	wg      sync.WaitGroup
 
 	mu      sync.Mutex
@@ -114,6 +132,9 @@ func New(o Options) *Server {
 	}
 	if o.Listen == nil {
 		o.Listen = net.Listen
+	}
+	if o.WSSListen == nil {
+		o.WSSListen = net.Listen
 	}
 	if o.NewID == nil {
 		o.NewID = randomID
@@ -273,6 +294,8 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	for _, r := range retired {
 		_ = r.Close() // a replaced listener still draining past the daemon's deadline
 	}
+	s.wss.shutdown(ctx)
+	s.ws.shutdown(ctx) // hijacked sockets: net/http neither ends nor waits for them
 	s.wg.Wait()
 	return err
 }

@@ -52,6 +52,9 @@ func (s *Server) routes() http.Handler {
 	s.handle(mux, "DELETE /api/config/prop", s.authed(s.rpcRoute(api.MethodConfigDelete, propParams)))
 
 	s.domainRoutes(mux)
+	s.wsRoutes(mux)
+
+	s.mirrorRoutes(mux)
 	s.handle(mux, "POST /webhook", s.webhookRoute)
 	mux.Handle("/", s.counted("unmatched", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "not found")
@@ -205,7 +208,11 @@ func (s *Server) writeRPCError(w http.ResponseWriter, err error) {
 		writeError(w, http.StatusInternalServerError, "Internal error")
 		return
 	}
-	writeJSON(w, statusOf(je.Code), map[string]any{"error": je.Message, "code": je.Code})
+	status := statusOf(je.Code)
+	if s.o.NotFound != nil && s.o.NotFound(err) {
+		status = http.StatusNotFound
+	}
+	writeJSON(w, status, map[string]any{"error": je.Message, "code": je.Code})
 }
 
 // statusOf maps a JSON-RPC error code to an HTTP status.
@@ -217,7 +224,7 @@ func statusOf(code int) int {
 		return http.StatusForbidden
 	case api.CodeInvalidParams, api.CodeInvalidRequest, api.CodeParseError:
 		return http.StatusBadRequest
-	case api.CodeSessionNotFound, api.CodeMethodNotFound:
+	case api.CodeSessionNotFound, api.CodeMethodNotFound, api.CodeFsNotFound:
 		return http.StatusNotFound
 	case api.CodeSessionBusy, api.CodePreconditionFailed:
 		return http.StatusConflict

@@ -177,7 +177,9 @@ func TestConnWriteStallFlushesQueued(t *testing.T) {
 	h := HandlerFunc(func(ctx context.Context, c *Conn, req *Request) (any, error) {
 		return map[string]string{"pad": strings.Repeat("r", 16<<10)}, nil // 100 of them overflow the socket buffers
 	})
-	p := newPair(t, h, Options{WriteTimeout: time.Second, Concurrent: func(string) bool { return true }})
+	// The final flush gets one more WriteTimeout, in which the test must read ~1.6 MB and parse every reply: 1 s
+	// was not enough under -race on a loaded 2-core machine (a load average of 12-19 failed it every time).
+	p := newPair(t, h, Options{WriteTimeout: 4 * time.Second, Concurrent: func(string) bool { return true }})
 	var reqs strings.Builder
 	for i := range n {
 		fmt.Fprintf(&reqs, `{"jsonrpc":"2.0","id":%d,"method":"m"}`+"\n", i)

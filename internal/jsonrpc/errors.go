@@ -30,7 +30,18 @@ type Error struct {
 	Code    int    `json:"code"`
 	Message string `json:"message"`
 	Data    any    `json:"data,omitempty"`
+	cause   error  // the domain error this one was mapped from; never on the wire
 }
+
+// WithCause records the domain error e was mapped from, so an in-process caller (the HTTP gateway) can tell
+// apart errors that share a wire code with errors.Is. It returns e.
+func (e *Error) WithCause(err error) *Error {
+	e.cause = err
+	return e
+}
+
+// Unwrap returns the domain error e was mapped from, or nil.
+func (e *Error) Unwrap() error { return e.cause }
 
 // NewError returns an Error with the given code, message and optional data (nil for none).
 func NewError(code int, message string, data any) *Error {

@@ -51,6 +51,7 @@ type Reader struct {
 	idleWait int
 	max      int
 	err      error
+	hint     int // the buffer size a large frame starts with: the last large frame's length and some room
 
 	size, peak atomic.Int64 // len(buf) and its largest value, for tests
 }
@@ -72,8 +73,36 @@ func (r *Reader) ReadFrame() ([]byte, error) {
 	var (
 		buf     []byte
 		started bool
+		idle    int // reads in a row that returned nothing
 	)
 	for {
+		if r.r == r.w && started && r.rerr == nil && len(r.buf) == maxReadBuffer && len(buf) < cap(buf) {
+			// A large frame under way with room left in its own buffer: read into that buffer directly instead
+			// of through r.buf and a copy. At most maxReadBuffer bytes at a time, so what follows the newline
+			// (the next frames) fits in r.buf, where it is kept.
+			end := min(cap(buf), len(buf)+maxReadBuffer)
+			n, err := r.src.Read(buf[len(buf):end])
+			if err != nil {
+				r.rerr = err
+			}
+			if n == 0 {
+				if idle++; err == nil && idle < 100 { // an io.Reader may return 0, nil; give up as bufio does
+					continue
+				}
+				if err == nil {
+					r.rerr = io.ErrNoProgress
+				}
+				continue // fill reports r.rerr (a last line without "\n" at io.EOF) below
+			}
+			idle = 0
+			seg := buf[len(buf) : len(buf)+n]
+			if nl := bytes.IndexByte(seg, '\n'); nl >= 0 {
+				r.r, r.w = 0, copy(r.buf, seg[nl+1:])
+				return r.finish(buf[:len(buf)+nl])
+			}
+			buf = buf[:len(buf)+n]
+			continue
+		}
 		if r.r == r.w {
 			if err := r.fill(started, len(buf)); err != nil {
 				if errors.Is(err, io.EOF) && started {
@@ -111,6 +140,11 @@ func (r *Reader) ReadFrame() ([]byte, error) {
 			}
 			if need := len(buf) + len(seg); need > cap(buf) {
 				c := growCap(cap(buf), need, r.max+1)
+				if need > maxReadBuffer && r.hint > c {
+					// Large frames tend to come in runs of one size (upload chunks): the size of the last one
+					// is allocated at once rather than grown to by doubling (each step zeroes and copies).
+					c = min(r.hint, r.max+1)
+				}
 				if r.Grow != nil {
 					if err := r.Grow(c - cap(buf)); err != nil {
 						r.err = err
@@ -227,6 +261,9 @@ func (r *Reader) finish(line []byte) ([]byte, error) {
 	if len(line) > r.max {
 		r.err = ErrFrameTooLarge
 		return nil, r.err
+	}
+	if len(line) > maxReadBuffer {
+		r.hint = len(line) + minReadBuffer // room for a few more digits in the next one
 	}
 	return line, nil
 }

@@ -147,3 +147,59 @@ func TestReaderFrameOwnedByCaller(t *testing.T) {
 		t.Errorf("frames = %q, %q", f1, f2)
 	}
 }
+
+// pieceReader returns its input in pieces of varying sizes (as a socket does), some reads returning nothing.
+type pieceReader struct {
+	data []byte
+	n    int
+}
+
+func (p *pieceReader) Read(b []byte) (int, error) {
+	if len(p.data) == 0 {
+		return 0, io.EOF
+	}
+	p.n++
+	size := []int{0, 1, 7, 4096, 65536, 100000, 300000, 1 << 20}[p.n%8]
+	m := copy(b[:min(len(b), size)], p.data)
+	p.data = p.data[m:]
+	return m, nil
+}
+
+// Large frames (read straight into their own buffer once they outgrow the read buffer, sized after the last
+// large one) come out exactly as small ones do: trimmed, repaired, limited, and the frames that follow them in
+// the same read kept for the next calls.
+func TestReaderLargeFrames(t *testing.T) {
+	big := func(n int, c byte) string { return `"` + strings.Repeat(string(c), n) + `"` }
+	lines := []string{
+		big(300<<10, 'a'), `{"small":1}`, big(1400<<10, 'b'), big(1400<<10+3, 'c'), `{"s":2}`, `{"s":3}`,
+		"  " + big(200<<10, 'd') + " \r", "", big(1400<<10, 'e') + "\xff", big(128<<10, 'f'), big(2<<20, 'g'),
+	}
+	in := strings.Join(lines, "\n") // the last line without a newline
+	var want []string
+	for _, l := range lines {
+		if l = strings.TrimSpace(l); l != "" {
+			want = append(want, strings.ToValidUTF8(l, "\uFFFD"))
+		}
+	}
+	for _, src := range []io.Reader{strings.NewReader(in), &pieceReader{data: []byte(in)}} {
+		frames, err := readAll(t, NewReader(src, 0))
+		if !errors.Is(err, io.EOF) {
+			t.Fatalf("err = %v, want EOF", err)
+		}
+		if len(frames) != len(want) {
+			t.Fatalf("%d frames, want %d", len(frames), len(want))
+		}
+		for i := range want {
+			if frames[i] != want[i] {
+				t.Fatalf("frame %d: %d bytes %.20q...%.20q, want %d bytes %.20q", i, len(frames[i]), frames[i],
+					frames[i][max(0, len(frames[i])-20):], len(want[i]), want[i])
+			}
+		}
+		// A limit between the frames' sizes: the frames below it pass, the first above it ends the reading.
+		r := NewReader(&pieceReader{data: []byte(in)}, 1400<<10+2)
+		frames, err = readAll(t, r)
+		if !errors.Is(err, ErrFrameTooLarge) || len(frames) != 3 {
+			t.Fatalf("with a limit: %d frames, err %v; want 3 and ErrFrameTooLarge", len(frames), err)
+		}
+	}
+}

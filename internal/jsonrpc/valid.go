@@ -1,6 +1,9 @@
 package jsonrpc
 
-import "encoding/binary"
+import (
+	"bytes"
+	"encoding/binary"
+)
 
 // Valid reports whether b is one valid JSON value, exactly as encoding/json's Valid does (same grammar, the same
 // nesting limit, invalid UTF-8 inside strings accepted), but it crosses long strings, such as the base64 of an
@@ -58,7 +61,16 @@ func literal(b []byte, i int, word string) (int, bool) {
 
 func (v *validator) str(i int) (int, bool) {
 	b := v.b
-	for i++; ; {
+	i++
+	// A long string (the base64 of an upload chunk) is crossed by finding its closing quote with the vectorized
+	// bytes.IndexByte, then checking the run before it holds no backslash (IndexByte again) and no control
+	// character (noControl); a run with a backslash is walked below.
+	if q := bytes.IndexByte(b[i:], '"'); q >= longString {
+		if run := b[i : i+q]; bytes.IndexByte(run, '\\') < 0 && noControl(run) {
+			return i + q + 1, true
+		}
+	}
+	for {
 		for i+8 <= len(b) && plain8(binary.LittleEndian.Uint64(b[i:])) {
 			i += 8
 		}
@@ -101,6 +113,33 @@ func plain8(w uint64) bool {
 	backslash := hasZero(w ^ (ones * '\\'))
 	control := (w - ones*0x20) & ^w & highs
 	return quote|backslash|control == 0
+}
+
+// longString is the length from which a string's run is checked by noControl rather than walked.
+const longString = 256
+
+// noControl reports whether b holds no control character (a byte below 0x20), 32 bytes per step: the bits of
+// the "has a byte below n" test are accumulated and checked once at the end (each term is exact, so their union
+// is).
+func noControl(b []byte) bool {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	below := func(w uint64) uint64 { return (w - ones*0x20) & ^w }
+	var acc uint64
+	for len(b) >= 32 {
+		acc |= below(binary.LittleEndian.Uint64(b)) | below(binary.LittleEndian.Uint64(b[8:])) |
+			below(binary.LittleEndian.Uint64(b[16:])) | below(binary.LittleEndian.Uint64(b[24:32]))
+		b = b[32:]
+	}
+	for len(b) >= 8 {
+		acc |= below(binary.LittleEndian.Uint64(b))
+		b = b[8:]
+	}
+	for _, c := range b {
+		if c < 0x20 {
+			return false
+		}
+	}
+	return acc&highs == 0
 }
 
 func isHex(c byte) bool { return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F' }

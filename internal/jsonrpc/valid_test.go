@@ -15,6 +15,10 @@ var validSeeds = []string{
 	strings.Repeat(`[`, maxNesting) + strings.Repeat(`]`, maxNesting),
 	strings.Repeat(`{"a":`, maxNesting) + `1` + strings.Repeat(`}`, maxNesting),
 	strings.Repeat(`{"a":`, maxNesting+1) + `1` + strings.Repeat(`}`, maxNesting+1),
+	`{"a":"` + strings.Repeat("QUJD", 80) + `\"` + strings.Repeat("QUJD", 80) + `"}`,
+	`{"a":"` + strings.Repeat("QUJD", 80) + "\t" + strings.Repeat("QUJD", 80) + `"}`,
+	`{"a":"` + strings.Repeat("QUJD", 80) + "\x01" + strings.Repeat("QUJD", 80) + `"}`,
+	`{"a":"` + strings.Repeat("QUJD", 80) + `\u00e9` + strings.Repeat("QUJD", 80) + `\`,
 }
 
 // Valid agrees with encoding/json on every input.
@@ -26,11 +30,26 @@ func TestValidMatchesEncodingJSON(t *testing.T) {
 	}
 }
 
-// Every byte value at every position of a long string, where the 8-byte fast path and the byte loop meet.
+// Every byte value at every position of a string, where the 8-byte fast path and the byte loop meet, and at the
+// start, middle and end of a string long enough for the quote-to-quote path (longString).
 func TestValidStringBytes(t *testing.T) {
+	long := longString + 45
+	var at []int
+	for pos := range 20 {
+		at = append(at, pos, long/2-10+pos, long-20+pos)
+	}
 	for c := range 256 {
 		for pos := range 20 {
 			s := []byte(`"` + strings.Repeat("A", 24) + `"`)
+			s[1+pos] = byte(c)
+			for _, in := range [][]byte{s, append([]byte(`{"k":`), append(s, '}')...)} {
+				if got, want := Valid(in), json.Valid(in); got != want {
+					t.Fatalf("Valid(%q) = %v, encoding/json says %v", in, got, want)
+				}
+			}
+		}
+		for _, pos := range at {
+			s := []byte(`"` + strings.Repeat("A", long) + `"`)
 			s[1+pos] = byte(c)
 			for _, in := range [][]byte{s, append([]byte(`{"k":`), append(s, '}')...)} {
 				if got, want := Valid(in), json.Valid(in); got != want {

@@ -20,7 +20,12 @@ type Request struct {
 
 	release func() // returns the frame's Budget charge; set by Conn
 	after   func() // set by AfterReply
+	valid   bool   // Params are part of a frame Classify validated
 }
+
+// ParamsValidated reports whether Params are known to be valid JSON (the request came from Classify, which
+// validated its whole frame), so a decoder need not validate them again.
+func (r *Request) ParamsValidated() bool { return r.valid }
 
 // AfterReply registers fn to run once the response to r has been handed to the connection's writer, so that
 // anything fn sends on the connection (notifications of a subscription it starts) goes out after that response.
@@ -174,7 +179,7 @@ func classifyRequest(env *envelope) Inbound {
 	if !ok { // cannot happen: isString checked the kind
 		return reply(CodeInvalidRequest, msgMethodType, replyID)
 	}
-	return Inbound{Request: &Request{ID: replyID, Method: method, Params: env.params}}
+	return Inbound{Request: &Request{ID: replyID, Method: method, Params: env.params, valid: true}}
 }
 
 func classifyResponse(env *envelope) Inbound {

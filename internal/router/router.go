@@ -31,7 +31,7 @@ type Method[Peer any] struct {
 func Handle[Peer, P, R any](grant string, f func(context.Context, Peer, *P) (R, error)) Method[Peer] {
 	return Method[Peer]{Grant: grant, call: func(ctx context.Context, p Peer, req *jsonrpc.Request) (any, error) {
 		params := new(P)
-		err := DecodeParams(req.Params, params)
+		err := decodeParams(req.Params, req.ParamsValidated(), params)
 		req.ReleaseParams()
 		if err != nil {
 			return nil, err
@@ -45,12 +45,21 @@ func Handle[Peer, P, R any](grant string, f func(context.Context, Peer, *P) (R, 
 func HandleRequest[Peer, P, R any](grant string, f func(context.Context, Peer, *P, *jsonrpc.Request) (R, error)) Method[Peer] {
 	return Method[Peer]{Grant: grant, call: func(ctx context.Context, p Peer, req *jsonrpc.Request) (any, error) {
 		params := new(P)
-		err := DecodeParams(req.Params, params)
+		err := decodeParams(req.Params, req.ParamsValidated(), params)
 		req.ReleaseParams()
 		if err != nil {
 			return nil, err
 		}
 		return f(ctx, p, params, req)
+	}}
+}
+
+// HandleRaw adapts a handler that reads its request's params itself (a method with a fast path over the raw
+// bytes; DecodeValidParams or DecodeParams for the rest). The frame is released when f returns.
+func HandleRaw[Peer, R any](grant string, f func(context.Context, Peer, *jsonrpc.Request) (R, error)) Method[Peer] {
+	return Method[Peer]{Grant: grant, call: func(ctx context.Context, p Peer, req *jsonrpc.Request) (any, error) {
+		defer req.ReleaseParams()
+		return f(ctx, p, req)
 	}}
 }
 

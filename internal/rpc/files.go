@@ -39,15 +39,9 @@ func (s *Server) registerFiles(m *session.Manager, b *upload.Budget) {
 		})
 		return api.UploadBeginResult{UploadID: id, ChunkBytes: api.UploadChunkBytes, MaxBytes: api.MaxFileBytes}, err
 	}))
-	s.register(api.MethodFileUploadChunk, handle(grantFilesCreate, func(_ context.Context, p *Peer, params *api.UploadChunkParams) (api.UploadChunkResult, error) {
-		if err := localOnly(p, api.MethodFileUploadChunk); err != nil {
-			return api.UploadChunkResult{}, err
-		}
-		if params.Offset == nil {
-			return api.UploadChunkResult{}, router.InvalidParams("file/upload/chunk needs offset")
-		}
-		n, err := p.staging(b).Chunk(params.UploadID, *params.Offset, params.DataB64)
-		return api.UploadChunkResult{ReceivedBytes: n}, err
+	s.register(api.MethodFileUploadChunk, router.HandleRaw(grantFilesCreate, func(_ context.Context, p *Peer, req *jsonrpc.Request) (api.UploadChunkResult, error) {
+		return serveChunk(func() *upload.Staging { return p.staging(b) }, req.Params, req.ParamsValidated(), false,
+			func() error { return localOnly(p, api.MethodFileUploadChunk) })
 	}))
 	s.register(api.MethodFileUploadCommit, handle(grantFilesCreate, func(ctx context.Context, p *Peer, params *api.UploadCommitParams) (api.FileAttachment, error) {
 		if err := localOnly(p, api.MethodFileUploadCommit); err != nil {

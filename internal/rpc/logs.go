@@ -106,7 +106,7 @@ func logsError(err error) error {
 	case errors.Is(err, logs.ErrNotFound):
 		var id string
 		fmt.Sscanf(err.Error(), logs.ErrNotFound.Error()+": %s", &id)
-		return jsonrpc.NewError(jsonrpc.CodeInternalError, fmt.Sprintf("Log id `%s` not found", id), nil)
+		return jsonrpc.NewError(jsonrpc.CodeInternalError, fmt.Sprintf("Log id `%s` not found", id), nil).WithCause(err)
 	}
 	return err
 }

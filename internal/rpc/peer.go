@@ -15,8 +15,11 @@ import (
 type PeerInfo struct {
 	PID       int
 	UID       int    // -1 when unknown (Windows pipes)
-	Label     string // "unix:pid=<pid>,uid=<uid>" or "pipe:local"
+	Label     string // "unix:pid=<pid>,uid=<uid>", "pipe:local" or "wss:<addr>"
 	Transport auth.Transport
+	// Resolve, when set, derives the principal from the config in force instead of the uid: a remote peer
+	// authenticated by its transport (a paired token over WSS). Nil from it refuses the peer (-32010).
+	Resolve func(*config.Config) *auth.Principal
 }
 
 // Peer is the state of one connection: its transport identity, and what initialize bound to it.

@@ -11,6 +11,12 @@ import (
 
 // resolvePrincipal maps a peer to its principal (auth.Resolve); a refused peer is -32010.
 func resolvePrincipal(cfg *config.Config, info PeerInfo, daemonUID int) (*auth.Principal, error) {
+	if info.Resolve != nil {
+		if pr := info.Resolve(cfg); pr != nil {
+			return pr, nil
+		}
+		return nil, jsonrpc.NewError(api.CodeAuthRequired, "peer not allowed: its token is no longer paired", nil)
+	}
 	if pr := auth.Resolve(cfg, info.Transport, info.UID, daemonUID); pr != nil {
 		return pr, nil
 	}

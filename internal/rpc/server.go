@@ -21,6 +21,7 @@ import (
 	"github.com/zeroclaw-go/zeroclaw/internal/pairing"
 	"github.com/zeroclaw-go/zeroclaw/internal/router"
 	"github.com/zeroclaw-go/zeroclaw/internal/session"
+	"github.com/zeroclaw-go/zeroclaw/internal/skills"
 	"github.com/zeroclaw-go/zeroclaw/internal/upload"
 )
 
@@ -168,9 +169,15 @@ func (s *Server) Capabilities() []string {
 
 // ServeConn serves one accepted connection until it closes. It never panics on client input.
 func (s *Server) ServeConn(ctx context.Context, nc net.Conn, info PeerInfo, lim Limits) error {
+	return s.ServeFramer(ctx, jsonrpc.NewStream(nc), info, lim)
+}
+
+// ServeFramer serves one connection over any transport (a WebSocket carries one frame per message) until it
+// closes, exactly as ServeConn serves a socket.
+func (s *Server) ServeFramer(ctx context.Context, f jsonrpc.Framer, info PeerInfo, lim Limits) error {
 	peer := &Peer{ID: s.nextID.Add(1), Info: info, ConnectedAt: s.opts.Clock.Now()}
 	log := s.log.With("conn", info.Label)
-	conn := jsonrpc.NewConn(jsonrpc.NewStream(nc), jsonrpc.HandlerFunc(func(ctx context.Context, c *jsonrpc.Conn, req *jsonrpc.Request) (any, error) {
+	conn := jsonrpc.NewConn(f, jsonrpc.HandlerFunc(func(ctx context.Context, c *jsonrpc.Conn, req *jsonrpc.Request) (any, error) {
 		return s.dispatch(ctx, peer, req)
 	}), jsonrpc.Options{
 		MaxFrameBytes: lim.MaxFrameBytes,
@@ -319,9 +326,22 @@ func domainError(err error) *jsonrpc.Error {
 				data = map[string]any{"index": ee.Index, "prop": ee.Prop}
 			}
 		}
-		return jsonrpc.NewError(code, err.Error(), data)
+		return jsonrpc.NewError(code, err.Error(), data).WithCause(err)
 	}
 	return nil
+}
+
+// NotFound reports whether err, a method's error, says that what the request names does not exist (a session,
+// cron job, skill, device, memory or log event). Several of those share a wire code with bad params (upstream's
+// codes); the HTTP gateway answers them 404.
+func NotFound(err error) bool {
+	for _, target := range []error{session.ErrNotFound, cron.ErrNotFound, skills.ErrNotFound, pairing.ErrNotFound,
+		memory.ErrNotFound, logs.ErrNotFound} {
+		if errors.Is(err, target) {
+			return true
+		}
+	}
+	return false
 }
 
 // dataError is a domain error that carries structured detail for the error's data member.

@@ -25,7 +25,7 @@ func TestGatewayDomainRoutes(t *testing.T) {
 		t.Fatal("cron patch not applied")
 	}
 	g.do("DELETE", "/api/cron/"+id, nil, auth).want(t, 200)
-	g.do("DELETE", "/api/cron/"+id, nil, auth).want(t, 400)
+	g.do("DELETE", "/api/cron/"+id, nil, auth).want(t, 404)
 	g.do("POST", "/api/cron", "not json", auth).want(t, 400)
 
 	r := g.do("POST", "/api/memory", map[string]any{"key": "color", "content": "the user likes teal", "agent": "default"}, auth).want(t, 200)

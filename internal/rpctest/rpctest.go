@@ -31,7 +31,19 @@ type Daemon struct {
 	gwMu   sync.Mutex // gwMu guards the fields below
 	gwAddr net.Addr   // the gateway's address, nil until it binds
 	gwTLS  bool
-	gwBind int // how many times the gateway bound
+	gwBind int      // how many times the gateway bound
+	wss    net.Addr // the [wss] listener's address, nil until it binds
+}
+
+// WSSAddr is the address of the daemon's [wss] listener; the test fails when it is not listening.
+func (d *Daemon) WSSAddr(t testing.TB) string {
+	t.Helper()
+	d.gwMu.Lock()
+	defer d.gwMu.Unlock()
+	if d.wss == nil {
+		t.Fatal("rpctest: the wss listener is not listening")
+	}
+	return d.wss.String()
 }
 
 // GatewayURL is the base URL of the daemon's gateway ("http://127.0.0.1:<port>"); the test fails when the
@@ -159,6 +171,12 @@ func StartOn(t testing.TB, configDir string, opts ...Option) *Daemon {
 				d.gwMu.Lock()
 				d.gwAddr, d.gwTLS = addr, tls
 				d.gwBind++
+				d.gwMu.Unlock()
+			},
+			WSSListen: listenPortZero,
+			WSSReady: func(addr net.Addr) {
+				d.gwMu.Lock()
+				d.wss = addr
 				d.gwMu.Unlock()
 			},
 		})

@@ -1,7 +1,6 @@
 package store
 
 import (
-	"bytes"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -258,36 +257,20 @@ func (c *JSONLChat) forget(key string) {
 	c.mu.Unlock()
 }
 
-// parseLines reads a session file's messages (parseJSONL's rules), indexed from 0. A line without created_at
-// gets fallback.
+// parseLines reads a session file's messages (eachJSONLMessage), indexed from 0. A line without created_at gets
+// fallback.
 func parseLines(data []byte, fallback time.Time) []Message {
 	var msgs []Message
-	for len(data) > 0 {
-		var line []byte
-		line, data, _ = bytes.Cut(data, []byte("\n"))
-		line = bytes.TrimSpace(line)
-		if len(line) == 0 || !utf8.Valid(line) {
-			continue
-		}
-		var obj map[string]json.RawMessage
-		if json.Unmarshal(line, &obj) != nil {
-			continue
-		}
-		var m Message
-		if json.Unmarshal(obj["role"], &m.Role) != nil || json.Unmarshal(obj["content"], &m.Content) != nil ||
-			m.Role == "" || !isJSONString(obj["content"]) {
-			continue
-		}
-		m.CreatedAt = fallback
+	eachJSONLMessage(data, func(role, content string, obj map[string]json.RawMessage) {
+		m := Message{Index: len(msgs), Role: role, Content: content, CreatedAt: fallback}
 		var ts string
 		if raw, ok := obj["created_at"]; ok && json.Unmarshal(raw, &ts) == nil {
 			if t, err := parseTime(ts); err == nil {
 				m.CreatedAt = t
 			}
 		}
-		m.Index = len(msgs)
 		msgs = append(msgs, m)
-	}
+	})
 	return msgs
 }
 

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -193,4 +194,39 @@ func TestSwitchBackToSQLiteKeepsMessagesAndOwners(t *testing.T) {
 	if rows, err := c2.List(ctx, "", 0); err != nil || len(rows) != 0 {
 		t.Fatalf("JSONL sessions after switching back: %+v %v", rows, err)
 	}
+}
+
+// FuzzJSONLSessionFile: any bytes in a session file load without panicking, as contiguous indices, each message a
+// valid one (non-empty role); and a line JSONLChat writes after them (on a fresh line) is read back exactly as the
+// last message.
+func FuzzJSONLSessionFile(f *testing.F) {
+	f.Add([]byte(`{"role":"user","content":"hi"}` + "\n"))
+	f.Add([]byte("{\"role\":\"user\",\"content\":\"tor"))
+	f.Add([]byte("\xff\xfe\n{}\n{\"role\":\"\",\"content\":\"x\"}\n{\"role\":\"a\",\"content\":null}\n"))
+	f.Add([]byte(`{"role":"a","content":"b","created_at":"not a time"}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		msgs := parseLines(data, t0)
+		for i, m := range msgs {
+			if m.Index != i || m.Role == "" {
+				t.Fatalf("message %d: %+v", i, m)
+			}
+		}
+		line, err := json.Marshal(jsonlLine{Role: "user", Content: string(data), CreatedAt: formatTime(t0)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		appended := append(append(append([]byte{}, data...), '\n'), line...)
+		after := parseLines(appended, t0)
+		if len(after) < 1 {
+			t.Fatalf("the appended line was not read back")
+		}
+		last := after[len(after)-1]
+		var written jsonlLine // what the line holds: json.Marshal replaces invalid UTF-8
+		if err := json.Unmarshal(line, &written); err != nil {
+			t.Fatal(err)
+		}
+		if last.Role != "user" || last.Content != written.Content || !last.CreatedAt.Equal(t0) {
+			t.Fatalf("last message %+v, want the appended one", last)
+		}
+	})
 }

@@ -388,11 +388,20 @@ func (s *ChatStore) hasReceipt(ctx context.Context, source string) (bool, error)
 
 type jsonlMessage struct{ role, content string }
 
-// parseJSONL reads the messages of a JSONL session file: one {"role":..., "content":...} object per line,
-// both strings and the role non-empty. Blank lines are ignored; non-UTF-8 lines, unparsable JSON and objects
-// without those fields are skipped. hasContent reports whether any line is not whitespace (a skipped line
-// counts).
+// parseJSONL reads the messages of a JSONL session file (eachJSONLMessage). hasContent reports whether any line is
+// not whitespace (a skipped line counts).
 func parseJSONL(data []byte) (msgs []jsonlMessage, hasContent bool) {
+	hasContent = eachJSONLMessage(data, func(role, content string, _ map[string]json.RawMessage) {
+		msgs = append(msgs, jsonlMessage{role: role, content: content})
+	})
+	return msgs, hasContent
+}
+
+// eachJSONLMessage calls fn, in order, for each message of a JSONL session file: one {"role":..., "content":...}
+// object per line, both strings and the role non-empty; obj is the whole decoded line. Blank lines are ignored;
+// non-UTF-8 lines, unparsable JSON and objects without those fields are skipped. It reports whether any line is
+// not whitespace.
+func eachJSONLMessage(data []byte, fn func(role, content string, obj map[string]json.RawMessage)) (hasContent bool) {
 	for len(data) > 0 {
 		var line []byte
 		line, data, _ = bytes.Cut(data, []byte("\n"))
@@ -409,14 +418,14 @@ func parseJSONL(data []byte) (msgs []jsonlMessage, hasContent bool) {
 		if json.Unmarshal(line, &obj) != nil {
 			continue
 		}
-		var m jsonlMessage
-		if json.Unmarshal(obj["role"], &m.role) != nil || json.Unmarshal(obj["content"], &m.content) != nil ||
-			m.role == "" || !isJSONString(obj["content"]) {
+		var role, content string
+		if json.Unmarshal(obj["role"], &role) != nil || json.Unmarshal(obj["content"], &content) != nil ||
+			role == "" || !isJSONString(obj["content"]) {
 			continue
 		}
-		msgs = append(msgs, m)
+		fn(role, content, obj)
 	}
-	return msgs, hasContent
+	return hasContent
 }
 
 // isJSONString reports whether raw is a JSON string (not null, which would decode to "").
@@ -435,7 +444,9 @@ func readSynced(p string) ([]byte, error) {
 	return io.ReadAll(f)
 }
 
-func hashFile(p string) (string, int64, error) {
+// FileSHA256 returns the lowercase hex SHA-256 of the file at p and its length: what an import receipt records
+// of its source (state.md §5), and what a backup manifest records of each file.
+func FileSHA256(p string) (string, int64, error) {
 	f, err := os.Open(p)
 	if err != nil {
 		return "", 0, err
@@ -466,7 +477,7 @@ func restoreLive(dir, staged, live string) error {
 // already match; a new one is a hard link, never a clobber), then remove the staged file.
 func archiveSource(dir, staged, archive, hash string, size int64) error {
 	if _, err := os.Lstat(archive); err == nil {
-		h, n, err := hashFile(archive)
+		h, n, err := FileSHA256(archive)
 		if err != nil {
 			return err
 		}
@@ -482,7 +493,7 @@ func archiveSource(dir, staged, archive, hash string, size int64) error {
 		if err := atomicfile.SyncDir(dir); err != nil {
 			return err
 		}
-		h, n, err := hashFile(archive)
+		h, n, err := FileSHA256(archive)
 		if err != nil {
 			return err
 		}

@@ -95,15 +95,15 @@ func (b *Budget) reclaimIdleLocked(now time.Time) {
 		if !u.mu.TryLock() {
 			continue
 		}
-		var data []byte
+		detached := func() []byte { return nil }
 		if !u.dead && now.Sub(u.last) >= IdleTimeout {
 			u.dead = true
-			data, u.data = u.data, nil
+			detached = u.detachLocked()
 			delete(b.live, u)
 			b.used -= u.charge
 		}
 		u.mu.Unlock()
-		free(data)
+		free(detached())
 	}
 }
 
@@ -116,10 +116,9 @@ func (b *Budget) release(u *upload) {
 		return
 	}
 	u.dead = true
-	data := u.data
-	u.data = nil
+	detached := u.detachLocked()
 	u.mu.Unlock()
-	free(data)
+	free(detached())
 	b.uncharge(u)
 }
 

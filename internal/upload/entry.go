@@ -2,7 +2,6 @@ package upload
 
 import (
 	"crypto/sha256"
-	"encoding/base64"
 	"fmt"
 	"io"
 	"os"
@@ -28,7 +27,7 @@ func ReadEntry(e api.FileEntry, mayReadPath bool) (File, error) {
 	}
 	f := File{Filename: e.Filename, MimeType: e.MimeType}
 	if e.DataB64 != "" {
-		n, err := decodedLen(e.DataB64)
+		n, err := decodedLen(bytesOf(e.DataB64))
 		if err != nil {
 			return File{}, err
 		}
@@ -36,7 +35,7 @@ func ReadEntry(e api.FileEntry, mayReadPath bool) (File, error) {
 			return File{}, invalid("file of %d bytes exceeds the %d-byte file limit", n, api.MaxFileBytes)
 		}
 		f.Data = make([]byte, n)
-		if m, err := base64.StdEncoding.Decode(f.Data, []byte(e.DataB64)); err != nil || m != n {
+		if m, err := decodeB64(f.Data, bytesOf(e.DataB64)); err != nil || m != n {
 			return File{}, invalid("data_b64 is not valid padded standard base64")
 		}
 	} else {

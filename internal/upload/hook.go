@@ -6,6 +6,9 @@ import "github.com/zeroclaw-go/zeroclaw/internal/atomicfile"
 // points of a write so that tests can kill the process there. Production builds leave it nil.
 var crashAt func(point string)
 
+// hashing, set only by tests, is called by an upload's hashing goroutine before it hashes received bytes.
+var hashing func()
+
 // CrashBeforeRename is the point after a stored file's temporary copy is written and fsynced, before it is
 // renamed into place.
 const CrashBeforeRename = "upload-commit-before-rename"

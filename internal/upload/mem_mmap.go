@@ -15,6 +15,7 @@ func alloc(n int) []byte {
 	if err != nil {
 		return make([]byte, n) // out of address space or map count: the heap still works
 	}
+	adviseHuge(b)
 	return b
 }
 

@@ -4,9 +4,9 @@ import (
 	"bytes"
 	"crypto/rand"
 	"crypto/sha256"
-	"encoding/base64"
 	"encoding/hex"
 	"fmt"
+	"hash"
 	"strings"
 	"sync"
 	"time"
@@ -46,6 +46,62 @@ type upload struct {
 	received int64
 	last     time.Time // the last begin, chunk or commit
 	dead     bool      // released, reclaimed, or handed to a commit: the upload is gone
+
+	// The SHA-256 of the received bytes is computed as they arrive, in order, by a goroutine that runs while
+	// data[hashed:received] is not yet hashed (so it overlaps the client preparing its next chunk): the commit
+	// then only waits for the last chunk. Whoever takes data away waits for that goroutine first (detach).
+	sum    hash.Hash     // over data[:hashed]; used by the hashing goroutine, then by the commit
+	hashed int64         // how much of data sum has seen
+	hasher chan struct{} // non-nil while the hashing goroutine runs; closed when it ends
+}
+
+// hashLoop feeds sum the received bytes not hashed yet until it has caught up (or data is gone), then ends,
+// closing done.
+func (u *upload) hashLoop(done chan struct{}) {
+	defer close(done)
+	for {
+		u.mu.Lock()
+		from, to, data := u.hashed, u.received, u.data
+		if from >= to || data == nil {
+			u.hasher = nil
+			u.mu.Unlock()
+			return
+		}
+		u.mu.Unlock()
+		if hashing != nil {
+			hashing()
+		}
+		u.sum.Write(data[from:to]) // received bytes never change, and data is not freed while this runs
+		u.mu.Lock()
+		u.hashed = to
+		u.mu.Unlock()
+	}
+}
+
+// startHashLocked makes sure the received bytes get hashed. The caller holds u.mu.
+func (u *upload) startHashLocked() {
+	if u.hasher != nil || u.hashed >= u.received {
+		return
+	}
+	if u.sum == nil {
+		u.sum = sha256.New()
+	}
+	u.hasher = make(chan struct{})
+	go u.hashLoop(u.hasher)
+}
+
+// detachLocked takes the upload's bytes away (data becomes nil) and returns a function that waits until the
+// hashing goroutine no longer reads them and then returns them; the caller holds u.mu and must call it after
+// unlocking.
+func (u *upload) detachLocked() func() []byte {
+	data, h := u.data, u.hasher
+	u.data = nil
+	return func() []byte {
+		if h != nil {
+			<-h
+		}
+		return data
+	}
 }
 
 // Staging holds the uploads one connection began. It is safe for concurrent use, though a connection's
@@ -152,6 +208,12 @@ func (s *Staging) get(id string, now time.Time) (*upload, error) {
 // same bytes is acknowledged and changes nothing; other bytes at an accepted offset (overlap), an offset past
 // the received count (gap) and bytes past the declared size are refused (ErrInvalid).
 func (s *Staging) Chunk(id string, offset int64, dataB64 string) (int64, error) {
+	return s.ChunkBytes(id, offset, bytesOf(dataB64))
+}
+
+// ChunkBytes is Chunk with the base64 in a byte slice (a slice of the request's frame: the chunk is decoded
+// straight from it into the staged bytes). dataB64 is only read, and not kept.
+func (s *Staging) ChunkBytes(id string, offset int64, dataB64 []byte) (int64, error) {
 	now := s.b.now()
 	u, err := s.get(id, now)
 	if err != nil {
@@ -177,7 +239,7 @@ func (s *Staging) Chunk(id string, offset int64, dataB64 string) (int64, error) 
 	case offset < u.received:
 		if end <= u.received {
 			chunk := make([]byte, n)
-			if m, err := base64.StdEncoding.Decode(chunk, bytesOf(dataB64)); err == nil && m == n && bytes.Equal(chunk, u.data[offset:end]) {
+			if m, err := decodeB64(chunk, dataB64); err == nil && m == n && bytes.Equal(chunk, u.data[offset:end]) {
 				u.last = now
 				return u.received, nil
 			}
@@ -192,11 +254,12 @@ func (s *Staging) Chunk(id string, offset int64, dataB64 string) (int64, error) 
 		u.data = alloc(int(u.size))
 	}
 	// Decoded straight into the staged bytes; they count as received only once the whole chunk decoded.
-	if m, err := base64.StdEncoding.Decode(u.data[offset:end:end], bytesOf(dataB64)); err != nil || m != n {
+	if m, err := decodeB64(u.data[offset:end:end], dataB64); err != nil || m != n {
 		return 0, invalid("data_b64 is not valid padded standard base64")
 	}
 	u.received = end
 	u.last = now
+	u.startHashLocked()
 	return end, nil
 }
 
@@ -255,21 +318,33 @@ func (s *Staging) Take(id string) (*Completed, error) {
 		u.mu.Unlock()
 		return nil, invalid("upload has %d of %d declared bytes; send the rest before committing", u.received, u.size)
 	}
+	// The upload is complete and the commit's now: being dead, nothing else takes or frees its bytes, which
+	// stay in place until the hashing goroutine has fed the last of them to sum.
+	u.dead = true
+	h := u.hasher
+	u.mu.Unlock()
+	if h != nil {
+		<-h
+	}
+	u.mu.Lock()
 	data := u.data
+	u.data = nil
+	u.mu.Unlock()
 	if data == nil {
 		data = []byte{}
 	}
-	sum := sha256.Sum256(data)
+	var sum [sha256.Size]byte
+	if u.sum != nil {
+		u.sum.Sum(sum[:0])
+	} else {
+		sum = sha256.Sum256(nil)
+	}
+	s.forget(id)
 	if u.sha != "" && u.sha != hex.EncodeToString(sum[:]) {
-		u.mu.Unlock()
-		s.forget(id)
-		s.b.release(u)
+		free(data)
+		s.b.uncharge(u)
 		return nil, invalid("upload content does not match the sha256 declared at begin (got %x); the upload is discarded, begin again", sum)
 	}
-	u.dead = true // the commit owns the bytes now; the charge stays until Release
-	u.data = nil
-	u.mu.Unlock()
-	s.forget(id)
 	return &Completed{Binding: u.binding, Filename: u.filename, MimeType: u.mime, Data: data, Sum: sum, u: u, b: s.b}, nil
 }
 
@@ -310,14 +385,14 @@ func normalizeSHA256(h string) (string, error) {
 
 // decodedLen is the exact length of padded standard base64 s once decoded, checked before any decoding so a
 // chunk is measured without allocating. It does not validate the alphabet (decoding does).
-func decodedLen(s string) (int, error) {
+func decodedLen(s []byte) (int, error) {
 	if len(s)%4 != 0 {
 		return 0, invalid("data_b64 is not valid padded base64 (length %d is not a multiple of 4)", len(s))
 	}
 	n := len(s) / 4 * 3
-	if strings.HasSuffix(s, "==") {
+	if bytes.HasSuffix(s, []byte("==")) {
 		n -= 2
-	} else if strings.HasSuffix(s, "=") {
+	} else if bytes.HasSuffix(s, []byte("=")) {
 		n--
 	}
 	return n, nil

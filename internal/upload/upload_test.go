@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/zeroclaw-go/zeroclaw/internal/api"
@@ -173,4 +174,79 @@ func (x *index) Add(a api.FileAttachment) {
 		*x = index{}
 	}
 	(*x)[a.RefID] = a
+}
+
+// The SHA-256 is computed as chunks arrive, beside the requests: dropping, reclaiming or committing an upload
+// while its bytes are being hashed waits for the hashing, so the bytes are neither freed under it nor committed
+// with the sum of part of them.
+func TestHashingWhileDropped(t *testing.T) {
+	chunk := make([]byte, api.UploadChunkBytes)
+	for i := range chunk {
+		chunk[i] = byte(i * 13)
+	}
+	enc := base64.StdEncoding.EncodeToString(chunk)
+	want := sha256.Sum256(append(chunk[:len(chunk):len(chunk)], chunk...))
+	for _, how := range []string{"close", "reclaim", "commit"} {
+		t.Run(how, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				gate := make(chan struct{})
+				hashing = func() { <-gate }
+				defer func() { hashing = nil }()
+				clk := clocktest.New(time.Unix(0, 0))
+				b := NewBudget(Options{Limit: 2*api.UploadChunkBytes + metaOverhead, Clock: clk}) // room for one
+				s := b.NewStaging()
+				id, err := s.Begin(BeginRequest{SizeBytes: 2 * api.UploadChunkBytes}, bind(Binding{}))
+				if err != nil {
+					t.Fatal(err)
+				}
+				for off := int64(0); off < 2*api.UploadChunkBytes; off += api.UploadChunkBytes {
+					if _, err := s.Chunk(id, off, enc); err != nil {
+						t.Fatal(err)
+					}
+				}
+				synctest.Wait() // the hashing goroutine is now inside the hook, holding the first chunk
+				var (
+					returned bool
+					sum      [sha256.Size]byte
+				)
+				go func() {
+					switch how {
+					case "close":
+						s.Close()
+					case "reclaim":
+						clk.Advance(IdleTimeout)
+						if _, err := b.NewStaging().Begin(BeginRequest{SizeBytes: 2 * api.UploadChunkBytes}, bind(Binding{})); err != nil {
+							t.Errorf("the idle upload was not reclaimed: %v", err)
+						}
+					case "commit":
+						done, err := s.Take(id)
+						if err != nil {
+							t.Error(err)
+							return
+						}
+						sum = done.Sum
+						done.Release()
+					}
+					returned = true
+				}()
+				synctest.Wait()
+				early := returned
+				close(gate)
+				if early {
+					synctest.Wait()
+					t.Fatalf("%s returned while the upload's bytes were still being hashed", how)
+				}
+				synctest.Wait()
+				if !returned {
+					t.Fatalf("%s did not return once the hashing ended", how)
+				}
+				if how == "commit" && sum != want {
+					t.Fatalf("committed sum %x, want %x", sum, want)
+				}
+				if b.Used() != 0 && how != "reclaim" {
+					t.Fatalf("%d bytes still charged", b.Used())
+				}
+			})
+		})
+	}
 }

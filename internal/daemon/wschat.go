@@ -1,0 +1,70 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync/atomic"
+
+	"github.com/zeroclaw-go/zeroclaw/internal/api"
+	"github.com/zeroclaw-go/zeroclaw/internal/gateway"
+	"github.com/zeroclaw-go/zeroclaw/internal/session"
+)
+
+// chatConnBase marks the session-layer connection ids of /ws/chat sockets, apart from the native peers' (small
+// numbers) and ACP's (1<<62 and up): turns and approvals are keyed by connection id.
+const chatConnBase = 1 << 61
+
+// wsChat is /ws/chat's view of the session manager: the same calls session/new, session/prompt and
+// session/approve make, for the device principal.
+type wsChat struct {
+	m    *session.Manager
+	next atomic.Uint64
+}
+
+func (c *wsChat) Open(ctx context.Context, id gateway.Identity, p gateway.ChatOpen) (gateway.ChatSession, gateway.ChatStarted, error) {
+	o := session.Owner{ConnID: chatConnBase + c.next.Add(1)}
+	if id.Principal != nil {
+		o.Principal, o.Admin = id.Principal.Name, id.Principal.Admin
+	}
+	res, err := c.m.New(ctx, o, api.SessionNewParams{AgentAlias: p.Agent, SessionID: p.SessionID, Cwd: p.Cwd})
+	if err != nil {
+		return nil, gateway.ChatStarted{}, err
+	}
+	return &wsChatSession{m: c.m, o: o, id: res.SessionID},
+		gateway.ChatStarted{SessionID: res.SessionID, Resumed: p.SessionID != "" && res.MessageCount > 0, MessageCount: res.MessageCount}, nil
+}
+
+type wsChatSession struct {
+	m  *session.Manager
+	o  session.Owner
+	id string
+}
+
+func (s *wsChatSession) Prompt(ctx context.Context, content string, sink func(api.SessionUpdate)) (api.SessionPromptResult, error) {
+	res, err := s.m.Prompt(ctx, s.o, api.SessionPromptParams{SessionID: s.id, Prompt: content}, chatSink(sink))
+	if errors.Is(err, session.ErrBusy) {
+		code := "SESSION_QUEUE_FULL"
+		if strings.Contains(err.Error(), "waited") {
+			code = "SESSION_QUEUE_TIMEOUT"
+		}
+		return res, &gateway.ChatError{Code: code, Message: err.Error()}
+	}
+	return res, err
+}
+
+func (s *wsChatSession) Approve(requestID, decision string) bool {
+	res, err := s.m.Approve(s.o, api.SessionApproveParams{SessionID: s.id, RequestID: requestID, Decision: decision})
+	return err == nil && res.Acknowledged
+}
+
+func (s *wsChatSession) Close() { s.m.Disconnected(s.o.ConnID) }
+
+// chatSink delivers a turn's events to the socket; a chat client cannot answer elicitation requests.
+type chatSink func(api.SessionUpdate)
+
+func (f chatSink) Update(ev api.SessionUpdate) { f(ev) }
+
+func (chatSink) Elicit(context.Context, api.ElicitationParams) (api.ElicitationResult, error) {
+	return api.ElicitationResult{}, session.ErrNoElicitation
+}

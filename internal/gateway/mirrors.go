@@ -1,0 +1,135 @@
+package gateway
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+
+	"github.com/zeroclaw-go/zeroclaw/internal/api"
+)
+
+// mirrorRoutes are upstream's /api/ mirrors of doctor/run, personality/*, skills/* and the read-only config/*
+// helpers, and /api/sessions/running (session/list, only the sessions with a turn running), each one method with
+// its params from the query, the JSON body and the path. Upstream routes with no method in our table (session
+// rename, POST /api/sessions/{id}/messages, /api/skills/slash-option-kinds, the per-agent skill and workspace
+// routes) are not served.
+func (s *Server) mirrorRoutes(mux *http.ServeMux) {
+	s.handle(mux, "GET /api/sessions/running", s.authed(s.shaped(api.MethodSessionList, queryParams, running)))
+
+	s.handle(mux, "GET /api/doctor", s.authed(s.rpcRoute(api.MethodDoctorRun, queryParams)))
+	s.handle(mux, "POST /api/doctor", s.authed(s.rpcRoute(api.MethodDoctorRun, fromRequest(optionalBody))))
+
+	s.handle(mux, "GET /api/personality", s.authed(s.rpcRoute(api.MethodPersonalityList, queryParams)))
+	s.handle(mux, "GET /api/personality/templates", s.authed(s.rpcRoute(api.MethodPersonalityTemplates, queryParams)))
+	s.handle(mux, "GET /api/personality/{filename}", s.authed(s.rpcRoute(api.MethodPersonalityGet, fromRequest(noBody, "filename"))))
+	s.handle(mux, "PUT /api/personality/{filename}", s.authed(s.rpcRoute(api.MethodPersonalityPut, fromRequest(requiredBody, "filename"))))
+
+	s.handle(mux, "GET /api/skills/bundles", s.authed(s.rpcRoute(api.MethodSkillsBundles, noParams)))
+	s.handle(mux, "GET /api/skills/bundles/{alias}/skills", s.authed(s.rpcRoute(api.MethodSkillsList, fromRequest(noBody, "bundle=alias"))))
+	s.handle(mux, "POST /api/skills/bundles/{alias}/skills", s.authed(s.rpcRoute(api.MethodSkillsWrite, fromRequest(requiredBody, "bundle=alias"))))
+	s.handle(mux, "GET /api/skills/bundles/{alias}/skills/{name}", s.authed(s.rpcRoute(api.MethodSkillsRead, fromRequest(noBody, "bundle=alias", "name"))))
+	s.handle(mux, "PUT /api/skills/bundles/{alias}/skills/{name}", s.authed(s.rpcRoute(api.MethodSkillsWrite, fromRequest(requiredBody, "bundle=alias", "name"))))
+	s.handle(mux, "DELETE /api/skills/bundles/{alias}/skills/{name}", s.authed(s.rpcRoute(api.MethodSkillsDelete, fromRequest(noBody, "bundle=alias", "name"))))
+
+	s.handle(mux, "GET /api/config/templates", s.authed(s.rpcRoute(api.MethodConfigTemplates, noParams)))
+	s.handle(mux, "GET /api/config/sections", s.authed(s.rpcRoute(api.MethodConfigSections, noParams)))
+	s.handle(mux, "GET /api/config/sections/{section}", s.authed(s.configSection))
+	s.handle(mux, "GET /api/config/status", s.authed(s.rpcRoute(api.MethodConfigStatus, noParams)))
+	s.handle(mux, "GET /api/config/catalog", s.authed(s.rpcRoute(api.MethodConfigCatalog, noParams)))
+	s.handle(mux, "GET /api/config/catalog/models", s.authed(s.rpcRoute(api.MethodConfigCatalogModels, queryParams)))
+	s.handle(mux, "GET /api/config/map-keys", s.authed(s.rpcRoute(api.MethodConfigMapKeys, queryParams)))
+	s.handle(mux, "GET /api/config/resolve-alias-source", s.authed(s.rpcRoute(api.MethodConfigResolveAliasSource, queryParams)))
+	s.handle(mux, "POST /api/config/map-key", s.authed(s.rpcRoute(api.MethodConfigMapKeyCreate, fromRequest(optionalBody))))
+	s.handle(mux, "DELETE /api/config/map-key", s.authed(s.rpcRoute(api.MethodConfigMapKeyDelete, queryParams)))
+	s.handle(mux, "POST /api/config/rename-map-key", s.authed(s.rpcRoute(api.MethodConfigMapKeyRename, fromRequest(requiredBody))))
+}
+
+// bodyMode says whether a route reads a JSON object body.
+type bodyMode int
+
+const (
+	noBody       bodyMode = iota
+	optionalBody          // an empty body is no params
+	requiredBody
+)
+
+// fromRequest builds params from the query, then the JSON object body, then the path values, each named
+// "param=pathkey" or just "key" when both names are the same. Path values win: a body cannot retarget a route.
+func fromRequest(body bodyMode, path ...string) paramsFunc {
+	return func(r *http.Request) (json.RawMessage, error) {
+		m := map[string]json.RawMessage{}
+		if raw, _ := queryParams(r); raw != nil {
+			_ = json.Unmarshal(raw, &m)
+		}
+		if body != noBody {
+			var b map[string]json.RawMessage
+			err := json.NewDecoder(r.Body).Decode(&b)
+			switch {
+			case errors.Is(err, io.EOF) && body == optionalBody:
+			case err != nil:
+				var mbe *http.MaxBytesError
+				if errors.As(err, &mbe) {
+					return nil, errors.New("request body too large")
+				}
+				return nil, errors.New("body must be a JSON object: " + strings.TrimPrefix(err.Error(), "json: "))
+			}
+			for k, v := range b {
+				m[k] = v
+			}
+		}
+		for _, p := range path {
+			param, key, ok := strings.Cut(p, "=")
+			if !ok {
+				key = param
+			}
+			v, _ := json.Marshal(r.PathValue(key))
+			m[param] = v
+		}
+		return json.Marshal(m)
+	}
+}
+
+// running keeps the sessions of a session/list result whose state is running: upstream's {sessions}.
+func running(res any) any {
+	raw, err := json.Marshal(res)
+	var list api.SessionListResult
+	if err != nil || json.Unmarshal(raw, &list) != nil {
+		return res
+	}
+	out := api.SessionListResult{Sessions: []api.SessionSummary{}}
+	for _, s := range list.Sessions {
+		if s.State == "running" {
+			out.Sessions = append(out.Sessions, s)
+		}
+	}
+	return out
+}
+
+// configSection is GET /api/config/sections/{section}: the config/sections entry with that key; 404 for a key
+// config/sections does not list.
+func (s *Server) configSection(w http.ResponseWriter, r *http.Request, c caller) {
+	res, err := s.o.Dispatch(r.Context(), c.identity(), api.MethodConfigSections, nil)
+	if err != nil {
+		s.writeRPCError(w, err)
+		return
+	}
+	raw, err := json.Marshal(res)
+	var list api.ConfigSectionsResult
+	if err == nil {
+		err = json.Unmarshal(raw, &list)
+	}
+	if err != nil {
+		s.writeRPCError(w, err)
+		return
+	}
+	key := r.PathValue("section")
+	for _, e := range list.Sections {
+		if e.Key == key {
+			writeJSON(w, http.StatusOK, e)
+			return
+		}
+	}
+	writeError(w, http.StatusNotFound, "unknown config section: "+key)
+}

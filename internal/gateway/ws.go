@@ -1,0 +1,223 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"github.com/zeroclaw-go/zeroclaw/internal/jsonrpc"
+)
+
+// wsState tracks the WebSocket connections the gateway has upgraded. net/http forgets a connection once it is
+// hijacked, so Shutdown would neither end nor wait for them: each one registers here, and shutdown cancels
+// their contexts (which closes the sockets) and waits for their handlers. mu guards the fields below it.
+type wsState struct {
+	wg sync.WaitGroup
+
+	mu      sync.Mutex
+	closed  bool
+	cancels map[*context.CancelFunc]struct{}
+}
+
+// track derives the context a WebSocket connection is served with: it ends with the request or at shutdown.
+// ok is false once shutdown began. The caller must call done when the connection is over.
+func (w *wsState) track(parent context.Context) (ctx context.Context, done func(), ok bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed {
+		return nil, nil, false
+	}
+	if w.cancels == nil {
+		w.cancels = map[*context.CancelFunc]struct{}{}
+	}
+	ctx, cancel := context.WithCancel(parent)
+	w.cancels[&cancel] = struct{}{}
+	w.wg.Add(1)
+	return ctx, func() {
+		cancel()
+		w.mu.Lock()
+		delete(w.cancels, &cancel)
+		w.mu.Unlock()
+		w.wg.Done()
+	}, true
+}
+
+// shutdown ends every tracked connection and waits for their handlers (or ctx).
+func (w *wsState) shutdown(ctx context.Context) {
+	w.mu.Lock()
+	w.closed = true
+	for c := range w.cancels {
+		(*c)()
+	}
+	w.mu.Unlock()
+	done := make(chan struct{})
+	go func() { w.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-ctx.Done():
+	}
+}
+
+// wsToken is the bearer token of a WebSocket upgrade (upstream's extract_ws_token): the Authorization header,
+// then a "bearer.<token>" subprotocol, then ?token=.
+func wsToken(r *http.Request) string {
+	if tok, ok := bearer(r); ok {
+		return tok
+	}
+	for _, h := range r.Header.Values("Sec-WebSocket-Protocol") {
+		for p := range strings.SplitSeq(h, ",") {
+			if tok, ok := strings.CutPrefix(strings.TrimSpace(p), "bearer."); ok && tok != "" {
+				return tok
+			}
+		}
+	}
+	return r.URL.Query().Get("token")
+}
+
+// wsAuthenticate is authenticate with the token taken from where a WebSocket client can put it (wsToken). A
+// refused client gets its 401 (or 429) before any upgrade.
+func (s *Server) wsAuthenticate(w http.ResponseWriter, r *http.Request) (caller, bool) {
+	if _, ok := bearer(r); !ok {
+		if tok := wsToken(r); tok != "" {
+			r = r.Clone(r.Context())
+			r.Header.Set("Authorization", "Bearer "+tok)
+		}
+	}
+	return s.authenticate(w, r)
+}
+
+// agentParam is the ?agent= of a WebSocket route (aliases agentAlias, agent_alias).
+func agentParam(r *http.Request) string {
+	q := r.URL.Query()
+	for _, k := range []string{"agent", "agentAlias", "agent_alias"} {
+		if v := q.Get(k); v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// wsFramer carries one JSON-RPC message per WebSocket text message (the jsonrpc.Framer contract for message
+// transports). It has no Deadlines: a write is bounded by writeTimeout instead (a late write closes the
+// socket), and a silent peer is found by keepAlive.
+type wsFramer struct {
+	c            *websocket.Conn
+	ctx          context.Context // the connection's life; its end closes the socket
+	writeTimeout time.Duration
+	lastRead     atomic.Int64 // unix nanoseconds of the last message begun
+}
+
+func newWSFramer(ctx context.Context, c *websocket.Conn, writeTimeout time.Duration) *wsFramer {
+	f := &wsFramer{c: c, ctx: ctx, writeTimeout: writeTimeout}
+	f.lastRead.Store(time.Now().UnixNano())
+	return f
+}
+
+// ReadFrame reads one message, at most lim.Max bytes, charging lim.Grow before each piece is kept.
+func (f *wsFramer) ReadFrame(lim *jsonrpc.FrameLimits) ([]byte, error) {
+	limit := lim.Max
+	if limit <= 0 {
+		limit = jsonrpc.DefaultMaxFrameBytes
+	}
+	// One byte over the limit is read, so an oversized message is told from one of exactly the limit.
+	f.c.SetReadLimit(int64(limit) + 1)
+	_, r, err := f.c.Reader(f.ctx)
+	if err != nil {
+		return nil, wsEOF(err)
+	}
+	f.lastRead.Store(time.Now().UnixNano())
+	var buf []byte
+	chunk := make([]byte, 16<<10)
+	for {
+		n, err := r.Read(chunk)
+		if n > 0 {
+			if len(buf)+n > limit {
+				return nil, jsonrpc.ErrFrameTooLarge
+			}
+			if lim.Grow != nil {
+				if gerr := lim.Grow(n); gerr != nil {
+					return nil, gerr
+				}
+			}
+			buf = append(buf, chunk[:n]...)
+		}
+		if errors.Is(err, io.EOF) {
+			return buf, nil
+		}
+		if err != nil {
+			return nil, wsEOF(err)
+		}
+	}
+}
+
+// WriteFrame sends frame without its NDJSON terminator as one text message.
+func (f *wsFramer) WriteFrame(frame []byte) (int, error) {
+	msg := frame
+	if n := len(msg); n > 0 && msg[n-1] == '\n' {
+		msg = msg[:n-1]
+	}
+	ctx, cancel := context.WithTimeout(f.ctx, f.writeTimeout)
+	defer cancel()
+	if err := f.c.Write(ctx, websocket.MessageText, msg); err != nil {
+		return 0, err
+	}
+	return len(frame), nil
+}
+
+// Close sends the close frame; a peer that does not answer it is cut off after the library's wait.
+func (f *wsFramer) Close() error {
+	return f.c.Close(websocket.StatusNormalClosure, "")
+}
+
+// idleSince is when the last message began to arrive.
+func (f *wsFramer) idleSince() time.Time { return time.Unix(0, f.lastRead.Load()) }
+
+// wsEOF turns a clean close by the peer into io.EOF.
+func wsEOF(err error) error {
+	switch websocket.CloseStatus(err) {
+	case websocket.StatusNormalClosure, websocket.StatusGoingAway, websocket.StatusNoStatusRcvd:
+		return io.EOF
+	}
+	return err
+}
+
+// keepAlive pings c until ctx ends: when idleSince (nil: always) is every or more in the past, and a ping not
+// answered within timeout closes the socket (a dead peer, or one behind a dropped NAT mapping). It needs a
+// concurrent reader, which every gateway socket has.
+func keepAlive(ctx context.Context, c *websocket.Conn, every, timeout time.Duration, idleSince func() time.Time) {
+	if every <= 0 {
+		return
+	}
+	t := time.NewTimer(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if idleSince != nil {
+			if idle := time.Since(idleSince()); idle < every {
+				t.Reset(every - idle)
+				continue
+			}
+		}
+		pctx, cancel := context.WithTimeout(ctx, timeout)
+		err := c.Ping(pctx)
+		cancel()
+		if err != nil {
+			if ctx.Err() == nil {
+				_ = c.CloseNow()
+			}
+			return
+		}
+		t.Reset(every)
+	}
+}

@@ -1,0 +1,59 @@
+package gateway
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/coder/websocket"
+)
+
+// ACPSubprotocol is the subprotocol /acp echoes when a client offers it.
+const ACPSubprotocol = "zeroclaw.acp.v1"
+
+// wsRoutes mounts the WebSocket routes. They skip the body limit and the request timeout (a socket lives as
+// long as its client) but keep the metrics, the security headers and the path prefix.
+func (s *Server) wsRoutes(mux *http.ServeMux) {
+	mux.Handle("GET /ws/chat", s.counted("/ws/chat", http.HandlerFunc(s.wsChat)))
+	mux.Handle("GET /acp", s.counted("/acp", http.HandlerFunc(s.wsACP)))
+}
+
+// wsACP is GET /acp: the ACP server over WebSocket, one JSON-RPC message per text frame, ws-bearer auth, the
+// device principal, ?agent= as the default agent of session/new.
+func (s *Server) wsACP(w http.ResponseWriter, r *http.Request) {
+	if s.o.ACP == nil {
+		writeError(w, http.StatusServiceUnavailable, "ACP is not available")
+		return
+	}
+	c, ok := s.wsAuthenticate(w, r)
+	if !ok {
+		return
+	}
+	agent := agentParam(r)
+	if _, known := s.o.Config().Agents[agent]; agent != "" && !known {
+		writeError(w, http.StatusBadRequest, "Unknown agent: "+agent)
+		return
+	}
+	ctx, done, ok := s.ws.track(r.Context())
+	if !ok {
+		writeError(w, http.StatusServiceUnavailable, "the gateway is shutting down")
+		return
+	}
+	defer done()
+	conn, err := websocket.Accept(w, r, &websocket.AcceptOptions{Subprotocols: []string{ACPSubprotocol}})
+	if err != nil {
+		return
+	}
+	defer func() { _ = conn.CloseNow() }()
+	f := newWSFramer(ctx, conn, s.writeTimeout())
+	id := c.identity()
+	id.Label = "ws:" + c.key
+	s.o.ACP(ctx, f, id, agent)
+}
+
+// writeTimeout bounds one frame write on a gateway socket: rpc.write_timeout_ms, as on the local socket.
+func (s *Server) writeTimeout() time.Duration {
+	if ms := s.o.Config().RPC.WriteTimeoutMS; ms > 0 {
+		return time.Duration(ms) * time.Millisecond
+	}
+	return 30 * time.Second
+}

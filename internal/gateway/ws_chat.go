@@ -1,0 +1,301 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"github.com/zeroclaw-go/zeroclaw/internal/api"
+)
+
+// /ws/chat limits: the largest client frame, the messages one connection may queue behind a running turn
+// (upstream's steering queue), and how long a frame write may take before the socket is given up.
+const (
+	ChatMaxFrameBytes = 256 << 10
+	ChatSteeringDepth = 8
+	chatWriteTimeout  = 30 * time.Second
+	ChatSubprotocol   = "zeroclaw.v1"
+	chatGrant         = "sessions:execute"
+)
+
+// Chat is the session layer as /ws/chat uses it (the daemon implements it over the session manager).
+type Chat interface {
+	// Open creates, or with p.SessionID resumes, a chat session owned by id's principal, bound to one
+	// WebSocket connection. Its error is shown to the client (code AGENT_INIT_FAILED).
+	Open(ctx context.Context, id Identity, p ChatOpen) (ChatSession, ChatStarted, error)
+}
+
+// ChatOpen is what the upgrade request asks for.
+type ChatOpen struct {
+	Agent     string
+	SessionID string // "": a new session
+	Cwd       string
+}
+
+// ChatStarted is the session_start frame's content.
+type ChatStarted struct {
+	SessionID    string
+	Resumed      bool
+	MessageCount int
+}
+
+// ChatSession is one connection's handle on its session.
+type ChatSession interface {
+	// Prompt runs one turn as session/prompt does, delivering its events to sink in order. A turn that could
+	// not start returns a *ChatError (or another error: AGENT_ERROR).
+	Prompt(ctx context.Context, content string, sink func(api.SessionUpdate)) (api.SessionPromptResult, error)
+	// Approve answers a pending approval_request with an api.Decision* value; false when none was pending.
+	Approve(requestID, decision string) bool
+	// Close cancels the connection's turns and denies its approvals; the session stays.
+	Close()
+}
+
+// ChatError is an error frame's code and message.
+type ChatError struct {
+	Code    string
+	Message string
+}
+
+func (e *ChatError) Error() string { return e.Code + ": " + e.Message }
+
+// chatDecisions maps upstream's approval_response decisions to session/approve's.
+var chatDecisions = map[string]string{
+	"approve": api.DecisionAllowOnce,
+	"always":  api.DecisionAllowAlways,
+	"deny":    api.DecisionRejectOnce,
+}
+
+// wsChat is GET /ws/chat: ws-bearer auth and ?agent= are checked before the upgrade, then the frame protocol
+// of upstream's ws.rs runs until the client leaves.
+func (s *Server) wsChat(w http.ResponseWriter, r *http.Request) {
+	if s.o.Chat == nil {
+		writeError(w, http.StatusServiceUnavailable, "chat is not available")
+		return
+	}
+	c, ok := s.wsAuthenticate(w, r)
+	if !ok {
+		return
+	}
+	agent := agentParam(r)
+	if agent == "" {
+		writeError(w, http.StatusBadRequest, "query parameter agent is required (the agent alias to chat with)")
+		return
+	}
+	if _, known := s.o.Config().Agents[agent]; !known {
+		writeError(w, http.StatusBadRequest, "Unknown agent: "+agent)
+		return
+	}
+	if !c.principal.Allows(chatGrant) {
+		writeError(w, http.StatusForbidden, "Forbidden: missing grant "+chatGrant)
+		return
+	}
+	ctx, done, ok := s.ws.track(r.Context())
+	if !ok {
+		writeError(w, http.StatusServiceUnavailable, "the gateway is shutting down")
+		return
+	}
+	defer done()
+	conn, err := websocket.Accept(w, r, &websocket.AcceptOptions{Subprotocols: []string{ChatSubprotocol}})
+	if err != nil {
+		return // Accept answered the request
+	}
+	defer func() { _ = conn.CloseNow() }()
+	conn.SetReadLimit(ChatMaxFrameBytes)
+	q := r.URL.Query()
+	ch := &chatConn{s: s, conn: conn, c: c, agent: agent}
+	ch.serve(ctx, ChatOpen{Agent: agent, SessionID: q.Get("session_id"), Cwd: q.Get("cwd")})
+}
+
+// chatConn is one /ws/chat connection: the handler's goroutine reads frames, one goroutine runs the queued
+// turns, one pings. coder/websocket serializes concurrent writes.
+type chatConn struct {
+	s     *Server
+	conn  *websocket.Conn
+	c     caller
+	agent string
+	sess  ChatSession
+}
+
+func (ch *chatConn) serve(ctx context.Context, open ChatOpen) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	sess, started, err := ch.s.o.Chat.Open(ctx, ch.c.identity(), open)
+	if err != nil {
+		ch.send(ctx, chatErrorFrame(&ChatError{Code: "AGENT_INIT_FAILED", Message: err.Error()}))
+		_ = ch.conn.Close(websocket.StatusInternalError, "agent init failed")
+		return
+	}
+	ch.sess = sess
+	defer sess.Close()
+	ch.send(ctx, map[string]any{"type": "session_start", "session_id": started.SessionID, "resumed": started.Resumed,
+		"message_count": started.MessageCount})
+
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer cancel() // runs before wg.Wait: the turn runner and the pinger stop
+	if secs := ch.s.o.Config().Gateway.WebSocketPingIntervalSecs; secs > 0 {
+		every := time.Duration(secs) * time.Second
+		wg.Go(func() { keepAlive(ctx, ch.conn, every, every, nil) })
+	}
+	queue := make(chan string, ChatSteeringDepth)
+	wg.Go(func() { ch.runTurns(ctx, queue) })
+	for {
+		_, data, err := ch.conn.Read(ctx)
+		if err != nil {
+			return
+		}
+		ch.frame(ctx, data, queue)
+	}
+}
+
+// frame handles one client frame.
+func (ch *chatConn) frame(ctx context.Context, data []byte, queue chan<- string) {
+	var f struct {
+		Type      string `json:"type"`
+		Content   string `json:"content"`
+		RequestID string `json:"request_id"`
+		Decision  string `json:"decision"`
+	}
+	if err := json.Unmarshal(data, &f); err != nil {
+		ch.send(ctx, chatErrorFrame(&ChatError{Code: "INVALID_JSON", Message: "Invalid JSON: " + strings.TrimPrefix(err.Error(), "json: ")}))
+		return
+	}
+	switch f.Type {
+	case "connect":
+		ch.send(ctx, map[string]any{"type": "connected", "message": "Connection established"})
+	case "message":
+		if strings.TrimSpace(f.Content) == "" {
+			ch.send(ctx, chatErrorFrame(&ChatError{Code: "EMPTY_CONTENT", Message: "Message content cannot be empty"}))
+			return
+		}
+		select {
+		case queue <- f.Content:
+		default:
+			ch.send(ctx, chatErrorFrame(&ChatError{Code: "STEERING_QUEUE_FULL", Message: "Steering queue is full for the running turn"}))
+		}
+	case "approval_response":
+		decision, ok := chatDecisions[f.Decision]
+		if f.RequestID == "" || !ok {
+			ch.send(ctx, chatErrorFrame(&ChatError{Code: "INVALID_APPROVAL_RESPONSE",
+				Message: "approval_response requires request_id and decision in {approve,deny,always}"}))
+			return
+		}
+		ch.sess.Approve(f.RequestID, decision)
+	default:
+		ch.send(ctx, chatErrorFrame(&ChatError{Code: "UNKNOWN_MESSAGE_TYPE", Message: "Unknown message type: " + f.Type}))
+	}
+}
+
+// runTurns runs the queued messages one after another until ctx ends.
+func (ch *chatConn) runTurns(ctx context.Context, queue <-chan string) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case content := <-queue:
+			ch.turn(ctx, content)
+		}
+	}
+}
+
+// turn runs one message as a turn and streams it: chunk, thinking, tool_call, tool_result, approval_request,
+// plan, history_trimmed, then done, aborted or an error.
+func (ch *chatConn) turn(ctx context.Context, content string) {
+	// The grant is checked again against the config in force: a revoked token or grant stops the next turn.
+	if resolve := ch.c.resolve; resolve != nil {
+		if pr := resolve(ch.s.o.Config()); pr == nil || !pr.Allows(chatGrant) {
+			ch.send(ctx, chatErrorFrame(&ChatError{Code: "FORBIDDEN", Message: "Forbidden: missing grant " + chatGrant}))
+			return
+		}
+	}
+	var in, out int
+	res, err := ch.sess.Prompt(ctx, content, func(ev api.SessionUpdate) {
+		if ev.Type == api.UpdateContextUsage {
+			in += deref(ev.InputTokens)
+			out += deref(ev.OutputTokens)
+		}
+		if f := chatEventFrame(ev); f != nil {
+			ch.send(ctx, f)
+		}
+	})
+	if err != nil {
+		var ce *ChatError
+		if !errors.As(err, &ce) {
+			ce = &ChatError{Code: "AGENT_ERROR", Message: err.Error()}
+		}
+		ch.send(ctx, chatErrorFrame(ce))
+		return
+	}
+	switch res.Outcome {
+	case api.OutcomeCancelled:
+		ch.send(ctx, map[string]any{"type": "aborted"})
+	case api.OutcomeFailed:
+		ch.send(ctx, chatErrorFrame(&ChatError{Code: "PROVIDER_ERROR", Message: res.Content}))
+	default:
+		cfg := ch.s.o.Config()
+		family, _, _ := strings.Cut(cfg.Agents[ch.agent].ModelProvider, ".")
+		ch.send(ctx, map[string]any{"type": "done", "full_response": res.Content, "input_tokens": in,
+			"output_tokens": out, "tokens_used": in + out, "cost_usd": nil, "model": modelOf(cfg, ch.agent),
+			"provider": family})
+	}
+}
+
+// chatEventFrame is the /ws/chat frame of a session event (nil: not shown on this socket).
+func chatEventFrame(ev api.SessionUpdate) map[string]any {
+	switch ev.Type {
+	case api.UpdateAgentMessageChunk:
+		return map[string]any{"type": "chunk", "content": ev.Text}
+	case api.UpdateAgentThoughtChunk:
+		return map[string]any{"type": "thinking", "content": ev.Text}
+	case api.UpdateToolCall:
+		args := ev.RawInput
+		if len(args) == 0 {
+			args = json.RawMessage(`{}`)
+		}
+		return map[string]any{"type": "tool_call", "id": ev.ToolCallID, "name": ev.Name, "args": args}
+	case api.UpdateToolResult:
+		output := ""
+		if ev.RawOutput != nil {
+			output = *ev.RawOutput
+		}
+		return map[string]any{"type": "tool_result", "id": ev.ToolCallID, "name": ev.Name, "output": output}
+	case api.UpdateApprovalRequest:
+		// arguments_summary was made safe to show by the session layer (internal/visible).
+		return map[string]any{"type": "approval_request", "request_id": ev.RequestID, "tool": ev.ToolName,
+			"arguments_summary": ev.ArgumentsSummary, "timeout_secs": ev.TimeoutSecs}
+	case api.UpdatePlan:
+		return map[string]any{"type": "plan", "entries": ev.Entries}
+	case api.UpdateHistoryTrimmed:
+		return map[string]any{"type": "history_trimmed", "dropped_messages": deref(ev.DroppedMessages),
+			"kept_turns": deref(ev.KeptTurns), "reason": ev.Reason}
+	}
+	return nil
+}
+
+func chatErrorFrame(e *ChatError) map[string]any {
+	return map[string]any{"type": "error", "message": e.Message, "code": e.Code}
+}
+
+// send writes one frame; a write that cannot finish in time closes the socket (the read loop then ends).
+func (ch *chatConn) send(ctx context.Context, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return
+	}
+	wctx, cancel := context.WithTimeout(ctx, chatWriteTimeout)
+	defer cancel()
+	_ = ch.conn.Write(wctx, websocket.MessageText, b)
+}
+
+func deref(p *int) int {
+	if p == nil {
+		return 0
+	}
+	return *p
+}
