@@ -47,37 +47,17 @@ type chatJournal struct {
 	idle bool // appendLast stored the answer and the idle state together: end has nothing left to write
 }
 
-// turnEnder is a chat store that stores a turn's last message and its end state in one transaction
-// (store.ChatStore.EndTurn).
-type turnEnder interface {
-	EndTurn(ctx context.Context, key, role, content string, now time.Time, state string) (int, error)
-}
-
 func (j *chatJournal) load(ctx context.Context) ([]agent.Message, error) {
 	return agent.LoadHistory(ctx, j.m.o.Chat, j.key)
 }
 
-// turnBeginner is a chat store that starts a turn in one transaction (store.ChatStore.BeginTurn).
-type turnBeginner interface {
-	BeginTurn(ctx context.Context, key, agentAlias, owner, turnID string, started time.Time, prompt string) (int, error)
-}
-
 // begin re-creates the session's rows with the owner if a delete that raced this incarnation's session/new removed
-// them (under the turn lock, which the delete takes too), marks the session running and, on the SQLite store,
-// stores the prompt in the same transaction: one commit where there were three. prompt is "" when the turn
+// them (under the turn lock, which the delete takes too), marks the session running and stores the prompt
+// (store.Chat.BeginTurn: one commit on SQLite where there were three). prompt is "" when the turn
 // was already cancelled: the turn's own append then reports the cancel and stores nothing, as before.
 func (j *chatJournal) begin(ctx context.Context, turnID string, started time.Time, prompt string) (bool, error) {
-	if b, ok := j.m.o.Chat.(turnBeginner); ok {
-		_, err := b.BeginTurn(ctx, j.key, j.s.alias, j.s.owner, turnID, started, prompt)
-		return err == nil && prompt != "", err
-	}
-	if _, _, err := j.m.o.Chat.EnsureSession(ctx, j.key, j.s.alias, j.s.owner, started); err != nil {
-		return false, err
-	}
-	if err := j.m.o.Chat.SetState(ctx, j.key, stateRunning, turnID, &started); err != nil {
-		j.m.log.Warn("set state", "session", j.key, "turn", turnID, "err", err)
-	}
-	return false, nil
+	_, err := j.m.o.Chat.BeginTurn(ctx, j.key, j.s.alias, j.s.owner, turnID, started, prompt)
+	return err == nil && prompt != "", err
 }
 
 func (j *chatJournal) append(ctx context.Context, role, content string) error {
@@ -85,15 +65,11 @@ func (j *chatJournal) append(ctx context.Context, role, content string) error {
 	return err
 }
 
-// appendLast stores the answer and marks the session idle in one transaction where the store can; a turn whose
+// appendLast stores the answer and marks the session idle (store.Chat.EndTurn: one transaction on SQLite); a turn whose
 // answer is stored this way ends without an error (Run returns it as completed, or cancelled right after), so
 // end would write idle too.
 func (j *chatJournal) appendLast(ctx context.Context, role, content string) error {
-	e, ok := j.m.o.Chat.(turnEnder)
-	if !ok {
-		return j.append(ctx, role, content)
-	}
-	if _, err := e.EndTurn(ctx, j.key, role, content, j.m.now(), stateIdle); err != nil {
+	if _, err := j.m.o.Chat.EndTurn(ctx, j.key, role, content, j.m.now(), stateIdle); err != nil {
 		return err
 	}
 	j.idle = true

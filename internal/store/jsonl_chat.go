@@ -24,6 +24,11 @@ import (
 type Chat interface {
 	EnsureSession(ctx context.Context, key, agentAlias, owner string, now time.Time) (SessionMeta, bool, error)
 	Append(ctx context.Context, key, role, content string, now time.Time) (int, error)
+	// BeginTurn ensures the session (as EnsureSession), marks it running with turnID and, unless prompt is "",
+	// stores the prompt; it returns the prompt's index (-1 without one).
+	BeginTurn(ctx context.Context, key, agentAlias, owner, turnID string, started time.Time, prompt string) (int, error)
+	// EndTurn stores a turn's last message and sets the session's state, and returns the message's index.
+	EndTurn(ctx context.Context, key, role, content string, now time.Time, state string) (int, error)
 	Page(ctx context.Context, key string, limit, beforeIndex, maxBytes int) (msgs []Message, total, start int, err error)
 	Message(ctx context.Context, key string, index int) (msg Message, total int, err error)
 	All(ctx context.Context, key string) ([]Message, error)
@@ -312,6 +317,34 @@ func (c *JSONLChat) All(ctx context.Context, key string) ([]Message, error) {
 		return nil, fmt.Errorf("store: messages %s: %w", key, err)
 	}
 	return msgs, nil
+}
+
+// BeginTurn records the session and its running state in the metadata (one transaction), then appends the prompt
+// to the session's file. A failure between the two leaves the session marked running without the prompt, which the
+// next start reports as an interrupted turn.
+func (c *JSONLChat) BeginTurn(ctx context.Context, key, agentAlias, owner, turnID string, started time.Time, prompt string) (int, error) {
+	if _, err := c.meta.BeginTurn(ctx, key, agentAlias, owner, turnID, started, ""); err != nil {
+		return 0, err
+	}
+	if prompt == "" {
+		return -1, nil
+	}
+	return c.Append(ctx, key, "user", prompt, started)
+}
+
+// EndTurn appends the message to the session's file, then records the state in the metadata.
+func (c *JSONLChat) EndTurn(ctx context.Context, key, role, content string, now time.Time, state string) (int, error) {
+	if state == "" {
+		return 0, fmt.Errorf("store: end turn %s: empty state: %w", key, ErrInvalid)
+	}
+	idx, err := c.Append(ctx, key, role, content, now)
+	if err != nil {
+		return 0, err
+	}
+	if err := c.meta.SetState(ctx, key, state, "", nil); err != nil {
+		return 0, fmt.Errorf("store: end turn %s: the message is stored, the state not: %w", key, err)
+	}
+	return idx, nil
 }
 
 // Page is ChatStore.Page over the session's file.

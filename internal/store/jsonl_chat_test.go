@@ -230,3 +230,30 @@ func FuzzJSONLSessionFile(f *testing.F) {
 		}
 	})
 }
+
+// A turn on the JSONL backend: BeginTurn records the session running and appends the prompt, EndTurn appends the
+// answer and records the end state, as ChatStore's do.
+func TestJSONLChatBeginAndEndTurn(t *testing.T) {
+	ctx := t.Context()
+	c, _ := openTestJSONL(t)
+	if idx, err := c.BeginTurn(ctx, "rpc_t", "main", "alice", "turn-1", t0, "question"); err != nil || idx != 0 {
+		t.Fatalf("BeginTurn: %d %v", idx, err)
+	}
+	m, err := c.Meta(ctx, "rpc_t")
+	if err != nil || m.State != "running" || m.TurnID != "turn-1" || m.Owner != "alice" || m.AgentAlias != "main" || m.MessageCount != 1 {
+		t.Fatalf("after BeginTurn: %+v %v", m, err)
+	}
+	if idx, err := c.EndTurn(ctx, "rpc_t", "assistant", "answer", t0, "idle"); err != nil || idx != 1 {
+		t.Fatalf("EndTurn: %d %v", idx, err)
+	}
+	m, err = c.Meta(ctx, "rpc_t")
+	if err != nil || m.State != "idle" || m.TurnID != "" || m.MessageCount != 2 {
+		t.Fatalf("after EndTurn: %+v %v", m, err)
+	}
+	if idx, err := c.BeginTurn(ctx, "rpc_t", "main", "alice", "turn-2", t0, ""); err != nil || idx != -1 {
+		t.Fatalf("BeginTurn without a prompt: %d %v", idx, err)
+	}
+	if msgs, err := c.All(ctx, "rpc_t"); err != nil || len(msgs) != 2 || msgs[1].Content != "answer" {
+		t.Fatalf("messages: %+v %v", msgs, err)
+	}
+}
