@@ -27,7 +27,7 @@ func TestIdleConnectionRunsOneGoroutine(t *testing.T) {
 			c.MustRecv()
 		}
 	}
-	open() // the first batch also absorbs whatever the daemon starts once
+	open()                  // the first batch also absorbs whatever the daemon starts once
 	settled := func() int { // the count once transient goroutines (a finished request's writer...) are gone
 		prev := -1
 		for {
