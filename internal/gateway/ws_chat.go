@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
 	"strings"
 	"sync"
@@ -106,7 +107,8 @@ func (s *Server) wsChat(w http.ResponseWriter, r *http.Request) {
 		return // Accept answered the request
 	}
 	defer func() { _ = conn.CloseNow() }()
-	conn.SetReadLimit(ChatMaxFrameBytes)
+	// The library's own limit is never reached: readChatFrame stops one byte past ChatMaxFrameBytes.
+	conn.SetReadLimit(ChatMaxFrameBytes + 1)
 	q := r.URL.Query()
 	ch := &chatConn{s: s, conn: conn, c: c, agent: agent}
 	ch.serve(ctx, ChatOpen{Agent: agent, SessionID: q.Get("session_id"), Cwd: q.Get("cwd")})
@@ -146,12 +148,38 @@ func (ch *chatConn) serve(ctx context.Context, open ChatOpen) {
 	queue := make(chan string, ChatSteeringDepth)
 	wg.Go(func() { ch.runTurns(ctx, queue) })
 	for {
-		_, data, err := ch.conn.Read(ctx)
+		data, err := readChatFrame(ctx, ch.conn)
+		if errors.Is(err, errChatFrameTooBig) {
+			// Close sends one close frame, then skips the rest of the oversized frame while it waits for the
+			// peer's answer (bounded by the library's 5 s): the client sees 1009 instead of a reset that can
+			// arrive while it is still writing. ctx must stay live until then: its end closes the socket.
+			_ = ch.conn.Close(websocket.StatusMessageTooBig, "frame exceeds 256 KiB")
+			return
+		}
 		if err != nil {
 			return
 		}
 		ch.frame(ctx, data, queue)
 	}
+}
+
+var errChatFrameTooBig = errors.New("ws/chat: frame too big")
+
+// readChatFrame reads one client message of at most ChatMaxFrameBytes; a longer one is errChatFrameTooBig
+// with its remainder left unread.
+func readChatFrame(ctx context.Context, conn *websocket.Conn) ([]byte, error) {
+	_, r, err := conn.Reader(ctx)
+	if err != nil {
+		return nil, err
+	}
+	data, err := io.ReadAll(io.LimitReader(r, ChatMaxFrameBytes+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > ChatMaxFrameBytes {
+		return nil, errChatFrameTooBig
+	}
+	return data, nil
 }
 
 // frame handles one client frame.

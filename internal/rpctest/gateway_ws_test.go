@@ -312,7 +312,9 @@ approval_timeout_secs = 1
 		t.Fatal("the unanswered command ran")
 	}
 
-	w.sendRaw(`{"type":"message","content":"` + strings.Repeat("x", 300<<10) + `"}`)
+	// An oversized frame (8x the limit) is written whole, then answered with 1009: the gateway skips the
+	// remainder during its close handshake instead of resetting a client that is still writing.
+	w.sendRaw(`{"type":"message","content":"` + strings.Repeat("x", 2<<20) + `"}`)
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 	defer cancel()
 	for {
