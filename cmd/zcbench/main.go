@@ -47,7 +47,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	out := fs.String("out", "", "directory for bench.json and bench.md (default: none, the table goes to stdout only)")
 	runs := fs.Int("runs", 3, "runs; each row shows the median and the min–max over them")
 	quick := fs.Bool("quick", false, "shorter loops, for a smoke test of the harness")
+	only := fs.String("sections", "", "comma-separated sections to run (default: all; startup always runs, it starts the daemon): "+sectionNames())
 	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	chosen, err := chooseSections(*only)
+	if err != nil {
+		fmt.Fprintln(stderr, "zcbench:", err)
 		return 2
 	}
 	if *runs < 1 {
@@ -64,7 +70,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	started := time.Now().UTC()
 	loadBefore := loadavg()
 	for i := 1; i <= *runs; i++ {
-		if err := runOnce(ctx, path, i, res, stderr, *quick); err != nil {
+		if err := runOnce(ctx, path, i, res, stderr, *quick, chosen); err != nil {
 			fmt.Fprintln(stderr, "zcbench:", err)
 			return 2
 		}

@@ -46,6 +46,42 @@ var registry = []section{
 	{"load", benchLoad},
 }
 
+// sectionNames lists the registry's names for -sections' help.
+func sectionNames() string {
+	names := make([]string, len(registry))
+	for i, s := range registry {
+		names[i] = s.name
+	}
+	return strings.Join(names, ",")
+}
+
+// chooseSections is the registry filtered by -sections (empty: all of it), in registry order; startup is
+// always kept because it starts the daemon the other sections measure.
+func chooseSections(list string) ([]section, error) {
+	if strings.TrimSpace(list) == "" {
+		return registry, nil
+	}
+	want := map[string]bool{"startup": true}
+	for name := range strings.SplitSeq(list, ",") {
+		name = strings.TrimSpace(name)
+		known := false
+		for _, s := range registry {
+			known = known || s.name == name
+		}
+		if !known {
+			return nil, fmt.Errorf("-sections: no section %q (there are %s)", name, sectionNames())
+		}
+		want[name] = true
+	}
+	var out []section
+	for _, s := range registry {
+		if want[s.name] {
+			out = append(out, s)
+		}
+	}
+	return out, nil
+}
+
 // bench is the state of one run: the daemon every section measures, and the floors beside it.
 type bench struct {
 	ctx     context.Context
@@ -103,7 +139,7 @@ func freePort() (int, error) {
 }
 
 // runOnce runs every section once on a fresh install and daemon.
-func runOnce(ctx context.Context, bin string, run int, res *results, log io.Writer, quick bool) (err error) {
+func runOnce(ctx context.Context, bin string, run int, res *results, log io.Writer, quick bool, sections []section) (err error) {
 	b := &bench{ctx: ctx, bin: bin, run: run, res: res, log: log, quick: quick}
 	if b.tmp, err = os.MkdirTemp("", "zcbf"); err != nil {
 		return err
@@ -141,7 +177,7 @@ func runOnce(ctx context.Context, bin string, run int, res *results, log io.Writ
 			b.in.remove()
 		}
 	}()
-	for _, s := range registry {
+	for _, s := range sections {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}

@@ -183,3 +183,24 @@ func TestQuickBenchAllSections(t *testing.T) {
 		t.Errorf("bench.md is not the run's header and the printed table:\n%s", md)
 	}
 }
+
+// -sections keeps registry order, always keeps startup (it starts the daemon) and refuses a name it lacks.
+func TestChooseSections(t *testing.T) {
+	got, err := chooseSections("gateway, status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, s := range got {
+		names = append(names, s.name)
+	}
+	if strings.Join(names, ",") != "startup,status,gateway" {
+		t.Fatalf("sections %v, want startup,status,gateway", names)
+	}
+	if all, _ := chooseSections(""); len(all) != len(registry) {
+		t.Fatalf("no -sections ran %d sections of %d", len(all), len(registry))
+	}
+	if _, err := chooseSections("status,nope"); err == nil || !strings.Contains(err.Error(), `"nope"`) {
+		t.Fatalf("an unknown section: %v", err)
+	}
+}
