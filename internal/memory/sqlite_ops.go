@@ -89,6 +89,19 @@ func (s *SQLite) Recall(ctx context.Context, q Query) ([]Entry, error) {
 	if recentQuery(q.Text) {
 		return s.recent(ctx, q)
 	}
+	if q.ExcludeCategory != "" {
+		// The injection's recall, before every turn: on a store of little but auto-saved conversation memories,
+		// ranking their FTS5 matches and then the LIKE fallback would both read every one of them to find
+		// nothing. Neither path returns a row this check does not see.
+		query, args := candidatesSQL(q)
+		var found bool
+		if err := s.rs.QueryRowContext(ctx, query, args...).Scan(&found); err != nil {
+			return nil, fmt.Errorf("memory: recall: %w", err)
+		}
+		if !found {
+			return []Entry{}, nil
+		}
+	}
 	out, err := s.ftsRecall(ctx, q)
 	if err != nil {
 		return nil, fmt.Errorf("memory: recall: %w", err)
@@ -286,12 +299,22 @@ func likePattern(term string) string {
 }
 
 func (s *SQLite) likeRecall(ctx context.Context, q Query) ([]Entry, error) {
+	if len(strings.Fields(q.Text)) == 0 {
+		return nil, nil
+	}
+	query, args := likeSQL(q)
+	out, err := s.query(ctx, query, args...)
+	for i := range out {
+		out[i].Score = ptr(1.0)
+	}
+	return out, err
+}
+
+// likeSQL is the LIKE fallback's query for q (whose text has a term).
+func likeSQL(q Query) (string, []any) {
 	terms := strings.Fields(q.Text)
 	if len(terms) > likeTerms {
 		terms = terms[:likeTerms]
-	}
-	if len(terms) == 0 {
-		return nil, nil
 	}
 	var conds []string
 	var args []any
@@ -300,23 +323,39 @@ func (s *SQLite) likeRecall(ctx context.Context, q Query) ([]Entry, error) {
 		conds = append(conds, `m.content LIKE ? ESCAPE '\' OR m.key LIKE ? ESCAPE '\'`)
 		args = append(args, p, p)
 	}
-	where, args := s.scope(q, "("+strings.Join(conds, " OR ")+")", args)
+	where, args := scope(q, "("+strings.Join(conds, " OR ")+")", args)
 	args = append(args, q.Limit)
-	out, err := s.query(ctx, `SELECT `+sqliteEntryCols+sqliteFrom+` WHERE `+where+` ORDER BY m.updated_at DESC LIMIT ?`, args...)
-	for i := range out {
-		out[i].Score = ptr(1.0)
-	}
-	return out, err
+	return `SELECT ` + sqliteEntryCols + sqliteFrom + ` WHERE ` + where + ` ORDER BY m.updated_at DESC LIMIT ?`, args
 }
 
-// scope adds the superseded, agent, session and time filters of q to a WHERE clause.
-func (s *SQLite) scope(q Query, where string, args []any) (string, []any) {
+// candidatesSQL asks whether any memory q may return exists at all: not superseded, one of q's agents', outside
+// q's excluded category (which it must name). Like the fallback, it reads only idx_memories_category's entries
+// on either side of the excluded category.
+func candidatesSQL(q Query) (string, []any) {
+	one := func(op string, args []any) (string, []any) {
+		args = append(args, q.ExcludeCategory)
+		agentSQL, args := inAgents(q.Agents, args)
+		return `SELECT 1 FROM memories m WHERE m.category ` + op + ` ? AND m.superseded_by IS NULL` +
+			strings.Replace(agentSQL, "m.agent_id", "+m.agent_id", 1) + ` LIMIT 1`, args
+	}
+	below, args := one("<", nil)
+	above, args := one(">", args)
+	return `SELECT EXISTS (` + below + `) OR EXISTS (` + above + `)`, args
+}
+
+// scope adds the superseded, agent, session and time filters of q to a WHERE clause. An excluded category is
+// written as the ranges on either side of it, with the agent filter kept off its index, so SQLite reads
+// idx_memories_category around the excluded rows instead of every row of the agents (the injection's recall
+// excludes conversation memories, which may be nearly all of them).
+func scope(q Query, where string, args []any) (string, []any) {
 	where += " AND m.superseded_by IS NULL"
 	agentSQL, args := inAgents(q.Agents, args)
-	where += agentSQL
 	if q.ExcludeCategory != "" {
-		where += " AND m.category != ?"
-		args = append(args, q.ExcludeCategory)
+		where += strings.Replace(agentSQL, "m.agent_id", "+m.agent_id", 1)
+		where += " AND (m.category < ? OR m.category > ?)"
+		args = append(args, q.ExcludeCategory, q.ExcludeCategory)
+	} else {
+		where += agentSQL
 	}
 	if q.SessionID != "" {
 		where += " AND m.session_id = ?"
@@ -334,7 +373,7 @@ func (s *SQLite) scope(q Query, where string, args []any) (string, []any) {
 }
 
 func (s *SQLite) recent(ctx context.Context, q Query) ([]Entry, error) {
-	where, args := s.scope(q, "1", nil)
+	where, args := scope(q, "1", nil)
 	args = append(args, q.Limit)
 	return s.query(ctx, `SELECT `+sqliteEntryCols+sqliteFrom+` WHERE `+where+` ORDER BY m.updated_at DESC LIMIT ?`, args...)
 }
@@ -388,7 +427,7 @@ func (s *SQLite) List(ctx context.Context, f Filter) ([]Entry, error) {
 		where += " AND m.namespace = ?"
 		args = append(args, f.Namespace)
 	}
-	where, args = s.scope(Query{Agents: f.Agents, SessionID: f.SessionID, Since: f.Since, Until: f.Until}, where, args)
+	where, args = scope(Query{Agents: f.Agents, SessionID: f.SessionID, Since: f.Since, Until: f.Until}, where, args)
 	args = append(args, ListCap)
 	return s.query(ctx, `SELECT `+sqliteEntryCols+sqliteFrom+` WHERE `+where+` ORDER BY m.updated_at DESC LIMIT ?`, args...)
 }
