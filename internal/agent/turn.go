@@ -82,6 +82,12 @@ type Turn struct {
 	// PromptStored tells Run that the caller already stored the prompt as the turn's user message (in the same
 	// transaction that marked the turn started); Run then does not Append it.
 	PromptStored bool
+	// Begin, when set, is the caller's start of the turn (marking it running, storing the prompt), which Run runs
+	// beside the first provider request instead of before it; it reports whether it stored the prompt (as
+	// PromptStored does, which it replaces). Run waits for it before the turn shows anything: before the first
+	// event, the first stored message, the memory auto-save, a tool, and before it returns. When it fails the
+	// turn did not start: Run stops the request, emits, stores and saves nothing, and returns a *StartError.
+	Begin func(ctx context.Context) (promptStored bool, err error)
 	// RecordUsage is called once per provider request that reported usage; a failure is logged, not fatal.
 	RecordUsage func(ctx context.Context, u provider.Usage) error
 	// CheckBudget, when set, runs before every provider request: an error fails the turn with it (the request
@@ -113,21 +119,66 @@ func (t *Turn) Run(ctx context.Context, prompt string) (outcome, content string,
 		mem = t.startMemory(ctx, prompt)
 	}
 	defer mem.wait()
-	if !t.PromptStored {
-		if err := t.Append(ctx, provider.RoleUser, prompt); err != nil {
-			mem.release(false)
-			if ctx.Err() != nil {
-				return api.OutcomeCancelled, "", nil
+	// The turn starts (Begin, or the prompt's Append) either before the request or beside it (g); every event
+	// goes through g, so none is emitted before the start is known.
+	g := &startGate{emit: t.Emit}
+	t.Emit = g.send
+	defer func() { t.Emit = g.emit }()
+	start := func(ctx context.Context, stored bool) (string, string, error) {
+		if !stored {
+			if err := t.Append(ctx, provider.RoleUser, prompt); err != nil {
+				mem.release(false)
+				if ctx.Err() != nil {
+					return api.OutcomeCancelled, "", nil
+				}
+				return api.OutcomeFailed, "", fmt.Errorf("agent: store user message: %w", err)
 			}
-			return api.OutcomeFailed, "", fmt.Errorf("agent: store user message: %w", err)
 		}
+		mem.release(true)
+		return "", "", nil
+	}
+	streamCtx := ctx
+	if t.Begin == nil {
+		if outcome, content, err := start(ctx, t.PromptStored); outcome != "" {
+			return outcome, content, err
+		}
+		g.opened = true
+	} else {
+		var stop context.CancelFunc
+		streamCtx, stop = context.WithCancel(ctx)
+		defer stop()
+		begun := make(chan struct{})
+		var stored bool
+		var beginErr error
+		go func() {
+			defer close(begun)
+			stored, beginErr = t.Begin(context.WithoutCancel(ctx))
+		}()
+		g.open = func() bool {
+			<-begun
+			if beginErr != nil {
+				mem.release(false)
+				g.failed = &StartError{Err: beginErr}
+			} else {
+				g.outcome, g.content, g.err = start(ctx, stored)
+			}
+			if g.failed != nil || g.outcome != "" {
+				stop()
+				return false
+			}
+			return true
+		}
+		defer func() { // every return waits for the start; a turn that did not start returns why
+			if !g.join() {
+				outcome, content, err = g.ended()
+			}
+		}()
 	}
 	msgs := make([]provider.Message, 0, len(t.History)+2)
 	if t.System != "" {
 		msgs = append(msgs, provider.Message{Role: provider.RoleSystem, Content: t.System})
 	}
 	msgs = append(msgs, t.History...)
-	mem.release(true)
 	msgs = append(msgs, provider.Message{Role: provider.RoleUser, Content: mem.recalled() + prompt})
 	var specs []provider.ToolSpec
 	for _, s := range t.Policy.Offered(tools.SpecsFor(t.ToolEnv)) {
@@ -154,7 +205,7 @@ func (t *Turn) Run(ctx context.Context, prompt string) (outcome, content string,
 				t.Emit(api.SessionUpdate{Type: api.UpdateNotice, Level: "warn", Text: warning})
 			}
 		}
-		res, err := t.Provider.Stream(ctx, provider.Request{Messages: msgs, Tools: specs, Limits: lim}, func(ev provider.Event) {
+		res, err := t.Provider.Stream(streamCtx, provider.Request{Messages: msgs, Tools: specs, Limits: lim}, func(ev provider.Event) {
 			switch ev.Type {
 			case provider.EventText:
 				textUsed += provider.EncodedLen(ev.Text)
@@ -165,6 +216,9 @@ func (t *Turn) Run(ctx context.Context, prompt string) (outcome, content string,
 				t.Emit(api.SessionUpdate{Type: api.UpdateAgentThoughtChunk, Text: ev.Text})
 			}
 		})
+		if !g.join() { // the turn did not start, or its prompt could not be stored: the request was stopped
+			return g.ended()
+		}
 		mem.wait() // the auto-save ran beside the request; nothing after it (tools, the answer's append) overtakes it
 		t.recordUsage(durable, res.Usage, err == nil)
 		if err != nil {
@@ -227,6 +281,51 @@ func (t *Turn) Run(ctx context.Context, prompt string) (outcome, content string,
 		if ctx.Err() != nil {
 			return api.OutcomeCancelled, "", nil
 		}
+	}
+}
+
+// StartError is a turn that did not start because Begin failed: nothing of it was emitted or stored.
+type StartError struct{ Err error }
+
+func (e *StartError) Error() string { return "agent: start turn: " + e.Err.Error() }
+func (e *StartError) Unwrap() error { return e.Err }
+
+// startGate holds a turn's events until its start is known. Only Run's goroutine uses it.
+type startGate struct {
+	emit   func(api.SessionUpdate) // the caller's Emit
+	open   func() bool             // waits for the start; false when the turn must end (nil: nothing to wait for)
+	opened bool                    // the start is known and the turn goes on
+	closed bool                    // the start is known and the turn ends: nothing is emitted
+
+	failed           *StartError // Begin failed
+	outcome, content string      // the prompt's Append ended the turn (outcome != "")
+	err              error
+}
+
+// join waits for the turn's start once and reports whether the turn goes on.
+func (g *startGate) join() bool {
+	if !g.opened && !g.closed {
+		if g.open() {
+			g.opened = true
+		} else {
+			g.closed = true
+		}
+	}
+	return g.opened
+}
+
+// ended is what Run returns for a turn whose start ended it.
+func (g *startGate) ended() (outcome, content string, err error) {
+	if g.failed != nil {
+		return api.OutcomeFailed, "", g.failed
+	}
+	return g.outcome, g.content, g.err
+}
+
+// send emits ev once the turn has started; a turn that did not start emits nothing.
+func (g *startGate) send(ev api.SessionUpdate) {
+	if g.join() {
+		g.emit(ev)
 	}
 }
 

@@ -164,16 +164,21 @@ func (m *Manager) runTurn(ctx context.Context, o Owner, s *session, p api.Sessio
 	if ctx.Err() != nil {
 		stored = "" // cancelled already: leave the prompt to the turn, which stores nothing then
 	}
-	promptStored, err := j.begin(durable, turnID, started, stored)
-	if err != nil {
-		tr.Abandon()
-		return api.SessionPromptResult{}, fmt.Errorf("session: prompt %s: %w", s.id, err)
+	// The start (the session marked running, the prompt stored) commits beside the provider request: the turn
+	// shows nothing (no event, no other write) before it is committed, and does not run on if it fails.
+	tr.Begin = func(context.Context) (bool, error) {
+		promptStored, err := j.begin(durable, turnID, started, stored)
+		if err == nil {
+			m.o.Logs.Publish(logs.Entry{Category: logs.CategoryAgent, Action: "start", TraceID: turnID,
+				Message: "turn started", Zeroclaw: attribution()})
+			m.log.Debug("turn start", "session", s.id, "turn", turnID)
+		}
+		return promptStored, err
 	}
-	tr.PromptStored = promptStored
-	m.o.Logs.Publish(logs.Entry{Category: logs.CategoryAgent, Action: "start", TraceID: turnID,
-		Message: "turn started", Zeroclaw: attribution()})
-	m.log.Debug("turn start", "session", s.id, "turn", turnID)
 	outcome, content, runErr := tr.Run(ctx, prompt)
+	if se := (*agent.StartError)(nil); errors.As(runErr, &se) {
+		return api.SessionPromptResult{}, fmt.Errorf("session: prompt %s: %w", s.id, se.Err)
+	}
 	if err := j.end(durable, turnID, runErr == nil); err != nil && runErr == nil {
 		outcome, runErr = api.OutcomeFailed, err
 	}
