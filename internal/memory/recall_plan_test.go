@@ -113,3 +113,31 @@ func TestSQLiteInjectionRecallFindsOnlyInjectableRows(t *testing.T) {
 		t.Fatalf("LIKE recall past excluded FTS5 matches = %+v, want road scored 1", got)
 	}
 }
+
+// An agent's id is looked up once per process: later turns get it without a query (the reader pool is closed
+// here to show it), and a new agent is still created.
+func TestSQLiteEnsureAgentLooksAnAgentUpOnce(t *testing.T) {
+	db, err := OpenSQLite(t.Context(), filepath.Join(t.TempDir(), "brain.db"), nowFunc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	id, err := db.EnsureAgent(t.Context(), "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stored string
+	if err := db.w.QueryRowContext(t.Context(), "SELECT id FROM agents WHERE alias = 'a'").Scan(&stored); err != nil || stored != id {
+		t.Fatalf("agents row = %q, %v; want %q", stored, err, id)
+	}
+	if err := db.r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	again, err := db.EnsureAgent(t.Context(), "a")
+	if err != nil || again != id {
+		t.Fatalf("EnsureAgent again = %q, %v; want %q without a query", again, err, id)
+	}
+	if _, err := db.EnsureAgent(t.Context(), "b"); err == nil {
+		t.Fatalf("EnsureAgent of a new agent with the reader pool closed succeeded: it did not look it up")
+	}
+}

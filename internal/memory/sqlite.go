@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 	"unicode"
 
@@ -29,6 +30,9 @@ type SQLite struct {
 	r    *sql.DB // readers
 	rs   *stmtCache
 	now  func() time.Time
+
+	agentsMu sync.Mutex        // guards agentIDs
+	agentIDs map[string]string // alias => id of the agents rows read or created; a row's id never changes
 }
 
 // OpenSQLite opens (creating if needed) the memory database at path with upstream's schema: an upstream
@@ -441,22 +445,33 @@ func ensureAgentSQL(ctx context.Context, db execQuerier, alias string, now time.
 
 // EnsureAgent implements Backend.
 func (s *SQLite) EnsureAgent(ctx context.Context, alias string) (string, error) {
-	// Every turn asks; an agent's row, once there, keeps its id, so it is read from the reader pool first and
-	// only a new agent takes the writer.
-	var id string
-	err := s.rs.QueryRowContext(ctx, "SELECT id FROM agents WHERE alias = ? LIMIT 1", alias).Scan(&id)
-	if err == nil {
+	// Every turn asks; an agent's row, once there, keeps its id (nothing deletes or renames agents rows, here or
+	// upstream), so it is looked up once per process: from the reader pool first, and only a new agent takes the
+	// writer.
+	s.agentsMu.Lock()
+	id, ok := s.agentIDs[alias]
+	s.agentsMu.Unlock()
+	if ok {
 		return id, nil
 	}
-	if !errors.Is(err, sql.ErrNoRows) {
-		return "", fmt.Errorf("memory: agent %q: %w", alias, err)
+	err := s.rs.QueryRowContext(ctx, "SELECT id FROM agents WHERE alias = ? LIMIT 1", alias).Scan(&id)
+	if errors.Is(err, sql.ErrNoRows) {
+		id, err = ensureAgentSQL(ctx, s.w, alias, s.now())
 	}
-	id, err = ensureAgentSQL(ctx, s.w, alias, s.now())
 	if err != nil {
 		return "", fmt.Errorf("memory: agent %q: %w", alias, err)
 	}
+	s.agentsMu.Lock()
+	if s.agentIDs == nil || len(s.agentIDs) >= maxCachedAgents {
+		s.agentIDs = make(map[string]string)
+	}
+	s.agentIDs[alias] = id
+	s.agentsMu.Unlock()
 	return id, nil
 }
+
+// maxCachedAgents bounds the agent id cache; past it the cache starts over.
+const maxCachedAgents = 1024
 
 // newUUID returns a random (version 4) UUID.
 func newUUID() string {
