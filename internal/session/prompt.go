@@ -82,15 +82,30 @@ func (m *Manager) runTurn(ctx context.Context, o Owner, s *session, p api.Sessio
 		return api.SessionPromptResult{}, fmt.Errorf("session: prompt %s: %w", s.id, err)
 	}
 	j := m.journalOf(s)
-	history, err := j.load(ctx)
-	if err != nil {
-		return api.SessionPromptResult{}, fmt.Errorf("session: prompt %s: %w", s.id, err)
+	// The history loads while the memory handle, the recall and the system prompt are prepared; it is joined
+	// before the turn runs, so it never sees the prompt the turn's start stores.
+	type loaded struct {
+		history []agent.Message
+		err     error
+	}
+	loading := make(chan loaded, 1)
+	go func() {
+		h, err := j.load(ctx)
+		loading <- loaded{h, err}
+	}()
+	joinHistory := func() ([]agent.Message, error) {
+		l := <-loading
+		if l.err != nil {
+			return nil, fmt.Errorf("session: prompt %s: %w", s.id, l.err)
+		}
+		return l.history, nil
 	}
 	turnID, started := m.o.NewID(), m.now()
 	prompt := p.Prompt
 
 	mem, err := m.memoryFor(ctx, s, turnID)
 	if err != nil {
+		_, _ = joinHistory()
 		return api.SessionPromptResult{}, err
 	}
 	attribution := func(extra ...any) map[string]any {
@@ -108,7 +123,6 @@ func (m *Manager) runTurn(ctx context.Context, o Owner, s *session, p api.Sessio
 	tr := &agent.Turn{
 		Provider:   prov,
 		Policy:     prof.Policy,
-		History:    history,
 		Emit:       emit,
 		Approver:   opts.approver(approver{s: s, connID: o.ConnID, clock: m.o.Clock}),
 		Append:     j.append,
@@ -174,6 +188,10 @@ func (m *Manager) runTurn(ctx context.Context, o Owner, s *session, p api.Sessio
 			m.log.Debug("turn start", "session", s.id, "turn", turnID)
 		}
 		return promptStored, err
+	}
+	if tr.History, err = joinHistory(); err != nil {
+		tr.Abandon()
+		return api.SessionPromptResult{}, err
 	}
 	outcome, content, runErr := tr.Run(ctx, prompt)
 	if se := (*agent.StartError)(nil); errors.As(runErr, &se) {
