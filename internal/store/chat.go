@@ -31,22 +31,94 @@ type ChatStore struct {
 // across the whole transaction of every path of ours that changes a session's rows (Append, Delete, the JSONL
 // import), so the cache and the database change together: a count is never read between another path's commit
 // and its cache update.
+//
+// It also keeps sessions' histories (hist): All reads a session from the database once, and this store's own
+// appends extend what it read, so a turn's history load is not a query. The same rules keep it right: it is
+// dropped with the counts when another connection committed (All reads data_version on the writer first), a
+// path of ours that changes a session's rows (Delete, the import) drops that session's, and a write that failed
+// drops it too. gen counts our writes, so an All that read the database while one committed does not keep
+// what it read.
 type rowCounts struct {
 	mu          sync.Mutex
 	dataVersion int64
 	n           map[string]int // nil until the first append
+
+	hist      map[string][]Message // sessions' messages, oldest first; nil until the first All
+	histBytes int                  // content bytes held in hist
+	gen       uint64               // bumped by each of our commits that changes a session's rows
 }
+
+// Bounds of the history cache; past them it starts over. A longer session is read from the database each time.
+const (
+	maxCachedHistories = 256
+	maxHistoryBytes    = 32 << 20
+	maxCachedMessages  = 4096
+)
 
 // maxCachedCounts bounds the cache; past it the cache starts over (a recount is one indexed COUNT per session).
 const maxCachedCounts = 4096
 
 // lookup returns key's cached count, first dropping the cache if another connection committed. mu must be held.
 func (c *rowCounts) lookup(key string, dataVersion int64) (int, bool) {
-	if c.dataVersion != dataVersion {
-		c.dataVersion, c.n = dataVersion, nil
-	}
+	c.seen(dataVersion)
 	n, ok := c.n[key]
 	return n, ok
+}
+
+// seen drops everything cached when another connection committed since the last look. mu must be held.
+func (c *rowCounts) seen(dataVersion int64) {
+	if c.dataVersion != dataVersion {
+		c.dataVersion, c.n, c.hist, c.histBytes = dataVersion, nil, nil, 0
+	}
+}
+
+// forget drops key's count and history after a write of ours that changed its rows, or may have. mu must be
+// held.
+func (c *rowCounts) forget(key string) {
+	delete(c.n, key)
+	c.dropHistory(key)
+	c.gen++
+}
+
+func (c *rowCounts) dropHistory(key string) {
+	for _, m := range c.hist[key] {
+		c.histBytes -= len(m.Content)
+	}
+	delete(c.hist, key)
+}
+
+// appended extends key's cached history by the message our writer just committed at index idx (a history
+// that does not end right before it is dropped). mu must be held.
+func (c *rowCounts) appended(key string, idx int, role, content, ts string) {
+	c.gen++
+	h, ok := c.hist[key]
+	if !ok {
+		return
+	}
+	created, err := parseTime(ts)
+	if err != nil || len(h) != idx || len(h) >= maxCachedMessages || c.histBytes+len(content) > maxHistoryBytes {
+		c.dropHistory(key)
+		return
+	}
+	c.hist[key] = append(h, Message{Index: idx, Role: role, Content: content, CreatedAt: created})
+	c.histBytes += len(content)
+}
+
+// keep caches msgs as key's history. mu must be held.
+func (c *rowCounts) keep(key string, msgs []Message) {
+	size := 0
+	for _, m := range msgs {
+		size += len(m.Content)
+	}
+	if len(msgs) > maxCachedMessages || size > maxHistoryBytes {
+		return
+	}
+	c.dropHistory(key)
+	if c.hist == nil || len(c.hist) >= maxCachedHistories || c.histBytes+size > maxHistoryBytes {
+		c.hist, c.histBytes = make(map[string][]Message), 0
+	}
+	c.hist[key] = slices.Clip(msgs)
+	c.histBytes += size
 }
 
 // store records key's count after a committed append. mu must be held.
@@ -234,16 +306,18 @@ func (s *ChatStore) Append(ctx context.Context, key, role, content string, now t
 	s.counts.mu.Lock()
 	defer s.counts.mu.Unlock()
 	var idx int
+	ts := formatTime(now)
 	err := s.d.withTx(ctx, func(tx *sql.Tx) error {
 		var err error
-		idx, err = s.appendTx(ctx, tx, key, role, content, formatTime(now))
+		idx, err = s.appendTx(ctx, tx, key, role, content, ts)
 		return err
 	})
 	if err != nil {
-		delete(s.counts.n, key) // rolled back, or the outcome is unknown: count again next time
+		s.counts.forget(key) // rolled back, or the outcome is unknown: count and read again next time
 		return 0, fmt.Errorf("store: append %s: %w", key, err)
 	}
 	s.counts.store(key, idx+1)
+	s.counts.appended(key, idx, role, content, ts)
 	return idx, nil
 }
 
@@ -326,11 +400,12 @@ func (s *ChatStore) BeginTurn(ctx context.Context, key, agentAlias, owner, turnI
 		return err
 	})
 	if err != nil {
-		delete(s.counts.n, key)
+		s.counts.forget(key)
 		return 0, fmt.Errorf("store: begin turn %s: %w", key, err)
 	}
 	if idx >= 0 {
 		s.counts.store(key, idx+1)
+		s.counts.appended(key, idx, "user", prompt, ts)
 	}
 	return idx, nil
 }
@@ -347,19 +422,21 @@ func (s *ChatStore) EndTurn(ctx context.Context, key, role, content string, now 
 	s.counts.mu.Lock()
 	defer s.counts.mu.Unlock()
 	var idx int
+	ts := formatTime(now)
 	err := s.d.withTx(ctx, func(tx *sql.Tx) error {
 		var err error
-		if idx, err = s.appendTx(ctx, tx, key, role, content, formatTime(now)); err != nil {
+		if idx, err = s.appendTx(ctx, tx, key, role, content, ts); err != nil {
 			return err
 		}
 		_, err = s.d.stmt(tx, ctx, sqlSetState).ExecContext(ctx, state, sql.NullString{}, sql.NullString{}, key)
 		return err
 	})
 	if err != nil {
-		delete(s.counts.n, key)
+		s.counts.forget(key)
 		return 0, fmt.Errorf("store: end turn %s: %w", key, err)
 	}
 	s.counts.store(key, idx+1)
+	s.counts.appended(key, idx, role, content, ts)
 	return idx, nil
 }
 
@@ -477,8 +554,21 @@ func (s *ChatStore) All(ctx context.Context, key string) ([]Message, error) {
 	if err := s.check("messages", key, false); err != nil {
 		return nil, err
 	}
+	// The writer's data_version first: the cache holds only while no other connection committed (rowCounts).
+	version, err := s.writerVersion(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("store: messages %s: %w", key, err)
+	}
+	s.counts.mu.Lock()
+	s.counts.seen(version)
+	cached, ok := s.counts.hist[key]
+	gen := s.counts.gen
+	s.counts.mu.Unlock()
+	if ok {
+		return slices.Clone(cached), nil
+	}
 	var msgs []Message
-	err := s.d.readTx(ctx, func(tx *sql.Tx) error {
+	err = s.d.readTx(ctx, func(tx *sql.Tx) error {
 		var err error
 		msgs, err = queryMessages(ctx, tx, key, 0, -1)
 		return err
@@ -486,7 +576,23 @@ func (s *ChatStore) All(ctx context.Context, key string) ([]Message, error) {
 	if err != nil {
 		return nil, fmt.Errorf("store: messages %s: %w", key, err)
 	}
+	// Kept only if nothing committed since the version was read: no write of ours (gen), none of another
+	// connection's (a new version; one that committed after the read is seen by the next All).
+	if version, err = s.writerVersion(ctx); err == nil {
+		s.counts.mu.Lock()
+		if s.counts.gen == gen && s.counts.dataVersion == version {
+			s.counts.keep(key, slices.Clone(msgs))
+		}
+		s.counts.mu.Unlock()
+	}
 	return msgs, nil
+}
+
+// writerVersion reads PRAGMA data_version on the writer connection: it changes when another connection commits.
+func (s *ChatStore) writerVersion(ctx context.Context) (int64, error) {
+	var v int64
+	err := s.d.stmts[sqlDataVersion].QueryRowContext(ctx).Scan(&v)
+	return v, err
 }
 
 // queryMessages reads n messages (n < 0: all) of key starting at index start.
@@ -652,7 +758,7 @@ func (s *ChatStore) Delete(ctx context.Context, key string) error {
 	}
 	s.counts.mu.Lock()
 	defer s.counts.mu.Unlock()
-	defer delete(s.counts.n, key)
+	defer s.counts.forget(key)
 	err := s.d.withTx(ctx, func(tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, "DELETE FROM sessions WHERE session_key = ?", key); err != nil {
 			return err

@@ -293,7 +293,7 @@ func (s *ChatStore) commitSource(ctx context.Context, c candidate, hash string, 
 	var res sourceResult
 	s.counts.mu.Lock() // the import adds a session's rows: keep Append's count cache in step (rowCounts)
 	defer s.counts.mu.Unlock()
-	defer delete(s.counts.n, c.key)
+	defer s.counts.forget(c.key)
 	err := s.fullSyncTx(ctx, func(tx *sql.Tx) error {
 		var rKey, rHash string
 		var rLen int64
