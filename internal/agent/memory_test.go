@@ -218,3 +218,30 @@ func TestStartMemoryRecallsAheadOfRunAndAbandonSavesNothing(t *testing.T) {
 		t.Fatalf("an abandoned turn saved %q", got)
 	}
 }
+
+// The answer of a turn without tools is stored beside the auto-save (they write different databases); Run still
+// returns only once the auto-save is done. Before the change, the answer's append waited for the save.
+func TestAnswerAppendOverlapsTheMemorySave(t *testing.T) {
+	h := newHarness(t)
+	answering := make(chan struct{})
+	mem := newGatedMemory("", answering)
+	tr := h.turn(echoProvider(t), tools.Policy{Level: tools.LevelFull}, nil)
+	tr.Memory = mem
+	store := tr.Append
+	tr.AppendLast = func(ctx context.Context, role, content string) error {
+		close(answering)
+		return store(ctx, role, content)
+	}
+	if outcome, _, err := tr.Run(t.Context(), "hello"); err != nil || outcome != api.OutcomeCompleted {
+		t.Fatalf("Run = %q, %v", outcome, err)
+	}
+	if got := mem.savedMessages(); len(got) != 1 || got[0] != "hello" {
+		t.Fatalf("saved when Run returned = %q, want the prompt once", got)
+	}
+	if !mem.saveSawGate {
+		t.Fatalf("the answer's append waited for the auto-save")
+	}
+	if rows := h.rows(); len(rows) != 2 || rows[1].Role != "assistant" {
+		t.Fatalf("stored rows = %+v", rows)
+	}
+}

@@ -219,7 +219,11 @@ func (t *Turn) Run(ctx context.Context, prompt string) (outcome, content string,
 		if !g.join() { // the turn did not start, or its prompt could not be stored: the request was stopped
 			return g.ended()
 		}
-		mem.wait() // the auto-save ran beside the request; nothing after it (tools, the answer's append) overtakes it
+		if err != nil || len(res.ToolCalls) > 0 {
+			// The auto-save ran beside the request; no tool and no other append overtakes it. The answer of a
+			// turn without tools is stored beside it (another database): Run waits for it before it returns.
+			mem.wait()
+		}
 		t.recordUsage(durable, res.Usage, err == nil)
 		if err != nil {
 			partial := streamed.String()
@@ -344,8 +348,9 @@ const MemoryContextOpen = "[Memory context]"
 // memoryWork is a turn's memory work, run on a goroutine of its own beside the turn: the recall while the prompt
 // is being stored, then the auto-save while the request goes to the provider. Neither sits on the way to the
 // first chunk, and the order the hook sees is unchanged: Context, then Save once the prompt is stored (never when
-// storing it failed). Run owns the goroutine and waits for it (wait) before it does anything after the first
-// provider request, and before it returns. A nil *memoryWork (no memory) does nothing.
+// storing it failed). Run owns the goroutine and waits for it (wait) before it runs a tool or stores anything
+// after the first provider request (the answer of a turn without tools is stored beside it), and before it
+// returns. A nil *memoryWork (no memory) does nothing.
 type memoryWork struct {
 	block  chan string   // the recalled block ("" for none), sent once
 	stored chan bool     // whether the prompt was stored, sent once by release
