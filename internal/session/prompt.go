@@ -77,6 +77,8 @@ func (m *Manager) runTurn(ctx context.Context, o Owner, s *session, p api.Sessio
 		return api.SessionPromptResult{}, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
 	opts.restrict(&prof.Policy)
+	files := m.readAgentFiles(cfg, s.alias, prof) // read beside the history load and the memory handle
+	defer files()
 	prov, err := m.provider(cfg, s, prof.ProviderRef)
 	if err != nil {
 		return api.SessionPromptResult{}, fmt.Errorf("session: prompt %s: %w", s.id, err)
@@ -155,10 +157,10 @@ func (m *Manager) runTurn(ctx context.Context, o Owner, s *session, p api.Sessio
 		tr.ToolEnv.Delegate = m.o.Delegate(s.alias)
 	}
 
-	skillSection := m.turnSkills(cfg, s, prof, &tr.ToolEnv)
+	skillSection := m.turnSkills(cfg, s, prof, &tr.ToolEnv, files())
 	tr.System = buildSystemPrompt(promptParts{
 		now:        m.now(),
-		identity:   m.identity.Load(prof.Workspace),
+		identity:   files().identity,
 		workDir:    s.workspace,
 		configured: prof.System,
 		level:      prof.Policy.Level,

@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/zeroclaw-go/zeroclaw/internal/agent"
@@ -31,8 +32,8 @@ func (m *Manager) seedWorkspace(cfg *config.Config, alias, dir string) {
 // and returns the rendered skills section. In compact mode it also gives env the read_skill lookup; when the
 // risk profile does not offer that tool, compact mode has no way to load a skill, so upstream's rule applies:
 // it falls back to full.
-func (m *Manager) turnSkills(cfg *config.Config, s *session, prof agent.Profile, env *tools.Env) string {
-	found, dropped := skills.ForAgent(cfg, m.o.InstallRoot, s.alias, prof.Workspace)
+func (m *Manager) turnSkills(cfg *config.Config, s *session, prof agent.Profile, env *tools.Env, files agentFiles) string {
+	found, dropped := files.skills, files.dropped
 	for _, d := range dropped {
 		m.log.Debug("skill not loaded", "agent", s.alias, "source", d.Source, "dir", d.Dir, "reason", d.Reason)
 	}
@@ -57,6 +58,27 @@ func (m *Manager) turnSkills(cfg *config.Config, s *session, prof agent.Profile,
 		}
 	}
 	return skills.Render(found, compact, prof.Workspace)
+}
+
+// agentFiles is what a turn reads from the agent's directories for its system prompt: the identity files and
+// the skills.
+type agentFiles struct {
+	identity []workspace.File
+	skills   []skills.Skill
+	dropped  []skills.Dropped
+}
+
+// readAgentFiles starts reading the agent's files for a turn on a goroutine (they are read while the rest of the
+// turn is prepared); the returned function waits for them.
+func (m *Manager) readAgentFiles(cfg *config.Config, alias string, prof agent.Profile) func() agentFiles {
+	ch := make(chan agentFiles, 1)
+	go func() {
+		var f agentFiles
+		f.skills, f.dropped = skills.ForAgent(cfg, m.o.InstallRoot, alias, prof.Workspace)
+		f.identity = m.identity.Load(prof.Workspace)
+		ch <- f
+	}()
+	return sync.OnceValue(func() agentFiles { return <-ch })
 }
 
 // promptParts is what one turn's system prompt is built from.
