@@ -15,6 +15,8 @@ import (
 	"unicode"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
+
+	"github.com/zeroclaw-go/zeroclaw/internal/groupcommit"
 )
 
 // sqlitePragmas are upstream's pragmas for brain.db plus a busy timeout: several processes (two daemons of one
@@ -24,11 +26,13 @@ const sqlitePragmas = "_pragma=busy_timeout(5000)&_pragma=foreign_keys(ON)&_prag
 
 // SQLite is the brain.db backend: one install-wide file, rows scoped by agent_id (upstream/memory.md §2).
 type SQLite struct {
-	path string
-	w    *sql.DB // one connection: writes are serialized
-	r    *sql.DB // readers
-	rs   *stmtCache
-	now  func() time.Time
+	path   string
+	w      *sql.DB // one connection: writes are serialized
+	r      *sql.DB // readers
+	rs     *stmtCache
+	now    func() time.Time
+	upsert *sql.Stmt              // Store's statement, prepared on w
+	group  *groupcommit.Committer // Store: concurrent turns' auto-saves share a commit
 }
 
 // OpenSQLite opens (creating if needed) the memory database at path with upstream's schema: an upstream
@@ -64,8 +68,19 @@ func OpenSQLite(ctx context.Context, path string, now func() time.Time) (*SQLite
 		_ = w.Close()
 		return nil, fmt.Errorf("memory: open %s: %w", path, err)
 	}
+	if s.upsert, err = w.PrepareContext(ctx, sqlStore); err != nil {
+		_ = w.Close()
+		return nil, fmt.Errorf("memory: open %s: %w", path, err)
+	}
+	if s.group, err = groupcommit.New(ctx, w, 0, 0, groupcommit.Hooks{}); err != nil {
+		_ = s.upsert.Close()
+		_ = w.Close()
+		return nil, fmt.Errorf("memory: open %s: %w", path, err)
+	}
 	r, err := sql.Open("sqlite", path+"?"+sqlitePragmas+"&_pragma=query_only(1)")
 	if err != nil {
+		s.group.Close()
+		_ = s.upsert.Close()
 		_ = w.Close()
 		return nil, fmt.Errorf("memory: open %s: %w", path, err)
 	}
@@ -84,7 +99,8 @@ func (s *SQLite) Close() error {
 		s.rs.close()
 		errs = append(errs, s.r.Close())
 	}
-	errs = append(errs, s.w.Close())
+	s.group.Close()
+	errs = append(errs, s.upsert.Close(), s.w.Close())
 	return errors.Join(errs...)
 }
 
