@@ -128,7 +128,9 @@ func (c *Committer) lead(ctx context.Context, own *op) {
 		}
 		batch := make([]*op, n)
 		copy(batch, c.queue)
-		c.queue = append(c.queue[:0], c.queue[n:]...)
+		rest := copy(c.queue, c.queue[n:])
+		clear(c.queue[rest:]) // the array keeps no finished operation alive
+		c.queue = c.queue[:rest]
 		c.mu.Unlock()
 		c.run(bctx, batch)
 		for _, o := range batch {
