@@ -16,6 +16,8 @@ import (
 	"unicode"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
+
+	"github.com/zeroclaw-go/zeroclaw/internal/groupcommit"
 )
 
 // sqlitePragmas are upstream's pragmas for brain.db plus a busy timeout: several processes (two daemons of one
@@ -25,11 +27,13 @@ const sqlitePragmas = "_pragma=busy_timeout(5000)&_pragma=foreign_keys(ON)&_prag
 
 // SQLite is the brain.db backend: one install-wide file, rows scoped by agent_id (upstream/memory.md §2).
 type SQLite struct {
-	path string
-	w    *sql.DB // one connection: writes are serialized
-	r    *sql.DB // readers
-	rs   *stmtCache
-	now  func() time.Time
+	path   string
+	w      *sql.DB // one connection: writes are serialized
+	r      *sql.DB // readers
+	rs     *stmtCache
+	now    func() time.Time
+	upsert *sql.Stmt              // Store's statement, prepared on w
+	group  *groupcommit.Committer // Store: concurrent turns' auto-saves share a commit
 
 	agentsMu sync.Mutex        // guards agentIDs
 	agentIDs map[string]string // alias => id of the agents rows read or created; a row's id never changes
@@ -68,8 +72,19 @@ func OpenSQLite(ctx context.Context, path string, now func() time.Time) (*SQLite
 		_ = w.Close()
 		return nil, fmt.Errorf("memory: open %s: %w", path, err)
 	}
+	if s.upsert, err = w.PrepareContext(ctx, sqlStore); err != nil {
+		_ = w.Close()
+		return nil, fmt.Errorf("memory: open %s: %w", path, err)
+	}
+	if s.group, err = groupcommit.New(ctx, w, 0, 0, groupcommit.Hooks{}); err != nil {
+		_ = s.upsert.Close()
+		_ = w.Close()
+		return nil, fmt.Errorf("memory: open %s: %w", path, err)
+	}
 	r, err := sql.Open("sqlite", path+"?"+sqlitePragmas+"&_pragma=query_only(1)")
 	if err != nil {
+		s.group.Close()
+		_ = s.upsert.Close()
 		_ = w.Close()
 		return nil, fmt.Errorf("memory: open %s: %w", path, err)
 	}
@@ -88,7 +103,8 @@ func (s *SQLite) Close() error {
 		s.rs.close()
 		errs = append(errs, s.r.Close())
 	}
-	errs = append(errs, s.w.Close())
+	s.group.Close()
+	errs = append(errs, s.upsert.Close(), s.w.Close())
 	return errors.Join(errs...)
 }
 

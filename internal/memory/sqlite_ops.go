@@ -58,21 +58,29 @@ func inAgents(agents []string, args []any) (string, []any) {
 	return " AND m.agent_id IN (" + strings.TrimSuffix(strings.Repeat("?, ", len(agents)), ", ") + ")", args
 }
 
-// Store implements Backend: upstream's upsert on (agent_id, key), keeping created_at.
+// sqlStore is upstream's upsert on (agent_id, key), keeping created_at.
+const sqlStore = `INSERT INTO memories
+	(id, key, content, category, embedding, created_at, updated_at, session_id, namespace, importance, kind, pinned, tenant_id, agent_id)
+	VALUES (?, ?, ?, ?, NULL, ?, ?, ?, ?, 0.5, NULL, 0, NULL, ?)
+	ON CONFLICT(agent_id, key) DO UPDATE SET content = excluded.content, category = excluded.category,
+		embedding = excluded.embedding, updated_at = excluded.updated_at, session_id = excluded.session_id,
+		namespace = excluded.namespace, importance = excluded.importance, kind = excluded.kind,
+		pinned = excluded.pinned, tenant_id = excluded.tenant_id`
+
+// Store implements Backend: upstream's upsert on (agent_id, key), keeping created_at. Concurrent Stores (the
+// auto-saves of turns of several sessions) are group-committed: each returns once the transaction holding its
+// row committed.
 func (s *SQLite) Store(ctx context.Context, agentID string, r Record) error {
 	ts := stamp(r.Now)
 	var sid any
 	if r.SessionID != "" {
 		sid = SanitizeSessionKey(r.SessionID)
 	}
-	_, err := s.w.ExecContext(ctx, `INSERT INTO memories
-		(id, key, content, category, embedding, created_at, updated_at, session_id, namespace, importance, kind, pinned, tenant_id, agent_id)
-		VALUES (?, ?, ?, ?, NULL, ?, ?, ?, ?, 0.5, NULL, 0, NULL, ?)
-		ON CONFLICT(agent_id, key) DO UPDATE SET content = excluded.content, category = excluded.category,
-			embedding = excluded.embedding, updated_at = excluded.updated_at, session_id = excluded.session_id,
-			namespace = excluded.namespace, importance = excluded.importance, kind = excluded.kind,
-			pinned = excluded.pinned, tenant_id = excluded.tenant_id`,
-		newUUID(), r.Key, r.Content, r.Category, ts, ts, sid, orDefault(r.Namespace, "default"), agentID)
+	id, ns := newUUID(), orDefault(r.Namespace, "default")
+	err := s.group.Do(ctx, len(r.Key)+len(r.Content), func(ctx context.Context, tx *sql.Tx) error {
+		_, err := tx.StmtContext(ctx, s.upsert).ExecContext(ctx, id, r.Key, r.Content, r.Category, ts, ts, sid, ns, agentID)
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("memory: store %q: %w", r.Key, err)
 	}

@@ -9,35 +9,41 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/zeroclaw-go/zeroclaw/internal/groupcommit"
 )
 
 // ChatStore is the chat-session database (data/sessions/sessions.db, state.md §4). It is safe for concurrent
-// use; writes are serialized on one connection, reads run concurrently on a snapshot.
+// use; writes are serialized on one connection, reads run concurrently on a snapshot. Append, BeginTurn and EndTurn
+// of concurrent callers are group-committed (package groupcommit): what is queued while a transaction runs is
+// stored by the next one, each call in a savepoint of its own, so one failing call fails alone.
 type ChatStore struct {
-	d *db
+	d     *db
+	group *groupcommit.Committer
 
 	// mu guards closed. In-flight calls racing Close fail with database/sql's "database is closed".
 	mu     sync.Mutex
 	closed bool
 
 	counts rowCounts
+	batch  batchCounts // used only by the goroutine leading a batch of group, which holds counts.mu
 }
 
 // rowCounts remembers each session's message count as the writer last committed it, so that Append learns a new
 // message's index without counting the session's rows every time. The cache is only trusted while no other
 // connection has committed to the database since the writer last looked: PRAGMA data_version, read on the writer
-// connection inside each append's transaction, changes exactly when another connection (another process: an
+// connection inside each batch's transaction, changes exactly when another connection (another process: an
 // upstream binary, a test build sharing the file) committed, and the whole cache is dropped then. mu is held
-// across the whole transaction of every path of ours that changes a session's rows (Append, Delete, the JSONL
-// import), so the cache and the database change together: a count is never read between another path's commit
-// and its cache update.
+// across the whole transaction of every path of ours that changes a session's rows (a batch of appends, Delete,
+// the JSONL import), so the cache and the database change together: a count is never read between another path's
+// commit and its cache update.
 //
 // It also keeps sessions' histories (hist): All reads a session from the database once, and this store's own
-// appends extend what it read, so a turn's history load is not a query. The same rules keep it right: it is
-// dropped with the counts when another connection committed (All reads data_version on the writer first), a
-// path of ours that changes a session's rows (Delete, the import) drops that session's, and a write that failed
-// drops it too. gen counts our writes, so an All that read the database while one committed does not keep
-// what it read.
+// appends extend what it read when their batch commits, so a turn's history load is not a query. The same rules
+// keep it right: it is dropped with the counts when another connection committed (All reads data_version on the
+// writer first), a path of ours that changes a session's rows (Delete, the import) drops that session's, and a
+// write that failed drops it too. gen counts our writes, so an All that read the database while one committed
+// does not keep what it read.
 type rowCounts struct {
 	mu          sync.Mutex
 	dataVersion int64
@@ -54,6 +60,22 @@ const (
 	maxHistoryBytes    = 32 << 20
 	maxCachedMessages  = 4096
 )
+
+// batchCounts are the counts of the batch being committed: a session's message count after the batch's
+// operations that succeeded so far, or -1 when one of its operations failed (its rows are counted again).
+type batchCounts struct {
+	version     int64 // PRAGMA data_version in the batch's transaction, once haveVersion
+	haveVersion bool
+	n           map[string]int
+	msgs        []batchMessage // the messages of the batch's operations that succeeded so far, in order
+}
+
+// batchMessage is a message a batch's operation appended, kept to extend the cached history once it commits.
+type batchMessage struct {
+	key               string
+	idx               int
+	role, content, ts string
+}
 
 // maxCachedCounts bounds the cache; past it the cache starts over (a recount is one indexed COUNT per session).
 const maxCachedCounts = 4096
@@ -195,7 +217,44 @@ func OpenChat(ctx context.Context, path string) (*ChatStore, error) {
 		_ = d.close()
 		return nil, err
 	}
-	return &ChatStore{d: d}, nil
+	s := &ChatStore{d: d, batch: batchCounts{n: make(map[string]int)}}
+	if s.group, err = groupcommit.New(ctx, d.w, 0, 0, groupcommit.Hooks{Begin: s.beginBatch, End: s.endBatch}); err != nil {
+		_ = d.close()
+		return nil, fmt.Errorf("store: open %s: %w", path, err)
+	}
+	return s, nil
+}
+
+// beginBatch starts a batch of group: counts.mu is held until endBatch.
+func (s *ChatStore) beginBatch() {
+	s.counts.mu.Lock()
+	s.batch.haveVersion = false
+	clear(s.batch.n)
+	clear(s.batch.msgs) // drop the contents the last batch held
+	s.batch.msgs = s.batch.msgs[:0]
+}
+
+// endBatch keeps the counts of a committed batch and extends the cached histories by its messages, and forgets
+// the counts and histories of one that was rolled back (or whose outcome is unknown): they are read again next
+// time. A session one of whose operations failed in a committed batch is forgotten too.
+func (s *ChatStore) endBatch(committed bool) {
+	defer s.counts.mu.Unlock()
+	if committed {
+		for _, m := range s.batch.msgs {
+			if s.batch.n[m.key] >= 0 {
+				s.counts.appended(m.key, m.idx, m.role, m.content, m.ts)
+			}
+		}
+	}
+	for k, n := range s.batch.n {
+		if committed && n >= 0 {
+			s.counts.store(k, n)
+		} else {
+			s.counts.forget(k)
+		}
+	}
+	clear(s.batch.msgs)
+	s.batch.msgs = s.batch.msgs[:0]
 }
 
 // Close closes the database. Calls after Close return ErrClosed; Close itself is idempotent.
@@ -206,6 +265,7 @@ func (s *ChatStore) Close() error {
 		return nil
 	}
 	s.closed = true
+	s.group.Close()
 	return s.d.close()
 }
 
@@ -303,22 +363,35 @@ func (s *ChatStore) Append(ctx context.Context, key, role, content string, now t
 	if role == "" {
 		return 0, fmt.Errorf("store: append %s: empty role: %w", key, ErrInvalid)
 	}
-	s.counts.mu.Lock()
-	defer s.counts.mu.Unlock()
-	var idx int
 	ts := formatTime(now)
-	err := s.d.withTx(ctx, func(tx *sql.Tx) error {
-		var err error
-		idx, err = s.appendTx(ctx, tx, key, role, content, ts)
-		return err
+	idx, err := s.write(ctx, key, len(content), func(ctx context.Context, tx *sql.Tx) (int, error) {
+		return s.appendTx(ctx, tx, key, role, content, ts)
 	})
 	if err != nil {
-		s.counts.forget(key) // rolled back, or the outcome is unknown: count and read again next time
 		return 0, fmt.Errorf("store: append %s: %w", key, err)
 	}
-	s.counts.store(key, idx+1)
-	s.counts.appended(key, idx, role, content, ts)
 	return idx, nil
+}
+
+// write runs fn, which changes the rows of session key and returns the index of the message it stored (-1 for
+// none), as one operation of a group-committed batch, and keeps the batch's count of key in step.
+func (s *ChatStore) write(ctx context.Context, key string, size int, fn func(ctx context.Context, tx *sql.Tx) (int, error)) (int, error) {
+	idx := -1
+	err := s.group.Do(ctx, size, func(ctx context.Context, tx *sql.Tx) error {
+		mark := len(s.batch.msgs)
+		i, err := fn(ctx, tx)
+		if err != nil {
+			s.batch.n[key] = -1 // rolled back to before fn: count the rows again
+			s.batch.msgs = s.batch.msgs[:mark]
+			return err
+		}
+		if i >= 0 {
+			s.batch.n[key] = i + 1
+		}
+		idx = i
+		return nil
+	})
+	return idx, err
 }
 
 // ensureTx is EnsureSession's write in tx; it reports whether key's row existed.
@@ -349,16 +422,24 @@ func (s *ChatStore) ensureTx(ctx context.Context, tx *sql.Tx, key, agentAlias, o
 	return existed, nil
 }
 
-// appendTx inserts one message of key in tx, bumps its metadata row, and returns the message's index. s.counts.mu
-// must be held; the caller stores the new count once tx committed, or forgets key's count if it did not.
+// appendTx inserts one message of key in tx, bumps its metadata row, and returns the message's index. It runs as
+// an operation of a batch (write), whose leader holds s.counts.mu.
 func (s *ChatStore) appendTx(ctx context.Context, tx *sql.Tx, key, role, content, ts string) (int, error) {
-	var version int64
-	if err := s.d.stmt(tx, ctx, sqlDataVersion).QueryRowContext(ctx).Scan(&version); err != nil {
-		return 0, err
+	// The index counts rows, not message_count, so it stays exact even if an older writer let the counter
+	// drift; the count comes from this batch, or the cache (see rowCounts), or the rows, taken before this
+	// insert.
+	n, ok := s.batch.n[key]
+	if ok && n < 0 {
+		ok = false
+	} else if !ok {
+		if !s.batch.haveVersion {
+			if err := s.d.stmt(tx, ctx, sqlDataVersion).QueryRowContext(ctx).Scan(&s.batch.version); err != nil {
+				return 0, err
+			}
+			s.batch.haveVersion = true
+		}
+		n, ok = s.counts.lookup(key, s.batch.version)
 	}
-	// The index counts rows, not message_count, so it stays exact even if an older writer let the
-	// counter drift; the count is cached (see rowCounts) and taken before this insert.
-	n, ok := s.counts.lookup(key, version)
 	if !ok {
 		if err := s.d.stmt(tx, ctx, sqlCountSession).QueryRowContext(ctx, key).Scan(&n); err != nil {
 			return 0, err
@@ -370,6 +451,7 @@ func (s *ChatStore) appendTx(ctx context.Context, tx *sql.Tx, key, role, content
 	if _, err := s.d.stmt(tx, ctx, sqlBumpMetadata).ExecContext(ctx, key, ts, ts); err != nil {
 		return 0, err
 	}
+	s.batch.msgs = append(s.batch.msgs, batchMessage{key: key, idx: n, role: role, content: content, ts: ts})
 	return n, nil
 }
 
@@ -381,31 +463,21 @@ func (s *ChatStore) BeginTurn(ctx context.Context, key, agentAlias, owner, turnI
 	if err := s.check("begin turn", key, true); err != nil {
 		return 0, err
 	}
-	s.counts.mu.Lock()
-	defer s.counts.mu.Unlock()
-	idx := -1
 	ts := formatTime(started)
-	err := s.d.withTx(ctx, func(tx *sql.Tx) error {
+	idx, err := s.write(ctx, key, len(prompt), func(ctx context.Context, tx *sql.Tx) (int, error) {
 		if _, err := s.ensureTx(ctx, tx, key, agentAlias, owner, ts); err != nil {
-			return err
+			return 0, err
 		}
 		if _, err := s.d.stmt(tx, ctx, sqlSetState).ExecContext(ctx, "running", nullString(turnID), ts, key); err != nil {
-			return err
+			return 0, err
 		}
 		if prompt == "" {
-			return nil
+			return -1, nil
 		}
-		var err error
-		idx, err = s.appendTx(ctx, tx, key, "user", prompt, ts)
-		return err
+		return s.appendTx(ctx, tx, key, "user", prompt, ts)
 	})
 	if err != nil {
-		s.counts.forget(key)
 		return 0, fmt.Errorf("store: begin turn %s: %w", key, err)
-	}
-	if idx >= 0 {
-		s.counts.store(key, idx+1)
-		s.counts.appended(key, idx, "user", prompt, ts)
 	}
 	return idx, nil
 }
@@ -419,24 +491,18 @@ func (s *ChatStore) EndTurn(ctx context.Context, key, role, content string, now 
 	if role == "" || state == "" {
 		return 0, fmt.Errorf("store: end turn %s: empty role or state: %w", key, ErrInvalid)
 	}
-	s.counts.mu.Lock()
-	defer s.counts.mu.Unlock()
-	var idx int
 	ts := formatTime(now)
-	err := s.d.withTx(ctx, func(tx *sql.Tx) error {
-		var err error
-		if idx, err = s.appendTx(ctx, tx, key, role, content, ts); err != nil {
-			return err
+	idx, err := s.write(ctx, key, len(content), func(ctx context.Context, tx *sql.Tx) (int, error) {
+		idx, err := s.appendTx(ctx, tx, key, role, content, ts)
+		if err != nil {
+			return 0, err
 		}
 		_, err = s.d.stmt(tx, ctx, sqlSetState).ExecContext(ctx, state, sql.NullString{}, sql.NullString{}, key)
-		return err
+		return idx, err
 	})
 	if err != nil {
-		s.counts.forget(key)
 		return 0, fmt.Errorf("store: end turn %s: %w", key, err)
 	}
-	s.counts.store(key, idx+1)
-	s.counts.appended(key, idx, role, content, ts)
 	return idx, nil
 }
 
