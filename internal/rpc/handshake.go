@@ -94,10 +94,12 @@ type noParams struct{}
 
 func (s *Server) status(_ context.Context, _ *Peer, _ *noParams) (api.StatusResult, error) {
 	info := s.opts.Info
-	ids := []string{}
+	var ids []string
 	if s.opts.Sessions != nil {
-		ids = append(ids, s.opts.Sessions.ActiveIDs()...)
-		slices.Sort(ids)
+		ids = s.opts.Sessions.ActiveIDs() // a fresh sorted slice
+	}
+	if ids == nil {
+		ids = []string{} // "session_ids":[], not null
 	}
 	return api.StatusResult{
 		ServerVersion:    api.ServerVersion,
