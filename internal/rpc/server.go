@@ -91,6 +91,8 @@ type Server struct {
 	peers map[*Peer]struct{}
 
 	feeds feeds // live log subscriptions
+
+	statusCache atomic.Pointer[statusCache] // the last status result, encoded
 }
 
 // method is one entry of the table (router.Method for this package's Peer).
