@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/zeroclaw-go/zeroclaw/internal/api"
@@ -141,7 +142,7 @@ type statusCache struct {
 
 func (s *Server) health(_ context.Context, _ *Peer, _ *noParams) (api.HealthResult, error) {
 	comps := map[string]api.ComponentHealth{
-		"rpc": {Status: "ok", Detail: fmt.Sprintf("%d connections", len(s.Peers()))},
+		"rpc": {Status: "ok", Detail: strconv.Itoa(s.peerCount()) + " connections"},
 	}
 	if m := s.opts.ConfigManager; m != nil {
 		c := api.ComponentHealth{Status: "ok", Detail: fmt.Sprintf("generation %d", m.Generation())}

@@ -302,6 +302,13 @@ func (s *Server) CloseAll() {
 	}
 }
 
+// peerCount is len(Peers()) without the copy.
+func (s *Server) peerCount() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.peers)
+}
+
 func (s *Server) busy() bool {
 	for _, p := range s.Peers() {
 		if p.inflight.Load() > 0 {
