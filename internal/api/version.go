@@ -1,6 +1,9 @@
 package api
 
-import "runtime/debug"
+import (
+	"runtime/debug"
+	"sync"
+)
 
 // Version is this project's own release, the fallback of BuildVersion.
 const Version = "0.1.0"
@@ -15,8 +18,14 @@ func BuildVersion() string {
 	if stamped != "" {
 		return stamped
 	}
+	return moduleVersion()
+}
+
+// moduleVersion is the module version from the binary's build info, else Version. The build info is parsed
+// once: it cannot change while the process runs, and parsing it is most of a status call's work.
+var moduleVersion = sync.OnceValue(func() string {
 	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
 		return bi.Main.Version
 	}
 	return Version
-}
+})

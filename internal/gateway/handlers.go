@@ -19,8 +19,17 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request) {
 		s.writeRPCError(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"status": "ok", "paired": s.o.Pairing.IsPaired(),
-		"require_pairing": s.o.Pairing.Required(), "runtime": runtime})
+	writeJSON(w, http.StatusOK, healthBody{Status: "ok", Paired: s.o.Pairing.IsPaired(),
+		RequirePairing: s.o.Pairing.Required(), Runtime: runtime})
+}
+
+// healthBody is GET /health's body. Its fields are in the order encoding/json writes a map's keys (sorted), the
+// order the body has always had; a struct is encoded without a map's reflection and sorting.
+type healthBody struct {
+	Paired         bool   `json:"paired"`
+	RequirePairing bool   `json:"require_pairing"`
+	Runtime        any    `json:"runtime"`
+	Status         string `json:"status"`
 }
 
 // pairGate applies the pair request rate and the auth limiter; false when it answered 429.

@@ -1,7 +1,6 @@
 package gateway
 
 import (
-	"bytes"
 	"context"
 	"net"
 	"net/http"
@@ -24,15 +23,25 @@ var securityHeaders = [][2]string{
 
 const hsts = "max-age=63072000; includeSubDomains"
 
+// securityValues are securityHeaders' values as header value slices, built once: every response shares them
+// (net/http only reads them; Set replaces a slice and Add appends to a full one, so neither writes into them).
+var securityValues, hstsValue = func() [][]string {
+	vs := make([][]string, len(securityHeaders))
+	for i, kv := range securityHeaders {
+		vs[i] = []string{kv[1]}
+	}
+	return vs
+}(), []string{hsts}
+
 // withSecurityHeaders adds the security headers (HSTS only over TLS) before the handler writes.
 func withSecurityHeaders(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()
-		for _, kv := range securityHeaders {
-			h.Set(kv[0], kv[1])
+		for i, kv := range securityHeaders {
+			h[kv[0]] = securityValues[i] // the names are canonical
 		}
 		if r.TLS != nil {
-			h.Set("Strict-Transport-Security", hsts)
+			h["Strict-Transport-Security"] = hstsValue
 		}
 		next.ServeHTTP(w, r)
 	})
@@ -73,90 +82,130 @@ func withBodyLimit(next http.Handler) http.Handler {
 			writeError(w, http.StatusRequestEntityTooLarge, "request body larger than 65536 bytes")
 			return
 		}
-		r.Body = http.MaxBytesReader(w, r.Body, MaxBodyBytes)
+		if r.Body != nil && r.Body != http.NoBody { // nothing to read, nothing to cap
+			r.Body = http.MaxBytesReader(w, r.Body, MaxBodyBytes)
+		}
 		next.ServeHTTP(w, r)
 	})
 }
 
-// withTimeout answers 408 when the handler has not finished within the timeout timeout returns for the request
-// (gateway.request_timeout_secs, or the long-running one). The handler writes to a buffer, so a late handler's
-// output is dropped whole; its context is cancelled at the deadline.
+// withTimeout answers 408 when the handler has not started its response within the timeout timeout returns for
+// the request (gateway.request_timeout_secs, or the long-running one). The handler runs on the request's own
+// goroutine with a context that ends at the deadline, and writes through, unbuffered: at the deadline a handler
+// that has written nothing yet is answered 408 at once (by the context's AfterFunc, even if the handler ignores
+// its context), and whatever it writes after that is dropped. A response started before the deadline is let
+// through. The handler's headers go to a map of its own until it writes, so the deadline never races them.
 func withTimeout(timeout func(*http.Request) time.Duration, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := context.WithTimeout(r.Context(), timeout(r))
 		defer cancel()
-		tw := &timeoutWriter{h: http.Header{}}
-		done := make(chan struct{})
-		panicked := make(chan any, 1)
-		go func() {
-			defer func() {
-				if p := recover(); p != nil {
-					panicked <- p
-				}
-				close(done)
-			}()
-			next.ServeHTTP(tw, r.WithContext(ctx))
+		tw := &timeoutWriter{w: w, ctx: ctx, r: r}
+		stop := context.AfterFunc(ctx, tw.expire)
+		defer func() {
+			stop()
+			tw.finish()
 		}()
-		select {
-		case <-done:
-			select {
-			case p := <-panicked:
-				panic(p)
-			default:
-			}
-			tw.mu.Lock()
-			defer tw.mu.Unlock()
-			dst := w.Header()
-			for k, v := range tw.h {
-				dst[k] = v
-			}
-			if tw.code == 0 {
-				tw.code = http.StatusOK
-			}
-			w.WriteHeader(tw.code)
-			_, _ = w.Write(tw.buf.Bytes())
-		case <-ctx.Done():
-			tw.mu.Lock()
-			tw.timedOut = true
-			tw.mu.Unlock()
-			if r.Context().Err() != nil {
-				return // the client went away
-			}
-			writeError(w, http.StatusRequestTimeout, "request timed out")
-		}
+		next.ServeHTTP(tw, r.WithContext(ctx))
 	})
 }
 
-// timeoutWriter buffers a handler's response for withTimeout. mu guards the fields below.
+// timeoutWriter passes a handler's response through to w unless the deadline came first. mu guards w and the
+// fields below: the deadline's 408 and the handler's writes never overlap, and nothing touches w once the
+// middleware returns.
 type timeoutWriter struct {
+	h   http.Header     // the handler's headers until its response starts; nil until Header is called
+	ctx context.Context // the handler's: it ends at the deadline
+	r   *http.Request   // the request as it came: its context ends when the client leaves
+
 	mu       sync.Mutex
-	h        http.Header
-	buf      bytes.Buffer
-	code     int
-	timedOut bool
+	w        http.ResponseWriter
+	started  bool // the handler's status line went to w
+	timedOut bool // the 408 went to w (or the client left): the handler's output is dropped
+	done     bool // the middleware returned: w is no longer ours
 }
 
-func (tw *timeoutWriter) Header() http.Header { return tw.h }
+func (tw *timeoutWriter) Header() http.Header {
+	if tw.h == nil {
+		tw.h = http.Header{}
+	}
+	return tw.h
+}
 
-func (tw *timeoutWriter) Write(p []byte) (int, error) {
-	tw.mu.Lock()
-	defer tw.mu.Unlock()
-	if tw.timedOut {
-		return 0, http.ErrHandlerTimeout
+// start sends the handler's headers and status line to w. mu is held.
+func (tw *timeoutWriter) start(code int) {
+	tw.started = true
+	if len(tw.h) > 0 {
+		dst := tw.w.Header()
+		for k, v := range tw.h {
+			dst[k] = v
+		}
 	}
-	if tw.code == 0 {
-		tw.code = http.StatusOK
-	}
-	return tw.buf.Write(p)
+	tw.w.WriteHeader(code)
 }
 
 func (tw *timeoutWriter) WriteHeader(code int) {
 	tw.mu.Lock()
 	defer tw.mu.Unlock()
-	if tw.timedOut || tw.code != 0 {
+	if tw.timedOut || tw.started || tw.done {
 		return
 	}
-	tw.code = code
+	if tw.ctx.Err() != nil { // past the deadline, before expire ran
+		tw.timeOut()
+		return
+	}
+	tw.start(code)
+}
+
+func (tw *timeoutWriter) Write(p []byte) (int, error) {
+	tw.mu.Lock()
+	defer tw.mu.Unlock()
+	if tw.timedOut || tw.done {
+		return 0, http.ErrHandlerTimeout
+	}
+	if !tw.started {
+		if tw.ctx.Err() != nil {
+			tw.timeOut()
+			return 0, http.ErrHandlerTimeout
+		}
+		tw.start(http.StatusOK)
+	}
+	return tw.w.Write(p)
+}
+
+// expire runs at the deadline (or when the client leaves).
+func (tw *timeoutWriter) expire() {
+	tw.mu.Lock()
+	defer tw.mu.Unlock()
+	if tw.started || tw.timedOut || tw.done {
+		return
+	}
+	tw.timeOut()
+}
+
+// timeOut drops the handler's output and answers 408, flushed at once; a client that left gets nothing. mu is
+// held and the response has not started.
+func (tw *timeoutWriter) timeOut() {
+	tw.timedOut = true
+	if tw.r.Context().Err() != nil {
+		return // the client went away
+	}
+	writeError(tw.w, http.StatusRequestTimeout, "request timed out")
+	_ = http.NewResponseController(tw.w).Flush()
+}
+
+// finish ends the handler's response: a handler that wrote nothing gets its headers and 200 (as net/http would
+// send them), or the 408 when the deadline has passed.
+func (tw *timeoutWriter) finish() {
+	tw.mu.Lock()
+	defer tw.mu.Unlock()
+	if !tw.started && !tw.timedOut {
+		if tw.ctx.Err() != nil {
+			tw.timeOut()
+		} else {
+			tw.start(http.StatusOK)
+		}
+	}
+	tw.done = true
 }
 
 // peerIP is the IP of the TCP peer.

@@ -1,6 +1,8 @@
 package gateway
 
 import (
+	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -91,5 +93,47 @@ func TestIdempotency(t *testing.T) {
 	clk.Advance(time.Minute)
 	if !d.first("k", time.Minute, 10) {
 		t.Fatal("an expired key still counts")
+	}
+}
+
+// A handler that ignores its context and has written nothing is still answered 408 at the deadline, without
+// the headers it had set, while it runs on; what it writes afterwards is dropped.
+func TestTimeout408WhileTheHandlerRunsOn(t *testing.T) {
+	release, returned := make(chan struct{}), make(chan error, 1)
+	h := withTimeout(func(*http.Request) time.Duration { return 20 * time.Millisecond }, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Mine", "1")
+		<-release // ignores r.Context()
+		_, err := w.Write([]byte("late"))
+		returned <- err
+	}))
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	res, err := http.Get(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.StatusCode != http.StatusRequestTimeout || res.Header.Get("X-Mine") != "" {
+		t.Fatalf("got %d %v while the handler runs, want 408 without its headers", res.StatusCode, res.Header)
+	}
+	close(release)
+	body, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if err := <-returned; !errors.Is(err, http.ErrHandlerTimeout) {
+		t.Errorf("the late write returned %v, want http.ErrHandlerTimeout", err)
+	}
+	if string(body) != `{"error":"request timed out"}`+"\n" {
+		t.Errorf("body %q", body)
+	}
+}
+
+// The security header names are canonical, so withSecurityHeaders can store them without canonicalizing.
+func TestSecurityHeaderNamesAreCanonical(t *testing.T) {
+	for _, kv := range securityHeaders {
+		if http.CanonicalHeaderKey(kv[0]) != kv[0] {
+			t.Errorf("%q is not canonical", kv[0])
+		}
+	}
+	if http.CanonicalHeaderKey("Strict-Transport-Security") != "Strict-Transport-Security" {
+		t.Error("HSTS name not canonical")
 	}
 }

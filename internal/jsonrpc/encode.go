@@ -143,11 +143,35 @@ func (fb *frameBuf) value(v any) error {
 	return nil
 }
 
+// Encoded is a value encoded once, as a frame's member would be (compact, HTML characters not escaped), to be
+// sent as it is any number of times: a handler that answers the same result to many requests encodes it once
+// and returns the same *Encoded (it is immutable, so connections may share it). Elsewhere (the gateway's JSON
+// bodies) it marshals to the same value.
+type Encoded struct{ b []byte }
+
+// Encode encodes v as a frame's member.
+func Encode(v any) (*Encoded, error) {
+	fb := getFrameBuf()
+	defer putFrameBuf(fb)
+	if err := fb.value(v); err != nil {
+		return nil, err
+	}
+	return &Encoded{b: append([]byte(nil), fb.b...)}, nil
+}
+
+// MarshalJSON returns the encoded bytes (encoding/json compacts them and escapes HTML characters as its
+// settings say, as it would the value itself).
+func (e *Encoded) MarshalJSON() ([]byte, error) { return e.b, nil }
+
 // response sets fb to a success response. A nil id is written as null; a nil result as "result":null.
 func (fb *frameBuf) response(id json.RawMessage, result any) error {
 	fb.b = append(fb.b[:0], `{"jsonrpc":"2.0","id":`...)
 	fb.b = appendID(fb.b, id)
 	fb.b = append(fb.b, `,"result":`...)
+	if e, ok := result.(*Encoded); ok && e != nil {
+		fb.b = append(append(fb.b, e.b...), "}\n"...)
+		return nil
+	}
 	if err := fb.value(result); err != nil {
 		fb.b = fb.b[:0]
 		return fmt.Errorf("jsonrpc: encode result: %w", err)

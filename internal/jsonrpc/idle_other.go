@@ -4,5 +4,9 @@ package jsonrpc
 
 import "io"
 
-// waitReadable is not available here: the Reader keeps its buffer while it waits.
-func waitReadable(io.Reader) bool { return false }
+// idleSocket is not available here: the Reader keeps its buffer while it waits.
+type idleSocket struct{}
+
+func newIdleSocket(io.Reader) *idleSocket { return nil }
+
+func (*idleSocket) read() (*smallBuf, int, error) { return nil, 0, nil }

@@ -46,9 +46,11 @@ type Reader struct {
 	buf  []byte // buf[r:w] has been read from src and not yet consumed
 	r, w int
 	rerr error // src's error, returned once buf is consumed
-	// idleWait says whether fill waits for src to be readable without a buffer between frames (idleWaits; then
-	// buf came from smallBuffers when it is minReadBuffer long).
+	// idleWait says whether fill waits for src to be readable without a buffer between frames (idleWaits, through
+	// idle).
 	idleWait int
+	idle     *idleSocket
+	small    *smallBuf // buf's backing array when it came from smallBuffers
 	max      int
 	err      error
 	hint     int // the buffer size a large frame starts with: the last large frame's length and some room
@@ -176,20 +178,34 @@ func (r *Reader) fill(inFrame bool, frameLen int) error {
 	}
 	r.r, r.w = 0, 0
 	if !inFrame && r.idleWait != noIdleWait {
-		// Between frames with nothing buffered: wait without a buffer, where the source allows it.
+		// Between frames with nothing buffered: wait without a buffer, where the source allows it; the read that
+		// ends the wait takes one.
 		r.releaseBuffer()
-		if waitReadable(r.src) {
-			r.idleWait = idleWaits
-		} else {
-			r.idleWait = noIdleWait
+		if r.idleWait == idleWaitUnknown {
+			if r.idle = newIdleSocket(r.src); r.idle != nil {
+				r.idleWait = idleWaits
+			} else {
+				r.idleWait = noIdleWait
+			}
+		}
+		if r.idle != nil {
+			b, n, err := r.idle.read()
+			if b != nil {
+				r.useSmall(b)
+				r.w = n
+				return nil
+			}
+			if err != nil {
+				r.rerr = err
+				return err
+			}
+			// The wait ended without a read (a deadline, a closed socket): the Read below reports it.
 		}
 	}
 	switch {
 	case r.buf == nil:
 		if r.idleWait == idleWaits {
-			r.buf = *smallBuffers.Get().(*[]byte)
-			r.size.Store(minReadBuffer)
-			r.peak.Store(max(r.peak.Load(), minReadBuffer))
+			r.useSmall(getSmallBuf())
 			break
 		}
 		r.setBuffer(minReadBuffer)
@@ -215,8 +231,21 @@ func (r *Reader) fill(inFrame bool, frameLen int) error {
 	return r.rerr
 }
 
-// smallBuffers holds minReadBuffer-byte read buffers that idle sockets gave back.
-var smallBuffers = sync.Pool{New: func() any { b := make([]byte, minReadBuffer); return &b }}
+// smallBuf is a minReadBuffer-byte read buffer; smallBuffers holds those idle sockets gave back (as array
+// pointers, so giving one back allocates nothing).
+type smallBuf [minReadBuffer]byte
+
+var smallBuffers = sync.Pool{New: func() any { return new(smallBuf) }}
+
+func getSmallBuf() *smallBuf  { return smallBuffers.Get().(*smallBuf) }
+func putSmallBuf(b *smallBuf) { smallBuffers.Put(b) }
+
+// useSmall makes the pooled b the read buffer.
+func (r *Reader) useSmall(b *smallBuf) {
+	r.small, r.buf = b, b[:]
+	r.size.Store(minReadBuffer)
+	r.peak.Store(max(r.peak.Load(), minReadBuffer))
+}
 
 // idleWait values: whether the source can be waited on without a buffer (found out at the first wait).
 const (
@@ -228,15 +257,19 @@ const (
 // releaseBuffer gives a minReadBuffer buffer back to the pool (a larger one is left to the GC) and leaves the
 // Reader without one. Nothing may be buffered.
 func (r *Reader) releaseBuffer() {
-	if len(r.buf) == minReadBuffer && r.idleWait == idleWaits {
-		b := r.buf
-		smallBuffers.Put(&b)
+	if r.small != nil {
+		putSmallBuf(r.small)
+		r.small = nil
 	}
 	r.buf = nil
 	r.size.Store(0)
 }
 
 func (r *Reader) setBuffer(n int) {
+	if r.small != nil { // a frame outgrew the pooled buffer: it goes back
+		putSmallBuf(r.small)
+		r.small = nil
+	}
 	r.buf = make([]byte, n)
 	r.size.Store(int64(n))
 	if int64(n) > r.peak.Load() {

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/zeroclaw-go/zeroclaw/internal/api"
@@ -92,14 +93,21 @@ func declaresElicitationForm(caps json.RawMessage) bool {
 
 type noParams struct{}
 
-func (s *Server) status(_ context.Context, _ *Peer, _ *noParams) (api.StatusResult, error) {
-	info := s.opts.Info
-	ids := []string{}
+// status answers from an encoded result kept while what it reports stays the same: the live sessions, the
+// uptime's whole seconds and the build version (the rest is fixed for the daemon's life). Encoding the result
+// was most of a status call's work once the rest was cut.
+func (s *Server) status(_ context.Context, _ *Peer, _ *noParams) (*jsonrpc.Encoded, error) {
+	var ids []string
 	if s.opts.Sessions != nil {
-		ids = append(ids, s.opts.Sessions.ActiveIDs()...)
-		slices.Sort(ids)
+		ids = s.opts.Sessions.ActiveIDs() // a fresh sorted slice, nil when none
 	}
-	return api.StatusResult{
+	uptime := int64(s.opts.Clock.Now().Sub(s.opts.Info.StartedAt) / time.Second)
+	version := api.BuildVersion()
+	if c := s.statusCache.Load(); c != nil && c.uptime == uptime && c.version == version && slices.Equal(c.ids, ids) {
+		return c.enc, nil
+	}
+	info := s.opts.Info
+	res := api.StatusResult{
 		ServerVersion:    api.ServerVersion,
 		ProtocolVersion:  api.ProtocolVersion,
 		ActiveSessions:   len(ids),
@@ -108,16 +116,33 @@ func (s *Server) status(_ context.Context, _ *Peer, _ *noParams) (api.StatusResu
 		ConfigFile:       info.ConfigFile,
 		ConfigKind:       info.ConfigKind,
 		LocalIPCEndpoint: info.Endpoint,
-		BuildVersion:     api.BuildVersion(),
+		BuildVersion:     version,
 		PID:              info.PID,
-		UptimeSecs:       int64(s.opts.Clock.Now().Sub(info.StartedAt) / time.Second),
+		UptimeSecs:       uptime,
 		DataDir:          info.DataDir,
-	}, nil
+	}
+	if res.SessionIDs == nil {
+		res.SessionIDs = []string{} // "session_ids":[], not null
+	}
+	enc, err := jsonrpc.Encode(res)
+	if err != nil {
+		return nil, err
+	}
+	s.statusCache.Store(&statusCache{uptime: uptime, version: version, ids: ids, enc: enc})
+	return enc, nil
+}
+
+// statusCache is an encoded status result and what it was built from.
+type statusCache struct {
+	uptime  int64
+	version string
+	ids     []string
+	enc     *jsonrpc.Encoded
 }
 
 func (s *Server) health(_ context.Context, _ *Peer, _ *noParams) (api.HealthResult, error) {
 	comps := map[string]api.ComponentHealth{
-		"rpc": {Status: "ok", Detail: fmt.Sprintf("%d connections", len(s.Peers()))},
+		"rpc": {Status: "ok", Detail: strconv.Itoa(s.peerCount()) + " connections"},
 	}
 	if m := s.opts.ConfigManager; m != nil {
 		c := api.ComponentHealth{Status: "ok", Detail: fmt.Sprintf("generation %d", m.Generation())}

@@ -91,6 +91,8 @@ type Server struct {
 	peers map[*Peer]struct{}
 
 	feeds feeds // live log subscriptions
+
+	statusCache atomic.Pointer[statusCache] // the last status result, encoded
 }
 
 // method is one entry of the table (router.Method for this package's Peer).
@@ -298,6 +300,13 @@ func (s *Server) CloseAll() {
 	for _, p := range s.Peers() {
 		p.conn.Abort()
 	}
+}
+
+// peerCount is len(Peers()) without the copy.
+func (s *Server) peerCount() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.peers)
 }
 
 func (s *Server) busy() bool {

@@ -28,6 +28,14 @@ func TestGatewayHealth(t *testing.T) {
 	if rt, ok := r.body["runtime"].(map[string]any); !ok || rt["status"] == nil {
 		t.Fatalf("health.runtime = %v", r.body["runtime"])
 	}
+	// The body's members come in the order they always had (sorted: it was encoded from a map), on one line.
+	if body := string(r.raw); !strings.HasPrefix(body, `{"paired":false,"require_pairing":true,"runtime":{"status":"ok",`) ||
+		!strings.HasSuffix(body, `}},"status":"ok"}`+"\n") || strings.Count(body, "\n") != 1 {
+		t.Errorf("health body %s", body)
+	}
+	if ct := r.hdr.Get("Content-Type"); ct != "application/json" {
+		t.Errorf("health Content-Type %q", ct)
+	}
 	for _, h := range []string{"X-Content-Type-Options", "X-Frame-Options", "Content-Security-Policy", "Referrer-Policy"} {
 		if r.hdr.Get(h) == "" {
 			t.Errorf("missing security header %s", h)

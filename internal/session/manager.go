@@ -772,8 +772,17 @@ func (m *Manager) Disconnected(connID uint64) {
 // ActiveIDs returns the ids of the live sessions, sorted.
 func (m *Manager) ActiveIDs() []string {
 	m.mu.Lock()
-	defer m.mu.Unlock()
-	return slices.Sorted(maps.Keys(m.sessions))
+	if len(m.sessions) == 0 {
+		m.mu.Unlock()
+		return nil
+	}
+	ids := make([]string, 0, len(m.sessions))
+	for id := range m.sessions {
+		ids = append(ids, id)
+	}
+	m.mu.Unlock()
+	slices.Sort(ids)
+	return ids
 }
 
 // Shutdown refuses new work, cancels every turn, denies every pending approval, and waits for the turns to
