@@ -85,7 +85,7 @@ func (c *Conn) readPayload(req *Request) (charged int64, stop bool, term *Error,
 		if errors.Is(err, os.ErrDeadlineExceeded) {
 			return charged, true, frameTimeoutError(c.opts.FrameTimeout.Milliseconds()), ErrFrameTimeout
 		}
-		if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
+		if errors.Is(err, io.ErrUnexpectedEOF) {
 			return charged, true, NewError(CodeInvalidRequest, fmt.Sprintf("Invalid Request: the input ended %d bytes into a %d-byte payload", got, n),
 				limitData{Reason: "payload_cut_short"}), nil
 		}
@@ -102,6 +102,9 @@ func (s *stream) ReadPayload(dst []byte) (int, error) { return s.r.readPayload(d
 // readPayload fills dst with the input that follows the last frame, the buffered part first. Any error is
 // sticky, as ReadFrame's.
 func (r *Reader) readPayload(dst []byte) (int, error) {
+	if errors.Is(r.err, io.EOF) {
+		return 0, io.ErrUnexpectedEOF // the last frame ended the input
+	}
 	if r.err != nil {
 		return 0, r.err
 	}
@@ -118,6 +121,9 @@ func (r *Reader) readPayload(dst []byte) (int, error) {
 		return n, r.err
 	}
 	m, err := io.ReadFull(r.src, dst[n:])
+	if errors.Is(err, io.EOF) {
+		err = io.ErrUnexpectedEOF // the input ended before the whole payload, whatever was buffered
+	}
 	if err != nil {
 		r.err = err
 	}
