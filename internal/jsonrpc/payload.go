@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sync"
 	"time"
 )
 
@@ -69,7 +70,7 @@ func (c *Conn) readPayload(req *Request) (charged int64, stop bool, term *Error,
 		}
 	}
 	charged = int64(n)
-	buf := make([]byte, n)
+	buf := getPayloadBuf(n)
 	if c.dl != nil {
 		c.setReadDeadline(time.Now().Add(c.opts.FrameTimeout))
 	}
@@ -93,6 +94,30 @@ func (c *Conn) readPayload(req *Request) (charged int64, stop bool, term *Error,
 	}
 	req.payload = buf
 	return charged, false, nil, nil
+}
+
+// Payloads of pooledPayloadMin to pooledPayloadBytes are read into recycled pooledPayloadBytes buffers: a client
+// streaming 1 MiB chunks reuses the same few buffers instead of having each one allocated and zeroed.
+const (
+	pooledPayloadBytes = 1 << 20
+	pooledPayloadMin   = pooledPayloadBytes / 2
+)
+
+var payloadBufs = sync.Pool{New: func() any { b := make([]byte, pooledPayloadBytes); return &b }}
+
+func getPayloadBuf(n int) []byte {
+	if n < pooledPayloadMin || n > pooledPayloadBytes {
+		return make([]byte, n)
+	}
+	return (*payloadBufs.Get().(*[]byte))[:n]
+}
+
+// putPayloadBuf recycles a payload buffer; the request no longer uses it.
+func putPayloadBuf(b []byte) {
+	if cap(b) == pooledPayloadBytes && len(b) >= pooledPayloadMin {
+		b = b[:cap(b)]
+		payloadBufs.Put(&b)
+	}
 }
 
 // ReadPayload reads the bytes that follow the last frame: those already buffered, then straight from the

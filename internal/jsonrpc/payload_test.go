@@ -197,3 +197,17 @@ func TestConnPayloadNotOnMessages(t *testing.T) {
 		t.Fatal("Payload was asked on a message framer")
 	}
 }
+
+// Payload buffers are recycled once a request is released: each request still sees exactly its own bytes.
+func TestConnPayloadRecycled(t *testing.T) {
+	opts, h := payloadOpts(nil, 0)
+	p := newPair(t, h, opts)
+	for i, n := range []int{pooledPayloadBytes, pooledPayloadMin + 1, pooledPayloadMin, pooledPayloadBytes - 3} {
+		body := strings.Repeat(string(rune('a'+i)), n-1) + "z"
+		p.send(`{"jsonrpc":"2.0","method":"m","params":{"n":` + strconv.Itoa(n) + `},"id":1}` + "\n" + body)
+		want := `{"jsonrpc":"2.0","id":1,"result":"` + body + `"}`
+		if got := p.recv(); got != want {
+			t.Fatalf("payload %d (%d bytes): got %d bytes ending %q", i, n, len(got), got[max(0, len(got)-20):])
+		}
+	}
+}

@@ -42,6 +42,9 @@ func (r *Request) IsNotification() bool { return r.ID == nil }
 // long-running handler. Params is nil afterwards. It must be called from the handler's goroutine; a second call
 // does nothing.
 func (r *Request) ReleaseParams() {
+	if r.payload != nil {
+		putPayloadBuf(r.payload)
+	}
 	r.Params, r.payload = nil, nil
 	if r.release != nil {
 		r.release()
