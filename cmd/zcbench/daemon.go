@@ -254,6 +254,29 @@ func (c *client) call(method string, params any) (json.RawMessage, error) {
 	if err := c.Write(append(b, '\n')); err != nil {
 		return nil, fmt.Errorf("%s: %w", method, err)
 	}
+	return c.await(method, id)
+}
+
+// binaryChunk sends a binary file/upload/chunk (its line with data_len, then data, in one write) and waits for
+// its response.
+func (c *client) binaryChunk(uploadID string, offset int, data []byte) error {
+	c.next++
+	id := c.next
+	line := fmt.Appendf(nil, `{"jsonrpc":"2.0","method":"file/upload/chunk","params":{"upload_id":%q,"offset":%d,"data_len":%d},"id":%d}`+"\n",
+		uploadID, offset, len(data), id)
+	_ = c.Conn().SetWriteDeadline(time.Now().Add(timeout))
+	bufs := net.Buffers{line, data}
+	_, err := bufs.WriteTo(c.Conn())
+	_ = c.Conn().SetWriteDeadline(time.Time{})
+	if err != nil {
+		return fmt.Errorf("file/upload/chunk: %w", err)
+	}
+	_, err = c.await("file/upload/chunk", id)
+	return err
+}
+
+// await reads frames until the response to request id, skipping notifications.
+func (c *client) await(method string, id int) (json.RawMessage, error) {
 	want := fmt.Sprint(id)
 	for {
 		line, err := c.Recv(timeout)

@@ -24,7 +24,15 @@ type InitializeResult struct {
 	PrincipalID          string              `json:"principal_id"`
 	Capabilities         []string            `json:"capabilities"`
 	Commands             []CommandDescriptor `json:"commands"`
+	// Extensions lists our extensions beyond upstream's protocol that the client asked for in
+	// clientCapabilities and this connection has enabled (ExtBinaryUploadChunks); absent when none.
+	Extensions []string `json:"extensions,omitempty"`
 }
+
+// ExtBinaryUploadChunks is the extension a client asks for with clientCapabilities.binary_upload_chunks = true
+// (on a local socket): a file/upload/chunk whose params carry data_len (1..UploadChunkBytes) instead of data_b64
+// is followed on the stream, right after its line, by exactly data_len raw bytes of the chunk.
+const ExtBinaryUploadChunks = "binary_upload_chunks"
 
 // CommandDescriptor is one slash command a TUI offers (upstream's commands_for_surface): a stable id, the
 // canonical name without the slash, and other names accepted for it.

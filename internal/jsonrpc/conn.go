@@ -76,7 +76,11 @@ type Options struct {
 	// Budget, shared by every connection of a server, bounds the bytes of the inbound frames they hold at once;
 	// nil => no bound beyond MaxFrameBytes per frame.
 	Budget *Budget
-	Logger *slog.Logger // nil => discard
+	// Payload, if set, is asked by the reader about every inbound request on a framer that is a PayloadReader:
+	// how many raw bytes follow the request's frame (0: none; see payload.go). An error, or a length beyond
+	// MaxFrameBytes, is the request's response and ends the connection.
+	Payload func(req *Request) (int, error)
+	Logger  *slog.Logger // nil => discard
 }
 
 func (o Options) withDefaults() Options {
@@ -128,6 +132,8 @@ type Conn struct {
 	writeErr   error     // the first write failure
 	flushBy    time.Time // after a write stall: the deadline of the final flush
 	flushErr   error     // a write failure during that flush
+
+	termID json.RawMessage // the id the terminal error frame answers (a request whose payload failed), or nil
 }
 
 type callResult struct {
@@ -231,7 +237,7 @@ func (c *Conn) Serve(ctx context.Context) error {
 	c.wg.Wait() // the dispatcher finishes the requests already read; the concurrent handlers end
 	if terminal != nil {
 		fb := getFrameBuf()
-		fb.error(nil, terminal)
+		fb.error(c.termID, terminal)
 		_ = c.q.push(nil, outFrame{fb.b, fb}, true)
 	}
 	c.q.close(false)
@@ -301,6 +307,11 @@ func (c *Conn) readLoop(ctx context.Context) (*Error, error) {
 		in := Classify(frame) // not a copy: a request's params are a slice of frame
 		switch {
 		case in.Request != nil:
+			extra, stop, term, err := c.readPayload(in.Request)
+			if held += extra; stop {
+				c.opts.Budget.release(held)
+				return term, err
+			}
 			if held > 0 {
 				in.Request.release = func() { c.opts.Budget.release(held) }
 			}

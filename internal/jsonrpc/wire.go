@@ -21,6 +21,7 @@ type Request struct {
 	release func() // returns the frame's Budget charge; set by Conn
 	after   func() // set by AfterReply
 	valid   bool   // Params are part of a frame Classify validated
+	payload []byte // the raw bytes that followed the frame (payload.go), or nil
 }
 
 // ParamsValidated reports whether Params are known to be valid JSON (the request came from Classify, which
@@ -41,7 +42,10 @@ func (r *Request) IsNotification() bool { return r.ID == nil }
 // long-running handler. Params is nil afterwards. It must be called from the handler's goroutine; a second call
 // does nothing.
 func (r *Request) ReleaseParams() {
-	r.Params = nil
+	if r.payload != nil {
+		putPayloadBuf(r.payload)
+	}
+	r.Params, r.payload = nil, nil
 	if r.release != nil {
 		r.release()
 		r.release = nil

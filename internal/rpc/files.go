@@ -40,8 +40,11 @@ func (s *Server) registerFiles(m *session.Manager, b *upload.Budget) {
 		return api.UploadBeginResult{UploadID: id, ChunkBytes: api.UploadChunkBytes, MaxBytes: api.MaxFileBytes}, err
 	}))
 	s.register(api.MethodFileUploadChunk, router.HandleRaw(grantFilesCreate, func(_ context.Context, p *Peer, req *jsonrpc.Request) (api.UploadChunkResult, error) {
-		return serveChunk(func() *upload.Staging { return p.staging(b) }, req.Params, req.ParamsValidated(), false,
-			func() error { return localOnly(p, api.MethodFileUploadChunk) })
+		allowed := func() error { return localOnly(p, api.MethodFileUploadChunk) }
+		if data := req.Payload(); data != nil {
+			return serveBinaryChunk(p.staging(b), req.Params, req.ParamsValidated(), data, allowed)
+		}
+		return serveChunk(func() *upload.Staging { return p.staging(b) }, req.Params, req.ParamsValidated(), false, allowed)
 	}))
 	s.register(api.MethodFileUploadCommit, handle(grantFilesCreate, func(ctx context.Context, p *Peer, params *api.UploadCommitParams) (api.FileAttachment, error) {
 		if err := localOnly(p, api.MethodFileUploadCommit); err != nil {

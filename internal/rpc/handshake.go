@@ -52,6 +52,13 @@ func (s *Server) initialize(_ context.Context, p *Peer, raw json.RawMessage) (an
 	p.elicitation = declaresElicitationForm(params.ClientCapabilities)
 	p.env = env
 	p.mu.Unlock()
+	var ext []string
+	// Binary chunks only where uploads are served (local transports) and the framer carries raw bytes.
+	binary := declaresBinaryChunks(params.ClientCapabilities) && p.Info.Transport.Local() && p.conn != nil && p.conn.CanReadPayload()
+	p.binaryChunks.Store(binary)
+	if binary {
+		ext = append(ext, api.ExtBinaryUploadChunks)
+	}
 	return api.InitializeResult{
 		ProtocolVersion:      api.ProtocolVersion,
 		ServerVersion:        api.ServerVersion,
@@ -63,7 +70,19 @@ func (s *Server) initialize(_ context.Context, p *Peer, raw json.RawMessage) (an
 		PrincipalID:          principalID(principal),
 		Capabilities:         s.Capabilities(),
 		Commands:             api.TUICommands(),
+		Extensions:           ext,
 	}, nil
+}
+
+// declaresBinaryChunks reports whether clientCapabilities.binary_upload_chunks is true.
+func declaresBinaryChunks(caps json.RawMessage) bool {
+	if len(caps) == 0 {
+		return false
+	}
+	var c struct {
+		Binary bool `json:"binary_upload_chunks"`
+	}
+	return json.Unmarshal(caps, &c) == nil && c.Binary
 }
 
 // principalID is the principal's wire name (protocol.md §3): a [users] name, or "shared-operator" for the

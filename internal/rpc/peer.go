@@ -29,6 +29,9 @@ type Peer struct {
 	ConnectedAt time.Time
 	conn        *jsonrpc.Conn
 	inflight    atomic.Int64
+	// binaryChunks: initialize enabled binary upload chunks (a file/upload/chunk with data_len is followed by
+	// that many raw bytes on the stream). Read by the connection's reader for every request.
+	binaryChunks atomic.Bool
 
 	mu          sync.Mutex // mu guards the fields below
 	initialized bool

@@ -188,6 +188,7 @@ func (s *Server) ServeFramer(ctx context.Context, f jsonrpc.Framer, info PeerInf
 		Concurrent:    s.concurrent,
 		Inline:        s.inline,
 		Budget:        s.opts.FrameBudget,
+		Payload:       peer.chunkPayload,
 		Logger:        log,
 	})
 	peer.conn = conn

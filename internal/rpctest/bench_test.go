@@ -54,8 +54,9 @@ func echoServer(b *testing.B) string {
 }
 
 type benchConn struct {
-	c net.Conn
-	r *bufio.Reader
+	c      net.Conn
+	r      *bufio.Reader
+	binary bool // uploads send binary chunks (the connection enabled them)
 }
 
 func benchDial(b *testing.B, path string, initialize bool) *benchConn {

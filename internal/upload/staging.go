@@ -214,12 +214,32 @@ func (s *Staging) Chunk(id string, offset int64, dataB64 string) (int64, error) 
 // ChunkBytes is Chunk with the base64 in a byte slice (a slice of the request's frame: the chunk is decoded
 // straight from it into the staged bytes). dataB64 is only read, and not kept.
 func (s *Staging) ChunkBytes(id string, offset int64, dataB64 []byte) (int64, error) {
+	return s.chunk(id, offset, func() (int, error) { return decodedLen(dataB64) }, func(dst []byte) error {
+		if m, err := decodeB64(dst, dataB64); err != nil || m != len(dst) {
+			return invalid("data_b64 is not valid padded standard base64")
+		}
+		return nil
+	})
+}
+
+// ChunkRaw is Chunk with the chunk's bytes themselves (a binary chunk: they followed the request on the stream),
+// under the same rules. data is only read, and not kept.
+func (s *Staging) ChunkRaw(id string, offset int64, data []byte) (int64, error) {
+	return s.chunk(id, offset, func() (int, error) { return len(data), nil }, func(dst []byte) error {
+		copy(dst, data)
+		return nil
+	})
+}
+
+// chunk adds a chunk of measure() bytes at offset, which fill writes into its destination (or fails, leaving
+// nothing received), and returns the bytes received so far; see Chunk for the rules.
+func (s *Staging) chunk(id string, offset int64, measure func() (int, error), fill func(dst []byte) error) (int64, error) {
 	now := s.b.now()
 	u, err := s.get(id, now)
 	if err != nil {
 		return 0, err
 	}
-	n, err := decodedLen(dataB64)
+	n, err := measure()
 	if err != nil {
 		return 0, err
 	}
@@ -239,7 +259,7 @@ func (s *Staging) ChunkBytes(id string, offset int64, dataB64 []byte) (int64, er
 	case offset < u.received:
 		if end <= u.received {
 			chunk := make([]byte, n)
-			if m, err := decodeB64(chunk, dataB64); err == nil && m == n && bytes.Equal(chunk, u.data[offset:end]) {
+			if fill(chunk) == nil && bytes.Equal(chunk, u.data[offset:end]) {
 				u.last = now
 				return u.received, nil
 			}
@@ -253,9 +273,9 @@ func (s *Staging) ChunkBytes(id string, offset int64, dataB64 []byte) (int64, er
 	if u.data == nil {
 		u.data = alloc(int(u.size))
 	}
-	// Decoded straight into the staged bytes; they count as received only once the whole chunk decoded.
-	if m, err := decodeB64(u.data[offset:end:end], dataB64); err != nil || m != n {
-		return 0, invalid("data_b64 is not valid padded standard base64")
+	// Written straight into the staged bytes; they count as received only once the whole chunk is there.
+	if err := fill(u.data[offset:end:end]); err != nil {
+		return 0, err
 	}
 	u.received = end
 	u.last = now
