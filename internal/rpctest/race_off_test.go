@@ -1,0 +1,5 @@
+//go:build !race
+
+package rpctest
+
+const raceEnabled = false
