@@ -5,7 +5,7 @@
 //	go run ./cmd/zcbench [-bin PATH] [-out DIR] [-runs N]
 //	go run ./cmd/zcbench chaos [-bin PATH] [-duration 60s] [-seed N] [-clients N]
 //
-// Without -bin it builds the binary with the README's command (go build -o DIR/zeroclaw ./cmd/zeroclaw) from the
+// Without -bin it builds the binary with the README's command (buildCommand: a static, stripped build) from the
 // module it runs in. Everything it starts listens on a Unix socket or on 127.0.0.1 and stops by itself.
 package main
 
@@ -86,7 +86,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		m.LoadBefore, m.LoadAfter = loadBefore, loadavg()
 		built := "given with -bin"
 		if *bin == "" {
-			built = "built by zcbench with go build -o DIR/zeroclaw ./cmd/zeroclaw (the README's command)"
+			built = "built by zcbench with " + buildCommand("DIR/zeroclaw") + " (the README's command)"
 		}
 		rep := report{Command: "go run ./cmd/zcbench " + strings.Join(args, " "), Started: started, Runs: *runs, Machine: m,
 			Binary: built, Metrics: res.metrics(), Failed: failed}
@@ -137,14 +137,36 @@ func binary(ctx context.Context, bin string, log io.Writer) (string, func(), err
 		return "", nil, err
 	}
 	out := filepath.Join(dir, "zeroclaw")
-	fmt.Fprintln(log, "zcbench: building go build -o", out, "./cmd/zeroclaw")
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", out, "./cmd/zeroclaw")
+	fmt.Fprintln(log, "zcbench: building", buildCommand(out))
+	cmd := exec.CommandContext(ctx, "go", buildArgs(out)...)
 	cmd.Dir, cmd.Stdout, cmd.Stderr = root, log, log
+	cmd.Env = append(os.Environ(), buildEnv)
 	if err := cmd.Run(); err != nil {
 		os.RemoveAll(dir)
 		return "", nil, fmt.Errorf("go build: %w", err)
 	}
 	return out, func() { os.RemoveAll(dir) }, nil
+}
+
+// buildEnv and buildArgs are the README's build command ("To build the binary"), which a test keeps equal to it:
+// a static binary (no cgo: the "one static binary" the README promises, and no libc or ld.so mapped), without
+// local paths and without the symbol table and DWARF, which only debuggers read.
+const buildEnv = "CGO_ENABLED=0"
+
+func buildArgs(out string) []string {
+	return []string{"build", "-trimpath", "-ldflags=-s -w", "-o", out, "./cmd/zeroclaw"}
+}
+
+// buildCommand is the build command as a shell line.
+func buildCommand(out string) string {
+	line := buildEnv + " go"
+	for _, a := range buildArgs(out) {
+		if strings.ContainsAny(a, " '") {
+			a = "'" + a + "'"
+		}
+		line += " " + a
+	}
+	return line
 }
 
 // moduleRoot finds the directory of the go.mod that declares this module, from the working directory up.

@@ -29,7 +29,8 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	testBinary = filepath.Join(dir, "zeroclaw")
-	build := exec.Command("go", "build", "-o", testBinary, "../../cmd/zeroclaw")
+	build := exec.Command("go", buildArgs(testBinary)...) // the README's build command, as zcbench runs it
+	build.Dir, build.Env = "../..", append(os.Environ(), buildEnv)
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "building zeroclaw:", err)

@@ -12,6 +12,8 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"runtime"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"time"
@@ -283,6 +285,7 @@ func Run(ctx context.Context, opts Options) error {
 		DrainTimeout: opts.DrainTimeout,
 		Drain:        d.drain,
 		Abort:        d.abort,
+		Settled:      returnMemory,
 		Logger:       log,
 	})
 	d.startGateway(ctx, opts, pm, metrics, clk)
@@ -407,6 +410,18 @@ func (d *daemon) drain(ctx context.Context) {
 }
 
 // abort ends every connection of both protocols outright (past the drain deadline).
+// returnMemory runs once a burst of connections has come and gone (listen.Options.Settled): the goroutine
+// stacks the burst grew and the heap pages it freed stay with the process until the runtime's background
+// scavenger returns them, slowly and only down to its heap goal, so a daemon that served hundreds of clients
+// for a moment keeps megabytes it no longer uses. Two GCs (a GC shrinks each goroutine's stack at most by half,
+// so the idle connections' stacks grown while serving a request come back to what their idle wait needs) and
+// returning every free page cost a few milliseconds of CPU on this heap, at most once per
+// listen.DefaultSettleEvery.
+func returnMemory() {
+	runtime.GC()
+	debug.FreeOSMemory()
+}
+
 func (d *daemon) abort() {
 	d.srv.CloseAll()
 	d.acp.CloseAll()

@@ -116,7 +116,7 @@ type Conn struct {
 	log  *slog.Logger
 
 	q       *outQueue
-	seq     chan *Request // sequential requests, read by the dispatcher
+	seq     chan *Request // sequential requests, read by the dispatcher; made by the reader on first use
 	seqBusy atomic.Int64  // sequential requests queued or running; the dispatcher runs while it is > 0
 	conc    chan struct{} // one token per running concurrent handler
 	closing chan struct{} // closed by Close
@@ -157,7 +157,6 @@ func NewConn(f Framer, h Handler, opts Options) *Conn {
 		h:       h,
 		opts:    opts,
 		log:     opts.Logger,
-		seq:     make(chan *Request, maxQueuedRequests),
 		conc:    make(chan struct{}, maxConcurrentHandlers),
 		closing: make(chan struct{}),
 		done:    make(chan struct{}),
@@ -231,7 +230,9 @@ func (c *Conn) Serve(ctx context.Context) error {
 	c.q.start()
 	terminal, err := c.readLoop(hctx)
 
-	close(c.seq) // only readLoop sends on seq
+	if c.seq != nil {
+		close(c.seq) // only readLoop sends on seq
+	}
 	c.failPending()
 	cancel()
 	c.wg.Wait() // the dispatcher finishes the requests already read; the concurrent handlers end
@@ -357,6 +358,11 @@ func (c *Conn) deliver(ctx context.Context, req *Request) bool {
 	if c.opts.Inline != nil && c.seqBusy.Load() == 0 && c.opts.Inline(req.Method) {
 		c.handle(ctx, req) // nothing sequential is pending, so order is kept
 		return true
+	}
+	if c.seq == nil {
+		// Made on the first sequential request: an idle connection that only initialized (inline) and ran
+		// inline or concurrent methods never holds the 64-slot queue (~600 B).
+		c.seq = make(chan *Request, maxQueuedRequests)
 	}
 	if c.seqBusy.Add(1) == 1 {
 		c.wg.Add(1)

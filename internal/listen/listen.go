@@ -55,9 +55,26 @@ type Options struct {
 	// a ctx that ends at the drain deadline: the place to cancel running work and wait for in-flight requests.
 	Drain func(ctx context.Context)
 	// Abort is called by Shutdown when connections are still open at the drain deadline: it ends them outright.
-	Abort  func()
-	Logger *slog.Logger
+	Abort func()
+	// Settled is called once the connections have come and gone in a burst (at least SettleChurn admitted or
+	// closed since the last call) and then none has come or gone for SettleQuiet; calls are at least
+	// SettleEvery apart and never concurrent. The daemon returns the memory the burst left behind to the OS
+	// there. It runs on its own goroutine, which Shutdown waits for.
+	Settled     func()
+	SettleChurn int           // default 64
+	SettleQuiet time.Duration // default 250 ms
+	SettleEvery time.Duration // default 10 s
+	Logger      *slog.Logger
 }
+
+// Defaults of the Settled options: a burst is far more connections than an interactive user opens, the quiet
+// period is short enough that memory is back soon after the burst, and the spacing bounds the cost (a GC and
+// returning free pages) under a steady stream of bursts.
+const (
+	DefaultSettleChurn = 64
+	DefaultSettleQuiet = 250 * time.Millisecond
+	DefaultSettleEvery = 10 * time.Second
+)
 
 // Server admits, counts and drains the connections of the listeners it serves. They share the connection limit,
 // the ephemeral count and the shutdown. All methods are safe for concurrent use.
@@ -75,6 +92,10 @@ type Server struct {
 	clients int                  // admitted connections still open
 	seen    bool                 // a connection was ever admitted
 	idle    *time.Timer          // the armed ephemeral exit, or nil
+	churn   int                  // connections admitted or closed since the last Settled
+	settle  *time.Timer          // the armed Settled call, or nil
+	settled time.Time            // when Settled was last called
+	settles sync.WaitGroup       // a running Settled call
 }
 
 // New returns a Server; it serves nothing until Serve.
@@ -84,6 +105,15 @@ func New(opts Options) *Server {
 	}
 	if opts.EphemeralGrace <= 0 {
 		opts.EphemeralGrace = DefaultEphemeralGrace
+	}
+	if opts.SettleChurn <= 0 {
+		opts.SettleChurn = DefaultSettleChurn
+	}
+	if opts.SettleQuiet <= 0 {
+		opts.SettleQuiet = DefaultSettleQuiet
+	}
+	if opts.SettleEvery <= 0 {
+		opts.SettleEvery = DefaultSettleEvery
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
@@ -154,7 +184,12 @@ func (s *Server) Shutdown(ctx context.Context) {
 		s.idle.Stop()
 		s.idle = nil
 	}
+	if s.settle != nil && s.settle.Stop() {
+		s.settles.Done() // the call it would have made
+	}
+	s.settle = nil
 	s.mu.Unlock()
+	defer s.settles.Wait()
 	if !first {
 		s.accepting.Wait()
 		s.conns.Wait()
@@ -211,7 +246,44 @@ func (s *Server) admit(limit int) bool {
 		s.idle.Stop()
 		s.idle = nil
 	}
+	s.churned()
 	return true
+}
+
+// churned counts a connection come or gone and, past SettleChurn, (re)arms the Settled call SettleQuiet from now
+// (or from SettleEvery after the last call, if later). The caller holds mu.
+func (s *Server) churned() {
+	s.churn++
+	if s.opts.Settled == nil || s.churn < s.opts.SettleChurn || s.shut {
+		return
+	}
+	wait := s.opts.SettleQuiet
+	if next := time.Until(s.settled.Add(s.opts.SettleEvery)); next > wait {
+		wait = next
+	}
+	if s.settle != nil {
+		if s.settle.Stop() {
+			s.settle.Reset(wait)
+		}
+		return // a call is already running and has reset churn: this one counts towards the next
+	}
+	s.settles.Add(1)
+	var t *time.Timer
+	t = time.AfterFunc(wait, func() {
+		defer s.settles.Done()
+		s.mu.Lock()
+		if s.settle != t {
+			s.mu.Unlock()
+			return
+		}
+		s.churn = 0
+		s.mu.Unlock()
+		s.opts.Settled()
+		s.mu.Lock()
+		s.settle, s.settled = nil, time.Now()
+		s.mu.Unlock()
+	})
+	s.settle = t
 }
 
 // release uncounts a closed connection; in ephemeral mode the last one arms the exit timer.
@@ -219,6 +291,7 @@ func (s *Server) release() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.clients--
+	s.churned()
 	if !s.opts.Ephemeral || s.clients != 0 || !s.seen || s.shut {
 		return
 	}

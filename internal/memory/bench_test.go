@@ -107,15 +107,9 @@ func BenchmarkRecall100k(b *testing.B) {
 			benchRun(b, func(ctx context.Context) error {
 				var args pgArgs
 				tsq := tsQuery(benchQuery, &args)
-				rows, err := p.pool.Query(ctx, `SELECT id, ts_rank_cd(to_tsvector('simple', content), `+tsq+`) AS s FROM `+p.table+`
+				_, err := p.pool.query(ctx, `SELECT id, ts_rank_cd(to_tsvector('simple', content), `+tsq+`) AS s FROM `+p.table+`
 					WHERE to_tsvector('simple', content) @@ `+tsq+` ORDER BY s DESC LIMIT 10`, args...)
-				if err != nil {
-					return err
-				}
-				for rows.Next() {
-				}
-				rows.Close()
-				return rows.Err()
+				return err
 			})
 		})
 	})
@@ -139,11 +133,16 @@ func seedBenchPostgres(b *testing.B, dsn string, n int) (*Postgres, string) {
 			"core", now, now, "default", agent}
 	}
 	schema, table, _ := strings.Cut(strings.ReplaceAll(p.table, `"`, ""), ".")
-	if _, err := p.pool.CopyFrom(b.Context(), pgx.Identifier{schema, table},
+	conn, err := pgx.Connect(b.Context(), dsn)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	if _, err := conn.CopyFrom(b.Context(), pgx.Identifier{schema, table},
 		[]string{"id", "key", "content", "category", "created_at", "updated_at", "namespace", "agent_id"}, pgx.CopyFromRows(rows)); err != nil {
 		b.Fatal(err)
 	}
-	if _, err := p.pool.Exec(b.Context(), "ANALYZE "+p.table); err != nil {
+	if _, err := p.pool.exec(b.Context(), "ANALYZE "+p.table); err != nil {
 		b.Fatal(err)
 	}
 	return p, a

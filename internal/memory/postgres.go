@@ -10,8 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // PostgresOptions names a PostgreSQL memory table: [storage.postgres.<alias>] db_url, schema and table.
@@ -24,7 +23,7 @@ type PostgresOptions struct {
 // (<schema>.<table>, default public.memories) and <schema>.agents, rows scoped by agent_id, keyword recall with
 // PostgreSQL's own text search (the 'simple' configuration upstream indexes with).
 type Postgres struct {
-	pool          *pgxpool.Pool
+	pool          *pgPool
 	table         string // quoted, schema-qualified
 	agents        string
 	schema, index string // the content text-search index, whose statistics name the common words
@@ -52,26 +51,25 @@ func OpenPostgres(ctx context.Context, o PostgresOptions) (*Postgres, error) {
 	if strings.TrimSpace(o.URL) == "" {
 		return nil, fmt.Errorf("%w: postgres db_url is empty", ErrInvalid)
 	}
-	cfg, err := pgxpool.ParseConfig(o.URL)
+	cfg, err := pgconn.ParseConfig(o.URL)
 	if err != nil {
 		// The parser's message may quote the URL (and so a password): say only what is wrong.
 		return nil, fmt.Errorf("%w: db_url is not a PostgreSQL connection URL (postgres://user:password@host:port/database or key=value form)", ErrInvalid)
 	}
-	if cfg.ConnConfig.ConnectTimeout == 0 {
-		cfg.ConnConfig.ConnectTimeout = pgConnectTimeout
+	if cfg.ConnectTimeout == 0 {
+		cfg.ConnectTimeout = pgConnectTimeout
 	}
-	cfg.MaxConns = 8
+	// Results are read as text: timestamps in the ISO style and in UTC, whatever the server's defaults.
+	cfg.RuntimeParams["datestyle"] = "ISO"
+	cfg.RuntimeParams["timezone"] = "UTC"
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	pool, err := pgxpool.NewWithConfig(ctx, cfg)
-	if err != nil {
-		return nil, fmt.Errorf("memory: postgres: %w", err)
-	}
+	pool := newPGPool(cfg)
 	p := &Postgres{pool: pool, table: pgQuote(schema) + "." + pgQuote(table), agents: pgQuote(schema) + ".agents",
 		schema: schema, index: "idx_" + table + "_content_fts", now: o.Now}
 	if err := p.init(ctx, schema, table); err != nil {
-		pool.Close()
+		pool.close()
 		return nil, fmt.Errorf("memory: postgres %s.%s: %w", schema, table, err)
 	}
 	return p, nil
@@ -84,7 +82,7 @@ func (p *Postgres) Kind() string { return KindPostgres }
 
 // Close implements Backend.
 func (p *Postgres) Close() error {
-	p.pool.Close()
+	p.pool.close()
 	return nil
 }
 
@@ -94,17 +92,17 @@ func (p *Postgres) Close() error {
 // (agent_id, key) instead of unique key; rows from before it belong to the default agent), the namespace and
 // importance columns of upstream's pgvector path, and session ids in their sanitized form.
 func (p *Postgres) init(ctx context.Context, schema, table string) error {
-	tx, err := p.pool.Begin(ctx)
+	tx, err := p.pool.begin(ctx)
 	if err != nil {
 		return err
 	}
-	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
-	if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock(hashtext($1))", "zeroclaw-memory:"+schema+"."+table); err != nil {
+	defer tx.rollback(context.WithoutCancel(ctx))
+	if _, err := tx.exec(ctx, "SELECT pg_advisory_xact_lock(hashtext($1))", "zeroclaw-memory:"+schema+"."+table); err != nil {
 		return err
 	}
 	ix := "idx_" + table + "_"
 	t := p.table
-	if _, err := tx.Exec(ctx, `
+	if err := tx.script(ctx, `
 CREATE SCHEMA IF NOT EXISTS `+pgQuote(schema)+`;
 CREATE TABLE IF NOT EXISTS `+p.agents+` (
     id         TEXT PRIMARY KEY,
@@ -132,24 +130,24 @@ CREATE INDEX IF NOT EXISTS `+ix+`namespace ON `+t+`(namespace);
 CREATE INDEX IF NOT EXISTS `+ix+`agent_id ON `+t+`(agent_id);`); err != nil {
 		return fmt.Errorf("schema: %w", err)
 	}
-	var unattributed bool
-	if err := tx.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM "+t+" WHERE agent_id IS NULL)").Scan(&unattributed); err != nil {
+	rows, err := tx.query(ctx, "SELECT EXISTS (SELECT 1 FROM "+t+" WHERE agent_id IS NULL)")
+	if err != nil {
 		return err
 	}
-	if unattributed {
+	if len(rows) == 1 && string(rows[0][0]) == "t" {
 		def, err := pgEnsureAgent(ctx, tx, p.agents, "default")
 		if err != nil {
 			return err
 		}
-		if _, err := tx.Exec(ctx, "UPDATE "+t+" SET agent_id = $1 WHERE agent_id IS NULL", def); err != nil {
+		if _, err := tx.exec(ctx, "UPDATE "+t+" SET agent_id = $1 WHERE agent_id IS NULL", def); err != nil {
 			return err
 		}
 	}
-	if _, err := tx.Exec(ctx, "ALTER TABLE "+t+" ALTER COLUMN agent_id SET NOT NULL"); err != nil {
+	if _, err := tx.exec(ctx, "ALTER TABLE "+t+" ALTER COLUMN agent_id SET NOT NULL"); err != nil {
 		return err
 	}
 	// Constraints by what they cover, not by name: names are per schema and an older table may have its own.
-	rows, err := tx.Query(ctx, `SELECT c.conname::text, c.contype::text,
+	rows, err = tx.query(ctx, `SELECT c.conname::text, c.contype::text,
 		   ARRAY(SELECT a.attname::text FROM unnest(c.conkey) k JOIN pg_attribute a ON a.attrelid = c.conrelid AND a.attnum = k ORDER BY a.attname)
 		FROM pg_constraint c WHERE c.conrelid = $1::regclass AND c.contype IN ('u', 'f')`, t)
 	if err != nil {
@@ -157,11 +155,10 @@ CREATE INDEX IF NOT EXISTS `+ix+`agent_id ON `+t+`(agent_id);`); err != nil {
 	}
 	var dropKeyUnique []string
 	var haveScoped, haveFK bool
-	for rows.Next() {
-		var name, typ string
-		var cols []string
-		if err := rows.Scan(&name, &typ, &cols); err != nil {
-			rows.Close()
+	for _, r := range rows {
+		name, typ := string(r[0]), string(r[1])
+		cols, err := pgParseArray(r[2])
+		if err != nil {
 			return err
 		}
 		switch {
@@ -173,43 +170,35 @@ CREATE INDEX IF NOT EXISTS `+ix+`agent_id ON `+t+`(agent_id);`); err != nil {
 			haveFK = true
 		}
 	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return err
-	}
 	for _, name := range dropKeyUnique {
-		if _, err := tx.Exec(ctx, "ALTER TABLE "+t+" DROP CONSTRAINT "+pgx.Identifier{name}.Sanitize()); err != nil {
+		if _, err := tx.exec(ctx, "ALTER TABLE "+t+" DROP CONSTRAINT "+pgQuote(strings.ReplaceAll(name, `"`, `""`))); err != nil {
 			return err
 		}
 	}
 	if !haveScoped {
-		if _, err := tx.Exec(ctx, "ALTER TABLE "+t+" ADD CONSTRAINT "+pgQuote(table+"_agent_id_key_key")+" UNIQUE (agent_id, key)"); err != nil {
+		if _, err := tx.exec(ctx, "ALTER TABLE "+t+" ADD CONSTRAINT "+pgQuote(table+"_agent_id_key_key")+" UNIQUE (agent_id, key)"); err != nil {
 			return err
 		}
 	}
 	if !haveFK {
-		if _, err := tx.Exec(ctx, "ALTER TABLE "+t+" ADD CONSTRAINT "+pgQuote(table+"_agent_id_fkey")+" FOREIGN KEY (agent_id) REFERENCES "+p.agents+"(id)"); err != nil {
+		if _, err := tx.exec(ctx, "ALTER TABLE "+t+" ADD CONSTRAINT "+pgQuote(table+"_agent_id_fkey")+" FOREIGN KEY (agent_id) REFERENCES "+p.agents+"(id)"); err != nil {
 			return err
 		}
 	}
 	if err := pgNormalizeSessionIDs(ctx, tx, t); err != nil {
 		return err
 	}
-	return tx.Commit(ctx)
+	return tx.commit(ctx)
 }
 
-func pgNormalizeSessionIDs(ctx context.Context, tx pgx.Tx, t string) error {
-	rows, err := tx.Query(ctx, "SELECT DISTINCT session_id FROM "+t+" WHERE session_id IS NOT NULL")
+func pgNormalizeSessionIDs(ctx context.Context, tx pgRunner, t string) error {
+	rows, err := tx.query(ctx, "SELECT DISTINCT session_id FROM "+t+" WHERE session_id IS NOT NULL")
 	if err != nil {
 		return err
 	}
-	ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		return err
-	}
-	for _, id := range ids {
-		if clean := SanitizeSessionKey(id); clean != id {
-			if _, err := tx.Exec(ctx, "UPDATE "+t+" SET session_id = $1 WHERE session_id = $2", clean, id); err != nil {
+	for _, r := range rows {
+		if id, clean := string(r[0]), SanitizeSessionKey(string(r[0])); clean != id {
+			if _, err := tx.exec(ctx, "UPDATE "+t+" SET session_id = $1 WHERE session_id = $2", clean, id); err != nil {
 				return err
 			}
 		}
@@ -217,24 +206,25 @@ func pgNormalizeSessionIDs(ctx context.Context, tx pgx.Tx, t string) error {
 	return nil
 }
 
-func pgEnsureAgent(ctx context.Context, db pgx.Tx, agents, alias string) (string, error) {
-	if _, err := db.Exec(ctx, "INSERT INTO "+agents+" (id, alias, created_at) VALUES ($1, $2, NOW()) ON CONFLICT (alias) DO NOTHING",
+func pgEnsureAgent(ctx context.Context, db pgRunner, agents, alias string) (string, error) {
+	if _, err := db.exec(ctx, "INSERT INTO "+agents+" (id, alias, created_at) VALUES ($1, $2, NOW()) ON CONFLICT (alias) DO NOTHING",
 		newUUID(), alias); err != nil {
 		return "", err
 	}
-	var id string
-	err := db.QueryRow(ctx, "SELECT id FROM "+agents+" WHERE alias = $1", alias).Scan(&id)
-	return id, err
+	rows, err := db.query(ctx, "SELECT id FROM "+agents+" WHERE alias = $1", alias)
+	if err != nil {
+		return "", err
+	}
+	if len(rows) != 1 || rows[0][0] == nil {
+		return "", fmt.Errorf("agent %q: %d rows after the insert", alias, len(rows))
+	}
+	return string(rows[0][0]), nil
 }
 
 // EnsureAgent implements Backend.
 func (p *Postgres) EnsureAgent(ctx context.Context, alias string) (string, error) {
-	if _, err := p.pool.Exec(ctx, "INSERT INTO "+p.agents+" (id, alias, created_at) VALUES ($1, $2, NOW()) ON CONFLICT (alias) DO NOTHING",
-		newUUID(), alias); err != nil {
-		return "", fmt.Errorf("memory: agent %q: %w", alias, err)
-	}
-	var id string
-	if err := p.pool.QueryRow(ctx, "SELECT id FROM "+p.agents+" WHERE alias = $1", alias).Scan(&id); err != nil {
+	id, err := pgEnsureAgent(ctx, p.pool, p.agents, alias)
+	if err != nil {
 		return "", fmt.Errorf("memory: agent %q: %w", alias, err)
 	}
 	return id, nil
@@ -246,7 +236,7 @@ func (p *Postgres) Store(ctx context.Context, agentID string, r Record) error {
 	if r.SessionID != "" {
 		sid = ptr(SanitizeSessionKey(r.SessionID))
 	}
-	_, err := p.pool.Exec(ctx, `INSERT INTO `+p.table+` (id, key, content, category, created_at, updated_at, session_id, namespace, agent_id)
+	_, err := p.pool.exec(ctx, `INSERT INTO `+p.table+` (id, key, content, category, created_at, updated_at, session_id, namespace, agent_id)
 		VALUES ($1, $2, $3, $4, $5, $5, $6, $7, $8)
 		ON CONFLICT (agent_id, key) DO UPDATE SET content = EXCLUDED.content, category = EXCLUDED.category,
 			updated_at = EXCLUDED.updated_at, session_id = EXCLUDED.session_id, namespace = EXCLUDED.namespace`,
@@ -266,37 +256,46 @@ func (p *Postgres) from() string {
 // pgStamp formats a stored time as upstream's PostgreSQL backend does (chrono's to_rfc3339 of a UTC time).
 func pgStamp(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.999999999-07:00") }
 
-func pgScan(rows pgx.Rows, withScore bool) ([]Entry, []float64, error) {
-	defer rows.Close()
+// pgScan reads rows of pgEntryCols, and a score column after them when withScore.
+func pgScan(rows []pgRow, withScore bool) ([]Entry, []float64, error) {
 	out := []Entry{}
 	var scores []float64
-	for rows.Next() {
-		var e Entry
-		var created time.Time
-		var ns, alias, aid *string
-		var imp *float32
-		dest := []any{&e.ID, &e.Key, &e.Content, &e.Category, &created, &e.SessionID, &ns, &imp, &alias, &aid}
-		var score float64
-		if withScore {
-			dest = append(dest, &score)
+	nullable := func(v []byte) *string {
+		if v == nil {
+			return nil
 		}
-		if err := rows.Scan(dest...); err != nil {
+		return ptr(string(v))
+	}
+	for _, r := range rows {
+		if len(r) < 10 || withScore && len(r) < 11 {
+			return nil, nil, fmt.Errorf("memory: query: %d columns", len(r))
+		}
+		e := Entry{ID: string(r[0]), Key: string(r[1]), Content: string(r[2]), Category: string(r[3]),
+			SessionID: nullable(r[5]), AgentAlias: nullable(r[8]), AgentID: nullable(r[9])}
+		created, err := pgParseTime(r[4])
+		if err != nil {
 			return nil, nil, fmt.Errorf("memory: query: %w", err)
 		}
 		e.Timestamp = pgStamp(created)
 		e.Namespace = "default"
-		if ns != nil {
-			e.Namespace = orDefault(*ns, "default")
+		if r[6] != nil {
+			e.Namespace = orDefault(string(r[6]), "default")
 		}
-		if imp != nil {
-			e.Importance = ptr(float64(*imp))
+		if r[7] != nil {
+			imp, err := strconv.ParseFloat(string(r[7]), 32)
+			if err != nil {
+				return nil, nil, fmt.Errorf("memory: query: importance %q: %w", r[7], err)
+			}
+			e.Importance = ptr(float64(float32(imp)))
 		}
-		e.AgentAlias, e.AgentID = alias, aid
+		var score float64
+		if withScore {
+			if score, err = strconv.ParseFloat(string(r[10]), 64); err != nil {
+				return nil, nil, fmt.Errorf("memory: query: score %q: %w", r[10], err)
+			}
+		}
 		out = append(out, e)
 		scores = append(scores, score)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, nil, fmt.Errorf("memory: query: %w", err)
 	}
 	return out, scores, nil
 }
@@ -350,7 +349,7 @@ func (p *Postgres) Recall(ctx context.Context, q Query) ([]Entry, error) {
 		var args pgArgs
 		where := p.scope(q, &args)
 		lim := args.add(q.Limit)
-		rows, err := p.pool.Query(ctx, `SELECT `+pgEntryCols+p.from()+` WHERE TRUE`+where+` ORDER BY m.updated_at DESC LIMIT `+lim, args...)
+		rows, err := p.pool.query(ctx, `SELECT `+pgEntryCols+p.from()+` WHERE TRUE`+where+` ORDER BY m.updated_at DESC LIMIT `+lim, args...)
 		if err != nil {
 			return nil, fmt.Errorf("memory: recall: %w", err)
 		}
@@ -411,20 +410,16 @@ func (p *Postgres) commonWords(ctx context.Context) (map[string]bool, error) {
 		return p.common, nil
 	}
 	p.mu.Unlock()
-	rows, err := p.pool.Query(ctx, `SELECT e.elem FROM pg_stats s,
+	rows, err := p.pool.query(ctx, `SELECT e.elem FROM pg_stats s,
 		unnest(s.most_common_elems::text::text[]) WITH ORDINALITY AS e(elem, i),
 		unnest(s.most_common_elem_freqs) WITH ORDINALITY AS f(freq, j)
 		WHERE s.schemaname = $1 AND s.tablename = $2 AND e.i = f.j AND f.freq >= 0.5`, p.schema, p.index)
 	if err != nil {
 		return nil, err
 	}
-	words, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		return nil, err
-	}
-	common := make(map[string]bool, len(words))
-	for _, w := range words {
-		common[w] = true
+	common := make(map[string]bool, len(rows))
+	for _, r := range rows {
+		common[string(r[0])] = true
 	}
 	p.mu.Lock()
 	p.common, p.commonAt = common, time.Now()
@@ -439,13 +434,18 @@ func (p *Postgres) splitCommon(ctx context.Context, terms []string) (selective, 
 	if err != nil || len(words) == 0 || len(terms) < 2 {
 		return terms, nil, err
 	}
-	rows, err := p.pool.Query(ctx, `SELECT tsvector_to_array(to_tsvector('simple', t)) FROM unnest($1::text[]) WITH ORDINALITY AS u(t, i) ORDER BY i`, terms)
+	rows, err := p.pool.query(ctx, `SELECT tsvector_to_array(to_tsvector('simple', t)) FROM unnest($1::text[]) WITH ORDINALITY AS u(t, i) ORDER BY i`, terms)
 	if err != nil {
 		return nil, nil, err
 	}
-	lexemes, err := pgx.CollectRows(rows, pgx.RowTo[[]string])
-	if err != nil {
-		return nil, nil, err
+	if len(rows) != len(terms) {
+		return nil, nil, fmt.Errorf("lexemes of %d terms: %d rows", len(terms), len(rows))
+	}
+	lexemes := make([][]string, len(rows))
+	for i, r := range rows {
+		if lexemes[i], err = pgParseArray(r[0]); err != nil {
+			return nil, nil, err
+		}
 	}
 	for i, t := range terms {
 		all := len(lexemes[i]) > 0 && !strings.HasSuffix(t, "*")
@@ -486,7 +486,7 @@ func (p *Postgres) ftsRecall(ctx context.Context, q Query) ([]Entry, error) {
 	score := `ts_rank_cd(to_tsvector('simple', m.key), ` + tsq + `) * 2.0 + ts_rank_cd(to_tsvector('simple', m.content), ` + tsq + `) AS score`
 	where := p.scope(q, &args)
 	lim := args.add(q.Limit)
-	rows, err := p.pool.Query(ctx, `SELECT `+pgEntryCols+`, `+score+p.from()+` WHERE `+matches(match)+where+`
+	rows, err := p.pool.query(ctx, `SELECT `+pgEntryCols+`, `+score+p.from()+` WHERE `+matches(match)+where+`
 		ORDER BY score DESC, m.updated_at DESC LIMIT `+lim, args...)
 	if err != nil {
 		return nil, err
@@ -503,7 +503,7 @@ func (p *Postgres) ftsRecall(ctx context.Context, q Query) ([]Entry, error) {
 		score := `ts_rank_cd(to_tsvector('simple', m.key), ` + tsq + `) * 2.0 + ts_rank_cd(to_tsvector('simple', m.content), ` + tsq + `) AS score`
 		where := p.scope(q, &fill)
 		lim := fill.add(q.Limit - len(out))
-		rows, err := p.pool.Query(ctx, `SELECT `+pgEntryCols+`, `+score+p.from()+` WHERE `+matches(commonQ)+` AND NOT `+matches(selQ)+where+`
+		rows, err := p.pool.query(ctx, `SELECT `+pgEntryCols+`, `+score+p.from()+` WHERE `+matches(commonQ)+` AND NOT `+matches(selQ)+where+`
 			ORDER BY m.updated_at DESC LIMIT `+lim, fill...)
 		if err != nil {
 			return nil, err
@@ -544,7 +544,7 @@ func (p *Postgres) likeRecall(ctx context.Context, q Query) ([]Entry, error) {
 	}
 	where := p.scope(q, &args)
 	lim := args.add(q.Limit)
-	rows, err := p.pool.Query(ctx, `SELECT `+pgEntryCols+p.from()+` WHERE (`+strings.Join(conds, " OR ")+`)`+where+
+	rows, err := p.pool.query(ctx, `SELECT `+pgEntryCols+p.from()+` WHERE (`+strings.Join(conds, " OR ")+`)`+where+
 		` ORDER BY m.updated_at DESC LIMIT `+lim, args...)
 	if err != nil {
 		return nil, err
@@ -557,7 +557,7 @@ func (p *Postgres) likeRecall(ctx context.Context, q Query) ([]Entry, error) {
 }
 
 func (p *Postgres) query(ctx context.Context, sql string, args ...any) ([]Entry, error) {
-	rows, err := p.pool.Query(ctx, sql, args...)
+	rows, err := p.pool.query(ctx, sql, args...)
 	if err != nil {
 		return nil, fmt.Errorf("memory: query: %w", err)
 	}
@@ -605,11 +605,11 @@ func (p *Postgres) List(ctx context.Context, f Filter) ([]Entry, error) {
 }
 
 func (p *Postgres) exec(ctx context.Context, sql string, args ...any) (int, error) {
-	tag, err := p.pool.Exec(ctx, sql, args...)
+	n, err := p.pool.exec(ctx, sql, args...)
 	if err != nil {
 		return 0, fmt.Errorf("memory: %w", err)
 	}
-	return int(tag.RowsAffected()), nil
+	return int(n), nil
 }
 
 // Forget implements Backend; an empty agentID forgets the key of every agent (upstream's unscoped forget).

@@ -1,6 +1,6 @@
 // Command startup measures the daemon's socket-ready latency after exec and its idle resident memory.
 //
-//	go build -o /tmp/zeroclaw ./cmd/zeroclaw && go run ./scripts/startup -bin /tmp/zeroclaw
+//	CGO_ENABLED=0 go build -trimpath -ldflags='-s -w' -o /tmp/zeroclaw ./cmd/zeroclaw && go run ./scripts/startup -bin /tmp/zeroclaw
 //
 // It starts the binary on a fresh temporary install, polls the socket until a connect succeeds, waits for the
 // daemon to settle, then reads VmRSS from /proc. Targets (issue 2): ready ≤ 100 ms, idle RSS ≤ 15 MB.
