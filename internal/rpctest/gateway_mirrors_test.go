@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/zeroclaw-go/zeroclaw/internal/api"
 )
@@ -199,9 +200,18 @@ func TestGatewaySessionsRunning(t *testing.T) {
 	}
 	id := c.send(api.MethodSessionPrompt, api.SessionPromptParams{SessionID: sid, Prompt: "hold"})
 	<-entered
-	r := g.do("GET", "/api/sessions/running", nil, auth).want(t, 200)
-	if !strings.Contains(string(r.raw), `"session_id":"`+sid+`"`) || !strings.Contains(string(r.raw), `"state":"running"`) {
-		t.Fatalf("running during the turn: %s", r.raw)
+	// The turn's start (the session marked running, the prompt stored) commits beside the provider request, so
+	// the request can arrive a moment before the commit: the listing must show the session running while the
+	// provider holds the turn, not necessarily at the instant the request arrived.
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		r := g.do("GET", "/api/sessions/running", nil, auth).want(t, 200)
+		if strings.Contains(string(r.raw), `"session_id":"`+sid+`"`) && strings.Contains(string(r.raw), `"state":"running"`) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("running during the turn: %s", r.raw)
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 	if all := g.do("GET", "/api/sessions", nil, auth).want(t, 200); !strings.Contains(string(all.raw), sid) {
 		t.Fatalf("sessions %s", all.raw)
