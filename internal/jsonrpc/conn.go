@@ -162,7 +162,8 @@ func NewConn(f Framer, h Handler, opts Options) *Conn {
 		done:    make(chan struct{}),
 		pending: make(map[string]chan callResult),
 	}
-	c.q = newOutQueue(opts.MaxQueueBytes, func(f outFrame) { _ = c.write(f) })
+	c.q = newOutQueue(opts.MaxQueueBytes, c.writeQueued)
+	_, c.q.batching = f.(coalescer)
 	return c
 }
 
@@ -434,10 +435,39 @@ func (c *Conn) send(stop <-chan struct{}, f outFrame) error {
 	return nil
 }
 
-// write writes one frame within WriteTimeout (within the final flush's deadline after a stall) and recycles its
-// buffer; a failure ends the connection. The caller holds the queue's write claim. It returns nil when the frame
-// went out, or when a stall left its unwritten rest first in the queue for the final flush.
-func (c *Conn) write(f outFrame) error {
+// writeQueued writes the frames taken from the queue together: several (on a byte-stream framer only) go out in
+// one write, copied into one pooled buffer. The caller holds the queue's write claim; fs is cleared once written.
+func (c *Conn) writeQueued(fs []outFrame) {
+	defer clear(fs)
+	if len(fs) == 1 {
+		_ = c.write(fs[0])
+		return
+	}
+	batch := getFrameBuf()
+	for _, f := range fs {
+		batch.b = append(batch.b, f.b...)
+	}
+	n, err := c.writeBytes(batch.b)
+	putFrameBuf(batch)
+	if err == nil {
+		for _, f := range fs {
+			putFrameBuf(f.buf)
+		}
+		return
+	}
+	// The frames before the n-th byte went out; the rest, from the torn frame on, is what is left.
+	i := 0
+	for ; i < len(fs) && n >= len(fs[i].b); i++ {
+		n -= len(fs[i].b)
+		putFrameBuf(fs[i].buf)
+	}
+	rest := append([]outFrame(nil), fs[i:]...)
+	rest[0].b = rest[0].b[n:]
+	c.writeFailed(rest, err)
+}
+
+// writeBytes writes b within WriteTimeout (within the final flush's deadline after a stall).
+func (c *Conn) writeBytes(b []byte) (int, error) {
 	c.mu.Lock()
 	deadline := c.flushBy
 	c.mu.Unlock()
@@ -447,12 +477,19 @@ func (c *Conn) write(f outFrame) error {
 	if c.dl != nil {
 		_ = c.dl.SetWriteDeadline(deadline)
 	}
-	n, err := c.f.WriteFrame(f.b)
+	return c.f.WriteFrame(b)
+}
+
+// write writes one frame within WriteTimeout (within the final flush's deadline after a stall) and recycles its
+// buffer; a failure ends the connection. The caller holds the queue's write claim. It returns nil when the frame
+// went out, or when a stall left its unwritten rest first in the queue for the final flush.
+func (c *Conn) write(f outFrame) error {
+	n, err := c.writeBytes(f.b)
 	if err == nil {
 		putFrameBuf(f.buf)
 		return nil
 	}
-	if !c.writeFailed(outFrame{f.b[n:], f.buf}, err) {
+	if !c.writeFailed([]outFrame{{f.b[n:], f.buf}}, err) {
 		return err
 	}
 	return nil
@@ -460,10 +497,10 @@ func (c *Conn) write(f outFrame) error {
 
 // writeFailed ends the connection after a failed write. The first write stall (the peer stopped reading) stops
 // reading and cancels the handlers at once, but what was queued until then (rest, the unwritten end of the
-// torn frame, first) is still flushed for one more WriteTimeout: a peer that resumes reading in time gets every
-// frame produced before the close, then EOF. Frames produced after it are refused (ErrClosed). Any other
-// failure, or a second one, drops the queue. It reports whether rest was queued.
-func (c *Conn) writeFailed(rest outFrame, err error) bool {
+// torn frame, and the frames of its batch after it, first) is still flushed for one more WriteTimeout: a peer that
+// resumes reading in time gets every frame produced before the close, then EOF. Frames produced after it are
+// refused (ErrClosed). Any other failure, or a second one, drops the queue. It reports whether rest was queued.
+func (c *Conn) writeFailed(rest []outFrame, err error) bool {
 	c.mu.Lock()
 	flush := c.writeErr == nil && errors.Is(err, os.ErrDeadlineExceeded)
 	switch {

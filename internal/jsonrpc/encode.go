@@ -131,10 +131,17 @@ func (fb *frameBuf) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// value appends v as JSON without HTML escaping (so raw ids and params keep their bytes); on failure nothing is
-// appended.
+// value appends v as JSON without HTML escaping (so raw ids and params keep their bytes), by v's AppendJSON when it
+// is a JSONAppender that takes it; on failure nothing is appended.
 func (fb *frameBuf) value(v any) error {
 	n := len(fb.b)
+	if a, ok := v.(JSONAppender); ok {
+		if b, ok := a.AppendJSON(fb.b); ok {
+			fb.b = b
+			return nil
+		}
+		fb.b = fb.b[:n]
+	}
 	if err := fb.enc.Encode(v); err != nil {
 		fb.b = fb.b[:n]
 		return err

@@ -104,6 +104,11 @@ func (s *stream) ReadFrame(lim *FrameLimits) ([]byte, error) {
 
 func (s *stream) WriteFrame(frame []byte) (int, error) { return s.rwc.Write(frame) }
 
+// coalescer is a framer over a byte stream, to which several queued frames may be written as one byte slice.
+type coalescer interface{ coalesces() }
+
+func (s *stream) coalesces() {}
+
 func (s *stream) Close() error { return s.rwc.Close() }
 
 // deadlineStream adds the transport's deadlines.

@@ -22,8 +22,11 @@ type outFrame struct {
 // (claim), and a drain goroutine is started only when frames wait, ending once the queue is empty again.
 type outQueue struct {
 	max   int
-	write func(outFrame) // writes one frame; the caller holds the write claim
-	wg    sync.WaitGroup // drain goroutines
+	write func([]outFrame) // writes frames in order; the caller holds the write claim
+	wg    sync.WaitGroup   // drain goroutines
+
+	one      [1]outFrame // the frame being written by drain or flush when it is alone; owned by the write claim
+	batching bool        // write takes several frames at once (a byte-stream framer); else one at a time
 
 	ready chan struct{} // capacity 1: wakes flush after a release or close
 
@@ -37,7 +40,14 @@ type outQueue struct {
 	space    chan struct{} // closed when bytes shrink or the queue closes; nil when nobody waits for space
 }
 
-func newOutQueue(maxBytes int, write func(outFrame)) *outQueue {
+// A writer that finds several frames queued takes up to maxBatchFrames of them, maxBatchBytes in all (a first
+// frame larger than that alone), and hands them to write together.
+const (
+	maxBatchFrames = 64
+	maxBatchBytes  = 32 << 10
+)
+
+func newOutQueue(maxBytes int, write func([]outFrame)) *outQueue {
 	return &outQueue{max: maxBytes, write: write, ready: make(chan struct{}, 1)}
 }
 
@@ -70,15 +80,25 @@ func (q *outQueue) push(stop <-chan struct{}, f outFrame, force bool) error {
 	return nil
 }
 
-// pushFront puts f (the unwritten rest of a frame whose write stalled) before every queued frame, even on a
-// closed queue: it must go out first. The caller holds the write claim. An empty frame is ignored.
-func (q *outQueue) pushFront(f outFrame) {
-	if len(f.b) == 0 {
+// pushFront puts fs (the unwritten rest of a write that stalled, in order) before every queued frame, even on a
+// closed queue: they must go out first. The caller holds the write claim. Empty frames are ignored.
+func (q *outQueue) pushFront(fs []outFrame) {
+	n := 0
+	for _, f := range fs {
+		n += len(f.b)
+	}
+	if n == 0 {
 		return
 	}
 	q.mu.Lock()
-	q.frames = append([]outFrame{f}, q.frames...)
-	q.bytes += len(f.b)
+	front := make([]outFrame, 0, len(fs)+len(q.frames))
+	for _, f := range fs {
+		if len(f.b) > 0 {
+			front = append(front, f)
+		}
+	}
+	q.frames = append(front, q.frames...)
+	q.bytes += n
 	q.mu.Unlock()
 }
 
@@ -125,10 +145,10 @@ func (q *outQueue) drain() {
 			q.mu.Unlock()
 			return
 		}
-		f := q.popLocked()
+		fs, n := q.popLocked()
 		q.mu.Unlock()
-		q.write(f)
-		q.release(len(f.b))
+		q.write(fs)
+		q.release(n)
 	}
 }
 
@@ -138,10 +158,10 @@ func (q *outQueue) flush() {
 	for {
 		q.mu.Lock()
 		if len(q.frames) > 0 && !q.writing {
-			f := q.popLocked()
+			fs, n := q.popLocked()
 			q.mu.Unlock()
-			q.write(f)
-			q.release(len(f.b))
+			q.write(fs)
+			q.release(n)
 			continue
 		}
 		done := q.closed && len(q.frames) == 0 && !q.writing
@@ -154,15 +174,28 @@ func (q *outQueue) flush() {
 	q.wg.Wait()
 }
 
-func (q *outQueue) popLocked() outFrame {
-	f := q.frames[0]
-	q.frames[0] = outFrame{}
-	q.frames = q.frames[1:]
+// popLocked takes the write claim and the first queued frame, with the frames behind it that fit the batch
+// bounds; it returns them (a lone frame in q.one, which the writer clears) and their bytes.
+func (q *outQueue) popLocked() ([]outFrame, int) {
+	k, n := 0, 0
+	for k < len(q.frames) && (k == 0 || q.batching && k < maxBatchFrames && n+len(q.frames[k].b) <= maxBatchBytes) {
+		n += len(q.frames[k].b)
+		k++
+	}
+	var fs []outFrame
+	if k == 1 {
+		fs = q.one[:]
+	} else {
+		fs = make([]outFrame, k)
+	}
+	copy(fs, q.frames[:k])
+	clear(q.frames[:k])
+	q.frames = q.frames[k:]
 	if len(q.frames) == 0 && cap(q.frames) > 64 {
 		q.frames = nil // let the backing array of a burst go
 	}
 	q.writing = true
-	return f
+	return fs, n
 }
 
 // release ends the write of a frame of n bytes (taken by claim, drain or flush), written or abandoned.

@@ -168,7 +168,9 @@ func (p *anthropic) parse(r io.Reader, model string, bud *budget, emit func(Even
 		res.Text = text.String()
 		return res, err
 	}
-	calls := 0 // tool_use blocks opened
+	var dec eventDecoder
+	var ev antEvent // reused, zeroed for each event
+	calls := 0      // tool_use blocks opened
 	// takeText emits what fits of s as an event of type typ; false means the budget is spent (see limitErr).
 	var limitErr error
 	takeText := func(typ EventType, s string) bool {
@@ -190,8 +192,8 @@ func (p *anthropic) parse(r io.Reader, model string, bud *budget, emit func(Even
 		if err != nil {
 			return fail(p.readErr(err))
 		}
-		var ev antEvent
-		if err := json.Unmarshal(data, &ev); err != nil {
+		ev = antEvent{}
+		if err := dec.decode(data, &ev); err != nil {
 			return fail(p.badChunk(err))
 		}
 		switch ev.Type {

@@ -154,6 +154,8 @@ func (p *openAI) parse(r io.Reader, model string, bud *budget, emit func(Event))
 	pending := map[int]*oaiPending{}
 	finished, done := false, false
 	sse := newSSEReader(r)
+	var dec eventDecoder
+	var c oaiChunk // reused: its choices' array is kept (cleared) from one event to the next
 	flush := func() {
 		calls := make([]*oaiPending, 0, len(pending))
 		for _, pc := range pending {
@@ -184,8 +186,10 @@ func (p *openAI) parse(r io.Reader, model string, bud *budget, emit func(Event))
 			done = true
 			break
 		}
-		var c oaiChunk
-		if err := json.Unmarshal(data, &c); err != nil {
+		choices := c.Choices[:cap(c.Choices)]
+		clear(choices)
+		c = oaiChunk{Choices: choices[:0]}
+		if err := dec.decode(data, &c); err != nil {
 			res.Text = text.String()
 			return res, p.badChunk(err)
 		}

@@ -4,11 +4,13 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"reflect"
 	"strconv"
 	"strings"
 	"syscall"
@@ -436,4 +438,47 @@ func (s *sseReader) next() (event string, data []byte, err error) {
 			hasData = true
 		}
 	}
+}
+
+// eventDecoder decodes the JSON of one SSE event at a time like json.Unmarshal, but keeps one json.Decoder (its
+// scanner and decode state) across the events of a stream instead of building them for each event. Anything
+// but one whole value, possibly followed by whitespace, is decoded again by json.Unmarshal into a zeroed value,
+// so an invalid event gets exactly Unmarshal's error.
+type eventDecoder struct {
+	src  bytes.Reader
+	dec  *json.Decoder
+	base int64 // dec's InputOffset when the event began (it counts from the decoder's first event)
+}
+
+// decode decodes data into v, which must point to a zero value.
+func (d *eventDecoder) decode(data []byte, v any) error {
+	d.src.Reset(data)
+	if d.dec == nil {
+		d.dec, d.base = json.NewDecoder(&d.src), 0
+	}
+	err := d.dec.Decode(v)
+	if err == nil {
+		end := d.dec.InputOffset()
+		off := end - d.base
+		d.base = end
+		if off == int64(len(data)) {
+			return nil
+		} else if off < int64(len(data)) && onlySpace(data[off:]) {
+			d.dec = nil // trailing whitespace, read ahead or not: the next event starts with a fresh decoder
+			return nil
+		}
+	}
+	d.dec = nil // a failed Decoder keeps its error, and read-ahead bytes must not reach the next event
+	reflect.ValueOf(v).Elem().SetZero()
+	return json.Unmarshal(data, v)
+}
+
+// onlySpace reports whether b is JSON whitespace only.
+func onlySpace(b []byte) bool {
+	for _, c := range b {
+		if c != ' ' && c != '\t' && c != '\n' && c != '\r' {
+			return false
+		}
+	}
+	return true
 }

@@ -101,7 +101,7 @@ type peerSink struct{ p *Peer }
 
 func (s peerSink) Update(ev api.SessionUpdate) {
 	// A closed connection drops the event; the turn is being cancelled by the disconnect anyway.
-	_ = s.p.conn.Notify(api.NotifySessionUpdate, ev)
+	_ = s.p.conn.Notify(api.NotifySessionUpdate, (*updateParams)(&ev))
 }
 
 func (s peerSink) Elicit(ctx context.Context, params api.ElicitationParams) (api.ElicitationResult, error) {
