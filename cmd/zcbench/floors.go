@@ -112,6 +112,69 @@ func (e *echoProcess) stop() {
 	_ = e.cmd.Wait()
 }
 
+// httpFloorEnv, when set, makes this executable the gateway's floor: a bare net/http server on 127.0.0.1 answering
+// every request with the file it names (its first line is the Content-Type, the rest the body), in a process of
+// its own as the daemon's gateway is. It prints its address on stdout and exits when its stdin closes.
+const httpFloorEnv = "ZCBENCH_HTTP_FLOOR"
+
+// startHTTPFloor starts the gateway's floor process answering contentType and body; it returns the process and
+// the base URL it serves.
+func startHTTPFloor(dir, contentType string, body []byte) (*echoProcess, string, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, "", err
+	}
+	file := filepath.Join(dir, "http-floor-body")
+	if err := os.WriteFile(file, append([]byte(contentType+"\n"), body...), 0o600); err != nil {
+		return nil, "", err
+	}
+	cmd := exec.Command(exe)
+	cmd.Env = append(os.Environ(), httpFloorEnv+"="+file)
+	cmd.Stderr = os.Stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, "", err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, "", err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, "", err
+	}
+	e := &echoProcess{cmd: cmd, stdin: stdin}
+	addr, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil {
+		e.stop()
+		return nil, "", fmt.Errorf("the HTTP floor process did not start: %w", err)
+	}
+	return e, "http://" + strings.TrimSpace(addr), nil
+}
+
+// serveHTTPFloor is the HTTP floor process's main: serve the file's answer until stdin closes.
+func serveHTTPFloor(file string) int {
+	raw, err := os.ReadFile(file)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "zcbench HTTP floor:", err)
+		return 2
+	}
+	contentType, body, _ := strings.Cut(string(raw), "\n")
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "zcbench HTTP floor:", err)
+		return 2
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", contentType)
+		_, _ = io.WriteString(w, body)
+	})}
+	go func() { _ = srv.Serve(ln) }()
+	fmt.Println(ln.Addr().String())
+	_, _ = io.Copy(io.Discard, os.Stdin)
+	_ = srv.Close()
+	return 0
+}
+
 // serveEchoFloor is the echo floor process's main: serve path until stdin closes.
 func serveEchoFloor(path string) int {
 	s, _, err := echoFloor(path)

@@ -29,6 +29,9 @@ func main() {
 	if path := os.Getenv(echoFloorEnv); path != "" {
 		os.Exit(serveEchoFloor(path))
 	}
+	if body := os.Getenv(httpFloorEnv); body != "" {
+		os.Exit(serveHTTPFloor(body))
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
