@@ -5,6 +5,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -143,12 +144,27 @@ func startHTTPFloor(dir, contentType string, body []byte) (*echoProcess, string,
 		return nil, "", err
 	}
 	e := &echoProcess{cmd: cmd, stdin: stdin}
-	addr, err := bufio.NewReader(stdout).ReadString('\n')
-	if err != nil {
-		e.stop()
-		return nil, "", fmt.Errorf("the HTTP floor process did not start: %w", err)
+	type line struct {
+		s   string
+		err error
 	}
-	return e, "http://" + strings.TrimSpace(addr), nil
+	got := make(chan line, 1)
+	go func() {
+		s, err := bufio.NewReader(stdout).ReadString('\n')
+		got <- line{s, err}
+	}()
+	select {
+	case l := <-got:
+		if l.err != nil {
+			e.stop()
+			return nil, "", fmt.Errorf("the HTTP floor process did not start: %w", l.err)
+		}
+		return e, "http://" + strings.TrimSpace(l.s), nil
+	case <-time.After(10 * time.Second):
+		_ = cmd.Process.Kill()
+		e.stop()
+		return nil, "", errors.New("the HTTP floor process printed no address within 10 s")
+	}
 }
 
 // serveHTTPFloor is the HTTP floor process's main: serve the file's answer until stdin closes.

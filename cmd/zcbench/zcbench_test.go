@@ -23,6 +23,9 @@ func TestMain(m *testing.M) {
 	if path := os.Getenv(echoFloorEnv); path != "" { // the test binary re-executed as the echo floor
 		os.Exit(serveEchoFloor(path))
 	}
+	if body := os.Getenv(httpFloorEnv); body != "" { // and as the gateway's floor
+		os.Exit(serveHTTPFloor(body))
+	}
 	dir, err := os.MkdirTemp("", "zcbench-test-bin")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
