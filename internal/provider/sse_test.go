@@ -104,3 +104,18 @@ func TestSSEEventSizeBounded(t *testing.T) {
 		t.Fatalf("buffered %d bytes for a %d-byte limit", cap(r.data), r.lines.max)
 	}
 }
+
+// A lone "\r" ends a line as "\n" and "\r\n" do (text/event-stream's grammar), so "data: a\r\r" is the event
+// "a" and its blank line, not the data "a\r" (found by FuzzSSEReader).
+func TestSSEReaderLoneCR(t *testing.T) {
+	got := readAllSSE(t, "event: e\rdata: a\rdata: b\r\rdata:\r\r: c\r\ndata: d\r\n\r\n")
+	want := []sseFrame{{"e", "a\nb"}, {"", ""}, {"", "d"}}
+	if len(got) != len(want) {
+		t.Fatalf("got %q, want %q", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("frame %d = %q, want %q", i, got[i], want[i])
+		}
+	}
+}

@@ -351,11 +351,12 @@ func runeCut(s string, n int) int {
 
 var errLineTooLong = errors.New("line too long")
 
-// lineReader reads '\n'-terminated lines (a trailing '\r' is dropped) of at most max bytes.
+// lineReader reads lines of at most max bytes ended by "\r\n", "\n" or a lone "\r", as text/event-stream allows.
 type lineReader struct {
-	r   *bufio.Reader
-	buf []byte
-	max int
+	r       *bufio.Reader
+	buf     []byte
+	max     int
+	pending [][]byte // lines ended by a lone '\r' still to return, from the last chunk read
 }
 
 func newLineReader(r io.Reader) *lineReader {
@@ -365,6 +366,11 @@ func newLineReader(r io.Reader) *lineReader {
 // readLine returns the next line without its terminator; the slice is valid until the next call. The last line
 // may lack a terminator; io.EOF is returned only when no bytes remain.
 func (l *lineReader) readLine() ([]byte, error) {
+	if len(l.pending) > 0 {
+		line := l.pending[0]
+		l.pending = l.pending[1:]
+		return line, nil
+	}
 	line, err := l.r.ReadSlice('\n')
 	if err == bufio.ErrBufferFull {
 		l.buf = append(l.buf[:0], line...)
@@ -381,8 +387,14 @@ func (l *lineReader) readLine() ([]byte, error) {
 		return nil, err
 	}
 	line = bytes.TrimSuffix(line, []byte("\n"))
-	line = bytes.TrimSuffix(line, []byte("\r"))
-	return line, nil
+	line = bytes.TrimSuffix(line, []byte("\r")) // of "\r\n", or a lone '\r' ending the last line of the input
+	if bytes.IndexByte(line, '\r') < 0 {
+		return line, nil
+	}
+	// Lone '\r's end lines too; the slices stay valid until the next read, which waits for pending to empty.
+	parts := bytes.Split(line, []byte{'\r'})
+	l.pending = append(l.pending[:0], parts[1:]...)
+	return parts[0], nil
 }
 
 // sseReader decodes a text/event-stream body into (event, data) pairs.
