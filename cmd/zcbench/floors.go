@@ -79,23 +79,36 @@ type echoProcess struct {
 	stdin io.WriteCloser
 }
 
-func startEchoProcess(dir string) (*echoProcess, string, error) {
+// startFloorProcess starts this executable again with env added, as a floor's server: it stops when its stdin
+// closes (echoProcess.stop). stdout is the process's standard output.
+func startFloorProcess(env string) (*echoProcess, io.Reader, error) {
 	exe, err := os.Executable()
 	if err != nil {
-		return nil, "", err
+		return nil, nil, err
 	}
-	path := filepath.Join(dir, "echo.sock")
 	cmd := exec.Command(exe)
-	cmd.Env = append(os.Environ(), echoFloorEnv+"="+path)
+	cmd.Env = append(os.Environ(), env)
 	cmd.Stderr = os.Stderr
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
-		return nil, "", err
+		return nil, nil, err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, nil, err
 	}
 	if err := cmd.Start(); err != nil {
+		return nil, nil, err
+	}
+	return &echoProcess{cmd: cmd, stdin: stdin}, stdout, nil
+}
+
+func startEchoProcess(dir string) (*echoProcess, string, error) {
+	path := filepath.Join(dir, "echo.sock")
+	e, _, err := startFloorProcess(echoFloorEnv + "=" + path)
+	if err != nil {
 		return nil, "", err
 	}
-	e := &echoProcess{cmd: cmd, stdin: stdin}
 	for start := time.Now(); ; time.Sleep(time.Millisecond) {
 		if c, err := net.Dial("unix", path); err == nil {
 			c.Close()
@@ -121,29 +134,14 @@ const httpFloorEnv = "ZCBENCH_HTTP_FLOOR"
 // startHTTPFloor starts the gateway's floor process answering contentType and body; it returns the process and
 // the base URL it serves.
 func startHTTPFloor(dir, contentType string, body []byte) (*echoProcess, string, error) {
-	exe, err := os.Executable()
-	if err != nil {
-		return nil, "", err
-	}
 	file := filepath.Join(dir, "http-floor-body")
 	if err := os.WriteFile(file, append([]byte(contentType+"\n"), body...), 0o600); err != nil {
 		return nil, "", err
 	}
-	cmd := exec.Command(exe)
-	cmd.Env = append(os.Environ(), httpFloorEnv+"="+file)
-	cmd.Stderr = os.Stderr
-	stdin, err := cmd.StdinPipe()
+	e, stdout, err := startFloorProcess(httpFloorEnv + "=" + file)
 	if err != nil {
 		return nil, "", err
 	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, "", err
-	}
-	if err := cmd.Start(); err != nil {
-		return nil, "", err
-	}
-	e := &echoProcess{cmd: cmd, stdin: stdin}
 	type line struct {
 		s   string
 		err error
@@ -161,7 +159,7 @@ func startHTTPFloor(dir, contentType string, body []byte) (*echoProcess, string,
 		}
 		return e, "http://" + strings.TrimSpace(l.s), nil
 	case <-time.After(10 * time.Second):
-		_ = cmd.Process.Kill()
+		_ = e.cmd.Process.Kill()
 		e.stop()
 		return nil, "", errors.New("the HTTP floor process printed no address within 10 s")
 	}

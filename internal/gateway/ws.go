@@ -65,6 +65,23 @@ func (w *wsState) shutdown(ctx context.Context) {
 	}
 }
 
+// upgrade accepts a WebSocket upgrade counted by s.ws (answered 503 once the gateway is shutting down) and runs
+// serve with the connection's life and the socket, which is closed when serve returns.
+func (s *Server) upgrade(w http.ResponseWriter, r *http.Request, subprotocols []string, serve func(ctx context.Context, conn *websocket.Conn)) {
+	ctx, done, ok := s.ws.track(r.Context())
+	if !ok {
+		writeError(w, http.StatusServiceUnavailable, "the gateway is shutting down")
+		return
+	}
+	defer done()
+	conn, err := websocket.Accept(w, r, &websocket.AcceptOptions{Subprotocols: subprotocols})
+	if err != nil {
+		return // Accept answered the request
+	}
+	defer func() { _ = conn.CloseNow() }()
+	serve(ctx, conn)
+}
+
 // wsToken is the bearer token of a WebSocket upgrade (upstream's extract_ws_token): the Authorization header,
 // then a "bearer.<token>" subprotocol, then ?token=.
 func wsToken(r *http.Request) string {

@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"context"
 	"net/http"
 	"time"
 
@@ -33,21 +34,11 @@ func (s *Server) wsACP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "Unknown agent: "+agent)
 		return
 	}
-	ctx, done, ok := s.ws.track(r.Context())
-	if !ok {
-		writeError(w, http.StatusServiceUnavailable, "the gateway is shutting down")
-		return
-	}
-	defer done()
-	conn, err := websocket.Accept(w, r, &websocket.AcceptOptions{Subprotocols: []string{ACPSubprotocol}})
-	if err != nil {
-		return
-	}
-	defer func() { _ = conn.CloseNow() }()
-	f := newWSFramer(ctx, conn, s.writeTimeout())
-	id := c.identity()
-	id.Label = "ws:" + c.key
-	s.o.ACP(ctx, f, id, agent)
+	s.upgrade(w, r, []string{ACPSubprotocol}, func(ctx context.Context, conn *websocket.Conn) {
+		id := c.identity()
+		id.Label = "ws:" + c.key
+		s.o.ACP(ctx, newWSFramer(ctx, conn, s.writeTimeout()), id, agent)
+	})
 }
 
 // writeTimeout bounds one frame write on a gateway socket: rpc.write_timeout_ms, as on the local socket.

@@ -96,22 +96,13 @@ func (s *Server) wsChat(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusForbidden, "Forbidden: missing grant "+chatGrant)
 		return
 	}
-	ctx, done, ok := s.ws.track(r.Context())
-	if !ok {
-		writeError(w, http.StatusServiceUnavailable, "the gateway is shutting down")
-		return
-	}
-	defer done()
-	conn, err := websocket.Accept(w, r, &websocket.AcceptOptions{Subprotocols: []string{ChatSubprotocol}})
-	if err != nil {
-		return // Accept answered the request
-	}
-	defer func() { _ = conn.CloseNow() }()
-	// The library's own limit is never reached: readChatFrame stops one byte past ChatMaxFrameBytes.
-	conn.SetReadLimit(ChatMaxFrameBytes + 1)
-	q := r.URL.Query()
-	ch := &chatConn{s: s, conn: conn, c: c, agent: agent}
-	ch.serve(ctx, ChatOpen{Agent: agent, SessionID: q.Get("session_id"), Cwd: q.Get("cwd")})
+	s.upgrade(w, r, []string{ChatSubprotocol}, func(ctx context.Context, conn *websocket.Conn) {
+		// The library's own limit is never reached: readChatFrame stops one byte past ChatMaxFrameBytes.
+		conn.SetReadLimit(ChatMaxFrameBytes + 1)
+		q := r.URL.Query()
+		ch := &chatConn{s: s, conn: conn, c: c, agent: agent}
+		ch.serve(ctx, ChatOpen{Agent: agent, SessionID: q.Get("session_id"), Cwd: q.Get("cwd")})
+	})
 }
 
 // chatConn is one /ws/chat connection: the handler's goroutine reads frames, one goroutine runs the queued

@@ -156,25 +156,16 @@ func (s *Server) wssUpgrade(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	ctx, done, ok := s.ws.track(r.Context())
-	if !ok {
-		writeError(w, http.StatusServiceUnavailable, "the daemon is shutting down")
-		return
-	}
-	defer done()
-	conn, err := websocket.Accept(w, r, nil)
-	if err != nil {
-		return
-	}
-	defer func() { _ = conn.CloseNow() }()
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	f := newWSFramer(ctx, conn, s.writeTimeout())
-	var wg sync.WaitGroup
-	defer wg.Wait()
-	defer cancel()
-	wg.Go(func() { keepAlive(ctx, conn, wssIdle, wssPongWait, f.idleSince) })
-	id := c.identity()
-	id.Label = "wss:" + r.RemoteAddr
-	s.o.RPC(ctx, f, id)
+	s.upgrade(w, r, nil, func(ctx context.Context, conn *websocket.Conn) {
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		f := newWSFramer(ctx, conn, s.writeTimeout())
+		var wg sync.WaitGroup
+		defer wg.Wait()
+		defer cancel()
+		wg.Go(func() { keepAlive(ctx, conn, wssIdle, wssPongWait, f.idleSince) })
+		id := c.identity()
+		id.Label = "wss:" + r.RemoteAddr
+		s.o.RPC(ctx, f, id)
+	})
 }
