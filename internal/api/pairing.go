@@ -8,10 +8,18 @@ const (
 	MethodDevicesRotate = "devices/rotate"
 )
 
-// PairCodeResult is the result of pair/code: the pending one-time code (created when none is pending).
+// PairCodeParams are pair/code's: Profile, when set, is the permission profile the device paired with the code
+// gets (instead of gateway.device_permission_profiles').
+type PairCodeParams struct {
+	Profile string `json:"profile,omitempty"`
+}
+
+// PairCodeResult is the result of pair/code: the pending one-time code (created when none is pending, or when
+// the pending one carries another profile), and the profile it carries.
 type PairCodeResult struct {
 	PairingRequired bool   `json:"pairing_required"`
 	PairingCode     string `json:"pairing_code"`
+	Profile         string `json:"profile,omitempty"`
 }
 
 // Device is one paired gateway device (upstream's /api/devices shape). Times are RFC 3339.

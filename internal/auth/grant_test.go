@@ -161,12 +161,24 @@ func TestTransportLocal(t *testing.T) {
 // A device gets the grants of gateway.device_permission_profiles, and is admin only with none configured.
 func TestDevicePrincipal(t *testing.T) {
 	cfg := &config.Config{PermissionProfiles: map[string]config.PermissionProfile{"ro": {Grants: []string{"status:read"}}}}
-	if p := Device(cfg, "d1"); !p.Admin || p.Name != "device:d1" {
+	if p := Device(cfg, "d1", ""); !p.Admin || p.Name != "device:d1" {
 		t.Fatalf("no profiles: %+v", p)
 	}
 	cfg.Gateway.DevicePermissionProfiles = []string{"ro"}
-	p := Device(cfg, "d1")
+	p := Device(cfg, "d1", "")
 	if p.Admin || !p.Allows("status:read") || p.Allows("config:update") {
 		t.Fatalf("ro device: %+v", p)
+	}
+	// A device paired with a profile gets that profile alone, even when devices are otherwise admin.
+	cfg.Gateway.DevicePermissionProfiles = nil
+	cfg.PermissionProfiles["all"] = config.PermissionProfile{Grants: []string{"admin"}}
+	if p := Device(cfg, "d2", "ro"); p.Admin || !p.Allows("status:read") || p.Allows("sessions:execute") {
+		t.Fatalf("device paired with ro: %+v", p)
+	}
+	if p := Device(cfg, "d3", "all"); !p.Admin {
+		t.Fatalf("device paired with an admin profile: %+v", p)
+	}
+	if p := Device(cfg, "d4", "gone"); p.Admin || len(p.Grants) != 0 {
+		t.Fatalf("device paired with an unknown profile: %+v", p)
 	}
 }

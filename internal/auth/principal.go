@@ -70,17 +70,25 @@ func Resolve(cfg *config.Config, t Transport, uid, daemonUID int) *Principal {
 // DevicePrefix starts the principal name of a paired gateway device ("device:<id>").
 const DevicePrefix = "device:"
 
-// Device is the principal of a paired gateway device (or, with pairing off, of any gateway client): the grants
-// of gateway.device_permission_profiles; with none configured it is admin, as upstream lets any token do
-// everything.
-func Device(cfg *config.Config, id string) *Principal {
+// Device is the principal of a paired gateway device (or, with pairing off, of any gateway client). A device
+// paired with a profile (gateway.paired_token_profiles, profile != "") gets that profile's grants only; any
+// other gets the grants of gateway.device_permission_profiles, and with none configured it is admin, as
+// upstream lets any token do everything. An admin device is the owner's equal (protocol.md §8, README
+// "Security model").
+func Device(cfg *config.Config, id, profile string) *Principal {
 	pr := &Principal{Name: DevicePrefix + id}
-	if cfg == nil || len(cfg.Gateway.DevicePermissionProfiles) == 0 {
-		pr.Admin = true
-		return pr
+	profiles := []string{profile}
+	if profile == "" {
+		if cfg == nil || len(cfg.Gateway.DevicePermissionProfiles) == 0 {
+			pr.Admin = true
+			return pr
+		}
+		profiles = cfg.Gateway.DevicePermissionProfiles
 	}
-	for _, prof := range cfg.Gateway.DevicePermissionProfiles {
-		pr.Grants = append(pr.Grants, cfg.PermissionProfiles[prof].Grants...)
+	if cfg != nil {
+		for _, prof := range profiles {
+			pr.Grants = append(pr.Grants, cfg.PermissionProfiles[prof].Grants...)
+		}
 	}
 	pr.Admin = slices.Contains(pr.Grants, GrantAdmin)
 	return pr

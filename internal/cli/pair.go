@@ -2,14 +2,17 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/zeroclaw-go/zeroclaw/internal/api"
+	"github.com/zeroclaw-go/zeroclaw/internal/jsonrpc"
 	"github.com/zeroclaw-go/zeroclaw/internal/visible"
 )
 
-const pairSynopsis = "code | list | revoke DEVICE_ID"
+const pairSynopsis = "code [--profile NAME] | list | revoke DEVICE_ID"
 
 // runPair manages gateway pairing through the running daemon (the code lives in its memory).
 func runPair(ctx context.Context, env Env, args []string) error {
@@ -46,17 +49,27 @@ func pairCall(ctx context.Context, env Env, configDir, method string, params, ou
 }
 
 func pairCode(ctx context.Context, env Env, args []string) error {
-	fs := newFlagSet(env, "pair code", "[--config-dir DIR]")
+	fs := newFlagSet(env, "pair code", "[--profile NAME] [--config-dir DIR]")
 	configDir := configDirFlag(fs)
+	profile := fs.String("profile", "", "permission profile the device paired with this code gets (default: gateway.device_permission_profiles; none: the owner's equal)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	var res api.PairCodeResult
-	if err := pairCall(ctx, env, *configDir, api.MethodPairCode, struct{}{}, &res); err != nil {
+	if err := pairCall(ctx, env, *configDir, api.MethodPairCode, api.PairCodeParams{Profile: *profile}, &res); err != nil {
+		var we *jsonrpc.Error
+		if errors.As(err, &we) && strings.Contains(we.Message, "unknown permission profile") {
+			return withHint(fmt.Errorf("pair: code: %s", strings.TrimPrefix(we.Message, "pairing: ")),
+				"pick a defined profile, or define one first: [permission_profiles.NAME] grants = [\"sessions:execute\"] in config.toml, then zeroclaw config reload")
+		}
 		return fmt.Errorf("pair: code: %w", err)
 	}
 	fmt.Fprintln(env.Stdout, res.PairingCode)
-	fmt.Fprintf(env.Stderr, "one-time code: send it as X-Pairing-Code to POST /pair on the gateway (or {\"code\"} to POST /api/pair)\n")
+	who := "the device paired with it is the owner's equal unless gateway.device_permission_profiles restricts devices"
+	if res.Profile != "" {
+		who = "the device paired with it gets permission profile " + res.Profile + " only"
+	}
+	fmt.Fprintf(env.Stderr, "one-time code (%s): send it as X-Pairing-Code to POST /pair on the gateway (or {\"code\"} to POST /api/pair)\n", who)
 	return nil
 }
 

@@ -34,6 +34,24 @@ func validateGateway(cfg *Config, v *validator) {
 		v.add(Path{"gateway", "websocket_ping_interval_secs"}, "must be 0 (no pings) or more, got %d", g.WebSocketPingIntervalSecs)
 	}
 	validateWSS(cfg.WSS, v)
+	for _, e := range g.PairedTokenProfiles {
+		hash, prof, ok := strings.Cut(e, ":")
+		if !ok || len(hash) != 64 || strings.Trim(strings.ToLower(hash), "0123456789abcdef") != "" {
+			v.add(Path{"gateway", "paired_token_profiles"}, "entry %q must be <64-hex token sha256>:<profile>", e)
+		} else if _, defined := cfg.PermissionProfiles[prof]; !defined {
+			v.add(Path{"gateway", "paired_token_profiles"}, "permission profile %q is not defined under permission_profiles", prof)
+		}
+	}
+	for _, h := range g.AllowedHosts {
+		if h == "" || strings.ContainsAny(h, "/ *?#@") {
+			v.add(Path{"gateway", "allowed_hosts"}, "entry %q must be a host name or address, optionally with :port", h)
+		}
+	}
+	for _, o := range g.AllowedOrigins {
+		if !strings.HasPrefix(o, "http://") && !strings.HasPrefix(o, "https://") || strings.Count(o, "/") != 2 {
+			v.add(Path{"gateway", "allowed_origins"}, "entry %q must be an origin: scheme://host[:port], no path", o)
+		}
+	}
 	for _, pp := range g.DevicePermissionProfiles {
 		if _, ok := cfg.PermissionProfiles[pp]; !ok {
 			v.add(Path{"gateway", "device_permission_profiles"}, "permission profile %q is not defined under permission_profiles", pp)

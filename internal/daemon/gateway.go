@@ -3,6 +3,7 @@ package daemon
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -66,8 +67,13 @@ func (d *daemon) startGateway(ctx context.Context, opts Options, pm *pairing.Man
 			return err
 		},
 		Shutdown: d.requestStop,
-		Webhook: func(ctx context.Context, owner, agent, sessionID, message string) (string, error) {
-			return d.sessions.RunUnattended(ctx, session.Unattended{Agent: agent, SessionID: sessionID, Prompt: message, Owner: owner})
+		Webhook: func(ctx context.Context, caller *auth.Principal, agent, sessionID, message string) (string, error) {
+			answer, err := d.sessions.RunUnattended(ctx, session.Unattended{Agent: agent, SessionID: sessionID, Prompt: message,
+				Owner: caller.Name, Restricted: !caller.Admin})
+			if errors.Is(err, session.ErrNotOwned) {
+				return "", fmt.Errorf("%w: %w", gateway.ErrSessionNotOwned, err)
+			}
+			return answer, err
 		},
 		NewID:   opts.NewID,
 		Metrics: m,

@@ -95,6 +95,8 @@ type Server struct {
 	ws      wsState
 	wss     wssListener
 	wg      sync.WaitGroup
+	// patterns are the registered routes (Routes), written while New builds the mux only.
+	patterns []string
 
 	mu      sync.Mutex
 	cur     *binding

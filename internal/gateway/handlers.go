@@ -118,10 +118,10 @@ func (s *Server) pairEnhanced(w http.ResponseWriter, r *http.Request) {
 		"device_id": p.Device.ID, "message": "Pairing successful"})
 }
 
-// pairCode is GET /pair/code: the pending code, to loopback clients only (upstream hands it to anyone).
+// pairCode is GET /pair/code: the pending code, to the owner only (upstream hands it to anyone; any local
+// user could pair then). Everyone else has the daemon's terminal or `zeroclaw pair code` on the socket.
 func (s *Server) pairCode(w http.ResponseWriter, r *http.Request) {
-	if !isLoopbackPeer(r) {
-		writeError(w, http.StatusForbidden, "The pairing code is only shown to localhost")
+	if _, ok := s.owner(w, r); !ok {
 		return
 	}
 	var code any
@@ -166,18 +166,9 @@ func (s *Server) myCapabilities(w http.ResponseWriter, r *http.Request, c caller
 	writeJSON(w, http.StatusOK, map[string]any{"status": "ok", "capabilities": body.Capabilities})
 }
 
-// localOnly answers 403 to a peer that is not on loopback.
-func localOnly(w http.ResponseWriter, r *http.Request) bool {
-	if !isLoopbackPeer(r) {
-		writeError(w, http.StatusForbidden, "Admin endpoints are restricted to localhost")
-		return false
-	}
-	return true
-}
-
-// adminShutdown is POST /admin/shutdown (loopback only).
+// adminShutdown is POST /admin/shutdown (the owner: the same rule as the shutdown method over [wss]).
 func (s *Server) adminShutdown(w http.ResponseWriter, r *http.Request) {
-	if !localOnly(w, r) {
+	if _, ok := s.owner(w, r); !ok {
 		return
 	}
 	if s.o.Shutdown == nil {
@@ -188,23 +179,10 @@ func (s *Server) adminShutdown(w http.ResponseWriter, r *http.Request) {
 	s.o.Shutdown()
 }
 
-// adminReload is POST /admin/reload: loopback always; a remote client only when gateway.allow_remote_admin
-// and pairing are both on, with a paired token whose principal holds config:reload.
+// adminReload is POST /admin/reload (the owner).
 func (s *Server) adminReload(w http.ResponseWriter, r *http.Request) {
-	if !isLoopbackPeer(r) {
-		g := s.o.Config().Gateway
-		if !g.AllowRemoteAdmin || !g.RequirePairing {
-			writeError(w, http.StatusForbidden, "Admin endpoints are restricted to localhost")
-			return
-		}
-		c, ok := s.authenticate(w, r)
-		if !ok {
-			return
-		}
-		if !c.principal.Allows("config:reload") {
-			writeError(w, http.StatusForbidden, "Forbidden: missing grant config:reload")
-			return
-		}
+	if _, ok := s.owner(w, r); !ok {
+		return
 	}
 	if s.o.Reload == nil {
 		writeError(w, http.StatusServiceUnavailable, "reload is not available")
@@ -217,10 +195,10 @@ func (s *Server) adminReload(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{"success": true, "message": "Daemon reload initiated"})
 }
 
-// adminPairCode is GET /admin/paircode and POST /admin/paircode/new (loopback only): the pending code, made
-// when none is pending; POST ?rotate=all first revokes every token and empties the device registry.
+// adminPairCode is GET /admin/paircode and POST /admin/paircode/new (the owner): the pending code, made when
+// none is pending; POST ?rotate=all first revokes every token and empties the device registry.
 func (s *Server) adminPairCode(w http.ResponseWriter, r *http.Request) {
-	if !localOnly(w, r) {
+	if _, ok := s.owner(w, r); !ok {
 		return
 	}
 	if r.Method == http.MethodPost && r.URL.Query().Get("rotate") == "all" {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -11,6 +12,7 @@ import (
 	"github.com/zeroclaw-go/zeroclaw/internal/auth"
 	"github.com/zeroclaw-go/zeroclaw/internal/config"
 	"github.com/zeroclaw-go/zeroclaw/internal/jsonrpc"
+	"github.com/zeroclaw-go/zeroclaw/internal/pairing"
 )
 
 // unauthorized is upstream's 401 body.
@@ -59,13 +61,20 @@ func (s *Server) routes() http.Handler {
 	mux.Handle("/", s.counted("unmatched", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "not found")
 	})))
-	return withSecurityHeaders(s.withPrefix(mux))
+	return withSecurityHeaders(s.withGuard(true, s.withPrefix(mux)))
 }
 
 // handle registers h under pattern with the per-route chain.
 func (s *Server) handle(mux *http.ServeMux, pattern string, h http.HandlerFunc) {
 	_, path, _ := strings.Cut(pattern, " ")
+	s.patterns = append(s.patterns, pattern)
 	mux.Handle(pattern, s.counted(path, withBodyLimit(withTimeout(s.timeoutFor(path), h))))
+}
+
+// Routes are the patterns the gateway serves ("METHOD /path"), in the order they were registered; the [wss]
+// listener's one route is "GET wss:/" (it serves every path). The security matrix test checks each has a row.
+func (s *Server) Routes() []string {
+	return append(slices.Clone(s.patterns), "GET wss:/")
 }
 
 // counted records the request in the metrics under route.
@@ -114,7 +123,7 @@ func (s *Server) authenticate(w http.ResponseWriter, r *http.Request) (caller, b
 			if c.Gateway.RequirePairing {
 				return nil
 			}
-			return auth.Device(c, "unpaired")
+			return auth.Device(c, "unpaired", "")
 		}
 		return caller{principal: resolve(cfg), resolve: resolve, key: key}, true
 	}
@@ -146,9 +155,35 @@ func (s *Server) authenticate(w http.ResponseWriter, r *http.Request) (caller, b
 		if c.Gateway.RequirePairing && !s.o.Pairing.Configured(c, hash) {
 			return nil
 		}
-		return auth.Device(c, id)
+		return auth.Device(c, id, pairing.Profile(c, hash))
 	}
-	return caller{principal: auth.Device(cfg, id), resolve: resolve, tokenHash: hash, key: key}, true
+	return caller{principal: resolve(cfg), resolve: resolve, tokenHash: hash, key: key}, true
+}
+
+// owner authenticates the owner (README "Security model"): pairing on, and a paired token whose device is the
+// owner's equal (an admin principal: paired without a restricted profile, while device_permission_profiles
+// grants admin or is empty). No token, or a wrong one, is 401; a restricted device's token is 403; with
+// pairing off nobody is (the daemon's socket remains: `zeroclaw pair code`, `zeroclaw stop`). The peer's
+// address counts for nothing but this: a non-loopback owner also needs gateway.allow_remote_admin.
+func (s *Server) owner(w http.ResponseWriter, r *http.Request) (caller, bool) {
+	g := s.o.Config().Gateway
+	if !g.RequirePairing {
+		writeError(w, http.StatusForbidden, "Forbidden: with gateway.require_pairing = false no gateway client is the owner; use the local socket (zeroclaw pair code, zeroclaw stop, zeroclaw config reload)")
+		return caller{}, false
+	}
+	c, ok := s.authenticate(w, r)
+	if !ok {
+		return caller{}, false
+	}
+	if !c.principal.Admin {
+		writeError(w, http.StatusForbidden, "Forbidden: this route needs the owner's token (a device paired without a restricted profile)")
+		return caller{}, false
+	}
+	if !isLoopbackPeer(r) && !g.AllowRemoteAdmin {
+		writeError(w, http.StatusForbidden, "Admin endpoints are restricted to localhost (gateway.allow_remote_admin = false)")
+		return caller{}, false
+	}
+	return c, true
 }
 
 func (s *Server) tooManyAuth(w http.ResponseWriter, d time.Duration) {

@@ -4,15 +4,23 @@ import (
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
+	"errors"
 	"net/http"
 	"regexp"
 	"strings"
 	"time"
+
+	"github.com/zeroclaw-go/zeroclaw/internal/api"
+	"github.com/zeroclaw-go/zeroclaw/internal/auth"
 )
 
 // WebhookRunner runs one unattended turn (nobody can approve: what the agent's profile would ask about is
-// refused) for owner on agent ("" : the default agent) in session id, and returns the answer.
-type WebhookRunner func(ctx context.Context, owner, agent, sessionID, message string) (string, error)
+// refused) for the caller on agent ("" : the default agent) in session id, and returns the answer. A session
+// the caller may not prompt (session/prompt's ownership rule) is an error wrapping ErrSessionNotOwned.
+type WebhookRunner func(ctx context.Context, caller *auth.Principal, agent, sessionID, message string) (string, error)
+
+// ErrSessionNotOwned: the webhook named (X-Session-Id) a session another principal owns.
+var ErrSessionNotOwned = errors.New("gateway: the session belongs to another principal")
 
 // grantWebhook is what a device needs to run a turn through the webhook (the grant of session/prompt).
 const grantWebhook = "sessions:execute"
@@ -71,7 +79,8 @@ func (s *Server) webhookRoute(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if idem := r.Header.Get("X-Idempotency-Key"); idem != "" {
-		if !s.webhook.first(idem, time.Duration(g.IdempotencyTTLSecs)*time.Second, g.IdempotencyMaxKeys) {
+		// Keyed by device: one device's key neither answers nor blocks another's request.
+		if !s.webhook.first(c.principal.Name+"\x00"+idem, time.Duration(g.IdempotencyTTLSecs)*time.Second, g.IdempotencyMaxKeys) {
 			writeJSON(w, http.StatusOK, map[string]any{"status": "duplicate", "idempotent": true,
 				"message": "Request already processed for this idempotency key"})
 			return
@@ -80,7 +89,11 @@ func (s *Server) webhookRoute(w http.ResponseWriter, r *http.Request) {
 	if sid == "" {
 		sid = "webhook-" + s.o.NewID()
 	}
-	answer, err := s.o.Webhook(r.Context(), c.principal.Name, agent, sid, body.Message)
+	answer, err := s.o.Webhook(r.Context(), c.principal, agent, sid, body.Message)
+	if errors.Is(err, ErrSessionNotOwned) {
+		writeJSON(w, http.StatusForbidden, map[string]any{"error": "Forbidden: session " + sid + " belongs to another principal", "code": api.CodeSessionNotOwned})
+		return
+	}
 	if err != nil {
 		s.log.Warn("webhook turn failed", "session", sid, "err", err)
 		writeError(w, http.StatusInternalServerError, "LLM request failed")

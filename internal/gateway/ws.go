@@ -74,7 +74,9 @@ func (s *Server) upgrade(w http.ResponseWriter, r *http.Request, subprotocols []
 		return
 	}
 	defer done()
-	conn, err := websocket.Accept(w, r, &websocket.AcceptOptions{Subprotocols: subprotocols})
+	// withGuard has checked the Origin; the library checks it again, against the same allowed origins.
+	conn, err := websocket.Accept(w, r, &websocket.AcceptOptions{Subprotocols: subprotocols,
+		OriginPatterns: originPatterns(s.o.Config().Gateway)})
 	if err != nil {
 		return // Accept answered the request
 	}

@@ -14,6 +14,7 @@ const ACPSubprotocol = "zeroclaw.acp.v1"
 // wsRoutes mounts the WebSocket routes. They skip the body limit and the request timeout (a socket lives as
 // long as its client) but keep the metrics, the security headers and the path prefix.
 func (s *Server) wsRoutes(mux *http.ServeMux) {
+	s.patterns = append(s.patterns, "GET /ws/chat", "GET /acp")
 	mux.Handle("GET /ws/chat", s.counted("/ws/chat", http.HandlerFunc(s.wsChat)))
 	mux.Handle("GET /acp", s.counted("/acp", http.HandlerFunc(s.wsACP)))
 }

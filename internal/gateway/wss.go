@@ -103,7 +103,7 @@ func (s *Server) bindWSS(w config.WSSConfig, addr string) (*wssBinding, error) {
 	}
 	b.bound = ln.Addr()
 	b.srv = &http.Server{
-		Handler:           withSecurityHeaders(http.HandlerFunc(s.wssUpgrade)),
+		Handler:           withSecurityHeaders(s.withGuard(false, http.HandlerFunc(s.wssUpgrade))),
 		ReadHeaderTimeout: 10 * time.Second,
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),

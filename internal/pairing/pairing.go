@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -44,6 +45,8 @@ var (
 	ErrDisabled = errors.New("pairing: pairing is disabled")
 	// ErrNotFound: no device has that id.
 	ErrNotFound = errors.New("pairing: device not found")
+	// ErrUnknownProfile: a code was asked for with a profile permission_profiles does not define.
+	ErrUnknownProfile = errors.New("pairing: unknown permission profile")
 )
 
 // LockedError refuses a client that gave MaxFailedAttempts wrong codes, until RetryAfter has passed.
@@ -88,6 +91,8 @@ type Manager struct {
 
 	mu     sync.Mutex
 	code   string // the pending one-time code; "" when none
+	// profile is the permission profile the device paired with code gets ("": the default device grants).
+	profile string
 	guard  map[string]*attempts
 	hashed hashCache
 	seen   map[string]time.Time // token hash → last last_seen write (Touch writes at most once a minute)
@@ -138,7 +143,7 @@ func (m *Manager) EnsureFirstCode() (code string, fresh bool, err error) {
 	if m.code != "" {
 		return m.code, false, nil
 	}
-	code, err = m.newCodeLocked()
+	code, err = m.newCodeLocked("")
 	return code, err == nil, err
 }
 
@@ -217,21 +222,49 @@ func (m *Manager) PendingCode() string {
 }
 
 // Code returns the pending code, creating one when none is pending. It is ErrDisabled when pairing is off.
-func (m *Manager) Code() (string, error) {
-	if !m.Required() {
+// The device paired with it gets the default device grants.
+func (m *Manager) Code() (string, error) { return m.CodeFor("") }
+
+// CodeFor returns a code whose device gets permission profile profile ("": the default device grants): the
+// pending one when it carries that profile, else a new one that replaces it. It is ErrUnknownProfile when
+// permission_profiles does not define profile, ErrDisabled when pairing is off.
+func (m *Manager) CodeFor(profile string) (string, error) {
+	cfg := m.o.Config.Current()
+	if !cfg.Gateway.RequirePairing {
 		return "", ErrDisabled
+	}
+	if _, ok := cfg.PermissionProfiles[profile]; profile != "" && !ok {
+		return "", fmt.Errorf("%w %q (defined: %s)", ErrUnknownProfile, profile, strings.Join(slices.Sorted(maps.Keys(cfg.PermissionProfiles)), ", "))
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.code != "" {
+	if m.code != "" && m.profile == profile {
 		return m.code, nil
 	}
-	return m.newCodeLocked()
+	return m.newCodeLocked(profile)
 }
 
-// newCodeLocked draws a uniform 6-digit code (rejection sampling, so no digit is favoured). mu is held, or the
-// manager is not shared yet.
-func (m *Manager) newCodeLocked() (string, error) {
+// PendingProfile is the profile of the pending code's device ("" : the default grants, or no code pending).
+func (m *Manager) PendingProfile() string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.profile
+}
+
+// Profile is the permission profile cfg's gateway.paired_token_profiles gives the device holding hash, "" when
+// it lists none (the device gets the default device grants).
+func Profile(cfg *config.Config, hash string) string {
+	for _, e := range cfg.Gateway.PairedTokenProfiles {
+		if h, p, ok := strings.Cut(e, ":"); ok && strings.EqualFold(h, hash) {
+			return p
+		}
+	}
+	return ""
+}
+
+// newCodeLocked draws a uniform 6-digit code (rejection sampling, so no digit is favoured) for a device that
+// gets profile. mu is held, or the manager is not shared yet.
+func (m *Manager) newCodeLocked(profile string) (string, error) {
 	const limit = 1_000_000
 	const bound = (1 << 32) / limit * limit
 	var b [4]byte
@@ -241,27 +274,29 @@ func (m *Manager) newCodeLocked() (string, error) {
 		}
 		if v := binary.BigEndian.Uint32(b[:]); v < bound {
 			m.code = fmt.Sprintf("%0*d", CodeDigits, v%limit)
+			m.profile = profile
 			return m.code, nil
 		}
 	}
 }
 
 // check applies the guard to client and the code: a locked client is a *LockedError; a wrong code counts
-// towards the lockout and is ErrInvalidCode; the right one is consumed.
-func (m *Manager) check(client, code string) error {
+// towards the lockout and is ErrInvalidCode; the right one is consumed, and its profile returned.
+func (m *Manager) check(client, code string) (string, error) {
 	now := m.o.Clock.Now()
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.sweepLocked(now)
 	a := m.guard[client]
 	if a != nil && now.Before(a.lockedUntil) {
-		return &LockedError{RetryAfter: a.lockedUntil.Sub(now)}
+		return "", &LockedError{RetryAfter: a.lockedUntil.Sub(now)}
 	}
 	code = strings.TrimSpace(code)
 	if m.code != "" && subtle.ConstantTimeCompare([]byte(code), []byte(m.code)) == 1 {
 		delete(m.guard, client)
-		m.code = ""
-		return nil
+		profile := m.profile
+		m.code, m.profile = "", ""
+		return profile, nil
 	}
 	if a == nil {
 		a = &attempts{}
@@ -275,7 +310,7 @@ func (m *Manager) check(client, code string) error {
 	if a.failed >= MaxFailedAttempts {
 		a.lockedUntil = now.Add(LockoutDuration)
 	}
-	return ErrInvalidCode
+	return "", ErrInvalidCode
 }
 
 // sweepLocked forgets clients idle past GuardIdleForget and, past GuardMaxClients, the least recently seen.
@@ -304,13 +339,14 @@ func (m *Manager) Pair(ctx context.Context, client, code string, info DeviceInfo
 	if !m.Required() {
 		return Paired{}, ErrDisabled
 	}
-	if err := m.check(client, code); err != nil {
+	profile, err := m.check(client, code)
+	if err != nil {
 		return Paired{}, err
 	}
 	restore := func() {
 		m.mu.Lock()
 		if m.code == "" {
-			m.code = strings.TrimSpace(code)
+			m.code, m.profile = strings.TrimSpace(code), profile
 		}
 		m.mu.Unlock()
 	}
@@ -327,20 +363,20 @@ func (m *Manager) Pair(ctx context.Context, client, code string, info DeviceInfo
 
 	m.writeMu.Lock()
 	defer m.writeMu.Unlock()
-	if err := m.setHashes(ctx, func(h []string) []string { return append(h, hash) }); err != nil {
+	if err := m.setHashes(ctx, func(h []string) []string { return append(h, hash) }, hash, profile); err != nil {
 		restore()
 		return Paired{}, err
 	}
 	if m.o.Devices != nil {
 		if err := m.o.Devices.Add(ctx, dev); err != nil {
-			if rerr := m.setHashes(ctx, func(h []string) []string { return slices.DeleteFunc(h, func(x string) bool { return x == hash }) }); rerr != nil {
+			if rerr := m.setHashes(ctx, func(h []string) []string { return slices.DeleteFunc(h, func(x string) bool { return x == hash }) }, "", ""); rerr != nil {
 				m.log.Error("pairing: token not rolled back after a device registry failure", "component", "pairing", "err", rerr)
 			}
 			restore()
 			return Paired{}, err
 		}
 	}
-	m.log.Info("device paired", "component", "pairing", "device", dev.ID)
+	m.log.Info("device paired", "component", "pairing", "device", dev.ID, "profile", profile)
 	return Paired{Token: token, Device: dev}, nil
 }
 
@@ -351,9 +387,12 @@ func newDeviceID(raw []byte) string {
 	return hex.EncodeToString(sum[:8])
 }
 
-// setHashes rewrites gateway.paired_tokens as edit(current hashes) through the config editor. writeMu is held.
-func (m *Manager) setHashes(ctx context.Context, edit func([]string) []string) error {
-	cur := m.o.Config.Current().Gateway.PairedTokens
+// setHashes rewrites gateway.paired_tokens as edit(current hashes) through the config editor, in one change
+// with gateway.paired_token_profiles: the entries of hashes no longer paired are dropped and, when profile is
+// set, hash's entry is added. writeMu is held.
+func (m *Manager) setHashes(ctx context.Context, edit func([]string) []string, hash, profile string) error {
+	cfg := m.o.Config.Current()
+	cur := cfg.Gateway.PairedTokens
 	hs := make([]string, 0, len(cur)+1)
 	for _, v := range cur {
 		if strings.TrimSpace(v) != "" {
@@ -365,7 +404,21 @@ func (m *Manager) setHashes(ctx context.Context, edit func([]string) []string) e
 		hs = []string{}
 	}
 	val, _ := json.Marshal(hs)
-	if _, err := m.o.Config.Set(ctx, "gateway.paired_tokens", val, nil); err != nil {
+	sets := []config.SetEntry{{Prop: "gateway.paired_tokens", Value: val}}
+	profiles := []string{}
+	for _, e := range cfg.Gateway.PairedTokenProfiles {
+		if h, _, _ := strings.Cut(e, ":"); slices.Contains(hs, strings.ToLower(h)) {
+			profiles = append(profiles, e)
+		}
+	}
+	if profile != "" {
+		profiles = append(profiles, hash+":"+profile)
+	}
+	if len(profiles) > 0 || len(cfg.Gateway.PairedTokenProfiles) > 0 {
+		pv, _ := json.Marshal(profiles)
+		sets = append(sets, config.SetEntry{Prop: "gateway.paired_token_profiles", Value: pv})
+	}
+	if _, err := m.o.Config.SetMany(ctx, sets, nil); err != nil {
 		return fmt.Errorf("pairing: persist paired tokens: %w", err)
 	}
 	return nil
@@ -449,7 +502,7 @@ func (m *Manager) Revoke(ctx context.Context, id string) error {
 	}
 	if err := m.setHashes(ctx, func(h []string) []string {
 		return slices.DeleteFunc(h, func(x string) bool { return x == dev.TokenHash })
-	}); err != nil {
+	}, "", ""); err != nil {
 		return err
 	}
 	_, err = m.o.Devices.Delete(ctx, id)
@@ -465,7 +518,7 @@ func (m *Manager) Revoke(ctx context.Context, id string) error {
 func (m *Manager) RevokeAll(ctx context.Context) error {
 	m.writeMu.Lock()
 	defer m.writeMu.Unlock()
-	if err := m.setHashes(ctx, func([]string) []string { return nil }); err != nil {
+	if err := m.setHashes(ctx, func([]string) []string { return nil }, "", ""); err != nil {
 		return err
 	}
 	m.forgetIDs()
@@ -478,17 +531,23 @@ func (m *Manager) RevokeAll(ctx context.Context) error {
 	return nil
 }
 
-// Rotate revokes the device's token and returns a code to pair again: "" when a code was already pending
-// (the holder of that code pairs first) or pairing is off.
+// Rotate revokes the device's token and returns a code to pair again, with the device's profile: "" when a
+// code was already pending (the holder of that code pairs first) or pairing is off.
 func (m *Manager) Rotate(ctx context.Context, id string) (string, error) {
 	had := m.PendingCode() != ""
+	profile := ""
+	if m.o.Devices != nil {
+		if dev, err := m.o.Devices.Get(ctx, id); err == nil {
+			profile = Profile(m.o.Config.Current(), dev.TokenHash)
+		}
+	}
 	if err := m.Revoke(ctx, id); err != nil {
 		return "", err
 	}
 	if had || !m.Required() {
 		return "", nil
 	}
-	return m.Code()
+	return m.CodeFor(profile)
 }
 
 // touchEvery spaces the last_seen writes of one device: a busy client must not make every request a write.

@@ -6,27 +6,29 @@ import (
 	"time"
 
 	"github.com/zeroclaw-go/zeroclaw/internal/api"
+	"github.com/zeroclaw-go/zeroclaw/internal/auth"
 	"github.com/zeroclaw-go/zeroclaw/internal/jsonrpc"
 	"github.com/zeroclaw-go/zeroclaw/internal/pairing"
 	"github.com/zeroclaw-go/zeroclaw/internal/router"
 	"github.com/zeroclaw-go/zeroclaw/internal/store"
 )
 
-// Grants of the pairing methods.
+// Grants of the pairing methods (pair/code and devices/rotate need admin).
 const (
-	grantDevicesPair   = "devices:pair"
 	grantDevicesRead   = "devices:read"
 	grantDevicesDelete = "devices:delete"
 )
 
 // registerPairing serves pair/code and devices/* over the pairing domain (the gateway's routes call these).
+// Minting a code (pair/code, devices/rotate) is the owner's alone (the admin grant): a device paired with it
+// may be the owner's equal, so a lesser principal holding it could raise itself.
 func (s *Server) registerPairing(m *pairing.Manager) {
-	s.register(api.MethodPairCode, handle(grantDevicesPair, func(_ context.Context, _ *Peer, _ *noParams) (api.PairCodeResult, error) {
-		code, err := m.Code()
+	s.register(api.MethodPairCode, handle(auth.GrantAdmin, func(_ context.Context, _ *Peer, p *api.PairCodeParams) (api.PairCodeResult, error) {
+		code, err := m.CodeFor(p.Profile)
 		if err != nil {
 			return api.PairCodeResult{}, err
 		}
-		return api.PairCodeResult{PairingRequired: true, PairingCode: code}, nil
+		return api.PairCodeResult{PairingRequired: true, PairingCode: code, Profile: p.Profile}, nil
 	}))
 	s.register(api.MethodDevicesList, handle(grantDevicesRead, func(ctx context.Context, _ *Peer, _ *noParams) (api.DevicesListResult, error) {
 		devs, err := m.Devices(ctx)
@@ -48,7 +50,7 @@ func (s *Server) registerPairing(m *pairing.Manager) {
 		}
 		return api.DeviceRevokeResult{Message: "Device revoked and bearer token invalidated", DeviceID: p.ID}, nil
 	}))
-	s.register(api.MethodDevicesRotate, handle(grantDevicesDelete, func(ctx context.Context, _ *Peer, p *api.DeviceParams) (api.DeviceRotateResult, error) {
+	s.register(api.MethodDevicesRotate, handle(auth.GrantAdmin, func(ctx context.Context, _ *Peer, p *api.DeviceParams) (api.DeviceRotateResult, error) {
 		if p.ID == "" {
 			return api.DeviceRotateResult{}, router.InvalidParams("id is required")
 		}
@@ -88,7 +90,7 @@ func pairingCode(err error) int {
 		return api.CodeSessionNotFound
 	case errors.Is(err, pairing.ErrDisabled):
 		return api.CodePreconditionFailed
-	case errors.Is(err, pairing.ErrInvalidCode):
+	case errors.Is(err, pairing.ErrInvalidCode), errors.Is(err, pairing.ErrUnknownProfile):
 		return jsonrpc.CodeInvalidParams
 	}
 	return 0

@@ -16,7 +16,7 @@ func pairOnce(t *testing.T, g *gw, code string) string {
 }
 
 // A token removed from config.toml by hand stops working at the next reload, and its device leaves the
-// registry; a loopback POST /admin/reload keeps the pid and applies a new agent.
+// registry; POST /admin/reload with the owner's token keeps the pid and applies a new agent.
 func TestGatewayReloadReconcilesDevices(t *testing.T) {
 	d, g, code := startGateway(t, gwBaseConfig)
 	auth := pairOnce(t, g, code)
@@ -40,18 +40,22 @@ func TestGatewayReloadReconcilesDevices(t *testing.T) {
 	}
 	// Until the reload the daemon runs the old config: the token still works.
 	g.do("GET", "/api/status", nil, auth).want(t, 200)
-	r := g.do("POST", "/admin/reload", nil).want(t, 200)
+	r := g.do("POST", "/admin/reload", nil, auth).want(t, 200)
 	if r.body["success"] != true || r.body["message"] != "Daemon reload initiated" {
 		t.Fatalf("reload body %s", r.raw)
 	}
 	g.do("GET", "/api/status", nil, auth).want(t, 401)
-	// No token is left: the next device needs a code, as at start.
-	if pc := g.do("GET", "/pair/code", nil).want(t, 200).body["pairing_code"]; pc == nil || pc == code {
+	// No token is left: the next device needs a code, as at start (the owner reads it over the socket).
+	c := dialRC(t, d, "")
+	var pc struct {
+		PairingCode string `json:"pairing_code"`
+	}
+	c.mustCall("pair/code", map[string]any{}, &pc)
+	if len(pc.PairingCode) != 6 || pc.PairingCode == code {
 		t.Fatalf("pairing code after every token was removed: %v", pc)
 	}
 
 	// Same process, new agent; and the device row is gone (checked over the socket as the operator).
-	c := dialRC(t, d, "")
 	var st struct {
 		PID int `json:"pid"`
 	}
@@ -81,8 +85,9 @@ func TestGatewayReloadReconcilesDevices(t *testing.T) {
 	}
 }
 
-// A remote client (a real non-loopback peer) is refused the admin routes and the pairing code; a remote reload
-// needs allow_remote_admin, pairing and a token.
+// A remote client (a real non-loopback peer) is refused the admin routes and the pairing code: 401 without a
+// token (issue 20: the peer's address grants nothing), 403 with the owner's token while allow_remote_admin is
+// off; with it, the owner's token reloads from afar.
 func TestGatewayRemoteAdminRules(t *testing.T) {
 	ip := remoteIP(t)
 	cfg := gwBaseConfig + "\n[gateway]\nhost = \"0.0.0.0\"\nallow_public_bind = true\n"
@@ -90,20 +95,23 @@ func TestGatewayRemoteAdminRules(t *testing.T) {
 	port := d.GatewayURL(t)[strings.LastIndex(d.GatewayURL(t), ":")+1:]
 	remote := newGW(t, "http://"+ip+":"+port)
 
-	r := remote.do("POST", "/admin/reload", nil).want(t, 403)
-	if r.body["error"] != "Admin endpoints are restricted to localhost" {
-		t.Fatalf("remote reload body %s", r.raw)
-	}
-	remote.do("POST", "/admin/shutdown", nil).want(t, 403)
-	remote.do("GET", "/admin/paircode", nil).want(t, 403)
-	remote.do("GET", "/pair/code", nil).want(t, 403)
-	if local.do("GET", "/pair/code", nil).want(t, 200).body["pairing_code"] != code {
-		t.Fatal("loopback does not see the code")
-	}
+	remote.do("POST", "/admin/reload", nil).want(t, 401)
+	remote.do("POST", "/admin/shutdown", nil).want(t, 401)
+	remote.do("GET", "/admin/paircode", nil).want(t, 401)
+	remote.do("GET", "/pair/code", nil).want(t, 401)
+	local.do("GET", "/pair/code", nil).want(t, 401)
 	// A remote client pairs (the code reached it out of band) and uses the API.
 	auth := pairOnce(t, remote, code)
 	remote.do("GET", "/api/status", nil, auth).want(t, 200)
-	remote.do("POST", "/admin/reload", nil, auth).want(t, 403)
+	r := remote.do("POST", "/admin/reload", nil, auth).want(t, 403)
+	if !strings.Contains(r.body["error"].(string), "restricted to localhost") {
+		t.Fatalf("remote reload body %s", r.raw)
+	}
+	remote.do("POST", "/admin/shutdown", nil, auth).want(t, 403)
+	remote.do("GET", "/pair/code", nil, auth).want(t, 403)
+	if local.do("GET", "/pair/code", nil, auth).want(t, 200).body["success"] != true {
+		t.Fatal("the owner on loopback does not see the code")
+	}
 
 	// With allow_remote_admin the paired remote client may reload; without a token it may not.
 	c := dialRC(t, d, "")
@@ -166,16 +174,20 @@ func TestGatewayConfigRoutes(t *testing.T) {
 	g.do("POST", "/api/sessions/nope/abort", nil, auth).want(t, 404)
 }
 
-// A request forwarded by a proxy on this host is not local, whatever its TCP peer: no admin routes, no code,
-// and no loopback exemption from the auth limiter.
+// A request forwarded by a proxy on this host is not local, whatever its TCP peer: no admin routes or code
+// without a token (401, as for anyone), none with the owner's either (403: remote), and no loopback exemption
+// from the auth limiter.
 func TestGatewayForwardedIsNotLocal(t *testing.T) {
 	_, g, code := startGateway(t, gwBaseConfig)
 	fwd := "X-Forwarded-For: 198.51.100.4"
-	g.do("GET", "/pair/code", nil, fwd).want(t, 403)
-	g.do("POST", "/admin/reload", nil, fwd).want(t, 403)
-	g.do("POST", "/admin/shutdown", nil, fwd).want(t, 403)
+	g.do("GET", "/pair/code", nil, fwd).want(t, 401)
+	g.do("POST", "/admin/reload", nil, fwd).want(t, 401)
+	g.do("POST", "/admin/shutdown", nil, fwd).want(t, 401)
 	auth := pairOnce(t, g, code)
-	for range 10 {
+	g.do("GET", "/pair/code", nil, auth, fwd).want(t, 403)
+	g.do("POST", "/admin/reload", nil, auth, fwd).want(t, 403)
+	g.do("POST", "/admin/shutdown", nil, auth, fwd).want(t, 403)
+	for range 10 - 3 { // the three tokenless admin requests above were failures too
 		g.do("GET", "/api/status", nil, "Authorization: Bearer zc_nope", fwd).want(t, 401)
 	}
 	// Without trust_forwarded_headers the key is the peer (127.0.0.1), now locked out for forwarded requests.

@@ -18,10 +18,11 @@ import (
 //	BenchmarkGateway64/bare_sessions    net/http answering a session list of the same size
 //	BenchmarkGateway64/api_sessions     GET /api/sessions with a bearer token (auth, the session/list method)
 func BenchmarkGateway64(b *testing.B) {
-	d := Start(b, WithConfig(gwBaseConfig))
+	var banner syncBuf // the code reaches the owner on the daemon's terminal only
+	d := Start(b, WithConfig(gwBaseConfig), WithBanner(&banner))
 	base := d.GatewayURL(b)
 	g := newGW(b, base)
-	code := g.do("GET", "/pair/code", nil).want(b, 200).body["pairing_code"].(string)
+	code := bannerCode.FindStringSubmatch(banner.String())[1]
 	token := g.do("POST", "/pair", nil, "X-Pairing-Code: "+code).want(b, 200).body["token"].(string)
 	health := g.do("GET", "/health", nil).want(b, 200).raw
 	sessions := g.do("GET", "/api/sessions", nil, "Authorization: Bearer "+token).want(b, 200).raw

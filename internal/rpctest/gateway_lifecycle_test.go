@@ -16,7 +16,7 @@ func TestGatewayAdminShutdown(t *testing.T) {
 	d, g, code := startGateway(t, gwBaseConfig)
 	auth := pairOnce(t, g, code)
 	g.do("GET", "/api/status", nil, auth).want(t, 200) // leaves a keep-alive connection open
-	r := g.do("POST", "/admin/shutdown", nil).want(t, 200)
+	r := g.do("POST", "/admin/shutdown", nil, auth).want(t, 200)
 	if r.body["success"] != true {
 		t.Fatalf("shutdown body %s", r.raw)
 	}
@@ -89,10 +89,10 @@ func TestGatewayRotate(t *testing.T) {
 func TestGatewayRotateAll(t *testing.T) {
 	_, g, code := startGateway(t, gwBaseConfig)
 	auth := pairOnce(t, g, code)
-	pending := g.do("GET", "/admin/paircode", nil).want(t, 200).body["pairing_code"].(string)
+	pending := g.do("GET", "/admin/paircode", nil, auth).want(t, 200).body["pairing_code"].(string)
 	auth2 := pairOnce(t, g, pending)
 	g.do("GET", "/api/status", nil, auth).want(t, 200)
-	r := g.do("POST", "/admin/paircode/new?rotate=all", nil).want(t, 200)
+	r := g.do("POST", "/admin/paircode/new?rotate=all", nil, auth).want(t, 200)
 	next, _ := r.body["pairing_code"].(string)
 	if len(next) != 6 {
 		t.Fatalf("rotate=all body %s", r.raw)

@@ -118,13 +118,14 @@ func TestGatewayPairing(t *testing.T) {
 	g.do("GET", "/api/status", nil, auth).want(t, 401)
 }
 
-// The enhanced flow: POST /api/pair with a JSON body, 400 on a wrong code; /pair/code shows the code to
-// loopback; `pair/code` over the socket makes a new one after the first was used.
+// The enhanced flow: POST /api/pair with a JSON body, 400 on a wrong code; /pair/code shows the code to the
+// owner only (401 without a token, issue 20); `pair/code` over the socket makes a new one after the first was
+// used.
 func TestGatewayPairEnhancedAndCode(t *testing.T) {
 	d, g, code := startGateway(t, gwBaseConfig)
-	pc := g.do("GET", "/pair/code", nil).want(t, 200)
-	if pc.body["pairing_code"] != code || pc.body["pairing_required"] != true {
-		t.Fatalf("/pair/code %s (banner %s)", pc.raw, code)
+	pc := g.do("GET", "/pair/code", nil).want(t, 401)
+	if pc.body["pairing_code"] != nil {
+		t.Fatalf("/pair/code without a token %s", pc.raw)
 	}
 	wrong := "000000"
 	if code == wrong {
@@ -139,8 +140,8 @@ func TestGatewayPairEnhancedAndCode(t *testing.T) {
 	if r.body["message"] != "Pairing successful" || !tokenShape.MatchString(tok) {
 		t.Fatalf("pair body %s", r.raw)
 	}
-	if g.do("GET", "/pair/code", nil).want(t, 200).body["pairing_code"] != nil {
-		t.Fatal("a used code is still shown")
+	if pc := g.do("GET", "/pair/code", nil, "Authorization: Bearer "+tok).want(t, 200); pc.body["pairing_code"] != nil || pc.body["pairing_required"] != true {
+		t.Fatalf("a used code is still shown: %s", pc.raw)
 	}
 	c := d.Dial(t)
 	mustResult(t, call(t, c, 1, "initialize", map[string]any{"protocol_version": 1}))

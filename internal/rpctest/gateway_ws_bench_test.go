@@ -17,10 +17,11 @@ import (
 //
 //	go test -bench WSChat -run '^$' ./internal/rpctest/
 func BenchmarkWSChatFirstChunk(b *testing.B) {
-	d := Start(b, WithConfig(gwBaseConfig))
+	var banner syncBuf // the code reaches the owner on the daemon's terminal only
+	d := Start(b, WithConfig(gwBaseConfig), WithBanner(&banner))
 	base := d.GatewayURL(b)
 	g := newGW(b, base)
-	code := g.do("GET", "/pair/code", nil).want(b, 200).body["pairing_code"].(string)
+	code := bannerCode.FindStringSubmatch(banner.String())[1]
 	token := g.do("POST", "/pair", nil, "X-Pairing-Code: "+code).want(b, 200).body["token"].(string)
 
 	ln, err := net.Listen("tcp", "127.0.0.1:0")

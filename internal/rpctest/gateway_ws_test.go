@@ -372,7 +372,7 @@ func TestWSChatPings(t *testing.T) {
 	}
 	defer nc.Close()
 	_ = nc.SetDeadline(time.Now().Add(20 * time.Second))
-	fmt.Fprintf(nc, "GET /ws/chat?agent=default HTTP/1.1\r\nHost: gw\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"+
+	fmt.Fprintf(nc, "GET /ws/chat?agent=default HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"+
 		"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n%s\r\n\r\n", auth)
 	br := bufio.NewReader(nc)
 	res, err := http.ReadResponse(br, nil)

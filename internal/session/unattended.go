@@ -60,14 +60,17 @@ type Unattended struct {
 	AllowedTools, ExcludedTools []string
 	// Owner is the principal the session belongs to; "" means UnattendedPrincipal (a webhook names its device).
 	Owner string
+	// Restricted: Owner is not an admin, so the session must be its own, checked as session/prompt checks it
+	// (ErrNotOwned otherwise). A scheduled job or a delegation leaves it false.
+	Restricted bool
 }
 
-// RunUnattended runs one turn as UnattendedPrincipal (with admin reach, so a named session of another owner
-// can be continued) and returns its answer. The turn runs under the agent's risk profile; a call the profile
+// RunUnattended runs one turn as UnattendedPrincipal, or Owner, with admin reach unless Restricted (so a job
+// continues a named session of another owner) and returns its answer. The turn runs under the agent's risk profile; a call the profile
 // would ask about is refused. A session it opened is closed (kept in the store) afterwards. A turn that did
 // not complete is an error carrying what it said.
 func (m *Manager) RunUnattended(ctx context.Context, u Unattended) (string, error) {
-	o := Owner{Principal: UnattendedPrincipal, Admin: true}
+	o := Owner{Principal: UnattendedPrincipal, Admin: !u.Restricted}
 	if u.Owner != "" {
 		o.Principal = u.Owner
 	}
