@@ -46,6 +46,7 @@ type browser struct {
 	cmd  *exec.Cmd
 	conn *websocket.Conn
 	ctx  context.Context
+	wg   sync.WaitGroup // the reader and the attach goroutines
 
 	mu      sync.Mutex // guards the fields below
 	nextID  int
@@ -79,11 +80,12 @@ func (r netRequest) String() string {
 var wsRefusal = regexp.MustCompile(`Unexpected response code: (\d{3})`)
 
 type cdpMessage struct {
-	ID     int             `json:"id"`
-	Method string          `json:"method"`
-	Params json.RawMessage `json:"params"`
-	Result json.RawMessage `json:"result"`
-	Error  json.RawMessage `json:"error"`
+	ID        int             `json:"id"`
+	SessionID string          `json:"sessionId"`
+	Method    string          `json:"method"`
+	Params    json.RawMessage `json:"params"`
+	Result    json.RawMessage `json:"result"`
+	Error     json.RawMessage `json:"error"`
 }
 
 // startBrowser runs headless Chromium as root in a container (no sandbox, no GPU) on a fresh profile, with
@@ -123,6 +125,7 @@ func startBrowser(t *testing.T, hostRules string) *browser {
 		if b.conn != nil {
 			_ = b.conn.CloseNow()
 		}
+		b.wg.Wait()
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // the group this test started
 		select {
 		case <-exited:
@@ -160,10 +163,14 @@ func startBrowser(t *testing.T, hostRules string) *browser {
 	}
 	conn.SetReadLimit(64 << 20)
 	b.conn = conn
+	b.wg.Add(1)
 	go b.read()
 	b.call("Network.enable", nil)
 	b.call("Page.enable", nil)
 	b.call("Runtime.enable", nil)
+	// Frames in other processes (a sandboxed iframe is one) are targets of their own: attach to each, paused
+	// at its start, so that its requests are recorded too.
+	b.call("Target.setAutoAttach", map[string]any{"autoAttach": true, "waitForDebuggerOnStart": true, "flatten": true})
 	t.Cleanup(func() {
 		if t.Failed() {
 			b.mu.Lock()
@@ -205,6 +212,7 @@ func (b *browser) pageTarget(port string) string {
 
 // read dispatches the DevTools messages: replies to their callers, Network events into the request log.
 func (b *browser) read() {
+	defer b.wg.Done()
 	for {
 		_, data, err := b.conn.Read(b.ctx)
 		if err != nil {
@@ -224,7 +232,27 @@ func (b *browser) read() {
 			}
 			continue
 		}
+		if m.Method == "Target.attachedToTarget" {
+			var p struct {
+				SessionID string `json:"sessionId"`
+			}
+			if json.Unmarshal(m.Params, &p) == nil && p.SessionID != "" {
+				b.wg.Add(1)
+				go b.attached(p.SessionID) // not on the reader: it waits for replies
+			}
+			continue
+		}
 		b.event(m.Method, m.Params)
+	}
+}
+
+// attached turns on the Network domain of a frame's target and lets it run.
+func (b *browser) attached(session string) {
+	defer b.wg.Done()
+	for _, method := range []string{"Network.enable", "Runtime.runIfWaitingForDebugger"} {
+		if _, err := b.send(session, method, nil); err != nil {
+			return // the frame went away
+		}
 	}
 }
 
@@ -296,33 +324,45 @@ func (b *browser) event(method string, params json.RawMessage) {
 	}
 }
 
-// call sends a DevTools command and waits for its reply; an error reply fails the test.
+// call sends a DevTools command to the page and waits for its reply; a failure fails the test.
 func (b *browser) call(method string, params any) json.RawMessage {
 	b.t.Helper()
+	res, err := b.send("", method, params)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	return res
+}
+
+// send sends a DevTools command to session ("" for the page) and waits for its reply.
+func (b *browser) send(session, method string, params any) (json.RawMessage, error) {
 	b.mu.Lock()
 	b.nextID++
 	id := b.nextID
 	ch := make(chan cdpMessage, 1)
 	b.replies[id] = ch
 	b.mu.Unlock()
-	msg, err := json.Marshal(map[string]any{"id": id, "method": method, "params": params})
+	req := map[string]any{"id": id, "method": method, "params": params}
+	if session != "" {
+		req["sessionId"] = session
+	}
+	msg, err := json.Marshal(req)
 	if err != nil {
-		b.t.Fatal(err)
+		return nil, err
 	}
 	ctx, cancel := context.WithTimeout(b.ctx, 15*time.Second)
 	defer cancel()
 	if err := b.conn.Write(ctx, websocket.MessageText, msg); err != nil {
-		b.t.Fatalf("devtools %s: %v", method, err)
+		return nil, fmt.Errorf("devtools %s: %w", method, err)
 	}
 	select {
 	case m := <-ch:
 		if len(m.Error) > 0 {
-			b.t.Fatalf("devtools %s: %s", method, m.Error)
+			return nil, fmt.Errorf("devtools %s: %s", method, m.Error)
 		}
-		return m.Result
+		return m.Result, nil
 	case <-ctx.Done():
-		b.t.Fatalf("devtools %s: no reply within 15s", method)
-		return nil
+		return nil, fmt.Errorf("devtools %s: no reply within 15s", method)
 	}
 }
 
