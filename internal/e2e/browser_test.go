@@ -41,7 +41,7 @@ var attackPage string
 // attempt is one thing the attacker's page tries (testdata/attack.html runs them in order).
 type attempt struct {
 	Name    string            `json:"name"`
-	Kind    string            `json:"kind"` // fetch, form or ws
+	Kind    string            `json:"kind"` // fetch, form, ws or sandboxed-fetch
 	Method  string            `json:"method,omitempty"`
 	Path    string            `json:"path"`
 	Mode    string            `json:"mode,omitempty"`    // fetch's mode: cors (default) or no-cors
@@ -94,8 +94,8 @@ func crossOriginAttempts(deviceID string) []attempt {
 			attempt{Name: "form multipart POST " + path, Kind: "form", Path: path, Enctype: "multipart/form-data", Fields: map[string]string{"confirm": "1"}})
 	}
 	a = append(a,
-		// A sandboxed frame's document has an opaque origin: its form POST carries "Origin: null".
-		attempt{Name: "sandboxed form (Origin: null) POST /admin/reload", Kind: "sandboxed-form", Path: "/admin/reload", Enctype: "application/x-www-form-urlencoded", Fields: map[string]string{"confirm": "1"}},
+		// A sandboxed frame's document has an opaque origin: its requests carry "Origin: null".
+		attempt{Name: "sandboxed frame (Origin: null) no-cors POST /admin/reload", Kind: "sandboxed-fetch", Path: "/admin/reload", Body: str("{}")},
 		attempt{Name: "WebSocket /ws/chat", Kind: "ws", Path: "/ws/chat?agent=default", Protocols: []string{"zeroclaw.v1"}},
 		attempt{Name: "WebSocket /acp", Kind: "ws", Path: "/acp", Protocols: []string{"zeroclaw.acp.v1"}},
 		attempt{Name: "form text/plain POST /admin/shutdown", Kind: "form", Path: "/admin/shutdown", Enctype: "text/plain", Fields: jsonForm},
@@ -428,12 +428,12 @@ func TestBrowserCrossOriginCannotDriveGateway(t *testing.T) {
 			continue
 		}
 		switch a.Kind {
-		case "fetch":
+		case "fetch", "sandboxed-fetch":
 			// A cors fetch fails (no CORS consent); a no-cors one is opaque: status 0, empty body.
 			if r["error"] == nil && (r["type"] != "opaque" || r["body"] != "") {
 				t.Errorf("%s: the page read an answer: %v", a.Name, r)
 			}
-		case "form", "sandboxed-form":
+		case "form":
 			if body, _ := r["body"].(string); body != "" {
 				t.Errorf("%s: the page read the answer in its frame: %q", a.Name, body)
 			}
@@ -453,28 +453,42 @@ func TestBrowserCrossOriginCannotDriveGateway(t *testing.T) {
 // (a favicon, the page itself) passed other.
 func checkNetwork(t *testing.T, b *browser, gw string, attempts []attempt, other func(netRequest) bool) {
 	t.Helper()
-	// The page reported done once every attempt had settled; the browser's events may trail its script.
+	sent := map[string][]string{} // method and URL: the attempts at it that the browser must send
+	for _, a := range attempts {
+		if !a.preflighted {
+			sent[a.target(gw)] = append(sent[a.target(gw)], a.Name)
+		}
+	}
+	// The page reported done once every attempt had settled in its script; the browser's network events trail
+	// it, so wait (bounded) until every attempt has its answer and every request seen has settled.
 	var reqs []netRequest
-	eventually(t, 10*time.Second, "every gateway request seen by the browser settles", func() bool {
+	var answered map[string]int
+	settled := func() bool {
 		reqs = append(b.requests(gw+"/"), b.requests("ws"+strings.TrimPrefix(gw, "http")+"/")...)
+		answered = map[string]int{}
+		done := true
 		for _, r := range reqs {
-			if !r.Done {
-				return false
+			done = done && r.Done
+			if r.Method != "OPTIONS" && r.Status != 0 { // a preflight's request is checked below
+				answered[r.Method+" "+r.URL]++
 			}
 		}
-		return true
-	})
+		for target, names := range sent {
+			done = done && answered[target] >= len(names)
+		}
+		return done
+	}
+	for deadline := time.Now().Add(10 * time.Second); !settled() && time.Now().Before(deadline); {
+		time.Sleep(50 * time.Millisecond)
+	}
 	t.Logf("the gateway's answers, as the browser saw them:\n%s", joinRequests(reqs))
-	answered := map[string]int{} // method and URL: answers seen
 	for _, r := range reqs {
 		if r.Method == "OPTIONS" || r.Status == 0 {
-			continue // a preflight (the request it asks for is checked below), or nothing came back
+			continue
 		}
-		key := r.Method + " " + r.URL
-		answered[key]++
 		var wants []int
 		for _, a := range attempts {
-			if a.target(gw) == key && !slices.Contains(wants, a.Want) {
+			if a.target(gw) == r.Method+" "+r.URL && !slices.Contains(wants, a.Want) {
 				wants = append(wants, a.Want)
 			}
 		}
@@ -485,20 +499,15 @@ func checkNetwork(t *testing.T, b *browser, gw string, attempts []attempt, other
 			t.Errorf("the gateway answered %s to a request the page did not make", r)
 		}
 	}
-	// Every attempt was answered: as many answers to each method and URL as attempts at it.
-	sent := map[string][]string{}
 	for _, a := range attempts {
-		if a.preflighted {
-			if answered[a.target(gw)] > 0 {
-				t.Errorf("%s: the browser sent it without CORS consent, and the gateway answered", a.Name)
-			}
-			continue
+		if a.preflighted && answered[a.target(gw)] > 0 {
+			t.Errorf("%s: the browser sent it without CORS consent, and the gateway answered", a.Name)
 		}
-		sent[a.target(gw)] = append(sent[a.target(gw)], a.Name)
 	}
+	// Every attempt was answered: as many answers to each method and URL as attempts at it.
 	for target, names := range sent {
 		if n := answered[target]; n < len(names) {
-			t.Errorf("%d answer(s) from the gateway to %s for %d attempts %q; the browser saw:\n%s", n, target, len(names), names, joinRequests(reqs))
+			t.Errorf("%d answer(s) from the gateway to %s for %d attempts %q within 10s; the browser saw:\n%s", n, target, len(names), names, joinRequests(reqs))
 		}
 	}
 }
@@ -508,7 +517,7 @@ func (a attempt) target(gw string) string {
 	switch a.Kind {
 	case "ws":
 		return "GET ws" + strings.TrimPrefix(gw, "http") + a.Path
-	case "form", "sandboxed-form":
+	case "form", "sandboxed-fetch":
 		return "POST " + gw + a.Path
 	}
 	return a.Method + " " + gw + a.Path
