@@ -313,4 +313,3 @@ func TestGatewayWebhookSessionOwnership(t *testing.T) {
 		t.Fatalf("a's replay of k1: %s", r.raw)
 	}
 }
-
