@@ -313,3 +313,18 @@ func TestGatewayWebhookSessionOwnership(t *testing.T) {
 		t.Fatalf("a's replay of k1: %s", r.raw)
 	}
 }
+
+// On the socket, minting a code is the owner's too: a local user holding every device grant gets -32012
+// (admin) from pair/code and devices/rotate, so it cannot pair itself an owner-equal device.
+func TestPairCodeNeedsAdminOnSocket(t *testing.T) {
+	d := Start(t, asUser("devices:read", "devices:delete", "sessions:execute"))
+	u := d.Dial(t)
+	u.Initialize()
+	if data := mustError(t, call(t, u, 1, "pair/code", map[string]any{}), -32012); data["grant"] != "admin" {
+		t.Fatalf("pair/code data %v, want grant admin", data)
+	}
+	if data := mustError(t, call(t, u, 2, "devices/rotate", map[string]any{"id": "x"}), -32012); data["grant"] != "admin" {
+		t.Fatalf("devices/rotate data %v, want grant admin", data)
+	}
+	mustResult(t, call(t, u, 3, "devices/list", map[string]any{}))
+}
