@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/coder/websocket"
 )
 
 // gwProfilesConfig defines two restricted device profiles: viewer reads the status, chatter runs turns.
@@ -300,6 +302,25 @@ func TestGatewayWebhookSessionOwnership(t *testing.T) {
 	// Its own session, new or continued, works.
 	turn(a, "a-notes", "mine").want(t, 200)
 	turn(a, "a-notes", "mine again").want(t, 200)
+	// The REST mirrors too: another's history and state are not the device's to read.
+	for _, path := range []string{"/api/sessions/owner-notes/messages", "/api/sessions/b-notes/messages", "/api/sessions/owner-notes/state"} {
+		if r := g.do("GET", path, nil, a).want(t, 403); strings.Contains(string(r.raw), "secret") {
+			t.Fatalf("%s: %s", path, r.raw)
+		}
+	}
+	g.do("GET", "/api/sessions/a-notes/messages", nil, a).want(t, 200)
+	// /ws/chat?session_id= applies the same rule: another's session does not open, its own does.
+	ws := dialWS(t, g.base, "/ws/chat?agent=default&session_id=owner-notes", &websocket.DialOptions{HTTPHeader: bearerHeader(a)})
+	if f := ws.next(); f["type"] != "error" || f["code"] != "AGENT_INIT_FAILED" || !strings.Contains(f["message"].(string), "not owned") {
+		t.Fatalf("/ws/chat into the owner's session: %v", f)
+	}
+	own := dialWS(t, g.base, "/ws/chat?agent=default&session_id=a-notes", &websocket.DialOptions{HTTPHeader: bearerHeader(a)})
+	if f := own.next(); f["type"] != "session_start" || f["resumed"] != true {
+		t.Fatalf("/ws/chat into its own session: %v", f)
+	}
+	if n := count("owner-notes"); n != before["owner-notes"] {
+		t.Fatalf("owner-notes: %d messages after a refused socket, %d before", n, before["owner-notes"])
+	}
 
 	// Idempotency keys per device: b's key does not answer a's request; a's replay is a duplicate.
 	first := turn(a, "a-notes", "once", "X-Idempotency-Key: k1").want(t, 200)
