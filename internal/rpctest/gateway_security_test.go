@@ -349,3 +349,34 @@ func TestPairCodeNeedsAdminOnSocket(t *testing.T) {
 	}
 	mustResult(t, call(t, u, 3, "devices/list", map[string]any{}))
 }
+
+// Rotating a restricted device's token hands out a code with the same profile: rotation never widens a device.
+func TestGatewayRotateKeepsProfile(t *testing.T) {
+	d, g, code := startGateway(t, gwProfilesConfig)
+	owner := pairOnce(t, g, code)
+	ids := func() []string {
+		var out []string
+		for _, dv := range g.do("GET", "/api/devices", nil, owner).want(t, 200).body["devices"].([]any) {
+			out = append(out, dv.(map[string]any)["id"].(string))
+		}
+		return out
+	}
+	ownerID := ids()[0]
+	viewer := pairWithProfile(t, d, g, "viewer")
+	var viewerID string
+	for _, id := range ids() {
+		if id != ownerID {
+			viewerID = id
+		}
+	}
+	r := g.do("POST", "/api/devices/"+viewerID+"/token/rotate", nil, owner).want(t, 200)
+	next, _ := r.body["pairing_code"].(string)
+	if len(next) != 6 {
+		t.Fatalf("rotate: %s", r.raw)
+	}
+	g.do("GET", "/api/status", nil, viewer).want(t, 401)
+	again := pairOnce(t, g, next)
+	g.do("GET", "/api/status", nil, again).want(t, 200)
+	g.do("GET", "/api/devices", nil, again).want(t, 403)
+	g.do("GET", "/pair/code", nil, again).want(t, 403)
+}
