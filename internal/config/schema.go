@@ -171,7 +171,7 @@ type GatewayConfig struct {
 	AllowPublicBind  bool     `toml:"allow_public_bind" desc:"Bind a non-loopback host without the startup warning."`
 	// DevicePermissionProfiles are the grants of a paired device (auth's grant model); empty: a device may do
 	// everything, as upstream lets any token.
-	DevicePermissionProfiles  []string         `toml:"device_permission_profiles" note:"empty: paired devices are admin, as upstream" desc:"Permission profiles whose grants a paired device gets."`
+	DevicePermissionProfiles []string `toml:"device_permission_profiles" note:"empty: paired devices are admin, as upstream" desc:"Permission profiles whose grants a paired device gets."`
 	// PairedTokenProfiles restrict single devices: "<token sha256>:<profile>" entries, written when a device pairs
 	// with a code made by `zeroclaw pair code --profile NAME` (and removed with its token). Such a device gets
 	// that profile's grants instead of device_permission_profiles'.
@@ -181,7 +181,7 @@ type GatewayConfig struct {
 	AllowedHosts []string `toml:"allowed_hosts" note:"loopback names, IP literals of the bound address and these names are accepted" desc:"Extra Host names the gateway answers, e.g. zeroclaw.example.net (a name reaching it through a proxy)."`
 	// AllowedOrigins are the browser origins, beyond the gateway's own, allowed to change state or open a
 	// WebSocket.
-	AllowedOrigins []string `toml:"allowed_origins" note:"empty: only the gateway's own origin" desc:"Extra browser origins (scheme://host[:port]) allowed to send state-changing requests and open WebSockets."`
+	AllowedOrigins            []string         `toml:"allowed_origins" note:"empty: only the gateway's own origin" desc:"Extra browser origins (scheme://host[:port]) allowed to send state-changing requests and open WebSockets."`
 	PairRateLimitPerMinute    int              `toml:"pair_rate_limit_per_minute" desc:"Pairing requests one client may make per minute."`
 	WebhookRateLimitPerMin    int              `toml:"webhook_rate_limit_per_minute" desc:"Webhook requests one client may make per minute."`
 	TrustForwardedHeaders     bool             `toml:"trust_forwarded_headers" desc:"Take the client address from X-Forwarded-For / X-Real-IP (only behind a trusted proxy)."`

@@ -23,6 +23,9 @@ import (
 var binary string
 
 func TestMain(m *testing.M) {
+	if base := os.Getenv(attackerEnv); base != "" { // TestGatewayTakeoverAsAnotherUID's attacker, as another uid
+		os.Exit(runAttacker(base))
+	}
 	dir, err := os.MkdirTemp("", "zc-e2e-bin")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

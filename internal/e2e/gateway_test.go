@@ -23,7 +23,7 @@ func TestGatewayPairCLI(t *testing.T) {
 	if err := os.MkdirAll(root, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	cfg := "schema_version = 3\n\n[providers.models.echo.default]\nmodel = \"echo\"\n\n[agents.default]\nmodel_provider = \"echo.default\"\nrisk_profile = \"supervised\"\n\n[risk_profiles.supervised]\nlevel = \"supervised\"\n\n[gateway]\nport = 0\n"
+	cfg := "schema_version = 3\n\n[providers.models.echo.default]\nmodel = \"echo\"\n\n[agents.default]\nmodel_provider = \"echo.default\"\nrisk_profile = \"supervised\"\n\n[risk_profiles.supervised]\nlevel = \"supervised\"\n\n[permission_profiles.viewer]\ngrants = [\"status:read\"]\n\n[gateway]\nport = 0\n"
 	if err := os.WriteFile(filepath.Join(root, "config.toml"), []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -45,6 +45,18 @@ func TestGatewayPairCLI(t *testing.T) {
 	if rc != 0 || strings.TrimSpace(out) != code {
 		t.Fatalf("pair code: %d %q %q (banner %s)", rc, out, errOut, code)
 	}
+	// A code for a restricted device; an unknown profile is an error with a hint, naming the defined ones.
+	out, errOut, rc = run(t, env(h), "", "pair", "code", "--profile", "viewer")
+	if rc != 0 || len(strings.TrimSpace(out)) != 6 || strings.TrimSpace(out) == code || !strings.Contains(errOut, "profile viewer only") {
+		t.Fatalf("pair code --profile viewer: %d %q %q", rc, out, errOut)
+	}
+	_, errOut, rc = run(t, env(h), "", "pair", "code", "--profile", "nope")
+	if rc == 0 || !strings.Contains(errOut, `unknown permission profile "nope" (defined: viewer)`) || !strings.Contains(errOut, "Try: ") {
+		t.Fatalf("pair code --profile nope: %d %q", rc, errOut)
+	}
+	// The owner asks again for an unrestricted code: a fresh one (the restricted one is replaced).
+	out, _, _ = run(t, env(h), "", "pair", "code")
+	code = strings.TrimSpace(out)
 
 	client := &http.Client{Transport: &http.Transport{Proxy: nil}}
 	req, _ := http.NewRequest("POST", base+"/pair", nil)

@@ -157,7 +157,7 @@ func (s *Server) authenticate(w http.ResponseWriter, r *http.Request) (caller, b
 		}
 		return auth.Device(c, id, pairing.Profile(c, hash))
 	}
-	return caller{principal: resolve(cfg), resolve: resolve, tokenHash: hash, key: key}, true
+	return caller{principal: auth.Device(cfg, id, pairing.Profile(cfg, hash)), resolve: resolve, tokenHash: hash, key: key}, true
 }
 
 // owner authenticates the owner (README "Security model"): pairing on, and a paired token whose device is the

@@ -89,14 +89,14 @@ type Manager struct {
 	log     *slog.Logger
 	writeMu sync.Mutex
 
-	mu     sync.Mutex
-	code   string // the pending one-time code; "" when none
+	mu   sync.Mutex
+	code string // the pending one-time code; "" when none
 	// profile is the permission profile the device paired with code gets ("": the default device grants).
 	profile string
-	guard  map[string]*attempts
-	hashed hashCache
-	seen   map[string]time.Time // token hash → last last_seen write (Touch writes at most once a minute)
-	ids    map[string]string    // token hash → device id, as looked up (cleared when devices change)
+	guard   map[string]*attempts
+	hashed  hashCache
+	seen    map[string]time.Time // token hash → last last_seen write (Touch writes at most once a minute)
+	ids     map[string]string    // token hash → device id, as looked up (cleared when devices change)
 }
 
 type attempts struct {

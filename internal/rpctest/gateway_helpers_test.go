@@ -36,7 +36,8 @@ type resp struct {
 	body map[string]any
 }
 
-// do sends method path with body (nil, a string, or a value sent as JSON) and headers as "K: V" pairs.
+// do sends method path with body (nil, a string, or a value sent as JSON) and headers as "K: V" pairs ("Host: h"
+// sets the Host). A WebSocket upgrade (101) is closed at once.
 func (g *gw) do(method, path string, body any, headers ...string) resp {
 	g.t.Helper()
 	var rd io.Reader
@@ -54,6 +55,10 @@ func (g *gw) do(method, path string, body any, headers ...string) resp {
 	}
 	for _, h := range headers {
 		k, v, _ := strings.Cut(h, ": ")
+		if k == "Host" { // net/http sends req.Host, never a Host header
+			req.Host = v
+			continue
+		}
 		req.Header.Set(k, v)
 	}
 	res, err := g.c.Do(req)
@@ -61,6 +66,9 @@ func (g *gw) do(method, path string, body any, headers ...string) resp {
 		g.t.Fatalf("%s %s: %v", method, path, err)
 	}
 	defer res.Body.Close()
+	if res.StatusCode == http.StatusSwitchingProtocols { // an upgraded WebSocket: its stream never ends
+		return resp{code: res.StatusCode, hdr: res.Header}
+	}
 	raw, _ := io.ReadAll(res.Body)
 	out := resp{code: res.StatusCode, hdr: res.Header, raw: raw}
 	_ = json.Unmarshal(raw, &out.body)
