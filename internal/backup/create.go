@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/zeroclaw-go/zeroclaw/internal/dbfile"
 	"github.com/zeroclaw-go/zeroclaw/internal/install"
 	"github.com/zeroclaw-go/zeroclaw/internal/store"
 )
@@ -213,7 +214,7 @@ func stageOne(ctx context.Context, s source, dst string) (Entry, error) {
 // copyFile copies src as it is when opened (a file replaced by rename meanwhile is read whole from the old
 // inode); lines keeps only the bytes up to the last newline, so a line being appended is left out.
 func copyFile(src, dst string, lines bool) error {
-	in, err := os.Open(src)
+	in, err := dbfile.Open(src)
 	if err != nil {
 		return err
 	}

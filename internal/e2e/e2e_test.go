@@ -26,6 +26,9 @@ func TestMain(m *testing.M) {
 	if base := os.Getenv(attackerEnv); base != "" { // TestGatewayTakeoverAsAnotherUID's attacker, as another uid
 		os.Exit(runAttacker(base))
 	}
+	if p := os.Getenv(outsideReaderEnv); p != "" {
+		os.Exit(outsideRead(p))
+	}
 	dir, err := os.MkdirTemp("", "zc-e2e-bin")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

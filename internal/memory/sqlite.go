@@ -6,7 +6,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -17,6 +16,7 @@ import (
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 
+	"github.com/zeroclaw-go/zeroclaw/internal/dbfile"
 	"github.com/zeroclaw-go/zeroclaw/internal/groupcommit"
 )
 
@@ -37,6 +37,8 @@ type SQLite struct {
 
 	agentsMu sync.Mutex        // guards agentIDs
 	agentIDs map[string]string // alias => id of the agents rows read or created; a row's id never changes
+
+	release func() // ends the dbfile hold taken at open
 }
 
 // OpenSQLite opens (creating if needed) the memory database at path with upstream's schema: an upstream
@@ -48,6 +50,18 @@ func OpenSQLite(ctx context.Context, path string, now func() time.Time) (*SQLite
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("memory: open %s: %w", path, err)
 	}
+	// Held before the first connection opens: from then on nothing in this process opens the file but SQLite.
+	release := dbfile.Hold(path)
+	s, err := openSQLite(ctx, path, now)
+	if err != nil {
+		release()
+		return nil, err
+	}
+	s.release = release
+	return s, nil
+}
+
+func openSQLite(ctx context.Context, path string, now func() time.Time) (*SQLite, error) {
 	w, err := sql.Open("sqlite", path+"?"+sqlitePragmas+"&_txlock=immediate")
 	if err != nil {
 		return nil, fmt.Errorf("memory: open %s: %w", path, err)
@@ -105,6 +119,7 @@ func (s *SQLite) Close() error {
 	}
 	s.group.Close()
 	errs = append(errs, s.upsert.Close(), s.w.Close())
+	s.release()
 	return errors.Join(errs...)
 }
 
@@ -311,7 +326,7 @@ func (s *SQLite) migrateV3(ctx context.Context, now time.Time) error {
 		return err
 	}
 	if n > 0 {
-		if err := s.backupFile(now); err != nil {
+		if err := s.backupFile(ctx, now); err != nil {
 			return err
 		}
 	}
@@ -379,18 +394,12 @@ func (s *SQLite) columnsOn(ctx context.Context, conn *sql.Conn) (map[string]bool
 	return out, rows.Err()
 }
 
-// backupFile copies brain.db to brain.db.backup-<YYYYMMDDTHHMMSS> before the rebuild (a checkpoint first, so
-// the copy holds every committed row). An existing backup of that second is kept.
-func (s *SQLite) backupFile(now time.Time) error {
-	if _, err := s.w.Exec("PRAGMA wal_checkpoint(TRUNCATE)"); err != nil {
-		return err
-	}
+// backupFile copies brain.db to brain.db.backup-<YYYYMMDDTHHMMSS> before the rebuild, with VACUUM INTO on the
+// writer: the copy holds every committed row, and brain.db itself is never opened as a file, which would drop
+// this process's SQLite locks on it (package dbfile). An existing backup of that second is kept.
+func (s *SQLite) backupFile(ctx context.Context, now time.Time) error {
 	dest := s.path + ".backup-" + now.UTC().Format("20060102T150405")
-	in, err := os.Open(s.path)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
+	// VACUUM INTO fills an empty file: reserving the name first keeps an existing backup.
 	out, err := os.OpenFile(dest, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if errors.Is(err, os.ErrExist) {
 		return nil
@@ -398,11 +407,18 @@ func (s *SQLite) backupFile(now time.Time) error {
 	if err != nil {
 		return err
 	}
-	_, err = io.Copy(out, in)
-	if err == nil {
-		err = out.Sync()
+	if err := out.Close(); err != nil {
+		return err
 	}
-	return errors.Join(err, out.Close())
+	if _, err := s.w.ExecContext(ctx, "VACUUM INTO ?", dest); err != nil {
+		_ = os.Remove(dest)
+		return err
+	}
+	f, err := os.OpenFile(dest, os.O_WRONLY, 0)
+	if err != nil {
+		return err
+	}
+	return errors.Join(f.Sync(), f.Close())
 }
 
 // normalizeSessionIDs rewrites session ids to upstream's sanitized form, as every upstream open does.

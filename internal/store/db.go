@@ -18,6 +18,7 @@ import (
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 
 	"github.com/zeroclaw-go/zeroclaw/internal/atomicfile"
+	"github.com/zeroclaw-go/zeroclaw/internal/dbfile"
 )
 
 //go:embed migrations
@@ -31,6 +32,8 @@ type db struct {
 	r    *sql.DB // query_only connections for reads
 
 	stmts map[string]*sql.Stmt // prepared on w at open (prepare); read-only afterwards
+
+	release func() // ends the dbfile hold taken at open
 }
 
 // migration is one numbered step. before, when set, runs inside the same transaction ahead of the SQL; it
@@ -61,6 +64,18 @@ func openDB(ctx context.Context, p, set string, hooks map[int]func(context.Conte
 			return nil, err
 		}
 	}
+	// Held before the first connection opens: from then on nothing in this process opens the file but SQLite.
+	release := dbfile.Hold(p)
+	d, err := openConns(ctx, p, set != "", migs)
+	if err != nil {
+		release()
+		return nil, err
+	}
+	d.release = release
+	return d, nil
+}
+
+func openConns(ctx context.Context, p string, migrate bool, migs []migration) (*db, error) {
 	w, err := sql.Open("sqlite", p+"?"+dsnPragmas+"&_txlock=immediate")
 	if err != nil {
 		return nil, fmt.Errorf("store: open %s: %w", p, err)
@@ -81,7 +96,7 @@ func openDB(ctx context.Context, p, set string, hooks map[int]func(context.Conte
 		_ = w.Close()
 		return nil, fmt.Errorf("store: open %s: %w", p, err)
 	}
-	if set != "" {
+	if migrate {
 		if err := d.migrate(ctx, migs); err != nil {
 			_ = w.Close()
 			return nil, err
@@ -107,6 +122,9 @@ func (d *db) close() error {
 		errs = append(errs, d.r.Close())
 	}
 	errs = append(errs, d.w.Close())
+	if d.release != nil {
+		d.release()
+	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("store: close %s: %w", d.path, err)
 	}

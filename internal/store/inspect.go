@@ -12,6 +12,8 @@ import (
 
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
+
+	"github.com/zeroclaw-go/zeroclaw/internal/dbfile"
 )
 
 // These functions work on a database file by name, from any process, while its owner (a running daemon) may be
@@ -21,9 +23,14 @@ import (
 // sqliteHeader opens every SQLite 3 database file.
 var sqliteHeader = []byte("SQLite format 3\x00")
 
-// IsDatabase reports whether the regular file at path starts with the SQLite 3 header.
+// IsDatabase reports whether the regular file at path starts with the SQLite 3 header. A database this process
+// has open is one without a look at its bytes (and its -wal and -shm are not): opening and closing its file
+// would drop the process's SQLite locks on it (package dbfile).
 func IsDatabase(path string) bool {
-	f, err := os.Open(path)
+	if live, main := dbfile.Live(path); live {
+		return main
+	}
+	f, err := dbfile.Open(path)
 	if err != nil {
 		return false
 	}
@@ -35,22 +42,37 @@ func IsDatabase(path string) bool {
 	return bytes.Equal(head, sqliteHeader)
 }
 
+// existing is one connection to a database opened by name, held (package dbfile) until Close.
+type existing struct {
+	*sql.DB
+	release func()
+}
+
+func (e existing) Close() error {
+	err := e.DB.Close()
+	e.release()
+	return err
+}
+
 // openExisting opens the database at path without creating it (mode=rw: SQLite needs write access to take its
 // WAL locks even to read). It is one connection, closed by the caller.
-func openExisting(ctx context.Context, path string) (*sql.DB, error) {
+func openExisting(ctx context.Context, path string) (existing, error) {
 	if _, err := os.Stat(path); err != nil {
-		return nil, fmt.Errorf("store: open %s: %w", path, err)
+		return existing{}, fmt.Errorf("store: open %s: %w", path, err)
 	}
+	release := dbfile.Hold(path)
 	c, err := sql.Open("sqlite", "file:"+uriEscape(path)+"?mode=rw&_pragma=busy_timeout(5000)")
 	if err != nil {
-		return nil, fmt.Errorf("store: open %s: %w", path, err)
+		release()
+		return existing{}, fmt.Errorf("store: open %s: %w", path, err)
 	}
 	c.SetMaxOpenConns(1)
 	if err := c.PingContext(ctx); err != nil {
 		_ = c.Close()
-		return nil, fmt.Errorf("store: open %s: %w", path, err)
+		release()
+		return existing{}, fmt.Errorf("store: open %s: %w", path, err)
 	}
-	return c, nil
+	return existing{DB: c, release: release}, nil
 }
 
 // uriEscape escapes the characters that end or escape the path part of an SQLite file: URI.
@@ -80,7 +102,7 @@ func IntegrityCheck(ctx context.Context, path string) ([]string, error) {
 	return problems, nil
 }
 
-func integrityRows(ctx context.Context, c *sql.DB) ([]string, error) {
+func integrityRows(ctx context.Context, c existing) ([]string, error) {
 	rows, err := c.QueryContext(ctx, fmt.Sprintf("PRAGMA integrity_check(%d)", maxIntegrityRows))
 	if err != nil {
 		return nil, err

@@ -20,6 +20,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/zeroclaw-go/zeroclaw/internal/atomicfile"
+	"github.com/zeroclaw-go/zeroclaw/internal/dbfile"
 )
 
 // Errors of the JSONL import (state.md §5). Each per-source error wraps one of these or an I/O or SQL error.
@@ -447,7 +448,7 @@ func readSynced(p string) ([]byte, error) {
 // FileSHA256 returns the lowercase hex SHA-256 of the file at p and its length: what an import receipt records
 // of its source (state.md §5), and what a backup manifest records of each file.
 func FileSHA256(p string) (string, int64, error) {
-	f, err := os.Open(p)
+	f, err := dbfile.Open(p)
 	if err != nil {
 		return "", 0, err
 	}

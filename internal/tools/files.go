@@ -13,6 +13,7 @@ import (
 	"syscall"
 
 	"github.com/zeroclaw-go/zeroclaw/internal/atomicfile"
+	"github.com/zeroclaw-go/zeroclaw/internal/dbfile"
 )
 
 // target resolves a file_* path for execution under env's policy. Decide has already refused what policy
@@ -77,10 +78,16 @@ func readFile(env Env, call Call) Result {
 		return errorf("file_read: %v", err)
 	}
 	defer root.Close()
+	if live, _ := dbfile.Live(loc.path); live {
+		return errorf("file_read: %s is a database the daemon has open; it is not read as a file", loc.display())
+	}
 	// O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer forever.
 	f, err := root.OpenFile(rel, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return errorf("file_read: %v", err)
+	}
+	if err := dbfile.Guard(f); err != nil { // f is the dbfile package's now: closing it would drop the daemon's locks
+		return errorf("file_read: %s is a database the daemon has open; it is not read as a file", loc.display())
 	}
 	defer f.Close()
 	fi, err := f.Stat()
@@ -158,6 +165,9 @@ func writeFile(env Env, call Call) Result {
 	loc, res, ok := target(env, NameFileWrite, req.path)
 	if !ok {
 		return res
+	}
+	if live, _ := dbfile.Live(loc.path); live {
+		return errorf("file_write: %s is a database the daemon has open; it is not replaced as a file", loc.display())
 	}
 	root, rel, err := loc.root()
 	if err != nil {

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/zeroclaw-go/zeroclaw/internal/dbfile"
 )
 
 func fileEnv(t *testing.T, level Level) (Env, sandbox) {
@@ -173,5 +175,29 @@ func TestTimeAndBadCalls(t *testing.T) {
 		if r := Execute(t.Context(), env, c); !r.IsError || r.Output == "" {
 			t.Errorf("%s %s: %+v", c.Name, c.Arguments, r)
 		}
+	}
+}
+
+// A database the daemon has open (here: one registered with dbfile.Hold, as the stores do) is neither read nor
+// replaced as a file, nor are its -wal and -shm: closing a descriptor of it would drop the daemon's SQLite locks.
+func TestFileToolsRefuseALiveDatabase(t *testing.T) {
+	env, s := fileEnv(t, LevelFull)
+	db := filepath.Join(s.ws, "live.db")
+	mustWrite(t, db, "rows")
+	mustWrite(t, db+"-wal", "frames")
+	defer dbfile.Hold(db)()
+	for _, p := range []string{"live.db", "live.db-wal"} {
+		if r := Execute(t.Context(), env, call("file_read", map[string]any{"path": p})); !r.IsError || !strings.Contains(r.Output, "is a database the daemon has open") {
+			t.Errorf("file_read %s: %+v", p, r)
+		}
+	}
+	if r := Execute(t.Context(), env, call("file_write", map[string]any{"path": "live.db", "content": "x"})); !r.IsError || !strings.Contains(r.Output, "is a database the daemon has open") {
+		t.Errorf("file_write live.db: %+v", r)
+	}
+	if mustRead(t, db) != "rows" {
+		t.Fatal("file_write replaced the live database")
+	}
+	if r := Execute(t.Context(), env, call("file_read", map[string]any{"path": "inside.txt"})); r.IsError {
+		t.Fatalf("an ordinary file: %+v", r)
 	}
 }

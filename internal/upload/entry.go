@@ -2,12 +2,14 @@ package upload
 
 import (
 	"crypto/sha256"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 
 	"github.com/zeroclaw-go/zeroclaw/internal/api"
+	"github.com/zeroclaw-go/zeroclaw/internal/dbfile"
 )
 
 // ReadEntry turns a FileEntry (file/attach, session/prompt attachments) into a File: data_b64 decoded, or the
@@ -60,7 +62,10 @@ func ReadEntry(e api.FileEntry, mayReadPath bool) (File, error) {
 
 // readFile reads a regular file of at most api.MaxFileBytes, never more than one byte past the limit.
 func readFile(path string) ([]byte, error) {
-	fh, err := os.OpenFile(path, os.O_RDONLY|oNonBlock, 0)
+	fh, err := dbfile.OpenFile(path, os.O_RDONLY|oNonBlock, 0)
+	if errors.Is(err, dbfile.ErrLive) {
+		return nil, invalid("cannot attach %s: it is a database the daemon has open (attach a copy: zeroclaw backup)", path)
+	}
 	if err != nil {
 		return nil, invalid("cannot read %s: %v", path, err)
 	}

@@ -3,6 +3,7 @@ package upload
 import (
 	"crypto/sha256"
 	"encoding/base64"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/zeroclaw-go/zeroclaw/internal/api"
 	"github.com/zeroclaw-go/zeroclaw/internal/clock/clocktest"
+	"github.com/zeroclaw-go/zeroclaw/internal/dbfile"
 )
 
 func bind(b Binding) func() (Binding, error) { return func() (Binding, error) { return b, nil } }
@@ -248,5 +250,19 @@ func TestHashingWhileDropped(t *testing.T) {
 				}
 			})
 		})
+	}
+}
+
+// A path attachment of a database the daemon has open (registered with dbfile.Hold, as the stores do) is refused
+// with a hint, without reading it: closing a descriptor of it would drop the daemon's SQLite locks.
+func TestReadEntryRefusesALiveDatabase(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "sessions.db")
+	if err := os.WriteFile(db, []byte("rows"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	defer dbfile.Hold(db)()
+	_, err := ReadEntry(api.FileEntry{Path: db}, true)
+	if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "is a database the daemon has open") {
+		t.Fatalf("attachment of a live database: %v", err)
 	}
 }
