@@ -105,10 +105,11 @@ func (s *Server) bindWSS(w config.WSSConfig, addr string) (*wssBinding, error) {
 	b.srv = &http.Server{
 		Handler:           withSecurityHeaders(http.HandlerFunc(s.wssUpgrade)),
 		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       120 * time.Second,
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
 	}
-	tln := tls.NewListener(ln, tlsCfg)
+	tln := tls.NewListener(s.capped(ln), tlsCfg)
 	s.wg.Go(func() {
 		if err := b.srv.Serve(tln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			s.log.Warn("wss listener stopped", "err", err)
