@@ -160,7 +160,7 @@ func (s *Server) wssUpgrade(w http.ResponseWriter, r *http.Request) {
 	s.upgrade(w, r, nil, func(ctx context.Context, conn *websocket.Conn) {
 		ctx, cancel := context.WithCancel(ctx)
 		defer cancel()
-		f := newWSFramer(ctx, conn, s.writeTimeout())
+		f := s.framer(ctx, conn)
 		var wg sync.WaitGroup
 		defer wg.Wait()
 		defer cancel()
