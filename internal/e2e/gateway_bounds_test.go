@@ -5,7 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -248,4 +250,79 @@ func nofileOf(t *testing.T, pid int) int {
 	}
 	t.Fatalf("no Max open files in /proc/%d/limits", pid)
 	return 0
+}
+
+// Issue 20 item 7, against the real binary: a spray of wrong codes behind a trusted proxy, each from a new
+// X-Forwarded-For address (so no per-client lockout ever applies), spends the global failure budget: pairing
+// pauses, the code is replaced and the new one printed on the daemon's stderr only. No request of the spray
+// pairs, and once the pause is over the old code is void while the new one pairs.
+func TestGatewayPairingSprayGetsNowhere(t *testing.T) {
+	h := home(t)
+	root := filepath.Join(h, ".zeroclaw")
+	if err := os.MkdirAll(root, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	cfg := "schema_version = 3\n\n[gateway]\nport = 0\ntrust_forwarded_headers = true\npairing_failure_budget = 20\npairing_failure_window_secs = 2\n"
+	if err := os.WriteFile(filepath.Join(root, "config.toml"), []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	d := start(t, env(h), "daemon")
+	waitSocket(t, d, filepath.Join(root, "data", "daemon.sock"))
+	base := "http://" + gatewayAddr(t, d)
+	codes := func() []string {
+		var out []string
+		for _, m := range regexp.MustCompile(`Gateway pairing code: (\d{6})\n`).FindAllStringSubmatch(d.stderr.String(), -1) {
+			out = append(out, m[1])
+		}
+		return out
+	}
+	old := codes()[0]
+	client := &http.Client{Transport: &http.Transport{Proxy: nil, MaxIdleConnsPerHost: 8}, Timeout: 10 * time.Second}
+	pair := func(code, from string) int {
+		req, _ := http.NewRequest("POST", base+"/pair", nil)
+		req.Header.Set("X-Pairing-Code", code)
+		req.Header.Set("X-Forwarded-For", from)
+		res, err := client.Do(req)
+		if err != nil {
+			t.Fatalf("pair: %v", err)
+		}
+		_, _ = io.Copy(io.Discard, res.Body)
+		res.Body.Close()
+		return res.StatusCode
+	}
+	got := map[int]int{}
+	sent := 0
+	for i := range 2000 {
+		c := fmt.Sprintf("%06d", (i*7919+13)%1_000_000)
+		if c == old {
+			continue
+		}
+		got[pair(c, fmt.Sprintf("198.51.%d.%d", i/250, i%250))]++
+		sent++
+	}
+	t.Logf("spray: %d wrong codes from %d addresses: %v; %d codes printed", sent, sent, got, len(codes()))
+	if got[200] != 0 {
+		t.Fatalf("the spray paired: %v", got)
+	}
+	if len(codes()) < 2 || got[429] == 0 {
+		t.Fatalf("the code was not replaced after the budget (answers %v); stderr:\n%s", got, d.stderr.String())
+	}
+	// Once the pause is over the old code is plain wrong; the newest code printed pairs.
+	status := 0
+	for i := 0; i < 75; i++ { // each from a new address, under the pair request rate
+		if status = pair(old, fmt.Sprintf("192.0.2.%d", i)); status != 429 {
+			break
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if status != 403 {
+		t.Fatalf("the old code after the pause: %d, want 403", status)
+	}
+	all := codes()
+	if s := pair(all[len(all)-1], "192.0.2.200"); s != 200 {
+		t.Fatalf("the replacement code: %d, want 200", s)
+	}
+	if strings.Count(d.stderr.String(), all[len(all)-1]) != 2 {
+		t.Fatalf("the new code appears elsewhere than its banner (the log?):\n%s", d.stderr.String())
+	}
 }

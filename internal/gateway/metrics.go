@@ -62,6 +62,17 @@ func (m *Metrics) handler() http.Handler {
 	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})
 }
 
+// metrics is GET /metrics: open, as upstream's, unless gateway.metrics_require_token, which asks for a paired
+// token (401 without one, and failed tokens count towards the auth lockout as on every route).
+func (s *Server) metrics(w http.ResponseWriter, r *http.Request) {
+	if s.o.Config().Gateway.MetricsRequireToken {
+		if _, ok := s.authenticate(w, r); !ok {
+			return
+		}
+	}
+	s.o.Metrics.handler().ServeHTTP(w, r)
+}
+
 // connState counts connections (http.Server.ConnState).
 func (m *Metrics) connState(_ net.Conn, st http.ConnState) {
 	switch st {

@@ -218,4 +218,3 @@ func wsUpgrade(t *testing.T, g *gw, path, proto, token string) (net.Conn, *bufio
 	}
 	return nc, br
 }
-
