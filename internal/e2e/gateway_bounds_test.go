@@ -33,12 +33,48 @@ const (
 // RLIMIT_NOFILE the daemon's open fds stay under the gateway's cap plus a small constant, and a `status` call on
 // the local socket succeeds while the flood runs.
 func TestGatewaySlowBodiesKeepFDsBounded(t *testing.T) {
+	f := slowBodyFlood(t, "", false)
+	if f.statusErr != nil {
+		t.Errorf("status over the local socket during the flood: %v", f.statusErr)
+	}
+	if limit := f.baseline + slowBodyCap + 16; f.maxFDs > limit {
+		t.Errorf("the daemon held %d fds during the flood, more than baseline %d + cap %d + 16", f.maxFDs, f.baseline, slowBodyCap)
+	}
+	if f.timedOut == 0 {
+		t.Errorf("no slow body was cut with 408")
+	}
+}
+
+// The local socket's reserved fd: with max_connections set above the fd limit, clients that hold their request
+// headers open (10 s each) do take every fd, and `status` over the local socket still answers, each time.
+func TestGatewayFloodLeavesSocketReserve(t *testing.T) {
+	f := slowBodyFlood(t, "max_connections = 1000\n", true)
+	if f.maxFDs < slowBodyNofile-2 {
+		t.Fatalf("the flood did not exhaust the fds (max %d of %d): the test proves nothing", f.maxFDs, slowBodyNofile)
+	}
+	if f.statusErr != nil {
+		t.Errorf("status over the local socket while the fds were exhausted: %v", f.statusErr)
+	}
+}
+
+// flood is what slowBodyFlood measured.
+type flood struct {
+	baseline, maxFDs int
+	timedOut         int64
+	statusErr        error // the first failed status call, if any
+}
+
+// slowBodyFlood runs the daemon under RLIMIT_NOFILE slowBodyNofile with extra [gateway] settings, floods its
+// gateway with slowBodyConns trickling clients (slow bodies, or with slowHeaders unfinished headers) for 12 s,
+// samples its fds and calls status over the local socket three times during the flood.
+func slowBodyFlood(t *testing.T, extra string, slowHeaders bool) flood {
+	t.Helper()
 	h := home(t)
 	root := filepath.Join(h, ".zeroclaw")
 	if err := os.MkdirAll(root, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	cfg := "schema_version = 3\n\n[gateway]\nport = 0\n"
+	cfg := "schema_version = 3\n\n[gateway]\nport = 0\n" + extra
 	if err := os.WriteFile(filepath.Join(root, "config.toml"), []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +87,7 @@ func TestGatewaySlowBodiesKeepFDsBounded(t *testing.T) {
 	if got := nofileOf(t, pid); got != slowBodyNofile {
 		t.Fatalf("the daemon runs with RLIMIT_NOFILE %d, want %d", got, slowBodyNofile)
 	}
-	baseline := fdCount(t, pid)
+	f := flood{baseline: fdCount(t, pid)}
 
 	ctx, cancel := context.WithTimeout(context.Background(), 12*time.Second)
 	defer cancel()
@@ -59,19 +95,22 @@ func TestGatewaySlowBodiesKeepFDsBounded(t *testing.T) {
 	var dials, cut, timedOut atomic.Int64
 	for i := range slowBodyConns {
 		path := []string{"/pair", "/api/pair"}[i%2] // the first never reads its body, the second does
+		if slowHeaders {
+			path = ""
+		}
 		wg.Go(func() { trickle(ctx, addr, path, &dials, &cut, &timedOut) })
 	}
 
 	// Sample the daemon's fds while the flood runs; past the 5 s body grace the gateway has cut slow bodies
 	// and the clients have come back, so the sample covers the steady state too.
-	maxFDs := 0
-	var statusErr error
 	for i := 0; ctx.Err() == nil; i++ {
-		maxFDs = max(maxFDs, fdCount(t, pid))
-		if i == 35 { // ~7 s in
-			statusErr = socketStatus(sock, 5*time.Second)
+		f.maxFDs = max(f.maxFDs, fdCount(t, pid))
+		if i == 15 || i == 25 || i == 35 { // ~3, 5 and 7 s in
+			if err := socketStatus(sock, 5*time.Second); err != nil && f.statusErr == nil {
+				f.statusErr = err
+			}
 			if ctx.Err() == nil {
-				maxFDs = max(maxFDs, fdCount(t, pid))
+				f.maxFDs = max(f.maxFDs, fdCount(t, pid))
 			}
 		}
 		select {
@@ -80,24 +119,18 @@ func TestGatewaySlowBodiesKeepFDsBounded(t *testing.T) {
 		}
 	}
 	wg.Wait()
-	t.Logf("fds: baseline %d, max during the flood %d (limit %d, cap %d); %d dials, %d connections cut by the gateway (%d with 408); status: %v",
-		baseline, maxFDs, slowBodyNofile, slowBodyCap, dials.Load(), cut.Load(), timedOut.Load(), statusErr)
-	if statusErr != nil {
-		t.Errorf("status over the local socket during the flood: %v", statusErr)
-	}
-	if limit := baseline + slowBodyCap + 16; maxFDs > limit {
-		t.Errorf("the daemon held %d fds during the flood, more than baseline %d + cap %d + 16", maxFDs, baseline, slowBodyCap)
-	}
-	if timedOut.Load() == 0 {
-		t.Errorf("no slow body was cut with 408")
-	}
+	f.timedOut = timedOut.Load()
+	t.Logf("fds: baseline %d, max during the flood %d (limit %d, derived cap %d); %d dials, %d connections cut by the gateway (%d with 408); status: %v",
+		f.baseline, f.maxFDs, slowBodyNofile, slowBodyCap, dials.Load(), cut.Load(), f.timedOut, f.statusErr)
 	if d.exited() {
 		t.Fatalf("the daemon died during the flood:\n%s", d.stderr.String())
 	}
+	return f
 }
 
-// trickle is one hostile client until ctx ends: POST path declaring 64 KiB, then a byte a second; when the
-// gateway answers or closes the connection it counts it in cut (and a 408 in timedOut) and connects again.
+// trickle is one hostile client until ctx ends: POST path declaring 64 KiB, then a byte a second (path "": an
+// unfinished request head); when the gateway answers or closes the connection it counts it in cut (and a 408
+// in timedOut) and connects again.
 func trickle(ctx context.Context, addr, path string, dials, cut, timedOut *atomic.Int64) {
 	for ctx.Err() == nil {
 		nc, err := (&net.Dialer{Timeout: time.Second}).DialContext(ctx, "tcp", addr)
@@ -114,6 +147,17 @@ func trickle(ctx context.Context, addr, path string, dials, cut, timedOut *atomi
 			stop := context.AfterFunc(ctx, func() { _ = nc.SetDeadline(time.Now()) })
 			defer stop()
 			_ = nc.SetWriteDeadline(time.Now().Add(time.Second))
+			if path == "" { // a request line, then nothing until the gateway gives up on the headers
+				if _, err := io.WriteString(nc, "GET /health HTTP/1.1\r\n"); err != nil {
+					return
+				}
+				_ = nc.SetReadDeadline(time.Time{})
+				_, _ = nc.Read(make([]byte, 1))
+				if ctx.Err() == nil {
+					cut.Add(1)
+				}
+				return
+			}
 			if _, err := fmt.Fprintf(nc, "POST %s HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Pairing-Code: 000000\r\n"+
 				"Content-Type: application/json\r\nContent-Length: 65536\r\n\r\n", path); err != nil {
 				return
