@@ -168,9 +168,13 @@ func (b *boundedBody) deadline() time.Time {
 
 func (b *boundedBody) Read(p []byte) (int, error) {
 	b.mu.Lock()
-	if b.eof || b.timedOut {
+	if b.eof {
 		b.mu.Unlock()
 		return 0, io.EOF
+	}
+	if b.timedOut { // never EOF: a cut body must not read as a shorter whole one
+		b.mu.Unlock()
+		return 0, errBodyTooSlow
 	}
 	dl := b.deadline()
 	b.mu.Unlock()
