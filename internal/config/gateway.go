@@ -1,6 +1,10 @@
 package config
 
-import "strings"
+import (
+	"fmt"
+	"net"
+	"strings"
+)
 
 // validateGateway checks [gateway] beyond the port: the path prefix's shape, positive limits, the TLS files a
 // TLS gateway needs, and that device profiles exist.
@@ -30,6 +34,7 @@ func validateGateway(cfg *Config, v *validator) {
 			v.add(Path{"gateway", "tls", "client_auth", "ca_cert_path"}, "is required when client_auth is enabled")
 		}
 	}
+	validateGatewayBounds(g, v)
 	if g.WebSocketPingIntervalSecs < 0 {
 		v.add(Path{"gateway", "websocket_ping_interval_secs"}, "must be 0 (no pings) or more, got %d", g.WebSocketPingIntervalSecs)
 	}
@@ -73,4 +78,45 @@ func validateWSS(w WSSConfig, v *validator) {
 	if w.KeyPath == "" {
 		v.add(Path{"wss", "key_path"}, "is required when wss.enabled is true")
 	}
+}
+
+// validateGatewayBounds checks the connection, body, proxy and pairing-budget bounds of [gateway].
+func validateGatewayBounds(g GatewayConfig, v *validator) {
+	if g.MaxConnections < 0 {
+		v.add(Path{"gateway", "max_connections"}, "must be 0 (derived from the fd limit) or more, got %d", g.MaxConnections)
+	}
+	if g.BodyMinBytesPerSec < 0 {
+		v.add(Path{"gateway", "body_min_bytes_per_sec"}, "must be 0 (no rate floor) or more, got %d", g.BodyMinBytesPerSec)
+	}
+	for name, val := range map[string]int{"pairing_failure_budget": g.PairingFailureBudget,
+		"pairing_failure_window_secs": g.PairingFailureWindowSecs} {
+		if val < 1 {
+			v.add(Path{"gateway", name}, "must be at least 1, got %d", val)
+		}
+	}
+	for _, p := range g.TrustedProxies {
+		if _, err := ParseProxy(p); err != nil {
+			v.add(Path{"gateway", "trusted_proxies"}, "%v", err)
+		}
+	}
+	if g.MetricsRequireToken && !g.RequirePairing {
+		v.add(Path{"gateway", "metrics_require_token"}, "needs gateway.require_pairing = true (there is no paired token to require)")
+	}
+}
+
+// ParseProxy parses one trusted_proxies entry: an IP ("10.0.0.7", "::1") or a CIDR ("10.0.0.0/8").
+func ParseProxy(s string) (*net.IPNet, error) {
+	s = strings.TrimSpace(s)
+	if _, n, err := net.ParseCIDR(s); err == nil {
+		return n, nil
+	}
+	ip := net.ParseIP(s)
+	if ip == nil {
+		return nil, fmt.Errorf("%q is neither an IP address nor a CIDR (e.g. 10.0.0.7 or 10.0.0.0/8)", s)
+	}
+	bits := 128
+	if ip4 := ip.To4(); ip4 != nil {
+		ip, bits = ip4, 32
+	}
+	return &net.IPNet{IP: ip, Mask: net.CIDRMask(bits, bits)}, nil
 }

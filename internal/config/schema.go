@@ -194,6 +194,13 @@ type GatewayConfig struct {
 	WebhookSecret             string           `toml:"webhook_secret" note:"empty: no X-Webhook-Secret check" desc:"Secret a POST /webhook must carry in X-Webhook-Secret (a secret)."`
 	TLS                       GatewayTLSConfig `toml:"tls"`
 	WebSocketPingIntervalSecs int              `toml:"websocket_ping_interval_secs" note:"0: no pings" desc:"Seconds between the pings /ws/chat sends to keep an idle socket alive."`
+	// The bounds of issue 20 (fds, slow bodies, forwarded client keys, the pairing code's failure budget).
+	MaxConnections           int      `toml:"max_connections" note:"0: 512, or fewer when RLIMIT_NOFILE is low" desc:"Most TCP connections the gateway (and [wss]) hold at once; more are answered 503 and closed at accept."`
+	BodyMinBytesPerSec       int      `toml:"body_min_bytes_per_sec" note:"0: only request_timeout_secs bounds a body" desc:"Slowest rate a request body may arrive at (after a 5 s grace); slower is cut with 408 and the connection closed."`
+	TrustedProxies           []string `toml:"trusted_proxies" note:"empty: loopback (a proxy on this host)" desc:"IPs or CIDRs of the proxies whose X-Forwarded-For hops are trusted (with trust_forwarded_headers)."`
+	PairingFailureBudget     int      `toml:"pairing_failure_budget" desc:"Wrong pairing codes, from all clients together, after which the pending code is replaced and pairing pauses until the window ends."`
+	PairingFailureWindowSecs int      `toml:"pairing_failure_window_secs" desc:"Seconds of the window pairing_failure_budget counts in."`
+	MetricsRequireToken      bool     `toml:"metrics_require_token" desc:"Serve GET /metrics only to a request with a paired token (needs require_pairing)."`
 }
 
 // WSSConfig is [wss]: the native RPC protocol over WebSocket on a TLS listener of its own, for remote TUIs.
@@ -369,7 +376,8 @@ func base() *Config {
 		Channels: ChannelsConfig{SessionBackend: "sqlite"},
 		Gateway: GatewayConfig{Host: "127.0.0.1", Port: 42617, RequirePairing: true, PairRateLimitPerMinute: 10,
 			WebhookRateLimitPerMin: 60, RateLimitMaxKeys: 10000, IdempotencyTTLSecs: 300, IdempotencyMaxKeys: 10000,
-			RequestTimeoutSecs: 30, LongRunningTimeoutSecs: 600, WebSocketPingIntervalSecs: 30},
+			RequestTimeoutSecs: 30, LongRunningTimeoutSecs: 600, WebSocketPingIntervalSecs: 30,
+			BodyMinBytesPerSec: 1024, PairingFailureBudget: 20, PairingFailureWindowSecs: 300},
 		WSS:           WSSConfig{Bind: "0.0.0.0", Port: 9781},
 		Observability: ObservabilityConfig{LogPersistence: "rolling", LogPersistenceRotateDaily: true, LogPersistenceRetentionMax: 7},
 		Cost:          CostConfig{Enabled: true, DailyLimitUSD: 10, MonthlyLimitUSD: 100, WarnAtPercent: 80},

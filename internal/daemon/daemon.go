@@ -286,7 +286,10 @@ func Run(ctx context.Context, opts Options) error {
 		Drain:        d.drain,
 		Abort:        d.abort,
 		Settled:      returnMemory,
-		Logger:       log,
+		// The owner's socket still accepts when a flood took every other fd (the gateway's cap keeps a reserve
+		// too; this is the last one).
+		SpareFD: true,
+		Logger:  log,
 	})
 	d.startGateway(ctx, opts, pm, metrics, clk)
 	log.Info("daemon listening", "component", "daemon", "endpoint", endpoint, "pid", os.Getpid(),

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"path/filepath"
+	"time"
 
 	"github.com/zeroclaw-go/zeroclaw/internal/acp"
 	"github.com/zeroclaw-go/zeroclaw/internal/auth"
@@ -101,6 +102,15 @@ func (d *daemon) startGateway(ctx context.Context, opts Options, pm *pairing.Man
 		// no pairing code. The server exists unbound so that shutdown is the same.
 		return
 	}
+	// A code replaced after the global failure budget was spent reaches the owner as the first one does: on the
+	// daemon's terminal, never over HTTP or in the log.
+	pm.OnRotate(func(code string, failures int, window time.Duration) {
+		if opts.Banner == nil || d.gw.Addr() == nil {
+			return
+		}
+		fmt.Fprintf(opts.Banner, "Gateway pairing paused for %s after %d wrong pairing codes; the old code is void.\n", window, failures)
+		printPairingBanner(opts.Banner, d.gw.Addr(), d.cfg.Current(), code)
+	})
 	// A change of the config (a reload, an edit) prunes devices whose token is gone and rebinds the listener
 	// when host, port or TLS changed.
 	d.cfg.OnChange(func(c *config.Config) {

@@ -97,6 +97,8 @@ type Server struct {
 	wg      sync.WaitGroup
 	// patterns are the registered routes (Routes), written while New builds the mux only.
 	patterns []string
+	conns   connCap // the TCP connections of every listener
+	nofile  uint64  // RLIMIT_NOFILE at start (0: unknown)
 
 	mu      sync.Mutex
 	cur     *binding
@@ -144,7 +146,8 @@ func New(o Options) *Server {
 	s := &Server{o: o, log: o.Logger.With("component", "gateway")}
 	s.limits = newLimiters(o.Clock)
 	s.webhook = newIdempotency(o.Clock)
-	s.handler = s.routes()
+	s.nofile = fdLimit()
+	s.handler = s.withBodyBounds(s.routes())
 	return s
 }
 
@@ -208,10 +211,11 @@ func (s *Server) bind(cfg *config.Config, key bindKey) (*binding, error) {
 			return nil, err
 		}
 	}
-	ln, err := s.o.Listen("tcp", addr)
+	raw, err := s.o.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("gateway: listen on %s: %w", addr, err)
 	}
+	var ln net.Listener = s.capped(raw)
 	if !isLoopbackHost(g.Host) && !g.AllowPublicBind {
 		s.log.Warn("gateway bound to a public address; set gateway.allow_public_bind = true to silence this, or bind 127.0.0.1",
 			"addr", ln.Addr().String())

@@ -17,6 +17,7 @@ type Metrics struct {
 	reg         *prometheus.Registry
 	open        prometheus.Gauge
 	accepted    prometheus.Counter
+	refusedCap  prometheus.Counter
 	requests    *prometheus.CounterVec
 	turns       *prometheus.CounterVec
 	turnSeconds *prometheus.HistogramVec
@@ -33,6 +34,8 @@ func NewMetrics() *Metrics {
 			Help: "HTTP connections open on the gateway."}),
 		accepted: prometheus.NewCounter(prometheus.CounterOpts{Name: "zeroclaw_gateway_connections_total",
 			Help: "HTTP connections the gateway accepted."}),
+		refusedCap: prometheus.NewCounter(prometheus.CounterOpts{Name: "zeroclaw_gateway_connections_refused_total",
+			Help: "TCP connections answered 503 and closed at accept because max_connections were open."}),
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "zeroclaw_gateway_requests_total",
 			Help: "Gateway requests by route pattern, method and status code."}, []string{"route", "method", "code"}),
 		turns: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "zeroclaw_turns_total",
@@ -47,7 +50,7 @@ func NewMetrics() *Metrics {
 		costUSD: prometheus.NewCounter(prometheus.CounterOpts{Name: "zeroclaw_cost_usd_total",
 			Help: "Cost of model requests in USD, as priced when recorded."}),
 	}
-	m.reg.MustRegister(m.open, m.accepted, m.requests, m.turns, m.turnSeconds, m.provErrors, m.tokens, m.costUSD,
+	m.reg.MustRegister(m.open, m.accepted, m.refusedCap, m.requests, m.turns, m.turnSeconds, m.provErrors, m.tokens, m.costUSD,
 		prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
 	return m
 }
@@ -57,6 +60,17 @@ func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
 
 func (m *Metrics) handler() http.Handler {
 	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})
+}
+
+// metrics is GET /metrics: open, as upstream's, unless gateway.metrics_require_token, which asks for a paired
+// token (401 without one, and failed tokens count towards the auth lockout as on every route).
+func (s *Server) metrics(w http.ResponseWriter, r *http.Request) {
+	if s.o.Config().Gateway.MetricsRequireToken {
+		if _, ok := s.authenticate(w, r); !ok {
+			return
+		}
+	}
+	s.o.Metrics.handler().ServeHTTP(w, r)
 }
 
 // connState counts connections (http.Server.ConnState).
@@ -69,6 +83,9 @@ func (m *Metrics) connState(_ net.Conn, st http.ConnState) {
 		m.open.Dec()
 	}
 }
+
+// refused counts a connection closed at accept past the cap.
+func (m *Metrics) refused() { m.refusedCap.Inc() }
 
 // request counts one answered request.
 func (m *Metrics) request(route, method string, code int) {

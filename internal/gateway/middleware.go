@@ -229,26 +229,6 @@ func forwarded(r *http.Request) bool {
 	return r.Header.Get("X-Forwarded-For") != "" || r.Header.Get("X-Real-IP") != "" || r.Header.Get("Forwarded") != ""
 }
 
-// clientKey keys the rate limits and the pairing guard: the peer's IP, or, with
-// gateway.trust_forwarded_headers, the first X-Forwarded-For address (else X-Real-IP).
-func (s *Server) clientKey(r *http.Request) string {
-	if s.o.Config().Gateway.TrustForwardedHeaders {
-		if xff := r.Header.Get("X-Forwarded-For"); xff != "" {
-			first, _, _ := strings.Cut(xff, ",")
-			if ip := net.ParseIP(strings.TrimSpace(first)); ip != nil {
-				return ip.String()
-			}
-		}
-		if ip := net.ParseIP(strings.TrimSpace(r.Header.Get("X-Real-IP"))); ip != nil {
-			return ip.String()
-		}
-	}
-	if ip := peerIP(r); ip != nil {
-		return ip.String()
-	}
-	return r.RemoteAddr
-}
-
 // exempt reports whether the client keyed key is exempt from the auth limiter: a loopback client whose request
 // was not forwarded (behind a proxy on this host every client would be exempt otherwise).
 func exempt(r *http.Request, key string) bool {

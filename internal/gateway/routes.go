@@ -23,7 +23,7 @@ const unauthorized = "Unauthorized — pair first via POST /pair, then send Auth
 func (s *Server) routes() http.Handler {
 	mux := http.NewServeMux()
 	s.handle(mux, "GET /health", s.health)
-	s.handle(mux, "GET /metrics", func(w http.ResponseWriter, r *http.Request) { s.o.Metrics.handler().ServeHTTP(w, r) })
+	s.handle(mux, "GET /metrics", s.metrics)
 
 	s.handle(mux, "POST /pair", s.pairLegacy)
 	s.handle(mux, "GET /pair/code", s.pairCode)

@@ -3,8 +3,10 @@ package gateway
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -125,18 +127,98 @@ func agentParam(r *http.Request) string {
 
 // wsFramer carries one JSON-RPC message per WebSocket text message (the jsonrpc.Framer contract for message
 // transports). It has no Deadlines: a write is bounded by writeTimeout instead (a late write closes the
-// socket), and a silent peer is found by keepAlive.
+// socket), a message that has begun must arrive whole within frameTimeout (else the socket is closed), and a
+// silent peer is found by keepAlive.
 type wsFramer struct {
 	c            *websocket.Conn
 	ctx          context.Context // the connection's life; its end closes the socket
 	writeTimeout time.Duration
-	lastRead     atomic.Int64 // unix nanoseconds of the last message begun
+	frameTimeout time.Duration // 0: none
+	lastRead     atomic.Int64  // unix nanoseconds of the last message begun
 }
 
 func newWSFramer(ctx context.Context, c *websocket.Conn, writeTimeout time.Duration) *wsFramer {
 	f := &wsFramer{c: c, ctx: ctx, writeTimeout: writeTimeout}
 	f.lastRead.Store(time.Now().UnixNano())
 	return f
+}
+
+// framer is newWSFramer with the gateway's write and frame timeouts.
+func (s *Server) framer(ctx context.Context, c *websocket.Conn) *wsFramer {
+	f := newWSFramer(ctx, c, s.writeTimeout())
+	f.frameTimeout = s.frameTimeout()
+	return f
+}
+
+// frameTimeout bounds the arrival of a WebSocket message once it has begun: rpc.frame_timeout_ms, as a frame on
+// the local socket.
+func (s *Server) frameTimeout() time.Duration {
+	if ms := s.o.Config().RPC.FrameTimeoutMS; ms > 0 {
+		return time.Duration(ms) * time.Millisecond
+	}
+	return jsonrpc.DefaultFrameTimeout
+}
+
+// errWSFrameTimeout ends the read of a message that did not arrive whole in time; it matches
+// os.ErrDeadlineExceeded, as a late frame on a socket with deadlines does (jsonrpc.ErrFrameTimeout for a Conn).
+var errWSFrameTimeout = fmt.Errorf("gateway: websocket message not received whole in time: %w", os.ErrDeadlineExceeded)
+
+// message is one incoming WebSocket message being read: the wait for it to begin is unbounded (idle time
+// between messages is the peer's), and from its first frame it has timeout to arrive whole, or the socket is
+// closed (coder/websocket closes it when the read's context ends).
+type message struct {
+	r       io.Reader
+	cancel  context.CancelFunc
+	timer   *time.Timer // nil: no timeout
+	due     time.Time
+	expired atomic.Bool
+}
+
+// nextMessage waits for the next message of c. The caller must call end once done with it.
+func nextMessage(ctx context.Context, c *websocket.Conn, timeout time.Duration) (*message, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	_, r, err := c.Reader(ctx)
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	m := &message{r: r, cancel: cancel}
+	if timeout > 0 {
+		m.due = time.Now().Add(timeout)
+		m.timer = time.AfterFunc(timeout, func() {
+			m.expired.Store(true)
+			cancel()
+		})
+	}
+	return m, nil
+}
+
+// pause stops the clock while the reader waits for something of its own (the frame budget); resume restarts it
+// with what was left.
+func (m *message) pause() (resume func()) {
+	if m.timer == nil || !m.timer.Stop() {
+		return func() {}
+	}
+	left := time.Until(m.due)
+	return func() {
+		m.due = time.Now().Add(left)
+		m.timer.Reset(left)
+	}
+}
+
+// err is a read error, errWSFrameTimeout when the message's time ran out.
+func (m *message) err(err error) error {
+	if m.expired.Load() {
+		return errWSFrameTimeout
+	}
+	return err
+}
+
+func (m *message) end() {
+	if m.timer != nil {
+		m.timer.Stop()
+	}
+	m.cancel()
 }
 
 // ReadFrame reads one message, at most lim.Max bytes, charging lim.Grow before each piece is kept.
@@ -147,21 +229,25 @@ func (f *wsFramer) ReadFrame(lim *jsonrpc.FrameLimits) ([]byte, error) {
 	}
 	// One byte over the limit is read, so an oversized message is told from one of exactly the limit.
 	f.c.SetReadLimit(int64(limit) + 1)
-	_, r, err := f.c.Reader(f.ctx)
+	m, err := nextMessage(f.ctx, f.c, f.frameTimeout)
 	if err != nil {
 		return nil, wsEOF(err)
 	}
+	defer m.end()
 	f.lastRead.Store(time.Now().UnixNano())
 	var buf []byte
 	chunk := make([]byte, 16<<10)
 	for {
-		n, err := r.Read(chunk)
+		n, err := m.r.Read(chunk)
 		if n > 0 {
 			if len(buf)+n > limit {
 				return nil, jsonrpc.ErrFrameTooLarge
 			}
 			if lim.Grow != nil {
-				if gerr := lim.Grow(n); gerr != nil {
+				resume := m.pause()
+				gerr := lim.Grow(n)
+				resume()
+				if gerr != nil {
 					return nil, gerr
 				}
 			}
@@ -171,7 +257,7 @@ func (f *wsFramer) ReadFrame(lim *jsonrpc.FrameLimits) ([]byte, error) {
 			return buf, nil
 		}
 		if err != nil {
-			return nil, wsEOF(err)
+			return nil, m.err(wsEOF(err))
 		}
 	}
 }

@@ -38,7 +38,7 @@ func (s *Server) wsACP(w http.ResponseWriter, r *http.Request) {
 	s.upgrade(w, r, []string{ACPSubprotocol}, func(ctx context.Context, conn *websocket.Conn) {
 		id := c.identity()
 		id.Label = "ws:" + c.key
-		s.o.ACP(ctx, newWSFramer(ctx, conn, s.writeTimeout()), id, agent)
+		s.o.ACP(ctx, s.framer(ctx, conn), id, agent)
 	})
 }
 

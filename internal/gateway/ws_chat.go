@@ -139,7 +139,7 @@ func (ch *chatConn) serve(ctx context.Context, open ChatOpen) {
 	queue := make(chan string, ChatSteeringDepth)
 	wg.Go(func() { ch.runTurns(ctx, queue) })
 	for {
-		data, err := readChatFrame(ctx, ch.conn)
+		data, err := readChatFrame(ctx, ch.conn, ch.s.frameTimeout())
 		if errors.Is(err, errChatFrameTooBig) {
 			// Close sends one close frame, then skips the rest of the oversized frame while it waits for the
 			// peer's answer (bounded by the library's 5 s): the client sees 1009 instead of a reset that can
@@ -156,16 +156,17 @@ func (ch *chatConn) serve(ctx context.Context, open ChatOpen) {
 
 var errChatFrameTooBig = errors.New("ws/chat: frame too big")
 
-// readChatFrame reads one client message of at most ChatMaxFrameBytes; a longer one is errChatFrameTooBig
-// with its remainder left unread.
-func readChatFrame(ctx context.Context, conn *websocket.Conn) ([]byte, error) {
-	_, r, err := conn.Reader(ctx)
+// readChatFrame reads one client message of at most ChatMaxFrameBytes, which must arrive whole within timeout
+// once it has begun; a longer one is errChatFrameTooBig with its remainder left unread.
+func readChatFrame(ctx context.Context, conn *websocket.Conn, timeout time.Duration) ([]byte, error) {
+	m, err := nextMessage(ctx, conn, timeout)
 	if err != nil {
 		return nil, err
 	}
-	data, err := io.ReadAll(io.LimitReader(r, ChatMaxFrameBytes+1))
+	defer m.end()
+	data, err := io.ReadAll(io.LimitReader(m.r, ChatMaxFrameBytes+1))
 	if err != nil {
-		return nil, err
+		return nil, m.err(err)
 	}
 	if len(data) > ChatMaxFrameBytes {
 		return nil, errChatFrameTooBig

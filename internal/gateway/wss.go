@@ -105,10 +105,11 @@ func (s *Server) bindWSS(w config.WSSConfig, addr string) (*wssBinding, error) {
 	b.srv = &http.Server{
 		Handler:           withSecurityHeaders(s.withGuard(false, http.HandlerFunc(s.wssUpgrade))),
 		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       120 * time.Second,
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
 	}
-	tln := tls.NewListener(ln, tlsCfg)
+	tln := tls.NewListener(s.capped(ln), tlsCfg)
 	s.wg.Go(func() {
 		if err := b.srv.Serve(tln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			s.log.Warn("wss listener stopped", "err", err)
@@ -159,7 +160,7 @@ func (s *Server) wssUpgrade(w http.ResponseWriter, r *http.Request) {
 	s.upgrade(w, r, nil, func(ctx context.Context, conn *websocket.Conn) {
 		ctx, cancel := context.WithCancel(ctx)
 		defer cancel()
-		f := newWSFramer(ctx, conn, s.writeTimeout())
+		f := s.framer(ctx, conn)
 		var wg sync.WaitGroup
 		defer wg.Wait()
 		defer cancel()

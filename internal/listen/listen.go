@@ -10,7 +10,9 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"os"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/zeroclaw-go/zeroclaw/internal/api"
@@ -64,7 +66,11 @@ type Options struct {
 	SettleChurn int           // default 64
 	SettleQuiet time.Duration // default 250 ms
 	SettleEvery time.Duration // default 10 s
-	Logger      *slog.Logger
+	// SpareFD keeps one fd in reserve (an open /dev/null): when accept fails because the process is out of fds,
+	// the spare is given up for that one connection, so the owner's client still gets in while something else
+	// (a flood of gateway clients) holds every other fd. It is taken again as soon as an fd is free.
+	SpareFD bool
+	Logger  *slog.Logger
 }
 
 // Defaults of the Settled options: a burst is far more connections than an interactive user opens, the quiet
@@ -96,6 +102,9 @@ type Server struct {
 	settle  *time.Timer          // the armed Settled call, or nil
 	settled time.Time            // when Settled was last called
 	settles sync.WaitGroup       // a running Settled call
+
+	spareMu sync.Mutex // guards spare; taken alone
+	spare   *os.File   // the reserved fd (SpareFD), nil while given up
 }
 
 // New returns a Server; it serves nothing until Serve.
@@ -118,7 +127,53 @@ func New(opts Options) *Server {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Server{opts: opts, log: opts.Logger}
+	s := &Server{opts: opts, log: opts.Logger}
+	s.keepSpare()
+	return s
+}
+
+// keepSpare takes the reserved fd when SpareFD is on and it is not held (a failure leaves it for the next try).
+func (s *Server) keepSpare() {
+	if !s.opts.SpareFD {
+		return
+	}
+	s.spareMu.Lock()
+	defer s.spareMu.Unlock()
+	if s.spare == nil {
+		s.spare, _ = os.Open(os.DevNull)
+	}
+}
+
+// acceptWithSpare is ln.Accept after giving the reserved fd back to the process, for an accept that failed with
+// err for want of fds; ok is false when there is no spare to give (or err is something else).
+func (s *Server) acceptWithSpare(ln net.Listener, err error) (net.Conn, bool) {
+	if !errors.Is(err, syscall.EMFILE) && !errors.Is(err, syscall.ENFILE) {
+		return nil, false
+	}
+	s.spareMu.Lock()
+	spare := s.spare
+	s.spare = nil
+	s.spareMu.Unlock()
+	if spare == nil {
+		return nil, false
+	}
+	_ = spare.Close()
+	nc, err := ln.Accept()
+	if err != nil {
+		return nil, false
+	}
+	s.log.Warn("out of file descriptors: a connection was accepted on the reserved one", "component", "listen")
+	return nc, true
+}
+
+// closeSpare gives the reserved fd back at shutdown.
+func (s *Server) closeSpare() {
+	s.spareMu.Lock()
+	defer s.spareMu.Unlock()
+	if s.spare != nil {
+		_ = s.spare.Close()
+		s.spare = nil
+	}
 }
 
 // Serve accepts connections on ln and serves each admitted one with h on its own goroutine until Shutdown stops
@@ -139,14 +194,18 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, h Handler) error {
 	s.mu.Unlock()
 	defer s.accepting.Done()
 	for {
+		s.keepSpare()
 		nc, err := ln.Accept()
 		if err != nil {
 			if errors.Is(err, net.ErrClosed) {
 				return nil
 			}
-			s.log.Warn("accept failed", "component", "listen", "err", err)
-			time.Sleep(acceptRetry)
-			continue
+			var ok bool
+			if nc, ok = s.acceptWithSpare(ln, err); !ok {
+				s.log.Warn("accept failed", "component", "listen", "err", err)
+				time.Sleep(acceptRetry)
+				continue
+			}
 		}
 		limit := 0
 		if s.opts.MaxConns != nil {
@@ -190,6 +249,7 @@ func (s *Server) Shutdown(ctx context.Context) {
 	s.settle = nil
 	s.mu.Unlock()
 	defer s.settles.Wait()
+	defer s.closeSpare()
 	if !first {
 		s.accepting.Wait()
 		s.conns.Wait()

@@ -97,6 +97,25 @@ type Manager struct {
 	hashed  hashCache
 	seen    map[string]time.Time // token hash → last last_seen write (Touch writes at most once a minute)
 	ids     map[string]string    // token hash → device id, as looked up (cleared when devices change)
+	budget  globalBudget
+}
+
+// globalBudget counts wrong codes from every client together (gateway.pairing_failure_budget in
+// pairing_failure_window_secs): a spray from many client keys, each under the per-client lockout, still spends
+// it. Spent, it replaces the pending code and pauses pairing until the window has passed; the new code reaches
+// the owner through rotated only (the daemon's terminal), never over HTTP.
+type globalBudget struct {
+	failed  []time.Time // within the window, oldest first
+	paused  time.Time   // pairing refused until then
+	rotated func(code string, failures int, window time.Duration)
+}
+
+// OnRotate sets what is told the code that replaces one after the failure budget was spent (called without the
+// manager's lock, at most once per spent budget; it must not block).
+func (m *Manager) OnRotate(fn func(code string, failures int, window time.Duration)) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.budget.rotated = fn
 }
 
 type attempts struct {
@@ -284,8 +303,60 @@ func (m *Manager) newCodeLocked(profile string) (string, error) {
 // towards the lockout and is ErrInvalidCode; the right one is consumed, and its profile returned.
 func (m *Manager) check(client, code string) (string, error) {
 	now := m.o.Clock.Now()
+	g := m.o.Config.Current().Gateway
 	m.mu.Lock()
-	defer m.mu.Unlock()
+	if now.Before(m.budget.paused) {
+		m.mu.Unlock()
+		return "", &LockedError{RetryAfter: m.budget.paused.Sub(now)}
+	}
+	profile, err := m.checkClientLocked(now, client, code)
+	var tell func()
+	if errors.Is(err, ErrInvalidCode) {
+		tell = m.spendLocked(now, g.PairingFailureBudget, time.Duration(g.PairingFailureWindowSecs)*time.Second)
+	}
+	m.mu.Unlock()
+	if tell != nil {
+		tell()
+	}
+	return profile, err
+}
+
+// spendLocked counts a wrong code against the global budget; spent, it pauses pairing for the window and
+// replaces the pending code, returning the call that tells the owner (nil otherwise). mu is held.
+func (m *Manager) spendLocked(now time.Time, budget int, window time.Duration) func() {
+	if budget <= 0 || window <= 0 {
+		return nil
+	}
+	b := &m.budget
+	i := 0
+	for i < len(b.failed) && now.Sub(b.failed[i]) >= window {
+		i++
+	}
+	b.failed = append(b.failed[i:], now)
+	if len(b.failed) < budget {
+		return nil
+	}
+	n := len(b.failed)
+	b.failed, b.paused = nil, now.Add(window)
+	m.log.Warn("pairing paused: too many wrong pairing codes from all clients; the pending code was replaced",
+		"component", "pairing", "failures", n, "window", window.String())
+	if m.code == "" {
+		return nil
+	}
+	code, err := m.newCodeLocked(m.profile) // the replacement keeps the profile the code was issued for
+	if err != nil {
+		m.code = "" // the old code must not outlive the budget
+		m.log.Error("no new pairing code", "component", "pairing", "err", err)
+		return nil
+	}
+	if fn := b.rotated; fn != nil {
+		return func() { fn(code, n, window) }
+	}
+	return nil
+}
+
+// checkClientLocked is check's per-client part. mu is held.
+func (m *Manager) checkClientLocked(now time.Time, client, code string) (string, error) {
 	m.sweepLocked(now)
 	a := m.guard[client]
 	if a != nil && now.Before(a.lockedUntil) {
