@@ -97,8 +97,8 @@ type Server struct {
 	wg      sync.WaitGroup
 	// patterns are the registered routes (Routes), written while New builds the mux only.
 	patterns []string
-	conns   connCap // the TCP connections of every listener
-	nofile  uint64  // RLIMIT_NOFILE at start (0: unknown)
+	conns    connCap // the TCP connections of every listener
+	nofile   uint64  // RLIMIT_NOFILE at start (0: unknown)
 
 	mu      sync.Mutex
 	cur     *binding
