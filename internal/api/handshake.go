@@ -61,7 +61,7 @@ type VersionMismatchData struct {
 }
 
 // StatusResult is the result of status: upstream's fields, then ours (build_version, pid, uptime_secs,
-// data_dir).
+// data_dir, gateway).
 type StatusResult struct {
 	ServerVersion    string   `json:"server_version"`
 	ProtocolVersion  int      `json:"protocol_version"`
@@ -76,7 +76,26 @@ type StatusResult struct {
 	PID          int    `json:"pid"`
 	UptimeSecs   int64  `json:"uptime_secs"`
 	DataDir      string `json:"data_dir"`
+	// Gateway is the HTTP gateway's state; absent from a daemon that does not report it.
+	Gateway *GatewayStatus `json:"gateway,omitempty"`
 }
+
+// GatewayStatus is status.gateway: whether the HTTP gateway serves, where, and why not.
+type GatewayStatus struct {
+	State string `json:"state"`          // GatewayServed | GatewayNotServed | GatewayDisabled
+	Addr  string `json:"addr,omitempty"` // host:port bound (served), or the address it failed to bind (not_served)
+	URL   string `json:"url,omitempty"`  // scheme://addr/prefix of a served gateway
+	// Error says why the gateway is not served (not_served), why it is disabled, or, while served, why the
+	// last reload could not move it to a new address.
+	Error string `json:"error,omitempty"`
+}
+
+// Values of status.gateway.state.
+const (
+	GatewayServed    = "served"
+	GatewayNotServed = "not_served"
+	GatewayDisabled  = "disabled"
+)
 
 // Values of status.config_kind (upstream's RuntimeConfigKind): the default install (~/.zeroclaw), one under the
 // system's temporary directory, or any other chosen with --config-dir or the environment.

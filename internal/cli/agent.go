@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -17,6 +18,7 @@ import (
 	"time"
 
 	"github.com/zeroclaw-go/zeroclaw/internal/api"
+	"github.com/zeroclaw-go/zeroclaw/internal/install"
 	"github.com/zeroclaw-go/zeroclaw/internal/jsonrpc"
 	"github.com/zeroclaw-go/zeroclaw/internal/visible"
 )
@@ -48,17 +50,18 @@ func runAgent(ctx context.Context, env Env, args []string) error {
 
 	in := newLineReader(env.Stdin)
 	defer in.close()
-	ch := &chat{env: env, in: in, ttyIn: isTerminal(env.Stdin), ttyErr: isTerminal(env.Stderr), ttyOut: isTerminal(env.Stdout)}
+	ch := &chat{env: env, in: in, ttyIn: isTerminal(env.Stdin), ttyErr: isTerminal(env.Stderr), ttyOut: isTerminal(env.Stdout),
+		alias: *alias, configDir: *configDir}
 	nc, err := dialOrSpawn(ctx, env, *configDir)
 	if err != nil {
 		return err
 	}
-	c, err := newClient(ctx, nc, map[string]any{"elicitation": map[string]any{"form": map[string]any{}}}, ch.handle)
+	c, err := newClient(ctx, nc, chatCaps(), ch.handle)
 	if err != nil {
 		return err
 	}
-	defer c.close()
 	ch.c = c
+	defer func() { ch.c.close() }() // the chat may have reconnected
 
 	var res api.SessionNewResult
 	if err := c.call(ctx, api.MethodSessionNew, api.SessionNewParams{AgentAlias: *alias, SessionID: *sessionID}, &res); err != nil {
@@ -67,24 +70,47 @@ func runAgent(ctx context.Context, env Env, args []string) error {
 	ch.mu.Lock()
 	ch.sessionID = res.SessionID
 	ch.mu.Unlock()
+	ch.agentAlias = res.AgentAlias
 	defer func() {
 		// Release the live session; its history stays in the store and --session ID resumes it.
 		closeCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
 		defer cancel()
-		_ = c.call(closeCtx, api.MethodSessionClose, api.SessionIDParams{SessionID: res.SessionID}, nil)
+		ch.mu.Lock()
+		sid := ch.sessionID // /new may have replaced it
+		ch.mu.Unlock()
+		_ = ch.c.call(closeCtx, api.MethodSessionClose, api.SessionIDParams{SessionID: sid}, nil)
 	}()
 	if oneShot {
 		return ch.oneShot(ctx, *msg)
 	}
+	if ch.ttyIn && ch.ttyOut && env.Stdin == os.Stdin && env.Stdout == os.Stdout {
+		// The line editor drives the process's own terminal; a test's Env or a pipe gets plain reads.
+		hist := ""
+		if layout, err := install.Resolve(*configDir, env.Getenv, env.Home); err == nil {
+			hist = filepath.Join(layout.StateDir(), historyFile)
+		}
+		ch.term = openTerminal(hist)
+		defer ch.term.close()
+		return ch.repl(ctx, res)
+	}
 	return ch.interactive(ctx, res)
+}
+
+// chatCaps are the client capabilities the chat announces: it answers form elicitations (ask_user).
+func chatCaps() map[string]any {
+	return map[string]any{"elicitation": map[string]any{"form": map[string]any{}}}
 }
 
 // chat is one agent command's conversation: it sends prompts and renders the session's events.
 type chat struct {
 	env                   Env
-	in                    *lineReader
-	c                     *client
+	in                    *lineReader // plain reads (pipes, files); nil-safe
+	term                  *terminal   // the line editor on a terminal; nil otherwise
+	c                     *client     // replaced only between turns, by reconnect
 	ttyIn, ttyOut, ttyErr bool
+	alias                 string // -a as given ("" lets the daemon choose)
+	agentAlias            string // the agent the session runs
+	configDir             string
 
 	outMu   sync.Mutex // outMu serializes writes to stdout and stderr and guards midLine
 	midLine bool       // stdout's last byte written this turn was not a newline
@@ -94,6 +120,8 @@ type chat struct {
 	inputCtx  context.Context // cancelled when the current turn is interrupted: pending questions stop waiting
 	turnDone  chan struct{}   // closed once the current turn's turn_complete has been rendered
 	final     *api.SessionUpdate
+	// cancelTurn interrupts the running turn of the terminal chat (Ctrl-C); nil between turns.
+	cancelTurn context.CancelFunc
 }
 
 // oneShot runs one turn: exit 0 on completed, 1 on failed, 130 on cancelled.
@@ -133,17 +161,24 @@ func (ch *chat) interactive(ctx context.Context, res api.SessionNewResult) error
 			return &HintError{Err: errInterrupted, Code: 130}
 		}
 		line = strings.TrimSpace(line)
-		switch line {
-		case "":
+		if line == "" {
 			continue
-		case "/exit", "/quit":
-			return nil
 		}
-		outcome, detail, err := ch.turn(ctx, line)
+		if quit, handled, err := ch.local(ctx, line); handled {
+			if err != nil {
+				ch.printErr("Error: %v\n", err)
+			}
+			if quit {
+				return nil
+			}
+			continue
+		}
+		outcome, detail, err := ch.send(ctx, ctx, line)
 		if err != nil {
 			return err
 		}
 		switch {
+		case outcome == "":
 		case outcome == api.OutcomeCancelled && ctx.Err() != nil:
 			return &HintError{Err: errors.New("agent: turn cancelled"), Code: 130}
 		case outcome == api.OutcomeCancelled:
@@ -328,9 +363,8 @@ func (ch *chat) approve(ctx context.Context, u api.SessionUpdate) {
 	for _, l := range lines[1:] {
 		fmt.Fprintf(&b, "  %s\n", l)
 	}
-	b.WriteString("Allow? [y]es / [n]o / [a]lways: ")
 	ch.printErr("%s", b.String())
-	line, err := ch.readAnswer(ctx)
+	line, err := ch.readAnswer(ctx, "Allow? [y]es / [n]o / [a]lways: ")
 	decision := api.DecisionReject
 	switch {
 	case errors.Is(err, io.EOF):
@@ -370,9 +404,8 @@ func (ch *chat) elicit(ctx context.Context, p api.ElicitationParams) api.Elicita
 	for i, c := range choices {
 		fmt.Fprintf(&b, "  %d) %s\n", i+1, visible.Sanitize(c))
 	}
-	b.WriteString("Answer: ")
 	ch.printErr("%s", b.String())
-	line, err := ch.readAnswer(ctx)
+	line, err := ch.readAnswer(ctx, "Answer: ")
 	switch {
 	case errors.Is(err, io.EOF):
 		ch.printErr("\n(no answer on stdin: declined)\n")
@@ -388,9 +421,9 @@ func (ch *chat) elicit(ctx context.Context, p api.ElicitationParams) api.Elicita
 	return api.ElicitationResult{Action: "accept", Content: map[string]any{"answer": answer}}
 }
 
-// readAnswer reads one line for a question asked during a turn; it stops waiting when the turn is interrupted
-// or the connection ends (ctx).
-func (ch *chat) readAnswer(ctx context.Context) (string, error) {
+// readAnswer shows prompt and reads one line for a question asked during a turn; it stops waiting when the turn
+// is interrupted or the connection ends (ctx). Ctrl-C at the terminal's prompt interrupts the turn.
+func (ch *chat) readAnswer(ctx context.Context, prompt string) (string, error) {
 	ch.mu.Lock()
 	inputCtx := ch.inputCtx
 	ch.mu.Unlock()
@@ -401,6 +434,14 @@ func (ch *chat) readAnswer(ctx context.Context) (string, error) {
 	defer cancel()
 	stop := context.AfterFunc(ctx, cancel)
 	defer stop()
+	if ch.term != nil {
+		line, err := ch.term.prompt(rctx, prompt, false)
+		if errors.Is(err, errPromptInterrupted) {
+			ch.interrupt()
+		}
+		return line, err
+	}
+	ch.printErr("%s", prompt)
 	line, err := ch.in.readLine(rctx)
 	if err == nil && !ch.ttyIn {
 		ch.printErr("%s\n", line) // a terminal echoes what was typed; piped input does not

@@ -437,6 +437,11 @@ func configError(op string, err error) error {
 		return withHint(e, "zeroclaw config list")
 	case errors.As(err, &fe):
 		return withHint(e, fmt.Sprintf("fix %s:%d (%s), then: zeroclaw config validate", fe.File, fe.Line, keyOrDocument(fe.Key)))
+	case errors.As(err, &ve) && len(ve.Problems) > 0 && (op == "set" || op == "set-many" || op == "delete"):
+		// A refused write changed nothing: the line named is the one the write would have made, so there is
+		// nothing to fix in the file.
+		return withHint(e, fmt.Sprintf("nothing was written to %s; define what %s names first (or set both in one zeroclaw config set-many)",
+			ve.File, ve.Problems[0].Path))
 	case errors.As(err, &ve) && len(ve.Problems) > 0:
 		p := ve.Problems[0]
 		return withHint(e, fmt.Sprintf("fix %s:%d (%s), then: zeroclaw config validate", ve.File, p.Line, p.Path))

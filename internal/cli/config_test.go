@@ -280,3 +280,29 @@ func TestConfigValidate(t *testing.T) {
 		t.Errorf("validate good: code %d %q", code, out)
 	}
 }
+
+// A write that validation refuses changes nothing, so its hint never sends the user to a line of config.toml:
+// the line named in the problem is the one the write would have made.
+func TestConfigRefusedWriteHintNamesNoLine(t *testing.T) {
+	env, root := cliEnv(t)
+	if _, errOut, code := runCLI(t, env, "config", "set", "agents.default.system_prompt", "be brief"); code != 0 {
+		t.Fatalf("a valid write on a fresh install: exit %d\n%s", code, errOut)
+	}
+	path := filepath.Join(root, "config.toml")
+	before, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"config", "set", "agents.default.risk_profile", "full"},
+		{"config", "set", "users.alice.permission_profiles", `["operator"]`},
+	} {
+		_, errOut, code := runCLI(t, env, args...)
+		if code != 1 || strings.Contains(errOut, "Try: fix") || !strings.Contains(errOut, "Try: nothing was written to "+path) {
+			t.Errorf("%v: exit %d, stderr:\n%s", args, code, errOut)
+		}
+	}
+	if after, _ := os.ReadFile(path); string(after) != string(before) {
+		t.Fatalf("a refused write changed config.toml:\n%s", after)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/zeroclaw-go/zeroclaw/internal/api"
+	"github.com/zeroclaw-go/zeroclaw/internal/visible"
 )
 
 func runStatus(ctx context.Context, env Env, args []string) error {
@@ -41,5 +42,22 @@ func runStatus(ctx context.Context, env Env, args []string) error {
 	fmt.Fprintf(env.Stdout, "  config file: %s (%s)\n", st.ConfigFile, st.ConfigKind)
 	fmt.Fprintf(env.Stdout, "  data dir:    %s\n", st.DataDir)
 	fmt.Fprintf(env.Stdout, "  sessions:    %d active\n", st.ActiveSessions)
+	if st.Gateway != nil {
+		fmt.Fprintf(env.Stdout, "  gateway:     %s\n", visible.Sanitize(gatewayLine(*st.Gateway)))
+	}
 	return nil
+}
+
+// gatewayLine words status.gateway for the terminal.
+func gatewayLine(g api.GatewayStatus) string {
+	switch g.State {
+	case api.GatewayServed:
+		if g.Error != "" {
+			return "served at " + g.URL + " (a reload could not move it: " + g.Error + ")"
+		}
+		return "served at " + g.URL
+	case api.GatewayDisabled:
+		return "disabled (" + g.Error + ")"
+	}
+	return "NOT SERVED at " + g.Addr + ": " + g.Error + " (zeroclaw doctor says how to fix it)"
 }

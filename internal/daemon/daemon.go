@@ -264,7 +264,8 @@ func Run(ctx context.Context, opts Options) error {
 		Costs:         costs,
 		Pairing:       pm,
 
-		Doctor: doctorFor(layout, endpoint, opts.Environ),
+		Gateway: func() *api.GatewayStatus { return d.gatewayStatus(opts.Ephemeral) },
+		Doctor:  doctorFor(layout, endpoint, opts.Environ, func() *api.GatewayStatus { return d.gatewayStatus(opts.Ephemeral) }),
 	})
 	// The ACP endpoint (acp.md) is served through the same listen.Server: one connection limit, one ephemeral
 	// count, one drain. A daemon that cannot take it still serves the native socket.

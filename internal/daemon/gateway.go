@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/zeroclaw-go/zeroclaw/internal/acp"
+	"github.com/zeroclaw-go/zeroclaw/internal/api"
 	"github.com/zeroclaw-go/zeroclaw/internal/auth"
 	"github.com/zeroclaw-go/zeroclaw/internal/clock"
 	"github.com/zeroclaw-go/zeroclaw/internal/config"
@@ -151,3 +152,22 @@ func printPairingBanner(w io.Writer, addr net.Addr, cfg *config.Config, code str
 	url := fmt.Sprintf("%s://%s%s", scheme, addr, cfg.Gateway.PathPrefix)
 	fmt.Fprintf(w, "Gateway pairing code: %s\n  pair with: curl -X POST -H 'X-Pairing-Code: %s' %s/pair\n", code, code, url)
 }
+
+// gatewayStatus is status.gateway: served at an address, not served (the bind error), or disabled (the
+// ephemeral daemon `zeroclaw agent` starts serves its local clients only).
+func (d *daemon) gatewayStatus(ephemeral bool) *api.GatewayStatus {
+	if ephemeral {
+		return gatewayDisabled
+	}
+	if d.gw != nil {
+		if st := d.gw.Status(); st != nil {
+			return st
+		}
+	}
+	return gatewayStarting
+}
+
+var (
+	gatewayDisabled = &api.GatewayStatus{State: api.GatewayDisabled, Error: "ephemeral daemon: only `zeroclaw daemon` serves the gateway"}
+	gatewayStarting = &api.GatewayStatus{State: api.GatewayNotServed, Error: "the gateway has not started yet"}
+)

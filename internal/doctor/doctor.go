@@ -23,6 +23,7 @@ const (
 	CategoryConfig    = "config"
 	CategoryDaemon    = "daemon"
 	CategoryProviders = "providers"
+	CategoryGateway   = "gateway"
 )
 
 // DefaultProbeTimeout bounds the reachability probe of each provider.
@@ -39,6 +40,9 @@ type Options struct {
 	ProbeTimeout time.Duration
 	// SkipProviders leaves the network out (zeroclaw doctor --offline).
 	SkipProviders bool
+	// Gateway reports the running daemon's gateway (set when the doctor runs inside the daemon); nil leaves
+	// the gateway check out.
+	Gateway func() *api.GatewayStatus
 }
 
 // Run inspects the install and returns every finding, in a fixed order of checks. It fails only when ctx ends
@@ -56,6 +60,11 @@ func Run(ctx context.Context, o Options) api.DoctorResult {
 	checkDatabases(ctx, r, o.Layout)
 	checkReceipts(ctx, r, o.Layout, live)
 	cfg := checkConfig(r, o)
+	if o.Gateway != nil {
+		if st := o.Gateway(); st != nil {
+			checkGateway(r, *st)
+		}
+	}
 	if !o.SkipProviders && cfg != nil {
 		if timedOut := checkProviders(ctx, r, o, cfg); timedOut {
 			r.res.TimedOutPhase = "providers"

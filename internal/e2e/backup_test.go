@@ -77,7 +77,9 @@ func TestBackupUnderLoad(t *testing.T) {
 		t.Fatalf("restore output:\n%s", out)
 	}
 	rsock := filepath.Join(root, "data", "daemon.sock")
-	d2 := start(t, env(h), "daemon", "--config-dir", root)
+	// The first daemon still holds the default gateway port: the restored one binds one of its own (or doctor
+	// rightly reports its gateway as not served).
+	d2 := start(t, env(h, "ZEROCLAW_GATEWAY__PORT=0"), "daemon", "--config-dir", root)
 	waitSocket(t, d2, rsock)
 	if out, errOut, code := run(t, env(h), "", "doctor", "--offline", "--config-dir", root); code != 0 {
 		t.Fatalf("doctor on the restored install: exit %d\n%s\n%s", code, out, errOut)

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -130,6 +131,47 @@ func TestGatewayPortTaken(t *testing.T) {
 	eventually(t, 10*time.Second, "a warning about the taken port", func() bool {
 		return strings.Contains(d.stderr.String(), "gateway not served") && strings.Contains(d.stderr.String(), "address already in use")
 	})
+
+	// status and doctor say so too, with the address and how to fix it.
+	addr := fmt.Sprintf("127.0.0.1:%d", port)
+	out := runOK(t, env(h), "", "status")
+	if !strings.Contains(out, "gateway:     NOT SERVED at "+addr+": ") || !strings.Contains(out, "address already in use") {
+		t.Fatalf("status does not say the gateway is not served:\n%s", out)
+	}
+	var st struct {
+		PID     int `json:"pid"`
+		Gateway struct {
+			State, Addr, Error string
+		} `json:"gateway"`
+	}
+	if err := json.Unmarshal([]byte(runOK(t, env(h), "", "status", "--json")), &st); err != nil {
+		t.Fatal(err)
+	}
+	if st.PID != d.cmd.Process.Pid || st.Gateway.State != "not_served" || st.Gateway.Addr != addr || !strings.Contains(st.Gateway.Error, "address already in use") {
+		t.Fatalf("status --json: %+v", st)
+	}
+	docOut, _, code := run(t, env(h), "", "doctor", "--offline")
+	fix := fmt.Sprintf("zeroclaw config set gateway.port %d", port+1)
+	if code != 1 || !strings.Contains(docOut, "ERROR [gateway] the gateway is configured at "+addr+" but not served") ||
+		!strings.Contains(docOut, "sport = :"+strconv.Itoa(port)) || !strings.Contains(docOut, fix) {
+		t.Fatalf("doctor (exit %d) does not report the unserved gateway with its fix:\n%s", code, docOut)
+	}
+
+	// The fix doctor names works at once: a free port, and status shows the gateway served there.
+	free, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	freePort := free.Addr().(*net.TCPAddr).Port
+	free.Close()
+	runOK(t, env(h), "", "config", "set", "gateway.port", strconv.Itoa(freePort))
+	want := fmt.Sprintf("gateway:     served at http://127.0.0.1:%d\n", freePort)
+	eventually(t, 10*time.Second, "status showing the gateway served", func() bool {
+		return strings.Contains(runOK(t, env(h), "", "status"), want)
+	})
+	if docOut, _, _ := run(t, env(h), "", "doctor", "--offline"); !strings.Contains(docOut, "ok    [gateway] the gateway serves http://127.0.0.1:"+strconv.Itoa(freePort)) {
+		t.Fatalf("doctor after the fix:\n%s", docOut)
+	}
 }
 
 // pairWithBanner reads the pairing code the daemon d printed, pairs over POST /pair and returns the gateway's

@@ -21,8 +21,10 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
+	"github.com/zeroclaw-go/zeroclaw/internal/api"
 	"github.com/zeroclaw-go/zeroclaw/internal/auth"
 	"github.com/zeroclaw-go/zeroclaw/internal/clock"
 	"github.com/zeroclaw-go/zeroclaw/internal/config"
@@ -100,8 +102,12 @@ type Server struct {
 	conns    connCap // the TCP connections of every listener
 	nofile   uint64  // RLIMIT_NOFILE at start (0: unknown)
 
+	status atomic.Pointer[api.GatewayStatus] // set by Apply under mu, read without it
+
 	mu      sync.Mutex
 	cur     *binding
+	bindErr error          // why the last Apply could not bind; nil after a bind that worked
+	want    string         // the host:port the last Apply asked for
 	retired []*http.Server // listeners a reload replaced, still draining
 	closed  bool
 }
@@ -167,6 +173,29 @@ func (s *Server) Addr() net.Addr {
 	return s.cur.addr
 }
 
+// Status is the gateway's state as status.gateway reports it: served at an address, or not served and why.
+// It is nil until the first Apply. The value is never modified; each Apply publishes a new one.
+func (s *Server) Status() *api.GatewayStatus { return s.status.Load() }
+
+// publish records the outcome of an Apply for Status. mu is held.
+func (s *Server) publish(cfg *config.Config, want string, err error) {
+	st := &api.GatewayStatus{State: api.GatewayNotServed, Addr: want}
+	if s.cur != nil {
+		scheme := "http"
+		if s.cur.tls {
+			scheme = "https"
+		}
+		st = &api.GatewayStatus{State: api.GatewayServed, Addr: s.cur.addr.String(),
+			URL: scheme + "://" + s.cur.addr.String() + cfg.Gateway.PathPrefix}
+	}
+	if err != nil {
+		st.Error = err.Error() // not served; or, while served, why a reload could not move it
+	}
+	if old := s.status.Load(); old == nil || *old != *st {
+		s.status.Store(st)
+	}
+}
+
 // Apply makes the listener match cfg: on the first call it binds; later (a reload) it binds anew only when
 // host, port or TLS changed, and the replaced listener finishes its requests in the background. Settings read
 // per request (prefix, limits, timeouts, pairing) need no rebind. A failed bind keeps the current listener.
@@ -178,15 +207,19 @@ func (s *Server) Apply(ctx context.Context, cfg *config.Config) error {
 		return errors.New("gateway: closed")
 	}
 	key := keyOf(cfg)
+	want := net.JoinHostPort(key.host, strconv.Itoa(key.port))
 	if s.cur != nil && s.cur.key == key {
+		s.publish(cfg, want, nil)
 		return nil
 	}
 	b, err := s.bind(cfg, key)
 	if err != nil {
+		s.publish(cfg, want, err)
 		return err
 	}
 	old := s.cur
 	s.cur = b
+	s.publish(cfg, want, nil)
 	if old != nil {
 		s.retired = append(s.retired, old.srv)
 		s.wg.Go(func() {

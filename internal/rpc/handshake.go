@@ -122,7 +122,12 @@ func (s *Server) status(_ context.Context, _ *Peer, _ *noParams) (*jsonrpc.Encod
 	}
 	uptime := int64(s.opts.Clock.Now().Sub(s.opts.Info.StartedAt) / time.Second)
 	version := api.BuildVersion()
-	if c := s.statusCache.Load(); c != nil && c.uptime == uptime && c.version == version && slices.Equal(c.ids, ids) {
+	var gw *api.GatewayStatus
+	if s.opts.Gateway != nil {
+		gw = s.opts.Gateway()
+	}
+	if c := s.statusCache.Load(); c != nil && c.uptime == uptime && c.version == version && slices.Equal(c.ids, ids) &&
+		equalGateway(c.gateway, gw) {
 		return c.enc, nil
 	}
 	info := s.opts.Info
@@ -139,6 +144,7 @@ func (s *Server) status(_ context.Context, _ *Peer, _ *noParams) (*jsonrpc.Encod
 		PID:              info.PID,
 		UptimeSecs:       uptime,
 		DataDir:          info.DataDir,
+		Gateway:          gw,
 	}
 	if res.SessionIDs == nil {
 		res.SessionIDs = []string{} // "session_ids":[], not null
@@ -147,7 +153,7 @@ func (s *Server) status(_ context.Context, _ *Peer, _ *noParams) (*jsonrpc.Encod
 	if err != nil {
 		return nil, err
 	}
-	s.statusCache.Store(&statusCache{uptime: uptime, version: version, ids: ids, enc: enc})
+	s.statusCache.Store(&statusCache{uptime: uptime, version: version, ids: ids, gateway: gw, enc: enc})
 	return enc, nil
 }
 
@@ -156,7 +162,12 @@ type statusCache struct {
 	uptime  int64
 	version string
 	ids     []string
+	gateway *api.GatewayStatus
 	enc     *jsonrpc.Encoded
+}
+
+func equalGateway(a, b *api.GatewayStatus) bool {
+	return a == b || (a != nil && b != nil && *a == *b)
 }
 
 func (s *Server) health(_ context.Context, _ *Peer, _ *noParams) (api.HealthResult, error) {

@@ -58,6 +58,8 @@ var volatile = map[string]string{
 	"created_at":         "<time>",
 	"last_activity":      "<time>",
 	"workspace_dir":      "<workspace>",
+	"addr":               "<addr>", // status.gateway: the harness's gateway binds port 0
+	"url":                "<url>",
 }
 
 // identities maps keys whose values name something (a string, or a list of strings) to the kind they are
