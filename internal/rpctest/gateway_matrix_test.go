@@ -178,7 +178,7 @@ func TestGatewaySecurityMatrix(t *testing.T) {
 				}
 			}
 			if method == "GET" && (pattern == "/ws/chat" || pattern == "/acp") {
-				hdr = append(hdr, wsUpgrade...)
+				hdr = append(hdr, wsUpgradeHeaders...)
 			}
 			if row.route == "POST /admin/shutdown" && c.col == "owner" {
 				last = func() {

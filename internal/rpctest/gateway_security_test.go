@@ -19,8 +19,8 @@ grants = ["status:read"]
 grants = ["sessions:execute", "sessions:create", "sessions:read"]
 `
 
-// wsUpgrade are the headers of a WebSocket upgrade request.
-var wsUpgrade = []string{"Upgrade: websocket", "Connection: Upgrade", "Sec-WebSocket-Version: 13",
+// wsUpgradeHeaders are the headers of a WebSocket upgrade request.
+var wsUpgradeHeaders = []string{"Upgrade: websocket", "Connection: Upgrade", "Sec-WebSocket-Version: 13",
 	"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ=="}
 
 // pairWithProfile makes a code carrying profile over the socket (as the owner) and pairs a device with it.
@@ -172,7 +172,7 @@ func TestGatewayBrowserRules(t *testing.T) {
 			t.Fatalf("%s %s with a foreign Host: %s", r[0], r[1], res.raw)
 		}
 	}
-	g.do("GET", "/ws/chat?agent=default", nil, append([]string{owner, "Host: " + evilHost, evil}, wsUpgrade...)...).want(t, 403)
+	g.do("GET", "/ws/chat?agent=default", nil, append([]string{owner, "Host: " + evilHost, evil}, wsUpgradeHeaders...)...).want(t, 403)
 	g.do("PUT", "/api/config/prop", set, owner, "Host: "+evilHost, evil).want(t, 403)
 
 	// A cross-site page on loopback: the Host is ours, the Origin is not.
@@ -194,8 +194,8 @@ func TestGatewayBrowserRules(t *testing.T) {
 		}
 		g.do("PUT", "/api/config/prop", set, owner, origin).want(t, 403)
 		g.do("POST", "/webhook", map[string]any{"message": "hi"}, owner, origin).want(t, 403)
-		g.do("GET", "/ws/chat?agent=default", nil, append([]string{owner, origin}, wsUpgrade...)...).want(t, 403)
-		g.do("GET", "/acp", nil, append([]string{owner, origin}, wsUpgrade...)...).want(t, 403)
+		g.do("GET", "/ws/chat?agent=default", nil, append([]string{owner, origin}, wsUpgradeHeaders...)...).want(t, 403)
+		g.do("GET", "/acp", nil, append([]string{owner, origin}, wsUpgradeHeaders...)...).want(t, 403)
 	}
 	// Simple-request content types, whatever the Origin (a page may omit it): 415.
 	for _, ct := range []string{"text/plain", "text/plain;charset=UTF-8", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x"} {
@@ -235,7 +235,7 @@ func TestGatewayBrowserRules(t *testing.T) {
 	if res := g.do("GET", "/api/status", nil, owner, evil).want(t, 200); res.hdr.Get("Access-Control-Allow-Origin") != "" {
 		t.Fatalf("a CORS grant: %v", res.hdr)
 	}
-	g.do("GET", "/ws/chat?agent=default", nil, append([]string{owner, "Origin: http://" + self}, wsUpgrade...)...).want(t, 101)
+	g.do("GET", "/ws/chat?agent=default", nil, append([]string{owner, "Origin: http://" + self}, wsUpgradeHeaders...)...).want(t, 101)
 	g.do("POST", "/admin/reload", nil, owner).want(t, 200)
 	if !hasSecond() {
 		t.Fatal("the owner's reload was not applied")
@@ -248,7 +248,7 @@ func TestGatewayBrowserRules(t *testing.T) {
 	g.do("GET", "/health", nil, "Host: other.example:"+port).want(t, 403)
 	g.do("PUT", "/api/config/prop", set, owner, "Host: zc.example:"+port, "Origin: http://zc.example:"+port).want(t, 200)
 	g.do("PUT", "/api/config/prop", set, owner, "Origin: https://app.example").want(t, 200)
-	g.do("GET", "/ws/chat?agent=default", nil, append([]string{owner, "Origin: https://app.example"}, wsUpgrade...)...).want(t, 101)
+	g.do("GET", "/ws/chat?agent=default", nil, append([]string{owner, "Origin: https://app.example"}, wsUpgradeHeaders...)...).want(t, 101)
 	g.do("PUT", "/api/config/prop", set, owner, "Origin: https://app.example:8443").want(t, 403)
 	_, werr := c.call("config/set", map[string]any{"prop": "gateway.allowed_origins", "value": []string{"https://app.example/path"}})
 	if werr == nil || !strings.Contains(werr.Message, "allowed_origins") {
