@@ -54,7 +54,9 @@ func (s Shared) rel(b Bundle) (string, error) {
 // escapes reports whether err is os.Root's refusal of a path that leads out of it (a symlink out of
 // <install>/shared/). The Root is what keeps such paths out; this only tells the caller's bad path (ErrInvalid)
 // from a failure of the daemon. The os package exports no sentinel for it, so its message is matched.
-func escapes(err error) bool { return err != nil && strings.Contains(err.Error(), "path escapes from parent") }
+func escapes(err error) bool {
+	return err != nil && strings.Contains(err.Error(), "path escapes from parent")
+}
 
 // outside is the error for a bundle or skill path that leads out of <install>/shared/.
 func outside(b Bundle, name string) error {
