@@ -40,6 +40,9 @@ type SkillEntry struct {
 // SkillsListResult is the result of skills/list.
 type SkillsListResult struct {
 	Skills []SkillEntry `json:"skills"`
+	// Warnings name the bundles skipped because they could not be read (a directory that is a symlink out of
+	// <install>/shared/); absent when every bundle was listed.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // SkillRefParams names one skill of a bundle (skills/read, skills/delete).

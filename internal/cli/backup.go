@@ -45,6 +45,12 @@ func runBackup(ctx context.Context, env Env, args []string) error {
 	for _, s := range m.Skipped {
 		fmt.Fprintf(env.Stdout, "  not included: %s\n", s)
 	}
+	for _, e := range m.Entries {
+		if e.Path == ".secret_key" {
+			fmt.Fprintf(env.Stdout, "the archive holds .secret_key, which decrypts every secret in config.toml: keep %s as private as the install\n", out)
+			break
+		}
+	}
 	return nil
 }
 

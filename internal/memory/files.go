@@ -134,6 +134,7 @@ func (m *Markdown) all() ([]Entry, error) {
 
 // Recall implements Backend: the share of the query's words each line contains.
 func (m *Markdown) Recall(_ context.Context, q Query) ([]Entry, error) {
+	q = clipQuery(q)
 	all, err := m.all()
 	if err != nil {
 		return nil, err

@@ -336,7 +336,7 @@ func (m *Manager) AutoSave(ctx context.Context, s *Scoped, turnID, sessionID, te
 	if !cfg.Memory.AutoSave || strings.TrimSpace(text) == "" || Skipped("", text) {
 		return nil
 	}
-	err := s.Store(ctx, AutoSaveKey(turnID), text, CategoryConversation, sessionID)
+	err := s.Store(ctx, AutoSaveKey(turnID), clipContent(text), CategoryConversation, sessionID)
 	if cfg.Memory.HygieneEnabled {
 		m.mu.Lock()
 		due := m.o.Now().Sub(m.lastHygiene) >= HygieneInterval

@@ -339,6 +339,7 @@ func (p *Postgres) scope(q Query, args *pgArgs) string {
 // SQLite backend does. When nothing matches, a LIKE search scored 1.0. Every filter, the session one strict, is
 // part of the query.
 func (p *Postgres) Recall(ctx context.Context, q Query) ([]Entry, error) {
+	q = clipQuery(q)
 	if q.Limit <= 0 {
 		return []Entry{}, nil
 	}

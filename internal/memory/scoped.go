@@ -25,10 +25,11 @@ func (s *Scoped) Alias() string { return s.alias }
 // Kind returns the backend kind.
 func (s *Scoped) Kind() string { return s.b.Kind() }
 
-// Store upserts the agent's memory under key. An empty category means core.
+// Store upserts the agent's memory under key. An empty category means core. A key or content past
+// MaxKeyBytes or MaxContentBytes is ErrInvalid.
 func (s *Scoped) Store(ctx context.Context, key, content, category, sessionID string) error {
-	if key == "" {
-		return fmt.Errorf("%w: key is empty", ErrInvalid)
+	if err := checkRecord(key, content); err != nil {
+		return err
 	}
 	if s.onWrite != nil {
 		if err := s.onWrite(ctx); err != nil {

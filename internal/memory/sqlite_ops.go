@@ -91,6 +91,7 @@ func (s *SQLite) Store(ctx context.Context, agentID string, r Record) error {
 // terms OR-ed, 2×limit candidates, scores divided by the batch's best; when nothing survives, a LIKE search
 // scored 1.0. The session filter is strict.
 func (s *SQLite) Recall(ctx context.Context, q Query) ([]Entry, error) {
+	q = clipQuery(q)
 	if q.Limit <= 0 {
 		return []Entry{}, nil
 	}

@@ -22,24 +22,125 @@ var keyShapes = []*regexp.Regexp{
 	regexp.MustCompile(`\b(?:gsk|ghp|gho|ghs|ghu|github_pat|hf|xai|pplx|glpat)[_-][A-Za-z0-9_-]{16,}`),
 }
 
-// scrubber removes secrets from text that may leave the daemon (errors, logs). Configured secrets are removed
-// wherever they appear, key shapes too, and cutTail removes a configured secret's start left at the end of a
-// cut text.
+// minFragment is the shortest run of a configured secret that scrub removes wherever it appears: any 8 or more
+// consecutive bytes of a secret (its start, its end, any inner run) become [redacted]. A secret shorter than
+// that is removed whole.
+const minFragment = 8
+
+// scrubber removes secrets from text that may leave the daemon (errors, logs). Every run of minFragment or more
+// bytes of a configured secret is removed wherever it appears, key shapes too, and cutTail removes a configured
+// secret's start left at the end of a cut text.
+//
+// Runs are found with an index of every minFragment-byte window (gram) of every secret: a text window of 8
+// bytes is one uint64, checked against a 64 Ki-bit filter and then the set, so scrubbing costs one shift and
+// one bit test per byte of text, whatever the number and length of the secrets. A run of 8 or more bytes of a
+// secret is exactly a chain of overlapping grams of that secret, so marking every text window that is a gram
+// and merging the marks covers every such run (and, at worst, a run that chains grams of two secrets).
 type scrubber struct {
-	secrets  []string // the configured secrets
-	replacer *strings.Replacer
+	secrets []string            // the configured secrets
+	short   *strings.Replacer   // the secrets shorter than minFragment, removed whole; nil when there are none
+	shorts  []string            // those secrets
+	grams   map[uint64]struct{} // every minFragment-byte window of every longer secret, big-endian
+	filter  *[1 << 10]uint64    // bit gramSlot(g) is set for every gram g; nil when there are no grams
 }
 
 func newScrubber(secrets []string) *scrubber {
-	pairs := make([]string, 0, 2*len(secrets))
-	for _, s := range secrets {
-		pairs = append(pairs, s, redacted)
+	s := &scrubber{secrets: secrets}
+	var pairs []string
+	for _, sec := range secrets {
+		if len(sec) < minFragment {
+			pairs = append(pairs, sec, redacted)
+			s.shorts = append(s.shorts, sec)
+			continue
+		}
+		if s.grams == nil {
+			s.grams, s.filter = map[uint64]struct{}{}, new([1 << 10]uint64)
+		}
+		for i := 0; i+minFragment <= len(sec); i++ {
+			g := gramAt(sec, i)
+			s.grams[g] = struct{}{}
+			slot := gramSlot(g)
+			s.filter[slot>>6] |= 1 << (slot & 63)
+		}
 	}
-	return &scrubber{secrets: secrets, replacer: strings.NewReplacer(pairs...)}
+	if len(pairs) > 0 {
+		s.short = strings.NewReplacer(pairs...)
+	}
+	return s
 }
 
-// scrub returns text without any configured secret or key shape. If replacing still leaves a secret (a secret
-// that overlaps the marker, like "ted]x"), the text is withheld entirely.
+// gramAt is the minFragment bytes of s at i as one big-endian word.
+func gramAt(s string, i int) uint64 {
+	var g uint64
+	for _, c := range []byte(s[i : i+minFragment]) {
+		g = g<<8 | uint64(c)
+	}
+	return g
+}
+
+// gramSlot hashes a gram onto the filter's 65,536 bits.
+func gramSlot(g uint64) uint64 { return (g * 0x9E3779B97F4A7C15) >> 48 }
+
+// isGram reports whether the window g is a gram of a configured secret.
+func (s *scrubber) isGram(g uint64) bool {
+	slot := gramSlot(g)
+	if s.filter[slot>>6]&(1<<(slot&63)) == 0 {
+		return false
+	}
+	_, ok := s.grams[g]
+	return ok
+}
+
+// nextRun returns the first run of text at or after from that is made of grams (overlapping or touching), as
+// [start, end), or -1, -1.
+func (s *scrubber) nextRun(text string, from int) (int, int) {
+	if s.grams == nil || len(text)-from < minFragment {
+		return -1, -1
+	}
+	start, end := -1, -1
+	var w uint64
+	for i := from; i < len(text); i++ {
+		w = w<<8 | uint64(text[i])
+		at := i + 1 - minFragment
+		if at < from {
+			continue
+		}
+		if start >= 0 && at > end {
+			return start, end // the run ended: this window neither overlaps nor touches it
+		}
+		if s.isGram(w) {
+			if start < 0 {
+				start = at
+			}
+			end = i + 1
+		}
+	}
+	return start, end
+}
+
+// redactRuns replaces every run of minFragment or more bytes of a configured secret with [redacted], and
+// reports whether there was one.
+func (s *scrubber) redactRuns(text string) (string, bool) {
+	start, end := s.nextRun(text, 0)
+	if start < 0 {
+		return text, false
+	}
+	var b strings.Builder
+	b.Grow(len(text))
+	last := 0
+	for start >= 0 {
+		b.WriteString(text[last:start])
+		b.WriteString(redacted)
+		last = end
+		start, end = s.nextRun(text, end)
+	}
+	b.WriteString(text[last:])
+	return b.String(), true
+}
+
+// scrub returns text without any run of minFragment bytes of a configured secret (nor a whole shorter one) and
+// without key shapes. If replacing still leaves one (a secret that overlaps the marker, like "ted]x"), the text
+// is withheld entirely.
 func (s *scrubber) scrub(text string) string { return s.scrubWith(text, true) }
 
 // keyShapeHints holds, for each of keyShapes, literals one of which every match of it contains: lowercase for a
@@ -87,7 +188,12 @@ func isASCII(s string) bool {
 // cannot match).
 func (s *scrubber) scrubWith(text string, hints bool) string {
 	for range 2 {
-		text = s.replacer.Replace(text)
+		before := text
+		if s.short != nil {
+			text = s.short.Replace(text)
+		}
+		var ran bool
+		text, ran = s.redactRuns(text)
 		// lower is not redone after a shape replaced something: a replacement only cuts text and puts in
 		// "[redacted]", which holds no hint and starts and ends with bytes no hint has, so the hints of the
 		// old lower are a superset of the new text's.
@@ -102,7 +208,9 @@ func (s *scrubber) scrubWith(text string, hints bool) string {
 				text = re.ReplaceAllLiteralString(text, redacted)
 			}
 		}
-		if !s.holdsSecret(text) {
+		// Nothing replaced means nothing was there (a short secret or a shape replaced changes the length); a
+		// replacement can make a new run with the marker's bytes, so a changed text is checked again.
+		if (!ran && text == before) || !s.holdsSecret(text) {
 			return text
 		}
 	}
@@ -129,13 +237,16 @@ func (s *scrubber) cutTail(text string) string {
 	return text
 }
 
+// holdsSecret reports whether text holds a secret shorter than minFragment or a run of minFragment bytes of a
+// longer one.
 func (s *scrubber) holdsSecret(text string) bool {
-	for _, sec := range s.secrets {
+	for _, sec := range s.shorts {
 		if strings.Contains(text, sec) {
 			return true
 		}
 	}
-	return false
+	start, _ := s.nextRun(text, 0)
+	return start >= 0
 }
 
 // Scrubber returns a function that removes the given secrets (those of at least minSecretLength bytes) and

@@ -93,6 +93,36 @@ func TestScrubRecognisableKeys(t *testing.T) {
 	}
 }
 
+// Every run of minFragment or more bytes of a configured key is removed wherever it is: its start, its end, any
+// inner run, two runs side by side, and a run split by the error body's cut. Seven bytes are not a fragment.
+func TestScrubKeyFragments(t *testing.T) {
+	b := newHTTPBase(Settings{APIKey: plainKey, Alias: "t", ExtraHeaders: map[string]string{"X-Org": "org-0123456789abcdef"}},
+		"openai", DefaultOpenAIURI)
+	k := plainKey
+	for _, tc := range []struct{ name, in, want string }{
+		{"prefix of 10", "invalid key " + k[:10] + "... rejected", "invalid key [redacted]... rejected"},
+		{"prefix of 8", "key " + k[:8] + ",", "key [redacted],"},
+		{"suffix", "key ..." + k[len(k)-9:] + " rejected", "key ...[redacted] rejected"},
+		{"inner run of 35", "got '" + k[3:38] + "'", "got '[redacted]'"},
+		{"inner run of 8", "got " + k[20:28] + ".", "got [redacted]."},
+		{"two runs", k[:12] + k[20:30], "[redacted]"},
+		{"header fragment", "org " + "org-0123456789"[2:] + " unknown", "org [redacted] unknown"},
+		{"seven bytes", "got " + k[5:12] + ".", "got " + k[5:12] + "."},
+		{"ordinary text", "Incorrect API key provided.", "Incorrect API key provided."},
+	} {
+		if got := b.scrub(tc.in); got != tc.want {
+			t.Errorf("%s: scrub(%q)\n got %q\nwant %q", tc.name, tc.in, got, tc.want)
+		}
+	}
+	// The cut at maxErrorBody lands inside an echoed inner run of the key.
+	for _, before := range []int{3, 8, 9, 20} {
+		raw := strings.Repeat("z", maxErrorBody-before) + k[4:36] + " was rejected"
+		if got := b.errorBody([]byte(raw), true); leaks(got, k, minFragment) != "" {
+			t.Errorf("cut %d bytes into an inner run: %q survives", before, leaks(got, k, minFragment))
+		}
+	}
+}
+
 func TestErrorBodyCutNeverEndsInKeyPrefix(t *testing.T) {
 	b := newHTTPBase(Settings{APIKey: plainKey, Alias: "t"}, "openai", DefaultOpenAIURI)
 	for n := 4; n < len(plainKey); n++ {
@@ -111,6 +141,8 @@ func FuzzScrub(f *testing.F) {
 	f.Add("ted]X", "hdr", "ted]XX[redacted]", true)
 	f.Add("e", "", "Bearer abcdefgh12345678 and sk-proj-1234567890", false)
 	f.Add("abcd", "abcdabcd", strings.Repeat("abcdab", 400), false)
+	f.Add(plainKey, "", "prefix "+plainKey[:10]+" inner "+plainKey[3:38]+" end "+plainKey[len(plainKey)-8:], true)
+	f.Add("ted]abcdefgh", "[redacted]", "[redac"+"ted]abcdefgh", true)
 	f.Fuzz(func(t *testing.T, key, header, text string, whole bool) {
 		b := newHTTPBase(Settings{APIKey: key, Alias: "f", ExtraHeaders: map[string]string{"X-H": header}}, "openai", DefaultOpenAIURI)
 		secrets := []string{}
@@ -131,6 +163,13 @@ func FuzzScrub(f *testing.F) {
 			}
 			if strings.Contains(body, s) {
 				t.Fatalf("errorBody output %q contains secret %q", body, s)
+			}
+			// No run of minFragment bytes of a secret survives, in the scrubbed text or the cut error body.
+			if l := leaks(scrubbed, s, minFragment); l != "" {
+				t.Fatalf("scrub output %q keeps %q of secret %q", scrubbed, l, s)
+			}
+			if l := leaks(body, s, minFragment); l != "" {
+				t.Fatalf("errorBody output %q keeps %q of secret %q", body, l, s)
 			}
 		}
 		if len(body) > maxErrorBody+len(redacted)+len("…") {
@@ -182,5 +221,17 @@ func BenchmarkScrubLogText(b *testing.B) {
 		for _, s := range texts {
 			sc.scrub(s)
 		}
+	}
+}
+
+// BenchmarkScrubErrorBody scrubs a 4 KiB provider error body (the read limit) with five configured secrets, as
+// a daemon with several providers scrubs its log and trace text.
+func BenchmarkScrubErrorBody(b *testing.B) {
+	secrets := []string{plainKey, "org-0123456789abcdefghij", "hdr-value-ZYXWVUTSRQ", "sk-live-abcdefghijklmnopqrstuvwxyz", "x7Hq2Lm9Pz4Rt8Wn"}
+	sc := newScrubber(secrets)
+	body := strings.Repeat(`{"error":{"message":"The model produced an invalid request; see the docs","type":"invalid_request"}} `, 50)[:4*maxErrorBody]
+	b.SetBytes(int64(len(body)))
+	for b.Loop() {
+		sc.scrub(body)
 	}
 }

@@ -47,6 +47,9 @@ func (s *Server) registerMemory(m *memory.Manager) {
 		if p.Limit < 0 {
 			return api.MemoryEntriesResult{}, fmt.Errorf("%w: limit must not be negative", memory.ErrInvalid)
 		}
+		if err := memory.CheckQuery(p.Query); err != nil {
+			return api.MemoryEntriesResult{}, err
+		}
 		limit := p.Limit
 		if limit == 0 {
 			limit = 10

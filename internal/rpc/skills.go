@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 
 	"github.com/zeroclaw-go/zeroclaw/internal/api"
 	"github.com/zeroclaw-go/zeroclaw/internal/clock"
@@ -55,6 +56,12 @@ func (s *Server) registerSkills(cfg func() *config.Config, installRoot string, c
 		out := api.SkillsListResult{Skills: []api.SkillEntry{}}
 		for _, b := range targets {
 			found, err := shared.List(b, skills.Options{AllowScripts: c.Skills.AllowScripts})
+			if err != nil && p.Bundle == "" && errors.Is(err, skills.ErrInvalid) {
+				// One unreadable bundle (a directory symlinked out of shared/) does not hide the others.
+				s.log.Warn("skills/list skipped a bundle", "component", "skills", "bundle", b.Alias, "err", err)
+				out.Warnings = append(out.Warnings, strings.TrimPrefix(err.Error(), skills.ErrInvalid.Error()+": ")+"; bundle skipped")
+				continue
+			}
 			if err != nil {
 				return out, err
 			}

@@ -144,3 +144,33 @@ func TestMemoryMethods(t *testing.T) {
 		t.Fatalf("get after delete: %+v", werr)
 	}
 }
+
+// Bad memory/search queries and oversized memories are the caller's error (-32602, saying what is wrong), not
+// the daemon's: a NUL byte, a query past memory.MaxQueryBytes, a key or content past its cap.
+func TestMemoryBoundsAreInvalidParams(t *testing.T) {
+	d := Start(t, WithConfig(agentConfig(echoTOML, "echo.default", "full", "")))
+	c := dialRC(t, d, "")
+	for _, tc := range []struct {
+		name   string
+		method string
+		params any
+		msg    string
+	}{
+		{"NUL query", api.MethodMemorySearch, api.MemorySearchParams{Query: "cat\x00dog"}, "NUL"},
+		{"100 KB query", api.MethodMemorySearch, api.MemorySearchParams{Query: strings.Repeat("word ", 20<<10)}, "at most 4096"},
+		{"long key", api.MethodMemoryStore, api.MemoryStoreParams{Key: strings.Repeat("k", 300), Content: "v"}, "key is 300 bytes"},
+		{"long content", api.MethodMemoryStore, api.MemoryStoreParams{Key: "k", Content: strings.Repeat("v", 70<<10)}, "content is 71680 bytes"},
+	} {
+		_, werr := c.call(tc.method, tc.params)
+		if werr == nil || werr.Code != -32602 || !strings.Contains(werr.Message, tc.msg) {
+			t.Errorf("%s: %+v, want -32602 saying %q", tc.name, werr, tc.msg)
+		}
+	}
+	// At the caps both work.
+	c.mustCall(api.MethodMemoryStore, api.MemoryStoreParams{Key: strings.Repeat("k", 256), Content: "zebra " + strings.Repeat("v", 60<<10)}, nil)
+	var found api.MemoryEntriesResult
+	c.mustCall(api.MethodMemorySearch, api.MemorySearchParams{Query: "zebra " + strings.Repeat("w ", 2000)}, &found)
+	if found.Count != 1 {
+		t.Fatalf("search at the cap: %+v", found)
+	}
+}

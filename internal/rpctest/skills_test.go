@@ -176,3 +176,60 @@ func TestSkillsRefusals(t *testing.T) {
 		t.Fatalf("a traversal name wrote outside: %v", err)
 	}
 }
+
+// A bundle directory that is a symlink out of shared/, and a skill directory that is one, are the caller's bad
+// path (-32602), not the daemon's failure; skills/list of every bundle skips the symlinked bundle with a warning
+// and lists the others.
+func TestSkillsSymlinkEscapes(t *testing.T) {
+	model := newLLM(t, stream(ctSSE, openAIText(1, 1, "x")))
+	d := Start(t, WithConfig(agentConfig(fakeProviderTOML("openai", model.URL), "openai.fake", "supervised", skillsExtra)))
+	c := dialRC(t, d, "")
+	fm := map[string]any{"description": "d"}
+	c.mustCall(api.MethodSkillsWrite, map[string]any{"bundle": "ops", "name": "backup", "frontmatter": fm}, nil)
+	outside := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(outside, "stolen"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(outside, "stolen", "SKILL.md"), []byte("---\ndescription: s\n---\nsecret\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	team := filepath.Join(d.ConfigDir, "shared", "skills", "team")
+	if err := os.MkdirAll(filepath.Dir(team), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, team); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(outside, "stolen"), filepath.Join(d.ConfigDir, "shared", "ops", "restore")); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		method string
+		params map[string]any
+	}{
+		{api.MethodSkillsRead, map[string]any{"bundle": "team", "name": "stolen"}},
+		{api.MethodSkillsWrite, map[string]any{"bundle": "team", "name": "planted", "frontmatter": fm}},
+		{api.MethodSkillsDelete, map[string]any{"bundle": "team", "name": "stolen"}},
+		{api.MethodSkillsList, map[string]any{"bundle": "team"}},
+		{api.MethodSkillsRead, map[string]any{"bundle": "ops", "name": "restore"}},
+		{api.MethodSkillsWrite, map[string]any{"bundle": "ops", "name": "restore", "frontmatter": fm}},
+	} {
+		if _, werr := c.call(tc.method, tc.params); werr == nil || werr.Code != -32602 || !strings.Contains(werr.Message, "leads outside <install>/shared/") {
+			t.Errorf("%s %v: %+v, want -32602 saying the path leads outside shared/", tc.method, tc.params["name"], werr)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(outside, "planted")); !os.IsNotExist(err) {
+		t.Fatalf("a write through the symlink landed outside: %v", err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(outside, "stolen", "SKILL.md")); !strings.Contains(string(b), "secret") {
+		t.Fatalf("the outside skill was changed: %q", b)
+	}
+	var list api.SkillsListResult
+	c.mustCall(api.MethodSkillsList, map[string]any{}, &list)
+	if len(list.Skills) != 1 || list.Skills[0].Bundle != "ops" || list.Skills[0].Name != "backup" {
+		t.Fatalf("list of every bundle: %+v", list)
+	}
+	if len(list.Warnings) != 1 || !strings.Contains(list.Warnings[0], `skill bundle "team"`) {
+		t.Fatalf("list warnings: %q, want one about bundle team", list.Warnings)
+	}
+}

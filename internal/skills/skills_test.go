@@ -163,7 +163,7 @@ func TestForAgentOrderFiltersAndAudit(t *testing.T) {
 		t.Fatalf("skills\n got %q\nwant %q", names, want)
 	}
 	if len(dropped) != 2 || !strings.Contains(dropped[0].Reason, "ships a script") || dropped[1].Source != "linkbundle" ||
-		!strings.Contains(dropped[1].Reason, "escapes") {
+		!strings.Contains(dropped[1].Reason, "leads outside <install>/shared/") {
 		t.Fatalf("dropped %+v", dropped)
 	}
 

@@ -51,6 +51,29 @@ func (s Shared) rel(b Bundle) (string, error) {
 	return rel, nil
 }
 
+// escapes reports whether err is os.Root's refusal of a path that leads out of it (a symlink out of
+// <install>/shared/). The Root is what keeps such paths out; this only tells the caller's bad path (ErrInvalid)
+// from a failure of the daemon. The os package exports no sentinel for it, so its message is matched.
+func escapes(err error) bool {
+	return err != nil && strings.Contains(err.Error(), "path escapes from parent")
+}
+
+// outside is the error for a bundle or skill path that leads out of <install>/shared/.
+func outside(b Bundle, name string) error {
+	if name == "" {
+		return fmt.Errorf("%w: skill bundle %q: its directory leads outside <install>/shared/ (a symlink)", ErrInvalid, b.Alias)
+	}
+	return fmt.Errorf("%w: skill bundle %q: the path of skill %q leads outside <install>/shared/ (a symlink)", ErrInvalid, b.Alias, name)
+}
+
+// failed wraps err of operation op on skill name of bundle b: a path leading out of shared/ is ErrInvalid.
+func failed(op string, b Bundle, name string, err error) error {
+	if escapes(err) {
+		return outside(b, name)
+	}
+	return fmt.Errorf("skills: %s %s/%s: %w", op, b.Alias, name, err)
+}
+
 func (s Shared) open() (*os.Root, error) {
 	dir := filepath.Join(s.root, "shared")
 	if err := os.MkdirAll(dir, 0o700); err != nil {
@@ -86,6 +109,8 @@ func (s Shared) load(b Bundle, opts Options) ([]Skill, []Dropped, error) {
 	br, err := r.OpenRoot(rel)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil, nil
+	} else if escapes(err) {
+		return nil, nil, outside(b, "")
 	} else if err != nil {
 		return nil, nil, fmt.Errorf("%w: skill bundle %q: %v", ErrInvalid, b.Alias, err)
 	}
@@ -113,7 +138,7 @@ func (s Shared) Read(b Bundle, name string) (Document, error) {
 		return Document{}, fmt.Errorf("%w: skill bundle %q has no skill %q", ErrNotFound, b.Alias, name)
 	}
 	if err != nil {
-		return Document{}, fmt.Errorf("skills: read %s/%s: %w", b.Alias, name, err)
+		return Document{}, failed("read", b, name, err)
 	}
 	return Parse(raw)
 }
@@ -163,19 +188,22 @@ func (s Shared) Write(b Bundle, name string, fm Frontmatter, body string) error 
 	defer r.Close()
 	dir := filepath.Join(rel, name)
 	_, statErr := r.Lstat(dir)
+	if escapes(statErr) {
+		return outside(b, name)
+	}
 	if err := r.MkdirAll(dir, 0o700); err != nil {
-		return fmt.Errorf("skills: write %s/%s: %w", b.Alias, name, err)
+		return failed("write", b, name, err)
 	}
 	if errors.Is(statErr, fs.ErrNotExist) {
 		for _, sub := range []string{"scripts", "references", "assets"} {
 			if err := r.Mkdir(filepath.Join(dir, sub), 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
-				return fmt.Errorf("skills: write %s/%s: %w", b.Alias, name, err)
+				return failed("write", b, name, err)
 			}
 		}
 	}
 	err = atomicfile.Options{FS: atomicfile.Root(r)}.WriteFile(filepath.Join(dir, "SKILL.md"), []byte(text), 0o600)
 	if err != nil && !errors.Is(err, atomicfile.ErrNotDurable) {
-		return fmt.Errorf("skills: write %s/%s: %w", b.Alias, name, err)
+		return failed("write", b, name, err)
 	}
 	return nil
 }
@@ -196,7 +224,9 @@ func (s Shared) Delete(b Bundle, name string, now time.Time) (string, error) {
 	}
 	defer r.Close()
 	dir := filepath.Join(rel, name)
-	if fi, err := r.Lstat(dir); err != nil || !fi.IsDir() {
+	if fi, err := r.Lstat(dir); escapes(err) {
+		return "", outside(b, name)
+	} else if err != nil || !fi.IsDir() {
 		return "", fmt.Errorf("%w: skill bundle %q has no skill %q", ErrNotFound, b.Alias, name)
 	}
 	if err := r.MkdirAll(DeletedDir, 0o700); err != nil {
