@@ -77,6 +77,9 @@ func (m *Manager) runTurn(ctx context.Context, o Owner, s *session, p api.Sessio
 		return api.SessionPromptResult{}, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
 	opts.restrict(&prof.Policy)
+	if m.o.DataDir != "" {
+		prof.Policy.Protected.Roots = append(prof.Policy.Protected.Roots, m.o.DataDir)
+	}
 	files := m.readAgentFiles(cfg, s.alias, prof) // read beside the history load and the memory handle
 	defer files()
 	prov, err := m.provider(cfg, s, prof.ProviderRef)
