@@ -771,7 +771,10 @@ func (m *Manager) Approve(o Owner, p api.SessionApproveParams) (api.SessionAppro
 		return api.SessionApproveResult{}, err
 	}
 	// An unknown, already answered or expired request is not acknowledged.
-	res.Acknowledged = s.decide(p.RequestID, agent.ApprovalDecision{Decision: p.Decision, Replacement: p.Replacement})
+	res.Acknowledged, err = s.decide(o, p.RequestID, agent.ApprovalDecision{Decision: p.Decision, Replacement: p.Replacement})
+	if err != nil {
+		return api.SessionApproveResult{}, err
+	}
 	if res.Acknowledged {
 		action := "approve"
 		if p.Decision != api.DecisionAllowOnce && p.Decision != api.DecisionAllowAlways {

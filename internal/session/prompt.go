@@ -129,7 +129,7 @@ func (m *Manager) runTurn(ctx context.Context, o Owner, s *session, p api.Sessio
 		Provider:   prov,
 		Policy:     prof.Policy,
 		Emit:       emit,
-		Approver:   opts.approver(approver{s: s, connID: o.ConnID, clock: m.o.Clock}),
+		Approver:   opts.approver(approver{s: s, connID: o.ConnID, clock: m.o.Clock, maxRisk: capOf(o)}),
 		Append:     j.append,
 		AppendLast: j.appendLast,
 		SessionID:  s.id,
@@ -225,6 +225,14 @@ func (m *Manager) runTurn(ctx context.Context, o Owner, s *session, p api.Sessio
 	m.o.Logs.Publish(ended)
 	emit(done)
 	return api.SessionPromptResult{SessionID: s.id, StopReason: api.StopReason(outcome), Outcome: outcome, Content: content}, nil
+}
+
+// capOf is the approval cap of o: none for the owner.
+func capOf(o Owner) string {
+	if o.Admin {
+		return ""
+	}
+	return o.MaxApproveRisk
 }
 
 // environ renders the tool environment as sorted KEY=value pairs: the agent's configured env, then the
