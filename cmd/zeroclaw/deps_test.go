@@ -32,7 +32,7 @@ var imports = map[string][]string{
 	"cmd/zcbench":                        {"internal/rpctest/ndjson", "github.com/pelletier/go-toml/v2", "modernc.org/sqlite"},
 	"internal/router":                    {"internal/jsonrpc"},
 	"internal/auth":                      {"internal/config"},
-	"internal/session":                   {"internal/api", "internal/agent", "internal/clock", "internal/cost", "internal/logs", "internal/memory", "internal/store", "internal/config", "internal/skills", "internal/tools", "internal/workspace"},
+	"internal/session":                   {"internal/api", "internal/agent", "internal/auth", "internal/clock", "internal/cost", "internal/logs", "internal/memory", "internal/store", "internal/config", "internal/skills", "internal/tools", "internal/workspace"},
 	"internal/upload":                    {"internal/api", "internal/atomicfile", "internal/clock", "internal/dbfile"},
 	"internal/controlplane":              {"internal/atomicfile", "internal/clock", "internal/store"},
 	"internal/cron":                      {"internal/api", "internal/agent", "internal/clock", "internal/config", "internal/store", "internal/tools", "github.com/robfig/cron/v3"},

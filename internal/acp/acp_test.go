@@ -3,6 +3,7 @@ package acp_test
 import (
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -64,7 +65,8 @@ func TestEnvelopeAndUnknownMethod(t *testing.T) {
 }
 
 func TestSessionNewAliasAndCwd(t *testing.T) {
-	d := rpctest.Start(t, rpctest.WithConfig(config("http://127.0.0.1:1")))
+	projects := rpctest.ShortTempDir(t)
+	d := rpctest.Start(t, rpctest.WithConfig(config("http://127.0.0.1:1")+fmt.Sprintf("\n[acp]\nallowed_roots = [%q]\n", projects)))
 	c := dial(t, d)
 	id, ws := c.newSession(map[string]any{})
 	wantWS := filepath.Join(d.ConfigDir, "agents", "a", "workspace")
@@ -78,8 +80,8 @@ func TestSessionNewAliasAndCwd(t *testing.T) {
 		}
 		wantCode(t, c.call("session/new", map[string]any{key: "ghost"}, nil), -32602, "ghost")
 	}
-	// An absolute cwd is canonicalized (symlinks resolved) and becomes the workspace.
-	proj := filepath.Join(rpctest.ShortTempDir(t), "proj")
+	// An absolute cwd below [acp] allowed_roots is canonicalized (symlinks resolved) and becomes the workspace.
+	proj := filepath.Join(projects, "proj")
 	if err := os.MkdirAll(filepath.Join(proj, "sub"), 0o700); err != nil {
 		t.Fatal(err)
 	}

@@ -203,11 +203,7 @@ func (s *Server) owner(p *peer) session.Owner {
 	if s.opts.Config != nil {
 		cfg = s.opts.Config()
 	}
-	o := session.Owner{ConnID: p.id}
-	if pr := s.principal(cfg, p); pr != nil {
-		o.Principal, o.Admin = pr.Name, pr.Admin
-	}
-	return o
+	return session.OwnerOf(s.principal(cfg, p), p.id)
 }
 
 // principal is the peer's principal under cfg: from its token (Resolve) or its uid; nil when refused.

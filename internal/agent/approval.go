@@ -25,9 +25,17 @@ type ApprovalRequest struct {
 	Timeout                      time.Duration
 	// AskEveryTime asks even when the tool was allowed for the session with allow_always (tools.Decision).
 	AskEveryTime bool
-	// Announce emits the approval_request event. The approver calls it once, after registering the request.
-	Announce func()
+	// Risk is the call's risk class (tools.Risk*): a principal whose permission profile caps approvals below it
+	// cannot approve the call (the owner can).
+	Risk string
+	// Announce emits the approval_request event. The approver calls it once, after registering the request;
+	// approver is "" when the client that started the turn may answer, ApproverOwner when only the owner may.
+	Announce func(approver string)
 }
+
+// ApproverOwner marks an approval_request only the owner may approve: the principal whose turn asks is capped
+// below the call's risk (permission_profiles.<name>.max_risk).
+const ApproverOwner = "owner"
 
 // ApprovalDecision is the user's answer: Decision is one of the api.Decision* values; Replacement holds the
 // edited arguments of reject_with_edit.

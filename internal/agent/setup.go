@@ -147,6 +147,8 @@ func Resolve(cfg *config.Config, alias, installRoot string) (Profile, error) {
 			AllowedTools:    rp.AllowedTools,
 			ForbiddenPaths:  rp.ForbiddenPaths,
 			BlockedCommands: rp.BlockedCommands,
+			// The install root is out of every tool's reach but the agent's own workspace inside it.
+			Protected: tools.Protected{Roots: []string{installRoot}, Except: []string{ws}},
 		},
 		ApprovalTimeout: timeout,
 	}, nil

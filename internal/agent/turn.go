@@ -503,12 +503,12 @@ func (t *Turn) handleCall(ctx context.Context, pc provider.ToolCall) tools.Resul
 	case tools.Run:
 		return tools.Execute(ctx, t.ToolEnv, call)
 	case tools.Ask:
-		return t.askAndRun(ctx, call, d.AskEveryTime)
+		return t.askAndRun(ctx, call, d.AskEveryTime, d.Risk)
 	}
 	return tools.Result{Output: "refused: " + d.Reason, IsError: true}
 }
 
-func (t *Turn) askAndRun(ctx context.Context, call tools.Call, everyTime bool) tools.Result {
+func (t *Turn) askAndRun(ctx context.Context, call tools.Call, everyTime bool, risk tools.Risk) tools.Result {
 	if t.Approver == nil {
 		return tools.Result{Output: NoApproverText, IsError: true}
 	}
@@ -519,12 +519,14 @@ func (t *Turn) askAndRun(ctx context.Context, call tools.Call, everyTime bool) t
 		Arguments:    call.Arguments,
 		Timeout:      t.ApprovalTimeout,
 		AskEveryTime: everyTime,
+		Risk:         string(risk),
 	}
-	req.Announce = func() {
+	req.Announce = func(approver string) {
 		// Only offered tools get here, so the name is one of ours; it is escaped all the same, like everything
 		// a person reads to decide.
 		t.Emit(api.SessionUpdate{Type: api.UpdateApprovalRequest, RequestID: req.RequestID, ToolName: visible.Escape(req.ToolName),
-			ArgumentsSummary: req.Summary, TimeoutSecs: int((req.Timeout + time.Second - 1) / time.Second)})
+			ArgumentsSummary: req.Summary, TimeoutSecs: int((req.Timeout + time.Second - 1) / time.Second),
+			Risk: req.Risk, Approver: approver})
 	}
 	dec, err := t.Approver.RequestApproval(ctx, req)
 	switch {

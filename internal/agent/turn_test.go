@@ -201,7 +201,7 @@ type scriptedApprover struct {
 
 func (a *scriptedApprover) RequestApproval(_ context.Context, req ApprovalRequest) (ApprovalDecision, error) {
 	a.asked = append(a.asked, req)
-	req.Announce()
+	req.Announce("")
 	return a.decision, a.err
 }
 

@@ -241,6 +241,8 @@ type SessionUpdate struct {
 	ToolName         string `json:"tool_name,omitempty"`
 	ArgumentsSummary string `json:"arguments_summary,omitempty"`
 	TimeoutSecs      int    `json:"timeout_secs,omitempty"`
+	Risk             string `json:"risk,omitempty"`     // approval_request: the call's risk (low, medium, high)
+	Approver         string `json:"approver,omitempty"` // approval_request: "owner" when only the owner may approve it
 
 	InputTokens      *int `json:"input_tokens,omitempty"` // context_usage
 	OutputTokens     *int `json:"output_tokens,omitempty"`

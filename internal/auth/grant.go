@@ -14,6 +14,10 @@ const (
 	// GrantConfigUpdate is the one grant that may carry a scope: config:update:<pattern> covers the property
 	// paths matching the pattern (see config.ParsePattern); unscoped config:update covers every path.
 	GrantConfigUpdate = "config:update"
+	// GrantMemoryRead and GrantMemoryWrite reach memories: the memory/* methods, and the memory tools and
+	// recall of a turn run for the principal.
+	GrantMemoryRead  = "memory:read"
+	GrantMemoryWrite = "memory:write"
 )
 
 const scopeSep = ":"

@@ -14,6 +14,41 @@ type Principal struct {
 	Name   string   // user name, or OperatorName
 	Admin  bool     // holds the admin grant, which reaches everything
 	Grants []string // union of the user's permission profiles' grants
+	// MaxApproveRisk caps the risk ("low", "medium", "high") of the tool calls the principal may approve: the
+	// strictest max_risk of its permission profiles; "" is no cap. An admin is never capped.
+	MaxApproveRisk string
+}
+
+// Owner reports whether the principal is the owner or the owner's equal: the daemon's own uid on the local
+// socket (the operator), or a principal holding the admin grant, which reaches everything. Only the owner may
+// move a session out of its agent's workspace or approve a call above a profile's cap.
+func (p *Principal) Owner() bool { return p != nil && p.Admin }
+
+// Risk levels of a tool call, lowest first: the values of permission_profiles.<name>.max_risk.
+var riskOrder = []string{"low", "medium", "high"}
+
+// RiskAbove reports whether risk exceeds the cap maxRisk ("" caps nothing; an unknown risk is above any cap).
+func RiskAbove(risk, maxRisk string) bool {
+	if maxRisk == "" {
+		return false
+	}
+	r, c := slices.Index(riskOrder, risk), slices.Index(riskOrder, maxRisk)
+	return r < 0 || c < 0 || r > c
+}
+
+// fromProfiles fills pr's grants and approval cap from the named permission profiles.
+func (pr *Principal) fromProfiles(cfg *config.Config, profiles []string) {
+	for _, prof := range profiles {
+		pp := cfg.PermissionProfiles[prof]
+		pr.Grants = append(pr.Grants, pp.Grants...)
+		if pp.MaxRisk != "" && (pr.MaxApproveRisk == "" || RiskAbove(pr.MaxApproveRisk, pp.MaxRisk)) {
+			pr.MaxApproveRisk = pp.MaxRisk
+		}
+	}
+	pr.Admin = slices.Contains(pr.Grants, GrantAdmin)
+	if pr.Admin {
+		pr.MaxApproveRisk = ""
+	}
 }
 
 // Allows reports whether the principal may call a method that needs grant (see the package function Allows).
@@ -54,10 +89,7 @@ func Resolve(cfg *config.Config, t Transport, uid, daemonUID int) *Principal {
 				continue
 			}
 			pr := &Principal{Name: name}
-			for _, prof := range u.PermissionProfiles {
-				pr.Grants = append(pr.Grants, cfg.PermissionProfiles[prof].Grants...)
-			}
-			pr.Admin = slices.Contains(pr.Grants, GrantAdmin)
+			pr.fromProfiles(cfg, u.PermissionProfiles)
 			return pr
 		}
 	}
@@ -86,10 +118,7 @@ func Device(cfg *config.Config, id, profile string) *Principal {
 		profiles = cfg.Gateway.DevicePermissionProfiles
 	}
 	if cfg != nil {
-		for _, prof := range profiles {
-			pr.Grants = append(pr.Grants, cfg.PermissionProfiles[prof].Grants...)
-		}
+		pr.fromProfiles(cfg, profiles)
 	}
-	pr.Admin = slices.Contains(pr.Grants, GrantAdmin)
 	return pr
 }

@@ -153,6 +153,9 @@ type UserConfig struct {
 // PermissionProfile is permission_profiles.<name>: a list of grants such as "config:update:agents.**".
 type PermissionProfile struct {
 	Grants []string `toml:"grants" desc:"Grants such as config:read or config:update:agents.**; admin reaches everything."`
+	// MaxRisk caps the tool calls its principal may approve: "low", "medium" or "high" ("" : no cap). A call
+	// of a higher risk is the owner's to approve.
+	MaxRisk string `toml:"max_risk" desc:"Highest risk (low, medium, high) of a tool call this profile's principals may approve; a riskier call waits for the owner. Empty: no cap."`
 }
 
 // ChannelsConfig is [channels].
@@ -316,6 +319,9 @@ const (
 // ACPConfig is [acp].
 type ACPConfig struct {
 	DefaultAgent string `toml:"default_agent" alias:"agents" desc:"Agent of ACP sessions that name none."`
+	// AllowedRoots are the directories (absolute, ~ expanded) below which the owner may open an ACP session whose
+	// cwd lies outside the agent's workspace. Empty: every ACP session works in its agent's workspace.
+	AllowedRoots []string `toml:"allowed_roots" desc:"Absolute directories below which the owner may choose an ACP session's cwd outside the agent's workspace; empty: none."`
 }
 
 // SecurityConfig is [security].

@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"net/url"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -161,6 +162,18 @@ func validate(cfg *Config, d *document, file string) (*ValidationError, []string
 	if a := cfg.ACP.DefaultAgent; a != "" {
 		if _, ok := cfg.Agents[a]; !ok {
 			v.add(Path{"acp", "default_agent"}, "agent %q is not defined under agents", a)
+		}
+	}
+	for i, r := range cfg.ACP.AllowedRoots {
+		if r = strings.TrimSpace(r); r == "" || !(filepath.IsAbs(r) || r == "~" || strings.HasPrefix(r, "~/")) {
+			v.add(Path{"acp", "allowed_roots"}, "entry %d (%q) must be an absolute directory", i, cfg.ACP.AllowedRoots[i])
+		}
+	}
+	for name, pp := range cfg.PermissionProfiles {
+		switch pp.MaxRisk {
+		case "", "low", "medium", "high":
+		default:
+			v.add(Path{"permission_profiles", name, "max_risk"}, "must be low, medium or high, got %q", pp.MaxRisk)
 		}
 	}
 	warnings = append(warnings, validateSkills(cfg, v, file)...)

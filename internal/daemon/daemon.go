@@ -220,6 +220,7 @@ func Run(ctx context.Context, opts Options) error {
 		Logs:        metricsTee{hub: events, m: metrics},
 		Config:      cfg.Current,
 		InstallRoot: layout.Root,
+		DataDir:     layout.DataDir,
 		Logger:      log,
 		ACP:         st.acp,
 		Clock:       clk,

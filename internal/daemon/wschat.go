@@ -23,10 +23,7 @@ type wsChat struct {
 }
 
 func (c *wsChat) Open(ctx context.Context, id gateway.Identity, p gateway.ChatOpen) (gateway.ChatSession, gateway.ChatStarted, error) {
-	o := session.Owner{ConnID: chatConnBase + c.next.Add(1)}
-	if id.Principal != nil {
-		o.Principal, o.Admin = id.Principal.Name, id.Principal.Admin
-	}
+	o := session.OwnerOf(id.Principal, chatConnBase+c.next.Add(1))
 	res, err := c.m.New(ctx, o, api.SessionNewParams{AgentAlias: p.Agent, SessionID: p.SessionID, Cwd: p.Cwd})
 	if err != nil {
 		return nil, gateway.ChatStarted{}, err

@@ -100,7 +100,7 @@ func (s *Server) store(ctx context.Context, m *session.Manager, p *Peer, t sessi
 		if !pr.Allows(grantFilesCreate) {
 			return forbidden(grantFilesCreate)
 		}
-		o := session.Owner{Principal: pr.Name, Admin: pr.Admin, ConnID: p.ID}
+		o := session.OwnerOf(pr, p.ID)
 		return m.WithFiles(cfg, o, t, func(workspace string, idx *session.FileIndex) error {
 			out, err = upload.Save(workspace, f, idx)
 			return err

@@ -8,13 +8,14 @@ import (
 	"unicode/utf8"
 
 	"github.com/zeroclaw-go/zeroclaw/internal/api"
+	"github.com/zeroclaw-go/zeroclaw/internal/auth"
 	"github.com/zeroclaw-go/zeroclaw/internal/memory"
 )
 
-// Grants of the memory methods.
+// Grants of the memory methods (the memory tools of a turn check the same ones).
 const (
-	grantMemoryRead  = "memory:read"
-	grantMemoryWrite = "memory:write"
+	grantMemoryRead  = auth.GrantMemoryRead
+	grantMemoryWrite = auth.GrantMemoryWrite
 )
 
 // previewBytes is how much of a memory's content list and search return (upstream's preview).

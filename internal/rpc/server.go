@@ -377,7 +377,7 @@ func domainCode(err error) (int, bool) {
 		return api.CodeSessionNotOwned, true
 	case errors.Is(err, session.ErrInvalid), errors.Is(err, upload.ErrInvalid):
 		return api.CodeInvalidParams, true
-	case errors.Is(err, session.ErrAgentDenied), errors.Is(err, upload.ErrForbidden):
+	case errors.Is(err, session.ErrAgentDenied), errors.Is(err, upload.ErrForbidden), errors.Is(err, session.ErrApprovalCapped):
 		return api.CodeForbidden, true
 	case errors.Is(err, config.ErrInvalidConfig), errors.Is(err, config.ErrUnknownProp),
 		errors.Is(err, config.ErrInvalidPath), errors.Is(err, config.ErrInvalidValue),

@@ -88,11 +88,8 @@ func (s *Server) registerSessions(m *session.Manager) {
 
 // owner is the session-layer identity of this connection.
 func (p *Peer) owner() session.Owner {
-	pr := p.Principal()
-	o := session.Owner{ConnID: p.ID, Env: p.Env()}
-	if pr != nil {
-		o.Principal, o.Admin = pr.Name, pr.Admin
-	}
+	o := session.OwnerOf(p.Principal(), p.ID)
+	o.Env = p.Env()
 	return o
 }
 

@@ -17,7 +17,7 @@ var _ jsonrpc.JSONAppender = (*updateParams)(nil)
 func (u *updateParams) AppendJSON(dst []byte) ([]byte, bool) {
 	if u.ToolCallID != "" || u.Name != "" || u.RawInput != nil || u.RawOutput != nil || u.IsError ||
 		u.DroppedMessages != nil || u.KeptTurns != nil || u.Reason != "" || u.RequestID != "" || u.ToolName != "" ||
-		u.ArgumentsSummary != "" || u.TimeoutSecs != 0 || u.InputTokens != nil || u.OutputTokens != nil ||
+		u.ArgumentsSummary != "" || u.TimeoutSecs != 0 || u.Risk != "" || u.Approver != "" || u.InputTokens != nil || u.OutputTokens != nil ||
 		u.MaxContextTokens != nil || u.Entries != nil || u.Level != "" || u.Outcome != "" || u.Content != nil ||
 		u.Error != "" {
 		return dst, false

@@ -3,6 +3,7 @@ package rpctest
 import (
 	"database/sql"
 	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -60,12 +61,12 @@ func wantCode(t *testing.T, what string, werr *wireError, code int) {
 // chat_mode "acp" stores the session in acp-sessions.db, not in sessions.db; a restart keeps it resumable with
 // its stored workspace, and session/messages reads it there.
 func TestACPNativeSessionIsDurable(t *testing.T) {
-	d := Start(t, WithConfig(agentConfig(echoTOML, "echo.default", "full", "")))
-	c := dialRC(t, d, "")
 	cwd, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
+	d := Start(t, WithConfig(agentConfig(echoTOML, "echo.default", "full", fmt.Sprintf("\n[acp]\nallowed_roots = [%q]\n", cwd))))
+	c := dialRC(t, d, "")
 	s := c.newSession(api.SessionNewParams{SessionID: "dur-1", ChatMode: api.ChatModeACP, Cwd: cwd})
 	if s.WorkspaceDir != cwd {
 		t.Fatalf("workspace_dir = %q, want the cwd %q", s.WorkspaceDir, cwd)

@@ -318,14 +318,19 @@ func TestApprovalsOverSocket(t *testing.T) {
 	t.Run("paths outside the workspace are refused", func(t *testing.T) {
 		c := dialRC(t, d, "")
 		s := c.newSession(api.SessionNewParams{AgentAlias: "a"})
-		outside := filepath.Join(filepath.Dir(s.WorkspaceDir), "outside.txt")
+		// Outside the install root too, which is refused for its own reason (sandbox_test.go).
+		outside := filepath.Join(canonPath(t, t.TempDir()), "outside.txt")
 		if err := os.WriteFile(outside, []byte("secret-outside"), 0o600); err != nil {
 			t.Fatal(err)
 		}
 		if err := os.Symlink(outside, filepath.Join(s.WorkspaceDir, "link.txt")); err != nil {
 			t.Fatal(err)
 		}
-		for _, p := range []string{"../outside.txt", "link.txt", outside} {
+		up, err := filepath.Rel(canonPath(t, s.WorkspaceDir), outside)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range []string{up, "link.txt", outside} {
 			args, _ := json.Marshal(map[string]string{"path": p})
 			tr := c.promptAnswering(s.SessionID, "/tool file_read "+string(args), func(u api.SessionUpdate) *api.SessionApproveParams {
 				t.Fatalf("asked about a path outside the workspace: %+v", u)

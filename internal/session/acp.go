@@ -74,7 +74,7 @@ func (m *Manager) createACP(ctx context.Context, o Owner, id string, p ACPNewPar
 		return nil, fmt.Errorf("session: new acp: workspace: %w", err)
 	}
 	m.seedWorkspace(cfg, alias, prof.Workspace)
-	ws, err := resolveCwd(p.Cwd, prof.Workspace, m.o.InstallRoot)
+	ws, err := resolveCwd(o, p.Cwd, prof.Workspace, m.o.InstallRoot, cfg.ACP.AllowedRoots)
 	if err != nil {
 		return nil, err
 	}
@@ -199,10 +199,12 @@ func restoreAlias(cfg *config.Config, stored string) (string, error) {
 	return alias, nil
 }
 
-// resolveCwd turns a client's cwd into the session's workspace: "" (or the install root itself, which clients
-// send as a placeholder) is the agent's workspace; an absolute path is canonicalized (symlinks resolved) and must
-// be an existing directory; a relative one is taken inside the agent's workspace and may not leave it.
-func resolveCwd(cwd, agentWorkspace, installRoot string) (string, error) {
+// resolveCwd turns o's cwd into the session's workspace: "" (or the install root itself, which clients send as a
+// placeholder) is the agent's workspace; a relative cwd is taken inside the agent's workspace and may not leave
+// it; an absolute one is canonicalized (symlinks resolved) and must be an existing directory. A directory outside
+// the agent's workspace is the owner's alone to choose (o.Admin), and then only below one of roots ([acp]
+// allowed_roots) and never inside the install root: anything else is ErrInvalid saying why.
+func resolveCwd(o Owner, cwd, agentWorkspace, installRoot string, roots []string) (string, error) {
 	if strings.TrimSpace(cwd) == "" {
 		return agentWorkspace, nil
 	}
@@ -225,15 +227,56 @@ func resolveCwd(cwd, agentWorkspace, installRoot string) (string, error) {
 	if err != nil || !fi.IsDir() {
 		return "", fmt.Errorf("%w: cwd %q is not a directory", ErrInvalid, cwd)
 	}
-	if !filepath.IsAbs(cwd) {
-		if rel, err := filepath.Rel(base, canon); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-			return "", fmt.Errorf("%w: cwd %q leaves the agent's workspace", ErrInvalid, cwd)
-		}
+	if below(base, canon) {
+		return canon, nil
 	}
-	if root, err := filepath.EvalSymlinks(installRoot); err == nil && root == canon {
+	if !filepath.IsAbs(cwd) {
+		return "", fmt.Errorf("%w: cwd %q leaves the agent's workspace", ErrInvalid, cwd)
+	}
+	root, rootErr := filepath.EvalSymlinks(installRoot)
+	if rootErr == nil && root == canon {
 		return agentWorkspace, nil
 	}
-	return canon, nil
+	if !o.Admin {
+		return "", fmt.Errorf("%w: cwd %q is outside the agent's workspace (%s): only the owner may open a session in another directory (and only below [acp] allowed_roots); leave cwd out to work in the agent's workspace",
+			ErrInvalid, cwd, agentWorkspace)
+	}
+	if rootErr == nil && below(root, canon) {
+		return "", fmt.Errorf("%w: cwd %q is inside the daemon's install root %s (config, secrets and data), where no session may work", ErrInvalid, cwd, installRoot)
+	}
+	for _, r := range roots {
+		if rc, err := canonicalRoot(r); err == nil && below(rc, canon) {
+			return canon, nil
+		}
+	}
+	if len(roots) == 0 {
+		return "", fmt.Errorf("%w: cwd %q is outside the agent's workspace (%s) and [acp] allowed_roots is empty: list a directory that contains it (zeroclaw config set acp.allowed_roots '[\"/path\"]') or leave cwd out",
+			ErrInvalid, cwd, agentWorkspace)
+	}
+	return "", fmt.Errorf("%w: cwd %q is outside the agent's workspace (%s) and below none of [acp] allowed_roots (%s)",
+		ErrInvalid, cwd, agentWorkspace, strings.Join(roots, ", "))
+}
+
+// below reports whether the clean absolute path p is base or lies below it.
+func below(base, p string) bool {
+	rel, err := filepath.Rel(base, p)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
+}
+
+// canonicalRoot canonicalizes an [acp] allowed_roots entry (~ is the home directory).
+func canonicalRoot(r string) (string, error) {
+	r = strings.TrimSpace(r)
+	if r == "~" || strings.HasPrefix(r, "~/") {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return "", err
+		}
+		r = filepath.Join(home, r[1:])
+	}
+	if !filepath.IsAbs(r) {
+		return "", fmt.Errorf("session: allowed root %q is not absolute", r)
+	}
+	return filepath.EvalSymlinks(r)
 }
 
 // ACPWorkspace returns the workspace of live ACP session id after checking that o may act on it; a chat session,

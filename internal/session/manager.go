@@ -17,6 +17,7 @@ import (
 
 	"github.com/zeroclaw-go/zeroclaw/internal/agent"
 	"github.com/zeroclaw-go/zeroclaw/internal/api"
+	"github.com/zeroclaw-go/zeroclaw/internal/auth"
 	"github.com/zeroclaw-go/zeroclaw/internal/clock"
 	"github.com/zeroclaw-go/zeroclaw/internal/config"
 	"github.com/zeroclaw-go/zeroclaw/internal/cost"
@@ -58,11 +59,29 @@ const (
 // Owner is the caller of a Manager method: who it is and which connection it speaks on.
 type Owner struct {
 	Principal string
-	Admin     bool
-	ConnID    uint64
+	// Admin marks the owner or its equal (auth.Principal.Owner): it may act on every session, choose a cwd
+	// outside the agent's workspace (under [acp] allowed_roots) and approve any call.
+	Admin  bool
+	ConnID uint64
 	// Env is the environment the client's initialize asked to forward to tool processes.
 	Env map[string]string
+	// Grants are the principal's grants: a turn's memory tools and recall act with them.
+	Grants []string
+	// MaxApproveRisk caps the risk of the calls this principal may approve ("" : no cap).
+	MaxApproveRisk string
 }
+
+// OwnerOf is the session-layer identity of principal pr on connection connID; a nil pr owns nothing.
+func OwnerOf(pr *auth.Principal, connID uint64) Owner {
+	o := Owner{ConnID: connID}
+	if pr != nil {
+		o.Principal, o.Admin, o.Grants, o.MaxApproveRisk = pr.Name, pr.Owner(), pr.Grants, pr.MaxApproveRisk
+	}
+	return o
+}
+
+// allows reports whether o holds grant (an admin holds every grant).
+func (o Owner) allows(grant string) bool { return o.Admin || auth.Allows(o.Grants, grant) }
 
 // Sink is the connection that sent a prompt.
 type Sink interface {
@@ -82,6 +101,9 @@ type Options struct {
 	Logs        logs.Publisher
 	Config      func() *config.Config
 	InstallRoot string // agents/<alias>/workspace lives here
+	// DataDir is the data directory when it lies outside InstallRoot (ZEROCLAW_DATA_DIR): tools may not touch
+	// it either (tools.Protected). "" : <install>/data, protected with the install root.
+	DataDir     string
 	Logger      *slog.Logger
 	MaxSessions int // live sessions; 0 means DefaultMaxSessions
 	// NewProvider builds the provider an agent names; nil means agent.NewProvider.
@@ -749,7 +771,10 @@ func (m *Manager) Approve(o Owner, p api.SessionApproveParams) (api.SessionAppro
 		return api.SessionApproveResult{}, err
 	}
 	// An unknown, already answered or expired request is not acknowledged.
-	res.Acknowledged = s.decide(p.RequestID, agent.ApprovalDecision{Decision: p.Decision, Replacement: p.Replacement})
+	res.Acknowledged, err = s.decide(o, p.RequestID, agent.ApprovalDecision{Decision: p.Decision, Replacement: p.Replacement})
+	if err != nil {
+		return api.SessionApproveResult{}, err
+	}
 	if res.Acknowledged {
 		action := "approve"
 		if p.Decision != api.DecisionAllowOnce && p.Decision != api.DecisionAllowAlways {

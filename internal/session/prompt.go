@@ -77,6 +77,9 @@ func (m *Manager) runTurn(ctx context.Context, o Owner, s *session, p api.Sessio
 		return api.SessionPromptResult{}, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
 	opts.restrict(&prof.Policy)
+	if m.o.DataDir != "" {
+		prof.Policy.Protected.Roots = append(prof.Policy.Protected.Roots, m.o.DataDir)
+	}
 	files := m.readAgentFiles(cfg, s.alias, prof) // read beside the history load and the memory handle
 	defer files()
 	prov, err := m.provider(cfg, s, prof.ProviderRef)
@@ -126,7 +129,7 @@ func (m *Manager) runTurn(ctx context.Context, o Owner, s *session, p api.Sessio
 		Provider:   prov,
 		Policy:     prof.Policy,
 		Emit:       emit,
-		Approver:   opts.approver(approver{s: s, connID: o.ConnID, clock: m.o.Clock}),
+		Approver:   opts.approver(approver{s: s, connID: o.ConnID, clock: m.o.Clock, maxRisk: capOf(o)}),
 		Append:     j.append,
 		AppendLast: j.appendLast,
 		SessionID:  s.id,
@@ -222,6 +225,14 @@ func (m *Manager) runTurn(ctx context.Context, o Owner, s *session, p api.Sessio
 	m.o.Logs.Publish(ended)
 	emit(done)
 	return api.SessionPromptResult{SessionID: s.id, StopReason: api.StopReason(outcome), Outcome: outcome, Content: content}, nil
+}
+
+// capOf is the approval cap of o: none for the owner.
+func capOf(o Owner) string {
+	if o.Admin {
+		return ""
+	}
+	return o.MaxApproveRisk
 }
 
 // environ renders the tool environment as sorted KEY=value pairs: the agent's configured env, then the

@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
 
 	"github.com/zeroclaw-go/zeroclaw/internal/agent"
 	"github.com/zeroclaw-go/zeroclaw/internal/api"
+	"github.com/zeroclaw-go/zeroclaw/internal/auth"
 	"github.com/zeroclaw-go/zeroclaw/internal/clock"
 )
 
@@ -57,6 +59,7 @@ type turn struct {
 type pending struct {
 	connID uint64
 	tool   string
+	risk   string      // the call's risk: a principal capped below it cannot allow it
 	ch     chan answer // capacity 1; receives exactly one answer
 }
 
@@ -214,20 +217,25 @@ func (s *session) closeLocked() {
 	}
 }
 
-// decide delivers a decision to pending request id and reports whether it was pending.
-func (s *session) decide(id string, dec agent.ApprovalDecision) bool {
+// decide delivers o's decision to pending request id and reports whether it was pending. A decision that lets
+// the call run (allow, or reject_with_edit, which runs the edited call) from a principal whose approvals are
+// capped below the call's risk is refused with a *CapError and leaves the request pending for the owner.
+func (s *session) decide(o Owner, id string, dec agent.ApprovalDecision) (bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	p := s.pending[id]
 	if p == nil {
-		return false
+		return false, nil
+	}
+	if dec.Decision != api.DecisionReject && dec.Decision != api.DecisionRejectOnce && !o.Admin && auth.RiskAbove(p.risk, o.MaxApproveRisk) {
+		return false, &CapError{Tool: p.tool, Risk: p.risk, MaxRisk: o.MaxApproveRisk}
 	}
 	delete(s.pending, id)
 	if dec.Decision == api.DecisionAllowAlways {
 		s.always[p.tool] = true
 	}
 	p.ch <- answer{dec: dec}
-	return true
+	return true, nil
 }
 
 // forget removes request id and reports whether it was still pending (false: an answer is already in its
@@ -247,6 +255,8 @@ type approver struct {
 	s      *session
 	connID uint64
 	clock  clock.Clock
+	// maxRisk caps what the principal whose turn asks may approve ("" : no cap, as for the owner).
+	maxRisk string
 }
 
 // RequestApproval implements agent.Approver. A tool allowed with allow_always earlier in the session is
@@ -263,10 +273,14 @@ func (a approver) RequestApproval(ctx context.Context, req agent.ApprovalRequest
 		return agent.ApprovalDecision{}, fmt.Errorf("session: approval %s: %w", req.RequestID, agent.ErrApprovalAbandoned)
 	}
 	ch := make(chan answer, 1)
-	s.pending[req.RequestID] = &pending{connID: a.connID, tool: req.ToolName, ch: ch}
+	s.pending[req.RequestID] = &pending{connID: a.connID, tool: req.ToolName, risk: req.Risk, ch: ch}
 	s.mu.Unlock()
 
-	req.Announce()
+	who := ""
+	if auth.RiskAbove(req.Risk, a.maxRisk) {
+		who = agent.ApproverOwner
+	}
+	req.Announce(who)
 	timer := a.clock.NewTimer(req.Timeout)
 	defer timer.Stop()
 	var err error
@@ -283,6 +297,26 @@ func (a approver) RequestApproval(ctx context.Context, req agent.ApprovalRequest
 		return ans.dec, ans.err
 	}
 	return agent.ApprovalDecision{}, err
+}
+
+// ErrApprovalCapped (-32012): a principal tried to approve a call riskier than its permission profile's
+// max_risk allows; only the owner may.
+var ErrApprovalCapped = errors.New("session: approval above the principal's max_risk")
+
+// CapError is ErrApprovalCapped with the call's risk and the principal's cap.
+type CapError struct{ Tool, Risk, MaxRisk string }
+
+func (e *CapError) Error() string {
+	return fmt.Sprintf("Forbidden: this %s call is %s risk and your permission profile lets you approve up to %s risk (max_risk); only the owner may approve it",
+		e.Tool, e.Risk, e.MaxRisk)
+}
+
+// Is makes a *CapError match ErrApprovalCapped.
+func (e *CapError) Is(target error) bool { return target == ErrApprovalCapped }
+
+// WireData is the error's data member: {reason:"max_risk", tool, risk, max_risk}.
+func (e *CapError) WireData() any {
+	return map[string]any{"reason": "max_risk", "tool": e.Tool, "risk": e.Risk, "max_risk": e.MaxRisk}
 }
 
 func isObject(raw json.RawMessage) bool {

@@ -19,7 +19,7 @@ import (
 // target resolves a file_* path for execution under env's policy. Decide has already refused what policy
 // forbids; this re-checks the sandbox on the canonical path that will actually be used.
 func target(env Env, name, p string) (location, Result, bool) {
-	loc, err := locate(env.Workspace, p, env.Policy.ForbiddenPaths)
+	loc, err := locate(env.Workspace, p, env.Policy.ForbiddenPaths, env.Policy.Protected)
 	if err != nil {
 		return location{}, errorf("%s: %v", name, err), false
 	}
@@ -52,6 +52,34 @@ func (l location) root() (*os.Root, string, error) {
 		return nil, "", err
 	}
 	return r, rel, nil
+}
+
+// confirm checks that f, opened for the canonical path want, is the file the sandbox checked: where the
+// platform reports the path of an open file (Linux), it must be want, so a symlink or a rename swapped in
+// between the check and the open is refused; and f must not be one of the install root's secret files reached
+// through a hard link.
+func confirm(env Env, want string, f *os.File) error {
+	if got, ok := openedPath(f); ok && got != want {
+		if env.Policy.Protected.covers(got) {
+			return fmt.Errorf("%w: %s", ErrProtectedPath, want)
+		}
+		return fmt.Errorf("%s changed while it was opened (now %s); not used", want, got)
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	if fi.IsDir() {
+		return nil
+	}
+	for _, root := range env.Policy.Protected.Roots {
+		for _, name := range []string{"config.toml", "config.toml.bak", ".secret_key"} {
+			if si, err := os.Stat(filepath.Join(root, name)); err == nil && os.SameFile(fi, si) {
+				return fmt.Errorf("%w: %s is a link to %s", ErrProtectedPath, want, name)
+			}
+		}
+	}
+	return nil
 }
 
 // display names a canonical path for the model: relative to the workspace when inside it.
@@ -90,6 +118,9 @@ func readFile(env Env, call Call) Result {
 		return errorf("file_read: %s is a database the daemon has open; it is not read as a file", loc.display())
 	}
 	defer f.Close()
+	if err := confirm(env, loc.path, f); err != nil {
+		return errorf("file_read: %v", err)
+	}
 	fi, err := f.Stat()
 	if err != nil {
 		return errorf("file_read: %v", err)
@@ -128,7 +159,15 @@ func listDir(env Env, call Call) Result {
 		return errorf("file_list: %v", err)
 	}
 	defer root.Close()
-	entries, err := fs.ReadDir(root.FS(), filepath.ToSlash(rel))
+	dir, err := root.Open(rel)
+	if err != nil {
+		return errorf("file_list: %v", err)
+	}
+	defer dir.Close()
+	if err := confirm(env, loc.path, dir); err != nil {
+		return errorf("file_list: %v", err)
+	}
+	entries, err := dir.ReadDir(-1)
 	if err != nil {
 		return errorf("file_list: %v", err)
 	}
@@ -174,10 +213,32 @@ func writeFile(env Env, call Call) Result {
 		return errorf("file_write: %v", err)
 	}
 	defer root.Close()
-	if err := atomicWrite(root, rel, []byte(req.content)); err != nil {
+	if err := root.MkdirAll(filepath.Dir(rel), 0o755); err != nil {
+		return errorf("file_write: %v", err)
+	}
+	// The write happens in the parent directory opened here, confirmed to be the one checked.
+	parent, err := root.OpenRoot(filepath.Dir(rel))
+	if err != nil {
+		return errorf("file_write: %v", err)
+	}
+	defer parent.Close()
+	if err := confirmDir(env, filepath.Dir(loc.path), parent); err != nil {
+		return errorf("file_write: %v", err)
+	}
+	if err := atomicWrite(parent, filepath.Base(rel), []byte(req.content)); err != nil {
 		return errorf("file_write: %v", err)
 	}
 	return Result{Output: fmt.Sprintf("wrote %d bytes to %s", len(req.content), loc.display())}
+}
+
+// confirmDir confirms (see confirm) that root is the directory want.
+func confirmDir(env Env, want string, root *os.Root) error {
+	d, err := root.Open(".")
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return confirm(env, want, d)
 }
 
 // atomicWrite replaces name (relative to root) with data (atomicfile through root: temp file in the same

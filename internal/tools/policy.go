@@ -92,6 +92,9 @@ type Policy struct {
 	// and every simple command of a ; && || | list is checked. A pattern starting with punctuation (a fork
 	// bomb) matches literally, ignoring whitespace.
 	BlockedCommands []string
+	// Protected is refused to every file_* call at every level (and a shell never runs in it): the daemon's
+	// install root. Set by the agent layer; the zero value protects nothing.
+	Protected Protected
 }
 
 func (p Policy) blocked() []string {
@@ -216,8 +219,10 @@ func (p Policy) classify(call Call, workspace string) (classification, error) {
 		if err != nil {
 			return classification{}, err
 		}
-		loc, err := locate(workspace, pth, p.ForbiddenPaths)
+		loc, err := locate(workspace, pth, p.ForbiddenPaths, p.Protected)
 		switch {
+		case errors.Is(err, ErrProtectedPath):
+			return classification{risk: RiskHigh, hard: true, reason: fmt.Sprintf("%s: %s is inside the daemon's install root (config, secrets and data)", call.Name, pth)}, nil
 		case errors.Is(err, ErrForbiddenPath):
 			return classification{risk: RiskHigh, hard: true, reason: fmt.Sprintf("%s: forbidden path %s", call.Name, pth)}, nil
 		case err != nil:

@@ -15,7 +15,80 @@ var (
 	ErrOutsideWorkspace = errors.New("tools: path is outside the workspace")
 	ErrForbiddenPath    = errors.New("tools: path is forbidden")
 	ErrNoWorkspace      = errors.New("tools: no workspace configured")
+	// ErrProtectedPath: the path is the daemon's install root or below it (config.toml, .secret_key, data/),
+	// which no tool may touch at any level.
+	ErrProtectedPath = errors.New("tools: path is inside the daemon's install root (config, secrets and data), which no tool may touch")
 )
+
+// Protected is what no tool may read, write or list, whatever the level, the workspace and forbidden_paths
+// say: the daemon's install root (config.toml, .secret_key, data/...) and its data directory when that lives
+// elsewhere. Except lists directories inside a root that stay usable (the agent's workspace, which lives under
+// <install>/agents by default); an entry that is a root, not below one, or is a "data" directory of a root or
+// below it, is ignored. The zero value protects nothing.
+type Protected struct {
+	Roots  []string
+	Except []string
+}
+
+// covers reports whether the canonical path p is protected.
+func (g Protected) covers(p string) bool {
+	var roots []string
+	for _, r := range g.Roots {
+		if strings.TrimSpace(r) != "" {
+			roots = append(roots, canonicalForms(r)...)
+		}
+	}
+	hit := false
+	for _, r := range roots {
+		if within(r, p) {
+			hit = true
+			break
+		}
+	}
+	if !hit {
+		return false
+	}
+	for _, e := range g.Except {
+		if strings.TrimSpace(e) == "" {
+			continue
+		}
+		for _, ec := range canonicalForms(e) {
+			if within(ec, p) && g.usableException(roots, ec) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// usableException reports whether the canonical directory ec may be exempted: strictly below a root, and not a
+// root, nor inside any root's data directory.
+func (g Protected) usableException(roots []string, ec string) bool {
+	below := false
+	for _, r := range roots {
+		if ec == r || within(ec, r) || within(filepath.Join(r, "data"), ec) {
+			return false
+		}
+		if within(r, ec) {
+			below = true
+		}
+	}
+	return below
+}
+
+// canonicalForms returns the canonical form of an absolute directory (made absolute first) and its lexical one
+// when they differ.
+func canonicalForms(dir string) []string {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return []string{filepath.Clean(dir)}
+	}
+	canon, err := canonicalize(abs)
+	if err != nil || canon == abs {
+		return []string{abs}
+	}
+	return []string{canon, abs}
+}
 
 // maxSymlinkHops bounds symlink expansion during canonicalization, like the kernel's ELOOP limit.
 const maxSymlinkHops = 40
@@ -27,7 +100,7 @@ const maxSymlinkHops = 40
 // relative entries taken relative to the workspace, canonicalized the same way) fails with ErrForbiddenPath.
 // On error the returned path is empty. Callers must operate on the returned path, not on p.
 func Resolve(workspace, p string, forbidden []string) (string, error) {
-	loc, err := locate(workspace, p, forbidden)
+	loc, err := locate(workspace, p, forbidden, Protected{})
 	if err != nil {
 		return "", err
 	}
@@ -44,8 +117,9 @@ type location struct {
 	inside    bool
 }
 
-// locate canonicalizes p like Resolve but reports an outside path instead of failing, so policy can decide.
-func locate(workspace, p string, forbidden []string) (location, error) {
+// locate canonicalizes p like Resolve but reports an outside path instead of failing, so policy can decide. A
+// path guard protects fails with ErrProtectedPath.
+func locate(workspace, p string, forbidden []string, guard Protected) (location, error) {
 	ws, err := canonicalWorkspace(workspace)
 	if err != nil {
 		return location{}, err
@@ -72,6 +146,9 @@ func locate(workspace, p string, forbidden []string) (location, error) {
 				return location{}, fmt.Errorf("%w: %s (matches %s)", ErrForbiddenPath, p, f)
 			}
 		}
+	}
+	if guard.covers(canon) {
+		return location{}, fmt.Errorf("%w: %s", ErrProtectedPath, p)
 	}
 	return location{path: canon, workspace: ws, inside: within(ws, canon)}, nil
 }

@@ -35,6 +35,9 @@ func runShell(ctx context.Context, env Env, call Call) Result {
 	if fi, err := os.Stat(ws); err != nil || !fi.IsDir() {
 		return errorf("shell: workspace %s is not a directory", ws)
 	}
+	if env.Policy.Protected.covers(ws) {
+		return errorf("shell: refused: the working directory %s is inside the daemon's install root (config, secrets and data)", ws)
+	}
 
 	timeout := env.shellTimeout()
 	runCtx, cancel := context.WithTimeout(ctx, timeout)

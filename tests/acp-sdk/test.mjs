@@ -79,6 +79,10 @@ risk_profile = "supervised"
 level = "supervised"
 workspace_only = true
 always_ask = ["shell"]
+
+# The editor opens its project, outside the agent's workspace: the owner allows directories below home.
+[acp]
+allowed_roots = ["${home}"]
 `,
   { mode: 0o600 },
 );
