@@ -96,3 +96,36 @@ func TestRecordShapeAndRollover(t *testing.T) {
 		t.Fatalf("disabled: %v", err)
 	}
 }
+
+// The default budget counts a built-in priced model with no cost.prices at all; the summary names the models
+// recorded without a price and fills the per-day input and output tokens.
+func TestBuiltinPricesCountAndUnpricedNamed(t *testing.T) {
+	ledger := store.OpenCostLedger(filepath.Join(t.TempDir(), "costs.jsonl"))
+	defer ledger.Close()
+	cfg := config.Default() // daily limit $10, no prices
+	clk := clocktest.New(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
+	tr := NewTracker(Options{Ledger: ledger, Config: func() *config.Config { return cfg }, Clock: clk})
+	ctx := context.Background()
+	if err := tr.Record(ctx, "s", "a", Usage{Model: "gpt-4o", InputTokens: 2_000_000, OutputTokens: 1_000_000}); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range []string{"local-llama", "echo", "local-llama"} {
+		if err := tr.Record(ctx, "s", "a", Usage{Model: m, InputTokens: 10, OutputTokens: 5}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := tr.Check("a"); err == nil || !strings.Contains(err.Error(), "$15.0000 of $10.00 Day limit") {
+		t.Fatalf("the default budget does not count gpt-4o: %v", err)
+	}
+	s, err := tr.Query("", time.Time{}, time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := s.ByDay["2026-03-01"]
+	if d == nil || d.InputTokens != 2_000_030 || d.OutputTokens != 1_000_015 || math.Abs(d.CostUSD-15) > 1e-9 {
+		t.Fatalf("by_day %+v", d)
+	}
+	if strings.Join(s.UnpricedModels, ",") != "echo,local-llama" {
+		t.Fatalf("unpriced models %q", s.UnpricedModels)
+	}
+}
