@@ -16,9 +16,9 @@ func TestLogsTextShowsAttributes(t *testing.T) {
 	p := &logPrinter{out: &out, seen: map[string]bool{}}
 	long := strings.Repeat("x", 300)
 	p.history(byteLines(
-		`{"id":"1","@timestamp":"2026-01-01T00:00:00.000Z","severity_text":"WARN","event":{"category":"agent","action":"fail","outcome":"failure"},`+
-			`"zeroclaw":{"agent_alias":"default"},"message":"turn failed","attributes":{"error":"provider: 401 Unauthorized","error_kind":"provider",`+
-			`"n":3,"nested":{"a":1},"long":"`+long+`"}}`))
+		`{"id":"1","@timestamp":"2026-01-01T00:00:00.000Z","severity_text":"WARN","event":{"category":"agent","action":"fail","outcome":"failure"},` +
+			`"zeroclaw":{"agent_alias":"default"},"message":"turn failed","attributes":{"error":"provider: 401 Unauthorized","error_kind":"provider",` +
+			`"n":3,"nested":{"a":1},"long":"` + long + `"}}`))
 	got := out.String()
 	for _, want := range []string{`turn failed agent_alias="default" error="provider: 401 Unauthorized" error_kind="provider"`,
 		` n=3`, `long="` + strings.Repeat("x", maxShortAttr-1) + `…"`} {
@@ -41,9 +41,9 @@ func byteLines(lines ...string) (out []json.RawMessage) {
 func TestCleanMessage(t *testing.T) {
 	for in, want := range map[string]string{
 		`cron: invalid job: cron: invalid schedule: cron expression "x": expected 5, 6 or 7 fields, got 1`: `invalid job: invalid schedule: cron expression "x": expected 5, 6 or 7 fields, got 1`,
-		"memory: not found: Memory key `k` not found": "not found: Memory key `k` not found",
-		"Session busy: a turn is running":             "Session busy: a turn is running",
-		"denied: cron":                                "denied: cron",
+		"memory: not found: Memory key `k` not found":                                                      "not found: Memory key `k` not found",
+		"Session busy: a turn is running":                                                                  "Session busy: a turn is running",
+		"denied: cron":                                                                                     "denied: cron",
 	} {
 		if got := cleanMessage(in); got != want {
 			t.Errorf("cleanMessage(%q) = %q, want %q", in, got, want)
