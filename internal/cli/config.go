@@ -28,7 +28,8 @@ Commands:
   set PROP VALUE          set one property; VALUE is JSON when it parses as JSON, else a string
   set-many PROP=VALUE...  set several properties in one atomic change (same value rule)
   list [PREFIX]           print "prop = value" for every property under PREFIX
-  delete PROP             remove a property from the file (it falls back to its default)
+  delete PROP             remove a property from the file (it falls back to its default), or a whole
+                          map entry (agents.NAME, cost.prices."MODEL")
   validate [--file F]     check a config file and print every problem; exit 1 when invalid
   migrate [--dry-run]     rewrite an upstream schema v1/v2 config.toml as v3 (keeps config.toml.bak)
   path                    print the config.toml path
@@ -263,6 +264,14 @@ func configDelete(ctx context.Context, env Env, args []string) error {
 	}
 	return withConfig(ctx, env, dir, func(b configBackend) error {
 		deleted, err := b.delete(ctx, pos[0])
+		if err != nil && strings.Contains(err.Error(), "is a table; delete its keys") {
+			// A whole entry of a map section (agents.bob, cost.prices."gpt-4o"): delete the entry.
+			if path, perr := config.ParsePath(pos[0]); perr == nil && len(path) > 1 {
+				if d, merr := b.deleteMapKey(ctx, path[:len(path)-1].String(), path[len(path)-1]); merr == nil {
+					deleted, err = d, nil
+				}
+			}
+		}
 		if err != nil {
 			return suggestProp(ctx, b, pos[0], configError("delete", err))
 		}
@@ -518,6 +527,7 @@ type configBackend interface {
 	setMany(ctx context.Context, sets []config.SetEntry) ([]string, error)
 	list(ctx context.Context, prefix string) ([]api.ConfigEntry, error)
 	delete(ctx context.Context, prop string) (bool, error)
+	deleteMapKey(ctx context.Context, path, key string) (bool, error)
 }
 
 // withConfig runs fn against the running daemon when one answers at the install's endpoint; otherwise, and only
@@ -620,6 +630,14 @@ func (b rpcBackend) delete(ctx context.Context, prop string) (bool, error) {
 	return res.Deleted, nil
 }
 
+func (b rpcBackend) deleteMapKey(ctx context.Context, path, key string) (bool, error) {
+	var res api.ConfigMapKeyDeleteResult
+	if err := b.c.call(ctx, api.MethodConfigMapKeyDelete, api.ConfigMapKeyParams{Path: path, Key: key}, &res); err != nil {
+		return false, err
+	}
+	return res.Deleted, nil
+}
+
 // localBackend edits the file through config.Manager; the local user owns the file, so every path is allowed.
 type localBackend struct{ m *config.Manager }
 
@@ -651,6 +669,10 @@ func (b localBackend) list(_ context.Context, prefix string) ([]api.ConfigEntry,
 
 func (b localBackend) delete(ctx context.Context, prop string) (bool, error) {
 	return b.m.Delete(ctx, prop, allowAll)
+}
+
+func (b localBackend) deleteMapKey(ctx context.Context, path, key string) (bool, error) {
+	return b.m.DeleteMapKey(ctx, path, key, allowAll)
 }
 
 // opError names the subcommand that failed without repeating the "config: " prefix of the domain error.

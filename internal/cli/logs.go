@@ -39,13 +39,14 @@ type logLine struct {
 var severityNumbers = map[string]int{"trace": 1, "debug": 5, "info": 9, "warn": 13, "warning": 13, "error": 17}
 
 func runLogs(ctx context.Context, env Env, args []string) error {
-	fs := newFlagSet(env, "logs", "[--config-dir DIR] [-f] [--severity LEVEL] [--category CAT] [--since DURATION|TIME] [-n N] [--json]")
+	fs := newFlagSet(env, "logs", "[--config-dir DIR] [-f] [--severity LEVEL] [--category CAT] [--since DURATION|TIME] [--limit N] [--json]")
 	configDir := configDirFlag(fs)
 	follow := fs.Bool("f", false, "keep printing new events as they happen")
 	severity := fs.String("severity", "", "lowest severity shown: trace, debug, info, warn or error")
 	category := fs.String("category", "", "only events of this category (agent, tool, provider, session, system, ...)")
 	since := fs.String("since", "", "only events after this: a duration back from now (10m, 2h) or an RFC 3339 time")
-	limit := fs.Int("n", 50, "how many past events to print (newest ones)")
+	limit := fs.Int("limit", 50, "how many past events to print (newest ones)")
+	fs.IntVar(limit, "n", 50, "short for --limit")
 	asJSON := fs.Bool("json", false, "print each event as its JSON line")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -68,7 +69,7 @@ func runLogs(ctx context.Context, env Env, args []string) error {
 		}
 	}
 	if *limit < 1 {
-		return withHint(errors.New("-n must be at least 1"), "zeroclaw logs -n 100")
+		return withHint(errors.New("--limit must be at least 1"), "zeroclaw logs --limit 100")
 	}
 	layout, err := install.Resolve(*configDir, env.Getenv, env.Home)
 	if err != nil {

@@ -132,6 +132,12 @@ func TestCLIOfflineReads(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "agent/complete/success") || !strings.Contains(errOut, "no daemon is running: read from the install's files") {
 		t.Fatalf("offline logs: exit %d\n%s\n%s", code, out, errOut)
 	}
+	// One spelling across commands: --limit, as sessions, memory and cron runs take it (-n stays).
+	for _, flag := range []string{"--limit", "-n"} {
+		if out := runOK(t, env(h), "", "logs", flag, "1"); strings.Count(out, "\n") != 1 {
+			t.Fatalf("logs %s 1:\n%s", flag, out)
+		}
+	}
 	out, errOut, code = run(t, env(h), "", "cron", "list")
 	if code != 0 || !strings.Contains(out, "offline-job") {
 		t.Fatalf("offline cron list: exit %d\n%s\n%s", code, out, errOut)
