@@ -57,6 +57,8 @@ func commands() []command {
 		{"agent", "chat with an agent (one-shot with -m, else interactive); starts an ephemeral daemon if none runs", runAgent},
 		{"sessions", "list, show or delete stored chat sessions", runSessions},
 		{"memory", "list, search, show or forget what the agents remember", runMemory},
+		{"skills", "list, show or edit the agents' skills (bundles and each workspace's own)", runSkills},
+		{"personality", "list, show or edit an agent's identity files (SOUL.md, USER.md, ...)", runPersonality},
 		{"cron", "list, add, remove, run or show the runs of scheduled jobs (through the running daemon)", runCron},
 		{"pair", "show the gateway pairing code, list or revoke paired devices (through the running daemon)", runPair},
 		{"acp", "speak the Agent Client Protocol on stdin/stdout for an editor; starts an ephemeral daemon if none runs", runACP},
@@ -158,7 +160,7 @@ func usage(w io.Writer) {
 	fmt.Fprintln(w, "Usage: zeroclaw <command> [flags]")
 	fmt.Fprintln(w)
 	for _, c := range commands() {
-		fmt.Fprintf(w, "  %-8s %s\n", c.name, c.summary)
+		fmt.Fprintf(w, "  %-11s %s\n", c.name, c.summary)
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "Run 'zeroclaw <command> -h' for a command's flags.")
