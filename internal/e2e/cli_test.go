@@ -191,3 +191,36 @@ func TestCLIHelpOnStdoutAndJSON(t *testing.T) {
 		}
 	}
 }
+
+// The real binary: a daemon started on a config.toml or .secret_key that other users may read says so once
+// per file at start, with the fix; a private install gets no such warning.
+func TestDaemonWarnsAboutReadableSecrets(t *testing.T) {
+	h, root := cronHome(t)
+	d := start(t, env(h), "daemon")
+	waitSocket(t, d, agentSock(h))
+	runOK(t, env(h), "", "stop")
+	d.wait(t, 15*time.Second)
+	if strings.Contains(d.stderr.String(), "readable by other users") {
+		t.Fatalf("a private install was warned about:\n%s", d.stderr.String())
+	}
+	key := filepath.Join(root, ".secret_key")
+	if _, err := os.Stat(key); err != nil {
+		if err := os.WriteFile(key, []byte("0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for path, mode := range map[string]os.FileMode{filepath.Join(root, "config.toml"): 0o644, key: 0o640} {
+		if err := os.Chmod(path, mode); err != nil {
+			t.Fatal(err)
+		}
+	}
+	d = start(t, env(h), "daemon")
+	waitSocket(t, d, agentSock(h))
+	logs := d.stderr.String()
+	for _, want := range []string{`path=` + filepath.Join(root, "config.toml") + ` mode=0644 fix="chmod 600 ` + filepath.Join(root, "config.toml") + `"`,
+		`path=` + key + ` mode=0640`} {
+		if strings.Count(logs, want) != 1 {
+			t.Fatalf("want one warning with %q:\n%s", want, logs)
+		}
+	}
+}
