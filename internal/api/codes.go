@@ -18,6 +18,10 @@ const (
 	CodeAuthRequired           = -32010
 	CodeVersionMismatch        = -32011
 	CodeForbidden              = -32012
+
+	// CodeNotFound is the code of "what the request names does not exist" beyond sessions (a device, a memory
+	// key): the protocol's one not-found code, SESSION_NOT_FOUND, so clients need no new case.
+	CodeNotFound = CodeSessionNotFound
 )
 
 // ProtocolVersion is the only native protocol version this daemon speaks.

@@ -25,13 +25,21 @@ type SkillsBundlesResult struct {
 }
 
 // SkillsListParams is skills/list; without a bundle every usable bundle is listed.
+// Without a bundle, or with bundle "workspace", the skills of the agents' own workspaces are listed too (only
+// Agent's when it is set), first: they take precedence over bundles (ours).
 type SkillsListParams struct {
 	Bundle string `json:"bundle,omitempty"`
+	Agent  string `json:"agent,omitempty"`
 }
+
+// WorkspaceBundle is the bundle name skills/list gives the skills of an agent's workspace (its skills/
+// directory); their entries carry the agent.
+const WorkspaceBundle = "workspace"
 
 // SkillEntry is one skill of skills/list. Frontmatter is upstream's SkillFrontmatter object.
 type SkillEntry struct {
 	Bundle      string          `json:"bundle"`
+	Agent       string          `json:"agent,omitempty"` // the agent of a workspace skill
 	Name        string          `json:"name"`
 	Directory   string          `json:"directory"`
 	Frontmatter json.RawMessage `json:"frontmatter"`

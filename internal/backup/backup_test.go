@@ -307,3 +307,35 @@ func TestRestoreOverExistingInstall(t *testing.T) {
 		t.Fatalf("restored config %q", cfg)
 	}
 }
+
+// The archive pass reports progress within a large file, not only after it: a multi-gigabyte database would
+// otherwise hold the bar still for minutes.
+func TestBackupProgressMovesWithinLargeFiles(t *testing.T) {
+	l, _ := liveInstall(t)
+	big := filepath.Join(l.Root, "agents", "default", "workspace", "big.bin")
+	if err := os.WriteFile(big, bytes.Repeat([]byte("z"), 4<<20), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var within, reports int
+	var last int64
+	m, err := backup.Create(context.Background(), backup.CreateOptions{Layout: l, Out: filepath.Join(t.TempDir(), "b.tar.gz"),
+		Version: "9.9.9", Now: now, ConfigSchemaVersion: 3, Progress: func(phase string, done, total int64) {
+			if phase != "archive" {
+				return
+			}
+			reports++
+			if done < last || done > total {
+				t.Errorf("archive progress %d after %d, of %d", done, last, total)
+			}
+			last = done
+			if done > 0 && done < 4<<20 {
+				within++
+			}
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if within < 2 || reports <= len(m.Entries) {
+		t.Fatalf("archive progress: %d reports for %d files, %d before the big file was in", reports, len(m.Entries), within)
+	}
+}

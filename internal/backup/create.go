@@ -303,13 +303,12 @@ func writeArchive(ctx context.Context, out, stage string, m *Manifest, now time.
 		if err != nil {
 			return fmt.Errorf("backup: %s: %w", e.Path, err)
 		}
-		_, err = io.Copy(tw, f)
+		// Progress within the file too: one large database would otherwise hold the bar still until it is in.
+		_, err = io.Copy(&progressWriter{w: tw, done: &done, total: total, progress: progress}, f)
 		f.Close()
 		if err != nil {
 			return fmt.Errorf("backup: %s: %w", e.Path, err)
 		}
-		done += e.Size
-		progress("archive", done, total)
 	}
 	if err := errors.Join(tw.Close(), zw.Close()); err != nil {
 		return fmt.Errorf("backup: %w", err)
@@ -324,6 +323,21 @@ func writeArchive(ctx context.Context, out, stage string, m *Manifest, now time.
 		return fmt.Errorf("backup: %w", err)
 	}
 	return syncDir(filepath.Dir(out))
+}
+
+// progressWriter passes writes to w, adding each one's bytes to *done and reporting the archive phase.
+type progressWriter struct {
+	w        io.Writer
+	done     *int64
+	total    int64
+	progress Progress
+}
+
+func (p *progressWriter) Write(b []byte) (int, error) {
+	n, err := p.w.Write(b)
+	*p.done += int64(n)
+	p.progress("archive", *p.done, p.total)
+	return n, err
 }
 
 func syncDir(dir string) error {

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"strings"
 )
 
@@ -56,6 +57,8 @@ func commands() []command {
 		{"agent", "chat with an agent (one-shot with -m, else interactive); starts an ephemeral daemon if none runs", runAgent},
 		{"sessions", "list, show or delete stored chat sessions", runSessions},
 		{"memory", "list, search, show or forget what the agents remember", runMemory},
+		{"skills", "list, show or edit the agents' skills (bundles and each workspace's own)", runSkills},
+		{"personality", "list, show or edit an agent's identity files (SOUL.md, USER.md, ...)", runPersonality},
 		{"cron", "list, add, remove, run or show the runs of scheduled jobs (through the running daemon)", runCron},
 		{"pair", "show the gateway pairing code, list or revoke paired devices (through the running daemon)", runPair},
 		{"acp", "speak the Agent Client Protocol on stdin/stdout for an editor; starts an ephemeral daemon if none runs", runACP},
@@ -100,19 +103,55 @@ func Run(ctx context.Context, env Env, args []string) int {
 var errUsage = errors.New("usage")
 
 func dispatch(ctx context.Context, env Env, args []string) error {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+	if len(args) == 0 {
 		usage(env.Stderr)
-		if len(args) == 0 {
-			return errUsage
+		return errUsage
+	}
+	if isHelpArg(args[0]) {
+		if len(args) > 1 && args[0] == "help" { // zeroclaw help CMD [SUB] is CMD [SUB] -h
+			return dispatch(ctx, env, append(slices.Clone(args[1:]), "-h"))
 		}
+		usage(env.Stdout)
 		return nil
 	}
+	names := make([]string, 0, len(commands()))
 	for _, c := range commands() {
 		if c.name == args[0] {
 			return c.run(ctx, env, args[1:])
 		}
+		names = append(names, c.name)
 	}
-	return withHint(fmt.Errorf("unknown command %q", args[0]), "zeroclaw help")
+	hint := "zeroclaw help"
+	if s := suggest(args[0], names); s != "" {
+		hint = "did you mean " + s + "? (zeroclaw help lists the commands)"
+	}
+	return withHint(fmt.Errorf("unknown command %q", args[0]), hint)
+}
+
+// isHelpArg reports whether a is a request for help: -h, -help, --help or help.
+func isHelpArg(a string) bool { return a == "-h" || a == "-help" || a == "--help" || a == "help" }
+
+// groupHelp handles the help of a command with subcommands: no argument prints the synopsis to stderr as a
+// usage error; a help argument prints it to stdout and succeeds. done is false when args name a subcommand.
+func groupHelp(env Env, group, synopsis string, args []string) (done bool, err error) {
+	if len(args) == 0 {
+		fmt.Fprintf(env.Stderr, "Usage: zeroclaw %s %s\n", group, synopsis)
+		return true, errUsage
+	}
+	if isHelpArg(args[0]) {
+		fmt.Fprintf(env.Stdout, "Usage: zeroclaw %s %s\n", group, synopsis)
+		return true, nil
+	}
+	return false, nil
+}
+
+// unknownSub is the error of an unknown subcommand, with a did-you-mean when one is close.
+func unknownSub(group, sub, synopsis string, subs ...string) error {
+	hint := "zeroclaw " + group + " " + synopsis
+	if s := suggest(sub, subs); s != "" {
+		hint = "did you mean zeroclaw " + group + " " + s + "?"
+	}
+	return withHint(fmt.Errorf("%s: unknown subcommand %q", group, sub), hint)
 }
 
 func usage(w io.Writer) {
@@ -121,24 +160,56 @@ func usage(w io.Writer) {
 	fmt.Fprintln(w, "Usage: zeroclaw <command> [flags]")
 	fmt.Fprintln(w)
 	for _, c := range commands() {
-		fmt.Fprintf(w, "  %-8s %s\n", c.name, c.summary)
+		fmt.Fprintf(w, "  %-11s %s\n", c.name, c.summary)
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "Run 'zeroclaw <command> -h' for a command's flags.")
 }
 
-// newFlagSet returns a flag set that reports errors instead of exiting.
+// newFlagSet returns a flag set that reports errors instead of exiting. Its messages go to stderr, except
+// the help that -h asks for, which goes to stdout (see helpOutput).
 func newFlagSet(env Env, name, synopsis string) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(env.Stderr)
+	fs.SetOutput(&helpOutput{out: env.Stdout, err: env.Stderr})
 	fs.Usage = func() {
-		fmt.Fprintf(env.Stderr, "Usage: zeroclaw %s %s\n", name, synopsis)
+		fmt.Fprintf(fs.Output(), "Usage: zeroclaw %s %s\n", name, synopsis)
 		fs.PrintDefaults()
 	}
 	return fs
 }
 
+// helpOutput is a flag set's output: stderr, or stdout once the arguments asked for help.
+type helpOutput struct {
+	out, err io.Writer
+	help     bool
+}
+
+func (h *helpOutput) Write(p []byte) (int, error) {
+	if h.help {
+		return h.out.Write(p)
+	}
+	return h.err.Write(p)
+}
+
+// helpFirst switches fs's output to stdout when args ask for help (before a "--").
+func helpFirst(fs *flag.FlagSet, args []string) {
+	ho, ok := fs.Output().(*helpOutput)
+	if !ok {
+		return
+	}
+	for _, a := range args {
+		if a == "--" {
+			return
+		}
+		if a == "-h" || a == "-help" || a == "--help" || a == "--h" {
+			ho.help = true
+			return
+		}
+	}
+}
+
 func parseFlags(fs *flag.FlagSet, args []string) error {
+	helpFirst(fs, args)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return err

@@ -28,7 +28,8 @@ Commands:
   set PROP VALUE          set one property; VALUE is JSON when it parses as JSON, else a string
   set-many PROP=VALUE...  set several properties in one atomic change (same value rule)
   list [PREFIX]           print "prop = value" for every property under PREFIX
-  delete PROP             remove a property from the file (it falls back to its default)
+  delete PROP             remove a property from the file (it falls back to its default), or a whole
+                          map entry (agents.NAME, cost.prices."MODEL")
   validate [--file F]     check a config file and print every problem; exit 1 when invalid
   migrate [--dry-run]     rewrite an upstream schema v1/v2 config.toml as v3 (keeps config.toml.bak)
   path                    print the config.toml path
@@ -39,12 +40,8 @@ directly under the install lock. Secrets are always shown masked. An upstream sc
 v3 in memory; writes are refused until "config migrate" rewrites it.`
 
 func runConfig(ctx context.Context, env Env, args []string) error {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
-		fmt.Fprintf(env.Stderr, "Usage: zeroclaw config %s\n", configSynopsis)
-		if len(args) == 0 {
-			return errUsage
-		}
-		return flag.ErrHelp
+	if done, err := groupHelp(env, "config", configSynopsis, args); done {
+		return err
 	}
 	sub, rest := args[0], args[1:]
 	switch sub {
@@ -67,7 +64,7 @@ func runConfig(ctx context.Context, env Env, args []string) error {
 	case "migrate":
 		return configMigrate(ctx, env, rest)
 	}
-	return withHint(fmt.Errorf("config: unknown subcommand %q", sub), "zeroclaw config --help")
+	return unknownSub("config", sub, "--help", "get", "set", "set-many", "list", "delete", "validate", "path", "reload", "migrate")
 }
 
 // configFlags parses the flags shared by every subcommand plus the caller's, with positionals allowed before,
@@ -97,6 +94,7 @@ func configFlags(env Env, sub, synopsis string, args []string, minArgs, maxArgs 
 // parseInterspersed parses flags wherever they appear among the positionals. "--" ends the flags, and an
 // argument that parses as a number (a negative value such as -1) is a positional, not a flag.
 func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
+	helpFirst(fs, args)
 	var flags, pos []string
 	for i := 0; i < len(args); i++ {
 		a := args[i]
@@ -160,7 +158,7 @@ func configGet(ctx context.Context, env Env, args []string) error {
 	return withConfig(ctx, env, dir, func(b configBackend) error {
 		v, err := b.get(ctx, prop)
 		if err != nil {
-			return configError("get", err)
+			return suggestProp(ctx, b, prop, configError("get", err))
 		}
 		return printValue(env.Stdout, v)
 	})
@@ -174,7 +172,7 @@ func configSet(ctx context.Context, env Env, args []string) error {
 	return withConfig(ctx, env, dir, func(b configBackend) error {
 		prop, err := b.set(ctx, pos[0], parseValue(pos[1]))
 		if err != nil {
-			return configError("set", err)
+			return suggestProp(ctx, b, pos[0], configError("set", err))
 		}
 		fmt.Fprintf(env.Stdout, "set %s\n", prop)
 		return nil
@@ -266,8 +264,16 @@ func configDelete(ctx context.Context, env Env, args []string) error {
 	}
 	return withConfig(ctx, env, dir, func(b configBackend) error {
 		deleted, err := b.delete(ctx, pos[0])
+		if err != nil && strings.Contains(err.Error(), "is a table; delete its keys") {
+			// A whole entry of a map section (agents.bob, cost.prices."gpt-4o"): delete the entry.
+			if path, perr := config.ParsePath(pos[0]); perr == nil && len(path) > 1 {
+				if d, merr := b.deleteMapKey(ctx, path[:len(path)-1].String(), path[len(path)-1]); merr == nil {
+					deleted, err = d, nil
+				}
+			}
+		}
 		if err != nil {
-			return configError("delete", err)
+			return suggestProp(ctx, b, pos[0], configError("delete", err))
 		}
 		if deleted {
 			fmt.Fprintf(env.Stdout, "deleted %s\n", pos[0])
@@ -449,6 +455,73 @@ func configError(op string, err error) error {
 	return e
 }
 
+// suggestProp adds a did-you-mean to an unknown-property error: the listed property closest to prop, by its
+// last part among the properties of the same parent first (agents.default.risk_profle → risk_profile), else
+// by the whole path.
+func suggestProp(ctx context.Context, b configBackend, prop string, err error) error {
+	var he *HintError
+	if !errors.As(err, &he) || he.Hint != "zeroclaw config list" || prop == "" {
+		return err
+	}
+	entries, lerr := b.list(ctx, "")
+	if lerr != nil {
+		return err
+	}
+	parent, leaf := "", prop
+	if i := strings.LastIndexByte(prop, '.'); i >= 0 {
+		parent, leaf = prop[:i], prop[i+1:]
+	}
+	var siblings, all []string
+	for _, e := range entries {
+		all = append(all, e.Prop)
+		if p, l, ok := cutLast(e.Prop); ok && p == parent {
+			siblings = append(siblings, l)
+		}
+	}
+	if s := suggest(leaf, siblings); s != "" {
+		he.Hint = fmt.Sprintf("did you mean %s? (zeroclaw config list %s shows them all)", parent+"."+s, parent)
+	} else if s := suggestPath(prop, all); s != "" {
+		he.Hint = fmt.Sprintf("did you mean %s? (zeroclaw config list shows them all)", s)
+	}
+	return err
+}
+
+// suggestPath is suggest over dotted paths, part by part: a candidate with as many parts, each one a typo of
+// the part of prop (or equal to it); the fewest edits win.
+func suggestPath(prop string, candidates []string) string {
+	want := strings.Split(prop, ".")
+	best, bestD := "", -1
+	for _, c := range candidates {
+		parts := strings.Split(c, ".")
+		if len(parts) != len(want) {
+			continue
+		}
+		d := 0
+		for i, p := range parts {
+			if p == want[i] {
+				continue
+			}
+			if suggest(want[i], []string{p}) == "" {
+				d = -1
+				break
+			}
+			d += editDistance(want[i], p)
+		}
+		if d > 0 && (bestD < 0 || d < bestD) {
+			best, bestD = c, d
+		}
+	}
+	return best
+}
+
+func cutLast(prop string) (parent, leaf string, ok bool) {
+	i := strings.LastIndexByte(prop, '.')
+	if i < 0 {
+		return "", "", false
+	}
+	return prop[:i], prop[i+1:], true
+}
+
 // sentinelText is a config sentinel's message without its package prefix, which an entry error's message drops.
 func sentinelText(err error) string { return strings.TrimPrefix(err.Error(), "config: ") }
 
@@ -459,6 +532,7 @@ type configBackend interface {
 	setMany(ctx context.Context, sets []config.SetEntry) ([]string, error)
 	list(ctx context.Context, prefix string) ([]api.ConfigEntry, error)
 	delete(ctx context.Context, prop string) (bool, error)
+	deleteMapKey(ctx context.Context, path, key string) (bool, error)
 }
 
 // withConfig runs fn against the running daemon when one answers at the install's endpoint; otherwise, and only
@@ -561,6 +635,14 @@ func (b rpcBackend) delete(ctx context.Context, prop string) (bool, error) {
 	return res.Deleted, nil
 }
 
+func (b rpcBackend) deleteMapKey(ctx context.Context, path, key string) (bool, error) {
+	var res api.ConfigMapKeyDeleteResult
+	if err := b.c.call(ctx, api.MethodConfigMapKeyDelete, api.ConfigMapKeyParams{Path: path, Key: key}, &res); err != nil {
+		return false, err
+	}
+	return res.Deleted, nil
+}
+
 // localBackend edits the file through config.Manager; the local user owns the file, so every path is allowed.
 type localBackend struct{ m *config.Manager }
 
@@ -592,6 +674,10 @@ func (b localBackend) list(_ context.Context, prefix string) ([]api.ConfigEntry,
 
 func (b localBackend) delete(ctx context.Context, prop string) (bool, error) {
 	return b.m.Delete(ctx, prop, allowAll)
+}
+
+func (b localBackend) deleteMapKey(ctx context.Context, path, key string) (bool, error) {
+	return b.m.DeleteMapKey(ctx, path, key, allowAll)
 }
 
 // opError names the subcommand that failed without repeating the "config: " prefix of the domain error.

@@ -306,3 +306,63 @@ func TestConfigRefusedWriteHintNamesNoLine(t *testing.T) {
 		t.Fatalf("a refused write changed config.toml:\n%s", after)
 	}
 }
+
+// config delete removes a whole map entry (an agent, a price), which "is a table" refused before.
+func TestConfigDeleteMapEntry(t *testing.T) {
+	env, root := cliEnv(t)
+	if _, errOut, code := runCLI(t, env, "config", "set-many", `cost.prices."gpt-4.1".input=1`, `cost.prices."gpt-4.1".output=2`,
+		"agents.bob.model_provider=echo.default", "agents.bob.risk_profile=supervised"); code != 0 {
+		t.Fatalf("set-many: %d %s", code, errOut)
+	}
+	for _, prop := range []string{`cost.prices."gpt-4.1"`, "agents.bob"} {
+		out, errOut, code := runCLI(t, env, "config", "delete", prop)
+		if code != 0 || out != "deleted "+prop+"\n" {
+			t.Fatalf("delete %s: %d %q %q", prop, code, out, errOut)
+		}
+	}
+	raw, err := os.ReadFile(filepath.Join(root, "config.toml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(raw), "gpt-4.1") || strings.Contains(string(raw), "bob") {
+		t.Fatalf("entries left in the file:\n%s", raw)
+	}
+	if out, _, code := runCLI(t, env, "config", "delete", "agents.bob"); code != 0 || !strings.Contains(out, "nothing to delete") {
+		t.Fatalf("delete of a missing entry: %d %q", code, out)
+	}
+}
+
+// config migrate --dry-run shows the migrated file with every secret masked, and each warning once.
+func TestConfigMigrateDryRunMasksSecrets(t *testing.T) {
+	env, root := cliEnv(t)
+	v1, err := os.ReadFile("../config/testdata/upstream/v1.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(root, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "config.toml"), v1, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code := runCLI(t, env, "config", "migrate", "--dry-run")
+	if code != 0 || !strings.HasPrefix(out, "schema_version = 3") {
+		t.Fatalf("dry run: %d\n%s\n%s", code, errOut, out)
+	}
+	for _, secret := range []string{"sk-v1-test-global", "telegram-v1-bot-token", "discord-v1-bot-token", "xoxb-v1-slack-token",
+		"matrix-v1-access-token", "lark-v1-app-secret", "clawdtalk-api-key", "lark-encrypt-key"} {
+		if strings.Contains(out, secret) {
+			t.Errorf("the dry run prints the secret %q", secret)
+		}
+	}
+	if !strings.Contains(out, `bot_token = "***MASKED***"`) {
+		t.Errorf("no masked secret in the dry run:\n%s", out)
+	}
+	seen := map[string]bool{}
+	for _, l := range strings.Split(strings.TrimSpace(errOut), "\n") {
+		if seen[l] {
+			t.Errorf("printed twice: %s", l)
+		}
+		seen[l] = true
+	}
+}

@@ -53,7 +53,12 @@ func configMigrate(ctx context.Context, env Env, args []string) error {
 			return nil
 		}
 		printMigration(env, mig, verbose)
-		_, err = env.Stdout.Write(mig.Text)
+		// The migrated file is shown, not written: its secrets stay masked, as everywhere else.
+		text, err := config.MaskSecrets(path, mig.Text)
+		if err != nil {
+			return configError("migrate", err)
+		}
+		_, err = env.Stdout.Write(text)
 		return err
 	}
 
@@ -107,12 +112,19 @@ func configMigrate(ctx context.Context, env Env, args []string) error {
 // printMigration prints the migration's warnings (what was dropped or cannot be used here), and with verbose
 // its notes, to stderr.
 func printMigration(env Env, mig *config.Migration, verbose bool) {
+	seen := map[string]bool{}
+	once := func(kind, s string) {
+		if !seen[kind+s] {
+			seen[kind+s] = true
+			fmt.Fprintf(env.Stderr, "%s: %s\n", kind, s)
+		}
+	}
 	for _, w := range mig.Warnings {
-		fmt.Fprintf(env.Stderr, "warning: %s\n", w)
+		once("warning", w)
 	}
 	if verbose {
 		for _, n := range mig.Notes {
-			fmt.Fprintf(env.Stderr, "note: %s\n", n)
+			once("note", n)
 		}
 	}
 }

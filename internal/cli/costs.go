@@ -3,11 +3,14 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/zeroclaw-go/zeroclaw/internal/api"
+	"github.com/zeroclaw-go/zeroclaw/internal/install"
 	"github.com/zeroclaw-go/zeroclaw/internal/visible"
 )
 
@@ -21,6 +24,7 @@ type costSummary struct {
 	ByModel        map[string]costRow `json:"by_model"`
 	ByAgent        map[string]costRow `json:"by_agent"`
 	ByDay          map[string]costRow `json:"by_day"`
+	UnpricedModels []string           `json:"unpriced_models"`
 }
 
 type costRow struct {
@@ -45,18 +49,26 @@ func runCosts(ctx context.Context, env Env, args []string) error {
 	if *by != "day" && *by != "agent" && *by != "model" {
 		return withHint(fmt.Errorf("--by %q: want day, agent or model", *by), "zeroclaw costs --by model")
 	}
-	endpoint, err := endpointFor(env, *configDir)
+	layout, err := install.Resolve(*configDir, env.Getenv, env.Home)
 	if err != nil {
 		return err
 	}
-	c, err := connect(ctx, endpoint, nil, nil)
-	if err != nil {
-		return err
-	}
-	defer c.close()
+	params := api.CostQueryParams{Agent: *agent, From: *from, To: *to}
 	var raw json.RawMessage
-	if err := c.call(ctx, api.MethodCostQuery, api.CostQueryParams{Agent: *agent, From: *from, To: *to}, &raw); err != nil {
+	c, err := connect(ctx, layout.Endpoint(env.Getenv), nil, nil)
+	switch {
+	case errors.Is(err, errNoDaemon):
+		if raw, err = offlineCosts(layout, env, params); err != nil {
+			return err
+		}
+		fmt.Fprintln(env.Stderr, offlineNote)
+	case err != nil:
 		return err
+	default:
+		defer c.close()
+		if err := c.call(ctx, api.MethodCostQuery, params, &raw); err != nil {
+			return callError("costs", err, nil)
+		}
 	}
 	if *asJSON {
 		fmt.Fprintln(env.Stdout, string(raw))
@@ -87,5 +99,14 @@ func runCosts(ctx context.Context, env Env, args []string) error {
 		return err
 	}
 	fmt.Fprintf(env.Stdout, "today: $%.4f   this month: $%.4f   this daemon run: $%.4f\n", s.DailyCostUSD, s.MonthlyCostUSD, s.SessionCostUSD)
+	if len(s.UnpricedModels) > 0 {
+		quoted := make([]string, len(s.UnpricedModels))
+		for i, m := range s.UnpricedModels {
+			quoted[i] = visible.Escape(m)
+		}
+		fmt.Fprintf(env.Stdout, "unpriced (recorded at $0, not counted by the budgets): %s\n", strings.Join(quoted, ", "))
+		fmt.Fprintf(env.Stdout, "  price one with: zeroclaw config set 'cost.prices.\"%s\"' '{\"input\": 2.5, \"output\": 10}'  (USD per million tokens)\n",
+			visible.Escape(s.UnpricedModels[0]))
+	}
 	return nil
 }

@@ -10,20 +10,18 @@ import (
 	"time"
 
 	"github.com/zeroclaw-go/zeroclaw/internal/api"
+	"github.com/zeroclaw-go/zeroclaw/internal/install"
+	"github.com/zeroclaw-go/zeroclaw/internal/visible"
 )
 
 const cronSynopsis = "list | add (--cron EXPR [--tz ZONE] | --at TIME | --every DURATION) (--command CMD | --prompt TEXT) " +
-	"[--agent A] [--name N] | remove ID | runs ID [--limit N] | trigger ID"
+	"[--agent A] [--name N] | remove ID|NAME | runs ID|NAME [--limit N] | trigger ID|NAME"
 
 // runCron manages scheduled jobs through the running daemon. It does not start one: a daemon started just for
 // this would also run the jobs that are due, which a listing must not do.
 func runCron(ctx context.Context, env Env, args []string) error {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
-		fmt.Fprintf(env.Stderr, "Usage: zeroclaw cron %s\n", cronSynopsis)
-		if len(args) == 0 {
-			return errUsage
-		}
-		return nil
+	if done, err := groupHelp(env, "cron", cronSynopsis, args); done {
+		return err
 	}
 	switch args[0] {
 	case "list":
@@ -37,8 +35,11 @@ func runCron(ctx context.Context, env Env, args []string) error {
 	case "trigger", "run":
 		return cronTrigger(ctx, env, args[1:])
 	}
-	return withHint(fmt.Errorf("cron: unknown subcommand %q", args[0]), "zeroclaw cron "+cronSynopsis)
+	return unknownSub("cron", args[0], cronSynopsis, "list", "add", "remove", "runs", "trigger")
 }
+
+// jobHints answer a job that is not there (cron's not-found is -32602, as upstream's).
+var jobHints = map[int]string{api.CodeInvalidParams: "zeroclaw cron list (a job is named by its id or its name)"}
 
 func cronClient(ctx context.Context, env Env, configDir string) (*client, error) {
 	endpoint, err := endpointFor(env, configDir)
@@ -55,14 +56,25 @@ func cronList(ctx context.Context, env Env, args []string) error {
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	c, err := cronClient(ctx, env, *configDir)
+	layout, err := install.Resolve(*configDir, env.Getenv, env.Home)
 	if err != nil {
 		return err
 	}
-	defer c.close()
 	var res api.CronListResult
-	if err := c.call(ctx, api.MethodCronList, struct{}{}, &res); err != nil {
-		return fmt.Errorf("cron: list: %w", err)
+	c, err := connect(ctx, layout.Endpoint(env.Getenv), nil, nil)
+	switch {
+	case errors.Is(err, errNoDaemon): // read the jobs without starting a daemon, which would run the due ones
+		if res.Jobs, err = offlineCronJobs(ctx, layout); err != nil {
+			return err
+		}
+		fmt.Fprintln(env.Stderr, offlineNote)
+	case err != nil:
+		return err
+	default:
+		defer c.close()
+		if err := c.call(ctx, api.MethodCronList, struct{}{}, &res); err != nil {
+			return callError("cron list", err, nil)
+		}
 	}
 	if *asJSON {
 		return printJSON(env, res.Jobs)
@@ -158,7 +170,7 @@ func cronAdd(ctx context.Context, env Env, args []string) error {
 	params := api.CronAddParams{Agent: *agent, Schedule: raw, Command: *command, Prompt: *prompt, Name: *name}
 	var job api.CronJob
 	if err := c.call(ctx, api.MethodCronAdd, params, &job); err != nil {
-		return fmt.Errorf("cron: add: %w", err)
+		return callError("cron add", err, map[int]string{api.CodeInvalidParams: `zeroclaw cron add --cron "0 9 * * 1-5" --command "make test" (or --every 1h, --at 20m)`})
 	}
 	fmt.Fprintf(env.Stdout, "added job %s (%s), next run %s\n", job.ID, describeSchedule(job.Schedule), localTime(job.NextRun))
 	return nil
@@ -183,7 +195,7 @@ func parseAtFlag(s string, now time.Time) (time.Time, error) {
 func onlyAgent(ctx context.Context, c *client) (string, error) {
 	var res api.AgentsListResult
 	if err := c.call(ctx, api.MethodAgentsList, struct{}{}, &res); err != nil {
-		return "", fmt.Errorf("cron: add: %w", err)
+		return "", callError("cron add", err, nil)
 	}
 	var enabled []string
 	for _, a := range res.Agents {
@@ -198,9 +210,9 @@ func onlyAgent(ctx context.Context, c *client) (string, error) {
 }
 
 func cronRemove(ctx context.Context, env Env, args []string) error {
-	fs := newFlagSet(env, "cron remove", "ID [--config-dir DIR]")
+	fs := newFlagSet(env, "cron remove", "ID|NAME [--config-dir DIR]")
 	configDir := configDirFlag(fs)
-	id, err := parseWithID(fs, args, "job id")
+	id, err := parseWithID(fs, args, "job id or name")
 	if err != nil {
 		return err
 	}
@@ -209,19 +221,20 @@ func cronRemove(ctx context.Context, env Env, args []string) error {
 		return err
 	}
 	defer c.close()
-	if err := c.call(ctx, api.MethodCronDelete, api.CronIDParams{ID: id}, nil); err != nil {
-		return fmt.Errorf("cron: remove: %w", err)
+	var res api.CronDeleteResult
+	if err := c.call(ctx, api.MethodCronDelete, api.CronIDParams{ID: id}, &res); err != nil {
+		return callError("cron remove", err, jobHints)
 	}
-	fmt.Fprintf(env.Stdout, "removed job %s\n", id)
+	fmt.Fprintf(env.Stdout, "removed job %s\n", visible.Escape(res.ID))
 	return nil
 }
 
 func cronRuns(ctx context.Context, env Env, args []string) error {
-	fs := newFlagSet(env, "cron runs", "ID [--limit N] [--json] [--config-dir DIR]")
+	fs := newFlagSet(env, "cron runs", "ID|NAME [--limit N] [--json] [--config-dir DIR]")
 	configDir := configDirFlag(fs)
 	limit := fs.Int("limit", 20, "at most this many runs, newest first")
 	asJSON := fs.Bool("json", false, "print the runs as JSON")
-	id, err := parseWithID(fs, args, "job id")
+	id, err := parseWithID(fs, args, "job id or name")
 	if err != nil {
 		return err
 	}
@@ -232,7 +245,7 @@ func cronRuns(ctx context.Context, env Env, args []string) error {
 	defer c.close()
 	var res api.CronRunsResult
 	if err := c.call(ctx, api.MethodCronRuns, api.CronRunsParams{ID: id, Limit: *limit}, &res); err != nil {
-		return fmt.Errorf("cron: runs: %w", err)
+		return callError("cron runs", err, jobHints)
 	}
 	if *asJSON {
 		return printJSON(env, res.Runs)
@@ -257,9 +270,9 @@ func cronRuns(ctx context.Context, env Env, args []string) error {
 }
 
 func cronTrigger(ctx context.Context, env Env, args []string) error {
-	fs := newFlagSet(env, "cron trigger", "ID [--config-dir DIR]")
+	fs := newFlagSet(env, "cron trigger", "ID|NAME [--config-dir DIR]")
 	configDir := configDirFlag(fs)
-	id, err := parseWithID(fs, args, "job id")
+	id, err := parseWithID(fs, args, "job id or name")
 	if err != nil {
 		return err
 	}
@@ -270,7 +283,7 @@ func cronTrigger(ctx context.Context, env Env, args []string) error {
 	defer c.close()
 	var res api.CronTriggerResult
 	if err := c.call(ctx, api.MethodCronTrigger, api.CronIDParams{ID: id}, &res); err != nil {
-		return fmt.Errorf("cron: trigger: %w", err)
+		return callError("cron trigger", err, jobHints)
 	}
 	fmt.Fprintln(env.Stdout, strings.TrimRight(res.Output, "\n"))
 	if !res.Success {

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/zeroclaw-go/zeroclaw/internal/api"
+	"github.com/zeroclaw-go/zeroclaw/internal/install"
 	"github.com/zeroclaw-go/zeroclaw/internal/jsonrpc"
 	"github.com/zeroclaw-go/zeroclaw/internal/visible"
 )
@@ -37,13 +39,14 @@ type logLine struct {
 var severityNumbers = map[string]int{"trace": 1, "debug": 5, "info": 9, "warn": 13, "warning": 13, "error": 17}
 
 func runLogs(ctx context.Context, env Env, args []string) error {
-	fs := newFlagSet(env, "logs", "[--config-dir DIR] [-f] [--severity LEVEL] [--category CAT] [--since DURATION|TIME] [-n N] [--json]")
+	fs := newFlagSet(env, "logs", "[--config-dir DIR] [-f] [--severity LEVEL] [--category CAT] [--since DURATION|TIME] [--limit N] [--json]")
 	configDir := configDirFlag(fs)
 	follow := fs.Bool("f", false, "keep printing new events as they happen")
 	severity := fs.String("severity", "", "lowest severity shown: trace, debug, info, warn or error")
 	category := fs.String("category", "", "only events of this category (agent, tool, provider, session, system, ...)")
 	since := fs.String("since", "", "only events after this: a duration back from now (10m, 2h) or an RFC 3339 time")
-	limit := fs.Int("n", 50, "how many past events to print (newest ones)")
+	limit := fs.Int("limit", 50, "how many past events to print (newest ones)")
+	fs.IntVar(limit, "n", 50, "short for --limit")
 	asJSON := fs.Bool("json", false, "print each event as its JSON line")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -66,12 +69,13 @@ func runLogs(ctx context.Context, env Env, args []string) error {
 		}
 	}
 	if *limit < 1 {
-		return withHint(errors.New("-n must be at least 1"), "zeroclaw logs -n 100")
+		return withHint(errors.New("--limit must be at least 1"), "zeroclaw logs --limit 100")
 	}
-	endpoint, err := endpointFor(env, *configDir)
+	layout, err := install.Resolve(*configDir, env.Getenv, env.Home)
 	if err != nil {
 		return err
 	}
+	endpoint := layout.Endpoint(env.Getenv)
 	p := &logPrinter{out: env.Stdout, json: *asJSON, seen: map[string]bool{}, q: q}
 	c, err := connect(ctx, endpoint, nil, func(_ context.Context, req *jsonrpc.Request) (any, error) {
 		switch req.Method {
@@ -85,6 +89,18 @@ func runLogs(ctx context.Context, env Env, args []string) error {
 		}
 		return nil, nil
 	})
+	if errors.Is(err, errNoDaemon) && !*follow {
+		events, err := offlineLogs(layout, env, q)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintln(env.Stderr, offlineNote)
+		p.history(events)
+		return nil
+	}
+	if errors.Is(err, errNoDaemon) {
+		return withHint(fmt.Errorf("logs: -f follows a running daemon: %w", err), "zeroclaw logs (without -f) reads the saved events; zeroclaw daemon starts one")
+	}
 	if err != nil {
 		return err
 	}
@@ -176,20 +192,46 @@ func (p *logPrinter) printLocked(raw json.RawMessage) {
 	if e.Event.Outcome != "" {
 		kind += "/" + e.Event.Outcome
 	}
-	var extra []string
-	for _, k := range slices.Sorted(func(yield func(string) bool) {
-		for k := range e.Zeroclaw {
-			if !yield(k) {
-				return
-			}
-		}
-	}) {
-		if s, ok := e.Zeroclaw[k].(string); ok {
-			extra = append(extra, k+"="+strconv.Quote(s))
-		} else {
-			b, _ := json.Marshal(e.Zeroclaw[k])
-			extra = append(extra, k+"="+string(b))
-		}
+	extra := fields(e.Zeroclaw, 0)
+	// The attributes say why (error) and how much; a long one is cut, a nested one left to --json.
+	if v, ok := e.Attributes["error"]; ok {
+		extra = append(extra, fields(map[string]any{"error": v}, maxErrorAttr)...)
 	}
+	delete(e.Attributes, "error")
+	extra = append(extra, fields(e.Attributes, maxShortAttr)...)
 	fmt.Fprintf(p.out, "%s %-5s %-24s %s %s\n", e.Timestamp, e.SeverityText, kind, visible.Escape(e.Message), visible.Escape(strings.Join(extra, " ")))
+}
+
+// Longest attribute values the text view shows: the error in full up to maxErrorAttr, others up to
+// maxShortAttr (cut with "…").
+const (
+	maxErrorAttr = 500
+	maxShortAttr = 80
+)
+
+// fields renders m as sorted key=value pairs: strings quoted, other values as JSON. With limit > 0 a value
+// longer than limit is cut and an object or array skipped (see --json).
+func fields(m map[string]any, limit int) []string {
+	var out []string
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		var v string
+		switch x := m[k].(type) {
+		case string:
+			if r := []rune(x); limit > 0 && len(r) > limit {
+				x = string(r[:limit-1]) + "…"
+			}
+			v = strconv.Quote(x)
+		case map[string]any, []any:
+			if limit > 0 {
+				continue
+			}
+			b, _ := json.Marshal(x)
+			v = string(b)
+		default:
+			b, _ := json.Marshal(x)
+			v = string(b)
+		}
+		out = append(out, k+"="+v)
+	}
+	return out
 }

@@ -9,15 +9,11 @@ import (
 	"github.com/zeroclaw-go/zeroclaw/internal/visible"
 )
 
-const memorySynopsis = "list [--agent A] [--category C] [--session S] | search QUERY [--agent A] [--limit N] | get KEY [--agent A] | forget KEY [--agent A]"
+const memorySynopsis = "list [--agent A] [--category C] [--session S] [--json] | search QUERY [--agent A] [--limit N] [--json] | get KEY [--agent A] [--json] | forget KEY [--agent A]"
 
 func runMemory(ctx context.Context, env Env, args []string) error {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
-		fmt.Fprintf(env.Stderr, "Usage: zeroclaw memory %s\n", memorySynopsis)
-		if len(args) == 0 {
-			return errUsage
-		}
-		return nil
+	if done, err := groupHelp(env, "memory", memorySynopsis, args); done {
+		return err
 	}
 	switch args[0] {
 	case "list":
@@ -29,52 +25,58 @@ func runMemory(ctx context.Context, env Env, args []string) error {
 	case "forget":
 		return memoryForget(ctx, env, args[1:])
 	}
-	return withHint(fmt.Errorf("memory: unknown subcommand %q", args[0]), "zeroclaw memory "+memorySynopsis)
+	return unknownSub("memory", args[0], memorySynopsis, "list", "search", "get", "forget")
 }
 
 func memoryList(ctx context.Context, env Env, args []string) error {
-	fs := newFlagSet(env, "memory list", "[--config-dir DIR] [--agent A] [--category C] [--session S]")
+	fs := newFlagSet(env, "memory list", "[--config-dir DIR] [--agent A] [--category C] [--session S] [--json]")
 	configDir := configDirFlag(fs)
 	agent := fs.String("agent", "", "only this agent's memories (and those it may read)")
 	category := fs.String("category", "", "only this category (core, daily, conversation or a custom name)")
 	sessionID := fs.String("session", "", "only memories of this session key")
+	asJSON := fs.Bool("json", false, "print the entries as JSON")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	var res api.MemoryEntriesResult
 	if err := memoryCall(ctx, env, *configDir, api.MethodMemoryList, api.MemoryListParams{Agent: *agent, Category: *category, SessionID: *sessionID}, &res); err != nil {
-		return fmt.Errorf("memory: list: %w", err)
+		return callError("memory list", err, nil)
 	}
-	return printEntries(env, res)
+	return printEntries(env, res, *asJSON)
 }
 
 func memorySearch(ctx context.Context, env Env, args []string) error {
-	fs := newFlagSet(env, "memory search", "QUERY [--config-dir DIR] [--agent A] [--limit N]")
+	fs := newFlagSet(env, "memory search", "QUERY [--config-dir DIR] [--agent A] [--limit N] [--json]")
 	configDir := configDirFlag(fs)
 	agent := fs.String("agent", "", "search this agent's memories (and those it may read)")
 	limit := fs.Int("limit", 10, "at most this many results")
+	asJSON := fs.Bool("json", false, "print the entries as JSON")
 	query, err := parseWithID(fs, args, "query")
 	if err != nil {
 		return err
 	}
 	var res api.MemoryEntriesResult
 	if err := memoryCall(ctx, env, *configDir, api.MethodMemorySearch, api.MemorySearchParams{Query: query, Agent: *agent, Limit: *limit}, &res); err != nil {
-		return fmt.Errorf("memory: search: %w", err)
+		return callError("memory search", err, nil)
 	}
-	return printEntries(env, res)
+	return printEntries(env, res, *asJSON)
 }
 
 func memoryGet(ctx context.Context, env Env, args []string) error {
-	fs := newFlagSet(env, "memory get", "KEY [--config-dir DIR] [--agent A]")
+	fs := newFlagSet(env, "memory get", "KEY [--config-dir DIR] [--agent A] [--json]")
 	configDir := configDirFlag(fs)
 	agent := fs.String("agent", "", "this agent's memory (else any agent's)")
+	asJSON := fs.Bool("json", false, "print the entry as JSON")
 	key, err := parseWithID(fs, args, "key")
 	if err != nil {
 		return err
 	}
 	var res api.MemoryGetResult
 	if err := memoryCall(ctx, env, *configDir, api.MethodMemoryGet, api.MemoryGetParams{Key: key, Agent: *agent}, &res); err != nil {
-		return fmt.Errorf("memory: get %s: %w", key, err)
+		return callError("memory get", err, memoryHints)
+	}
+	if *asJSON {
+		return printJSON(env, res.Entry)
 	}
 	e := res.Entry
 	fmt.Fprintf(env.Stdout, "key:      %s\ncategory: %s\nagent:    %s\ncreated:  %s\n\n%s\n", visible.Escape(e.Key),
@@ -92,7 +94,7 @@ func memoryForget(ctx context.Context, env Env, args []string) error {
 	}
 	var res api.MemoryDeleteResult
 	if err := memoryCall(ctx, env, *configDir, api.MethodMemoryDelete, api.MemoryDeleteParams{Key: key, Agent: *agent}, &res); err != nil {
-		return fmt.Errorf("memory: forget %s: %w", key, err)
+		return callError("memory forget", err, memoryHints)
 	}
 	fmt.Fprintf(env.Stdout, "forgot %s\n", visible.Escape(key))
 	return nil
@@ -108,7 +110,13 @@ func memoryCall(ctx context.Context, env Env, configDir, method string, params, 
 	return c.call(ctx, method, params, out)
 }
 
-func printEntries(env Env, res api.MemoryEntriesResult) error {
+// memoryHints answer a key that is not there.
+var memoryHints = map[int]string{api.CodeNotFound: "zeroclaw memory list (or memory search TEXT) shows the keys"}
+
+func printEntries(env Env, res api.MemoryEntriesResult, asJSON bool) error {
+	if asJSON {
+		return printJSON(env, res.Entries)
+	}
 	if res.Count == 0 {
 		fmt.Fprintln(env.Stderr, "no memories")
 		return nil

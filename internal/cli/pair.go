@@ -12,16 +12,12 @@ import (
 	"github.com/zeroclaw-go/zeroclaw/internal/visible"
 )
 
-const pairSynopsis = "code [--profile NAME] | list | revoke DEVICE_ID"
+const pairSynopsis = "code [--profile NAME] | list [--json] | revoke DEVICE_ID"
 
 // runPair manages gateway pairing through the running daemon (the code lives in its memory).
 func runPair(ctx context.Context, env Env, args []string) error {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
-		fmt.Fprintf(env.Stderr, "Usage: zeroclaw pair %s\n", pairSynopsis)
-		if len(args) == 0 {
-			return errUsage
-		}
-		return nil
+	if done, err := groupHelp(env, "pair", pairSynopsis, args); done {
+		return err
 	}
 	switch args[0] {
 	case "code":
@@ -31,7 +27,7 @@ func runPair(ctx context.Context, env Env, args []string) error {
 	case "revoke":
 		return pairRevoke(ctx, env, args[1:])
 	}
-	return withHint(fmt.Errorf("pair: unknown subcommand %q", args[0]), "zeroclaw pair "+pairSynopsis)
+	return unknownSub("pair", args[0], pairSynopsis, "code", "list", "revoke")
 }
 
 // pairCall calls the running daemon; pairing needs one (a new daemon would make a code nobody else knows).
@@ -62,7 +58,7 @@ func pairCode(ctx context.Context, env Env, args []string) error {
 			return withHint(fmt.Errorf("pair: code: %s", strings.TrimPrefix(we.Message, "pairing: ")),
 				"pick a defined profile, or define one first: [permission_profiles.NAME] grants = [\"sessions:execute\"] in config.toml, then zeroclaw config reload")
 		}
-		return fmt.Errorf("pair: code: %w", err)
+		return callError("pair code", err, nil)
 	}
 	fmt.Fprintln(env.Stdout, res.PairingCode)
 	who := "the device paired with it is the owner's equal unless gateway.device_permission_profiles restricts devices"
@@ -74,14 +70,18 @@ func pairCode(ctx context.Context, env Env, args []string) error {
 }
 
 func pairList(ctx context.Context, env Env, args []string) error {
-	fs := newFlagSet(env, "pair list", "[--config-dir DIR]")
+	fs := newFlagSet(env, "pair list", "[--config-dir DIR] [--json]")
 	configDir := configDirFlag(fs)
+	asJSON := fs.Bool("json", false, "print the devices as JSON")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	var res api.DevicesListResult
 	if err := pairCall(ctx, env, *configDir, api.MethodDevicesList, struct{}{}, &res); err != nil {
-		return fmt.Errorf("pair: list: %w", err)
+		return callError("pair list", err, nil)
+	}
+	if *asJSON {
+		return printJSON(env, res.Devices)
 	}
 	if res.Count == 0 {
 		fmt.Fprintln(env.Stderr, "no paired devices")
@@ -110,7 +110,7 @@ func pairRevoke(ctx context.Context, env Env, args []string) error {
 	}
 	var res api.DeviceRevokeResult
 	if err := pairCall(ctx, env, *configDir, api.MethodDevicesRevoke, api.DeviceParams{ID: id}, &res); err != nil {
-		return fmt.Errorf("pair: revoke %s: %w", id, err)
+		return callError("pair revoke", err, map[int]string{api.CodeNotFound: "zeroclaw pair list"})
 	}
 	fmt.Fprintf(env.Stdout, "revoked %s: its bearer token no longer works\n", res.DeviceID)
 	return nil

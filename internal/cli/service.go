@@ -15,12 +15,8 @@ const serviceSynopsis = "install | uninstall | start | stop | status [--config-d
 
 // runService installs the daemon as a per-user service (a systemd user unit, a launchd agent) and drives it.
 func runService(ctx context.Context, env Env, args []string) error {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
-		fmt.Fprintf(env.Stderr, "Usage: zeroclaw service %s\n", serviceSynopsis)
-		if len(args) == 0 {
-			return errUsage
-		}
-		return nil
+	if done, err := groupHelp(env, "service", serviceSynopsis, args); done {
+		return err
 	}
 	action := args[0]
 	switch action {

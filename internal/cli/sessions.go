@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -10,17 +11,14 @@ import (
 	"time"
 
 	"github.com/zeroclaw-go/zeroclaw/internal/api"
+	"github.com/zeroclaw-go/zeroclaw/internal/visible"
 )
 
-const sessionsSynopsis = "list [--query Q] [--limit N] | show ID [--limit N] | delete ID"
+const sessionsSynopsis = "list [--query Q] [--limit N] [--json] | show ID|PREFIX [--limit N] [--json] | delete ID|PREFIX"
 
 func runSessions(ctx context.Context, env Env, args []string) error {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
-		fmt.Fprintf(env.Stderr, "Usage: zeroclaw sessions %s\n", sessionsSynopsis)
-		if len(args) == 0 {
-			return errUsage
-		}
-		return nil
+	if done, err := groupHelp(env, "sessions", sessionsSynopsis, args); done {
+		return err
 	}
 	switch args[0] {
 	case "list":
@@ -30,7 +28,7 @@ func runSessions(ctx context.Context, env Env, args []string) error {
 	case "delete":
 		return sessionsDelete(ctx, env, args[1:])
 	}
-	return withHint(fmt.Errorf("sessions: unknown subcommand %q", args[0]), "zeroclaw sessions "+sessionsSynopsis)
+	return unknownSub("sessions", args[0], sessionsSynopsis, "list", "show", "delete")
 }
 
 // sessionsClient connects to the daemon, starting an ephemeral one if none runs so history is readable anyway.
@@ -43,10 +41,11 @@ func sessionsClient(ctx context.Context, env Env, configDir string) (*client, er
 }
 
 func sessionsList(ctx context.Context, env Env, args []string) error {
-	fs := newFlagSet(env, "sessions list", "[--config-dir DIR] [--query Q] [--limit N]")
+	fs := newFlagSet(env, "sessions list", "[--config-dir DIR] [--query Q] [--limit N] [--json]")
 	configDir := configDirFlag(fs)
 	query := fs.String("query", "", "only sessions whose messages match this full-text query")
-	limit := fs.Int("limit", 0, "at most this many sessions (default: the daemon's)")
+	limit := fs.Int("limit", 0, "at most this many sessions (default: all)")
+	asJSON := fs.Bool("json", false, "print the sessions as JSON (each with its title)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -57,29 +56,105 @@ func sessionsList(ctx context.Context, env Env, args []string) error {
 	defer c.close()
 	var res api.SessionListResult
 	if err := c.call(ctx, api.MethodSessionList, api.SessionListParams{Query: *query, Limit: *limit}, &res); err != nil {
-		return fmt.Errorf("sessions: list: %w", err)
+		return callError("sessions list", err, nil)
 	}
-	if len(res.Sessions) == 0 {
+	rows := make([]sessionRow, len(res.Sessions))
+	for i, s := range res.Sessions {
+		rows[i] = sessionRow{SessionSummary: s, Title: sessionTitle(ctx, c, s)}
+	}
+	if *asJSON {
+		return printJSON(env, rows)
+	}
+	if len(rows) == 0 {
 		fmt.Fprintln(env.Stderr, "no sessions")
 		return nil
 	}
 	tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tAGENT\tMESSAGES\tLAST ACTIVITY\tSTATE")
-	for _, s := range res.Sessions {
+	fmt.Fprintln(tw, "ID\tAGENT\tMESSAGES\tLAST ACTIVITY\tSTATE\tTITLE")
+	for _, s := range rows {
 		agent := s.AgentAlias
 		if agent == "" {
 			agent = "-"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", s.SessionID, agent, s.MessageCount, localTime(s.LastActivity), s.State)
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\n", s.SessionID, visible.Escape(agent), s.MessageCount, localTime(s.LastActivity), s.State,
+			visible.Escape(s.Title))
 	}
 	return tw.Flush()
 }
 
+// sessionRow is a listed session with its title.
+type sessionRow struct {
+	api.SessionSummary
+	Title string `json:"title"`
+}
+
+// titleRunes bounds a title taken from the first message.
+const titleRunes = 50
+
+// sessionTitle is the session's name, else the first line of its first message, cut to titleRunes.
+func sessionTitle(ctx context.Context, c *client, s api.SessionSummary) string {
+	if s.Name != "" {
+		return s.Name
+	}
+	var page api.SessionMessagesResult
+	first := 1
+	if s.MessageCount == 0 || c.call(ctx, api.MethodSessionMsgs, api.SessionMessagesParams{SessionID: s.SessionID, BeforeIndex: &first, Limit: 1}, &page) != nil ||
+		len(page.Messages) == 0 {
+		return ""
+	}
+	t := strings.TrimSpace(page.Messages[0].Content)
+	if i := strings.IndexByte(t, '\n'); i >= 0 {
+		t = t[:i] + " …"
+	}
+	if r := []rune(t); len(r) > titleRunes {
+		t = string(r[:titleRunes-1]) + "…"
+	}
+	return t
+}
+
+// resolveSession maps a session id, or a unique prefix of one, to the id of a stored session; an unknown id or
+// an ambiguous prefix is an error naming what to do.
+func resolveSession(ctx context.Context, c *client, arg string) (string, error) {
+	var res api.SessionListResult
+	if err := c.call(ctx, api.MethodSessionList, api.SessionListParams{}, &res); err != nil {
+		return "", callError("sessions", err, nil)
+	}
+	var matches []string
+	for _, s := range res.Sessions {
+		if s.SessionID == arg {
+			return arg, nil
+		}
+		if strings.HasPrefix(s.SessionID, arg) {
+			matches = append(matches, s.SessionID)
+		}
+	}
+	switch len(matches) {
+	case 1:
+		return matches[0], nil
+	case 0:
+		// A session the list leaves out (no agent recorded) is still shown by its full id.
+		var page api.SessionMessagesResult
+		if err := c.call(ctx, api.MethodSessionMsgs, api.SessionMessagesParams{SessionID: arg, Limit: 1}, &page); err == nil && page.Total > 0 {
+			return arg, nil
+		}
+		return "", withHint(fmt.Errorf("sessions: no session %q", visible.Escape(arg)), "zeroclaw sessions list (an id or a unique prefix of one)")
+	}
+	const shown = 10
+	list := matches[:min(len(matches), shown)]
+	more := ""
+	if len(matches) > shown {
+		more = fmt.Sprintf(" and %d more", len(matches)-shown)
+	}
+	return "", withHint(fmt.Errorf("sessions: %q is the prefix of %d sessions: %s%s", visible.Escape(arg), len(matches), strings.Join(list, ", "), more),
+		"give more of the id")
+}
+
 func sessionsShow(ctx context.Context, env Env, args []string) error {
-	fs := newFlagSet(env, "sessions show", "ID [--config-dir DIR] [--limit N]")
+	fs := newFlagSet(env, "sessions show", "ID|PREFIX [--config-dir DIR] [--limit N] [--json]")
 	configDir := configDirFlag(fs)
 	limit := fs.Int("limit", 0, "show only the last N messages (default: the daemon's page size)")
-	id, err := parseWithID(fs, args, "session id")
+	asJSON := fs.Bool("json", false, "print the messages as JSON, as stored")
+	arg, err := parseWithID(fs, args, "session id")
 	if err != nil {
 		return err
 	}
@@ -88,12 +163,20 @@ func sessionsShow(ctx context.Context, env Env, args []string) error {
 		return err
 	}
 	defer c.close()
+	id, err := resolveSession(ctx, c, arg)
+	if err != nil {
+		return err
+	}
 	var res api.SessionMessagesResult
 	if err := c.call(ctx, api.MethodSessionMsgs, api.SessionMessagesParams{SessionID: id, Limit: *limit}, &res); err != nil {
-		return fmt.Errorf("sessions: show %s: %w", id, err)
+		return callError("sessions show", err, map[int]string{api.CodeSessionNotFound: "zeroclaw sessions list"})
+	}
+	if *asJSON {
+		return printJSON(env, res)
 	}
 	for _, m := range res.Messages {
-		fmt.Fprintf(env.Stdout, "[%d] %s: %s\n", m.Index, m.Role, strings.ReplaceAll(m.Content, "\n", "\n    "))
+		role, text := renderMessage(m)
+		fmt.Fprintf(env.Stdout, "[%d] %s: %s\n", m.Index, visible.Escape(role), strings.Join(visible.Lines(text), "\n    "))
 	}
 	if res.HasOlder {
 		fmt.Fprintf(env.Stderr, "(%d older messages not shown; use --limit %d to see them all)\n", res.Start, res.Total)
@@ -101,10 +184,65 @@ func sessionsShow(ctx context.Context, env Env, args []string) error {
 	return nil
 }
 
+// storedTurn is the stored shape of a tool turn (agent/history.go): an assistant message that calls tools, or
+// a tool message with one result.
+type storedTurn struct {
+	Calls []struct {
+		Name      string          `json:"name"`
+		Arguments json.RawMessage `json:"arguments"`
+	} `json:"zeroclaw_tool_calls"`
+	Text   string `json:"text"`
+	Result *struct {
+		Name    string `json:"name"`
+		Content string `json:"content"`
+		IsError bool   `json:"is_error"`
+	} `json:"zeroclaw_tool_result"`
+}
+
+// argsPreview bounds the arguments shown for a tool call.
+const argsPreview = 200
+
+// renderMessage shows a tool turn as text: "assistant: calls memory_store {...}", "tool memory_store: output".
+// Anything else is shown as stored.
+func renderMessage(m api.SessionMessage) (role, text string) {
+	if !strings.HasPrefix(m.Content, `{"zeroclaw_tool_`) {
+		return m.Role, m.Content
+	}
+	var t storedTurn
+	if json.Unmarshal([]byte(m.Content), &t) != nil {
+		return m.Role, m.Content
+	}
+	switch {
+	case t.Result != nil:
+		role = "tool " + t.Result.Name
+		if t.Result.IsError {
+			role += " (error)"
+		}
+		return role, t.Result.Content
+	case len(t.Calls) > 0:
+		var b strings.Builder
+		if t.Text != "" {
+			b.WriteString(t.Text + "\n")
+		}
+		for i, c := range t.Calls {
+			if i > 0 {
+				b.WriteString("\n")
+			}
+			args := string(c.Arguments)
+			if r := []rune(args); len(r) > argsPreview {
+				args = string(r[:argsPreview-1]) + "…"
+			}
+			fmt.Fprintf(&b, "→ %s %s", c.Name, args)
+		}
+		return m.Role, b.String()
+	}
+	return m.Role, m.Content
+}
+
 func sessionsDelete(ctx context.Context, env Env, args []string) error {
-	fs := newFlagSet(env, "sessions delete", "ID [--config-dir DIR]")
+	fs := newFlagSet(env, "sessions delete", "ID|PREFIX [--config-dir DIR]")
 	configDir := configDirFlag(fs)
-	id, err := parseWithID(fs, args, "session id")
+	arg, err := parseWithID(fs, args, "session id")
 	if err != nil {
 		return err
 	}
@@ -113,9 +251,13 @@ func sessionsDelete(ctx context.Context, env Env, args []string) error {
 		return err
 	}
 	defer c.close()
+	id, err := resolveSession(ctx, c, arg)
+	if err != nil {
+		return err
+	}
 	var res api.SessionDeleteResult
 	if err := c.call(ctx, api.MethodSessionDelete, api.SessionIDParams{SessionID: id}, &res); err != nil {
-		return fmt.Errorf("sessions: delete %s: %w", id, err)
+		return callError("sessions delete", err, map[int]string{api.CodeSessionNotFound: "zeroclaw sessions list"})
 	}
 	fmt.Fprintf(env.Stdout, "deleted session %s\n", id)
 	return nil
@@ -124,6 +266,7 @@ func sessionsDelete(ctx context.Context, env Env, args []string) error {
 // parseWithID parses flags and exactly one positional argument (what names it: "session id", "job id"...), which
 // may come before or after the flags.
 func parseWithID(fs *flag.FlagSet, args []string, what string) (string, error) {
+	helpFirst(fs, args)
 	var id string
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
 		id, args = args[0], args[1:]

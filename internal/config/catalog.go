@@ -69,7 +69,7 @@ func CatalogModelsFor(cfg *Config, provider string) (api.CatalogModelsResult, er
 	models = append(models, extra...)
 	res := api.CatalogModelsResult{ModelProvider: provider, Models: models, Local: catalog[i].Local}
 	for _, m := range models {
-		if p, ok := cfg.Cost.Prices[m]; ok {
+		if p, ok := cfg.Cost.PriceOf(m); ok {
 			if res.Pricing == nil {
 				res.Pricing = map[string]api.ModelPricing{}
 			}

@@ -267,14 +267,21 @@ func TestRenameProviderRewritesAgentsAndRefusesDottedEntries(t *testing.T) {
 }
 
 func TestCatalogAndMeta(t *testing.T) {
-	m, _ := openManager(t, mapKeysConfig+"\n[cost.prices.\"gpt-4o\"]\ninput = 2.5\noutput = 10.0\n[providers.models.openai.work]\nmodel = \"my-tuned-model\"\n")
+	m, _ := openManager(t, mapKeysConfig+"\n[cost.prices.\"gpt-4o\"]\ninput = 3.5\noutput = 10.0\n[providers.models.openai.work]\nmodel = \"my-tuned-model\"\n")
 	cfg := m.Current()
 	res, err := CatalogModelsFor(cfg, "openai.work")
 	if err != nil || res.Models[0] != "gpt-4.1" || res.Models[len(res.Models)-1] != "my-tuned-model" || res.Local || res.Live {
 		t.Fatalf("catalog-models %+v %v", res, err)
 	}
-	if p := res.Pricing["gpt-4o"]; p.Input != 2.5 || p.Output != 10 || len(res.Pricing) != 1 {
+	// cost.prices overrides the built-in list price; the other catalog models carry theirs; a custom model none.
+	if p := res.Pricing["gpt-4o"]; p.Input != 3.5 || p.Output != 10 {
 		t.Fatalf("pricing %+v", res.Pricing)
+	}
+	if p, ok := res.Pricing["gpt-4o-mini"]; !ok || p.Input != 0.15 || p.Output != 0.6 {
+		t.Fatalf("built-in pricing %+v", res.Pricing)
+	}
+	if _, ok := res.Pricing["my-tuned-model"]; ok {
+		t.Fatalf("a custom model has no price: %+v", res.Pricing)
 	}
 	for _, bad := range []string{"nope", "openai.missing", ""} {
 		if _, err := CatalogModelsFor(cfg, bad); !errors.Is(err, ErrInvalidValue) {

@@ -67,11 +67,12 @@ func NewTracker(o Options) *Tracker {
 	return &Tracker{o: o, started: o.Clock.Now(), warned: map[string]bool{}, unpriced: map[string]bool{}}
 }
 
-// Price returns the cost of u under the prices of cfg and whether the model has a price. Upstream's formula:
+// Price returns the cost of u under the prices of cfg (cost.prices, else the built-in list prices, see
+// config.CostConfig.PriceOf) and whether the model has a price. Upstream's formula:
 // cached input at the cached rate (the input rate when none), the rest of the input at the input rate, output
 // at the output rate; a negative or non-finite rate counts as 0.
 func Price(cfg *config.Config, u Usage) (float64, bool) {
-	p, ok := cfg.Cost.Prices[u.Model]
+	p, ok := cfg.Cost.PriceOf(u.Model)
 	if !ok {
 		return 0, false
 	}

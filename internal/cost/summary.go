@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/zeroclaw-go/zeroclaw/internal/store"
@@ -22,6 +23,9 @@ type Summary struct {
 	ByModel        map[string]*ModelStats `json:"by_model"`
 	ByAgent        map[string]*AgentStats `json:"by_agent"`
 	ByDay          map[string]*DayStats   `json:"by_day"`
+	// UnpricedModels are the models of the selection recorded without a price (at $0, outside the budgets),
+	// sorted (ours): what needs a cost.prices entry.
+	UnpricedModels []string `json:"unpriced_models"`
 }
 
 // ModelStats is upstream's per-model line.
@@ -50,6 +54,8 @@ type AgentStats struct {
 type DayStats struct {
 	Day          string  `json:"day"`
 	CostUSD      float64 `json:"cost_usd"`
+	InputTokens  int64   `json:"input_tokens"`
+	OutputTokens int64   `json:"output_tokens"`
 	TotalTokens  int64   `json:"total_tokens"`
 	RequestCount int     `json:"request_count"`
 }
@@ -61,7 +67,8 @@ type DayStats struct {
 func (t *Tracker) Query(agent string, from, to time.Time) (Summary, error) {
 	now := t.o.Clock.Now().UTC()
 	day, month := now.Format("2006-01-02"), now.Format("2006-01")
-	s := Summary{ByModel: map[string]*ModelStats{}, ByAgent: map[string]*AgentStats{}, ByDay: map[string]*DayStats{}}
+	s := Summary{ByModel: map[string]*ModelStats{}, ByAgent: map[string]*AgentStats{}, ByDay: map[string]*DayStats{},
+		UnpricedModels: []string{}}
 	bounded := agent == "" && (!from.IsZero() || !to.IsZero())
 	err := readLedger(t.o.Ledger.Path(), func(r store.CostRecord, at time.Time) {
 		if agent != "" && r.AgentAlias != agent {
@@ -113,9 +120,15 @@ func (t *Tracker) Query(agent string, from, to time.Time) (Summary, error) {
 			s.ByDay[d] = ds
 		}
 		ds.CostUSD += u.CostUSD
+		ds.InputTokens += int64(u.InputTokens)
+		ds.OutputTokens += int64(u.OutputTokens)
 		ds.TotalTokens += int64(u.TotalTokens)
 		ds.RequestCount++
+		if u.PricingAvailable != nil && !*u.PricingAvailable && !slices.Contains(s.UnpricedModels, u.Model) {
+			s.UnpricedModels = append(s.UnpricedModels, u.Model)
+		}
 	})
+	slices.Sort(s.UnpricedModels)
 	if err != nil {
 		return Summary{}, err
 	}

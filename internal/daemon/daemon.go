@@ -161,6 +161,7 @@ func Run(ctx context.Context, opts Options) error {
 	if created {
 		log.Info("wrote default config", "component", "config", "path", layout.ConfigPath())
 	}
+	warnReadable(log, layout.ConfigPath(), layout.SecretKeyPath())
 	// As upstream: entries that fail validation are disabled with a warning and the rest runs (config.OpenLenient).
 	cfg, err := config.OpenLenient(layout.ConfigPath(), secrets.New(layout.SecretKeyPath()), opts.Environ, log.With("component", "config"))
 	if err != nil {
@@ -490,4 +491,19 @@ func cmpOr(d, def time.Duration) time.Duration {
 		return d
 	}
 	return def
+}
+
+// warnReadable warns about each of paths (config.toml, .secret_key) that other users may read: the secrets in
+// the one and the key to them in the other. It only stats them (a mode check opens nothing).
+func warnReadable(log *slog.Logger, paths ...string) {
+	for _, p := range paths {
+		fi, err := os.Stat(p)
+		if err != nil || runtime.GOOS == "windows" {
+			continue
+		}
+		if perm := fi.Mode().Perm(); perm&0o077 != 0 {
+			log.Warn("file is readable by other users: its secrets are exposed", "component", "install", "path", p,
+				"mode", fmt.Sprintf("%04o", perm), "fix", fmt.Sprintf("chmod 600 %s", p))
+		}
+	}
 }

@@ -31,10 +31,11 @@ func (s *Server) registerCron(c *cron.Scheduler) {
 		return api.CronListResult{Jobs: jobs}, err
 	}))
 	s.register(api.MethodCronGet, handle(grantCronRead, func(ctx context.Context, _ *Peer, p *api.CronIDParams) (api.CronJob, error) {
-		if err := requireID(p.ID); err != nil {
+		id, err := resolveJob(ctx, c, p.ID)
+		if err != nil {
 			return api.CronJob{}, err
 		}
-		return c.Get(ctx, p.ID)
+		return c.Get(ctx, id)
 	}))
 	s.register(api.MethodCronAdd, handle(grantCronCreate, func(ctx context.Context, _ *Peer, p *api.CronAddParams) (api.CronJob, error) {
 		sc, err := scheduleParam(p.Schedule, p.TZ, nil, false)
@@ -64,32 +65,35 @@ func (s *Server) registerCron(c *cron.Scheduler) {
 		return c.Patch(ctx, p.ID, patch)
 	}))
 	s.register(api.MethodCronDelete, handle(grantCronDelete, func(ctx context.Context, _ *Peer, p *api.CronIDParams) (api.CronDeleteResult, error) {
-		if err := requireID(p.ID); err != nil {
+		id, err := resolveJob(ctx, c, p.ID)
+		if err != nil {
 			return api.CronDeleteResult{}, err
 		}
-		if err := c.Delete(ctx, p.ID); err != nil {
+		if err := c.Delete(ctx, id); err != nil {
 			return api.CronDeleteResult{}, err
 		}
-		return api.CronDeleteResult{ID: p.ID, Deleted: true}, nil
+		return api.CronDeleteResult{ID: id, Deleted: true}, nil
 	}))
 	s.register(api.MethodCronRuns, handle(grantCronRead, func(ctx context.Context, _ *Peer, p *api.CronRunsParams) (api.CronRunsResult, error) {
-		if err := requireID(p.ID); err != nil {
+		id, err := resolveJob(ctx, c, p.ID)
+		if err != nil {
 			return api.CronRunsResult{}, err
 		}
 		if err := router.NonNegative("limit", p.Limit); err != nil {
 			return api.CronRunsResult{}, err
 		}
-		runs, err := c.Runs(ctx, p.ID, p.Limit)
+		runs, err := c.Runs(ctx, id, p.Limit)
 		if runs == nil {
 			runs = []api.CronRun{}
 		}
 		return api.CronRunsResult{Runs: runs}, err
 	}))
 	trigger := handle(grantCronExecute, func(ctx context.Context, _ *Peer, p *api.CronIDParams) (api.CronTriggerResult, error) {
-		if err := requireID(p.ID); err != nil {
+		id, err := resolveJob(ctx, c, p.ID)
+		if err != nil {
 			return api.CronTriggerResult{}, err
 		}
-		return c.Trigger(ctx, p.ID)
+		return c.Trigger(ctx, id)
 	})
 	trigger.Concurrent = true // a job may run for minutes; other requests go on meanwhile
 	s.register(api.MethodCronTrigger, trigger)
@@ -99,6 +103,14 @@ func (s *Server) registerCron(c *cron.Scheduler) {
 		}
 		return c.Settings(), nil
 	}))
+}
+
+// resolveJob maps a job id, or a job's case-insensitive name (any agent's), to its id, as the cron tools do.
+func resolveJob(ctx context.Context, c *cron.Scheduler, idOrName string) (string, error) {
+	if err := requireID(idOrName); err != nil {
+		return "", err
+	}
+	return c.Resolve(ctx, idOrName, "")
 }
 
 func requireID(id string) error {

@@ -116,18 +116,25 @@ func (s *Server) registerMemory(m *memory.Manager) {
 		if p.Key == "" {
 			return api.MemoryDeleteResult{}, fmt.Errorf("%w: key is required", memory.ErrInvalid)
 		}
+		var found bool
+		var err error
 		if p.Agent != "" {
-			h, err := agentMemory(ctx, m, p.Agent)
-			if err == nil {
-				_, err = h.Forget(ctx, p.Key)
+			var h *memory.Scoped
+			if h, err = agentMemory(ctx, m, p.Agent); err == nil {
+				found, err = h.Forget(ctx, p.Key)
 			}
-			return api.MemoryDeleteResult{Key: p.Key, Deleted: err == nil}, err
+		} else if b, err2 := shared(m); err2 != nil {
+			err = err2
+		} else {
+			found, err = b.Forget(ctx, "", p.Key)
 		}
-		b, err := shared(m)
-		if err == nil {
-			_, err = b.Forget(ctx, "", p.Key)
+		if err == nil && !found { // upstream answers deleted:true for a key that never existed; a typo deserves better
+			err = fmt.Errorf("%w: Memory key `%s` not found", memory.ErrNotFound, p.Key)
 		}
-		return api.MemoryDeleteResult{Key: p.Key, Deleted: err == nil}, err
+		if err != nil {
+			return api.MemoryDeleteResult{}, err
+		}
+		return api.MemoryDeleteResult{Key: p.Key, Deleted: true}, nil
 	}))
 }
 
@@ -172,12 +179,15 @@ func previews(entries []memory.Entry) api.MemoryEntriesResult {
 	return out
 }
 
-// memoryCode maps memory errors: bad requests are -32602; an absent store or key is upstream's -32603.
+// memoryCode maps memory errors: bad requests are -32602; a missing key is the not-found code (upstream's
+// -32603 made it look like a daemon failure); an absent store is -32603.
 func memoryCode(err error) (int, bool) {
 	switch {
 	case errors.Is(err, memory.ErrInvalid), errors.Is(err, memory.ErrForeign), errors.Is(err, memory.ErrLocked):
 		return api.CodeInvalidParams, true
-	case errors.Is(err, memory.ErrUnavailable), errors.Is(err, memory.ErrNotFound), errors.Is(err, memory.ErrUnsupported):
+	case errors.Is(err, memory.ErrNotFound):
+		return api.CodeNotFound, true
+	case errors.Is(err, memory.ErrUnavailable), errors.Is(err, memory.ErrUnsupported):
 		return api.CodeInternalError, true
 	}
 	return 0, false

@@ -87,7 +87,7 @@ func wireDevice(d store.Device) api.Device {
 func pairingCode(err error) int {
 	switch {
 	case errors.Is(err, pairing.ErrNotFound):
-		return api.CodeSessionNotFound
+		return api.CodeNotFound
 	case errors.Is(err, pairing.ErrDisabled):
 		return api.CodePreconditionFailed
 	case errors.Is(err, pairing.ErrInvalidCode), errors.Is(err, pairing.ErrUnknownProfile):

@@ -6,13 +6,16 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/zeroclaw-go/zeroclaw/internal/api"
 	"github.com/zeroclaw-go/zeroclaw/internal/clock"
 	"github.com/zeroclaw-go/zeroclaw/internal/config"
 	"github.com/zeroclaw-go/zeroclaw/internal/skills"
+	"github.com/zeroclaw-go/zeroclaw/internal/workspace"
 )
 
 // Grants of the skills methods.
@@ -39,6 +42,17 @@ func (s *Server) registerSkills(cfg func() *config.Config, installRoot string, c
 	}))
 	s.register(api.MethodSkillsList, handle(grantSkillsRead, func(_ context.Context, _ *Peer, p *api.SkillsListParams) (api.SkillsListResult, error) {
 		c := cfg()
+		out := api.SkillsListResult{Skills: []api.SkillEntry{}}
+		if p.Bundle == "" || p.Bundle == api.WorkspaceBundle {
+			ws, err := workspaceSkills(c, installRoot, p.Agent)
+			if err != nil {
+				return out, err
+			}
+			out.Skills = append(out.Skills, ws...)
+			if p.Bundle != "" {
+				return out, nil
+			}
+		}
 		var targets []skills.Bundle
 		if p.Bundle != "" {
 			b, err := bundle(p.Bundle)
@@ -53,7 +67,6 @@ func (s *Server) registerSkills(cfg func() *config.Config, installRoot string, c
 				}
 			}
 		}
-		out := api.SkillsListResult{Skills: []api.SkillEntry{}}
 		for _, b := range targets {
 			found, err := shared.List(b, skills.Options{AllowScripts: c.Skills.AllowScripts})
 			if err != nil && p.Bundle == "" && errors.Is(err, skills.ErrInvalid) {
@@ -129,4 +142,29 @@ func skillsCode(err error) (int, bool) {
 		return api.CodeInvalidParams, true
 	}
 	return 0, false
+}
+
+// workspaceSkills lists the skills of each agent's workspace (skills/ in it), or of agent's only, sorted by
+// agent: the skills an agent loads before any bundle's.
+func workspaceSkills(c *config.Config, installRoot, agent string) ([]api.SkillEntry, error) {
+	aliases := slices.Sorted(maps.Keys(c.Agents))
+	if agent != "" {
+		if _, ok := c.Agents[agent]; !ok {
+			return nil, fmt.Errorf("%w: unknown agent %q", skills.ErrInvalid, agent)
+		}
+		aliases = []string{agent}
+	}
+	var out []api.SkillEntry
+	for _, alias := range aliases {
+		dir, err := workspace.Dir(c, installRoot, alias)
+		if err != nil {
+			return nil, err
+		}
+		found, _ := skills.Load(filepath.Join(dir, "skills"), api.WorkspaceBundle, skills.Options{AllowScripts: c.Skills.AllowScripts})
+		for _, sk := range found {
+			fm, _ := json.Marshal(sk.Frontmatter)
+			out = append(out, api.SkillEntry{Bundle: api.WorkspaceBundle, Agent: alias, Name: sk.Name, Directory: filepath.Dir(sk.Path), Frontmatter: fm})
+		}
+	}
+	return out, nil
 }

@@ -139,9 +139,18 @@ func TestMemoryMethods(t *testing.T) {
 	if !del.Deleted {
 		t.Fatalf("delete: %+v", del)
 	}
+	// A missing key is not found (-32000), not an internal error, and forgetting it again says so.
 	_, werr := c.call(api.MethodMemoryGet, api.MemoryGetParams{Key: "long"})
-	if werr == nil || werr.Code != -32603 || !strings.Contains(werr.Message, "Memory key `long` not found") {
+	if werr == nil || werr.Code != api.CodeNotFound || !strings.Contains(werr.Message, "Memory key `long` not found") {
 		t.Fatalf("get after delete: %+v", werr)
+	}
+	_, werr = c.call(api.MethodMemoryDelete, api.MemoryDeleteParams{Key: "long"})
+	if werr == nil || werr.Code != api.CodeNotFound || !strings.Contains(werr.Message, "Memory key `long` not found") {
+		t.Fatalf("delete of a missing key: %+v", werr)
+	}
+	_, werr = c.call(api.MethodMemoryDelete, api.MemoryDeleteParams{Key: "long", Agent: "a"})
+	if werr == nil || werr.Code != api.CodeNotFound {
+		t.Fatalf("delete of a missing key of agent a: %+v", werr)
 	}
 }
 

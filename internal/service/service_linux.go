@@ -12,7 +12,9 @@ const unitName = "zeroclaw.service"
 func defaultUnitDir(home string) string { return filepath.Join(home, ".config", "systemd", "user") }
 
 // render is the systemd user unit. Restart=on-failure: a crash is restarted, `zeroclaw stop` (a clean exit)
-// stays stopped. WantedBy=default.target: enabled, it starts with the user's session.
+// stays stopped. WantedBy=default.target: enabled, it starts with the user's session. No dependency on
+// network-online.target: that is a system unit a user manager cannot order against or pull in (the daemon
+// serves its socket without a network, and provider requests retry).
 func render(o Options) (string, error) {
 	exe, err := systemdArg(o.Exe)
 	if err != nil {
@@ -24,8 +26,6 @@ func render(o Options) (string, error) {
 	}
 	return "[Unit]\n" +
 		"Description=zeroclaw agent runtime daemon\n" +
-		"After=network-online.target\n" +
-		"Wants=network-online.target\n" +
 		"\n" +
 		"[Service]\n" +
 		"Type=simple\n" +

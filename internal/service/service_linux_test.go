@@ -51,6 +51,29 @@ func TestUnitVerifiedBySystemdAnalyze(t *testing.T) {
 	}
 }
 
+// The unit is a user unit: it names no system target (network-online.target exists only in the system
+// manager), and the user manager's verify accepts it.
+func TestUserUnitNeedsNoSystemTarget(t *testing.T) {
+	analyze, err := exec.LookPath("systemd-analyze")
+	if err != nil {
+		t.Fatalf("systemd-analyze is required to check the unit (Debian: apt-get install systemd): %v", err)
+	}
+	o := Options{Exe: testExe(t), ConfigDir: t.TempDir(), UnitDir: filepath.Join(t.TempDir(), "units"), Run: noManager(t)}
+	out, err := Install(t.Context(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(out.Content, "network-online.target") || strings.Contains(out.Content, "network.target") {
+		t.Fatalf("a user unit depends on a system target:\n%s", out.Content)
+	}
+	runtime := t.TempDir() // the user manager needs a runtime directory, which a CI job may not have
+	cmd := exec.Command(analyze, "--user", "verify", out.Path)
+	cmd.Env = append(os.Environ(), "XDG_RUNTIME_DIR="+runtime)
+	if report, err := cmd.CombinedOutput(); err != nil || len(strings.TrimSpace(string(report))) > 0 {
+		t.Fatalf("systemd-analyze --user verify %s (%v):\n%s\nunit:\n%s", out.Path, err, report, out.Content)
+	}
+}
+
 func TestSystemdArgQuoting(t *testing.T) {
 	for in, want := range map[string]string{
 		"/usr/bin/zeroclaw":   "/usr/bin/zeroclaw",

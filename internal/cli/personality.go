@@ -1,0 +1,164 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/zeroclaw-go/zeroclaw/internal/api"
+	"github.com/zeroclaw-go/zeroclaw/internal/visible"
+)
+
+const personalitySynopsis = "list [--agent A] [--json] | show FILE [--agent A] | edit FILE [--agent A]   (FILE: SOUL.md, IDENTITY.md, USER.md, ...)"
+
+// runPersonality lists, shows and edits an agent's identity files (SOUL.md, USER.md...) through the daemon's
+// personality methods (an ephemeral daemon when none runs).
+func runPersonality(ctx context.Context, env Env, args []string) error {
+	if done, err := groupHelp(env, "personality", personalitySynopsis, args); done {
+		return err
+	}
+	switch args[0] {
+	case "list":
+		return personalityList(ctx, env, args[1:])
+	case "show":
+		return personalityShow(ctx, env, args[1:])
+	case "edit":
+		return personalityEdit(ctx, env, args[1:])
+	}
+	return unknownSub("personality", args[0], personalitySynopsis, "list", "show", "edit")
+}
+
+// personalityAgent is --agent, else the only enabled agent.
+func personalityAgent(ctx context.Context, c *client, agent string) (string, error) {
+	if agent != "" {
+		return agent, nil
+	}
+	var res api.AgentsListResult
+	if err := c.call(ctx, api.MethodAgentsList, struct{}{}, &res); err != nil {
+		return "", callError("personality", err, nil)
+	}
+	var enabled []string
+	for _, a := range res.Agents {
+		if a.Enabled {
+			enabled = append(enabled, a.Alias)
+		}
+	}
+	if len(enabled) != 1 {
+		return "", withHint(fmt.Errorf("personality: %d agents are enabled (%s): choose one", len(enabled), strings.Join(enabled, ", ")), "--agent NAME")
+	}
+	return enabled[0], nil
+}
+
+// personalityHints: an unknown agent or a file that is not editable.
+var personalityHints = map[int]string{api.CodeInvalidParams: "zeroclaw personality list (the editable files), --agent NAME"}
+
+func personalityList(ctx context.Context, env Env, args []string) error {
+	fs := newFlagSet(env, "personality list", "[--config-dir DIR] [--agent A] [--json]")
+	configDir := configDirFlag(fs)
+	agent := fs.String("agent", "", "the agent (default: the only enabled agent)")
+	asJSON := fs.Bool("json", false, "print the files as JSON")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	c, err := sessionsClient(ctx, env, *configDir)
+	if err != nil {
+		return err
+	}
+	defer c.close()
+	alias, err := personalityAgent(ctx, c, *agent)
+	if err != nil {
+		return err
+	}
+	var res api.PersonalityListResult
+	if err := c.call(ctx, api.MethodPersonalityList, api.PersonalityListParams{Agent: alias}, &res); err != nil {
+		return callError("personality list", err, personalityHints)
+	}
+	if *asJSON {
+		return printJSON(env, res.Files)
+	}
+	tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "FILE\tEXISTS\tSIZE")
+	for _, f := range res.Files {
+		fmt.Fprintf(tw, "%s\t%v\t%d\n", visible.Escape(f.Filename), f.Exists, f.Size)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintf(env.Stderr, "agent %s; the system prompt reads at most %d characters of each file\n", visible.Escape(alias), res.MaxChars)
+	return nil
+}
+
+func personalityShow(ctx context.Context, env Env, args []string) error {
+	fs := newFlagSet(env, "personality show", "FILE [--config-dir DIR] [--agent A]")
+	configDir := configDirFlag(fs)
+	agent := fs.String("agent", "", "the agent (default: the only enabled agent)")
+	file, err := parseWithID(fs, args, "file name (SOUL.md, USER.md, ...)")
+	if err != nil {
+		return err
+	}
+	c, err := sessionsClient(ctx, env, *configDir)
+	if err != nil {
+		return err
+	}
+	defer c.close()
+	alias, err := personalityAgent(ctx, c, *agent)
+	if err != nil {
+		return err
+	}
+	var res api.PersonalityGetResult
+	if err := c.call(ctx, api.MethodPersonalityGet, api.PersonalityGetParams{Agent: alias, Filename: file}, &res); err != nil {
+		return callError("personality show", err, personalityHints)
+	}
+	if !res.Exists || res.Content == nil {
+		return withHint(fmt.Errorf("personality: agent %s has no %s yet", visible.Escape(alias), visible.Escape(file)),
+			"zeroclaw personality edit "+file+" --agent "+alias)
+	}
+	fmt.Fprint(env.Stdout, strings.Join(visible.Lines(strings.TrimSuffix(*res.Content, "\n")), "\n")+"\n")
+	if res.Truncated {
+		fmt.Fprintln(env.Stderr, "(longer than the system prompt reads: it sees the file cut)")
+	}
+	return nil
+}
+
+func personalityEdit(ctx context.Context, env Env, args []string) error {
+	fs := newFlagSet(env, "personality edit", "FILE [--config-dir DIR] [--agent A]")
+	configDir := configDirFlag(fs)
+	agent := fs.String("agent", "", "the agent (default: the only enabled agent)")
+	file, err := parseWithID(fs, args, "file name (SOUL.md, USER.md, ...)")
+	if err != nil {
+		return err
+	}
+	c, err := sessionsClient(ctx, env, *configDir)
+	if err != nil {
+		return err
+	}
+	defer c.close()
+	alias, err := personalityAgent(ctx, c, *agent)
+	if err != nil {
+		return err
+	}
+	var cur api.PersonalityGetResult
+	if err := c.call(ctx, api.MethodPersonalityGet, api.PersonalityGetParams{Agent: alias, Filename: file}, &cur); err != nil {
+		return callError("personality edit", err, personalityHints)
+	}
+	text := ""
+	if cur.Content != nil {
+		text = *cur.Content
+	}
+	edited, err := editText(ctx, env, file, text)
+	if errors.Is(err, errUnchanged) {
+		fmt.Fprintln(env.Stderr, "no change: nothing written")
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	var res api.PersonalityPutResult
+	if err := c.call(ctx, api.MethodPersonalityPut, api.PersonalityPutParams{Agent: alias, Filename: file, Content: edited}, &res); err != nil {
+		return callError("personality edit", err, personalityHints)
+	}
+	fmt.Fprintf(env.Stdout, "wrote %s of agent %s (%d bytes)\n", visible.Escape(file), visible.Escape(alias), res.BytesWritten)
+	return nil
+}
