@@ -8,7 +8,6 @@ import (
 	"os"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 )
 
@@ -26,15 +25,6 @@ const (
 	// refusalWriteTimeout bounds the 503 written to a connection past the cap.
 	refusalWriteTimeout = 100 * time.Millisecond
 )
-
-// fdLimit is the soft RLIMIT_NOFILE (0 when unknown).
-func fdLimit() uint64 {
-	var rl syscall.Rlimit
-	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &rl); err != nil {
-		return 0
-	}
-	return rl.Cur
-}
 
 // MaxConnectionsFor is the connection cap in force: configured (> 0) as it is, else DefaultMaxConnections,
 // lowered when the fd limit nofile leaves less than that after its reserve (min(nofile/2, FDReserve)).
