@@ -34,16 +34,18 @@ const (
 var errInterrupted = errors.New("agent: interrupted")
 
 func runAgent(ctx context.Context, env Env, args []string) error {
-	fs := newFlagSet(env, "agent", "[--config-dir DIR] [-a ALIAS] [-m MSG] [--session ID]")
+	fs := newFlagSet(env, "agent", "[--config-dir DIR] [--agent ALIAS] [-m MSG] [--session ID]")
 	configDir := configDirFlag(fs)
-	alias := fs.String("a", "", "agent alias (default: the only configured agent)")
-	msg := fs.String("m", "", "send this one message, print the answer and exit")
+	alias := fs.String("agent", "", "agent alias (default: the only configured agent); -a for short")
+	fs.StringVar(alias, "a", "", "short for --agent")
+	msg := fs.String("m", "", "send this one message, print the answer and exit; --message in full")
+	fs.StringVar(msg, "message", "", "the same as -m")
 	sessionID := fs.String("session", "", "resume the session with this id (created if it does not exist)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	oneShot := false
-	fs.Visit(func(f *flag.Flag) { oneShot = oneShot || f.Name == "m" })
+	fs.Visit(func(f *flag.Flag) { oneShot = oneShot || f.Name == "m" || f.Name == "message" })
 	if oneShot && strings.TrimSpace(*msg) == "" {
 		return withHint(errors.New("agent: -m needs a non-blank message"), `zeroclaw agent -m "hello"`)
 	}

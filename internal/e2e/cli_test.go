@@ -224,3 +224,17 @@ func TestDaemonWarnsAboutReadableSecrets(t *testing.T) {
 		}
 	}
 }
+
+// One flag spelling across commands: agent takes --agent like costs, cron and memory, and --message beside -m;
+// the short forms still work.
+func TestCLIAgentFlagSpellings(t *testing.T) {
+	h := home(t)
+	for _, args := range [][]string{
+		{"agent", "--agent", "default", "--message", "long spelling"},
+		{"agent", "-a", "default", "-m", "short spelling"},
+	} {
+		if out := runOK(t, env(h), "", args...); !strings.Contains(out, args[len(args)-1]) {
+			t.Fatalf("%v: the answer does not echo the message:\n%s", args, out)
+		}
+	}
+}
