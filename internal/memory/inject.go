@@ -30,6 +30,8 @@ type InjectOptions struct {
 	ExcludeConversation bool
 	SessionID           string // recall scope; "" recalls across sessions
 	Now                 time.Time
+	// Keep, when set, leaves out the recalled memories it refuses (those outside the caller's scope).
+	Keep func(Entry) bool
 }
 
 // Context recalls what the agent remembers about message and renders the [Memory context] block to prepend
@@ -49,6 +51,9 @@ func (s *Scoped) Context(ctx context.Context, message string, o InjectOptions) (
 	seen := map[string]bool{}
 	kept := entries[:0]
 	for _, e := range entries {
+		if o.Keep != nil && !o.Keep(e) {
+			continue
+		}
 		if !seen[e.Key] {
 			seen[e.Key] = true
 			kept = append(kept, e)

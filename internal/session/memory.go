@@ -6,7 +6,9 @@ import (
 	"fmt"
 
 	"github.com/zeroclaw-go/zeroclaw/internal/agent"
+	"github.com/zeroclaw-go/zeroclaw/internal/auth"
 	"github.com/zeroclaw-go/zeroclaw/internal/memory"
+	"github.com/zeroclaw-go/zeroclaw/internal/tools"
 )
 
 // turnMemory is one turn's link to its agent's memory (agent.MemoryHook).
@@ -15,6 +17,28 @@ type turnMemory struct {
 	h         *memory.Scoped
 	turnID    string
 	sessionID string // the stored session key: auto-saved messages belong to it
+	// access is what the turn's principal may do: the recall injected into its turn keeps to its scope and needs
+	// memory:read; its messages are auto-saved only with memory:write.
+	access tools.MemoryAccess
+}
+
+// memoryAccess is what principal o may do with the memory of a turn in s: the owner everything; anyone else what
+// its memory:read and memory:write grants allow (the memory/* methods' grants), on the memories of the sessions
+// it owns.
+func (m *Manager) memoryAccess(o Owner, s *session) tools.MemoryAccess {
+	if o.Admin {
+		return tools.MemoryAccess{}
+	}
+	return tools.MemoryAccess{
+		Restricted: true,
+		Read:       o.allows(auth.GrantMemoryRead),
+		Write:      o.allows(auth.GrantMemoryWrite),
+		SessionKey: s.key,
+		OwnsSession: func(ctx context.Context, key string) bool {
+			meta, err := m.o.Chat.Meta(ctx, key)
+			return err == nil && meta.Owner != "" && meta.Owner == o.Principal
+		},
+	}
 }
 
 // memoryFor returns the memory of a chat session's turn, or nil when the session has none (no memory manager,
@@ -40,9 +64,17 @@ func (m *Manager) memoryFor(ctx context.Context, s *session, turnID string) (*tu
 // Context implements agent.MemoryHook. RPC turns recall across the agent's sessions and leave conversation
 // memories out, as upstream does for a turn without a memory session.
 func (t *turnMemory) Context(ctx context.Context, message string) string {
+	if t.access.Restricted && !t.access.Read {
+		return ""
+	}
 	cfg := t.m.o.Config()
-	block, err := t.h.Context(ctx, message, memory.InjectOptions{MinRelevance: cfg.Memory.MinRelevanceScore,
-		ExcludeConversation: true, Now: t.m.now()})
+	opts := memory.InjectOptions{MinRelevance: cfg.Memory.MinRelevanceScore, ExcludeConversation: true, Now: t.m.now()}
+	if t.access.Restricted {
+		opts.Keep = func(e memory.Entry) bool {
+			return e.SessionID != nil && t.access.OwnsSession(ctx, *e.SessionID)
+		}
+	}
+	block, err := t.h.Context(ctx, message, opts)
 	if err != nil {
 		t.m.log.Warn("memory recall failed", "turn", t.turnID, "err", err)
 	}
@@ -51,6 +83,9 @@ func (t *turnMemory) Context(ctx context.Context, message string) string {
 
 // Save implements agent.MemoryHook.
 func (t *turnMemory) Save(ctx context.Context, message string) {
+	if t.access.Restricted && !t.access.Write {
+		return
+	}
 	if err := t.m.o.Memory.AutoSave(ctx, t.h, t.turnID, t.sessionID, message); err != nil {
 		t.m.log.Warn("memory auto-save failed", "turn", t.turnID, "err", err)
 	}

@@ -150,6 +150,8 @@ func (m *Manager) runTurn(ctx context.Context, o Owner, s *session, p api.Sessio
 	tr.ToolEnv.Now = m.o.Clock.Now
 	tr.ToolEnv.Environ = environ(prof.Env, o.Env)
 	if mem != nil {
+		tr.ToolEnv.MemoryAccess = m.memoryAccess(o, s)
+		mem.access = tr.ToolEnv.MemoryAccess
 		tr.Memory, tr.ToolEnv.Memory = mem, mem.h
 		tr.StartMemory(ctx, prompt) // the recall runs while the rest of the turn is set up and the prompt stored
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/zeroclaw-go/zeroclaw/internal/auth"
 	"github.com/zeroclaw-go/zeroclaw/internal/memory"
 )
 
@@ -139,6 +140,56 @@ func checkWindow(since, until string) error {
 	return nil
 }
 
+// MemoryAccess is what the principal a turn runs for may do with the memory tools, as the memory/* methods
+// would let it: reads need memory:read, writes memory:write, and a principal that is not the owner sees and
+// changes only the memories of the sessions it owns. The zero value is the owner's: everything the agent's
+// memory holds.
+type MemoryAccess struct {
+	// Restricted marks a principal that is not the owner: the fields below apply.
+	Restricted  bool
+	Read, Write bool // the principal holds memory:read, memory:write
+	// OwnsSession reports whether the stored session key is one of the principal's; nil: none is.
+	OwnsSession func(ctx context.Context, sessionKey string) bool
+	// SessionKey is stamped on the memories the principal stores (its session's), so they stay in its scope.
+	SessionKey string
+}
+
+// visible reports whether e is in the principal's scope.
+func (a MemoryAccess) visible(ctx context.Context, e memory.Entry) bool {
+	if !a.Restricted {
+		return true
+	}
+	return e.SessionID != nil && a.OwnsSession != nil && a.OwnsSession(ctx, *e.SessionID)
+}
+
+// filter keeps the entries in the principal's scope.
+func (a MemoryAccess) filter(ctx context.Context, entries []memory.Entry) []memory.Entry {
+	if !a.Restricted {
+		return entries
+	}
+	kept := entries[:0]
+	for _, e := range entries {
+		if a.visible(ctx, e) {
+			kept = append(kept, e)
+		}
+	}
+	return kept
+}
+
+// refusal is the tool error of a call the principal's grants do not cover ("" : covered).
+func (a MemoryAccess) refusal(name string) string {
+	if !a.Restricted {
+		return ""
+	}
+	if memoryWrite(name) && !a.Write {
+		return fmt.Sprintf("%s: refused: the principal this turn runs for lacks the %s grant", name, auth.GrantMemoryWrite)
+	}
+	if !memoryWrite(name) && !a.Read {
+		return fmt.Sprintf("%s: refused: the principal this turn runs for lacks the %s grant", name, auth.GrantMemoryRead)
+	}
+	return ""
+}
+
 func runMemory(ctx context.Context, env Env, call Call) Result {
 	if env.Memory == nil {
 		return errorf("%s: memory is not available to this turn", call.Name)
@@ -147,10 +198,18 @@ func runMemory(ctx context.Context, env Env, call Call) Result {
 	if err != nil {
 		return errorf("%s", err)
 	}
+	acc := env.MemoryAccess
+	if why := acc.refusal(call.Name); why != "" {
+		return errorf("%s", why)
+	}
 	mem := env.Memory
 	switch call.Name {
 	case NameMemoryStore:
-		if err := mem.Store(ctx, *a.Key, *a.Content, a.Category, ""); err != nil {
+		session := ""
+		if acc.Restricted {
+			session = acc.SessionKey
+		}
+		if err := mem.Store(ctx, *a.Key, *a.Content, a.Category, session); err != nil {
 			return errorf("Failed to store memory: %v", err)
 		}
 		return Result{Output: "Stored memory: " + *a.Key}
@@ -159,9 +218,17 @@ func runMemory(ctx context.Context, env Env, call Call) Result {
 		if a.Limit != nil {
 			limit = *a.Limit
 		}
-		entries, err := mem.Recall(ctx, a.Query, limit, "", a.Since, a.Until)
+		fetch := limit
+		if acc.Restricted && limit > 0 {
+			fetch = max(limit*4, 20) // others' memories are dropped below: ask for more
+		}
+		entries, err := mem.Recall(ctx, a.Query, fetch, "", a.Since, a.Until)
 		if err != nil {
 			return errorf("Memory recall failed: %v", err)
+		}
+		entries = acc.filter(ctx, entries)
+		if limit > 0 && len(entries) > limit {
+			entries = entries[:limit]
 		}
 		if len(entries) == 0 {
 			return Result{Output: "No memories found."}
@@ -177,6 +244,15 @@ func runMemory(ctx context.Context, env Env, call Call) Result {
 		}
 		return Result{Output: b.String()}
 	case NameMemoryForget:
+		if acc.Restricted {
+			e, err := mem.Get(ctx, *a.Key)
+			if err != nil {
+				return errorf("Failed to forget memory: %v", err)
+			}
+			if e == nil || !acc.visible(ctx, *e) {
+				return Result{Output: "No memory found with key: " + *a.Key}
+			}
+		}
 		ok, err := mem.Forget(ctx, *a.Key)
 		if err != nil {
 			return errorf("Failed to forget memory: %v", err)
@@ -191,10 +267,16 @@ func runMemory(ctx context.Context, env Env, call Call) Result {
 		if err != nil {
 			return errorf("Export failed: %v", err)
 		}
-		out, _ := json.MarshalIndent(entries, "", "  ")
+		out, _ := json.MarshalIndent(acc.filter(ctx, entries), "", "  ")
 		return Result{Output: string(out)}
 	case NameMemoryPurge:
 		var parts []string
+		if acc.Restricted && a.Namespace != "" {
+			return errorf("memory_purge: refused: a namespace holds other users' memories; only the owner may purge one (purge your session_id instead)")
+		}
+		if acc.Restricted && !acc.visible(ctx, memory.Entry{SessionID: &a.SessionID}) {
+			return errorf("memory_purge: refused: session %s is not one of yours", a.SessionID)
+		}
 		if a.Namespace != "" {
 			n, err := mem.PurgeNamespace(ctx, a.Namespace)
 			if err != nil {

@@ -139,6 +139,8 @@ type Env struct {
 	Now func() time.Time
 	// Memory is the agent's memory for the memory_* tools; nil: the turn has no memory (tools not offered).
 	Memory *memory.Scoped
+	// MemoryAccess is what the principal the turn runs for may do with Memory; the zero value is the owner's.
+	MemoryAccess MemoryAccess
 	// ReadSkill returns the SKILL.md of one of the turn's skills by name, for read_skill; nil: the tool is not
 	// offered (no skills, or skills injected in full).
 	ReadSkill func(name string) (string, error)
