@@ -206,8 +206,10 @@ func TestSessionsListAndDelete(t *testing.T) {
 		t.Fatalf("sessions list:\n%s", list)
 	}
 	for _, line := range strings.Split(strings.TrimSpace(list), "\n")[1:] {
-		if f := strings.Fields(line); len(f) < 6 || f[1] != "default" || f[2] != "2" || f[len(f)-1] != "idle" {
-			t.Errorf("row %q: want agent default, 2 messages, idle", line)
+		// ID AGENT MESSAGES UPDATED (date time) STATE TITLE (the first message here)
+		if f := strings.Fields(line); len(f) < 7 || f[1] != "default" || f[2] != "2" || f[5] != "idle" ||
+			(f[0] == "keep-me") != (f[6] == "a") {
+			t.Errorf("row %q: want agent default, 2 messages, idle, its first message as the title", line)
 		}
 	}
 	if out := runOK(t, env(h), "", "sessions", "delete", "drop-me"); !strings.Contains(out, "drop-me") {

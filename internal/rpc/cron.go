@@ -75,11 +75,11 @@ func (s *Server) registerCron(c *cron.Scheduler) {
 		return api.CronDeleteResult{ID: id, Deleted: true}, nil
 	}))
 	s.register(api.MethodCronRuns, handle(grantCronRead, func(ctx context.Context, _ *Peer, p *api.CronRunsParams) (api.CronRunsResult, error) {
-		id, err := resolveJob(ctx, c, p.ID)
-		if err != nil {
+		if err := router.NonNegative("limit", p.Limit); err != nil { // validation before the lookup
 			return api.CronRunsResult{}, err
 		}
-		if err := router.NonNegative("limit", p.Limit); err != nil {
+		id, err := resolveJob(ctx, c, p.ID)
+		if err != nil {
 			return api.CronRunsResult{}, err
 		}
 		runs, err := c.Runs(ctx, id, p.Limit)

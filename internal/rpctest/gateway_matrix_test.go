@@ -64,11 +64,11 @@ var securityMatrix = []struct {
 	{"GET /api/cron/settings", 401, 403, 200, 403, 200, 200},
 	{"PATCH /api/cron/{id}", 401, 403, 404, 403, 403, 415},
 	{"DELETE /api/cron/{id}", 401, 403, 404, 403, 403, 415},
-	{"GET /api/cron/{id}/runs", 401, 403, 200, 403, 200, 200},
+	{"GET /api/cron/{id}/runs", 401, 403, 404, 403, 404, 404}, // an unknown job is 404 (cron resolves ids and names)
 	{"POST /api/cron/{id}/run", 401, 403, 404, 403, 403, 415},
 	{"GET /api/memory", 401, 403, 200, 403, 200, 200},
 	{"POST /api/memory", 401, 403, 400, 403, 403, 415},
-	{"DELETE /api/memory/{key}", 401, 403, 200, 403, 403, 415},
+	{"DELETE /api/memory/{key}", 401, 403, 404, 403, 403, 415}, // a missing key is not found
 	{"GET /api/cost", 401, 403, 200, 403, 200, 200},
 	{"GET /api/logs", 401, 403, 200, 403, 200, 200},
 	{"GET /ws/chat", 401, 403, 101, 403, 403, 101},
