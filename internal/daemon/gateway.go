@@ -71,7 +71,7 @@ func (d *daemon) startGateway(ctx context.Context, opts Options, pm *pairing.Man
 		Shutdown: d.requestStop,
 		Webhook: func(ctx context.Context, caller *auth.Principal, agent, sessionID, message string) (string, error) {
 			answer, err := d.sessions.RunUnattended(ctx, session.Unattended{Agent: agent, SessionID: sessionID, Prompt: message,
-				Owner: caller.Name, Restricted: !caller.Admin})
+				Owner: caller.Name, Restricted: !caller.Admin, Grants: caller.Grants})
 			if errors.Is(err, session.ErrNotOwned) {
 				return "", fmt.Errorf("%w: %w", gateway.ErrSessionNotOwned, err)
 			}

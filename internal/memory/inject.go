@@ -44,6 +44,9 @@ func (s *Scoped) Context(ctx context.Context, message string, o InjectOptions) (
 		// overwritten user_msg row) they would crowd the facts out of the recall and below the relative floor.
 		q.ExcludeCategory = CategoryConversation
 	}
+	if o.Keep != nil {
+		q.Limit *= 4 // Keep drops others' memories below: recall more so the caller's own still make the cut
+	}
 	entries, err := s.b.Recall(ctx, q)
 	if err != nil {
 		return "", err

@@ -17,15 +17,13 @@ type turnMemory struct {
 	h         *memory.Scoped
 	turnID    string
 	sessionID string // the stored session key: auto-saved messages belong to it
-	// access is what the turn's principal may do: the recall injected into its turn keeps to its scope and needs
-	// memory:read; its messages are auto-saved only with memory:write.
-	access tools.MemoryAccess
+	access    tools.MemoryAccess
 }
 
-// memoryAccess is what principal o may do with the memory of a turn in s: the owner everything; anyone else what
-// its memory:read and memory:write grants allow (the memory/* methods' grants), on the memories of the sessions
-// it owns.
-func (m *Manager) memoryAccess(o Owner, s *session) tools.MemoryAccess {
+// memoryAccess is what o may do with the memory of a turn in s: the owner everything; anyone else what its
+// grants allow (memory:read, memory:write, as the memory/* methods ask), and only on the memories of the
+// sessions stored as its own.
+func (m *Manager) memoryAccess(s *session, o Owner) tools.MemoryAccess {
 	if o.Admin {
 		return tools.MemoryAccess{}
 	}
@@ -35,6 +33,9 @@ func (m *Manager) memoryAccess(o Owner, s *session) tools.MemoryAccess {
 		Write:      o.allows(auth.GrantMemoryWrite),
 		SessionKey: s.key,
 		OwnsSession: func(ctx context.Context, key string) bool {
+			if key == s.key {
+				return s.owner == o.Principal
+			}
 			meta, err := m.o.Chat.Meta(ctx, key)
 			return err == nil && meta.Owner != "" && meta.Owner == o.Principal
 		},
@@ -44,7 +45,7 @@ func (m *Manager) memoryAccess(o Owner, s *session) tools.MemoryAccess {
 // memoryFor returns the memory of a chat session's turn, or nil when the session has none (no memory manager,
 // an ACP session, a backend that is not available). An agent whose backend is locked fails the turn with the
 // hint.
-func (m *Manager) memoryFor(ctx context.Context, s *session, turnID string) (*turnMemory, error) {
+func (m *Manager) memoryFor(ctx context.Context, s *session, o Owner, turnID string) (*turnMemory, error) {
 	if m.o.Memory == nil || s.acp != nil {
 		return nil, nil
 	}
@@ -58,23 +59,15 @@ func (m *Manager) memoryFor(ctx context.Context, s *session, turnID string) (*tu
 		m.log.Warn("memory unavailable for this turn", "session", s.id, "err", err)
 		return nil, nil
 	}
-	return &turnMemory{m: m, h: h, turnID: turnID, sessionID: s.key}, nil
+	return &turnMemory{m: m, h: h, turnID: turnID, sessionID: s.key, access: m.memoryAccess(s, o)}, nil
 }
 
 // Context implements agent.MemoryHook. RPC turns recall across the agent's sessions and leave conversation
 // memories out, as upstream does for a turn without a memory session.
 func (t *turnMemory) Context(ctx context.Context, message string) string {
-	if t.access.Restricted && !t.access.Read {
-		return ""
-	}
 	cfg := t.m.o.Config()
-	opts := memory.InjectOptions{MinRelevance: cfg.Memory.MinRelevanceScore, ExcludeConversation: true, Now: t.m.now()}
-	if t.access.Restricted {
-		opts.Keep = func(e memory.Entry) bool {
-			return e.SessionID != nil && t.access.OwnsSession(ctx, *e.SessionID)
-		}
-	}
-	block, err := t.h.Context(ctx, message, opts)
+	block, err := t.h.Context(ctx, message, memory.InjectOptions{MinRelevance: cfg.Memory.MinRelevanceScore,
+		ExcludeConversation: true, Now: t.m.now(), Keep: t.access.Keeps(ctx)})
 	if err != nil {
 		t.m.log.Warn("memory recall failed", "turn", t.turnID, "err", err)
 	}
@@ -83,9 +76,6 @@ func (t *turnMemory) Context(ctx context.Context, message string) string {
 
 // Save implements agent.MemoryHook.
 func (t *turnMemory) Save(ctx context.Context, message string) {
-	if t.access.Restricted && !t.access.Write {
-		return
-	}
 	if err := t.m.o.Memory.AutoSave(ctx, t.h, t.turnID, t.sessionID, message); err != nil {
 		t.m.log.Warn("memory auto-save failed", "turn", t.turnID, "err", err)
 	}

@@ -108,7 +108,7 @@ func (m *Manager) runTurn(ctx context.Context, o Owner, s *session, p api.Sessio
 	turnID, started := m.o.NewID(), m.now()
 	prompt := p.Prompt
 
-	mem, err := m.memoryFor(ctx, s, turnID)
+	mem, err := m.memoryFor(ctx, s, o, turnID)
 	if err != nil {
 		_, _ = joinHistory()
 		return api.SessionPromptResult{}, err
@@ -150,9 +150,7 @@ func (m *Manager) runTurn(ctx context.Context, o Owner, s *session, p api.Sessio
 	tr.ToolEnv.Now = m.o.Clock.Now
 	tr.ToolEnv.Environ = environ(prof.Env, o.Env)
 	if mem != nil {
-		tr.ToolEnv.MemoryAccess = m.memoryAccess(o, s)
-		mem.access = tr.ToolEnv.MemoryAccess
-		tr.Memory, tr.ToolEnv.Memory = mem, mem.h
+		tr.Memory, tr.ToolEnv.Memory, tr.ToolEnv.MemoryAccess = mem, mem.h, mem.access
 		tr.StartMemory(ctx, prompt) // the recall runs while the rest of the turn is set up and the prompt stored
 	}
 	if m.o.Cron != nil {

@@ -63,6 +63,8 @@ type Unattended struct {
 	// Restricted: Owner is not an admin, so the session must be its own, checked as session/prompt checks it
 	// (ErrNotOwned otherwise). A scheduled job or a delegation leaves it false.
 	Restricted bool
+	// Grants are a Restricted owner's grants: its turn's memory tools and recall act with them.
+	Grants []string
 }
 
 // RunUnattended runs one turn as UnattendedPrincipal, or Owner, with admin reach unless Restricted (so a job
@@ -70,7 +72,7 @@ type Unattended struct {
 // would ask about is refused. A session it opened is closed (kept in the store) afterwards. A turn that did
 // not complete is an error carrying what it said.
 func (m *Manager) RunUnattended(ctx context.Context, u Unattended) (string, error) {
-	o := Owner{Principal: UnattendedPrincipal, Admin: !u.Restricted}
+	o := Owner{Principal: UnattendedPrincipal, Admin: !u.Restricted, Grants: u.Grants}
 	if u.Owner != "" {
 		o.Principal = u.Owner
 	}

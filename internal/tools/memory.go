@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/zeroclaw-go/zeroclaw/internal/auth"
 	"github.com/zeroclaw-go/zeroclaw/internal/memory"
 )
 
@@ -154,12 +153,27 @@ type MemoryAccess struct {
 	SessionKey string
 }
 
+// Grants the memory tools need (the memory/* methods' own).
+const (
+	grantMemoryRead  = "memory:read"
+	grantMemoryWrite = "memory:write"
+)
+
 // visible reports whether e is in the principal's scope.
 func (a MemoryAccess) visible(ctx context.Context, e memory.Entry) bool {
 	if !a.Restricted {
 		return true
 	}
 	return e.SessionID != nil && a.OwnsSession != nil && a.OwnsSession(ctx, *e.SessionID)
+}
+
+// Keeps is the recall filter of the principal's injected memory context: nil for the owner (keep all), none
+// without memory:read, else those in its scope.
+func (a MemoryAccess) Keeps(ctx context.Context) func(memory.Entry) bool {
+	if !a.Restricted {
+		return nil
+	}
+	return func(e memory.Entry) bool { return a.Read && a.visible(ctx, e) }
 }
 
 // filter keeps the entries in the principal's scope.
@@ -182,10 +196,10 @@ func (a MemoryAccess) refusal(name string) string {
 		return ""
 	}
 	if memoryWrite(name) && !a.Write {
-		return fmt.Sprintf("%s: refused: the principal this turn runs for lacks the %s grant", name, auth.GrantMemoryWrite)
+		return fmt.Sprintf("%s: refused: the principal this turn runs for lacks the %s grant", name, grantMemoryWrite)
 	}
 	if !memoryWrite(name) && !a.Read {
-		return fmt.Sprintf("%s: refused: the principal this turn runs for lacks the %s grant", name, auth.GrantMemoryRead)
+		return fmt.Sprintf("%s: refused: the principal this turn runs for lacks the %s grant", name, grantMemoryRead)
 	}
 	return ""
 }
