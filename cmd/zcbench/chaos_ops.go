@@ -262,13 +262,17 @@ func (h *chaos) restart() (*proc, error) {
 	for try := 0; ; try++ {
 		d, err := startDaemon(h.bin, h.in)
 		m := anotherDaemon.FindStringSubmatch(fmt.Sprint(err))
-		if err == nil || m == nil || try >= 5 {
+		if err == nil || m == nil || try >= 20 {
 			return d, err
 		}
 		pid, _ := strconv.Atoi(m[1])
-		cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+		cmdline, rerr := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+		if rerr != nil { // the holder is gone already (an ephemeral daemon whose last client left): try again
+			time.Sleep(20 * time.Millisecond)
+			continue
+		}
 		if !strings.Contains(string(cmdline), "--ephemeral") {
-			return nil, err
+			return nil, fmt.Errorf("%w (the holder, pid %d, runs %q)", err, pid, strings.ReplaceAll(string(cmdline), "\x00", " "))
 		}
 		if p, e := os.FindProcess(pid); e == nil {
 			_ = p.Signal(os.Kill)
