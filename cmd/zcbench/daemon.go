@@ -29,7 +29,7 @@ type install struct {
 type installOptions struct {
 	sseURL         string // OpenAI-compatible base URL for the "sse" agent; "" for none
 	maxConnections int    // rpc.max_local_connections; 0 keeps the default (512)
-	gatewayPort    int    // [gateway] port on 127.0.0.1; 0 for no [gateway] section
+	gatewayPort    int    // [gateway] port on 127.0.0.1; 0 for a port the kernel picks (never another install's 42617)
 	shellJobs      bool   // auto-approve shell, for scheduled jobs that run unattended
 	pollSecs       int    // reliability.scheduler_poll_secs; 0 keeps the default
 }
@@ -77,6 +77,10 @@ func configTOML(o installOptions) string {
 	}
 	if o.gatewayPort > 0 {
 		fmt.Fprintf(&b, "[gateway]\nhost = \"127.0.0.1\"\nport = %d\nrequire_pairing = false\n\n", o.gatewayPort)
+	} else {
+		// The default port may be another install's: a gateway that cannot bind is a doctor ERROR, and the chaos
+		// run's doctor must check the databases, not trip on the port.
+		b.WriteString("[gateway]\nport = 0\n\n")
 	}
 	if o.pollSecs > 0 {
 		fmt.Fprintf(&b, "[reliability]\nscheduler_poll_secs = %d\n\n", o.pollSecs)
