@@ -494,9 +494,17 @@ func (h *chaos) checkConfigFile(when string) {
 		h.violate("config.toml does not parse %s: %v", when, err)
 		return
 	}
-	var acked, inflight string
-	h.led.do(func() { acked, inflight = h.led.configAcked, h.led.configInflight })
-	if msg := checkConfigValue(doc.Agents["default"].SystemPrompt, acked, inflight); msg != "" {
+	onDisk := doc.Agents["default"].SystemPrompt
+	var msg string
+	h.led.do(func() {
+		msg = checkConfigValue(onDisk, h.led.configAcked, h.led.configInflight)
+		if msg == "" {
+			// The daemon restarts from what is on disk: a set cut by this kill that landed is the version the
+			// next kill must find (or a later one), though its client never saw the answer.
+			h.led.configAcked = onDisk
+		}
+	})
+	if msg != "" {
 		h.violate("config.toml %s: %s", when, msg)
 	}
 }
