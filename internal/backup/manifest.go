@@ -143,7 +143,12 @@ type Limits struct {
 	MaxEntryBytes int64
 	MaxTotalBytes int64
 	MaxManifest   int64
+	// MaxRatio bounds the archive's expansion: its content may be at most MaxRatio times its own size, once it
+	// is past RatioFloor bytes.
+	MaxRatio   int64
+	RatioFloor int64
 }
 
 // DefaultLimits are generous for a personal install and still stop a decompression bomb.
-var DefaultLimits = Limits{MaxEntries: 200_000, MaxEntryBytes: 64 << 30, MaxTotalBytes: 256 << 30, MaxManifest: 64 << 20}
+var DefaultLimits = Limits{MaxEntries: 200_000, MaxEntryBytes: 64 << 30, MaxTotalBytes: 256 << 30, MaxManifest: 64 << 20,
+	MaxRatio: 200, RatioFloor: 256 << 20}

@@ -28,6 +28,9 @@ type RestoreOptions struct {
 	Now      time.Time // names the moved-aside install
 	Limits   Limits    // zero: DefaultLimits
 	Progress Progress  // nil: none
+	// FreeSpace reports the bytes that may still be written on dir's filesystem (-1: unknown); nil asks the
+	// filesystem. A restore that would not fit (with 64 MiB to spare) is refused before anything is written.
+	FreeSpace func(dir string) (int64, error)
 }
 
 // RestoreResult says what a restore did.
@@ -53,7 +56,13 @@ func Restore(ctx context.Context, o RestoreOptions) (*RestoreResult, error) {
 	if err := refuseLive(l); err != nil {
 		return nil, err
 	}
-	m, err := verify(ctx, o.Archive, o.Limits, nil, o.Progress)
+	if o.FreeSpace == nil {
+		o.FreeSpace = freeSpace
+	}
+	room := func(m *Manifest, archiveBytes int64) error {
+		return checkRoom(m, archiveBytes, o.Limits, filepath.Dir(l.Root), o.FreeSpace)
+	}
+	m, err := verify(ctx, o.Archive, o.Limits, nil, room, o.Progress)
 	if err != nil {
 		return nil, err
 	}
@@ -92,7 +101,7 @@ func Restore(ctx context.Context, o RestoreOptions) (*RestoreResult, error) {
 	}()
 	// The archive is read a second time: every member is checked again as it is written, so an archive changed
 	// between the passes is refused too.
-	if _, err := verify(ctx, o.Archive, o.Limits, &extractor{root: stage}, o.Progress); err != nil {
+	if _, err := verify(ctx, o.Archive, o.Limits, &extractor{root: stage}, nil, o.Progress); err != nil {
 		return nil, err
 	}
 	if err := syncTree(stage); err != nil {
@@ -182,7 +191,8 @@ func (c *countingReader) Read(p []byte) (int, error) {
 
 // verify reads the archive through: the manifest first, then every member, which must be a regular file the
 // manifest lists, of its size and SHA-256, each exactly once. With x set, each member is also written out.
-func verify(ctx context.Context, archive string, lim Limits, x *extractor, prog Progress) (*Manifest, error) {
+// room, when set, checks the manifest against the room the archive's content needs before any member is read.
+func verify(ctx context.Context, archive string, lim Limits, x *extractor, room func(*Manifest, int64) error, prog Progress) (*Manifest, error) {
 	f, err := os.Open(archive)
 	if err != nil {
 		return nil, fmt.Errorf("backup: %w", err)
@@ -224,6 +234,11 @@ func verify(ctx context.Context, archive string, lim Limits, x *extractor, prog 
 	}
 	if err := m.check(lim); err != nil {
 		return nil, err
+	}
+	if room != nil {
+		if err := room(&m, fi.Size()); err != nil {
+			return nil, err
+		}
 	}
 	want := make(map[string]Entry, len(m.Entries))
 	for _, e := range m.Entries {
