@@ -98,12 +98,15 @@ func newClient(ctx context.Context, nc net.Conn, caps map[string]any, onInbound 
 	return c, nil
 }
 
+// errDaemonClosed is the error of a call whose connection the daemon closed.
+var errDaemonClosed = errors.New("the daemon closed the connection")
+
 // call sends one request and decodes its result into out (when out is non-nil).
 func (c *client) call(ctx context.Context, method string, params, out any) error {
 	raw, err := c.conn.Call(ctx, method, params)
 	if err != nil {
 		if errors.Is(err, jsonrpc.ErrClosed) {
-			return fmt.Errorf("%s: the daemon closed the connection", method)
+			return fmt.Errorf("%s: %w", method, errDaemonClosed)
 		}
 		return err
 	}

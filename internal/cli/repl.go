@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/peterh/liner"
 
@@ -307,11 +308,7 @@ func (ch *chat) reconnect(ctx context.Context) error {
 	}
 	ch.printErr("the daemon went away; reconnecting...\n")
 	ch.c.close()
-	nc, err := dialOrSpawn(ctx, ch.env, ch.configDir)
-	if err != nil {
-		return withHint(fmt.Errorf("agent: the daemon went away and cannot be reached again: %w", err), hint)
-	}
-	c, err := newClient(ctx, nc, chatCaps(), ch.handle)
+	c, err := ch.redial(ctx)
 	if err != nil {
 		return withHint(fmt.Errorf("agent: the daemon went away and cannot be reached again: %w", err), hint)
 	}
@@ -323,6 +320,28 @@ func (ch *chat) reconnect(ctx context.Context) error {
 	ch.c = c
 	ch.printErr("reconnected: session %s resumed (%d messages)\n", res.SessionID, res.MessageCount)
 	return nil
+}
+
+// redial connects and initializes again. A daemon killed a moment ago closes the chat's connection before its
+// listening socket, so the first dial can reach a socket that is about to go away and see the connection closed
+// at initialize: that one failure is retried, for up to spawnWait; any other is returned at once.
+func (ch *chat) redial(ctx context.Context) (*client, error) {
+	deadline := time.Now().Add(spawnWait)
+	for {
+		nc, err := dialOrSpawn(ctx, ch.env, ch.configDir)
+		if err != nil {
+			return nil, err
+		}
+		c, err := newClient(ctx, nc, chatCaps(), ch.handle)
+		if err == nil || !errors.Is(err, errDaemonClosed) || time.Now().After(deadline) {
+			return c, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, err
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
 }
 
 // local runs a chat command typed at the prompt instead of sending it to the model: the commands initialize

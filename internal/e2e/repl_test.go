@@ -219,6 +219,7 @@ func TestChatTerminalReconnectsAfterDaemonDies(t *testing.T) {
 	term := chatTerm(t, h, "repl-re")
 	term.typeLine("before-crash")
 	term.waitLine("before-crash", 1)
+	term.waitLine(">", 1) // the prompt again: the turn has ended, so it is durable
 
 	signal(t, d, syscall.SIGKILL)
 	d.wait(t, 10*time.Second)

@@ -34,13 +34,14 @@ func newScriptedLLM(t *testing.T, steps ...func() []byte) *scriptedLLM {
 		s.mu.Lock()
 		s.bodies = append(s.bodies, body)
 		var out []byte
-		bg := strings.Contains(lastUserContent(t, body), "[bg]")
+		last := lastUserContent(t, body)
+		bg := strings.Contains(last, "[bg]") || strings.Contains(last, "[bg-hang]")
 		if !bg && len(s.steps) > 0 {
 			out = s.steps[0]()
 			s.steps = s.steps[1:]
 		}
 		s.mu.Unlock()
-		if bg && strings.Contains(lastUserContent(t, body), "[bg-hang]") {
+		if strings.Contains(last, "[bg-hang]") {
 			w.Header().Set("Content-Type", ctSSE)
 			w.WriteHeader(http.StatusOK)
 			w.(http.Flusher).Flush()
