@@ -26,7 +26,8 @@ type Daemon struct {
 	ConfigDir string
 	Endpoint  string
 	cancel    context.CancelFunc
-	done      chan error
+	exited    chan struct{} // closed when Run has returned; err is set before
+	err       error         // what Run returned
 
 	gwMu   sync.Mutex // gwMu guards the fields below
 	gwAddr net.Addr   // the gateway's address, nil until it binds
@@ -150,11 +151,12 @@ func StartOn(t testing.TB, configDir string, opts ...Option) *Daemon {
 	root := filepath.Dir(configDir)
 	endpoint := filepath.Join(root, "d.sock")
 	ctx, cancel := context.WithCancel(context.Background())
-	d := &Daemon{ConfigDir: configDir, Endpoint: endpoint, cancel: cancel, done: make(chan error, 1)}
+	d := &Daemon{ConfigDir: configDir, Endpoint: endpoint, cancel: cancel, exited: make(chan struct{})}
 	ready := make(chan struct{})
 	environ := append([]string{"ZEROCLAW_SOCKET=" + endpoint}, o.environ...)
 	go func() {
-		d.done <- daemon.Run(ctx, daemon.Options{
+		defer close(d.exited)
+		d.err = daemon.Run(ctx, daemon.Options{
 			ConfigDir:     configDir,
 			Ephemeral:     o.ephemeral,
 			Environ:       environ,
@@ -183,9 +185,9 @@ func StartOn(t testing.TB, configDir string, opts ...Option) *Daemon {
 	}()
 	select {
 	case <-ready:
-	case err := <-d.done:
+	case <-d.exited:
 		cancel()
-		t.Fatalf("daemon did not start on %s: %v", configDir, err)
+		t.Fatalf("daemon did not start on %s: %v", configDir, d.err)
 	case <-time.After(20 * time.Second):
 		cancel()
 		t.Fatal("daemon did not become ready within 20s")
@@ -204,22 +206,43 @@ func listenPortZero(network, addr string) (net.Listener, error) {
 	return net.Listen(network, net.JoinHostPort(host, "0"))
 }
 
-// Stop cancels the daemon and waits for Run to return.
+// Stop cancels the daemon and waits for Run to return; it returns what Run returned. It may be called any
+// number of times, also after the daemon stopped on its own, and each call returns the same result.
 func (d *Daemon) Stop() error {
 	d.cancel()
 	select {
-	case err, ok := <-d.done:
-		if ok {
-			close(d.done)
-		}
-		return err
+	case <-d.exited:
+		return d.err
 	case <-time.After(15 * time.Second):
 		return errors.New("rpctest: daemon did not stop within 15s")
 	}
 }
 
-// Done is closed-with-result when the daemon's Run returns on its own (e.g. ephemeral exit).
-func (d *Daemon) Done() <-chan error { return d.done }
+// Done returns a channel that receives what Run returned once it has returned (e.g. an ephemeral exit or a
+// requested shutdown) and is then closed. Each call gets its own channel, so Done, Err and Stop may all be used
+// on one daemon without taking the result from each other.
+func (d *Daemon) Done() <-chan error {
+	ch := make(chan error, 1)
+	go func() {
+		<-d.exited
+		ch <- d.err
+		close(ch)
+	}()
+	return ch
+}
+
+// Exited is closed once Run has returned.
+func (d *Daemon) Exited() <-chan struct{} { return d.exited }
+
+// Err is what Run returned, or nil while it runs.
+func (d *Daemon) Err() error {
+	select {
+	case <-d.exited:
+		return d.err
+	default:
+		return nil
+	}
+}
 
 // Client is the raw NDJSON test client (package ndjson) on a connection to the daemon.
 type Client = ndjson.Client
