@@ -1,12 +1,12 @@
 package rpctest
 
 import (
-	"runtime"
 	"testing"
 	"time"
 )
 
-// An idle initialized connection costs the daemon one goroutine, its reader: the writer and the dispatcher run
+// An idle initialized connection costs the daemon one goroutine (counted by the daemon's pprof label, so other
+// tests may run in parallel), its reader: the writer and the dispatcher run
 // only while there is work. Each connection here has initialized and had a status and a session/list answered
 // before it idles.
 //
@@ -15,6 +15,7 @@ import (
 // answered, helpers started by a first call) are in both measurements and cancel out; CI once saw one such
 // goroutine counted against the connections when the baseline was taken right after a single warm-up call.
 func TestIdleConnectionRunsOneGoroutine(t *testing.T) {
+	t.Parallel()
 	d := Start(t)
 	const n = 16
 	open := func() {
@@ -31,7 +32,7 @@ func TestIdleConnectionRunsOneGoroutine(t *testing.T) {
 	settled := func() int { // the count once transient goroutines (a finished request's writer...) are gone
 		prev := -1
 		for {
-			cur := runtime.NumGoroutine()
+			cur := d.Goroutines()
 			if cur == prev {
 				return cur
 			}
@@ -43,14 +44,14 @@ func TestIdleConnectionRunsOneGoroutine(t *testing.T) {
 	open()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		extra := runtime.NumGoroutine() - before
+		extra := d.Goroutines() - before
 		if extra <= n {
 			return
 		}
 		if time.Now().After(deadline) {
-			buf := make([]byte, 1<<20)
+			stacks, _ := d.goroutines()
 			t.Fatalf("%d more idle connections hold %d more goroutines, want at most %d (one each):\n%s",
-				n, extra, n, buf[:runtime.Stack(buf, true)])
+				n, extra, n, stacks)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}

@@ -1,16 +1,14 @@
 package rpctest
 
 import (
-	"runtime"
 	"strings"
 	"testing"
-	"time"
 )
 
 // A daemon that served connections, a turn and a client that vanished mid-request leaves no goroutine behind
 // once Run has returned.
 func TestDaemonLeavesNoGoroutines(t *testing.T) {
-	before := runtime.NumGoroutine()
+	t.Parallel()
 	d := Start(t)
 	for i := 0; i < 3; i++ {
 		c := d.Dial(t)
@@ -33,16 +31,5 @@ func TestDaemonLeavesNoGoroutines(t *testing.T) {
 	gone.SendRaw([]byte(`{"jsonrpc":"2.0","meth`))
 	gone.Conn().Close()
 	d.Dial(t)
-	if err := d.Stop(); err != nil {
-		t.Fatal(err)
-	}
-	deadline := time.Now().Add(10 * time.Second)
-	for runtime.NumGoroutine() > before {
-		if time.Now().After(deadline) {
-			buf := make([]byte, 1<<20)
-			n := runtime.Stack(buf, true)
-			t.Fatalf("%d goroutines after the daemon stopped, %d before:\n%s", runtime.NumGoroutine(), before, buf[:n])
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	d.CheckNoGoroutines(t)
 }

@@ -10,6 +10,8 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -28,6 +30,7 @@ type Daemon struct {
 	cancel    context.CancelFunc
 	exited    chan struct{} // closed when Run has returned; err is set before
 	err       error         // what Run returned
+	label     string        // the pprof label value every goroutine of this daemon carries
 
 	gwMu   sync.Mutex // gwMu guards the fields below
 	gwAddr net.Addr   // the gateway's address, nil until it binds
@@ -84,6 +87,7 @@ type options struct {
 	newProvider session.ProviderFactory
 	logRing     int
 	banner      io.Writer
+	drain       time.Duration
 }
 
 // WithConfig writes toml as config.toml before the daemon starts (instead of the default config).
@@ -110,6 +114,10 @@ func WithLogRing(frames int) Option { return func(o *options) { o.logRing = fram
 // WithBanner gives the daemon the writer its start banner (the pairing code) goes to.
 func WithBanner(w io.Writer) Option { return func(o *options) { o.banner = w } }
 
+// WithDrainTimeout bounds the daemon's shutdown drain (daemon.DrainTimeout, 5.5 s, by default), so a test
+// that shuts down with a stalled client does not wait the real deadline.
+func WithDrainTimeout(d time.Duration) Option { return func(o *options) { o.drain = d } }
+
 // WithEnv adds environment variables ("K=V") to the daemon's environment.
 func WithEnv(kv ...string) Option { return func(o *options) { o.environ = append(o.environ, kv...) } }
 
@@ -124,7 +132,8 @@ func ShortTempDir(t testing.TB) string {
 }
 
 // Start runs a daemon on a fresh temporary install and waits until its socket accepts connections. It is
-// stopped at the end of the test.
+// stopped at the end of the test, and the test fails if a goroutine the daemon started outlives it
+// (CheckNoGoroutines).
 func Start(t testing.TB, opts ...Option) *Daemon {
 	t.Helper()
 	cfgDir := filepath.Join(ShortTempDir(t), "install")
@@ -151,10 +160,11 @@ func StartOn(t testing.TB, configDir string, opts ...Option) *Daemon {
 	root := filepath.Dir(configDir)
 	endpoint := filepath.Join(root, "d.sock")
 	ctx, cancel := context.WithCancel(context.Background())
-	d := &Daemon{ConfigDir: configDir, Endpoint: endpoint, cancel: cancel, exited: make(chan struct{})}
+	d := &Daemon{ConfigDir: configDir, Endpoint: endpoint, cancel: cancel, exited: make(chan struct{}),
+		label: strconv.FormatInt(daemonSeq.Add(1), 10)}
 	ready := make(chan struct{})
 	environ := append([]string{"ZEROCLAW_SOCKET=" + endpoint}, o.environ...)
-	go func() {
+	go pprof.Do(ctx, pprof.Labels(daemonLabel, d.label), func(ctx context.Context) {
 		defer close(d.exited)
 		d.err = daemon.Run(ctx, daemon.Options{
 			ConfigDir:     configDir,
@@ -166,6 +176,7 @@ func StartOn(t testing.TB, configDir string, opts ...Option) *Daemon {
 			NewID:         o.newID,
 			NewProvider:   o.newProvider,
 			LogRingFrames: o.logRing,
+			DrainTimeout:  o.drain,
 			Ready:         func(string) { close(ready) },
 			Banner:        o.banner,
 			GatewayListen: listenPortZero,
@@ -182,7 +193,7 @@ func StartOn(t testing.TB, configDir string, opts ...Option) *Daemon {
 				d.gwMu.Unlock()
 			},
 		})
-	}()
+	})
 	select {
 	case <-ready:
 	case <-d.exited:
@@ -192,7 +203,7 @@ func StartOn(t testing.TB, configDir string, opts ...Option) *Daemon {
 		cancel()
 		t.Fatal("daemon did not become ready within 20s")
 	}
-	t.Cleanup(func() { _ = d.Stop() })
+	t.Cleanup(func() { d.CheckNoGoroutines(t) })
 	return d
 }
 
