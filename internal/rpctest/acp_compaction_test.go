@@ -21,6 +21,7 @@ func question(n int) string {
 // provider requests (also after a restart) carry the snapshot and what followed instead of the dropped turns, and
 // session/messages still returns every message with its original index.
 func TestACPCompaction(t *testing.T) {
+	t.Parallel()
 	srv := newLLM(t, stream(ctSSE, openAIText(1, 1, "ok")))
 	cfg := agentConfig(fakeProviderTOML("openai", srv.URL), "openai.fake", "full", "")
 	cfg = strings.Replace(cfg, "[agents.a]\n", "[agents.a]\nmax_context_tokens = 100\n", 1)

@@ -61,6 +61,7 @@ func wantCode(t *testing.T, what string, werr *wireError, code int) {
 // chat_mode "acp" stores the session in acp-sessions.db, not in sessions.db; a restart keeps it resumable with
 // its stored workspace, and session/messages reads it there.
 func TestACPNativeSessionIsDurable(t *testing.T) {
+	t.Parallel()
 	cwd, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
@@ -108,6 +109,7 @@ func TestACPNativeSessionIsDurable(t *testing.T) {
 // session/delete of an ACP id removes the row with its messages and checkpoint and unregisters the live session,
 // while a chat session with the same id (its sessions.db rows, and it being live) is untouched.
 func TestACPDeleteLeavesChatSessionWithSameID(t *testing.T) {
+	t.Parallel()
 	d := Start(t, WithConfig(agentConfig(echoTOML, "echo.default", "full", "")))
 	c := dialRC(t, d, "")
 	c.newSession(acpNew("twin"))
@@ -147,6 +149,7 @@ func TestACPDeleteLeavesChatSessionWithSameID(t *testing.T) {
 // A kill or delete whose SQLite write fails on an idle session answers -32603 and leaves the session live and
 // usable; once storage works again the same call succeeds.
 func TestACPKillDeleteStoreFailureKeepsLiveOwner(t *testing.T) {
+	t.Parallel()
 	d := Start(t, WithConfig(agentConfig(echoTOML, "echo.default", "full", "")))
 	c := dialRC(t, d, "")
 	c.newSession(acpNew("fragile"))
@@ -192,6 +195,7 @@ func TestACPKillDeleteStoreFailureKeepsLiveOwner(t *testing.T) {
 // session/kill on a running turn cancels it before the tombstone is written: even when that write fails, the
 // turn ends cancelled and the durable row stays resumable.
 func TestACPKillCancelsBeforeTheStoreWrite(t *testing.T) {
+	t.Parallel()
 	srv := newLLM(t, blockAfterFirst("Hel", nil, nil), stream(ctSSE, openAIText(4, 1, "later")))
 	d := Start(t, WithConfig(agentConfig(fakeProviderTOML("openai", srv.URL), "openai.fake", "full", "")))
 	c := dialRC(t, d, "")
@@ -239,6 +243,7 @@ func TestACPKillCancelsBeforeTheStoreWrite(t *testing.T) {
 // After a restart, session/prompt on a native ACP session brings it back by itself; a row of another
 // interaction_surface (an editor's) is not recovered that way and is left as it was.
 func TestACPPromptRecoveryBySurface(t *testing.T) {
+	t.Parallel()
 	d := Start(t, WithConfig(agentConfig(echoTOML, "echo.default", "full", "")))
 	c := dialRC(t, d, "")
 	c.newSession(acpNew("native-1"))

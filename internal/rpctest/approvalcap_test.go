@@ -72,6 +72,7 @@ func approveOwn(t *testing.T, c *rc, sid, decision string) (api.SessionUpdate, *
 // call: the approval_request says the owner must answer, alice's session/approve is -32012 naming the cap, and
 // with nobody else answering the request times out and the command never runs. Rejecting stays allowed.
 func TestApprovalCapStopsSelfApproval(t *testing.T) {
+	t.Parallel()
 	d := Start(t, WithConfig(capConfig("low")))
 	c := dialRC(t, d, "")
 	s := c.newSession(api.SessionNewParams{AgentAlias: "a"})
@@ -101,6 +102,7 @@ func TestApprovalCapStopsSelfApproval(t *testing.T) {
 
 // A cap at the call's risk lets the principal approve it: the request is its own to answer.
 func TestApprovalCapAtRiskAllows(t *testing.T) {
+	t.Parallel()
 	d := Start(t, WithConfig(capConfig("medium")))
 	c := dialRC(t, d, "")
 	s := c.newSession(api.SessionNewParams{AgentAlias: "a"})

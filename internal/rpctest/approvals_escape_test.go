@@ -24,6 +24,7 @@ func showable(t *testing.T, what, s string) {
 // approval_request.arguments_summary shows a spoofing command escaped, every line of a multi-line command on
 // its own line, and elicitation/create shows the question and choices escaped.
 func TestApprovalRequestIsEscaped(t *testing.T) {
+	t.Parallel()
 	d := startApprovals(t)
 	c := dialRC(t, d, "")
 	s := c.newSession(api.SessionNewParams{AgentAlias: "a"})
@@ -53,6 +54,7 @@ func TestApprovalRequestIsEscaped(t *testing.T) {
 }
 
 func TestElicitationIsEscaped(t *testing.T) {
+	t.Parallel()
 	d := startApprovals(t)
 	c := dialRC(t, d, `{"elicitation":{"form":{}}}`)
 	s := c.newSession(api.SessionNewParams{AgentAlias: "a"})
@@ -81,6 +83,7 @@ func TestElicitationIsEscaped(t *testing.T) {
 // An indirect command is asked about even after allow_always for shell in the session: the blocklist cannot
 // vouch for it.
 func TestIndirectCommandAskedAfterAllowAlways(t *testing.T) {
+	t.Parallel()
 	d := startApprovals(t)
 	c := dialRC(t, d, "")
 	s := c.newSession(api.SessionNewParams{AgentAlias: "a"})

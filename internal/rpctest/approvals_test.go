@@ -145,6 +145,7 @@ func checkTold(t *testing.T, tr turn, tool, out string) {
 var asked = []string{"context_usage", "tool_call:shell", "approval_request:shell", "tool_result:shell", "context_usage", "turn_complete:completed"}
 
 func TestApprovalsOverSocket(t *testing.T) {
+	t.Parallel()
 	clk := clocktest.New(time.Unix(1_700_000_000, 0)) // only "timeout denies" moves it
 	d := startApprovals(t, WithClock(clk))
 
@@ -356,6 +357,7 @@ func TestApprovalsOverSocket(t *testing.T) {
 // ask_user over the socket: a client that declared clientCapabilities.elicitation.form gets elicitation/create
 // and its answer reaches the model; a client that did not is never asked and the model learns why.
 func TestElicitationOverSocket(t *testing.T) {
+	t.Parallel()
 	d := startApprovals(t)
 	const ask = `/tool ask_user {"question":"color?","choices":["red","blue"]}`
 

@@ -18,6 +18,7 @@ import (
 // message stamps follow the test's clock, ids come from the test's source, turns build their provider through
 // the hook.
 func TestInjectedClockIDsAndProvider(t *testing.T) {
+	t.Parallel()
 	t0 := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
 	clk := clocktest.New(t0)
 	var n atomic.Int64
@@ -66,6 +67,7 @@ func TestInjectedClockIDsAndProvider(t *testing.T) {
 // An idle session is dropped from memory once it has been idle for more than 600 s (at the next session/new),
 // and comes back with its history; one used within the 600 s stays.
 func TestIdleSessionEvictedAfter600s(t *testing.T) {
+	t.Parallel()
 	clk := clocktest.New(time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC))
 	d := Start(t, WithConfig(agentConfig(echoTOML, "echo.default", "full", "")), WithClock(clk))
 	c := dialRC(t, d, "")

@@ -12,6 +12,7 @@ import (
 // overrides, then another configured provider (whose own model replaces the model override). A refused
 // configure changes nothing.
 func TestSessionConfigureChangesTheModelSent(t *testing.T) {
+	t.Parallel()
 	srv := newLLM(t, stream(ctSSE, openAIText(3, 1, "ok")))
 	providers := fakeProviderTOML("openai", srv.URL) +
 		fmt.Sprintf("\n[providers.models.openai.other]\nuri = %q\nmodel = \"other-model\"\napi_key = \"sk-test\"\n", srv.URL)

@@ -16,6 +16,7 @@ import (
 // the provider; after a rate change and a higher limit the next request is priced at the new rate while the
 // old records keep theirs, also after a restart.
 func TestCostBudgetsOverSocket(t *testing.T) {
+	t.Parallel()
 	srv := newLLM(t, stream(ctSSE, openAIText(1_000_000, 0, "ok")))
 	extra := "\n[cost]\nenabled = true\ndaily_limit_usd = 10.0\nmonthly_limit_usd = 100.0\nwarn_at_percent = 50\n\n[cost.prices.m-1]\ninput = 6.0\noutput = 0.0\n\n[observability]\nlog_persistence = \"full\"\n"
 	d := Start(t, WithConfig(agentConfig(fakeProviderTOML("openai", srv.URL), "openai.fake", "full", extra)))

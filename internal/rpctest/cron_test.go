@@ -17,6 +17,7 @@ import (
 var fullShell = strings.Replace(baseConfig, "workspace_only = true", "workspace_only = true\nauto_approve = [\"shell\"]", 1)
 
 func TestCronMethods(t *testing.T) {
+	t.Parallel()
 	clk := clocktest.New(time.Date(2026, 6, 1, 8, 0, 0, 0, time.UTC))
 	d := Start(t, WithConfig(fullShell), WithClock(clk))
 	c := dialRC(t, d, "")
@@ -120,6 +121,7 @@ func TestCronMethods(t *testing.T) {
 }
 
 func TestCronGrants(t *testing.T) {
+	t.Parallel()
 	d := Start(t, asUser("cron:read"))
 	u := d.Dial(t)
 	u.Initialize()
@@ -136,6 +138,7 @@ func TestCronGrants(t *testing.T) {
 
 // A job declared in config appears when the config changes (reload or config/set), and goes when it is removed.
 func TestCronDeclarativeJobsFollowTheConfig(t *testing.T) {
+	t.Parallel()
 	clk := clocktest.New(time.Date(2026, 6, 1, 8, 0, 0, 0, time.UTC))
 	d := Start(t, WithConfig(fullShell), WithClock(clk))
 	c := dialRC(t, d, "")

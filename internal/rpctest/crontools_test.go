@@ -25,6 +25,7 @@ func toolResults(t *testing.T, tr turn) []api.SessionUpdate {
 // makes belong to the agent running the turn and are what cron/list shows. Another agent neither sees nor
 // touches them, and a readonly agent may list but not add.
 func TestCronToolsFromATurn(t *testing.T) {
+	t.Parallel()
 	clk := clocktest.New(time.Date(2026, 6, 1, 8, 0, 0, 0, time.UTC)) // a Monday
 	responders := []http.HandlerFunc{
 		stream(ctSSE, openAIToolCall("cron_add", `{"name":"Standup","schedule":{"kind":"cron","expr":"0 9 * * 1-5","tz":"Europe/Paris"},"command":"echo standup"}`)),
@@ -148,6 +149,7 @@ risk_profile = "readonly"
 
 // An agent job's turn is not offered the scheduler's mutating tools unless its allowed_tools names them.
 func TestCronAgentJobWithoutSchedulerMutations(t *testing.T) {
+	t.Parallel()
 	llm := newLLM(t, stream(ctSSE, openAIText(5, 2, "ok")))
 	cfg := agentConfig(fakeProviderTOML("openai", llm.URL), "openai.fake", "full", "")
 	d := Start(t, WithConfig(cfg))

@@ -80,6 +80,7 @@ var taskIDLine = regexp.MustCompile(`task_id: ([0-9a-f-]{36})`)
 // background the task is a control-plane task whose result file says running, then completed, read through
 // check_result and list_results. An agent off the roster is refused, and the delegated turn cannot delegate.
 func TestDelegateToAnotherAgent(t *testing.T) {
+	t.Parallel()
 	var mu sync.Mutex
 	var taskID string
 	checkResult := func() []byte {
@@ -213,6 +214,7 @@ delegation_policy = { mode = "allow" }
 
 // Without delegation_policy.mode = "allow" the tool is not offered (upstream's default is forbidden).
 func TestDelegateNotOfferedByDefault(t *testing.T) {
+	t.Parallel()
 	llm := newLLM(t, stream(ctSSE, openAIText(5, 2, "hi")))
 	extra := "\n[agents.b]\nmodel_provider = \"openai.fake\"\nrisk_profile = \"full\"\n"
 	cfg := strings.Replace(agentConfig(fakeProviderTOML("openai", llm.URL), "openai.fake", "full", extra),

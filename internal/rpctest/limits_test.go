@@ -43,6 +43,7 @@ func errorOf(t *testing.T, frame string) (code int, data map[string]any) {
 
 // A frame of max+1 bytes gets one frame_too_large error (id null), then EOF.
 func TestFrameTooLarge(t *testing.T) {
+	t.Parallel()
 	d := Start(t, withRPC("max_frame_bytes = 1024\n"))
 	c := d.Dial(t)
 	c.Initialize()
@@ -62,6 +63,7 @@ func TestFrameTooLarge(t *testing.T) {
 
 // An unfinished frame gets frame_timeout then EOF; idle time between frames is not limited.
 func TestFrameTimeout(t *testing.T) {
+	t.Parallel()
 	d := Start(t, withRPC("frame_timeout_ms = 300\n"))
 	c := d.Dial(t)
 	c.Initialize()
@@ -80,6 +82,7 @@ func TestFrameTimeout(t *testing.T) {
 
 // A connection that never initializes is closed without a frame; an initialized one is not.
 func TestInitializeDeadline(t *testing.T) {
+	t.Parallel()
 	clk := clocktest.New(time.Unix(1_700_000_000, 0))
 	d := Start(t, withRPC("initialize_timeout_ms = 300\n"), WithClock(clk))
 	idle := d.Dial(t)
@@ -116,6 +119,7 @@ func errorOfAny(t *testing.T, frame string) (int, map[string]any) {
 
 // Past max_local_connections the refused connection gets one -32004 frame, then EOF; a slot freed is reusable.
 func TestConnectionLimit(t *testing.T) {
+	t.Parallel()
 	d := Start(t, withRPC("max_local_connections = 2\n"))
 	a := d.Dial(t)
 	a.Initialize()

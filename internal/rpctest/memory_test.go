@@ -42,6 +42,7 @@ func lastUserContent(t *testing.T, body []byte) string {
 // of a new session after a daemon restart; another agent does not see it unless it opted in with
 // read_memory_from. Auto-saved messages are kept under one key per turn and never injected.
 func TestMemoryRecalledAcrossSessionsAndRestart(t *testing.T) {
+	t.Parallel()
 	llm := newLLM(t,
 		stream(ctSSE, openAIToolCall("memory_store", `{"key":"user_name","content":"The user's name is Ada"}`)),
 		stream(ctSSE, openAIText(5, 2, "Noted.")),
@@ -108,6 +109,7 @@ workspace.read_memory_from = ["a"]
 
 // memory/* over the socket: upstream's shapes, previews, errors.
 func TestMemoryMethods(t *testing.T) {
+	t.Parallel()
 	d := Start(t, WithConfig(agentConfig(echoTOML, "echo.default", "full", "")))
 	c := dialRC(t, d, "")
 	var st api.MemoryStoreResult
@@ -157,6 +159,7 @@ func TestMemoryMethods(t *testing.T) {
 // Bad memory/search queries and oversized memories are the caller's error (-32602, saying what is wrong), not
 // the daemon's: a NUL byte, a query past memory.MaxQueryBytes, a key or content past its cap.
 func TestMemoryBoundsAreInvalidParams(t *testing.T) {
+	t.Parallel()
 	d := Start(t, WithConfig(agentConfig(echoTOML, "echo.default", "full", "")))
 	c := dialRC(t, d, "")
 	for _, tc := range []struct {

@@ -26,6 +26,7 @@ permission_profiles = ["chat"]
 // naming the grant from memory_export and memory_recall (and her turn's recall injects nothing of the owner's);
 // with memory:read and memory:write she sees her own memories and none of the owner's.
 func TestMemoryToolsActWithTheCallersGrants(t *testing.T) {
+	t.Parallel()
 	d := Start(t, WithConfig(agentConfig(echoTOML, "echo.default", "full", "")))
 	owner := dialRC(t, d, "")
 	own := owner.newSession(api.SessionNewParams{AgentAlias: "a"})

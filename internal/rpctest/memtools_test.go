@@ -57,6 +57,7 @@ func injected(t *testing.T, c *rc, sid, prompt string) string {
 // error naming the grant from every memory tool and nothing of the owner's; without memory:write her
 // memory_store is refused; with both grants she sees her own memories only.
 func TestMemoryToolsActWithCallersGrants(t *testing.T) {
+	t.Parallel()
 	d := Start(t, WithConfig(agentConfig(echoTOML, "echo.default", "full", "")))
 	o := dialRC(t, d, "")
 	var st api.MemoryStoreResult
@@ -139,6 +140,7 @@ func TestMemoryToolsActWithCallersGrants(t *testing.T) {
 // A restricted device's /webhook turn runs its memory tools with the device's grants: without memory:read its
 // memory_export is refused and shows nothing of the owner's; with memory:read it works, in the device's scope.
 func TestWebhookMemoryToolsActWithDeviceGrants(t *testing.T) {
+	t.Parallel()
 	d, g, code := startGateway(t, gwProfilesConfig+`
 [permission_profiles.reader]
 grants = ["sessions:execute", "sessions:create", "sessions:read", "memory:read"]

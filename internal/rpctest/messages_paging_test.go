@@ -44,6 +44,7 @@ func (c *rc) rawCall(method string, params any) (frame, int) {
 // walking before_index = start pages back through all of it, and a cut message is read whole with index +
 // content_offset.
 func TestSessionMessagesPagesLargeHistory(t *testing.T) {
+	t.Parallel()
 	model := newLLM(t, stream(ctSSE, openAIText(1, 1, "ok")))
 	d := Start(t, WithConfig(agentConfig(fakeProviderTOML("openai", model.URL), "openai.fake", "full", "")))
 	c := dialRC(t, d, "")

@@ -29,6 +29,7 @@ func wantErr(t *testing.T, what string, werr *wireError, code int, parts ...stri
 }
 
 func TestAgentsListAndStatus(t *testing.T) {
+	t.Parallel()
 	d := Start(t, WithConfig(twoAgents+"\n[agents.off]\nmodel_provider = \"echo.default\"\nrisk_profile = \"supervised\"\nenabled = false\n"))
 	c := dialRC(t, d, "")
 	c.newSession(api.SessionNewParams{AgentAlias: "bot", SessionID: "s1"})
@@ -55,6 +56,7 @@ func TestAgentsListAndStatus(t *testing.T) {
 }
 
 func TestConfigMapKeysOverSocket(t *testing.T) {
+	t.Parallel()
 	d := Start(t)
 	c := dialRC(t, d, "")
 	var keys api.ConfigMapKeysResult
@@ -102,6 +104,7 @@ func TestConfigMapKeysOverSocket(t *testing.T) {
 // Renaming an agent is refused while it has a live session; once the session is closed the rename goes
 // through and takes the stored sessions and the workspace directory with it.
 func TestRenameAgentMovesSessions(t *testing.T) {
+	t.Parallel()
 	d := Start(t, WithConfig(twoAgents))
 	c := dialRC(t, d, "")
 	sess := c.newSession(api.SessionNewParams{AgentAlias: "bot", SessionID: "s1"})
@@ -155,6 +158,7 @@ func TestRenameAgentMovesSessions(t *testing.T) {
 // Each new method needs its grant; map-key edits are checked path by path, including the references a rename
 // rewrites.
 func TestNewMethodsGrants(t *testing.T) {
+	t.Parallel()
 	d := Start(t, asUser("sessions:create", "config:update:risk_profiles.**", "config:update:agents.*.system_prompt"))
 	c := dialRC(t, d, "")
 	for _, m := range []struct {
@@ -201,6 +205,7 @@ func TestNewMethodsGrants(t *testing.T) {
 }
 
 func TestConfigValidateReadsTheFile(t *testing.T) {
+	t.Parallel()
 	d := Start(t)
 	c := dialRC(t, d, "")
 	var res api.ConfigValidateResult
@@ -225,6 +230,7 @@ func TestConfigValidateReadsTheFile(t *testing.T) {
 
 // fs/list_dir lists the caller's session workspace and nothing outside it.
 func TestFsListDirConfined(t *testing.T) {
+	t.Parallel()
 	d := Start(t)
 	c := dialRC(t, d, "")
 	ws := c.newSession(api.SessionNewParams{SessionID: "s1"}).WorkspaceDir
@@ -297,6 +303,7 @@ func TestFsListDirConfined(t *testing.T) {
 
 // A non-admin lists only through a session of its own.
 func TestFsListDirNonAdminNeedsOwnSession(t *testing.T) {
+	t.Parallel()
 	d := Start(t, asUser("sessions:create", "files:read"))
 	c := dialRC(t, d, "")
 	_, werr := c.call(api.MethodFsListDir, api.FsListDirParams{})
@@ -316,6 +323,7 @@ func mustWrite(t *testing.T, path, content string) {
 }
 
 func TestGitBranch(t *testing.T) {
+	t.Parallel()
 	d := Start(t)
 	c := dialRC(t, d, "")
 	ws := c.newSession(api.SessionNewParams{SessionID: "s1"}).WorkspaceDir

@@ -46,6 +46,7 @@ func readEvents(t *testing.T, c *rc, n int) []logEvent {
 // subscriber reads nothing at all, the persisted log answers logs/query filters, cursors and logs/get, and a
 // cursor older than the ring is told what it lost.
 func TestLogsOverSocket(t *testing.T) {
+	t.Parallel()
 	d := Start(t, WithConfig("schema_version = 3\n\n[providers.models.echo.default]\nmodel = \"echo\"\n\n"+
 		"[agents.default]\nmodel_provider = \"echo.default\"\nrisk_profile = \"supervised\"\n\n"+
 		"[risk_profiles.supervised]\nlevel = \"supervised\"\n\n[observability]\nlog_persistence = \"full\"\n"), WithLogRing(16))
@@ -148,6 +149,7 @@ func TestLogsOverSocket(t *testing.T) {
 // With log_persistence = "none" nothing is written, live subscribers still get every event, and logs/query
 // says persistence is off.
 func TestLogsPersistenceNone(t *testing.T) {
+	t.Parallel()
 	d := Start(t, WithConfig("schema_version = 3\n\n[providers.models.echo.default]\nmodel = \"echo\"\n\n"+
 		"[agents.default]\nmodel_provider = \"echo.default\"\nrisk_profile = \"supervised\"\n\n"+
 		"[risk_profiles.supervised]\nlevel = \"supervised\"\n\n[observability]\nlog_persistence = \"none\"\n"))
@@ -169,6 +171,7 @@ func TestLogsPersistenceNone(t *testing.T) {
 // A flow that handles an API key (a provider that echoes it back in its error, tool calls, config edits) leaves
 // no trace of the key in any event, persisted or live.
 func TestLogsCarryNoSecret(t *testing.T) {
+	t.Parallel()
 	const key = "zc-live-KEY-0123456789abcdef"
 	fail := func(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusUnauthorized)

@@ -68,6 +68,7 @@ func inOrder(t *testing.T, s string, parts ...string) {
 // provider's system message in upstream's order, and are read again on each turn: a SOUL.md changed through
 // personality/put, or by hand on disk, changes the very next request.
 func TestPersonalityShapesTheSystemPrompt(t *testing.T) {
+	t.Parallel()
 	model := newLLM(t, stream(ctSSE, openAIText(5, 2, "Aye.")))
 	cfg := agentConfig(fakeProviderTOML("openai", model.URL), "openai.fake", "supervised", "")
 	d := Start(t, WithConfig(cfg))
@@ -137,6 +138,7 @@ func TestPersonalityShapesTheSystemPrompt(t *testing.T) {
 // personality/put refuses content over the 20,000-character cap and file names outside the editable set; the
 // file on disk is left as it was.
 func TestPersonalityPutRefusals(t *testing.T) {
+	t.Parallel()
 	d := Start(t)
 	c := dialRC(t, d, "")
 	c.mustCall(api.MethodPersonalityPut, map[string]any{"agent": "default", "filename": "SOUL.md", "content": "kept"}, nil)

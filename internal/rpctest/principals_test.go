@@ -53,6 +53,7 @@ func asUser(grants ...string) Option {
 
 // shutdown is admin-only: a plain user gets -32012 naming the grant and the daemon keeps running.
 func TestShutdownNeedsAdmin(t *testing.T) {
+	t.Parallel()
 	d := Start(t, asUser("status:read"))
 	u := d.Dial(t)
 	u.Initialize()
@@ -67,6 +68,7 @@ func TestShutdownNeedsAdmin(t *testing.T) {
 // A principal allowed to update only some paths gets -32012 for a batch with one forbidden path, with that
 // entry's index, even though earlier paths were allowed; nothing changes, on disk or live.
 func TestSetManyForbiddenPathNamesIndex(t *testing.T) {
+	t.Parallel()
 	d := Start(t, asUser("config:read", "config:update:agents.*.system_prompt"))
 	cfgPath := filepath.Join(d.ConfigDir, "config.toml")
 	before, err := os.ReadFile(cfgPath)
@@ -96,6 +98,7 @@ func TestSetManyForbiddenPathNamesIndex(t *testing.T) {
 
 // Without config:update at all, writes are refused naming the grant.
 func TestConfigUpdateGrantRequired(t *testing.T) {
+	t.Parallel()
 	d := Start(t, asUser("config:read"))
 	u := d.Dial(t)
 	u.Initialize()
@@ -109,6 +112,7 @@ func TestConfigUpdateGrantRequired(t *testing.T) {
 // Authority is resolved again for every request, from the config in force: a grant revoked after the client
 // initialized refuses its next batch, on the same connection.
 func TestRevokedGrantRefusesNextBatch(t *testing.T) {
+	t.Parallel()
 	d := Start(t, asUser("config:read", "config:update"))
 	u := d.Dial(t)
 	u.Initialize()
@@ -131,6 +135,7 @@ func TestRevokedGrantRefusesNextBatch(t *testing.T) {
 // With trust_daemon_uid = false, a uid that is not a configured user (here: the daemon's own) is refused at
 // initialize with -32010 and stays un-initialized.
 func TestUntrustedUIDRefused(t *testing.T) {
+	t.Parallel()
 	d := Start(t, WithConfig(baseConfig+"\n[security]\ntrust_daemon_uid = false\n"))
 	c := d.Dial(t)
 	mustError(t, call(t, c, 1, "initialize", map[string]any{"protocol_version": 1}), -32010)
@@ -140,6 +145,7 @@ func TestUntrustedUIDRefused(t *testing.T) {
 // A grant with an extra scope is not the grant: holding "sessions:delete:only-mine" (a form protocol.md §8 does
 // not define) must not let a user delete sessions. Only config:update takes a scope.
 func TestScopedGrantDoesNotWidenToMethod(t *testing.T) {
+	t.Parallel()
 	d := Start(t, asUser("sessions:create", "sessions:delete:only-mine", "sessions:read:x", "config:read:agents.**"))
 	u := d.Dial(t)
 	u.Initialize()

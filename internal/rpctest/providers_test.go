@@ -120,6 +120,7 @@ func str(v any) string { s, _ := v.(string); return s }
 // file_write tool call under "full" runs and its result goes back to the model in the family's format, and
 // every provider request leaves one cost line with its token counts.
 func TestProviderFamiliesOverSocket(t *testing.T) {
+	t.Parallel()
 	fams := families(t)
 	servers := map[string]*llm{}
 	var cfg strings.Builder

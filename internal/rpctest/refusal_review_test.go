@@ -10,6 +10,7 @@ import (
 // A refused connection sees its -32004 frame and then a clean EOF (protocol.md §2.1), even when it already sent
 // its initialize: closing a socket with unread input would reset the connection instead.
 func TestConnectionLimitRefusalEndsWithEOF(t *testing.T) {
+	t.Parallel()
 	d := Start(t, withRPC("max_local_connections = 1\n"))
 	a := d.Dial(t)
 	a.Initialize()

@@ -15,6 +15,7 @@ import (
 // session/messages returns exactly what was stored before (nothing duplicated), and a new turn appends after it.
 // Both session backends: sessions.db, and one JSONL file per session.
 func TestRestartKeepsHistory(t *testing.T) {
+	t.Parallel()
 	t.Run("sqlite", func(t *testing.T) { testRestartKeepsHistory(t, "") })
 	t.Run("jsonl", func(t *testing.T) {
 		d2 := testRestartKeepsHistory(t, "\n[channels]\nsession_backend = \"jsonl\"\n")
@@ -97,6 +98,7 @@ func testRestartKeepsHistory(t *testing.T, extra string) *Daemon {
 // Switching session_backend from jsonl back to sqlite keeps every session: its messages are imported into
 // sessions.db at the next start, and it stays listed under its agent, owned by the same principal.
 func TestSessionBackendSwitchBackToSQLite(t *testing.T) {
+	t.Parallel()
 	jsonl := agentConfig(echoTOML, "echo.default", "full", "\n[channels]\nsession_backend = \"jsonl\"\n")
 	d := Start(t, WithConfig(jsonl))
 	c := dialRC(t, d, "")
@@ -156,6 +158,7 @@ permission_profiles = ["chat"]
 // A non-admin's session is theirs across a restart: the same user lists, reads and resumes it; another
 // non-admin user (the same uid mapped to another name) is refused with -32003 and does not see it.
 func TestNonAdminOwnershipSurvivesRestart(t *testing.T) {
+	t.Parallel()
 	d := Start(t, sessionUser("alice"))
 	c := dialRC(t, d, "")
 	const sid = "alices-session"

@@ -60,6 +60,7 @@ func toolOut(ev api.SessionUpdate) string {
 // the owner may. In a session in the agent's workspace, even under the full level, its model's file tools reach
 // nothing of the install root: not by absolute path, "..", nor a symlink planted in the workspace.
 func TestACPCwdOutsideWorkspaceIsTheOwners(t *testing.T) {
+	t.Parallel()
 	allowed := ShortTempDir(t)
 	d := Start(t, WithConfig(agentConfig(echoTOML, "echo.default", "full", fmt.Sprintf(`
 [acp]
@@ -125,6 +126,7 @@ permission_profiles = ["chat"]
 // The owner may choose a cwd outside the agent's workspace only below [acp] allowed_roots, never inside the
 // install root; and even in a cwd that contains the install root, the file tools do not reach it.
 func TestACPOwnerCwdNeedsAllowedRoots(t *testing.T) {
+	t.Parallel()
 	home := ShortTempDir(t)
 	allowed := filepath.Join(home, "projects")
 	if err := os.MkdirAll(filepath.Join(allowed, "p"), 0o700); err != nil {
@@ -189,6 +191,7 @@ func canonPath(t *testing.T, p string) string {
 // Over the gateway's /acp WebSocket, a paired device with a restricted profile (session grants only) cannot
 // move its session to "/" either.
 func TestACPWebSocketRestrictedDeviceCwd(t *testing.T) {
+	t.Parallel()
 	d, g, code := startGateway(t, gwBaseConfig+fmt.Sprintf(`
 [permission_profiles.chat]
 grants = %s

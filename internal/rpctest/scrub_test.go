@@ -35,6 +35,7 @@ func (l *lockedBuffer) String() string {
 // A provider error body with the configured key straddling the 1,024-byte cut: neither turn_complete.error nor
 // the daemon's log (at debug level) may keep any part of the key.
 func TestProviderErrorKeyStraddlingCut(t *testing.T) {
+	t.Parallel()
 	const key = "zc0Q7fLm2Xv9Rt4Kp8Wz3Nd6Hs1Bc5Jy0GeTuVw48"
 	body := strings.Repeat("x", 1024-28) + key + " is not a valid key"
 	srv := newLLM(t, func(w http.ResponseWriter, r *http.Request) {
@@ -83,6 +84,7 @@ func keyPart(s, key string, n int) string {
 // last 8, and a run that the 1,024-byte cut splits), in an HTTP error body and in an in-band stream error: no
 // run of 8 bytes of the key reaches turn_complete.error, the daemon's log or runtime-trace.jsonl.
 func TestProviderErrorKeyFragments(t *testing.T) {
+	t.Parallel()
 	const key = "Zk4Qm8Rt2Wx6Yb1Nc5Vd9Lf3Hg7Js0Pa2Ue6Io"
 	if len(key) != 38 {
 		t.Fatalf("key of %d bytes", len(key))

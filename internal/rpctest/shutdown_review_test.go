@@ -29,6 +29,7 @@ func TestShutdownClosesStalledClientAfterDrain(t *testing.T) {
 // response, then EOF; the provider request is aborted; Run returns; what was said is in the history after a
 // restart.
 func TestShutdownDuringLongTurn(t *testing.T) {
+	t.Parallel()
 	aborted := make(chan struct{})
 	srv := newLLM(t, blockAfterFirst("Hel", nil, aborted))
 	d := Start(t, WithConfig(agentConfig(fakeProviderTOML("openai", srv.URL), "openai.fake", "full", "")))

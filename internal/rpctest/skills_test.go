@@ -51,6 +51,7 @@ directory = "/etc"
 // instructions, in compact mode with only their summaries (an always skill keeps its instructions) and the
 // read_skill tool, which returns the skill. A deleted skill is archived and leaves the next prompt.
 func TestSkillsReachTheProvider(t *testing.T) {
+	t.Parallel()
 	model := newLLM(t,
 		stream(ctSSE, openAIText(5, 2, "full")),
 		stream(ctSSE, openAIText(5, 2, "compact")),
@@ -146,6 +147,7 @@ func TestSkillsReachTheProvider(t *testing.T) {
 
 // Bad skill requests are -32602 with a message saying what was wrong, and nothing is written.
 func TestSkillsRefusals(t *testing.T) {
+	t.Parallel()
 	model := newLLM(t, stream(ctSSE, openAIText(1, 1, "x")))
 	d := Start(t, WithConfig(agentConfig(fakeProviderTOML("openai", model.URL), "openai.fake", "supervised", skillsExtra)))
 	c := dialRC(t, d, "")
@@ -181,6 +183,7 @@ func TestSkillsRefusals(t *testing.T) {
 // path (-32602), not the daemon's failure; skills/list of every bundle skips the symlinked bundle with a warning
 // and lists the others.
 func TestSkillsSymlinkEscapes(t *testing.T) {
+	t.Parallel()
 	model := newLLM(t, stream(ctSSE, openAIText(1, 1, "x")))
 	d := Start(t, WithConfig(agentConfig(fakeProviderTOML("openai", model.URL), "openai.fake", "supervised", skillsExtra)))
 	c := dialRC(t, d, "")

@@ -10,6 +10,7 @@ import (
 // skills/list shows each agent's own workspace skills (what the agent loads first) beside the bundles', and
 // alone with bundle "workspace" or for one agent.
 func TestSkillsListShowsWorkspaceSkills(t *testing.T) {
+	t.Parallel()
 	d := Start(t)
 	c := dialRC(t, d, "")
 	ws := filepath.Join(d.ConfigDir, "agents", "default", "workspace", "skills", "deploy")

@@ -8,6 +8,7 @@ import (
 // Identities are numbered per kind in order of first appearance; the same value keeps its number, a new one
 // gets the next, and the kinds count separately.
 func TestNormalizerNumbersIdentities(t *testing.T) {
+	t.Parallel()
 	n := newNormalizer("")
 	steps := []struct{ frame, want string }{
 		{`{"result":{"session_id":"s-a"}}`, `{"result":{"session_id":"<session_id#1>"}}`},
@@ -37,6 +38,7 @@ func TestNormalizerNumbersIdentities(t *testing.T) {
 
 // Two new ids in one frame are numbered in key order, never in Go's random map order.
 func TestNormalizerNumbersInKeyOrder(t *testing.T) {
+	t.Parallel()
 	for range 50 {
 		n := newNormalizer("")
 		got, err := n.got(`{"b":{"session_id":"second"},"a":{"session_id":"first"},"c":[{"session_id":"third"}]}`)
@@ -66,6 +68,7 @@ const twoSessions = `> initialize
 // The runner against the real daemon: the right numbers pass; a transcript that asserts #1 where the daemon
 // showed the other session fails, and so does one that swaps the two at creation, or names an id never shown.
 func TestTranscriptNumbersAgainstDaemon(t *testing.T) {
+	t.Parallel()
 	hs, err := loadHandshake()
 	if err != nil {
 		t.Fatal(err)

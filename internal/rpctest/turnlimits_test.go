@@ -37,6 +37,7 @@ func endlessSSE(head string, chunk func(i int) string, gone chan struct{}) http.
 // error naming the [limits] key; the answer sent and stored is the part that fit, and the backend's request
 // is cancelled.
 func TestTurnLimitsOverSocket(t *testing.T) {
+	t.Parallel()
 	const maxAnswer, maxArgs = 65536, 16384
 	textGone, argsGone := make(chan struct{}), make(chan struct{})
 	text := newLLM(t, endlessSSE("", func(int) string {
@@ -120,6 +121,7 @@ func TestTurnLimitsOverSocket(t *testing.T) {
 // reported as refused, and a server that accepts and never answers gets one connection, reported as silent
 // for longer than timeout_secs. Both errors name the provider.
 func TestDeadBackendFailsWithinTimeout(t *testing.T) {
+	t.Parallel()
 	closed, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

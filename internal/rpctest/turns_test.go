@@ -47,6 +47,7 @@ func blockAfterFirst(first string, release <-chan struct{}, aborted chan<- struc
 // session/cancel during a stream: turn_complete says cancelled and is the last event, the prompt result says
 // cancelled, the provider's HTTP request is aborted, and the same session then runs a new turn.
 func TestCancelMidStream(t *testing.T) {
+	t.Parallel()
 	aborted := make(chan struct{})
 	srv := newLLM(t, blockAfterFirst("Hel", nil, aborted), stream(ctSSE, openAIText(4, 1, "again")))
 	d := Start(t, WithConfig(agentConfig(fakeProviderTOML("openai", srv.URL), "openai.fake", "full", "")))
@@ -118,6 +119,7 @@ func TestCancelMidStream(t *testing.T) {
 // A running turn plus QueueDepth (8) queued prompts fill the session: exactly one more prompt is refused with
 // -32002, and every admitted prompt then runs to completion in turn.
 func TestBusySession(t *testing.T) {
+	t.Parallel()
 	release := make(chan struct{})
 	var once sync.Once
 	t.Cleanup(func() { once.Do(func() { close(release) }) })
@@ -178,6 +180,7 @@ func TestBusySession(t *testing.T) {
 
 // Unknown session, blank prompt and a session owned by another principal each get their code.
 func TestPromptErrorCodes(t *testing.T) {
+	t.Parallel()
 	d := Start(t, WithConfig(agentConfig(echoTOML, "echo.default", "supervised", "")))
 	op := dialRC(t, d, "")
 	s := op.newSession(api.SessionNewParams{})
@@ -252,6 +255,7 @@ func TestPromptErrorCodes(t *testing.T) {
 // A client that starts a long turn and never reads its socket does not delay another client's turn: B's turn
 // completes with every event while A's turn is still stuck behind A's full outbound queue.
 func TestSlowClientIsolation(t *testing.T) {
+	t.Parallel()
 	const total = 64 << 20 // far more than the 16 MiB outbound queue and the socket buffers hold together
 	var written atomic.Int64
 	finished := make(chan struct{})

@@ -59,6 +59,7 @@ func initExtensions(t *testing.T, c *Client, caps string) []string {
 
 // Binary chunks are enabled only for a client that asks for them; others see no extensions field at all.
 func TestBinaryChunksNegotiated(t *testing.T) {
+	t.Parallel()
 	d := Start(t)
 	for _, tc := range []struct {
 		caps string
@@ -84,6 +85,7 @@ func TestBinaryChunksNegotiated(t *testing.T) {
 // accepted chunk is acknowledged, other bytes at an accepted offset, a gap and bytes past the size are refused
 // and the connection goes on (the refused chunk's bytes were read); a re-sent file is deduplicated.
 func TestBinaryChunkUpload(t *testing.T) {
+	t.Parallel()
 	d := Start(t)
 	c := dialRC(t, d, binaryCaps)
 	s := c.newSession(api.SessionNewParams{SessionID: "bin"})
@@ -145,6 +147,7 @@ func TestBinaryChunkUpload(t *testing.T) {
 // A data_len that cannot be trusted loses the stream's position: the request gets -32602 naming data_len, then
 // the connection closes.
 func TestBinaryChunkBadLength(t *testing.T) {
+	t.Parallel()
 	d := Start(t)
 	for _, dataLen := range []string{"0", "-1", fmt.Sprint(api.UploadChunkBytes + 1), `"12"`, "1.5", "null"} {
 		c := dialRC(t, d, binaryCaps)
@@ -168,6 +171,7 @@ func TestBinaryChunkBadLength(t *testing.T) {
 // Raw bytes that stop short of data_len (the client's input ends) get an error naming how far they got, and
 // the connection closes.
 func TestBinaryChunkCutShort(t *testing.T) {
+	t.Parallel()
 	d := Start(t)
 	c := dialRC(t, d, binaryCaps)
 	id := c.mustBegin(c.newSession(api.SessionNewParams{}).SessionID, 1000, nil)
@@ -186,6 +190,7 @@ func TestBinaryChunkCutShort(t *testing.T) {
 // A client that did not ask for binary chunks never gets them: data_len means nothing, the chunk is refused as
 // empty, and what follows the line is read as frames.
 func TestBinaryChunkNotNegotiated(t *testing.T) {
+	t.Parallel()
 	d := Start(t)
 	c := dialRC(t, d, "")
 	id := c.mustBegin(c.newSession(api.SessionNewParams{}).SessionID, 3, nil)
@@ -205,6 +210,7 @@ func TestBinaryChunkNotNegotiated(t *testing.T) {
 // Over WSS (not a local transport, and one message per frame) a client that asks for binary chunks does not
 // get them.
 func TestBinaryChunksNotOverWSS(t *testing.T) {
+	t.Parallel()
 	pki := newPKI(t)
 	d, g, code := startGateway(t, wssConfig(pki))
 	c, _, err := dialWSS(t, d.WSSAddr(t), pki, bearerHeader(pairOnce(t, g, code)))

@@ -38,6 +38,7 @@ const budgetSize = 4_190_000
 // 70 uploads begun at once on 18 connections share the one budget: exactly 64 are staged, the other 6 are
 // refused for the budget (not for the per-connection limit); closing a connection gives its share back.
 func TestUploadBudgetAcross70ConcurrentUploads(t *testing.T) {
+	t.Parallel()
 	d := Start(t)
 	admin := dialRC(t, d, "")
 	admin.newSession(api.SessionNewParams{SessionID: "big"})
@@ -138,6 +139,7 @@ func TestUploadBudgetAcross70ConcurrentUploads(t *testing.T) {
 // Uploads idle for 5 minutes are reclaimed when a new one does not fit, even on connections still open; an
 // upload used within the 5 minutes keeps its place, and its connection's others are gone for it too.
 func TestUploadIdleReclaimOnOpenConnections(t *testing.T) {
+	t.Parallel()
 	clk := clocktest.New(time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC))
 	d := Start(t, WithClock(clk))
 	owner := dialRC(t, d, "")
@@ -199,6 +201,7 @@ func TestUploadIdleReclaimOnOpenConnections(t *testing.T) {
 
 // A connection's own idle uploads stop counting against its limit of 4 once 5 minutes pass.
 func TestUploadIdleOwnUploadsExpire(t *testing.T) {
+	t.Parallel()
 	clk := clocktest.New(time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC))
 	d := Start(t, WithClock(clk))
 	c := dialRC(t, d, "")
@@ -217,6 +220,7 @@ func TestUploadIdleOwnUploadsExpire(t *testing.T) {
 
 // commit re-checks the session it was bound to and the caller's rights at that moment; a failure writes nothing.
 func TestUploadCommitRechecks(t *testing.T) {
+	t.Parallel()
 	data := []byte("bound to one incarnation")
 	t.Run("session recreated", func(t *testing.T) {
 		d := Start(t)
@@ -311,6 +315,7 @@ func TestUploadCommitRechecks(t *testing.T) {
 // (commit succeeds, the file is there when the close returns) or is refused after it (-32000, nothing written);
 // never anything in between.
 func TestUploadCommitRacesSessionClose(t *testing.T) {
+	t.Parallel()
 	d := Start(t)
 	c := dialRC(t, d, "")
 	closer := d.Dial(t)
@@ -363,6 +368,7 @@ func TestUploadCommitRacesSessionClose(t *testing.T) {
 
 // The upload methods refuse a missing or malformed upload id like an unknown one.
 func TestUploadUnknownID(t *testing.T) {
+	t.Parallel()
 	d := Start(t)
 	c := dialRC(t, d, "")
 	for _, id := range []string{"", "0123456789abcdef0123456789abcdef", "../x"} {

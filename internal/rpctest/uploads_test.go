@@ -14,6 +14,7 @@ import (
 // file/attach stores data_b64 and path entries by content under the agent's workspace uploads/, answers with
 // the ref id, marker, path and size, and deduplicates a re-send within the session.
 func TestFileAttachStoresByContent(t *testing.T) {
+	t.Parallel()
 	d := Start(t)
 	c := dialRC(t, d, "")
 	s := c.newSession(api.SessionNewParams{SessionID: "att"})
@@ -76,6 +77,7 @@ func TestFileAttachStoresByContent(t *testing.T) {
 
 // Every refusal of file/attach has its code and says what was wrong; nothing is stored for a refused entry.
 func TestFileAttachRefusals(t *testing.T) {
+	t.Parallel()
 	d := Start(t)
 	c := dialRC(t, d, "")
 	s := c.newSession(api.SessionNewParams{SessionID: "att"})
@@ -130,6 +132,7 @@ func TestFileAttachRefusals(t *testing.T) {
 // Re-sending an indexed file compares it with the disk: modified, deleted or replaced by a symbolic link, it is
 // written again at the indexed path, and the link's target is never touched.
 func TestFileAttachRewritesTamperedFile(t *testing.T) {
+	t.Parallel()
 	d := Start(t)
 	c := dialRC(t, d, "")
 	s := c.newSession(api.SessionNewParams{SessionID: "att"})
@@ -190,6 +193,7 @@ func TestFileAttachRewritesTamperedFile(t *testing.T) {
 
 // session/prompt attachments go through the same storage step and reach the model as markers after the text.
 func TestPromptAttachmentsBecomeMarkers(t *testing.T) {
+	t.Parallel()
 	d := Start(t)
 	c := dialRC(t, d, "")
 	s := c.newSession(api.SessionNewParams{SessionID: "p"})
@@ -224,6 +228,7 @@ func TestPromptAttachmentsBecomeMarkers(t *testing.T) {
 // file/upload/begin answers the upload id and the limits; its checks run in protocol.md's order, so a request
 // breaking several rules is refused for the first one.
 func TestUploadBeginChecksInOrder(t *testing.T) {
+	t.Parallel()
 	d := Start(t)
 	c := dialRC(t, d, "")
 	c.newSession(api.SessionNewParams{SessionID: "u"})
@@ -272,6 +277,7 @@ func TestUploadBeginChecksInOrder(t *testing.T) {
 // Chunks: in order, 1 B..1 MiB decoded, idempotent re-sends, and every refusal leaves the upload as it was; an
 // incomplete commit keeps the upload open; a complete one stores the file.
 func TestUploadChunkRules(t *testing.T) {
+	t.Parallel()
 	d := Start(t)
 	c := dialRC(t, d, "")
 	s := c.newSession(api.SessionNewParams{SessionID: "u"})
@@ -347,6 +353,7 @@ func TestUploadChunkRules(t *testing.T) {
 
 // A declared SHA-256 is checked at commit: a mismatch discards the upload, and nothing is stored.
 func TestUploadSHA256Mismatch(t *testing.T) {
+	t.Parallel()
 	d := Start(t)
 	c := dialRC(t, d, "")
 	s := c.newSession(api.SessionNewParams{SessionID: "u"})
@@ -369,6 +376,7 @@ func TestUploadSHA256Mismatch(t *testing.T) {
 // An upload belongs to the connection that began it: no other connection can name it, and it goes when its
 // connection closes.
 func TestUploadBelongsToConnection(t *testing.T) {
+	t.Parallel()
 	d := Start(t)
 	a := dialRC(t, d, "")
 	a.newSession(api.SessionNewParams{SessionID: "u"})

@@ -12,6 +12,7 @@ import (
 
 // A path naming a FIFO is refused at once: the daemon never waits for a writer that may not come.
 func TestFileAttachRefusesFIFO(t *testing.T) {
+	t.Parallel()
 	d := Start(t)
 	c := dialRC(t, d, "")
 	c.newSession(api.SessionNewParams{SessionID: "att"})

@@ -173,6 +173,7 @@ func metaKeys(t *testing.T, path string) (keys []string, rows map[string]int) {
 // provider, and its messages land under rpc_<id> with no second row for the bare id. gw_ and channel keys are
 // reachable by their ids, and session/list shows bare ids.
 func TestUpstreamSessionsResumeByBareID(t *testing.T) {
+	t.Parallel()
 	model := newLLM(t, stream(ctSSE, openAIText(40, 3, "Miso is three.")))
 	cfgDir := filepath.Join(ShortTempDir(t), "install")
 	dbPath := writeUpstreamSessions(t, cfgDir)

@@ -284,6 +284,7 @@ func orAbsent(v json.RawMessage, present bool) string {
 
 // TestDecodeZCIsStrict shows the checker fails where serde would.
 func TestDecodeZCIsStrict(t *testing.T) {
+	t.Parallel()
 	bad := map[string]string{
 		"missing required":  `{"sessions":[{"session_id":"a","created_at":"t","last_activity":"t","message_count":1}]}`,
 		"null required":     `{"sessions":[{"session_id":"a","session_key":null,"created_at":"t","last_activity":"t","message_count":1}]}`,
@@ -482,6 +483,7 @@ func seedUpstreamRows(t *testing.T, cfgDir string) {
 // TestZerocodeSession drives a whole zerocode-shaped session over the socket and decodes every answer with
 // zerocode's types.
 func TestZerocodeSession(t *testing.T) {
+	t.Parallel()
 	cfgDir := filepath.Join(ShortTempDir(t), "install")
 	if err := os.MkdirAll(cfgDir, 0o700); err != nil {
 		t.Fatal(err)
