@@ -59,6 +59,7 @@ var imports = map[string][]string{
 	"internal/clock/clocktest":           {"internal/clock"},
 	"internal/jsonrpc":                   {},
 	"internal/provider":                  {},
+	"internal/provider/providertest":     {},
 	"internal/rpctest":                   {"internal/clock", "internal/daemon", "internal/install", "internal/rpctest/ndjson", "internal/session"},
 	"internal/rpctest/ndjson":            {},
 	"internal/e2e":                       {},

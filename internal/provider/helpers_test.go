@@ -3,24 +3,16 @@ package provider
 import (
 	"bytes"
 	"encoding/json"
-	"io"
 	"net/http"
-	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/zeroclaw-go/zeroclaw/internal/provider/providertest"
 )
 
 // recorded is one request the fake backend received.
-type recorded struct {
-	Method string
-	Path   string
-	Header http.Header
-	Body   []byte
-}
+type recorded providertest.Request
 
 // decode unmarshals the recorded body into a generic map.
 func (r recorded) decode(t *testing.T) map[string]any {
@@ -32,96 +24,34 @@ func (r recorded) decode(t *testing.T) map[string]any {
 	return m
 }
 
-// fakeBackend is an httptest server that records every request and answers attempt i with responders[i]
+// fakeBackend is a providertest.Backend: it records every request and answers attempt i with responders[i]
 // (the last responder repeats).
-type fakeBackend struct {
-	*httptest.Server
-	mu         sync.Mutex
-	reqs       []recorded
-	responders []http.HandlerFunc
-}
+type fakeBackend struct{ *providertest.Backend }
 
 func newFakeBackend(t testing.TB, responders ...http.HandlerFunc) *fakeBackend {
 	t.Helper()
-	f := &fakeBackend{responders: responders}
-	f.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		f.mu.Lock()
-		n := len(f.reqs)
-		f.reqs = append(f.reqs, recorded{Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), Body: body})
-		h := f.responders[min(n, len(f.responders)-1)]
-		f.mu.Unlock()
-		h(w, r)
-	}))
-	t.Cleanup(f.Close)
-	return f
+	return &fakeBackend{providertest.NewBackend(t, responders...)}
 }
 
 func (f *fakeBackend) requests() []recorded {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]recorded(nil), f.reqs...)
+	var out []recorded
+	for _, r := range f.Requests() {
+		out = append(out, recorded(r))
+	}
+	return out
 }
 
-func readFixture(t testing.TB, name string) []byte {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join("testdata", name))
-	if err != nil {
-		t.Fatalf("fixture: %v", err)
-	}
-	return b
-}
-
-// splitFrames cuts a fixture into wire frames: SSE events (blank-line separated) or NDJSON lines.
-func splitFrames(b []byte) [][]byte {
-	sep := []byte("\n\n")
-	if !bytes.Contains(b, sep) {
-		sep = []byte("\n")
-	}
-	var frames [][]byte
-	for _, f := range bytes.SplitAfter(b, sep) {
-		if len(bytes.TrimSpace(f)) > 0 {
-			frames = append(frames, f)
-		}
-	}
-	return frames
-}
-
-// streamFrames answers with body written frame by frame, flushing after each so the client sees real chunking.
-func streamFrames(contentType string, body []byte) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", contentType)
-		w.WriteHeader(http.StatusOK)
-		for _, f := range splitFrames(body) {
-			if _, err := w.Write(f); err != nil {
-				return
-			}
-			w.(http.Flusher).Flush()
-		}
-	}
-}
+// The fake backends' wire helpers, shared with internal/rpctest.
+var (
+	readFixture  = providertest.Fixture
+	splitFrames  = providertest.Frames
+	streamFrames = providertest.Stream
+	status       = providertest.Status
+	hangUp       = providertest.HangUp
+)
 
 func streamFixture(t testing.TB, contentType, name string) http.HandlerFunc {
 	return streamFrames(contentType, readFixture(t, name))
-}
-
-// status answers with code, body and optional header key/value pairs.
-func status(code int, body string, kv ...string) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		for i := 0; i+1 < len(kv); i += 2 {
-			w.Header().Set(kv[i], kv[i+1])
-		}
-		w.WriteHeader(code)
-		io.WriteString(w, body)
-	}
-}
-
-// hangUp closes the connection without answering, a connection-level failure.
-func hangUp(w http.ResponseWriter, r *http.Request) {
-	conn, _, err := w.(http.Hijacker).Hijack()
-	if err == nil {
-		conn.Close()
-	}
 }
 
 // blockAfter writes first, flushes, then blocks until the client goes away, closing gone when it notices.

@@ -2,21 +2,18 @@ package rpctest
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/zeroclaw-go/zeroclaw/internal/api"
+	"github.com/zeroclaw-go/zeroclaw/internal/provider/providertest"
 	"github.com/zeroclaw-go/zeroclaw/internal/rpctest/ndjson"
 	"github.com/zeroclaw-go/zeroclaw/internal/store"
 )
@@ -258,104 +255,35 @@ func fakeProviderTOML(family, uri string) string {
 	return fmt.Sprintf("[providers.models.%s.fake]\nuri = %q\nmodel = \"m\"\napi_key = \"sk-test\"\ntimeout_secs = 60\n", family, uri)
 }
 
-// llm is a fake model backend: an httptest server speaking one family's wire format. Request i is answered by
-// responders[i] (the last one repeats); every request body is recorded.
-type llm struct {
-	*httptest.Server
-	mu         sync.Mutex
-	bodies     [][]byte
-	paths      []string
-	responders []http.HandlerFunc
-}
+// llm is a fake model backend (providertest.Backend) speaking one family's wire format. Request i is answered
+// by responders[i] (the last one repeats); every request is recorded.
+type llm struct{ *providertest.Backend }
 
 func newLLM(t testing.TB, responders ...http.HandlerFunc) *llm {
 	t.Helper()
-	f := &llm{responders: responders}
-	f.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		f.mu.Lock()
-		n := len(f.bodies)
-		f.bodies = append(f.bodies, body)
-		f.paths = append(f.paths, r.URL.Path)
-		h := f.responders[min(n, len(f.responders)-1)]
-		f.mu.Unlock()
-		h(w, r)
-	}))
-	t.Cleanup(f.Close)
-	return f
+	return &llm{providertest.NewBackend(t, responders...)}
 }
 
 func (f *llm) requests() (paths []string, bodies [][]byte) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return slices.Clone(f.paths), slices.Clone(f.bodies)
+	for _, r := range f.Requests() {
+		paths, bodies = append(paths, r.Path), append(bodies, r.Body)
+	}
+	return paths, bodies
 }
 
-// fixture reads a recorded-format stream from the provider package's testdata.
-func fixture(t testing.TB, name string) []byte {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "provider", "testdata", name))
-	if err != nil {
-		t.Fatalf("fixture: %v", err)
-	}
-	return b
-}
-
-// wireFrames cuts a stream into its wire frames: SSE events (blank-line separated) or NDJSON lines.
-func wireFrames(b []byte) [][]byte {
-	sep := []byte("\n\n")
-	if !bytes.Contains(b, sep) {
-		sep = []byte("\n")
-	}
-	var out [][]byte
-	for _, f := range bytes.SplitAfter(b, sep) {
-		if len(bytes.TrimSpace(f)) > 0 {
-			out = append(out, f)
-		}
-	}
-	return out
-}
-
-// stream answers with body written frame by frame, flushed after each, so the daemon sees real chunking.
-func stream(contentType string, body []byte) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", contentType)
-		w.WriteHeader(http.StatusOK)
-		for _, f := range wireFrames(body) {
-			if _, err := w.Write(f); err != nil {
-				return
-			}
-			w.(http.Flusher).Flush()
-		}
-	}
-}
-
-const (
-	ctSSE    = "text/event-stream"
-	ctNDJSON = "application/x-ndjson"
+// The fake backends' wire helpers, shared with the provider package's tests.
+var (
+	fixture    = providertest.Fixture
+	wireFrames = providertest.Frames
+	stream     = providertest.Stream
+	openAISSE  = providertest.OpenAISSE
+	openAIText = providertest.OpenAIText
 )
 
-// openAISSE renders JSON values as SSE data events (OpenAI style, ending with [DONE]).
-func openAISSE(chunks ...string) []byte {
-	var b bytes.Buffer
-	for _, c := range chunks {
-		fmt.Fprintf(&b, "data: %s\n\n", c)
-	}
-	b.WriteString("data: [DONE]\n\n")
-	return b.Bytes()
-}
-
-// openAIText is a streamed OpenAI answer made of the given text deltas and a usage chunk.
-func openAIText(in, out int, deltas ...string) []byte {
-	var chunks []string
-	for _, d := range deltas {
-		q, _ := json.Marshal(d)
-		chunks = append(chunks, `{"id":"c","object":"chat.completion.chunk","model":"m-1","choices":[{"index":0,"delta":{"content":`+string(q)+`},"finish_reason":null}]}`)
-	}
-	chunks = append(chunks, `{"id":"c","object":"chat.completion.chunk","model":"m-1","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`)
-	chunks = append(chunks, fmt.Sprintf(`{"id":"c","object":"chat.completion.chunk","model":"m-1","choices":[],"usage":{"prompt_tokens":%d,"completion_tokens":%d,"total_tokens":%d}}`, in, out, in+out))
-	return openAISSE(chunks...)
-}
+const (
+	ctSSE    = providertest.SSE
+	ctNDJSON = providertest.NDJSON
+)
 
 // costLines reads data/state/costs.jsonl of an install.
 func costLines(t testing.TB, d *Daemon) []store.CostRecord {
