@@ -88,6 +88,7 @@ type normalizer struct {
 	num          map[string]map[string]int // kind → real value → its number
 	val          map[string][]string       // kind → real values, number 1 first
 	capabilities string                    // the golden capability list as compact JSON; "" replaces nothing
+	identities   map[string]string         // more keys naming something, besides the package's identities
 }
 
 func newNormalizer(capabilities string) *normalizer {
@@ -165,7 +166,11 @@ func (n *normalizer) walk(v any, key string, volatileToo bool) any {
 				return ph
 			}
 		}
-		if kind, ok := identities[key]; ok {
+		kind, ok := identities[key]
+		if !ok {
+			kind, ok = n.identities[key]
+		}
+		if ok {
 			switch x := v.(type) {
 			case string:
 				if key == "tui_id" && !generatedTUIID.MatchString(x) {
@@ -259,10 +264,41 @@ func RunTranscript(t *testing.T, d *Daemon, path string, update bool) {
 	}
 }
 
-// play runs a transcript on c and returns the transcript as the daemon's frames would write it. An error
-// starts with the transcript's line number.
+// Wire is one connection a transcript plays on: the daemon's socket (an ndjson.Client) or a WebSocket of the
+// gateway carrying one frame per message.
+type Wire interface {
+	// Write sends b as it is (a socket) or as one message without its final newline (a WebSocket).
+	Write(b []byte) error
+	// Recv returns the next frame; io.EOF once the daemon has closed the connection.
+	Recv(timeout time.Duration) (string, error)
+}
+
+// Dialect is what differs between the protocols a transcript can speak.
+type Dialect struct {
+	// Sentinel is a request whose reply, carrying the id "__transcript_end__", must be the frame after the
+	// transcript's last; "" means the protocol has none, and the daemon must then stay silent for a while.
+	Sentinel string
+	// Identities adds keys naming something to the ones numbered in every transcript (identities).
+	Identities map[string]string
+}
+
+// native is the dialect of the daemon's socket.
+var native = Dialect{Sentinel: sentinel}
+
+// quiet is how long a transcript without a sentinel waits for an unexpected frame, and how long -update waits
+// for the frames a send causes.
+const quiet = 300 * time.Millisecond
+
+// play runs a native transcript on c; see PlayOn.
 func play(c *ndjson.Client, configDir, src string, hs handshake, update bool) ([]byte, error) {
+	return playOn(c, native, configDir, src, hs, update)
+}
+
+// playOn runs a transcript on c and returns the transcript as the daemon's frames would write it. An error
+// starts with the transcript's line number.
+func playOn(c Wire, dia Dialect, configDir, src string, hs handshake, update bool) ([]byte, error) {
 	n := newNormalizer(hs.capabilities)
+	n.identities = dia.Identities
 	var out bytes.Buffer
 	lines := strings.Split(src, "\n")
 	if k := len(lines); k > 0 && lines[k-1] == "" {
@@ -275,7 +311,7 @@ func play(c *ndjson.Client, configDir, src string, hs handshake, update bool) ([
 	// "> initialize" the reply equal to the golden one is written as "< <initialize-result>".
 	drain := func(handshakeSent bool) error {
 		for first := true; ; first = false {
-			raw, err := c.Recv(300 * time.Millisecond)
+			raw, err := c.Recv(quiet)
 			if err != nil {
 				return nil // quiet, or closed: <EOF says which
 			}
@@ -362,8 +398,13 @@ func play(c *ndjson.Client, configDir, src string, hs handshake, update bool) ([
 			}
 		}
 	}
-	if !sawEOF {
-		if err := c.Write([]byte(sentinel + "\n")); err != nil {
+	if !sawEOF && dia.Sentinel == "" && !update {
+		if got, err := c.Recv(quiet); err == nil {
+			return nil, fmt.Errorf(" unexpected extra frame from the daemon: %s", got)
+		}
+	}
+	if !sawEOF && dia.Sentinel != "" {
+		if err := c.Write([]byte(dia.Sentinel + "\n")); err != nil {
 			return nil, fmt.Errorf(" writing the end-of-transcript sentinel: %v", err)
 		}
 		got, err := c.Recv(10 * time.Second)
