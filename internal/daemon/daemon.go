@@ -3,6 +3,7 @@
 package daemon
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -77,21 +78,12 @@ type Options struct {
 
 func (o Options) getenv(key string) string {
 	for i := len(o.Environ) - 1; i >= 0; i-- {
-		k, v, ok := cutEnv(o.Environ[i])
+		k, v, ok := strings.Cut(o.Environ[i], "=")
 		if ok && k == key {
 			return v
 		}
 	}
 	return ""
-}
-
-func cutEnv(kv string) (string, string, bool) {
-	for i := 0; i < len(kv); i++ {
-		if kv[i] == '=' {
-			return kv[:i], kv[i+1:], true
-		}
-	}
-	return "", "", false
 }
 
 // Run starts the daemon and blocks until ctx is cancelled, a shutdown is requested over RPC, or (ephemeral) the
@@ -244,7 +236,7 @@ func Run(ctx context.Context, opts Options) error {
 		sessions:     sessions,
 		stores:       st,
 		frames:       jsonrpc.NewBudget(int64(cfg.Current().RPC.MaxInflightFrameBytes)),
-		drainTimeout: cmpOr(opts.DrainTimeout, DrainTimeout),
+		drainTimeout: cmp.Or(max(opts.DrainTimeout, 0), DrainTimeout),
 	}
 	d.srv = rpc.New(rpc.Options{
 		Logger: log.With("component", "rpc"),
@@ -415,7 +407,6 @@ func (d *daemon) drain(ctx context.Context) {
 	d.acp.Drain(ctx)
 }
 
-// abort ends every connection of both protocols outright (past the drain deadline).
 // returnMemory runs once a burst of connections has come and gone (listen.Options.Settled): the goroutine
 // stacks the burst grew and the heap pages it freed stay with the process until the runtime's background
 // scavenger returns them, slowly and only down to its heap goal, so a daemon that served hundreds of clients
@@ -428,6 +419,7 @@ func returnMemory() {
 	debug.FreeOSMemory()
 }
 
+// abort ends every connection of both protocols outright (past the drain deadline).
 func (d *daemon) abort() {
 	d.srv.CloseAll()
 	d.acp.CloseAll()
@@ -484,13 +476,6 @@ func configKind(layout install.Layout, home string) string {
 		return api.ConfigKindDefault
 	}
 	return api.ConfigKindCustom
-}
-
-func cmpOr(d, def time.Duration) time.Duration {
-	if d > 0 {
-		return d
-	}
-	return def
 }
 
 // warnReadable warns about each of paths (config.toml, .secret_key) that other users may read: the secrets in
