@@ -4,6 +4,7 @@ import "testing"
 
 // The build reports its own version, never the upstream release it speaks the protocol of.
 func TestBuildVersion(t *testing.T) {
+	t.Parallel()
 	if got := BuildVersion(); got == "" || got == ServerVersion {
 		t.Fatalf("BuildVersion() = %q", got)
 	}
@@ -15,6 +16,7 @@ func TestBuildVersion(t *testing.T) {
 }
 
 func TestStopReason(t *testing.T) {
+	t.Parallel()
 	for outcome, want := range map[string]string{OutcomeCompleted: StopEndTurn, OutcomeCancelled: StopCancelled, OutcomeFailed: StopError} {
 		if got := StopReason(outcome); got != want {
 			t.Errorf("StopReason(%s) = %s, want %s", outcome, got, want)

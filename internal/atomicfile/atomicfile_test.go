@@ -38,6 +38,7 @@ func assertNoTemp(t *testing.T, dir string) {
 }
 
 func TestWriteFileContentAndPerm(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "f")
 	for _, c := range []struct {
@@ -63,6 +64,7 @@ func TestWriteFileContentAndPerm(t *testing.T) {
 
 // The steps a write takes, in order: a skipped fsync or directory sync shows here.
 func TestWriteFileSteps(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "f")
 	if err := os.WriteFile(path, []byte("old"), 0o600); err != nil {
@@ -90,6 +92,7 @@ func TestWriteFileSteps(t *testing.T) {
 // A failure at any step before the rename leaves the target and its backup as they were and no temp file;
 // a failed directory sync after the rename is atomicfile.ErrNotDurable with the new content in place.
 func TestWriteFileFailurePoints(t *testing.T) {
+	t.Parallel()
 	before := []string{"open tmp", "chmod tmp", "write tmp", "sync tmp", "close tmp", "read target", "open bak",
 		"chmod bak", "write bak", "sync bak", "close bak", "syncdir 1", "rename"}
 	for _, step := range append(before, "syncdir 2") {
@@ -124,6 +127,7 @@ func TestWriteFileFailurePoints(t *testing.T) {
 }
 
 func TestWriteFileBackup(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "f")
 	// No previous file: no backup.
@@ -150,6 +154,7 @@ func TestWriteFileBackup(t *testing.T) {
 
 // A symlink at the target is replaced by the file; what it pointed to is not touched.
 func TestWriteFileReplacesSymlink(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	victim := filepath.Join(dir, "victim")
 	if err := os.WriteFile(victim, []byte("keep"), 0o600); err != nil {
@@ -172,6 +177,7 @@ func TestWriteFileReplacesSymlink(t *testing.T) {
 }
 
 func TestCreateNoClobber(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "key")
 	if err := atomicfile.CreateNoClobber(path, []byte("first"), 0o600); err != nil {
@@ -191,6 +197,7 @@ func TestCreateNoClobber(t *testing.T) {
 
 // A symlink at the target, even a dangling one, counts as something there: nothing is created through it.
 func TestCreateNoClobberRefusesSymlink(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "key")
 	victim := filepath.Join(dir, "victim")
@@ -207,6 +214,7 @@ func TestCreateNoClobberRefusesSymlink(t *testing.T) {
 }
 
 func TestCreateNoClobberRace(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "f")
 	var wg sync.WaitGroup
 	var mu sync.Mutex
@@ -232,6 +240,7 @@ func TestCreateNoClobberRace(t *testing.T) {
 }
 
 func TestCreateNoClobberFailurePoints(t *testing.T) {
+	t.Parallel()
 	for _, step := range []string{"open tmp", "chmod tmp", "write tmp", "sync tmp", "close tmp", "link", "syncdir 1"} {
 		t.Run(strings.ReplaceAll(step, " ", "_"), func(t *testing.T) {
 			dir := t.TempDir()
@@ -256,6 +265,7 @@ func TestCreateNoClobberFailurePoints(t *testing.T) {
 }
 
 func TestCreateNoClobberFunc(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "db.bak")
 	var seen string
@@ -292,6 +302,7 @@ func TestCreateNoClobberFunc(t *testing.T) {
 
 // Through Root, names resolve inside the root: a symlinked directory pointing outside cannot be written through.
 func TestRootConfinesWrites(t *testing.T) {
+	t.Parallel()
 	base := t.TempDir()
 	inside, outside := filepath.Join(base, "in"), filepath.Join(base, "out")
 	for _, d := range []string{inside, outside} {
@@ -324,6 +335,7 @@ func TestRootConfinesWrites(t *testing.T) {
 }
 
 func TestRemoveTemps(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "config.toml")
 	keep := []string{path, filepath.Join(dir, "config.toml.bak"), filepath.Join(dir, ".other.tmp-1"), filepath.Join(dir, ".config.tomlx.tmp-1")}
@@ -348,6 +360,7 @@ func TestRemoveTemps(t *testing.T) {
 }
 
 func TestSyncDir(t *testing.T) {
+	t.Parallel()
 	if err := atomicfile.SyncDir(t.TempDir()); err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 // Every grant form against method grants and config paths. Only admin, the exact name, and (for config:update)
 // a well-formed config:update:<pattern> cover anything.
 func TestGrantForms(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name   string
 		grants []string
@@ -92,6 +93,7 @@ func TestGrantForms(t *testing.T) {
 
 // AllowsPath on a need other than config:update is the method check: there is no other scoped grant.
 func TestAllowsPathOtherNeed(t *testing.T) {
+	t.Parallel()
 	if AllowsPath([]string{"sessions:delete:only-mine"}, "sessions:delete", "only-mine") {
 		t.Fatal("a scoped sessions:delete covered a path")
 	}
@@ -101,6 +103,7 @@ func TestAllowsPathOtherNeed(t *testing.T) {
 }
 
 func TestNilPrincipalAllowsNothing(t *testing.T) {
+	t.Parallel()
 	var p *Principal
 	if p.Allows("status:read") || p.AllowsPath(GrantConfigUpdate, "gateway.port") {
 		t.Fatal("nil principal allowed")
@@ -108,6 +111,7 @@ func TestNilPrincipalAllowsNothing(t *testing.T) {
 }
 
 func TestResolve(t *testing.T) {
+	t.Parallel()
 	const me = 1000
 	cfg := &config.Config{
 		Users: map[string]config.UserConfig{
@@ -151,6 +155,7 @@ func TestResolve(t *testing.T) {
 }
 
 func TestTransportLocal(t *testing.T) {
+	t.Parallel()
 	for tr, want := range map[Transport]bool{TransportUnix: true, TransportPipe: true, TransportWSS: false, "": false} {
 		if tr.Local() != want {
 			t.Errorf("%q.Local() = %v", tr, !want)
@@ -160,6 +165,7 @@ func TestTransportLocal(t *testing.T) {
 
 // A device gets the grants of gateway.device_permission_profiles, and is admin only with none configured.
 func TestDevicePrincipal(t *testing.T) {
+	t.Parallel()
 	cfg := &config.Config{PermissionProfiles: map[string]config.PermissionProfile{"ro": {Grants: []string{"status:read"}}}}
 	if p := Device(cfg, "d1", ""); !p.Admin || p.Name != "device:d1" {
 		t.Fatalf("no profiles: %+v", p)

@@ -64,6 +64,7 @@ func liveInstall(t *testing.T) (install.Layout, *store.ChatStore) {
 }
 
 func TestBackupRestoreRoundTrip(t *testing.T) {
+	t.Parallel()
 	l, _ := liveInstall(t)
 	if fi, err := os.Stat(filepath.Join(l.SessionsDir(), "sessions.db-wal")); err != nil || fi.Size() == 0 {
 		t.Fatalf("the source should have commits in its WAL: %v", err)
@@ -206,6 +207,7 @@ func sum(b []byte) string { s := sha256.Sum256(b); return hex.EncodeToString(s[:
 
 // Every tampered archive is refused before anything is written: the target does not appear.
 func TestRestoreRefusesTamperedArchives(t *testing.T) {
+	t.Parallel()
 	l, _ := liveInstall(t)
 	good := filepath.Join(t.TempDir(), "b.tar.gz")
 	if _, err := backup.Create(context.Background(), backup.CreateOptions{Layout: l, Out: good, Now: now}); err != nil {
@@ -272,6 +274,7 @@ func TestRestoreRefusesTamperedArchives(t *testing.T) {
 }
 
 func TestRestoreOverExistingInstall(t *testing.T) {
+	t.Parallel()
 	l, _ := liveInstall(t)
 	archive := filepath.Join(t.TempDir(), "b.tar.gz")
 	if _, err := backup.Create(context.Background(), backup.CreateOptions{Layout: l, Out: archive, Now: now}); err != nil {
@@ -311,6 +314,7 @@ func TestRestoreOverExistingInstall(t *testing.T) {
 // The archive pass reports progress within a large file, not only after it: a multi-gigabyte database would
 // otherwise hold the bar still for minutes.
 func TestBackupProgressMovesWithinLargeFiles(t *testing.T) {
+	t.Parallel()
 	l, _ := liveInstall(t)
 	big := filepath.Join(l.Root, "agents", "default", "workspace", "big.bin")
 	if err := os.WriteFile(big, bytes.Repeat([]byte("z"), 4<<20), 0o600); err != nil {

@@ -15,6 +15,7 @@ import (
 // archive of a few KB), or past the free space of the target's filesystem, is refused with ErrNoRoom before
 // anything is written: no target, no staging directory.
 func TestRestoreBoundsExpansion(t *testing.T) {
+	t.Parallel()
 	l, _ := liveInstall(t)
 	good := filepath.Join(t.TempDir(), "b.tar.gz")
 	if _, err := backup.Create(context.Background(), backup.CreateOptions{Layout: l, Out: good, Now: now}); err != nil {

@@ -15,6 +15,7 @@ import (
 )
 
 func TestPrice(t *testing.T) {
+	t.Parallel()
 	cfg := config.Default()
 	cfg.Cost.Prices = map[string]config.ModelCost{
 		"m": {InputPerMillion: 3, OutputPerMillion: 15, CachedInputPerMillion: 0.3},
@@ -53,6 +54,7 @@ func TestPrice(t *testing.T) {
 // The ledger line is state.md §7's record: an unpriced model writes pricing_available:false and cost 0, a
 // priced one omits it; cached tokens are omitted when 0; day totals roll over at UTC midnight.
 func TestRecordShapeAndRollover(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "costs.jsonl")
 	ledger := store.OpenCostLedger(path)
 	defer ledger.Close()
@@ -100,6 +102,7 @@ func TestRecordShapeAndRollover(t *testing.T) {
 // The default budget counts a built-in priced model with no cost.prices at all; the summary names the models
 // recorded without a price and fills the per-day input and output tokens.
 func TestBuiltinPricesCountAndUnpricedNamed(t *testing.T) {
+	t.Parallel()
 	ledger := store.OpenCostLedger(filepath.Join(t.TempDir(), "costs.jsonl"))
 	defer ledger.Close()
 	cfg := config.Default() // daily limit $10, no prices

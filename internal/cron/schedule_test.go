@@ -33,6 +33,7 @@ func occurrences(t *testing.T, s Schedules, sc api.CronSchedule, from time.Time,
 }
 
 func TestScheduleExpressions(t *testing.T) {
+	t.Parallel()
 	ny := mustLoc(t, "America/New_York")
 	cases := []struct {
 		name  string
@@ -98,6 +99,7 @@ func TestScheduleExpressions(t *testing.T) {
 }
 
 func TestScheduleAtAndEvery(t *testing.T) {
+	t.Parallel()
 	now := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
 	s := Schedules{}
 	at := api.CronSchedule{Kind: "at", At: "2026-05-01T14:00:00+02:00"}
@@ -127,6 +129,7 @@ func TestScheduleAtAndEvery(t *testing.T) {
 }
 
 func TestWireTime(t *testing.T) {
+	t.Parallel()
 	base := time.Date(2026, 5, 1, 12, 0, 0, 0, time.FixedZone("x", 3600))
 	for d, want := range map[time.Duration]string{
 		0: "2026-05-01T11:00:00Z", 5 * time.Millisecond: "2026-05-01T11:00:00.005Z",

@@ -162,6 +162,7 @@ func (f *fakeTasks) End(_ context.Context, id, status, _, _ string) error {
 }
 
 func TestEveryJobRunsAtItsTimesAndStaysOnPace(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, "full", nil)
 	j := h.add(AddRequest{Schedule: api.CronSchedule{Kind: "every", EveryMS: 20_000}, Command: "echo tick >> ticks; cat ticks | wc -l"})
 	if j.NextRun != wireTime(t0.Add(20*time.Second)) || j.DeleteAfterRun {
@@ -188,6 +189,7 @@ func TestEveryJobRunsAtItsTimesAndStaysOnPace(t *testing.T) {
 }
 
 func TestCronExpressionJobInItsZone(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, "full", nil)
 	// 08:00 UTC is 10:00 in Paris (CEST): the 10:01 Paris run is one minute away, weekdays only (June 1 2026 is
 	// a Monday).
@@ -207,6 +209,7 @@ func TestCronExpressionJobInItsZone(t *testing.T) {
 }
 
 func TestAtJobDeletedAfterSuccessOrDisabledAfterFailure(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, "full", nil)
 	ok := h.add(AddRequest{Schedule: api.CronSchedule{Kind: "at", At: t0.Add(10 * time.Second).Format(time.RFC3339)}, Command: "echo once"})
 	bad := h.add(AddRequest{Schedule: api.CronSchedule{Kind: "at", At: t0.Add(10 * time.Second).Format(time.RFC3339)}, Command: "exit 3"})
@@ -249,6 +252,7 @@ func seed(t *testing.T, st *store.CronStore, id string, sc api.CronSchedule, nex
 }
 
 func TestCatchUpRunsOverdueJobsOnceAtStart(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, "full", nil)
 	every := api.CronSchedule{Kind: "every", EveryMS: 600_000}
 	seed(t, h.st, "missed-many", every, t0.Add(-3*time.Hour)) // 18 occurrences missed: runs once
@@ -274,6 +278,7 @@ func TestCatchUpRunsOverdueJobsOnceAtStart(t *testing.T) {
 }
 
 func TestSkipOverdueJobsWhenCatchUpIsOff(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, "full", func(c *config.Config) { c.Scheduler.CatchUpOnStartup = false })
 	seed(t, h.st, "missed-many", api.CronSchedule{Kind: "every", EveryMS: 600_000}, t0.Add(-3*time.Hour))
 	seed(t, h.st, "missed-at", api.CronSchedule{Kind: "at", At: wireTime(t0.Add(-time.Minute))}, t0.Add(-time.Minute))
@@ -291,6 +296,7 @@ func TestSkipOverdueJobsWhenCatchUpIsOff(t *testing.T) {
 }
 
 func TestRetriesBackOffOnTheClock(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, "full", func(c *config.Config) {
 		c.Reliability.SchedulerRetries = 2
 		c.Reliability.ProviderBackoffMS = 100 // below the 200 ms floor
@@ -312,6 +318,7 @@ func TestRetriesBackOffOnTheClock(t *testing.T) {
 }
 
 func TestShellJobUnderTheAgentsRiskProfile(t *testing.T) {
+	t.Parallel()
 	t.Run("supervised: a command a turn would ask about is refused and recorded failed", func(t *testing.T) {
 		h := newHarness(t, "supervised", func(c *config.Config) { c.Reliability.SchedulerRetries = 2 })
 		j := h.add(AddRequest{Schedule: api.CronSchedule{Kind: "every", EveryMS: 5_000}, Command: "touch made-it"})
@@ -372,6 +379,7 @@ func TestShellJobUnderTheAgentsRiskProfile(t *testing.T) {
 }
 
 func TestShellTimeout(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, "full", nil)
 	h.s.o.ShellTimeout = 300 * time.Millisecond
 	j := h.add(AddRequest{Schedule: api.CronSchedule{Kind: "every", EveryMS: 5_000}, Command: "sleep 30"})
@@ -383,6 +391,7 @@ func TestShellTimeout(t *testing.T) {
 }
 
 func TestAgentJobRunsAnUnattendedTurn(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, "supervised", nil)
 	j := h.add(AddRequest{Name: "inbox", Prompt: "summarise my inbox folder", Schedule: api.CronSchedule{Kind: "every", EveryMS: 5_000}})
 	if j.JobType != "agent" || j.Command != "" {
@@ -409,6 +418,7 @@ func TestAgentJobRunsAnUnattendedTurn(t *testing.T) {
 }
 
 func TestRecoveryMarksRunsLostAndReleasesClaims(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, "full", nil)
 	seed(t, h.st, "rec", api.CronSchedule{Kind: "every", EveryMS: 600_000}, t0.Add(-time.Minute))
 	seed(t, h.st, "once", api.CronSchedule{Kind: "at", At: wireTime(t0.Add(-time.Minute))}, t0.Add(-time.Minute))
@@ -451,6 +461,7 @@ func TestRecoveryMarksRunsLostAndReleasesClaims(t *testing.T) {
 }
 
 func TestTriggerRunsNowAndKeepsTheSchedule(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, "full", nil)
 	j := h.add(AddRequest{Schedule: api.CronSchedule{Kind: "every", EveryMS: 3_600_000}, Command: "echo manual"})
 	res, err := h.s.Trigger(context.Background(), j.ID)
@@ -466,6 +477,7 @@ func TestTriggerRunsNowAndKeepsTheSchedule(t *testing.T) {
 }
 
 func TestDeclarativeJobsReconciled(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, "full", nil)
 	// No [cron] entries: nothing is created.
 	if err := h.s.Reconcile(context.Background()); err != nil {

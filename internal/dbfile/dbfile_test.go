@@ -28,6 +28,7 @@ func walDB(t *testing.T, dir, name string) (string, *sql.DB) {
 }
 
 func TestHeldDatabaseIsRefused(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	p, _ := walDB(t, dir, "live.db")
 	other, _ := walDB(t, dir, "other.db")

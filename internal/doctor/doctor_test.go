@@ -93,6 +93,7 @@ func assertClean(t *testing.T, res api.DoctorResult) {
 }
 
 func TestCleanInstall(t *testing.T) {
+	t.Parallel()
 	l := newInstall(t)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("Authorization") != "" || strings.Contains(r.URL.String(), "sk-") {
@@ -112,6 +113,7 @@ func TestCleanInstall(t *testing.T) {
 }
 
 func TestWrongMode(t *testing.T) {
+	t.Parallel()
 	l := newInstall(t)
 	withEncryptedKey(t, l, "http://127.0.0.1:1")
 	if err := os.Chmod(l.SecretKeyPath(), 0o644); err != nil {
@@ -133,6 +135,7 @@ func TestWrongMode(t *testing.T) {
 }
 
 func TestCorruptPage(t *testing.T) {
+	t.Parallel()
 	l := newInstall(t)
 	db := filepath.Join(l.SessionsDir(), "sessions.db")
 	fi, err := os.Stat(db)
@@ -165,6 +168,7 @@ func TestCorruptPage(t *testing.T) {
 }
 
 func TestOrphanImporting(t *testing.T) {
+	t.Parallel()
 	l := newInstall(t)
 	p := filepath.Join(l.SessionsDir(), "u1.jsonl.importing")
 	if err := os.WriteFile(p, []byte(`{"role":"user","content":"hi"}`+"\n"), 0o600); err != nil {
@@ -185,6 +189,7 @@ func TestOrphanImporting(t *testing.T) {
 }
 
 func TestMissingKey(t *testing.T) {
+	t.Parallel()
 	l := newInstall(t)
 	withEncryptedKey(t, l, "http://127.0.0.1:1")
 	if err := os.Remove(l.SecretKeyPath()); err != nil {
@@ -213,6 +218,7 @@ func TestMissingKey(t *testing.T) {
 }
 
 func TestUnreachableProvider(t *testing.T) {
+	t.Parallel()
 	l := newInstall(t)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -228,6 +234,7 @@ func TestUnreachableProvider(t *testing.T) {
 }
 
 func TestNeverCreates(t *testing.T) {
+	t.Parallel()
 	root := filepath.Join(t.TempDir(), "empty")
 	l := install.Layout{Root: root, DataDir: filepath.Join(root, "data")}
 	res := run(t, l)
@@ -240,6 +247,7 @@ func TestNeverCreates(t *testing.T) {
 // A legacy JSONL session imported into sessions.db: its archive matches the receipt; an edited archive is an
 // error (the daemon refuses it), a removed one a warning (nothing is lost).
 func TestReceiptsAgainstArchives(t *testing.T) {
+	t.Parallel()
 	l := newInstall(t)
 	src := filepath.Join(l.SessionsDir(), "u1.jsonl")
 	if err := os.WriteFile(src, []byte(`{"role":"user","content":"hi"}`+"\n"), 0o600); err != nil {
@@ -272,6 +280,7 @@ func TestReceiptsAgainstArchives(t *testing.T) {
 // An empty .db is a valid database nothing was written to (SQLite creates the file at open); a .db that lost
 // its header is not.
 func TestEmptyAndForeignDB(t *testing.T) {
+	t.Parallel()
 	l := newInstall(t)
 	empty := filepath.Join(l.DataDir, "devices.db")
 	if err := os.WriteFile(empty, nil, 0o600); err != nil {

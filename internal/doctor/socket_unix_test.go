@@ -26,6 +26,7 @@ func leaveSocket(t *testing.T, l install.Layout) {
 }
 
 func TestSocketFindings(t *testing.T) {
+	t.Parallel()
 	l := newInstall(t)
 	offline := doctor.Options{Layout: l, Endpoint: l.SocketPath(), SkipProviders: true}
 

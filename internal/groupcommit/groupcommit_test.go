@@ -96,6 +96,7 @@ func (h *held) queue(first func(), others ...func()) *sync.WaitGroup {
 // An operation that fails in a batch fails alone with its own error; the others of its batch commit, and the
 // operations queued behind a running batch are committed together.
 func TestFailingOperationFailsAlone(t *testing.T) {
+	t.Parallel()
 	db := openDB(t)
 	h := newHeld(t, db, 0)
 	ctx := t.Context()
@@ -122,6 +123,7 @@ func TestFailingOperationFailsAlone(t *testing.T) {
 
 // A batch takes at most maxOps operations; the rest wait for the next.
 func TestBatchBoundedByMaxOps(t *testing.T) {
+	t.Parallel()
 	db := openDB(t)
 	h := newHeld(t, db, 2)
 	ctx := t.Context()
@@ -146,6 +148,7 @@ func TestBatchBoundedByMaxOps(t *testing.T) {
 
 // Operations of many goroutines are all stored exactly once.
 func TestConcurrentOperationsStoredOnce(t *testing.T) {
+	t.Parallel()
 	db := openDB(t)
 	c, err := New(t.Context(), db, 0, 0, Hooks{})
 	if err != nil {
@@ -171,6 +174,7 @@ func TestConcurrentOperationsStoredOnce(t *testing.T) {
 
 // A caller whose context is done before its batch begins gets the context's error; fn never runs.
 func TestCancelledBeforeBatch(t *testing.T) {
+	t.Parallel()
 	db := openDB(t)
 	h := newHeld(t, db, 0)
 	cctx, cancel := context.WithCancel(t.Context())

@@ -86,6 +86,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 // A connection past the limit reads the -32004 frame and then EOF, not a reset, even though it had already sent
 // its initialize; a slot freed by a leaving client is given to the next one.
 func TestLimitRefusesWithFrameThenEOF(t *testing.T) {
+	t.Parallel()
 	ln, path := unixListener(t)
 	s := New(Options{MaxConns: func() int { return 1 }})
 	go func() { _ = s.Serve(t.Context(), ln, echo) }()
@@ -116,6 +117,7 @@ func TestLimitRefusesWithFrameThenEOF(t *testing.T) {
 // An ephemeral server calls Idle once the last client has left and the grace has passed, not while a client is
 // still connected; Shutdown disarms a pending exit.
 func TestEphemeralIdleAfterLastClient(t *testing.T) {
+	t.Parallel()
 	ln, path := unixListener(t)
 	idle := make(chan struct{}, 4)
 	s := New(Options{Ephemeral: true, EphemeralGrace: time.Millisecond, Idle: func() { idle <- struct{}{} }})
@@ -144,6 +146,7 @@ func TestEphemeralIdleAfterLastClient(t *testing.T) {
 // Shutdown keeps its order: stop accepting, Drain, cancel the connections (each ends gracefully), and Abort only
 // for connections still open at the drain deadline.
 func TestShutdownOrder(t *testing.T) {
+	t.Parallel()
 	for _, stubborn := range []bool{false, true} {
 		t.Run(map[bool]string{false: "graceful", true: "past the deadline"}[stubborn], func(t *testing.T) {
 			ln, path := unixListener(t)
@@ -199,6 +202,7 @@ func TestShutdownOrder(t *testing.T) {
 
 // The one-listener Serve shuts down when its ctx ends; a listener served after Shutdown is stopped at once.
 func TestServeUntilContextEnds(t *testing.T) {
+	t.Parallel()
 	ln, path := unixListener(t)
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)

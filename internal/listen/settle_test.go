@@ -9,6 +9,7 @@ import (
 // Settled runs once after a burst of connections has come and gone and things are quiet, not for a few
 // connections, and Shutdown waits for a call in progress.
 func TestSettledAfterABurst(t *testing.T) {
+	t.Parallel()
 	ln, path := unixListener(t)
 	calls := make(chan struct{}, 8)
 	proceed := make(chan struct{})

@@ -13,6 +13,7 @@ import (
 // With SpareFD a connection is still accepted and served when the process is out of fds: the reserved fd is given
 // up for it (issue 20 item 4: the local socket must accept while a flood holds every other fd).
 func TestSpareFDAcceptsWhenOutOfFDs(t *testing.T) {
+	// Not parallel: it lowers the process-wide RLIMIT_NOFILE.
 	ln, path := unixListener(t)
 	s := New(Options{SpareFD: true})
 	served := make(chan struct{}, 1)

@@ -82,6 +82,7 @@ func messages(t *testing.T, raw []json.RawMessage) []string {
 
 // The line is upstream's schema v2, byte for byte in field order, and the file is private.
 func TestEventLineShape(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, Persistence{Mode: ModeFull})
 	e.hub.Publish(Entry{Severity: SeverityWarn, Category: CategoryTool, Action: "invoke", Outcome: OutcomeFailure,
 		Message: "shell failed", Zeroclaw: map[string]any{"agent_alias": "default", "duration_ms": 12}, Attributes: map[string]any{"exit": 2}})
@@ -105,6 +106,7 @@ func TestEventLineShape(t *testing.T) {
 // Rolling keeps the newest max entries: the file never holds more than max+slack lines, and what the log shows
 // (Query) is exactly the newest max, in order, across a reopen.
 func TestRollingCap(t *testing.T) {
+	t.Parallel()
 	for _, slack := range []int{0, 5} {
 		t.Run(fmt.Sprintf("slack=%d", slack), func(t *testing.T) {
 			e := newEnv(t, Persistence{Mode: ModeRolling, MaxEntries: 10}, func(o *Options) {
@@ -141,6 +143,7 @@ func TestRollingCap(t *testing.T) {
 }
 
 func TestFullAndNone(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, Persistence{Mode: ModeFull, MaxEntries: 3})
 	e.publish(50, "f")
 	if n := len(fileLines(t, e.path)); n != 50 {
@@ -162,6 +165,7 @@ func TestFullAndNone(t *testing.T) {
 }
 
 func TestRotating(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, Persistence{Mode: ModeRotating, RotateDaily: true, MaxFiles: 1})
 	e.publish(3, "day1")
 	e.clk.Advance(24 * time.Hour)
@@ -193,6 +197,7 @@ func TestRotating(t *testing.T) {
 }
 
 func TestQueryFiltersAndCursors(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, Persistence{Mode: ModeFull})
 	for i := range 30 {
 		sev, cat, out := SeverityInfo, CategorySession, OutcomeSuccess
@@ -268,6 +273,7 @@ func TestQueryFiltersAndCursors(t *testing.T) {
 // A subscriber that stops reading holds nothing: publishing goes on, the hub keeps only its ring, a reading
 // subscriber gets every event, and the sleeper is told exactly which range it lost before it resumes in order.
 func TestSlowSubscriber(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, Persistence{Mode: ModeNone}, func(o *Options) { o.RingFrames = 64 })
 	sleeper := e.hub.Subscribe(nil, "")
 	reader := e.hub.Subscribe(nil, "")
@@ -331,6 +337,7 @@ func TestSlowSubscriber(t *testing.T) {
 
 // Secrets never reach an event: message, attributes (nested, typed), attribution and trace ids are scrubbed.
 func TestScrub(t *testing.T) {
+	t.Parallel()
 	const key = "sk-test-SECRET-abcdef123456"
 	e := newEnv(t, Persistence{Mode: ModeFull}, func(o *Options) {
 		o.Scrub = func(s string) string { return strings.ReplaceAll(s, key, "[redacted]") }

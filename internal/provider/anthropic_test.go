@@ -6,6 +6,7 @@ import (
 )
 
 func TestAnthropicStreamTextWithThinking(t *testing.T) {
+	t.Parallel()
 	srv := newFakeBackend(t, streamFixture(t, "text/event-stream", "anthropic_text.sse"))
 	p, err := New(Settings{Family: "anthropic", Alias: "claude", URI: srv.URL, APIKey: "sk-ant-1",
 		Model: "claude-sonnet-4-20250514", ExtraHeaders: map[string]string{"anthropic-beta": "tools-2024"}})
@@ -42,6 +43,7 @@ func TestAnthropicStreamTextWithThinking(t *testing.T) {
 }
 
 func TestAnthropicToolCallRoundTrip(t *testing.T) {
+	t.Parallel()
 	srv := newFakeBackend(t, streamFixture(t, "text/event-stream", "anthropic_tools.sse"))
 	p, _ := New(Settings{Family: "anthropic", URI: srv.URL + "/", APIKey: "k", Model: "claude", MaxTokens: 1000,
 		Temperature: ptr(0.0)})
@@ -76,6 +78,7 @@ func TestAnthropicToolCallRoundTrip(t *testing.T) {
 }
 
 func TestAnthropicErrorEvent(t *testing.T) {
+	t.Parallel()
 	srv := newFakeBackend(t, streamFixture(t, "text/event-stream", "anthropic_error.sse"))
 	p, _ := New(Settings{Family: "anthropic", URI: srv.URL, APIKey: testKey})
 	_, err := p.Stream(t.Context(), hi(), func(Event) {})

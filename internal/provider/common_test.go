@@ -67,6 +67,7 @@ func assertSafeError(t *testing.T, err error, alias string, secrets ...string) {
 }
 
 func TestFamiliesStreamInOrder(t *testing.T) {
+	t.Parallel()
 	for _, fc := range httpFamilies {
 		t.Run(fc.family, func(t *testing.T) {
 			srv := newFakeBackend(t, streamFixture(t, fc.contentType, fc.fixture))
@@ -98,6 +99,7 @@ func TestFamiliesStreamInOrder(t *testing.T) {
 }
 
 func TestFamiliesRetry429ThenSuccess(t *testing.T) {
+	t.Parallel()
 	for _, fc := range httpFamilies {
 		t.Run(fc.family, func(t *testing.T) {
 			srv := newFakeBackend(t,
@@ -124,6 +126,7 @@ func TestFamiliesRetry429ThenSuccess(t *testing.T) {
 }
 
 func TestFamiliesServerErrorExhaustsRetries(t *testing.T) {
+	t.Parallel()
 	for _, fc := range httpFamilies {
 		t.Run(fc.family, func(t *testing.T) {
 			srv := newFakeBackend(t, func(w http.ResponseWriter, r *http.Request) {
@@ -148,6 +151,7 @@ func TestFamiliesServerErrorExhaustsRetries(t *testing.T) {
 }
 
 func TestFamiliesClientErrorNotRetried(t *testing.T) {
+	t.Parallel()
 	for _, fc := range httpFamilies {
 		t.Run(fc.family, func(t *testing.T) {
 			srv := newFakeBackend(t, status(401, `{"error":{"message":"invalid x-api-key `+testKey+`"}}`))
@@ -166,6 +170,7 @@ func TestFamiliesClientErrorNotRetried(t *testing.T) {
 }
 
 func TestFamiliesCancelMidStream(t *testing.T) {
+	t.Parallel()
 	for _, fc := range httpFamilies {
 		t.Run(fc.family, func(t *testing.T) {
 			gone := make(chan struct{})
@@ -194,6 +199,7 @@ func TestFamiliesCancelMidStream(t *testing.T) {
 }
 
 func TestFamiliesCancelDuringBackoff(t *testing.T) {
+	t.Parallel()
 	for _, fc := range httpFamilies {
 		t.Run(fc.family, func(t *testing.T) {
 			ctx, cancel := context.WithCancel(t.Context())
@@ -215,6 +221,7 @@ func TestFamiliesCancelDuringBackoff(t *testing.T) {
 }
 
 func TestFamiliesStreamCutAfterEventsNotRetried(t *testing.T) {
+	t.Parallel()
 	for _, fc := range httpFamilies {
 		t.Run(fc.family, func(t *testing.T) {
 			srv := newFakeBackend(t, streamFrames(fc.contentType, fc.firstText))
@@ -234,6 +241,7 @@ func TestFamiliesStreamCutAfterEventsNotRetried(t *testing.T) {
 }
 
 func TestFamiliesMalformedChunk(t *testing.T) {
+	t.Parallel()
 	for _, fc := range httpFamilies {
 		t.Run(fc.family, func(t *testing.T) {
 			bad := "data: {not json\n\n"
@@ -252,6 +260,7 @@ func TestFamiliesMalformedChunk(t *testing.T) {
 }
 
 func TestRetryAfterTooLongIsReported(t *testing.T) {
+	t.Parallel()
 	srv := newFakeBackend(t, status(429, strings.Repeat("slow down ", 1000), "Retry-After", "3600"))
 	p := httpFamilies[0].provider(t, srv.URL, nil)
 	_, err := p.Stream(t.Context(), hi(), func(Event) {})
@@ -268,6 +277,7 @@ func TestRetryAfterTooLongIsReported(t *testing.T) {
 }
 
 func TestConnectionFailuresExhausted(t *testing.T) {
+	t.Parallel()
 	srv := newFakeBackend(t, hangUp)
 	p := httpFamilies[0].provider(t, srv.URL, nil)
 	_, err := p.Stream(t.Context(), hi(), func(Event) {})
@@ -282,6 +292,7 @@ func TestConnectionFailuresExhausted(t *testing.T) {
 }
 
 func TestNegativeMaxRetriesDisablesRetries(t *testing.T) {
+	t.Parallel()
 	srv := newFakeBackend(t, status(503, "busy"))
 	p := httpFamilies[0].provider(t, srv.URL, func(s *Settings) { s.MaxRetries = -1 })
 	if _, err := p.Stream(t.Context(), hi(), func(Event) {}); err == nil {
@@ -293,6 +304,7 @@ func TestNegativeMaxRetriesDisablesRetries(t *testing.T) {
 }
 
 func TestParseRetryAfter(t *testing.T) {
+	t.Parallel()
 	future := time.Now().Add(time.Hour).UTC().Format(http.TimeFormat)
 	for in, check := range map[string]func(time.Duration) bool{
 		"":                              func(d time.Duration) bool { return d == 0 },

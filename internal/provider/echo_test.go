@@ -26,6 +26,7 @@ func collect(ctx context.Context, t *testing.T, p Provider, req Request) ([]Even
 }
 
 func TestEchoRepeatsLastUserMessageInWordChunks(t *testing.T) {
+	t.Parallel()
 	p := newTestEcho(t)
 	if p.Alias() != "echo.default" {
 		t.Fatalf("Alias = %q", p.Alias())
@@ -60,6 +61,7 @@ func TestEchoRepeatsLastUserMessageInWordChunks(t *testing.T) {
 }
 
 func TestEchoToolHookRoundTrip(t *testing.T) {
+	t.Parallel()
 	p := newTestEcho(t)
 	msgs := []Message{{Role: RoleUser, Content: `/tool shell {"command": "ls -la"}`}}
 	evs, res, err := collect(t.Context(), t, p, Request{Messages: msgs})
@@ -101,6 +103,7 @@ func TestEchoToolHookRoundTrip(t *testing.T) {
 }
 
 func TestEchoToolResultUsesName(t *testing.T) {
+	t.Parallel()
 	p := newTestEcho(t)
 	_, res, err := collect(t.Context(), t, p, Request{Messages: []Message{
 		{Role: RoleTool, Name: "file_read", ToolCallID: "x", Content: "data"},
@@ -111,6 +114,7 @@ func TestEchoToolResultUsesName(t *testing.T) {
 }
 
 func TestEchoInvalidHookArgsCarriedAsString(t *testing.T) {
+	t.Parallel()
 	p := newTestEcho(t)
 	_, res, err := collect(t.Context(), t, p, Request{Messages: []Message{{Role: RoleUser, Content: "/tool shell {oops"}}})
 	if err != nil {
@@ -123,6 +127,7 @@ func TestEchoInvalidHookArgsCarriedAsString(t *testing.T) {
 }
 
 func TestEchoCancelled(t *testing.T) {
+	t.Parallel()
 	p := newTestEcho(t)
 	ctx, cancel := context.WithCancel(t.Context())
 	n := 0
@@ -139,6 +144,7 @@ func TestEchoCancelled(t *testing.T) {
 }
 
 func TestNewUnknownFamily(t *testing.T) {
+	t.Parallel()
 	_, err := New(Settings{Family: "gemini"})
 	if !errors.Is(err, ErrUnknownFamily) {
 		t.Fatalf("err = %v, want ErrUnknownFamily", err)
@@ -146,6 +152,7 @@ func TestNewUnknownFamily(t *testing.T) {
 }
 
 func TestSplitWordsConcatenates(t *testing.T) {
+	t.Parallel()
 	for _, s := range []string{"", " ", "a", "a b", " a  b ", "héllo wörld\n", "\t\n"} {
 		if got := strings.Join(splitWords(s), ""); got != s {
 			t.Errorf("splitWords(%q) joins to %q", s, got)
@@ -154,6 +161,7 @@ func TestSplitWordsConcatenates(t *testing.T) {
 }
 
 func TestEchoNilEmit(t *testing.T) {
+	t.Parallel()
 	res, err := newTestEcho(t).Stream(t.Context(), Request{Messages: []Message{{Role: RoleUser, Content: "a b"}}}, nil)
 	if err != nil || res.Text != "a b" {
 		t.Fatalf("text %q err %v", res.Text, err)

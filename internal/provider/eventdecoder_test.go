@@ -12,6 +12,7 @@ import (
 // One eventDecoder over a sequence of events gives, for each, what json.Unmarshal gives into a zero value: the
 // same value, or the same error (and a valid event after an invalid one still decodes).
 func TestEventDecoderMatchesUnmarshal(t *testing.T) {
+	t.Parallel()
 	events := []string{
 		`{"model":"m","choices":[{"delta":{"content":"a"},"finish_reason":null}]}`,
 		`{"model":"m","choices":[{"delta":{},"finish_reason":"stop"}]}`,

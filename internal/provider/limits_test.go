@@ -92,6 +92,7 @@ func endlessCases() []endlessCase {
 // A backend that never stops streaming text: the stream is abandoned (the request cancelled) once the text
 // budget is spent, the events and Result.Text hold exactly what fits, and the error is a *LimitError.
 func TestTextLimitStopsEndlessStream(t *testing.T) {
+	t.Parallel()
 	const limit = 10000
 	for _, ec := range endlessCases() {
 		t.Run(ec.family, func(t *testing.T) {
@@ -126,6 +127,7 @@ func TestTextLimitStopsEndlessStream(t *testing.T) {
 
 // Tool-call arguments that never end fail while they stream, as soon as they pass the budget.
 func TestToolArgsLimitStopsEndlessArguments(t *testing.T) {
+	t.Parallel()
 	const limit = 4096
 	for _, ec := range endlessCases() {
 		t.Run(ec.family, func(t *testing.T) {
@@ -152,6 +154,7 @@ func TestToolArgsLimitStopsEndlessArguments(t *testing.T) {
 
 // A response that keeps opening tool calls fails once it asks for more than MaxToolCalls.
 func TestToolCallsLimit(t *testing.T) {
+	t.Parallel()
 	const limit = 5
 	for _, ec := range endlessCases() {
 		t.Run(ec.family, func(t *testing.T) {
@@ -182,6 +185,7 @@ func TestToolCallsLimit(t *testing.T) {
 
 // A negative text budget allows no text at all; zero means no limit.
 func TestTextLimitNegativeAllowsNothing(t *testing.T) {
+	t.Parallel()
 	fc := httpFamilies[0]
 	srv := newFakeBackend(t, streamFixture(t, fc.contentType, fc.fixture))
 	p := fc.provider(t, srv.URL, nil)
@@ -198,6 +202,7 @@ func TestTextLimitNegativeAllowsNothing(t *testing.T) {
 
 // The echo provider honours the text budget too.
 func TestEchoTextLimit(t *testing.T) {
+	t.Parallel()
 	p, _ := New(Settings{Family: FamilyEcho})
 	res, err := p.Stream(t.Context(), Request{Messages: []Message{{Role: RoleUser, Content: strings.Repeat("word ", 1000)}},
 		Limits: Limits{MaxTextBytes: 100}}, nil)
@@ -208,6 +213,7 @@ func TestEchoTextLimit(t *testing.T) {
 }
 
 func TestEncodedLen(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]int{
 		"":           0,
 		"abc":        3,

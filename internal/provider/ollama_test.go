@@ -6,6 +6,7 @@ import (
 )
 
 func TestOllamaStreamTextWithThinking(t *testing.T) {
+	t.Parallel()
 	srv := newFakeBackend(t, streamFixture(t, "application/x-ndjson", "ollama_text.ndjson"))
 	p, err := New(Settings{Family: "ollama", Alias: "local", URI: srv.URL + "/", Model: "qwen3:4b",
 		Temperature: ptr(0.7), MaxTokens: 128})
@@ -39,6 +40,7 @@ func TestOllamaStreamTextWithThinking(t *testing.T) {
 }
 
 func TestOllamaToolCallRoundTrip(t *testing.T) {
+	t.Parallel()
 	srv := newFakeBackend(t, streamFixture(t, "application/x-ndjson", "ollama_tools.ndjson"))
 	p, _ := New(Settings{Family: "ollama", URI: srv.URL, Model: "llama3.2"})
 	var log eventLog
@@ -73,6 +75,7 @@ func TestOllamaToolCallRoundTrip(t *testing.T) {
 }
 
 func TestOllamaErrorLine(t *testing.T) {
+	t.Parallel()
 	srv := newFakeBackend(t, streamFrames("application/x-ndjson", []byte(`{"error":"model \"nope\" not found, try pulling it first"}`+"\n")))
 	p, _ := New(Settings{Family: "ollama", URI: srv.URL, Model: "nope"})
 	_, err := p.Stream(t.Context(), hi(), func(Event) {})
@@ -83,6 +86,7 @@ func TestOllamaErrorLine(t *testing.T) {
 }
 
 func TestOllamaStringArguments(t *testing.T) {
+	t.Parallel()
 	srv := newFakeBackend(t, streamFrames("application/x-ndjson", []byte(
 		`{"message":{"role":"assistant","content":"","tool_calls":[{"id":"call_x","function":{"name":"shell","arguments":"{\"command\":\"pwd\"}"}}]},"done":false}`+"\n"+
 			`{"message":{"role":"assistant","content":""},"done":true,"done_reason":"stop"}`+"\n")))

@@ -8,6 +8,7 @@ import (
 func ptr[T any](v T) *T { return &v }
 
 func TestOpenAIStreamText(t *testing.T) {
+	t.Parallel()
 	srv := newFakeBackend(t, streamFixture(t, "text/event-stream", "openai_text.sse"))
 	p, err := New(Settings{Family: "openai", Alias: "test", URI: srv.URL + "/v1/", APIKey: "sk-abc",
 		Model: "gpt-4o-mini", Temperature: ptr(0.2), MaxTokens: 256,
@@ -50,6 +51,7 @@ func TestOpenAIStreamText(t *testing.T) {
 }
 
 func TestOpenAIToolCallRoundTrip(t *testing.T) {
+	t.Parallel()
 	srv := newFakeBackend(t, streamFixture(t, "text/event-stream", "openai_tools.sse"))
 	p, err := New(Settings{Family: "openai", URI: srv.URL, Model: "gpt-4o-mini"})
 	if err != nil {
@@ -101,6 +103,7 @@ func TestOpenAIToolCallRoundTrip(t *testing.T) {
 }
 
 func TestOpenAIInBandErrorIsScrubbed(t *testing.T) {
+	t.Parallel()
 	srv := newFakeBackend(t, streamFrames("text/event-stream",
 		[]byte("data: {\"error\":{\"message\":\"Incorrect API key provided: sk-live-XYZ\",\"type\":\"invalid_request_error\"}}\n\n")))
 	p, _ := New(Settings{Family: "openai", Alias: "prod", URI: srv.URL, APIKey: "sk-live-XYZ", RetryBase: 1})

@@ -58,6 +58,7 @@ func countingClient(n *atomic.Int32, dial func(ctx context.Context, network, add
 
 // Connection refused is retried briefly with backoff, and the error names the alias and the cause.
 func TestConnectionRefusedRetriedBriefly(t *testing.T) {
+	t.Parallel()
 	var dials atomic.Int32
 	var d net.Dialer
 	clock := newFakeClock()
@@ -81,6 +82,7 @@ func TestConnectionRefusedRetriedBriefly(t *testing.T) {
 // Retries share one budget of timeout_secs: a backend that keeps refusing is not retried once the next
 // backoff would end past the budget, whatever MaxRetries allows, and the error says the budget was spent.
 func TestRetriesShareOneBudget(t *testing.T) {
+	t.Parallel()
 	var dials atomic.Int32
 	var d net.Dialer
 	clock := newFakeClock()
@@ -99,6 +101,7 @@ func TestRetriesShareOneBudget(t *testing.T) {
 
 // Name resolution and unreachable networks are not retried at all.
 func TestPermanentConnectionFailuresNotRetried(t *testing.T) {
+	t.Parallel()
 	for name, cause := range map[string]error{
 		"dns":         &net.DNSError{Err: "no such host", Name: "nowhere.invalid", IsNotFound: true},
 		"no route":    &net.OpError{Op: "dial", Net: "tcp", Err: syscall.EHOSTUNREACH},
@@ -124,6 +127,7 @@ func TestPermanentConnectionFailuresNotRetried(t *testing.T) {
 // A server that accepts the connection and never answers costs one timeout, not one per retry: the single
 // attempt uses the whole budget and is not repeated.
 func TestBlackholeCostsOneTimeout(t *testing.T) {
+	t.Parallel()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

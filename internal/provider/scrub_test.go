@@ -23,6 +23,7 @@ func leaks(s, secret string, n int) string {
 // The configured key straddles byte maxErrorBody of the error body: truncating before scrubbing used to keep
 // its first bytes.
 func TestErrorBodyKeyStraddlingTruncation(t *testing.T) {
+	t.Parallel()
 	for _, fc := range httpFamilies {
 		for _, before := range []int{6, 12, 28, len(plainKey) - 1} {
 			body := strings.Repeat("x", maxErrorBody-before) + plainKey + " was rejected"
@@ -47,6 +48,7 @@ func TestErrorBodyKeyStraddlingTruncation(t *testing.T) {
 // The read limit cuts the body inside a copy of the key; scrubbing the earlier copies shrinks the text below
 // maxErrorBody, so the cut fragment would survive if the tail were not checked.
 func TestErrorBodyKeyCutByReadLimit(t *testing.T) {
+	t.Parallel()
 	copies := (4*maxErrorBody)/len(plainKey) - 1
 	body := strings.Repeat(plainKey, copies)
 	body += strings.Repeat("y", 4*maxErrorBody-len(body)-20) + plainKey
@@ -66,6 +68,7 @@ func TestErrorBodyKeyCutByReadLimit(t *testing.T) {
 }
 
 func TestScrubRecognisableKeys(t *testing.T) {
+	t.Parallel()
 	b := newHTTPBase(Settings{APIKey: plainKey, Alias: "t"}, "openai", DefaultOpenAIURI)
 	for _, tc := range []struct{ in, want string }{
 		{"Incorrect API key provided: sk-proj-Ab12Cd34Ef56Gh78.", "Incorrect API key provided: [redacted]."},
@@ -96,6 +99,7 @@ func TestScrubRecognisableKeys(t *testing.T) {
 // Every run of minFragment or more bytes of a configured key is removed wherever it is: its start, its end, any
 // inner run, two runs side by side, and a run split by the error body's cut. Seven bytes are not a fragment.
 func TestScrubKeyFragments(t *testing.T) {
+	t.Parallel()
 	b := newHTTPBase(Settings{APIKey: plainKey, Alias: "t", ExtraHeaders: map[string]string{"X-Org": "org-0123456789abcdef"}},
 		"openai", DefaultOpenAIURI)
 	k := plainKey
@@ -124,6 +128,7 @@ func TestScrubKeyFragments(t *testing.T) {
 }
 
 func TestErrorBodyCutNeverEndsInKeyPrefix(t *testing.T) {
+	t.Parallel()
 	b := newHTTPBase(Settings{APIKey: plainKey, Alias: "t"}, "openai", DefaultOpenAIURI)
 	for n := 4; n < len(plainKey); n++ {
 		// A partial key already in the body, landing exactly at the truncation point.
@@ -195,6 +200,7 @@ const tokenChars = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ01234567
 // The key-shape hints skip only regexps that cannot match: scrub gives what running every regexp gives, for the
 // recognisable keys, ordinary text, mixed case, and letters that case folding maps onto ASCII.
 func TestScrubHintsChangeNothing(t *testing.T) {
+	t.Parallel()
 	sc := newScrubber([]string{plainKey})
 	for _, text := range []string{
 		"", "turn started", "rpc_3f2a9c1e-77aa-4b1e-9d4c-0a1b2c3d4e5f", "tool call shell",

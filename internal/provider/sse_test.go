@@ -26,6 +26,7 @@ func readAllSSE(t testing.TB, in string) []sseFrame {
 }
 
 func TestSSEReader(t *testing.T) {
+	t.Parallel()
 	in := ": comment\r\n" +
 		"event: a\r\ndata: one\r\ndata:two\r\n\r\n" + // CRLF, multi-line data, no space after colon
 		"\n\n" + // stray blank lines dispatch nothing
@@ -95,6 +96,7 @@ func (r *endlessReader) Read(p []byte) (int, error) {
 // An event whose data lines never end with a blank line is refused once it passes the line limit, instead of
 // growing without bound.
 func TestSSEEventSizeBounded(t *testing.T) {
+	t.Parallel()
 	r := newSSEReader(&endlessReader{line: []byte("data: " + strings.Repeat("x", 1000) + "\n")})
 	r.lines.max = 64 << 10
 	if _, _, err := r.next(); err != errLineTooLong {
@@ -108,6 +110,7 @@ func TestSSEEventSizeBounded(t *testing.T) {
 // A lone "\r" ends a line as "\n" and "\r\n" do (text/event-stream's grammar), so "data: a\r\r" is the event
 // "a" and its blank line, not the data "a\r" (found by FuzzSSEReader).
 func TestSSEReaderLoneCR(t *testing.T) {
+	t.Parallel()
 	got := readAllSSE(t, "event: e\rdata: a\rdata: b\r\rdata:\r\r: c\r\ndata: d\r\n\r\n")
 	want := []sseFrame{{"e", "a\nb"}, {"", ""}, {"", "d"}}
 	if len(got) != len(want) {

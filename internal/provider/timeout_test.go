@@ -12,6 +12,7 @@ import (
 // silent that long completes; a backend that goes quiet mid-stream, or never answers, fails with ErrIdleTimeout
 // naming the alias, and its request is aborted.
 func TestIdleTimeout(t *testing.T) {
+	t.Parallel()
 	body := readFixture(t, "openai_text.sse")
 	frames := splitFrames(body)
 	slow := func(w http.ResponseWriter, r *http.Request) {

@@ -58,6 +58,7 @@ func assertNoFile(t *testing.T, path string) {
 }
 
 func TestRoundTrip(t *testing.T) {
+	t.Parallel()
 	b, _ := newBox(t)
 	for _, plain := range []string{"sk-abc123", "x", "päss wörd ✓", strings.Repeat("long", 1000), "enc2 without colon"} {
 		enc := mustEncrypt(t, b, plain)
@@ -82,6 +83,7 @@ func TestRoundTrip(t *testing.T) {
 }
 
 func TestDecryptWithFreshBoxReadsSavedKey(t *testing.T) {
+	t.Parallel()
 	b, path := newBox(t)
 	enc := mustEncrypt(t, b, "token-1")
 	got, err := New(path).Decrypt(enc)
@@ -91,6 +93,7 @@ func TestDecryptWithFreshBoxReadsSavedKey(t *testing.T) {
 }
 
 func TestEncryptionsDiffer(t *testing.T) {
+	t.Parallel()
 	b, _ := newBox(t)
 	a, c := mustEncrypt(t, b, "same"), mustEncrypt(t, b, "same")
 	if a == c {
@@ -102,6 +105,7 @@ func TestEncryptionsDiffer(t *testing.T) {
 }
 
 func TestPassThroughValues(t *testing.T) {
+	t.Parallel()
 	b, path := newBox(t)
 	for _, v := range []string{"", "op://vault/item/field"} {
 		if got := mustEncrypt(t, b, v); got != v {
@@ -122,6 +126,7 @@ func TestPassThroughValues(t *testing.T) {
 }
 
 func TestEnc2NotReencrypted(t *testing.T) {
+	t.Parallel()
 	b, _ := newBox(t)
 	enc := mustEncrypt(t, b, "secret")
 	if again := mustEncrypt(t, b, enc); again != enc {
@@ -134,6 +139,7 @@ func TestEnc2NotReencrypted(t *testing.T) {
 }
 
 func TestLegacy(t *testing.T) {
+	t.Parallel()
 	b, path := newBox(t)
 	key := writeKey(t, path, fixedKeyHex)
 	// Longer than the key, to exercise the cyclic XOR.
@@ -162,6 +168,7 @@ func TestLegacy(t *testing.T) {
 }
 
 func TestMissingKey(t *testing.T) {
+	t.Parallel()
 	src, _ := newBox(t)
 	enc := mustEncrypt(t, src, "secret")
 	b, path := newBox(t)
@@ -185,6 +192,7 @@ func TestMissingKey(t *testing.T) {
 }
 
 func TestWrongKey(t *testing.T) {
+	t.Parallel()
 	a, _ := newBox(t)
 	enc := mustEncrypt(t, a, "secret")
 	b, path := newBox(t)
@@ -196,6 +204,7 @@ func TestWrongKey(t *testing.T) {
 }
 
 func TestTampered(t *testing.T) {
+	t.Parallel()
 	b, _ := newBox(t)
 	enc := mustEncrypt(t, b, "secret")
 	flip := func(i int) string {
@@ -223,6 +232,7 @@ func TestTampered(t *testing.T) {
 }
 
 func TestErrorsLeakNothing(t *testing.T) {
+	t.Parallel()
 	b, path := newBox(t)
 	writeKey(t, path, fixedKeyHex)
 	// A legacy value encoded with another key decodes to invalid UTF-8 under ours.
@@ -251,6 +261,7 @@ func TestErrorsLeakNothing(t *testing.T) {
 }
 
 func TestKeyFileFormat(t *testing.T) {
+	t.Parallel()
 	b, path := newBox(t)
 	mustEncrypt(t, b, "secret")
 	fi, err := os.Lstat(path)
@@ -283,6 +294,7 @@ func TestKeyFileFormat(t *testing.T) {
 }
 
 func TestKeyFileTrailingNewline(t *testing.T) {
+	t.Parallel()
 	b, path := newBox(t)
 	key := writeKey(t, path, fixedKeyHex+"\n")
 	legacy := legacyEncode(key, "value")
@@ -300,6 +312,7 @@ func TestKeyFileTrailingNewline(t *testing.T) {
 }
 
 func TestInvalidKeyFile(t *testing.T) {
+	t.Parallel()
 	cases := map[string]string{
 		"short":   fixedKeyHex[:62],
 		"long":    fixedKeyHex + "00",
@@ -336,6 +349,7 @@ func TestInvalidKeyFile(t *testing.T) {
 }
 
 func TestSymlinkRefused(t *testing.T) {
+	t.Parallel()
 	t.Run("to valid key", func(t *testing.T) {
 		b, path := newBox(t)
 		target := filepath.Join(t.TempDir(), "real_key")
@@ -367,6 +381,7 @@ func TestSymlinkRefused(t *testing.T) {
 }
 
 func TestMissingDirectory(t *testing.T) {
+	t.Parallel()
 	b := New(filepath.Join(t.TempDir(), "absent", ".secret_key"))
 	_, err := b.Encrypt("x")
 	if err == nil || errors.Is(err, ErrNoKey) || errors.Is(err, ErrKeyFile) {
@@ -375,6 +390,7 @@ func TestMissingDirectory(t *testing.T) {
 }
 
 func TestBoxesRaceToCreateKey(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), ".secret_key")
 	const n = 8
 	boxes := make([]*Box, n)
@@ -414,6 +430,7 @@ func TestBoxesRaceToCreateKey(t *testing.T) {
 }
 
 func TestConcurrentUseOfOneBox(t *testing.T) {
+	t.Parallel()
 	b, _ := newBox(t)
 	var wg sync.WaitGroup
 	errs := make(chan error, 16)
@@ -441,6 +458,7 @@ func TestConcurrentUseOfOneBox(t *testing.T) {
 }
 
 func TestPredicates(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		in              string
 		encrypted, lega bool
@@ -466,6 +484,7 @@ func TestPredicates(t *testing.T) {
 // TestCreateKeyLosesRace drives the publish step directly against an existing key, the state
 // a loser of the race sees: the winner's key must be used and the temp file removed.
 func TestCreateKeyLosesRace(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), ".secret_key")
 	want := writeKey(t, path, fixedKeyHex)
 	got, err := createKey(path)

@@ -22,6 +22,7 @@ func (f *fakeAsker) Ask(_ context.Context, question string, choices []string) (s
 }
 
 func TestAskUserOutcomes(t *testing.T) {
+	t.Parallel()
 	s := newSandbox(t)
 	ask := call("ask_user", map[string]any{"question": "Deploy now?", "choices": []string{"yes", "no"}})
 

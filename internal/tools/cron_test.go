@@ -12,6 +12,7 @@ import (
 // Schedule arguments as models send them: objects, objects inside strings, and the relative "after" form
 // resolved against the turn's clock; a bare expression and an "at" without an offset are refused with a hint.
 func TestCronScheduleArgument(t *testing.T) {
+	t.Parallel()
 	now := time.Date(2026, 6, 1, 8, 0, 0, 0, time.UTC)
 	for _, tc := range []struct {
 		raw  string
@@ -46,6 +47,7 @@ func TestCronScheduleArgument(t *testing.T) {
 
 // Without a scheduler the cron tools are not offered, and a call says why rather than failing obscurely.
 func TestCronToolsNeedAScheduler(t *testing.T) {
+	t.Parallel()
 	for _, s := range SpecsFor(Env{}) {
 		if isCronTool(s.Name) {
 			t.Fatalf("%s offered without a scheduler", s.Name)

@@ -18,6 +18,7 @@ func fileEnv(t *testing.T, level Level) (Env, sandbox) {
 }
 
 func TestFileWriteAtomicInsideSandbox(t *testing.T) {
+	t.Parallel()
 	env, s := fileEnv(t, LevelSupervised)
 	r := Execute(t.Context(), env, call("file_write", map[string]any{"path": "deep/er/note.txt", "content": "v1"}))
 	if r.IsError || r.Output != "wrote 2 bytes to deep/er/note.txt" {
@@ -79,6 +80,7 @@ func TestFileWriteAtomicInsideSandbox(t *testing.T) {
 }
 
 func TestFileWriteEscapesRefused(t *testing.T) {
+	t.Parallel()
 	env, s := fileEnv(t, LevelFull)
 	env.Policy.Level = LevelSupervised // the caller approved; Execute must still refuse high risk
 	mustSymlink(t, s.outside, filepath.Join(s.ws, "escape"))
@@ -115,6 +117,7 @@ func TestFileWriteEscapesRefused(t *testing.T) {
 }
 
 func TestFileRead(t *testing.T) {
+	t.Parallel()
 	env, s := fileEnv(t, LevelReadOnly)
 	if r := Execute(t.Context(), env, call("file_read", map[string]any{"path": "inside.txt"})); r.IsError || r.Output != "inside" {
 		t.Fatalf("read: %+v", r)
@@ -138,6 +141,7 @@ func TestFileRead(t *testing.T) {
 }
 
 func TestFileList(t *testing.T) {
+	t.Parallel()
 	env, s := fileEnv(t, LevelReadOnly)
 	mustWrite(t, filepath.Join(s.ws, "B.txt"), "")
 	mustWrite(t, filepath.Join(s.ws, "a.txt"), "")
@@ -161,6 +165,7 @@ func TestFileList(t *testing.T) {
 }
 
 func TestTimeAndBadCalls(t *testing.T) {
+	t.Parallel()
 	env, _ := fileEnv(t, LevelReadOnly)
 	env.Now = func() time.Time { return time.Date(2026, 3, 4, 5, 6, 7, 0, time.FixedZone("X", 3600)) }
 	if r := Execute(t.Context(), env, Call{Name: "time"}); r.IsError || r.Output != "2026-03-04T05:06:07+01:00" {
@@ -181,6 +186,7 @@ func TestTimeAndBadCalls(t *testing.T) {
 // A database the daemon has open (here: one registered with dbfile.Hold, as the stores do) is neither read nor
 // replaced as a file, nor are its -wal and -shm: closing a descriptor of it would drop the daemon's SQLite locks.
 func TestFileToolsRefuseALiveDatabase(t *testing.T) {
+	t.Parallel()
 	env, s := fileEnv(t, LevelFull)
 	db := filepath.Join(s.ws, "live.db")
 	mustWrite(t, db, "rows")

@@ -9,6 +9,7 @@ import (
 // blocklist's patterns: they are asked about under supervised even when shell is auto-approved or was allowed
 // for the session, still run under full, and stay refused when a pattern matches.
 func TestIndirectShellCommandsAreAsked(t *testing.T) {
+	t.Parallel()
 	s := newSandbox(t)
 	auto := Policy{Level: LevelSupervised, AutoApprove: []string{"shell"}}
 	indirect := []struct{ cmd, what string }{
@@ -77,6 +78,7 @@ func TestIndirectShellCommandsAreAsked(t *testing.T) {
 
 // Other tools and plain commands are never asked every time.
 func TestAskEveryTimeOnlyForIndirection(t *testing.T) {
+	t.Parallel()
 	s := newSandbox(t)
 	p := Policy{Level: LevelSupervised}
 	for _, c := range []Call{

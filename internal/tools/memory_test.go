@@ -37,6 +37,7 @@ func runTool(t *testing.T, env Env, name string, args map[string]any) Result {
 
 // The memory tools' outputs are upstream's, word for word.
 func TestMemoryTools(t *testing.T) {
+	t.Parallel()
 	env := memoryEnv(t, LevelSupervised)
 	if r := runTool(t, env, NameMemoryStore, map[string]any{"key": "lang", "content": "Prefers Rust"}); r.IsError || r.Output != "Stored memory: lang" {
 		t.Fatalf("store: %+v", r)
@@ -77,6 +78,7 @@ func TestMemoryTools(t *testing.T) {
 
 // Under readonly the memory tools that write are refused; recall and export run.
 func TestMemoryToolsReadonly(t *testing.T) {
+	t.Parallel()
 	env := memoryEnv(t, LevelReadOnly)
 	for _, name := range []string{NameMemoryStore, NameMemoryForget, NameMemoryPurge} {
 		args := map[string]any{"key": "k", "content": "c", "namespace": "default"}

@@ -10,6 +10,7 @@ import (
 )
 
 func TestDecideRiskTable(t *testing.T) {
+	t.Parallel()
 	s := newSandbox(t)
 	outsideFile := filepath.Join(s.outside, "outside.txt")
 	mustSymlink(t, s.outside, filepath.Join(s.ws, "escape"))
@@ -74,6 +75,7 @@ func TestDecideRiskTable(t *testing.T) {
 }
 
 func TestDecideAutoApproveAndAlwaysAsk(t *testing.T) {
+	t.Parallel()
 	s := newSandbox(t)
 	shell := call("shell", map[string]any{"command": "make test"})
 	write := call("file_write", map[string]any{"path": "f.txt", "content": "x"})
@@ -115,6 +117,7 @@ func TestDecideAutoApproveAndAlwaysAsk(t *testing.T) {
 }
 
 func TestOfferedAndNotOfferedRefused(t *testing.T) {
+	t.Parallel()
 	s := newSandbox(t)
 	names := func(specs []Spec) []string {
 		var out []string
@@ -171,6 +174,7 @@ func TestOfferedAndNotOfferedRefused(t *testing.T) {
 }
 
 func TestDecideBadArgumentsRefused(t *testing.T) {
+	t.Parallel()
 	s := newSandbox(t)
 	p := Policy{Level: LevelFull}
 	cases := []struct {
@@ -198,6 +202,7 @@ func TestDecideBadArgumentsRefused(t *testing.T) {
 }
 
 func TestBlockedCommands(t *testing.T) {
+	t.Parallel()
 	blocked := []string{
 		"rm -rf /", "rm -fr /", "rm -r -f /", "rm -Rf /", "  rm   -rf   / ", "rm -rf /*", "rm -rf ~", "rm -rf $HOME",
 		"sudo rm -rf /", "/bin/rm -rf /", "sudo -u root rm -rf /", "env FOO=1 rm -rf /", "FOO=1 rm -rf /",
@@ -229,6 +234,7 @@ func TestBlockedCommands(t *testing.T) {
 }
 
 func TestSummary(t *testing.T) {
+	t.Parallel()
 	var p Policy
 	cases := []struct {
 		c    Call
@@ -262,6 +268,7 @@ func TestSummary(t *testing.T) {
 
 // Everything shown for approval is escaped: the user reads what would run, control characters included.
 func TestSummaryEscapes(t *testing.T) {
+	t.Parallel()
 	var p Policy
 	cases := []struct {
 		name string
@@ -294,6 +301,7 @@ func TestSummaryEscapes(t *testing.T) {
 // inside an escape), the cut is said with the number of bytes left out, and the line count covers the whole
 // command.
 func TestSummaryLongShellCommand(t *testing.T) {
+	t.Parallel()
 	var p Policy
 	cmd := strings.Repeat("\x1b", shellSummaryLimit+100)
 	got := p.Summary(call("shell", map[string]any{"command": cmd}))

@@ -38,6 +38,7 @@ func (it installTree) env(workspace string) Env {
 // (absolute, "..", a symlink in the workspace, a symlinked directory), and nothing there is written. The
 // workspace inside the install root stays usable.
 func TestInstallRootIsOutOfReach(t *testing.T) {
+	t.Parallel()
 	it := newInstallTree(t)
 	mustSymlink(t, filepath.Join(it.root, ".secret_key"), filepath.Join(it.ws, "key-link"))
 	mustSymlink(t, it.root, filepath.Join(it.ws, "root-link"))
@@ -97,6 +98,7 @@ func TestInstallRootIsOutOfReach(t *testing.T) {
 
 // A hard link to .secret_key made inside the workspace is refused too: its path says nothing, its inode does.
 func TestInstallRootHardLinkRefused(t *testing.T) {
+	t.Parallel()
 	it := newInstallTree(t)
 	if err := os.Link(filepath.Join(it.root, ".secret_key"), filepath.Join(it.ws, "innocent.txt")); err != nil {
 		t.Fatal(err)
@@ -109,6 +111,7 @@ func TestInstallRootHardLinkRefused(t *testing.T) {
 
 // A symlink swapped in between the sandbox check and the open is caught by the check on the opened file.
 func TestInstallRootSwapAfterCheckRefused(t *testing.T) {
+	t.Parallel()
 	it := newInstallTree(t)
 	target := filepath.Join(it.ws, "swap.txt")
 	mustWrite(t, target, "harmless")
@@ -127,6 +130,7 @@ func TestInstallRootSwapAfterCheckRefused(t *testing.T) {
 
 // The shell never runs with its working directory inside the install root.
 func TestShellRefusesProtectedCwd(t *testing.T) {
+	t.Parallel()
 	it := newInstallTree(t)
 	r := Execute(t.Context(), it.env(filepath.Join(it.root, "data")), call(NameShell, map[string]any{"command": "cat ../.secret_key"}))
 	if !r.IsError || !strings.Contains(r.Output, "install root") || strings.Contains(r.Output, "abab") {
@@ -139,6 +143,7 @@ func TestShellRefusesProtectedCwd(t *testing.T) {
 
 // An exception that is a root, contains one or lies in data/ exempts nothing.
 func TestProtectedExceptionsBounded(t *testing.T) {
+	t.Parallel()
 	it := newInstallTree(t)
 	for _, except := range []string{it.root, it.home, filepath.Join(it.root, "data"), filepath.Join(it.root, "data", "sessions")} {
 		g := Protected{Roots: []string{it.root}, Except: []string{except}}

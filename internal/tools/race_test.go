@@ -29,6 +29,7 @@ func swapToOutside(t *testing.T, s sandbox) {
 }
 
 func TestFileToolsDoNotFollowASymlinkSwappedInAfterTheCheck(t *testing.T) {
+	t.Parallel()
 	t.Run("read", func(t *testing.T) {
 		env, s := fileEnv(t, LevelSupervised)
 		mustWrite(t, filepath.Join(s.ws, "sub", "outside.txt"), "inside copy")
@@ -62,6 +63,7 @@ func TestFileToolsDoNotFollowASymlinkSwappedInAfterTheCheck(t *testing.T) {
 // A FIFO in the workspace (mkfifo from a shell call) must not hang file_read forever: open(2) on a FIFO
 // blocks until a writer appears, and nothing would ever cancel it.
 func TestFileReadOfAFIFODoesNotHang(t *testing.T) {
+	t.Parallel()
 	env, s := fileEnv(t, LevelSupervised)
 	fifo := filepath.Join(s.ws, "pipe")
 	if err := syscall.Mkfifo(fifo, 0o600); err != nil {

@@ -9,6 +9,7 @@ import (
 )
 
 func TestResolve(t *testing.T) {
+	t.Parallel()
 	s := newSandbox(t)
 	ws := canon(t, s.ws)
 
@@ -77,6 +78,7 @@ func TestResolve(t *testing.T) {
 }
 
 func TestResolveWorkspaceBehindSymlink(t *testing.T) {
+	t.Parallel()
 	s := newSandbox(t)
 	link := filepath.Join(t.TempDir(), "wslink")
 	mustSymlink(t, s.ws, link)

@@ -22,6 +22,7 @@ func shellEnv(t *testing.T) (Env, sandbox) {
 func shellCall(cmd string) Call { return call("shell", map[string]any{"command": cmd}) }
 
 func TestShellOutputAndExitCode(t *testing.T) {
+	t.Parallel()
 	env, s := shellEnv(t)
 	r := Execute(t.Context(), env, shellCall("echo out; echo err >&2; pwd"))
 	want := "out\nerr\n" + canon(t, s.ws) + "\n[exit code: 0]"
@@ -50,6 +51,7 @@ func TestShellEnvPassthroughOnly(t *testing.T) {
 }
 
 func TestShellOutputCap(t *testing.T) {
+	t.Parallel()
 	env, _ := shellEnv(t)
 	env.OutputCap = 100
 	r := Execute(t.Context(), env, shellCall(`i=0; while [ $i -lt 1000 ]; do printf 0123456789; i=$((i+1)); done`))
@@ -60,6 +62,7 @@ func TestShellOutputCap(t *testing.T) {
 }
 
 func TestShellTimeoutKillsProcessGroup(t *testing.T) {
+	t.Parallel()
 	env, s := shellEnv(t)
 	// Long enough for sh to start on a loaded machine; the assertions do not depend on how long it took.
 	env.ShellTimeout = 3 * time.Second
@@ -72,6 +75,7 @@ func TestShellTimeoutKillsProcessGroup(t *testing.T) {
 }
 
 func TestShellBackgroundChildDoesNotOutliveCommand(t *testing.T) {
+	t.Parallel()
 	env, s := shellEnv(t)
 	r := Execute(t.Context(), env, shellCall(`sleep 300 & echo $! > bg.pid; echo done`))
 	if r.IsError || r.Output != "done\n[exit code: 0]" {
@@ -81,6 +85,7 @@ func TestShellBackgroundChildDoesNotOutliveCommand(t *testing.T) {
 }
 
 func TestShellCancel(t *testing.T) {
+	t.Parallel()
 	env, s := shellEnv(t)
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
@@ -108,6 +113,7 @@ func TestShellCancel(t *testing.T) {
 }
 
 func TestShellRefusedByExecute(t *testing.T) {
+	t.Parallel()
 	env, s := shellEnv(t)
 	victim := filepath.Join(s.ws, "victim")
 	mustWrite(t, victim, "x")

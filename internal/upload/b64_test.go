@@ -34,6 +34,7 @@ func FuzzDecodeB64(f *testing.F) {
 
 // A whole chunk round-trips, and one bad character anywhere in it is refused.
 func TestDecodeB64Chunk(t *testing.T) {
+	t.Parallel()
 	data := make([]byte, 1<<20)
 	for i := range data {
 		data[i] = byte(i*131 + i>>9)

@@ -20,6 +20,7 @@ func bind(b Binding) func() (Binding, error) { return func() (Binding, error) { 
 
 // The charge is the payload plus what the upload keeps; an empty payload is not free, and metadata counts.
 func TestChargeCountsMetadata(t *testing.T) {
+	t.Parallel()
 	b := NewBudget(Options{Limit: 3 * (metaOverhead + 1000)})
 	s := b.NewStaging()
 	name := "f.txt"
@@ -46,6 +47,7 @@ func TestChargeCountsMetadata(t *testing.T) {
 
 // A reclaimed upload's charge is returned once: its connection closing later returns nothing more.
 func TestReclaimReleasesOnce(t *testing.T) {
+	t.Parallel()
 	clk := clocktest.New(time.Unix(0, 0))
 	b := NewBudget(Options{Limit: 2 * (metaOverhead + 100), Clock: clk})
 	silent, other := b.NewStaging(), b.NewStaging()
@@ -71,6 +73,7 @@ func TestReclaimReleasesOnce(t *testing.T) {
 
 // Chunks decode straight into the staged bytes: every padding length, and malformed base64 changes nothing.
 func TestChunkDecoding(t *testing.T) {
+	t.Parallel()
 	b := NewBudget(Options{})
 	s := b.NewStaging()
 	data := []byte("abcdef")
@@ -104,6 +107,7 @@ func TestChunkDecoding(t *testing.T) {
 
 // Save never writes through a linked uploads directory, and removes the temporary files a dead write left.
 func TestSaveUploadsDirectory(t *testing.T) {
+	t.Parallel()
 	ws := t.TempDir()
 	outside := t.TempDir()
 	if err := os.Symlink(outside, filepath.Join(ws, Dir)); err != nil {
@@ -146,6 +150,7 @@ func TestSaveUploadsDirectory(t *testing.T) {
 
 // The marker keeps the prompt's lines and the stored name's extension safe.
 func TestMarkerAndExtension(t *testing.T) {
+	t.Parallel()
 	cases := []struct{ filename, mime, ext, marker string }{
 		{"a.PNG", "", ".png", "[IMAGE:P]"},
 		{"photo", "image/jpeg", "", "[IMAGE:P]"},
@@ -182,6 +187,7 @@ func (x *index) Add(a api.FileAttachment) {
 // while its bytes are being hashed waits for the hashing, so the bytes are neither freed under it nor committed
 // with the sum of part of them.
 func TestHashingWhileDropped(t *testing.T) {
+	t.Parallel()
 	chunk := make([]byte, api.UploadChunkBytes)
 	for i := range chunk {
 		chunk[i] = byte(i * 13)
@@ -256,6 +262,7 @@ func TestHashingWhileDropped(t *testing.T) {
 // A path attachment of a database the daemon has open (registered with dbfile.Hold, as the stores do) is refused
 // with a hint, without reading it: closing a descriptor of it would drop the daemon's SQLite locks.
 func TestReadEntryRefusesALiveDatabase(t *testing.T) {
+	t.Parallel()
 	db := filepath.Join(t.TempDir(), "sessions.db")
 	if err := os.WriteFile(db, []byte("rows"), 0o600); err != nil {
 		t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 )
 
 func TestEscape(t *testing.T) {
+	t.Parallel()
 	cases := []struct{ in, want string }{
 		{"", ""},
 		{"ls -la", "ls -la"},
@@ -39,6 +40,7 @@ func TestEscape(t *testing.T) {
 }
 
 func TestLines(t *testing.T) {
+	t.Parallel()
 	got := Lines("echo a\r\nrm x\x1b[2K\n")
 	want := []string{`echo a\r`, `rm x\x1b[2K`, ""}
 	if !slices.Equal(got, want) {
@@ -50,6 +52,7 @@ func TestLines(t *testing.T) {
 }
 
 func TestSanitize(t *testing.T) {
+	t.Parallel()
 	cases := []struct{ in, want string }{
 		{`shell: echo \x1b \\ ok`, `shell: echo \x1b \\ ok`}, // already escaped: unchanged
 		{"raw\x1b[6A\r\u202e", `raw\x1b[6A\r\u202e`},
