@@ -1,6 +1,8 @@
 package rpctest
 
 import (
+	"context"
+	"runtime/pprof"
 	"testing"
 	"time"
 )
@@ -37,5 +39,42 @@ func TestDaemonStopAfterDone(t *testing.T) {
 	<-done
 	if _, open := <-done; open {
 		t.Fatal("Done's channel is not closed after its value")
+	}
+}
+
+// The leak check counts the goroutines that carry this daemon's label and nothing else: not the test's, not
+// another daemon's; once Run has returned none is left.
+func TestDaemonGoroutinesAreItsOwn(t *testing.T) {
+	t.Parallel()
+	d := Start(t)
+	other := Start(t)
+	if d.Goroutines() == 0 {
+		t.Fatal("a running daemon shows no goroutine of its own")
+	}
+	release := make(chan struct{})
+	started := make(chan struct{}, 2)
+	spawn := func(label string) {
+		go pprof.Do(t.Context(), pprof.Labels(daemonLabel, label), func(context.Context) {
+			started <- struct{}{}
+			<-release
+		})
+	}
+	waitFor(t, "the daemons to settle", func() bool {
+		a, b := d.Goroutines(), other.Goroutines()
+		time.Sleep(50 * time.Millisecond)
+		return a == d.Goroutines() && b == other.Goroutines()
+	})
+	before := d.Goroutines()
+	spawn(d.label)
+	spawn("not-" + d.label)
+	<-started
+	<-started
+	if got := d.Goroutines(); got != before+1 {
+		t.Errorf("with one more goroutine under its label the daemon shows %d, want %d", got, before+1)
+	}
+	close(release)
+	d.CheckNoGoroutines(t)
+	if other.Goroutines() == 0 {
+		t.Fatal("stopping one daemon ended the other's goroutines")
 	}
 }
