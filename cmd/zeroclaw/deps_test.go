@@ -42,7 +42,7 @@ var imports = map[string][]string{
 	"internal/install":                   {"internal/atomicfile", "golang.org/x/sys/unix", "golang.org/x/sys/windows", "github.com/Microsoft/go-winio"},
 	"internal/store":                     {"internal/atomicfile", "internal/dbfile", "internal/groupcommit", "modernc.org/sqlite", "modernc.org/sqlite/lib"},
 	"internal/tools":                     {"internal/atomicfile", "internal/dbfile", "internal/memory", "internal/visible", "golang.org/x/sys/unix", "internal/api"},
-	"internal/memory":                    {"internal/api", "internal/config", "internal/dbfile", "internal/groupcommit", "modernc.org/sqlite", "github.com/jackc/pgx/v5/pgconn"},
+	"internal/memory":                    {"internal/api", "internal/config", "internal/groupcommit", "internal/store", "github.com/jackc/pgx/v5/pgconn"},
 	"internal/workspace":                 {"internal/atomicfile", "internal/config"},
 	"internal/skills":                    {"internal/atomicfile", "internal/config"},
 	"internal/backup":                    {"internal/dbfile", "internal/install", "internal/store"},
