@@ -229,7 +229,7 @@ func Run(ctx context.Context, opts Options) error {
 		NewProvider: opts.NewProvider,
 		Memory:      mem,
 		Cron:        bg.tools,
-		Delegate:    bg.deleg.forAgent,
+		Delegate:    bg.deleg.ForAgent,
 	})
 	if err := bg.start(ctx, cfg, sessions); err != nil {
 		_ = ln.Close()
