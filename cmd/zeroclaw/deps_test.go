@@ -26,7 +26,7 @@ var imports = map[string][]string{
 	"internal/gateway":                   {"internal/api", "internal/auth", "internal/clock", "internal/config", "internal/jsonrpc", "internal/logs", "internal/pairing", "github.com/coder/websocket", "github.com/prometheus/client_golang/prometheus", "github.com/prometheus/client_golang/prometheus/promhttp"},
 	"internal/pairing":                   {"internal/clock", "internal/config", "internal/store"},
 	"internal/listen":                    {"internal/api", "internal/jsonrpc"},
-	"internal/acp":                       {"internal/api", "internal/atomicfile", "internal/auth", "internal/jsonrpc", "internal/router", "internal/config", "internal/session", "internal/store", "internal/visible"},
+	"internal/acp":                       {"internal/api", "internal/auth", "internal/jsonrpc", "internal/router", "internal/config", "internal/session", "internal/store", "internal/upload", "internal/visible"},
 	"internal/rpc":                       {"internal/api", "internal/auth", "internal/clock", "internal/cost", "internal/cron", "internal/jsonrpc", "internal/logs", "internal/memory", "internal/pairing", "internal/router", "internal/config", "internal/session", "internal/store", "internal/upload", "internal/skills", "internal/workspace"},
 	"internal/service":                   {"internal/atomicfile"},
 	"cmd/zcbench":                        {"internal/rpctest/ndjson", "github.com/pelletier/go-toml/v2", "modernc.org/sqlite"},
