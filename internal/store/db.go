@@ -44,6 +44,12 @@ type migration struct {
 	before  func(ctx context.Context, tx *sql.Tx) error
 }
 
+// dsnPragmas are the pragmas of every SQLite database of the install (OpenSQLite): a busy timeout (several
+// processes may open a file: two daemons of one host, the CLI), WAL, NORMAL sync and foreign keys. zcbench's
+// bare loop reads this constant from this file.
+const dsnPragmas = "_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)" +
+	"&_pragma=foreign_keys(ON)"
+
 // openDB opens (creating if needed) the database at path with OpenSQLite and applies the migrations in
 // migrations/<set> (none when set is ""). hooks are attached to migrations by version.
 func openDB(ctx context.Context, p, set string, hooks map[int]func(context.Context, *sql.Tx) error) (*db, error) {

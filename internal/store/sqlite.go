@@ -13,11 +13,6 @@ import (
 	"github.com/zeroclaw-go/zeroclaw/internal/dbfile"
 )
 
-// dsnPragmas are the pragmas of every SQLite database of the install: a busy timeout (several processes may
-// open a file: two daemons of one host, the CLI), WAL, NORMAL sync and foreign keys.
-const dsnPragmas = "_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)" +
-	"&_pragma=foreign_keys(ON)"
-
 // readerConns is the size of the query-only reader pool.
 const readerConns = 4
 
