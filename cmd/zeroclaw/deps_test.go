@@ -43,7 +43,7 @@ var imports = map[string][]string{
 	"internal/store":                     {"internal/atomicfile", "internal/dbfile", "internal/groupcommit", "modernc.org/sqlite", "modernc.org/sqlite/lib"},
 	"internal/tools":                     {"internal/atomicfile", "internal/dbfile", "internal/memory", "internal/visible", "golang.org/x/sys/unix", "internal/api"},
 	"internal/memory":                    {"internal/api", "internal/config", "internal/dbfile", "internal/groupcommit", "modernc.org/sqlite", "github.com/jackc/pgx/v5/pgconn"},
-	"internal/workspace":                 {"internal/atomicfile", "internal/config"},
+	"internal/workspace":                 {"internal/api", "internal/atomicfile", "internal/config"},
 	"internal/skills":                    {"internal/atomicfile", "internal/config"},
 	"internal/backup":                    {"internal/dbfile", "internal/install", "internal/store"},
 	"internal/doctor":                    {"internal/api", "internal/config", "internal/install", "internal/provider", "internal/secrets", "internal/store", "github.com/pelletier/go-toml/v2"},
