@@ -142,7 +142,7 @@ func (m *Manager) buildTurn(ctx context.Context, o Owner, s *session, prompt str
 		Policy:          prof.Policy,
 		Journal:         startLogged{bt.j, bt.logStart(m)},
 		Events:          bt.events,
-		Approver:        opts.approver(approver{s: s, connID: o.ConnID, clock: m.o.Clock, maxRisk: capOf(o)}),
+		Approver:        opts.approverOr(approver{s: s, connID: o.ConnID, clock: m.o.Clock, maxRisk: capOf(o)}),
 		SessionID:       s.id,
 		Limits:          agent.LimitsFrom(cfg.Limits),
 		ContextWindow:   prof.ContextWindow,
