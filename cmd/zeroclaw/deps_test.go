@@ -31,6 +31,7 @@ var imports = map[string][]string{
 	"internal/service":                   {"internal/atomicfile"},
 	"cmd/zcbench":                        {"internal/rpctest/ndjson", "github.com/pelletier/go-toml/v2", "modernc.org/sqlite"},
 	"internal/router":                    {"internal/jsonrpc"},
+	"internal/errmap":                    {"internal/api", "internal/config", "internal/cron", "internal/jsonrpc", "internal/logs", "internal/memory", "internal/pairing", "internal/session", "internal/skills", "internal/upload", "internal/workspace"},
 	"internal/auth":                      {"internal/config"},
 	"internal/session":                   {"internal/api", "internal/agent", "internal/auth", "internal/clock", "internal/cost", "internal/logs", "internal/memory", "internal/store", "internal/config", "internal/skills", "internal/tools", "internal/workspace"},
 	"internal/upload":                    {"internal/api", "internal/atomicfile", "internal/clock", "internal/dbfile"},
