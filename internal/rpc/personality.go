@@ -2,7 +2,6 @@ package rpc
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 
@@ -89,13 +88,4 @@ func (s *Server) registerPersonality(cfg func() *config.Config, installRoot stri
 		}
 		return out, nil
 	}))
-}
-
-// workspaceCode maps the workspace sentinels: all are bad requests.
-func workspaceCode(err error) (int, bool) {
-	switch {
-	case errors.Is(err, workspace.ErrNotEditable), errors.Is(err, workspace.ErrTooLong), errors.Is(err, workspace.ErrUnknownAgent):
-		return api.CodeInvalidParams, true
-	}
-	return 0, false
 }

@@ -135,15 +135,6 @@ func nonNil(s []string) []string {
 	return s
 }
 
-// skillsCode maps the skills sentinels: bad input and a skill that is not there are both invalid params.
-func skillsCode(err error) (int, bool) {
-	switch {
-	case errors.Is(err, skills.ErrInvalid), errors.Is(err, skills.ErrNotFound):
-		return api.CodeInvalidParams, true
-	}
-	return 0, false
-}
-
 // workspaceSkills lists the skills of each agent's workspace (skills/ in it), or of agent's only, sorted by
 // agent: the skills an agent loads before any bundle's.
 func workspaceSkills(c *config.Config, installRoot, agent string) ([]api.SkillEntry, error) {
