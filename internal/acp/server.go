@@ -1,6 +1,6 @@
 // Package acp serves the Agent Client Protocol (acp.md) that editors speak: JSON-RPC 2.0 over NDJSON, camelCase,
-// session/update in ACP's shape. It only decodes, checks, maps errors and translates the session layer's events;
-// sessions, turns and approvals are the session package's.
+// session/update in ACP's shape. It only decodes, checks, maps errors (errmap.ACP) and translates the session
+// layer's events; sessions, turns and approvals are the session package's.
 package acp
 
 import (
