@@ -25,8 +25,8 @@ import (
 type Entry struct {
 	Err  error // the sentinel, matched with errors.Is
 	Code int   // the native protocol's JSON-RPC code
-	// ACP is ACP's code; 0: ACP does not map the error (it answers -32603, as acp.md's session methods never
-	// produce it on purpose).
+	// ACP is ACP's code; 0: ACP does not map the error, which goes out as -32603 "Internal error" (acp.md maps
+	// only the session layer's not-found, limit, busy and invalid errors).
 	ACP int
 	// Status is the HTTP status a gateway route answers.
 	Status int
