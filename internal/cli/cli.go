@@ -3,6 +3,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -145,13 +146,44 @@ func groupHelp(env Env, group, synopsis string, args []string) (done bool, err e
 	return false, nil
 }
 
-// unknownSub is the error of an unknown subcommand, with a did-you-mean when one is close.
-func unknownSub(group, sub, synopsis string, subs ...string) error {
-	hint := "zeroclaw " + group + " " + synopsis
-	if s := suggest(sub, subs); s != "" {
-		hint = "did you mean zeroclaw " + group + " " + s + "?"
+// group is a command with subcommands (zeroclaw pair code|list|revoke): one table from verb to handler, so
+// that every group answers help, a missing verb and an unknown one the same way.
+type group struct {
+	name     string
+	synopsis string
+	// hint is what the error of an unknown subcommand suggests after "zeroclaw NAME " (default: synopsis).
+	hint string
+	subs []subcommand
+}
+
+// subcommand is one verb of a group; names after the first are aliases, left out of did-you-mean.
+type subcommand struct {
+	names []string
+	run   func(ctx context.Context, env Env, args []string) error
+}
+
+func sub(name string, run func(context.Context, Env, []string) error, aliases ...string) subcommand {
+	return subcommand{names: append([]string{name}, aliases...), run: run}
+}
+
+// run dispatches args to the subcommand they name (see groupHelp for none or help); an unknown verb is an
+// error with a did-you-mean when one is close.
+func (g group) run(ctx context.Context, env Env, args []string) error {
+	if done, err := groupHelp(env, g.name, g.synopsis, args); done {
+		return err
 	}
-	return withHint(fmt.Errorf("%s: unknown subcommand %q", group, sub), hint)
+	names := make([]string, 0, len(g.subs))
+	for _, s := range g.subs {
+		if slices.Contains(s.names, args[0]) {
+			return s.run(ctx, env, args[1:])
+		}
+		names = append(names, s.names[0])
+	}
+	hint := "zeroclaw " + g.name + " " + cmp.Or(g.hint, g.synopsis)
+	if s := suggest(args[0], names); s != "" {
+		hint = "did you mean zeroclaw " + g.name + " " + s + "?"
+	}
+	return withHint(fmt.Errorf("%s: unknown subcommand %q", g.name, args[0]), hint)
 }
 
 func usage(w io.Writer) {

@@ -24,6 +24,37 @@ func endpointFor(env Env, configDir string) (string, error) {
 	return layout.Endpoint(env.Getenv), nil
 }
 
+// connectRunning connects to the daemon of the install named by configDir, without starting one: pairing
+// needs the running daemon (a new one would make a code nobody else knows), and one started for cron would run
+// the jobs that are due.
+func connectRunning(ctx context.Context, env Env, configDir string) (*client, error) {
+	endpoint, err := endpointFor(env, configDir)
+	if err != nil {
+		return nil, err
+	}
+	return connect(ctx, endpoint, nil, nil)
+}
+
+// connectOrSpawn connects to the daemon, starting an ephemeral one if none runs, so that history, memories,
+// skills and personality files are readable anyway.
+func connectOrSpawn(ctx context.Context, env Env, configDir string) (*client, error) {
+	nc, err := dialOrSpawn(ctx, env, configDir)
+	if err != nil {
+		return nil, err
+	}
+	return newClient(ctx, nc, nil, nil)
+}
+
+// callOnce connects with open, sends one request and closes the connection.
+func callOnce(ctx context.Context, env Env, configDir string, open func(context.Context, Env, string) (*client, error), method string, params, out any) error {
+	c, err := open(ctx, env, configDir)
+	if err != nil {
+		return err
+	}
+	defer c.close()
+	return c.call(ctx, method, params, out)
+}
+
 // errNoDaemon marks a failed connect because nothing serves the endpoint.
 var errNoDaemon = errors.New("no daemon is running")
 

@@ -40,31 +40,11 @@ directly under the install lock. Secrets are always shown masked. An upstream sc
 v3 in memory; writes are refused until "config migrate" rewrites it.`
 
 func runConfig(ctx context.Context, env Env, args []string) error {
-	if done, err := groupHelp(env, "config", configSynopsis, args); done {
-		return err
-	}
-	sub, rest := args[0], args[1:]
-	switch sub {
-	case "get":
-		return configGet(ctx, env, rest)
-	case "set":
-		return configSet(ctx, env, rest)
-	case "set-many":
-		return configSetMany(ctx, env, rest)
-	case "list":
-		return configList(ctx, env, rest)
-	case "delete":
-		return configDelete(ctx, env, rest)
-	case "validate":
-		return configValidate(env, rest)
-	case "path":
-		return configPath(env, rest)
-	case "reload":
-		return configReload(ctx, env, rest)
-	case "migrate":
-		return configMigrate(ctx, env, rest)
-	}
-	return unknownSub("config", sub, "--help", "get", "set", "set-many", "list", "delete", "validate", "path", "reload", "migrate")
+	return group{name: "config", synopsis: configSynopsis, hint: "--help", subs: []subcommand{
+		sub("get", configGet), sub("set", configSet), sub("set-many", configSetMany), sub("list", configList),
+		sub("delete", configDelete), sub("validate", configValidate), sub("path", configPath),
+		sub("reload", configReload), sub("migrate", configMigrate),
+	}}.run(ctx, env, args)
 }
 
 // configFlags parses the flags shared by every subcommand plus the caller's, with positionals allowed before,
@@ -284,7 +264,7 @@ func configDelete(ctx context.Context, env Env, args []string) error {
 	})
 }
 
-func configPath(env Env, args []string) error {
+func configPath(_ context.Context, env Env, args []string) error {
 	dir, _, err := configFlags(env, "path", "[--config-dir DIR]", args, 0, 0, nil)
 	if err != nil {
 		return err
@@ -325,7 +305,7 @@ func configReload(ctx context.Context, env Env, args []string) error {
 
 // configValidate loads and validates a file on its own (ZEROCLAW_ overrides are not applied: the file is what
 // is checked). Secrets are decrypted when the install's key exists, so a wrong key is reported too.
-func configValidate(env Env, args []string) error {
+func configValidate(_ context.Context, env Env, args []string) error {
 	var file string
 	dir, _, err := configFlags(env, "validate", "[--config-dir DIR] [--file F]", args, 0, 0, func(fs *flag.FlagSet) {
 		fs.StringVar(&file, "file", "", "file to validate (default: the install's config.toml)")

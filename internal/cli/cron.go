@@ -20,34 +20,14 @@ const cronSynopsis = "list | add (--cron EXPR [--tz ZONE] | --at TIME | --every 
 // runCron manages scheduled jobs through the running daemon. It does not start one: a daemon started just for
 // this would also run the jobs that are due, which a listing must not do.
 func runCron(ctx context.Context, env Env, args []string) error {
-	if done, err := groupHelp(env, "cron", cronSynopsis, args); done {
-		return err
-	}
-	switch args[0] {
-	case "list":
-		return cronList(ctx, env, args[1:])
-	case "add":
-		return cronAdd(ctx, env, args[1:])
-	case "remove", "rm", "delete":
-		return cronRemove(ctx, env, args[1:])
-	case "runs":
-		return cronRuns(ctx, env, args[1:])
-	case "trigger", "run":
-		return cronTrigger(ctx, env, args[1:])
-	}
-	return unknownSub("cron", args[0], cronSynopsis, "list", "add", "remove", "runs", "trigger")
+	return group{name: "cron", synopsis: cronSynopsis, subs: []subcommand{
+		sub("list", cronList), sub("add", cronAdd), sub("remove", cronRemove, "rm", "delete"), sub("runs", cronRuns),
+		sub("trigger", cronTrigger, "run"),
+	}}.run(ctx, env, args)
 }
 
 // jobHints answer a job that is not there (cron's not-found is -32602, as upstream's).
 var jobHints = map[int]string{api.CodeInvalidParams: "zeroclaw cron list (a job is named by its id or its name)"}
-
-func cronClient(ctx context.Context, env Env, configDir string) (*client, error) {
-	endpoint, err := endpointFor(env, configDir)
-	if err != nil {
-		return nil, err
-	}
-	return connect(ctx, endpoint, nil, nil)
-}
 
 func cronList(ctx context.Context, env Env, args []string) error {
 	fs := newFlagSet(env, "cron list", "[--config-dir DIR] [--json]")
@@ -156,13 +136,13 @@ func cronAdd(ctx context.Context, env Env, args []string) error {
 	if (*command == "") == (*prompt == "") {
 		return withHint(errors.New("cron add: give exactly one of --command and --prompt"), `zeroclaw cron add --every 1h --command "make test"`)
 	}
-	c, err := cronClient(ctx, env, *configDir)
+	c, err := connectRunning(ctx, env, *configDir)
 	if err != nil {
 		return err
 	}
 	defer c.close()
 	if *agent == "" {
-		if *agent, err = onlyAgent(ctx, c); err != nil {
+		if *agent, err = onlyAgent(ctx, c, "cron add"); err != nil {
 			return err
 		}
 	}
@@ -191,11 +171,11 @@ func parseAtFlag(s string, now time.Time) (time.Time, error) {
 	return t, nil
 }
 
-// onlyAgent returns the only enabled agent, the default of --agent.
-func onlyAgent(ctx context.Context, c *client) (string, error) {
+// onlyAgent returns the only enabled agent, the default of --agent; op names the command in errors.
+func onlyAgent(ctx context.Context, c *client, op string) (string, error) {
 	var res api.AgentsListResult
 	if err := c.call(ctx, api.MethodAgentsList, struct{}{}, &res); err != nil {
-		return "", callError("cron add", err, nil)
+		return "", callError(op, err, nil)
 	}
 	var enabled []string
 	for _, a := range res.Agents {
@@ -204,7 +184,7 @@ func onlyAgent(ctx context.Context, c *client) (string, error) {
 		}
 	}
 	if len(enabled) != 1 {
-		return "", withHint(fmt.Errorf("cron add: %d agents are enabled (%s): choose one", len(enabled), strings.Join(enabled, ", ")), "--agent NAME")
+		return "", withHint(fmt.Errorf("%s: %d agents are enabled (%s): choose one", op, len(enabled), strings.Join(enabled, ", ")), "--agent NAME")
 	}
 	return enabled[0], nil
 }
@@ -216,7 +196,7 @@ func cronRemove(ctx context.Context, env Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	c, err := cronClient(ctx, env, *configDir)
+	c, err := connectRunning(ctx, env, *configDir)
 	if err != nil {
 		return err
 	}
@@ -238,7 +218,7 @@ func cronRuns(ctx context.Context, env Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	c, err := cronClient(ctx, env, *configDir)
+	c, err := connectRunning(ctx, env, *configDir)
 	if err != nil {
 		return err
 	}
@@ -276,7 +256,7 @@ func cronTrigger(ctx context.Context, env Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	c, err := cronClient(ctx, env, *configDir)
+	c, err := connectRunning(ctx, env, *configDir)
 	if err != nil {
 		return err
 	}

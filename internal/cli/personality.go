@@ -16,18 +16,9 @@ const personalitySynopsis = "list [--agent A] [--json] | show FILE [--agent A] |
 // runPersonality lists, shows and edits an agent's identity files (SOUL.md, USER.md...) through the daemon's
 // personality methods (an ephemeral daemon when none runs).
 func runPersonality(ctx context.Context, env Env, args []string) error {
-	if done, err := groupHelp(env, "personality", personalitySynopsis, args); done {
-		return err
-	}
-	switch args[0] {
-	case "list":
-		return personalityList(ctx, env, args[1:])
-	case "show":
-		return personalityShow(ctx, env, args[1:])
-	case "edit":
-		return personalityEdit(ctx, env, args[1:])
-	}
-	return unknownSub("personality", args[0], personalitySynopsis, "list", "show", "edit")
+	return group{name: "personality", synopsis: personalitySynopsis, subs: []subcommand{
+		sub("list", personalityList), sub("show", personalityShow), sub("edit", personalityEdit),
+	}}.run(ctx, env, args)
 }
 
 // personalityAgent is --agent, else the only enabled agent.
@@ -35,20 +26,7 @@ func personalityAgent(ctx context.Context, c *client, agent string) (string, err
 	if agent != "" {
 		return agent, nil
 	}
-	var res api.AgentsListResult
-	if err := c.call(ctx, api.MethodAgentsList, struct{}{}, &res); err != nil {
-		return "", callError("personality", err, nil)
-	}
-	var enabled []string
-	for _, a := range res.Agents {
-		if a.Enabled {
-			enabled = append(enabled, a.Alias)
-		}
-	}
-	if len(enabled) != 1 {
-		return "", withHint(fmt.Errorf("personality: %d agents are enabled (%s): choose one", len(enabled), strings.Join(enabled, ", ")), "--agent NAME")
-	}
-	return enabled[0], nil
+	return onlyAgent(ctx, c, "personality")
 }
 
 // personalityHints: an unknown agent or a file that is not editable.
@@ -62,7 +40,7 @@ func personalityList(ctx context.Context, env Env, args []string) error {
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	c, err := sessionsClient(ctx, env, *configDir)
+	c, err := connectOrSpawn(ctx, env, *configDir)
 	if err != nil {
 		return err
 	}
@@ -90,27 +68,41 @@ func personalityList(ctx context.Context, env Env, args []string) error {
 	return nil
 }
 
-func personalityShow(ctx context.Context, env Env, args []string) error {
-	fs := newFlagSet(env, "personality show", "FILE [--config-dir DIR] [--agent A]")
+// personalityFile is what show and edit start with: FILE [--agent A] parsed, the connection (to close) and the
+// file as the daemon has it.
+func personalityFile(ctx context.Context, env Env, verb string, args []string) (*client, string, string, api.PersonalityGetResult, error) {
+	var res api.PersonalityGetResult
+	fs := newFlagSet(env, "personality "+verb, "FILE [--config-dir DIR] [--agent A]")
 	configDir := configDirFlag(fs)
 	agent := fs.String("agent", "", "the agent (default: the only enabled agent)")
 	file, err := parseWithID(fs, args, "file name (SOUL.md, USER.md, ...)")
 	if err != nil {
-		return err
+		return nil, "", "", res, err
 	}
-	c, err := sessionsClient(ctx, env, *configDir)
+	c, err := connectOrSpawn(ctx, env, *configDir)
+	if err != nil {
+		return nil, "", "", res, err
+	}
+	alias, err := personalityAgent(ctx, c, *agent)
+	if err == nil {
+		err = c.call(ctx, api.MethodPersonalityGet, api.PersonalityGetParams{Agent: alias, Filename: file}, &res)
+		if err != nil {
+			err = callError("personality "+verb, err, personalityHints)
+		}
+	}
+	if err != nil {
+		c.close()
+		return nil, "", "", res, err
+	}
+	return c, alias, file, res, nil
+}
+
+func personalityShow(ctx context.Context, env Env, args []string) error {
+	c, alias, file, res, err := personalityFile(ctx, env, "show", args)
 	if err != nil {
 		return err
 	}
 	defer c.close()
-	alias, err := personalityAgent(ctx, c, *agent)
-	if err != nil {
-		return err
-	}
-	var res api.PersonalityGetResult
-	if err := c.call(ctx, api.MethodPersonalityGet, api.PersonalityGetParams{Agent: alias, Filename: file}, &res); err != nil {
-		return callError("personality show", err, personalityHints)
-	}
 	if !res.Exists || res.Content == nil {
 		return withHint(fmt.Errorf("personality: agent %s has no %s yet", visible.Escape(alias), visible.Escape(file)),
 			"zeroclaw personality edit "+file+" --agent "+alias)
@@ -123,26 +115,11 @@ func personalityShow(ctx context.Context, env Env, args []string) error {
 }
 
 func personalityEdit(ctx context.Context, env Env, args []string) error {
-	fs := newFlagSet(env, "personality edit", "FILE [--config-dir DIR] [--agent A]")
-	configDir := configDirFlag(fs)
-	agent := fs.String("agent", "", "the agent (default: the only enabled agent)")
-	file, err := parseWithID(fs, args, "file name (SOUL.md, USER.md, ...)")
-	if err != nil {
-		return err
-	}
-	c, err := sessionsClient(ctx, env, *configDir)
+	c, alias, file, cur, err := personalityFile(ctx, env, "edit", args)
 	if err != nil {
 		return err
 	}
 	defer c.close()
-	alias, err := personalityAgent(ctx, c, *agent)
-	if err != nil {
-		return err
-	}
-	var cur api.PersonalityGetResult
-	if err := c.call(ctx, api.MethodPersonalityGet, api.PersonalityGetParams{Agent: alias, Filename: file}, &cur); err != nil {
-		return callError("personality edit", err, personalityHints)
-	}
 	text := ""
 	if cur.Content != nil {
 		text = *cur.Content

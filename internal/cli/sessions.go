@@ -17,27 +17,9 @@ import (
 const sessionsSynopsis = "list [--query Q] [--limit N] [--json] | show ID|PREFIX [--limit N] [--json] | delete ID|PREFIX"
 
 func runSessions(ctx context.Context, env Env, args []string) error {
-	if done, err := groupHelp(env, "sessions", sessionsSynopsis, args); done {
-		return err
-	}
-	switch args[0] {
-	case "list":
-		return sessionsList(ctx, env, args[1:])
-	case "show":
-		return sessionsShow(ctx, env, args[1:])
-	case "delete":
-		return sessionsDelete(ctx, env, args[1:])
-	}
-	return unknownSub("sessions", args[0], sessionsSynopsis, "list", "show", "delete")
-}
-
-// sessionsClient connects to the daemon, starting an ephemeral one if none runs so history is readable anyway.
-func sessionsClient(ctx context.Context, env Env, configDir string) (*client, error) {
-	nc, err := dialOrSpawn(ctx, env, configDir)
-	if err != nil {
-		return nil, err
-	}
-	return newClient(ctx, nc, nil, nil)
+	return group{name: "sessions", synopsis: sessionsSynopsis, subs: []subcommand{
+		sub("list", sessionsList), sub("show", sessionsShow), sub("delete", sessionsDelete),
+	}}.run(ctx, env, args)
 }
 
 func sessionsList(ctx context.Context, env Env, args []string) error {
@@ -49,7 +31,7 @@ func sessionsList(ctx context.Context, env Env, args []string) error {
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	c, err := sessionsClient(ctx, env, *configDir)
+	c, err := connectOrSpawn(ctx, env, *configDir)
 	if err != nil {
 		return err
 	}
@@ -158,7 +140,7 @@ func sessionsShow(ctx context.Context, env Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	c, err := sessionsClient(ctx, env, *configDir)
+	c, err := connectOrSpawn(ctx, env, *configDir)
 	if err != nil {
 		return err
 	}
@@ -246,7 +228,7 @@ func sessionsDelete(ctx context.Context, env Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	c, err := sessionsClient(ctx, env, *configDir)
+	c, err := connectOrSpawn(ctx, env, *configDir)
 	if err != nil {
 		return err
 	}

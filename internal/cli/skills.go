@@ -20,18 +20,9 @@ const skillsSynopsis = "list [--bundle B] [--agent A] [--json] | show NAME [--bu
 // runSkills lists, shows and edits skills through the daemon's skills methods (an ephemeral daemon when none
 // runs). A workspace skill (bundle "workspace") is the agent's own file, read and edited in place.
 func runSkills(ctx context.Context, env Env, args []string) error {
-	if done, err := groupHelp(env, "skills", skillsSynopsis, args); done {
-		return err
-	}
-	switch args[0] {
-	case "list":
-		return skillsList(ctx, env, args[1:])
-	case "show":
-		return skillsShow(ctx, env, args[1:])
-	case "edit":
-		return skillsEdit(ctx, env, args[1:])
-	}
-	return unknownSub("skills", args[0], skillsSynopsis, "list", "show", "edit")
+	return group{name: "skills", synopsis: skillsSynopsis, subs: []subcommand{
+		sub("list", skillsList), sub("show", skillsShow), sub("edit", skillsEdit),
+	}}.run(ctx, env, args)
 }
 
 func skillsList(ctx context.Context, env Env, args []string) error {
@@ -43,7 +34,7 @@ func skillsList(ctx context.Context, env Env, args []string) error {
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	c, err := sessionsClient(ctx, env, *configDir)
+	c, err := connectOrSpawn(ctx, env, *configDir)
 	if err != nil {
 		return err
 	}
@@ -112,7 +103,7 @@ func skillsShow(ctx context.Context, env Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	c, err := sessionsClient(ctx, env, *configDir)
+	c, err := connectOrSpawn(ctx, env, *configDir)
 	if err != nil {
 		return err
 	}
@@ -166,7 +157,7 @@ func skillsEdit(ctx context.Context, env Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	c, err := sessionsClient(ctx, env, *configDir)
+	c, err := connectOrSpawn(ctx, env, *configDir)
 	if err != nil {
 		return err
 	}

@@ -16,11 +16,7 @@ func runStatus(ctx context.Context, env Env, args []string) error {
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	endpoint, err := endpointFor(env, *configDir)
-	if err != nil {
-		return err
-	}
-	c, err := connect(ctx, endpoint, nil, nil)
+	c, err := connectRunning(ctx, env, *configDir)
 	if err != nil {
 		return err
 	}
