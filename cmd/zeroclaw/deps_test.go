@@ -21,7 +21,10 @@ const module = "github.com/zeroclaw-go/zeroclaw/"
 // every GOOS in layoutOSes.
 var imports = map[string][]string{
 	"cmd/zeroclaw":                       {"internal/cli"},
-	"internal/cli":                       {"internal/daemon", "internal/api", "internal/atomicfile", "internal/jsonrpc", "internal/install", "internal/config", "internal/secrets", "internal/visible", "internal/service", "internal/backup", "internal/doctor", "internal/cost", "internal/cron", "internal/logs", "internal/store", "internal/skills", "github.com/peterh/liner"},
+	"internal/cli":                       {"internal/cli/chat", "internal/cli/client", "internal/cli/hint", "internal/daemon", "internal/api", "internal/jsonrpc", "internal/install", "internal/config", "internal/secrets", "internal/visible", "internal/service", "internal/backup", "internal/doctor", "internal/cost", "internal/cron", "internal/logs", "internal/store", "internal/skills"},
+	"internal/cli/chat":                  {"internal/cli/client", "internal/cli/hint", "internal/api", "internal/atomicfile", "internal/jsonrpc", "internal/visible", "github.com/peterh/liner"},
+	"internal/cli/client":                {"internal/api", "internal/jsonrpc"},
+	"internal/cli/hint":                  {},
 	"internal/daemon":                    {"internal/acp", "internal/api", "internal/auth", "internal/clock", "internal/controlplane", "internal/cost", "internal/cron", "internal/gateway", "internal/jsonrpc", "internal/listen", "internal/logs", "internal/memory", "internal/pairing", "internal/provider", "internal/rpc", "internal/install", "internal/config", "internal/secrets", "internal/session", "internal/store", "internal/tools", "internal/doctor"},
 	"internal/gateway":                   {"internal/api", "internal/auth", "internal/clock", "internal/config", "internal/jsonrpc", "internal/logs", "internal/pairing", "github.com/coder/websocket", "github.com/prometheus/client_golang/prometheus", "github.com/prometheus/client_golang/prometheus/promhttp"},
 	"internal/pairing":                   {"internal/clock", "internal/config", "internal/store"},

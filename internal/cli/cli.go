@@ -12,6 +12,8 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
+
+	"github.com/zeroclaw-go/zeroclaw/internal/cli/hint"
 )
 
 // Env is what a command may use from its process: streams, environment and home directory. Tests build their own.
@@ -32,18 +34,6 @@ func (e Env) Getenv(key string) string {
 	}
 	return ""
 }
-
-// HintError is an error with a suggestion printed after it as "Try: ...".
-type HintError struct {
-	Err  error
-	Hint string
-	Code int // process exit code; 0 means 1
-}
-
-func (e *HintError) Error() string { return e.Err.Error() }
-func (e *HintError) Unwrap() error { return e.Err }
-
-func withHint(err error, hint string) error { return &HintError{Err: err, Hint: hint} }
 
 type command struct {
 	name    string
@@ -89,7 +79,7 @@ func Run(ctx context.Context, env Env, args []string) int {
 		return 2
 	}
 	fmt.Fprintf(env.Stderr, "Error: %v\n", err)
-	var he *HintError
+	var he *hint.Error
 	if errors.As(err, &he) {
 		if he.Hint != "" {
 			fmt.Fprintf(env.Stderr, "Try: %s\n", he.Hint)
@@ -122,11 +112,11 @@ func dispatch(ctx context.Context, env Env, args []string) error {
 		}
 		names = append(names, c.name)
 	}
-	hint := "zeroclaw help"
+	try := "zeroclaw help"
 	if s := suggest(args[0], names); s != "" {
-		hint = "did you mean " + s + "? (zeroclaw help lists the commands)"
+		try = "did you mean " + s + "? (zeroclaw help lists the commands)"
 	}
-	return withHint(fmt.Errorf("unknown command %q", args[0]), hint)
+	return hint.With(fmt.Errorf("unknown command %q", args[0]), try)
 }
 
 // isHelpArg reports whether a is a request for help: -h, -help, --help or help.
@@ -179,11 +169,11 @@ func (g group) run(ctx context.Context, env Env, args []string) error {
 		}
 		names = append(names, s.names[0])
 	}
-	hint := "zeroclaw " + g.name + " " + cmp.Or(g.hint, g.synopsis)
+	try := "zeroclaw " + g.name + " " + cmp.Or(g.hint, g.synopsis)
 	if s := suggest(args[0], names); s != "" {
-		hint = "did you mean zeroclaw " + g.name + " " + s + "?"
+		try = "did you mean zeroclaw " + g.name + " " + s + "?"
 	}
-	return withHint(fmt.Errorf("%s: unknown subcommand %q", g.name, args[0]), hint)
+	return hint.With(fmt.Errorf("%s: unknown subcommand %q", g.name, args[0]), try)
 }
 
 func usage(w io.Writer) {
@@ -260,7 +250,7 @@ func parseFlags(fs *flag.FlagSet, args []string) error {
 func newLogger(w io.Writer, format, level string) (*slog.Logger, error) {
 	var lv slog.Level
 	if err := lv.UnmarshalText([]byte(level)); err != nil {
-		return nil, withHint(fmt.Errorf("unknown log level %q", level), "--log-level debug|info|warn|error")
+		return nil, hint.With(fmt.Errorf("unknown log level %q", level), "--log-level debug|info|warn|error")
 	}
 	opts := &slog.HandlerOptions{Level: lv}
 	switch format {
@@ -269,7 +259,7 @@ func newLogger(w io.Writer, format, level string) (*slog.Logger, error) {
 	case "json":
 		return slog.New(slog.NewJSONHandler(w, opts)), nil
 	}
-	return nil, withHint(fmt.Errorf("unknown log format %q", format), "--log-format text|json")
+	return nil, hint.With(fmt.Errorf("unknown log format %q", format), "--log-format text|json")
 }
 
 // configDirFlag defines the --config-dir flag every command that finds the install takes.

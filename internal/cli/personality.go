@@ -8,6 +8,8 @@ import (
 	"text/tabwriter"
 
 	"github.com/zeroclaw-go/zeroclaw/internal/api"
+	"github.com/zeroclaw-go/zeroclaw/internal/cli/client"
+	"github.com/zeroclaw-go/zeroclaw/internal/cli/hint"
 	"github.com/zeroclaw-go/zeroclaw/internal/visible"
 )
 
@@ -22,7 +24,7 @@ func runPersonality(ctx context.Context, env Env, args []string) error {
 }
 
 // personalityAgent is --agent, else the only enabled agent.
-func personalityAgent(ctx context.Context, c *client, agent string) (string, error) {
+func personalityAgent(ctx context.Context, c *client.Conn, agent string) (string, error) {
 	if agent != "" {
 		return agent, nil
 	}
@@ -44,13 +46,13 @@ func personalityList(ctx context.Context, env Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	defer c.close()
+	defer c.Close()
 	alias, err := personalityAgent(ctx, c, *agent)
 	if err != nil {
 		return err
 	}
 	var res api.PersonalityListResult
-	if err := c.call(ctx, api.MethodPersonalityList, api.PersonalityListParams{Agent: alias}, &res); err != nil {
+	if err := c.Call(ctx, api.MethodPersonalityList, api.PersonalityListParams{Agent: alias}, &res); err != nil {
 		return callError("personality list", err, personalityHints)
 	}
 	if *asJSON {
@@ -70,7 +72,7 @@ func personalityList(ctx context.Context, env Env, args []string) error {
 
 // personalityFile is what show and edit start with: FILE [--agent A] parsed, the connection (to close) and the
 // file as the daemon has it.
-func personalityFile(ctx context.Context, env Env, verb string, args []string) (*client, string, string, api.PersonalityGetResult, error) {
+func personalityFile(ctx context.Context, env Env, verb string, args []string) (*client.Conn, string, string, api.PersonalityGetResult, error) {
 	var res api.PersonalityGetResult
 	fs := newFlagSet(env, "personality "+verb, "FILE [--config-dir DIR] [--agent A]")
 	configDir := configDirFlag(fs)
@@ -85,13 +87,13 @@ func personalityFile(ctx context.Context, env Env, verb string, args []string) (
 	}
 	alias, err := personalityAgent(ctx, c, *agent)
 	if err == nil {
-		err = c.call(ctx, api.MethodPersonalityGet, api.PersonalityGetParams{Agent: alias, Filename: file}, &res)
+		err = c.Call(ctx, api.MethodPersonalityGet, api.PersonalityGetParams{Agent: alias, Filename: file}, &res)
 		if err != nil {
 			err = callError("personality "+verb, err, personalityHints)
 		}
 	}
 	if err != nil {
-		c.close()
+		c.Close()
 		return nil, "", "", res, err
 	}
 	return c, alias, file, res, nil
@@ -102,9 +104,9 @@ func personalityShow(ctx context.Context, env Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	defer c.close()
+	defer c.Close()
 	if !res.Exists || res.Content == nil {
-		return withHint(fmt.Errorf("personality: agent %s has no %s yet", visible.Escape(alias), visible.Escape(file)),
+		return hint.With(fmt.Errorf("personality: agent %s has no %s yet", visible.Escape(alias), visible.Escape(file)),
 			"zeroclaw personality edit "+file+" --agent "+alias)
 	}
 	fmt.Fprint(env.Stdout, strings.Join(visible.Lines(strings.TrimSuffix(*res.Content, "\n")), "\n")+"\n")
@@ -119,7 +121,7 @@ func personalityEdit(ctx context.Context, env Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	defer c.close()
+	defer c.Close()
 	text := ""
 	if cur.Content != nil {
 		text = *cur.Content
@@ -133,7 +135,7 @@ func personalityEdit(ctx context.Context, env Env, args []string) error {
 		return err
 	}
 	var res api.PersonalityPutResult
-	if err := c.call(ctx, api.MethodPersonalityPut, api.PersonalityPutParams{Agent: alias, Filename: file, Content: edited}, &res); err != nil {
+	if err := c.Call(ctx, api.MethodPersonalityPut, api.PersonalityPutParams{Agent: alias, Filename: file, Content: edited}, &res); err != nil {
 		return callError("personality edit", err, personalityHints)
 	}
 	fmt.Fprintf(env.Stdout, "wrote %s of agent %s (%d bytes)\n", visible.Escape(file), visible.Escape(alias), res.BytesWritten)

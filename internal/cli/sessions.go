@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/zeroclaw-go/zeroclaw/internal/api"
+	"github.com/zeroclaw-go/zeroclaw/internal/cli/client"
+	"github.com/zeroclaw-go/zeroclaw/internal/cli/hint"
 	"github.com/zeroclaw-go/zeroclaw/internal/visible"
 )
 
@@ -35,9 +37,9 @@ func sessionsList(ctx context.Context, env Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	defer c.close()
+	defer c.Close()
 	var res api.SessionListResult
-	if err := c.call(ctx, api.MethodSessionList, api.SessionListParams{Query: *query, Limit: *limit}, &res); err != nil {
+	if err := c.Call(ctx, api.MethodSessionList, api.SessionListParams{Query: *query, Limit: *limit}, &res); err != nil {
 		return callError("sessions list", err, nil)
 	}
 	rows := make([]sessionRow, len(res.Sessions))
@@ -74,13 +76,13 @@ type sessionRow struct {
 const titleRunes = 50
 
 // sessionTitle is the session's name, else the first line of its first message, cut to titleRunes.
-func sessionTitle(ctx context.Context, c *client, s api.SessionSummary) string {
+func sessionTitle(ctx context.Context, c *client.Conn, s api.SessionSummary) string {
 	if s.Name != "" {
 		return s.Name
 	}
 	var page api.SessionMessagesResult
 	first := 1
-	if s.MessageCount == 0 || c.call(ctx, api.MethodSessionMsgs, api.SessionMessagesParams{SessionID: s.SessionID, BeforeIndex: &first, Limit: 1}, &page) != nil ||
+	if s.MessageCount == 0 || c.Call(ctx, api.MethodSessionMsgs, api.SessionMessagesParams{SessionID: s.SessionID, BeforeIndex: &first, Limit: 1}, &page) != nil ||
 		len(page.Messages) == 0 {
 		return ""
 	}
@@ -96,9 +98,9 @@ func sessionTitle(ctx context.Context, c *client, s api.SessionSummary) string {
 
 // resolveSession maps a session id, or a unique prefix of one, to the id of a stored session; an unknown id or
 // an ambiguous prefix is an error naming what to do.
-func resolveSession(ctx context.Context, c *client, arg string) (string, error) {
+func resolveSession(ctx context.Context, c *client.Conn, arg string) (string, error) {
 	var res api.SessionListResult
-	if err := c.call(ctx, api.MethodSessionList, api.SessionListParams{}, &res); err != nil {
+	if err := c.Call(ctx, api.MethodSessionList, api.SessionListParams{}, &res); err != nil {
 		return "", callError("sessions", err, nil)
 	}
 	var matches []string
@@ -116,10 +118,10 @@ func resolveSession(ctx context.Context, c *client, arg string) (string, error) 
 	case 0:
 		// A session the list leaves out (no agent recorded) is still shown by its full id.
 		var page api.SessionMessagesResult
-		if err := c.call(ctx, api.MethodSessionMsgs, api.SessionMessagesParams{SessionID: arg, Limit: 1}, &page); err == nil && page.Total > 0 {
+		if err := c.Call(ctx, api.MethodSessionMsgs, api.SessionMessagesParams{SessionID: arg, Limit: 1}, &page); err == nil && page.Total > 0 {
 			return arg, nil
 		}
-		return "", withHint(fmt.Errorf("sessions: no session %q", visible.Escape(arg)), "zeroclaw sessions list (an id or a unique prefix of one)")
+		return "", hint.With(fmt.Errorf("sessions: no session %q", visible.Escape(arg)), "zeroclaw sessions list (an id or a unique prefix of one)")
 	}
 	const shown = 10
 	list := matches[:min(len(matches), shown)]
@@ -127,7 +129,7 @@ func resolveSession(ctx context.Context, c *client, arg string) (string, error) 
 	if len(matches) > shown {
 		more = fmt.Sprintf(" and %d more", len(matches)-shown)
 	}
-	return "", withHint(fmt.Errorf("sessions: %q is the prefix of %d sessions: %s%s", visible.Escape(arg), len(matches), strings.Join(list, ", "), more),
+	return "", hint.With(fmt.Errorf("sessions: %q is the prefix of %d sessions: %s%s", visible.Escape(arg), len(matches), strings.Join(list, ", "), more),
 		"give more of the id")
 }
 
@@ -144,13 +146,13 @@ func sessionsShow(ctx context.Context, env Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	defer c.close()
+	defer c.Close()
 	id, err := resolveSession(ctx, c, arg)
 	if err != nil {
 		return err
 	}
 	var res api.SessionMessagesResult
-	if err := c.call(ctx, api.MethodSessionMsgs, api.SessionMessagesParams{SessionID: id, Limit: *limit}, &res); err != nil {
+	if err := c.Call(ctx, api.MethodSessionMsgs, api.SessionMessagesParams{SessionID: id, Limit: *limit}, &res); err != nil {
 		return callError("sessions show", err, map[int]string{api.CodeSessionNotFound: "zeroclaw sessions list"})
 	}
 	if *asJSON {
@@ -232,13 +234,13 @@ func sessionsDelete(ctx context.Context, env Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	defer c.close()
+	defer c.Close()
 	id, err := resolveSession(ctx, c, arg)
 	if err != nil {
 		return err
 	}
 	var res api.SessionDeleteResult
-	if err := c.call(ctx, api.MethodSessionDelete, api.SessionIDParams{SessionID: id}, &res); err != nil {
+	if err := c.Call(ctx, api.MethodSessionDelete, api.SessionIDParams{SessionID: id}, &res); err != nil {
 		return callError("sessions delete", err, map[int]string{api.CodeSessionNotFound: "zeroclaw sessions list"})
 	}
 	fmt.Fprintf(env.Stdout, "deleted session %s\n", id)

@@ -11,6 +11,8 @@ import (
 	"text/tabwriter"
 
 	"github.com/zeroclaw-go/zeroclaw/internal/api"
+	"github.com/zeroclaw-go/zeroclaw/internal/cli/client"
+	"github.com/zeroclaw-go/zeroclaw/internal/cli/hint"
 	"github.com/zeroclaw-go/zeroclaw/internal/skills"
 	"github.com/zeroclaw-go/zeroclaw/internal/visible"
 )
@@ -38,9 +40,9 @@ func skillsList(ctx context.Context, env Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	defer c.close()
+	defer c.Close()
 	var res api.SkillsListResult
-	if err := c.call(ctx, api.MethodSkillsList, api.SkillsListParams{Bundle: *bundle, Agent: *agent}, &res); err != nil {
+	if err := c.Call(ctx, api.MethodSkillsList, api.SkillsListParams{Bundle: *bundle, Agent: *agent}, &res); err != nil {
 		return callError("skills list", err, map[int]string{api.CodeInvalidParams: "zeroclaw config list skill_bundles"})
 	}
 	if *asJSON {
@@ -65,9 +67,9 @@ func skillsList(ctx context.Context, env Env, args []string) error {
 }
 
 // findSkill finds the one skill named name (in bundle, for agent, when given) among the listed ones.
-func findSkill(ctx context.Context, c *client, name, bundle, agent string) (api.SkillEntry, error) {
+func findSkill(ctx context.Context, c *client.Conn, name, bundle, agent string) (api.SkillEntry, error) {
 	var res api.SkillsListResult
-	if err := c.call(ctx, api.MethodSkillsList, api.SkillsListParams{Bundle: bundle, Agent: agent}, &res); err != nil {
+	if err := c.Call(ctx, api.MethodSkillsList, api.SkillsListParams{Bundle: bundle, Agent: agent}, &res); err != nil {
 		return api.SkillEntry{}, callError("skills", err, nil)
 	}
 	var found []api.SkillEntry
@@ -78,7 +80,7 @@ func findSkill(ctx context.Context, c *client, name, bundle, agent string) (api.
 	}
 	switch len(found) {
 	case 0:
-		return api.SkillEntry{}, withHint(fmt.Errorf("skills: no skill %q", visible.Escape(name)), "zeroclaw skills list")
+		return api.SkillEntry{}, hint.With(fmt.Errorf("skills: no skill %q", visible.Escape(name)), "zeroclaw skills list")
 	case 1:
 		return found[0], nil
 	}
@@ -90,7 +92,7 @@ func findSkill(ctx context.Context, c *client, name, bundle, agent string) (api.
 		}
 		where = append(where, w)
 	}
-	return api.SkillEntry{}, withHint(fmt.Errorf("skills: %d skills are named %q", len(found), visible.Escape(name)), "choose one: "+strings.Join(where, ", or "))
+	return api.SkillEntry{}, hint.With(fmt.Errorf("skills: %d skills are named %q", len(found), visible.Escape(name)), "choose one: "+strings.Join(where, ", or "))
 }
 
 func skillsShow(ctx context.Context, env Env, args []string) error {
@@ -107,7 +109,7 @@ func skillsShow(ctx context.Context, env Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	defer c.close()
+	defer c.Close()
 	s, err := findSkill(ctx, c, name, *bundle, *agent)
 	if err != nil {
 		return err
@@ -124,7 +126,7 @@ func skillsShow(ctx context.Context, env Env, args []string) error {
 }
 
 // readSkill returns a skill's SKILL.md text and its read result.
-func readSkill(ctx context.Context, c *client, s api.SkillEntry) (string, api.SkillsReadResult, error) {
+func readSkill(ctx context.Context, c *client.Conn, s api.SkillEntry) (string, api.SkillsReadResult, error) {
 	if s.Bundle == api.WorkspaceBundle {
 		raw, err := os.ReadFile(filepath.Join(s.Directory, "SKILL.md"))
 		if err != nil {
@@ -138,7 +140,7 @@ func readSkill(ctx context.Context, c *client, s api.SkillEntry) (string, api.Sk
 		return string(raw), api.SkillsReadResult{Bundle: s.Bundle, Name: s.Name, Frontmatter: fm, Body: doc.Body}, nil
 	}
 	var res api.SkillsReadResult
-	if err := c.call(ctx, api.MethodSkillsRead, api.SkillRefParams{Bundle: s.Bundle, Name: s.Name}, &res); err != nil {
+	if err := c.Call(ctx, api.MethodSkillsRead, api.SkillRefParams{Bundle: s.Bundle, Name: s.Name}, &res); err != nil {
 		return "", res, callError("skills show", err, map[int]string{api.CodeInvalidParams: "zeroclaw skills list"})
 	}
 	var fm skills.Frontmatter
@@ -161,7 +163,7 @@ func skillsEdit(ctx context.Context, env Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	defer c.close()
+	defer c.Close()
 	s, err := findSkill(ctx, c, name, *bundle, *agent)
 	var text string
 	switch {
@@ -193,11 +195,11 @@ func skillsEdit(ctx context.Context, env Env, args []string) error {
 	}
 	doc, err := skills.Parse(edited)
 	if err != nil {
-		return withHint(fmt.Errorf("skills: edit %s: %w", visible.Escape(name), err), "zeroclaw skills edit "+name+" (the edit was not saved)")
+		return hint.With(fmt.Errorf("skills: edit %s: %w", visible.Escape(name), err), "zeroclaw skills edit "+name+" (the edit was not saved)")
 	}
 	fm, _ := json.Marshal(doc.Frontmatter)
 	var res api.SkillsWriteResult
-	if err := c.call(ctx, api.MethodSkillsWrite, api.SkillsWriteParams{Bundle: s.Bundle, Name: s.Name, Frontmatter: fm, Body: doc.Body}, &res); err != nil {
+	if err := c.Call(ctx, api.MethodSkillsWrite, api.SkillsWriteParams{Bundle: s.Bundle, Name: s.Name, Frontmatter: fm, Body: doc.Body}, &res); err != nil {
 		return callError("skills edit", err, nil)
 	}
 	fmt.Fprintf(env.Stdout, "wrote skill %s of bundle %s\n", visible.Escape(s.Name), visible.Escape(s.Bundle))

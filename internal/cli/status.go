@@ -20,9 +20,9 @@ func runStatus(ctx context.Context, env Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	defer c.close()
+	defer c.Close()
 	var st api.StatusResult
-	if err := c.call(ctx, api.MethodStatus, nil, &st); err != nil {
+	if err := c.Call(ctx, api.MethodStatus, nil, &st); err != nil {
 		return err
 	}
 	if *asJSON {
