@@ -192,13 +192,8 @@ func onlyAgent(ctx context.Context, c *client.Conn, op string) (string, error) {
 }
 
 func cronRemove(ctx context.Context, env Env, args []string) error {
-	fs := newFlagSet(env, "cron remove", "ID|NAME [--config-dir DIR]")
-	configDir := configDirFlag(fs)
-	id, err := parseWithID(fs, args, "job id or name")
-	if err != nil {
-		return err
-	}
-	c, err := connectRunning(ctx, env, *configDir)
+	fs := newDaemonFlags(env, "cron remove", "ID|NAME [--config-dir DIR]")
+	c, id, err := fs.connectWithID(ctx, env, args, "job id or name", connectRunning)
 	if err != nil {
 		return err
 	}
@@ -212,15 +207,10 @@ func cronRemove(ctx context.Context, env Env, args []string) error {
 }
 
 func cronRuns(ctx context.Context, env Env, args []string) error {
-	fs := newFlagSet(env, "cron runs", "ID|NAME [--limit N] [--json] [--config-dir DIR]")
-	configDir := configDirFlag(fs)
+	fs := newDaemonFlags(env, "cron runs", "ID|NAME [--limit N] [--json] [--config-dir DIR]")
 	limit := fs.Int("limit", 20, "at most this many runs, newest first")
 	asJSON := fs.Bool("json", false, "print the runs as JSON")
-	id, err := parseWithID(fs, args, "job id or name")
-	if err != nil {
-		return err
-	}
-	c, err := connectRunning(ctx, env, *configDir)
+	c, id, err := fs.connectWithID(ctx, env, args, "job id or name", connectRunning)
 	if err != nil {
 		return err
 	}
@@ -252,13 +242,8 @@ func cronRuns(ctx context.Context, env Env, args []string) error {
 }
 
 func cronTrigger(ctx context.Context, env Env, args []string) error {
-	fs := newFlagSet(env, "cron trigger", "ID|NAME [--config-dir DIR]")
-	configDir := configDirFlag(fs)
-	id, err := parseWithID(fs, args, "job id or name")
-	if err != nil {
-		return err
-	}
-	c, err := connectRunning(ctx, env, *configDir)
+	fs := newDaemonFlags(env, "cron trigger", "ID|NAME [--config-dir DIR]")
+	c, id, err := fs.connectWithID(ctx, env, args, "job id or name", connectRunning)
 	if err != nil {
 		return err
 	}

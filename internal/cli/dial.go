@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"net"
 	"os"
@@ -44,8 +45,41 @@ func connectOrSpawn(ctx context.Context, env Env, configDir string) (*client.Con
 	return client.New(ctx, nc, nil, nil)
 }
 
+// opener connects to the daemon of the install named by configDir: connectRunning or connectOrSpawn.
+type opener func(ctx context.Context, env Env, configDir string) (*client.Conn, error)
+
+// daemonFlags is the flag set of a subcommand that talks to the daemon: its own flags and --config-dir.
+type daemonFlags struct {
+	*flag.FlagSet
+	configDir *string
+}
+
+func newDaemonFlags(env Env, name, synopsis string) daemonFlags {
+	fs := newFlagSet(env, name, synopsis)
+	return daemonFlags{FlagSet: fs, configDir: configDirFlag(fs)}
+}
+
+// connect parses args (flags only, see parseFlags) and connects with open; the caller closes the connection.
+func (f daemonFlags) connect(ctx context.Context, env Env, args []string, open opener) (*client.Conn, error) {
+	if err := parseFlags(f.FlagSet, args); err != nil {
+		return nil, err
+	}
+	return open(ctx, env, *f.configDir)
+}
+
+// connectWithID parses args with exactly one positional argument (see parseWithID; what names it) and connects
+// with open; the caller closes the connection.
+func (f daemonFlags) connectWithID(ctx context.Context, env Env, args []string, what string, open opener) (*client.Conn, string, error) {
+	id, err := parseWithID(f.FlagSet, args, what)
+	if err != nil {
+		return nil, "", err
+	}
+	c, err := open(ctx, env, *f.configDir)
+	return c, id, err
+}
+
 // callOnce connects with open, sends one request and closes the connection.
-func callOnce(ctx context.Context, env Env, configDir string, open func(context.Context, Env, string) (*client.Conn, error), method string, params, out any) error {
+func callOnce(ctx context.Context, env Env, configDir string, open opener, method string, params, out any) error {
 	c, err := open(ctx, env, configDir)
 	if err != nil {
 		return err

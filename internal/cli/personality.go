@@ -35,14 +35,10 @@ func personalityAgent(ctx context.Context, c *client.Conn, agent string) (string
 var personalityHints = map[int]string{api.CodeInvalidParams: "zeroclaw personality list (the editable files), --agent NAME"}
 
 func personalityList(ctx context.Context, env Env, args []string) error {
-	fs := newFlagSet(env, "personality list", "[--config-dir DIR] [--agent A] [--json]")
-	configDir := configDirFlag(fs)
+	fs := newDaemonFlags(env, "personality list", "[--config-dir DIR] [--agent A] [--json]")
 	agent := fs.String("agent", "", "the agent (default: the only enabled agent)")
 	asJSON := fs.Bool("json", false, "print the files as JSON")
-	if err := parseFlags(fs, args); err != nil {
-		return err
-	}
-	c, err := connectOrSpawn(ctx, env, *configDir)
+	c, err := fs.connect(ctx, env, args, connectOrSpawn)
 	if err != nil {
 		return err
 	}
@@ -74,14 +70,9 @@ func personalityList(ctx context.Context, env Env, args []string) error {
 // file as the daemon has it.
 func personalityFile(ctx context.Context, env Env, verb string, args []string) (*client.Conn, string, string, api.PersonalityGetResult, error) {
 	var res api.PersonalityGetResult
-	fs := newFlagSet(env, "personality "+verb, "FILE [--config-dir DIR] [--agent A]")
-	configDir := configDirFlag(fs)
+	fs := newDaemonFlags(env, "personality "+verb, "FILE [--config-dir DIR] [--agent A]")
 	agent := fs.String("agent", "", "the agent (default: the only enabled agent)")
-	file, err := parseWithID(fs, args, "file name (SOUL.md, USER.md, ...)")
-	if err != nil {
-		return nil, "", "", res, err
-	}
-	c, err := connectOrSpawn(ctx, env, *configDir)
+	c, file, err := fs.connectWithID(ctx, env, args, "file name (SOUL.md, USER.md, ...)", connectOrSpawn)
 	if err != nil {
 		return nil, "", "", res, err
 	}

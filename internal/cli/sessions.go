@@ -25,15 +25,11 @@ func runSessions(ctx context.Context, env Env, args []string) error {
 }
 
 func sessionsList(ctx context.Context, env Env, args []string) error {
-	fs := newFlagSet(env, "sessions list", "[--config-dir DIR] [--query Q] [--limit N] [--json]")
-	configDir := configDirFlag(fs)
+	fs := newDaemonFlags(env, "sessions list", "[--config-dir DIR] [--query Q] [--limit N] [--json]")
 	query := fs.String("query", "", "only sessions whose messages match this full-text query")
 	limit := fs.Int("limit", 0, "at most this many sessions (default: all)")
 	asJSON := fs.Bool("json", false, "print the sessions as JSON (each with its title)")
-	if err := parseFlags(fs, args); err != nil {
-		return err
-	}
-	c, err := connectOrSpawn(ctx, env, *configDir)
+	c, err := fs.connect(ctx, env, args, connectOrSpawn)
 	if err != nil {
 		return err
 	}
@@ -134,15 +130,10 @@ func resolveSession(ctx context.Context, c *client.Conn, arg string) (string, er
 }
 
 func sessionsShow(ctx context.Context, env Env, args []string) error {
-	fs := newFlagSet(env, "sessions show", "ID|PREFIX [--config-dir DIR] [--limit N] [--json]")
-	configDir := configDirFlag(fs)
+	fs := newDaemonFlags(env, "sessions show", "ID|PREFIX [--config-dir DIR] [--limit N] [--json]")
 	limit := fs.Int("limit", 0, "show only the last N messages (default: the daemon's page size)")
 	asJSON := fs.Bool("json", false, "print the messages as JSON, as stored")
-	arg, err := parseWithID(fs, args, "session id")
-	if err != nil {
-		return err
-	}
-	c, err := connectOrSpawn(ctx, env, *configDir)
+	c, arg, err := fs.connectWithID(ctx, env, args, "session id", connectOrSpawn)
 	if err != nil {
 		return err
 	}
@@ -224,13 +215,8 @@ func renderMessage(m api.SessionMessage) (role, text string) {
 }
 
 func sessionsDelete(ctx context.Context, env Env, args []string) error {
-	fs := newFlagSet(env, "sessions delete", "ID|PREFIX [--config-dir DIR]")
-	configDir := configDirFlag(fs)
-	arg, err := parseWithID(fs, args, "session id")
-	if err != nil {
-		return err
-	}
-	c, err := connectOrSpawn(ctx, env, *configDir)
+	fs := newDaemonFlags(env, "sessions delete", "ID|PREFIX [--config-dir DIR]")
+	c, arg, err := fs.connectWithID(ctx, env, args, "session id", connectOrSpawn)
 	if err != nil {
 		return err
 	}

@@ -28,15 +28,11 @@ func runSkills(ctx context.Context, env Env, args []string) error {
 }
 
 func skillsList(ctx context.Context, env Env, args []string) error {
-	fs := newFlagSet(env, "skills list", "[--config-dir DIR] [--bundle B] [--agent A] [--json]")
-	configDir := configDirFlag(fs)
+	fs := newDaemonFlags(env, "skills list", "[--config-dir DIR] [--bundle B] [--agent A] [--json]")
 	bundle := fs.String("bundle", "", `only this bundle ("workspace": the agents' own skills)`)
 	agent := fs.String("agent", "", "only this agent's workspace skills (bundles are listed too)")
 	asJSON := fs.Bool("json", false, "print the skills as JSON")
-	if err := parseFlags(fs, args); err != nil {
-		return err
-	}
-	c, err := connectOrSpawn(ctx, env, *configDir)
+	c, err := fs.connect(ctx, env, args, connectOrSpawn)
 	if err != nil {
 		return err
 	}
@@ -96,16 +92,11 @@ func findSkill(ctx context.Context, c *client.Conn, name, bundle, agent string) 
 }
 
 func skillsShow(ctx context.Context, env Env, args []string) error {
-	fs := newFlagSet(env, "skills show", "NAME [--config-dir DIR] [--bundle B] [--agent A] [--json]")
-	configDir := configDirFlag(fs)
+	fs := newDaemonFlags(env, "skills show", "NAME [--config-dir DIR] [--bundle B] [--agent A] [--json]")
 	bundle := fs.String("bundle", "", "the skill's bundle (default: the only skill of that name)")
 	agent := fs.String("agent", "", "the agent of a workspace skill")
 	asJSON := fs.Bool("json", false, "print the skill as JSON")
-	name, err := parseWithID(fs, args, "skill name")
-	if err != nil {
-		return err
-	}
-	c, err := connectOrSpawn(ctx, env, *configDir)
+	c, name, err := fs.connectWithID(ctx, env, args, "skill name", connectOrSpawn)
 	if err != nil {
 		return err
 	}
@@ -151,15 +142,10 @@ func readSkill(ctx context.Context, c *client.Conn, s api.SkillEntry) (string, a
 }
 
 func skillsEdit(ctx context.Context, env Env, args []string) error {
-	fs := newFlagSet(env, "skills edit", "NAME [--config-dir DIR] [--bundle B] [--agent A]")
-	configDir := configDirFlag(fs)
+	fs := newDaemonFlags(env, "skills edit", "NAME [--config-dir DIR] [--bundle B] [--agent A]")
 	bundle := fs.String("bundle", "", "the skill's bundle; with a skill not there yet, where to create it")
 	agent := fs.String("agent", "", "the agent of a workspace skill")
-	name, err := parseWithID(fs, args, "skill name")
-	if err != nil {
-		return err
-	}
-	c, err := connectOrSpawn(ctx, env, *configDir)
+	c, name, err := fs.connectWithID(ctx, env, args, "skill name", connectOrSpawn)
 	if err != nil {
 		return err
 	}

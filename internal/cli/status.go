@@ -10,13 +10,9 @@ import (
 )
 
 func runStatus(ctx context.Context, env Env, args []string) error {
-	fs := newFlagSet(env, "status", "[--config-dir DIR] [--json]")
-	configDir := configDirFlag(fs)
+	fs := newDaemonFlags(env, "status", "[--config-dir DIR] [--json]")
 	asJSON := fs.Bool("json", false, "print the raw status result as JSON")
-	if err := parseFlags(fs, args); err != nil {
-		return err
-	}
-	c, err := connectRunning(ctx, env, *configDir)
+	c, err := fs.connect(ctx, env, args, connectRunning)
 	if err != nil {
 		return err
 	}
