@@ -31,7 +31,7 @@ var imports = map[string][]string{
 	"internal/service":                   {"internal/atomicfile"},
 	"cmd/zcbench":                        {"internal/rpctest/ndjson", "github.com/pelletier/go-toml/v2", "modernc.org/sqlite"},
 	"internal/router":                    {"internal/jsonrpc"},
-	"internal/auth":                      {"internal/config"},
+	"internal/auth":                      {"internal/api", "internal/config"},
 	"internal/session":                   {"internal/api", "internal/agent", "internal/auth", "internal/clock", "internal/cost", "internal/logs", "internal/memory", "internal/store", "internal/config", "internal/skills", "internal/tools", "internal/workspace"},
 	"internal/upload":                    {"internal/api", "internal/atomicfile", "internal/clock", "internal/dbfile"},
 	"internal/controlplane":              {"internal/atomicfile", "internal/clock", "internal/store"},

@@ -10,7 +10,7 @@ import (
 )
 
 // self is the gateway's own principal for what open routes show (/health's runtime snapshot).
-var self = &auth.Principal{Name: "gateway", Grants: []string{"health:read"}}
+var self = &auth.Principal{Name: "gateway", Grants: []string{api.GrantHealthRead}}
 
 // health is GET /health: open, {status, paired, require_pairing, runtime}.
 func (s *Server) health(w http.ResponseWriter, r *http.Request) error {

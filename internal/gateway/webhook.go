@@ -15,9 +15,6 @@ import (
 // ErrSessionNotOwned: the webhook named (X-Session-Id) a session another principal owns.
 var ErrSessionNotOwned = errors.New("gateway: the session belongs to another principal")
 
-// grantWebhook is what a device needs to run a turn through the webhook (the grant of session/prompt).
-const grantWebhook = "sessions:execute"
-
 var sessionIDShape = regexp.MustCompile(`^[A-Za-z0-9._-]{1,128}$`)
 
 // webhookRoute is POST /webhook?agent=<alias> {message}: bearer auth (when pairing), the optional
@@ -40,8 +37,8 @@ func (s *Server) webhookRoute(w http.ResponseWriter, r *http.Request) error {
 			return fail(http.StatusUnauthorized, "Unauthorized — invalid or missing X-Webhook-Secret")
 		}
 	}
-	if !c.principal.Allows(grantWebhook) {
-		return fail(http.StatusForbidden, "Forbidden: missing grant "+grantWebhook)
+	if !c.principal.Allows(api.GrantSessionsExecute) {
+		return fail(http.StatusForbidden, "Forbidden: missing grant "+api.GrantSessionsExecute)
 	}
 	var body struct {
 		Message string `json:"message"`

@@ -22,7 +22,6 @@ const (
 	ChatSteeringDepth = 8
 	chatWriteTimeout  = 30 * time.Second
 	ChatSubprotocol   = "zeroclaw.v1"
-	chatGrant         = "sessions:execute"
 )
 
 // Chat is the session layer as /ws/chat uses it (the daemon implements it over the session manager).
@@ -86,8 +85,8 @@ func (s *Server) wsChat(w http.ResponseWriter, r *http.Request) error {
 	if _, known := s.o.Daemon.Config().Agents[agent]; !known {
 		return fail(http.StatusBadRequest, "Unknown agent: "+agent)
 	}
-	if !c.principal.Allows(chatGrant) {
-		return fail(http.StatusForbidden, "Forbidden: missing grant "+chatGrant)
+	if !c.principal.Allows(api.GrantSessionsExecute) {
+		return fail(http.StatusForbidden, "Forbidden: missing grant "+api.GrantSessionsExecute)
 	}
 	return s.upgrade(w, r, []string{ChatSubprotocol}, func(ctx context.Context, conn *websocket.Conn) {
 		// The library's own limit is never reached: readChatFrame stops one byte past ChatMaxFrameBytes.
@@ -222,8 +221,8 @@ func (ch *chatConn) runTurns(ctx context.Context, queue <-chan string) {
 func (ch *chatConn) turn(ctx context.Context, content string) {
 	// The grant is checked again against the config in force: a revoked token or grant stops the next turn.
 	if resolve := ch.c.resolve; resolve != nil {
-		if pr := resolve(ch.s.o.Daemon.Config()); pr == nil || !pr.Allows(chatGrant) {
-			ch.send(ctx, chatErrorFrame(&ChatError{Code: "FORBIDDEN", Message: "Forbidden: missing grant " + chatGrant}))
+		if pr := resolve(ch.s.o.Daemon.Config()); pr == nil || !pr.Allows(api.GrantSessionsExecute) {
+			ch.send(ctx, chatErrorFrame(&ChatError{Code: "FORBIDDEN", Message: "Forbidden: missing grant " + api.GrantSessionsExecute}))
 			return
 		}
 	}

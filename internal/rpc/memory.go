@@ -8,14 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/zeroclaw-go/zeroclaw/internal/api"
-	"github.com/zeroclaw-go/zeroclaw/internal/auth"
 	"github.com/zeroclaw-go/zeroclaw/internal/memory"
-)
-
-// Grants of the memory methods (the memory tools of a turn check the same ones).
-const (
-	grantMemoryRead  = auth.GrantMemoryRead
-	grantMemoryWrite = auth.GrantMemoryWrite
 )
 
 // previewBytes is how much of a memory's content list and search return (upstream's preview).
@@ -25,7 +18,7 @@ const previewBytes = 200
 // on the whole install as upstream does (store then writes as the "default" agent, delete removes the key
 // from every agent); with one they use that agent's handle (its own and its read_memory_from memories).
 func (s *Server) registerMemory(m *memory.Manager) {
-	s.register(api.MethodMemoryList, handle(grantMemoryRead, func(ctx context.Context, _ *Peer, p *api.MemoryListParams) (api.MemoryEntriesResult, error) {
+	s.register(api.MethodMemoryList, handle(api.GrantMemoryRead, func(ctx context.Context, _ *Peer, p *api.MemoryListParams) (api.MemoryEntriesResult, error) {
 		f := memory.Filter{Category: p.Category, SessionID: p.SessionID}
 		var entries []memory.Entry
 		var err error
@@ -41,7 +34,7 @@ func (s *Server) registerMemory(m *memory.Manager) {
 		}
 		return previews(entries), err
 	}))
-	s.register(api.MethodMemorySearch, handle(grantMemoryRead, func(ctx context.Context, _ *Peer, p *api.MemorySearchParams) (api.MemoryEntriesResult, error) {
+	s.register(api.MethodMemorySearch, handle(api.GrantMemoryRead, func(ctx context.Context, _ *Peer, p *api.MemorySearchParams) (api.MemoryEntriesResult, error) {
 		if strings.TrimSpace(p.Query) == "" {
 			return api.MemoryEntriesResult{}, fmt.Errorf("%w: query is required", memory.ErrInvalid)
 		}
@@ -71,7 +64,7 @@ func (s *Server) registerMemory(m *memory.Manager) {
 		entries, err := b.Recall(ctx, q)
 		return previews(entries), err
 	}))
-	s.register(api.MethodMemoryGet, handle(grantMemoryRead, func(ctx context.Context, _ *Peer, p *api.MemoryGetParams) (api.MemoryGetResult, error) {
+	s.register(api.MethodMemoryGet, handle(api.GrantMemoryRead, func(ctx context.Context, _ *Peer, p *api.MemoryGetParams) (api.MemoryGetResult, error) {
 		if p.Key == "" {
 			return api.MemoryGetResult{}, fmt.Errorf("%w: key is required", memory.ErrInvalid)
 		}
@@ -95,7 +88,7 @@ func (s *Server) registerMemory(m *memory.Manager) {
 		}
 		return api.MemoryGetResult{Entry: *e}, nil
 	}))
-	s.register(api.MethodMemoryStore, handle(grantMemoryWrite, func(ctx context.Context, _ *Peer, p *api.MemoryStoreParams) (api.MemoryStoreResult, error) {
+	s.register(api.MethodMemoryStore, handle(api.GrantMemoryWrite, func(ctx context.Context, _ *Peer, p *api.MemoryStoreParams) (api.MemoryStoreResult, error) {
 		if p.Key == "" || p.Content == "" {
 			return api.MemoryStoreResult{}, fmt.Errorf("%w: key and content are required", memory.ErrInvalid)
 		}
@@ -112,7 +105,7 @@ func (s *Server) registerMemory(m *memory.Manager) {
 		}
 		return api.MemoryStoreResult{Key: p.Key, Stored: true}, nil
 	}))
-	s.register(api.MethodMemoryDelete, handle(grantMemoryWrite, func(ctx context.Context, _ *Peer, p *api.MemoryDeleteParams) (api.MemoryDeleteResult, error) {
+	s.register(api.MethodMemoryDelete, handle(api.GrantMemoryWrite, func(ctx context.Context, _ *Peer, p *api.MemoryDeleteParams) (api.MemoryDeleteResult, error) {
 		if p.Key == "" {
 			return api.MemoryDeleteResult{}, fmt.Errorf("%w: key is required", memory.ErrInvalid)
 		}

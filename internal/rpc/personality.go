@@ -11,12 +11,6 @@ import (
 	"github.com/zeroclaw-go/zeroclaw/internal/workspace"
 )
 
-// Grants of the personality methods.
-const (
-	grantPersonalityRead  = "personality:read"
-	grantPersonalityWrite = "personality:write"
-)
-
 // registerPersonality adds personality/list|get|put|templates with upstream's shapes. Files are named only from
 // the editable set and agents only from config, so no request can reach a path outside an agent's workspace.
 func (s *Server) registerPersonality(cfg func() *config.Config, installRoot string) {
@@ -26,7 +20,7 @@ func (s *Server) registerPersonality(cfg func() *config.Config, installRoot stri
 		}
 		return workspace.Dir(cfg(), installRoot, alias)
 	}
-	s.register(api.MethodPersonalityList, handle(grantPersonalityRead, func(_ context.Context, _ *Peer, p *api.PersonalityListParams) (api.PersonalityListResult, error) {
+	s.register(api.MethodPersonalityList, handle(api.GrantPersonalityRead, func(_ context.Context, _ *Peer, p *api.PersonalityListParams) (api.PersonalityListResult, error) {
 		out := api.PersonalityListResult{Files: []api.PersonalityFileEntry{}, MaxChars: workspace.MaxFileChars}
 		if p.Agent == "" {
 			for _, name := range workspace.EditableFiles {
@@ -43,7 +37,7 @@ func (s *Server) registerPersonality(cfg func() *config.Config, installRoot stri
 		}
 		return out, nil
 	}))
-	s.register(api.MethodPersonalityGet, handle(grantPersonalityRead, func(_ context.Context, _ *Peer, p *api.PersonalityGetParams) (api.PersonalityGetResult, error) {
+	s.register(api.MethodPersonalityGet, handle(api.GrantPersonalityRead, func(_ context.Context, _ *Peer, p *api.PersonalityGetParams) (api.PersonalityGetResult, error) {
 		if !workspace.IsEditable(p.Filename) {
 			return api.PersonalityGetResult{}, fmt.Errorf("%w: %q (one of %s)", workspace.ErrNotEditable, p.Filename, strings.Join(workspace.EditableFiles, ", "))
 		}
@@ -61,7 +55,7 @@ func (s *Server) registerPersonality(cfg func() *config.Config, installRoot stri
 		}
 		return out, nil
 	}))
-	s.register(api.MethodPersonalityPut, handle(grantPersonalityWrite, func(_ context.Context, _ *Peer, p *api.PersonalityPutParams) (api.PersonalityPutResult, error) {
+	s.register(api.MethodPersonalityPut, handle(api.GrantPersonalityWrite, func(_ context.Context, _ *Peer, p *api.PersonalityPutParams) (api.PersonalityPutResult, error) {
 		if !workspace.IsEditable(p.Filename) {
 			return api.PersonalityPutResult{}, fmt.Errorf("%w: %q (one of %s)", workspace.ErrNotEditable, p.Filename, strings.Join(workspace.EditableFiles, ", "))
 		}
@@ -75,7 +69,7 @@ func (s *Server) registerPersonality(cfg func() *config.Config, installRoot stri
 		}
 		return api.PersonalityPutResult{BytesWritten: len(p.Content), MtimeMS: mtime}, nil
 	}))
-	s.register(api.MethodPersonalityTemplates, handle(grantPersonalityRead, func(_ context.Context, _ *Peer, p *api.PersonalityTemplatesParams) (api.PersonalityTemplatesResult, error) {
+	s.register(api.MethodPersonalityTemplates, handle(api.GrantPersonalityRead, func(_ context.Context, _ *Peer, p *api.PersonalityTemplatesParams) (api.PersonalityTemplatesResult, error) {
 		c := cfg()
 		v := workspace.DefaultVars()
 		if alias := strings.TrimSpace(p.Agent); alias != "" {

@@ -18,12 +18,6 @@ import (
 	"github.com/zeroclaw-go/zeroclaw/internal/workspace"
 )
 
-// Grants of the skills methods.
-const (
-	grantSkillsRead  = "skills:read"
-	grantSkillsWrite = "skills:write"
-)
-
 // registerSkills adds skills/bundles|list|read|write|delete with upstream's shapes. Bundles come from config
 // only, skill names are checked (lowercase, digits, hyphens), and every file operation stays under
 // <install>/shared/; delete archives the skill to shared/skills/_deleted/<name>-<unix seconds>.
@@ -32,7 +26,7 @@ func (s *Server) registerSkills(cfg func() *config.Config, installRoot string, c
 	bundle := func(alias string) (skills.Bundle, error) {
 		return skills.Find(skills.Bundles(cfg(), installRoot), alias)
 	}
-	s.register(api.MethodSkillsBundles, handle(grantSkillsRead, func(context.Context, *Peer, *noParams) (api.SkillsBundlesResult, error) {
+	s.register(api.MethodSkillsBundles, handle(api.GrantSkillsRead, func(context.Context, *Peer, *noParams) (api.SkillsBundlesResult, error) {
 		out := api.SkillsBundlesResult{Bundles: []api.SkillBundleEntry{}}
 		for _, b := range skills.Bundles(cfg(), installRoot) {
 			out.Bundles = append(out.Bundles, api.SkillBundleEntry{Alias: b.Alias, Directory: b.Directory,
@@ -40,7 +34,7 @@ func (s *Server) registerSkills(cfg func() *config.Config, installRoot string, c
 		}
 		return out, nil
 	}))
-	s.register(api.MethodSkillsList, handle(grantSkillsRead, func(_ context.Context, _ *Peer, p *api.SkillsListParams) (api.SkillsListResult, error) {
+	s.register(api.MethodSkillsList, handle(api.GrantSkillsRead, func(_ context.Context, _ *Peer, p *api.SkillsListParams) (api.SkillsListResult, error) {
 		c := cfg()
 		out := api.SkillsListResult{Skills: []api.SkillEntry{}}
 		if p.Bundle == "" || p.Bundle == api.WorkspaceBundle {
@@ -85,7 +79,7 @@ func (s *Server) registerSkills(cfg func() *config.Config, installRoot string, c
 		}
 		return out, nil
 	}))
-	s.register(api.MethodSkillsRead, handle(grantSkillsRead, func(_ context.Context, _ *Peer, p *api.SkillRefParams) (api.SkillsReadResult, error) {
+	s.register(api.MethodSkillsRead, handle(api.GrantSkillsRead, func(_ context.Context, _ *Peer, p *api.SkillRefParams) (api.SkillsReadResult, error) {
 		b, err := bundle(p.Bundle)
 		if err != nil {
 			return api.SkillsReadResult{}, err
@@ -100,7 +94,7 @@ func (s *Server) registerSkills(cfg func() *config.Config, installRoot string, c
 		fm, _ := json.Marshal(doc.Frontmatter)
 		return api.SkillsReadResult{Bundle: p.Bundle, Name: p.Name, Frontmatter: fm, Body: doc.Body}, nil
 	}))
-	s.register(api.MethodSkillsWrite, handle(grantSkillsWrite, func(_ context.Context, _ *Peer, p *api.SkillsWriteParams) (api.SkillsWriteResult, error) {
+	s.register(api.MethodSkillsWrite, handle(api.GrantSkillsWrite, func(_ context.Context, _ *Peer, p *api.SkillsWriteParams) (api.SkillsWriteResult, error) {
 		var fm skills.Frontmatter
 		if raw := bytes.TrimSpace(p.Frontmatter); len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
 			return api.SkillsWriteResult{}, fmt.Errorf("%w: frontmatter is required (an object with at least description)", skills.ErrInvalid)
@@ -116,7 +110,7 @@ func (s *Server) registerSkills(cfg func() *config.Config, installRoot string, c
 		}
 		return api.SkillsWriteResult{Bundle: p.Bundle, Name: p.Name, Written: true}, nil
 	}))
-	s.register(api.MethodSkillsDelete, handle(grantSkillsWrite, func(_ context.Context, _ *Peer, p *api.SkillRefParams) (api.SkillsDeleteResult, error) {
+	s.register(api.MethodSkillsDelete, handle(api.GrantSkillsWrite, func(_ context.Context, _ *Peer, p *api.SkillRefParams) (api.SkillsDeleteResult, error) {
 		b, err := bundle(p.Bundle)
 		if err != nil {
 			return api.SkillsDeleteResult{}, err
