@@ -59,7 +59,7 @@ var imports = map[string][]string{
 	"internal/clock/clocktest":           {"internal/clock"},
 	"internal/jsonrpc":                   {},
 	"internal/provider":                  {},
-	"internal/rpctest":                   {"internal/clock", "internal/daemon", "internal/install", "internal/rpctest/ndjson", "internal/session"},
+	"internal/rpctest":                   {"internal/clock", "internal/daemon", "internal/install", "internal/rpctest/ndjson", "internal/session", "github.com/coder/websocket"},
 	"internal/rpctest/ndjson":            {},
 	"internal/e2e":                       {},
 	"scripts/startup":                    {},
