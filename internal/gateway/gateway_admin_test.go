@@ -13,6 +13,7 @@ import (
 // A token removed from config.toml by hand stops working at the next reload, and its device leaves the
 // registry; POST /admin/reload with the owner's token keeps the pid and applies a new agent.
 func TestGatewayReloadReconcilesDevices(t *testing.T) {
+	t.Parallel()
 	d, g, code := rpctest.StartGateway(t, rpctest.GatewayConfig)
 	auth := rpctest.PairOnce(t, g, code)
 	if n := g.Do("GET", "/api/devices", nil, auth).Want(t, 200).Body["count"]; n != float64(1) {
@@ -84,6 +85,7 @@ func TestGatewayReloadReconcilesDevices(t *testing.T) {
 // token (issue 20: the peer's address grants nothing), 403 with the owner's token while allow_remote_admin is
 // off; with it, the owner's token reloads from afar.
 func TestGatewayRemoteAdminRules(t *testing.T) {
+	t.Parallel()
 	ip := remoteIP(t)
 	cfg := rpctest.GatewayConfig + "\n[gateway]\nhost = \"0.0.0.0\"\nallow_public_bind = true\n"
 	d, local, code := rpctest.StartGateway(t, cfg)
@@ -119,6 +121,7 @@ func TestGatewayRemoteAdminRules(t *testing.T) {
 
 // A device limited by gateway.device_permission_profiles gets 403 on what its grants do not cover.
 func TestGatewayDeviceGrants(t *testing.T) {
+	t.Parallel()
 	cfg := rpctest.GatewayConfig + `
 [permission_profiles.viewer]
 grants = ["status:read"]
@@ -138,6 +141,7 @@ device_permission_profiles = ["viewer"]
 
 // path_prefix: routes live under the prefix only; <prefix>/ redirects to <prefix>.
 func TestGatewayPathPrefix(t *testing.T) {
+	t.Parallel()
 	_, g, _ := rpctest.StartGateway(t, rpctest.GatewayConfig+"\n[gateway]\npath_prefix = \"/zc\"\n")
 	g.Do("GET", "/zc/health", nil).Want(t, 200)
 	g.Do("GET", "/health", nil).Want(t, 404)
@@ -149,6 +153,7 @@ func TestGatewayPathPrefix(t *testing.T) {
 
 // The /api/config routes are the config/* methods: get, set (upstream's {path, value}), and errors as statuses.
 func TestGatewayConfigRoutes(t *testing.T) {
+	t.Parallel()
 	_, g, code := rpctest.StartGateway(t, rpctest.GatewayConfig)
 	auth := rpctest.PairOnce(t, g, code)
 	r := g.Do("GET", "/api/config/prop?path=gateway.pair_rate_limit_per_minute", nil, auth).Want(t, 200)
@@ -173,6 +178,7 @@ func TestGatewayConfigRoutes(t *testing.T) {
 // without a token (401, as for anyone), none with the owner's either (403: remote), and no loopback exemption
 // from the auth limiter.
 func TestGatewayForwardedIsNotLocal(t *testing.T) {
+	t.Parallel()
 	_, g, code := rpctest.StartGateway(t, rpctest.GatewayConfig)
 	fwd := "X-Forwarded-For: 198.51.100.4"
 	g.Do("GET", "/pair/code", nil, fwd).Want(t, 401)

@@ -64,6 +64,7 @@ func closedBy(nc net.Conn, br *bufio.Reader, timeout time.Duration) (bool, error
 // gateway.max_connections caps the open TCP connections: one past it is answered 503 and closed at accept,
 // and a slot freed by a closed connection is served again.
 func TestGatewayConnectionCap(t *testing.T) {
+	t.Parallel()
 	_, g, _ := rpctest.StartGateway(t, rpctest.GatewayConfig+"\n[gateway]\nmax_connections = 4\n")
 	held := make([]net.Conn, 4)
 	for i := range held {
@@ -117,6 +118,7 @@ func TestGatewayConnectionCap(t *testing.T) {
 // A body that trickles in slower than body_min_bytes_per_sec is cut with 408 and the connection closed, well
 // before the request timeout (60 s here); the handler is not left reading it.
 func TestGatewaySlowBodyCut(t *testing.T) {
+	t.Parallel()
 	_, g, _ := rpctest.StartGateway(t, rpctest.GatewayConfig+"\n[gateway]\nrequest_timeout_secs = 60\nbody_min_bytes_per_sec = 100\n")
 	nc := rawDial(t, g)
 	if _, err := io.WriteString(nc, "POST /api/pair HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"+
@@ -153,6 +155,7 @@ func TestGatewaySlowBodyCut(t *testing.T) {
 // A handler that does not read the body is answered at once, and the connection closed instead of drained:
 // net/http would otherwise read up to 256 KiB of it, at the client's pace, before answering.
 func TestGatewayUnreadBodyNotDrained(t *testing.T) {
+	t.Parallel()
 	_, g, _ := rpctest.StartGateway(t, rpctest.GatewayConfig)
 	nc := rawDial(t, g)
 	// A declared 64 KiB body that never comes.
@@ -173,6 +176,7 @@ func TestGatewayUnreadBodyNotDrained(t *testing.T) {
 // A WebSocket peer that starts a message and stalls is closed once rpc.frame_timeout_ms has passed, on /acp
 // and /ws/chat alike; an idle socket between messages is not.
 func TestGatewayWebSocketFrameDeadline(t *testing.T) {
+	t.Parallel()
 	_, g, code := rpctest.StartGateway(t, rpctest.GatewayConfig+"\n[gateway]\nwebsocket_ping_interval_secs = 0\n\n[rpc]\nframe_timeout_ms = 500\n")
 	tok := g.Do("POST", "/pair", nil, "X-Pairing-Code: "+code).Want(t, 200).Body["token"].(string)
 	for _, route := range []struct{ path, proto string }{

@@ -14,6 +14,7 @@ import (
 // 2,000 requests from 50 clients at once, each on its own connections, half of them authenticated API calls:
 // below every limit, none fails, and /metrics counted each one.
 func TestGatewayBurst(t *testing.T) {
+	t.Parallel()
 	const clients, perClient = 50, 40
 	d, g, code := rpctest.StartGateway(t, rpctest.GatewayConfig)
 	auth := strings.TrimPrefix(rpctest.PairOnce(t, g, code), "Authorization: ")

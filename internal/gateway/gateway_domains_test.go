@@ -9,6 +9,7 @@ import (
 
 // The cron, memory, cost and logs mirrors reach the same domains as the socket methods.
 func TestGatewayDomainRoutes(t *testing.T) {
+	t.Parallel()
 	_, g, code := rpctest.StartGateway(t, rpctest.GatewayConfig)
 	auth := rpctest.PairOnce(t, g, code)
 

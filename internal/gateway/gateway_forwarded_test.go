@@ -29,6 +29,7 @@ func wrongCode(i int, avoid ...string) string {
 // Issue 20 item 11: wrong codes a proxy on loopback passes on (X-Forwarded-For, not trusted) lock out the
 // proxy's clients, not the owner pairing directly on 127.0.0.1.
 func TestGatewayForwardedLockoutSparesLoopback(t *testing.T) {
+	t.Parallel()
 	_, g, code := rpctest.StartGateway(t, rpctest.GatewayConfig)
 	xff := "X-Forwarded-For: 203.0.113.7"
 	for i := range pairing.MaxFailedAttempts {
@@ -45,6 +46,7 @@ func TestGatewayForwardedLockoutSparesLoopback(t *testing.T) {
 // trusted proxy, so a client that writes its own leftmost hops is still one client and is locked out; a peer
 // that is not a trusted proxy has its forwarding headers ignored.
 func TestGatewayForwardedRightmostUntrustedHop(t *testing.T) {
+	t.Parallel()
 	t.Run("rightmost", func(t *testing.T) {
 		_, g, code := rpctest.StartGateway(t, rpctest.GatewayConfig+"\n[gateway]\ntrust_forwarded_headers = true\n")
 		// The client writes any first hop; its proxy (the loopback peer, trusted by default) appends the
@@ -78,6 +80,7 @@ func TestGatewayForwardedRightmostUntrustedHop(t *testing.T) {
 // the global budget; then pairing pauses, the pending code is replaced, and the new one is printed on the
 // daemon's terminal only. After the pause the old code is void and the new one pairs.
 func TestGatewayPairingFailureBudget(t *testing.T) {
+	t.Parallel()
 	clk := clocktest.New(time.Unix(1_800_000_000, 0))
 	var banner rpctest.SyncBuf
 	d := rpctest.Start(t, rpctest.WithBanner(&banner), rpctest.WithClock(clk), rpctest.WithConfig(rpctest.GatewayConfig+
@@ -120,6 +123,7 @@ func TestGatewayPairingFailureBudget(t *testing.T) {
 // gateway.metrics_require_token: /metrics answers 401 without a paired token and 200 with one (it is open by
 // default, as upstream's; TestGatewayMetrics).
 func TestGatewayMetricsRequireToken(t *testing.T) {
+	t.Parallel()
 	_, g, code := rpctest.StartGateway(t, rpctest.GatewayConfig+"\n[gateway]\nmetrics_require_token = true\n")
 	g.Do("GET", "/metrics", nil).Want(t, 401)
 	g.Do("GET", "/metrics", nil, "Authorization: Bearer zc_"+strings.Repeat("0", 64)).Want(t, 401)

@@ -14,6 +14,7 @@ import (
 // POST /admin/shutdown from loopback stops the daemon in its usual order (Run returns), after answering; the
 // gateway's goroutines are gone with it, keep-alive connections included.
 func TestGatewayAdminShutdown(t *testing.T) {
+	// Not parallel: it counts the whole process's goroutines.
 	before := runtime.NumGoroutine()
 	d, g, code := rpctest.StartGateway(t, rpctest.GatewayConfig)
 	auth := rpctest.PairOnce(t, g, code)
@@ -47,6 +48,7 @@ func TestGatewayAdminShutdown(t *testing.T) {
 
 // A bind on a non-loopback host without allow_public_bind is served, with a warning in the log.
 func TestGatewayPublicBindWarning(t *testing.T) {
+	t.Parallel()
 	var logs rpctest.SyncBuf
 	log := slog.New(slog.NewTextHandler(&logs, nil))
 	_, g, _ := rpctest.StartGateway(t, rpctest.GatewayConfig+"\n[gateway]\nhost = \"0.0.0.0\"\n", rpctest.WithLogger(log))
@@ -69,6 +71,7 @@ func TestGatewayPublicBindWarning(t *testing.T) {
 
 // Rotating a device's token revokes it and hands out a new code, which pairs again.
 func TestGatewayRotate(t *testing.T) {
+	t.Parallel()
 	_, g, code := rpctest.StartGateway(t, rpctest.GatewayConfig)
 	auth := rpctest.PairOnce(t, g, code)
 	g.Do("POST", "/api/devices/me/capabilities", map[string]any{"capabilities": []string{"camera", "gps"}}, auth).Want(t, 200)
@@ -89,6 +92,7 @@ func TestGatewayRotate(t *testing.T) {
 
 // POST /admin/paircode/new?rotate=all revokes every device and hands out a fresh code.
 func TestGatewayRotateAll(t *testing.T) {
+	t.Parallel()
 	_, g, code := rpctest.StartGateway(t, rpctest.GatewayConfig)
 	auth := rpctest.PairOnce(t, g, code)
 	pending := g.Do("GET", "/admin/paircode", nil, auth).Want(t, 200).Body["pairing_code"].(string)

@@ -107,6 +107,7 @@ var securityMatrix = []struct {
 var matrixQuery = map[string]string{"/ws/chat": "?agent=default", "/api/config/prop": "?path=gateway.pair_rate_limit_per_minute"}
 
 func TestGatewaySecurityMatrix(t *testing.T) {
+	t.Parallel()
 	var rows []string
 	for _, r := range securityMatrix {
 		rows = append(rows, r.route)

@@ -18,6 +18,7 @@ import (
 // priced, one turn the backend refuses, and gateway requests with three codes; /metrics is read by the
 // Prometheus text parser before and after.
 func TestGatewayMetricsMove(t *testing.T) {
+	t.Parallel()
 	model1 := newLLM(t,
 		stream(ctSSE, openAIText(1000, 500, "priced")),
 		func(w http.ResponseWriter, _ *http.Request) {

@@ -53,6 +53,7 @@ var mirrorRoutes = []mirrorRoute{
 // paths: a paired admin device reaches them, no token is 401 on every one, and a device whose profile lacks the
 // method's grant is 403 naming the grant.
 func TestGatewayMirrorRoutes(t *testing.T) {
+	t.Parallel()
 	d, g, code := rpctest.StartGateway(t, gwMirrorsConfig)
 	auth := rpctest.PairOnce(t, g, code)
 
@@ -134,6 +135,7 @@ func TestGatewayMirrorRoutes(t *testing.T) {
 
 // A device whose profile grants only status:read is refused every mirror with 403 naming the missing grant.
 func TestGatewayMirrorRoutesNeedGrants(t *testing.T) {
+	t.Parallel()
 	cfg := gwMirrorsConfig + `
 [permission_profiles.viewer]
 grants = ["status:read"]
@@ -157,6 +159,7 @@ device_permission_profiles = ["viewer"]
 // socket method answers with upstream's -32602 (cron, skills); malformed input stays 400. (Listing the runs or
 // messages of an unknown id is an empty list and deleting an unknown session succeeds, as the methods answer.)
 func TestGatewayNotFoundIs404(t *testing.T) {
+	t.Parallel()
 	_, g, code := rpctest.StartGateway(t, gwMirrorsConfig)
 	auth := rpctest.PairOnce(t, g, code)
 	for _, rt := range []mirrorRoute{
@@ -181,6 +184,7 @@ func TestGatewayNotFoundIs404(t *testing.T) {
 
 // /api/sessions/running lists a session while its turn runs (the backend holds the turn open) and not after.
 func TestGatewaySessionsRunning(t *testing.T) {
+	t.Parallel()
 	entered, release := make(chan struct{}), make(chan struct{})
 	held := func(w http.ResponseWriter, r *http.Request) {
 		close(entered)

@@ -23,6 +23,7 @@ func hostOf(g *rpctest.Gateway) string { return strings.TrimPrefix(g.Base, "http
 // minted with a profile gives its device that profile's grants only, kept in gateway.paired_token_profiles
 // until the device is revoked.
 func TestGatewayOwnerOnlyCodesAndAdmin(t *testing.T) {
+	t.Parallel()
 	d, g, code := rpctest.StartGateway(t, rpctest.GatewayProfilesConfig)
 	owner := rpctest.PairOnce(t, g, code)
 	viewer := rpctest.PairWithProfile(t, d, g, "viewer")
@@ -96,6 +97,7 @@ func TestGatewayOwnerOnlyCodesAndAdmin(t *testing.T) {
 // The owner shuts the daemon down over HTTP; a restricted device may not, over HTTP or [wss] (issue 20 low 11:
 // one rule for both: the owner's token).
 func TestGatewayShutdownOneRule(t *testing.T) {
+	t.Parallel()
 	pki := rpctest.NewPKI(t)
 	d, g, code := rpctest.StartGateway(t, rpctest.WSSConfig(pki)+"\n[permission_profiles.chatter]\ngrants = [\"sessions:execute\", \"sessions:create\"]\n")
 	owner := rpctest.PairOnce(t, g, code)
@@ -131,6 +133,7 @@ func TestGatewayShutdownOneRule(t *testing.T) {
 // origin, gateway.allowed_hosts and gateway.allowed_origins pass; reads and native clients (no Origin) are as
 // before.
 func TestGatewayBrowserRules(t *testing.T) {
+	t.Parallel()
 	d, g, code := rpctest.StartGateway(t, rpctest.GatewayConfig)
 	owner := rpctest.PairOnce(t, g, code)
 	self := hostOf(g)
@@ -237,6 +240,7 @@ func TestGatewayBrowserRules(t *testing.T) {
 // does: a restricted device cannot run a turn in the owner's or another device's session (403, history
 // untouched); its own sessions work. Idempotency keys are per device.
 func TestGatewayWebhookSessionOwnership(t *testing.T) {
+	t.Parallel()
 	// Every device is a chatter (the setting that exists upstream too); the owner works over the socket.
 	d, g, code := rpctest.StartGateway(t, rpctest.GatewayProfilesConfig+"\n[gateway]\ndevice_permission_profiles = [\"chatter\"]\n")
 	a := rpctest.PairOnce(t, g, code)
@@ -315,6 +319,7 @@ func TestGatewayWebhookSessionOwnership(t *testing.T) {
 // On the socket, minting a code is the owner's too: a local user holding every device grant gets -32012
 // (admin) from pair/code and devices/rotate, so it cannot pair itself an owner-equal device.
 func TestPairCodeNeedsAdminOnSocket(t *testing.T) {
+	t.Parallel()
 	d := rpctest.Start(t, asUser("devices:read", "devices:delete", "sessions:execute"))
 	u := d.Dial(t)
 	u.Initialize()
@@ -329,6 +334,7 @@ func TestPairCodeNeedsAdminOnSocket(t *testing.T) {
 
 // Rotating a restricted device's token hands out a code with the same profile: rotation never widens a device.
 func TestGatewayRotateKeepsProfile(t *testing.T) {
+	t.Parallel()
 	d, g, code := rpctest.StartGateway(t, rpctest.GatewayProfilesConfig)
 	owner := rpctest.PairOnce(t, g, code)
 	ids := func() []string {

@@ -18,6 +18,7 @@ import (
 
 // /health is open, carries upstream's fields and the security headers; unknown paths are 404 JSON.
 func TestGatewayHealth(t *testing.T) {
+	t.Parallel()
 	_, g, code := rpctest.StartGateway(t, rpctest.GatewayConfig)
 	if len(code) != 6 {
 		t.Fatalf("no 6-digit pairing code in the start banner: %q", code)
@@ -55,6 +56,7 @@ var tokenShape = regexp.MustCompile(`^zc_[0-9a-f]{64}$`)
 // Pairing end to end: wrong code 403, right code a zc_ token, the token required and accepted, stored only as
 // an encrypted SHA-256, the device listed, then revoked and refused.
 func TestGatewayPairing(t *testing.T) {
+	t.Parallel()
 	d, g, code := rpctest.StartGateway(t, rpctest.GatewayConfig)
 	g.Do("GET", "/api/status", nil).Want(t, 401)
 	g.Do("GET", "/api/status", nil, "Authorization: Bearer zc_"+strings.Repeat("0", 64)).Want(t, 401)
@@ -123,6 +125,7 @@ func TestGatewayPairing(t *testing.T) {
 // owner only (401 without a token, issue 20); `pair/code` over the socket makes a new one after the first was
 // used.
 func TestGatewayPairEnhancedAndCode(t *testing.T) {
+	t.Parallel()
 	d, g, code := rpctest.StartGateway(t, rpctest.GatewayConfig)
 	pc := g.Do("GET", "/pair/code", nil).Want(t, 401)
 	if pc.Body["pairing_code"] != nil {
@@ -161,6 +164,7 @@ func TestGatewayPairEnhancedAndCode(t *testing.T) {
 // Five wrong codes lock the client out for 300 s, even with the right code and even on loopback (the guard);
 // the pair request rate (10 a minute) answers 429 past it.
 func TestGatewayPairLockoutAndRate(t *testing.T) {
+	t.Parallel()
 	_, g, code := rpctest.StartGateway(t, rpctest.GatewayConfig)
 	wrong := "000000"
 	if code == wrong {
@@ -187,6 +191,7 @@ func TestGatewayPairLockoutAndRate(t *testing.T) {
 // The auth limiter: 10 failed tokens from one (forwarded, trusted) remote client lock it out with 429, even
 // with a good token; another client is unaffected; loopback is never locked out.
 func TestGatewayAuthRateLimit(t *testing.T) {
+	t.Parallel()
 	_, g, code := rpctest.StartGateway(t, rpctest.GatewayConfig+"\n[gateway]\ntrust_forwarded_headers = true\n")
 	tok := g.Do("POST", "/pair", nil, "X-Pairing-Code: "+code).Want(t, 200).Body["token"].(string)
 	bad := "Authorization: Bearer zc_" + strings.Repeat("1", 64)
@@ -208,6 +213,7 @@ func TestGatewayAuthRateLimit(t *testing.T) {
 
 // /metrics is Prometheus text that the Prometheus parser reads, counting the gateway's own requests.
 func TestGatewayMetrics(t *testing.T) {
+	t.Parallel()
 	d, g, _ := rpctest.StartGateway(t, rpctest.GatewayConfig)
 	g.Do("GET", "/health", nil).Want(t, 200)
 	g.Do("GET", "/api/status", nil).Want(t, 401)

@@ -23,6 +23,7 @@ func tlsGW(t *testing.T, base string, pki rpctest.PKI, cert *tls.Certificate) *r
 // TLS from configured paths, switched on by a config change: the listener is rebuilt (same daemon), serves
 // HTTPS with HSTS, and a client must trust the certificate; then mTLS refuses a client without a certificate.
 func TestGatewayTLSAndRebind(t *testing.T) {
+	t.Parallel()
 	pki := rpctest.NewPKI(t)
 	d, g, _ := rpctest.StartGateway(t, rpctest.GatewayConfig)
 	g.Do("GET", "/health", nil).Want(t, 200)

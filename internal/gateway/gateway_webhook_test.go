@@ -10,6 +10,7 @@ import (
 // POST /webhook runs a turn: token and secret required, unknown agent 400, idempotency keys, the session
 // header's shape, and the per-client rate.
 func TestGatewayWebhook(t *testing.T) {
+	t.Parallel()
 	cfg := rpctest.GatewayConfig + "\n[gateway]\nwebhook_secret = \"s3cret\"\nwebhook_rate_limit_per_minute = 6\n"
 	_, g, code := rpctest.StartGateway(t, cfg)
 	auth := rpctest.PairOnce(t, g, code)

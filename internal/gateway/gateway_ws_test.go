@@ -37,6 +37,7 @@ func dialStatus(t testing.TB, base, path string, hdr http.Header) int {
 // A whole /ws/chat session: the token, the agent and the subprotocol at the upgrade, session_start, connect,
 // the client errors with upstream's codes, and a turn whose tool call is approved over the socket.
 func TestWSChatTurnWithApproval(t *testing.T) {
+	t.Parallel()
 	d, g, code := rpctest.StartGateway(t, rpctest.GatewayConfig)
 	auth := rpctest.PairOnce(t, g, code)
 	base := d.GatewayURL(t)
@@ -106,6 +107,7 @@ func TestWSChatTurnWithApproval(t *testing.T) {
 // A refused upgrade is answered before it happens: 401 without a valid token, 400 without or with an unknown
 // agent; the token may also come as ?token=.
 func TestWSChatRefusedBeforeUpgrade(t *testing.T) {
+	t.Parallel()
 	d, g, code := rpctest.StartGateway(t, rpctest.GatewayConfig)
 	auth := rpctest.PairOnce(t, g, code)
 	base := d.GatewayURL(t)
@@ -138,6 +140,7 @@ func TestWSChatRefusedBeforeUpgrade(t *testing.T) {
 // STEERING_QUEUE_FULL. Aborting the turn (POST /api/sessions/{id}/abort) answers aborted, then the queued
 // messages run in order.
 func TestWSChatSteeringQueueAndAbort(t *testing.T) {
+	t.Parallel()
 	d, g, code := rpctest.StartGateway(t, rpctest.GatewayConfig)
 	auth := rpctest.PairOnce(t, g, code)
 	w := rpctest.DialWS(t, d.GatewayURL(t), "/ws/chat?agent=default", &websocket.DialOptions{HTTPHeader: rpctest.BearerHeader(auth)})
@@ -168,6 +171,7 @@ func TestWSChatSteeringQueueAndAbort(t *testing.T) {
 // grants lack sessions:execute, an open socket's next message is refused (FORBIDDEN), a new upgrade gets 403,
 // and an ACP device without sessions:create gets -32012 from session/new.
 func TestWSChatSubprotocolTokenAndGrants(t *testing.T) {
+	t.Parallel()
 	d, g, code := rpctest.StartGateway(t, rpctest.GatewayConfig+`
 [permission_profiles.viewer]
 grants = ["status:read"]
@@ -205,6 +209,7 @@ grants = ["status:read"]
 // An approval nobody answers is denied when the agent's approval timeout passes: the tool does not run and the
 // turn still ends with done. A frame over the limit closes the socket with 1009.
 func TestWSChatApprovalTimeoutAndFrameLimit(t *testing.T) {
+	t.Parallel()
 	d, g, code := rpctest.StartGateway(t, rpctest.GatewayConfig+`
 [agents.short]
 model_provider = "echo.default"
@@ -249,6 +254,7 @@ approval_timeout_secs = 1
 // /acp's ?agent= is the default agent of session/new (the session lives in that agent's workspace); a client
 // that names another agent gets that one.
 func TestACPWebSocketDefaultAgent(t *testing.T) {
+	t.Parallel()
 	d, g, code := rpctest.StartGateway(t, rpctest.GatewayConfig+`
 [agents.other]
 model_provider = "echo.default"
@@ -283,6 +289,7 @@ risk_profile = "supervised"
 // /ws/chat pings every gateway.websocket_ping_interval_secs: a raw client (no library answering pings for it)
 // sees a ping control frame after session_start.
 func TestWSChatPings(t *testing.T) {
+	t.Parallel()
 	d, g, code := rpctest.StartGateway(t, rpctest.GatewayConfig+"\n[gateway]\nwebsocket_ping_interval_secs = 1\n")
 	auth := rpctest.PairOnce(t, g, code)
 	nc, err := net.Dial("tcp", strings.TrimPrefix(d.GatewayURL(t), "http://"))

@@ -24,6 +24,7 @@ func errCode(m map[string]any) int {
 // one), the device principal, a streamed turn, and the upload methods and path attachments refused to a
 // remote peer (protocol.md §7).
 func TestWSSRoundTrip(t *testing.T) {
+	t.Parallel()
 	pki := rpctest.NewPKI(t)
 	d, g, code := rpctest.StartGateway(t, rpctest.WSSConfig(pki))
 	auth := rpctest.PairOnce(t, g, code)
@@ -92,6 +93,7 @@ func TestWSSRoundTrip(t *testing.T) {
 // A daemon stopped while a /ws/chat turn waits for an approval and /acp and [wss] clients are connected stops
 // cleanly: every client sees its socket end and no goroutine is left behind.
 func TestWebSocketsEndAtShutdown(t *testing.T) {
+	// Not parallel: it counts the whole process's goroutines.
 	before := runtime.NumGoroutine()
 	pki := rpctest.NewPKI(t)
 	d, g, code := rpctest.StartGateway(t, rpctest.WSSConfig(pki))
@@ -143,6 +145,7 @@ func TestWebSocketsEndAtShutdown(t *testing.T) {
 // [wss] follows the config: off at start, on after config/set + reload, its certificate swapped in place
 // when cert_path changes, and a revoked token refused at the connection's next request (-32010).
 func TestWSSReloadAndRevocation(t *testing.T) {
+	t.Parallel()
 	pki := rpctest.NewPKI(t)
 	d, g, code := rpctest.StartGateway(t, rpctest.GatewayConfig)
 	auth := rpctest.PairOnce(t, g, code)
