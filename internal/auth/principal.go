@@ -3,6 +3,7 @@ package auth
 import (
 	"slices"
 
+	"github.com/zeroclaw-go/zeroclaw/internal/api"
 	"github.com/zeroclaw-go/zeroclaw/internal/config"
 )
 
@@ -45,7 +46,7 @@ func (pr *Principal) fromProfiles(cfg *config.Config, profiles []string) {
 			pr.MaxApproveRisk = pp.MaxRisk
 		}
 	}
-	pr.Admin = slices.Contains(pr.Grants, GrantAdmin)
+	pr.Admin = slices.Contains(pr.Grants, api.GrantAdmin)
 	if pr.Admin {
 		pr.MaxApproveRisk = ""
 	}

@@ -41,7 +41,7 @@ func MaxConnectionsFor(configured int, nofile uint64) int {
 
 // maxConns is the cap the gateway's listeners share, read at each accept (a reload may change it).
 func (s *Server) maxConns() int {
-	return MaxConnectionsFor(s.o.Config().Gateway.MaxConnections, s.nofile)
+	return MaxConnectionsFor(s.o.Daemon.Config().Gateway.MaxConnections, s.nofile)
 }
 
 // connCap counts the open TCP connections of every gateway listener (HTTP and [wss]) against one cap.
@@ -119,7 +119,7 @@ func (s *Server) withBodyBounds(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		g := s.o.Config().Gateway
+		g := s.o.Daemon.Config().Gateway
 		now := time.Now()
 		b := &boundedBody{rc: http.NewResponseController(w), body: r.Body, start: now,
 			limit: now.Add(time.Duration(g.RequestTimeoutSecs) * time.Second), rate: g.BodyMinBytesPerSec}

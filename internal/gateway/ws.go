@@ -52,22 +52,23 @@ func (w *wsState) shutdown(ctx context.Context) {
 }
 
 // upgrade accepts a WebSocket upgrade counted by s.ws (answered 503 once the gateway is shutting down) and runs
-// serve with the connection's life and the socket, which is closed when serve returns.
-func (s *Server) upgrade(w http.ResponseWriter, r *http.Request, subprotocols []string, serve func(ctx context.Context, conn *websocket.Conn)) {
+// serve with the connection's life and the socket, which is closed when serve returns. A refused upgrade has
+// been answered by the library.
+func (s *Server) upgrade(w http.ResponseWriter, r *http.Request, subprotocols []string, serve func(ctx context.Context, conn *websocket.Conn)) error {
 	ctx, done, ok := s.ws.track(r.Context())
 	if !ok {
-		writeError(w, http.StatusServiceUnavailable, "the gateway is shutting down")
-		return
+		return fail(http.StatusServiceUnavailable, "the gateway is shutting down")
 	}
 	defer done()
 	// withGuard has checked the Origin; the library checks it again, against the same allowed origins.
 	conn, err := websocket.Accept(w, r, &websocket.AcceptOptions{Subprotocols: subprotocols,
-		OriginPatterns: originPatterns(s.o.Config().Gateway)})
+		OriginPatterns: originPatterns(s.o.Daemon.Config().Gateway)})
 	if err != nil {
-		return // Accept answered the request
+		return nil // Accept answered the request
 	}
 	defer func() { _ = conn.CloseNow() }()
 	serve(ctx, conn)
+	return nil
 }
 
 // wsToken is the bearer token of a WebSocket upgrade (upstream's extract_ws_token): the Authorization header,
@@ -88,14 +89,14 @@ func wsToken(r *http.Request) string {
 
 // wsAuthenticate is authenticate with the token taken from where a WebSocket client can put it (wsToken). A
 // refused client gets its 401 (or 429) before any upgrade.
-func (s *Server) wsAuthenticate(w http.ResponseWriter, r *http.Request) (caller, bool) {
+func (s *Server) wsAuthenticate(r *http.Request) (caller, error) {
 	if _, ok := bearer(r); !ok {
 		if tok := wsToken(r); tok != "" {
 			r = r.Clone(r.Context())
 			r.Header.Set("Authorization", "Bearer "+tok)
 		}
 	}
-	return s.authenticate(w, r)
+	return s.authenticate(r)
 }
 
 // agentParam is the ?agent= of a WebSocket route (aliases agentAlias, agent_alias).
@@ -137,7 +138,7 @@ func (s *Server) framer(ctx context.Context, c *websocket.Conn) *wsFramer {
 // frameTimeout bounds the arrival of a WebSocket message once it has begun: rpc.frame_timeout_ms, as a frame on
 // the local socket.
 func (s *Server) frameTimeout() time.Duration {
-	if ms := s.o.Config().RPC.FrameTimeoutMS; ms > 0 {
+	if ms := s.o.Daemon.Config().RPC.FrameTimeoutMS; ms > 0 {
 		return time.Duration(ms) * time.Millisecond
 	}
 	return jsonrpc.DefaultFrameTimeout

@@ -7,16 +7,10 @@ import (
 	"github.com/zeroclaw-go/zeroclaw/internal/workspace"
 )
 
-// Grants of the personality methods.
-const (
-	grantPersonalityRead  = "personality:read"
-	grantPersonalityWrite = "personality:write"
-)
-
 // registerPersonality adds personality/list|get|put|templates with upstream's shapes; p keeps every file inside
 // an agent's workspace.
 func (s *Server) registerPersonality(p *workspace.Personality) {
-	s.register(api.MethodPersonalityList, handle(grantPersonalityRead, func(_ context.Context, _ *Peer, q *api.PersonalityListParams) (api.PersonalityListResult, error) {
+	s.register(api.MethodPersonalityList, handle(api.GrantPersonalityRead, func(_ context.Context, _ *Peer, q *api.PersonalityListParams) (api.PersonalityListResult, error) {
 		out := api.PersonalityListResult{Files: []api.PersonalityFileEntry{}, MaxChars: workspace.MaxFileChars}
 		files, err := p.Files(q.Agent)
 		if err != nil {
@@ -27,7 +21,7 @@ func (s *Server) registerPersonality(p *workspace.Personality) {
 		}
 		return out, nil
 	}))
-	s.register(api.MethodPersonalityGet, handle(grantPersonalityRead, func(_ context.Context, _ *Peer, q *api.PersonalityGetParams) (api.PersonalityGetResult, error) {
+	s.register(api.MethodPersonalityGet, handle(api.GrantPersonalityRead, func(_ context.Context, _ *Peer, q *api.PersonalityGetParams) (api.PersonalityGetResult, error) {
 		c, err := p.Get(q.Agent, q.Filename)
 		if err != nil {
 			return api.PersonalityGetResult{}, err
@@ -38,14 +32,14 @@ func (s *Server) registerPersonality(p *workspace.Personality) {
 		}
 		return out, nil
 	}))
-	s.register(api.MethodPersonalityPut, handle(grantPersonalityWrite, func(_ context.Context, _ *Peer, q *api.PersonalityPutParams) (api.PersonalityPutResult, error) {
+	s.register(api.MethodPersonalityPut, handle(api.GrantPersonalityWrite, func(_ context.Context, _ *Peer, q *api.PersonalityPutParams) (api.PersonalityPutResult, error) {
 		mtime, err := p.Put(q.Agent, q.Filename, q.Content)
 		if err != nil {
 			return api.PersonalityPutResult{}, err
 		}
 		return api.PersonalityPutResult{BytesWritten: len(q.Content), MtimeMS: mtime}, nil
 	}))
-	s.register(api.MethodPersonalityTemplates, handle(grantPersonalityRead, func(_ context.Context, _ *Peer, q *api.PersonalityTemplatesParams) (api.PersonalityTemplatesResult, error) {
+	s.register(api.MethodPersonalityTemplates, handle(api.GrantPersonalityRead, func(_ context.Context, _ *Peer, q *api.PersonalityTemplatesParams) (api.PersonalityTemplatesResult, error) {
 		out := api.PersonalityTemplatesResult{Preset: "default", Files: []api.PersonalityTemplate{}}
 		for _, t := range p.Templates(q.Agent) {
 			out.Files = append(out.Files, api.PersonalityTemplate{Filename: t.Name, Content: t.Content})

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/zeroclaw-go/zeroclaw/internal/api"
-	"github.com/zeroclaw-go/zeroclaw/internal/auth"
 	"github.com/zeroclaw-go/zeroclaw/internal/clock"
 	"github.com/zeroclaw-go/zeroclaw/internal/config"
 	"github.com/zeroclaw-go/zeroclaw/internal/cost"
@@ -122,10 +121,10 @@ func New(opts Options) *Server {
 	}
 	s := &Server{opts: opts, log: opts.Logger}
 	s.table = router.New(router.Options[*Peer]{Authorize: s.authorize, MapError: errmap.RPC, Logger: opts.Logger})
-	s.register(api.MethodStatus, inline(handle("status:read", s.status)))
-	s.register(api.MethodHealth, inline(handle("health:read", s.health)))
-	s.register(api.MethodTUIList, inline(handle("tui:read", s.tuiList)))
-	s.register(api.MethodShutdown, handle(auth.GrantAdmin, s.shutdown))
+	s.register(api.MethodStatus, inline(handle(api.GrantStatusRead, s.status)))
+	s.register(api.MethodHealth, inline(handle(api.GrantHealthRead, s.health)))
+	s.register(api.MethodTUIList, inline(handle(api.GrantTUIRead, s.tuiList)))
+	s.register(api.MethodShutdown, handle(api.GrantAdmin, s.shutdown))
 	if opts.ConfigManager != nil {
 		s.registerConfig(opts.ConfigManager)
 	}

@@ -10,16 +10,10 @@ import (
 	"github.com/zeroclaw-go/zeroclaw/internal/skills"
 )
 
-// Grants of the skills methods.
-const (
-	grantSkillsRead  = "skills:read"
-	grantSkillsWrite = "skills:write"
-)
-
 // registerSkills adds skills/bundles|list|read|write|delete with upstream's shapes; c resolves bundles from
 // config, checks skill names and keeps every file operation under <install>/shared/.
 func (s *Server) registerSkills(c *skills.Catalog) {
-	s.register(api.MethodSkillsBundles, handle(grantSkillsRead, func(context.Context, *Peer, *noParams) (api.SkillsBundlesResult, error) {
+	s.register(api.MethodSkillsBundles, handle(api.GrantSkillsRead, func(context.Context, *Peer, *noParams) (api.SkillsBundlesResult, error) {
 		out := api.SkillsBundlesResult{Bundles: []api.SkillBundleEntry{}}
 		for _, b := range c.Bundles() {
 			out.Bundles = append(out.Bundles, api.SkillBundleEntry{Alias: b.Alias, Directory: b.Directory,
@@ -27,7 +21,7 @@ func (s *Server) registerSkills(c *skills.Catalog) {
 		}
 		return out, nil
 	}))
-	s.register(api.MethodSkillsList, handle(grantSkillsRead, func(_ context.Context, _ *Peer, p *api.SkillsListParams) (api.SkillsListResult, error) {
+	s.register(api.MethodSkillsList, handle(api.GrantSkillsRead, func(_ context.Context, _ *Peer, p *api.SkillsListParams) (api.SkillsListResult, error) {
 		found, warnings, err := c.List(p.Bundle, p.Agent)
 		if err != nil {
 			return api.SkillsListResult{}, err
@@ -39,7 +33,7 @@ func (s *Server) registerSkills(c *skills.Catalog) {
 		}
 		return out, nil
 	}))
-	s.register(api.MethodSkillsRead, handle(grantSkillsRead, func(_ context.Context, _ *Peer, p *api.SkillRefParams) (api.SkillsReadResult, error) {
+	s.register(api.MethodSkillsRead, handle(api.GrantSkillsRead, func(_ context.Context, _ *Peer, p *api.SkillRefParams) (api.SkillsReadResult, error) {
 		doc, err := c.Read(p.Bundle, p.Name)
 		if err != nil {
 			return api.SkillsReadResult{}, err
@@ -47,7 +41,7 @@ func (s *Server) registerSkills(c *skills.Catalog) {
 		fm, _ := json.Marshal(doc.Frontmatter)
 		return api.SkillsReadResult{Bundle: p.Bundle, Name: p.Name, Frontmatter: fm, Body: doc.Body}, nil
 	}))
-	s.register(api.MethodSkillsWrite, handle(grantSkillsWrite, func(_ context.Context, _ *Peer, p *api.SkillsWriteParams) (api.SkillsWriteResult, error) {
+	s.register(api.MethodSkillsWrite, handle(api.GrantSkillsWrite, func(_ context.Context, _ *Peer, p *api.SkillsWriteParams) (api.SkillsWriteResult, error) {
 		var fm skills.Frontmatter
 		if raw := bytes.TrimSpace(p.Frontmatter); len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
 			return api.SkillsWriteResult{}, fmt.Errorf("%w: frontmatter is required (an object with at least description)", skills.ErrInvalid)
@@ -59,7 +53,7 @@ func (s *Server) registerSkills(c *skills.Catalog) {
 		}
 		return api.SkillsWriteResult{Bundle: p.Bundle, Name: p.Name, Written: true}, nil
 	}))
-	s.register(api.MethodSkillsDelete, handle(grantSkillsWrite, func(_ context.Context, _ *Peer, p *api.SkillRefParams) (api.SkillsDeleteResult, error) {
+	s.register(api.MethodSkillsDelete, handle(api.GrantSkillsWrite, func(_ context.Context, _ *Peer, p *api.SkillRefParams) (api.SkillsDeleteResult, error) {
 		if err := c.Delete(p.Bundle, p.Name); err != nil {
 			return api.SkillsDeleteResult{}, err
 		}

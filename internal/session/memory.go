@@ -6,7 +6,7 @@ import (
 	"fmt"
 
 	"github.com/zeroclaw-go/zeroclaw/internal/agent"
-	"github.com/zeroclaw-go/zeroclaw/internal/auth"
+	"github.com/zeroclaw-go/zeroclaw/internal/api"
 	"github.com/zeroclaw-go/zeroclaw/internal/memory"
 	"github.com/zeroclaw-go/zeroclaw/internal/tools"
 )
@@ -29,8 +29,8 @@ func (m *Manager) memoryAccess(s *session, o Owner) tools.MemoryAccess {
 	}
 	return tools.MemoryAccess{
 		Restricted: true,
-		Read:       o.allows(auth.GrantMemoryRead),
-		Write:      o.allows(auth.GrantMemoryWrite),
+		Read:       o.allows(api.GrantMemoryRead),
+		Write:      o.allows(api.GrantMemoryWrite),
 		SessionKey: s.key,
 		OwnsSession: func(ctx context.Context, key string) bool {
 			if key == s.key {

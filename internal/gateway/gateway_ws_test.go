@@ -1,9 +1,8 @@
-package rpctest
+package gateway_test
 
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -16,31 +15,8 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+	"github.com/zeroclaw-go/zeroclaw/internal/rpctest"
 )
-
-// wsc is a real WebSocket client of the daemon's gateway speaking /ws/chat frames.
-type wsc struct {
-	t testing.TB
-	c *websocket.Conn
-}
-
-// dialWS opens path (with its query) on the gateway with the given headers; it fails the test unless the
-// upgrade succeeds.
-func dialWS(t testing.TB, base, path string, opts *websocket.DialOptions) *wsc {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
-	defer cancel()
-	c, res, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(base, "http")+path, opts)
-	if err != nil {
-		code := 0
-		if res != nil {
-			code = res.StatusCode
-		}
-		t.Fatalf("dial %s: %v (status %d)", path, err, code)
-	}
-	t.Cleanup(func() { _ = c.CloseNow() })
-	return &wsc{t: t, c: c}
-}
 
 // dialStatus is the HTTP status of a refused upgrade of path.
 func dialStatus(t testing.TB, base, path string, hdr http.Header) int {
@@ -58,95 +34,39 @@ func dialStatus(t testing.TB, base, path string, hdr http.Header) int {
 	return res.StatusCode
 }
 
-func bearerHeader(auth string) http.Header {
-	k, v, _ := strings.Cut(auth, ": ")
-	return http.Header{k: {v}}
-}
-
-func (w *wsc) send(v any) {
-	w.t.Helper()
-	b, _ := json.Marshal(v)
-	w.sendRaw(string(b))
-}
-
-func (w *wsc) sendRaw(s string) {
-	w.t.Helper()
-	ctx, cancel := context.WithTimeout(w.t.Context(), 10*time.Second)
-	defer cancel()
-	if err := w.c.Write(ctx, websocket.MessageText, []byte(s)); err != nil {
-		w.t.Fatalf("write: %v", err)
-	}
-}
-
-// next reads one frame.
-func (w *wsc) next() map[string]any {
-	w.t.Helper()
-	ctx, cancel := context.WithTimeout(w.t.Context(), 20*time.Second)
-	defer cancel()
-	_, data, err := w.c.Read(ctx)
-	if err != nil {
-		w.t.Fatalf("read: %v", err)
-	}
-	var m map[string]any
-	if err := json.Unmarshal(data, &m); err != nil {
-		w.t.Fatalf("frame is not a JSON object: %s", data)
-	}
-	return m
-}
-
-// until reads frames until one of type typ, returning the types seen before it and that frame.
-func (w *wsc) until(typ string) ([]string, map[string]any) {
-	w.t.Helper()
-	var seen []string
-	for {
-		f := w.next()
-		if f["type"] == typ {
-			return seen, f
-		}
-		seen = append(seen, f["type"].(string))
-	}
-}
-
-// wantError reads the next frame and checks it is an error with code.
-func (w *wsc) wantError(code string) {
-	w.t.Helper()
-	if f := w.next(); f["type"] != "error" || f["code"] != code {
-		w.t.Fatalf("got %v, want an error %s", f, code)
-	}
-}
-
 // A whole /ws/chat session: the token, the agent and the subprotocol at the upgrade, session_start, connect,
 // the client errors with upstream's codes, and a turn whose tool call is approved over the socket.
 func TestWSChatTurnWithApproval(t *testing.T) {
-	d, g, code := startGateway(t, gwBaseConfig)
-	auth := pairOnce(t, g, code)
+	t.Parallel()
+	d, g, code := rpctest.StartGateway(t, rpctest.GatewayConfig)
+	auth := rpctest.PairOnce(t, g, code)
 	base := d.GatewayURL(t)
 
-	w := dialWS(t, base, "/ws/chat?agent=default", &websocket.DialOptions{HTTPHeader: bearerHeader(auth),
+	w := rpctest.DialWS(t, base, "/ws/chat?agent=default", &websocket.DialOptions{HTTPHeader: rpctest.BearerHeader(auth),
 		Subprotocols: []string{"zeroclaw.v1"}})
-	if got := w.c.Subprotocol(); got != "zeroclaw.v1" {
+	if got := w.Conn.Subprotocol(); got != "zeroclaw.v1" {
 		t.Fatalf("subprotocol %q, want zeroclaw.v1 echoed", got)
 	}
-	start := w.next()
+	start := w.Next()
 	sid, _ := start["session_id"].(string)
 	if start["type"] != "session_start" || sid == "" || start["resumed"] != false || start["message_count"] != float64(0) {
 		t.Fatalf("first frame %v", start)
 	}
-	w.send(map[string]any{"type": "connect", "device_name": "phone"})
-	if f := w.next(); f["type"] != "connected" {
+	w.Send(map[string]any{"type": "connect", "device_name": "phone"})
+	if f := w.Next(); f["type"] != "connected" {
 		t.Fatalf("connect answered %v", f)
 	}
-	w.sendRaw("{not json")
-	w.wantError("INVALID_JSON")
-	w.send(map[string]any{"type": "dance"})
-	w.wantError("UNKNOWN_MESSAGE_TYPE")
-	w.send(map[string]any{"type": "message", "content": "  "})
-	w.wantError("EMPTY_CONTENT")
-	w.send(map[string]any{"type": "approval_response", "request_id": "x", "decision": "maybe"})
-	w.wantError("INVALID_APPROVAL_RESPONSE")
+	w.SendRaw("{not json")
+	w.WantError("INVALID_JSON")
+	w.Send(map[string]any{"type": "dance"})
+	w.WantError("UNKNOWN_MESSAGE_TYPE")
+	w.Send(map[string]any{"type": "message", "content": "  "})
+	w.WantError("EMPTY_CONTENT")
+	w.Send(map[string]any{"type": "approval_response", "request_id": "x", "decision": "maybe"})
+	w.WantError("INVALID_APPROVAL_RESPONSE")
 
-	w.send(map[string]any{"type": "message", "content": `/tool shell {"command": "touch approved.txt"}`})
-	seen, req := w.until("approval_request")
+	w.Send(map[string]any{"type": "message", "content": `/tool shell {"command": "touch approved.txt"}`})
+	seen, req := w.Until("approval_request")
 	if len(seen) != 1 || seen[0] != "tool_call" {
 		t.Fatalf("before the approval request: %v", seen)
 	}
@@ -154,8 +74,8 @@ func TestWSChatTurnWithApproval(t *testing.T) {
 	if rid == "" || req["tool"] != "shell" || !strings.Contains(req["arguments_summary"].(string), "touch approved.txt") {
 		t.Fatalf("approval_request %v", req)
 	}
-	w.send(map[string]any{"type": "approval_response", "request_id": rid, "decision": "approve"})
-	seen, done := w.until("done")
+	w.Send(map[string]any{"type": "approval_response", "request_id": rid, "decision": "approve"})
+	seen, done := w.Until("done")
 	if !slices.Contains(seen, "tool_result") || !slices.Contains(seen, "chunk") {
 		t.Fatalf("turn frames %v", seen)
 	}
@@ -172,14 +92,14 @@ func TestWSChatTurnWithApproval(t *testing.T) {
 		t.Fatalf("the approved command did not run: %v", err)
 	}
 	// The session is the device's: it is listed over the API with its message.
-	r := g.do("GET", "/api/sessions/"+sid+"/messages", nil, auth).want(t, 200)
-	if !strings.Contains(string(r.raw), "approved.txt") {
-		t.Fatalf("messages %s", r.raw)
+	r := g.Do("GET", "/api/sessions/"+sid+"/messages", nil, auth).Want(t, 200)
+	if !strings.Contains(string(r.Raw), "approved.txt") {
+		t.Fatalf("messages %s", r.Raw)
 	}
 
 	// Reconnecting with session_id resumes it.
-	w2 := dialWS(t, base, "/ws/chat?agent_alias=default&session_id="+sid, &websocket.DialOptions{HTTPHeader: bearerHeader(auth)})
-	if f := w2.next(); f["session_id"] != sid || f["resumed"] != true || f["message_count"].(float64) < 2 {
+	w2 := rpctest.DialWS(t, base, "/ws/chat?agent_alias=default&session_id="+sid, &websocket.DialOptions{HTTPHeader: rpctest.BearerHeader(auth)})
+	if f := w2.Next(); f["session_id"] != sid || f["resumed"] != true || f["message_count"].(float64) < 2 {
 		t.Fatalf("resumed session_start %v", f)
 	}
 }
@@ -187,8 +107,9 @@ func TestWSChatTurnWithApproval(t *testing.T) {
 // A refused upgrade is answered before it happens: 401 without a valid token, 400 without or with an unknown
 // agent; the token may also come as ?token=.
 func TestWSChatRefusedBeforeUpgrade(t *testing.T) {
-	d, g, code := startGateway(t, gwBaseConfig)
-	auth := pairOnce(t, g, code)
+	t.Parallel()
+	d, g, code := rpctest.StartGateway(t, rpctest.GatewayConfig)
+	auth := rpctest.PairOnce(t, g, code)
 	base := d.GatewayURL(t)
 	if s := dialStatus(t, base, "/ws/chat?agent=default", nil); s != 401 {
 		t.Fatalf("no token: %d, want 401", s)
@@ -196,21 +117,21 @@ func TestWSChatRefusedBeforeUpgrade(t *testing.T) {
 	if s := dialStatus(t, base, "/ws/chat?agent=default&token=zc_"+strings.Repeat("0", 64), nil); s != 401 {
 		t.Fatalf("bad token: %d, want 401", s)
 	}
-	if s := dialStatus(t, base, "/ws/chat", bearerHeader(auth)); s != 400 {
+	if s := dialStatus(t, base, "/ws/chat", rpctest.BearerHeader(auth)); s != 400 {
 		t.Fatalf("no agent: %d, want 400", s)
 	}
-	if s := dialStatus(t, base, "/ws/chat?agent=nobody", bearerHeader(auth)); s != 400 {
+	if s := dialStatus(t, base, "/ws/chat?agent=nobody", rpctest.BearerHeader(auth)); s != 400 {
 		t.Fatalf("unknown agent: %d, want 400", s)
 	}
-	if s := dialStatus(t, base, "/acp?agent=nobody", bearerHeader(auth)); s != 400 {
+	if s := dialStatus(t, base, "/acp?agent=nobody", rpctest.BearerHeader(auth)); s != 400 {
 		t.Fatalf("/acp unknown agent: %d, want 400", s)
 	}
 	if s := dialStatus(t, base, "/acp", nil); s != 401 {
 		t.Fatalf("/acp no token: %d, want 401", s)
 	}
 	tok := strings.TrimPrefix(auth, "Authorization: Bearer ")
-	w := dialWS(t, base, "/ws/chat?agent=default&token="+tok, nil)
-	if f := w.next(); f["type"] != "session_start" {
+	w := rpctest.DialWS(t, base, "/ws/chat?agent=default&token="+tok, nil)
+	if f := w.Next(); f["type"] != "session_start" {
 		t.Fatalf("first frame %v", f)
 	}
 }
@@ -219,23 +140,24 @@ func TestWSChatRefusedBeforeUpgrade(t *testing.T) {
 // STEERING_QUEUE_FULL. Aborting the turn (POST /api/sessions/{id}/abort) answers aborted, then the queued
 // messages run in order.
 func TestWSChatSteeringQueueAndAbort(t *testing.T) {
-	d, g, code := startGateway(t, gwBaseConfig)
-	auth := pairOnce(t, g, code)
-	w := dialWS(t, d.GatewayURL(t), "/ws/chat?agent=default", &websocket.DialOptions{HTTPHeader: bearerHeader(auth)})
-	sid := w.next()["session_id"].(string)
-	w.send(map[string]any{"type": "message", "content": `/tool shell {"command": "touch never.txt"}`})
-	w.until("approval_request") // the turn now waits for an answer
+	t.Parallel()
+	d, g, code := rpctest.StartGateway(t, rpctest.GatewayConfig)
+	auth := rpctest.PairOnce(t, g, code)
+	w := rpctest.DialWS(t, d.GatewayURL(t), "/ws/chat?agent=default", &websocket.DialOptions{HTTPHeader: rpctest.BearerHeader(auth)})
+	sid := w.Next()["session_id"].(string)
+	w.Send(map[string]any{"type": "message", "content": `/tool shell {"command": "touch never.txt"}`})
+	w.Until("approval_request") // the turn now waits for an answer
 	for i := range 8 {
-		w.send(map[string]any{"type": "message", "content": "queued " + string(rune('a'+i))})
+		w.Send(map[string]any{"type": "message", "content": "queued " + string(rune('a'+i))})
 	}
-	w.send(map[string]any{"type": "message", "content": "one too many"})
-	w.wantError("STEERING_QUEUE_FULL")
-	g.do("POST", "/api/sessions/"+sid+"/abort", nil, auth).want(t, 200)
-	if seen, _ := w.until("aborted"); slices.Contains(seen, "done") {
+	w.Send(map[string]any{"type": "message", "content": "one too many"})
+	w.WantError("STEERING_QUEUE_FULL")
+	g.Do("POST", "/api/sessions/"+sid+"/abort", nil, auth).Want(t, 200)
+	if seen, _ := w.Until("aborted"); slices.Contains(seen, "done") {
 		t.Fatalf("frames before aborted: %v", seen)
 	}
 	for i := range 8 {
-		_, done := w.until("done")
+		_, done := w.Until("done")
 		if want := "queued " + string(rune('a'+i)); !strings.Contains(done["full_response"].(string), want) {
 			t.Fatalf("turn %d answered %q, want the echo of %q", i, done["full_response"], want)
 		}
@@ -249,18 +171,19 @@ func TestWSChatSteeringQueueAndAbort(t *testing.T) {
 // grants lack sessions:execute, an open socket's next message is refused (FORBIDDEN), a new upgrade gets 403,
 // and an ACP device without sessions:create gets -32012 from session/new.
 func TestWSChatSubprotocolTokenAndGrants(t *testing.T) {
-	d, g, code := startGateway(t, gwBaseConfig+`
+	t.Parallel()
+	d, g, code := rpctest.StartGateway(t, rpctest.GatewayConfig+`
 [permission_profiles.viewer]
 grants = ["status:read"]
 `)
-	auth := pairOnce(t, g, code)
+	auth := rpctest.PairOnce(t, g, code)
 	tok := strings.TrimPrefix(auth, "Authorization: Bearer ")
 	base := d.GatewayURL(t)
-	w := dialWS(t, base, "/ws/chat?agent=default", &websocket.DialOptions{Subprotocols: []string{"bearer." + tok, "zeroclaw.v1"}})
-	if w.c.Subprotocol() != "zeroclaw.v1" {
-		t.Fatalf("subprotocol %q", w.c.Subprotocol())
+	w := rpctest.DialWS(t, base, "/ws/chat?agent=default", &websocket.DialOptions{Subprotocols: []string{"bearer." + tok, "zeroclaw.v1"}})
+	if w.Conn.Subprotocol() != "zeroclaw.v1" {
+		t.Fatalf("subprotocol %q", w.Conn.Subprotocol())
 	}
-	if f := w.next(); f["type"] != "session_start" {
+	if f := w.Next(); f["type"] != "session_start" {
 		t.Fatalf("first frame %v", f)
 	}
 
@@ -271,14 +194,14 @@ grants = ["status:read"]
 		t.Fatalf("config/set: %s", r)
 	}
 	// The open socket's next turn is checked against the grants now in force.
-	w.send(map[string]any{"type": "message", "content": "hello"})
-	w.wantError("FORBIDDEN")
-	if s := dialStatus(t, base, "/ws/chat?agent=default", bearerHeader(auth)); s != 403 {
+	w.Send(map[string]any{"type": "message", "content": "hello"})
+	w.WantError("FORBIDDEN")
+	if s := dialStatus(t, base, "/ws/chat?agent=default", rpctest.BearerHeader(auth)); s != 403 {
 		t.Fatalf("a device without sessions:execute: %d, want 403", s)
 	}
-	a := dialWS(t, base, "/acp", &websocket.DialOptions{HTTPHeader: bearerHeader(auth)})
-	a.sendRaw(`{"jsonrpc":"2.0","id":1,"method":"session/new","params":{"cwd":"/tmp","mcpServers":[]}}`)
-	if f := a.next(); fmt.Sprint(f["error"]) == "<nil>" || f["error"].(map[string]any)["code"] != float64(-32012) {
+	a := rpctest.DialWS(t, base, "/acp", &websocket.DialOptions{HTTPHeader: rpctest.BearerHeader(auth)})
+	a.SendRaw(`{"jsonrpc":"2.0","id":1,"method":"session/new","params":{"cwd":"/tmp","mcpServers":[]}}`)
+	if f := a.Next(); fmt.Sprint(f["error"]) == "<nil>" || f["error"].(map[string]any)["code"] != float64(-32012) {
 		t.Fatalf("acp session/new by a viewer device: %v, want -32012", f)
 	}
 }
@@ -286,7 +209,8 @@ grants = ["status:read"]
 // An approval nobody answers is denied when the agent's approval timeout passes: the tool does not run and the
 // turn still ends with done. A frame over the limit closes the socket with 1009.
 func TestWSChatApprovalTimeoutAndFrameLimit(t *testing.T) {
-	d, g, code := startGateway(t, gwBaseConfig+`
+	t.Parallel()
+	d, g, code := rpctest.StartGateway(t, rpctest.GatewayConfig+`
 [agents.short]
 model_provider = "echo.default"
 risk_profile = "quick"
@@ -295,30 +219,30 @@ risk_profile = "quick"
 level = "supervised"
 approval_timeout_secs = 1
 `)
-	auth := pairOnce(t, g, code)
-	w := dialWS(t, d.GatewayURL(t), "/ws/chat?agent=short", &websocket.DialOptions{HTTPHeader: bearerHeader(auth)})
-	w.next()
-	w.send(map[string]any{"type": "message", "content": `/tool shell {"command": "touch timed_out.txt"}`})
-	_, req := w.until("approval_request")
+	auth := rpctest.PairOnce(t, g, code)
+	w := rpctest.DialWS(t, d.GatewayURL(t), "/ws/chat?agent=short", &websocket.DialOptions{HTTPHeader: rpctest.BearerHeader(auth)})
+	w.Next()
+	w.Send(map[string]any{"type": "message", "content": `/tool shell {"command": "touch timed_out.txt"}`})
+	_, req := w.Until("approval_request")
 	if req["timeout_secs"] != float64(1) {
 		t.Fatalf("approval_request %v", req)
 	}
-	_, res := w.until("tool_result")
+	_, res := w.Until("tool_result")
 	if out, _ := res["output"].(string); !strings.Contains(strings.ToLower(out), "denied") && !strings.Contains(strings.ToLower(out), "timed out") {
 		t.Fatalf("tool_result after the timeout: %v", res)
 	}
-	w.until("done")
+	w.Until("done")
 	if _, err := os.Stat(filepath.Join(d.ConfigDir, "agents", "short", "workspace", "timed_out.txt")); err == nil {
 		t.Fatal("the unanswered command ran")
 	}
 
 	// An oversized frame (8x the limit) is written whole, then answered with 1009: the gateway skips the
 	// remainder during its close handshake instead of resetting a client that is still writing.
-	w.sendRaw(`{"type":"message","content":"` + strings.Repeat("x", 2<<20) + `"}`)
+	w.SendRaw(`{"type":"message","content":"` + strings.Repeat("x", 2<<20) + `"}`)
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 	defer cancel()
 	for {
-		if _, _, err := w.c.Read(ctx); err != nil {
+		if _, _, err := w.Conn.Read(ctx); err != nil {
 			if websocket.CloseStatus(err) != websocket.StatusMessageTooBig {
 				t.Fatalf("an oversized frame ended the socket with %v, want 1009", err)
 			}
@@ -330,23 +254,24 @@ approval_timeout_secs = 1
 // /acp's ?agent= is the default agent of session/new (the session lives in that agent's workspace); a client
 // that names another agent gets that one.
 func TestACPWebSocketDefaultAgent(t *testing.T) {
-	d, g, code := startGateway(t, gwBaseConfig+`
+	t.Parallel()
+	d, g, code := rpctest.StartGateway(t, rpctest.GatewayConfig+`
 [agents.other]
 model_provider = "echo.default"
 risk_profile = "supervised"
 `)
-	auth := pairOnce(t, g, code)
-	a := dialWS(t, d.GatewayURL(t), "/acp?agent=other", &websocket.DialOptions{HTTPHeader: bearerHeader(auth),
+	auth := rpctest.PairOnce(t, g, code)
+	a := rpctest.DialWS(t, d.GatewayURL(t), "/acp?agent=other", &websocket.DialOptions{HTTPHeader: rpctest.BearerHeader(auth),
 		Subprotocols: []string{"zeroclaw.acp.v1"}})
-	if a.c.Subprotocol() != "zeroclaw.acp.v1" {
-		t.Fatalf("subprotocol %q", a.c.Subprotocol())
+	if a.Conn.Subprotocol() != "zeroclaw.acp.v1" {
+		t.Fatalf("subprotocol %q", a.Conn.Subprotocol())
 	}
-	a.sendRaw(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}`)
-	a.next()
+	a.SendRaw(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}`)
+	a.Next()
 	workspace := func(params string) string {
 		t.Helper()
-		a.sendRaw(`{"jsonrpc":"2.0","id":2,"method":"session/new","params":` + params + `}`)
-		f := a.next()
+		a.SendRaw(`{"jsonrpc":"2.0","id":2,"method":"session/new","params":` + params + `}`)
+		f := a.Next()
 		res, _ := f["result"].(map[string]any)
 		if res == nil {
 			t.Fatalf("session/new: %v", f)
@@ -364,8 +289,9 @@ risk_profile = "supervised"
 // /ws/chat pings every gateway.websocket_ping_interval_secs: a raw client (no library answering pings for it)
 // sees a ping control frame after session_start.
 func TestWSChatPings(t *testing.T) {
-	d, g, code := startGateway(t, gwBaseConfig+"\n[gateway]\nwebsocket_ping_interval_secs = 1\n")
-	auth := pairOnce(t, g, code)
+	t.Parallel()
+	d, g, code := rpctest.StartGateway(t, rpctest.GatewayConfig+"\n[gateway]\nwebsocket_ping_interval_secs = 1\n")
+	auth := rpctest.PairOnce(t, g, code)
 	nc, err := net.Dial("tcp", strings.TrimPrefix(d.GatewayURL(t), "http://"))
 	if err != nil {
 		t.Fatal(err)

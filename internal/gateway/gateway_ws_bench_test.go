@@ -1,4 +1,4 @@
-package rpctest
+package gateway_test
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+	"github.com/zeroclaw-go/zeroclaw/internal/rpctest"
 )
 
 // BenchmarkWSChatFirstChunk measures /ws/chat's time to first chunk (ttfc-ns; ns/op is the whole turn up to
@@ -17,12 +18,12 @@ import (
 //
 //	go test -bench WSChat -run '^$' ./internal/rpctest/
 func BenchmarkWSChatFirstChunk(b *testing.B) {
-	var banner syncBuf // the code reaches the owner on the daemon's terminal only
-	d := Start(b, WithConfig(gwBaseConfig), WithBanner(&banner))
+	var banner rpctest.SyncBuf // the code reaches the owner on the daemon's terminal only
+	d := rpctest.Start(b, rpctest.WithConfig(rpctest.GatewayConfig), rpctest.WithBanner(&banner))
 	base := d.GatewayURL(b)
-	g := newGW(b, base)
-	code := bannerCode.FindStringSubmatch(banner.String())[1]
-	token := g.do("POST", "/pair", nil, "X-Pairing-Code: "+code).want(b, 200).body["token"].(string)
+	g := rpctest.NewGateway(b, base)
+	code := rpctest.BannerCode.FindStringSubmatch(banner.String())[1]
+	token := g.Do("POST", "/pair", nil, "X-Pairing-Code: "+code).Want(b, 200).Body["token"].(string)
 
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -1,8 +1,7 @@
-package rpctest
+package gateway_test
 
 import (
 	"context"
-	"crypto/tls"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -12,68 +11,8 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+	"github.com/zeroclaw-go/zeroclaw/internal/rpctest"
 )
-
-// wssConfig enables [wss] on 127.0.0.1 with pki's server certificate (the harness binds a free port).
-func wssConfig(pki testPKI) string {
-	return gwBaseConfig + fmt.Sprintf("\n[wss]\nenabled = true\nbind = \"127.0.0.1\"\nport = 9781\ncert_path = %q\nkey_path = %q\n",
-		pki.certPath, pki.kp)
-}
-
-// rpcWS is a native JSON-RPC client over one WebSocket: one message per frame.
-type rpcWS struct {
-	t  testing.TB
-	c  *websocket.Conn
-	id int
-}
-
-func dialWSS(t testing.TB, addr string, pki testPKI, hdr http.Header) (*rpcWS, int, error) {
-	t.Helper()
-	tr := &http.Transport{Proxy: nil, TLSClientConfig: &tls.Config{RootCAs: pki.pool, MinVersion: tls.VersionTLS12}}
-	t.Cleanup(tr.CloseIdleConnections)
-	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
-	defer cancel()
-	c, res, err := websocket.Dial(ctx, "wss://"+addr+"/", &websocket.DialOptions{HTTPClient: &http.Client{Transport: tr}, HTTPHeader: hdr})
-	if err != nil {
-		code := 0
-		if res != nil {
-			code = res.StatusCode
-		}
-		return nil, code, err
-	}
-	t.Cleanup(func() { _ = c.CloseNow() })
-	c.SetReadLimit(16 << 20)
-	return &rpcWS{t: t, c: c}, 101, nil
-}
-
-// call sends a request and reads frames until its response, returning it and the notifications before it.
-func (r *rpcWS) call(method string, params any) (resp map[string]any, notes []map[string]any) {
-	r.t.Helper()
-	r.id++
-	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": r.id, "method": method, "params": params})
-	ctx, cancel := context.WithTimeout(r.t.Context(), 20*time.Second)
-	defer cancel()
-	if err := r.c.Write(ctx, websocket.MessageText, b); err != nil {
-		r.t.Fatalf("write %s: %v", method, err)
-	}
-	for {
-		typ, data, err := r.c.Read(ctx)
-		if err != nil {
-			r.t.Fatalf("%s: read: %v", method, err)
-		}
-		if typ != websocket.MessageText || strings.HasSuffix(string(data), "\n") {
-			r.t.Fatalf("frame is not one JSON text message: %q", data)
-		}
-		var m map[string]any
-		if err := json.Unmarshal(data, &m); err != nil {
-			r.t.Fatalf("frame %q: %v", data, err)
-		}
-		if id, ok := m["id"].(float64); ok && int(id) == r.id {
-			return m, notes
-		}
-		notes = append(notes, m)
-	}
-}
 
 func errCode(m map[string]any) int {
 	e, _ := m["error"].(map[string]any)
@@ -85,39 +24,40 @@ func errCode(m map[string]any) int {
 // one), the device principal, a streamed turn, and the upload methods and path attachments refused to a
 // remote peer (protocol.md §7).
 func TestWSSRoundTrip(t *testing.T) {
-	pki := newPKI(t)
-	d, g, code := startGateway(t, wssConfig(pki))
-	auth := pairOnce(t, g, code)
+	t.Parallel()
+	pki := rpctest.NewPKI(t)
+	d, g, code := rpctest.StartGateway(t, rpctest.WSSConfig(pki))
+	auth := rpctest.PairOnce(t, g, code)
 	addr := d.WSSAddr(t)
 
-	if _, st, err := dialWSS(t, addr, pki, nil); err == nil || st != 401 {
+	if _, st, err := rpctest.DialWSS(t, addr, pki, nil); err == nil || st != 401 {
 		t.Fatalf("no token: status %d, err %v; want 401", st, err)
 	}
-	if _, st, err := dialWSS(t, addr, pki, http.Header{"Authorization": {"Bearer zc_" + strings.Repeat("0", 64)}}); err == nil || st != 401 {
+	if _, st, err := rpctest.DialWSS(t, addr, pki, http.Header{"Authorization": {"Bearer zc_" + strings.Repeat("0", 64)}}); err == nil || st != 401 {
 		t.Fatalf("bad token: status %d, err %v; want 401", st, err)
 	}
-	c, _, err := dialWSS(t, addr, pki, bearerHeader(auth))
+	c, _, err := rpctest.DialWSS(t, addr, pki, rpctest.BearerHeader(auth))
 	if err != nil {
 		t.Fatal(err)
 	}
-	init, _ := c.call("initialize", map[string]any{"protocol_version": 1})
+	init, _ := c.Call("initialize", map[string]any{"protocol_version": 1})
 	res, _ := init["result"].(map[string]any)
 	if res == nil || !strings.HasPrefix(res["principal_id"].(string), "device:") {
 		t.Fatalf("initialize over wss: %v", init)
 	}
 	// The connection is listed with the wss transport and its peer label.
-	tl, _ := c.call("tui/list", map[string]any{})
+	tl, _ := c.Call("tui/list", map[string]any{})
 	tuis, _ := tl["result"].(map[string]any)["tuis"].([]any)
 	if len(tuis) != 1 || tuis[0].(map[string]any)["transport"] != "wss" ||
 		!strings.HasPrefix(tuis[0].(map[string]any)["peer_label"].(string), "wss:127.0.0.1:") {
 		t.Fatalf("tui/list over wss: %v", tl)
 	}
-	nw, _ := c.call("session/new", map[string]any{"agent_alias": "default"})
+	nw, _ := c.Call("session/new", map[string]any{"agent_alias": "default"})
 	sid, _ := nw["result"].(map[string]any)["session_id"].(string)
 	if sid == "" {
 		t.Fatalf("session/new: %v", nw)
 	}
-	pr, notes := c.call("session/prompt", map[string]any{"session_id": sid, "prompt": "hello over wss"})
+	pr, notes := c.Call("session/prompt", map[string]any{"session_id": sid, "prompt": "hello over wss"})
 	if out, _ := pr["result"].(map[string]any); out == nil || out["outcome"] != "completed" || !strings.Contains(out["content"].(string), "hello over wss") {
 		t.Fatalf("session/prompt: %v", pr)
 	}
@@ -138,13 +78,13 @@ func TestWSSRoundTrip(t *testing.T) {
 	}
 
 	for _, m := range []string{"file/upload/begin", "file/upload/chunk", "file/upload/commit"} {
-		r, _ := c.call(m, map[string]any{"session_id": sid, "size_bytes": 3, "upload_id": strings.Repeat("0", 32)})
+		r, _ := c.Call(m, map[string]any{"session_id": sid, "size_bytes": 3, "upload_id": strings.Repeat("0", 32)})
 		if errCode(r) != -32012 {
 			t.Fatalf("%s over wss: %v, want -32012", m, r)
 		}
 	}
-	r, _ := c.call("session/prompt", map[string]any{"session_id": sid, "prompt": "read this",
-		"attachments": []map[string]any{{"path": pki.certPath}}})
+	r, _ := c.Call("session/prompt", map[string]any{"session_id": sid, "prompt": "read this",
+		"attachments": []map[string]any{{"path": pki.CertPath}}})
 	if errCode(r) != -32012 || !strings.Contains(fmt.Sprint(r["error"]), "path attachments") {
 		t.Fatalf("path attachment over wss: %v, want -32012", r)
 	}
@@ -153,31 +93,32 @@ func TestWSSRoundTrip(t *testing.T) {
 // A daemon stopped while a /ws/chat turn waits for an approval and /acp and [wss] clients are connected stops
 // cleanly: every client sees its socket end and no goroutine is left behind.
 func TestWebSocketsEndAtShutdown(t *testing.T) {
+	// Not parallel: it counts the whole process's goroutines.
 	before := runtime.NumGoroutine()
-	pki := newPKI(t)
-	d, g, code := startGateway(t, wssConfig(pki))
-	auth := pairOnce(t, g, code)
+	pki := rpctest.NewPKI(t)
+	d, g, code := rpctest.StartGateway(t, rpctest.WSSConfig(pki))
+	auth := rpctest.PairOnce(t, g, code)
 	base := d.GatewayURL(t)
-	chat := dialWS(t, base, "/ws/chat?agent=default", &websocket.DialOptions{HTTPHeader: bearerHeader(auth)})
-	chat.next()
-	chat.send(map[string]any{"type": "message", "content": `/tool shell {"command": "touch x"}`})
-	chat.until("approval_request")
-	acpc := dialWS(t, base, "/acp?agent=default", &websocket.DialOptions{HTTPHeader: bearerHeader(auth)})
-	acpc.sendRaw(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}`)
-	if f := acpc.next(); f["result"] == nil {
+	chat := rpctest.DialWS(t, base, "/ws/chat?agent=default", &websocket.DialOptions{HTTPHeader: rpctest.BearerHeader(auth)})
+	chat.Next()
+	chat.Send(map[string]any{"type": "message", "content": `/tool shell {"command": "touch x"}`})
+	chat.Until("approval_request")
+	acpc := rpctest.DialWS(t, base, "/acp?agent=default", &websocket.DialOptions{HTTPHeader: rpctest.BearerHeader(auth)})
+	acpc.SendRaw(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}`)
+	if f := acpc.Next(); f["result"] == nil {
 		t.Fatalf("acp initialize: %v", f)
 	}
-	rc, _, err := dialWSS(t, d.WSSAddr(t), pki, bearerHeader(auth))
+	rc, _, err := rpctest.DialWSS(t, d.WSSAddr(t), pki, rpctest.BearerHeader(auth))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r, _ := rc.call("initialize", map[string]any{"protocol_version": 1}); r["result"] == nil {
+	if r, _ := rc.Call("initialize", map[string]any{"protocol_version": 1}); r["result"] == nil {
 		t.Fatalf("wss initialize: %v", r)
 	}
 	if err := d.Stop(); err != nil {
 		t.Fatal(err)
 	}
-	for name, c := range map[string]*websocket.Conn{"chat": chat.c, "acp": acpc.c, "wss": rc.c} {
+	for name, c := range map[string]*websocket.Conn{"chat": chat.Conn, "acp": acpc.Conn, "wss": rc.Conn} {
 		ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 		for {
 			if _, _, err := c.Read(ctx); err != nil {
@@ -204,9 +145,10 @@ func TestWebSocketsEndAtShutdown(t *testing.T) {
 // [wss] follows the config: off at start, on after config/set + reload, its certificate swapped in place
 // when cert_path changes, and a revoked token refused at the connection's next request (-32010).
 func TestWSSReloadAndRevocation(t *testing.T) {
-	pki := newPKI(t)
-	d, g, code := startGateway(t, gwBaseConfig)
-	auth := pairOnce(t, g, code)
+	t.Parallel()
+	pki := rpctest.NewPKI(t)
+	d, g, code := rpctest.StartGateway(t, rpctest.GatewayConfig)
+	auth := rpctest.PairOnce(t, g, code)
 	c := d.Dial(t)
 	c.Initialize()
 	set := func(prop string, v any) {
@@ -217,41 +159,41 @@ func TestWSSReloadAndRevocation(t *testing.T) {
 			t.Fatalf("config/set %s: %s", prop, r)
 		}
 	}
-	set("wss.cert_path", pki.certPath)
-	set("wss.key_path", pki.kp)
+	set("wss.cert_path", pki.CertPath)
+	set("wss.key_path", pki.KeyPath)
 	set("wss.bind", "127.0.0.1")
 	set("wss.enabled", true)
-	rc, _, err := dialWSS(t, d.WSSAddr(t), pki, bearerHeader(auth))
+	rc, _, err := rpctest.DialWSS(t, d.WSSAddr(t), pki, rpctest.BearerHeader(auth))
 	if err != nil {
 		t.Fatalf("wss after enabling it: %v", err)
 	}
-	if r, _ := rc.call("initialize", map[string]any{"protocol_version": 1}); r["result"] == nil {
+	if r, _ := rc.Call("initialize", map[string]any{"protocol_version": 1}); r["result"] == nil {
 		t.Fatalf("initialize: %v", r)
 	}
 
 	// A new certificate from another CA at another path: the listener keeps its address and serves it.
-	other := newPKI(t)
+	other := rpctest.NewPKI(t)
 	addr := d.WSSAddr(t)
-	set("wss.key_path", other.kp)
-	set("wss.cert_path", other.certPath)
+	set("wss.key_path", other.KeyPath)
+	set("wss.cert_path", other.CertPath)
 	if d.WSSAddr(t) != addr {
 		t.Fatalf("the listener moved from %s to %s on a certificate change", addr, d.WSSAddr(t))
 	}
-	if _, _, err := dialWSS(t, addr, pki, bearerHeader(auth)); err == nil {
+	if _, _, err := rpctest.DialWSS(t, addr, pki, rpctest.BearerHeader(auth)); err == nil {
 		t.Fatal("the old CA still verifies the listener: the certificate was not swapped")
 	}
-	if _, _, err := dialWSS(t, addr, other, bearerHeader(auth)); err != nil {
+	if _, _, err := rpctest.DialWSS(t, addr, other, rpctest.BearerHeader(auth)); err != nil {
 		t.Fatalf("the new certificate: %v", err)
 	}
 
 	// Revoking the device ends what its open connection may do.
-	id := g.do("GET", "/api/devices", nil, auth).want(t, 200)
-	devs, _ := id.body["devices"].([]any)
+	id := g.Do("GET", "/api/devices", nil, auth).Want(t, 200)
+	devs, _ := id.Body["devices"].([]any)
 	if len(devs) != 1 {
-		t.Fatalf("devices %s", id.raw)
+		t.Fatalf("devices %s", id.Raw)
 	}
-	g.do("DELETE", "/api/devices/"+devs[0].(map[string]any)["id"].(string), nil, auth).want(t, 200)
-	if r, _ := rc.call("status", map[string]any{}); errCode(r) != -32010 {
+	g.Do("DELETE", "/api/devices/"+devs[0].(map[string]any)["id"].(string), nil, auth).Want(t, 200)
+	if r, _ := rc.Call("status", map[string]any{}); errCode(r) != -32010 {
 		t.Fatalf("status after the token was revoked: %v, want -32010", r)
 	}
 }

@@ -1,4 +1,4 @@
-package rpctest
+package gateway_test
 
 import (
 	"math"
@@ -10,6 +10,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/zeroclaw-go/zeroclaw/internal/api"
+	"github.com/zeroclaw-go/zeroclaw/internal/rpctest"
 )
 
 // Every metric the gateway issue names moves: connections, requests by route, method and code, the turn latency
@@ -17,6 +18,7 @@ import (
 // priced, one turn the backend refuses, and gateway requests with three codes; /metrics is read by the
 // Prometheus text parser before and after.
 func TestGatewayMetricsMove(t *testing.T) {
+	t.Parallel()
 	model1 := newLLM(t,
 		stream(ctSSE, openAIText(1000, 500, "priced")),
 		func(w http.ResponseWriter, _ *http.Request) {
@@ -25,15 +27,15 @@ func TestGatewayMetricsMove(t *testing.T) {
 			_, _ = w.Write([]byte(`{"error":{"message":"bad request","type":"invalid_request_error"}}`))
 		})
 	extra := "\n[cost]\nenabled = true\n\n[cost.prices.m-1]\ninput = 2.0\noutput = 4.0\n"
-	d, g, code := startGateway(t, agentConfig(fakeProviderTOML("openai", model1.URL), "openai.fake", "full", extra))
+	d, g, code := rpctest.StartGateway(t, agentConfig(fakeProviderTOML("openai", model1.URL), "openai.fake", "full", extra))
 
-	scrape := func(g *gw) map[string]float64 {
+	scrape := func(g *rpctest.Gateway) map[string]float64 {
 		t.Helper()
-		r := g.do("GET", "/metrics", nil).want(t, 200)
+		r := g.Do("GET", "/metrics", nil).Want(t, 200)
 		parser := expfmt.NewTextParser(model.UTF8Validation)
-		fams, err := parser.TextToMetricFamilies(strings.NewReader(string(r.raw)))
+		fams, err := parser.TextToMetricFamilies(strings.NewReader(string(r.Raw)))
 		if err != nil {
-			t.Fatalf("/metrics does not parse: %v\n%s", err, r.raw)
+			t.Fatalf("/metrics does not parse: %v\n%s", err, r.Raw)
 		}
 		out := map[string]float64{}
 		for name, f := range fams {
@@ -60,10 +62,10 @@ func TestGatewayMetricsMove(t *testing.T) {
 	}
 	before := scrape(g)
 
-	auth := pairOnce(t, g, code)
-	g.do("GET", "/api/status", nil, auth).want(t, 200)
-	g.do("DELETE", "/api/cron/nope", nil, auth).want(t, 404)
-	g.do("GET", "/api/status", nil).want(t, 401)
+	auth := rpctest.PairOnce(t, g, code)
+	g.Do("GET", "/api/status", nil, auth).Want(t, 200)
+	g.Do("DELETE", "/api/cron/nope", nil, auth).Want(t, 404)
+	g.Do("GET", "/api/status", nil).Want(t, 401)
 
 	c := dialRC(t, d, "")
 	sid := c.newSession(api.SessionNewParams{AgentAlias: "a"}).SessionID
@@ -75,7 +77,7 @@ func TestGatewayMetricsMove(t *testing.T) {
 	}
 
 	// A second client opens a connection of its own.
-	after := scrape(newGW(t, d.GatewayURL(t)))
+	after := scrape(rpctest.NewGateway(t, d.GatewayURL(t)))
 	moved := func(key string, want float64) {
 		t.Helper()
 		if got := after[key] - before[key]; math.Abs(got-want) > 1e-9 {

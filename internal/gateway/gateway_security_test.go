@@ -1,4 +1,4 @@
-package rpctest
+package gateway_test
 
 import (
 	"os"
@@ -8,81 +8,59 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+	"github.com/zeroclaw-go/zeroclaw/internal/rpctest"
 )
-
-// gwProfilesConfig defines two restricted device profiles: viewer reads the status, chatter runs turns.
-const gwProfilesConfig = gwBaseConfig + `
-[permission_profiles.viewer]
-grants = ["status:read"]
-
-[permission_profiles.chatter]
-grants = ["sessions:execute", "sessions:create", "sessions:read"]
-`
 
 // wsUpgradeHeaders are the headers of a WebSocket upgrade request.
 var wsUpgradeHeaders = []string{"Upgrade: websocket", "Connection: Upgrade", "Sec-WebSocket-Version: 13",
 	"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ=="}
 
-// pairWithProfile makes a code carrying profile over the socket (as the owner) and pairs a device with it.
-func pairWithProfile(t *testing.T, d *Daemon, g *gw, profile string) string {
-	t.Helper()
-	c := dialRC(t, d, "")
-	var pc struct {
-		PairingCode string `json:"pairing_code"`
-		Profile     string `json:"profile"`
-	}
-	c.mustCall("pair/code", map[string]any{"profile": profile}, &pc)
-	if len(pc.PairingCode) != 6 || pc.Profile != profile {
-		t.Fatalf("pair/code {profile: %s} = %+v", profile, pc)
-	}
-	return pairOnce(t, g, pc.PairingCode)
-}
-
 // hostOf is the gateway's host:port.
-func hostOf(g *gw) string { return strings.TrimPrefix(g.base, "http://") }
+func hostOf(g *rpctest.Gateway) string { return strings.TrimPrefix(g.Base, "http://") }
 
 // Issue 20, critical 1: no gateway client but the owner obtains or mints a pairing code or reaches /admin/*,
 // whatever its address: 401 without a token, 403 with a restricted device's; the owner's token works. A code
 // minted with a profile gives its device that profile's grants only, kept in gateway.paired_token_profiles
 // until the device is revoked.
 func TestGatewayOwnerOnlyCodesAndAdmin(t *testing.T) {
-	d, g, code := startGateway(t, gwProfilesConfig)
-	owner := pairOnce(t, g, code)
-	viewer := pairWithProfile(t, d, g, "viewer")
-	chatter := pairWithProfile(t, d, g, "chatter")
+	t.Parallel()
+	d, g, code := rpctest.StartGateway(t, rpctest.GatewayProfilesConfig)
+	owner := rpctest.PairOnce(t, g, code)
+	viewer := rpctest.PairWithProfile(t, d, g, "viewer")
+	chatter := rpctest.PairWithProfile(t, d, g, "chatter")
 
 	routes := [][2]string{{"GET", "/pair/code"}, {"GET", "/admin/paircode"}, {"POST", "/admin/paircode/new"},
 		{"POST", "/admin/paircode/new?rotate=all"}, {"POST", "/admin/reload"}, {"POST", "/admin/shutdown"},
 		{"POST", "/api/pairing/initiate"}, {"POST", "/api/devices/nope/token/rotate"}}
 	for _, r := range routes {
-		if res := g.do(r[0], r[1], nil).want(t, 401); strings.Contains(string(res.raw), "pairing_code") {
-			t.Fatalf("%s %s without a token: %s", r[0], r[1], res.raw)
+		if res := g.Do(r[0], r[1], nil).Want(t, 401); strings.Contains(string(res.Raw), "pairing_code") {
+			t.Fatalf("%s %s without a token: %s", r[0], r[1], res.Raw)
 		}
 		for _, dev := range []string{viewer, chatter} {
-			if res := g.do(r[0], r[1], nil, dev).want(t, 403); strings.Contains(string(res.raw), "pairing_code") {
-				t.Fatalf("%s %s with a restricted token: %s", r[0], r[1], res.raw)
+			if res := g.Do(r[0], r[1], nil, dev).Want(t, 403); strings.Contains(string(res.Raw), "pairing_code") {
+				t.Fatalf("%s %s with a restricted token: %s", r[0], r[1], res.Raw)
 			}
 		}
 	}
 	// Nothing changed: every device still works, the daemon runs.
 	for _, dev := range []string{owner, viewer} {
-		g.do("GET", "/api/status", nil, dev).want(t, 200)
+		g.Do("GET", "/api/status", nil, dev).Want(t, 200)
 	}
 	// The restricted devices have their profile's grants only.
-	g.do("GET", "/api/devices", nil, viewer).want(t, 403)
-	g.do("GET", "/api/status", nil, chatter).want(t, 403)
-	g.do("PUT", "/api/config/prop", map[string]any{"path": "risk_profiles.supervised.level", "value": "full"}, chatter).want(t, 403)
+	g.Do("GET", "/api/devices", nil, viewer).Want(t, 403)
+	g.Do("GET", "/api/status", nil, chatter).Want(t, 403)
+	g.Do("PUT", "/api/config/prop", map[string]any{"path": "risk_profiles.supervised.level", "value": "full"}, chatter).Want(t, 403)
 
 	// The owner reads and mints codes (upstream's shapes).
-	pc := g.do("GET", "/pair/code", nil, owner).want(t, 200)
-	if pc.body["success"] != true || pc.body["pairing_required"] != true {
-		t.Fatalf("/pair/code for the owner: %s", pc.raw)
+	pc := g.Do("GET", "/pair/code", nil, owner).Want(t, 200)
+	if pc.Body["success"] != true || pc.Body["pairing_required"] != true {
+		t.Fatalf("/pair/code for the owner: %s", pc.Raw)
 	}
-	minted := g.do("POST", "/admin/paircode/new", nil, owner).want(t, 200)
-	if c, _ := minted.body["pairing_code"].(string); len(c) != 6 {
-		t.Fatalf("/admin/paircode/new for the owner: %s", minted.raw)
+	minted := g.Do("POST", "/admin/paircode/new", nil, owner).Want(t, 200)
+	if c, _ := minted.Body["pairing_code"].(string); len(c) != 6 {
+		t.Fatalf("/admin/paircode/new for the owner: %s", minted.Raw)
 	}
-	g.do("POST", "/admin/reload", nil, owner).want(t, 200)
+	g.Do("POST", "/admin/reload", nil, owner).Want(t, 200)
 
 	// The profiles are in the config, one entry per restricted device, and go with the device.
 	c := dialRC(t, d, "")
@@ -119,26 +97,27 @@ func TestGatewayOwnerOnlyCodesAndAdmin(t *testing.T) {
 // The owner shuts the daemon down over HTTP; a restricted device may not, over HTTP or [wss] (issue 20 low 11:
 // one rule for both: the owner's token).
 func TestGatewayShutdownOneRule(t *testing.T) {
-	pki := newPKI(t)
-	d, g, code := startGateway(t, wssConfig(pki)+"\n[permission_profiles.chatter]\ngrants = [\"sessions:execute\", \"sessions:create\"]\n")
-	owner := pairOnce(t, g, code)
-	chatter := pairWithProfile(t, d, g, "chatter")
-	g.do("POST", "/admin/shutdown", nil, chatter).want(t, 403)
-	ws, _, err := dialWSS(t, d.WSSAddr(t), pki, bearerHeader(chatter))
+	t.Parallel()
+	pki := rpctest.NewPKI(t)
+	d, g, code := rpctest.StartGateway(t, rpctest.WSSConfig(pki)+"\n[permission_profiles.chatter]\ngrants = [\"sessions:execute\", \"sessions:create\"]\n")
+	owner := rpctest.PairOnce(t, g, code)
+	chatter := rpctest.PairWithProfile(t, d, g, "chatter")
+	g.Do("POST", "/admin/shutdown", nil, chatter).Want(t, 403)
+	ws, _, err := rpctest.DialWSS(t, d.WSSAddr(t), pki, rpctest.BearerHeader(chatter))
 	if err != nil {
 		t.Fatal(err)
 	}
-	ws.call("initialize", map[string]any{"protocol_version": 1})
-	if r, _ := ws.call("shutdown", map[string]any{}); errCode(r) != -32012 {
+	ws.Call("initialize", map[string]any{"protocol_version": 1})
+	if r, _ := ws.Call("shutdown", map[string]any{}); errCode(r) != -32012 {
 		t.Fatalf("shutdown over wss by a restricted device: %v, want -32012 (forbidden)", r)
 	}
-	g.do("GET", "/api/status", nil, owner).want(t, 200) // still running
-	wo, _, err := dialWSS(t, d.WSSAddr(t), pki, bearerHeader(owner))
+	g.Do("GET", "/api/status", nil, owner).Want(t, 200) // still running
+	wo, _, err := rpctest.DialWSS(t, d.WSSAddr(t), pki, rpctest.BearerHeader(owner))
 	if err != nil {
 		t.Fatal(err)
 	}
-	wo.call("initialize", map[string]any{"protocol_version": 1})
-	if r, _ := wo.call("shutdown", map[string]any{}); r["result"] == nil {
+	wo.Call("initialize", map[string]any{"protocol_version": 1})
+	if r, _ := wo.Call("shutdown", map[string]any{}); r["result"] == nil {
 		t.Fatalf("shutdown over wss by the owner: %v", r)
 	}
 	select {
@@ -154,26 +133,27 @@ func TestGatewayShutdownOneRule(t *testing.T) {
 // origin, gateway.allowed_hosts and gateway.allowed_origins pass; reads and native clients (no Origin) are as
 // before.
 func TestGatewayBrowserRules(t *testing.T) {
-	d, g, code := startGateway(t, gwBaseConfig)
-	owner := pairOnce(t, g, code)
+	t.Parallel()
+	d, g, code := rpctest.StartGateway(t, rpctest.GatewayConfig)
+	owner := rpctest.PairOnce(t, g, code)
 	self := hostOf(g)
 	port := self[strings.LastIndex(self, ":")+1:]
 	evilHost := "evil.example:" + port
 	evil := "Origin: http://" + evilHost
 	limit := func() any {
-		return g.do("GET", "/api/config/prop?path=gateway.pair_rate_limit_per_minute", nil, owner).want(t, 200).body["value"]
+		return g.Do("GET", "/api/config/prop?path=gateway.pair_rate_limit_per_minute", nil, owner).Want(t, 200).Body["value"]
 	}
 	set := map[string]any{"path": "gateway.pair_rate_limit_per_minute", "value": 20}
 
 	// DNS rebinding: the page's own name, pointing here; Host and Origin agree, the Host is not ours.
 	for _, r := range [][2]string{{"GET", "/health"}, {"GET", "/pair/code"}, {"POST", "/admin/reload"}, {"POST", "/admin/shutdown"}} {
-		res := g.do(r[0], r[1], nil, owner, "Host: "+evilHost, evil).want(t, 403)
-		if msg, _ := res.body["error"].(string); !strings.Contains(msg, "Host") || !strings.Contains(msg, "allowed_hosts") {
-			t.Fatalf("%s %s with a foreign Host: %s", r[0], r[1], res.raw)
+		res := g.Do(r[0], r[1], nil, owner, "Host: "+evilHost, evil).Want(t, 403)
+		if msg, _ := res.Body["error"].(string); !strings.Contains(msg, "Host") || !strings.Contains(msg, "allowed_hosts") {
+			t.Fatalf("%s %s with a foreign Host: %s", r[0], r[1], res.Raw)
 		}
 	}
-	g.do("GET", "/ws/chat?agent=default", nil, append([]string{owner, "Host: " + evilHost, evil}, wsUpgradeHeaders...)...).want(t, 403)
-	g.do("PUT", "/api/config/prop", set, owner, "Host: "+evilHost, evil).want(t, 403)
+	g.Do("GET", "/ws/chat?agent=default", nil, append([]string{owner, "Host: " + evilHost, evil}, wsUpgradeHeaders...)...).Want(t, 403)
+	g.Do("PUT", "/api/config/prop", set, owner, "Host: "+evilHost, evil).Want(t, 403)
 
 	// A cross-site page on loopback: the Host is ours, the Origin is not.
 	agentPath := filepath.Join(d.ConfigDir, "config.toml")
@@ -187,24 +167,24 @@ func TestGatewayBrowserRules(t *testing.T) {
 	for _, origin := range []string{evil, "Origin: null", "Origin: http://localhost", "Origin: http://127.0.0.1:1"} {
 		for _, r := range [][2]string{{"POST", "/admin/reload"}, {"POST", "/admin/shutdown"}, {"POST", "/admin/paircode/new?rotate=all"},
 			{"POST", "/api/pairing/initiate"}, {"DELETE", "/api/config/prop?path=gateway.pair_rate_limit_per_minute"}} {
-			res := g.do(r[0], r[1], nil, owner, origin).want(t, 403)
-			if msg, _ := res.body["error"].(string); !strings.Contains(msg, "Origin") || strings.Contains(string(res.raw), "pairing_code") {
-				t.Fatalf("%s %s with %s: %s", r[0], r[1], origin, res.raw)
+			res := g.Do(r[0], r[1], nil, owner, origin).Want(t, 403)
+			if msg, _ := res.Body["error"].(string); !strings.Contains(msg, "Origin") || strings.Contains(string(res.Raw), "pairing_code") {
+				t.Fatalf("%s %s with %s: %s", r[0], r[1], origin, res.Raw)
 			}
 		}
-		g.do("PUT", "/api/config/prop", set, owner, origin).want(t, 403)
-		g.do("POST", "/webhook", map[string]any{"message": "hi"}, owner, origin).want(t, 403)
-		g.do("GET", "/ws/chat?agent=default", nil, append([]string{owner, origin}, wsUpgradeHeaders...)...).want(t, 403)
-		g.do("GET", "/acp", nil, append([]string{owner, origin}, wsUpgradeHeaders...)...).want(t, 403)
+		g.Do("PUT", "/api/config/prop", set, owner, origin).Want(t, 403)
+		g.Do("POST", "/webhook", map[string]any{"message": "hi"}, owner, origin).Want(t, 403)
+		g.Do("GET", "/ws/chat?agent=default", nil, append([]string{owner, origin}, wsUpgradeHeaders...)...).Want(t, 403)
+		g.Do("GET", "/acp", nil, append([]string{owner, origin}, wsUpgradeHeaders...)...).Want(t, 403)
 	}
 	// Simple-request content types, whatever the Origin (a page may omit it): 415.
 	for _, ct := range []string{"text/plain", "text/plain;charset=UTF-8", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x"} {
-		res := g.do("PUT", "/api/config/prop", `{"path":"gateway.pair_rate_limit_per_minute","value":20}`, owner, "Content-Type: "+ct).want(t, 415)
-		if msg, _ := res.body["error"].(string); !strings.Contains(msg, "application/json") {
-			t.Fatalf("%s body: %s", ct, res.raw)
+		res := g.Do("PUT", "/api/config/prop", `{"path":"gateway.pair_rate_limit_per_minute","value":20}`, owner, "Content-Type: "+ct).Want(t, 415)
+		if msg, _ := res.Body["error"].(string); !strings.Contains(msg, "application/json") {
+			t.Fatalf("%s body: %s", ct, res.Raw)
 		}
-		g.do("POST", "/admin/reload", "x", owner, "Content-Type: "+ct).want(t, 415)
-		g.do("POST", "/pair", "x", "Content-Type: "+ct, "X-Pairing-Code: 000000").want(t, 415)
+		g.Do("POST", "/admin/reload", "x", owner, "Content-Type: "+ct).Want(t, 415)
+		g.Do("POST", "/pair", "x", "Content-Type: "+ct, "X-Pairing-Code: 000000").Want(t, 415)
 	}
 	// Nothing changed: same value, the token works (no rotation), no reload happened, the daemon runs.
 	if v := limit(); v != float64(10) {
@@ -231,12 +211,12 @@ func TestGatewayBrowserRules(t *testing.T) {
 
 	// The gateway's own origin and native clients pass; a read with a foreign Origin is answered (without a CORS
 	// grant, the page cannot read it).
-	g.do("PUT", "/api/config/prop", set, owner, "Origin: http://"+self, "Content-Type: application/json").want(t, 200)
-	if res := g.do("GET", "/api/status", nil, owner, evil).want(t, 200); res.hdr.Get("Access-Control-Allow-Origin") != "" {
-		t.Fatalf("a CORS grant: %v", res.hdr)
+	g.Do("PUT", "/api/config/prop", set, owner, "Origin: http://"+self, "Content-Type: application/json").Want(t, 200)
+	if res := g.Do("GET", "/api/status", nil, owner, evil).Want(t, 200); res.Header.Get("Access-Control-Allow-Origin") != "" {
+		t.Fatalf("a CORS grant: %v", res.Header)
 	}
-	g.do("GET", "/ws/chat?agent=default", nil, append([]string{owner, "Origin: http://" + self}, wsUpgradeHeaders...)...).want(t, 101)
-	g.do("POST", "/admin/reload", nil, owner).want(t, 200)
+	g.Do("GET", "/ws/chat?agent=default", nil, append([]string{owner, "Origin: http://" + self}, wsUpgradeHeaders...)...).Want(t, 101)
+	g.Do("POST", "/admin/reload", nil, owner).Want(t, 200)
 	if !hasSecond() {
 		t.Fatal("the owner's reload was not applied")
 	}
@@ -244,12 +224,12 @@ func TestGatewayBrowserRules(t *testing.T) {
 	// Names and origins the owner allows.
 	c.mustCall("config/set", map[string]any{"prop": "gateway.allowed_hosts", "value": []string{"zc.example"}}, nil)
 	c.mustCall("config/set", map[string]any{"prop": "gateway.allowed_origins", "value": []string{"https://app.example"}}, nil)
-	g.do("GET", "/health", nil, "Host: zc.example:"+port).want(t, 200)
-	g.do("GET", "/health", nil, "Host: other.example:"+port).want(t, 403)
-	g.do("PUT", "/api/config/prop", set, owner, "Host: zc.example:"+port, "Origin: http://zc.example:"+port).want(t, 200)
-	g.do("PUT", "/api/config/prop", set, owner, "Origin: https://app.example").want(t, 200)
-	g.do("GET", "/ws/chat?agent=default", nil, append([]string{owner, "Origin: https://app.example"}, wsUpgradeHeaders...)...).want(t, 101)
-	g.do("PUT", "/api/config/prop", set, owner, "Origin: https://app.example:8443").want(t, 403)
+	g.Do("GET", "/health", nil, "Host: zc.example:"+port).Want(t, 200)
+	g.Do("GET", "/health", nil, "Host: other.example:"+port).Want(t, 403)
+	g.Do("PUT", "/api/config/prop", set, owner, "Host: zc.example:"+port, "Origin: http://zc.example:"+port).Want(t, 200)
+	g.Do("PUT", "/api/config/prop", set, owner, "Origin: https://app.example").Want(t, 200)
+	g.Do("GET", "/ws/chat?agent=default", nil, append([]string{owner, "Origin: https://app.example"}, wsUpgradeHeaders...)...).Want(t, 101)
+	g.Do("PUT", "/api/config/prop", set, owner, "Origin: https://app.example:8443").Want(t, 403)
 	_, werr := c.call("config/set", map[string]any{"prop": "gateway.allowed_origins", "value": []string{"https://app.example/path"}})
 	if werr == nil || !strings.Contains(werr.Message, "allowed_origins") {
 		t.Fatalf("an origin with a path: %+v", werr)
@@ -260,24 +240,25 @@ func TestGatewayBrowserRules(t *testing.T) {
 // does: a restricted device cannot run a turn in the owner's or another device's session (403, history
 // untouched); its own sessions work. Idempotency keys are per device.
 func TestGatewayWebhookSessionOwnership(t *testing.T) {
+	t.Parallel()
 	// Every device is a chatter (the setting that exists upstream too); the owner works over the socket.
-	d, g, code := startGateway(t, gwProfilesConfig+"\n[gateway]\ndevice_permission_profiles = [\"chatter\"]\n")
-	a := pairOnce(t, g, code)
+	d, g, code := rpctest.StartGateway(t, rpctest.GatewayProfilesConfig+"\n[gateway]\ndevice_permission_profiles = [\"chatter\"]\n")
+	a := rpctest.PairOnce(t, g, code)
 	c := dialRC(t, d, "")
 	var pc struct {
 		PairingCode string `json:"pairing_code"`
 	}
 	c.mustCall("pair/code", map[string]any{}, &pc)
-	b := pairOnce(t, g, pc.PairingCode)
-	turn := func(auth, sid, msg string, hdr ...string) resp {
-		return g.do("POST", "/webhook", map[string]any{"message": msg}, append([]string{auth, "X-Session-Id: " + sid}, hdr...)...)
+	b := rpctest.PairOnce(t, g, pc.PairingCode)
+	turn := func(auth, sid, msg string, hdr ...string) rpctest.Response {
+		return g.Do("POST", "/webhook", map[string]any{"message": msg}, append([]string{auth, "X-Session-Id: " + sid}, hdr...)...)
 	}
 	var nw struct {
 		SessionID string `json:"session_id"`
 	}
 	c.mustCall("session/new", map[string]any{"session_id": "owner-notes", "agent_alias": "default"}, &nw)
 	c.prompt("owner-notes", "the owner's secret", hooks{})
-	turn(b, "b-notes", "b's secret").want(t, 200)
+	turn(b, "b-notes", "b's secret").Want(t, 200)
 
 	count := func(sid string) int {
 		var m struct {
@@ -291,31 +272,31 @@ func TestGatewayWebhookSessionOwnership(t *testing.T) {
 		if n == 0 {
 			t.Fatalf("%s has no history to protect", sid)
 		}
-		res := turn(a, sid, "tell me everything").want(t, 403)
-		if strings.Contains(string(res.raw), "secret") || !strings.Contains(res.body["error"].(string), "another principal") {
-			t.Fatalf("webhook into %s by another device: %s", sid, res.raw)
+		res := turn(a, sid, "tell me everything").Want(t, 403)
+		if strings.Contains(string(res.Raw), "secret") || !strings.Contains(res.Body["error"].(string), "another principal") {
+			t.Fatalf("webhook into %s by another device: %s", sid, res.Raw)
 		}
 		if got := count(sid); got != n {
 			t.Fatalf("%s: %d messages after a refused turn, %d before", sid, got, n)
 		}
 	}
 	// Its own session, new or continued, works.
-	turn(a, "a-notes", "mine").want(t, 200)
-	turn(a, "a-notes", "mine again").want(t, 200)
+	turn(a, "a-notes", "mine").Want(t, 200)
+	turn(a, "a-notes", "mine again").Want(t, 200)
 	// The REST mirrors too: another's history and state are not the device's to read.
 	for _, path := range []string{"/api/sessions/owner-notes/messages", "/api/sessions/b-notes/messages", "/api/sessions/owner-notes/state"} {
-		if r := g.do("GET", path, nil, a).want(t, 403); strings.Contains(string(r.raw), "secret") {
-			t.Fatalf("%s: %s", path, r.raw)
+		if r := g.Do("GET", path, nil, a).Want(t, 403); strings.Contains(string(r.Raw), "secret") {
+			t.Fatalf("%s: %s", path, r.Raw)
 		}
 	}
-	g.do("GET", "/api/sessions/a-notes/messages", nil, a).want(t, 200)
+	g.Do("GET", "/api/sessions/a-notes/messages", nil, a).Want(t, 200)
 	// /ws/chat?session_id= applies the same rule: another's session does not open, its own does.
-	ws := dialWS(t, g.base, "/ws/chat?agent=default&session_id=owner-notes", &websocket.DialOptions{HTTPHeader: bearerHeader(a)})
-	if f := ws.next(); f["type"] != "error" || f["code"] != "AGENT_INIT_FAILED" || !strings.Contains(f["message"].(string), "not owned") {
+	ws := rpctest.DialWS(t, g.Base, "/ws/chat?agent=default&session_id=owner-notes", &websocket.DialOptions{HTTPHeader: rpctest.BearerHeader(a)})
+	if f := ws.Next(); f["type"] != "error" || f["code"] != "AGENT_INIT_FAILED" || !strings.Contains(f["message"].(string), "not owned") {
 		t.Fatalf("/ws/chat into the owner's session: %v", f)
 	}
-	own := dialWS(t, g.base, "/ws/chat?agent=default&session_id=a-notes", &websocket.DialOptions{HTTPHeader: bearerHeader(a)})
-	if f := own.next(); f["type"] != "session_start" || f["resumed"] != true {
+	own := rpctest.DialWS(t, g.Base, "/ws/chat?agent=default&session_id=a-notes", &websocket.DialOptions{HTTPHeader: rpctest.BearerHeader(a)})
+	if f := own.Next(); f["type"] != "session_start" || f["resumed"] != true {
 		t.Fatalf("/ws/chat into its own session: %v", f)
 	}
 	if n := count("owner-notes"); n != before["owner-notes"] {
@@ -323,22 +304,23 @@ func TestGatewayWebhookSessionOwnership(t *testing.T) {
 	}
 
 	// Idempotency keys per device: b's key does not answer a's request; a's replay is a duplicate.
-	first := turn(a, "a-notes", "once", "X-Idempotency-Key: k1").want(t, 200)
-	if first.body["response"] == nil {
-		t.Fatalf("first use of k1: %s", first.raw)
+	first := turn(a, "a-notes", "once", "X-Idempotency-Key: k1").Want(t, 200)
+	if first.Body["response"] == nil {
+		t.Fatalf("first use of k1: %s", first.Raw)
 	}
-	if r := turn(b, "b-notes", "once too", "X-Idempotency-Key: k1").want(t, 200); r.body["status"] == "duplicate" {
-		t.Fatalf("another device's key k1 answered b: %s", r.raw)
+	if r := turn(b, "b-notes", "once too", "X-Idempotency-Key: k1").Want(t, 200); r.Body["status"] == "duplicate" {
+		t.Fatalf("another device's key k1 answered b: %s", r.Raw)
 	}
-	if r := turn(a, "a-notes", "once", "X-Idempotency-Key: k1").want(t, 200); r.body["status"] != "duplicate" || r.body["idempotent"] != true {
-		t.Fatalf("a's replay of k1: %s", r.raw)
+	if r := turn(a, "a-notes", "once", "X-Idempotency-Key: k1").Want(t, 200); r.Body["status"] != "duplicate" || r.Body["idempotent"] != true {
+		t.Fatalf("a's replay of k1: %s", r.Raw)
 	}
 }
 
 // On the socket, minting a code is the owner's too: a local user holding every device grant gets -32012
 // (admin) from pair/code and devices/rotate, so it cannot pair itself an owner-equal device.
 func TestPairCodeNeedsAdminOnSocket(t *testing.T) {
-	d := Start(t, asUser("devices:read", "devices:delete", "sessions:execute"))
+	t.Parallel()
+	d := rpctest.Start(t, asUser("devices:read", "devices:delete", "sessions:execute"))
 	u := d.Dial(t)
 	u.Initialize()
 	if data := mustError(t, call(t, u, 1, "pair/code", map[string]any{}), -32012); data["grant"] != "admin" {
@@ -352,31 +334,32 @@ func TestPairCodeNeedsAdminOnSocket(t *testing.T) {
 
 // Rotating a restricted device's token hands out a code with the same profile: rotation never widens a device.
 func TestGatewayRotateKeepsProfile(t *testing.T) {
-	d, g, code := startGateway(t, gwProfilesConfig)
-	owner := pairOnce(t, g, code)
+	t.Parallel()
+	d, g, code := rpctest.StartGateway(t, rpctest.GatewayProfilesConfig)
+	owner := rpctest.PairOnce(t, g, code)
 	ids := func() []string {
 		var out []string
-		for _, dv := range g.do("GET", "/api/devices", nil, owner).want(t, 200).body["devices"].([]any) {
+		for _, dv := range g.Do("GET", "/api/devices", nil, owner).Want(t, 200).Body["devices"].([]any) {
 			out = append(out, dv.(map[string]any)["id"].(string))
 		}
 		return out
 	}
 	ownerID := ids()[0]
-	viewer := pairWithProfile(t, d, g, "viewer")
+	viewer := rpctest.PairWithProfile(t, d, g, "viewer")
 	var viewerID string
 	for _, id := range ids() {
 		if id != ownerID {
 			viewerID = id
 		}
 	}
-	r := g.do("POST", "/api/devices/"+viewerID+"/token/rotate", nil, owner).want(t, 200)
-	next, _ := r.body["pairing_code"].(string)
+	r := g.Do("POST", "/api/devices/"+viewerID+"/token/rotate", nil, owner).Want(t, 200)
+	next, _ := r.Body["pairing_code"].(string)
 	if len(next) != 6 {
-		t.Fatalf("rotate: %s", r.raw)
+		t.Fatalf("rotate: %s", r.Raw)
 	}
-	g.do("GET", "/api/status", nil, viewer).want(t, 401)
-	again := pairOnce(t, g, next)
-	g.do("GET", "/api/status", nil, again).want(t, 200)
-	g.do("GET", "/api/devices", nil, again).want(t, 403)
-	g.do("GET", "/pair/code", nil, again).want(t, 403)
+	g.Do("GET", "/api/status", nil, viewer).Want(t, 401)
+	again := rpctest.PairOnce(t, g, next)
+	g.Do("GET", "/api/status", nil, again).Want(t, 200)
+	g.Do("GET", "/api/devices", nil, again).Want(t, 403)
+	g.Do("GET", "/pair/code", nil, again).Want(t, 403)
 }

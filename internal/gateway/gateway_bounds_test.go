@@ -1,4 +1,4 @@
-package rpctest
+package gateway_test
 
 import (
 	"bufio"
@@ -13,16 +13,18 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/zeroclaw-go/zeroclaw/internal/rpctest"
 )
 
 // gwHostPort is the gateway's host:port.
-func gwHostPort(t *testing.T, g *gw) string {
+func gwHostPort(t *testing.T, g *rpctest.Gateway) string {
 	t.Helper()
-	return strings.TrimPrefix(g.base, "http://")
+	return strings.TrimPrefix(g.Base, "http://")
 }
 
 // rawDial opens a TCP connection to the gateway, closed at the end of the test.
-func rawDial(t *testing.T, g *gw) net.Conn {
+func rawDial(t *testing.T, g *rpctest.Gateway) net.Conn {
 	t.Helper()
 	nc, err := net.DialTimeout("tcp", gwHostPort(t, g), 5*time.Second)
 	if err != nil {
@@ -62,7 +64,8 @@ func closedBy(nc net.Conn, br *bufio.Reader, timeout time.Duration) (bool, error
 // gateway.max_connections caps the open TCP connections: one past it is answered 503 and closed at accept,
 // and a slot freed by a closed connection is served again.
 func TestGatewayConnectionCap(t *testing.T) {
-	_, g, _ := startGateway(t, gwBaseConfig+"\n[gateway]\nmax_connections = 4\n")
+	t.Parallel()
+	_, g, _ := rpctest.StartGateway(t, rpctest.GatewayConfig+"\n[gateway]\nmax_connections = 4\n")
 	held := make([]net.Conn, 4)
 	for i := range held {
 		held[i] = rawDial(t, g)
@@ -115,7 +118,8 @@ func TestGatewayConnectionCap(t *testing.T) {
 // A body that trickles in slower than body_min_bytes_per_sec is cut with 408 and the connection closed, well
 // before the request timeout (60 s here); the handler is not left reading it.
 func TestGatewaySlowBodyCut(t *testing.T) {
-	_, g, _ := startGateway(t, gwBaseConfig+"\n[gateway]\nrequest_timeout_secs = 60\nbody_min_bytes_per_sec = 100\n")
+	t.Parallel()
+	_, g, _ := rpctest.StartGateway(t, rpctest.GatewayConfig+"\n[gateway]\nrequest_timeout_secs = 60\nbody_min_bytes_per_sec = 100\n")
 	nc := rawDial(t, g)
 	if _, err := io.WriteString(nc, "POST /api/pair HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"+
 		"Content-Length: 1000\r\n\r\n{"); err != nil {
@@ -145,13 +149,14 @@ func TestGatewaySlowBodyCut(t *testing.T) {
 		t.Fatalf("the connection stays open after the 408: %v", err)
 	}
 	// A body at a normal pace is unaffected.
-	g.do("POST", "/api/pair", `{"code":"x"}`).want(t, 400)
+	g.Do("POST", "/api/pair", `{"code":"x"}`).Want(t, 400)
 }
 
 // A handler that does not read the body is answered at once, and the connection closed instead of drained:
 // net/http would otherwise read up to 256 KiB of it, at the client's pace, before answering.
 func TestGatewayUnreadBodyNotDrained(t *testing.T) {
-	_, g, _ := startGateway(t, gwBaseConfig)
+	t.Parallel()
+	_, g, _ := rpctest.StartGateway(t, rpctest.GatewayConfig)
 	nc := rawDial(t, g)
 	// A declared 64 KiB body that never comes.
 	if _, err := io.WriteString(nc, "POST /pair HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Pairing-Code: 000000\r\n"+
@@ -171,8 +176,9 @@ func TestGatewayUnreadBodyNotDrained(t *testing.T) {
 // A WebSocket peer that starts a message and stalls is closed once rpc.frame_timeout_ms has passed, on /acp
 // and /ws/chat alike; an idle socket between messages is not.
 func TestGatewayWebSocketFrameDeadline(t *testing.T) {
-	_, g, code := startGateway(t, gwBaseConfig+"\n[gateway]\nwebsocket_ping_interval_secs = 0\n\n[rpc]\nframe_timeout_ms = 500\n")
-	tok := g.do("POST", "/pair", nil, "X-Pairing-Code: "+code).want(t, 200).body["token"].(string)
+	t.Parallel()
+	_, g, code := rpctest.StartGateway(t, rpctest.GatewayConfig+"\n[gateway]\nwebsocket_ping_interval_secs = 0\n\n[rpc]\nframe_timeout_ms = 500\n")
+	tok := g.Do("POST", "/pair", nil, "X-Pairing-Code: "+code).Want(t, 200).Body["token"].(string)
 	for _, route := range []struct{ path, proto string }{
 		{"/acp", "zeroclaw.acp.v1"}, {"/ws/chat?agent=default", "zeroclaw.v1"},
 	} {
@@ -199,7 +205,7 @@ func TestGatewayWebSocketFrameDeadline(t *testing.T) {
 
 // wsUpgrade upgrades a raw connection to a WebSocket on path with the subprotocol and token, and returns it
 // with its reader.
-func wsUpgrade(t *testing.T, g *gw, path, proto, token string) (net.Conn, *bufio.Reader) {
+func wsUpgrade(t *testing.T, g *rpctest.Gateway, path, proto, token string) (net.Conn, *bufio.Reader) {
 	t.Helper()
 	nc := rawDial(t, g)
 	var key [16]byte

@@ -1,4 +1,4 @@
-package rpctest
+package gateway_test
 
 import (
 	"encoding/json"
@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"runtime"
 	"testing"
+
+	"github.com/zeroclaw-go/zeroclaw/internal/rpctest"
 )
 
 // The gateway benchmarks compare a route of the real daemon's gateway with a bare net/http handler doing the
@@ -18,14 +20,14 @@ import (
 //	BenchmarkGateway64/bare_sessions    net/http answering a session list of the same size
 //	BenchmarkGateway64/api_sessions     GET /api/sessions with a bearer token (auth, the session/list method)
 func BenchmarkGateway64(b *testing.B) {
-	var banner syncBuf // the code reaches the owner on the daemon's terminal only
-	d := Start(b, WithConfig(gwBaseConfig), WithBanner(&banner))
+	var banner rpctest.SyncBuf // the code reaches the owner on the daemon's terminal only
+	d := rpctest.Start(b, rpctest.WithConfig(rpctest.GatewayConfig), rpctest.WithBanner(&banner))
 	base := d.GatewayURL(b)
-	g := newGW(b, base)
-	code := bannerCode.FindStringSubmatch(banner.String())[1]
-	token := g.do("POST", "/pair", nil, "X-Pairing-Code: "+code).want(b, 200).body["token"].(string)
-	health := g.do("GET", "/health", nil).want(b, 200).raw
-	sessions := g.do("GET", "/api/sessions", nil, "Authorization: Bearer "+token).want(b, 200).raw
+	g := rpctest.NewGateway(b, base)
+	code := rpctest.BannerCode.FindStringSubmatch(banner.String())[1]
+	token := g.Do("POST", "/pair", nil, "X-Pairing-Code: "+code).Want(b, 200).Body["token"].(string)
+	health := g.Do("GET", "/health", nil).Want(b, 200).Raw
+	sessions := g.Do("GET", "/api/sessions", nil, "Authorization: Bearer "+token).Want(b, 200).Raw
 
 	bare := func(body []byte) string {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")

@@ -1,4 +1,4 @@
-package rpctest
+package gateway_test
 
 import (
 	"fmt"
@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/zeroclaw-go/zeroclaw/internal/gateway"
+	"github.com/zeroclaw-go/zeroclaw/internal/rpctest"
 )
 
 // The security matrix (issue 20, "How to keep it so"; README "Security model"): every route the gateway
@@ -106,6 +107,7 @@ var securityMatrix = []struct {
 var matrixQuery = map[string]string{"/ws/chat": "?agent=default", "/api/config/prop": "?path=gateway.pair_rate_limit_per_minute"}
 
 func TestGatewaySecurityMatrix(t *testing.T) {
+	t.Parallel()
 	var rows []string
 	for _, r := range securityMatrix {
 		rows = append(rows, r.route)
@@ -125,10 +127,10 @@ func TestGatewaySecurityMatrix(t *testing.T) {
 		t.FailNow()
 	}
 
-	pki := newPKI(t)
-	d, g, code := startGateway(t, wssConfig(pki)+"\n[permission_profiles.viewer]\ngrants = [\"status:read\"]\n")
-	owner := pairOnce(t, g, code)
-	viewer := pairWithProfile(t, d, g, "viewer")
+	pki := rpctest.NewPKI(t)
+	d, g, code := rpctest.StartGateway(t, rpctest.WSSConfig(pki)+"\n[permission_profiles.viewer]\ngrants = [\"status:read\"]\n")
+	owner := rpctest.PairOnce(t, g, code)
+	viewer := rpctest.PairWithProfile(t, d, g, "viewer")
 	self := hostOf(g)
 	evilHost := "Host: evil.example:" + self[strings.LastIndex(self, ":")+1:]
 	evilOrigin := "Origin: http://evil.example"
@@ -152,7 +154,7 @@ func TestGatewaySecurityMatrix(t *testing.T) {
 					k, v, _ := strings.Cut(h, ": ")
 					hdr.Set(k, v)
 				}
-				_, got, _ := dialWSS(t, d.WSSAddr(t), pki, hdr)
+				_, got, _ := rpctest.DialWSS(t, d.WSSAddr(t), pki, hdr)
 				if got != c.want {
 					t.Errorf("%s × %s: %d, want %d", row.route, c.col, got, c.want)
 				}
@@ -182,17 +184,17 @@ func TestGatewaySecurityMatrix(t *testing.T) {
 			}
 			if row.route == "POST /admin/shutdown" && c.col == "owner" {
 				last = func() {
-					if r := g.do(method, path, body, hdr...); r.code != c.want {
-						t.Errorf("%s × owner: %d, want %d (%s)", row.route, r.code, c.want, r.raw)
+					if r := g.Do(method, path, body, hdr...); r.Code != c.want {
+						t.Errorf("%s × owner: %d, want %d (%s)", row.route, r.Code, c.want, r.Raw)
 					}
 				}
 				got[i] = c.want
 				continue
 			}
-			r := g.do(method, path, body, hdr...)
-			got[i] = r.code
-			if r.code != c.want {
-				t.Errorf("%s × %s: %d, want %d (%s)", row.route, c.col, r.code, c.want, r.raw)
+			r := g.Do(method, path, body, hdr...)
+			got[i] = r.Code
+			if r.Code != c.want {
+				t.Errorf("%s × %s: %d, want %d (%s)", row.route, c.col, r.Code, c.want, r.Raw)
 			}
 		}
 		if t.Failed() {

@@ -1,4 +1,4 @@
-package rpctest
+package gateway_test
 
 import (
 	"fmt"
@@ -7,14 +7,17 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/zeroclaw-go/zeroclaw/internal/rpctest"
 )
 
 // 2,000 requests from 50 clients at once, each on its own connections, half of them authenticated API calls:
 // below every limit, none fails, and /metrics counted each one.
 func TestGatewayBurst(t *testing.T) {
+	t.Parallel()
 	const clients, perClient = 50, 40
-	d, g, code := startGateway(t, gwBaseConfig)
-	auth := strings.TrimPrefix(pairOnce(t, g, code), "Authorization: ")
+	d, g, code := rpctest.StartGateway(t, rpctest.GatewayConfig)
+	auth := strings.TrimPrefix(rpctest.PairOnce(t, g, code), "Authorization: ")
 	base := d.GatewayURL(t)
 	var wg sync.WaitGroup
 	errs := make(chan string, clients*perClient)
@@ -55,12 +58,12 @@ func TestGatewayBurst(t *testing.T) {
 	if n > 0 {
 		t.Fatalf("%d of %d requests failed", n, clients*perClient)
 	}
-	m := g.do("GET", "/metrics", nil).want(t, 200)
+	m := g.Do("GET", "/metrics", nil).Want(t, 200)
 	for _, want := range []string{
 		`zeroclaw_gateway_requests_total{code="200",method="GET",route="/health"} 1000`,
 		`zeroclaw_gateway_requests_total{code="200",method="GET",route="/api/status"} 1000`,
 	} {
-		if !strings.Contains(string(m.raw), want) {
+		if !strings.Contains(string(m.Raw), want) {
 			t.Errorf("metrics lack %s", want)
 		}
 	}
