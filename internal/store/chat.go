@@ -27,6 +27,8 @@ type ChatStore struct {
 
 	counts rowCounts
 	batch  batchCounts // used only by the goroutine leading a batch of group, which holds counts.mu
+
+	imports pendingImports // the session keys a background JSONL import still fences (JSONLImport)
 }
 
 // rowCounts remembers each session's message count as the writer last committed it, so that Append learns a new
@@ -217,7 +219,7 @@ func OpenChat(ctx context.Context, path string) (*ChatStore, error) {
 		_ = d.close()
 		return nil, err
 	}
-	s := &ChatStore{d: d, batch: batchCounts{n: make(map[string]int)}}
+	s := &ChatStore{d: d, batch: batchCounts{n: make(map[string]int)}, imports: pendingImports{closed: make(chan struct{})}}
 	if s.group, err = groupcommit.New(ctx, d.w, 0, 0, groupcommit.Hooks{Begin: s.beginBatch, End: s.endBatch}); err != nil {
 		_ = d.close()
 		return nil, fmt.Errorf("store: open %s: %w", path, err)
@@ -265,6 +267,7 @@ func (s *ChatStore) Close() error {
 		return nil
 	}
 	s.closed = true
+	s.imports.close()
 	s.group.Close()
 	return s.d.close()
 }
@@ -331,7 +334,7 @@ func nullString(s string) sql.NullString { return sql.NullString{String: s, Vali
 // (replacing any row a session deleted by another writer left behind), or of an existing one that has none;
 // an existing session's owner is never changed.
 func (s *ChatStore) EnsureSession(ctx context.Context, key, agentAlias, owner string, now time.Time) (SessionMeta, bool, error) {
-	if err := s.check("ensure session", key, true); err != nil {
+	if err := s.ready(ctx, "ensure session", key, true); err != nil {
 		return SessionMeta{}, false, err
 	}
 	var (
@@ -357,7 +360,7 @@ func (s *ChatStore) EnsureSession(ctx context.Context, key, agentAlias, owner st
 // created if missing) in one transaction, and returns the message's zero-based index within the session.
 // Concurrent Appends to one session get distinct, contiguous indices.
 func (s *ChatStore) Append(ctx context.Context, key, role, content string, now time.Time) (int, error) {
-	if err := s.check("append", key, true); err != nil {
+	if err := s.ready(ctx, "append", key, true); err != nil {
 		return 0, err
 	}
 	if role == "" {
@@ -460,7 +463,7 @@ func (s *ChatStore) appendTx(ctx context.Context, tx *sql.Tx, key, role, content
 // Append(key, "user", prompt, started) does. It returns the prompt's index (-1 when prompt is ""). Either all of
 // it is stored or none.
 func (s *ChatStore) BeginTurn(ctx context.Context, key, agentAlias, owner, turnID string, started time.Time, prompt string) (int, error) {
-	if err := s.check("begin turn", key, true); err != nil {
+	if err := s.ready(ctx, "begin turn", key, true); err != nil {
 		return 0, err
 	}
 	ts := formatTime(started)
@@ -485,7 +488,7 @@ func (s *ChatStore) BeginTurn(ctx context.Context, key, agentAlias, owner, turnI
 // EndTurn stores a turn's last message and sets the session's state (as SetState(key, state, "", nil) does) in
 // one transaction, and returns the message's index. Either both are stored or neither.
 func (s *ChatStore) EndTurn(ctx context.Context, key, role, content string, now time.Time, state string) (int, error) {
-	if err := s.check("end turn", key, true); err != nil {
+	if err := s.ready(ctx, "end turn", key, true); err != nil {
 		return 0, err
 	}
 	if role == "" || state == "" {
@@ -536,7 +539,7 @@ const (
 // read newest first and reading stops at the first that does not fit, so a long history is never loaded
 // whole. total is the session's message count, start the index of the first returned message.
 func (s *ChatStore) Page(ctx context.Context, key string, limit, beforeIndex, maxBytes int) (msgs []Message, total, start int, err error) {
-	if err := s.check("page", key, false); err != nil {
+	if err := s.ready(ctx, "page", key, false); err != nil {
 		return nil, 0, 0, err
 	}
 	err = s.d.readTx(ctx, func(tx *sql.Tx) error {
@@ -591,7 +594,7 @@ func (s *ChatStore) Page(ctx context.Context, key string, limit, beforeIndex, ma
 // Message returns message index of session key and the session's message count; an index with no message
 // gives an error wrapping ErrNotFound (and still the count).
 func (s *ChatStore) Message(ctx context.Context, key string, index int) (msg Message, total int, err error) {
-	if err := s.check("message", key, false); err != nil {
+	if err := s.ready(ctx, "message", key, false); err != nil {
 		return Message{}, 0, err
 	}
 	var msgs []Message
@@ -617,7 +620,7 @@ func (s *ChatStore) Message(ctx context.Context, key string, index int) (msg Mes
 
 // All returns every message of session key, oldest first (none for an unknown session).
 func (s *ChatStore) All(ctx context.Context, key string) ([]Message, error) {
-	if err := s.check("messages", key, false); err != nil {
+	if err := s.ready(ctx, "messages", key, false); err != nil {
 		return nil, err
 	}
 	// The writer's data_version first: the cache holds only while no other connection committed (rowCounts).
@@ -687,7 +690,7 @@ func queryMessages(ctx context.Context, tx *sql.Tx, key string, start, n int) ([
 
 // Meta returns the metadata of session key, or an error wrapping ErrNotFound.
 func (s *ChatStore) Meta(ctx context.Context, key string) (SessionMeta, error) {
-	if err := s.check("meta", key, false); err != nil {
+	if err := s.ready(ctx, "meta", key, false); err != nil {
 		return SessionMeta{}, err
 	}
 	m, err := scanMeta(s.d.r.QueryRowContext(ctx, "SELECT "+metaCols+" FROM session_metadata WHERE session_key = ?", key))
@@ -762,7 +765,7 @@ func (s *ChatStore) list(ctx context.Context, query string, limit int, filter st
 // SetState records the session's turn state. An empty turnID and a nil startedAt are stored as NULL, and the
 // note of an interrupted turn is cleared. An unknown session is an error wrapping ErrNotFound.
 func (s *ChatStore) SetState(ctx context.Context, key, state, turnID string, startedAt *time.Time) error {
-	if err := s.check("set state", key, true); err != nil {
+	if err := s.ready(ctx, "set state", key, true); err != nil {
 		return err
 	}
 	if state == "" {
@@ -819,7 +822,7 @@ func (s *ChatStore) InterruptRunning(ctx context.Context) (int, error) {
 // owner in one transaction. Deleting an unknown session succeeds. Import receipts are kept: they record that a JSONL
 // source was consumed and must not be imported again.
 func (s *ChatStore) Delete(ctx context.Context, key string) error {
-	if err := s.check("delete", key, true); err != nil {
+	if err := s.ready(ctx, "delete", key, true); err != nil {
 		return err
 	}
 	s.counts.mu.Lock()
