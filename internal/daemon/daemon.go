@@ -95,7 +95,8 @@ func cutEnv(kv string) (string, string, bool) {
 }
 
 // Run starts the daemon and blocks until ctx is cancelled, a shutdown is requested over RPC, or (ephemeral) the
-// last client has left. Startup order: install lock → config → stores → listener → sessions → server.
+// last client has left. Startup order: install lock → config → stores → listener → the legacy JSONL import in
+// the background → sessions → server.
 // Shutdown order: stop accepting → cancel turns and deny approvals → drain in-flight requests (DrainTimeout, 5.5 s by default, in all) →
 // close connections (queued frames flushed) → close stores → remove the socket if it is still ours → release
 // the install lock.
@@ -177,7 +178,7 @@ func Run(ctx context.Context, opts Options) error {
 		}
 		return err
 	}
-	st, err := openStores(ctx, layout, cfg.Current(), clk.Now(), log)
+	st, err := openStores(ctx, layout, cfg.Current(), log)
 	if err != nil {
 		return stopped(err)
 	}
@@ -207,6 +208,8 @@ func Run(ctx context.Context, opts Options) error {
 		}
 		return err
 	}
+	// The endpoint is ours: the legacy JSONL sessions move in while the daemon serves (stores.startImport).
+	st.startImport(ctx, layout, clk.Now(), log)
 
 	mem := openMemory(ctx, layout, cfg.Current, cfg.OnChange, clk.Now, log)
 	defer closeMemory(mem, log)
@@ -409,7 +412,8 @@ func (d *daemon) serve(ctx context.Context) error {
 // drain cancels running turns and denies pending approvals, so their prompts answer promptly, then waits for the
 // requests in flight; ctx ends at the drain deadline, which covers both.
 func (d *daemon) drain(ctx context.Context) {
-	d.bg.stop(ctx) // scheduled jobs first: an agent job's turn ends before the sessions shut down
+	d.stores.cancelImport() // calls waiting for a legacy import's sessions go on
+	d.bg.stop(ctx)          // scheduled jobs first: an agent job's turn ends before the sessions shut down
 	d.sessions.Shutdown(ctx)
 	d.srv.Drain(ctx)
 	d.acp.Drain(ctx)
