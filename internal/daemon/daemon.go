@@ -25,8 +25,10 @@ import (
 	"github.com/zeroclaw-go/zeroclaw/internal/config"
 	"github.com/zeroclaw-go/zeroclaw/internal/gateway"
 	"github.com/zeroclaw-go/zeroclaw/internal/install"
+	"github.com/zeroclaw-go/zeroclaw/internal/install/legacy"
 	"github.com/zeroclaw-go/zeroclaw/internal/jsonrpc"
 	"github.com/zeroclaw-go/zeroclaw/internal/listen"
+	"github.com/zeroclaw-go/zeroclaw/internal/localsock"
 	"github.com/zeroclaw-go/zeroclaw/internal/logs"
 	"github.com/zeroclaw-go/zeroclaw/internal/rpc"
 	"github.com/zeroclaw-go/zeroclaw/internal/secrets"
@@ -134,8 +136,8 @@ func Run(ctx context.Context, opts Options) error {
 	cfgExists := err == nil
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		log.Warn("legacy layout not checked", "component", "install", "err", err)
-	} else if legacyVersion < install.LayoutSchemaVersion && !install.LegacyDone(layout) {
-		rep, err := install.MigrateLegacy(layout, legacyVersion, clk.Now())
+	} else if legacyVersion < legacy.LayoutSchemaVersion && !legacy.Done(layout) {
+		rep, err := legacy.Migrate(layout, legacyVersion, clk.Now())
 		rep.Log(log)
 		if err != nil {
 			log.Warn("legacy workspace not migrated; the next start retries", "component", "install", "err", err)
@@ -144,7 +146,7 @@ func Run(ctx context.Context, opts Options) error {
 		// but before the mark) is already in the current layout: mark it too, or a <install>/workspace made
 		// later would be taken for the legacy one and moved away.
 		if rep.Complete() || (!rep.Ran && err == nil && cfgExists) {
-			if err := install.MarkLegacyDone(layout); err != nil {
+			if err := legacy.MarkDone(layout); err != nil {
 				log.Warn("legacy layout migrated but not marked; the next start checks again", "component", "install", "err", err)
 			}
 		}
@@ -200,9 +202,9 @@ func Run(ctx context.Context, opts Options) error {
 		return stopped(err)
 	}
 
-	ln, err := install.Listen(endpoint)
+	ln, err := localsock.Listen(endpoint)
 	if err != nil {
-		var ie *install.InUseError
+		var ie *localsock.InUseError
 		if errors.As(err, &ie) {
 			return &RunningError{PID: ie.PID, Endpoint: endpoint}
 		}
@@ -276,7 +278,7 @@ func Run(ctx context.Context, opts Options) error {
 	// count, one drain. A daemon that cannot take it still serves the native socket.
 	d.acp = acp.New(acp.Options{Sessions: sessions, Config: cfg.Current, DaemonUID: os.Getuid(),
 		Logger: log.With("component", "acp")})
-	if d.acpLn, err = install.Listen(layout.ACPEndpoint()); err != nil {
+	if d.acpLn, err = localsock.Listen(layout.ACPEndpoint()); err != nil {
 		log.Warn("ACP endpoint not served", "component", "acp", "endpoint", layout.ACPEndpoint(), "err", err)
 		d.acpLn = nil
 	}
@@ -327,8 +329,8 @@ func (e *RunningError) Error() string {
 type daemon struct {
 	bg           *background // scheduler and control plane
 	log          *slog.Logger
-	ln           *install.Listener
-	acpLn        *install.Listener // nil when the ACP endpoint could not be taken
+	ln           *localsock.Listener
+	acpLn        *localsock.Listener // nil when the ACP endpoint could not be taken
 	conns        *listen.Server
 	srv          *rpc.Server
 	acp          *acp.Server
@@ -440,9 +442,9 @@ func (d *daemon) abort() {
 // serveACP serves one admitted ACP connection (acp.md) with the limits in force when it was accepted.
 func (d *daemon) serveACP(ctx context.Context, nc net.Conn) {
 	lim := d.limits()
-	cred, err := install.Peer(nc)
+	cred, err := localsock.Peer(nc)
 	if err != nil {
-		cred = install.PeerCred{PID: -1, UID: -1, Label: "unix:unknown"}
+		cred = localsock.PeerCred{PID: -1, UID: -1, Label: "unix:unknown"}
 		d.log.Warn("peer credentials unavailable", "component", "acp", "err", err)
 	}
 	_ = d.acp.ServeConn(ctx, nc, acp.PeerInfo{UID: cred.UID, Label: cred.Label, Transport: transportOf(cred)},
@@ -453,10 +455,10 @@ func (d *daemon) serveACP(ctx context.Context, nc net.Conn) {
 func (d *daemon) serveConn(ctx context.Context, nc net.Conn) {
 	lim := d.limits()
 	d.frames.SetLimit(int64(d.cfg.Current().RPC.MaxInflightFrameBytes))
-	cred, err := install.Peer(nc)
+	cred, err := localsock.Peer(nc)
 	if err != nil {
 		// Unknown is never uid 0: such a peer matches no user and is not the operator.
-		cred = install.PeerCred{PID: -1, UID: -1, Label: "unix:unknown"}
+		cred = localsock.PeerCred{PID: -1, UID: -1, Label: "unix:unknown"}
 		d.log.Warn("peer credentials unavailable", "component", "daemon", "err", err)
 	}
 	info := rpc.PeerInfo{PID: cred.PID, UID: cred.UID, Label: cred.Label, Transport: transportOf(cred)}
@@ -471,7 +473,7 @@ func tuiIDs(newID func() string) func() string {
 	return func() string { return "tui-" + newID() }
 }
 
-func transportOf(c install.PeerCred) auth.Transport {
+func transportOf(c localsock.PeerCred) auth.Transport {
 	if strings.HasPrefix(c.Label, "pipe:") {
 		return auth.TransportPipe
 	}
