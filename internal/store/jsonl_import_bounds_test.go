@@ -15,6 +15,8 @@ import (
 // A legacy line of 64 MiB is skipped and reported with its file and line number, never read whole: the whole
 // import allocates a small fraction of the line (runtime.MemStats.TotalAlloc bounds the peak heap), and the
 // lines around it are imported. Reading the file whole, as the import did, allocated over twice the file.
+//
+// Not parallel: it measures the allocations of the whole process.
 func TestImportJSONLBoundsLineLength(t *testing.T) {
 	s, dir := importDir(t)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
