@@ -16,10 +16,11 @@ import (
 	"github.com/zeroclaw-go/zeroclaw/internal/visible"
 )
 
-// Provider and Usage are re-exported so the session layer can name them without importing provider.
+// Provider, Usage and Message are re-exported so the session layer can name them without importing provider.
 type (
 	Provider = provider.Provider
 	Usage    = provider.Usage
+	Message  = provider.Message
 )
 
 // EncodedLen and EncodedPrefix measure text as a JSON string on the wire (see provider.EncodedLen); the session
@@ -40,7 +41,7 @@ var (
 	ErrDisabledAgent = errors.New("agent: agent is disabled")
 	// ErrUnknownProvider reports a model_provider reference absent from providers.models.
 	ErrUnknownProvider = errors.New("agent: unknown model provider")
-	// ErrNoElicitation is what an Elicit function returns when its client cannot answer questions.
+	// ErrNoElicitation is what Events.Elicit returns when its client cannot answer questions.
 	ErrNoElicitation = errors.New("agent: client cannot answer questions")
 )
 
@@ -181,15 +182,11 @@ func NewProvider(cfg *config.Config, ref string) (Provider, error) {
 	return p, nil
 }
 
-// Elicit sends an elicitation/create request to the client and returns its answer. It returns an error
-// wrapping ErrNoElicitation when the client did not declare the capability.
-type Elicit func(ctx context.Context, p api.ElicitationParams) (api.ElicitationResult, error)
-
-// elicitAsker implements tools.Asker over an Elicit function.
+// elicitAsker implements tools.Asker over Events.Elicit.
 type elicitAsker struct {
 	sessionID string
 	timeout   time.Duration
-	elicit    Elicit
+	elicit    func(ctx context.Context, p api.ElicitationParams) (api.ElicitationResult, error)
 }
 
 // Ask puts the question as a form with one required string field "answer" (an enum when choices are given).

@@ -33,6 +33,8 @@ import (
 	"github.com/zeroclaw-go/zeroclaw/internal/rpc"
 	"github.com/zeroclaw-go/zeroclaw/internal/secrets"
 	"github.com/zeroclaw-go/zeroclaw/internal/session"
+	"github.com/zeroclaw-go/zeroclaw/internal/skills"
+	"github.com/zeroclaw-go/zeroclaw/internal/workspace"
 )
 
 // DrainTimeout is how long shutdown waits for in-flight requests before closing connections (protocol.md §2.1).
@@ -234,7 +236,7 @@ func Run(ctx context.Context, opts Options) error {
 		NewProvider: opts.NewProvider,
 		Memory:      mem,
 		Cron:        bg.tools,
-		Delegate:    bg.deleg.forAgent,
+		Delegate:    bg.deleg.ForAgent,
 	})
 	if err := bg.start(ctx, cfg, sessions); err != nil {
 		_ = ln.Close()
@@ -263,6 +265,8 @@ func Run(ctx context.Context, opts Options) error {
 		ConfigManager: cfg,
 		Sessions:      sessions,
 		Memory:        mem,
+		Skills:        skills.NewCatalog(skills.CatalogOptions{Config: cfg.Current, InstallRoot: layout.Root, Now: clk.Now, Logger: log}),
+		Personality:   workspace.NewPersonality(cfg.Current, layout.Root),
 		FrameBudget:   d.frames,
 		Clock:         clk,
 		NewTUIID:      tuiIDs(opts.NewID),

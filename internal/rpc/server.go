@@ -23,6 +23,7 @@ import (
 	"github.com/zeroclaw-go/zeroclaw/internal/session"
 	"github.com/zeroclaw-go/zeroclaw/internal/skills"
 	"github.com/zeroclaw-go/zeroclaw/internal/upload"
+	"github.com/zeroclaw-go/zeroclaw/internal/workspace"
 )
 
 // Info describes the running daemon for status and initialize.
@@ -71,6 +72,10 @@ type Options struct {
 	Costs *cost.Tracker
 	// Pairing serves pair/code and devices/*; nil leaves those methods out.
 	Pairing *pairing.Manager
+	// Skills serves skills/*; nil leaves those methods out.
+	Skills *skills.Catalog
+	// Personality serves personality/*; nil leaves those methods out.
+	Personality *workspace.Personality
 
 	// Gateway reports the HTTP gateway's state for status; nil (or a nil result) leaves status.gateway out.
 	// Must not block; the value returned is never modified, so status compares it with the one it cached.
@@ -141,9 +146,11 @@ func New(opts Options) *Server {
 	s.registerAgents(opts.ConfigManager, opts.Sessions)
 	s.registerSessionMeta(opts.Sessions)
 	s.registerMemory(opts.Memory)
-	if opts.Config != nil && opts.Info.ConfigDir != "" {
-		s.registerPersonality(opts.Config, opts.Info.ConfigDir) // the config dir is the install root
-		s.registerSkills(opts.Config, opts.Info.ConfigDir, opts.Clock)
+	if opts.Personality != nil {
+		s.registerPersonality(opts.Personality)
+	}
+	if opts.Skills != nil {
+		s.registerSkills(opts.Skills)
 	}
 	if opts.Cron != nil {
 		s.registerCron(opts.Cron)

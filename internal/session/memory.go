@@ -62,6 +62,12 @@ func (m *Manager) memoryFor(ctx context.Context, s *session, o Owner, turnID str
 	return &turnMemory{m: m, h: h, turnID: turnID, sessionID: s.key, access: m.memoryAccess(s, o)}, nil
 }
 
+// equip gives turn tr this memory: the recall and the auto-save (agent.MemoryHook), and the memory_* tools,
+// which act with the access of the principal the turn runs for.
+func (t *turnMemory) equip(tr *agent.Turn) {
+	tr.Memory, tr.ToolEnv.Memory, tr.ToolEnv.MemoryAccess = t, t.h, t.access
+}
+
 // Context implements agent.MemoryHook. RPC turns recall across the agent's sessions and leave conversation
 // memories out, as upstream does for a turn without a memory session.
 func (t *turnMemory) Context(ctx context.Context, message string) string {

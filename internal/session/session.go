@@ -13,13 +13,14 @@ import (
 	"github.com/zeroclaw-go/zeroclaw/internal/api"
 	"github.com/zeroclaw-go/zeroclaw/internal/auth"
 	"github.com/zeroclaw-go/zeroclaw/internal/clock"
+	"github.com/zeroclaw-go/zeroclaw/internal/journal"
 )
 
-// Turn states stored in session_metadata.state.
+// Turn states stored in session_metadata.state (the journal's).
 const (
-	stateIdle    = "idle"
-	stateRunning = "running"
-	stateError   = "error"
+	stateIdle    = journal.StateIdle
+	stateRunning = journal.StateRunning
+	stateError   = journal.StateError
 )
 
 // session is one live session: its actor queue, the turns in it and their pending approvals.

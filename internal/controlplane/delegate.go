@@ -1,4 +1,4 @@
-package daemon
+package controlplane
 
 import (
 	"context"
@@ -15,44 +15,73 @@ import (
 
 	"github.com/zeroclaw-go/zeroclaw/internal/clock"
 	"github.com/zeroclaw-go/zeroclaw/internal/config"
-	"github.com/zeroclaw-go/zeroclaw/internal/controlplane"
-	"github.com/zeroclaw-go/zeroclaw/internal/session"
 	"github.com/zeroclaw-go/zeroclaw/internal/tools"
 )
 
-// delegations runs the delegate tool's work: a task handed to another agent runs as one unattended turn of
+// Turns runs the turns of delegated tasks: the daemon's session manager.
+type Turns interface {
+	// RunUnattended runs one unattended turn of t.Agent in a session of its own and returns the reply.
+	RunUnattended(ctx context.Context, t DelegateTurn) (string, error)
+}
+
+// DelegateTurn is one delegated task's turn.
+type DelegateTurn struct {
+	Agent, SessionID, Prompt string
+	ExcludedTools            []string // tools the turn is not offered
+}
+
+// DelegateOptions configure Delegations. Plane and Config are required.
+type DelegateOptions struct {
+	Plane       *Plane
+	Config      func() *config.Config
+	InstallRoot string // agents' default workspaces are under it
+	Clock       clock.Clock
+	Logger      *slog.Logger
+}
+
+// Delegations runs the delegate tool's work: a task handed to another agent runs as one unattended turn of
 // that agent (its model, tools and risk profile; it may not delegate further). A background task is a
 // control-plane task (kind "delegate") whose result file, <caller workspace>/delegate_results/<task id>.json,
 // says running until the turn ends; a daemon that dies first leaves it running, and reads then show the
-// control plane's lost.
-type delegations struct {
-	plane *controlplane.Plane
+// control plane's lost. Its methods are safe for concurrent use; Start is called once, before any turn runs,
+// and Stop waits for the background tasks.
+type Delegations struct {
+	plane *Plane
 	cfg   func() *config.Config
 	root  string
 	clk   clock.Clock
 	log   *slog.Logger
 
-	wg       sync.WaitGroup // every background task
-	mu       sync.Mutex     // guards the fields below
-	sessions *session.Manager
-	runCtx   context.Context // cancelled by stop; background turns derive from it
-	cancel   context.CancelFunc
-	closed   bool
+	wg     sync.WaitGroup // every background task
+	mu     sync.Mutex     // guards the fields below
+	turns  Turns
+	runCtx context.Context // cancelled by Stop; background turns derive from it
+	cancel context.CancelFunc
+	closed bool
+}
+
+// NewDelegations returns the delegate tool's domain, not started: until Start, delegations fail.
+func NewDelegations(o DelegateOptions) *Delegations {
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &Delegations{plane: o.Plane, cfg: o.Config, root: o.InstallRoot, clk: clock.OrReal(o.Clock), log: o.Logger}
 }
 
 // delegateExcluded are the tools a delegated turn is not offered: no delegation chains.
 var delegateExcluded = []string{tools.NameDelegate}
 
-// start lets background tasks run on sessions; ctx's values (not its end) carry into them.
-func (d *delegations) start(ctx context.Context, sessions *session.Manager) {
+// Start lets tasks run their turns on turns; ctx's values (not its end) carry into background tasks.
+func (d *Delegations) Start(ctx context.Context, turns Turns) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	d.sessions = sessions
+	d.turns = turns
 	d.runCtx, d.cancel = context.WithCancel(context.WithoutCancel(ctx))
 }
 
-// stop cancels the background tasks (each is recorded as cancelled) and waits for them until ctx ends.
-func (d *delegations) stop(ctx context.Context) {
+// Stop cancels the background tasks (each is recorded as cancelled) and waits for them until ctx ends; no
+// task starts after it.
+func (d *Delegations) Stop(ctx context.Context) {
 	d.mu.Lock()
 	d.closed = true
 	cancel := d.cancel
@@ -69,9 +98,9 @@ func (d *delegations) stop(ctx context.Context) {
 	}
 }
 
-// forAgent is the delegate tool's view for caller's turns, or nil when its risk profile does not allow
+// ForAgent is the delegate tool's view for caller's turns, or nil when its risk profile does not allow
 // delegation (the tool is then not offered).
-func (d *delegations) forAgent(caller string) tools.Delegator {
+func (d *Delegations) ForAgent(caller string) tools.Delegator {
 	if !d.cfg().DelegationAllowed(caller) {
 		return nil
 	}
@@ -79,7 +108,7 @@ func (d *delegations) forAgent(caller string) tools.Delegator {
 }
 
 // workspace is the agent's workspace directory, as agent.Resolve computes it.
-func (d *delegations) workspace(cfg *config.Config, alias string) string {
+func (d *Delegations) workspace(cfg *config.Config, alias string) string {
 	ws := cfg.Agents[alias].Workspace.Path
 	if ws == "" {
 		ws = filepath.Join(d.root, "agents", alias, "workspace")
@@ -90,14 +119,14 @@ func (d *delegations) workspace(cfg *config.Config, alias string) string {
 	return ws
 }
 
-func wireResult(r controlplane.DelegateResult) tools.DelegateResult {
+func wireResult(r DelegateResult) tools.DelegateResult {
 	return tools.DelegateResult{TaskID: r.TaskID, Agent: r.Agent, Status: r.Status, Output: r.Output, Error: r.Error,
 		StartedAt: r.StartedAt, FinishedAt: r.FinishedAt}
 }
 
 // delegator is one calling agent's Delegator.
 type delegator struct {
-	d      *delegations
+	d      *Delegations
 	caller string
 }
 
@@ -105,12 +134,12 @@ func (g delegator) Targets() []string { return g.d.cfg().DelegateTargets(g.calle
 
 func (g delegator) Run(ctx context.Context, agent, prompt string) (string, string, error) {
 	g.d.mu.Lock()
-	sessions := g.d.sessions
+	turns := g.d.turns
 	g.d.mu.Unlock()
-	if sessions == nil {
+	if turns == nil {
 		return "", "", errors.New("the daemon is not running turns yet")
 	}
-	reply, err := sessions.RunUnattended(ctx, session.Unattended{Agent: agent, SessionID: "delegate-" + controlplane.NewUUID(),
+	reply, err := turns.RunUnattended(ctx, DelegateTurn{Agent: agent, SessionID: "delegate-" + NewUUID(),
 		Prompt: prompt, ExcludedTools: delegateExcluded})
 	return modelOf(g.d.cfg(), agent), reply, err
 }
@@ -128,11 +157,11 @@ func modelOf(cfg *config.Config, agent string) string {
 func (g delegator) Start(ctx context.Context, agent, prompt string) (string, error) {
 	d := g.d
 	d.mu.Lock()
-	if d.closed || d.sessions == nil {
+	if d.closed || d.turns == nil {
 		d.mu.Unlock()
 		return "", errors.New("the daemon is stopping")
 	}
-	sessions, runCtx := d.sessions, d.runCtx
+	turns, runCtx := d.turns, d.runCtx
 	d.wg.Add(1)
 	d.mu.Unlock()
 	started := false
@@ -143,36 +172,36 @@ func (g delegator) Start(ctx context.Context, agent, prompt string) (string, err
 	}()
 
 	cfg := d.cfg()
-	id, ws, now := controlplane.NewUUID(), d.workspace(cfg, g.caller), d.clk.Now()
+	id, ws, now := NewUUID(), d.workspace(cfg, g.caller), d.clk.Now()
 	if err := d.plane.Begin(ctx, id, "delegate", agent, "delegate:"+g.caller, now); err != nil {
 		return "", err
 	}
-	res := controlplane.DelegateResult{TaskID: id, Agent: agent, Status: controlplane.ResultRunning, StartedAt: stamp(now)}
-	if err := controlplane.WriteResult(ws, res); err != nil {
+	res := DelegateResult{TaskID: id, Agent: agent, Status: ResultRunning, StartedAt: stamp(now)}
+	if err := WriteResult(ws, res); err != nil {
 		_ = d.plane.End(context.WithoutCancel(ctx), id, "failed", "", err.Error())
 		return "", err
 	}
 	started = true
 	go func() {
 		defer d.wg.Done()
-		reply, err := sessions.RunUnattended(runCtx, session.Unattended{Agent: agent, SessionID: "delegate-" + id,
+		reply, err := turns.RunUnattended(runCtx, DelegateTurn{Agent: agent, SessionID: "delegate-" + id,
 			Prompt: prompt, ExcludedTools: delegateExcluded})
-		status, errText := controlplane.ResultCompleted, ""
+		status, errText := ResultCompleted, ""
 		switch {
 		case err != nil && runCtx.Err() != nil:
-			status, errText = controlplane.ResultCancelled, "cancelled: the daemon stopped while the task was running"
+			status, errText = ResultCancelled, "cancelled: the daemon stopped while the task was running"
 		case err != nil:
-			status, errText = controlplane.ResultFailed, fmt.Sprintf("Agent '%s' failed: %v", agent, err)
+			status, errText = ResultFailed, fmt.Sprintf("Agent '%s' failed: %v", agent, err)
 		}
 		end := stamp(d.clk.Now())
 		res.Status, res.FinishedAt = status, &end
-		if status == controlplane.ResultCompleted {
+		if status == ResultCompleted {
 			res.Output = &reply
 		} else {
 			res.Error = &errText
 		}
 		durable := context.WithoutCancel(runCtx)
-		if err := controlplane.WriteResult(ws, res); err != nil {
+		if err := WriteResult(ws, res); err != nil {
 			d.log.Warn("delegate result not written", "component", "delegate", "task", id, "err", err)
 		}
 		if err := d.plane.End(durable, id, status, reply, errText); err != nil {

@@ -1,4 +1,4 @@
-package agent
+package journal
 
 import (
 	"encoding/json"
@@ -51,11 +51,19 @@ func EncodeSnapshot(msgs []provider.Message) string {
 	return string(b)
 }
 
+// rawInput returns args as a JSON value: "{}" when they are missing or not JSON.
+func rawInput(args json.RawMessage) json.RawMessage {
+	if len(args) == 0 || !json.Valid(args) {
+		return json.RawMessage("{}")
+	}
+	return args
+}
+
 // DecodeSnapshot parses a stored snapshot. Messages of a role no provider takes are dropped.
 func DecodeSnapshot(snapshot string) ([]provider.Message, error) {
 	var in []snapshotMessage
 	if err := json.Unmarshal([]byte(snapshot), &in); err != nil {
-		return nil, fmt.Errorf("agent: decode context snapshot: %w", err)
+		return nil, fmt.Errorf("journal: decode context snapshot: %w", err)
 	}
 	out := make([]provider.Message, 0, len(in))
 	for _, sm := range in {

@@ -1,4 +1,4 @@
-package agent
+package journal
 
 import (
 	"context"
@@ -42,6 +42,18 @@ type storedResult struct {
 
 type storedResultRow struct {
 	Result *storedResult `json:"zeroclaw_tool_result"`
+}
+
+// ChatContent returns the stored content of message m in the chat store (its role is m.Role); failed marks a
+// tool result that reports a failure.
+func ChatContent(m provider.Message, failed bool) string {
+	switch {
+	case m.Role == provider.RoleAssistant && len(m.ToolCalls) > 0:
+		return EncodeToolCalls(m.Content, m.ToolCalls)
+	case m.Role == provider.RoleTool:
+		return EncodeToolResult(m.ToolCallID, m.Name, m.Content, failed)
+	}
+	return m.Content
 }
 
 // EncodeToolCalls returns the stored content of an assistant message that called tools.
@@ -142,13 +154,14 @@ func DecodeHistory(rows []store.Message) []provider.Message {
 	return out
 }
 
-// LoadHistory reads session id's stored messages and decodes them with DecodeHistory.
+// LoadHistory reads the stored messages of the chat session stored under key and decodes them with
+// DecodeHistory.
 func LoadHistory(ctx context.Context, chat interface {
 	All(ctx context.Context, key string) ([]store.Message, error)
-}, id string) ([]provider.Message, error) {
-	rows, err := chat.All(ctx, id)
+}, key string) ([]provider.Message, error) {
+	rows, err := chat.All(ctx, key)
 	if err != nil {
-		return nil, fmt.Errorf("agent: load history %s: %w", id, err)
+		return nil, fmt.Errorf("journal: load history %s: %w", key, err)
 	}
 	return DecodeHistory(rows), nil
 }

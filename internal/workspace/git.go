@@ -1,27 +1,17 @@
-package session
+package workspace
 
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"os"
 	"path/filepath"
 	"strings"
-
-	"github.com/zeroclaw-go/zeroclaw/internal/api"
 )
 
-// GitBranch reports the git branch and short HEAD hash of the live session's workspace (upstream's
-// session/git_branch): the repository is the workspace or the nearest directory above it with a .git. It reads
-// git's files and never runs git. Outside a repository both are empty.
-func (m *Manager) GitBranch(_ context.Context, o Owner, id string) (api.SessionGitBranchResult, error) {
-	s, err := m.owned(o, id)
-	if err != nil {
-		return api.SessionGitBranchResult{}, err
-	}
-	branch, hash := gitHead(s.workspace)
-	return api.SessionGitBranchResult{SessionID: id, Branch: branch, Hash: hash}, nil
-}
+// GitHead reports the git branch and short HEAD hash of the repository dir is in: dir or the nearest directory
+// above it with a .git (upstream's session/git_branch). It reads git's files and never runs git. Outside a
+// repository both are empty; see gitHead for the details.
+func GitHead(dir string) (branch, hash string) { return gitHead(dir) }
 
 // shortHashLen is how many hex digits of a commit hash are reported.
 const shortHashLen = 7

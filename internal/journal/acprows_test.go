@@ -1,4 +1,4 @@
-package agent
+package journal
 
 import (
 	"encoding/json"
@@ -10,24 +10,31 @@ import (
 )
 
 // What a turn with two tool calls (one failed) appends, recorded in the ACP shape and decoded back, is the same
-// conversation DecodeHistory builds from the chat rows.
-func TestTurnRecorderRoundTrip(t *testing.T) {
+// conversation DecodeHistory builds from the chat rows of the same turn.
+func TestRecorderRoundTrip(t *testing.T) {
 	calls := []provider.ToolCall{
 		{ID: "c1", Name: "shell", Arguments: json.RawMessage(`{"command":"ls"}`)},
 		{ID: "c2", Name: "file_read", Arguments: json.RawMessage(`{"path":"x"}`)},
 	}
-	rows := []store.Message{
-		{Role: provider.RoleUser, Content: "look around"},
-		{Role: provider.RoleAssistant, Content: EncodeToolCalls("let me see", calls)},
-		{Role: provider.RoleTool, Content: EncodeToolResult("c1", "shell", "a\nb", false)},
-		{Role: provider.RoleTool, Content: EncodeToolResult("c2", "file_read", "no such file", true)},
-		{Role: provider.RoleAssistant, Content: "done"},
+	turn := []struct {
+		m      provider.Message
+		failed bool
+	}{
+		{m: provider.Message{Role: provider.RoleUser, Content: "look around"}},
+		{m: provider.Message{Role: provider.RoleAssistant, Content: "let me see", ToolCalls: calls}},
+		{m: provider.Message{Role: provider.RoleTool, ToolCallID: "c1", Name: "shell", Content: "a\nb"}},
+		{m: provider.Message{Role: provider.RoleTool, ToolCallID: "c2", Name: "file_read", Content: "no such file"}, failed: true},
+		{m: provider.Message{Role: provider.RoleAssistant, Content: "done"}},
 	}
-	var r TurnRecorder
-	for _, row := range rows {
-		if err := r.Append(t.Context(), row.Role, row.Content); err != nil {
-			t.Fatal(err)
+	var r Recorder
+	var rows []store.Message
+	for _, e := range turn {
+		if e.m.Role == provider.RoleTool {
+			r.AddResult(e.m, e.failed)
+		} else {
+			r.Add(e.m)
 		}
+		rows = append(rows, store.Message{Role: e.m.Role, Content: ChatContent(e.m, e.failed)})
 	}
 	got := r.Messages()
 	want := []store.ACPMessage{
