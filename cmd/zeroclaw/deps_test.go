@@ -22,16 +22,17 @@ const module = "github.com/zeroclaw-go/zeroclaw/"
 // layoutOSes.
 var imports = map[string][]string{
 	"cmd/zeroclaw":                       {"internal/cli"},
-	"internal/cli":                       {"internal/daemon", "internal/api", "internal/atomicfile", "internal/jsonrpc", "internal/install", "internal/localsock", "internal/config", "internal/secrets", "internal/visible", "internal/service", "internal/backup", "internal/doctor", "internal/cost", "internal/cron", "internal/logs", "internal/store", "internal/skills", "github.com/peterh/liner"},
-	"internal/daemon":                    {"internal/acp", "internal/api", "internal/auth", "internal/clock", "internal/controlplane", "internal/cost", "internal/cron", "internal/gateway", "internal/jsonrpc", "internal/listen", "internal/logs", "internal/memory", "internal/pairing", "internal/provider", "internal/rpc", "internal/install", "internal/install/legacy", "internal/localsock", "internal/config", "internal/secrets", "internal/session", "internal/skills", "internal/store", "internal/tools", "internal/workspace", "internal/doctor"},
-	"internal/gateway":                   {"internal/api", "internal/auth", "internal/clock", "internal/config", "internal/jsonrpc", "internal/logs", "internal/pairing", "github.com/coder/websocket", "github.com/prometheus/client_golang/prometheus", "github.com/prometheus/client_golang/prometheus/promhttp"},
+	"internal/cli":                       {"internal/daemon", "internal/api", "internal/jsonrpc", "internal/install", "internal/localsock", "internal/config", "internal/secrets", "internal/visible", "internal/service", "internal/backup", "internal/doctor", "internal/cost", "internal/cron", "internal/logs", "internal/store", "internal/skills", "internal/cli/chat", "internal/cli/client", "internal/cli/hint"},
+	"internal/daemon":                    {"internal/acp", "internal/api", "internal/auth", "internal/clock", "internal/controlplane", "internal/cost", "internal/cron", "internal/errmap", "internal/gateway", "internal/router", "internal/jsonrpc", "internal/listen", "internal/logs", "internal/memory", "internal/pairing", "internal/provider", "internal/rpc", "internal/install", "internal/install/legacy", "internal/localsock", "internal/config", "internal/secrets", "internal/session", "internal/skills", "internal/store", "internal/tools", "internal/workspace", "internal/doctor"},
+	"internal/gateway":                   {"internal/api", "internal/auth", "internal/clock", "internal/config", "internal/errmap", "internal/jsonrpc", "internal/router", "internal/logs", "internal/pairing", "github.com/coder/websocket", "github.com/prometheus/client_golang/prometheus", "github.com/prometheus/client_golang/prometheus/promhttp"},
 	"internal/pairing":                   {"internal/clock", "internal/config", "internal/store"},
 	"internal/listen":                    {"internal/api", "internal/jsonrpc"},
-	"internal/acp":                       {"internal/api", "internal/auth", "internal/jsonrpc", "internal/router", "internal/config", "internal/session", "internal/store", "internal/upload", "internal/visible"},
-	"internal/rpc":                       {"internal/api", "internal/auth", "internal/clock", "internal/cost", "internal/cron", "internal/jsonrpc", "internal/logs", "internal/memory", "internal/pairing", "internal/router", "internal/config", "internal/session", "internal/store", "internal/upload", "internal/skills", "internal/workspace"},
+	"internal/acp":                       {"internal/api", "internal/auth", "internal/errmap", "internal/jsonrpc", "internal/router", "internal/config", "internal/session", "internal/store", "internal/upload", "internal/visible"},
+	"internal/rpc":                       {"internal/api", "internal/auth", "internal/clock", "internal/cost", "internal/cron", "internal/errmap", "internal/jsonrpc", "internal/logs", "internal/memory", "internal/pairing", "internal/router", "internal/config", "internal/session", "internal/store", "internal/upload", "internal/skills", "internal/workspace"},
 	"internal/service":                   {"internal/atomicfile"},
 	"cmd/zcbench":                        {"internal/rpctest/ndjson", "github.com/pelletier/go-toml/v2", "modernc.org/sqlite"},
 	"internal/router":                    {"internal/jsonrpc"},
+	"internal/errmap":                    {"internal/api", "internal/config", "internal/cron", "internal/jsonrpc", "internal/logs", "internal/memory", "internal/pairing", "internal/session", "internal/skills", "internal/upload", "internal/workspace"},
 	"internal/auth":                      {"internal/config"},
 	"internal/session":                   {"internal/api", "internal/agent", "internal/auth", "internal/clock", "internal/cost", "internal/journal", "internal/logs", "internal/memory", "internal/store", "internal/config", "internal/skills", "internal/tools", "internal/workspace"},
 	"internal/upload":                    {"internal/api", "internal/atomicfile", "internal/clock", "internal/dbfile"},
@@ -67,6 +68,9 @@ var imports = map[string][]string{
 	"internal/rpctest/ndjson":            {},
 	"internal/e2e":                       {},
 	"scripts/startup":                    {},
+	"internal/cli/chat":                  {"internal/cli/client", "internal/cli/hint", "internal/api", "internal/atomicfile", "internal/jsonrpc", "internal/visible", "github.com/peterh/liner"},
+	"internal/cli/client":                {"internal/api", "internal/jsonrpc"},
+	"internal/cli/hint":                  {},
 }
 
 // layoutOSes are the targets whose files are checked; each has files built for it alone.

@@ -63,7 +63,6 @@ func (d *daemon) startGateway(ctx context.Context, opts Options, pm *pairing.Man
 			return d.srv.Call(ctx, rpc.Caller{Principal: id.Principal, Resolve: id.Resolve, Label: id.Label,
 				Transport: auth.TransportHTTP}, method, params)
 		},
-		NotFound: rpc.NotFound,
 		Reload: func(ctx context.Context) error {
 			_, err := d.cfg.Reload(ctx)
 			return err

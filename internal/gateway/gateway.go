@@ -53,9 +53,6 @@ type Options struct {
 	Config   func() *config.Config // the live config; read per request
 	Pairing  *pairing.Manager
 	Dispatch Dispatcher
-	// NotFound reports whether a Dispatch error says the thing a request names does not exist (answered 404,
-	// as upstream's REST routes do, whatever its JSON-RPC code); nil: only the not-found codes are 404.
-	NotFound func(error) bool
 	// Reload re-reads the config and applies it (POST /admin/reload); nil answers 503.
 	Reload func(ctx context.Context) error
 	// Shutdown asks the daemon to stop (POST /admin/shutdown); must not block.

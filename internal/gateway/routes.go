@@ -11,6 +11,7 @@ import (
 	"github.com/zeroclaw-go/zeroclaw/internal/api"
 	"github.com/zeroclaw-go/zeroclaw/internal/auth"
 	"github.com/zeroclaw-go/zeroclaw/internal/config"
+	"github.com/zeroclaw-go/zeroclaw/internal/errmap"
 	"github.com/zeroclaw-go/zeroclaw/internal/jsonrpc"
 	"github.com/zeroclaw-go/zeroclaw/internal/pairing"
 )
@@ -243,31 +244,11 @@ func (s *Server) writeRPCError(w http.ResponseWriter, err error) {
 		writeError(w, http.StatusInternalServerError, "Internal error")
 		return
 	}
-	status := statusOf(je.Code)
-	if s.o.NotFound != nil && s.o.NotFound(err) {
-		status = http.StatusNotFound
-	}
-	writeJSON(w, status, map[string]any{"error": je.Message, "code": je.Code})
+	writeJSON(w, errmap.HTTPStatus(err), map[string]any{"error": je.Message, "code": je.Code})
 }
 
-// statusOf maps a JSON-RPC error code to an HTTP status.
-func statusOf(code int) int {
-	switch code {
-	case api.CodeAuthRequired:
-		return http.StatusUnauthorized
-	case api.CodeForbidden, api.CodeSessionNotOwned:
-		return http.StatusForbidden
-	case api.CodeInvalidParams, api.CodeInvalidRequest, api.CodeParseError:
-		return http.StatusBadRequest
-	case api.CodeSessionNotFound, api.CodeMethodNotFound, api.CodeFsNotFound:
-		return http.StatusNotFound
-	case api.CodeSessionBusy, api.CodePreconditionFailed:
-		return http.StatusConflict
-	case api.CodeSessionLimitReached:
-		return http.StatusTooManyRequests
-	}
-	return http.StatusInternalServerError
-}
+// statusOf maps a JSON-RPC error code to an HTTP status (the shared table's, for an error no domain row names).
+func statusOf(code int) int { return errmap.StatusOf(code) }
 
 func noParams(*http.Request) (json.RawMessage, error) { return nil, nil }
 

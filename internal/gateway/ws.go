@@ -8,63 +8,47 @@ import (
 	"net/http"
 	"os"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/coder/websocket"
 
 	"github.com/zeroclaw-go/zeroclaw/internal/jsonrpc"
+	"github.com/zeroclaw-go/zeroclaw/internal/router"
 )
 
-// wsState tracks the WebSocket connections the gateway has upgraded. net/http forgets a connection once it is
-// hijacked, so Shutdown would neither end nor wait for them: each one registers here, and shutdown cancels
-// their contexts (which closes the sockets) and waits for their handlers. mu guards the fields below it.
+// wsState tracks the WebSocket connections the gateway has upgraded, on the skeleton every protocol server
+// shares (router.Peers). net/http forgets a connection once it is hijacked, so Shutdown would neither end nor
+// wait for them: each one registers here, and shutdown cancels their contexts (which closes the sockets) and
+// waits for their handlers.
 type wsState struct {
-	wg sync.WaitGroup
-
-	mu      sync.Mutex
-	closed  bool
-	cancels map[*context.CancelFunc]struct{}
+	conns router.Peers[struct{}]
 }
 
 // track derives the context a WebSocket connection is served with: it ends with the request or at shutdown.
 // ok is false once shutdown began. The caller must call done when the connection is over.
 func (w *wsState) track(parent context.Context) (ctx context.Context, done func(), ok bool) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.closed {
+	// The handler counts as work in flight before it registers, so a shutdown that closed the registry after
+	// the count began still waits for it (its registration is refused, or its context cancelled).
+	w.conns.Begin()
+	ctx, cancel := context.WithCancel(parent)
+	id := router.NewConnID()
+	if !w.conns.Add(id, struct{}{}, cancel) {
+		cancel()
+		w.conns.End()
 		return nil, nil, false
 	}
-	if w.cancels == nil {
-		w.cancels = map[*context.CancelFunc]struct{}{}
-	}
-	ctx, cancel := context.WithCancel(parent)
-	w.cancels[&cancel] = struct{}{}
-	w.wg.Add(1)
 	return ctx, func() {
 		cancel()
-		w.mu.Lock()
-		delete(w.cancels, &cancel)
-		w.mu.Unlock()
-		w.wg.Done()
+		w.conns.Remove(id)
+		w.conns.End()
 	}, true
 }
 
 // shutdown ends every tracked connection and waits for their handlers (or ctx).
 func (w *wsState) shutdown(ctx context.Context) {
-	w.mu.Lock()
-	w.closed = true
-	for c := range w.cancels {
-		(*c)()
-	}
-	w.mu.Unlock()
-	done := make(chan struct{})
-	go func() { w.wg.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-ctx.Done():
-	}
+	w.conns.Close()
+	_ = w.conns.Drain(ctx)
 }
 
 // upgrade accepts a WebSocket upgrade counted by s.ws (answered 503 once the gateway is shutting down) and runs

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"strings"
 
 	"github.com/zeroclaw-go/zeroclaw/internal/api"
@@ -163,15 +162,4 @@ func scheduleParam(raw json.RawMessage, tz string, cur *api.CronSchedule, clearT
 		return api.CronSchedule{}, router.InvalidParams("invalid params: schedule: " + err.Error())
 	}
 	return sc, nil
-}
-
-// cronCode maps the cron domain's sentinels (domainCode).
-func cronCode(err error) int {
-	switch {
-	case errors.Is(err, cron.ErrNotFound), errors.Is(err, cron.ErrInvalid), errors.Is(err, cron.ErrSchedule):
-		return api.CodeInvalidParams
-	case errors.Is(err, cron.ErrBusy):
-		return api.CodeSessionBusy
-	}
-	return 0
 }

@@ -189,9 +189,7 @@ func (s *Server) health(_ context.Context, _ *Peer, _ *noParams) (api.HealthResu
 
 func (s *Server) tuiList(_ context.Context, _ *Peer, _ *noParams) (api.TUIListResult, error) {
 	out := api.TUIListResult{TUIs: []api.TUIInfo{}}
-	peers := s.Peers()
-	slices.SortFunc(peers, func(a, b *Peer) int { return int(a.ID) - int(b.ID) })
-	for _, p := range peers {
+	for _, p := range s.Peers() { // in the order they connected
 		if !p.Initialized() {
 			continue
 		}

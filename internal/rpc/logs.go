@@ -68,7 +68,7 @@ func (s *Server) registerLogs(h *logs.Hub) {
 		}
 		page, err := h.Query(f, limit)
 		if err != nil {
-			return api.LogsQueryResult{}, logsError(err)
+			return api.LogsQueryResult{}, logsError(err, "")
 		}
 		return api.LogsQueryResult{Events: page.Events, NextCursor: page.NextCursor,
 			NextCursorLineOffset: page.NextLineOffset, AtEnd: page.AtEnd}, nil
@@ -79,7 +79,7 @@ func (s *Server) registerLogs(h *logs.Hub) {
 		}
 		ev, err := h.Get(p.ID)
 		if err != nil {
-			return api.LogsGetResult{}, logsError(err)
+			return api.LogsGetResult{}, logsError(err, p.ID)
 		}
 		return api.LogsGetResult{Event: ev}, nil
 	}))
@@ -98,14 +98,12 @@ func (s *Server) registerLogs(h *logs.Hub) {
 	}))
 }
 
-// logsError maps the log domain's errors to upstream's wire errors.
-func logsError(err error) error {
+// logsError maps the log domain's errors to upstream's wire errors; id is the event logs/get asked for.
+func logsError(err error, id string) error {
 	switch {
 	case errors.Is(err, logs.ErrNotPersisted):
 		return jsonrpc.NewError(jsonrpc.CodeInternalError, "Log persistence is not enabled", nil)
 	case errors.Is(err, logs.ErrNotFound):
-		var id string
-		fmt.Sscanf(err.Error(), logs.ErrNotFound.Error()+": %s", &id)
 		return jsonrpc.NewError(jsonrpc.CodeInternalError, fmt.Sprintf("Log id `%s` not found", id), nil).WithCause(err)
 	}
 	return err

@@ -2,7 +2,6 @@ package rpc
 
 import (
 	"context"
-	"errors"
 
 	"github.com/zeroclaw-go/zeroclaw/internal/api"
 	"github.com/zeroclaw-go/zeroclaw/internal/auth"
@@ -50,18 +49,4 @@ func entriesResult(entries []memory.Entry) api.MemoryEntriesResult {
 		entries = []memory.Entry{}
 	}
 	return api.MemoryEntriesResult{Entries: entries, Count: len(entries)}
-}
-
-// memoryCode maps memory errors: bad requests are -32602; a missing key is the not-found code (upstream's
-// -32603 made it look like a daemon failure); an absent store is -32603.
-func memoryCode(err error) (int, bool) {
-	switch {
-	case errors.Is(err, memory.ErrInvalid), errors.Is(err, memory.ErrForeign), errors.Is(err, memory.ErrLocked):
-		return api.CodeInvalidParams, true
-	case errors.Is(err, memory.ErrNotFound):
-		return api.CodeNotFound, true
-	case errors.Is(err, memory.ErrUnavailable), errors.Is(err, memory.ErrUnsupported):
-		return api.CodeInternalError, true
-	}
-	return 0, false
 }

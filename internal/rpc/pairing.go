@@ -2,12 +2,10 @@ package rpc
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"github.com/zeroclaw-go/zeroclaw/internal/api"
 	"github.com/zeroclaw-go/zeroclaw/internal/auth"
-	"github.com/zeroclaw-go/zeroclaw/internal/jsonrpc"
 	"github.com/zeroclaw-go/zeroclaw/internal/pairing"
 	"github.com/zeroclaw-go/zeroclaw/internal/router"
 	"github.com/zeroclaw-go/zeroclaw/internal/store"
@@ -81,17 +79,4 @@ func wireDevice(d store.Device) api.Device {
 	}
 	return api.Device{ID: d.ID, Name: opt(d.Name), DeviceType: opt(d.DeviceType), PairedAt: d.PairedAt.UTC().Format(time.RFC3339),
 		LastSeen: d.LastSeen.UTC().Format(time.RFC3339), IPAddress: opt(d.IPAddress), Capabilities: caps}
-}
-
-// pairingCode maps the pairing domain's errors.
-func pairingCode(err error) int {
-	switch {
-	case errors.Is(err, pairing.ErrNotFound):
-		return api.CodeNotFound
-	case errors.Is(err, pairing.ErrDisabled):
-		return api.CodePreconditionFailed
-	case errors.Is(err, pairing.ErrInvalidCode), errors.Is(err, pairing.ErrUnknownProfile):
-		return jsonrpc.CodeInvalidParams
-	}
-	return 0
 }

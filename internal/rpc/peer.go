@@ -24,11 +24,10 @@ type PeerInfo struct {
 
 // Peer is the state of one connection: its transport identity, and what initialize bound to it.
 type Peer struct {
-	ID          uint64 // unique per daemon run; sessions remember which connection started a turn
+	ID          uint64 // router.NewConnID: unique across protocols; sessions remember which connection started a turn
 	Info        PeerInfo
 	ConnectedAt time.Time
 	conn        *jsonrpc.Conn
-	inflight    atomic.Int64
 	// binaryChunks: initialize enabled binary upload chunks (a file/upload/chunk with data_len is followed by
 	// that many raw bytes on the stream). Read by the connection's reader for every request.
 	binaryChunks atomic.Bool

@@ -2,7 +2,6 @@ package rpc
 
 import (
 	"context"
-	"errors"
 
 	"github.com/zeroclaw-go/zeroclaw/internal/api"
 	"github.com/zeroclaw-go/zeroclaw/internal/workspace"
@@ -53,13 +52,4 @@ func (s *Server) registerPersonality(p *workspace.Personality) {
 		}
 		return out, nil
 	}))
-}
-
-// workspaceCode maps the workspace sentinels: all are bad requests.
-func workspaceCode(err error) (int, bool) {
-	switch {
-	case errors.Is(err, workspace.ErrNotEditable), errors.Is(err, workspace.ErrTooLong), errors.Is(err, workspace.ErrUnknownAgent):
-		return api.CodeInvalidParams, true
-	}
-	return 0, false
 }

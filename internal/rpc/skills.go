@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 
 	"github.com/zeroclaw-go/zeroclaw/internal/api"
@@ -73,13 +72,4 @@ func nonNil(s []string) []string {
 		return []string{}
 	}
 	return s
-}
-
-// skillsCode maps the skills sentinels: bad input and a skill that is not there are both invalid params.
-func skillsCode(err error) (int, bool) {
-	switch {
-	case errors.Is(err, skills.ErrInvalid), errors.Is(err, skills.ErrNotFound):
-		return api.CodeInvalidParams, true
-	}
-	return 0, false
 }

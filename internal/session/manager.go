@@ -33,8 +33,13 @@ var (
 	ErrNotFound = errors.New("session: not found")
 	// ErrNoActiveTurn (-32000): session/cancel found no running turn. Its text is the wire message.
 	ErrNoActiveTurn = errors.New("No active turn for this session")
-	// ErrBusy (-32002): the session's queue is full, or a queued prompt waited too long for its turn.
+	// ErrBusy (-32002): the session cannot take the call now. Every busy error is one of the two below, which
+	// both match it.
 	ErrBusy = errors.New("session: busy")
+	// ErrQueueFull: QueueDepth prompts already wait behind the running turn. Its text is ErrBusy's.
+	ErrQueueFull error = &busyError{ErrBusy}
+	// ErrQueueTimeout: the call waited the lock timeout for the running turn. Its text is ErrBusy's.
+	ErrQueueTimeout error = &busyError{ErrBusy}
 	// ErrNotOwned (-32003): a non-admin principal acted on a session it does not own.
 	ErrNotOwned = errors.New("session: not owned by the caller")
 	// ErrLimit (-32001): too many live sessions.
@@ -46,6 +51,13 @@ var (
 	// ErrClosed: the manager has been shut down.
 	ErrClosed = errors.New("session: manager shut down")
 )
+
+// busyError is one of ErrBusy's kinds: distinct sentinels (compared by pointer) with ErrBusy's text, so the
+// wire message stays the same whichever it is.
+type busyError struct{ busy error }
+
+func (e *busyError) Error() string { return e.busy.Error() }
+func (e *busyError) Unwrap() error { return e.busy }
 
 // Defaults of Options and the actor queue (state.md §4).
 const (
@@ -524,7 +536,7 @@ func (m *Manager) lockTurns(ctx context.Context, key string) (func(), error) {
 		return nil, fmt.Errorf("session: delete %s: waiting for the turn: %w", key, context.Cause(ctx))
 	case <-timer.C:
 		m.unrefLock(key, l)
-		return nil, fmt.Errorf("%w: %s: waited %s for the running turn", ErrBusy, key, m.o.LockTimeout)
+		return nil, fmt.Errorf("%w: %s: waited %s for the running turn", ErrQueueTimeout, key, m.o.LockTimeout)
 	}
 }
 

@@ -88,7 +88,8 @@ func (s *session) check(o Owner) error {
 	return fmt.Errorf("%w: %s", ErrNotOwned, s.id)
 }
 
-// enqueue admits t into the queue, or returns ErrBusy when QueueDepth prompts already wait behind a running one.
+// enqueue admits t into the queue, or returns ErrQueueFull when QueueDepth prompts already wait behind a running
+// one.
 func (s *session) enqueue(t *turn, now time.Time) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -96,7 +97,7 @@ func (s *session) enqueue(t *turn, now time.Time) error {
 		return fmt.Errorf("%w: %s", ErrNotFound, s.id)
 	}
 	if s.queued >= 1+QueueDepth {
-		return fmt.Errorf("%w: %s: %d prompts already queued", ErrBusy, s.id, QueueDepth)
+		return fmt.Errorf("%w: %s: %d prompts already queued", ErrQueueFull, s.id, QueueDepth)
 	}
 	s.queued++
 	s.turns[t] = struct{}{}
@@ -135,7 +136,7 @@ func (s *session) acquire(ctx context.Context, t *turn, timer *clock.Timer, time
 	case <-s.done:
 		return fmt.Errorf("%w: %s", ErrNotFound, s.id)
 	case <-timer.C:
-		return fmt.Errorf("%w: %s: waited %s for the running turn", ErrBusy, s.id, timeout)
+		return fmt.Errorf("%w: %s: waited %s for the running turn", ErrQueueTimeout, s.id, timeout)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -1,7 +1,6 @@
-package cli
+package chat
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,121 +8,16 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
 
-	"github.com/peterh/liner"
-
 	"github.com/zeroclaw-go/zeroclaw/internal/api"
-	"github.com/zeroclaw-go/zeroclaw/internal/atomicfile"
+	"github.com/zeroclaw-go/zeroclaw/internal/cli/client"
+	"github.com/zeroclaw-go/zeroclaw/internal/cli/hint"
 	"github.com/zeroclaw-go/zeroclaw/internal/visible"
 )
-
-// historyFile is the chat's line history, under the install's state directory (mode 0600).
-const historyFile = "agent_history"
-
-// errPromptInterrupted is Ctrl-C typed at a prompt of the line editor (the terminal sends no SIGINT then).
-var errPromptInterrupted = errors.New("agent: Ctrl-C at the prompt")
-
-// terminal is the chat's line editor when stdin and stdout are terminals: editing keys, Up/Down history kept in
-// the install, Ctrl-R reverse search, Ctrl-C and Ctrl-D reported instead of ending the process. The editor
-// reads one prompt at a time; mu serializes the chat prompt and the questions a turn asks, and a prompt left
-// behind by a caller that stopped waiting (pending) is finished before the next one starts.
-type terminal struct {
-	st       *liner.State
-	histPath string // "" keeps no history file
-
-	mu      sync.Mutex    // mu guards pending
-	pending chan struct{} // closed when the prompt a caller gave up on returns
-}
-
-// openTerminal puts the terminal in the editor's mode and loads the history. close restores the terminal.
-func openTerminal(histPath string) *terminal {
-	st := liner.NewLiner()
-	st.SetCtrlCAborts(true)
-	t := &terminal{st: st, histPath: histPath}
-	if histPath != "" {
-		if f, err := os.Open(histPath); err == nil {
-			_, _ = st.ReadHistory(f)
-			f.Close()
-		}
-	}
-	return t
-}
-
-// prompt shows p and returns the line typed: io.EOF on Ctrl-D at an empty line, errPromptInterrupted on Ctrl-C,
-// ctx's error when ctx ends first (the editor's read then finishes in the background, and its line is dropped).
-// A remembered line goes into the history and the history file.
-func (t *terminal) prompt(ctx context.Context, p string, remember bool) (string, error) {
-	t.mu.Lock()
-	pending := t.pending
-	t.mu.Unlock()
-	if pending != nil {
-		select {
-		case <-pending:
-		case <-ctx.Done():
-			return "", ctx.Err()
-		}
-	}
-	type answer struct {
-		line string
-		err  error
-	}
-	done := make(chan answer, 1)
-	finished := make(chan struct{})
-	go func() {
-		defer close(finished)
-		line, err := t.st.Prompt(p)
-		done <- answer{line, err}
-	}()
-	select {
-	case a := <-done:
-		if errors.Is(a.err, liner.ErrPromptAborted) {
-			return "", errPromptInterrupted
-		}
-		if a.err != nil {
-			return "", a.err
-		}
-		if remember {
-			t.remember(a.line)
-		}
-		return a.line, nil
-	case <-ctx.Done():
-		t.mu.Lock()
-		t.pending = finished
-		t.mu.Unlock()
-		return "", ctx.Err()
-	}
-}
-
-// remember adds a line to the history and the history file.
-func (t *terminal) remember(line string) {
-	if strings.TrimSpace(line) == "" {
-		return
-	}
-	t.st.AppendHistory(line)
-	t.saveHistory()
-}
-
-// saveHistory rewrites the history file (0600) after each line, so a killed chat keeps what was typed.
-func (t *terminal) saveHistory() {
-	if t.histPath == "" {
-		return
-	}
-	var b bytes.Buffer
-	if _, err := t.st.WriteHistory(&b); err != nil {
-		return
-	}
-	if err := os.MkdirAll(filepath.Dir(t.histPath), 0o700); err != nil {
-		return
-	}
-	_ = atomicfile.WriteFile(t.histPath, b.Bytes(), 0o600)
-}
-
-func (t *terminal) close() { _ = t.st.Close() }
 
 // repl is the interactive chat on a terminal. Ctrl-C during a turn cancels that turn and returns to the prompt;
 // Ctrl-C at the prompt right after another one (or after a cancelled turn), Ctrl-D, /exit or SIGTERM quit.
@@ -168,7 +62,7 @@ func (ch *chat) repl(ctx context.Context, res api.SessionNewResult) error {
 			ch.printErr("(Ctrl-C again or Ctrl-D to quit)\n")
 			continue
 		case termCtx.Err() != nil:
-			return &HintError{Err: errInterrupted, Code: 130}
+			return &hint.Error{Err: errInterrupted, Code: 130}
 		case err != nil:
 			return err
 		}
@@ -201,7 +95,7 @@ func (ch *chat) repl(ctx context.Context, res api.SessionNewResult) error {
 		}
 		switch {
 		case termCtx.Err() != nil:
-			return &HintError{Err: errInterrupted, Code: 130}
+			return &hint.Error{Err: errInterrupted, Code: 130}
 		case outcome == api.OutcomeCancelled && interrupted:
 			armed = true
 			ch.printErr("(turn cancelled; Ctrl-C again or Ctrl-D to quit)\n")
@@ -289,7 +183,7 @@ func (ch *chat) send(base, turnCtx context.Context, prompt string) (outcome, det
 
 func (ch *chat) connLost() bool {
 	select {
-	case <-ch.c.conn.Done():
+	case <-ch.c.Done():
 		return true
 	default:
 		return false
@@ -302,38 +196,41 @@ func (ch *chat) reconnect(ctx context.Context) error {
 	ch.mu.Lock()
 	sid := ch.sessionID
 	ch.mu.Unlock()
-	hint := "zeroclaw agent --session " + sid
+	resume := "zeroclaw agent --session " + sid
 	if ch.alias != "" {
-		hint = "zeroclaw agent -a " + ch.alias + " --session " + sid
+		resume = "zeroclaw agent -a " + ch.alias + " --session " + sid
 	}
 	ch.printErr("the daemon went away; reconnecting...\n")
-	ch.c.close()
+	ch.c.Close()
 	c, err := ch.redial(ctx)
 	if err != nil {
-		return withHint(fmt.Errorf("agent: the daemon went away and cannot be reached again: %w", err), hint)
+		return hint.With(fmt.Errorf("agent: the daemon went away and cannot be reached again: %w", err), resume)
 	}
 	var res api.SessionNewResult
-	if err := c.call(ctx, api.MethodSessionNew, api.SessionNewParams{AgentAlias: ch.alias, SessionID: sid}, &res); err != nil {
-		c.close()
-		return withHint(fmt.Errorf("agent: reconnected but could not resume session %s: %w", sid, err), hint)
+	if err := c.Call(ctx, api.MethodSessionNew, api.SessionNewParams{AgentAlias: ch.alias, SessionID: sid}, &res); err != nil {
+		c.Close()
+		return hint.With(fmt.Errorf("agent: reconnected but could not resume session %s: %w", sid, err), resume)
 	}
 	ch.c = c
 	ch.printErr("reconnected: session %s resumed (%d messages)\n", res.SessionID, res.MessageCount)
 	return nil
 }
 
+// redialWait bounds the retries of redial: as long as the command waits for an ephemeral daemon it spawned.
+const redialWait = 10 * time.Second
+
 // redial connects and initializes again. A daemon killed a moment ago closes the chat's connection before its
 // listening socket, so the first dial can reach a socket that is about to go away and see the connection closed
-// at initialize: that one failure is retried, for up to spawnWait; any other is returned at once.
-func (ch *chat) redial(ctx context.Context) (*client, error) {
-	deadline := time.Now().Add(spawnWait)
+// at initialize: that one failure is retried, for up to redialWait; any other is returned at once.
+func (ch *chat) redial(ctx context.Context) (*client.Conn, error) {
+	deadline := time.Now().Add(redialWait)
 	for {
-		nc, err := dialOrSpawn(ctx, ch.env, ch.configDir)
+		nc, err := ch.dial(ctx)
 		if err != nil {
 			return nil, err
 		}
-		c, err := newClient(ctx, nc, chatCaps(), ch.handle)
-		if err == nil || !errors.Is(err, errDaemonClosed) || time.Now().After(deadline) {
+		c, err := client.New(ctx, nc, caps(), ch.handle)
+		if err == nil || !errors.Is(err, client.ErrClosed) || time.Now().After(deadline) {
 			return c, err
 		}
 		select {
@@ -354,7 +251,7 @@ func (ch *chat) local(ctx context.Context, line string) (quit, handled bool, err
 	name, arg, _ := strings.Cut(strings.TrimPrefix(line, "/"), " ")
 	arg = strings.TrimSpace(arg)
 	id := ""
-	for _, c := range ch.c.init.Commands {
+	for _, c := range ch.c.Init().Commands {
 		if c.Name == name || containsString(c.Aliases, name) {
 			id = c.ID
 		}
@@ -384,7 +281,7 @@ func (ch *chat) printHelp() {
 	b.WriteString("Commands (handled here, not sent to the model):\n")
 	desc := map[string]string{"help": "this help", "new": "start a new session with the same agent",
 		"model": "show the session's model; /model NAME switches it from the next turn"}
-	for _, c := range ch.c.init.Commands {
+	for _, c := range ch.c.Init().Commands {
 		names := "/" + visible.Sanitize(c.Name)
 		for _, a := range c.Aliases {
 			names += ", /" + visible.Sanitize(a)
@@ -405,10 +302,10 @@ func (ch *chat) newSession(ctx context.Context) error {
 	old := ch.sessionID
 	ch.mu.Unlock()
 	var res api.SessionNewResult
-	if err := ch.c.call(ctx, api.MethodSessionNew, api.SessionNewParams{AgentAlias: ch.agentAlias}, &res); err != nil {
+	if err := ch.c.Call(ctx, api.MethodSessionNew, api.SessionNewParams{AgentAlias: ch.agentAlias}, &res); err != nil {
 		return fmt.Errorf("new session: %w", err)
 	}
-	_ = ch.c.call(ctx, api.MethodSessionClose, api.SessionIDParams{SessionID: old}, nil)
+	_ = ch.c.Call(ctx, api.MethodSessionClose, api.SessionIDParams{SessionID: old}, nil)
 	ch.mu.Lock()
 	ch.sessionID = res.SessionID
 	ch.mu.Unlock()
@@ -428,12 +325,12 @@ func (ch *chat) model(ctx context.Context, name string) error {
 		params.Overrides = raw
 	}
 	var res api.SessionConfigureResult
-	if err := ch.c.call(ctx, api.MethodSessionConfigure, params, &res); err != nil {
+	if err := ch.c.Call(ctx, api.MethodSessionConfigure, params, &res); err != nil {
 		return fmt.Errorf("model: %w", err)
 	}
 	provider := ""
 	var pv api.ConfigGetResult
-	if err := ch.c.call(ctx, api.MethodConfigGet, api.ConfigGetParams{Prop: "agents." + ch.agentAlias + ".model_provider"}, &pv); err == nil {
+	if err := ch.c.Call(ctx, api.MethodConfigGet, api.ConfigGetParams{Prop: "agents." + ch.agentAlias + ".model_provider"}, &pv); err == nil {
 		provider, _ = pv.Value.(string)
 	}
 	if res.Overrides.ModelProvider != nil {
@@ -444,7 +341,7 @@ func (ch *chat) model(ctx context.Context, name string) error {
 		model = *res.Overrides.Model
 	} else if provider != "" {
 		var mv api.ConfigGetResult
-		if err := ch.c.call(ctx, api.MethodConfigGet, api.ConfigGetParams{Prop: "providers.models." + provider + ".model"}, &mv); err == nil {
+		if err := ch.c.Call(ctx, api.MethodConfigGet, api.ConfigGetParams{Prop: "providers.models." + provider + ".model"}, &mv); err == nil {
 			model, _ = mv.Value.(string)
 		}
 	}
