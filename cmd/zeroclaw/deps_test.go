@@ -22,8 +22,8 @@ const module = "github.com/zeroclaw-go/zeroclaw/"
 // layoutOSes.
 var imports = map[string][]string{
 	"cmd/zeroclaw":                       {"internal/cli"},
-	"internal/cli":                       {"internal/daemon", "internal/api", "internal/jsonrpc", "internal/install", "internal/config", "internal/secrets", "internal/visible", "internal/service", "internal/backup", "internal/doctor", "internal/cost", "internal/cron", "internal/logs", "internal/store", "internal/skills", "internal/cli/chat", "internal/cli/client", "internal/cli/hint"},
-	"internal/daemon":                    {"internal/acp", "internal/api", "internal/auth", "internal/clock", "internal/controlplane", "internal/cost", "internal/cron", "internal/errmap", "internal/gateway", "internal/router", "internal/jsonrpc", "internal/listen", "internal/logs", "internal/memory", "internal/pairing", "internal/provider", "internal/rpc", "internal/install", "internal/config", "internal/secrets", "internal/session", "internal/skills", "internal/store", "internal/tools", "internal/workspace", "internal/doctor"},
+	"internal/cli":                       {"internal/daemon", "internal/api", "internal/jsonrpc", "internal/install", "internal/config", "internal/secrets", "internal/visible", "internal/service", "internal/backup", "internal/doctor", "internal/cost", "internal/cron", "internal/logs", "internal/store", "internal/skills", "internal/cli/chat", "internal/cli/client", "internal/cli/hint", "internal/localsock"},
+	"internal/daemon":                    {"internal/acp", "internal/api", "internal/auth", "internal/clock", "internal/controlplane", "internal/cost", "internal/cron", "internal/errmap", "internal/gateway", "internal/router", "internal/jsonrpc", "internal/listen", "internal/logs", "internal/memory", "internal/pairing", "internal/provider", "internal/rpc", "internal/install", "internal/config", "internal/secrets", "internal/session", "internal/skills", "internal/store", "internal/tools", "internal/workspace", "internal/doctor", "internal/install/legacy", "internal/localsock"},
 	"internal/gateway":                   {"internal/api", "internal/auth", "internal/clock", "internal/config", "internal/errmap", "internal/jsonrpc", "internal/router", "internal/logs", "internal/pairing", "github.com/coder/websocket", "github.com/prometheus/client_golang/prometheus", "github.com/prometheus/client_golang/prometheus/promhttp"},
 	"internal/pairing":                   {"internal/clock", "internal/config", "internal/store"},
 	"internal/listen":                    {"internal/api", "internal/jsonrpc"},
@@ -42,7 +42,7 @@ var imports = map[string][]string{
 	"internal/journal":                   {"internal/provider", "internal/store"},
 	"internal/config":                    {"internal/api", "internal/secrets", "internal/atomicfile", "github.com/pelletier/go-toml/v2", "github.com/pelletier/go-toml/v2/unstable"},
 	"internal/secrets":                   {"internal/atomicfile", "golang.org/x/crypto/chacha20poly1305"},
-	"internal/install":                   {"internal/atomicfile", "golang.org/x/sys/unix", "golang.org/x/sys/windows", "github.com/Microsoft/go-winio"},
+	"internal/install":                   {"golang.org/x/sys/unix", "golang.org/x/sys/windows"},
 	"internal/store":                     {"internal/atomicfile", "internal/dbfile", "internal/groupcommit", "modernc.org/sqlite", "modernc.org/sqlite/lib"},
 	"internal/tools":                     {"internal/atomicfile", "internal/dbfile", "internal/memory", "internal/visible", "golang.org/x/sys/unix", "internal/api"},
 	"internal/memory":                    {"internal/api", "internal/config", "internal/groupcommit", "internal/store", "github.com/jackc/pgx/v5/pgconn"},
@@ -62,13 +62,15 @@ var imports = map[string][]string{
 	"internal/clock/clocktest":           {"internal/clock"},
 	"internal/jsonrpc":                   {},
 	"internal/provider":                  {},
-	"internal/rpctest":                   {"internal/clock", "internal/daemon", "internal/install", "internal/rpctest/ndjson", "internal/session", "github.com/coder/websocket"},
+	"internal/rpctest":                   {"internal/clock", "internal/daemon", "internal/rpctest/ndjson", "internal/session", "github.com/coder/websocket", "internal/localsock"},
 	"internal/rpctest/ndjson":            {},
 	"internal/e2e":                       {},
 	"scripts/startup":                    {},
 	"internal/cli/chat":                  {"internal/cli/client", "internal/cli/hint", "internal/api", "internal/atomicfile", "internal/jsonrpc", "internal/visible", "github.com/peterh/liner"},
 	"internal/cli/client":                {"internal/api", "internal/jsonrpc"},
 	"internal/cli/hint":                  {},
+	"internal/install/legacy":            {"internal/atomicfile", "internal/install"},
+	"internal/localsock":                 {"internal/install", "golang.org/x/sys/unix", "golang.org/x/sys/windows", "github.com/Microsoft/go-winio"},
 }
 
 // layoutOSes are the targets whose files are checked; each has files built for it alone.

@@ -13,6 +13,7 @@ import (
 	"github.com/zeroclaw-go/zeroclaw/internal/cli/client"
 	"github.com/zeroclaw-go/zeroclaw/internal/cli/hint"
 	"github.com/zeroclaw-go/zeroclaw/internal/install"
+	"github.com/zeroclaw-go/zeroclaw/internal/localsock"
 )
 
 // endpointFor resolves the daemon endpoint exactly as the daemon does.
@@ -95,7 +96,7 @@ var errNoDaemon = errors.New("no daemon is running")
 func dial(ctx context.Context, endpoint string) (net.Conn, error) {
 	dctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	nc, err := install.Dial(dctx, endpoint)
+	nc, err := localsock.Dial(dctx, endpoint)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) || errors.Is(err, syscall.ENOENT) || errors.Is(err, syscall.ECONNREFUSED) {
 			return nil, &hint.Error{Err: fmt.Errorf("%w at %s", errNoDaemon, endpoint), Hint: "zeroclaw daemon"}

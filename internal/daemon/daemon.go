@@ -25,8 +25,10 @@ import (
 	"github.com/zeroclaw-go/zeroclaw/internal/config"
 	"github.com/zeroclaw-go/zeroclaw/internal/gateway"
 	"github.com/zeroclaw-go/zeroclaw/internal/install"
+	"github.com/zeroclaw-go/zeroclaw/internal/install/legacy"
 	"github.com/zeroclaw-go/zeroclaw/internal/jsonrpc"
 	"github.com/zeroclaw-go/zeroclaw/internal/listen"
+	"github.com/zeroclaw-go/zeroclaw/internal/localsock"
 	"github.com/zeroclaw-go/zeroclaw/internal/logs"
 	"github.com/zeroclaw-go/zeroclaw/internal/rpc"
 	"github.com/zeroclaw-go/zeroclaw/internal/secrets"
@@ -97,7 +99,8 @@ func cutEnv(kv string) (string, string, bool) {
 }
 
 // Run starts the daemon and blocks until ctx is cancelled, a shutdown is requested over RPC, or (ephemeral) the
-// last client has left. Startup order: install lock → config → stores → listener → sessions → server.
+// last client has left. Startup order: install lock → config → stores → listener → the legacy JSONL import in
+// the background → sessions → server.
 // Shutdown order: stop accepting → cancel turns and deny approvals → drain in-flight requests (DrainTimeout, 5.5 s by default, in all) →
 // close connections (queued frames flushed) → close stores → remove the socket if it is still ours → release
 // the install lock.
@@ -135,8 +138,8 @@ func Run(ctx context.Context, opts Options) error {
 	cfgExists := err == nil
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		log.Warn("legacy layout not checked", "component", "install", "err", err)
-	} else if legacyVersion < install.LayoutSchemaVersion && !install.LegacyDone(layout) {
-		rep, err := install.MigrateLegacy(layout, legacyVersion, clk.Now())
+	} else if legacyVersion < legacy.LayoutSchemaVersion && !legacy.Done(layout) {
+		rep, err := legacy.Migrate(layout, legacyVersion, clk.Now())
 		rep.Log(log)
 		if err != nil {
 			log.Warn("legacy workspace not migrated; the next start retries", "component", "install", "err", err)
@@ -145,7 +148,7 @@ func Run(ctx context.Context, opts Options) error {
 		// but before the mark) is already in the current layout: mark it too, or a <install>/workspace made
 		// later would be taken for the legacy one and moved away.
 		if rep.Complete() || (!rep.Ran && err == nil && cfgExists) {
-			if err := install.MarkLegacyDone(layout); err != nil {
+			if err := legacy.MarkDone(layout); err != nil {
 				log.Warn("legacy layout migrated but not marked; the next start checks again", "component", "install", "err", err)
 			}
 		}
@@ -179,7 +182,7 @@ func Run(ctx context.Context, opts Options) error {
 		}
 		return err
 	}
-	st, err := openStores(ctx, layout, cfg.Current(), clk.Now(), log)
+	st, err := openStores(ctx, layout, cfg.Current(), log)
 	if err != nil {
 		return stopped(err)
 	}
@@ -201,14 +204,16 @@ func Run(ctx context.Context, opts Options) error {
 		return stopped(err)
 	}
 
-	ln, err := install.Listen(endpoint)
+	ln, err := localsock.Listen(endpoint)
 	if err != nil {
-		var ie *install.InUseError
+		var ie *localsock.InUseError
 		if errors.As(err, &ie) {
 			return &RunningError{PID: ie.PID, Endpoint: endpoint}
 		}
 		return err
 	}
+	// The endpoint is ours: the legacy JSONL sessions move in while the daemon serves (stores.startImport).
+	st.startImport(ctx, layout, clk.Now(), log)
 
 	mem := openMemory(ctx, layout, cfg.Current, cfg.OnChange, clk.Now, log)
 	defer closeMemory(mem, log)
@@ -277,7 +282,7 @@ func Run(ctx context.Context, opts Options) error {
 	// count, one drain. A daemon that cannot take it still serves the native socket.
 	d.acp = acp.New(acp.Options{Sessions: sessions, Config: cfg.Current, DaemonUID: os.Getuid(),
 		Logger: log.With("component", "acp")})
-	if d.acpLn, err = install.Listen(layout.ACPEndpoint()); err != nil {
+	if d.acpLn, err = localsock.Listen(layout.ACPEndpoint()); err != nil {
 		log.Warn("ACP endpoint not served", "component", "acp", "endpoint", layout.ACPEndpoint(), "err", err)
 		d.acpLn = nil
 	}
@@ -328,8 +333,8 @@ func (e *RunningError) Error() string {
 type daemon struct {
 	bg           *background // scheduler and control plane
 	log          *slog.Logger
-	ln           *install.Listener
-	acpLn        *install.Listener // nil when the ACP endpoint could not be taken
+	ln           *localsock.Listener
+	acpLn        *localsock.Listener // nil when the ACP endpoint could not be taken
 	conns        *listen.Server
 	srv          *rpc.Server
 	acp          *acp.Server
@@ -413,7 +418,8 @@ func (d *daemon) serve(ctx context.Context) error {
 // drain cancels running turns and denies pending approvals, so their prompts answer promptly, then waits for the
 // requests in flight; ctx ends at the drain deadline, which covers both.
 func (d *daemon) drain(ctx context.Context) {
-	d.bg.stop(ctx) // scheduled jobs first: an agent job's turn ends before the sessions shut down
+	d.stores.cancelImport() // calls waiting for a legacy import's sessions go on
+	d.bg.stop(ctx)          // scheduled jobs first: an agent job's turn ends before the sessions shut down
 	d.sessions.Shutdown(ctx)
 	d.srv.Drain(ctx)
 	d.acp.Drain(ctx)
@@ -440,9 +446,9 @@ func (d *daemon) abort() {
 // serveACP serves one admitted ACP connection (acp.md) with the limits in force when it was accepted.
 func (d *daemon) serveACP(ctx context.Context, nc net.Conn) {
 	lim := d.limits()
-	cred, err := install.Peer(nc)
+	cred, err := localsock.Peer(nc)
 	if err != nil {
-		cred = install.PeerCred{PID: -1, UID: -1, Label: "unix:unknown"}
+		cred = localsock.PeerCred{PID: -1, UID: -1, Label: "unix:unknown"}
 		d.log.Warn("peer credentials unavailable", "component", "acp", "err", err)
 	}
 	_ = d.acp.ServeConn(ctx, nc, acp.PeerInfo{UID: cred.UID, Label: cred.Label, Transport: transportOf(cred)},
@@ -453,10 +459,10 @@ func (d *daemon) serveACP(ctx context.Context, nc net.Conn) {
 func (d *daemon) serveConn(ctx context.Context, nc net.Conn) {
 	lim := d.limits()
 	d.frames.SetLimit(int64(d.cfg.Current().RPC.MaxInflightFrameBytes))
-	cred, err := install.Peer(nc)
+	cred, err := localsock.Peer(nc)
 	if err != nil {
 		// Unknown is never uid 0: such a peer matches no user and is not the operator.
-		cred = install.PeerCred{PID: -1, UID: -1, Label: "unix:unknown"}
+		cred = localsock.PeerCred{PID: -1, UID: -1, Label: "unix:unknown"}
 		d.log.Warn("peer credentials unavailable", "component", "daemon", "err", err)
 	}
 	info := rpc.PeerInfo{PID: cred.PID, UID: cred.UID, Label: cred.Label, Transport: transportOf(cred)}
@@ -471,7 +477,7 @@ func tuiIDs(newID func() string) func() string {
 	return func() string { return "tui-" + newID() }
 }
 
-func transportOf(c install.PeerCred) auth.Transport {
+func transportOf(c localsock.PeerCred) auth.Transport {
 	if strings.HasPrefix(c.Label, "pipe:") {
 		return auth.TransportPipe
 	}

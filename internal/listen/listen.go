@@ -229,7 +229,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, h Handler) error {
 }
 
 // Shutdown ends the service in this order: stop accepting on every listener (a listener with a StopAccepting
-// method, such as install.Listener, keeps its endpoint until its owner closes it; any other is closed) and wait
+// method, such as localsock.Listener, keeps its endpoint until its owner closes it; any other is closed) and wait
 // for the accept loops; call Drain; cancel the connections' ctx, so each handler flushes and closes; wait for
 // them until the drain deadline (DrainTimeout after Shutdown began); past it call Abort and wait for them. It
 // returns once every connection has ended. ctx passes its values on; the deadline is DrainTimeout's, whether or

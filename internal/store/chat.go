@@ -24,6 +24,8 @@ type ChatStore struct {
 
 	counts rowCounts
 	batch  batchCounts // used only by the goroutine leading a batch of group, which holds counts.mu
+
+	imports pendingImports // the session keys a background JSONL import still fences (JSONLImport)
 }
 
 // Message is one stored chat message. Index is its zero-based position within its session.
@@ -92,7 +94,7 @@ func OpenChat(ctx context.Context, path string) (*ChatStore, error) {
 		_ = d.close()
 		return nil, err
 	}
-	s := &ChatStore{d: d, batch: batchCounts{n: make(map[string]int)}}
+	s := &ChatStore{d: d, batch: batchCounts{n: make(map[string]int)}, imports: pendingImports{closed: make(chan struct{})}}
 	if s.group, err = groupcommit.New(ctx, d.w, 0, 0, groupcommit.Hooks{Begin: s.beginBatch, End: s.endBatch}); err != nil {
 		_ = d.close()
 		return nil, fmt.Errorf("store: open %s: %w", path, err)
@@ -140,6 +142,7 @@ func (s *ChatStore) Close() error {
 		return nil
 	}
 	s.closed = true
+	s.imports.close()
 	s.group.Close()
 	return s.d.close()
 }
@@ -206,7 +209,7 @@ func nullString(s string) sql.NullString { return sql.NullString{String: s, Vali
 // (replacing any row a session deleted by another writer left behind), or of an existing one that has none;
 // an existing session's owner is never changed.
 func (s *ChatStore) EnsureSession(ctx context.Context, key, agentAlias, owner string, now time.Time) (SessionMeta, bool, error) {
-	if err := s.check("ensure session", key, true); err != nil {
+	if err := s.ready(ctx, "ensure session", key, true); err != nil {
 		return SessionMeta{}, false, err
 	}
 	var (
@@ -232,7 +235,7 @@ func (s *ChatStore) EnsureSession(ctx context.Context, key, agentAlias, owner st
 // created if missing) in one transaction, and returns the message's zero-based index within the session.
 // Concurrent Appends to one session get distinct, contiguous indices.
 func (s *ChatStore) Append(ctx context.Context, key, role, content string, now time.Time) (int, error) {
-	if err := s.check("append", key, true); err != nil {
+	if err := s.ready(ctx, "append", key, true); err != nil {
 		return 0, err
 	}
 	if role == "" {
@@ -335,7 +338,7 @@ func (s *ChatStore) appendTx(ctx context.Context, tx *sql.Tx, key, role, content
 // Append(key, "user", prompt, started) does. It returns the prompt's index (-1 when prompt is ""). Either all of
 // it is stored or none.
 func (s *ChatStore) BeginTurn(ctx context.Context, key, agentAlias, owner, turnID string, started time.Time, prompt string) (int, error) {
-	if err := s.check("begin turn", key, true); err != nil {
+	if err := s.ready(ctx, "begin turn", key, true); err != nil {
 		return 0, err
 	}
 	ts := formatTime(started)
@@ -360,7 +363,7 @@ func (s *ChatStore) BeginTurn(ctx context.Context, key, agentAlias, owner, turnI
 // EndTurn stores a turn's last message and sets the session's state (as SetState(key, state, "", nil) does) in
 // one transaction, and returns the message's index. Either both are stored or neither.
 func (s *ChatStore) EndTurn(ctx context.Context, key, role, content string, now time.Time, state string) (int, error) {
-	if err := s.check("end turn", key, true); err != nil {
+	if err := s.ready(ctx, "end turn", key, true); err != nil {
 		return 0, err
 	}
 	if role == "" || state == "" {
@@ -408,7 +411,7 @@ const (
 // SetState records the session's turn state. An empty turnID and a nil startedAt are stored as NULL, and the
 // note of an interrupted turn is cleared. An unknown session is an error wrapping ErrNotFound.
 func (s *ChatStore) SetState(ctx context.Context, key, state, turnID string, startedAt *time.Time) error {
-	if err := s.check("set state", key, true); err != nil {
+	if err := s.ready(ctx, "set state", key, true); err != nil {
 		return err
 	}
 	if state == "" {
@@ -465,7 +468,7 @@ func (s *ChatStore) InterruptRunning(ctx context.Context) (int, error) {
 // owner in one transaction. Deleting an unknown session succeeds. Import receipts are kept: they record that a JSONL
 // source was consumed and must not be imported again.
 func (s *ChatStore) Delete(ctx context.Context, key string) error {
-	if err := s.check("delete", key, true); err != nil {
+	if err := s.ready(ctx, "delete", key, true); err != nil {
 		return err
 	}
 	s.counts.mu.Lock()

@@ -15,7 +15,7 @@ import (
 // read newest first and reading stops at the first that does not fit, so a long history is never loaded
 // whole. total is the session's message count, start the index of the first returned message.
 func (s *ChatStore) Page(ctx context.Context, key string, limit, beforeIndex, maxBytes int) (msgs []Message, total, start int, err error) {
-	if err := s.check("page", key, false); err != nil {
+	if err := s.ready(ctx, "page", key, false); err != nil {
 		return nil, 0, 0, err
 	}
 	err = s.d.readTx(ctx, func(tx *sql.Tx) error {
@@ -70,7 +70,7 @@ func (s *ChatStore) Page(ctx context.Context, key string, limit, beforeIndex, ma
 // Message returns message index of session key and the session's message count; an index with no message
 // gives an error wrapping ErrNotFound (and still the count).
 func (s *ChatStore) Message(ctx context.Context, key string, index int) (msg Message, total int, err error) {
-	if err := s.check("message", key, false); err != nil {
+	if err := s.ready(ctx, "message", key, false); err != nil {
 		return Message{}, 0, err
 	}
 	var msgs []Message
@@ -96,7 +96,7 @@ func (s *ChatStore) Message(ctx context.Context, key string, index int) (msg Mes
 
 // All returns every message of session key, oldest first (none for an unknown session).
 func (s *ChatStore) All(ctx context.Context, key string) ([]Message, error) {
-	if err := s.check("messages", key, false); err != nil {
+	if err := s.ready(ctx, "messages", key, false); err != nil {
 		return nil, err
 	}
 	// The writer's data_version first: the cache holds only while no other connection committed (rowCounts).
@@ -166,7 +166,7 @@ func queryMessages(ctx context.Context, tx *sql.Tx, key string, start, n int) ([
 
 // Meta returns the metadata of session key, or an error wrapping ErrNotFound.
 func (s *ChatStore) Meta(ctx context.Context, key string) (SessionMeta, error) {
-	if err := s.check("meta", key, false); err != nil {
+	if err := s.ready(ctx, "meta", key, false); err != nil {
 		return SessionMeta{}, err
 	}
 	m, err := scanMeta(s.d.r.QueryRowContext(ctx, "SELECT "+metaCols+" FROM session_metadata WHERE session_key = ?", key))

@@ -1,4 +1,6 @@
-package install
+// Package legacy moves an install older than schema version 3, whose state lived in one <install>/workspace/,
+// into the current layout (state.md §1).
+package legacy
 
 import (
 	"errors"
@@ -13,53 +15,54 @@ import (
 	"time"
 
 	"github.com/zeroclaw-go/zeroclaw/internal/atomicfile"
+	"github.com/zeroclaw-go/zeroclaw/internal/install"
 )
 
 // LayoutSchemaVersion is the config schema_version from which the install uses the current layout; below it, a
 // legacy <install>/workspace/ is migrated (state.md §1).
 const LayoutSchemaVersion = 3
 
-// ErrLegacyOverlap is returned by MigrateLegacy when the data dir lies inside the legacy workspace, so moving
+// ErrOverlap is returned by Migrate when the data dir lies inside the legacy workspace, so moving
 // the workspace's entries would move the daemon's own lock and data.
-var ErrLegacyOverlap = errors.New("install: data dir is inside the legacy workspace")
+var ErrOverlap = errors.New("install: data dir is inside the legacy workspace")
 
-// ErrLegacySymlink is returned by MigrateLegacy when <root>/workspace is a symbolic link to a directory: that
+// ErrSymlink is returned by Migrate when <root>/workspace is a symbolic link to a directory: that
 // directory belongs to someone else, so its entries are neither moved out of it nor half backed up.
-var ErrLegacySymlink = errors.New("install: legacy workspace is a symbolic link")
+var ErrSymlink = errors.New("install: legacy workspace is a symbolic link")
 
 // stepHook is called after each step that changes the disk (a file copied, an entry renamed); tests make it
 // panic to stand for a kill -9 at that point.
 var stepHook = func(step string) {}
 
 // LegacyDir is <root>/workspace, the single workspace of installs older than schema version 3.
-func (l Layout) LegacyDir() string { return filepath.Join(l.Root, "workspace") }
+func Dir(l install.Layout) string { return filepath.Join(l.Root, "workspace") }
 
-// MigrationItem is one entry of the legacy workspace: where it was, where it goes, and for an entry left in
+// Item is one entry of the legacy workspace: where it was, where it goes, and for an entry left in
 // place, why.
-type MigrationItem struct {
+type Item struct {
 	From   string
 	To     string
 	Reason string // empty for moved items
 }
 
-// MigrationReport tells what MigrateLegacy did. The zero value means there was nothing to migrate.
-type MigrationReport struct {
-	Ran      bool            // a legacy workspace was found and a migration attempted
-	Backup   string          // the full copy of the legacy workspace, "" if none was made
-	Moved    []MigrationItem // entries now at their new place
-	Left     []MigrationItem // entries still in the legacy workspace, with the reason
-	Warnings []string        // problems that did not stop the migration (a directory fsync failed...)
+// Report tells what Migrate did. The zero value means there was nothing to migrate.
+type Report struct {
+	Ran      bool     // a legacy workspace was found and a migration attempted
+	Backup   string   // the full copy of the legacy workspace, "" if none was made
+	Moved    []Item   // entries now at their new place
+	Left     []Item   // entries still in the legacy workspace, with the reason
+	Warnings []string // problems that did not stop the migration (a directory fsync failed...)
 
 	complete bool
 }
 
 // Complete reports whether a migration ran and left nothing behind: only then should the caller mark the layout
-// done (MarkLegacyDone), so that an incomplete migration is retried on the next start.
-func (r MigrationReport) Complete() bool { return r.Ran && r.complete }
+// done (MarkDone), so that an incomplete migration is retried on the next start.
+func (r Report) Complete() bool { return r.Ran && r.complete }
 
 // Log writes the report to log: the backup and each moved entry at Info, each entry left and each warning at
 // Warn, all with component "install".
-func (r MigrationReport) Log(log *slog.Logger) {
+func (r Report) Log(log *slog.Logger) {
 	if !r.Ran {
 		return
 	}
@@ -81,7 +84,7 @@ func (r MigrationReport) Log(log *slog.Logger) {
 // sqliteCompanions are the files SQLite keeps next to a database; they must move with it or not at all.
 var sqliteCompanions = []string{"-wal", "-shm", "-journal"}
 
-// MigrateLegacy moves a legacy <root>/workspace/ into the current layout (state.md §1) when schemaVersion is
+// Migrate moves a legacy <root>/workspace/ into the current layout (state.md §1) when schemaVersion is
 // below LayoutSchemaVersion and that directory exists; otherwise it does nothing and returns the zero report.
 // The caller must hold the install lock and must not have opened any store yet.
 //
@@ -99,19 +102,19 @@ var sqliteCompanions = []string{"-wal", "-shm", "-journal"}
 // Failures are for the caller to log as warnings, never to stop the daemon: an error (legacy workspace
 // unreadable or a symbolic link, backup failed, data dir inside the legacy workspace) means nothing was moved; an entry that
 // could not be moved is in Left.
-func MigrateLegacy(l Layout, schemaVersion int, now time.Time) (MigrationReport, error) {
-	var r MigrationReport
+func Migrate(l install.Layout, schemaVersion int, now time.Time) (Report, error) {
+	var r Report
 	if schemaVersion >= LayoutSchemaVersion {
 		return r, nil
 	}
-	legacy := l.LegacyDir()
+	legacy := Dir(l)
 	fi, err := os.Lstat(legacy)
 	if err == nil && fi.Mode()&fs.ModeSymlink != 0 {
 		if st, serr := os.Stat(legacy); serr != nil || !st.IsDir() {
 			return r, nil
 		}
 		r.Ran = true
-		return r, fmt.Errorf("%w: %s; move the directory it points to into place to migrate it", ErrLegacySymlink, legacy)
+		return r, fmt.Errorf("%w: %s; move the directory it points to into place to migrate it", ErrSymlink, legacy)
 	}
 	if errors.Is(err, fs.ErrNotExist) || (err == nil && !fi.IsDir()) {
 		return r, nil
@@ -121,9 +124,9 @@ func MigrateLegacy(l Layout, schemaVersion int, now time.Time) (MigrationReport,
 		return r, fmt.Errorf("install: legacy workspace: %w", err)
 	}
 	if within(l.DataDir, legacy) {
-		return r, fmt.Errorf("%w: %s is inside %s", ErrLegacyOverlap, l.DataDir, legacy)
+		return r, fmt.Errorf("%w: %s is inside %s", ErrOverlap, l.DataDir, legacy)
 	}
-	moves, err := l.legacyMoves(legacy)
+	moves, err := planMoves(l, legacy)
 	if err != nil {
 		return r, err
 	}
@@ -154,14 +157,14 @@ func MigrateLegacy(l Layout, schemaVersion int, now time.Time) (MigrationReport,
 	if empty, err := emptyDir(memory); err == nil && empty {
 		// The split memory/ left nothing behind: remove it, or the workspace could never be removed.
 		if err := os.Remove(memory); err != nil {
-			r.Left = append(r.Left, MigrationItem{From: memory, Reason: fmt.Sprintf("remove emptied memory dir: %v", err)})
+			r.Left = append(r.Left, Item{From: memory, Reason: fmt.Sprintf("remove emptied memory dir: %v", err)})
 		}
 		stepHook("remove " + memory)
 	}
 	if len(r.Left) == 0 {
 		// Everything moved: remove the empty workspace so the next start does not find a legacy layout.
 		if err := os.Remove(legacy); err != nil {
-			r.Left = append(r.Left, MigrationItem{From: legacy, Reason: fmt.Sprintf("remove emptied workspace: %v", err)})
+			r.Left = append(r.Left, Item{From: legacy, Reason: fmt.Sprintf("remove emptied workspace: %v", err)})
 		}
 		stepHook("remove " + legacy)
 		m.sync[l.Root] = true
@@ -185,7 +188,7 @@ type legacyMove struct {
 // skills to the shared dir, memory/ split between <data>/memory and the default agent's workspace, everything
 // else to the default agent's workspace. A SQLite database moves with its -wal/-shm/-journal files; companions
 // left behind by an interrupted move follow their database to where it already is.
-func (l Layout) legacyMoves(legacy string) ([]legacyMove, error) {
+func planMoves(l install.Layout, legacy string) ([]legacyMove, error) {
 	agent := l.AgentWorkspace("default")
 	names, err := dirNames(legacy)
 	if err != nil {
@@ -283,7 +286,7 @@ func isCompanion(suffix string) bool {
 
 // mover moves entries and remembers which directories to fsync.
 type mover struct {
-	report *MigrationReport
+	report *Report
 	sync   map[string]bool
 }
 
@@ -292,7 +295,7 @@ type mover struct {
 func (m *mover) move(src, dst string, group []string) {
 	left := func(reason string) {
 		for _, name := range group {
-			m.report.Left = append(m.report.Left, MigrationItem{
+			m.report.Left = append(m.report.Left, Item{
 				From: filepath.Join(src, name), To: filepath.Join(dst, name), Reason: reason})
 		}
 	}
@@ -325,7 +328,7 @@ func (m *mover) move(src, dst string, group []string) {
 			left(fmt.Sprintf("rename: %v", err))
 			return
 		}
-		m.report.Moved = append(m.report.Moved, MigrationItem{From: from, To: to})
+		m.report.Moved = append(m.report.Moved, Item{From: from, To: to})
 		stepHook("rename " + from)
 	}
 }
@@ -537,15 +540,15 @@ func copyFile(src, dst string, fi fs.FileInfo) error {
 // one and moved away.
 const legacyDoneName = ".legacy-layout-done"
 
-// LegacyDone reports whether MarkLegacyDone was called on this install.
-func LegacyDone(l Layout) bool {
+// Done reports whether MarkDone was called on this install.
+func Done(l install.Layout) bool {
 	_, err := os.Lstat(filepath.Join(l.DataDir, legacyDoneName))
 	return err == nil
 }
 
-// MarkLegacyDone records that the legacy layout needs no more migration: later starts skip MigrateLegacy even
+// MarkDone records that the legacy layout needs no more migration: later starts skip Migrate even
 // while config.toml is an older schema. The data dir must exist (it holds the install lock).
-func MarkLegacyDone(l Layout) error {
+func MarkDone(l install.Layout) error {
 	err := atomicfile.CreateNoClobber(filepath.Join(l.DataDir, legacyDoneName), []byte("legacy workspace migrated\n"), 0o600)
 	if err != nil && !errors.Is(err, fs.ErrExist) {
 		return fmt.Errorf("install: mark the legacy layout migrated: %w", err)

@@ -1,4 +1,4 @@
-package install
+package legacy
 
 import (
 	"errors"
@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/zeroclaw-go/zeroclaw/internal/install"
 )
 
 // A kill -9 between the renames of devices.db and its -wal leaves the database in data/ and the -wal in the
@@ -18,7 +20,7 @@ func TestMigrateLegacyResumesSplitDevicesDB(t *testing.T) {
 		t.Run(movedFirst+" already moved", func(t *testing.T) {
 			root := t.TempDir()
 			l := legacyInstall(t, root)
-			ws := l.LegacyDir()
+			ws := Dir(l)
 			put(t, filepath.Join(ws, "AGENTS.md"), "be nice\n", 0o644)
 			files := map[string]string{"devices.db": "devices", "devices.db-wal": "devices wal", "devices.db-shm": "shm"}
 			for name, content := range files {
@@ -29,7 +31,7 @@ func TestMigrateLegacyResumesSplitDevicesDB(t *testing.T) {
 				put(t, filepath.Join(dir, name), content, 0o600)
 			}
 
-			r, err := MigrateLegacy(l, 2, legacyNow)
+			r, err := Migrate(l, 2, legacyNow)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -55,19 +57,19 @@ func TestMigrateLegacyRefusesSymlinkedWorkspace(t *testing.T) {
 	l := legacyInstall(t, root)
 	foreign := filepath.Join(t.TempDir(), "project")
 	populateLegacy(t, foreign)
-	if err := os.Symlink(foreign, l.LegacyDir()); err != nil {
+	if err := os.Symlink(foreign, Dir(l)); err != nil {
 		t.Fatal(err)
 	}
 	before := tree(t, foreign)
 
-	r, err := MigrateLegacy(l, 2, legacyNow)
-	if !errors.Is(err, ErrLegacySymlink) || r.Complete() || !r.Ran {
-		t.Fatalf("%+v, %v; want ErrLegacySymlink", r, err)
+	r, err := Migrate(l, 2, legacyNow)
+	if !errors.Is(err, ErrSymlink) || r.Complete() || !r.Ran {
+		t.Fatalf("%+v, %v; want ErrSymlink", r, err)
 	}
 	if !equalTrees(t, tree(t, foreign), before) || len(r.Moved) != 0 {
 		t.Fatalf("entries of the linked directory moved: %+v", r)
 	}
-	if fi, err := os.Lstat(l.LegacyDir()); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+	if fi, err := os.Lstat(Dir(l)); err != nil || fi.Mode()&os.ModeSymlink == 0 {
 		t.Fatalf("the workspace link is gone: %v", err)
 	}
 	assertNoBackup(t, root)
@@ -78,14 +80,14 @@ func TestMigrateLegacyRefusesSymlinkedWorkspace(t *testing.T) {
 func TestMigrateLegacyNoBackupWhenNothingCanMove(t *testing.T) {
 	root := t.TempDir()
 	l := legacyInstall(t, root)
-	ws := l.LegacyDir()
+	ws := Dir(l)
 	put(t, filepath.Join(ws, "sessions", "sessions.db"), "old chat db", 0o600)
 	put(t, filepath.Join(ws, "AGENTS.md"), "old\n", 0o644)
 	put(t, filepath.Join(l.DataDir, "sessions", "sessions.db"), "new chat db", 0o600)
 	put(t, filepath.Join(l.AgentWorkspace("default"), "AGENTS.md"), "new\n", 0o644)
 
 	for range 3 {
-		r, err := MigrateLegacy(l, 2, legacyNow)
+		r, err := Migrate(l, 2, legacyNow)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -102,12 +104,12 @@ func TestMigrateLegacyNoBackupWhenNothingCanMove(t *testing.T) {
 	}
 }
 
-// errCrash stands for a kill -9: the step hook panics, so no cleanup of MigrateLegacy runs and the files are
+// errCrash stands for a kill -9: the step hook panics, so no cleanup of Migrate runs and the files are
 // left exactly as the process would leave them.
 type errCrash struct{}
 
-// crashAt runs MigrateLegacy and "kills" it at the n-th step (1-based); it reports whether the crash happened.
-func crashAt(t *testing.T, l Layout, n int) bool {
+// crashAt runs Migrate and "kills" it at the n-th step (1-based); it reports whether the crash happened.
+func crashAt(t *testing.T, l install.Layout, n int) bool {
 	t.Helper()
 	steps := 0
 	stepHook = func(string) {
@@ -126,7 +128,7 @@ func crashAt(t *testing.T, l Layout, n int) bool {
 				crashed = true
 			}
 		}()
-		if _, err := MigrateLegacy(l, 2, legacyNow); err != nil {
+		if _, err := Migrate(l, 2, legacyNow); err != nil {
 			t.Fatal(err)
 		}
 	}()
@@ -140,8 +142,8 @@ func TestMigrateLegacyCrashAtEveryStep(t *testing.T) {
 	for n := 1; ; n++ {
 		root := t.TempDir()
 		l := legacyInstall(t, root)
-		populateLegacy(t, l.LegacyDir())
-		want := tree(t, l.LegacyDir())
+		populateLegacy(t, Dir(l))
+		want := tree(t, Dir(l))
 		if !crashAt(t, l, n) {
 			if n < 10 {
 				t.Fatalf("only %d steps: the hook is not called", n)
@@ -149,8 +151,8 @@ func TestMigrateLegacyCrashAtEveryStep(t *testing.T) {
 			break
 		}
 		// After a crash that removed the emptied workspace there is nothing left to do.
-		r, err := MigrateLegacy(l, 2, legacyNow)
-		if err != nil || (r.Ran && !r.Complete()) || exists(l.LegacyDir()) {
+		r, err := Migrate(l, 2, legacyNow)
+		if err != nil || (r.Ran && !r.Complete()) || exists(Dir(l)) {
 			t.Fatalf("crash at step %d, restart: %+v, %v", n, r, err)
 		}
 		backups, _ := filepath.Glob(filepath.Join(root, "backup-*", "legacy-workspace"))

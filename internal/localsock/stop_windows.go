@@ -1,6 +1,6 @@
 //go:build windows
 
-package install
+package localsock
 
 // StopAccepting closes the pipe listener so that no new connection is accepted. On Windows the pipe name goes
 // away with its last handle, so there is nothing left for Close to remove.

@@ -1,6 +1,6 @@
 //go:build unix
 
-package install
+package localsock
 
 // StopAccepting closes the listening socket so that no new connection is accepted, while keeping the socket file
 // and <endpoint>.lock: shutdown removes them last (Close), after connections have drained. Accept then returns an

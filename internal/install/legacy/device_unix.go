@@ -1,6 +1,6 @@
 //go:build unix
 
-package install
+package legacy
 
 import (
 	"os"

@@ -1,6 +1,6 @@
 //go:build unix && !linux && !darwin
 
-package install
+package localsock
 
 import (
 	"fmt"

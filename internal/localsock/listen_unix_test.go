@@ -1,6 +1,6 @@
 //go:build unix
 
-package install
+package localsock
 
 import (
 	"errors"
@@ -12,6 +12,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/zeroclaw-go/zeroclaw/internal/install"
 )
 
 // sockDir returns a short temporary directory: Unix socket paths are limited to ~104 bytes and t.TempDir()
@@ -225,7 +227,7 @@ func TestListenRefusesNonSocket(t *testing.T) {
 		t.Errorf("regular file was touched: %q, %v", b, err)
 	}
 	// The failed Listen released the endpoint lock.
-	lock, err := AcquireLock(endpoint + ".lock")
+	lock, err := install.AcquireLock(endpoint + ".lock")
 	if err != nil {
 		t.Fatalf("endpoint lock still held after failed Listen: %v", err)
 	}

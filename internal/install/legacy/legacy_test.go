@@ -1,4 +1,4 @@
-package install
+package legacy
 
 import (
 	"bytes"
@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/zeroclaw-go/zeroclaw/internal/install"
 )
 
 var legacyNow = time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
@@ -20,10 +22,10 @@ var legacyNow = time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
 const legacyStamp = "backup-20250102T030405"
 
 // legacyInstall is an install root holding a legacy workspace, with the install lock taken as the daemon does.
-func legacyInstall(t *testing.T, root string) Layout {
+func legacyInstall(t *testing.T, root string) install.Layout {
 	t.Helper()
-	l := Layout{Root: root, DataDir: filepath.Join(root, "data")}
-	lock, err := LockInstall(l)
+	l := install.Layout{Root: root, DataDir: filepath.Join(root, "data")}
+	lock, err := install.LockInstall(l)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,7 +126,7 @@ func exists(p string) bool {
 	return err == nil
 }
 
-func names(items []MigrationItem) []string {
+func names(items []Item) []string {
 	var out []string
 	for _, it := range items {
 		out = append(out, filepath.Base(it.From))
@@ -136,11 +138,11 @@ func names(items []MigrationItem) []string {
 func TestMigrateLegacyMovesEverything(t *testing.T) {
 	root := t.TempDir()
 	l := legacyInstall(t, root)
-	ws := l.LegacyDir()
+	ws := Dir(l)
 	populateLegacy(t, ws)
 	before := tree(t, ws)
 
-	r, err := MigrateLegacy(l, 2, legacyNow)
+	r, err := Migrate(l, 2, legacyNow)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -209,7 +211,7 @@ func TestMigrateLegacyMovesEverything(t *testing.T) {
 	}
 
 	// A second run finds no legacy workspace: nothing happens, no second backup.
-	r2, err := MigrateLegacy(l, 2, legacyNow.Add(time.Hour))
+	r2, err := Migrate(l, 2, legacyNow.Add(time.Hour))
 	if err != nil || r2.Ran || r2.Complete() || r2.Backup != "" {
 		t.Fatalf("second run: %+v, %v", r2, err)
 	}
@@ -240,7 +242,7 @@ func equalTrees(t *testing.T, got, want map[string]string) bool {
 func TestMigrateLegacyNeverOverwritesPopulatedTargets(t *testing.T) {
 	root := t.TempDir()
 	l := legacyInstall(t, root)
-	ws := l.LegacyDir()
+	ws := Dir(l)
 	populateLegacy(t, ws)
 	agent := l.AgentWorkspace("default")
 	// Populated targets: a directory with a file, a file, and a companion file of the devices database.
@@ -253,7 +255,7 @@ func TestMigrateLegacyNeverOverwritesPopulatedTargets(t *testing.T) {
 	mkdir(t, filepath.Join(root, "shared", "skills"), 0o700)
 	mkdir(t, filepath.Join(agent, "notes"), 0o700)
 
-	r, err := MigrateLegacy(l, 2, legacyNow)
+	r, err := Migrate(l, 2, legacyNow)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -306,7 +308,7 @@ func TestMigrateLegacyNeverOverwritesPopulatedTargets(t *testing.T) {
 	if err := os.Remove(filepath.Join(l.DataDir, "memory", "brain.db")); err != nil {
 		t.Fatal(err)
 	}
-	r2, err := MigrateLegacy(l, 2, legacyNow)
+	r2, err := Migrate(l, 2, legacyNow)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -331,7 +333,7 @@ func TestMigrateLegacyNothingToDo(t *testing.T) {
 	t.Run("no legacy dir", func(t *testing.T) {
 		root := t.TempDir()
 		l := legacyInstall(t, root)
-		r, err := MigrateLegacy(l, 0, legacyNow)
+		r, err := Migrate(l, 0, legacyNow)
 		if err != nil || r.Ran || r.Complete() {
 			t.Fatalf("%+v, %v", r, err)
 		}
@@ -340,8 +342,8 @@ func TestMigrateLegacyNothingToDo(t *testing.T) {
 	t.Run("workspace is a file", func(t *testing.T) {
 		root := t.TempDir()
 		l := legacyInstall(t, root)
-		put(t, l.LegacyDir(), "not a dir", 0o600)
-		r, err := MigrateLegacy(l, 2, legacyNow)
+		put(t, Dir(l), "not a dir", 0o600)
+		r, err := Migrate(l, 2, legacyNow)
 		if err != nil || r.Ran {
 			t.Fatalf("%+v, %v", r, err)
 		}
@@ -350,13 +352,13 @@ func TestMigrateLegacyNothingToDo(t *testing.T) {
 	t.Run("schema version 3", func(t *testing.T) {
 		root := t.TempDir()
 		l := legacyInstall(t, root)
-		populateLegacy(t, l.LegacyDir())
-		before := tree(t, l.LegacyDir())
-		r, err := MigrateLegacy(l, 3, legacyNow)
+		populateLegacy(t, Dir(l))
+		before := tree(t, Dir(l))
+		r, err := Migrate(l, 3, legacyNow)
 		if err != nil || r.Ran {
 			t.Fatalf("%+v, %v", r, err)
 		}
-		if !equalTrees(t, tree(t, l.LegacyDir()), before) {
+		if !equalTrees(t, tree(t, Dir(l)), before) {
 			t.Fatal("a current install's workspace dir was touched")
 		}
 		assertNoBackup(t, root)
@@ -373,14 +375,14 @@ func assertNoBackup(t *testing.T, root string) {
 func TestMigrateLegacyFailuresMoveNothing(t *testing.T) {
 	t.Run("data dir inside the workspace", func(t *testing.T) {
 		root := t.TempDir()
-		l := Layout{Root: root, DataDir: filepath.Join(root, "workspace", "data")}
-		populateLegacy(t, l.LegacyDir())
-		before := tree(t, l.LegacyDir())
-		r, err := MigrateLegacy(l, 2, legacyNow)
-		if !errors.Is(err, ErrLegacyOverlap) || r.Complete() {
-			t.Fatalf("%+v, %v; want ErrLegacyOverlap", r, err)
+		l := install.Layout{Root: root, DataDir: filepath.Join(root, "workspace", "data")}
+		populateLegacy(t, Dir(l))
+		before := tree(t, Dir(l))
+		r, err := Migrate(l, 2, legacyNow)
+		if !errors.Is(err, ErrOverlap) || r.Complete() {
+			t.Fatalf("%+v, %v; want ErrOverlap", r, err)
 		}
-		if !equalTrees(t, tree(t, l.LegacyDir()), before) {
+		if !equalTrees(t, tree(t, Dir(l)), before) {
 			t.Fatal("entries moved")
 		}
 		assertNoBackup(t, root)
@@ -393,18 +395,18 @@ func TestMigrateLegacyFailuresMoveNothing(t *testing.T) {
 		}
 		t.Cleanup(func() { os.RemoveAll(root) })
 		l := legacyInstall(t, root)
-		populateLegacy(t, l.LegacyDir())
-		ln, err := net.Listen("unix", filepath.Join(l.LegacyDir(), "s.sock"))
+		populateLegacy(t, Dir(l))
+		ln, err := net.Listen("unix", filepath.Join(Dir(l), "s.sock"))
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer ln.Close()
-		before := tree(t, l.LegacyDir())
-		r, err := MigrateLegacy(l, 2, legacyNow)
+		before := tree(t, Dir(l))
+		r, err := Migrate(l, 2, legacyNow)
 		if err == nil || !strings.HasPrefix(err.Error(), "install: back up legacy workspace") || r.Complete() {
 			t.Fatalf("%+v, %v; want a backup error", r, err)
 		}
-		if len(r.Moved) != 0 || r.Backup != "" || !equalTrees(t, tree(t, l.LegacyDir()), before) {
+		if len(r.Moved) != 0 || r.Backup != "" || !equalTrees(t, tree(t, Dir(l)), before) {
 			t.Fatalf("something moved after a failed backup: %+v", r)
 		}
 		assertNoBackup(t, root)
@@ -414,13 +416,13 @@ func TestMigrateLegacyFailuresMoveNothing(t *testing.T) {
 func TestMigrationReportLog(t *testing.T) {
 	var buf bytes.Buffer
 	log := slog.New(slog.NewTextHandler(&buf, nil))
-	MigrationReport{}.Log(log)
+	Report{}.Log(log)
 	if buf.Len() != 0 {
 		t.Fatalf("an empty report logged %q", buf.String())
 	}
-	MigrationReport{Ran: true, Backup: "/b",
-		Moved:    []MigrationItem{{From: "/w/a", To: "/d/a"}},
-		Left:     []MigrationItem{{From: "/w/b", To: "/d/b", Reason: "target exists and is not empty"}},
+	Report{Ran: true, Backup: "/b",
+		Moved:    []Item{{From: "/w/a", To: "/d/a"}},
+		Left:     []Item{{From: "/w/b", To: "/d/b", Reason: "target exists and is not empty"}},
 		Warnings: []string{"fsync /d: boom"},
 	}.Log(log)
 	out := buf.String()
@@ -451,17 +453,17 @@ func TestMigrateLegacyDataDirOnAnotherFilesystem(t *testing.T) {
 	if sameDevice(root, shm) {
 		t.Fatalf("this test needs /dev/shm on another filesystem than %s", root)
 	}
-	l := Layout{Root: root, DataDir: filepath.Join(shm, "data")}
-	lock, err := LockInstall(l)
+	l := install.Layout{Root: root, DataDir: filepath.Join(shm, "data")}
+	lock, err := install.LockInstall(l)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { lock.Release() })
-	ws := l.LegacyDir()
+	ws := Dir(l)
 	put(t, filepath.Join(ws, "sessions", "sessions.db"), "chat db", 0o600)
 	put(t, filepath.Join(ws, "AGENTS.md"), "be brief", 0o644)
 
-	r, err := MigrateLegacy(l, 2, legacyNow)
+	r, err := Migrate(l, 2, legacyNow)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -474,7 +476,7 @@ func TestMigrateLegacyDataDirOnAnotherFilesystem(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(l.AgentWorkspace("default"), "AGENTS.md")); err != nil {
 		t.Fatalf("the movable entry did not move: %v", err)
 	}
-	r2, err := MigrateLegacy(l, 2, legacyNow.Add(time.Second))
+	r2, err := Migrate(l, 2, legacyNow.Add(time.Second))
 	if err != nil || r2.Backup != "" {
 		t.Fatalf("second start made a backup %q (%v) although nothing can move", r2.Backup, err)
 	}

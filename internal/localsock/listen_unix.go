@@ -1,6 +1,6 @@
 //go:build unix
 
-package install
+package localsock
 
 import (
 	"context"
@@ -13,6 +13,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/zeroclaw-go/zeroclaw/internal/install"
 )
 
 // probeTimeout bounds the connect that tells a live server from a stale socket. A refused connect on a Unix
@@ -27,7 +29,7 @@ type Listener struct {
 	id       fileID // the socket we bound
 
 	mu     sync.Mutex // guards lock and closed
-	lock   *Lock
+	lock   *install.Lock
 	closed bool
 }
 
@@ -42,14 +44,14 @@ func Listen(endpoint string) (*Listener, error) {
 	if err := secureDir(filepath.Dir(endpoint)); err != nil {
 		return nil, err
 	}
-	lock, prevPID, err := acquire(endpoint + ".lock")
+	lock, err := install.AcquireLock(endpoint + ".lock")
 	if err != nil {
-		if le, ok := errors.AsType[*LockedError](err); ok {
+		if le, ok := errors.AsType[*install.LockedError](err); ok {
 			return nil, &InUseError{Endpoint: endpoint, PID: le.PID}
 		}
 		return nil, err
 	}
-	l, err := bind(endpoint, prevPID)
+	l, err := bind(endpoint, lock.PrevPID())
 	if err != nil {
 		lock.Release()
 		return nil, err
