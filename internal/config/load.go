@@ -8,9 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/zeroclaw-go/zeroclaw/internal/secrets"
-
 	"github.com/zeroclaw-go/zeroclaw/internal/config/tomledit"
+	"github.com/zeroclaw-go/zeroclaw/internal/secrets"
 )
 
 // EnsureDefault writes DefaultTOML to path (0600, atomically, parent directories created 0700) only if path

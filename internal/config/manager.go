@@ -14,9 +14,8 @@ import (
 	"sync/atomic"
 
 	"github.com/zeroclaw-go/zeroclaw/internal/atomicfile"
-	"github.com/zeroclaw-go/zeroclaw/internal/secrets"
-
 	"github.com/zeroclaw-go/zeroclaw/internal/config/tomledit"
+	"github.com/zeroclaw-go/zeroclaw/internal/secrets"
 )
 
 // MaxSetEntries is the largest batch SetMany accepts.

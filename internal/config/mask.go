@@ -5,9 +5,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/zeroclaw-go/zeroclaw/internal/secrets"
-
 	"github.com/zeroclaw-go/zeroclaw/internal/config/tomledit"
+	"github.com/zeroclaw-go/zeroclaw/internal/secrets"
 )
 
 // MaskSecrets returns the TOML text raw with every secret value written as secrets.Masked: the schema's

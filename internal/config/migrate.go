@@ -7,9 +7,9 @@ import (
 	"log/slog"
 
 	"github.com/zeroclaw-go/zeroclaw/internal/atomicfile"
-	"github.com/zeroclaw-go/zeroclaw/internal/secrets"
-
 	"github.com/zeroclaw-go/zeroclaw/internal/config/tomledit"
+	"github.com/zeroclaw-go/zeroclaw/internal/config/upstream"
+	"github.com/zeroclaw-go/zeroclaw/internal/secrets"
 )
 
 // Older schemas (state.md §2.3). A file without schema_version is upstream's schema v1, schema_version = 2 is
@@ -73,12 +73,11 @@ func migrateDocument(d *tomledit.Document, from int) (*Migration, error) {
 	if err != nil {
 		return nil, fmt.Errorf("config: %s: %w", d.File, err)
 	}
-	out, m, err := migrateUpstream(root, from)
+	res, err := upstream.Migrate(root, from)
 	if err != nil {
 		return nil, fmt.Errorf("config: %s: schema v%d cannot be migrated: %w", d.File, from, err)
 	}
-	m.mapFamilies(out)
-	return &Migration{From: from, Text: tomledit.Render(d, out), Notes: m.notes, Warnings: m.warnings}, nil
+	return &Migration{From: from, Text: tomledit.Render(d, res.Tree), Notes: res.Notes, Warnings: res.Warnings}, nil
 }
 
 // MigrateBytes returns raw (the file at path) rewritten as schema v3, or nil when it already is v3. Secrets

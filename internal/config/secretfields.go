@@ -6,9 +6,8 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/zeroclaw-go/zeroclaw/internal/secrets"
-
 	"github.com/zeroclaw-go/zeroclaw/internal/config/tomledit"
+	"github.com/zeroclaw-go/zeroclaw/internal/secrets"
 )
 
 // walkSecrets calls fn for every string stored in a secret field below v, replacing it with fn's result.
