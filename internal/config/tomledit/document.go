@@ -14,8 +14,8 @@ import (
 	"github.com/pelletier/go-toml/v2/unstable"
 )
 
-// Document is the positional view of a config file that decoding, warnings and surgical edits share. It is
-// read-only once Parse returns it.
+// Document is the positional view of a config file that decoding, warnings and surgical edits share. Its
+// fields describe the text Parse read: callers read them and never change them.
 type Document struct {
 	File   string
 	Raw    []byte
