@@ -321,7 +321,7 @@ func valueKind(v any) string {
 	case map[string]any:
 		return "table"
 	case tomledit.Datetime:
-		return "tomledit.Datetime"
+		return "datetime"
 	case nil:
 		return "null"
 	}

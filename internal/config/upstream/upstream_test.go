@@ -96,7 +96,7 @@ func TestUpstreamConfigs(t *testing.T) {
 				}
 				res, err := config.MigrateFile(context.Background(), path, nil, nil, nil)
 				if err != nil || res.Migration == nil || len(res.Problems) == 0 {
-					t.Fatalf("config.MigrateFile: %+v, %v", res, err)
+					t.Fatalf("MigrateFile: %+v, %v", res, err)
 				}
 				if after, _ := os.ReadFile(path); !bytes.HasPrefix(after, []byte("schema_version = 3\n")) {
 					t.Fatalf("not migrated:\n%s", after)
@@ -121,7 +121,7 @@ func TestUpstreamConfigs(t *testing.T) {
 			old := m.FileSchemaVersion() != 0
 			_, err = m.Set(context.Background(), "agents.x.system_prompt", json.RawMessage(`"hi"`), nil)
 			if old && (!errors.Is(err, config.ErrOldSchema) || !strings.Contains(err.Error(), "zeroclaw config migrate")) {
-				t.Fatalf("a write to a v%d file: %v; want config.ErrOldSchema with the hint", m.FileSchemaVersion(), err)
+				t.Fatalf("a write to a v%d file: %v; want ErrOldSchema with the hint", m.FileSchemaVersion(), err)
 			}
 			if !old {
 				return
