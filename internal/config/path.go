@@ -8,7 +8,8 @@ import (
 	"github.com/zeroclaw-go/zeroclaw/internal/config/tomledit"
 )
 
-// Path is a parsed property path, one element per segment (see tomledit.Path for the syntax).
+// Path is a parsed property path, one element per segment (tomledit.Path has the syntax). Segments naming
+// schema fields are kebab→snake translated when resolved (max-tokens ⇒ max_tokens); map keys never are.
 type Path = tomledit.Path
 
 // ParsePath parses a property path (valid UTF-8 only). It never panics; a malformed path yields an error wrapping ErrInvalidPath.

@@ -15,8 +15,7 @@ var ErrInvalidPath = errors.New("config: invalid property path")
 //
 // Syntax: segments separated by '.'; a segment is either bare (one or more characters other than '.', '"',
 // '\\', whitespace and control characters) or double-quoted, where \" and \\ are the only escapes. A map key
-// containing dots is written quoted: providers.models.openai."gpt-4.1".model. Segments naming schema fields
-// are kebab→snake translated when resolved (max-tokens ⇒ max_tokens); map keys never are.
+// containing dots is written quoted: providers.models.openai."gpt-4.1".model.
 type Path []string
 
 // ParsePath parses a property path (valid UTF-8 only). It never panics; a malformed path yields an error wrapping ErrInvalidPath.
