@@ -40,7 +40,7 @@ var imports = map[string][]string{
 	"internal/cron":                      {"internal/api", "internal/agent", "internal/clock", "internal/config", "internal/store", "internal/tools", "github.com/robfig/cron/v3"},
 	"internal/agent":                     {"internal/api", "internal/provider", "internal/tools", "internal/config", "internal/visible"},
 	"internal/journal":                   {"internal/provider", "internal/store"},
-	"internal/config":                    {"internal/api", "internal/secrets", "internal/atomicfile", "github.com/pelletier/go-toml/v2", "github.com/pelletier/go-toml/v2/unstable"},
+	"internal/config":                    {"internal/api", "internal/secrets", "internal/atomicfile", "internal/config/tomledit", "internal/config/upstream"},
 	"internal/secrets":                   {"internal/atomicfile", "golang.org/x/crypto/chacha20poly1305"},
 	"internal/install":                   {"golang.org/x/sys/unix", "golang.org/x/sys/windows"},
 	"internal/store":                     {"internal/atomicfile", "internal/dbfile", "internal/groupcommit", "modernc.org/sqlite", "modernc.org/sqlite/lib"},
@@ -71,6 +71,8 @@ var imports = map[string][]string{
 	"internal/cli/hint":                  {},
 	"internal/install/legacy":            {"internal/atomicfile", "internal/install"},
 	"internal/localsock":                 {"internal/install", "golang.org/x/sys/unix", "golang.org/x/sys/windows", "github.com/Microsoft/go-winio"},
+	"internal/config/upstream":           {},
+	"internal/config/tomledit":           {"github.com/pelletier/go-toml/v2", "github.com/pelletier/go-toml/v2/unstable"},
 }
 
 // layoutOSes are the targets whose files are checked; each has files built for it alone.

@@ -94,6 +94,15 @@ func TestFileErrorType(t *testing.T) {
 	}
 }
 
+// A TOML date/time (tomledit.Datetime) is named as a datetime, the word users know, not by its Go type.
+func TestFileErrorDatetime(t *testing.T) {
+	_, _, err := LoadBytes("c.toml", []byte("schema_version = 3\n[gateway]\nport = 1979-05-27\n"), nil, nil)
+	var fe *FileError
+	if !errors.As(err, &fe) || fe.Key != "gateway.port" || !strings.Contains(fe.Msg, "expected integer, got datetime") {
+		t.Fatalf("err = %v, want a *FileError saying the port got a datetime", err)
+	}
+}
+
 func TestFileErrorDuplicateKey(t *testing.T) {
 	path := writeConfig(t, "[gateway]\nport = 1\nport = 2\n")
 	_, _, err := Load(path, nil)

@@ -1,10 +1,11 @@
-package config
+package tomledit
 
 import (
 	"bytes"
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -13,47 +14,50 @@ import (
 	"github.com/pelletier/go-toml/v2/unstable"
 )
 
-// document is the positional view of a config file that decoding, warnings and surgical edits share.
-type document struct {
-	file   string
-	raw    []byte
+// Document is the positional view of a config file that decoding, warnings and surgical edits share. Its
+// fields describe the text Parse read: callers read them and never change them.
+type Document struct {
+	File   string
+	Raw    []byte
 	lines  []int // byte offset of the start of each line
-	leaves []leaf
-	tables []table // explicit [headers] and [[headers]], in file order
-	// emptyInline lists key = {} outside array tables: they define a table (a map entry) with no leaf.
-	emptyInline []table
+	Leaves []Leaf
+	Tables []Table // explicit [headers] and [[headers]], in file order
+	// EmptyInline lists key = {} outside array tables: they define a table (a map entry) with no leaf.
+	EmptyInline []Table
 }
 
-// leaf is one key = value in the file, flattened through dotted keys and inline tables.
-type leaf struct {
-	path       Path
-	value      any // string, int64, float64, bool, datetime, []any, map[string]any
-	valStart   int // byte range of the value's text
-	valEnd     int
-	line, col  int // of the key
-	exprStart  int // whole-line range of the top-level expression (for deletion)
-	exprEnd    int
-	section    int  // index into tables, -1 for the root table
-	inline     bool // defined inside an inline table
-	inlineRoot Path // for inline leaves: the key whose value is the outermost inline table
-	arrayTable bool // defined under a [[array table]]: read-only for us
+// Leaf is one key = value in the file, flattened through dotted keys and inline tables.
+type Leaf struct {
+	Path       Path
+	Value      any // string, int64, float64, bool, Datetime, []any, map[string]any
+	ValStart   int // byte range of the value's text
+	ValEnd     int
+	Line, Col  int // of the key
+	ExprStart  int // whole-line range of the top-level expression (for deletion)
+	ExprEnd    int
+	Section    int  // index into Tables, -1 for the root table
+	Inline     bool // defined inside an inline table
+	InlineRoot Path // for inline leaves: the key whose value is the outermost inline table
+	ArrayTable bool // defined under a [[array table]]: read-only for us
 }
 
-// table is one explicit table header.
-type table struct {
-	path        Path
-	line        int
-	headerStart int
-	headerEnd   int // after the header line's newline
-	bodyEnd     int // after the last key/value line of the section, or headerEnd when it has none
-	array       bool
+// Table is one explicit table header (or, in EmptyInline, one `key = {}`).
+type Table struct {
+	Path        Path
+	Line        int
+	HeaderStart int
+	HeaderEnd   int // after the header line's newline
+	BodyEnd     int // after the last key/value line of the section, or HeaderEnd when it has none
+	Array       bool
 }
 
-// datetime marks a TOML date/time value, which no schema field accepts.
-type datetime string
+// Datetime marks a TOML date/time value, which no schema field accepts.
+type Datetime string
 
-func parseDocument(file string, raw []byte) (*document, error) {
-	d := &document{file: file, raw: raw, lines: []int{0}}
+// Parse reads raw, the text of the file named file (in errors). Syntax errors and TOML's semantic errors
+// (duplicate keys, redefined tables) are a *FileError.
+func Parse(file string, raw []byte) (*Document, error) {
+	d := &Document{File: file, Raw: raw, lines: []int{0}}
 	for i, c := range raw {
 		if c == '\n' {
 			d.lines = append(d.lines, i+1)
@@ -72,9 +76,9 @@ func parseDocument(file string, raw []byte) (*document, error) {
 			section, inArray = keys, e.Kind == unstable.ArrayTable
 			start := d.lineStart(int(first.Offset))
 			end := d.eolAfter(start)
-			d.tables = append(d.tables, table{path: keys, line: d.lineOf(start), headerStart: start, headerEnd: end,
-				bodyEnd: end, array: inArray})
-			sectionIdx = len(d.tables) - 1
+			d.Tables = append(d.Tables, Table{Path: keys, Line: d.lineOf(start), HeaderStart: start, HeaderEnd: end,
+				BodyEnd: end, Array: inArray})
+			sectionIdx = len(d.Tables) - 1
 			resume = end
 		case unstable.KeyValue:
 			start := int(e.Raw.Offset)
@@ -84,7 +88,7 @@ func parseDocument(file string, raw []byte) (*document, error) {
 				return nil, err
 			}
 			if sectionIdx >= 0 {
-				d.tables[sectionIdx].bodyEnd = end
+				d.Tables[sectionIdx].BodyEnd = end
 			}
 			resume = end
 		}
@@ -106,12 +110,48 @@ func parseDocument(file string, raw []byte) (*document, error) {
 	return d, nil
 }
 
+// LineFor returns the line defining p: its key, else its table header, else the first key below it; 0 if none
+// (or d is nil).
+func (d *Document) LineFor(p Path) int {
+	if d == nil {
+		return 0
+	}
+	for q := p; len(q) > 0; q = q[:len(q)-1] {
+		for _, l := range d.Leaves {
+			if slices.Equal(l.Path, q) {
+				return l.Line
+			}
+		}
+		for _, t := range d.Tables {
+			if slices.Equal(t.Path, q) {
+				return t.Line
+			}
+		}
+		for _, l := range d.Leaves {
+			if l.Path.HasPrefix(q) {
+				return l.Line
+			}
+		}
+	}
+	return 0
+}
+
+// Tree decodes the whole file as a plain TOML tree (go-toml's types: int64, float64, bool, string, time and
+// local date/time values, []any, map[string]any).
+func (d *Document) Tree() (map[string]any, error) {
+	var root map[string]any
+	if err := toml.Unmarshal(d.Raw, &root); err != nil {
+		return nil, err
+	}
+	return root, nil
+}
+
 // rootBodyEnd is where new top-level keys go: after the last root key/value, else at the start of the file.
-func (d *document) rootBodyEnd() int {
+func (d *Document) rootBodyEnd() int {
 	end := 0
-	for _, l := range d.leaves {
-		if l.section == -1 && !l.inline && l.exprEnd > end {
-			end = l.exprEnd
+	for _, l := range d.Leaves {
+		if l.Section == -1 && !l.Inline && l.ExprEnd > end {
+			end = l.ExprEnd
 		}
 	}
 	return end
@@ -131,7 +171,7 @@ func keyParts(it *unstable.Iterator) (Path, unstable.Range, unstable.Range) {
 	return keys, first, last
 }
 
-func (d *document) addKeyValue(raw []byte, kv *unstable.Node, section Path, sectionIdx int, inArray bool, inlineRoot Path, exprStart, exprEnd int) error {
+func (d *Document) addKeyValue(raw []byte, kv *unstable.Node, section Path, sectionIdx int, inArray bool, inlineRoot Path, exprStart, exprEnd int) error {
 	it := kv.Key()
 	keys, first, last := keyParts(&it)
 	full := append(append(Path{}, section...), keys...)
@@ -164,19 +204,19 @@ func (d *document) addKeyValue(raw []byte, kv *unstable.Node, section Path, sect
 		if empty && !inArray {
 			// The range of an empty inline table is its whole expression, so that a map entry written as
 			// `key = {}` can be removed or detected like a header.
-			d.emptyInline = append(d.emptyInline, table{path: full, line: d.lineOf(int(first.Offset)),
-				headerStart: exprStart, headerEnd: exprEnd, bodyEnd: exprEnd})
+			d.EmptyInline = append(d.EmptyInline, Table{Path: full, Line: d.lineOf(int(first.Offset)),
+				HeaderStart: exprStart, HeaderEnd: exprEnd, BodyEnd: exprEnd})
 		}
 		return nil
 	}
 	val, err := nodeValue(v)
 	keyOff := int(first.Offset)
 	if err != nil {
-		return &FileError{File: d.file, Line: d.lineOf(keyOff), Column: d.colOf(keyOff), Key: full.String(), Msg: err.Error()}
+		return &FileError{File: d.File, Line: d.lineOf(keyOff), Column: d.colOf(keyOff), Key: full.String(), Msg: err.Error()}
 	}
-	d.leaves = append(d.leaves, leaf{path: full, value: val, valStart: valStart, valEnd: valEnd,
-		line: d.lineOf(keyOff), col: d.colOf(keyOff), exprStart: exprStart, exprEnd: exprEnd,
-		section: sectionIdx, inline: inlineRoot != nil, inlineRoot: inlineRoot, arrayTable: inArray})
+	d.Leaves = append(d.Leaves, Leaf{Path: full, Value: val, ValStart: valStart, ValEnd: valEnd,
+		Line: d.lineOf(keyOff), Col: d.colOf(keyOff), ExprStart: exprStart, ExprEnd: exprEnd,
+		Section: sectionIdx, Inline: inlineRoot != nil, InlineRoot: inlineRoot, ArrayTable: inArray})
 	return nil
 }
 
@@ -242,27 +282,27 @@ func nodeValue(n *unstable.Node) (any, error) {
 		}
 		return out, nil
 	case unstable.LocalDate, unstable.LocalTime, unstable.LocalDateTime, unstable.DateTime:
-		return datetime(n.Data), nil
+		return Datetime(n.Data), nil
 	}
 	return nil, fmt.Errorf("unsupported value kind %s", n.Kind)
 }
 
-func (d *document) lineOf(off int) int {
+func (d *Document) lineOf(off int) int {
 	return sort.Search(len(d.lines), func(i int) bool { return d.lines[i] > off })
 }
 
-func (d *document) colOf(off int) int { return off - d.lines[d.lineOf(off)-1] + 1 }
+func (d *Document) colOf(off int) int { return off - d.lines[d.lineOf(off)-1] + 1 }
 
-func (d *document) lineStart(off int) int { return d.lines[d.lineOf(off)-1] }
+func (d *Document) lineStart(off int) int { return d.lines[d.lineOf(off)-1] }
 
 // eolAfter returns the offset just past the newline ending the line that contains off (or len(raw)).
-func (d *document) eolAfter(off int) int {
-	if off > len(d.raw) {
-		return len(d.raw)
+func (d *Document) eolAfter(off int) int {
+	if off > len(d.Raw) {
+		return len(d.Raw)
 	}
-	i := bytes.IndexByte(d.raw[off:], '\n')
+	i := bytes.IndexByte(d.Raw[off:], '\n')
 	if i < 0 {
-		return len(d.raw)
+		return len(d.Raw)
 	}
 	return off + i + 1
 }
@@ -271,7 +311,7 @@ func (d *document) eolAfter(off int) int {
 // the last complete expression): the expression starts on the first line from there that is not blank or a
 // comment, and only that line's key is named. A later failing line is inside a multi-line value, whose text
 // must never reach an error (it may be a secret).
-func (d *document) syntaxError(raw []byte, err error, section Path, resume int) error {
+func (d *Document) syntaxError(raw []byte, err error, section Path, resume int) error {
 	var pe *unstable.ParserError
 	off := len(raw)
 	msg := err.Error()
@@ -305,5 +345,5 @@ func (d *document) syntaxError(raw []byte, err error, section Path, resume int) 
 	} else if t := strings.TrimSpace(text); strings.HasPrefix(t, "[") {
 		key = strings.Trim(t, "[] \r\n")
 	}
-	return &FileError{File: d.file, Line: line, Column: col, Key: key, Msg: msg}
+	return &FileError{File: d.File, Line: line, Column: col, Key: key, Msg: msg}
 }

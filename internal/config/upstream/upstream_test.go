@@ -1,4 +1,4 @@
-package config
+package upstream_test
 
 import (
 	"bytes"
@@ -10,24 +10,35 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/zeroclaw-go/zeroclaw/internal/config"
 )
 
-// openUpstream copies an upstream fixture to a temp config.toml and opens it as a daemon does.
-func openUpstream(t *testing.T, name string) (*Manager, string, []byte) {
+func writeConfig(t *testing.T, text string) string {
 	t.Helper()
-	raw, err := os.ReadFile(filepath.Join("testdata", "upstream", name))
+	path := filepath.Join(t.TempDir(), "config.toml")
+	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// openUpstream copies an upstream fixture to a temp config.toml and opens it as a daemon does.
+func openUpstream(t *testing.T, name string) (*config.Manager, string, []byte) {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join("testdata", name))
 	if err != nil {
 		t.Fatal(err)
 	}
 	path := writeConfig(t, string(raw))
-	m, err := OpenLenient(path, nil, nil, nil)
+	m, err := config.OpenLenient(path, nil, nil, nil)
 	if err != nil {
 		t.Fatalf("%s does not load: %v", name, err)
 	}
 	return m, path, raw
 }
 
-func getJSON(t *testing.T, m *Manager, prop string) string {
+func getJSON(t *testing.T, m *config.Manager, prop string) string {
 	t.Helper()
 	v, err := m.Get(prop)
 	if err != nil {
@@ -37,13 +48,13 @@ func getJSON(t *testing.T, m *Manager, prop string) string {
 	return string(b)
 }
 
-// upstreamExpected reads testdata/upstream/expected.json: for each case, values it must load with, as
+// upstreamExpected reads testdata/expected.json: for each case, values it must load with, as
 // config/get returns them (JSON). They are upstream's results mapped onto our families: a uri ending in the
 // family's request path is cut to its base URL, openai-compatible types become openai entries named after the
 // type, secrets are masked. The e2e tests read the same file.
 func upstreamExpected(t *testing.T) map[string]map[string]json.RawMessage {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("testdata", "upstream", "expected.json"))
+	b, err := os.ReadFile(filepath.Join("testdata", "expected.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,32 +69,32 @@ func upstreamExpected(t *testing.T) map[string]map[string]json.RawMessage {
 // writes are refused with the hint while it is v1/v2; Migrate writes a v3 file (with .bak) that a new load
 // reads identically, and that validates when the in-memory load had nothing to disable.
 func TestUpstreamConfigs(t *testing.T) {
-	cases, err := filepath.Glob(filepath.Join("testdata", "upstream", "migration", "*.toml"))
+	cases, err := filepath.Glob(filepath.Join("testdata", "migration", "*.toml"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	cases = append(cases, filepath.Join("testdata", "upstream", "v1.toml"))
+	cases = append(cases, filepath.Join("testdata", "v1.toml"))
 	if len(cases) < 50 {
 		t.Fatalf("only %d upstream cases", len(cases))
 	}
 	expected := upstreamExpected(t)
 	for _, c := range cases {
-		name, _ := filepath.Rel(filepath.Join("testdata", "upstream"), c)
+		name, _ := filepath.Rel("testdata", c)
 		t.Run(name, func(t *testing.T) {
 			raw, err := os.ReadFile(c)
 			if err != nil {
 				t.Fatal(err)
 			}
 			path := writeConfig(t, string(raw))
-			m, err := OpenLenient(path, nil, nil, nil)
-			var ve *ValidationError
+			m, err := config.OpenLenient(path, nil, nil, nil)
+			var ve *config.ValidationError
 			if errors.As(err, &ve) && len(expected[name]) == 0 {
 				// Nothing runnable in it (e.g. only an unusable provider): a start refuses it, naming why, and
 				// config migrate still rewrites it.
 				if len(ve.Problems) == 0 {
 					t.Fatalf("refused without problems: %v", err)
 				}
-				res, err := MigrateFile(context.Background(), path, nil, nil, nil)
+				res, err := config.MigrateFile(context.Background(), path, nil, nil, nil)
 				if err != nil || res.Migration == nil || len(res.Problems) == 0 {
 					t.Fatalf("MigrateFile: %+v, %v", res, err)
 				}
@@ -109,7 +120,7 @@ func TestUpstreamConfigs(t *testing.T) {
 			}
 			old := m.FileSchemaVersion() != 0
 			_, err = m.Set(context.Background(), "agents.x.system_prompt", json.RawMessage(`"hi"`), nil)
-			if old && (!errors.Is(err, ErrOldSchema) || !strings.Contains(err.Error(), "zeroclaw config migrate")) {
+			if old && (!errors.Is(err, config.ErrOldSchema) || !strings.Contains(err.Error(), "zeroclaw config migrate")) {
 				t.Fatalf("a write to a v%d file: %v; want ErrOldSchema with the hint", m.FileSchemaVersion(), err)
 			}
 			if !old {
@@ -131,7 +142,7 @@ func TestUpstreamConfigs(t *testing.T) {
 			if err != nil || !bytes.HasPrefix(after, []byte("schema_version = 3\n")) && !bytes.Contains(after, []byte("\nschema_version = 3\n")) {
 				t.Fatalf("migrated file (%v):\n%s", err, after)
 			}
-			m2, err := OpenLenient(path, nil, nil, nil)
+			m2, err := config.OpenLenient(path, nil, nil, nil)
 			if err != nil {
 				t.Fatalf("the migrated file does not load: %v\n%s", err, after)
 			}
@@ -142,11 +153,11 @@ func TestUpstreamConfigs(t *testing.T) {
 				t.Fatalf("the migrated file reads differently:\n%+v\nwant\n%+v", m2.Current(), before)
 			}
 			if len(disabledBefore) == 0 {
-				if _, _, err := Load(path, nil); err != nil {
+				if _, _, err := config.Load(path, nil); err != nil {
 					t.Fatalf("the migrated file does not validate: %v\n%s", err, after)
 				}
 			}
-			if again, err := MigrateBytes(path, after); err != nil || again != nil {
+			if again, err := config.MigrateBytes(path, after); err != nil || again != nil {
 				t.Fatalf("migrating the migrated file again: %+v, %v", again, err)
 			}
 			if _, err := m2.Set(context.Background(), "cost.warn_at_percent", json.RawMessage(`70`), nil); err != nil {
@@ -179,12 +190,12 @@ func TestUpstreamWarnings(t *testing.T) {
 		t.Errorf("secrets of the v1 fixture: %+v", cfg.Providers.Models)
 	}
 	// Upstream's Claude Code provider is not an API this runtime speaks: named, and no agent is bound to it.
-	raw, _ := os.ReadFile(filepath.Join("testdata", "upstream", "migration", "claude_code_folded_under_anthropic.toml"))
-	_, warnings, err := LoadBytes("c.toml", raw, nil, nil)
+	raw, _ := os.ReadFile(filepath.Join("testdata", "migration", "claude_code_folded_under_anthropic.toml"))
+	_, warnings, err := config.LoadBytes("c.toml", raw, nil, nil)
 	if err == nil || !strings.Contains(err.Error(), `provider "claude-code.default" is not defined`) {
 		t.Errorf("claude-code config: %v", err)
 	}
-	mig, _ := MigrateBytes("c.toml", raw)
+	mig, _ := config.MigrateBytes("c.toml", raw)
 	if !strings.Contains(strings.Join(mig.Warnings, "\n"), "providers.models.claude-code.default is not used: it runs the Claude Code CLI") {
 		t.Errorf("claude-code warnings: %v %v", mig.Warnings, warnings)
 	}
@@ -205,7 +216,7 @@ host = "127.0.0.1"
 [autonomy]
 level = "full"
 `)
-	mig, err := MigrateBytes("c.toml", raw)
+	mig, err := config.MigrateBytes("c.toml", raw)
 	if err != nil {
 		t.Fatal(err)
 	}

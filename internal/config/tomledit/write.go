@@ -1,18 +1,36 @@
-package config
+package tomledit
 
 import (
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
 )
 
-// The writer renders a whole config tree as TOML. It is used only by `config migrate`, the one operation that
-// rewrites a file rather than editing it: keys keep the order they had in the original file (new keys after,
-// by name), and a comment block above a key or table header, or after a value on its line, is written again
-// where the same path survives.
+// The writer renders a whole config tree as TOML. It is used only by the schema migration, the one operation
+// that rewrites a file rather than editing it: keys keep the order they had in the original file (new keys
+// after, by name), and a comment block above a key or table header, or after a value on its line, is written
+// again where the same path survives.
+
+// tree is a decoded TOML table.
+type tree = map[string]any
+
+func asTree(v any) (tree, bool) {
+	t, ok := v.(map[string]any)
+	return t, ok
+}
+
+func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }
+
+// Render writes root, a decoded TOML tree (schema_version first), as the text of a file that replaces the
+// document d (nil: none), keeping d's key order and comments where their paths survive.
+func Render(d *Document, root map[string]any) []byte {
+	return newTOMLWriter(d).render(root)
+}
 
 type tomlWriter struct {
 	b        strings.Builder
@@ -23,7 +41,7 @@ type tomlWriter struct {
 }
 
 // newTOMLWriter takes the comments and key order of the original document d (nil: none).
-func newTOMLWriter(d *document) *tomlWriter {
+func newTOMLWriter(d *Document) *tomlWriter {
 	w := &tomlWriter{above: map[string][]string{}, trailing: map[string]string{}, rank: map[string]int{}}
 	if d == nil {
 		return w
@@ -38,28 +56,28 @@ func newTOMLWriter(d *document) *tomlWriter {
 	}
 	// Every expression's first line, with the path a comment above it belongs to.
 	starts := map[int]Path{}
-	for _, t := range d.tables {
-		rankAll(t.path, t.line)
-		starts[t.line] = t.path
+	for _, t := range d.Tables {
+		rankAll(t.Path, t.Line)
+		starts[t.Line] = t.Path
 	}
-	for _, l := range d.leaves {
-		rankAll(l.path, l.line)
-		p := l.path
-		if l.inline {
-			p = l.inlineRoot
+	for _, l := range d.Leaves {
+		rankAll(l.Path, l.Line)
+		p := l.Path
+		if l.Inline {
+			p = l.InlineRoot
 		}
-		line := d.lineOf(l.exprStart)
+		line := d.lineOf(l.ExprStart)
 		if _, seen := starts[line]; !seen {
 			starts[line] = p
 		}
-		if !l.inline && !l.arrayTable {
-			rest := strings.TrimSpace(string(d.raw[l.valEnd:d.eolAfter(l.valEnd)]))
+		if !l.Inline && !l.ArrayTable {
+			rest := strings.TrimSpace(string(d.Raw[l.ValEnd:d.eolAfter(l.ValEnd)]))
 			if strings.HasPrefix(rest, "#") {
-				w.trailing[l.path.String()] = rest
+				w.trailing[l.Path.String()] = rest
 			}
 		}
 	}
-	lines := strings.Split(strings.ReplaceAll(string(d.raw), "\r\n", "\n"), "\n")
+	lines := strings.Split(strings.ReplaceAll(string(d.Raw), "\r\n", "\n"), "\n")
 	top := 0
 	for top < len(lines) && strings.HasPrefix(strings.TrimSpace(lines[top]), "#") {
 		top++
@@ -175,7 +193,7 @@ func (w *tomlWriter) table(path Path, t tree, arrayElem bool) {
 func tomlLiteral(v any) string {
 	switch x := v.(type) {
 	case string:
-		return quoteString(x)
+		return Quote(x)
 	case bool:
 		return strconv.FormatBool(x)
 	case int64:
@@ -217,5 +235,5 @@ func tomlLiteral(v any) string {
 	case fmt.Stringer: // go-toml's LocalDate, LocalTime, LocalDateTime
 		return x.String()
 	}
-	return quoteString(fmt.Sprint(v))
+	return Quote(fmt.Sprint(v))
 }

@@ -1,4 +1,4 @@
-package config
+package tomledit
 
 import (
 	"bytes"
@@ -14,42 +14,42 @@ import (
 // span is a byte range of the file text.
 type span struct{ from, to int }
 
-// deleteEntry removes every definition of the map entry at entry: its table headers with their bodies, dotted
+// DeleteEntry removes every definition of the map entry at entry: its table headers with their bodies, dotted
 // keys naming it from a parent table, and a `key = {...}` inline table. found is false when the file does not
 // define it. An entry defined inside an inline table of a parent (agents = { bot = {...} }) is not editable.
-func deleteEntry(file string, raw []byte, entry Path) ([]byte, bool, error) {
-	d, err := parseDocument(file, raw)
+func DeleteEntry(file string, raw []byte, entry Path) ([]byte, bool, error) {
+	d, err := Parse(file, raw)
 	if err != nil {
 		return nil, false, err
 	}
 	var cut []span
-	for _, t := range slices.Concat(d.tables, d.emptyInline) {
-		if t.path.HasPrefix(entry) {
-			cut = append(cut, span{t.headerStart, t.bodyEnd})
+	for _, t := range slices.Concat(d.Tables, d.EmptyInline) {
+		if t.Path.HasPrefix(entry) {
+			cut = append(cut, span{t.HeaderStart, t.BodyEnd})
 		}
 	}
-	for _, l := range d.leaves {
-		if !l.path.HasPrefix(entry) || d.inEntrySection(l, entry) {
+	for _, l := range d.Leaves {
+		if !l.Path.HasPrefix(entry) || d.inEntrySection(l, entry) {
 			continue
 		}
-		if l.inline && !l.inlineRoot.HasPrefix(entry) {
-			return nil, false, fmt.Errorf("%w: %s is inside the inline table %s; edit it by hand", ErrNotEditable, entry, l.inlineRoot)
+		if l.Inline && !l.InlineRoot.HasPrefix(entry) {
+			return nil, false, fmt.Errorf("%w: %s is inside the inline table %s; edit it by hand", ErrNotEditable, entry, l.InlineRoot)
 		}
-		cut = append(cut, span{l.exprStart, l.exprEnd})
+		cut = append(cut, span{l.ExprStart, l.ExprEnd})
 	}
 	if len(cut) == 0 {
 		return raw, false, nil
 	}
 	out := removeSpans(raw, cut)
-	if _, err := parseDocument(file, out); err != nil {
+	if _, err := Parse(file, out); err != nil {
 		return nil, false, fmt.Errorf("%w: %s: the edit would not parse: %v", ErrNotEditable, entry, err)
 	}
 	return out, true, nil
 }
 
 // inEntrySection reports whether leaf l sits in a table header at or below entry (removed with that header).
-func (d *document) inEntrySection(l leaf, entry Path) bool {
-	return l.section >= 0 && d.tables[l.section].path.HasPrefix(entry)
+func (d *Document) inEntrySection(l Leaf, entry Path) bool {
+	return l.Section >= 0 && d.Tables[l.Section].Path.HasPrefix(entry)
 }
 
 // removeSpans cuts the spans (possibly overlapping) out of raw. A cut that leaves two blank lines in a row also
@@ -70,7 +70,7 @@ func removeSpans(raw []byte, cut []span) []byte {
 		if blankBefore(out, s.from) {
 			s.to += blankLineAt(out, s.to)
 		}
-		out = splice(out, s.from, s.to, "")
+		out = Splice(out, s.from, s.to, "")
 	}
 	return out
 }
@@ -93,24 +93,24 @@ func blankLineAt(raw []byte, at int) int {
 	return 0
 }
 
-// renameEntry moves the map entry at from to to by rewriting the keys of the table headers that define it;
+// RenameEntry moves the map entry at from to to by rewriting the keys of the table headers that define it;
 // everything inside the sections is kept byte for byte. renamed is false when the file does not define from.
 // An entry (or part of one) defined with dotted keys in a parent table, or as an inline table, is not renamed
 // here: the caller gets ErrNotEditable and the file is unchanged.
-func renameEntry(file string, raw []byte, from, to Path) ([]byte, bool, error) {
-	d, err := parseDocument(file, raw)
+func RenameEntry(file string, raw []byte, from, to Path) ([]byte, bool, error) {
+	d, err := Parse(file, raw)
 	if err != nil {
 		return nil, false, err
 	}
-	for _, l := range d.leaves {
-		if l.path.HasPrefix(from) && !d.inEntrySection(l, from) {
+	for _, l := range d.Leaves {
+		if l.Path.HasPrefix(from) && !d.inEntrySection(l, from) {
 			return nil, false, fmt.Errorf("%w: %s is defined by the key %s outside its own [%s] table; rename it by hand",
-				ErrNotEditable, from, l.path, from)
+				ErrNotEditable, from, l.Path, from)
 		}
 	}
-	for _, t := range d.emptyInline {
-		if t.path.HasPrefix(from) {
-			return nil, false, fmt.Errorf("%w: %s is an inline table; rename it by hand", ErrNotEditable, t.path)
+	for _, t := range d.EmptyInline {
+		if t.Path.HasPrefix(from) {
+			return nil, false, fmt.Errorf("%w: %s is an inline table; rename it by hand", ErrNotEditable, t.Path)
 		}
 	}
 	type edit struct {
@@ -118,24 +118,24 @@ func renameEntry(file string, raw []byte, from, to Path) ([]byte, bool, error) {
 		text string
 	}
 	var edits []edit
-	for _, t := range d.tables {
-		if !t.path.HasPrefix(from) {
+	for _, t := range d.Tables {
+		if !t.Path.HasPrefix(from) {
 			continue
 		}
-		ks, ke, ok := headerKey(raw, t.headerStart, t.headerEnd)
+		ks, ke, ok := headerKey(raw, t.HeaderStart, t.HeaderEnd)
 		if !ok {
-			return nil, false, fmt.Errorf("%w: the header of %s at line %d", ErrNotEditable, t.path, t.line)
+			return nil, false, fmt.Errorf("%w: the header of %s at line %d", ErrNotEditable, t.Path, t.Line)
 		}
-		edits = append(edits, edit{span{ks, ke}, formatKey(slices.Concat(to, t.path[len(from):]))})
+		edits = append(edits, edit{span{ks, ke}, formatKey(slices.Concat(to, t.Path[len(from):]))})
 	}
 	if len(edits) == 0 {
 		return raw, false, nil
 	}
 	out := raw
 	for i := len(edits) - 1; i >= 0; i-- { // tables are in file order
-		out = splice(out, edits[i].from, edits[i].to, edits[i].text)
+		out = Splice(out, edits[i].from, edits[i].to, edits[i].text)
 	}
-	if _, err := parseDocument(file, out); err != nil {
+	if _, err := Parse(file, out); err != nil {
 		return nil, false, fmt.Errorf("%w: %s: the edit would not parse: %v", ErrNotEditable, from, err)
 	}
 	return out, true, nil

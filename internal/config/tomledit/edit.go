@@ -1,11 +1,9 @@
-package config
+package tomledit
 
 import (
 	"bytes"
 	"fmt"
-	"reflect"
 	"slices"
-	"strconv"
 	"strings"
 	"unicode/utf8"
 )
@@ -13,10 +11,11 @@ import (
 // The surgical editor changes a config file's text one key at a time. It never re-serializes the document:
 // a set replaces only the bytes of the value, an insert adds one line (and a table header when the table
 // does not exist yet), a delete removes the key's line(s). Every result is re-parsed before it is returned.
+// An edit it cannot make that way is an error wrapping ErrNotEditable; file only names the file in errors.
 
-// setText sets path to the TOML literal lit in raw.
-func setText(file string, raw []byte, path Path, lit string) ([]byte, error) {
-	d, err := parseDocument(file, raw)
+// Set sets path to the TOML literal lit in raw.
+func Set(file string, raw []byte, path Path, lit string) ([]byte, error) {
+	d, err := Parse(file, raw)
 	if err != nil {
 		return nil, err
 	}
@@ -24,11 +23,11 @@ func setText(file string, raw []byte, path Path, lit string) ([]byte, error) {
 		return nil, fmt.Errorf("%w: empty path", ErrNotEditable)
 	}
 	var out []byte
-	if l, ok := d.find(path); ok {
-		if l.arrayTable {
+	if l, ok := d.Find(path); ok {
+		if l.ArrayTable {
 			return nil, fmt.Errorf("%w: %s is inside an array table", ErrNotEditable, path)
 		}
-		out = splice(raw, l.valStart, l.valEnd, lit)
+		out = Splice(raw, l.ValStart, l.ValEnd, lit)
 	} else {
 		if err := d.checkInsertable(path); err != nil {
 			return nil, err
@@ -39,51 +38,51 @@ func setText(file string, raw []byte, path Path, lit string) ([]byte, error) {
 			return nil, err
 		}
 	}
-	if _, err := parseDocument(file, out); err != nil {
+	if _, err := Parse(file, out); err != nil {
 		return nil, fmt.Errorf("%w: %s: the edit would not parse: %v", ErrNotEditable, path, err)
 	}
 	return out, nil
 }
 
-// deleteText removes the line(s) of the key at path; found is false when the file does not set it.
-func deleteText(file string, raw []byte, path Path) ([]byte, bool, error) {
-	d, err := parseDocument(file, raw)
+// Delete removes the line(s) of the key at path; found is false when the file does not set it.
+func Delete(file string, raw []byte, path Path) ([]byte, bool, error) {
+	d, err := Parse(file, raw)
 	if err != nil {
 		return nil, false, err
 	}
-	l, ok := d.find(path)
+	l, ok := d.Find(path)
 	if !ok {
-		for _, x := range d.leaves {
-			if x.path.HasPrefix(path) {
+		for _, x := range d.Leaves {
+			if x.Path.HasPrefix(path) {
 				return nil, false, fmt.Errorf("%w: %s is a table; delete its keys one by one", ErrNotEditable, path)
 			}
 		}
 		return raw, false, nil
 	}
-	if l.inline || l.arrayTable {
+	if l.Inline || l.ArrayTable {
 		return nil, false, fmt.Errorf("%w: %s is inside an inline or array table", ErrNotEditable, path)
 	}
-	out := splice(raw, l.exprStart, l.exprEnd, "")
-	if _, err := parseDocument(file, out); err != nil {
+	out := Splice(raw, l.ExprStart, l.ExprEnd, "")
+	if _, err := Parse(file, out); err != nil {
 		return nil, false, fmt.Errorf("%w: %s: the edit would not parse: %v", ErrNotEditable, path, err)
 	}
 	return out, true, nil
 }
 
-// ensureTable makes sure the table at path exists in the text (adding an empty [path] header if nothing
+// EnsureTable makes sure the table at path exists in the text (adding an empty [path] header if nothing
 // defines it), so that a map entry survives its last key being removed or never being written.
-func ensureTable(file string, raw []byte, path Path) ([]byte, error) {
-	d, err := parseDocument(file, raw)
+func EnsureTable(file string, raw []byte, path Path) ([]byte, error) {
+	d, err := Parse(file, raw)
 	if err != nil {
 		return nil, err
 	}
-	for _, t := range slices.Concat(d.tables, d.emptyInline) {
-		if t.path.HasPrefix(path) {
+	for _, t := range slices.Concat(d.Tables, d.EmptyInline) {
+		if t.Path.HasPrefix(path) {
 			return raw, nil
 		}
 	}
-	for _, l := range d.leaves {
-		if l.path.HasPrefix(path) {
+	for _, l := range d.Leaves {
+		if l.Path.HasPrefix(path) {
 			return raw, nil
 		}
 	}
@@ -94,37 +93,38 @@ func ensureTable(file string, raw []byte, path Path) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := parseDocument(file, out); err != nil {
+	if _, err := Parse(file, out); err != nil {
 		return nil, fmt.Errorf("%w: %s: the edit would not parse: %v", ErrNotEditable, path, err)
 	}
 	return out, nil
 }
 
-func (d *document) find(path Path) (leaf, bool) {
-	for _, l := range d.leaves {
-		if slices.Equal(l.path, path) {
+// Find returns the leaf at path, if the file sets it.
+func (d *Document) Find(path Path) (Leaf, bool) {
+	for _, l := range d.Leaves {
+		if slices.Equal(l.Path, path) {
 			return l, true
 		}
 	}
-	return leaf{}, false
+	return Leaf{}, false
 }
 
 // checkInsertable refuses inserting at path when a value (or an inline table) already occupies a prefix of it,
 // or when path is itself a table.
-func (d *document) checkInsertable(path Path) error {
-	for _, l := range d.leaves {
-		if path.HasPrefix(l.path) {
-			return fmt.Errorf("%w: %s is set as a value", ErrNotEditable, l.path)
+func (d *Document) checkInsertable(path Path) error {
+	for _, l := range d.Leaves {
+		if path.HasPrefix(l.Path) {
+			return fmt.Errorf("%w: %s is set as a value", ErrNotEditable, l.Path)
 		}
-		if l.path.HasPrefix(path) && len(l.path) > len(path) {
+		if l.Path.HasPrefix(path) && len(l.Path) > len(path) {
 			return fmt.Errorf("%w: %s is a table", ErrNotEditable, path)
 		}
-		if l.inline && path.HasPrefix(l.inlineRoot) {
-			return fmt.Errorf("%w: %s is an inline table; edit it by hand", ErrNotEditable, l.inlineRoot)
+		if l.Inline && path.HasPrefix(l.InlineRoot) {
+			return fmt.Errorf("%w: %s is an inline table; edit it by hand", ErrNotEditable, l.InlineRoot)
 		}
 	}
-	for _, t := range d.tables {
-		if t.array && path.HasPrefix(t.path) {
+	for _, t := range d.Tables {
+		if t.Array && path.HasPrefix(t.Path) {
 			return fmt.Errorf("%w: %s is inside an array table", ErrNotEditable, path)
 		}
 	}
@@ -132,50 +132,50 @@ func (d *document) checkInsertable(path Path) error {
 }
 
 // insert adds line (a "key = value\n" relative to parent, or "" for just the table) to the table parent.
-func (d *document) insert(parent Path, line string) ([]byte, error) {
+func (d *Document) insert(parent Path, line string) ([]byte, error) {
 	eol := d.eol()
 	line = strings.ReplaceAll(line, "\n", eol)
 	// 1. An explicit [parent] header: append to its body.
-	for i := len(d.tables) - 1; i >= 0; i-- {
-		t := d.tables[i]
-		if !t.array && slices.Equal(t.path, parent) {
-			return insertAt(d.raw, t.bodyEnd, line, eol), nil
+	for i := len(d.Tables) - 1; i >= 0; i-- {
+		t := d.Tables[i]
+		if !t.Array && slices.Equal(t.Path, parent) {
+			return insertAt(d.Raw, t.BodyEnd, line, eol), nil
 		}
 	}
 	// 2. The root table: after its last key.
 	if len(parent) == 0 {
-		return insertAt(d.raw, d.rootBodyEnd(), line, eol), nil
+		return insertAt(d.Raw, d.rootBodyEnd(), line, eol), nil
 	}
 	// 3. Parent defined by dotted keys in some section: add a dotted key after the last of them.
 	last, section := -1, Path(nil)
-	for _, l := range d.leaves {
-		if l.inline || l.arrayTable || !l.path.HasPrefix(parent) {
+	for _, l := range d.Leaves {
+		if l.Inline || l.ArrayTable || !l.Path.HasPrefix(parent) {
 			continue
 		}
 		var sp Path
-		if l.section >= 0 {
-			sp = d.tables[l.section].path
+		if l.Section >= 0 {
+			sp = d.Tables[l.Section].Path
 		}
-		if len(sp) < len(parent) && l.exprEnd > last {
-			last, section = l.exprEnd, sp
+		if len(sp) < len(parent) && l.ExprEnd > last {
+			last, section = l.ExprEnd, sp
 		}
 	}
 	if last >= 0 {
 		if line == "" {
-			return d.raw, nil
+			return d.Raw, nil
 		}
-		return insertAt(d.raw, last, formatKey(parent[len(section):])+"."+line, eol), nil
+		return insertAt(d.Raw, last, formatKey(parent[len(section):])+"."+line, eol), nil
 	}
 	// 4. A new [parent] header, after the section sharing the longest prefix with it (else at the end).
-	at, best := len(d.raw), 0
-	for i, t := range d.tables {
-		n := commonPrefix(t.path, parent)
+	at, best := len(d.Raw), 0
+	for i, t := range d.Tables {
+		n := commonPrefix(t.Path, parent)
 		if n > 0 && n >= best {
 			best = n
-			at = d.tables[i].bodyEnd
+			at = d.Tables[i].BodyEnd
 			// keep sub-tables of that section together with it
-			for j := i + 1; j < len(d.tables) && d.tables[j].path.HasPrefix(t.path); j++ {
-				at = d.tables[j].bodyEnd
+			for j := i + 1; j < len(d.Tables) && d.Tables[j].Path.HasPrefix(t.Path); j++ {
+				at = d.Tables[j].BodyEnd
 			}
 		}
 	}
@@ -184,15 +184,15 @@ func (d *document) insert(parent Path, line string) ([]byte, error) {
 	if at > 0 {
 		text = eol + text
 	}
-	if at == len(d.raw) && at > 0 && d.raw[at-1] != '\n' {
+	if at == len(d.Raw) && at > 0 && d.Raw[at-1] != '\n' {
 		text = eol + text
 	}
-	return splice(d.raw, at, at, text), nil
+	return Splice(d.Raw, at, at, text), nil
 }
 
 // eol is the file's line ending (that of its first line), so that inserted lines match the rest of the file.
-func (d *document) eol() string {
-	if i := bytes.IndexByte(d.raw, '\n'); i > 0 && d.raw[i-1] == '\r' {
+func (d *Document) eol() string {
+	if i := bytes.IndexByte(d.Raw, '\n'); i > 0 && d.Raw[i-1] == '\r' {
 		return "\r\n"
 	}
 	return "\n"
@@ -213,10 +213,11 @@ func insertAt(raw []byte, at int, line, eol string) []byte {
 	if at > 0 && raw[at-1] != '\n' {
 		line = eol + line
 	}
-	return splice(raw, at, at, line)
+	return Splice(raw, at, at, line)
 }
 
-func splice(raw []byte, from, to int, text string) []byte {
+// Splice returns a copy of raw with the bytes from:to replaced by text.
+func Splice(raw []byte, from, to int, text string) []byte {
 	out := make([]byte, 0, len(raw)-(to-from)+len(text))
 	out = append(out, raw[:from]...)
 	out = append(out, text...)
@@ -230,7 +231,7 @@ func formatKey(p Path) string {
 		if isBareKey(seg) {
 			parts[i] = seg
 		} else {
-			parts[i] = quoteString(seg)
+			parts[i] = Quote(seg)
 		}
 	}
 	return strings.Join(parts, ".")
@@ -249,8 +250,8 @@ func isBareKey(s string) bool {
 	return true
 }
 
-// quoteString writes a TOML basic string.
-func quoteString(s string) string {
+// Quote writes s as a TOML basic string (invalid UTF-8 becomes U+FFFD).
+func Quote(s string) string {
 	s = strings.ToValidUTF8(s, string(utf8.RuneError))
 	var b strings.Builder
 	b.WriteByte('"')
@@ -276,34 +277,4 @@ func quoteString(s string) string {
 	}
 	b.WriteByte('"')
 	return b.String()
-}
-
-// literal formats a schema leaf value as TOML.
-func literal(v reflect.Value) string {
-	switch v.Kind() {
-	case reflect.Pointer:
-		if v.IsNil() {
-			return `""`
-		}
-		return literal(v.Elem())
-	case reflect.String:
-		return quoteString(v.String())
-	case reflect.Bool:
-		return strconv.FormatBool(v.Bool())
-	case reflect.Int:
-		return strconv.FormatInt(v.Int(), 10)
-	case reflect.Float64:
-		s := strconv.FormatFloat(v.Float(), 'g', -1, 64)
-		if !strings.ContainsAny(s, ".eEn") {
-			s += ".0"
-		}
-		return s
-	case reflect.Slice:
-		parts := make([]string, v.Len())
-		for i := range v.Len() {
-			parts[i] = literal(v.Index(i))
-		}
-		return "[" + strings.Join(parts, ", ") + "]"
-	}
-	return quoteString(fmt.Sprint(v.Interface()))
 }

@@ -1,9 +1,20 @@
-package config
+package upstream
 
 import (
 	"fmt"
 	"strings"
 )
+
+// This runtime's provider families (config.Families; a config test checks they agree).
+const (
+	familyEcho      = "echo"
+	familyOpenAI    = "openai"
+	familyOllama    = "ollama"
+	familyAnthropic = "anthropic"
+)
+
+// Families returns the provider families the migration maps upstream's provider types onto.
+func Families() []string { return []string{familyEcho, familyOpenAI, familyOllama, familyAnthropic} }
 
 // openAICompatible lists upstream provider types served here by the openai family, with the base URL upstream
 // uses when the entry has no uri.
@@ -42,18 +53,18 @@ var openAICompatible = map[string]string{
 // endpointSuffix is the request path each family appends to uri; an upstream uri that already ends with it is
 // cut back to the base URL this runtime expects.
 var endpointSuffix = map[string]string{
-	FamilyOpenAI:    "/chat/completions",
-	FamilyAnthropic: "/v1/messages",
-	FamilyOllama:    "/api/chat",
+	familyOpenAI:    "/chat/completions",
+	familyAnthropic: "/v1/messages",
+	familyOllama:    "/api/chat",
 }
 
 // familyOf decides where the upstream entry providers.models.<typ>.<alias> goes here: its family, or why it
 // cannot be used.
 func familyOf(typ, alias string, entry tree) (string, string) {
 	switch typ {
-	case FamilyEcho, FamilyOllama:
+	case familyEcho, familyOllama:
 		return typ, ""
-	case FamilyOpenAI, FamilyAnthropic:
+	case familyOpenAI, familyAnthropic:
 		return typ, ""
 	case "openai-codex":
 		return "", "it signs in with a ChatGPT account (OpenAI Codex), which this runtime does not support"
@@ -67,14 +78,14 @@ func familyOf(typ, alias string, entry tree) (string, string) {
 	if _, hasURI := entry["uri"].(string); !hasURI && base == "" {
 		return "", "it has no uri"
 	}
-	return FamilyOpenAI, ""
+	return familyOpenAI, ""
 }
 
 // mapFamilies moves every upstream provider entry of an upstream v3 tree onto this runtime's families:
 // openai-compatible types become openai entries carrying their uri (alias "<type>" for their "default", else
 // "<type>_<alias>"), and every model_provider reference follows. Entries that cannot be mapped stay where they
 // are, with a warning; decoding ignores them.
-func (m *upstreamMigration) mapFamilies(root tree) {
+func (m *migration) mapFamilies(root tree) {
 	p, _ := asTree(root["providers"])
 	models, ok := asTree(p["models"])
 	if !ok {
@@ -93,13 +104,13 @@ func (m *upstreamMigration) mapFamilies(root tree) {
 			entry, _ := asTree(pt[alias])
 			ctyp, calias, _ := normalizeProviderType(typ, alias)
 			switch {
-			case typ == FamilyAnthropic && alias == "claude-code":
+			case typ == familyAnthropic && alias == "claude-code":
 				ctyp, calias = "claude-code", "default"
-			case ctyp == FamilyAnthropic && calias == "claude-code":
+			case ctyp == familyAnthropic && calias == "claude-code":
 				ctyp, calias = "claude-code", alias
-			case typ == FamilyOpenAI && alias == "codex":
+			case typ == familyOpenAI && alias == "codex":
 				ctyp, calias = "openai-codex", "default"
-			case typ == FamilyOpenAI && entry["requires_openai_auth"] == true, ctyp == FamilyOpenAI && calias == "codex":
+			case typ == familyOpenAI && entry["requires_openai_auth"] == true, ctyp == familyOpenAI && calias == "codex":
 				ctyp, calias = "openai-codex", alias
 			case ctyp == typ:
 				continue
@@ -131,7 +142,7 @@ func (m *upstreamMigration) mapFamilies(root tree) {
 	// Entries already of a family keep their alias; the others take free aliases after them.
 	for pass := 0; pass < 2; pass++ {
 		for _, typ := range sortedKeys(models) {
-			native := typ == FamilyEcho || typ == FamilyOpenAI || typ == FamilyOllama || typ == FamilyAnthropic
+			native := typ == familyEcho || typ == familyOpenAI || typ == familyOllama || typ == familyAnthropic
 			if native != (pass == 0) {
 				continue
 			}
@@ -214,7 +225,7 @@ func (m *upstreamMigration) mapFamilies(root tree) {
 var unenforcedRiskKeys = []string{"allowed_commands", "allowed_roots", "block_high_risk_commands",
 	"require_approval_for_medium_risk", "shell_env_passthrough", "max_actions_per_hour", "sandbox_enabled"}
 
-func (m *upstreamMigration) warnUnenforced(root tree) {
+func (m *migration) warnUnenforced(root tree) {
 	profiles, _ := asTree(root["risk_profiles"])
 	for _, name := range sortedKeys(profiles) {
 		pt, _ := asTree(profiles[name])

@@ -1,4 +1,4 @@
-package config
+package tomledit
 
 import (
 	"errors"
@@ -31,9 +31,9 @@ func TestEditorCases(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			got, err := setText("f", []byte(c.in), c.path, c.lit)
+			got, err := Set("f", []byte(c.in), c.path, c.lit)
 			if err != nil || string(got) != c.want {
-				t.Fatalf("setText = %q, %v\nwant %q", got, err, c.want)
+				t.Fatalf("Set = %q, %v\nwant %q", got, err, c.want)
 			}
 		})
 	}
@@ -46,13 +46,13 @@ func TestEditorCases(t *testing.T) {
 		{"[a]\nx = 1\n", Path{"a"}},
 		{"[[a]]\nx = 1\n", Path{"a", "y"}},
 	} {
-		if _, err := setText("f", []byte(c.in), c.path, "1"); !errors.Is(err, ErrNotEditable) {
-			t.Errorf("setText(%q, %v) err = %v", c.in, c.path, err)
+		if _, err := Set("f", []byte(c.in), c.path, "1"); !errors.Is(err, ErrNotEditable) {
+			t.Errorf("Set(%q, %v) err = %v", c.in, c.path, err)
 		}
 	}
-	out, found, err := deleteText("f", []byte("# keep\n[a]\nx = [\n 1,\n] # trailing\ny = 2\n"), Path{"a", "x"})
+	out, found, err := Delete("f", []byte("# keep\n[a]\nx = [\n 1,\n] # trailing\ny = 2\n"), Path{"a", "x"})
 	if err != nil || !found || string(out) != "# keep\n[a]\ny = 2\n" {
-		t.Fatalf("deleteText = %q, %v, %v", out, found, err)
+		t.Fatalf("Delete = %q, %v, %v", out, found, err)
 	}
 }
 
@@ -78,6 +78,30 @@ func decodeFlat(t *testing.T, raw []byte) (map[string]string, bool) {
 	return out, true
 }
 
+// commentedConfig is a hand-written config file (the one config's manager tests edit), a seed for FuzzEditor.
+const commentedConfig = `# zeroclaw config — hand written
+schema_version = 3
+
+[providers.models.echo.default]
+model = "echo"   # offline
+
+# the agent
+[agents.default]
+model_provider = 'echo.default'
+risk_profile   = "supervised"
+
+[risk_profiles.supervised]
+level = "supervised"
+workspace_only = true
+auto_approve = [
+  "file_read", # safe
+  "time",
+]
+
+[permission_profiles.operator]
+grants = ["config:update"]
+`
+
 func FuzzEditor(f *testing.F) {
 	f.Add(commentedConfig, "agents.default.system_prompt", "hello", int64(0), false)
 	f.Add(commentedConfig, "risk_profiles.supervised.level", "full", int64(0), true)
@@ -96,7 +120,7 @@ func FuzzEditor(f *testing.F) {
 		var out []byte
 		if del {
 			var found bool
-			out, found, err = deleteText("f", []byte(text), p)
+			out, found, err = Delete("f", []byte(text), p)
 			if err != nil {
 				return
 			}
@@ -112,11 +136,11 @@ func FuzzEditor(f *testing.F) {
 			}
 			return
 		}
-		lit, want := quoteString(s), fmt.Sprintf("%#v", strings.ToValidUTF8(s, "\uFFFD"))
+		lit, want := Quote(s), fmt.Sprintf("%#v", strings.ToValidUTF8(s, "\uFFFD"))
 		if s == "" {
 			lit, want = fmt.Sprint(n), fmt.Sprintf("%#v", n)
 		}
-		out, err = setText("f", []byte(text), p, lit)
+		out, err = Set("f", []byte(text), p, lit)
 		if err != nil {
 			return
 		}
@@ -148,16 +172,16 @@ func TestEditorKeepsCRLF(t *testing.T) {
 		{"[a]\r\nx = 1", Path{"a", "z"}},
 		{"[a]\r\nx = 1", Path{"c", "z"}},
 	} {
-		out, err := setText("f", []byte(c.in), c.path, "2")
+		out, err := Set("f", []byte(c.in), c.path, "2")
 		if err != nil {
-			t.Fatalf("setText(%q, %v): %v", c.in, c.path, err)
+			t.Fatalf("Set(%q, %v): %v", c.in, c.path, err)
 		}
 		if n, crlf := strings.Count(string(out), "\n"), strings.Count(string(out), "\r\n"); n != crlf || n <= strings.Count(c.in, "\n") {
-			t.Errorf("setText(%q, %v) = %q: bare LF line endings in a CRLF file", c.in, c.path, out)
+			t.Errorf("Set(%q, %v) = %q: bare LF line endings in a CRLF file", c.in, c.path, out)
 		}
 	}
-	out, err := ensureTable("f", []byte("[a]\r\nx = 1\r\n"), Path{"u", "v"})
+	out, err := EnsureTable("f", []byte("[a]\r\nx = 1\r\n"), Path{"u", "v"})
 	if err != nil || strings.Count(string(out), "\n") != strings.Count(string(out), "\r\n") {
-		t.Fatalf("ensureTable = %q, %v", out, err)
+		t.Fatalf("EnsureTable = %q, %v", out, err)
 	}
 }
