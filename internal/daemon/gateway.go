@@ -62,6 +62,7 @@ func (d *daemon) startGateway(ctx context.Context, opts Options, pm *pairing.Man
 		Metrics:   m,
 		Clock:     clk,
 		Logger:    d.log,
+		Spare:     d.conns,
 		NewID:     opts.NewID,
 		Listen:    opts.GatewayListen,
 		Ready:     opts.GatewayReady,

@@ -57,6 +57,7 @@ type capListener struct {
 	cap     *connCap
 	max     func() int
 	refused func()
+	spare   Spare // nil: no reserve to give fds back to
 }
 
 func (l *capListener) Accept() (net.Conn, error) {
@@ -64,6 +65,15 @@ func (l *capListener) Accept() (net.Conn, error) {
 		nc, err := l.Listener.Accept()
 		if err != nil {
 			return nil, err
+		}
+		if l.spare != nil && l.spare.SpareMissing() {
+			// Out of fds, and the local socket gave its reserve up: this connection's fd becomes the reserve.
+			if l.refused != nil {
+				l.refused()
+			}
+			refuseConn(nc)
+			l.spare.RefillSpare()
+			continue
 		}
 		if n := l.cap.open.Add(1); n > int64(l.max()) {
 			l.cap.open.Add(-1)
@@ -276,5 +286,5 @@ func (w *boundedWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // capped puts ln under the gateway's connection cap.
 func (s *Server) capped(ln net.Listener) net.Listener {
-	return &capListener{Listener: ln, cap: &s.conns, max: s.maxConns, refused: s.o.Metrics.refused}
+	return &capListener{Listener: ln, cap: &s.conns, max: s.maxConns, refused: s.o.Metrics.refused, spare: s.o.Spare}
 }

@@ -78,6 +78,11 @@ type Options struct {
 	Clock   clock.Clock
 	Logger  *slog.Logger
 
+	// Spare is the daemon's reserved fd for its local socket (nil: none). While it is given up, each connection
+	// the gateway accepts is refused and its fd handed back to the reserve at once, so that a flood which took
+	// every other fd cannot also take the one the owner's next `status` needs.
+	Spare Spare
+
 	// The seams tests use to bind kernel-picked ports and mint known ids.
 
 	// NewID mints webhook session ids; nil means random.
@@ -90,6 +95,14 @@ type Options struct {
 	// WSSListen binds the [wss] address; nil means net.Listen. WSSReady, if set, is called with its address.
 	WSSListen func(network, addr string) (net.Listener, error)
 	WSSReady  func(addr net.Addr)
+}
+
+// Spare is a reserved fd another listener holds (listen.Server with SpareFD).
+type Spare interface {
+	// SpareMissing reports whether the reserve is given up.
+	SpareMissing() bool
+	// RefillSpare takes it again (the lowest free fd), reporting whether it is held afterwards.
+	RefillSpare() bool
 }
 
 // Server is the gateway. mu guards the fields below it; wg owns every serving goroutine and the shutdown of

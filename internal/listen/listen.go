@@ -166,6 +166,29 @@ func (s *Server) acceptWithSpare(ln net.Listener, err error) (net.Conn, bool) {
 	return nc, true
 }
 
+// SpareMissing reports whether the reserved fd is given up (SpareFD on, and a connection took it or the last
+// attempt to take it again failed): another part of the process that accepts connections should hand an fd
+// back with RefillSpare rather than keep it.
+func (s *Server) SpareMissing() bool {
+	if !s.opts.SpareFD {
+		return false
+	}
+	s.spareMu.Lock()
+	defer s.spareMu.Unlock()
+	return s.spare == nil
+}
+
+// RefillSpare takes the reserved fd again if it is given up; it reports whether the reserve is held after the
+// call. Called right after closing a connection, it gets that connection's fd (the lowest free one) before a
+// flood's next accept can.
+func (s *Server) RefillSpare() bool {
+	if !s.opts.SpareFD {
+		return false
+	}
+	s.keepSpare()
+	return !s.SpareMissing()
+}
+
 // closeSpare gives the reserved fd back at shutdown.
 func (s *Server) closeSpare() {
 	s.spareMu.Lock()
