@@ -9,6 +9,10 @@ type InitializeParams struct {
 	TUIID              string            `json:"tui_id,omitempty"`
 	TUISig             string            `json:"tui_sig,omitempty"`
 	Env                map[string]string `json:"env,omitempty"`
+	// AuthToken, when present, is the credential the connection binds with (upstream's newer handshake): a
+	// paired gateway token, whose device the connection then acts as. Any other value is refused -32010; it
+	// never falls back to the transport's principal.
+	AuthToken *string `json:"auth_token,omitempty"`
 }
 
 // InitializeResult is the result of initialize: upstream's fields, the camelCase twins that keep the seed's

@@ -18,9 +18,10 @@ import (
 )
 
 // initialize binds the connection (protocol.md §3). A failure keeps the previous binding.
-func (s *Server) initialize(_ context.Context, p *Peer, raw json.RawMessage) (any, error) {
+func (s *Server) initialize(ctx context.Context, p *Peer, raw json.RawMessage) (any, error) {
 	var params api.InitializeParams
-	if err := router.DecodeParams(raw, &params); err != nil {
+	err := router.DecodeParams(raw, &params)
+	if err != nil {
 		return nil, err
 	}
 	version := api.ProtocolVersion
@@ -33,7 +34,13 @@ func (s *Server) initialize(_ context.Context, p *Peer, raw json.RawMessage) (an
 			api.VersionMismatchData{Reason: "protocol_version", Client: version,
 				ServerSupported: []int{api.ProtocolVersion}, ServerVersion: api.ServerVersion})
 	}
-	principal, err := resolvePrincipal(s.config(), p.Info, s.opts.Info.UID)
+	var token func(*config.Config) *auth.Principal
+	if params.AuthToken != nil {
+		if token, err = s.tokenResolver(ctx, *params.AuthToken); err != nil {
+			return nil, err
+		}
+	}
+	principal, err := principalFrom(s.config(), p.Info, s.opts.Info.UID, token)
 	if err != nil {
 		return nil, err
 	}
@@ -48,6 +55,7 @@ func (s *Server) initialize(_ context.Context, p *Peer, raw json.RawMessage) (an
 	p.mu.Lock()
 	p.initialized = true
 	p.principal = principal
+	p.token = token
 	p.tuiID = tuiID
 	p.elicitation = declaresElicitationForm(params.ClientCapabilities)
 	p.env = env
@@ -85,11 +93,15 @@ func declaresBinaryChunks(caps json.RawMessage) bool {
 	return json.Unmarshal(caps, &c) == nil && c.Binary
 }
 
-// principalID is the principal's wire name (protocol.md §3): a [users] name, or "shared-operator" for the
-// daemon's own uid.
+// principalID is the principal's wire name (protocol.md §3), as upstream's conformance suite reads it:
+// "user:<name>" for a [users] entry, "shared-operator" for the daemon's own uid, "device:<id>" for a paired
+// device.
 func principalID(pr *auth.Principal) string {
-	if pr.Name == auth.OperatorName {
+	switch {
+	case pr.Name == auth.OperatorName:
 		return "shared-operator"
+	case pr.Roster:
+		return "user:" + pr.Name
 	}
 	return pr.Name
 }

@@ -44,8 +44,11 @@ type Peer struct {
 	resolved     bool
 	fixed        bool                                 // the principal came from the caller's protocol (Call); it is not resolved again
 	resolve      func(*config.Config) *auth.Principal // Caller.Resolve of a fixed principal
-	uploads      *upload.Staging                      // the uploads this connection began; made on first use
-	closed       bool                                 // the connection ended: its uploads are dropped
+	// token, set by an initialize that presented a paired auth_token, derives the principal from that token
+	// (the explicit credential wins over the transport's); nil: from the transport.
+	token   func(*config.Config) *auth.Principal
+	uploads *upload.Staging // the uploads this connection began; made on first use
+	closed  bool            // the connection ended: its uploads are dropped
 }
 
 // Conn is the connection this peer speaks on; it is used to notify and to send outbound requests.

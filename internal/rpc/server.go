@@ -266,7 +266,7 @@ func (s *Server) authorize(_ context.Context, p *Peer, grant string) error {
 	p.mu.Unlock()
 	if !fresh {
 		var err error
-		if pr, err = resolvePrincipal(cfg, p.Info, s.opts.Info.UID); err != nil {
+		if pr, err = s.principalOf(cfg, p); err != nil {
 			return err
 		}
 		p.mu.Lock()
