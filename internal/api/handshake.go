@@ -56,6 +56,15 @@ func TUICommands() []CommandDescriptor {
 	}
 }
 
+// HandshakeOnly counts the connections that closed right after a successful initialize without any other call
+// (doctor/run reports them): an older zerocode (0.8.2–0.8.4) does so when server_version is not its own
+// release. ServerVersion is what initialize advertises (rpc.server_version).
+type HandshakeOnly struct {
+	Count         int    `json:"count"`
+	LastAt        string `json:"last_at"`
+	ServerVersion string `json:"server_version"`
+}
+
 // VersionMismatchData is the data of a -32011 error.
 type VersionMismatchData struct {
 	Reason          string `json:"reason"`

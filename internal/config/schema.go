@@ -288,6 +288,9 @@ type RPCConfig struct {
 	WriteTimeoutMS      int `toml:"write_timeout_ms" desc:"Milliseconds a client may stop reading before it is disconnected."`
 	// MaxInflightFrameBytes bounds the bytes of inbound frames held at once across all connections.
 	MaxInflightFrameBytes int `toml:"max_inflight_frame_bytes" desc:"Bytes of inbound frames held at once across all connections."`
+	// ServerVersion is the server_version initialize and status advertise ("" : api.ServerVersion). zerocode
+	// 0.8.2–0.8.4 refuse a daemon whose server_version is not their own release; this lets one connect.
+	ServerVersion string `toml:"server_version" desc:"server_version that initialize and status advertise; empty: 0.8.6, the release whose protocol we speak. Set it to an older zerocode's own version (0.8.2-0.8.4 refuse any other)."`
 }
 
 // LimitsConfig is [limits]: what one agent turn may take from the model. A turn that passes one fails with an

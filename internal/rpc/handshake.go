@@ -24,6 +24,7 @@ func (s *Server) initialize(ctx context.Context, p *Peer, raw json.RawMessage) (
 	if err != nil {
 		return nil, err
 	}
+	advertised := serverVersion(s.config())
 	version := api.ProtocolVersion
 	if params.ProtocolVersion != nil {
 		version = *params.ProtocolVersion
@@ -32,7 +33,7 @@ func (s *Server) initialize(ctx context.Context, p *Peer, raw json.RawMessage) (
 		return nil, jsonrpc.NewError(api.CodeVersionMismatch,
 			fmt.Sprintf("Protocol version mismatch: server=%d, client=%d", api.ProtocolVersion, version),
 			api.VersionMismatchData{Reason: "protocol_version", Client: version,
-				ServerSupported: []int{api.ProtocolVersion}, ServerVersion: api.ServerVersion})
+				ServerSupported: []int{api.ProtocolVersion}, ServerVersion: advertised})
 	}
 	var token func(*config.Config) *auth.Principal
 	if params.AuthToken != nil {
@@ -54,6 +55,7 @@ func (s *Server) initialize(ctx context.Context, p *Peer, raw json.RawMessage) (
 	}
 	p.mu.Lock()
 	p.initialized = true
+	p.initAt = s.opts.Clock.Now()
 	p.principal = principal
 	p.token = token
 	p.tuiID = tuiID
@@ -69,9 +71,9 @@ func (s *Server) initialize(ctx context.Context, p *Peer, raw json.RawMessage) (
 	}
 	return api.InitializeResult{
 		ProtocolVersion:      api.ProtocolVersion,
-		ServerVersion:        api.ServerVersion,
+		ServerVersion:        advertised,
 		ProtocolVersionCamel: api.ProtocolVersion,
-		ServerVersionCamel:   api.ServerVersion,
+		ServerVersionCamel:   advertised,
 		BuildVersion:         api.BuildVersion(),
 		ServerPID:            s.opts.Info.PID,
 		TUIID:                tuiID,
@@ -138,13 +140,14 @@ func (s *Server) status(_ context.Context, _ *Peer, _ *noParams) (*jsonrpc.Encod
 	if s.opts.Gateway != nil {
 		gw = s.opts.Gateway()
 	}
-	if c := s.statusCache.Load(); c != nil && c.uptime == uptime && c.version == version && slices.Equal(c.ids, ids) &&
+	advertised := serverVersion(s.config())
+	if c := s.statusCache.Load(); c != nil && c.uptime == uptime && c.version == version && c.advertised == advertised && slices.Equal(c.ids, ids) &&
 		equalGateway(c.gateway, gw) {
 		return c.enc, nil
 	}
 	info := s.opts.Info
 	res := api.StatusResult{
-		ServerVersion:    api.ServerVersion,
+		ServerVersion:    advertised,
 		ProtocolVersion:  api.ProtocolVersion,
 		ActiveSessions:   len(ids),
 		SessionIDs:       ids,
@@ -165,17 +168,18 @@ func (s *Server) status(_ context.Context, _ *Peer, _ *noParams) (*jsonrpc.Encod
 	if err != nil {
 		return nil, err
 	}
-	s.statusCache.Store(&statusCache{uptime: uptime, version: version, ids: ids, gateway: gw, enc: enc})
+	s.statusCache.Store(&statusCache{uptime: uptime, version: version, advertised: advertised, ids: ids, gateway: gw, enc: enc})
 	return enc, nil
 }
 
 // statusCache is an encoded status result and what it was built from.
 type statusCache struct {
-	uptime  int64
-	version string
-	ids     []string
-	gateway *api.GatewayStatus
-	enc     *jsonrpc.Encoded
+	uptime     int64
+	version    string
+	advertised string // server_version
+	ids        []string
+	gateway    *api.GatewayStatus
+	enc        *jsonrpc.Encoded
 }
 
 func equalGateway(a, b *api.GatewayStatus) bool {

@@ -29,12 +29,14 @@ type Peer struct {
 	ConnectedAt time.Time
 	conn        *jsonrpc.Conn
 	inflight    atomic.Int64
+	calls       atomic.Int64 // requests and notifications after initialize (see noteClosed)
 	// binaryChunks: initialize enabled binary upload chunks (a file/upload/chunk with data_len is followed by
 	// that many raw bytes on the stream). Read by the connection's reader for every request.
 	binaryChunks atomic.Bool
 
 	mu          sync.Mutex // mu guards the fields below
 	initialized bool
+	initAt      time.Time // when the last successful initialize bound the connection
 	tuiID       string
 	elicitation bool
 	env         map[string]string

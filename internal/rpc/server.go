@@ -101,6 +101,8 @@ type Server struct {
 	feeds feeds // live log subscriptions
 
 	statusCache atomic.Pointer[statusCache] // the last status result, encoded
+
+	handshakes handshakeOnly // connections that closed right after initialize (versionhint.go)
 }
 
 // method is one entry of the table (router.Method for this package's Peer).
@@ -206,6 +208,7 @@ func (s *Server) ServeFramer(ctx context.Context, f jsonrpc.Framer, info PeerInf
 	s.peers[peer] = struct{}{}
 	s.mu.Unlock()
 	defer func() {
+		s.noteClosed(peer)
 		s.endFeeds(peer)
 		s.mu.Lock()
 		delete(s.peers, peer)
@@ -252,6 +255,7 @@ func (s *Server) dispatch(ctx context.Context, p *Peer, req *jsonrpc.Request) (a
 		}
 		return nil, jsonrpc.NewError(api.CodeAuthRequired, "First call must be 'initialize'", nil)
 	}
+	p.calls.Add(1)
 	return s.table.Dispatch(ctx, p, req)
 }
 
