@@ -21,6 +21,7 @@ func decode(d *document) (*Config, []string, []*FileError) {
 	var warnings []string
 	var errs []*FileError
 	unknown := map[string]int{} // first unknown prefix => first line
+	upstream := upstreamGrants{} // permission profiles written in upstream's grants-table form (grantstable.go)
 	warnUnknown := func(err error, p Path, line int) {
 		msg := strings.TrimPrefix(err.Error(), ErrUnknownProp.Error()+": ")
 		if l, seen := unknown[msg]; !seen || line < l {
@@ -30,6 +31,9 @@ func decode(d *document) (*Config, []string, []*FileError) {
 	for _, t := range slices.Concat(d.tables, d.emptyInline) {
 		if t.array {
 			warnings = append(warnings, fmt.Sprintf("config: unsupported array table [[%s]] at line %d (kept, ignored)", t.path, t.line))
+			continue
+		}
+		if upstream.table(t.path) {
 			continue
 		}
 		r, err := resolve(t.path)
@@ -49,6 +53,12 @@ func decode(d *document) (*Config, []string, []*FileError) {
 		if l.arrayTable {
 			continue
 		}
+		if handled, err := upstream.leaf(l.path, l.value); handled {
+			if err != nil {
+				errs = append(errs, &FileError{File: d.file, Line: l.line, Column: l.col, Key: l.path.String(), Msg: err.Error()})
+			}
+			continue
+		}
 		r, err := resolve(l.path)
 		if err != nil {
 			warnUnknown(err, l.path, l.line)
@@ -63,6 +73,7 @@ func decode(d *document) (*Config, []string, []*FileError) {
 			errs = append(errs, &FileError{File: d.file, Line: l.line, Column: l.col, Key: r.String(), Msg: err.Error()})
 		}
 	}
+	upstream.apply(cfg)
 	keys := sortedKeys(unknown)
 	sort.SliceStable(keys, func(i, j int) bool { return unknown[keys[i]] < unknown[keys[j]] })
 	for _, k := range keys {

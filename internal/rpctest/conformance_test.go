@@ -3,6 +3,8 @@ package rpctest
 import (
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -160,5 +162,33 @@ func TestConformancePairedAuthToken(t *testing.T) {
 	}
 	if _, werr := c.tryCall("status", map[string]any{}); werr == nil || werr.Code != -32010 {
 		t.Fatalf("status after the token was revoked: %v, want -32010", werr)
+	}
+}
+
+// Upstream's newer grants-as-table profile form loads beside ours and grants the same methods: a user whose
+// profile says grants = {system = ["read"], sessions = ["read"]} may call status and session/list, nothing
+// else; config/list and config/set keep working on such a file.
+func TestConformanceGrantsTable(t *testing.T) {
+	cfg := fmt.Sprintf("%s\n[permission_profiles.viewer]\ngrants = { system = [\"read\"], sessions = [\"read\"] }\n\n[users.alice]\nuid = %d\npermission_profiles = [\"viewer\"]\n",
+		baseConfig, os.Getuid())
+	d := Start(t, WithConfig(cfg))
+	c := &zc{Client: d.Dial(t), t: t}
+	c.call("initialize", map[string]any{"protocol_version": 1})
+	c.call("status", map[string]any{})
+	c.call("session/list", map[string]any{})
+	if _, werr := c.tryCall("config/get", map[string]any{"prop": "gateway.port"}); werr == nil || werr.Code != -32012 {
+		t.Fatalf("config/get as a sessions/system viewer: %v, want -32012", werr)
+	}
+
+	// The operator edits and lists a file in that form; the table stays as written.
+	op := Start(t, WithConfig(baseConfig+"\n[permission_profiles.viewer]\ngrants = { system = [\"read\"], sessions = [\"read\"] }\n"))
+	o := &zc{Client: op.Dial(t), t: t}
+	o.call("initialize", map[string]any{"protocol_version": 1})
+	o.call("config/set", map[string]any{"prop": "gateway.port", "value": 43999})
+	var cl zcConfigList
+	o.decode("config/list", map[string]any{}, &cl)
+	raw, err := os.ReadFile(filepath.Join(op.ConfigDir, "config.toml"))
+	if err != nil || !strings.Contains(string(raw), `grants = { system = ["read"], sessions = ["read"] }`) || !strings.Contains(string(raw), "43999") {
+		t.Fatalf("config.toml: %v\n%s", err, raw)
 	}
 }
