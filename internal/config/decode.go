@@ -20,7 +20,7 @@ func decode(d *document) (*Config, []string, []*FileError) {
 	rv := reflect.ValueOf(cfg).Elem()
 	var warnings []string
 	var errs []*FileError
-	unknown := map[string]int{} // first unknown prefix => first line
+	unknown := map[string]int{}  // first unknown prefix => first line
 	upstream := upstreamGrants{} // permission profiles written in upstream's grants-table form (grantstable.go)
 	warnUnknown := func(err error, p Path, line int) {
 		msg := strings.TrimPrefix(err.Error(), ErrUnknownProp.Error()+": ")
