@@ -66,6 +66,9 @@ type ProviderConfig struct {
 	ContextWindow int               `toml:"context_window" note:"0: unknown (not reported)" desc:"The model's context window (largest input), in tokens."`
 	MaxTokens     int               `toml:"max_tokens" note:"0: the family's default, 4096 for anthropic, not sent for the others" desc:"Largest answer, in tokens, asked of the model per request."`
 	ExtraHeaders  map[string]string `toml:"extra_headers" desc:"Extra HTTP headers sent with every request to the provider (secrets)."`
+	// Pricing is upstream v3's per-provider price list, USD per million tokens: "<model>.input" and
+	// "<model>.output", or "<model>" for both (see PriceFor).
+	Pricing map[string]float64 `toml:"pricing" desc:"Prices of this provider's models in USD per million tokens, as upstream writes them: \"<model>.input\", \"<model>.output\", or \"<model>\" for both."`
 }
 
 // DefaultProviderTimeoutSecs is timeout_secs when a provider entry does not set it.
