@@ -13,6 +13,7 @@ const OperatorName = "operator"
 // Principal is who a connection acts as (protocol.md §8).
 type Principal struct {
 	Name   string   // user name, or OperatorName
+	Roster bool     // a [users.<name>] entry (its wire principal_id is "user:<name>")
 	Admin  bool     // holds the admin grant, which reaches everything
 	Grants []string // union of the user's permission profiles' grants
 	// MaxApproveRisk caps the risk ("low", "medium", "high") of the tool calls the principal may approve: the
@@ -89,7 +90,7 @@ func Resolve(cfg *config.Config, t Transport, uid, daemonUID int) *Principal {
 			if u.UID != uid {
 				continue
 			}
-			pr := &Principal{Name: name}
+			pr := &Principal{Name: name, Roster: true}
 			pr.fromProfiles(cfg, u.PermissionProfiles)
 			return pr
 		}

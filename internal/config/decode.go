@@ -23,6 +23,7 @@ func decode(d *tomledit.Document) (*Config, []string, []*FileError) {
 	var warnings []string
 	var errs []*FileError
 	unknown := map[string]int{} // first unknown prefix => first line
+	ug := upstreamGrants{}      // permission profiles written in upstream's grants-table form (grantstable.go)
 	warnUnknown := func(err error, p Path, line int) {
 		msg := strings.TrimPrefix(err.Error(), ErrUnknownProp.Error()+": ")
 		if l, seen := unknown[msg]; !seen || line < l {
@@ -32,6 +33,9 @@ func decode(d *tomledit.Document) (*Config, []string, []*FileError) {
 	for _, t := range slices.Concat(d.Tables, d.EmptyInline) {
 		if t.Array {
 			warnings = append(warnings, fmt.Sprintf("config: unsupported array table [[%s]] at line %d (kept, ignored)", t.Path, t.Line))
+			continue
+		}
+		if ug.table(t.Path) {
 			continue
 		}
 		r, err := resolve(t.Path)
@@ -51,6 +55,12 @@ func decode(d *tomledit.Document) (*Config, []string, []*FileError) {
 		if l.ArrayTable {
 			continue
 		}
+		if handled, err := ug.leaf(l.Path, l.Value); handled {
+			if err != nil {
+				errs = append(errs, &FileError{File: d.File, Line: l.Line, Column: l.Col, Key: l.Path.String(), Msg: err.Error()})
+			}
+			continue
+		}
 		r, err := resolve(l.Path)
 		if err != nil {
 			warnUnknown(err, l.Path, l.Line)
@@ -65,6 +75,7 @@ func decode(d *tomledit.Document) (*Config, []string, []*FileError) {
 			errs = append(errs, &FileError{File: d.File, Line: l.Line, Column: l.Col, Key: r.String(), Msg: err.Error()})
 		}
 	}
+	ug.apply(cfg)
 	keys := sortedKeys(unknown)
 	sort.SliceStable(keys, func(i, j int) bool { return unknown[keys[i]] < unknown[keys[j]] })
 	for _, k := range keys {

@@ -31,7 +31,7 @@ func TestDefaultTOMLLoadsAsDefault(t *testing.T) {
 	if !reflect.DeepEqual(cfg, Default()) {
 		t.Fatalf("Load(DefaultTOML) = %+v\nwant %+v", cfg, Default())
 	}
-	if cfg.RPC != (RPCConfig{512, 8388608, 30000, 30000, 30000, 64 << 20}) || !cfg.Security.TrustDaemonUID ||
+	if cfg.RPC != (RPCConfig{512, 8388608, 30000, 30000, 30000, 64 << 20, ""}) || !cfg.Security.TrustDaemonUID ||
 		cfg.RiskProfiles["supervised"].ApprovalTimeoutSecs != 120 || !cfg.Agents["default"].IsEnabled() {
 		t.Fatalf("defaults: %+v", cfg)
 	}

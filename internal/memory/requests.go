@@ -9,11 +9,12 @@ import (
 
 // The methods below are the memory/* requests of a client (rpc and the gateway's mirrors) with upstream's
 // shapes and defaults. Each names an agent or none: without one it works on the whole install as upstream does
-// (Store then writes as DefaultAgent, Delete removes the key from every agent); with one it uses that agent's
+// (Store then writes as storeAgent chooses, Delete removes the key from every agent); with one it uses that agent's
 // handle (its own and its read_memory_from memories). A nil Manager, or an install whose backend is not open,
 // answers ErrUnavailable.
 
-// DefaultAgent is the agent a store request without one writes as.
+// DefaultAgent is the agent a store request without one writes as, when the install has an enabled agent of
+// that name (see storeAgent).
 const DefaultAgent = "default"
 
 // DefaultSearchLimit is how many memories a search without a limit returns.
@@ -109,7 +110,13 @@ func (m *Manager) Store(ctx context.Context, agent, key, content, category, sess
 	if key == "" || content == "" {
 		return fmt.Errorf("%w: key and content are required", ErrInvalid)
 	}
-	h, err := m.agent(ctx, orDefault(agent, DefaultAgent))
+	if agent == "" {
+		var err error
+		if agent, err = m.storeAgent(); err != nil {
+			return err
+		}
+	}
+	h, err := m.agent(ctx, agent)
 	if err != nil {
 		return err
 	}

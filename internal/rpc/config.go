@@ -98,7 +98,7 @@ func (s *Server) authorizeConfig(peer *Peer) func(props []string) error {
 // the caller's own resolver.
 func (s *Server) resolveAgain(peer *Peer) (*auth.Principal, error) {
 	if !peer.fixed {
-		return resolvePrincipal(s.config(), peer.Info, s.opts.Info.UID)
+		return s.principalOf(s.config(), peer)
 	}
 	pr := peer.principal
 	if peer.resolve != nil {

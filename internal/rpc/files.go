@@ -89,7 +89,7 @@ func (s *Server) attach(ctx context.Context, m *session.Manager, p *Peer, id str
 func (s *Server) store(ctx context.Context, m *session.Manager, p *Peer, t session.FileTarget, f upload.File) (api.FileAttachment, error) {
 	var out api.FileAttachment
 	err := s.holdConfig(ctx, func(cfg *config.Config) error {
-		pr, err := resolvePrincipal(cfg, p.Info, s.opts.Info.UID)
+		pr, err := s.principalOf(cfg, p)
 		if err != nil {
 			return err
 		}

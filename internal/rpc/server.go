@@ -95,6 +95,8 @@ type Server struct {
 	feeds feeds // live log subscriptions
 
 	statusCache atomic.Pointer[statusCache] // the last status result, encoded
+
+	handshakes handshakeOnly // connections that closed right after initialize (versionhint.go)
 }
 
 // method is one entry of the table (router.Method for this package's Peer).
@@ -198,6 +200,7 @@ func (s *Server) ServeFramer(ctx context.Context, f jsonrpc.Framer, info PeerInf
 	peer.conn = conn
 	s.peers.Add(peer.ID, peer, conn.Abort)
 	defer func() {
+		s.noteClosed(peer)
 		s.endFeeds(peer)
 		s.peers.Remove(peer.ID)
 		peer.dropUploads() // an upload belongs to its connection (protocol.md §7)
@@ -242,6 +245,7 @@ func (s *Server) dispatch(ctx context.Context, p *Peer, req *jsonrpc.Request) (a
 		}
 		return nil, jsonrpc.NewError(api.CodeAuthRequired, "First call must be 'initialize'", nil)
 	}
+	p.calls.Add(1)
 	return s.table.Dispatch(ctx, p, req)
 }
 
@@ -256,7 +260,7 @@ func (s *Server) authorize(_ context.Context, p *Peer, grant string) error {
 	p.mu.Unlock()
 	if !fresh {
 		var err error
-		if pr, err = resolvePrincipal(cfg, p.Info, s.opts.Info.UID); err != nil {
+		if pr, err = s.principalOf(cfg, p); err != nil {
 			return err
 		}
 		p.mu.Lock()

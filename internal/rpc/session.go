@@ -24,7 +24,7 @@ func (s *Server) registerSessions(m *session.Manager) {
 			// A client that waits for events, not for this answer, must still see the turn end.
 			content := "session not found: " + params.SessionID
 			peerSink{p}.Update(api.SessionUpdate{SessionID: params.SessionID, Type: api.UpdateTurnComplete,
-				Outcome: api.OutcomeFailed, Content: &content, Error: err.Error()})
+				Outcome: api.OutcomeFailed, Content: &content, Error: err.Error(), ClientTurnGeneration: params.ClientTurnGeneration})
 		}
 		return res, err
 	})

@@ -398,7 +398,9 @@ func TestElicitationOverSocket(t *testing.T) {
 			t.Fatalf("elicitation/create params = %+v", got)
 		}
 		schema, _ := json.Marshal(got[0].RequestedSchema)
-		if !contains(string(schema), `"enum":["red","blue"]`) || !contains(string(schema), `"required":["answer"]`) {
+		// upstream's single-select form (zeroclaw-api/src/elicitation.rs); the older {answer} reply still works.
+		if !contains(string(schema), `"oneOf":[{"const":"choice-0","title":"red"},{"const":"choice-1","title":"blue"}]`) ||
+			!contains(string(schema), `"required":["choice"]`) {
 			t.Fatalf("requestedSchema = %s", schema)
 		}
 

@@ -77,6 +77,7 @@ func (m *Manager) runTurn(ctx context.Context, o Owner, s *session, p api.Sessio
 	if err != nil {
 		return api.SessionPromptResult{}, err
 	}
+	bt.generation = p.ClientTurnGeneration
 	return m.run(ctx, bt, p.Prompt)
 }
 
@@ -89,6 +90,8 @@ type builtTurn struct {
 	id      string    // the turn's id
 	started time.Time // when it was built
 	budget  int       // the agent's max_context_tokens: an ACP session's context is compacted past it
+	// generation is the prompt's client_turn_generation, echoed in turn_complete.
+	generation *uint64
 }
 
 // buildTurn builds the turn of s for prompt: the agent's profile narrowed by opts, its provider, tools, memory
@@ -214,7 +217,7 @@ func (m *Manager) run(ctx context.Context, bt *builtTurn, prompt string) (api.Se
 				Reason: journal.CompactReason})
 		}
 	}
-	done := api.SessionUpdate{Type: api.UpdateTurnComplete, Outcome: outcome, Content: &content}
+	done := api.SessionUpdate{Type: api.UpdateTurnComplete, Outcome: outcome, Content: &content, ClientTurnGeneration: bt.generation}
 	ended := logs.Entry{Category: logs.CategoryAgent, Action: "complete", Outcome: logs.OutcomeSuccess, TraceID: bt.id,
 		Message: "turn " + outcome, Zeroclaw: s.attribution("duration_ms", m.now().Sub(bt.started).Milliseconds())}
 	if runErr != nil {
@@ -229,6 +232,7 @@ func (m *Manager) run(ctx context.Context, bt *builtTurn, prompt string) (api.Se
 		ended.Action, ended.Outcome = "cancel", ""
 	}
 	m.o.Logs.Publish(ended)
+	s.finishActive() // a cancel after turn_complete finds the session idle
 	bt.events.Update(done)
 	return api.SessionPromptResult{SessionID: s.id, StopReason: api.StopReason(outcome), Outcome: outcome, Content: content}, nil
 }

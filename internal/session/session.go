@@ -156,6 +156,15 @@ func (s *session) running() bool {
 	return s.active != nil
 }
 
+// finishActive makes the running turn no longer the active one: called as it ends, before its turn_complete goes
+// out, so a session/cancel sent by a client that saw turn_complete finds no active turn (-32000), never a late
+// {cancelled: true}. The turn still holds the lock until it returns.
+func (s *session) finishActive() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.active = nil
+}
+
 // cancelActive cancels the running turn and reports whether there was one.
 func (s *session) cancelActive() bool {
 	s.mu.Lock()

@@ -12,7 +12,6 @@ import (
 	"net"
 	"os"
 	"os/signal"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -401,13 +400,16 @@ func (ch *chat) approve(ctx context.Context, u api.SessionUpdate) {
 // elicit shows the agent's question and returns the answer: accept with the line read, decline on EOF, cancel
 // when the turn is interrupted.
 func (ch *chat) elicit(ctx context.Context, p api.ElicitationParams) api.ElicitationResult {
-	choices := elicitChoices(p.RequestedSchema)
+	form := parseElicitForm(p.RequestedSchema)
 	var b strings.Builder
 	b.WriteString("\n")
 	for _, l := range visible.SanitizeLines(p.Message) {
 		fmt.Fprintf(&b, "%s\n", l)
 	}
-	for i, c := range choices {
+	if form.multi {
+		b.WriteString("  (several: numbers separated by commas)\n")
+	}
+	for i, c := range form.titles {
 		fmt.Fprintf(&b, "  %d) %s\n", i+1, visible.Sanitize(c))
 	}
 	ch.printErr("%s", b.String())
@@ -420,11 +422,7 @@ func (ch *chat) elicit(ctx context.Context, p api.ElicitationParams) api.Elicita
 		ch.printErr("\n")
 		return api.ElicitationResult{Action: "cancel"}
 	}
-	answer := strings.TrimSpace(line)
-	if n, err := strconv.Atoi(answer); err == nil && n >= 1 && n <= len(choices) && !containsString(choices, answer) {
-		answer = choices[n-1]
-	}
-	return api.ElicitationResult{Action: "accept", Content: map[string]any{"answer": answer}}
+	return api.ElicitationResult{Action: "accept", Content: form.content(line)}
 }
 
 // readAnswer shows prompt and reads one line for a question asked during a turn; it stops waiting when the turn
@@ -481,22 +479,6 @@ func sessionNewError(err error) error {
 			fmt.Sprintf("choose one with -a, e.g. zeroclaw agent -a %s", names[0]))
 	}
 	return fmt.Errorf("agent: open session: %w", err)
-}
-
-// elicitChoices returns requestedSchema.properties.answer.enum as strings.
-func elicitChoices(schema map[string]any) []string {
-	props, _ := schema["properties"].(map[string]any)
-	answer, _ := props["answer"].(map[string]any)
-	enum, _ := answer["enum"].([]any)
-	var out []string
-	for _, v := range enum {
-		if s, ok := v.(string); ok {
-			out = append(out, s)
-		} else {
-			out = append(out, fmt.Sprint(v))
-		}
-	}
-	return out
 }
 
 func containsString(list []string, s string) bool {

@@ -58,10 +58,10 @@ func TestClipAndChoices(t *testing.T) {
 		t.Errorf("clip one line: %q", got)
 	}
 	schema := map[string]any{"properties": map[string]any{"answer": map[string]any{"enum": []any{"x", 2.0}}}}
-	if got := elicitChoices(schema); len(got) != 2 || got[0] != "x" || got[1] != "2" {
+	if got := parseElicitForm(schema).titles; len(got) != 2 || got[0] != "x" || got[1] != "2" {
 		t.Errorf("choices %v", got)
 	}
-	if got := elicitChoices(nil); got != nil {
-		t.Errorf("no schema: %v", got)
+	if got := parseElicitForm(nil); got.titles != nil || got.property != "answer" {
+		t.Errorf("no schema: %+v", got)
 	}
 }
