@@ -135,8 +135,8 @@ func TestConformanceUnpairedAuthToken(t *testing.T) {
 // A paired token presented as auth_token binds the connection as that token's device, with its profile's grants
 // (the explicit credential wins over the socket's uid); once revoked, the next call is refused -32010.
 func TestConformancePairedAuthToken(t *testing.T) {
-	d, g, _ := startGateway(t, gwProfilesConfig)
-	viewer := strings.TrimPrefix(pairWithProfile(t, d, g, "viewer"), "Authorization: Bearer ")
+	d, g, _ := StartGateway(t, GatewayProfilesConfig)
+	viewer := strings.TrimPrefix(PairWithProfile(t, d, g, "viewer"), "Authorization: Bearer ")
 	c := &zc{Client: d.Dial(t), t: t}
 	var ini struct {
 		PrincipalID string `json:"principal_id"`
