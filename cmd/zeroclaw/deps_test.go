@@ -16,35 +16,38 @@ const module = "github.com/zeroclaw-go/zeroclaw/"
 // imports lists, for each package of the module, exactly the packages its non-test files import, other than
 // the standard library: module packages by their path inside the module, others by their full import path. The
 // tree's dependency direction is cmd → cli → daemon → domains → {api, jsonrpc, store, config}; leaves import no
-// siblings. The table is exact: an import it does not list fails, a listed edge no file uses fails, a package
-// missing from it (or listed but gone) fails. Files built only for another OS count: the tree is listed for
-// every GOOS in layoutOSes.
+// siblings; a turn reaches storage only through its journal, so agent never imports store (journal does). The
+// table is exact: an import it does not list fails, a listed edge no file uses fails, a package missing from it
+// (or listed but gone) fails. Files built only for another OS count: the tree is listed for every GOOS in
+// layoutOSes.
 var imports = map[string][]string{
 	"cmd/zeroclaw":                       {"internal/cli"},
-	"internal/cli":                       {"internal/daemon", "internal/api", "internal/atomicfile", "internal/jsonrpc", "internal/install", "internal/config", "internal/secrets", "internal/visible", "internal/service", "internal/backup", "internal/doctor", "internal/cost", "internal/cron", "internal/logs", "internal/store", "internal/skills", "github.com/peterh/liner"},
-	"internal/daemon":                    {"internal/acp", "internal/api", "internal/auth", "internal/clock", "internal/controlplane", "internal/cost", "internal/cron", "internal/gateway", "internal/jsonrpc", "internal/listen", "internal/logs", "internal/memory", "internal/pairing", "internal/provider", "internal/rpc", "internal/install", "internal/config", "internal/secrets", "internal/session", "internal/store", "internal/tools", "internal/doctor"},
-	"internal/gateway":                   {"internal/api", "internal/auth", "internal/clock", "internal/config", "internal/jsonrpc", "internal/logs", "internal/pairing", "github.com/coder/websocket", "github.com/prometheus/client_golang/prometheus", "github.com/prometheus/client_golang/prometheus/promhttp"},
+	"internal/cli":                       {"internal/daemon", "internal/api", "internal/jsonrpc", "internal/install", "internal/config", "internal/secrets", "internal/visible", "internal/service", "internal/backup", "internal/doctor", "internal/cost", "internal/cron", "internal/logs", "internal/store", "internal/skills", "internal/cli/chat", "internal/cli/client", "internal/cli/hint", "internal/localsock"},
+	"internal/daemon":                    {"internal/acp", "internal/api", "internal/auth", "internal/clock", "internal/controlplane", "internal/cost", "internal/cron", "internal/errmap", "internal/gateway", "internal/router", "internal/jsonrpc", "internal/listen", "internal/logs", "internal/memory", "internal/pairing", "internal/provider", "internal/rpc", "internal/install", "internal/config", "internal/secrets", "internal/session", "internal/skills", "internal/store", "internal/tools", "internal/workspace", "internal/doctor", "internal/install/legacy", "internal/localsock"},
+	"internal/gateway":                   {"internal/api", "internal/auth", "internal/clock", "internal/config", "internal/errmap", "internal/jsonrpc", "internal/router", "internal/logs", "internal/pairing", "github.com/coder/websocket", "github.com/prometheus/client_golang/prometheus", "github.com/prometheus/client_golang/prometheus/promhttp"},
 	"internal/pairing":                   {"internal/clock", "internal/config", "internal/store"},
 	"internal/listen":                    {"internal/api", "internal/jsonrpc"},
-	"internal/acp":                       {"internal/api", "internal/atomicfile", "internal/auth", "internal/jsonrpc", "internal/router", "internal/config", "internal/session", "internal/store", "internal/visible"},
-	"internal/rpc":                       {"internal/api", "internal/auth", "internal/clock", "internal/cost", "internal/cron", "internal/jsonrpc", "internal/logs", "internal/memory", "internal/pairing", "internal/router", "internal/config", "internal/session", "internal/store", "internal/upload", "internal/skills", "internal/workspace"},
+	"internal/acp":                       {"internal/api", "internal/auth", "internal/errmap", "internal/jsonrpc", "internal/router", "internal/config", "internal/session", "internal/store", "internal/upload", "internal/visible"},
+	"internal/rpc":                       {"internal/api", "internal/auth", "internal/clock", "internal/cost", "internal/cron", "internal/errmap", "internal/jsonrpc", "internal/logs", "internal/memory", "internal/pairing", "internal/router", "internal/config", "internal/session", "internal/store", "internal/upload", "internal/skills", "internal/workspace"},
 	"internal/service":                   {"internal/atomicfile"},
 	"cmd/zcbench":                        {"internal/rpctest/ndjson", "github.com/pelletier/go-toml/v2", "modernc.org/sqlite"},
 	"internal/router":                    {"internal/jsonrpc"},
-	"internal/auth":                      {"internal/config"},
-	"internal/session":                   {"internal/api", "internal/agent", "internal/auth", "internal/clock", "internal/cost", "internal/logs", "internal/memory", "internal/store", "internal/config", "internal/skills", "internal/tools", "internal/workspace"},
+	"internal/errmap":                    {"internal/api", "internal/config", "internal/cron", "internal/jsonrpc", "internal/logs", "internal/memory", "internal/pairing", "internal/session", "internal/skills", "internal/upload", "internal/workspace"},
+	"internal/auth":                      {"internal/config", "internal/api"},
+	"internal/session":                   {"internal/api", "internal/agent", "internal/auth", "internal/clock", "internal/cost", "internal/journal", "internal/logs", "internal/memory", "internal/store", "internal/config", "internal/skills", "internal/tools", "internal/workspace"},
 	"internal/upload":                    {"internal/api", "internal/atomicfile", "internal/clock", "internal/dbfile"},
-	"internal/controlplane":              {"internal/atomicfile", "internal/clock", "internal/store"},
+	"internal/controlplane":              {"internal/atomicfile", "internal/clock", "internal/config", "internal/store", "internal/tools"},
 	"internal/cron":                      {"internal/api", "internal/agent", "internal/clock", "internal/config", "internal/store", "internal/tools", "github.com/robfig/cron/v3"},
-	"internal/agent":                     {"internal/api", "internal/provider", "internal/tools", "internal/store", "internal/config", "internal/visible"},
-	"internal/config":                    {"internal/api", "internal/secrets", "internal/atomicfile", "github.com/pelletier/go-toml/v2", "github.com/pelletier/go-toml/v2/unstable"},
+	"internal/agent":                     {"internal/api", "internal/provider", "internal/tools", "internal/config", "internal/visible"},
+	"internal/journal":                   {"internal/provider", "internal/store"},
+	"internal/config":                    {"internal/api", "internal/secrets", "internal/atomicfile", "internal/config/tomledit", "internal/config/upstream"},
 	"internal/secrets":                   {"internal/atomicfile", "golang.org/x/crypto/chacha20poly1305"},
-	"internal/install":                   {"internal/atomicfile", "golang.org/x/sys/unix", "golang.org/x/sys/windows", "github.com/Microsoft/go-winio"},
+	"internal/install":                   {"golang.org/x/sys/unix", "golang.org/x/sys/windows"},
 	"internal/store":                     {"internal/atomicfile", "internal/dbfile", "internal/groupcommit", "modernc.org/sqlite", "modernc.org/sqlite/lib"},
 	"internal/tools":                     {"internal/atomicfile", "internal/dbfile", "internal/memory", "internal/visible", "golang.org/x/sys/unix", "internal/api"},
-	"internal/memory":                    {"internal/api", "internal/config", "internal/dbfile", "internal/groupcommit", "modernc.org/sqlite", "github.com/jackc/pgx/v5/pgconn"},
-	"internal/workspace":                 {"internal/atomicfile", "internal/config"},
-	"internal/skills":                    {"internal/atomicfile", "internal/config"},
+	"internal/memory":                    {"internal/api", "internal/config", "internal/groupcommit", "internal/store", "github.com/jackc/pgx/v5/pgconn"},
+	"internal/workspace":                 {"internal/api", "internal/atomicfile", "internal/config"},
+	"internal/skills":                    {"internal/atomicfile", "internal/config", "internal/workspace"},
 	"internal/backup":                    {"internal/dbfile", "internal/install", "internal/store"},
 	"internal/doctor":                    {"internal/api", "internal/config", "internal/install", "internal/provider", "internal/secrets", "internal/store", "github.com/pelletier/go-toml/v2"},
 	"internal/visible":                   {},
@@ -60,10 +63,17 @@ var imports = map[string][]string{
 	"internal/jsonrpc":                   {},
 	"internal/provider":                  {},
 	"internal/provider/providertest":     {},
-	"internal/rpctest":                   {"internal/clock", "internal/daemon", "internal/install", "internal/rpctest/ndjson", "internal/session"},
+	"internal/rpctest":                   {"internal/clock", "internal/daemon", "internal/rpctest/ndjson", "internal/session", "github.com/coder/websocket", "internal/localsock"},
 	"internal/rpctest/ndjson":            {},
 	"internal/e2e":                       {},
 	"scripts/startup":                    {},
+	"internal/cli/chat":                  {"internal/cli/client", "internal/cli/hint", "internal/api", "internal/atomicfile", "internal/jsonrpc", "internal/visible", "github.com/peterh/liner"},
+	"internal/cli/client":                {"internal/api", "internal/jsonrpc"},
+	"internal/cli/hint":                  {},
+	"internal/install/legacy":            {"internal/atomicfile", "internal/install"},
+	"internal/localsock":                 {"internal/install", "golang.org/x/sys/unix", "golang.org/x/sys/windows", "github.com/Microsoft/go-winio"},
+	"internal/config/upstream":           {},
+	"internal/config/tomledit":           {"github.com/pelletier/go-toml/v2", "github.com/pelletier/go-toml/v2/unstable"},
 }
 
 // layoutOSes are the targets whose files are checked; each has files built for it alone.

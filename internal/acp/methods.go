@@ -14,12 +14,6 @@ import (
 	"github.com/zeroclaw-go/zeroclaw/internal/session"
 )
 
-// Grants of the ACP methods (protocol.md §8, the same as the native session methods).
-const (
-	grantSessionsCreate  = "sessions:create"
-	grantSessionsExecute = "sessions:execute"
-)
-
 // Params are declared with their snake_case names: the router also matches the camelCase spelling ACP uses.
 type (
 	initializeParams struct {
@@ -94,15 +88,15 @@ const (
 
 func (s *Server) register() {
 	s.table.Register(MethodInitialize, router.Handle("", s.initialize))
-	s.table.Register(MethodSessionNew, router.Handle(grantSessionsCreate, s.newSession))
-	s.table.Register(MethodSessionLoad, router.Handle(grantSessionsCreate, s.load))
-	s.table.Register(MethodSessionResume, router.Handle(grantSessionsCreate, s.resume))
-	s.table.Register(MethodSessionClose, router.Handle(grantSessionsExecute, s.closeSession))
+	s.table.Register(MethodSessionNew, router.Handle(api.GrantSessionsCreate, s.newSession))
+	s.table.Register(MethodSessionLoad, router.Handle(api.GrantSessionsCreate, s.load))
+	s.table.Register(MethodSessionResume, router.Handle(api.GrantSessionsCreate, s.resume))
+	s.table.Register(MethodSessionClose, router.Handle(api.GrantSessionsExecute, s.closeSession))
 	// A prompt runs beside everything else on its connection, and cancel is never queued behind it.
-	prompt := router.Handle(grantSessionsExecute, s.prompt)
+	prompt := router.Handle(api.GrantSessionsExecute, s.prompt)
 	prompt.Concurrent = true
 	s.table.Register(MethodSessionPrompt, prompt)
-	cancel := router.Handle(grantSessionsExecute, s.cancel)
+	cancel := router.Handle(api.GrantSessionsExecute, s.cancel)
 	cancel.Concurrent = true
 	s.table.Register(MethodSessionCancel, cancel)
 }

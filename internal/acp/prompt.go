@@ -2,23 +2,20 @@ package acp
 
 import (
 	"bytes"
-	"crypto/rand"
 	"encoding/base64"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"net/url"
-	"os"
 	"path"
-	"path/filepath"
 	"strings"
 
-	"github.com/zeroclaw-go/zeroclaw/internal/atomicfile"
+	"github.com/zeroclaw-go/zeroclaw/internal/api"
 	"github.com/zeroclaw-go/zeroclaw/internal/router"
+	"github.com/zeroclaw-go/zeroclaw/internal/upload"
 )
 
-// MaxBlobBytes bounds one embedded resource blob, decoded (acp.md).
-const MaxBlobBytes = 10 << 20
+// MaxBlobBytes bounds one embedded resource blob, decoded (acp.md): the bound of every attachment.
+const MaxBlobBytes = api.MaxFileBytes
 
 // contentBlockIn is a prompt content block as a client sends it.
 type contentBlockIn struct {
@@ -36,9 +33,9 @@ type contentBlockIn struct {
 
 // materializePrompt turns session/prompt's prompt (a string, or ACP content blocks) into the text of the turn.
 // Text blocks and text resources are joined with blank lines; a resource_link becomes a reference line; a blob
-// resource is decoded (at most MaxBlobBytes) and written under <workspace>/uploads/, and the prompt names the
-// file. Every block is checked, and every blob decoded, before any file is written, so a bad block leaves
-// nothing behind. Images and audio are refused (promptCapabilities says so).
+// resource is decoded (at most MaxBlobBytes) and stored under <workspace>/uploads/ by upload.SaveUnique (the
+// attachment path of native prompts too), and the prompt names the file. Every block is checked, and every
+// blob decoded, before any file is written, so a bad block leaves nothing behind. Images and audio are refused (promptCapabilities says so).
 func materializePrompt(raw json.RawMessage, workspace string) (string, error) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || string(raw) == "null" {
@@ -55,12 +52,12 @@ func materializePrompt(raw json.RawMessage, workspace string) (string, error) {
 	if err := json.Unmarshal(raw, &blocks); err != nil {
 		return "", router.InvalidParams("invalid params: prompt must be a string or an array of content blocks")
 	}
-	type upload struct {
-		index      int
-		name, mime string
-		data       []byte
+	type blob struct {
+		index int
+		name  string // the last element of its URI
+		data  []byte
 	}
-	var uploads []upload
+	var uploads []blob
 	for i, b := range blocks {
 		switch b.Type {
 		case "text", "resource_link":
@@ -74,7 +71,7 @@ func materializePrompt(raw json.RawMessage, workspace string) (string, error) {
 				if err != nil {
 					return "", router.InvalidParams(fmt.Sprintf("invalid params: prompt[%d].resource.blob: %v", i, err))
 				}
-				uploads = append(uploads, upload{index: i, name: uploadName(b.Resource.URI), mime: b.Resource.MimeType, data: data})
+				uploads = append(uploads, blob{index: i, name: uriBase(b.Resource.URI), data: data})
 			case b.Resource.Text == nil:
 				return "", router.InvalidParams(fmt.Sprintf("invalid params: prompt[%d].resource needs text or blob", i))
 			}
@@ -85,18 +82,12 @@ func materializePrompt(raw json.RawMessage, workspace string) (string, error) {
 		}
 	}
 	written := map[int]string{}
-	if len(uploads) > 0 {
-		dir := filepath.Join(workspace, "uploads")
-		if err := os.MkdirAll(dir, 0o700); err != nil {
-			return "", fmt.Errorf("acp: uploads: %w", err)
+	for _, u := range uploads {
+		p, err := upload.SaveUnique(workspace, u.name, u.data)
+		if err != nil {
+			return "", fmt.Errorf("acp: %w", err)
 		}
-		for _, u := range uploads {
-			p := filepath.Join(dir, uniquePrefix()+"-"+u.name)
-			if err := atomicfile.CreateNoClobber(p, u.data, 0o600); err != nil {
-				return "", fmt.Errorf("acp: upload %s: %w", u.name, err)
-			}
-			written[u.index] = p
-		}
+		written[u.index] = p
 	}
 	var parts []string
 	for i, b := range blocks {
@@ -143,35 +134,13 @@ func decodeBlob(s string) ([]byte, error) {
 	return data, nil
 }
 
-// uploadName is a safe file name for a blob from its URI's last path element ("upload" when there is none).
-func uploadName(uri string) string {
-	name := ""
+// uriBase is the last path element of a blob's URI, the client's name for it ("" when there is none);
+// upload.SaveUnique makes it a safe file name.
+func uriBase(uri string) string {
 	if u, err := url.Parse(uri); err == nil && u.Path != "" {
-		name = path.Base(u.Path)
+		return path.Base(u.Path)
 	} else if uri != "" {
-		name = path.Base(uri)
+		return path.Base(uri)
 	}
-	var b strings.Builder
-	for _, r := range name {
-		switch {
-		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '.', r == '-', r == '_':
-			b.WriteRune(r)
-		default:
-			b.WriteByte('_')
-		}
-	}
-	name = strings.TrimLeft(b.String(), ".")
-	if name == "" || name == "_" {
-		name = "upload"
-	}
-	if len(name) > 100 {
-		name = name[len(name)-100:]
-	}
-	return name
-}
-
-func uniquePrefix() string {
-	var b [6]byte
-	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
-	return hex.EncodeToString(b[:])
+	return ""
 }

@@ -1,20 +1,19 @@
 // Package acp serves the Agent Client Protocol (acp.md) that editors speak: JSON-RPC 2.0 over NDJSON, camelCase,
-// session/update in ACP's shape. It only decodes, checks, maps errors and translates the session layer's events;
-// sessions, turns and approvals are the session package's.
+// session/update in ACP's shape. It only decodes, checks, maps errors (errmap.ACP) and translates the session
+// layer's events; sessions, turns and approvals are the session package's.
 package acp
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 	"net"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/zeroclaw-go/zeroclaw/internal/api"
 	"github.com/zeroclaw-go/zeroclaw/internal/auth"
 	"github.com/zeroclaw-go/zeroclaw/internal/config"
+	"github.com/zeroclaw-go/zeroclaw/internal/errmap"
 	"github.com/zeroclaw-go/zeroclaw/internal/jsonrpc"
 	"github.com/zeroclaw-go/zeroclaw/internal/router"
 	"github.com/zeroclaw-go/zeroclaw/internal/session"
@@ -38,10 +37,6 @@ const (
 
 // ProtocolVersion is the ACP version spoken.
 const ProtocolVersion = 1
-
-// connIDBase marks the connection ids of ACP peers so they never equal a native connection's (the session layer
-// keys turns and approvals by connection id).
-const connIDBase = 1 << 62
 
 // Options wire the server to the daemon.
 type Options struct {
@@ -75,20 +70,15 @@ type Server struct {
 	opts  Options
 	log   *slog.Logger
 	table *router.Table[*peer]
-
-	nextID atomic.Uint64
-
-	mu    sync.Mutex // guards peers
-	peers map[*peer]struct{}
+	peers router.Peers[*peer] // the connections; the requests in flight on them
 }
 
 // peer is one ACP connection.
 type peer struct {
-	id       uint64
-	info     PeerInfo
-	conn     *jsonrpc.Conn
-	inflight atomic.Int64
-	calls    sync.WaitGroup // outbound permission requests in flight
+	id    uint64 // router.NewConnID: the session layer keys turns, approvals and held sessions by it
+	info  PeerInfo
+	conn  *jsonrpc.Conn
+	calls sync.WaitGroup // outbound permission requests in flight
 
 	mu          sync.Mutex // guards the fields below
 	elicitation bool       // the client declared clientCapabilities.elicitation
@@ -99,8 +89,8 @@ func New(opts Options) *Server {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{opts: opts, log: opts.Logger, peers: map[*peer]struct{}{}}
-	s.table = router.New(router.Options[*peer]{Authorize: s.authorize, MapError: domainError, Logger: opts.Logger})
+	s := &Server{opts: opts, log: opts.Logger}
+	s.table = router.New(router.Options[*peer]{Authorize: s.authorize, MapError: errmap.ACP, Logger: opts.Logger})
 	s.register()
 	return s
 }
@@ -114,11 +104,11 @@ func (s *Server) ServeConn(ctx context.Context, nc net.Conn, info PeerInfo, lim 
 // ServeFramer serves one connection over any transport (the gateway's /acp carries one message per WebSocket
 // frame) as ServeConn serves a socket.
 func (s *Server) ServeFramer(ctx context.Context, f jsonrpc.Framer, info PeerInfo, lim Limits) error {
-	p := &peer{id: connIDBase + s.nextID.Add(1), info: info}
+	p := &peer{id: router.NewConnID(), info: info}
 	log := s.log.With("conn", info.Label, "protocol", "acp")
 	p.conn = jsonrpc.NewConn(f, jsonrpc.HandlerFunc(func(ctx context.Context, _ *jsonrpc.Conn, req *jsonrpc.Request) (any, error) {
-		p.inflight.Add(1)
-		defer p.inflight.Add(-1)
+		s.peers.Begin()
+		defer s.peers.End()
 		return s.table.Dispatch(ctx, p, req)
 	}), jsonrpc.Options{
 		MaxFrameBytes: lim.MaxFrameBytes,
@@ -128,57 +118,22 @@ func (s *Server) ServeFramer(ctx context.Context, f jsonrpc.Framer, info PeerInf
 		Inline:        s.table.Inline,
 		Logger:        log,
 	})
-	s.mu.Lock()
-	s.peers[p] = struct{}{}
-	s.mu.Unlock()
+	s.peers.Add(p.id, p, p.conn.Abort)
 	log.Debug("connection accepted")
 	err := p.conn.Serve(ctx)
 	p.calls.Wait() // they fail fast once the connection is closed
 	s.opts.Sessions.Disconnected(p.id)
 	s.opts.Sessions.ReleaseACP(p.id)
-	s.mu.Lock()
-	delete(s.peers, p)
-	s.mu.Unlock()
+	s.peers.Remove(p.id)
 	log.Debug("connection closed")
 	return err
 }
 
 // Drain waits until no connection has a request in flight, or ctx ends; it closes nothing.
-func (s *Server) Drain(ctx context.Context) {
-	tick := time.NewTicker(10 * time.Millisecond)
-	defer tick.Stop()
-	for s.busy() {
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-		}
-	}
-}
-
-func (s *Server) busy() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for p := range s.peers {
-		if p.inflight.Load() > 0 {
-			return true
-		}
-	}
-	return false
-}
+func (s *Server) Drain(ctx context.Context) { _ = s.peers.Drain(ctx) }
 
 // CloseAll closes every connection and its transport at once.
-func (s *Server) CloseAll() {
-	s.mu.Lock()
-	peers := make([]*peer, 0, len(s.peers))
-	for p := range s.peers {
-		peers = append(peers, p)
-	}
-	s.mu.Unlock()
-	for _, p := range peers {
-		p.conn.Abort()
-	}
-}
+func (s *Server) CloseAll() { s.peers.CloseAll() }
 
 // authorize resolves the peer's principal from the config in force at every request, so a revoked user takes
 // effect at once, then checks the method's grant.
@@ -212,28 +167,4 @@ func (s *Server) principal(cfg *config.Config, p *peer) *auth.Principal {
 		return p.info.Resolve(cfg)
 	}
 	return auth.Resolve(cfg, p.info.Transport, p.info.UID, s.opts.DaemonUID)
-}
-
-// domainError maps the session layer's errors to ACP's codes (acp.md); nil for an error it does not know.
-func domainError(err error) *jsonrpc.Error {
-	code := 0
-	switch {
-	case errors.Is(err, session.ErrNotFound), errors.Is(err, session.ErrKilled), errors.Is(err, session.ErrNotOwned),
-		errors.Is(err, session.ErrClosed):
-		code = api.CodeSessionNotFound
-	case errors.Is(err, session.ErrLimit):
-		code = api.CodeSessionLimitReached
-	case errors.Is(err, session.ErrBusy):
-		code = api.CodeSessionBusy
-	case errors.Is(err, session.ErrInvalid):
-		code = api.CodeInvalidParams
-	default:
-		return nil
-	}
-	var data any
-	var de interface{ WireData() any }
-	if errors.As(err, &de) {
-		data = de.WireData()
-	}
-	return jsonrpc.NewError(code, err.Error(), data)
 }

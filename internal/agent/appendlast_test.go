@@ -16,12 +16,12 @@ func TestAppendLastStoresOnlyTheFinalAnswer(t *testing.T) {
 	h := newHarness(t)
 	tr := h.turn(echoProvider(t), tools.Policy{Level: tools.LevelFull}, nil)
 	var viaLast, viaAppend []string
-	store := tr.Append
-	tr.Append = func(ctx context.Context, role, content string) error {
+	store := journalOf(tr).append
+	journalOf(tr).append = func(ctx context.Context, role, content string) error {
 		viaAppend = append(viaAppend, role)
 		return store(ctx, role, content)
 	}
-	tr.AppendLast = func(ctx context.Context, role, content string) error {
+	journalOf(tr).appendLast = func(ctx context.Context, role, content string) error {
 		viaLast = append(viaLast, role+":"+content)
 		return store(ctx, role, content)
 	}
@@ -37,7 +37,7 @@ func TestAppendLastStoresOnlyTheFinalAnswer(t *testing.T) {
 
 	h2 := newHarness(t)
 	tr = h2.turn(echoProvider(t), tools.Policy{Level: tools.LevelFull}, nil)
-	tr.AppendLast = func(context.Context, string, string) error { return errors.New("disk full") }
+	journalOf(tr).appendLast = func(context.Context, string, string) error { return errors.New("disk full") }
 	outcome, _, err := tr.Run(t.Context(), "hi")
 	if outcome != api.OutcomeFailed || err == nil || !strings.Contains(err.Error(), "store answer") {
 		t.Fatalf("Run with a failing AppendLast = %q, %v", outcome, err)

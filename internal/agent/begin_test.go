@@ -21,7 +21,7 @@ func TestBeginOverlapsTheRequestAndGatesTheTurnsEvents(t *testing.T) {
 	tr := h.turn(p, tools.Policy{Level: tools.LevelFull}, nil)
 	tr.Memory = mem
 	overlapped, begun := false, make(chan struct{})
-	tr.Begin = func(ctx context.Context) (bool, error) {
+	beginWith(tr, func(ctx context.Context) (bool, error) {
 		select {
 		case <-p.started:
 			overlapped = true
@@ -36,7 +36,7 @@ func TestBeginOverlapsTheRequestAndGatesTheTurnsEvents(t *testing.T) {
 		_, err := h.chat.Append(ctx, "s1", provider.RoleUser, "hello", time.Now())
 		close(begun)
 		return true, err
-	}
+	})
 	outcome, content, err := tr.Run(t.Context(), "hello")
 	if err != nil || outcome != api.OutcomeCompleted || content != "ok" {
 		t.Fatalf("Run = %q, %q, %v", outcome, content, err)
@@ -60,7 +60,7 @@ func TestBeginOverlapsTheRequestAndGatesTheTurnsEvents(t *testing.T) {
 func TestBeginThatStoredNoPromptLeavesItToAppend(t *testing.T) {
 	h := newHarness(t)
 	tr := h.turn(echoProvider(t), tools.Policy{Level: tools.LevelFull}, nil)
-	tr.Begin = func(context.Context) (bool, error) { return false, nil }
+	beginWith(tr, func(context.Context) (bool, error) { return false, nil })
 	if outcome, _, err := tr.Run(t.Context(), "hello"); err != nil || outcome != api.OutcomeCompleted {
 		t.Fatalf("Run = %q, %v", outcome, err)
 	}
@@ -78,10 +78,10 @@ func TestFailedBeginEndsTheTurnUnstarted(t *testing.T) {
 	tr := h.turn(p, tools.Policy{Level: tools.LevelFull}, nil)
 	tr.Memory = mem
 	disk := errors.New("disk full")
-	tr.Begin = func(context.Context) (bool, error) {
+	beginWith(tr, func(context.Context) (bool, error) {
 		<-p.started
 		return false, disk
-	}
+	})
 	_, _, err := tr.Run(t.Context(), "hello")
 	var se *StartError
 	if !errors.As(err, &se) || !errors.Is(err, disk) {

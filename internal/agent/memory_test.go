@@ -117,9 +117,9 @@ func TestMemoryRecallOverlapsTheUserMessageAppend(t *testing.T) {
 	mem := newGatedMemory("", nil)
 	tr := h.turn(echoProvider(t), tools.Policy{Level: tools.LevelFull}, nil)
 	tr.Memory = mem
-	store := tr.Append
+	store := journalOf(tr).append
 	overlapped := false
-	tr.Append = func(ctx context.Context, role, content string) error {
+	journalOf(tr).append = func(ctx context.Context, role, content string) error {
 		if role == provider.RoleUser {
 			select {
 			case <-mem.recalled:
@@ -147,7 +147,7 @@ func TestMemoryNotSavedWhenThePromptWasNotStored(t *testing.T) {
 	mem := newGatedMemory("", nil)
 	tr := h.turn(p, tools.Policy{Level: tools.LevelFull}, nil)
 	tr.Memory = mem
-	tr.Append = func(context.Context, string, string) error { return errors.New("disk full") }
+	journalOf(tr).append = func(context.Context, string, string) error { return errors.New("disk full") }
 	outcome, _, err := tr.Run(t.Context(), "hello")
 	if outcome != api.OutcomeFailed || err == nil || !strings.Contains(err.Error(), "store user message") {
 		t.Fatalf("Run = %q, %v; want failed storing the user message", outcome, err)
@@ -227,8 +227,8 @@ func TestAnswerAppendOverlapsTheMemorySave(t *testing.T) {
 	mem := newGatedMemory("", answering)
 	tr := h.turn(echoProvider(t), tools.Policy{Level: tools.LevelFull}, nil)
 	tr.Memory = mem
-	store := tr.Append
-	tr.AppendLast = func(ctx context.Context, role, content string) error {
+	store := journalOf(tr).append
+	journalOf(tr).appendLast = func(ctx context.Context, role, content string) error {
 		close(answering)
 		return store(ctx, role, content)
 	}

@@ -1,7 +1,6 @@
 package agent
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -9,17 +8,16 @@ import (
 	"strings"
 	"time"
 
-	"github.com/zeroclaw-go/zeroclaw/internal/api"
 	"github.com/zeroclaw-go/zeroclaw/internal/config"
 	"github.com/zeroclaw-go/zeroclaw/internal/provider"
 	"github.com/zeroclaw-go/zeroclaw/internal/tools"
-	"github.com/zeroclaw-go/zeroclaw/internal/visible"
 )
 
-// Provider and Usage are re-exported so the session layer can name them without importing provider.
+// Provider, Usage and Message are re-exported so the session layer can name them without importing provider.
 type (
 	Provider = provider.Provider
 	Usage    = provider.Usage
+	Message  = provider.Message
 )
 
 // EncodedLen and EncodedPrefix measure text as a JSON string on the wire (see provider.EncodedLen); the session
@@ -40,7 +38,7 @@ var (
 	ErrDisabledAgent = errors.New("agent: agent is disabled")
 	// ErrUnknownProvider reports a model_provider reference absent from providers.models.
 	ErrUnknownProvider = errors.New("agent: unknown model provider")
-	// ErrNoElicitation is what an Elicit function returns when its client cannot answer questions.
+	// ErrNoElicitation is what Events.Elicit returns when its client cannot answer questions.
 	ErrNoElicitation = errors.New("agent: client cannot answer questions")
 )
 
@@ -179,72 +177,4 @@ func NewProvider(cfg *config.Config, ref string) (Provider, error) {
 		return nil, fmt.Errorf("agent: provider %s: %w", ref, err)
 	}
 	return p, nil
-}
-
-// Elicit sends an elicitation/create request to the client and returns its answer. It returns an error
-// wrapping ErrNoElicitation when the client did not declare the capability.
-type Elicit func(ctx context.Context, p api.ElicitationParams) (api.ElicitationResult, error)
-
-// elicitAsker implements tools.Asker over an Elicit function.
-type elicitAsker struct {
-	sessionID string
-	timeout   time.Duration
-	elicit    Elicit
-}
-
-// Ask puts the question as a form with one required string field "answer" (an enum when choices are given).
-// The question and choices come from the model: they are shown escaped (a multi-line question keeps its line
-// breaks, each line escaped), and an answer equal to an escaped choice is mapped back to the choice offered.
-func (a elicitAsker) Ask(ctx context.Context, question string, choices []string) (string, error) {
-	shown := strings.Join(visible.Lines(question), "\n")
-	answer := map[string]any{"type": "string", "description": shown}
-	offered := make(map[string]string, len(choices))
-	if len(choices) > 0 {
-		enum := make([]string, len(choices))
-		for i, c := range choices {
-			enum[i] = visible.Escape(c)
-			offered[enum[i]] = c
-		}
-		answer["enum"] = enum
-	}
-	p := api.ElicitationParams{
-		SessionID: a.sessionID,
-		Mode:      "form",
-		Message:   shown,
-		RequestedSchema: map[string]any{
-			"type":       "object",
-			"properties": map[string]any{"answer": answer},
-			"required":   []string{"answer"},
-		},
-	}
-	ctx, cancel := context.WithTimeoutCause(ctx, a.timeout, tools.ErrTimeout)
-	defer cancel()
-	res, err := a.elicit(ctx, p)
-	switch {
-	case errors.Is(err, ErrNoElicitation):
-		return "", fmt.Errorf("agent: ask: %w", tools.ErrNoElicitation)
-	case err != nil && errors.Is(context.Cause(ctx), tools.ErrTimeout):
-		return "", fmt.Errorf("agent: ask: %w", tools.ErrTimeout)
-	case err != nil && ctx.Err() != nil:
-		return "", fmt.Errorf("agent: ask: %w", tools.ErrCancelled)
-	case err != nil:
-		return "", fmt.Errorf("agent: ask: %w", err)
-	}
-	switch res.Action {
-	case "accept":
-		if s, ok := res.Content["answer"].(string); ok {
-			if c, ok := offered[s]; ok {
-				return c, nil
-			}
-			return s, nil
-		}
-		if v, ok := res.Content["answer"]; ok && v != nil {
-			return fmt.Sprint(v), nil
-		}
-		return "", nil
-	case "decline":
-		return "", fmt.Errorf("agent: ask: %w", tools.ErrDeclined)
-	default: // "cancel" and anything unknown
-		return "", fmt.Errorf("agent: ask: %w", tools.ErrCancelled)
-	}
 }

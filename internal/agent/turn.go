@@ -1,5 +1,6 @@
 // Package agent runs one turn of a conversation: it streams the model, turns tool calls into policy decisions,
-// approvals and executions, reports everything as session/update events and appends every message to the store.
+// approvals and executions, reports everything as session/update events (Events) and appends every message to
+// the turn's Journal. The seams a turn plugs into are described in seams.go.
 package agent
 
 import (
@@ -62,38 +63,27 @@ const (
 type Turn struct {
 	Provider Provider
 	Policy   tools.Policy
-	// ToolEnv is the execution environment; Run sets its Policy to Policy and, when Asker is nil and Elicit is
-	// set, its Asker to one that asks through Elicit.
+	// ToolEnv is the execution environment; Run sets its Policy to Policy and, when Asker is nil and Events is
+	// set, its Asker to one that asks through Events.Elicit.
 	ToolEnv tools.Env
-	// History is the conversation before this turn (see DecodeHistory); System, when non-empty, leads it.
+	// History is the conversation before this turn (the journal's); System, when non-empty, leads it.
 	History []provider.Message
 	System  string
-	// Emit receives every event of the turn in production order, from Run's goroutine. The caller fills in
-	// the session id and sends turn_complete itself.
-	Emit     func(api.SessionUpdate)
-	Approver Approver
-	// Append durably stores one message (one transaction per call); Run stops the turn if it fails.
-	Append func(ctx context.Context, role, content string) error
-	// AppendLast, when set, stores the answer of a turn that ends without tools instead of Append (the caller
-	// may end the turn in the same transaction); it has Append's contract.
-	AppendLast func(ctx context.Context, role, content string) error
-	mem        *memoryWork // started by StartMemory, else by Run
 
-	// PromptStored tells Run that the caller already stored the prompt as the turn's user message (in the same
-	// transaction that marked the turn started); Run then does not Append it.
+	// Journal stores the turn's messages; a Journal that is a Starter also starts the turn (see Starter). nil
+	// stores nothing.
+	Journal Journal
+	// Events shows the turn to the client that sent the prompt; nil shows nothing, and ask_user then answers
+	// that no client can answer.
+	Events   Events
+	Approver Approver
+	// Meter records each provider request's usage and checks the budgets before each; nil does neither.
+	Meter Meter
+
+	// PromptStored tells Run that the caller already stored the prompt as the turn's user message; Run then
+	// does not Append it. A Starter's Begin reports the same, and replaces it.
 	PromptStored bool
-	// Begin, when set, is the caller's start of the turn (marking it running, storing the prompt), which Run runs
-	// beside the first provider request instead of before it; it reports whether it stored the prompt (as
-	// PromptStored does, which it replaces). Run waits for it before the turn shows anything: before the first
-	// event, the first stored message, the memory auto-save, a tool, and before it returns. When it fails the
-	// turn did not start: Run stops the request, emits, stores and saves nothing, and returns a *StartError.
-	Begin func(ctx context.Context) (promptStored bool, err error)
-	// RecordUsage is called once per provider request that reported usage; a failure is logged, not fatal.
-	RecordUsage func(ctx context.Context, u provider.Usage) error
-	// CheckBudget, when set, runs before every provider request: an error fails the turn with it (the request
-	// is not made); a warning is shown once per turn as a notice event.
-	CheckBudget func() (warning string, err error)
-	Limits      Limits
+	Limits       Limits
 	// ContextWindow is the model's context window in tokens, reported in context_usage as max_context_tokens;
 	// 0 leaves it out (unknown).
 	ContextWindow int
@@ -102,10 +92,14 @@ type Turn struct {
 	Memory MemoryHook
 
 	SessionID       string        // put in elicitation requests
-	Elicit          Elicit        // nil: ask_user answers that no client can answer
 	ApprovalTimeout time.Duration // for approvals and questions; 0 means DefaultApprovalTimeout
 	NewID           func() string // approval request ids; nil means random hex
 	Logger          *slog.Logger  // nil discards
+
+	mem     *memoryWork             // started by StartMemory, else by Run
+	journal Journal                 // Journal, or one that stores nothing
+	events  Events                  // Events, or one that shows nothing
+	emit    func(api.SessionUpdate) // events.Update, behind the start gate while Run runs
 }
 
 // Run executes the turn for prompt. It returns api.OutcomeCompleted with the final answer, api.OutcomeCancelled
@@ -121,12 +115,12 @@ func (t *Turn) Run(ctx context.Context, prompt string) (outcome, content string,
 	defer mem.wait()
 	// The turn starts (Begin, or the prompt's Append) either before the request or beside it (g); every event
 	// goes through g, so none is emitted before the start is known.
-	g := &startGate{emit: t.Emit}
-	t.Emit = g.send
-	defer func() { t.Emit = g.emit }()
+	g := &startGate{emit: t.events.Update}
+	t.emit = g.send
+	defer func() { t.emit = g.emit }()
 	start := func(ctx context.Context, stored bool) (string, string, error) {
 		if !stored {
-			if err := t.Append(ctx, provider.RoleUser, prompt); err != nil {
+			if err := t.journal.Append(ctx, provider.Message{Role: provider.RoleUser, Content: prompt}); err != nil {
 				mem.release(false)
 				if ctx.Err() != nil {
 					return api.OutcomeCancelled, "", nil
@@ -138,7 +132,8 @@ func (t *Turn) Run(ctx context.Context, prompt string) (outcome, content string,
 		return "", "", nil
 	}
 	streamCtx := ctx
-	if t.Begin == nil {
+	starter, _ := t.Journal.(Starter)
+	if starter == nil {
 		if outcome, content, err := start(ctx, t.PromptStored); outcome != "" {
 			return outcome, content, err
 		}
@@ -150,9 +145,13 @@ func (t *Turn) Run(ctx context.Context, prompt string) (outcome, content string,
 		begun := make(chan struct{})
 		var stored bool
 		var beginErr error
+		begin := prompt
+		if ctx.Err() != nil {
+			begin = "" // cancelled already: leave the prompt to the turn, which stores nothing then
+		}
 		go func() {
 			defer close(begun)
-			stored, beginErr = t.Begin(context.WithoutCancel(ctx))
+			stored, beginErr = starter.Begin(context.WithoutCancel(ctx), begin)
 		}()
 		g.open = func() bool {
 			<-begun
@@ -195,14 +194,14 @@ func (t *Turn) Run(ctx context.Context, prompt string) (outcome, content string,
 		if lim.MaxTextBytes <= 0 {
 			lim.MaxTextBytes = -1 // spent: no more text in this turn
 		}
-		if t.CheckBudget != nil {
-			warning, err := t.CheckBudget()
+		if t.Meter != nil {
+			warning, err := t.Meter.Check()
 			if err != nil {
 				return api.OutcomeFailed, "", err
 			}
 			if warning != "" && !warned {
 				warned = true
-				t.Emit(api.SessionUpdate{Type: api.UpdateNotice, Level: "warn", Text: warning})
+				t.emit(api.SessionUpdate{Type: api.UpdateNotice, Level: "warn", Text: warning})
 			}
 		}
 		res, err := t.Provider.Stream(streamCtx, provider.Request{Messages: msgs, Tools: specs, Limits: lim}, func(ev provider.Event) {
@@ -210,10 +209,10 @@ func (t *Turn) Run(ctx context.Context, prompt string) (outcome, content string,
 			case provider.EventText:
 				textUsed += provider.EncodedLen(ev.Text)
 				streamed.WriteString(ev.Text)
-				t.Emit(api.SessionUpdate{Type: api.UpdateAgentMessageChunk, Text: ev.Text})
+				t.emit(api.SessionUpdate{Type: api.UpdateAgentMessageChunk, Text: ev.Text})
 			case provider.EventThought:
 				textUsed += provider.EncodedLen(ev.Text)
-				t.Emit(api.SessionUpdate{Type: api.UpdateAgentThoughtChunk, Text: ev.Text})
+				t.emit(api.SessionUpdate{Type: api.UpdateAgentThoughtChunk, Text: ev.Text})
 			}
 		})
 		if !g.join() { // the turn did not start, or its prompt could not be stored: the request was stopped
@@ -231,7 +230,7 @@ func (t *Turn) Run(ctx context.Context, prompt string) (outcome, content string,
 			if errors.As(err, &le) && ctx.Err() == nil {
 				// Only what fit was streamed and kept: store it so history shows where the answer was cut.
 				if partial != "" {
-					if aerr := t.Append(durable, provider.RoleAssistant, partial); aerr != nil {
+					if aerr := t.journal.Append(durable, provider.Message{Role: provider.RoleAssistant, Content: partial}); aerr != nil {
 						t.Logger.Warn("agent: store capped answer", "session", t.SessionID, "err", aerr)
 					}
 				}
@@ -239,7 +238,7 @@ func (t *Turn) Run(ctx context.Context, prompt string) (outcome, content string,
 			}
 			if ctx.Err() != nil {
 				if partial != "" {
-					if aerr := t.Append(durable, provider.RoleAssistant, partial); aerr != nil {
+					if aerr := t.journal.Append(durable, provider.Message{Role: provider.RoleAssistant, Content: partial}); aerr != nil {
 						t.Logger.Warn("agent: store partial answer", "session", t.SessionID, "err", aerr)
 					}
 				}
@@ -248,7 +247,7 @@ func (t *Turn) Run(ctx context.Context, prompt string) (outcome, content string,
 			return api.OutcomeFailed, partial, &ProviderError{Err: err}
 		}
 		if len(res.ToolCalls) == 0 {
-			if err := t.AppendLast(durable, provider.RoleAssistant, res.Text); err != nil {
+			if err := t.journal.AppendLast(durable, provider.Message{Role: provider.RoleAssistant, Content: res.Text}); err != nil {
 				return api.OutcomeFailed, res.Text, fmt.Errorf("agent: store answer: %w", err)
 			}
 			if ctx.Err() != nil {
@@ -257,30 +256,32 @@ func (t *Turn) Run(ctx context.Context, prompt string) (outcome, content string,
 			return api.OutcomeCompleted, res.Text, nil
 		}
 		if step >= t.Limits.MaxToolRounds {
-			if err := t.Append(durable, provider.RoleAssistant, res.Text); err != nil {
+			if err := t.journal.Append(durable, provider.Message{Role: provider.RoleAssistant, Content: res.Text}); err != nil {
 				t.Logger.Warn("agent: store answer", "session", t.SessionID, "err", err)
 			}
 			return api.OutcomeFailed, res.Text, fmt.Errorf("%w: the model asked for tools in more than %d rounds (limits.max_tool_rounds)",
 				ErrTooManySteps, t.Limits.MaxToolRounds)
 		}
-		if err := t.Append(durable, provider.RoleAssistant, EncodeToolCalls(res.Text, res.ToolCalls)); err != nil {
+		called := provider.Message{Role: provider.RoleAssistant, Content: res.Text, ToolCalls: res.ToolCalls}
+		if err := t.journal.Append(durable, called); err != nil {
 			return api.OutcomeFailed, res.Text, fmt.Errorf("agent: store tool calls: %w", err)
 		}
-		msgs = append(msgs, provider.Message{Role: provider.RoleAssistant, Content: res.Text, ToolCalls: res.ToolCalls})
+		msgs = append(msgs, called)
 		for _, call := range res.ToolCalls {
-			t.Emit(api.SessionUpdate{Type: api.UpdateToolCall, ToolCallID: call.ID, Name: call.Name, RawInput: rawInput(call.Arguments)})
+			t.emit(api.SessionUpdate{Type: api.UpdateToolCall, ToolCallID: call.ID, Name: call.Name, RawInput: rawInput(call.Arguments)})
 			var r tools.Result
 			if ctx.Err() != nil {
 				r = tools.Result{Output: CancelledText, IsError: true}
 			} else {
 				r = t.handleCall(ctx, call)
 			}
-			if err := t.Append(durable, provider.RoleTool, EncodeToolResult(call.ID, call.Name, r.Output, r.IsError)); err != nil {
+			result := provider.Message{Role: provider.RoleTool, Content: r.Output, ToolCallID: call.ID, Name: call.Name}
+			if err := t.journal.AppendResult(durable, result, r.IsError); err != nil {
 				return api.OutcomeFailed, "", fmt.Errorf("agent: store tool result: %w", err)
 			}
 			out := r.Output
-			t.Emit(api.SessionUpdate{Type: api.UpdateToolResult, ToolCallID: call.ID, Name: call.Name, RawOutput: &out, IsError: r.IsError})
-			msgs = append(msgs, provider.Message{Role: provider.RoleTool, Content: r.Output, ToolCallID: call.ID, Name: call.Name})
+			t.emit(api.SessionUpdate{Type: api.UpdateToolResult, ToolCallID: call.ID, Name: call.Name, RawOutput: &out, IsError: r.IsError})
+			msgs = append(msgs, result)
 		}
 		if ctx.Err() != nil {
 			return api.OutcomeCancelled, "", nil
@@ -288,7 +289,8 @@ func (t *Turn) Run(ctx context.Context, prompt string) (outcome, content string,
 	}
 }
 
-// StartError is a turn that did not start because Begin failed: nothing of it was emitted or stored.
+// StartError is a turn that did not start because its Starter's Begin failed: nothing of it was emitted or
+// stored.
 type StartError struct{ Err error }
 
 func (e *StartError) Error() string { return "agent: start turn: " + e.Err.Error() }
@@ -296,7 +298,7 @@ func (e *StartError) Unwrap() error { return e.Err }
 
 // startGate holds a turn's events until its start is known. Only Run's goroutine uses it.
 type startGate struct {
-	emit   func(api.SessionUpdate) // the caller's Emit
+	emit   func(api.SessionUpdate) // the turn's Events.Update
 	open   func() bool             // waits for the start; false when the turn must end (nil: nothing to wait for)
 	opened bool                    // the start is known and the turn goes on
 	closed bool                    // the start is known and the turn ends: nothing is emitted
@@ -439,18 +441,17 @@ func (t *Turn) defaults() {
 	if t.Logger == nil {
 		t.Logger = slog.New(slog.DiscardHandler)
 	}
-	if t.Emit == nil {
-		t.Emit = func(api.SessionUpdate) {}
+	t.journal, t.events = t.Journal, t.Events
+	if t.journal == nil {
+		t.journal = nopJournal{}
 	}
-	if t.Append == nil {
-		t.Append = func(context.Context, string, string) error { return nil }
+	if t.events == nil {
+		t.events = nopEvents{}
 	}
-	if t.AppendLast == nil {
-		t.AppendLast = t.Append
-	}
+	t.emit = t.events.Update
 	t.ToolEnv.Policy = t.Policy
-	if t.ToolEnv.Asker == nil && t.Elicit != nil {
-		t.ToolEnv.Asker = elicitAsker{sessionID: t.SessionID, timeout: t.ApprovalTimeout, elicit: t.Elicit}
+	if t.ToolEnv.Asker == nil && t.Events != nil {
+		t.ToolEnv.Asker = elicitAsker{sessionID: t.SessionID, timeout: t.ApprovalTimeout, elicit: t.Events.Elicit}
 	}
 }
 
@@ -486,11 +487,11 @@ func (t *Turn) recordUsage(ctx context.Context, u provider.Usage, ok bool) {
 	if window := t.ContextWindow; window > 0 {
 		ev.MaxContextTokens = &window
 	}
-	t.Emit(ev)
-	if t.RecordUsage == nil {
+	t.emit(ev)
+	if t.Meter == nil {
 		return
 	}
-	if err := t.RecordUsage(ctx, u); err != nil {
+	if err := t.Meter.Record(ctx, u); err != nil {
 		t.Logger.Warn("agent: record usage", "session", t.SessionID, "err", err)
 	}
 }
@@ -524,7 +525,7 @@ func (t *Turn) askAndRun(ctx context.Context, call tools.Call, everyTime bool, r
 	req.Announce = func(approver string) {
 		// Only offered tools get here, so the name is one of ours; it is escaped all the same, like everything
 		// a person reads to decide.
-		t.Emit(api.SessionUpdate{Type: api.UpdateApprovalRequest, RequestID: req.RequestID, ToolName: visible.Escape(req.ToolName),
+		t.emit(api.SessionUpdate{Type: api.UpdateApprovalRequest, RequestID: req.RequestID, ToolName: visible.Escape(req.ToolName),
 			ArgumentsSummary: req.Summary, TimeoutSecs: int((req.Timeout + time.Second - 1) / time.Second),
 			Risk: req.Risk, Approver: approver})
 	}

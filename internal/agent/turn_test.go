@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/zeroclaw-go/zeroclaw/internal/api"
+	"github.com/zeroclaw-go/zeroclaw/internal/journal"
 	"github.com/zeroclaw-go/zeroclaw/internal/provider"
 	"github.com/zeroclaw-go/zeroclaw/internal/store"
 	"github.com/zeroclaw-go/zeroclaw/internal/tools"
@@ -45,7 +46,7 @@ func newHarness(t *testing.T) *harness {
 
 func (h *harness) turn(p provider.Provider, policy tools.Policy, approver Approver) *Turn {
 	h.t.Helper()
-	hist, err := LoadHistory(h.t.Context(), h.chat, "s1")
+	hist, err := journal.LoadHistory(h.t.Context(), h.chat, "s1")
 	if err != nil {
 		h.t.Fatal(err)
 	}
@@ -54,22 +55,13 @@ func (h *harness) turn(p provider.Provider, policy tools.Policy, approver Approv
 		Policy:   policy,
 		ToolEnv:  tools.Env{Workspace: h.ws},
 		History:  hist,
-		Emit: func(ev api.SessionUpdate) {
-			h.mu.Lock()
-			defer h.mu.Unlock()
-			h.events = append(h.events, ev)
-		},
+		Events:   &testEvents{h: h},
 		Approver: approver,
-		Append: func(ctx context.Context, role, content string) error {
+		Journal: &testJournal{append: func(ctx context.Context, role, content string) error {
 			_, err := h.chat.Append(ctx, "s1", role, content, time.Now())
 			return err
-		},
-		RecordUsage: func(_ context.Context, u provider.Usage) error {
-			h.mu.Lock()
-			defer h.mu.Unlock()
-			h.usage = append(h.usage, u)
-			return nil
-		},
+		}},
+		Meter:     usageMeter{h},
 		SessionID: "s1",
 	}
 }
@@ -172,7 +164,7 @@ func TestToolRoundTripUnderFull(t *testing.T) {
 	if !slices.Equal(roles, []string{"user", "assistant", "tool", "assistant"}) {
 		t.Fatalf("roles = %v", roles)
 	}
-	hist := DecodeHistory(rows)
+	hist := journal.DecodeHistory(rows)
 	if len(hist) != 4 || len(hist[1].ToolCalls) != 1 || hist[1].ToolCalls[0].ID != "echo-call-1" ||
 		hist[2].ToolCallID != "echo-call-1" || hist[2].Name != "file_write" || hist[3].Content != content {
 		t.Fatalf("decoded history = %+v", hist)
@@ -320,41 +312,13 @@ func TestMaxStepsEndsARunawayTurn(t *testing.T) {
 	}
 }
 
-func TestDecodeHistoryRepairsAndKeepsText(t *testing.T) {
-	calls := []provider.ToolCall{{ID: "a", Name: "time", Arguments: json.RawMessage(`{}`)}, {ID: "b", Name: "time"}}
-	rows := []store.Message{
-		{Role: "user", Content: "q"},
-		{Role: "assistant", Content: EncodeToolCalls("thinking", calls)},
-		{Role: "tool", Content: EncodeToolResult("a", "time", "now", false)},
-		// b has no result: the turn crashed. Then an orphan result and a JSON-looking answer.
-		{Role: "user", Content: "again"},
-		{Role: "tool", Content: EncodeToolResult("zz", "time", "orphan", false)},
-		{Role: "assistant", Content: `{"tool_calls":[]}`},
-		{Role: "weird", Content: "skip me"},
-	}
-	got := DecodeHistory(rows)
-	want := []provider.Message{
-		{Role: "user", Content: "q"},
-		{Role: "assistant", Content: "thinking", ToolCalls: []provider.ToolCall{calls[0], {ID: "b", Name: "time", Arguments: json.RawMessage(`{}`)}}},
-		{Role: "tool", ToolCallID: "a", Name: "time", Content: "now"},
-		{Role: "tool", ToolCallID: "b", Name: "time", Content: interruptedText},
-		{Role: "user", Content: "again"},
-		{Role: "assistant", Content: `{"tool_calls":[]}`},
-	}
-	gb, _ := json.Marshal(got)
-	wb, _ := json.Marshal(want)
-	if string(gb) != string(wb) {
-		t.Fatalf("history\n got %s\nwant %s", gb, wb)
-	}
-}
-
 func TestAskUserTimeoutAndNoClient(t *testing.T) {
 	const ask = `/tool ask_user {"question":"still there?"}`
 	t.Run("timeout", func(t *testing.T) {
 		h := newHarness(t)
 		tr := h.turn(echoProvider(t), tools.Policy{Level: tools.LevelSupervised}, nil)
 		tr.ApprovalTimeout = 20 * time.Millisecond
-		tr.Elicit = func(ctx context.Context, _ api.ElicitationParams) (api.ElicitationResult, error) {
+		eventsOf(tr).elicit = func(ctx context.Context, _ api.ElicitationParams) (api.ElicitationResult, error) {
 			<-ctx.Done() // a client that never answers
 			return api.ElicitationResult{}, ctx.Err()
 		}
@@ -369,7 +333,7 @@ func TestAskUserTimeoutAndNoClient(t *testing.T) {
 	t.Run("no client", func(t *testing.T) {
 		h := newHarness(t)
 		tr := h.turn(echoProvider(t), tools.Policy{Level: tools.LevelSupervised}, nil)
-		tr.Elicit = func(context.Context, api.ElicitationParams) (api.ElicitationResult, error) {
+		eventsOf(tr).elicit = func(context.Context, api.ElicitationParams) (api.ElicitationResult, error) {
 			return api.ElicitationResult{}, fmt.Errorf("x: %w", ErrNoElicitation)
 		}
 		if _, _, err := tr.Run(t.Context(), ask); err != nil {
@@ -383,7 +347,7 @@ func TestAskUserTimeoutAndNoClient(t *testing.T) {
 		h := newHarness(t)
 		ctx, cancel := context.WithCancel(t.Context())
 		tr := h.turn(echoProvider(t), tools.Policy{Level: tools.LevelSupervised}, nil)
-		tr.Elicit = func(ctx context.Context, _ api.ElicitationParams) (api.ElicitationResult, error) {
+		eventsOf(tr).elicit = func(ctx context.Context, _ api.ElicitationParams) (api.ElicitationResult, error) {
 			cancel()
 			<-ctx.Done()
 			return api.ElicitationResult{}, ctx.Err()
@@ -396,7 +360,7 @@ func TestAskUserTimeoutAndNoClient(t *testing.T) {
 			t.Fatalf("tool_result %q", *r.RawOutput)
 		}
 		// The cancelled turn still left a well-formed history: user, tool call, tool result.
-		if rows := h.rows(); len(rows) != 3 || len(DecodeHistory(rows)) != 3 {
+		if rows := h.rows(); len(rows) != 3 || len(journal.DecodeHistory(rows)) != 3 {
 			t.Fatalf("rows %+v", rows)
 		}
 	})

@@ -9,6 +9,10 @@ type InitializeParams struct {
 	TUIID              string            `json:"tui_id,omitempty"`
 	TUISig             string            `json:"tui_sig,omitempty"`
 	Env                map[string]string `json:"env,omitempty"`
+	// AuthToken, when present, is the credential the connection binds with (upstream's newer handshake): a
+	// paired gateway token, whose device the connection then acts as. Any other value is refused -32010; it
+	// never falls back to the transport's principal.
+	AuthToken *string `json:"auth_token,omitempty"`
 }
 
 // InitializeResult is the result of initialize: upstream's fields, the camelCase twins that keep the seed's
@@ -50,6 +54,15 @@ func TUICommands() []CommandDescriptor {
 		{ID: "new", Name: "new", Aliases: []string{"new-session"}},
 		{ID: "model", Name: "model"},
 	}
+}
+
+// HandshakeOnly counts the connections that closed right after a successful initialize without any other call
+// (doctor/run reports them): an older zerocode (0.8.2–0.8.4) does so when server_version is not its own
+// release. ServerVersion is what initialize advertises (rpc.server_version).
+type HandshakeOnly struct {
+	Count         int    `json:"count"`
+	LastAt        string `json:"last_at"`
+	ServerVersion string `json:"server_version"`
 }
 
 // VersionMismatchData is the data of a -32011 error.

@@ -39,6 +39,9 @@ type SessionPromptParams struct {
 	SessionID   string      `json:"session_id"`
 	Prompt      string      `json:"prompt"`
 	Attachments []FileEntry `json:"attachments,omitempty"`
+	// ClientTurnGeneration is the client's own turn counter; the turn's turn_complete echoes it, so a client
+	// tells the end of this turn from a late end of an earlier one.
+	ClientTurnGeneration *uint64 `json:"client_turn_generation,omitempty"`
 }
 
 // Turn outcomes.
@@ -255,6 +258,8 @@ type SessionUpdate struct {
 	Outcome string  `json:"outcome,omitempty"` // turn_complete
 	Content *string `json:"content,omitempty"`
 	Error   string  `json:"error,omitempty"`
+	// ClientTurnGeneration (turn_complete) echoes the prompt's client_turn_generation when it had one.
+	ClientTurnGeneration *uint64 `json:"client_turn_generation,omitempty"`
 }
 
 // PlanEntry is one item of a plan event, in upstream's shape. Status is pending, in_progress or completed;

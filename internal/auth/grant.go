@@ -4,20 +4,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/zeroclaw-go/zeroclaw/internal/api"
 	"github.com/zeroclaw-go/zeroclaw/internal/config"
-)
-
-// Grants with a meaning beyond their name (protocol.md §8).
-const (
-	// GrantAdmin reaches everything.
-	GrantAdmin = "admin"
-	// GrantConfigUpdate is the one grant that may carry a scope: config:update:<pattern> covers the property
-	// paths matching the pattern (see config.ParsePattern); unscoped config:update covers every path.
-	GrantConfigUpdate = "config:update"
-	// GrantMemoryRead and GrantMemoryWrite reach memories: the memory/* methods, and the memory tools and
-	// recall of a turn run for the principal.
-	GrantMemoryRead  = "memory:read"
-	GrantMemoryWrite = "memory:write"
 )
 
 const scopeSep = ":"
@@ -28,10 +16,10 @@ const scopeSep = ":"
 // method level: the paths a call touches are then checked one by one with AllowsPath.
 func Allows(grants []string, need string) bool {
 	for _, g := range grants {
-		if g == GrantAdmin || g == need {
+		if g == api.GrantAdmin || g == need {
 			return true
 		}
-		if need == GrantConfigUpdate {
+		if need == api.GrantConfigUpdate {
 			if _, ok := scope(g); ok {
 				return true
 			}
@@ -44,10 +32,10 @@ func Allows(grants []string, need string) bool {
 // prop. admin and unscoped config:update cover every path; config:update:<pattern> covers the paths matching
 // its pattern. A malformed pattern, or a malformed prop, covers nothing. For any other need it is Allows.
 func AllowsPath(grants []string, need, prop string) bool {
-	if need != GrantConfigUpdate {
+	if need != api.GrantConfigUpdate {
 		return Allows(grants, need)
 	}
-	if slices.Contains(grants, GrantAdmin) || slices.Contains(grants, GrantConfigUpdate) {
+	if slices.Contains(grants, api.GrantAdmin) || slices.Contains(grants, api.GrantConfigUpdate) {
 		return true
 	}
 	path, err := config.ParsePath(prop)
@@ -64,7 +52,7 @@ func AllowsPath(grants []string, need, prop string) bool {
 
 // scope returns the pattern of a well-formed config:update:<pattern> grant.
 func scope(g string) (config.Pattern, bool) {
-	raw, ok := strings.CutPrefix(g, GrantConfigUpdate+scopeSep)
+	raw, ok := strings.CutPrefix(g, api.GrantConfigUpdate+scopeSep)
 	if !ok {
 		return nil, false
 	}

@@ -3,6 +3,7 @@ package auth
 import (
 	"testing"
 
+	"github.com/zeroclaw-go/zeroclaw/internal/api"
 	"github.com/zeroclaw-go/zeroclaw/internal/config"
 )
 
@@ -105,7 +106,7 @@ func TestAllowsPathOtherNeed(t *testing.T) {
 func TestNilPrincipalAllowsNothing(t *testing.T) {
 	t.Parallel()
 	var p *Principal
-	if p.Allows("status:read") || p.AllowsPath(GrantConfigUpdate, "gateway.port") {
+	if p.Allows("status:read") || p.AllowsPath(api.GrantConfigUpdate, "gateway.port") {
 		t.Fatal("nil principal allowed")
 	}
 }
@@ -130,7 +131,7 @@ func TestResolve(t *testing.T) {
 	if alice == nil || alice.Name != "alice" || alice.Admin || len(alice.Grants) != 2 {
 		t.Fatalf("alice = %+v", alice)
 	}
-	if !alice.AllowsPath(GrantConfigUpdate, "agents.a.system_prompt") || alice.AllowsPath(GrantConfigUpdate, "users.alice.uid") {
+	if !alice.AllowsPath(api.GrantConfigUpdate, "agents.a.system_prompt") || alice.AllowsPath(api.GrantConfigUpdate, "users.alice.uid") {
 		t.Fatal("alice's scoped grant is not applied")
 	}
 	if boss := Resolve(cfg, TransportUnix, 3000, me); boss == nil || !boss.Admin {

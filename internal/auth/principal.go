@@ -3,6 +3,7 @@ package auth
 import (
 	"slices"
 
+	"github.com/zeroclaw-go/zeroclaw/internal/api"
 	"github.com/zeroclaw-go/zeroclaw/internal/config"
 )
 
@@ -12,6 +13,7 @@ const OperatorName = "operator"
 // Principal is who a connection acts as (protocol.md §8).
 type Principal struct {
 	Name   string   // user name, or OperatorName
+	Roster bool     // a [users.<name>] entry (its wire principal_id is "user:<name>")
 	Admin  bool     // holds the admin grant, which reaches everything
 	Grants []string // union of the user's permission profiles' grants
 	// MaxApproveRisk caps the risk ("low", "medium", "high") of the tool calls the principal may approve: the
@@ -45,7 +47,7 @@ func (pr *Principal) fromProfiles(cfg *config.Config, profiles []string) {
 			pr.MaxApproveRisk = pp.MaxRisk
 		}
 	}
-	pr.Admin = slices.Contains(pr.Grants, GrantAdmin)
+	pr.Admin = slices.Contains(pr.Grants, api.GrantAdmin)
 	if pr.Admin {
 		pr.MaxApproveRisk = ""
 	}
@@ -88,7 +90,7 @@ func Resolve(cfg *config.Config, t Transport, uid, daemonUID int) *Principal {
 			if u.UID != uid {
 				continue
 			}
-			pr := &Principal{Name: name}
+			pr := &Principal{Name: name, Roster: true}
 			pr.fromProfiles(cfg, u.PermissionProfiles)
 			return pr
 		}

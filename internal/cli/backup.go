@@ -9,6 +9,7 @@ import (
 
 	"github.com/zeroclaw-go/zeroclaw/internal/api"
 	"github.com/zeroclaw-go/zeroclaw/internal/backup"
+	"github.com/zeroclaw-go/zeroclaw/internal/cli/hint"
 	"github.com/zeroclaw-go/zeroclaw/internal/config"
 	"github.com/zeroclaw-go/zeroclaw/internal/install"
 )
@@ -27,7 +28,7 @@ func runBackup(ctx context.Context, env Env, args []string) error {
 		return err
 	}
 	if _, err := os.Stat(layout.Root); err != nil {
-		return withHint(fmt.Errorf("no install at %s", layout.Root), "zeroclaw backup FILE.tar.gz --config-dir DIR")
+		return hint.With(fmt.Errorf("no install at %s", layout.Root), "zeroclaw backup FILE.tar.gz --config-dir DIR")
 	}
 	schema, _ := config.SchemaVersionOf(layout.ConfigPath())
 	bar := newProgressBar(env.Stderr)
@@ -73,11 +74,11 @@ func runRestore(ctx context.Context, env Env, args []string) error {
 	bar.finish()
 	switch {
 	case errors.Is(err, backup.ErrDaemonRunning):
-		return withHint(err, "zeroclaw stop, then restore again")
+		return hint.With(err, "zeroclaw stop, then restore again")
 	case errors.Is(err, backup.ErrNotEmpty):
-		return withHint(err, "zeroclaw restore "+archive+" --force (the current install is kept as "+layout.Root+".before-restore-<time>)")
+		return hint.With(err, "zeroclaw restore "+archive+" --force (the current install is kept as "+layout.Root+".before-restore-<time>)")
 	case errors.Is(err, backup.ErrInvalidArchive):
-		return withHint(err, "nothing was written; use another copy of the backup")
+		return hint.With(err, "nothing was written; use another copy of the backup")
 	case err != nil:
 		return err
 	}

@@ -3,6 +3,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -11,6 +12,8 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
+
+	"github.com/zeroclaw-go/zeroclaw/internal/cli/hint"
 )
 
 // Env is what a command may use from its process: streams, environment and home directory. Tests build their own.
@@ -31,18 +34,6 @@ func (e Env) Getenv(key string) string {
 	}
 	return ""
 }
-
-// HintError is an error with a suggestion printed after it as "Try: ...".
-type HintError struct {
-	Err  error
-	Hint string
-	Code int // process exit code; 0 means 1
-}
-
-func (e *HintError) Error() string { return e.Err.Error() }
-func (e *HintError) Unwrap() error { return e.Err }
-
-func withHint(err error, hint string) error { return &HintError{Err: err, Hint: hint} }
 
 type command struct {
 	name    string
@@ -88,7 +79,7 @@ func Run(ctx context.Context, env Env, args []string) int {
 		return 2
 	}
 	fmt.Fprintf(env.Stderr, "Error: %v\n", err)
-	var he *HintError
+	var he *hint.Error
 	if errors.As(err, &he) {
 		if he.Hint != "" {
 			fmt.Fprintf(env.Stderr, "Try: %s\n", he.Hint)
@@ -121,11 +112,11 @@ func dispatch(ctx context.Context, env Env, args []string) error {
 		}
 		names = append(names, c.name)
 	}
-	hint := "zeroclaw help"
+	try := "zeroclaw help"
 	if s := suggest(args[0], names); s != "" {
-		hint = "did you mean " + s + "? (zeroclaw help lists the commands)"
+		try = "did you mean " + s + "? (zeroclaw help lists the commands)"
 	}
-	return withHint(fmt.Errorf("unknown command %q", args[0]), hint)
+	return hint.With(fmt.Errorf("unknown command %q", args[0]), try)
 }
 
 // isHelpArg reports whether a is a request for help: -h, -help, --help or help.
@@ -145,13 +136,44 @@ func groupHelp(env Env, group, synopsis string, args []string) (done bool, err e
 	return false, nil
 }
 
-// unknownSub is the error of an unknown subcommand, with a did-you-mean when one is close.
-func unknownSub(group, sub, synopsis string, subs ...string) error {
-	hint := "zeroclaw " + group + " " + synopsis
-	if s := suggest(sub, subs); s != "" {
-		hint = "did you mean zeroclaw " + group + " " + s + "?"
+// group is a command with subcommands (zeroclaw pair code|list|revoke): one table from verb to handler, so
+// that every group answers help, a missing verb and an unknown one the same way.
+type group struct {
+	name     string
+	synopsis string
+	// hint is what the error of an unknown subcommand suggests after "zeroclaw NAME " (default: synopsis).
+	hint string
+	subs []subcommand
+}
+
+// subcommand is one verb of a group; names after the first are aliases, left out of did-you-mean.
+type subcommand struct {
+	names []string
+	run   func(ctx context.Context, env Env, args []string) error
+}
+
+func sub(name string, run func(context.Context, Env, []string) error, aliases ...string) subcommand {
+	return subcommand{names: append([]string{name}, aliases...), run: run}
+}
+
+// run dispatches args to the subcommand they name (see groupHelp for none or help); an unknown verb is an
+// error with a did-you-mean when one is close.
+func (g group) run(ctx context.Context, env Env, args []string) error {
+	if done, err := groupHelp(env, g.name, g.synopsis, args); done {
+		return err
 	}
-	return withHint(fmt.Errorf("%s: unknown subcommand %q", group, sub), hint)
+	names := make([]string, 0, len(g.subs))
+	for _, s := range g.subs {
+		if slices.Contains(s.names, args[0]) {
+			return s.run(ctx, env, args[1:])
+		}
+		names = append(names, s.names[0])
+	}
+	try := "zeroclaw " + g.name + " " + cmp.Or(g.hint, g.synopsis)
+	if s := suggest(args[0], names); s != "" {
+		try = "did you mean zeroclaw " + g.name + " " + s + "?"
+	}
+	return hint.With(fmt.Errorf("%s: unknown subcommand %q", g.name, args[0]), try)
 }
 
 func usage(w io.Writer) {
@@ -228,7 +250,7 @@ func parseFlags(fs *flag.FlagSet, args []string) error {
 func newLogger(w io.Writer, format, level string) (*slog.Logger, error) {
 	var lv slog.Level
 	if err := lv.UnmarshalText([]byte(level)); err != nil {
-		return nil, withHint(fmt.Errorf("unknown log level %q", level), "--log-level debug|info|warn|error")
+		return nil, hint.With(fmt.Errorf("unknown log level %q", level), "--log-level debug|info|warn|error")
 	}
 	opts := &slog.HandlerOptions{Level: lv}
 	switch format {
@@ -237,7 +259,7 @@ func newLogger(w io.Writer, format, level string) (*slog.Logger, error) {
 	case "json":
 		return slog.New(slog.NewJSONHandler(w, opts)), nil
 	}
-	return nil, withHint(fmt.Errorf("unknown log format %q", format), "--log-format text|json")
+	return nil, hint.With(fmt.Errorf("unknown log format %q", format), "--log-format text|json")
 }
 
 // configDirFlag defines the --config-dir flag every command that finds the install takes.

@@ -15,6 +15,8 @@ import (
 	"strings"
 
 	"github.com/zeroclaw-go/zeroclaw/internal/api"
+	"github.com/zeroclaw-go/zeroclaw/internal/cli/client"
+	"github.com/zeroclaw-go/zeroclaw/internal/cli/hint"
 	"github.com/zeroclaw-go/zeroclaw/internal/config"
 	"github.com/zeroclaw-go/zeroclaw/internal/install"
 	"github.com/zeroclaw-go/zeroclaw/internal/jsonrpc"
@@ -40,31 +42,11 @@ directly under the install lock. Secrets are always shown masked. An upstream sc
 v3 in memory; writes are refused until "config migrate" rewrites it.`
 
 func runConfig(ctx context.Context, env Env, args []string) error {
-	if done, err := groupHelp(env, "config", configSynopsis, args); done {
-		return err
-	}
-	sub, rest := args[0], args[1:]
-	switch sub {
-	case "get":
-		return configGet(ctx, env, rest)
-	case "set":
-		return configSet(ctx, env, rest)
-	case "set-many":
-		return configSetMany(ctx, env, rest)
-	case "list":
-		return configList(ctx, env, rest)
-	case "delete":
-		return configDelete(ctx, env, rest)
-	case "validate":
-		return configValidate(env, rest)
-	case "path":
-		return configPath(env, rest)
-	case "reload":
-		return configReload(ctx, env, rest)
-	case "migrate":
-		return configMigrate(ctx, env, rest)
-	}
-	return unknownSub("config", sub, "--help", "get", "set", "set-many", "list", "delete", "validate", "path", "reload", "migrate")
+	return group{name: "config", synopsis: configSynopsis, hint: "--help", subs: []subcommand{
+		sub("get", configGet), sub("set", configSet), sub("set-many", configSetMany), sub("list", configList),
+		sub("delete", configDelete), sub("validate", configValidate), sub("path", configPath),
+		sub("reload", configReload), sub("migrate", configMigrate),
+	}}.run(ctx, env, args)
 }
 
 // configFlags parses the flags shared by every subcommand plus the caller's, with positionals allowed before,
@@ -188,7 +170,7 @@ func configSetMany(ctx context.Context, env Env, args []string) error {
 	for i, a := range pos {
 		prop, val, ok := strings.Cut(a, "=")
 		if !ok || strings.TrimSpace(prop) == "" {
-			return withHint(fmt.Errorf("config: set-many: argument %d (%q) is not PROP=VALUE", i, a),
+			return hint.With(fmt.Errorf("config: set-many: argument %d (%q) is not PROP=VALUE", i, a),
 				"zeroclaw config set-many users.example.uid=1001 'users.example.permission_profiles=[\"operator\"]'")
 		}
 		sets[i] = config.SetEntry{Prop: prop, Value: parseValue(val)}
@@ -284,7 +266,7 @@ func configDelete(ctx context.Context, env Env, args []string) error {
 	})
 }
 
-func configPath(env Env, args []string) error {
+func configPath(_ context.Context, env Env, args []string) error {
 	dir, _, err := configFlags(env, "path", "[--config-dir DIR]", args, 0, 0, nil)
 	if err != nil {
 		return err
@@ -306,17 +288,17 @@ func configReload(ctx context.Context, env Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	c, err := connect(ctx, endpoint, nil, nil)
+	c, err := connect(ctx, endpoint, nil)
 	if err != nil {
 		if errors.Is(err, errNoDaemon) {
-			return withHint(fmt.Errorf("config: reload: %w at %s (the file is read when the daemon starts)",
+			return hint.With(fmt.Errorf("config: reload: %w at %s (the file is read when the daemon starts)",
 				errNoDaemon, endpoint), "zeroclaw daemon")
 		}
 		return err
 	}
-	defer c.close()
+	defer c.Close()
 	var res api.ConfigReloadResult
-	if err := c.call(ctx, api.MethodConfigReload, nil, &res); err != nil {
+	if err := c.Call(ctx, api.MethodConfigReload, nil, &res); err != nil {
 		return configError("reload", err)
 	}
 	fmt.Fprintf(env.Stdout, "reloaded (generation %d)\n", res.Generation)
@@ -325,7 +307,7 @@ func configReload(ctx context.Context, env Env, args []string) error {
 
 // configValidate loads and validates a file on its own (ZEROCLAW_ overrides are not applied: the file is what
 // is checked). Secrets are decrypted when the install's key exists, so a wrong key is reported too.
-func configValidate(env Env, args []string) error {
+func configValidate(_ context.Context, env Env, args []string) error {
 	var file string
 	dir, _, err := configFlags(env, "validate", "[--config-dir DIR] [--file F]", args, 0, 0, func(fs *flag.FlagSet) {
 		fs.StringVar(&file, "file", "", "file to validate (default: the install's config.toml)")
@@ -356,7 +338,7 @@ func configValidate(env Env, args []string) error {
 		fmt.Fprintf(env.Stdout, "%s does not exist yet: the first start of the daemon writes the default config, which is valid\n", file)
 		return nil
 	case errors.Is(err, fs.ErrNotExist):
-		return &HintError{Err: fmt.Errorf("config: validate: %s does not exist", file), Hint: "check the path given to --file"}
+		return &hint.Error{Err: fmt.Errorf("config: validate: %s does not exist", file), Hint: "check the path given to --file"}
 	case err != nil:
 		return fmt.Errorf("config: validate: %w", err)
 	}
@@ -368,7 +350,7 @@ func configValidate(env Env, args []string) error {
 	switch {
 	case errors.As(err, &fe):
 		fmt.Fprintf(env.Stdout, "%s:%d:%d: %s: %s\n", fe.File, fe.Line, fe.Column, keyOrDocument(fe.Key), fe.Msg)
-		return &HintError{Err: fmt.Errorf("config: %s is invalid", file), Hint: "fix the line above, then: zeroclaw config validate"}
+		return &hint.Error{Err: fmt.Errorf("config: %s is invalid", file), Hint: "fix the line above, then: zeroclaw config validate"}
 	case err != nil:
 		return fmt.Errorf("config: validate: %w", err)
 	case len(problems) == 0:
@@ -378,7 +360,7 @@ func configValidate(env Env, args []string) error {
 	for _, p := range problems {
 		fmt.Fprintf(env.Stdout, "%s:%d: %s: %s\n", linesIn, p.Line, p.Path, p.Message)
 	}
-	return &HintError{Err: fmt.Errorf("config: %s is invalid: %d problem(s)", file, len(problems)),
+	return &hint.Error{Err: fmt.Errorf("config: %s is invalid: %d problem(s)", file, len(problems)),
 		Hint: "fix the lines above, then: zeroclaw config validate"}
 }
 
@@ -413,23 +395,23 @@ func configError(op string, err error) error {
 			Index *int   `json:"index"`
 			Prop  string `json:"prop"`
 		}
-		if errorData(err, &d) && d.Index != nil && !strings.Contains(msg, "sets[") {
+		if client.ErrorData(err, &d) && d.Index != nil && !strings.Contains(msg, "sets[") {
 			msg = fmt.Sprintf("sets[%d] %s: %s", *d.Index, d.Prop, msg)
 		}
 		e := fmt.Errorf("config: %s: %s", op, strings.TrimPrefix(msg, "config: "))
 		switch {
 		case we.Code == api.CodeForbidden:
-			return withHint(e, "ask an admin for the grant, or run the command as the daemon's user")
+			return hint.With(e, "ask an admin for the grant, or run the command as the daemon's user")
 		case strings.Contains(msg, "zeroclaw config migrate"):
-			return withHint(e, "zeroclaw config migrate")
+			return hint.With(e, "zeroclaw config migrate")
 		case strings.Contains(msg, sentinelText(config.ErrUnknownProp)):
-			return withHint(e, "zeroclaw config list")
+			return hint.With(e, "zeroclaw config list")
 		case strings.Contains(msg, sentinelText(config.ErrInvalidConfig)) || strings.Contains(msg, "problem(s)"):
-			return withHint(e, "zeroclaw config validate")
+			return hint.With(e, "zeroclaw config validate")
 		}
 		return e
 	}
-	var he *HintError
+	var he *hint.Error
 	if errors.As(err, &he) {
 		return err
 	}
@@ -438,19 +420,19 @@ func configError(op string, err error) error {
 	var ve *config.ValidationError
 	switch {
 	case errors.Is(err, config.ErrOldSchema):
-		return withHint(e, "zeroclaw config migrate")
+		return hint.With(e, "zeroclaw config migrate")
 	case errors.Is(err, config.ErrUnknownProp):
-		return withHint(e, "zeroclaw config list")
+		return hint.With(e, "zeroclaw config list")
 	case errors.As(err, &fe):
-		return withHint(e, fmt.Sprintf("fix %s:%d (%s), then: zeroclaw config validate", fe.File, fe.Line, keyOrDocument(fe.Key)))
+		return hint.With(e, fmt.Sprintf("fix %s:%d (%s), then: zeroclaw config validate", fe.File, fe.Line, keyOrDocument(fe.Key)))
 	case errors.As(err, &ve) && len(ve.Problems) > 0 && (op == "set" || op == "set-many" || op == "delete"):
 		// A refused write changed nothing: the line named is the one the write would have made, so there is
 		// nothing to fix in the file.
-		return withHint(e, fmt.Sprintf("nothing was written to %s; define what %s names first (or set both in one zeroclaw config set-many)",
+		return hint.With(e, fmt.Sprintf("nothing was written to %s; define what %s names first (or set both in one zeroclaw config set-many)",
 			ve.File, ve.Problems[0].Path))
 	case errors.As(err, &ve) && len(ve.Problems) > 0:
 		p := ve.Problems[0]
-		return withHint(e, fmt.Sprintf("fix %s:%d (%s), then: zeroclaw config validate", ve.File, p.Line, p.Path))
+		return hint.With(e, fmt.Sprintf("fix %s:%d (%s), then: zeroclaw config validate", ve.File, p.Line, p.Path))
 	}
 	return e
 }
@@ -459,7 +441,7 @@ func configError(op string, err error) error {
 // last part among the properties of the same parent first (agents.default.risk_profle → risk_profile), else
 // by the whole path.
 func suggestProp(ctx context.Context, b configBackend, prop string, err error) error {
-	var he *HintError
+	var he *hint.Error
 	if !errors.As(err, &he) || he.Hint != "zeroclaw config list" || prop == "" {
 		return err
 	}
@@ -543,9 +525,9 @@ func withConfig(ctx context.Context, env Env, configDir string, fn func(configBa
 	if err != nil {
 		return err
 	}
-	c, err := connect(ctx, layout.Endpoint(env.Getenv), nil, nil)
+	c, err := connect(ctx, layout.Endpoint(env.Getenv), nil)
 	if err == nil {
-		defer c.close()
+		defer c.Close()
 		return fn(rpcBackend{c})
 	}
 	if !errors.Is(err, errNoDaemon) {
@@ -555,7 +537,7 @@ func withConfig(ctx context.Context, env Env, configDir string, fn func(configBa
 	if err != nil {
 		var le *install.LockedError
 		if errors.As(err, &le) {
-			return withHint(fmt.Errorf("config: a daemon (pid %d) holds %s but did not answer at its endpoint", le.PID, layout.Root),
+			return hint.With(fmt.Errorf("config: a daemon (pid %d) holds %s but did not answer at its endpoint", le.PID, layout.Root),
 				"zeroclaw status, then try again")
 		}
 		return fmt.Errorf("config: %w", err)
@@ -576,11 +558,11 @@ func withConfig(ctx context.Context, env Env, configDir string, fn func(configBa
 	return fn(localBackend{m})
 }
 
-type rpcBackend struct{ c *client }
+type rpcBackend struct{ c *client.Conn }
 
 func (b rpcBackend) get(ctx context.Context, prop string) (json.RawMessage, error) {
 	var raw json.RawMessage
-	if err := b.c.call(ctx, api.MethodConfigGet, api.ConfigGetParams{Prop: prop}, &raw); err != nil {
+	if err := b.c.Call(ctx, api.MethodConfigGet, api.ConfigGetParams{Prop: prop}, &raw); err != nil {
 		return nil, err
 	}
 	if prop == "" {
@@ -595,7 +577,7 @@ func (b rpcBackend) get(ctx context.Context, prop string) (json.RawMessage, erro
 
 func (b rpcBackend) set(ctx context.Context, prop string, value json.RawMessage) (string, error) {
 	var res api.ConfigSetResult
-	if err := b.c.call(ctx, api.MethodConfigSet, api.ConfigSetParams{Prop: prop, Value: value}, &res); err != nil {
+	if err := b.c.Call(ctx, api.MethodConfigSet, api.ConfigSetParams{Prop: prop, Value: value}, &res); err != nil {
 		return "", err
 	}
 	if !res.Set {
@@ -610,7 +592,7 @@ func (b rpcBackend) setMany(ctx context.Context, sets []config.SetEntry) ([]stri
 		params.Sets[i] = api.ConfigSetParams{Prop: e.Prop, Value: e.Value}
 	}
 	var res api.ConfigSetManyResult
-	if err := b.c.call(ctx, api.MethodConfigSetMany, params, &res); err != nil {
+	if err := b.c.Call(ctx, api.MethodConfigSetMany, params, &res); err != nil {
 		return nil, err
 	}
 	if !res.Set {
@@ -621,7 +603,7 @@ func (b rpcBackend) setMany(ctx context.Context, sets []config.SetEntry) ([]stri
 
 func (b rpcBackend) list(ctx context.Context, prefix string) ([]api.ConfigEntry, error) {
 	var res api.ConfigListResult
-	if err := b.c.call(ctx, api.MethodConfigList, api.ConfigListParams{Prefix: prefix}, &res); err != nil {
+	if err := b.c.Call(ctx, api.MethodConfigList, api.ConfigListParams{Prefix: prefix}, &res); err != nil {
 		return nil, err
 	}
 	return res.Entries, nil
@@ -629,7 +611,7 @@ func (b rpcBackend) list(ctx context.Context, prefix string) ([]api.ConfigEntry,
 
 func (b rpcBackend) delete(ctx context.Context, prop string) (bool, error) {
 	var res api.ConfigDeleteResult
-	if err := b.c.call(ctx, api.MethodConfigDelete, api.ConfigDeleteParams{Prop: prop}, &res); err != nil {
+	if err := b.c.Call(ctx, api.MethodConfigDelete, api.ConfigDeleteParams{Prop: prop}, &res); err != nil {
 		return false, err
 	}
 	return res.Deleted, nil
@@ -637,7 +619,7 @@ func (b rpcBackend) delete(ctx context.Context, prop string) (bool, error) {
 
 func (b rpcBackend) deleteMapKey(ctx context.Context, path, key string) (bool, error) {
 	var res api.ConfigMapKeyDeleteResult
-	if err := b.c.call(ctx, api.MethodConfigMapKeyDelete, api.ConfigMapKeyParams{Path: path, Key: key}, &res); err != nil {
+	if err := b.c.Call(ctx, api.MethodConfigMapKeyDelete, api.ConfigMapKeyParams{Path: path, Key: key}, &res); err != nil {
 		return false, err
 	}
 	return res.Deleted, nil

@@ -335,7 +335,7 @@ func TestConfigDeleteMapEntry(t *testing.T) {
 // config migrate --dry-run shows the migrated file with every secret masked, and each warning once.
 func TestConfigMigrateDryRunMasksSecrets(t *testing.T) {
 	env, root := cliEnv(t)
-	v1, err := os.ReadFile("../config/testdata/upstream/v1.toml")
+	v1, err := os.ReadFile("../config/upstream/testdata/v1.toml")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"os"
 
 	"github.com/zeroclaw-go/zeroclaw/internal/api"
+	"github.com/zeroclaw-go/zeroclaw/internal/cli/hint"
 	"github.com/zeroclaw-go/zeroclaw/internal/config"
 	"github.com/zeroclaw-go/zeroclaw/internal/install"
 	"github.com/zeroclaw-go/zeroclaw/internal/secrets"
@@ -62,7 +63,7 @@ func configMigrate(ctx context.Context, env Env, args []string) error {
 		return err
 	}
 
-	c, err := connect(ctx, layout.Endpoint(env.Getenv), nil, nil)
+	c, err := connect(ctx, layout.Endpoint(env.Getenv), nil)
 	if err != nil && !errors.Is(err, errNoDaemon) {
 		return err
 	}
@@ -71,14 +72,14 @@ func configMigrate(ctx context.Context, env Env, args []string) error {
 		if err != nil {
 			var le *install.LockedError
 			if errors.As(err, &le) {
-				return withHint(fmt.Errorf("config: a daemon (pid %d) holds %s but did not answer at its endpoint", le.PID, layout.Root),
+				return hint.With(fmt.Errorf("config: a daemon (pid %d) holds %s but did not answer at its endpoint", le.PID, layout.Root),
 					"zeroclaw status, then try again")
 			}
 			return fmt.Errorf("config: %w", err)
 		}
 		defer lock.Release()
 	} else {
-		defer c.close()
+		defer c.Close()
 	}
 	log := slog.New(slog.NewTextHandler(env.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
 	res, err := config.MigrateFile(ctx, path, secrets.New(layout.SecretKeyPath()), env.Environ, log)
@@ -93,7 +94,7 @@ func configMigrate(ctx context.Context, env Env, args []string) error {
 	printMigration(env, res.Migration, verbose)
 	if c != nil {
 		var rr api.ConfigReloadResult
-		if err := c.call(ctx, api.MethodConfigReload, nil, &rr); err != nil {
+		if err := c.Call(ctx, api.MethodConfigReload, nil, &rr); err != nil {
 			fmt.Fprintf(env.Stdout, "the running daemon did not reload it (%v); it keeps the same values, migrated in memory, until it does\n", err)
 		} else {
 			fmt.Fprintf(env.Stdout, "the running daemon reloaded it (generation %d)\n", rr.Generation)
@@ -103,7 +104,7 @@ func configMigrate(ctx context.Context, env Env, args []string) error {
 		for _, p := range res.Problems {
 			fmt.Fprintf(env.Stdout, "%s:%d: %s: %s\n", path, p.Line, p.Path, p.Message)
 		}
-		return &HintError{Err: fmt.Errorf("config: %s has %d problem(s); a daemon disables those entries", path, len(res.Problems)),
+		return &hint.Error{Err: fmt.Errorf("config: %s has %d problem(s); a daemon disables those entries", path, len(res.Problems)),
 			Hint: "fix the lines above, then: zeroclaw config validate"}
 	}
 	return nil

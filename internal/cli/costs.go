@@ -10,6 +10,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/zeroclaw-go/zeroclaw/internal/api"
+	"github.com/zeroclaw-go/zeroclaw/internal/cli/hint"
 	"github.com/zeroclaw-go/zeroclaw/internal/install"
 	"github.com/zeroclaw-go/zeroclaw/internal/visible"
 )
@@ -47,7 +48,7 @@ func runCosts(ctx context.Context, env Env, args []string) error {
 		return err
 	}
 	if *by != "day" && *by != "agent" && *by != "model" {
-		return withHint(fmt.Errorf("--by %q: want day, agent or model", *by), "zeroclaw costs --by model")
+		return hint.With(fmt.Errorf("--by %q: want day, agent or model", *by), "zeroclaw costs --by model")
 	}
 	layout, err := install.Resolve(*configDir, env.Getenv, env.Home)
 	if err != nil {
@@ -55,7 +56,7 @@ func runCosts(ctx context.Context, env Env, args []string) error {
 	}
 	params := api.CostQueryParams{Agent: *agent, From: *from, To: *to}
 	var raw json.RawMessage
-	c, err := connect(ctx, layout.Endpoint(env.Getenv), nil, nil)
+	c, err := connect(ctx, layout.Endpoint(env.Getenv), nil)
 	switch {
 	case errors.Is(err, errNoDaemon):
 		if raw, err = offlineCosts(layout, env, params); err != nil {
@@ -65,8 +66,8 @@ func runCosts(ctx context.Context, env Env, args []string) error {
 	case err != nil:
 		return err
 	default:
-		defer c.close()
-		if err := c.call(ctx, api.MethodCostQuery, params, &raw); err != nil {
+		defer c.Close()
+		if err := c.Call(ctx, api.MethodCostQuery, params, &raw); err != nil {
 			return callError("costs", err, nil)
 		}
 	}

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/zeroclaw-go/zeroclaw/internal/api"
+	"github.com/zeroclaw-go/zeroclaw/internal/cli/client"
+	"github.com/zeroclaw-go/zeroclaw/internal/cli/hint"
 	"github.com/zeroclaw-go/zeroclaw/internal/install"
 	"github.com/zeroclaw-go/zeroclaw/internal/visible"
 )
@@ -20,34 +22,14 @@ const cronSynopsis = "list | add (--cron EXPR [--tz ZONE] | --at TIME | --every 
 // runCron manages scheduled jobs through the running daemon. It does not start one: a daemon started just for
 // this would also run the jobs that are due, which a listing must not do.
 func runCron(ctx context.Context, env Env, args []string) error {
-	if done, err := groupHelp(env, "cron", cronSynopsis, args); done {
-		return err
-	}
-	switch args[0] {
-	case "list":
-		return cronList(ctx, env, args[1:])
-	case "add":
-		return cronAdd(ctx, env, args[1:])
-	case "remove", "rm", "delete":
-		return cronRemove(ctx, env, args[1:])
-	case "runs":
-		return cronRuns(ctx, env, args[1:])
-	case "trigger", "run":
-		return cronTrigger(ctx, env, args[1:])
-	}
-	return unknownSub("cron", args[0], cronSynopsis, "list", "add", "remove", "runs", "trigger")
+	return group{name: "cron", synopsis: cronSynopsis, subs: []subcommand{
+		sub("list", cronList), sub("add", cronAdd), sub("remove", cronRemove, "rm", "delete"), sub("runs", cronRuns),
+		sub("trigger", cronTrigger, "run"),
+	}}.run(ctx, env, args)
 }
 
 // jobHints answer a job that is not there (cron's not-found is -32602, as upstream's).
 var jobHints = map[int]string{api.CodeInvalidParams: "zeroclaw cron list (a job is named by its id or its name)"}
-
-func cronClient(ctx context.Context, env Env, configDir string) (*client, error) {
-	endpoint, err := endpointFor(env, configDir)
-	if err != nil {
-		return nil, err
-	}
-	return connect(ctx, endpoint, nil, nil)
-}
 
 func cronList(ctx context.Context, env Env, args []string) error {
 	fs := newFlagSet(env, "cron list", "[--config-dir DIR] [--json]")
@@ -61,7 +43,7 @@ func cronList(ctx context.Context, env Env, args []string) error {
 		return err
 	}
 	var res api.CronListResult
-	c, err := connect(ctx, layout.Endpoint(env.Getenv), nil, nil)
+	c, err := connect(ctx, layout.Endpoint(env.Getenv), nil)
 	switch {
 	case errors.Is(err, errNoDaemon): // read the jobs without starting a daemon, which would run the due ones
 		if res.Jobs, err = offlineCronJobs(ctx, layout); err != nil {
@@ -71,8 +53,8 @@ func cronList(ctx context.Context, env Env, args []string) error {
 	case err != nil:
 		return err
 	default:
-		defer c.close()
-		if err := c.call(ctx, api.MethodCronList, struct{}{}, &res); err != nil {
+		defer c.Close()
+		if err := c.Call(ctx, api.MethodCronList, struct{}{}, &res); err != nil {
 			return callError("cron list", err, nil)
 		}
 	}
@@ -151,25 +133,25 @@ func cronAdd(ctx context.Context, env Env, args []string) error {
 		sched = api.CronSchedule{Kind: api.ScheduleEvery, EveryMS: every.Milliseconds()}
 	}
 	if given != 1 {
-		return withHint(errors.New("cron add: give exactly one of --cron, --at and --every"), `zeroclaw cron add --every 1h --command "make test"`)
+		return hint.With(errors.New("cron add: give exactly one of --cron, --at and --every"), `zeroclaw cron add --every 1h --command "make test"`)
 	}
 	if (*command == "") == (*prompt == "") {
-		return withHint(errors.New("cron add: give exactly one of --command and --prompt"), `zeroclaw cron add --every 1h --command "make test"`)
+		return hint.With(errors.New("cron add: give exactly one of --command and --prompt"), `zeroclaw cron add --every 1h --command "make test"`)
 	}
-	c, err := cronClient(ctx, env, *configDir)
+	c, err := connectRunning(ctx, env, *configDir)
 	if err != nil {
 		return err
 	}
-	defer c.close()
+	defer c.Close()
 	if *agent == "" {
-		if *agent, err = onlyAgent(ctx, c); err != nil {
+		if *agent, err = onlyAgent(ctx, c, "cron add"); err != nil {
 			return err
 		}
 	}
 	raw, _ := json.Marshal(sched)
 	params := api.CronAddParams{Agent: *agent, Schedule: raw, Command: *command, Prompt: *prompt, Name: *name}
 	var job api.CronJob
-	if err := c.call(ctx, api.MethodCronAdd, params, &job); err != nil {
+	if err := c.Call(ctx, api.MethodCronAdd, params, &job); err != nil {
 		return callError("cron add", err, map[int]string{api.CodeInvalidParams: `zeroclaw cron add --cron "0 9 * * 1-5" --command "make test" (or --every 1h, --at 20m)`})
 	}
 	fmt.Fprintf(env.Stdout, "added job %s (%s), next run %s\n", job.ID, describeSchedule(job.Schedule), localTime(job.NextRun))
@@ -186,16 +168,16 @@ func parseAtFlag(s string, now time.Time) (time.Time, error) {
 	}
 	t, err := time.Parse(time.RFC3339Nano, s)
 	if err != nil {
-		return time.Time{}, withHint(fmt.Errorf("cron add: --at %q: want an RFC 3339 time or a delay", s), "--at 20m, or --at 2026-07-01T09:00:00+02:00")
+		return time.Time{}, hint.With(fmt.Errorf("cron add: --at %q: want an RFC 3339 time or a delay", s), "--at 20m, or --at 2026-07-01T09:00:00+02:00")
 	}
 	return t, nil
 }
 
-// onlyAgent returns the only enabled agent, the default of --agent.
-func onlyAgent(ctx context.Context, c *client) (string, error) {
+// onlyAgent returns the only enabled agent, the default of --agent; op names the command in errors.
+func onlyAgent(ctx context.Context, c *client.Conn, op string) (string, error) {
 	var res api.AgentsListResult
-	if err := c.call(ctx, api.MethodAgentsList, struct{}{}, &res); err != nil {
-		return "", callError("cron add", err, nil)
+	if err := c.Call(ctx, api.MethodAgentsList, struct{}{}, &res); err != nil {
+		return "", callError(op, err, nil)
 	}
 	var enabled []string
 	for _, a := range res.Agents {
@@ -204,25 +186,20 @@ func onlyAgent(ctx context.Context, c *client) (string, error) {
 		}
 	}
 	if len(enabled) != 1 {
-		return "", withHint(fmt.Errorf("cron add: %d agents are enabled (%s): choose one", len(enabled), strings.Join(enabled, ", ")), "--agent NAME")
+		return "", hint.With(fmt.Errorf("%s: %d agents are enabled (%s): choose one", op, len(enabled), strings.Join(enabled, ", ")), "--agent NAME")
 	}
 	return enabled[0], nil
 }
 
 func cronRemove(ctx context.Context, env Env, args []string) error {
-	fs := newFlagSet(env, "cron remove", "ID|NAME [--config-dir DIR]")
-	configDir := configDirFlag(fs)
-	id, err := parseWithID(fs, args, "job id or name")
+	fs := newDaemonFlags(env, "cron remove", "ID|NAME [--config-dir DIR]")
+	c, id, err := fs.connectWithID(ctx, env, args, "job id or name", connectRunning)
 	if err != nil {
 		return err
 	}
-	c, err := cronClient(ctx, env, *configDir)
-	if err != nil {
-		return err
-	}
-	defer c.close()
+	defer c.Close()
 	var res api.CronDeleteResult
-	if err := c.call(ctx, api.MethodCronDelete, api.CronIDParams{ID: id}, &res); err != nil {
+	if err := c.Call(ctx, api.MethodCronDelete, api.CronIDParams{ID: id}, &res); err != nil {
 		return callError("cron remove", err, jobHints)
 	}
 	fmt.Fprintf(env.Stdout, "removed job %s\n", visible.Escape(res.ID))
@@ -230,21 +207,16 @@ func cronRemove(ctx context.Context, env Env, args []string) error {
 }
 
 func cronRuns(ctx context.Context, env Env, args []string) error {
-	fs := newFlagSet(env, "cron runs", "ID|NAME [--limit N] [--json] [--config-dir DIR]")
-	configDir := configDirFlag(fs)
+	fs := newDaemonFlags(env, "cron runs", "ID|NAME [--limit N] [--json] [--config-dir DIR]")
 	limit := fs.Int("limit", 20, "at most this many runs, newest first")
 	asJSON := fs.Bool("json", false, "print the runs as JSON")
-	id, err := parseWithID(fs, args, "job id or name")
+	c, id, err := fs.connectWithID(ctx, env, args, "job id or name", connectRunning)
 	if err != nil {
 		return err
 	}
-	c, err := cronClient(ctx, env, *configDir)
-	if err != nil {
-		return err
-	}
-	defer c.close()
+	defer c.Close()
 	var res api.CronRunsResult
-	if err := c.call(ctx, api.MethodCronRuns, api.CronRunsParams{ID: id, Limit: *limit}, &res); err != nil {
+	if err := c.Call(ctx, api.MethodCronRuns, api.CronRunsParams{ID: id, Limit: *limit}, &res); err != nil {
 		return callError("cron runs", err, jobHints)
 	}
 	if *asJSON {
@@ -270,24 +242,19 @@ func cronRuns(ctx context.Context, env Env, args []string) error {
 }
 
 func cronTrigger(ctx context.Context, env Env, args []string) error {
-	fs := newFlagSet(env, "cron trigger", "ID|NAME [--config-dir DIR]")
-	configDir := configDirFlag(fs)
-	id, err := parseWithID(fs, args, "job id or name")
+	fs := newDaemonFlags(env, "cron trigger", "ID|NAME [--config-dir DIR]")
+	c, id, err := fs.connectWithID(ctx, env, args, "job id or name", connectRunning)
 	if err != nil {
 		return err
 	}
-	c, err := cronClient(ctx, env, *configDir)
-	if err != nil {
-		return err
-	}
-	defer c.close()
+	defer c.Close()
 	var res api.CronTriggerResult
-	if err := c.call(ctx, api.MethodCronTrigger, api.CronIDParams{ID: id}, &res); err != nil {
+	if err := c.Call(ctx, api.MethodCronTrigger, api.CronIDParams{ID: id}, &res); err != nil {
 		return callError("cron trigger", err, jobHints)
 	}
 	fmt.Fprintln(env.Stdout, strings.TrimRight(res.Output, "\n"))
 	if !res.Success {
-		return &HintError{Err: fmt.Errorf("job %s failed (%s)", id, res.Status), Hint: "zeroclaw cron runs " + id}
+		return &hint.Error{Err: fmt.Errorf("job %s failed (%s)", id, res.Status), Hint: "zeroclaw cron runs " + id}
 	}
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 
+	"github.com/zeroclaw-go/zeroclaw/internal/cli/hint"
 	"github.com/zeroclaw-go/zeroclaw/internal/daemon"
 	"github.com/zeroclaw-go/zeroclaw/internal/install"
 )
@@ -31,10 +32,10 @@ func runDaemon(ctx context.Context, env Env, args []string) error {
 	})
 	var re *daemon.RunningError
 	if errors.As(err, &re) {
-		return withHint(err, "zeroclaw stop")
+		return hint.With(err, "zeroclaw stop")
 	}
 	if errors.Is(err, install.ErrUnsafeLock) {
-		return withHint(err, "remove that file if nobody uses it, or put the socket (ZEROCLAW_SOCKET) in a directory only you can write")
+		return hint.With(err, "remove that file if nobody uses it, or put the socket (ZEROCLAW_SOCKET) in a directory only you can write")
 	}
 	return err
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 
 	"github.com/zeroclaw-go/zeroclaw/internal/api"
+	"github.com/zeroclaw-go/zeroclaw/internal/cli/hint"
 	"github.com/zeroclaw-go/zeroclaw/internal/doctor"
 	"github.com/zeroclaw-go/zeroclaw/internal/install"
 	"github.com/zeroclaw-go/zeroclaw/internal/visible"
@@ -30,11 +31,11 @@ func runDoctor(ctx context.Context, env Env, args []string) error {
 	endpoint := layout.Endpoint(env.Getenv)
 	var res api.DoctorResult
 	via := "the running daemon"
-	c, err := connect(ctx, endpoint, nil, nil)
+	c, err := connect(ctx, endpoint, nil)
 	switch {
 	case err == nil:
-		defer c.close()
-		if err := c.call(ctx, api.MethodDoctorRun, api.DoctorRunParams{Offline: *offline}, &res); err != nil {
+		defer c.Close()
+		if err := c.Call(ctx, api.MethodDoctorRun, api.DoctorRunParams{Offline: *offline}, &res); err != nil {
 			return err
 		}
 	case errors.Is(err, errNoDaemon):
@@ -50,7 +51,7 @@ func runDoctor(ctx context.Context, env Env, args []string) error {
 		printDoctor(env.Stdout, layout.Root, via, res)
 	}
 	if !doctor.OK(res) {
-		return &HintError{Err: fmt.Errorf("doctor found %d errors and %d warnings", res.Summary.Errors, res.Summary.Warnings),
+		return &hint.Error{Err: fmt.Errorf("doctor found %d errors and %d warnings", res.Summary.Errors, res.Summary.Warnings),
 			Hint: "apply the fixes above, then run zeroclaw doctor again", Code: 1}
 	}
 	return nil

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/zeroclaw-go/zeroclaw/internal/api"
+	"github.com/zeroclaw-go/zeroclaw/internal/cli/hint"
 	"github.com/zeroclaw-go/zeroclaw/internal/jsonrpc"
 )
 
@@ -20,7 +21,7 @@ func callError(op string, err error, hints map[int]string) error {
 		return fmt.Errorf("%s: %w", op, err)
 	}
 	msg := cleanMessage(we.Message)
-	e := &HintError{Err: &rpcError{op: op, msg: msg, code: we.Code, cause: we}}
+	e := &hint.Error{Err: &rpcError{op: op, msg: msg, code: we.Code, cause: we}}
 	if h, ok := hints[we.Code]; ok {
 		e.Hint = h
 		return e

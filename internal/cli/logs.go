@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/zeroclaw-go/zeroclaw/internal/api"
+	"github.com/zeroclaw-go/zeroclaw/internal/cli/hint"
 	"github.com/zeroclaw-go/zeroclaw/internal/install"
 	"github.com/zeroclaw-go/zeroclaw/internal/jsonrpc"
 	"github.com/zeroclaw-go/zeroclaw/internal/visible"
@@ -55,7 +56,7 @@ func runLogs(ctx context.Context, env Env, args []string) error {
 	if *severity != "" {
 		n, ok := severityNumbers[strings.ToLower(*severity)]
 		if !ok {
-			return withHint(fmt.Errorf("unknown severity %q", *severity), "zeroclaw logs --severity warn (trace, debug, info, warn, error)")
+			return hint.With(fmt.Errorf("unknown severity %q", *severity), "zeroclaw logs --severity warn (trace, debug, info, warn, error)")
 		}
 		q.SeverityMin = &n
 	}
@@ -65,11 +66,11 @@ func runLogs(ctx context.Context, env Env, args []string) error {
 		} else if t, err := time.Parse(time.RFC3339Nano, *since); err == nil {
 			q.SinceTS = t.UTC().Format("2006-01-02T15:04:05.000Z")
 		} else {
-			return withHint(fmt.Errorf("--since %q is neither a duration nor an RFC 3339 time", *since), "zeroclaw logs --since 15m")
+			return hint.With(fmt.Errorf("--since %q is neither a duration nor an RFC 3339 time", *since), "zeroclaw logs --since 15m")
 		}
 	}
 	if *limit < 1 {
-		return withHint(errors.New("--limit must be at least 1"), "zeroclaw logs --limit 100")
+		return hint.With(errors.New("--limit must be at least 1"), "zeroclaw logs --limit 100")
 	}
 	layout, err := install.Resolve(*configDir, env.Getenv, env.Home)
 	if err != nil {
@@ -77,7 +78,7 @@ func runLogs(ctx context.Context, env Env, args []string) error {
 	}
 	endpoint := layout.Endpoint(env.Getenv)
 	p := &logPrinter{out: env.Stdout, json: *asJSON, seen: map[string]bool{}, q: q}
-	c, err := connect(ctx, endpoint, nil, func(_ context.Context, req *jsonrpc.Request) (any, error) {
+	c, err := connect(ctx, endpoint, func(_ context.Context, req *jsonrpc.Request) (any, error) {
 		switch req.Method {
 		case api.NotifyLogsEvent:
 			p.live(req.Params)
@@ -99,22 +100,22 @@ func runLogs(ctx context.Context, env Env, args []string) error {
 		return nil
 	}
 	if errors.Is(err, errNoDaemon) {
-		return withHint(fmt.Errorf("logs: -f follows a running daemon: %w", err), "zeroclaw logs (without -f) reads the saved events; zeroclaw daemon starts one")
+		return hint.With(fmt.Errorf("logs: -f follows a running daemon: %w", err), "zeroclaw logs (without -f) reads the saved events; zeroclaw daemon starts one")
 	}
 	if err != nil {
 		return err
 	}
-	defer c.close()
+	defer c.Close()
 	if *follow { // subscribe first, so nothing falls between the history and the live feed
 		p.mu.Lock()
 		p.holding = true
 		p.mu.Unlock()
-		if err := c.call(ctx, api.MethodLogsSubscribe, map[string]any{}, nil); err != nil {
+		if err := c.Call(ctx, api.MethodLogsSubscribe, map[string]any{}, nil); err != nil {
 			return err
 		}
 	}
 	var page api.LogsQueryResult
-	err = c.call(ctx, api.MethodLogsQuery, q, &page)
+	err = c.Call(ctx, api.MethodLogsQuery, q, &page)
 	var we *jsonrpc.Error
 	switch {
 	case errors.As(err, &we) && strings.Contains(we.Message, "not enabled") && *follow:
@@ -129,7 +130,7 @@ func runLogs(ctx context.Context, env Env, args []string) error {
 	select {
 	case <-ctx.Done():
 		return nil
-	case <-c.served:
+	case <-c.Served():
 		return errors.New("the daemon closed the connection")
 	}
 }

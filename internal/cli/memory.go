@@ -12,20 +12,9 @@ import (
 const memorySynopsis = "list [--agent A] [--category C] [--session S] [--json] | search QUERY [--agent A] [--limit N] [--json] | get KEY [--agent A] [--json] | forget KEY [--agent A]"
 
 func runMemory(ctx context.Context, env Env, args []string) error {
-	if done, err := groupHelp(env, "memory", memorySynopsis, args); done {
-		return err
-	}
-	switch args[0] {
-	case "list":
-		return memoryList(ctx, env, args[1:])
-	case "search":
-		return memorySearch(ctx, env, args[1:])
-	case "get":
-		return memoryGet(ctx, env, args[1:])
-	case "forget":
-		return memoryForget(ctx, env, args[1:])
-	}
-	return unknownSub("memory", args[0], memorySynopsis, "list", "search", "get", "forget")
+	return group{name: "memory", synopsis: memorySynopsis, subs: []subcommand{
+		sub("list", memoryList), sub("search", memorySearch), sub("get", memoryGet), sub("forget", memoryForget),
+	}}.run(ctx, env, args)
 }
 
 func memoryList(ctx context.Context, env Env, args []string) error {
@@ -39,7 +28,7 @@ func memoryList(ctx context.Context, env Env, args []string) error {
 		return err
 	}
 	var res api.MemoryEntriesResult
-	if err := memoryCall(ctx, env, *configDir, api.MethodMemoryList, api.MemoryListParams{Agent: *agent, Category: *category, SessionID: *sessionID}, &res); err != nil {
+	if err := callOnce(ctx, env, *configDir, connectOrSpawn, api.MethodMemoryList, api.MemoryListParams{Agent: *agent, Category: *category, SessionID: *sessionID}, &res); err != nil {
 		return callError("memory list", err, nil)
 	}
 	return printEntries(env, res, *asJSON)
@@ -56,7 +45,7 @@ func memorySearch(ctx context.Context, env Env, args []string) error {
 		return err
 	}
 	var res api.MemoryEntriesResult
-	if err := memoryCall(ctx, env, *configDir, api.MethodMemorySearch, api.MemorySearchParams{Query: query, Agent: *agent, Limit: *limit}, &res); err != nil {
+	if err := callOnce(ctx, env, *configDir, connectOrSpawn, api.MethodMemorySearch, api.MemorySearchParams{Query: query, Agent: *agent, Limit: *limit}, &res); err != nil {
 		return callError("memory search", err, nil)
 	}
 	return printEntries(env, res, *asJSON)
@@ -72,7 +61,7 @@ func memoryGet(ctx context.Context, env Env, args []string) error {
 		return err
 	}
 	var res api.MemoryGetResult
-	if err := memoryCall(ctx, env, *configDir, api.MethodMemoryGet, api.MemoryGetParams{Key: key, Agent: *agent}, &res); err != nil {
+	if err := callOnce(ctx, env, *configDir, connectOrSpawn, api.MethodMemoryGet, api.MemoryGetParams{Key: key, Agent: *agent}, &res); err != nil {
 		return callError("memory get", err, memoryHints)
 	}
 	if *asJSON {
@@ -93,21 +82,11 @@ func memoryForget(ctx context.Context, env Env, args []string) error {
 		return err
 	}
 	var res api.MemoryDeleteResult
-	if err := memoryCall(ctx, env, *configDir, api.MethodMemoryDelete, api.MemoryDeleteParams{Key: key, Agent: *agent}, &res); err != nil {
+	if err := callOnce(ctx, env, *configDir, connectOrSpawn, api.MethodMemoryDelete, api.MemoryDeleteParams{Key: key, Agent: *agent}, &res); err != nil {
 		return callError("memory forget", err, memoryHints)
 	}
 	fmt.Fprintf(env.Stdout, "forgot %s\n", visible.Escape(key))
 	return nil
-}
-
-// memoryCall sends one memory request, starting an ephemeral daemon if none runs.
-func memoryCall(ctx context.Context, env Env, configDir, method string, params, out any) error {
-	c, err := sessionsClient(ctx, env, configDir)
-	if err != nil {
-		return err
-	}
-	defer c.close()
-	return c.call(ctx, method, params, out)
 }
 
 // memoryHints answer a key that is not there.

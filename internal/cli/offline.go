@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/zeroclaw-go/zeroclaw/internal/api"
+	"github.com/zeroclaw-go/zeroclaw/internal/cli/hint"
 	"github.com/zeroclaw-go/zeroclaw/internal/config"
 	"github.com/zeroclaw-go/zeroclaw/internal/cost"
 	"github.com/zeroclaw-go/zeroclaw/internal/cron"
@@ -34,7 +35,7 @@ func offlineConfig(layout install.Layout, env Env) (*config.Config, error) {
 	}
 	cfg, _, err := config.Load(path, env.Environ)
 	if err != nil {
-		return nil, withHint(fmt.Errorf("read %s: %w", path, err), "zeroclaw config validate")
+		return nil, hint.With(fmt.Errorf("read %s: %w", path, err), "zeroclaw config validate")
 	}
 	return cfg, nil
 }
@@ -64,7 +65,7 @@ func offlineLogs(layout install.Layout, env Env, q api.LogsQueryParams) ([]json.
 	}
 	page, err := h.Query(f, limit)
 	if errors.Is(err, logs.ErrNotPersisted) {
-		return nil, withHint(errors.New("logs: log persistence is off (observability.log_persistence = \"none\"): nothing was kept"),
+		return nil, hint.With(errors.New("logs: log persistence is off (observability.log_persistence = \"none\"): nothing was kept"),
 			"zeroclaw config set observability.log_persistence rolling")
 	}
 	return page.Events, err
@@ -82,7 +83,7 @@ func offlineCosts(layout install.Layout, env Env, p api.CostQueryParams) (json.R
 		}
 		at, err := time.Parse(time.RFC3339Nano, raw)
 		if err != nil {
-			return time.Time{}, withHint(fmt.Errorf("costs: --%s %q is not an RFC 3339 time", name, raw), "--"+name+" 2026-01-01T00:00:00Z")
+			return time.Time{}, hint.With(fmt.Errorf("costs: --%s %q is not an RFC 3339 time", name, raw), "--"+name+" 2026-01-01T00:00:00Z")
 		}
 		return at.UTC(), nil
 	}

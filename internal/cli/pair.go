@@ -8,6 +8,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/zeroclaw-go/zeroclaw/internal/api"
+	"github.com/zeroclaw-go/zeroclaw/internal/cli/hint"
 	"github.com/zeroclaw-go/zeroclaw/internal/jsonrpc"
 	"github.com/zeroclaw-go/zeroclaw/internal/visible"
 )
@@ -16,32 +17,9 @@ const pairSynopsis = "code [--profile NAME] | list [--json] | revoke DEVICE_ID"
 
 // runPair manages gateway pairing through the running daemon (the code lives in its memory).
 func runPair(ctx context.Context, env Env, args []string) error {
-	if done, err := groupHelp(env, "pair", pairSynopsis, args); done {
-		return err
-	}
-	switch args[0] {
-	case "code":
-		return pairCode(ctx, env, args[1:])
-	case "list":
-		return pairList(ctx, env, args[1:])
-	case "revoke":
-		return pairRevoke(ctx, env, args[1:])
-	}
-	return unknownSub("pair", args[0], pairSynopsis, "code", "list", "revoke")
-}
-
-// pairCall calls the running daemon; pairing needs one (a new daemon would make a code nobody else knows).
-func pairCall(ctx context.Context, env Env, configDir, method string, params, out any) error {
-	endpoint, err := endpointFor(env, configDir)
-	if err != nil {
-		return err
-	}
-	c, err := connect(ctx, endpoint, nil, nil)
-	if err != nil {
-		return err
-	}
-	defer c.close()
-	return c.call(ctx, method, params, out)
+	return group{name: "pair", synopsis: pairSynopsis, subs: []subcommand{
+		sub("code", pairCode), sub("list", pairList), sub("revoke", pairRevoke),
+	}}.run(ctx, env, args)
 }
 
 func pairCode(ctx context.Context, env Env, args []string) error {
@@ -52,10 +30,10 @@ func pairCode(ctx context.Context, env Env, args []string) error {
 		return err
 	}
 	var res api.PairCodeResult
-	if err := pairCall(ctx, env, *configDir, api.MethodPairCode, api.PairCodeParams{Profile: *profile}, &res); err != nil {
+	if err := callOnce(ctx, env, *configDir, connectRunning, api.MethodPairCode, api.PairCodeParams{Profile: *profile}, &res); err != nil {
 		var we *jsonrpc.Error
 		if errors.As(err, &we) && strings.Contains(we.Message, "unknown permission profile") {
-			return withHint(fmt.Errorf("pair: code: %s", strings.TrimPrefix(we.Message, "pairing: ")),
+			return hint.With(fmt.Errorf("pair: code: %s", strings.TrimPrefix(we.Message, "pairing: ")),
 				"pick a defined profile, or define one first: [permission_profiles.NAME] grants = [\"sessions:execute\"] in config.toml, then zeroclaw config reload")
 		}
 		return callError("pair code", err, nil)
@@ -77,7 +55,7 @@ func pairList(ctx context.Context, env Env, args []string) error {
 		return err
 	}
 	var res api.DevicesListResult
-	if err := pairCall(ctx, env, *configDir, api.MethodDevicesList, struct{}{}, &res); err != nil {
+	if err := callOnce(ctx, env, *configDir, connectRunning, api.MethodDevicesList, struct{}{}, &res); err != nil {
 		return callError("pair list", err, nil)
 	}
 	if *asJSON {
@@ -109,7 +87,7 @@ func pairRevoke(ctx context.Context, env Env, args []string) error {
 		return err
 	}
 	var res api.DeviceRevokeResult
-	if err := pairCall(ctx, env, *configDir, api.MethodDevicesRevoke, api.DeviceParams{ID: id}, &res); err != nil {
+	if err := callOnce(ctx, env, *configDir, connectRunning, api.MethodDevicesRevoke, api.DeviceParams{ID: id}, &res); err != nil {
 		return callError("pair revoke", err, map[int]string{api.CodeNotFound: "zeroclaw pair list"})
 	}
 	fmt.Fprintf(env.Stdout, "revoked %s: its bearer token no longer works\n", res.DeviceID)

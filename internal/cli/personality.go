@@ -8,6 +8,8 @@ import (
 	"text/tabwriter"
 
 	"github.com/zeroclaw-go/zeroclaw/internal/api"
+	"github.com/zeroclaw-go/zeroclaw/internal/cli/client"
+	"github.com/zeroclaw-go/zeroclaw/internal/cli/hint"
 	"github.com/zeroclaw-go/zeroclaw/internal/visible"
 )
 
@@ -16,63 +18,37 @@ const personalitySynopsis = "list [--agent A] [--json] | show FILE [--agent A] |
 // runPersonality lists, shows and edits an agent's identity files (SOUL.md, USER.md...) through the daemon's
 // personality methods (an ephemeral daemon when none runs).
 func runPersonality(ctx context.Context, env Env, args []string) error {
-	if done, err := groupHelp(env, "personality", personalitySynopsis, args); done {
-		return err
-	}
-	switch args[0] {
-	case "list":
-		return personalityList(ctx, env, args[1:])
-	case "show":
-		return personalityShow(ctx, env, args[1:])
-	case "edit":
-		return personalityEdit(ctx, env, args[1:])
-	}
-	return unknownSub("personality", args[0], personalitySynopsis, "list", "show", "edit")
+	return group{name: "personality", synopsis: personalitySynopsis, subs: []subcommand{
+		sub("list", personalityList), sub("show", personalityShow), sub("edit", personalityEdit),
+	}}.run(ctx, env, args)
 }
 
 // personalityAgent is --agent, else the only enabled agent.
-func personalityAgent(ctx context.Context, c *client, agent string) (string, error) {
+func personalityAgent(ctx context.Context, c *client.Conn, agent string) (string, error) {
 	if agent != "" {
 		return agent, nil
 	}
-	var res api.AgentsListResult
-	if err := c.call(ctx, api.MethodAgentsList, struct{}{}, &res); err != nil {
-		return "", callError("personality", err, nil)
-	}
-	var enabled []string
-	for _, a := range res.Agents {
-		if a.Enabled {
-			enabled = append(enabled, a.Alias)
-		}
-	}
-	if len(enabled) != 1 {
-		return "", withHint(fmt.Errorf("personality: %d agents are enabled (%s): choose one", len(enabled), strings.Join(enabled, ", ")), "--agent NAME")
-	}
-	return enabled[0], nil
+	return onlyAgent(ctx, c, "personality")
 }
 
 // personalityHints: an unknown agent or a file that is not editable.
 var personalityHints = map[int]string{api.CodeInvalidParams: "zeroclaw personality list (the editable files), --agent NAME"}
 
 func personalityList(ctx context.Context, env Env, args []string) error {
-	fs := newFlagSet(env, "personality list", "[--config-dir DIR] [--agent A] [--json]")
-	configDir := configDirFlag(fs)
+	fs := newDaemonFlags(env, "personality list", "[--config-dir DIR] [--agent A] [--json]")
 	agent := fs.String("agent", "", "the agent (default: the only enabled agent)")
 	asJSON := fs.Bool("json", false, "print the files as JSON")
-	if err := parseFlags(fs, args); err != nil {
-		return err
-	}
-	c, err := sessionsClient(ctx, env, *configDir)
+	c, err := fs.connect(ctx, env, args, connectOrSpawn)
 	if err != nil {
 		return err
 	}
-	defer c.close()
+	defer c.Close()
 	alias, err := personalityAgent(ctx, c, *agent)
 	if err != nil {
 		return err
 	}
 	var res api.PersonalityListResult
-	if err := c.call(ctx, api.MethodPersonalityList, api.PersonalityListParams{Agent: alias}, &res); err != nil {
+	if err := c.Call(ctx, api.MethodPersonalityList, api.PersonalityListParams{Agent: alias}, &res); err != nil {
 		return callError("personality list", err, personalityHints)
 	}
 	if *asJSON {
@@ -90,29 +66,38 @@ func personalityList(ctx context.Context, env Env, args []string) error {
 	return nil
 }
 
-func personalityShow(ctx context.Context, env Env, args []string) error {
-	fs := newFlagSet(env, "personality show", "FILE [--config-dir DIR] [--agent A]")
-	configDir := configDirFlag(fs)
-	agent := fs.String("agent", "", "the agent (default: the only enabled agent)")
-	file, err := parseWithID(fs, args, "file name (SOUL.md, USER.md, ...)")
-	if err != nil {
-		return err
-	}
-	c, err := sessionsClient(ctx, env, *configDir)
-	if err != nil {
-		return err
-	}
-	defer c.close()
-	alias, err := personalityAgent(ctx, c, *agent)
-	if err != nil {
-		return err
-	}
+// personalityFile is what show and edit start with: FILE [--agent A] parsed, the connection (to close) and the
+// file as the daemon has it.
+func personalityFile(ctx context.Context, env Env, verb string, args []string) (*client.Conn, string, string, api.PersonalityGetResult, error) {
 	var res api.PersonalityGetResult
-	if err := c.call(ctx, api.MethodPersonalityGet, api.PersonalityGetParams{Agent: alias, Filename: file}, &res); err != nil {
-		return callError("personality show", err, personalityHints)
+	fs := newDaemonFlags(env, "personality "+verb, "FILE [--config-dir DIR] [--agent A]")
+	agent := fs.String("agent", "", "the agent (default: the only enabled agent)")
+	c, file, err := fs.connectWithID(ctx, env, args, "file name (SOUL.md, USER.md, ...)", connectOrSpawn)
+	if err != nil {
+		return nil, "", "", res, err
 	}
+	alias, err := personalityAgent(ctx, c, *agent)
+	if err == nil {
+		err = c.Call(ctx, api.MethodPersonalityGet, api.PersonalityGetParams{Agent: alias, Filename: file}, &res)
+		if err != nil {
+			err = callError("personality "+verb, err, personalityHints)
+		}
+	}
+	if err != nil {
+		c.Close()
+		return nil, "", "", res, err
+	}
+	return c, alias, file, res, nil
+}
+
+func personalityShow(ctx context.Context, env Env, args []string) error {
+	c, alias, file, res, err := personalityFile(ctx, env, "show", args)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
 	if !res.Exists || res.Content == nil {
-		return withHint(fmt.Errorf("personality: agent %s has no %s yet", visible.Escape(alias), visible.Escape(file)),
+		return hint.With(fmt.Errorf("personality: agent %s has no %s yet", visible.Escape(alias), visible.Escape(file)),
 			"zeroclaw personality edit "+file+" --agent "+alias)
 	}
 	fmt.Fprint(env.Stdout, strings.Join(visible.Lines(strings.TrimSuffix(*res.Content, "\n")), "\n")+"\n")
@@ -123,26 +108,11 @@ func personalityShow(ctx context.Context, env Env, args []string) error {
 }
 
 func personalityEdit(ctx context.Context, env Env, args []string) error {
-	fs := newFlagSet(env, "personality edit", "FILE [--config-dir DIR] [--agent A]")
-	configDir := configDirFlag(fs)
-	agent := fs.String("agent", "", "the agent (default: the only enabled agent)")
-	file, err := parseWithID(fs, args, "file name (SOUL.md, USER.md, ...)")
+	c, alias, file, cur, err := personalityFile(ctx, env, "edit", args)
 	if err != nil {
 		return err
 	}
-	c, err := sessionsClient(ctx, env, *configDir)
-	if err != nil {
-		return err
-	}
-	defer c.close()
-	alias, err := personalityAgent(ctx, c, *agent)
-	if err != nil {
-		return err
-	}
-	var cur api.PersonalityGetResult
-	if err := c.call(ctx, api.MethodPersonalityGet, api.PersonalityGetParams{Agent: alias, Filename: file}, &cur); err != nil {
-		return callError("personality edit", err, personalityHints)
-	}
+	defer c.Close()
 	text := ""
 	if cur.Content != nil {
 		text = *cur.Content
@@ -156,7 +126,7 @@ func personalityEdit(ctx context.Context, env Env, args []string) error {
 		return err
 	}
 	var res api.PersonalityPutResult
-	if err := c.call(ctx, api.MethodPersonalityPut, api.PersonalityPutParams{Agent: alias, Filename: file, Content: edited}, &res); err != nil {
+	if err := c.Call(ctx, api.MethodPersonalityPut, api.PersonalityPutParams{Agent: alias, Filename: file, Content: edited}, &res); err != nil {
 		return callError("personality edit", err, personalityHints)
 	}
 	fmt.Fprintf(env.Stdout, "wrote %s of agent %s (%d bytes)\n", visible.Escape(file), visible.Escape(alias), res.BytesWritten)

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/zeroclaw-go/zeroclaw/internal/cli/hint"
 	"github.com/zeroclaw-go/zeroclaw/internal/install"
 	"github.com/zeroclaw-go/zeroclaw/internal/service"
 )
@@ -22,7 +23,7 @@ func runService(ctx context.Context, env Env, args []string) error {
 	switch action {
 	case "install", "uninstall", "start", "stop", "status":
 	default:
-		return withHint(fmt.Errorf("service: unknown subcommand %q", action), "zeroclaw service "+serviceSynopsis)
+		return hint.With(fmt.Errorf("service: unknown subcommand %q", action), "zeroclaw service "+serviceSynopsis)
 	}
 	fs := newFlagSet(env, "service "+action, "[--config-dir DIR] [--unit-dir DIR]")
 	configDir := configDirFlag(fs)
@@ -94,9 +95,9 @@ func runService(ctx context.Context, env Env, args []string) error {
 func serviceErr(err error) error {
 	switch {
 	case errors.Is(err, service.ErrNotInstalled):
-		return withHint(err, "zeroclaw service install")
+		return hint.With(err, "zeroclaw service install")
 	case errors.Is(err, service.ErrUnsupported):
-		return withHint(err, "run `zeroclaw daemon` from your own startup script")
+		return hint.With(err, "run `zeroclaw daemon` from your own startup script")
 	}
 	return err
 }

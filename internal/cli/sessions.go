@@ -11,51 +11,31 @@ import (
 	"time"
 
 	"github.com/zeroclaw-go/zeroclaw/internal/api"
+	"github.com/zeroclaw-go/zeroclaw/internal/cli/client"
+	"github.com/zeroclaw-go/zeroclaw/internal/cli/hint"
 	"github.com/zeroclaw-go/zeroclaw/internal/visible"
 )
 
 const sessionsSynopsis = "list [--query Q] [--limit N] [--json] | show ID|PREFIX [--limit N] [--json] | delete ID|PREFIX"
 
 func runSessions(ctx context.Context, env Env, args []string) error {
-	if done, err := groupHelp(env, "sessions", sessionsSynopsis, args); done {
-		return err
-	}
-	switch args[0] {
-	case "list":
-		return sessionsList(ctx, env, args[1:])
-	case "show":
-		return sessionsShow(ctx, env, args[1:])
-	case "delete":
-		return sessionsDelete(ctx, env, args[1:])
-	}
-	return unknownSub("sessions", args[0], sessionsSynopsis, "list", "show", "delete")
-}
-
-// sessionsClient connects to the daemon, starting an ephemeral one if none runs so history is readable anyway.
-func sessionsClient(ctx context.Context, env Env, configDir string) (*client, error) {
-	nc, err := dialOrSpawn(ctx, env, configDir)
-	if err != nil {
-		return nil, err
-	}
-	return newClient(ctx, nc, nil, nil)
+	return group{name: "sessions", synopsis: sessionsSynopsis, subs: []subcommand{
+		sub("list", sessionsList), sub("show", sessionsShow), sub("delete", sessionsDelete),
+	}}.run(ctx, env, args)
 }
 
 func sessionsList(ctx context.Context, env Env, args []string) error {
-	fs := newFlagSet(env, "sessions list", "[--config-dir DIR] [--query Q] [--limit N] [--json]")
-	configDir := configDirFlag(fs)
+	fs := newDaemonFlags(env, "sessions list", "[--config-dir DIR] [--query Q] [--limit N] [--json]")
 	query := fs.String("query", "", "only sessions whose messages match this full-text query")
 	limit := fs.Int("limit", 0, "at most this many sessions (default: all)")
 	asJSON := fs.Bool("json", false, "print the sessions as JSON (each with its title)")
-	if err := parseFlags(fs, args); err != nil {
-		return err
-	}
-	c, err := sessionsClient(ctx, env, *configDir)
+	c, err := fs.connect(ctx, env, args, connectOrSpawn)
 	if err != nil {
 		return err
 	}
-	defer c.close()
+	defer c.Close()
 	var res api.SessionListResult
-	if err := c.call(ctx, api.MethodSessionList, api.SessionListParams{Query: *query, Limit: *limit}, &res); err != nil {
+	if err := c.Call(ctx, api.MethodSessionList, api.SessionListParams{Query: *query, Limit: *limit}, &res); err != nil {
 		return callError("sessions list", err, nil)
 	}
 	rows := make([]sessionRow, len(res.Sessions))
@@ -92,13 +72,13 @@ type sessionRow struct {
 const titleRunes = 50
 
 // sessionTitle is the session's name, else the first line of its first message, cut to titleRunes.
-func sessionTitle(ctx context.Context, c *client, s api.SessionSummary) string {
+func sessionTitle(ctx context.Context, c *client.Conn, s api.SessionSummary) string {
 	if s.Name != "" {
 		return s.Name
 	}
 	var page api.SessionMessagesResult
 	first := 1
-	if s.MessageCount == 0 || c.call(ctx, api.MethodSessionMsgs, api.SessionMessagesParams{SessionID: s.SessionID, BeforeIndex: &first, Limit: 1}, &page) != nil ||
+	if s.MessageCount == 0 || c.Call(ctx, api.MethodSessionMsgs, api.SessionMessagesParams{SessionID: s.SessionID, BeforeIndex: &first, Limit: 1}, &page) != nil ||
 		len(page.Messages) == 0 {
 		return ""
 	}
@@ -114,9 +94,9 @@ func sessionTitle(ctx context.Context, c *client, s api.SessionSummary) string {
 
 // resolveSession maps a session id, or a unique prefix of one, to the id of a stored session; an unknown id or
 // an ambiguous prefix is an error naming what to do.
-func resolveSession(ctx context.Context, c *client, arg string) (string, error) {
+func resolveSession(ctx context.Context, c *client.Conn, arg string) (string, error) {
 	var res api.SessionListResult
-	if err := c.call(ctx, api.MethodSessionList, api.SessionListParams{}, &res); err != nil {
+	if err := c.Call(ctx, api.MethodSessionList, api.SessionListParams{}, &res); err != nil {
 		return "", callError("sessions", err, nil)
 	}
 	var matches []string
@@ -134,10 +114,10 @@ func resolveSession(ctx context.Context, c *client, arg string) (string, error) 
 	case 0:
 		// A session the list leaves out (no agent recorded) is still shown by its full id.
 		var page api.SessionMessagesResult
-		if err := c.call(ctx, api.MethodSessionMsgs, api.SessionMessagesParams{SessionID: arg, Limit: 1}, &page); err == nil && page.Total > 0 {
+		if err := c.Call(ctx, api.MethodSessionMsgs, api.SessionMessagesParams{SessionID: arg, Limit: 1}, &page); err == nil && page.Total > 0 {
 			return arg, nil
 		}
-		return "", withHint(fmt.Errorf("sessions: no session %q", visible.Escape(arg)), "zeroclaw sessions list (an id or a unique prefix of one)")
+		return "", hint.With(fmt.Errorf("sessions: no session %q", visible.Escape(arg)), "zeroclaw sessions list (an id or a unique prefix of one)")
 	}
 	const shown = 10
 	list := matches[:min(len(matches), shown)]
@@ -145,30 +125,25 @@ func resolveSession(ctx context.Context, c *client, arg string) (string, error) 
 	if len(matches) > shown {
 		more = fmt.Sprintf(" and %d more", len(matches)-shown)
 	}
-	return "", withHint(fmt.Errorf("sessions: %q is the prefix of %d sessions: %s%s", visible.Escape(arg), len(matches), strings.Join(list, ", "), more),
+	return "", hint.With(fmt.Errorf("sessions: %q is the prefix of %d sessions: %s%s", visible.Escape(arg), len(matches), strings.Join(list, ", "), more),
 		"give more of the id")
 }
 
 func sessionsShow(ctx context.Context, env Env, args []string) error {
-	fs := newFlagSet(env, "sessions show", "ID|PREFIX [--config-dir DIR] [--limit N] [--json]")
-	configDir := configDirFlag(fs)
+	fs := newDaemonFlags(env, "sessions show", "ID|PREFIX [--config-dir DIR] [--limit N] [--json]")
 	limit := fs.Int("limit", 0, "show only the last N messages (default: the daemon's page size)")
 	asJSON := fs.Bool("json", false, "print the messages as JSON, as stored")
-	arg, err := parseWithID(fs, args, "session id")
+	c, arg, err := fs.connectWithID(ctx, env, args, "session id", connectOrSpawn)
 	if err != nil {
 		return err
 	}
-	c, err := sessionsClient(ctx, env, *configDir)
-	if err != nil {
-		return err
-	}
-	defer c.close()
+	defer c.Close()
 	id, err := resolveSession(ctx, c, arg)
 	if err != nil {
 		return err
 	}
 	var res api.SessionMessagesResult
-	if err := c.call(ctx, api.MethodSessionMsgs, api.SessionMessagesParams{SessionID: id, Limit: *limit}, &res); err != nil {
+	if err := c.Call(ctx, api.MethodSessionMsgs, api.SessionMessagesParams{SessionID: id, Limit: *limit}, &res); err != nil {
 		return callError("sessions show", err, map[int]string{api.CodeSessionNotFound: "zeroclaw sessions list"})
 	}
 	if *asJSON {
@@ -240,23 +215,18 @@ func renderMessage(m api.SessionMessage) (role, text string) {
 }
 
 func sessionsDelete(ctx context.Context, env Env, args []string) error {
-	fs := newFlagSet(env, "sessions delete", "ID|PREFIX [--config-dir DIR]")
-	configDir := configDirFlag(fs)
-	arg, err := parseWithID(fs, args, "session id")
+	fs := newDaemonFlags(env, "sessions delete", "ID|PREFIX [--config-dir DIR]")
+	c, arg, err := fs.connectWithID(ctx, env, args, "session id", connectOrSpawn)
 	if err != nil {
 		return err
 	}
-	c, err := sessionsClient(ctx, env, *configDir)
-	if err != nil {
-		return err
-	}
-	defer c.close()
+	defer c.Close()
 	id, err := resolveSession(ctx, c, arg)
 	if err != nil {
 		return err
 	}
 	var res api.SessionDeleteResult
-	if err := c.call(ctx, api.MethodSessionDelete, api.SessionIDParams{SessionID: id}, &res); err != nil {
+	if err := c.Call(ctx, api.MethodSessionDelete, api.SessionIDParams{SessionID: id}, &res); err != nil {
 		return callError("sessions delete", err, map[int]string{api.CodeSessionNotFound: "zeroclaw sessions list"})
 	}
 	fmt.Fprintf(env.Stdout, "deleted session %s\n", id)

@@ -11,6 +11,8 @@ import (
 	"text/tabwriter"
 
 	"github.com/zeroclaw-go/zeroclaw/internal/api"
+	"github.com/zeroclaw-go/zeroclaw/internal/cli/client"
+	"github.com/zeroclaw-go/zeroclaw/internal/cli/hint"
 	"github.com/zeroclaw-go/zeroclaw/internal/skills"
 	"github.com/zeroclaw-go/zeroclaw/internal/visible"
 )
@@ -20,36 +22,23 @@ const skillsSynopsis = "list [--bundle B] [--agent A] [--json] | show NAME [--bu
 // runSkills lists, shows and edits skills through the daemon's skills methods (an ephemeral daemon when none
 // runs). A workspace skill (bundle "workspace") is the agent's own file, read and edited in place.
 func runSkills(ctx context.Context, env Env, args []string) error {
-	if done, err := groupHelp(env, "skills", skillsSynopsis, args); done {
-		return err
-	}
-	switch args[0] {
-	case "list":
-		return skillsList(ctx, env, args[1:])
-	case "show":
-		return skillsShow(ctx, env, args[1:])
-	case "edit":
-		return skillsEdit(ctx, env, args[1:])
-	}
-	return unknownSub("skills", args[0], skillsSynopsis, "list", "show", "edit")
+	return group{name: "skills", synopsis: skillsSynopsis, subs: []subcommand{
+		sub("list", skillsList), sub("show", skillsShow), sub("edit", skillsEdit),
+	}}.run(ctx, env, args)
 }
 
 func skillsList(ctx context.Context, env Env, args []string) error {
-	fs := newFlagSet(env, "skills list", "[--config-dir DIR] [--bundle B] [--agent A] [--json]")
-	configDir := configDirFlag(fs)
+	fs := newDaemonFlags(env, "skills list", "[--config-dir DIR] [--bundle B] [--agent A] [--json]")
 	bundle := fs.String("bundle", "", `only this bundle ("workspace": the agents' own skills)`)
 	agent := fs.String("agent", "", "only this agent's workspace skills (bundles are listed too)")
 	asJSON := fs.Bool("json", false, "print the skills as JSON")
-	if err := parseFlags(fs, args); err != nil {
-		return err
-	}
-	c, err := sessionsClient(ctx, env, *configDir)
+	c, err := fs.connect(ctx, env, args, connectOrSpawn)
 	if err != nil {
 		return err
 	}
-	defer c.close()
+	defer c.Close()
 	var res api.SkillsListResult
-	if err := c.call(ctx, api.MethodSkillsList, api.SkillsListParams{Bundle: *bundle, Agent: *agent}, &res); err != nil {
+	if err := c.Call(ctx, api.MethodSkillsList, api.SkillsListParams{Bundle: *bundle, Agent: *agent}, &res); err != nil {
 		return callError("skills list", err, map[int]string{api.CodeInvalidParams: "zeroclaw config list skill_bundles"})
 	}
 	if *asJSON {
@@ -74,9 +63,9 @@ func skillsList(ctx context.Context, env Env, args []string) error {
 }
 
 // findSkill finds the one skill named name (in bundle, for agent, when given) among the listed ones.
-func findSkill(ctx context.Context, c *client, name, bundle, agent string) (api.SkillEntry, error) {
+func findSkill(ctx context.Context, c *client.Conn, name, bundle, agent string) (api.SkillEntry, error) {
 	var res api.SkillsListResult
-	if err := c.call(ctx, api.MethodSkillsList, api.SkillsListParams{Bundle: bundle, Agent: agent}, &res); err != nil {
+	if err := c.Call(ctx, api.MethodSkillsList, api.SkillsListParams{Bundle: bundle, Agent: agent}, &res); err != nil {
 		return api.SkillEntry{}, callError("skills", err, nil)
 	}
 	var found []api.SkillEntry
@@ -87,7 +76,7 @@ func findSkill(ctx context.Context, c *client, name, bundle, agent string) (api.
 	}
 	switch len(found) {
 	case 0:
-		return api.SkillEntry{}, withHint(fmt.Errorf("skills: no skill %q", visible.Escape(name)), "zeroclaw skills list")
+		return api.SkillEntry{}, hint.With(fmt.Errorf("skills: no skill %q", visible.Escape(name)), "zeroclaw skills list")
 	case 1:
 		return found[0], nil
 	}
@@ -99,24 +88,19 @@ func findSkill(ctx context.Context, c *client, name, bundle, agent string) (api.
 		}
 		where = append(where, w)
 	}
-	return api.SkillEntry{}, withHint(fmt.Errorf("skills: %d skills are named %q", len(found), visible.Escape(name)), "choose one: "+strings.Join(where, ", or "))
+	return api.SkillEntry{}, hint.With(fmt.Errorf("skills: %d skills are named %q", len(found), visible.Escape(name)), "choose one: "+strings.Join(where, ", or "))
 }
 
 func skillsShow(ctx context.Context, env Env, args []string) error {
-	fs := newFlagSet(env, "skills show", "NAME [--config-dir DIR] [--bundle B] [--agent A] [--json]")
-	configDir := configDirFlag(fs)
+	fs := newDaemonFlags(env, "skills show", "NAME [--config-dir DIR] [--bundle B] [--agent A] [--json]")
 	bundle := fs.String("bundle", "", "the skill's bundle (default: the only skill of that name)")
 	agent := fs.String("agent", "", "the agent of a workspace skill")
 	asJSON := fs.Bool("json", false, "print the skill as JSON")
-	name, err := parseWithID(fs, args, "skill name")
+	c, name, err := fs.connectWithID(ctx, env, args, "skill name", connectOrSpawn)
 	if err != nil {
 		return err
 	}
-	c, err := sessionsClient(ctx, env, *configDir)
-	if err != nil {
-		return err
-	}
-	defer c.close()
+	defer c.Close()
 	s, err := findSkill(ctx, c, name, *bundle, *agent)
 	if err != nil {
 		return err
@@ -133,7 +117,7 @@ func skillsShow(ctx context.Context, env Env, args []string) error {
 }
 
 // readSkill returns a skill's SKILL.md text and its read result.
-func readSkill(ctx context.Context, c *client, s api.SkillEntry) (string, api.SkillsReadResult, error) {
+func readSkill(ctx context.Context, c *client.Conn, s api.SkillEntry) (string, api.SkillsReadResult, error) {
 	if s.Bundle == api.WorkspaceBundle {
 		raw, err := os.ReadFile(filepath.Join(s.Directory, "SKILL.md"))
 		if err != nil {
@@ -147,7 +131,7 @@ func readSkill(ctx context.Context, c *client, s api.SkillEntry) (string, api.Sk
 		return string(raw), api.SkillsReadResult{Bundle: s.Bundle, Name: s.Name, Frontmatter: fm, Body: doc.Body}, nil
 	}
 	var res api.SkillsReadResult
-	if err := c.call(ctx, api.MethodSkillsRead, api.SkillRefParams{Bundle: s.Bundle, Name: s.Name}, &res); err != nil {
+	if err := c.Call(ctx, api.MethodSkillsRead, api.SkillRefParams{Bundle: s.Bundle, Name: s.Name}, &res); err != nil {
 		return "", res, callError("skills show", err, map[int]string{api.CodeInvalidParams: "zeroclaw skills list"})
 	}
 	var fm skills.Frontmatter
@@ -158,19 +142,14 @@ func readSkill(ctx context.Context, c *client, s api.SkillEntry) (string, api.Sk
 }
 
 func skillsEdit(ctx context.Context, env Env, args []string) error {
-	fs := newFlagSet(env, "skills edit", "NAME [--config-dir DIR] [--bundle B] [--agent A]")
-	configDir := configDirFlag(fs)
+	fs := newDaemonFlags(env, "skills edit", "NAME [--config-dir DIR] [--bundle B] [--agent A]")
 	bundle := fs.String("bundle", "", "the skill's bundle; with a skill not there yet, where to create it")
 	agent := fs.String("agent", "", "the agent of a workspace skill")
-	name, err := parseWithID(fs, args, "skill name")
+	c, name, err := fs.connectWithID(ctx, env, args, "skill name", connectOrSpawn)
 	if err != nil {
 		return err
 	}
-	c, err := sessionsClient(ctx, env, *configDir)
-	if err != nil {
-		return err
-	}
-	defer c.close()
+	defer c.Close()
 	s, err := findSkill(ctx, c, name, *bundle, *agent)
 	var text string
 	switch {
@@ -202,11 +181,11 @@ func skillsEdit(ctx context.Context, env Env, args []string) error {
 	}
 	doc, err := skills.Parse(edited)
 	if err != nil {
-		return withHint(fmt.Errorf("skills: edit %s: %w", visible.Escape(name), err), "zeroclaw skills edit "+name+" (the edit was not saved)")
+		return hint.With(fmt.Errorf("skills: edit %s: %w", visible.Escape(name), err), "zeroclaw skills edit "+name+" (the edit was not saved)")
 	}
 	fm, _ := json.Marshal(doc.Frontmatter)
 	var res api.SkillsWriteResult
-	if err := c.call(ctx, api.MethodSkillsWrite, api.SkillsWriteParams{Bundle: s.Bundle, Name: s.Name, Frontmatter: fm, Body: doc.Body}, &res); err != nil {
+	if err := c.Call(ctx, api.MethodSkillsWrite, api.SkillsWriteParams{Bundle: s.Bundle, Name: s.Name, Frontmatter: fm, Body: doc.Body}, &res); err != nil {
 		return callError("skills edit", err, nil)
 	}
 	fmt.Fprintf(env.Stdout, "wrote skill %s of bundle %s\n", visible.Escape(s.Name), visible.Escape(s.Bundle))

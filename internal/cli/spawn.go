@@ -11,6 +11,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/zeroclaw-go/zeroclaw/internal/cli/hint"
 	"github.com/zeroclaw-go/zeroclaw/internal/install"
 )
 
@@ -69,9 +70,9 @@ func spawnEphemeral(ctx context.Context, env Env, layout install.Layout, passRoo
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
 
-	hint := "zeroclaw daemon (in another terminal), then retry"
+	try := "zeroclaw daemon (in another terminal), then retry"
 	if logPath != "" {
-		hint = "look at " + logPath + ", or run zeroclaw daemon in another terminal"
+		try = "look at " + logPath + ", or run zeroclaw daemon in another terminal"
 	}
 	deadline := time.NewTimer(spawnWait)
 	defer deadline.Stop()
@@ -96,9 +97,9 @@ func spawnEphemeral(ctx context.Context, env Env, layout install.Layout, passRoo
 			if werr == nil {
 				werr = errors.New("exit status 0")
 			}
-			return nil, withHint(fmt.Errorf("the ephemeral daemon exited before serving %s: %w", target, werr), hint)
+			return nil, hint.With(fmt.Errorf("the ephemeral daemon exited before serving %s: %w", target, werr), try)
 		case <-deadline.C:
-			return nil, withHint(fmt.Errorf("the ephemeral daemon did not serve %s within %s", target, spawnWait), hint)
+			return nil, hint.With(fmt.Errorf("the ephemeral daemon did not serve %s within %s", target, spawnWait), try)
 		case <-tick.C:
 		}
 	}
@@ -140,7 +141,7 @@ func waitForLockHolder(ctx context.Context, layout install.Layout, target string
 			return nc, nil
 		}
 		if time.Now().After(deadline) {
-			return nil, withHint(fmt.Errorf("a daemon (pid %d) holds %s but does not serve %s", le.PID, layout.InstallLockPath(), target),
+			return nil, hint.With(fmt.Errorf("a daemon (pid %d) holds %s but does not serve %s", le.PID, layout.InstallLockPath(), target),
 				"zeroclaw stop, or wait for it to finish starting")
 		}
 		select {

@@ -10,23 +10,15 @@ import (
 )
 
 func runStatus(ctx context.Context, env Env, args []string) error {
-	fs := newFlagSet(env, "status", "[--config-dir DIR] [--json]")
-	configDir := configDirFlag(fs)
+	fs := newDaemonFlags(env, "status", "[--config-dir DIR] [--json]")
 	asJSON := fs.Bool("json", false, "print the raw status result as JSON")
-	if err := parseFlags(fs, args); err != nil {
-		return err
-	}
-	endpoint, err := endpointFor(env, *configDir)
+	c, err := fs.connect(ctx, env, args, connectRunning)
 	if err != nil {
 		return err
 	}
-	c, err := connect(ctx, endpoint, nil, nil)
-	if err != nil {
-		return err
-	}
-	defer c.close()
+	defer c.Close()
 	var st api.StatusResult
-	if err := c.call(ctx, api.MethodStatus, nil, &st); err != nil {
+	if err := c.Call(ctx, api.MethodStatus, nil, &st); err != nil {
 		return err
 	}
 	if *asJSON {

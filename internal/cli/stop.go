@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/zeroclaw-go/zeroclaw/internal/api"
+	"github.com/zeroclaw-go/zeroclaw/internal/cli/hint"
 )
 
 func runStop(ctx context.Context, env Env, args []string) error {
@@ -23,13 +24,13 @@ func runStop(ctx context.Context, env Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	c, err := connect(ctx, endpoint, nil, nil)
+	c, err := connect(ctx, endpoint, nil)
 	if err != nil {
 		return err
 	}
-	pid := c.init.ServerPID
-	err = c.call(ctx, api.MethodShutdown, nil, nil)
-	c.close()
+	pid := c.Init().ServerPID
+	err = c.Call(ctx, api.MethodShutdown, nil, nil)
+	c.Close()
 	if err != nil {
 		return err
 	}
@@ -50,7 +51,7 @@ func runStop(ctx context.Context, env Env, args []string) error {
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
-	return withHint(fmt.Errorf("daemon (pid %d) did not exit within %s", pid, *timeout), fmt.Sprintf("kill %d", pid))
+	return hint.With(fmt.Errorf("daemon (pid %d) did not exit within %s", pid, *timeout), fmt.Sprintf("kill %d", pid))
 }
 
 // endpointGone reports whether the socket file was removed, which the daemon does last when it shuts down.

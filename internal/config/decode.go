@@ -10,59 +10,72 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/zeroclaw-go/zeroclaw/internal/config/tomledit"
 )
 
 // decode builds a Config from a parsed document: defaults first, then every known key. Unknown keys become
 // warnings (they stay in the file); a value of the wrong type is a *FileError naming its line and key. Every
 // such error is collected, in file order, and the keys after it are still decoded.
-func decode(d *document) (*Config, []string, []*FileError) {
+func decode(d *tomledit.Document) (*Config, []string, []*FileError) {
 	cfg := base()
 	rv := reflect.ValueOf(cfg).Elem()
 	var warnings []string
 	var errs []*FileError
 	unknown := map[string]int{} // first unknown prefix => first line
+	ug := upstreamGrants{}      // permission profiles written in upstream's grants-table form (grantstable.go)
 	warnUnknown := func(err error, p Path, line int) {
 		msg := strings.TrimPrefix(err.Error(), ErrUnknownProp.Error()+": ")
 		if l, seen := unknown[msg]; !seen || line < l {
 			unknown[msg] = line
 		}
 	}
-	for _, t := range slices.Concat(d.tables, d.emptyInline) {
-		if t.array {
-			warnings = append(warnings, fmt.Sprintf("config: unsupported array table [[%s]] at line %d (kept, ignored)", t.path, t.line))
+	for _, t := range slices.Concat(d.Tables, d.EmptyInline) {
+		if t.Array {
+			warnings = append(warnings, fmt.Sprintf("config: unsupported array table [[%s]] at line %d (kept, ignored)", t.Path, t.Line))
 			continue
 		}
-		r, err := resolve(t.path)
+		if ug.table(t.Path) {
+			continue
+		}
+		r, err := resolve(t.Path)
 		if err != nil {
-			warnUnknown(err, t.path, t.line)
+			warnUnknown(err, t.Path, t.Line)
 			continue
 		}
 		if r.leaf {
-			errs = append(errs, &FileError{File: d.file, Line: t.line, Column: 1, Key: r.String(), Msg: "expected a value, got a table"})
+			errs = append(errs, &FileError{File: d.File, Line: t.Line, Column: 1, Key: r.String(), Msg: "expected a value, got a table"})
 			continue
 		}
 		if err := touch(rv, r.path); err != nil {
-			errs = append(errs, &FileError{File: d.file, Line: t.line, Column: 1, Key: r.String(), Msg: err.Error()})
+			errs = append(errs, &FileError{File: d.File, Line: t.Line, Column: 1, Key: r.String(), Msg: err.Error()})
 		}
 	}
-	for _, l := range d.leaves {
-		if l.arrayTable {
+	for _, l := range d.Leaves {
+		if l.ArrayTable {
 			continue
 		}
-		r, err := resolve(l.path)
+		if handled, err := ug.leaf(l.Path, l.Value); handled {
+			if err != nil {
+				errs = append(errs, &FileError{File: d.File, Line: l.Line, Column: l.Col, Key: l.Path.String(), Msg: err.Error()})
+			}
+			continue
+		}
+		r, err := resolve(l.Path)
 		if err != nil {
-			warnUnknown(err, l.path, l.line)
+			warnUnknown(err, l.Path, l.Line)
 			continue
 		}
 		if !r.leaf {
-			errs = append(errs, &FileError{File: d.file, Line: l.line, Column: l.col, Key: r.String(),
-				Msg: fmt.Sprintf("expected a table, got %s", valueKind(l.value))})
+			errs = append(errs, &FileError{File: d.File, Line: l.Line, Column: l.Col, Key: r.String(),
+				Msg: fmt.Sprintf("expected a table, got %s", valueKind(l.Value))})
 			continue
 		}
-		if err := setValue(rv, r.path, l.value); err != nil {
-			errs = append(errs, &FileError{File: d.file, Line: l.line, Column: l.col, Key: r.String(), Msg: err.Error()})
+		if err := setValue(rv, r.path, l.Value); err != nil {
+			errs = append(errs, &FileError{File: d.File, Line: l.Line, Column: l.Col, Key: r.String(), Msg: err.Error()})
 		}
 	}
+	ug.apply(cfg)
 	keys := sortedKeys(unknown)
 	sort.SliceStable(keys, func(i, j int) bool { return unknown[keys[i]] < unknown[keys[j]] })
 	for _, k := range keys {
@@ -318,7 +331,7 @@ func valueKind(v any) string {
 		return "array"
 	case map[string]any:
 		return "table"
-	case datetime:
+	case tomledit.Datetime:
 		return "datetime"
 	case nil:
 		return "null"
@@ -363,4 +376,34 @@ func applyEnv(cfg *Config, environ []string) ([]string, []string, error) {
 		props = append(props, r.path.String())
 	}
 	return props, warnings, nil
+}
+
+// literal formats a schema leaf value as TOML.
+func literal(v reflect.Value) string {
+	switch v.Kind() {
+	case reflect.Pointer:
+		if v.IsNil() {
+			return `""`
+		}
+		return literal(v.Elem())
+	case reflect.String:
+		return tomledit.Quote(v.String())
+	case reflect.Bool:
+		return strconv.FormatBool(v.Bool())
+	case reflect.Int:
+		return strconv.FormatInt(v.Int(), 10)
+	case reflect.Float64:
+		s := strconv.FormatFloat(v.Float(), 'g', -1, 64)
+		if !strings.ContainsAny(s, ".eEn") {
+			s += ".0"
+		}
+		return s
+	case reflect.Slice:
+		parts := make([]string, v.Len())
+		for i := range v.Len() {
+			parts[i] = literal(v.Index(i))
+		}
+		return "[" + strings.Join(parts, ", ") + "]"
+	}
+	return tomledit.Quote(fmt.Sprint(v.Interface()))
 }

@@ -4,46 +4,31 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/zeroclaw-go/zeroclaw/internal/config/tomledit"
 )
 
 // Sentinel errors of the config domain; match them with errors.Is.
 var (
 	// ErrInvalidConfig matches every *FileError and *ValidationError.
-	ErrInvalidConfig = errors.New("config: invalid config")
+	ErrInvalidConfig = tomledit.ErrInvalidConfig
 	// ErrUnknownProp is returned for a property path the schema does not define.
 	ErrUnknownProp = errors.New("config: unknown property")
 	// ErrInvalidPath is returned for a property path that does not parse.
-	ErrInvalidPath = errors.New("config: invalid property path")
+	ErrInvalidPath = tomledit.ErrInvalidPath
 	// ErrInvalidValue is returned for a value of the wrong type or shape for its property.
 	ErrInvalidValue = errors.New("config: invalid value")
 	// ErrNotEditable is returned for an edit the surgical editor cannot make without rewriting
 	// unrelated text (keys inside inline tables or array tables, whole tables).
-	ErrNotEditable = errors.New("config: property not editable in place")
+	ErrNotEditable = tomledit.ErrNotEditable
 	// ErrNoEntries is returned by SetMany for an empty batch.
 	ErrNoEntries = errors.New("config/set-many needs at least one entry in sets")
 	// ErrTooManyEntries is returned by SetMany for a batch of more than MaxSetEntries.
 	ErrTooManyEntries = errors.New("config/set-many accepts at most 256 entries in sets")
 )
 
-// FileError is a syntax or type error at a known place in a config file.
-type FileError struct {
-	File   string
-	Line   int
-	Column int
-	Key    string // property path, when known
-	Msg    string
-}
-
-func (e *FileError) Error() string {
-	key := e.Key
-	if key == "" {
-		key = "(document)"
-	}
-	return fmt.Sprintf("config: %s:%d:%d: %s: %s", e.File, e.Line, e.Column, key, e.Msg)
-}
-
-// Is makes a *FileError match ErrInvalidConfig.
-func (e *FileError) Is(target error) bool { return target == ErrInvalidConfig }
+// FileError is a syntax or type error at a known place in a config file. It matches ErrInvalidConfig.
+type FileError = tomledit.FileError
 
 // Problem is one validation failure: the property path, what is wrong, and the file line when known (0 otherwise).
 type Problem struct {

@@ -54,7 +54,7 @@ func buildLenient(path string, raw []byte, environ []string, box *secrets.Box) (
 	var vwarn []string
 	for round := 0; ; round++ {
 		var verr *ValidationError
-		verr, vwarn = validate(cfg, dec.doc, dec.doc.file)
+		verr, vwarn = validate(cfg, dec.doc, dec.doc.File)
 		if verr == nil {
 			break
 		}
@@ -70,12 +70,12 @@ func buildLenient(path string, raw []byte, environ []string, box *secrets.Box) (
 	}
 	warnings = append(warnings, vwarn...)
 	if len(disabled) > 0 && !hasEnabledAgent(cfg) {
-		return nil, &ValidationError{File: dec.doc.file, Problems: disabled}
+		return nil, &ValidationError{File: dec.doc.File, Problems: disabled}
 	}
 	for _, p := range disabled {
 		warnings = append(warnings, fmt.Sprintf("config: %s disabled: %s", entryOf(p.Path), p))
 	}
-	return &state{raw: raw, cfg: cfg, envProps: envProps, warnings: warnings, from: dec.from, disabled: disabled, docName: dec.doc.file}, nil
+	return &state{raw: raw, cfg: cfg, envProps: envProps, warnings: warnings, from: dec.from, disabled: disabled, docName: dec.doc.File}, nil
 }
 
 // Check reads raw (the file at path) as a daemon's start does and returns every problem it has: values of the

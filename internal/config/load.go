@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/zeroclaw-go/zeroclaw/internal/config/tomledit"
 	"github.com/zeroclaw-go/zeroclaw/internal/secrets"
 )
 
@@ -67,7 +68,7 @@ type state struct {
 
 // decoded is a file decoded into a Config, before environment overrides, secrets and validation.
 type decoded struct {
-	doc      *document // the document decoded: the migrated text for an older schema
+	doc      *tomledit.Document // the document decoded: the migrated text for an older schema
 	cfg      *Config
 	warnings []string
 	typeErrs []*FileError
@@ -76,7 +77,7 @@ type decoded struct {
 
 // decodeFile parses raw and decodes it, migrating an upstream schema v1 or v2 file in memory first.
 func decodeFile(path string, raw []byte) (*decoded, error) {
-	d, err := parseDocument(path, raw)
+	d, err := tomledit.Parse(path, raw)
 	if err != nil {
 		return nil, err
 	}
@@ -89,7 +90,7 @@ func decodeFile(path string, raw []byte) (*decoded, error) {
 		if err != nil {
 			return nil, err
 		}
-		if d, err = parseDocument(migratedName(path), mig.Text); err != nil {
+		if d, err = tomledit.Parse(migratedName(path), mig.Text); err != nil {
 			return nil, fmt.Errorf("config: %s: the migration to schema v3 produced an unreadable file: %w", path, err)
 		}
 		from = v
@@ -163,10 +164,10 @@ func build(path string, raw []byte, environ []string, box *secrets.Box) (*state,
 			return nil, err
 		}
 	}
-	verr, vwarn := validate(cfg, dec.doc, dec.doc.file)
+	verr, vwarn := validate(cfg, dec.doc, dec.doc.File)
 	if verr != nil {
 		return nil, verr
 	}
 	warnings = append(warnings, vwarn...)
-	return &state{raw: raw, cfg: cfg, envProps: envProps, warnings: warnings, from: dec.from, docName: dec.doc.file}, nil
+	return &state{raw: raw, cfg: cfg, envProps: envProps, warnings: warnings, from: dec.from, docName: dec.doc.File}, nil
 }

@@ -31,7 +31,7 @@ func TestDefaultTOMLLoadsAsDefault(t *testing.T) {
 	if !reflect.DeepEqual(cfg, Default()) {
 		t.Fatalf("Load(DefaultTOML) = %+v\nwant %+v", cfg, Default())
 	}
-	if cfg.RPC != (RPCConfig{512, 8388608, 30000, 30000, 30000, 64 << 20}) || !cfg.Security.TrustDaemonUID ||
+	if cfg.RPC != (RPCConfig{512, 8388608, 30000, 30000, 30000, 64 << 20, ""}) || !cfg.Security.TrustDaemonUID ||
 		cfg.RiskProfiles["supervised"].ApprovalTimeoutSecs != 120 || !cfg.Agents["default"].IsEnabled() {
 		t.Fatalf("defaults: %+v", cfg)
 	}
@@ -91,6 +91,15 @@ func TestFileErrorType(t *testing.T) {
 	}
 	if fe.Line != 4 || fe.Column != 3 || fe.Key != "gateway.port" || !strings.Contains(fe.Msg, "expected integer, got string") {
 		t.Fatalf("FileError = %+v", fe)
+	}
+}
+
+// A TOML date/time (tomledit.Datetime) is named as a datetime, the word users know, not by its Go type.
+func TestFileErrorDatetime(t *testing.T) {
+	_, _, err := LoadBytes("c.toml", []byte("schema_version = 3\n[gateway]\nport = 1979-05-27\n"), nil, nil)
+	var fe *FileError
+	if !errors.As(err, &fe) || fe.Key != "gateway.port" || !strings.Contains(fe.Msg, "expected integer, got datetime") {
+		t.Fatalf("err = %v, want a *FileError saying the port got a datetime", err)
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 
 	"github.com/zeroclaw-go/zeroclaw/internal/atomicfile"
+	"github.com/zeroclaw-go/zeroclaw/internal/config/tomledit"
 	"github.com/zeroclaw-go/zeroclaw/internal/secrets"
 )
 
@@ -296,12 +297,12 @@ func (m *Manager) Delete(ctx context.Context, prop string, authorize func([]stri
 	if err := refuseOldSchema(m.path, raw); err != nil {
 		return false, err
 	}
-	out, found, err := deleteText(m.path, raw, r.path)
+	out, found, err := tomledit.Delete(m.path, raw, r.path)
 	if err != nil || !found {
 		return false, err
 	}
 	if entry := mapEntryPrefix(r.path); entry != nil {
-		if out, err = ensureTable(m.path, out, entry); err != nil {
+		if out, err = tomledit.EnsureTable(m.path, out, entry); err != nil {
 			return false, err
 		}
 	}
@@ -376,12 +377,12 @@ func decodeValue(r prop, raw json.RawMessage) (reflect.Value, error) {
 // other value is written in place, encrypted first when it is a secret and encryption is on.
 func (m *Manager) stage(raw []byte, s staged, encrypt bool) ([]byte, error) {
 	if isDefault(s.r.path, s.val) {
-		out, _, err := deleteText(m.path, raw, s.r.path)
+		out, _, err := tomledit.Delete(m.path, raw, s.r.path)
 		if err != nil {
 			return nil, err
 		}
 		if entry := mapEntryPrefix(s.r.path); entry != nil {
-			return ensureTable(m.path, out, entry)
+			return tomledit.EnsureTable(m.path, out, entry)
 		}
 		return out, nil
 	}
@@ -392,7 +393,7 @@ func (m *Manager) stage(raw []byte, s staged, encrypt bool) ([]byte, error) {
 			return nil, err
 		}
 	}
-	return setText(m.path, raw, s.r.path, literal(val))
+	return tomledit.Set(m.path, raw, s.r.path, literal(val))
 }
 
 // mapEntryPrefix returns the path of the deepest map entry containing the leaf's parent (nil if none), so
@@ -430,7 +431,7 @@ func (m *Manager) encryptValue(p Path, v reflect.Value) (reflect.Value, error) {
 
 // encryptWanted reports the effective [secrets] encrypt setting for raw (true when it cannot be read).
 func (m *Manager) encryptWanted(raw []byte) bool {
-	d, err := parseDocument(m.path, raw)
+	d, err := tomledit.Parse(m.path, raw)
 	if err != nil {
 		return true
 	}
@@ -447,7 +448,7 @@ func (m *Manager) encryptWanted(raw []byte) bool {
 // commit finishes a write: stamp schema_version, encrypt plaintext and legacy secrets, build and validate the
 // candidate, save atomically, swap. The caller holds writeMu.
 func (m *Manager) commit(orig, raw []byte, props []string) error {
-	raw, err := setText(m.path, raw, Path{"schema_version"}, strconv.Itoa(SchemaVersion))
+	raw, err := tomledit.Set(m.path, raw, Path{"schema_version"}, strconv.Itoa(SchemaVersion))
 	if err != nil {
 		return err
 	}

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"unicode"
+
+	"github.com/zeroclaw-go/zeroclaw/internal/config/tomledit"
 )
 
 // Errors of the map-key operations; each is invalid params on the wire.
@@ -127,12 +129,12 @@ func (m *Manager) CreateMapKey(ctx context.Context, path, key string, authorize 
 		if _, ok := lookup(cfg, entry); ok {
 			return raw, false, nil, nil
 		}
-		out, err := ensureTable(m.path, raw, entry)
+		out, err := tomledit.EnsureTable(m.path, raw, entry)
 		if err != nil {
 			return nil, false, nil, err
 		}
 		for _, seed := range seeds(s, entry, cfg) {
-			if out, err = setText(m.path, out, seed.path, seed.lit); err != nil {
+			if out, err = tomledit.Set(m.path, out, seed.path, seed.lit); err != nil {
 				return nil, false, nil, err
 			}
 		}
@@ -153,7 +155,7 @@ func (m *Manager) DeleteMapKey(ctx context.Context, path, key string, authorize 
 	}
 	entry := s.entry(key)
 	return m.edit(ctx, "delete", []string{entry.String()}, authorize, func(raw []byte, _ *Config) ([]byte, bool, []string, error) {
-		out, found, err := deleteEntry(m.path, raw, entry)
+		out, found, err := tomledit.DeleteEntry(m.path, raw, entry)
 		return out, found, nil, err
 	})
 }
@@ -189,13 +191,13 @@ func (m *Manager) RenameMapKey(ctx context.Context, path, from, to string, autho
 		if _, ok := lookup(cfg, dst); ok {
 			return nil, false, nil, fmt.Errorf("%w: %s already exists", ErrInvalidKey, dst)
 		}
-		out, renamed, err := renameEntry(m.path, raw, src, dst)
+		out, renamed, err := tomledit.RenameEntry(m.path, raw, src, dst)
 		if err != nil || !renamed {
 			return out, renamed, nil, err
 		}
 		written := []string{src.String(), dst.String()}
 		for _, ref := range references(s, from, to, cfg) {
-			if out, err = setText(m.path, out, ref.path, ref.lit); err != nil {
+			if out, err = tomledit.Set(m.path, out, ref.path, ref.lit); err != nil {
 				return nil, false, nil, err
 			}
 			written = append(written, ref.path.String())
@@ -221,7 +223,7 @@ func (m *Manager) edit(ctx context.Context, op string, props []string, authorize
 	if err := refuseOldSchema(m.path, raw); err != nil {
 		return false, err
 	}
-	d, err := parseDocument(m.path, raw)
+	d, err := tomledit.Parse(m.path, raw)
 	if err != nil {
 		return false, err
 	}
@@ -272,19 +274,19 @@ func seeds(s mapSection, entry Path, cfg *Config) []textEdit {
 			profile = firstKey(cfg.RiskProfiles, LevelSupervised)
 		}
 		if provider != "" {
-			out = append(out, textEdit{slices.Concat(entry, Path{"model_provider"}), quoteString(provider)})
+			out = append(out, textEdit{slices.Concat(entry, Path{"model_provider"}), tomledit.Quote(provider)})
 		}
 		if profile != "" {
-			out = append(out, textEdit{slices.Concat(entry, Path{"risk_profile"}), quoteString(profile)})
+			out = append(out, textEdit{slices.Concat(entry, Path{"risk_profile"}), tomledit.Quote(profile)})
 		}
 		return out
 	case len(s.path) == 3 && s.path[0] == "providers" && s.path[1] == "models":
 		if models := CatalogModels(s.path[2]); len(models) > 0 {
-			return []textEdit{{slices.Concat(entry, Path{"model"}), quoteString(models[0])}}
+			return []textEdit{{slices.Concat(entry, Path{"model"}), tomledit.Quote(models[0])}}
 		}
 	case s.path.String() == "risk_profiles":
 		return []textEdit{
-			{slices.Concat(entry, Path{"level"}), quoteString(LevelSupervised)},
+			{slices.Concat(entry, Path{"level"}), tomledit.Quote(LevelSupervised)},
 			{slices.Concat(entry, Path{"workspace_only"}), "true"},
 		}
 	}
@@ -318,12 +320,12 @@ func references(s mapSection, from, to string, cfg *Config) []textEdit {
 	switch sec := s.path.String(); {
 	case sec == "agents":
 		if cfg.ACP.DefaultAgent == from {
-			out = append(out, textEdit{Path{"acp", "default_agent"}, quoteString(to)})
+			out = append(out, textEdit{Path{"acp", "default_agent"}, tomledit.Quote(to)})
 		}
 	case sec == "risk_profiles":
 		for _, name := range sortedKeys(cfg.Agents) {
 			if cfg.Agents[name].RiskProfile == from {
-				out = append(out, textEdit{Path{"agents", name, "risk_profile"}, quoteString(to)})
+				out = append(out, textEdit{Path{"agents", name, "risk_profile"}, tomledit.Quote(to)})
 			}
 		}
 	case sec == "permission_profiles":
@@ -337,7 +339,7 @@ func references(s mapSection, from, to string, cfg *Config) []textEdit {
 				if p == from {
 					p = to
 				}
-				lits[i] = quoteString(p)
+				lits[i] = tomledit.Quote(p)
 			}
 			out = append(out, textEdit{Path{"users", name, "permission_profiles"}, "[" + strings.Join(lits, ", ") + "]"})
 		}
@@ -345,7 +347,7 @@ func references(s mapSection, from, to string, cfg *Config) []textEdit {
 		old, repl := s.path[2]+"."+from, s.path[2]+"."+to
 		for _, name := range sortedKeys(cfg.Agents) {
 			if cfg.Agents[name].ModelProvider == old {
-				out = append(out, textEdit{Path{"agents", name, "model_provider"}, quoteString(repl)})
+				out = append(out, textEdit{Path{"agents", name, "model_provider"}, tomledit.Quote(repl)})
 			}
 		}
 	}

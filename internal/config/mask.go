@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/zeroclaw-go/zeroclaw/internal/config/tomledit"
 	"github.com/zeroclaw-go/zeroclaw/internal/secrets"
 )
 
@@ -13,7 +14,7 @@ import (
 // they are by a migration). Empty values and op:// references stay. Other bytes are untouched; it is for
 // showing a file (config migrate --dry-run), never for writing one.
 func MaskSecrets(file string, raw []byte) ([]byte, error) {
-	d, err := parseDocument(file, raw)
+	d, err := tomledit.Parse(file, raw)
 	if err != nil {
 		return nil, err
 	}
@@ -24,13 +25,13 @@ func MaskSecrets(file string, raw []byte) ([]byte, error) {
 		return secrets.Masked, nil
 	}
 	out := raw
-	for i := len(d.leaves) - 1; i >= 0; i-- { // back to front: earlier offsets stay valid
-		l := d.leaves[i]
-		r, err := resolve(l.path)
-		if err != nil || l.arrayTable {
-			if s, ok := l.value.(string); ok && len(l.path) > 0 && looksSecret(l.path[len(l.path)-1]) {
+	for i := len(d.Leaves) - 1; i >= 0; i-- { // back to front: earlier offsets stay valid
+		l := d.Leaves[i]
+		r, err := resolve(l.Path)
+		if err != nil || l.ArrayTable {
+			if s, ok := l.Value.(string); ok && len(l.Path) > 0 && looksSecret(l.Path[len(l.Path)-1]) {
 				if m, _ := mask(nil, s); m != s {
-					out = splice(out, l.valStart, l.valEnd, strconv.Quote(m))
+					out = tomledit.Splice(out, l.ValStart, l.ValEnd, strconv.Quote(m))
 				}
 			}
 			continue
@@ -39,13 +40,13 @@ func MaskSecrets(file string, raw []byte) ([]byte, error) {
 			continue
 		}
 		v := reflect.New(r.typ).Elem()
-		if err := coerce(v, l.value); err != nil {
+		if err := coerce(v, l.Value); err != nil {
 			continue
 		}
 		if err := walkSecrets(v, r.path, true, mask); err != nil {
 			return nil, err
 		}
-		out = splice(out, l.valStart, l.valEnd, literal(v))
+		out = tomledit.Splice(out, l.ValStart, l.ValEnd, literal(v))
 	}
 	return out, nil
 }

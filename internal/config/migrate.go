@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"log/slog"
 
-	"github.com/pelletier/go-toml/v2"
-
 	"github.com/zeroclaw-go/zeroclaw/internal/atomicfile"
+	"github.com/zeroclaw-go/zeroclaw/internal/config/tomledit"
+	"github.com/zeroclaw-go/zeroclaw/internal/config/upstream"
 	"github.com/zeroclaw-go/zeroclaw/internal/secrets"
 )
 
@@ -38,18 +38,18 @@ func (e *OldSchemaError) Is(target error) bool {
 // fileVersion is the schema version of a parsed file: 1 when schema_version is absent (upstream's rule), else
 // its value; 0 is taken as 1. A value that is not a non-negative integer is a *FileError; a version above
 // SchemaVersion is left for validation to report.
-func fileVersion(d *document) (int, error) {
-	l, ok := d.find(Path{"schema_version"})
+func fileVersion(d *tomledit.Document) (int, error) {
+	l, ok := d.Find(Path{"schema_version"})
 	if !ok {
 		return 1, nil
 	}
-	n, ok := l.value.(int64)
+	n, ok := l.Value.(int64)
 	if !ok {
-		return 0, &FileError{File: d.file, Line: l.line, Column: l.col, Key: "schema_version",
-			Msg: "must be an integer, got " + valueKind(l.value)}
+		return 0, &FileError{File: d.File, Line: l.Line, Column: l.Col, Key: "schema_version",
+			Msg: "must be an integer, got " + valueKind(l.Value)}
 	}
 	if n < 0 {
-		return 0, &FileError{File: d.file, Line: l.line, Column: l.col, Key: "schema_version",
+		return 0, &FileError{File: d.File, Line: l.Line, Column: l.Col, Key: "schema_version",
 			Msg: fmt.Sprintf("must be a non-negative integer, got %d", n)}
 	}
 	if n > SchemaVersion {
@@ -68,23 +68,22 @@ type Migration struct {
 
 // migrateDocument applies upstream's rules to the parsed file d of schema version from, then maps the
 // providers onto this runtime's families, and renders the result keeping d's comments where keys survive.
-func migrateDocument(d *document, from int) (*Migration, error) {
-	var root map[string]any
-	if err := toml.Unmarshal(d.raw, &root); err != nil {
-		return nil, fmt.Errorf("config: %s: %w", d.file, err)
-	}
-	out, m, err := migrateUpstream(root, from)
+func migrateDocument(d *tomledit.Document, from int) (*Migration, error) {
+	root, err := d.Tree()
 	if err != nil {
-		return nil, fmt.Errorf("config: %s: schema v%d cannot be migrated: %w", d.file, from, err)
+		return nil, fmt.Errorf("config: %s: %w", d.File, err)
 	}
-	m.mapFamilies(out)
-	return &Migration{From: from, Text: newTOMLWriter(d).render(out), Notes: m.notes, Warnings: m.warnings}, nil
+	res, err := upstream.Migrate(root, from)
+	if err != nil {
+		return nil, fmt.Errorf("config: %s: schema v%d cannot be migrated: %w", d.File, from, err)
+	}
+	return &Migration{From: from, Text: tomledit.Render(d, res.Tree), Notes: res.Notes, Warnings: res.Warnings}, nil
 }
 
 // MigrateBytes returns raw (the file at path) rewritten as schema v3, or nil when it already is v3. Secrets
 // are left as they are.
 func MigrateBytes(path string, raw []byte) (*Migration, error) {
-	d, err := parseDocument(path, raw)
+	d, err := tomledit.Parse(path, raw)
 	if err != nil {
 		return nil, err
 	}
@@ -162,7 +161,7 @@ func MigrateFile(ctx context.Context, path string, box *secrets.Box, environ []s
 
 // refuseOldSchema returns an *OldSchemaError when raw is a schema v1 or v2 file.
 func refuseOldSchema(path string, raw []byte) error {
-	d, err := parseDocument(path, raw)
+	d, err := tomledit.Parse(path, raw)
 	if err != nil {
 		return err
 	}

@@ -66,6 +66,9 @@ type ProviderConfig struct {
 	ContextWindow int               `toml:"context_window" note:"0: unknown (not reported)" desc:"The model's context window (largest input), in tokens."`
 	MaxTokens     int               `toml:"max_tokens" note:"0: the family's default, 4096 for anthropic, not sent for the others" desc:"Largest answer, in tokens, asked of the model per request."`
 	ExtraHeaders  map[string]string `toml:"extra_headers" desc:"Extra HTTP headers sent with every request to the provider (secrets)."`
+	// Pricing is upstream v3's per-provider price list, USD per million tokens: "<model>.input" and
+	// "<model>.output", or "<model>" for both (see PriceFor).
+	Pricing map[string]float64 `toml:"pricing" desc:"Prices of this provider's models in USD per million tokens, as upstream writes them: \"<model>.input\", \"<model>.output\", or \"<model>\" for both."`
 }
 
 // DefaultProviderTimeoutSecs is timeout_secs when a provider entry does not set it.
@@ -288,6 +291,9 @@ type RPCConfig struct {
 	WriteTimeoutMS      int `toml:"write_timeout_ms" desc:"Milliseconds a client may stop reading before it is disconnected."`
 	// MaxInflightFrameBytes bounds the bytes of inbound frames held at once across all connections.
 	MaxInflightFrameBytes int `toml:"max_inflight_frame_bytes" desc:"Bytes of inbound frames held at once across all connections."`
+	// ServerVersion is the server_version initialize and status advertise ("" : api.ServerVersion). zerocode
+	// 0.8.2–0.8.4 refuse a daemon whose server_version is not their own release; this lets one connect.
+	ServerVersion string `toml:"server_version" desc:"server_version that initialize and status advertise; empty: 0.8.6, the release whose protocol we speak. Set it to an older zerocode's own version (0.8.2-0.8.4 refuse any other)."`
 }
 
 // LimitsConfig is [limits]: what one agent turn may take from the model. A turn that passes one fails with an

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"os"
+
+	"github.com/zeroclaw-go/zeroclaw/internal/config/tomledit"
 )
 
 // SchemaVersionOf reads only the top-level schema_version of the config file at path, without decoding or
@@ -16,21 +18,21 @@ func SchemaVersionOf(path string) (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("config: read %s: %w", path, err)
 	}
-	d, err := parseDocument(path, raw)
+	d, err := tomledit.Parse(path, raw)
 	if err != nil {
 		return 0, err
 	}
-	l, ok := d.find(Path{"schema_version"})
+	l, ok := d.Find(Path{"schema_version"})
 	if !ok {
 		return 0, nil
 	}
-	n, ok := l.value.(int64)
+	n, ok := l.Value.(int64)
 	if !ok {
-		return 0, &FileError{File: path, Line: l.line, Column: l.col, Key: "schema_version",
-			Msg: "must be an integer, got " + valueKind(l.value)}
+		return 0, &FileError{File: path, Line: l.Line, Column: l.Col, Key: "schema_version",
+			Msg: "must be an integer, got " + valueKind(l.Value)}
 	}
 	if n < 0 || n > math.MaxInt32 {
-		return 0, &FileError{File: path, Line: l.line, Column: l.col, Key: "schema_version",
+		return 0, &FileError{File: path, Line: l.Line, Column: l.Col, Key: "schema_version",
 			Msg: fmt.Sprintf("must be a non-negative integer, got %d", n)}
 	}
 	return int(n), nil

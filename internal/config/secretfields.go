@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/zeroclaw-go/zeroclaw/internal/config/tomledit"
 	"github.com/zeroclaw-go/zeroclaw/internal/secrets"
 )
 
@@ -77,22 +78,22 @@ func decryptAll(cfg *Config, box *secrets.Box) error {
 // encryptText rewrites, in place, every secret value of the file that is plaintext or legacy "enc:" as "enc2:".
 // Other bytes are untouched.
 func encryptText(file string, raw []byte, box *secrets.Box) ([]byte, error) {
-	d, err := parseDocument(file, raw)
+	d, err := tomledit.Parse(file, raw)
 	if err != nil {
 		return nil, err
 	}
 	out := raw
-	for i := len(d.leaves) - 1; i >= 0; i-- { // back to front: earlier offsets stay valid
-		l := d.leaves[i]
-		if l.arrayTable {
+	for i := len(d.Leaves) - 1; i >= 0; i-- { // back to front: earlier offsets stay valid
+		l := d.Leaves[i]
+		if l.ArrayTable {
 			continue
 		}
-		r, err := resolve(l.path)
-		if err != nil || !r.secret || !r.leaf || !needsEncryption(l.value) {
+		r, err := resolve(l.Path)
+		if err != nil || !r.secret || !r.leaf || !needsEncryption(l.Value) {
 			continue
 		}
 		v := reflect.New(r.typ).Elem()
-		if err := coerce(v, l.value); err != nil {
+		if err := coerce(v, l.Value); err != nil {
 			continue // decode reports type errors
 		}
 		err = walkSecrets(v, r.path, true, func(p Path, s string) (string, error) {
@@ -105,7 +106,7 @@ func encryptText(file string, raw []byte, box *secrets.Box) ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		out = splice(out, l.valStart, l.valEnd, literal(v))
+		out = tomledit.Splice(out, l.ValStart, l.ValEnd, literal(v))
 	}
 	return out, nil
 }

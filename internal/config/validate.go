@@ -4,14 +4,15 @@ import (
 	"fmt"
 	"net/url"
 	"path/filepath"
-	"slices"
 	"sort"
 	"strings"
+
+	"github.com/zeroclaw-go/zeroclaw/internal/config/tomledit"
 )
 
 // validate checks value ranges and every cross-reference, collecting all problems. d (may be nil) supplies
 // line numbers. Soft problems (an unknown session backend, which falls back to sqlite) are returned as warnings.
-func validate(cfg *Config, d *document, file string) (*ValidationError, []string) {
+func validate(cfg *Config, d *tomledit.Document, file string) (*ValidationError, []string) {
 	v := &validator{d: d}
 	var warnings []string
 
@@ -146,6 +147,9 @@ func validate(cfg *Config, d *document, file string) (*ValidationError, []string
 			v.add(Path{"rpc", name}, "must be positive, got %d", val)
 		}
 	}
+	if sv := cfg.RPC.ServerVersion; sv != "" && !releaseVersion.MatchString(sv) {
+		v.add(Path{"rpc", "server_version"}, "must be a release version such as 0.8.4, got %q", sv)
+	}
 	for _, l := range []struct {
 		name       string
 		val, upper int
@@ -185,37 +189,12 @@ func validate(cfg *Config, d *document, file string) (*ValidationError, []string
 }
 
 type validator struct {
-	d        *document
+	d        *tomledit.Document
 	problems []Problem
 }
 
 func (v *validator) add(p Path, format string, args ...any) {
-	v.problems = append(v.problems, Problem{Path: p.String(), Message: fmt.Sprintf(format, args...), Line: v.d.lineFor(p)})
-}
-
-// lineFor returns the line defining p: its key, else its table header, else the first key below it; 0 if none.
-func (d *document) lineFor(p Path) int {
-	if d == nil {
-		return 0
-	}
-	for q := p; len(q) > 0; q = q[:len(q)-1] {
-		for _, l := range d.leaves {
-			if slices.Equal(l.path, q) {
-				return l.line
-			}
-		}
-		for _, t := range d.tables {
-			if slices.Equal(t.path, q) {
-				return t.line
-			}
-		}
-		for _, l := range d.leaves {
-			if l.path.HasPrefix(q) {
-				return l.line
-			}
-		}
-	}
-	return 0
+	v.problems = append(v.problems, Problem{Path: p.String(), Message: fmt.Sprintf(format, args...), Line: v.d.LineFor(p)})
 }
 
 func sortedKeys[V any](m map[string]V) []string {

@@ -1,7 +1,7 @@
 // Package controlplane supervises background work (state.md §7): each task is registered in
 // data/control_plane.db with this process's boot id and pid; at start the running tasks of another boot are
 // lost, and a sweep every 60 s times out this boot's tasks whose heartbeat is older than the max runtime. It
-// also reads and writes delegate results files.
+// also runs the delegate tool's tasks (Delegations) and reads and writes their result files.
 package controlplane
 
 import (

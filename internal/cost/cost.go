@@ -25,6 +25,8 @@ var ErrBudgetExceeded = errors.New("Budget exceeded")
 
 // Usage is one provider request's token counts.
 type Usage struct {
+	// Provider is the "<family>.<alias>" that served the request; empty: the agent's model_provider.
+	Provider          string
 	Model             string
 	InputTokens       int
 	OutputTokens      int
@@ -67,12 +69,12 @@ func NewTracker(o Options) *Tracker {
 	return &Tracker{o: o, started: o.Clock.Now(), warned: map[string]bool{}, unpriced: map[string]bool{}}
 }
 
-// Price returns the cost of u under the prices of cfg (cost.prices, else the built-in list prices, see
-// config.CostConfig.PriceOf) and whether the model has a price. Upstream's formula:
+// Price returns the cost of u under the prices of cfg (the provider's pricing, else cost.prices, else the built-in
+// list prices, see config.Config.PriceFor) and whether the model has a price. Upstream's formula:
 // cached input at the cached rate (the input rate when none), the rest of the input at the input rate, output
 // at the output rate; a negative or non-finite rate counts as 0.
 func Price(cfg *config.Config, u Usage) (float64, bool) {
-	p, ok := cfg.Cost.PriceOf(u.Model)
+	p, ok := cfg.PriceFor(u.Provider, u.Model)
 	if !ok {
 		return 0, false
 	}
@@ -98,6 +100,9 @@ func (t *Tracker) Record(ctx context.Context, sessionID, agentAlias string, u Us
 		return nil
 	}
 	now := t.o.Clock.Now().UTC()
+	if u.Provider == "" {
+		u.Provider = cfg.Agents[agentAlias].ModelProvider
+	}
 	usd, priced := Price(cfg, u)
 	rec := store.CostRecord{ID: t.newID(), SessionID: sessionID, AgentAlias: agentAlias, Usage: store.CostUsage{
 		Model: u.Model, InputTokens: u.InputTokens, OutputTokens: u.OutputTokens, CachedInputTokens: u.CachedInputTokens,

@@ -21,7 +21,7 @@ type background struct {
 	plane  *controlplane.Plane
 	sched  *cron.Scheduler
 	runner *agentRunner
-	deleg  *delegations
+	deleg  *controlplane.Delegations
 }
 
 // openBackground opens the control plane (marking the previous process's tasks lost) and makes the scheduler,
@@ -36,7 +36,8 @@ func openBackground(ctx context.Context, layout install.Layout, cfg *config.Mana
 	runner := &agentRunner{}
 	sched := cron.New(cron.Options{Store: st.cron, Config: cfg.Current, InstallRoot: layout.Root, Clock: clk, Logger: log,
 		Agents: runner, Tasks: taskAdapter{plane}, NewID: newID})
-	deleg := &delegations{plane: plane, cfg: cfg.Current, root: layout.Root, clk: clk, log: log}
+	deleg := controlplane.NewDelegations(controlplane.DelegateOptions{Plane: plane, Config: cfg.Current, InstallRoot: layout.Root,
+		Clock: clk, Logger: log})
 	return &background{plane: plane, sched: sched, runner: runner, deleg: deleg}, nil
 }
 
@@ -44,7 +45,7 @@ func openBackground(ctx context.Context, layout install.Layout, cfg *config.Mana
 // jobs run on sessions. It is called once, before any turn can run.
 func (b *background) start(ctx context.Context, cfg *config.Manager, sessions *session.Manager) error {
 	b.runner.m = sessions
-	b.deleg.start(ctx, sessions)
+	b.deleg.Start(ctx, delegateTurns{sessions})
 	b.plane.Start(ctx)
 	cfg.OnChange(func(*config.Config) { b.sched.ConfigChanged() })
 	if err := b.sched.Start(ctx); err != nil {
@@ -61,7 +62,7 @@ func (b *background) tools(agent string) tools.Cron {
 
 // stop cancels running jobs and delegated tasks and waits for them (until ctx ends), then stops the sweep.
 func (b *background) stop(ctx context.Context) {
-	b.deleg.stop(ctx)
+	b.deleg.Stop(ctx)
 	b.sched.Close(ctx)
 	b.plane.Close()
 }
@@ -73,6 +74,14 @@ type agentRunner struct{ m *session.Manager }
 func (a *agentRunner) RunUnattended(ctx context.Context, r cron.AgentRun) (string, error) {
 	return a.m.RunUnattended(ctx, session.Unattended{Agent: r.Agent, SessionID: r.SessionID, Prompt: r.Prompt,
 		AllowedTools: r.AllowedTools, ExcludedTools: r.ExcludedTools})
+}
+
+// delegateTurns runs delegated tasks' turns on the session manager.
+type delegateTurns struct{ m *session.Manager }
+
+func (t delegateTurns) RunUnattended(ctx context.Context, r controlplane.DelegateTurn) (string, error) {
+	return t.m.RunUnattended(ctx, session.Unattended{Agent: r.Agent, SessionID: r.SessionID, Prompt: r.Prompt,
+		ExcludedTools: r.ExcludedTools})
 }
 
 // taskAdapter registers cron runs with the control plane.

@@ -26,12 +26,16 @@ import (
 	"github.com/zeroclaw-go/zeroclaw/internal/config"
 	"github.com/zeroclaw-go/zeroclaw/internal/gateway"
 	"github.com/zeroclaw-go/zeroclaw/internal/install"
+	"github.com/zeroclaw-go/zeroclaw/internal/install/legacy"
 	"github.com/zeroclaw-go/zeroclaw/internal/jsonrpc"
 	"github.com/zeroclaw-go/zeroclaw/internal/listen"
+	"github.com/zeroclaw-go/zeroclaw/internal/localsock"
 	"github.com/zeroclaw-go/zeroclaw/internal/logs"
 	"github.com/zeroclaw-go/zeroclaw/internal/rpc"
 	"github.com/zeroclaw-go/zeroclaw/internal/secrets"
 	"github.com/zeroclaw-go/zeroclaw/internal/session"
+	"github.com/zeroclaw-go/zeroclaw/internal/skills"
+	"github.com/zeroclaw-go/zeroclaw/internal/workspace"
 )
 
 // DrainTimeout is how long shutdown waits for in-flight requests before closing connections (protocol.md §2.1).
@@ -87,7 +91,8 @@ func (o Options) getenv(key string) string {
 }
 
 // Run starts the daemon and blocks until ctx is cancelled, a shutdown is requested over RPC, or (ephemeral) the
-// last client has left. Startup order: install lock → config → stores → listener → sessions → server.
+// last client has left. Startup order: install lock → config → stores → listener → the legacy JSONL import in
+// the background → sessions → server.
 // Shutdown order: stop accepting → cancel turns and deny approvals → drain in-flight requests (DrainTimeout, 5.5 s by default, in all) →
 // close connections (queued frames flushed) → close stores → remove the socket if it is still ours → release
 // the install lock.
@@ -125,8 +130,8 @@ func Run(ctx context.Context, opts Options) error {
 	cfgExists := err == nil
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		log.Warn("legacy layout not checked", "component", "install", "err", err)
-	} else if legacyVersion < install.LayoutSchemaVersion && !install.LegacyDone(layout) {
-		rep, err := install.MigrateLegacy(layout, legacyVersion, clk.Now())
+	} else if legacyVersion < legacy.LayoutSchemaVersion && !legacy.Done(layout) {
+		rep, err := legacy.Migrate(layout, legacyVersion, clk.Now())
 		rep.Log(log)
 		if err != nil {
 			log.Warn("legacy workspace not migrated; the next start retries", "component", "install", "err", err)
@@ -135,7 +140,7 @@ func Run(ctx context.Context, opts Options) error {
 		// but before the mark) is already in the current layout: mark it too, or a <install>/workspace made
 		// later would be taken for the legacy one and moved away.
 		if rep.Complete() || (!rep.Ran && err == nil && cfgExists) {
-			if err := install.MarkLegacyDone(layout); err != nil {
+			if err := legacy.MarkDone(layout); err != nil {
 				log.Warn("legacy layout migrated but not marked; the next start checks again", "component", "install", "err", err)
 			}
 		}
@@ -169,7 +174,7 @@ func Run(ctx context.Context, opts Options) error {
 		}
 		return err
 	}
-	st, err := openStores(ctx, layout, cfg.Current(), clk.Now(), log)
+	st, err := openStores(ctx, layout, cfg.Current(), log)
 	if err != nil {
 		return stopped(err)
 	}
@@ -191,14 +196,16 @@ func Run(ctx context.Context, opts Options) error {
 		return stopped(err)
 	}
 
-	ln, err := install.Listen(endpoint)
+	ln, err := localsock.Listen(endpoint)
 	if err != nil {
-		var ie *install.InUseError
+		var ie *localsock.InUseError
 		if errors.As(err, &ie) {
 			return &RunningError{PID: ie.PID, Endpoint: endpoint}
 		}
 		return err
 	}
+	// The endpoint is ours: the legacy JSONL sessions move in while the daemon serves (stores.startImport).
+	st.startImport(ctx, layout, clk.Now(), log)
 
 	mem := openMemory(ctx, layout, cfg.Current, cfg.OnChange, clk.Now, log)
 	defer closeMemory(mem, log)
@@ -221,7 +228,7 @@ func Run(ctx context.Context, opts Options) error {
 		NewProvider: opts.NewProvider,
 		Memory:      mem,
 		Cron:        bg.tools,
-		Delegate:    bg.deleg.forAgent,
+		Delegate:    bg.deleg.ForAgent,
 	})
 	if err := bg.start(ctx, cfg, sessions); err != nil {
 		_ = ln.Close()
@@ -250,6 +257,8 @@ func Run(ctx context.Context, opts Options) error {
 		ConfigManager: cfg,
 		Sessions:      sessions,
 		Memory:        mem,
+		Skills:        skills.NewCatalog(skills.CatalogOptions{Config: cfg.Current, InstallRoot: layout.Root, Now: clk.Now, Logger: log}),
+		Personality:   workspace.NewPersonality(cfg.Current, layout.Root),
 		FrameBudget:   d.frames,
 		Clock:         clk,
 		NewTUIID:      tuiIDs(opts.NewID),
@@ -259,13 +268,14 @@ func Run(ctx context.Context, opts Options) error {
 		Pairing:       pm,
 
 		Gateway: func() *api.GatewayStatus { return d.gatewayStatus(opts.Ephemeral) },
-		Doctor:  doctorFor(layout, endpoint, opts.Environ, func() *api.GatewayStatus { return d.gatewayStatus(opts.Ephemeral) }),
+		Doctor: doctorFor(layout, endpoint, opts.Environ, func() *api.GatewayStatus { return d.gatewayStatus(opts.Ephemeral) },
+			func() *api.HandshakeOnly { return d.srv.HandshakeOnly() }), // called only once the server serves
 	})
 	// The ACP endpoint (acp.md) is served through the same listen.Server: one connection limit, one ephemeral
 	// count, one drain. A daemon that cannot take it still serves the native socket.
 	d.acp = acp.New(acp.Options{Sessions: sessions, Config: cfg.Current, DaemonUID: os.Getuid(),
 		Logger: log.With("component", "acp")})
-	if d.acpLn, err = install.Listen(layout.ACPEndpoint()); err != nil {
+	if d.acpLn, err = localsock.Listen(layout.ACPEndpoint()); err != nil {
 		log.Warn("ACP endpoint not served", "component", "acp", "endpoint", layout.ACPEndpoint(), "err", err)
 		d.acpLn = nil
 	}
@@ -316,8 +326,8 @@ func (e *RunningError) Error() string {
 type daemon struct {
 	bg           *background // scheduler and control plane
 	log          *slog.Logger
-	ln           *install.Listener
-	acpLn        *install.Listener // nil when the ACP endpoint could not be taken
+	ln           *localsock.Listener
+	acpLn        *localsock.Listener // nil when the ACP endpoint could not be taken
 	conns        *listen.Server
 	srv          *rpc.Server
 	acp          *acp.Server
@@ -401,7 +411,8 @@ func (d *daemon) serve(ctx context.Context) error {
 // drain cancels running turns and denies pending approvals, so their prompts answer promptly, then waits for the
 // requests in flight; ctx ends at the drain deadline, which covers both.
 func (d *daemon) drain(ctx context.Context) {
-	d.bg.stop(ctx) // scheduled jobs first: an agent job's turn ends before the sessions shut down
+	d.stores.cancelImport() // calls waiting for a legacy import's sessions go on
+	d.bg.stop(ctx)          // scheduled jobs first: an agent job's turn ends before the sessions shut down
 	d.sessions.Shutdown(ctx)
 	d.srv.Drain(ctx)
 	d.acp.Drain(ctx)
@@ -428,9 +439,9 @@ func (d *daemon) abort() {
 // serveACP serves one admitted ACP connection (acp.md) with the limits in force when it was accepted.
 func (d *daemon) serveACP(ctx context.Context, nc net.Conn) {
 	lim := d.limits()
-	cred, err := install.Peer(nc)
+	cred, err := localsock.Peer(nc)
 	if err != nil {
-		cred = install.PeerCred{PID: -1, UID: -1, Label: "unix:unknown"}
+		cred = localsock.PeerCred{PID: -1, UID: -1, Label: "unix:unknown"}
 		d.log.Warn("peer credentials unavailable", "component", "acp", "err", err)
 	}
 	_ = d.acp.ServeConn(ctx, nc, acp.PeerInfo{UID: cred.UID, Label: cred.Label, Transport: transportOf(cred)},
@@ -441,10 +452,10 @@ func (d *daemon) serveACP(ctx context.Context, nc net.Conn) {
 func (d *daemon) serveConn(ctx context.Context, nc net.Conn) {
 	lim := d.limits()
 	d.frames.SetLimit(int64(d.cfg.Current().RPC.MaxInflightFrameBytes))
-	cred, err := install.Peer(nc)
+	cred, err := localsock.Peer(nc)
 	if err != nil {
 		// Unknown is never uid 0: such a peer matches no user and is not the operator.
-		cred = install.PeerCred{PID: -1, UID: -1, Label: "unix:unknown"}
+		cred = localsock.PeerCred{PID: -1, UID: -1, Label: "unix:unknown"}
 		d.log.Warn("peer credentials unavailable", "component", "daemon", "err", err)
 	}
 	info := rpc.PeerInfo{PID: cred.PID, UID: cred.UID, Label: cred.Label, Transport: transportOf(cred)}
@@ -459,7 +470,7 @@ func tuiIDs(newID func() string) func() string {
 	return func() string { return "tui-" + newID() }
 }
 
-func transportOf(c install.PeerCred) auth.Transport {
+func transportOf(c localsock.PeerCred) auth.Transport {
 	if strings.HasPrefix(c.Label, "pipe:") {
 		return auth.TransportPipe
 	}

@@ -57,44 +57,15 @@ func (t metricsTee) Publish(e logs.Entry) {
 // surface (upstream fails the whole daemon instead).
 func (d *daemon) startGateway(ctx context.Context, opts Options, pm *pairing.Manager, m *gateway.Metrics, clk clock.Clock) {
 	d.gw = gateway.New(gateway.Options{
-		Config:  d.cfg.Current,
-		Pairing: pm,
-		Dispatch: func(ctx context.Context, id gateway.Identity, method string, params json.RawMessage) (any, error) {
-			return d.srv.Call(ctx, rpc.Caller{Principal: id.Principal, Resolve: id.Resolve, Label: id.Label,
-				Transport: auth.TransportHTTP}, method, params)
-		},
-		NotFound: rpc.NotFound,
-		Reload: func(ctx context.Context) error {
-			_, err := d.cfg.Reload(ctx)
-			return err
-		},
-		Shutdown: d.requestStop,
-		Webhook: func(ctx context.Context, caller *auth.Principal, agent, sessionID, message string) (string, error) {
-			answer, err := d.sessions.RunUnattended(ctx, session.Unattended{Agent: agent, SessionID: sessionID, Prompt: message,
-				Owner: caller.Name, Restricted: !caller.Admin, Grants: caller.Grants})
-			if errors.Is(err, session.ErrNotOwned) {
-				return "", fmt.Errorf("%w: %w", gateway.ErrSessionNotOwned, err)
-			}
-			return answer, err
-		},
-		NewID:   opts.NewID,
-		Metrics: m,
-		Clock:   clk,
-		Logger:  d.log,
-		Ready:   opts.GatewayReady,
-		Listen:  opts.GatewayListen,
-		// The WebSockets: ACP and the native protocol over the same servers as the local endpoints.
-		ACP: func(ctx context.Context, f jsonrpc.Framer, id gateway.Identity, agent string) {
-			lim := d.limits()
-			_ = d.acp.ServeFramer(ctx, f, acp.PeerInfo{UID: -1, Label: id.Label, Transport: auth.TransportHTTP,
-				Resolve: id.Resolve, DefaultAgent: agent},
-				acp.Limits{MaxFrameBytes: lim.MaxFrameBytes, FrameTimeout: lim.FrameTimeout, WriteTimeout: lim.WriteTimeout})
-		},
-		RPC: func(ctx context.Context, f jsonrpc.Framer, id gateway.Identity) {
-			_ = d.srv.ServeFramer(ctx, f, rpc.PeerInfo{PID: -1, UID: -1, Label: id.Label, Transport: auth.TransportWSS,
-				Resolve: id.Resolve}, d.limits())
-		},
-		Chat:      &wsChat{m: d.sessions},
+		Daemon:    &gatewayDaemon{d: d, wsChat: &wsChat{m: d.sessions}},
+		Pairing:   pm,
+		Metrics:   m,
+		Clock:     clk,
+		Logger:    d.log,
+		Spare:     d.conns,
+		NewID:     opts.NewID,
+		Listen:    opts.GatewayListen,
+		Ready:     opts.GatewayReady,
 		WSSListen: opts.WSSListen,
 		WSSReady:  opts.WSSReady,
 	})
@@ -141,6 +112,50 @@ func (d *daemon) startGateway(ctx context.Context, opts Options, pm *pairing.Man
 	if code := pm.PendingCode(); code != "" && opts.Banner != nil {
 		printPairingBanner(opts.Banner, d.gw.Addr(), d.cfg.Current(), code)
 	}
+}
+
+// gatewayDaemon is the daemon as the gateway serves it (gateway.Daemon): the same method table, config
+// manager, session manager and protocol servers as the local endpoints. Its embedded wsChat runs /ws/chat.
+type gatewayDaemon struct {
+	d *daemon
+	*wsChat
+}
+
+func (g *gatewayDaemon) Config() *config.Config { return g.d.cfg.Current() }
+
+func (g *gatewayDaemon) Call(ctx context.Context, id gateway.Identity, method string, params json.RawMessage) (any, error) {
+	return g.d.srv.Call(ctx, rpc.Caller{Principal: id.Principal, Resolve: id.Resolve, Label: id.Label,
+		Transport: auth.TransportHTTP}, method, params)
+}
+
+func (g *gatewayDaemon) Reload(ctx context.Context) error {
+	_, err := g.d.cfg.Reload(ctx)
+	return err
+}
+
+func (g *gatewayDaemon) Shutdown() { g.d.requestStop() }
+
+func (g *gatewayDaemon) RunWebhook(ctx context.Context, caller *auth.Principal, agent, sessionID, message string) (string, error) {
+	answer, err := g.d.sessions.RunUnattended(ctx, session.Unattended{Agent: agent, SessionID: sessionID, Prompt: message,
+		Owner: caller.Name, Restricted: !caller.Admin, Grants: caller.Grants})
+	if errors.Is(err, session.ErrNotOwned) {
+		return "", fmt.Errorf("%w: %w", gateway.ErrSessionNotOwned, err)
+	}
+	return answer, err
+}
+
+// ServeACP serves /acp over the same ACP server as the local endpoint.
+func (g *gatewayDaemon) ServeACP(ctx context.Context, f jsonrpc.Framer, id gateway.Identity, agent string) {
+	lim := g.d.limits()
+	_ = g.d.acp.ServeFramer(ctx, f, acp.PeerInfo{UID: -1, Label: id.Label, Transport: auth.TransportHTTP,
+		Resolve: id.Resolve, DefaultAgent: agent},
+		acp.Limits{MaxFrameBytes: lim.MaxFrameBytes, FrameTimeout: lim.FrameTimeout, WriteTimeout: lim.WriteTimeout})
+}
+
+// ServeRPC serves [wss] over the same native server as the socket.
+func (g *gatewayDaemon) ServeRPC(ctx context.Context, f jsonrpc.Framer, id gateway.Identity) {
+	_ = g.d.srv.ServeFramer(ctx, f, rpc.PeerInfo{PID: -1, UID: -1, Label: id.Label, Transport: auth.TransportWSS,
+		Resolve: id.Resolve}, g.d.limits())
 }
 
 // printPairingBanner shows the one-time code on the daemon's terminal (never in the log).

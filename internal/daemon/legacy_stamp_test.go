@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/zeroclaw-go/zeroclaw/internal/install"
+	"github.com/zeroclaw-go/zeroclaw/internal/install/legacy"
 )
 
 // oldConfig is a minimal upstream schema v2 config: the offline provider, and the agent v2 ran implicitly.
@@ -49,7 +50,7 @@ func TestRunMarksLegacyLayoutWithoutStamping(t *testing.T) {
 	if b, err := os.ReadFile(cfgPath); err != nil || string(b) != oldConfig {
 		t.Fatalf("config.toml after start = %q, %v; want it unchanged", b, err)
 	}
-	if !install.LegacyDone(install.Layout{Root: root, DataDir: filepath.Join(root, "data")}) {
+	if !legacy.Done(install.Layout{Root: root, DataDir: filepath.Join(root, "data")}) {
 		t.Fatal("the layout is not marked done")
 	}
 

@@ -22,12 +22,21 @@ type stores struct {
 	acp     *store.ACPStore    // nil when acp-sessions.db could not be opened: ACP sessions then live in memory
 	devices *store.DeviceStore // data/devices.db; nil when it could not be opened
 	closed  sync.Once
+
+	// The legacy JSONL import (state.md §5), prepared by openChat and run in the background once the daemon
+	// listens (startImport); nil when there is nothing to import. stopImport cancels it, importWG waits for it.
+	imp        *store.JSONLImport
+	stopImport context.CancelFunc
+	importWG   sync.WaitGroup
 }
+
+// onImportSource, when set (tests), is called before each legacy JSONL source is imported.
+var onImportSource func(source string)
 
 // openStores opens the session backend (openChat), and the other stores: the control plane, the cost ledger
 // (data/state/costs.jsonl, created lazily on the first record), cron and ACP.
-func openStores(ctx context.Context, layout install.Layout, cfg *config.Config, now time.Time, log *slog.Logger) (*stores, error) {
-	chat, err := openChat(ctx, layout, cfg, now, log)
+func openStores(ctx context.Context, layout install.Layout, cfg *config.Config, log *slog.Logger) (*stores, error) {
+	chat, imp, err := openChat(ctx, layout, cfg, log)
 	if err != nil {
 		return nil, err
 	}
@@ -44,6 +53,7 @@ func openStores(ctx context.Context, layout install.Layout, cfg *config.Config, 
 		return nil, fmt.Errorf("daemon: open control plane: %w", err)
 	}
 	st := &stores{
+		imp:   imp,
 		chat:  chat,
 		costs: store.OpenCostLedger(filepath.Join(layout.StateDir(), "costs.jsonl")),
 		cron:  store.OpenCron(filepath.Join(layout.DataDir, "cron", "jobs.db")),
@@ -65,6 +75,9 @@ func (s *stores) close(log *slog.Logger) {
 }
 
 func (s *stores) closeAll(log *slog.Logger) {
+	// The import first: it writes the chat store. Cut between or inside sources, it resumes at the next start.
+	s.cancelImport()
+	s.importWG.Wait()
 	if err := s.cron.Close(); err != nil {
 		log.Warn("closing cron store", "component", "store", "err", err)
 	}
@@ -89,29 +102,77 @@ func (s *stores) closeAll(log *slog.Logger) {
 	}
 }
 
+// cancelImport cuts a running legacy import short (the shutdown's drain): the calls waiting for its sessions go
+// on instead of holding the drain. What it had not committed is imported at the next start.
+func (s *stores) cancelImport() {
+	if s.stopImport != nil {
+		s.stopImport()
+	}
+}
+
 // openChat opens the session backend `[channels] session_backend` names (state.md §4). SQLite (sessions.db, the
-// default) first imports the JSONL session files of data/sessions (stamped now; state.md §5) and carries over the
-// metadata the JSONL backend kept for them, so switching back from JSONL keeps every session, its agent and its
-// owner. JSONL reads and appends the files themselves and imports nothing.
-func openChat(ctx context.Context, layout install.Layout, cfg *config.Config, now time.Time, log *slog.Logger) (store.Chat, error) {
+// default) also prepares the import of the JSONL session files of data/sessions (state.md §5), which startImport
+// runs once the daemon listens: until it is done, calls on the sessions it imports wait. JSONL reads and appends
+// the files themselves and imports nothing (imp is nil).
+func openChat(ctx context.Context, layout install.Layout, cfg *config.Config, log *slog.Logger) (chat store.Chat, imp *store.JSONLImport, err error) {
 	dir := layout.SessionsDir()
 	if sessionBackend(cfg) == "jsonl" {
 		chat, err := store.OpenJSONLChat(ctx, dir)
 		if err != nil {
-			return nil, fmt.Errorf("daemon: open jsonl session backend: %w", err)
+			return nil, nil, fmt.Errorf("daemon: open jsonl session backend: %w", err)
 		}
-		return chat, nil
+		return chat, nil, nil
 	}
-	chat, err := store.OpenChat(ctx, filepath.Join(dir, "sessions.db"))
+	db, err := store.OpenChat(ctx, filepath.Join(dir, "sessions.db"))
 	if err != nil {
-		return nil, fmt.Errorf("daemon: open chat store: %w", err)
+		return nil, nil, fmt.Errorf("daemon: open chat store: %w", err)
 	}
-	// Legacy JSONL sessions move in once (state.md §5). A failed source stays on disk for the next start;
-	// the daemon keeps serving what was imported.
-	rep, err := chat.ImportJSONL(ctx, dir, now)
+	if imp, err = db.PrepareImportJSONL(ctx, dir); err != nil {
+		// Nothing was fenced: the daemon serves what sessions.db holds, the next start tries again.
+		log.Warn("legacy jsonl import failed", "component", "store", "err", err)
+		return db, nil, nil
+	}
+	return db, imp, nil
+}
+
+// startImport runs the import openChat prepared in the background, so that the socket serves while a large
+// legacy history moves in (a call on one of the sessions it imports waits for it). Each source is its own
+// transaction with its receipt, so a kill -9 at any point loses and duplicates nothing (state.md §5). Once the
+// files are in, it carries over the metadata the JSONL backend kept for them, so switching back from JSONL keeps
+// every session, its agent and its owner, and only then lets the waiting calls go on. The daemon serves what
+// was imported when a source fails; the failed source stays on disk for the next start.
+func (s *stores) startImport(ctx context.Context, layout install.Layout, now time.Time, log *slog.Logger) {
+	chat, ok := s.chat.(*store.ChatStore)
+	if s.imp == nil || !ok {
+		return
+	}
+	imp := s.imp
+	imp.OnSource = onImportSource
+	ctx, s.stopImport = context.WithCancel(ctx)
+	s.importWG.Add(1)
+	go func() {
+		defer s.importWG.Done()
+		defer imp.Release()
+		if imp.Sessions() > 0 {
+			log.Info("importing legacy jsonl sessions in the background", "component", "store", "sessions", imp.Sessions())
+		}
+		importJSONL(ctx, chat, imp, layout.SessionsDir(), now, log)
+	}()
+}
+
+// importJSONL runs imp and the metadata carry-over, and logs what they did.
+func importJSONL(ctx context.Context, chat *store.ChatStore, imp *store.JSONLImport, dir string, now time.Time, log *slog.Logger) {
+	rep, err := imp.Run(ctx, now)
 	if rep.Sessions+rep.Resumed > 0 {
 		log.Info("imported legacy jsonl sessions", "component", "store", "sessions", rep.Sessions,
 			"messages", rep.Messages, "resumed", rep.Resumed)
+	}
+	for _, sk := range rep.Skipped {
+		log.Warn("legacy jsonl line not imported; the archived source keeps it", "component", "store",
+			"source", sk.Source, "line", sk.Line, "reason", sk.Reason)
+	}
+	if rep.SkippedMore > 0 {
+		log.Warn("more legacy jsonl lines not imported", "component", "store", "lines", rep.SkippedMore)
 	}
 	for _, f := range rep.Failed {
 		log.Warn("legacy jsonl session not imported", "component", "store", "source", f.Source, "err", f.Err)
@@ -124,7 +185,6 @@ func openChat(ctx context.Context, layout install.Layout, cfg *config.Config, no
 	} else if n > 0 {
 		log.Info("carried over the jsonl backend's session metadata", "component", "store", "sessions", n)
 	}
-	return chat, nil
 }
 
 // sessionBackend is the session backend cfg selects: "jsonl", or "sqlite" for anything else (validation warns

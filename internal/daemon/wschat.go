@@ -2,28 +2,24 @@ package daemon
 
 import (
 	"context"
-	"errors"
-	"strings"
-	"sync/atomic"
 
 	"github.com/zeroclaw-go/zeroclaw/internal/api"
+	"github.com/zeroclaw-go/zeroclaw/internal/errmap"
 	"github.com/zeroclaw-go/zeroclaw/internal/gateway"
+	"github.com/zeroclaw-go/zeroclaw/internal/router"
 	"github.com/zeroclaw-go/zeroclaw/internal/session"
 )
-
-// chatConnBase marks the session-layer connection ids of /ws/chat sockets, apart from the native peers' (small
-// numbers) and ACP's (1<<62 and up): turns and approvals are keyed by connection id.
-const chatConnBase = 1 << 61
 
 // wsChat is /ws/chat's view of the session manager: the same calls session/new, session/prompt and
 // session/approve make, for the device principal.
 type wsChat struct {
-	m    *session.Manager
-	next atomic.Uint64
+	m *session.Manager
 }
 
+// Open binds the chat to a connection id from the ids every protocol draws from (router.NewConnID), so its turns
+// and approvals never mix with a native or ACP connection's: the session layer keys them by connection id.
 func (c *wsChat) Open(ctx context.Context, id gateway.Identity, p gateway.ChatOpen) (gateway.ChatSession, gateway.ChatStarted, error) {
-	o := session.OwnerOf(id.Principal, chatConnBase+c.next.Add(1))
+	o := session.OwnerOf(id.Principal, router.NewConnID())
 	res, err := c.m.New(ctx, o, api.SessionNewParams{AgentAlias: p.Agent, SessionID: p.SessionID, Cwd: p.Cwd})
 	if err != nil {
 		return nil, gateway.ChatStarted{}, err
@@ -38,13 +34,11 @@ type wsChatSession struct {
 	id string
 }
 
+// Prompt runs the turn; a turn that could not start for a reason the error table gives a chat code (a full
+// queue, a timed-out wait) becomes that error frame.
 func (s *wsChatSession) Prompt(ctx context.Context, content string, sink func(api.SessionUpdate)) (api.SessionPromptResult, error) {
 	res, err := s.m.Prompt(ctx, s.o, api.SessionPromptParams{SessionID: s.id, Prompt: content}, chatSink(sink))
-	if errors.Is(err, session.ErrBusy) {
-		code := "SESSION_QUEUE_FULL"
-		if strings.Contains(err.Error(), "waited") {
-			code = "SESSION_QUEUE_TIMEOUT"
-		}
+	if code := errmap.ChatCode(err); code != "" {
 		return res, &gateway.ChatError{Code: code, Message: err.Error()}
 	}
 	return res, err

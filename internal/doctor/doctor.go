@@ -43,6 +43,9 @@ type Options struct {
 	// Gateway reports the running daemon's gateway (set when the doctor runs inside the daemon); nil leaves
 	// the gateway check out.
 	Gateway func() *api.GatewayStatus
+	// HandshakeOnly reports the running daemon's connections that closed right after initialize (set inside
+	// the daemon); nil leaves the client-version check out.
+	HandshakeOnly func() *api.HandshakeOnly
 }
 
 // Run inspects the install and returns every finding, in a fixed order of checks. It fails only when ctx ends
@@ -64,6 +67,9 @@ func Run(ctx context.Context, o Options) api.DoctorResult {
 		if st := o.Gateway(); st != nil {
 			checkGateway(r, *st)
 		}
+	}
+	if o.HandshakeOnly != nil {
+		checkClientVersion(r, o.HandshakeOnly())
 	}
 	if !o.SkipProviders && cfg != nil {
 		if timedOut := checkProviders(ctx, r, o, cfg); timedOut {

@@ -73,11 +73,6 @@ func TestACPOverGatewayWebSocket(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "node_modules", "ws", "package.json")); err != nil {
 		t.Fatalf("the test's npm packages are not installed: run npm ci --prefix tests/acp-sdk (%v)", err)
 	}
-	h := home(t)
-	root := filepath.Join(h, ".zeroclaw")
-	if err := os.MkdirAll(root, 0o700); err != nil {
-		t.Fatal(err)
-	}
 	project, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
@@ -85,9 +80,7 @@ func TestACPOverGatewayWebSocket(t *testing.T) {
 	// The editor's project lies outside the agent's workspace: the owner (an unrestricted device) may open it
 	// because [acp] allowed_roots lists it.
 	cfg := "schema_version = 3\n\n[providers.models.echo.default]\nmodel = \"echo\"\n\n[agents.default]\nmodel_provider = \"echo.default\"\nrisk_profile = \"supervised\"\n\n[risk_profiles.supervised]\nlevel = \"supervised\"\n\n[gateway]\nport = 0\n\n[acp]\nallowed_roots = [" + strconv.Quote(project) + "]\n"
-	if err := os.WriteFile(filepath.Join(root, "config.toml"), []byte(cfg), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	h, root := homeWithConfig(t, cfg)
 	d := start(t, env(h), "daemon")
 	waitSocket(t, d, filepath.Join(root, "data", "daemon.sock"))
 	base, token := pairWithBanner(t, d)

@@ -244,41 +244,24 @@ func TestAgentInterruptCancelsTurn(t *testing.T) {
 	}
 	defer stdinW.Close()
 	cmd.Stdin = stdinR
-	stderr := &syncBuffer{}
-	cmd.Stderr = stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	p := startCmd(t, cmd, "agent")
 	stdinR.Close()
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	t.Cleanup(func() {
-		if cmd.ProcessState == nil {
-			_ = cmd.Process.Kill()
-			<-done
-		}
-	})
 	// The approval question proves the turn is running; the signal lands while it waits for an answer.
 	deadline := time.Now().Add(20 * time.Second)
-	for !strings.Contains(stderr.String(), "Allow?") {
+	for !strings.Contains(p.stderr.String(), "Allow?") {
 		if time.Now().After(deadline) {
-			t.Fatalf("no approval question; stderr:\n%s", stderr.String())
+			t.Fatalf("no approval question; stderr:\n%s", p.stderr.String())
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
 	if err := cmd.Process.Signal(os.Interrupt); err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case <-done:
-	case <-time.After(20 * time.Second):
-		t.Fatalf("agent did not end after SIGINT; stderr:\n%s", stderr.String())
+	if code := p.wait(t, 20*time.Second); code != 130 {
+		t.Fatalf("exit code %d, want 130; stderr:\n%s", code, p.stderr.String())
 	}
-	if code := cmd.ProcessState.ExitCode(); code != 130 {
-		t.Fatalf("exit code %d, want 130; stderr:\n%s", code, stderr.String())
-	}
-	if !strings.Contains(stderr.String(), "cancelling the turn") {
-		t.Errorf("stderr does not say the turn is being cancelled:\n%s", stderr.String())
+	if !strings.Contains(p.stderr.String(), "cancelling the turn") {
+		t.Errorf("stderr does not say the turn is being cancelled:\n%s", p.stderr.String())
 	}
 	// The session is usable again right away.
 	if out := runOK(t, env(h), "", "agent", "--session", "e2e-int", "-m", "after"); out != "after\n" {
@@ -288,15 +271,8 @@ func TestAgentInterruptCancelsTurn(t *testing.T) {
 
 // When the spawned daemon cannot start, the agent command says so and points at the ephemeral log.
 func TestAgentSpawnFailureNamesLog(t *testing.T) {
-	h := home(t)
-	root := filepath.Join(h, ".zeroclaw")
-	if err := os.MkdirAll(root, 0o700); err != nil {
-		t.Fatal(err)
-	}
 	cfg := "schema_version = 3\n\n[rpc]\nmax_local_connections = \"many\"\n"
-	if err := os.WriteFile(filepath.Join(root, "config.toml"), []byte(cfg), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	h, root := homeWithConfig(t, cfg)
 	out, errOut, code := run(t, env(h), "", "agent", "-m", "hello")
 	logPath := filepath.Join(root, "data", "daemon-ephemeral.log")
 	if code != 1 || out != "" || !strings.Contains(errOut, "exited before serving") || !strings.Contains(errOut, "Try: look at "+logPath) {
@@ -329,15 +305,8 @@ func TestAgentSpawnKeepsConfigDir(t *testing.T) {
 
 // With two enabled agents and no -a, the command lists them and says how to choose; -a picks one.
 func TestAgentTwoAgentsAsksForAlias(t *testing.T) {
-	h := home(t)
-	root := filepath.Join(h, ".zeroclaw")
-	if err := os.MkdirAll(root, 0o700); err != nil {
-		t.Fatal(err)
-	}
 	cfg := string(config.DefaultTOML()) + "\n[agents.second]\nmodel_provider = \"echo.default\"\nrisk_profile = \"supervised\"\n"
-	if err := os.WriteFile(filepath.Join(root, "config.toml"), []byte(cfg), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	h, _ := homeWithConfig(t, cfg)
 	out, errOut, code := run(t, env(h), "", "agent", "-m", "hello")
 	if code != 1 || out != "" || !strings.Contains(errOut, "2 agents are enabled: default, second") ||
 		!strings.Contains(errOut, "Try: choose one with -a, e.g. zeroclaw agent -a default") || strings.Contains(errOut, "agent_alias") {

@@ -260,11 +260,6 @@ func freePort(t *testing.T, also string) (int, net.Listener) {
 
 func startTarget(t *testing.T, port int) *target {
 	t.Helper()
-	h := home(t)
-	root := filepath.Join(h, ".zeroclaw")
-	if err := os.MkdirAll(root, 0o700); err != nil {
-		t.Fatal(err)
-	}
 	// An agent for /ws/chat?agent=default to chat with, on the offline echo model.
 	cfg := fmt.Sprintf(`schema_version = 3
 
@@ -281,9 +276,7 @@ level = "supervised"
 [gateway]
 port = %d
 `, port)
-	if err := os.WriteFile(filepath.Join(root, "config.toml"), []byte(cfg), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	h, root := homeWithConfig(t, cfg)
 	tg := &target{h: h, root: root, sock: filepath.Join(root, "data", "daemon.sock"), port: port}
 	tg.d = start(t, env(h), "daemon")
 	waitSocket(t, tg.d, tg.sock)

@@ -41,15 +41,7 @@ scheduler_poll_secs = 5
 // cronHome is a fresh HOME whose install runs cronConfig; it returns the HOME and the install root.
 func cronHome(t *testing.T) (string, string) {
 	t.Helper()
-	h := home(t)
-	root := filepath.Join(h, ".zeroclaw")
-	if err := os.MkdirAll(root, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(root, "config.toml"), []byte(cronConfig), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return h, root
+	return homeWithConfig(t, cronConfig)
 }
 
 func workspaceOf(root string) string { return filepath.Join(root, "agents", "default", "workspace") }
@@ -202,22 +194,7 @@ func TestCronTwoSchedulersClaimEachJobOnce(t *testing.T) {
 	startWith := func(sock string) *proc {
 		cmd := exec.Command(bin, "daemon")
 		cmd.Env = env(h, "ZEROCLAW_SOCKET="+sock, "ZEROCLAW_E2E_SHARE_INSTALL=1")
-		p := &proc{cmd: cmd, stderr: &syncBuffer{}, done: make(chan struct{})}
-		cmd.Stderr = p.stderr
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		go func() { p.err = cmd.Wait(); close(p.done) }()
-		t.Cleanup(func() {
-			if !p.exited() {
-				_ = cmd.Process.Kill()
-				<-p.done
-			}
-			if t.Failed() {
-				t.Logf("stderr of daemon on %s:\n%s", sock, p.stderr.String())
-			}
-		})
-		return p
+		return startCmd(t, cmd, "daemon on "+sock)
 	}
 	// The production binary ignores the test-only variable: a second one on the install is refused.
 	prod := start(t, env(h, "ZEROCLAW_SOCKET="+sockA), "daemon")

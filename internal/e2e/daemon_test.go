@@ -247,15 +247,8 @@ func TestRestartAfterKill9(t *testing.T) {
 // A config that fails to parse stops the daemon with an error naming the file, the line and the key.
 // A syntax error stops the start, naming file, line and key; the file is left as it is.
 func TestBadConfigRefused(t *testing.T) {
-	h := home(t)
-	root := filepath.Join(h, ".zeroclaw")
-	if err := os.MkdirAll(root, 0o700); err != nil {
-		t.Fatal(err)
-	}
 	cfg := "schema_version = 3\n\n[rpc]\nmax_local_connections = \n"
-	if err := os.WriteFile(filepath.Join(root, "config.toml"), []byte(cfg), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	h, root := homeWithConfig(t, cfg)
 	_, stderr, code := run(t, env(h), "", "daemon")
 	if code == 0 {
 		t.Fatal("daemon started with a config that does not parse")

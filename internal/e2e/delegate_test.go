@@ -109,14 +109,7 @@ func TestDelegateKill9LeavesLostTask(t *testing.T) {
 	}))
 	t.Cleanup(backend.Close)
 
-	h := home(t)
-	root := filepath.Join(h, ".zeroclaw")
-	if err := os.MkdirAll(root, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(root, "config.toml"), []byte(fmt.Sprintf(delegateConfig, backend.URL)), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	h, root := homeWithConfig(t, fmt.Sprintf(delegateConfig, backend.URL))
 	sock := filepath.Join(root, "data", "daemon.sock")
 	d := start(t, env(h), "daemon")
 	waitSocket(t, d, sock)

@@ -56,15 +56,25 @@ func home(t *testing.T) string {
 	return dir
 }
 
-// homeWithOpenAI is a fresh HOME whose install's default agent talks to an OpenAI-compatible backend at url
-// under the provider alias openai.<alias>. It returns the HOME and the install root.
-func homeWithOpenAI(t *testing.T, alias, url string) (string, string) {
+// homeWithConfig is a fresh HOME whose install root holds cfg as its config.toml. It returns the HOME and the
+// install root.
+func homeWithConfig(t *testing.T, cfg string) (string, string) {
 	t.Helper()
 	h := home(t)
 	root := filepath.Join(h, ".zeroclaw")
 	if err := os.MkdirAll(root, 0o700); err != nil {
 		t.Fatal(err)
 	}
+	if err := os.WriteFile(filepath.Join(root, "config.toml"), []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return h, root
+}
+
+// homeWithOpenAI is a fresh HOME whose install's default agent talks to an OpenAI-compatible backend at url
+// under the provider alias openai.<alias>. It returns the HOME and the install root.
+func homeWithOpenAI(t *testing.T, alias, url string) (string, string) {
+	t.Helper()
 	cfg := fmt.Sprintf(`schema_version = 3
 
 [providers.models.openai.%s]
@@ -79,10 +89,7 @@ risk_profile = "supervised"
 level = "supervised"
 workspace_only = true
 `, alias, url, alias)
-	if err := os.WriteFile(filepath.Join(root, "config.toml"), []byte(cfg), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return h, root
+	return homeWithConfig(t, cfg)
 }
 
 // env is a minimal, hermetic environment for the binary.
@@ -120,6 +127,13 @@ func start(t *testing.T, environ []string, args ...string) *proc {
 	t.Helper()
 	cmd := exec.Command(binary, args...)
 	cmd.Env = environ
+	return startCmd(t, cmd, fmt.Sprint(args))
+}
+
+// startCmd starts cmd with its stderr kept, and kills it at the end of the test if still running; label names
+// it in the stderr logged when the test failed.
+func startCmd(t *testing.T, cmd *exec.Cmd, label string) *proc {
+	t.Helper()
 	p := &proc{cmd: cmd, stderr: &syncBuffer{}, done: make(chan struct{})}
 	cmd.Stderr = p.stderr
 	if err := cmd.Start(); err != nil {
@@ -135,7 +149,7 @@ func start(t *testing.T, environ []string, args ...string) *proc {
 			<-p.done
 		}
 		if t.Failed() {
-			t.Logf("stderr of %v:\n%s", args, p.stderr.String())
+			t.Logf("stderr of %s:\n%s", label, p.stderr.String())
 		}
 	})
 	return p

@@ -69,15 +69,8 @@ type flood struct {
 // samples its fds and calls status over the local socket three times during the flood.
 func slowBodyFlood(t *testing.T, extra string, slowHeaders bool) flood {
 	t.Helper()
-	h := home(t)
-	root := filepath.Join(h, ".zeroclaw")
-	if err := os.MkdirAll(root, 0o700); err != nil {
-		t.Fatal(err)
-	}
 	cfg := "schema_version = 3\n\n[gateway]\nport = 0\n" + extra
-	if err := os.WriteFile(filepath.Join(root, "config.toml"), []byte(cfg), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	h, root := homeWithConfig(t, cfg)
 	// dash's ulimit sets the soft and the hard limit, so Go's raise of the soft limit at start stays at 256.
 	d := startShell(t, env(h), fmt.Sprintf(`ulimit -n %d && exec "$0" daemon`, slowBodyNofile))
 	sock := filepath.Join(root, "data", "daemon.sock")
@@ -232,25 +225,7 @@ func startShell(t *testing.T, environ []string, script string) *proc {
 	t.Helper()
 	cmd := exec.Command("/bin/sh", "-c", script, binary)
 	cmd.Env = environ
-	p := &proc{cmd: cmd, stderr: &syncBuffer{}, done: make(chan struct{})}
-	cmd.Stderr = p.stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() {
-		p.err = cmd.Wait()
-		close(p.done)
-	}()
-	t.Cleanup(func() {
-		if !p.exited() {
-			_ = cmd.Process.Kill()
-			<-p.done
-		}
-		if t.Failed() {
-			t.Logf("stderr of %q:\n%s", script, p.stderr.String())
-		}
-	})
-	return p
+	return startCmd(t, cmd, fmt.Sprintf("%q", script))
 }
 
 // gatewayAddr is host:port of the gateway, from the pairing banner the daemon prints.
@@ -301,15 +276,8 @@ func nofileOf(t *testing.T, pid int) int {
 // pauses, the code is replaced and the new one printed on the daemon's stderr only. No request of the spray
 // pairs, and once the pause is over the old code is void while the new one pairs.
 func TestGatewayPairingSprayGetsNowhere(t *testing.T) {
-	h := home(t)
-	root := filepath.Join(h, ".zeroclaw")
-	if err := os.MkdirAll(root, 0o700); err != nil {
-		t.Fatal(err)
-	}
 	cfg := "schema_version = 3\n\n[gateway]\nport = 0\ntrust_forwarded_headers = true\npairing_failure_budget = 20\npairing_failure_window_secs = 2\n"
-	if err := os.WriteFile(filepath.Join(root, "config.toml"), []byte(cfg), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	h, root := homeWithConfig(t, cfg)
 	d := start(t, env(h), "daemon")
 	waitSocket(t, d, filepath.Join(root, "data", "daemon.sock"))
 	base := "http://" + gatewayAddr(t, d)

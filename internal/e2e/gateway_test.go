@@ -6,7 +6,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -19,15 +18,8 @@ import (
 // The real binary: the daemon prints its pairing code at start (never in the log), `zeroclaw pair code` shows
 // it, a device pairs over HTTP, `zeroclaw pair list` shows it and `zeroclaw pair revoke` locks it out.
 func TestGatewayPairCLI(t *testing.T) {
-	h := home(t)
-	root := filepath.Join(h, ".zeroclaw")
-	if err := os.MkdirAll(root, 0o700); err != nil {
-		t.Fatal(err)
-	}
 	cfg := "schema_version = 3\n\n[providers.models.echo.default]\nmodel = \"echo\"\n\n[agents.default]\nmodel_provider = \"echo.default\"\nrisk_profile = \"supervised\"\n\n[risk_profiles.supervised]\nlevel = \"supervised\"\n\n[permission_profiles.viewer]\ngrants = [\"status:read\"]\n\n[gateway]\nport = 0\n"
-	if err := os.WriteFile(filepath.Join(root, "config.toml"), []byte(cfg), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	h, root := homeWithConfig(t, cfg)
 	d := start(t, env(h), "daemon")
 	waitSocket(t, d, filepath.Join(root, "data", "daemon.sock"))
 	banner := regexp.MustCompile(`Gateway pairing code: (\d{6})\n  pair with: curl -X POST -H 'X-Pairing-Code: \d{6}' (http://[0-9.:]+)/pair`)
@@ -112,15 +104,8 @@ func TestGatewayPortTaken(t *testing.T) {
 	}
 	defer ln.Close()
 	port := ln.Addr().(*net.TCPAddr).Port
-	h := home(t)
-	root := filepath.Join(h, ".zeroclaw")
-	if err := os.MkdirAll(root, 0o700); err != nil {
-		t.Fatal(err)
-	}
 	cfg := fmt.Sprintf("schema_version = 3\n\n[gateway]\nport = %d\n", port)
-	if err := os.WriteFile(filepath.Join(root, "config.toml"), []byte(cfg), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	h, root := homeWithConfig(t, cfg)
 	d := start(t, env(h), "daemon")
 	sock := filepath.Join(root, "data", "daemon.sock")
 	waitSocket(t, d, sock)
@@ -209,15 +194,8 @@ func TestEphemeralDaemonServesNoGateway(t *testing.T) {
 	}
 	port := ln.Addr().(*net.TCPAddr).Port
 	_ = ln.Close()
-	h := home(t)
-	root := filepath.Join(h, ".zeroclaw")
-	if err := os.MkdirAll(root, 0o700); err != nil {
-		t.Fatal(err)
-	}
 	cfg := fmt.Sprintf("schema_version = 3\n\n[gateway]\nport = %d\n", port)
-	if err := os.WriteFile(filepath.Join(root, "config.toml"), []byte(cfg), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	h, root := homeWithConfig(t, cfg)
 	sock := filepath.Join(root, "data", "daemon.sock")
 	for _, ephemeral := range []bool{true, false} {
 		args := []string{"daemon"}

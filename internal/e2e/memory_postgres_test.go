@@ -48,11 +48,6 @@ func testPG(t *testing.T) (dsn, schema string) {
 // "postgres.shared"), with the default echo agent.
 func homeWithPostgres(t *testing.T, dsn, schema string) string {
 	t.Helper()
-	h := home(t)
-	root := filepath.Join(h, ".zeroclaw")
-	if err := os.MkdirAll(root, 0o700); err != nil {
-		t.Fatal(err)
-	}
 	cfg := fmt.Sprintf(`schema_version = 3
 
 [providers.models.echo.default]
@@ -73,9 +68,7 @@ backend = "postgres.shared"
 db_url = %q
 schema = %q
 `, dsn, schema)
-	if err := os.WriteFile(filepath.Join(root, "config.toml"), []byte(cfg), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	h, _ := homeWithConfig(t, cfg)
 	return h
 }
 

@@ -150,11 +150,6 @@ func TestChatTerminalHistoryHelpAndQuit(t *testing.T) {
 // Ctrl-C during a turn cancels that turn, at an approval question (the line editor reads the key) as well as
 // while a tool runs (the terminal sends SIGINT), and the chat goes on; two Ctrl-C at the idle prompt quit.
 func TestChatTerminalCtrlCCancelsTurn(t *testing.T) {
-	h := home(t)
-	root := filepath.Join(h, ".zeroclaw")
-	if err := os.MkdirAll(root, 0o700); err != nil {
-		t.Fatal(err)
-	}
 	cfg := `schema_version = 3
 
 [providers.models.echo.default]
@@ -169,9 +164,7 @@ level = "supervised"
 workspace_only = true
 auto_approve = ["shell"]
 `
-	if err := os.WriteFile(filepath.Join(root, "config.toml"), []byte(cfg), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	h, _ := homeWithConfig(t, cfg)
 	d := start(t, env(h), "daemon")
 	waitSocket(t, d, agentSock(h))
 	term := chatTerm(t, h, "repl-int")

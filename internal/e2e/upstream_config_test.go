@@ -14,10 +14,10 @@ import (
 	"github.com/zeroclaw-go/zeroclaw/internal/rpctest/ndjson"
 )
 
-// upstreamV1 is upstream's v1 fixture (internal/config/testdata/upstream/v1.toml, see the README there).
+// upstreamV1 is upstream's v1 fixture (internal/config/upstream/testdata/v1.toml, see the README there).
 func upstreamV1(t *testing.T) []byte {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "config", "testdata", "upstream", "v1.toml"))
+	b, err := os.ReadFile(filepath.Join("..", "config", "upstream", "testdata", "v1.toml"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -225,11 +225,11 @@ func TestConfigMigrateWithoutDaemon(t *testing.T) {
 	runOK(t, env(h), "", "config", "set", "agents.default.system_prompt", "be kind")
 }
 
-// Each upstream case with expected values (internal/config/testdata/upstream/expected.json) starts the binary
+// Each upstream case with expected values (internal/config/upstream/testdata/expected.json) starts the binary
 // with the expected values readable through config/get, the file byte for byte as it was; `config migrate`
 // writes a v3 file that `config validate` accepts and a restarted daemon reads identically.
 func TestUpstreamCasesOverTheSocket(t *testing.T) {
-	dir := filepath.Join("..", "config", "testdata", "upstream")
+	dir := filepath.Join("..", "config", "upstream", "testdata")
 	b, err := os.ReadFile(filepath.Join(dir, "expected.json"))
 	if err != nil {
 		t.Fatal(err)

@@ -41,7 +41,7 @@ func MaxConnectionsFor(configured int, nofile uint64) int {
 
 // maxConns is the cap the gateway's listeners share, read at each accept (a reload may change it).
 func (s *Server) maxConns() int {
-	return MaxConnectionsFor(s.o.Config().Gateway.MaxConnections, s.nofile)
+	return MaxConnectionsFor(s.o.Daemon.Config().Gateway.MaxConnections, s.nofile)
 }
 
 // connCap counts the open TCP connections of every gateway listener (HTTP and [wss]) against one cap.
@@ -57,6 +57,7 @@ type capListener struct {
 	cap     *connCap
 	max     func() int
 	refused func()
+	spare   Spare // nil: no reserve to give fds back to
 }
 
 func (l *capListener) Accept() (net.Conn, error) {
@@ -64,6 +65,15 @@ func (l *capListener) Accept() (net.Conn, error) {
 		nc, err := l.Listener.Accept()
 		if err != nil {
 			return nil, err
+		}
+		if l.spare != nil && l.spare.SpareMissing() {
+			// Out of fds, and the local socket gave its reserve up: this connection's fd becomes the reserve.
+			if l.refused != nil {
+				l.refused()
+			}
+			refuseConn(nc)
+			l.spare.RefillSpare()
+			continue
 		}
 		if n := l.cap.open.Add(1); n > int64(l.max()) {
 			l.cap.open.Add(-1)
@@ -119,7 +129,7 @@ func (s *Server) withBodyBounds(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		g := s.o.Config().Gateway
+		g := s.o.Daemon.Config().Gateway
 		now := time.Now()
 		b := &boundedBody{rc: http.NewResponseController(w), body: r.Body, start: now,
 			limit: now.Add(time.Duration(g.RequestTimeoutSecs) * time.Second), rate: g.BodyMinBytesPerSec}
@@ -276,5 +286,5 @@ func (w *boundedWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // capped puts ln under the gateway's connection cap.
 func (s *Server) capped(ln net.Listener) net.Listener {
-	return &capListener{Listener: ln, cap: &s.conns, max: s.maxConns, refused: s.o.Metrics.refused}
+	return &capListener{Listener: ln, cap: &s.conns, max: s.maxConns, refused: s.o.Metrics.refused, spare: s.o.Spare}
 }

@@ -29,7 +29,7 @@ func (s *Server) clientKey(r *http.Request) string {
 	if !forwarded(r) {
 		return peer.String()
 	}
-	g := s.o.Config().Gateway
+	g := s.o.Daemon.Config().Gateway
 	if g.TrustForwardedHeaders {
 		trusted := trustedProxies(g)
 		if inAny(trusted, peer) {

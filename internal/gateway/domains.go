@@ -32,10 +32,10 @@ func (s *Server) domainRoutes(mux *http.ServeMux) {
 }
 
 // memoryGet is GET /api/memory: with query, since or until a search (limit 50, as upstream), else a list.
-func (s *Server) memoryGet(w http.ResponseWriter, r *http.Request, c caller) {
+func (s *Server) memoryGet(w http.ResponseWriter, r *http.Request, c caller) error {
 	q := r.URL.Query()
 	if q.Get("query") != "" || q.Get("since") != "" || q.Get("until") != "" {
-		s.rpcRoute(api.MethodMemorySearch, func(r *http.Request) (json.RawMessage, error) {
+		return s.rpcRoute(api.MethodMemorySearch, func(r *http.Request) (json.RawMessage, error) {
 			p := map[string]any{"query": q.Get("query"), "limit": 50}
 			for _, k := range []string{"since", "until", "agent"} {
 				if v := q.Get(k); v != "" {
@@ -44,26 +44,8 @@ func (s *Server) memoryGet(w http.ResponseWriter, r *http.Request, c caller) {
 			}
 			return json.Marshal(p)
 		})(w, r, c)
-		return
 	}
-	s.rpcRoute(api.MethodMemoryList, queryParams)(w, r, c)
-}
-
-// shaped is rpcRoute with the result rewrapped by shape.
-func (s *Server) shaped(method string, params paramsFunc, shape func(any) any) func(http.ResponseWriter, *http.Request, caller) {
-	return func(w http.ResponseWriter, r *http.Request, c caller) {
-		p, err := params(r)
-		if err != nil {
-			writeError(w, http.StatusBadRequest, err.Error())
-			return
-		}
-		res, err := s.o.Dispatch(r.Context(), c.identity(), method, p)
-		if err != nil {
-			s.writeRPCError(w, err)
-			return
-		}
-		writeJSON(w, http.StatusOK, shape(res))
-	}
+	return s.rpcRoute(api.MethodMemoryList, queryParams)(w, r, c)
 }
 
 // merged builds params from the query, then the JSON object body (when body), then the named path values.

@@ -35,10 +35,6 @@ import (
 // MaxBodyBytes is the request body limit of every route (upstream's 64 KiB).
 const MaxBodyBytes = 64 << 10
 
-// Dispatcher serves one native RPC method for an authenticated gateway caller: the same table, grant check and
-// error mapping as the socket (rpc.Server.Call). Errors are *jsonrpc.Error.
-type Dispatcher func(ctx context.Context, id Identity, method string, params json.RawMessage) (any, error)
-
 // Identity is who a gateway request acts as.
 type Identity struct {
 	Principal *auth.Principal
@@ -48,42 +44,65 @@ type Identity struct {
 	Label   string // "http:<client key>"
 }
 
-// Options wire the gateway to the daemon.
-type Options struct {
-	Config   func() *config.Config // the live config; read per request
-	Pairing  *pairing.Manager
-	Dispatch Dispatcher
-	// NotFound reports whether a Dispatch error says the thing a request names does not exist (answered 404,
-	// as upstream's REST routes do, whatever its JSON-RPC code); nil: only the not-found codes are 404.
-	NotFound func(error) bool
-	// Reload re-reads the config and applies it (POST /admin/reload); nil answers 503.
-	Reload func(ctx context.Context) error
+// Daemon is what the gateway serves: the daemon implements it over its config manager, method table, session
+// manager and protocol servers. Every route is one of these calls behind the gateway's own checks.
+type Daemon interface {
+	// Config is the live config, read per request.
+	Config() *config.Config
+	// Call serves one native RPC method for an authenticated gateway caller: the same table, grant check and
+	// error mapping as the socket (rpc.Server.Call). Errors are *jsonrpc.Error.
+	Call(ctx context.Context, id Identity, method string, params json.RawMessage) (any, error)
+	// Reload re-reads the config and applies it (POST /admin/reload).
+	Reload(ctx context.Context) error
 	// Shutdown asks the daemon to stop (POST /admin/shutdown); must not block.
-	Shutdown func()
-	// Webhook runs POST /webhook turns; nil answers 503.
-	Webhook WebhookRunner
-	// NewID mints webhook session ids; nil means random.
-	NewID   func() string
+	Shutdown()
+	// RunWebhook runs one unattended turn (nobody can approve: what the agent's profile would ask about is
+	// refused) for caller on agent ("": the default agent) in session sessionID, and returns the answer. A
+	// session the caller may not prompt (session/prompt's ownership rule) is an error wrapping
+	// ErrSessionNotOwned.
+	RunWebhook(ctx context.Context, caller *auth.Principal, agent, sessionID, message string) (string, error)
+	// ServeACP serves the ACP protocol over f for an authenticated /acp client until the connection ends; agent
+	// is the connection's default agent.
+	ServeACP(ctx context.Context, f jsonrpc.Framer, id Identity, agent string)
+	// ServeRPC serves the native protocol over f for an authenticated [wss] client until the connection ends.
+	ServeRPC(ctx context.Context, f jsonrpc.Framer, id Identity)
+	// Chat runs the sessions and turns of /ws/chat.
+	Chat
+}
+
+// Options wire the gateway to the daemon. Only Daemon and Pairing are needed to serve; the rest have defaults.
+type Options struct {
+	Daemon  Daemon
+	Pairing *pairing.Manager
 	Metrics *Metrics // nil: a fresh registry
 	Clock   clock.Clock
 	Logger  *slog.Logger
+
+	// Spare is the daemon's reserved fd for its local socket (nil: none). While it is given up, each connection
+	// the gateway accepts is refused and its fd handed back to the reserve at once, so that a flood which took
+	// every other fd cannot also take the one the owner's next `status` needs.
+	Spare Spare
+
+	// The seams tests use to bind kernel-picked ports and mint known ids.
+
+	// NewID mints webhook session ids; nil means random.
+	NewID func() string
+	// Listen binds the gateway's TCP address; nil means net.Listen.
+	Listen func(network, addr string) (net.Listener, error)
 	// Ready, if set, is called with the bound address each time a listener starts (at start and after a
 	// reload that changed the bind).
 	Ready func(addr net.Addr, tls bool)
-	// Listen binds the gateway's TCP address; nil means net.Listen. Tests use it to bind port 0.
-	Listen func(network, addr string) (net.Listener, error)
-
-	// ACP serves the ACP protocol over f for an authenticated /acp client until the connection ends; agent is
-	// the connection's default agent. Nil answers 503.
-	ACP func(ctx context.Context, f jsonrpc.Framer, id Identity, agent string)
-	// RPC serves the native protocol over f for an authenticated [wss] client until the connection ends. Nil:
-	// [wss] is not served.
-	RPC func(ctx context.Context, f jsonrpc.Framer, id Identity)
-	// Chat runs the sessions and turns of /ws/chat; nil answers 503.
-	Chat Chat
 	// WSSListen binds the [wss] address; nil means net.Listen. WSSReady, if set, is called with its address.
 	WSSListen func(network, addr string) (net.Listener, error)
 	WSSReady  func(addr net.Addr)
+}
+
+// Spare is a reserved fd another listener holds (listen.Server with SpareFD).
+type Spare interface {
+	// SpareMissing reports whether the reserve is given up.
+	SpareMissing() bool
+	// RefillSpare takes it again (the lowest free fd), reporting whether it is held afterwards.
+	RefillSpare() bool
 }
 
 // Server is the gateway. mu guards the fields below it; wg owns every serving goroutine and the shutdown of
@@ -346,31 +365,29 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 	_ = json.NewEncoder(w).Encode(v)
 }
 
-// writeError writes upstream's error body {"error": msg}.
+// writeError writes upstream's error body {"error": msg}: handleError's, and the transport middleware's
+// (prefix, body limit, timeouts, guard), which answer before any handler runs.
 func writeError(w http.ResponseWriter, code int, msg string) {
 	writeJSON(w, code, map[string]any{"error": msg})
 }
 
 // readJSON decodes a JSON body into v (an empty body leaves v as it is). The body limit turns into 413.
-func readJSON(w http.ResponseWriter, r *http.Request, v any) bool {
+func readJSON(r *http.Request, v any) error {
 	body, err := io.ReadAll(r.Body)
 	var mbe *http.MaxBytesError
 	if errors.As(err, &mbe) {
-		writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body larger than %d bytes", mbe.Limit))
-		return false
+		return fail(http.StatusRequestEntityTooLarge, fmt.Sprintf("request body larger than %d bytes", mbe.Limit))
 	}
 	if err != nil {
-		writeError(w, http.StatusBadRequest, "could not read the request body")
-		return false
+		return fail(http.StatusBadRequest, "could not read the request body")
 	}
 	if len(body) == 0 {
-		return true
+		return nil
 	}
 	if err := json.Unmarshal(body, v); err != nil {
-		writeError(w, http.StatusBadRequest, "invalid JSON body: "+err.Error())
-		return false
+		return fail(http.StatusBadRequest, "invalid JSON body: "+err.Error())
 	}
-	return true
+	return nil
 }
 
 // randomID is 16 random hex digits.

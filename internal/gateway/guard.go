@@ -34,25 +34,31 @@ var simpleTypes = []string{"text/plain", "application/x-www-form-urlencoded", "m
 // reach it under whatever name its certificate carries (a browser refuses a name the certificate does not).
 func (s *Server) withGuard(checkHost bool, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		g := s.o.Config().Gateway
-		if checkHost && !hostAllowed(g, r.Host) {
-			writeError(w, http.StatusForbidden, "Forbidden: Host "+quote(r.Host)+
-				" is not a name this gateway answers (loopback names, the bound address, gateway.allowed_hosts)")
-			return
-		}
-		changes := r.Method != http.MethodGet && r.Method != http.MethodHead && r.Method != http.MethodOptions
-		if origin, ok := r.Header["Origin"]; ok && (changes || isUpgrade(r)) && !originAllowed(g, r, origin[0]) {
-			writeError(w, http.StatusForbidden, "Forbidden: Origin "+quote(origin[0])+
-				" is not this gateway's own origin nor in gateway.allowed_origins (cross-origin requests may not change state or open WebSockets)")
-			return
-		}
-		if changes && simpleContentType(r) {
-			writeError(w, http.StatusUnsupportedMediaType, "Unsupported Media Type: "+quote(r.Header.Get("Content-Type"))+
-				" is a type web pages send cross-site; send the body as Content-Type: application/json")
+		if err := s.guard(checkHost, r); err != nil {
+			s.handleError(w, err)
 			return
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// guard is the browser rules' verdict on r: nil, or the 403 or 415 that refuses it.
+func (s *Server) guard(checkHost bool, r *http.Request) error {
+	g := s.o.Daemon.Config().Gateway
+	if checkHost && !hostAllowed(g, r.Host) {
+		return fail(http.StatusForbidden, "Forbidden: Host "+quote(r.Host)+
+			" is not a name this gateway answers (loopback names, the bound address, gateway.allowed_hosts)")
+	}
+	changes := r.Method != http.MethodGet && r.Method != http.MethodHead && r.Method != http.MethodOptions
+	if origin, ok := r.Header["Origin"]; ok && (changes || isUpgrade(r)) && !originAllowed(g, r, origin[0]) {
+		return fail(http.StatusForbidden, "Forbidden: Origin "+quote(origin[0])+
+			" is not this gateway's own origin nor in gateway.allowed_origins (cross-origin requests may not change state or open WebSockets)")
+	}
+	if changes && simpleContentType(r) {
+		return fail(http.StatusUnsupportedMediaType, "Unsupported Media Type: "+quote(r.Header.Get("Content-Type"))+
+			" is a type web pages send cross-site; send the body as Content-Type: application/json")
+	}
+	return nil
 }
 
 func quote(s string) string {

@@ -64,13 +64,14 @@ func (m *Metrics) handler() http.Handler {
 
 // metrics is GET /metrics: open, as upstream's, unless gateway.metrics_require_token, which asks for a paired
 // token (401 without one, and failed tokens count towards the auth lockout as on every route).
-func (s *Server) metrics(w http.ResponseWriter, r *http.Request) {
-	if s.o.Config().Gateway.MetricsRequireToken {
-		if _, ok := s.authenticate(w, r); !ok {
-			return
+func (s *Server) metrics(w http.ResponseWriter, r *http.Request) error {
+	if s.o.Daemon.Config().Gateway.MetricsRequireToken {
+		if _, err := s.authenticate(r); err != nil {
+			return err
 		}
 	}
 	s.o.Metrics.handler().ServeHTTP(w, r)
+	return nil
 }
 
 // connState counts connections (http.Server.ConnState).

@@ -51,7 +51,7 @@ func withSecurityHeaders(next http.Handler) http.Handler {
 // <prefix>/ redirects (308) to <prefix>, and anything outside the prefix is 404.
 func (s *Server) withPrefix(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		prefix := s.o.Config().Gateway.PathPrefix
+		prefix := s.o.Daemon.Config().Gateway.PathPrefix
 		if prefix == "" {
 			next.ServeHTTP(w, r)
 			return
@@ -70,7 +70,7 @@ func (s *Server) withPrefix(next http.Handler) http.Handler {
 			r2.URL.RawPath = ""
 			next.ServeHTTP(w, r2)
 		default:
-			writeError(w, http.StatusNotFound, "not found")
+			s.handleError(w, fail(http.StatusNotFound, "not found"))
 		}
 	})
 }

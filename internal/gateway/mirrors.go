@@ -109,11 +109,10 @@ func running(res any) any {
 
 // configSection is GET /api/config/sections/{section}: the config/sections entry with that key; 404 for a key
 // config/sections does not list.
-func (s *Server) configSection(w http.ResponseWriter, r *http.Request, c caller) {
-	res, err := s.o.Dispatch(r.Context(), c.identity(), api.MethodConfigSections, nil)
+func (s *Server) configSection(w http.ResponseWriter, r *http.Request, c caller) error {
+	res, err := s.o.Daemon.Call(r.Context(), c.identity(), api.MethodConfigSections, nil)
 	if err != nil {
-		s.writeRPCError(w, err)
-		return
+		return err
 	}
 	raw, err := json.Marshal(res)
 	var list api.ConfigSectionsResult
@@ -121,15 +120,14 @@ func (s *Server) configSection(w http.ResponseWriter, r *http.Request, c caller)
 		err = json.Unmarshal(raw, &list)
 	}
 	if err != nil {
-		s.writeRPCError(w, err)
-		return
+		return err
 	}
 	key := r.PathValue("section")
 	for _, e := range list.Sections {
 		if e.Key == key {
 			writeJSON(w, http.StatusOK, e)
-			return
+			return nil
 		}
 	}
-	writeError(w, http.StatusNotFound, "unknown config section: "+key)
+	return fail(http.StatusNotFound, "unknown config section: "+key)
 }

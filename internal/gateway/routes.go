@@ -11,7 +11,6 @@ import (
 	"github.com/zeroclaw-go/zeroclaw/internal/api"
 	"github.com/zeroclaw-go/zeroclaw/internal/auth"
 	"github.com/zeroclaw-go/zeroclaw/internal/config"
-	"github.com/zeroclaw-go/zeroclaw/internal/jsonrpc"
 	"github.com/zeroclaw-go/zeroclaw/internal/pairing"
 )
 
@@ -58,17 +57,17 @@ func (s *Server) routes() http.Handler {
 
 	s.mirrorRoutes(mux)
 	s.handle(mux, "POST /webhook", s.webhookRoute)
-	mux.Handle("/", s.counted("unmatched", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, http.StatusNotFound, "not found")
+	mux.Handle("/", s.counted("unmatched", s.serve(func(http.ResponseWriter, *http.Request) error {
+		return fail(http.StatusNotFound, "not found")
 	})))
 	return withSecurityHeaders(s.withGuard(true, s.withPrefix(mux)))
 }
 
-// handle registers h under pattern with the per-route chain.
-func (s *Server) handle(mux *http.ServeMux, pattern string, h http.HandlerFunc) {
+// handle registers h under pattern with the per-route chain; h's errors go to handleError.
+func (s *Server) handle(mux *http.ServeMux, pattern string, h handlerFunc) {
 	_, path, _ := strings.Cut(pattern, " ")
 	s.patterns = append(s.patterns, pattern)
-	mux.Handle(pattern, s.counted(path, withBodyLimit(withTimeout(s.timeoutFor(path), h))))
+	mux.Handle(pattern, s.counted(path, withBodyLimit(withTimeout(s.timeoutFor(path), s.serve(h)))))
 }
 
 // Routes are the patterns the gateway serves ("METHOD /path"), in the order they were registered; the [wss]
@@ -92,7 +91,7 @@ func (s *Server) counted(route string, next http.Handler) http.Handler {
 // timeoutFor is gateway.request_timeout_secs, or long_running_request_timeout_secs for a webhook turn.
 func (s *Server) timeoutFor(path string) func(*http.Request) time.Duration {
 	return func(*http.Request) time.Duration {
-		g := s.o.Config().Gateway
+		g := s.o.Daemon.Config().Gateway
 		if path == "/webhook" || path == "/api/cron/{id}/run" {
 			return time.Duration(g.LongRunningTimeoutSecs) * time.Second
 		}
@@ -115,8 +114,8 @@ func (c caller) identity() Identity {
 // authenticate resolves the request's principal: with pairing required, a paired Bearer token (401 without
 // one, 429 while the client is locked out by the auth limiter, which counts failed tokens, loopback exempt);
 // with pairing off, every client is a device.
-func (s *Server) authenticate(w http.ResponseWriter, r *http.Request) (caller, bool) {
-	cfg := s.o.Config()
+func (s *Server) authenticate(r *http.Request) (caller, error) {
+	cfg := s.o.Daemon.Config()
 	key := s.clientKey(r)
 	if !cfg.Gateway.RequirePairing {
 		resolve := func(c *config.Config) *auth.Principal {
@@ -125,13 +124,12 @@ func (s *Server) authenticate(w http.ResponseWriter, r *http.Request) (caller, b
 			}
 			return auth.Device(c, "unpaired", "")
 		}
-		return caller{principal: resolve(cfg), resolve: resolve, key: key}, true
+		return caller{principal: resolve(cfg), resolve: resolve, key: key}, nil
 	}
 	loop := exempt(r, key)
 	if !loop {
 		if d := s.limits.auth.locked(key); d > 0 {
-			s.tooManyAuth(w, d)
-			return caller{}, false
+			return caller{}, tooManyAuth(d)
 		}
 	}
 	token, ok := bearer(r)
@@ -143,8 +141,7 @@ func (s *Server) authenticate(w http.ResponseWriter, r *http.Request) (caller, b
 		if !loop {
 			s.limits.auth.fail(key, cfg.Gateway.RateLimitMaxKeys)
 		}
-		writeError(w, http.StatusUnauthorized, unauthorized)
-		return caller{}, false
+		return caller{}, fail(http.StatusUnauthorized, unauthorized)
 	}
 	s.o.Pairing.Touch(r.Context(), hash, key)
 	id := hash[:16]
@@ -157,7 +154,7 @@ func (s *Server) authenticate(w http.ResponseWriter, r *http.Request) (caller, b
 		}
 		return auth.Device(c, id, pairing.Profile(c, hash))
 	}
-	return caller{principal: auth.Device(cfg, id, pairing.Profile(cfg, hash)), resolve: resolve, tokenHash: hash, key: key}, true
+	return caller{principal: auth.Device(cfg, id, pairing.Profile(cfg, hash)), resolve: resolve, tokenHash: hash, key: key}, nil
 }
 
 // owner authenticates the owner (README "Security model"): pairing on, and a paired token whose device is the
@@ -165,32 +162,28 @@ func (s *Server) authenticate(w http.ResponseWriter, r *http.Request) (caller, b
 // grants admin or is empty). No token, or a wrong one, is 401; a restricted device's token is 403; with
 // pairing off nobody is (the daemon's socket remains: `zeroclaw pair code`, `zeroclaw stop`). The peer's
 // address counts for nothing but this: a non-loopback owner also needs gateway.allow_remote_admin.
-func (s *Server) owner(w http.ResponseWriter, r *http.Request) (caller, bool) {
-	g := s.o.Config().Gateway
+func (s *Server) owner(r *http.Request) (caller, error) {
+	g := s.o.Daemon.Config().Gateway
 	if !g.RequirePairing {
-		writeError(w, http.StatusForbidden, "Forbidden: with gateway.require_pairing = false no gateway client is the owner; use the local socket (zeroclaw pair code, zeroclaw stop, zeroclaw config reload)")
-		return caller{}, false
+		return caller{}, fail(http.StatusForbidden, "Forbidden: with gateway.require_pairing = false no gateway client is the owner; use the local socket (zeroclaw pair code, zeroclaw stop, zeroclaw config reload)")
 	}
-	c, ok := s.authenticate(w, r)
-	if !ok {
-		return caller{}, false
+	c, err := s.authenticate(r)
+	if err != nil {
+		return caller{}, err
 	}
 	if !c.principal.Admin {
-		writeError(w, http.StatusForbidden, "Forbidden: this route needs the owner's token (a device paired without a restricted profile)")
-		return caller{}, false
+		return caller{}, fail(http.StatusForbidden, "Forbidden: this route needs the owner's token (a device paired without a restricted profile)")
 	}
 	if !isLoopbackPeer(r) && !g.AllowRemoteAdmin {
-		writeError(w, http.StatusForbidden, "Admin endpoints are restricted to localhost (gateway.allow_remote_admin = false)")
-		return caller{}, false
+		return caller{}, fail(http.StatusForbidden, "Admin endpoints are restricted to localhost (gateway.allow_remote_admin = false)")
 	}
-	return c, true
+	return c, nil
 }
 
-func (s *Server) tooManyAuth(w http.ResponseWriter, d time.Duration) {
+// tooManyAuth is the auth limiter's 429 for a lockout that lasts d more.
+func tooManyAuth(d time.Duration) error {
 	secs := int((d + time.Second - 1) / time.Second)
-	w.Header().Set("Retry-After", itoa(secs))
-	writeJSON(w, http.StatusTooManyRequests, map[string]any{
-		"error": "Too many auth attempts. Try again in " + itoa(secs) + "s.", "retry_after": secs})
+	return tooMany(secs, "Too many auth attempts. Try again in "+itoa(secs)+"s.")
 }
 
 // bearer returns the token of "Authorization: Bearer <token>".
@@ -204,69 +197,42 @@ func bearer(r *http.Request) (string, bool) {
 }
 
 // authed wraps a handler that needs an authenticated caller.
-func (s *Server) authed(h func(http.ResponseWriter, *http.Request, caller)) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		c, ok := s.authenticate(w, r)
-		if !ok {
-			return
+func (s *Server) authed(h callerFunc) handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		c, err := s.authenticate(r)
+		if err != nil {
+			return err
 		}
-		h(w, r, c)
+		return h(w, r, c)
 	}
 }
 
-// paramsFunc builds a method's params from the request; a *httpError answers the request instead.
+// paramsFunc builds a method's params from the request; its error is the message of a 400.
 type paramsFunc func(r *http.Request) (json.RawMessage, error)
 
 // rpcRoute is a route that is exactly one native method: the params from the request, the method's result as
-// the body, its error mapped to a status.
-func (s *Server) rpcRoute(method string, params paramsFunc) func(http.ResponseWriter, *http.Request, caller) {
-	return func(w http.ResponseWriter, r *http.Request, c caller) {
+// the body, its error mapped to a status by handleError.
+func (s *Server) rpcRoute(method string, params paramsFunc) callerFunc {
+	return s.shaped(method, params, nil)
+}
+
+// shaped is rpcRoute with the result rewrapped by shape (nil: as it is).
+func (s *Server) shaped(method string, params paramsFunc, shape func(any) any) callerFunc {
+	return func(w http.ResponseWriter, r *http.Request, c caller) error {
 		p, err := params(r)
 		if err != nil {
-			writeError(w, http.StatusBadRequest, err.Error())
-			return
+			return fail(http.StatusBadRequest, err.Error())
 		}
-		res, err := s.o.Dispatch(r.Context(), c.identity(), method, p)
+		res, err := s.o.Daemon.Call(r.Context(), c.identity(), method, p)
 		if err != nil {
-			s.writeRPCError(w, err)
-			return
+			return err
+		}
+		if shape != nil {
+			res = shape(res)
 		}
 		writeJSON(w, http.StatusOK, res)
+		return nil
 	}
-}
-
-// writeRPCError maps a method's error to a status with upstream's {"error"} body (plus the JSON-RPC code).
-func (s *Server) writeRPCError(w http.ResponseWriter, err error) {
-	var je *jsonrpc.Error
-	if !errors.As(err, &je) {
-		s.log.Error("gateway request failed", "err", err)
-		writeError(w, http.StatusInternalServerError, "Internal error")
-		return
-	}
-	status := statusOf(je.Code)
-	if s.o.NotFound != nil && s.o.NotFound(err) {
-		status = http.StatusNotFound
-	}
-	writeJSON(w, status, map[string]any{"error": je.Message, "code": je.Code})
-}
-
-// statusOf maps a JSON-RPC error code to an HTTP status.
-func statusOf(code int) int {
-	switch code {
-	case api.CodeAuthRequired:
-		return http.StatusUnauthorized
-	case api.CodeForbidden, api.CodeSessionNotOwned:
-		return http.StatusForbidden
-	case api.CodeInvalidParams, api.CodeInvalidRequest, api.CodeParseError:
-		return http.StatusBadRequest
-	case api.CodeSessionNotFound, api.CodeMethodNotFound, api.CodeFsNotFound:
-		return http.StatusNotFound
-	case api.CodeSessionBusy, api.CodePreconditionFailed:
-		return http.StatusConflict
-	case api.CodeSessionLimitReached:
-		return http.StatusTooManyRequests
-	}
-	return http.StatusInternalServerError
 }
 
 func noParams(*http.Request) (json.RawMessage, error) { return nil, nil }

@@ -8,82 +8,67 @@ import (
 	"net/http"
 	"os"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/coder/websocket"
 
 	"github.com/zeroclaw-go/zeroclaw/internal/jsonrpc"
+	"github.com/zeroclaw-go/zeroclaw/internal/router"
 )
 
-// wsState tracks the WebSocket connections the gateway has upgraded. net/http forgets a connection once it is
-// hijacked, so Shutdown would neither end nor wait for them: each one registers here, and shutdown cancels
-// their contexts (which closes the sockets) and waits for their handlers. mu guards the fields below it.
+// wsState tracks the WebSocket connections the gateway has upgraded, on the skeleton every protocol server
+// shares (router.Peers). net/http forgets a connection once it is hijacked, so Shutdown would neither end nor
+// wait for them: each one registers here, and shutdown cancels their contexts (which closes the sockets) and
+// waits for their handlers.
 type wsState struct {
-	wg sync.WaitGroup
-
-	mu      sync.Mutex
-	closed  bool
-	cancels map[*context.CancelFunc]struct{}
+	conns router.Peers[struct{}]
 }
 
 // track derives the context a WebSocket connection is served with: it ends with the request or at shutdown.
 // ok is false once shutdown began. The caller must call done when the connection is over.
 func (w *wsState) track(parent context.Context) (ctx context.Context, done func(), ok bool) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.closed {
+	// The handler counts as work in flight before it registers, so a shutdown that closed the registry after
+	// the count began still waits for it (its registration is refused, or its context cancelled).
+	w.conns.Begin()
+	ctx, cancel := context.WithCancel(parent)
+	id := router.NewConnID()
+	if !w.conns.Add(id, struct{}{}, cancel) {
+		cancel()
+		w.conns.End()
 		return nil, nil, false
 	}
-	if w.cancels == nil {
-		w.cancels = map[*context.CancelFunc]struct{}{}
-	}
-	ctx, cancel := context.WithCancel(parent)
-	w.cancels[&cancel] = struct{}{}
-	w.wg.Add(1)
 	return ctx, func() {
 		cancel()
-		w.mu.Lock()
-		delete(w.cancels, &cancel)
-		w.mu.Unlock()
-		w.wg.Done()
+		w.conns.Remove(id)
+		w.conns.End()
 	}, true
 }
 
 // shutdown ends every tracked connection and waits for their handlers (or ctx).
 func (w *wsState) shutdown(ctx context.Context) {
-	w.mu.Lock()
-	w.closed = true
-	for c := range w.cancels {
-		(*c)()
-	}
-	w.mu.Unlock()
-	done := make(chan struct{})
-	go func() { w.wg.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-ctx.Done():
-	}
+	w.conns.Close()
+	_ = w.conns.Drain(ctx)
 }
 
 // upgrade accepts a WebSocket upgrade counted by s.ws (answered 503 once the gateway is shutting down) and runs
-// serve with the connection's life and the socket, which is closed when serve returns.
-func (s *Server) upgrade(w http.ResponseWriter, r *http.Request, subprotocols []string, serve func(ctx context.Context, conn *websocket.Conn)) {
+// serve with the connection's life and the socket, which is closed when serve returns. A refused upgrade has
+// been answered by the library.
+func (s *Server) upgrade(w http.ResponseWriter, r *http.Request, subprotocols []string, serve func(ctx context.Context, conn *websocket.Conn)) error {
 	ctx, done, ok := s.ws.track(r.Context())
 	if !ok {
-		writeError(w, http.StatusServiceUnavailable, "the gateway is shutting down")
-		return
+		return fail(http.StatusServiceUnavailable, "the gateway is shutting down")
 	}
 	defer done()
 	// withGuard has checked the Origin; the library checks it again, against the same allowed origins.
 	conn, err := websocket.Accept(w, r, &websocket.AcceptOptions{Subprotocols: subprotocols,
-		OriginPatterns: originPatterns(s.o.Config().Gateway)})
+		OriginPatterns: originPatterns(s.o.Daemon.Config().Gateway)})
 	if err != nil {
-		return // Accept answered the request
+		return nil // Accept answered the request
 	}
 	defer func() { _ = conn.CloseNow() }()
 	serve(ctx, conn)
+	return nil
 }
 
 // wsToken is the bearer token of a WebSocket upgrade (upstream's extract_ws_token): the Authorization header,
@@ -104,14 +89,14 @@ func wsToken(r *http.Request) string {
 
 // wsAuthenticate is authenticate with the token taken from where a WebSocket client can put it (wsToken). A
 // refused client gets its 401 (or 429) before any upgrade.
-func (s *Server) wsAuthenticate(w http.ResponseWriter, r *http.Request) (caller, bool) {
+func (s *Server) wsAuthenticate(r *http.Request) (caller, error) {
 	if _, ok := bearer(r); !ok {
 		if tok := wsToken(r); tok != "" {
 			r = r.Clone(r.Context())
 			r.Header.Set("Authorization", "Bearer "+tok)
 		}
 	}
-	return s.authenticate(w, r)
+	return s.authenticate(r)
 }
 
 // agentParam is the ?agent= of a WebSocket route (aliases agentAlias, agent_alias).
@@ -153,7 +138,7 @@ func (s *Server) framer(ctx context.Context, c *websocket.Conn) *wsFramer {
 // frameTimeout bounds the arrival of a WebSocket message once it has begun: rpc.frame_timeout_ms, as a frame on
 // the local socket.
 func (s *Server) frameTimeout() time.Duration {
-	if ms := s.o.Config().RPC.FrameTimeoutMS; ms > 0 {
+	if ms := s.o.Daemon.Config().RPC.FrameTimeoutMS; ms > 0 {
 		return time.Duration(ms) * time.Millisecond
 	}
 	return jsonrpc.DefaultFrameTimeout

@@ -15,36 +15,31 @@ const ACPSubprotocol = "zeroclaw.acp.v1"
 // long as its client) but keep the metrics, the security headers and the path prefix.
 func (s *Server) wsRoutes(mux *http.ServeMux) {
 	s.patterns = append(s.patterns, "GET /ws/chat", "GET /acp")
-	mux.Handle("GET /ws/chat", s.counted("/ws/chat", http.HandlerFunc(s.wsChat)))
-	mux.Handle("GET /acp", s.counted("/acp", http.HandlerFunc(s.wsACP)))
+	mux.Handle("GET /ws/chat", s.counted("/ws/chat", s.serve(s.wsChat)))
+	mux.Handle("GET /acp", s.counted("/acp", s.serve(s.wsACP)))
 }
 
 // wsACP is GET /acp: the ACP server over WebSocket, one JSON-RPC message per text frame, ws-bearer auth, the
 // device principal, ?agent= as the default agent of session/new.
-func (s *Server) wsACP(w http.ResponseWriter, r *http.Request) {
-	if s.o.ACP == nil {
-		writeError(w, http.StatusServiceUnavailable, "ACP is not available")
-		return
-	}
-	c, ok := s.wsAuthenticate(w, r)
-	if !ok {
-		return
+func (s *Server) wsACP(w http.ResponseWriter, r *http.Request) error {
+	c, err := s.wsAuthenticate(r)
+	if err != nil {
+		return err
 	}
 	agent := agentParam(r)
-	if _, known := s.o.Config().Agents[agent]; agent != "" && !known {
-		writeError(w, http.StatusBadRequest, "Unknown agent: "+agent)
-		return
+	if _, known := s.o.Daemon.Config().Agents[agent]; agent != "" && !known {
+		return fail(http.StatusBadRequest, "Unknown agent: "+agent)
 	}
-	s.upgrade(w, r, []string{ACPSubprotocol}, func(ctx context.Context, conn *websocket.Conn) {
+	return s.upgrade(w, r, []string{ACPSubprotocol}, func(ctx context.Context, conn *websocket.Conn) {
 		id := c.identity()
 		id.Label = "ws:" + c.key
-		s.o.ACP(ctx, s.framer(ctx, conn), id, agent)
+		s.o.Daemon.ServeACP(ctx, s.framer(ctx, conn), id, agent)
 	})
 }
 
 // writeTimeout bounds one frame write on a gateway socket: rpc.write_timeout_ms, as on the local socket.
 func (s *Server) writeTimeout() time.Duration {
-	if ms := s.o.Config().RPC.WriteTimeoutMS; ms > 0 {
+	if ms := s.o.Daemon.Config().RPC.WriteTimeoutMS; ms > 0 {
 		return time.Duration(ms) * time.Millisecond
 	}
 	return 30 * time.Second

@@ -22,7 +22,6 @@ const (
 	ChatSteeringDepth = 8
 	chatWriteTimeout  = 30 * time.Second
 	ChatSubprotocol   = "zeroclaw.v1"
-	chatGrant         = "sessions:execute"
 )
 
 // Chat is the session layer as /ws/chat uses it (the daemon implements it over the session manager).
@@ -74,29 +73,22 @@ var chatDecisions = map[string]string{
 
 // wsChat is GET /ws/chat: ws-bearer auth and ?agent= are checked before the upgrade, then the frame protocol
 // of upstream's ws.rs runs until the client leaves.
-func (s *Server) wsChat(w http.ResponseWriter, r *http.Request) {
-	if s.o.Chat == nil {
-		writeError(w, http.StatusServiceUnavailable, "chat is not available")
-		return
-	}
-	c, ok := s.wsAuthenticate(w, r)
-	if !ok {
-		return
+func (s *Server) wsChat(w http.ResponseWriter, r *http.Request) error {
+	c, err := s.wsAuthenticate(r)
+	if err != nil {
+		return err
 	}
 	agent := agentParam(r)
 	if agent == "" {
-		writeError(w, http.StatusBadRequest, "query parameter agent is required (the agent alias to chat with)")
-		return
+		return fail(http.StatusBadRequest, "query parameter agent is required (the agent alias to chat with)")
 	}
-	if _, known := s.o.Config().Agents[agent]; !known {
-		writeError(w, http.StatusBadRequest, "Unknown agent: "+agent)
-		return
+	if _, known := s.o.Daemon.Config().Agents[agent]; !known {
+		return fail(http.StatusBadRequest, "Unknown agent: "+agent)
 	}
-	if !c.principal.Allows(chatGrant) {
-		writeError(w, http.StatusForbidden, "Forbidden: missing grant "+chatGrant)
-		return
+	if !c.principal.Allows(api.GrantSessionsExecute) {
+		return fail(http.StatusForbidden, "Forbidden: missing grant "+api.GrantSessionsExecute)
 	}
-	s.upgrade(w, r, []string{ChatSubprotocol}, func(ctx context.Context, conn *websocket.Conn) {
+	return s.upgrade(w, r, []string{ChatSubprotocol}, func(ctx context.Context, conn *websocket.Conn) {
 		// The library's own limit is never reached: readChatFrame stops one byte past ChatMaxFrameBytes.
 		conn.SetReadLimit(ChatMaxFrameBytes + 1)
 		q := r.URL.Query()
@@ -118,7 +110,7 @@ type chatConn struct {
 func (ch *chatConn) serve(ctx context.Context, open ChatOpen) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	sess, started, err := ch.s.o.Chat.Open(ctx, ch.c.identity(), open)
+	sess, started, err := ch.s.o.Daemon.Open(ctx, ch.c.identity(), open)
 	if err != nil {
 		ch.send(ctx, chatErrorFrame(&ChatError{Code: "AGENT_INIT_FAILED", Message: err.Error()}))
 		_ = ch.conn.Close(websocket.StatusInternalError, "agent init failed")
@@ -132,7 +124,7 @@ func (ch *chatConn) serve(ctx context.Context, open ChatOpen) {
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	defer cancel() // runs before wg.Wait: the turn runner and the pinger stop
-	if secs := ch.s.o.Config().Gateway.WebSocketPingIntervalSecs; secs > 0 {
+	if secs := ch.s.o.Daemon.Config().Gateway.WebSocketPingIntervalSecs; secs > 0 {
 		every := time.Duration(secs) * time.Second
 		wg.Go(func() { keepAlive(ctx, ch.conn, every, every, nil) })
 	}
@@ -229,8 +221,8 @@ func (ch *chatConn) runTurns(ctx context.Context, queue <-chan string) {
 func (ch *chatConn) turn(ctx context.Context, content string) {
 	// The grant is checked again against the config in force: a revoked token or grant stops the next turn.
 	if resolve := ch.c.resolve; resolve != nil {
-		if pr := resolve(ch.s.o.Config()); pr == nil || !pr.Allows(chatGrant) {
-			ch.send(ctx, chatErrorFrame(&ChatError{Code: "FORBIDDEN", Message: "Forbidden: missing grant " + chatGrant}))
+		if pr := resolve(ch.s.o.Daemon.Config()); pr == nil || !pr.Allows(api.GrantSessionsExecute) {
+			ch.send(ctx, chatErrorFrame(&ChatError{Code: "FORBIDDEN", Message: "Forbidden: missing grant " + api.GrantSessionsExecute}))
 			return
 		}
 	}
@@ -258,7 +250,7 @@ func (ch *chatConn) turn(ctx context.Context, content string) {
 	case api.OutcomeFailed:
 		ch.send(ctx, chatErrorFrame(&ChatError{Code: "PROVIDER_ERROR", Message: res.Content}))
 	default:
-		cfg := ch.s.o.Config()
+		cfg := ch.s.o.Daemon.Config()
 		family, _, _ := strings.Cut(cfg.Agents[ch.agent].ModelProvider, ".")
 		ch.send(ctx, map[string]any{"type": "done", "full_response": res.Content, "input_tokens": in,
 			"output_tokens": out, "tokens_used": in + out, "cost_usd": nil, "model": modelOf(cfg, ch.agent),

@@ -43,7 +43,7 @@ type wssBinding struct {
 	keyPath  string
 }
 
-// ApplyWSS makes the [wss] listener match cfg: started when enabled (and the daemon serves RPC), stopped when
+// ApplyWSS makes the [wss] listener match cfg: started when enabled, stopped when
 // disabled, rebound when bind or port changed, and its certificate reloaded when cert_path or key_path
 // changed. A failed bind or certificate load keeps what runs. Connections already upgraded live on.
 func (s *Server) ApplyWSS(cfg *config.Config) error {
@@ -54,7 +54,7 @@ func (s *Server) ApplyWSS(cfg *config.Config) error {
 		return errors.New("gateway: wss: closed")
 	}
 	w := cfg.WSS
-	if !w.Enabled || s.o.RPC == nil {
+	if !w.Enabled {
 		if l.cur != nil {
 			_ = l.cur.srv.Close()
 			s.log.Info("wss listener stopped", "addr", l.cur.bound.String())
@@ -103,7 +103,7 @@ func (s *Server) bindWSS(w config.WSSConfig, addr string) (*wssBinding, error) {
 	}
 	b.bound = ln.Addr()
 	b.srv = &http.Server{
-		Handler:           withSecurityHeaders(s.withGuard(false, http.HandlerFunc(s.wssUpgrade))),
+		Handler:           withSecurityHeaders(s.withGuard(false, s.serve(s.wssUpgrade))),
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       120 * time.Second,
 		MaxHeaderBytes:    64 << 10,
@@ -148,16 +148,15 @@ func (l *wssListener) shutdown(ctx context.Context) {
 // wssUpgrade serves one RPC-over-WSS client on any path: a paired bearer token in Authorization at the upgrade
 // (401 before it otherwise), then the native protocol, one JSON-RPC message per text frame, with the peer label
 // wss:<addr> and a remote transport (uploads and path attachments refused, protocol.md §7).
-func (s *Server) wssUpgrade(w http.ResponseWriter, r *http.Request) {
+func (s *Server) wssUpgrade(w http.ResponseWriter, r *http.Request) error {
 	if _, ok := bearer(r); !ok {
-		writeError(w, http.StatusUnauthorized, unauthorized)
-		return
+		return fail(http.StatusUnauthorized, unauthorized)
 	}
-	c, ok := s.authenticate(w, r)
-	if !ok {
-		return
+	c, err := s.authenticate(r)
+	if err != nil {
+		return err
 	}
-	s.upgrade(w, r, nil, func(ctx context.Context, conn *websocket.Conn) {
+	return s.upgrade(w, r, nil, func(ctx context.Context, conn *websocket.Conn) {
 		ctx, cancel := context.WithCancel(ctx)
 		defer cancel()
 		f := s.framer(ctx, conn)
@@ -167,6 +166,6 @@ func (s *Server) wssUpgrade(w http.ResponseWriter, r *http.Request) {
 		wg.Go(func() { keepAlive(ctx, conn, wssIdle, wssPongWait, f.idleSince) })
 		id := c.identity()
 		id.Label = "wss:" + r.RemoteAddr
-		s.o.RPC(ctx, f, id)
+		s.o.Daemon.ServeRPC(ctx, f, id)
 	})
 }

@@ -16,6 +16,7 @@ import (
 // belongs to the open file, so it is released by Release or when the process exits, however it exits.
 type Lock struct {
 	path string
+	prev int // the pid the file recorded before this lock overwrote it (0 if none)
 
 	mu sync.Mutex // guards f
 	f  *os.File   // nil once released
@@ -24,14 +25,37 @@ type Lock struct {
 // Path is the lock file's path.
 func (l *Lock) Path() string { return l.path }
 
+// PrevPID is the pid the file recorded before this lock replaced it with ours (0 if none): the last owner's.
+// Listen uses it to name a server that serves the endpoint without holding its lock.
+func (l *Lock) PrevPID() int { return l.prev }
+
 // AcquireLock takes the lock at path without blocking, creating the file (0600) if needed, and once it holds
 // the lock replaces the file's content with the caller's pid. If another open file holds it (another process,
 // or another AcquireLock in this process) it returns a *LockedError naming the pid recorded by the holder.
 // A path that is a symlink, not a regular file, hard-linked, or owned by another user is refused with an
 // *UnsafeLockError and left untouched, so a pid is only ever read from a file of ours.
 func AcquireLock(path string) (*Lock, error) {
-	l, _, err := acquire(path)
-	return l, err
+	f, err := openLock(path)
+	if err != nil {
+		return nil, err
+	}
+	// Nothing is written before the lock is held: a loser never truncates the holder's pid.
+	held, err := tryLock(f)
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("install: lock %s: %w", path, err)
+	}
+	if held {
+		pid := holderPID(f)
+		f.Close()
+		return nil, &LockedError{Path: path, PID: pid}
+	}
+	prev, _ := readPID(f)
+	if err := writePID(f); err != nil {
+		f.Close() // closing drops the lock
+		return nil, fmt.Errorf("install: write pid to %s: %w", path, err)
+	}
+	return &Lock{path: path, prev: prev, f: f}, nil
 }
 
 // LockInstall takes the install-wide lock <data>/daemon.lock, creating the data dir (0700) if needed.
@@ -40,32 +64,6 @@ func LockInstall(l Layout) (*Lock, error) {
 		return nil, fmt.Errorf("install: create data dir: %w", err)
 	}
 	return AcquireLock(l.InstallLockPath())
-}
-
-// acquire is AcquireLock that also returns the pid the file held before we overwrote it (0 if none), which
-// Listen uses to name a server that serves the endpoint without holding its lock.
-func acquire(path string) (*Lock, int, error) {
-	f, err := openLock(path)
-	if err != nil {
-		return nil, 0, err
-	}
-	// Nothing is written before the lock is held: a loser never truncates the holder's pid.
-	held, err := tryLock(f)
-	if err != nil {
-		f.Close()
-		return nil, 0, fmt.Errorf("install: lock %s: %w", path, err)
-	}
-	if held {
-		pid := holderPID(f)
-		f.Close()
-		return nil, 0, &LockedError{Path: path, PID: pid}
-	}
-	prev, _ := readPID(f)
-	if err := writePID(f); err != nil {
-		f.Close() // closing drops the lock
-		return nil, 0, fmt.Errorf("install: write pid to %s: %w", path, err)
-	}
-	return &Lock{path: path, f: f}, prev, nil
 }
 
 // Release drops the lock. The file and its pid stay on disk: the pid is only believed while the file is locked.

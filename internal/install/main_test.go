@@ -10,10 +10,10 @@ import (
 	"testing"
 )
 
-// The test binary doubles as a helper process: with envHelper set it takes a lock (or an endpoint), prints
+// The test binary doubles as a helper process: with envHelper set it takes a lock, prints
 // "ready", and holds it until its stdin closes. This gives tests a real second process without flock(1).
 const (
-	envHelper     = "ZC_INSTALL_TEST_HELPER" // "lock" or "listen"
+	envHelper     = "ZC_INSTALL_TEST_HELPER" // "lock"
 	envHelperPath = "ZC_INSTALL_TEST_PATH"
 )
 
@@ -34,13 +34,6 @@ func runHelper(mode, path string) int {
 			return 1
 		}
 		release = l.Release
-	case "listen":
-		l, err := Listen(path)
-		if err != nil {
-			fmt.Println("error", err)
-			return 1
-		}
-		release = l.Close
 	default:
 		fmt.Println("error unknown mode", mode)
 		return 2
@@ -106,4 +99,16 @@ func (h *helper) kill(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.cmd.Wait() // exit status is "killed"; the point is that it is gone
+}
+
+// sockDir returns a short temporary directory (the lock tests share it with the socket tests of localsock, whose
+// paths are limited to ~104 bytes).
+func sockDir(t *testing.T) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "zci")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
 }

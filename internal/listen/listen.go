@@ -166,6 +166,29 @@ func (s *Server) acceptWithSpare(ln net.Listener, err error) (net.Conn, bool) {
 	return nc, true
 }
 
+// SpareMissing reports whether the reserved fd is given up (SpareFD on, and a connection took it or the last
+// attempt to take it again failed): another part of the process that accepts connections should hand an fd
+// back with RefillSpare rather than keep it.
+func (s *Server) SpareMissing() bool {
+	if !s.opts.SpareFD {
+		return false
+	}
+	s.spareMu.Lock()
+	defer s.spareMu.Unlock()
+	return s.spare == nil
+}
+
+// RefillSpare takes the reserved fd again if it is given up; it reports whether the reserve is held after the
+// call. Called right after closing a connection, it gets that connection's fd (the lowest free one) before a
+// flood's next accept can.
+func (s *Server) RefillSpare() bool {
+	if !s.opts.SpareFD {
+		return false
+	}
+	s.keepSpare()
+	return !s.SpareMissing()
+}
+
 // closeSpare gives the reserved fd back at shutdown.
 func (s *Server) closeSpare() {
 	s.spareMu.Lock()
@@ -229,7 +252,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, h Handler) error {
 }
 
 // Shutdown ends the service in this order: stop accepting on every listener (a listener with a StopAccepting
-// method, such as install.Listener, keeps its endpoint until its owner closes it; any other is closed) and wait
+// method, such as localsock.Listener, keeps its endpoint until its owner closes it; any other is closed) and wait
 // for the accept loops; call Drain; cancel the connections' ctx, so each handler flushes and closes; wait for
 // them until the drain deadline (DrainTimeout after Shutdown began); past it call Abort and wait for them. It
 // returns once every connection has ended. ctx passes its values on; the deadline is DrainTimeout's, whether or

@@ -6,28 +6,24 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"time"
 	"unicode"
 
-	_ "modernc.org/sqlite" // registers the "sqlite" driver
-
-	"github.com/zeroclaw-go/zeroclaw/internal/dbfile"
 	"github.com/zeroclaw-go/zeroclaw/internal/groupcommit"
+	"github.com/zeroclaw-go/zeroclaw/internal/store"
 )
 
-// sqlitePragmas are upstream's pragmas for brain.db plus a busy timeout: several processes (two daemons of one
-// host, the CLI) may open the file.
-const sqlitePragmas = "_pragma=busy_timeout(5000)&_pragma=foreign_keys(ON)&_pragma=journal_mode(WAL)" +
-	"&_pragma=synchronous(NORMAL)&_pragma=mmap_size(8388608)&_pragma=cache_size(-2000)&_pragma=temp_store(MEMORY)"
+// sqlitePragmas are upstream's pragmas for brain.db that the store's common ones (busy timeout, WAL, NORMAL
+// sync, foreign keys) leave out.
+const sqlitePragmas = "_pragma=mmap_size(8388608)&_pragma=cache_size(-2000)&_pragma=temp_store(MEMORY)"
 
 // SQLite is the brain.db backend: one install-wide file, rows scoped by agent_id (upstream/memory.md §2).
 type SQLite struct {
 	path   string
+	conns  *store.Conns
 	w      *sql.DB // one connection: writes are serialized
 	r      *sql.DB // readers
 	rs     *stmtCache
@@ -37,73 +33,33 @@ type SQLite struct {
 
 	agentsMu sync.Mutex        // guards agentIDs
 	agentIDs map[string]string // alias => id of the agents rows read or created; a row's id never changes
-
-	release func() // ends the dbfile hold taken at open
 }
 
 // OpenSQLite opens (creating if needed) the memory database at path with upstream's schema: an upstream
-// brain.db opens as it is, one from before agent scoping is rebuilt (after a backup copy) as upstream does.
+// brain.db opens as it is, one from before agent scoping is rebuilt (after a backup copy) as upstream does. The
+// file is opened as every database of the install is (store.OpenSQLite): memories are private (mode 0600).
 func OpenSQLite(ctx context.Context, path string, now func() time.Time) (*SQLite, error) {
 	if path == "" || strings.ContainsAny(path, "?#") {
 		return nil, fmt.Errorf("%w: database path %q", ErrInvalid, path)
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return nil, fmt.Errorf("memory: open %s: %w", path, err)
-	}
-	// Held before the first connection opens: from then on nothing in this process opens the file but SQLite.
-	release := dbfile.Hold(path)
-	s, err := openSQLite(ctx, path, now)
+	c, err := store.OpenSQLite(ctx, path, sqlitePragmas)
 	if err != nil {
-		release()
-		return nil, err
+		return nil, fmt.Errorf("memory: %w", err)
 	}
-	s.release = release
-	return s, nil
-}
-
-func openSQLite(ctx context.Context, path string, now func() time.Time) (*SQLite, error) {
-	w, err := sql.Open("sqlite", path+"?"+sqlitePragmas+"&_txlock=immediate")
-	if err != nil {
-		return nil, fmt.Errorf("memory: open %s: %w", path, err)
-	}
-	w.SetMaxOpenConns(1)
-	w.SetMaxIdleConns(1)
-	w.SetConnMaxLifetime(0)
-	s := &SQLite{path: path, w: w, now: now}
-	// Memories are private. SQLite gives -wal and -shm the mode of the database file when it creates them, so
-	// the file is tightened before the first write creates them; an older install's are tightened too.
-	if err := w.PingContext(ctx); err != nil {
-		_ = w.Close()
-		return nil, fmt.Errorf("memory: open %s: %w", path, err)
-	}
-	for _, p := range []string{path, path + "-wal", path + "-shm"} {
-		if err := os.Chmod(p, 0o600); err != nil && (p == path || !errors.Is(err, fs.ErrNotExist)) {
-			_ = w.Close()
-			return nil, fmt.Errorf("memory: open %s: %w", path, err)
-		}
-	}
+	s := &SQLite{path: path, conns: c, w: c.W, r: c.R, rs: &stmtCache{db: c.R}, now: now}
 	if err := s.init(ctx, now()); err != nil {
-		_ = w.Close()
+		_ = c.Close()
 		return nil, fmt.Errorf("memory: open %s: %w", path, err)
 	}
-	if s.upsert, err = w.PrepareContext(ctx, sqlStore); err != nil {
-		_ = w.Close()
+	if s.upsert, err = s.w.PrepareContext(ctx, sqlStore); err != nil {
+		_ = c.Close()
 		return nil, fmt.Errorf("memory: open %s: %w", path, err)
 	}
-	if s.group, err = groupcommit.New(ctx, w, 0, 0, groupcommit.Hooks{}); err != nil {
+	if s.group, err = groupcommit.New(ctx, s.w, 0, 0, groupcommit.Hooks{}); err != nil {
 		_ = s.upsert.Close()
-		_ = w.Close()
+		_ = c.Close()
 		return nil, fmt.Errorf("memory: open %s: %w", path, err)
 	}
-	r, err := sql.Open("sqlite", path+"?"+sqlitePragmas+"&_pragma=query_only(1)")
-	if err != nil {
-		s.group.Close()
-		_ = s.upsert.Close()
-		_ = w.Close()
-		return nil, fmt.Errorf("memory: open %s: %w", path, err)
-	}
-	r.SetMaxOpenConns(4)
-	s.r, s.rs = r, &stmtCache{db: r}
 	return s, nil
 }
 
@@ -112,15 +68,9 @@ func (s *SQLite) Kind() string { return KindSQLite }
 
 // Close implements Backend.
 func (s *SQLite) Close() error {
-	var errs []error
-	if s.r != nil {
-		s.rs.close()
-		errs = append(errs, s.r.Close())
-	}
+	s.rs.close()
 	s.group.Close()
-	errs = append(errs, s.upsert.Close(), s.w.Close())
-	s.release()
-	return errors.Join(errs...)
+	return errors.Join(s.upsert.Close(), s.conns.Close())
 }
 
 // The base schema as upstream's init_schema creates it: the pre-agent table shape (the V3 rebuild follows),

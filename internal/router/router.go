@@ -1,7 +1,9 @@
-// Package router is the method table the JSON-RPC protocols share (the native rpc today, ACP and the gateway
-// next): typed handlers behind one adapter that decodes params, per-method scheduling flags, and two hooks a
-// protocol supplies, its grant check and its mapping of domain errors to wire errors. Peer is the protocol's own
-// per-connection state. The package knows JSON-RPC requests and errors, nothing of sessions or config.
+// Package router is the skeleton the protocol servers share (the native rpc, ACP, the gateway's WebSockets):
+// the method table, with typed handlers behind one adapter that decodes params, per-method scheduling flags, and
+// two hooks a protocol supplies, its grant check and its mapping of domain errors to wire errors; and the
+// registry of connections (Peers) with the one source of connection ids, the count of requests in flight that
+// Drain waits for, and CloseAll. Peer is the protocol's own per-connection state. The package knows JSON-RPC
+// requests and errors, nothing of sessions or config.
 package router
 
 import (

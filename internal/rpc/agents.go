@@ -15,7 +15,7 @@ func (s *Server) registerAgents(m *config.Manager, sessions *session.Manager) {
 	if m == nil {
 		return
 	}
-	s.register(api.MethodAgentsList, inline(handle(grantConfigRead, func(context.Context, *Peer, *noParams) (api.AgentsListResult, error) {
+	s.register(api.MethodAgentsList, inline(handle(api.GrantConfigRead, func(context.Context, *Peer, *noParams) (api.AgentsListResult, error) {
 		cfg := m.Current()
 		out := api.AgentsListResult{Agents: []api.AgentEntry{}}
 		for _, alias := range sortedAgents(cfg) {
@@ -26,7 +26,7 @@ func (s *Server) registerAgents(m *config.Manager, sessions *session.Manager) {
 	if sessions == nil {
 		return
 	}
-	s.register(api.MethodAgentsStatus, handle(grantConfigRead, func(ctx context.Context, _ *Peer, _ *noParams) (api.AgentsStatusResult, error) {
+	s.register(api.MethodAgentsStatus, handle(api.GrantConfigRead, func(ctx context.Context, _ *Peer, _ *noParams) (api.AgentsStatusResult, error) {
 		stored, err := sessions.StoredByAgent(ctx)
 		if err != nil {
 			return api.AgentsStatusResult{}, err

@@ -7,6 +7,7 @@ import (
 	"github.com/zeroclaw-go/zeroclaw/internal/auth"
 	"github.com/zeroclaw-go/zeroclaw/internal/config"
 	"github.com/zeroclaw-go/zeroclaw/internal/jsonrpc"
+	"github.com/zeroclaw-go/zeroclaw/internal/router"
 )
 
 // Caller is a client that reaches the method table without a JSON-RPC connection: a gateway HTTP request,
@@ -28,7 +29,7 @@ func (s *Server) Call(ctx context.Context, c Caller, method string, params json.
 	if c.Principal == nil {
 		return nil, jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "no principal", nil)
 	}
-	p := &Peer{ID: s.nextID.Add(1), Info: PeerInfo{PID: -1, UID: -1, Label: c.Label, Transport: c.Transport},
+	p := &Peer{ID: router.NewConnID(), Info: PeerInfo{PID: -1, UID: -1, Label: c.Label, Transport: c.Transport},
 		ConnectedAt: s.opts.Clock.Now(), initialized: true, principal: c.Principal, fixed: true, resolve: c.Resolve}
 	defer func() {
 		p.dropUploads()

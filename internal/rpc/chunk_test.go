@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/zeroclaw-go/zeroclaw/internal/api"
+	"github.com/zeroclaw-go/zeroclaw/internal/errmap"
 	"github.com/zeroclaw-go/zeroclaw/internal/jsonrpc"
 	"github.com/zeroclaw-go/zeroclaw/internal/upload"
 )
@@ -33,7 +34,7 @@ func chunkRun(t testing.TB, size int64, seq []string, valid, generic bool) []str
 		}
 		var we *jsonrpc.Error
 		if !errors.As(err, &we) {
-			we = domainError(err)
+			we = errmap.RPC(err)
 		}
 		if we == nil {
 			t.Fatalf("%.80s: unmapped error %v", params, err)

@@ -11,15 +11,8 @@ import (
 	"github.com/zeroclaw-go/zeroclaw/internal/router"
 )
 
-// Config method grants (protocol.md §8).
-const (
-	grantConfigRead   = "config:read"
-	grantConfigUpdate = auth.GrantConfigUpdate
-	grantConfigReload = "config:reload"
-)
-
 func (s *Server) registerConfig(m *config.Manager) {
-	s.register(api.MethodConfigGet, handle(grantConfigRead, func(_ context.Context, _ *Peer, p *api.ConfigGetParams) (any, error) {
+	s.register(api.MethodConfigGet, handle(api.GrantConfigRead, func(_ context.Context, _ *Peer, p *api.ConfigGetParams) (any, error) {
 		v, err := m.Get(p.Prop)
 		if err != nil {
 			return nil, err
@@ -29,7 +22,7 @@ func (s *Server) registerConfig(m *config.Manager) {
 		}
 		return api.ConfigGetResult{Prop: p.Prop, Value: v}, nil
 	}))
-	s.register(api.MethodConfigSet, handle(grantConfigUpdate, func(ctx context.Context, peer *Peer, p *api.ConfigSetParams) (any, error) {
+	s.register(api.MethodConfigSet, handle(api.GrantConfigUpdate, func(ctx context.Context, peer *Peer, p *api.ConfigSetParams) (any, error) {
 		if p.Prop == "" {
 			return nil, router.InvalidParams("config/set needs prop")
 		}
@@ -42,7 +35,7 @@ func (s *Server) registerConfig(m *config.Manager) {
 		}
 		return api.ConfigSetResult{Prop: prop, Set: true}, nil
 	}))
-	s.register(api.MethodConfigSetMany, handle(grantConfigUpdate, func(ctx context.Context, peer *Peer, p *api.ConfigSetManyParams) (any, error) {
+	s.register(api.MethodConfigSetMany, handle(api.GrantConfigUpdate, func(ctx context.Context, peer *Peer, p *api.ConfigSetManyParams) (any, error) {
 		sets := make([]config.SetEntry, len(p.Sets))
 		for i, e := range p.Sets {
 			if e.Prop == "" || len(e.Value) == 0 {
@@ -57,10 +50,10 @@ func (s *Server) registerConfig(m *config.Manager) {
 		}
 		return api.ConfigSetManyResult{Props: props, Set: true}, nil
 	}))
-	s.register(api.MethodConfigList, handle(grantConfigRead, func(_ context.Context, _ *Peer, p *api.ConfigListParams) (any, error) {
+	s.register(api.MethodConfigList, handle(api.GrantConfigRead, func(_ context.Context, _ *Peer, p *api.ConfigListParams) (any, error) {
 		return api.ConfigListResult{Entries: m.List(p.Prefix)}, nil
 	}))
-	s.register(api.MethodConfigDelete, handle(grantConfigUpdate, func(ctx context.Context, peer *Peer, p *api.ConfigDeleteParams) (any, error) {
+	s.register(api.MethodConfigDelete, handle(api.GrantConfigUpdate, func(ctx context.Context, peer *Peer, p *api.ConfigDeleteParams) (any, error) {
 		if p.Prop == "" {
 			return nil, router.InvalidParams("config/delete needs prop")
 		}
@@ -70,7 +63,7 @@ func (s *Server) registerConfig(m *config.Manager) {
 		}
 		return api.ConfigDeleteResult{Prop: p.Prop, Deleted: deleted}, nil
 	}))
-	s.register(api.MethodConfigReload, handle(grantConfigReload, func(ctx context.Context, _ *Peer, _ *noParams) (any, error) {
+	s.register(api.MethodConfigReload, handle(api.GrantConfigReload, func(ctx context.Context, _ *Peer, _ *noParams) (any, error) {
 		gen, err := m.Reload(ctx)
 		if err != nil {
 			return nil, err
@@ -86,15 +79,15 @@ func (s *Server) authorizeConfig(peer *Peer) func(props []string) error {
 	return func(props []string) error {
 		pr, err := s.resolveAgain(peer)
 		if err != nil {
-			return forbidden(grantConfigUpdate)
+			return forbidden(api.GrantConfigUpdate)
 		}
-		if !pr.Allows(grantConfigUpdate) {
-			return forbidden(grantConfigUpdate)
+		if !pr.Allows(api.GrantConfigUpdate) {
+			return forbidden(api.GrantConfigUpdate)
 		}
 		for i, prop := range props {
-			if !pr.AllowsPath(grantConfigUpdate, prop) {
+			if !pr.AllowsPath(api.GrantConfigUpdate, prop) {
 				return jsonrpc.NewError(api.CodeForbidden, fmt.Sprintf("Forbidden: no permission to update %s", prop),
-					map[string]any{"index": i, "prop": prop, "grant": grantConfigUpdate})
+					map[string]any{"index": i, "prop": prop, "grant": api.GrantConfigUpdate})
 			}
 		}
 		return nil
@@ -105,14 +98,14 @@ func (s *Server) authorizeConfig(peer *Peer) func(props []string) error {
 // the caller's own resolver.
 func (s *Server) resolveAgain(peer *Peer) (*auth.Principal, error) {
 	if !peer.fixed {
-		return resolvePrincipal(s.config(), peer.Info, s.opts.Info.UID)
+		return s.principalOf(s.config(), peer)
 	}
 	pr := peer.principal
 	if peer.resolve != nil {
 		pr = peer.resolve(s.config())
 	}
 	if pr == nil {
-		return nil, forbidden(grantConfigUpdate)
+		return nil, forbidden(api.GrantConfigUpdate)
 	}
 	return pr, nil
 }

@@ -16,32 +16,32 @@ func (s *Server) registerConfigMeta(m *config.Manager, sessions *session.Manager
 	if m == nil {
 		return
 	}
-	s.register(api.MethodConfigValidate, handle(grantConfigRead, func(context.Context, *Peer, *noParams) (api.ConfigValidateResult, error) {
+	s.register(api.MethodConfigValidate, handle(api.GrantConfigRead, func(context.Context, *Peer, *noParams) (api.ConfigValidateResult, error) {
 		warnings, err := m.Validate()
 		if err != nil {
 			return api.ConfigValidateResult{Valid: false, Error: err.Error()}, nil
 		}
 		return api.ConfigValidateResult{Valid: true, Warnings: warnings}, nil
 	}))
-	s.register(api.MethodConfigMapKeys, inline(handle(grantConfigRead, func(_ context.Context, _ *Peer, p *api.ConfigMapKeysParams) (api.ConfigMapKeysResult, error) {
+	s.register(api.MethodConfigMapKeys, inline(handle(api.GrantConfigRead, func(_ context.Context, _ *Peer, p *api.ConfigMapKeysParams) (api.ConfigMapKeysResult, error) {
 		keys, err := m.MapKeys(p.Path)
 		return api.ConfigMapKeysResult{Path: p.Path, Keys: keys}, err
 	})))
-	s.register(api.MethodConfigMapKeyCreate, handle(grantConfigUpdate, func(ctx context.Context, peer *Peer, p *api.ConfigMapKeyParams) (api.ConfigMapKeyCreateResult, error) {
+	s.register(api.MethodConfigMapKeyCreate, handle(api.GrantConfigUpdate, func(ctx context.Context, peer *Peer, p *api.ConfigMapKeyParams) (api.ConfigMapKeyCreateResult, error) {
 		if err := needAll("config/map-key-create", "path", p.Path, "key", p.Key); err != nil {
 			return api.ConfigMapKeyCreateResult{}, err
 		}
 		created, err := m.CreateMapKey(ctx, p.Path, p.Key, s.authorizeConfig(peer))
 		return api.ConfigMapKeyCreateResult{Path: p.Path, Key: p.Key, Created: created}, err
 	}))
-	s.register(api.MethodConfigMapKeyDelete, handle(grantConfigUpdate, func(ctx context.Context, peer *Peer, p *api.ConfigMapKeyParams) (api.ConfigMapKeyDeleteResult, error) {
+	s.register(api.MethodConfigMapKeyDelete, handle(api.GrantConfigUpdate, func(ctx context.Context, peer *Peer, p *api.ConfigMapKeyParams) (api.ConfigMapKeyDeleteResult, error) {
 		if err := needAll("config/map-key-delete", "path", p.Path, "key", p.Key); err != nil {
 			return api.ConfigMapKeyDeleteResult{}, err
 		}
 		deleted, err := m.DeleteMapKey(ctx, p.Path, p.Key, s.authorizeConfig(peer))
 		return api.ConfigMapKeyDeleteResult{Path: p.Path, Key: p.Key, Deleted: deleted}, err
 	}))
-	s.register(api.MethodConfigMapKeyRename, handle(grantConfigUpdate, func(ctx context.Context, peer *Peer, p *api.ConfigMapKeyRenameParams) (api.ConfigMapKeyRenameResult, error) {
+	s.register(api.MethodConfigMapKeyRename, handle(api.GrantConfigUpdate, func(ctx context.Context, peer *Peer, p *api.ConfigMapKeyRenameParams) (api.ConfigMapKeyRenameResult, error) {
 		if err := needAll("config/map-key-rename", "path", p.Path, "from", p.From, "to", p.To); err != nil {
 			return api.ConfigMapKeyRenameResult{}, err
 		}
@@ -63,19 +63,19 @@ func (s *Server) registerConfigMeta(m *config.Manager, sessions *session.Manager
 		}
 		return res, nil
 	}))
-	s.register(api.MethodConfigTemplates, inline(handle(grantConfigRead, func(context.Context, *Peer, *noParams) (api.ConfigTemplatesResult, error) {
+	s.register(api.MethodConfigTemplates, inline(handle(api.GrantConfigRead, func(context.Context, *Peer, *noParams) (api.ConfigTemplatesResult, error) {
 		return api.ConfigTemplatesResult{Templates: config.Templates()}, nil
 	})))
-	s.register(api.MethodConfigSections, inline(handle(grantConfigRead, func(context.Context, *Peer, *noParams) (api.ConfigSectionsResult, error) {
+	s.register(api.MethodConfigSections, inline(handle(api.GrantConfigRead, func(context.Context, *Peer, *noParams) (api.ConfigSectionsResult, error) {
 		return api.ConfigSectionsResult{Sections: config.Sections(m.Current())}, nil
 	})))
-	s.register(api.MethodConfigStatus, inline(handle(grantConfigRead, func(context.Context, *Peer, *noParams) (api.ConfigStatusResult, error) {
+	s.register(api.MethodConfigStatus, inline(handle(api.GrantConfigRead, func(context.Context, *Peer, *noParams) (api.ConfigStatusResult, error) {
 		return config.Status(m.Current()), nil
 	})))
-	s.register(api.MethodConfigCatalog, inline(handle(grantConfigRead, func(context.Context, *Peer, *noParams) (api.CatalogResult, error) {
+	s.register(api.MethodConfigCatalog, inline(handle(api.GrantConfigRead, func(context.Context, *Peer, *noParams) (api.CatalogResult, error) {
 		return api.CatalogResult{ModelProviders: config.Catalog()}, nil
 	})))
-	s.register(api.MethodConfigCatalogModels, inline(handle(grantConfigRead, func(_ context.Context, _ *Peer, p *api.CatalogModelsParams) (api.CatalogModelsResult, error) {
+	s.register(api.MethodConfigCatalogModels, inline(handle(api.GrantConfigRead, func(_ context.Context, _ *Peer, p *api.CatalogModelsParams) (api.CatalogModelsResult, error) {
 		provider := p.ModelProvider
 		if provider == "" {
 			provider = p.Provider
@@ -85,7 +85,7 @@ func (s *Server) registerConfigMeta(m *config.Manager, sessions *session.Manager
 		}
 		return config.CatalogModelsFor(m.Current(), provider)
 	})))
-	s.register(api.MethodConfigResolveAliasSource, inline(handle(grantConfigRead, func(_ context.Context, _ *Peer, p *api.ConfigResolveAliasSourceParams) (api.ConfigResolveAliasSourceResult, error) {
+	s.register(api.MethodConfigResolveAliasSource, inline(handle(api.GrantConfigRead, func(_ context.Context, _ *Peer, p *api.ConfigResolveAliasSourceParams) (api.ConfigResolveAliasSourceResult, error) {
 		if p.Source == "" {
 			return api.ConfigResolveAliasSourceResult{}, router.InvalidParams("config/resolve-alias-source needs source")
 		}

@@ -13,10 +13,8 @@ import (
 	"github.com/zeroclaw-go/zeroclaw/internal/router"
 )
 
-const grantCostRead = "cost:read"
-
 func (s *Server) registerCost(t *cost.Tracker) {
-	s.register(api.MethodCostQuery, handle(grantCostRead, func(_ context.Context, _ *Peer, p *api.CostQueryParams) (cost.Summary, error) {
+	s.register(api.MethodCostQuery, handle(api.GrantCostRead, func(_ context.Context, _ *Peer, p *api.CostQueryParams) (cost.Summary, error) {
 		bound := func(name, raw string) (time.Time, error) {
 			if raw == "" {
 				return time.Time{}, nil
@@ -41,7 +39,7 @@ func (s *Server) registerCost(t *cost.Tracker) {
 		}
 		return sum, nil
 	}))
-	s.register(api.MethodCostOrg, handle(grantCostRead, func(context.Context, *Peer, *noParams) (json.RawMessage, error) {
+	s.register(api.MethodCostOrg, handle(api.GrantCostRead, func(context.Context, *Peer, *noParams) (json.RawMessage, error) {
 		raw, err := cost.Org(filepath.Join(s.opts.Info.DataDir, "org_cost.json"))
 		if err != nil {
 			return nil, jsonrpc.NewError(jsonrpc.CodeInternalError, err.Error(), nil)

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"strings"
 
 	"github.com/zeroclaw-go/zeroclaw/internal/api"
@@ -12,32 +11,22 @@ import (
 	"github.com/zeroclaw-go/zeroclaw/internal/router"
 )
 
-// Cron method grants (protocol.md §8 style, resource:verb): reading jobs and their runs, creating, changing,
-// deleting, and running one now. admin reaches all of them.
-const (
-	grantCronRead    = "cron:read"
-	grantCronCreate  = "cron:create"
-	grantCronUpdate  = "cron:update"
-	grantCronDelete  = "cron:delete"
-	grantCronExecute = "cron:execute"
-)
-
 func (s *Server) registerCron(c *cron.Scheduler) {
-	s.register(api.MethodCronList, handle(grantCronRead, func(ctx context.Context, _ *Peer, _ *struct{}) (api.CronListResult, error) {
+	s.register(api.MethodCronList, handle(api.GrantCronRead, func(ctx context.Context, _ *Peer, _ *struct{}) (api.CronListResult, error) {
 		jobs, err := c.List(ctx)
 		if jobs == nil {
 			jobs = []api.CronJob{}
 		}
 		return api.CronListResult{Jobs: jobs}, err
 	}))
-	s.register(api.MethodCronGet, handle(grantCronRead, func(ctx context.Context, _ *Peer, p *api.CronIDParams) (api.CronJob, error) {
+	s.register(api.MethodCronGet, handle(api.GrantCronRead, func(ctx context.Context, _ *Peer, p *api.CronIDParams) (api.CronJob, error) {
 		id, err := resolveJob(ctx, c, p.ID)
 		if err != nil {
 			return api.CronJob{}, err
 		}
 		return c.Get(ctx, id)
 	}))
-	s.register(api.MethodCronAdd, handle(grantCronCreate, func(ctx context.Context, _ *Peer, p *api.CronAddParams) (api.CronJob, error) {
+	s.register(api.MethodCronAdd, handle(api.GrantCronCreate, func(ctx context.Context, _ *Peer, p *api.CronAddParams) (api.CronJob, error) {
 		sc, err := scheduleParam(p.Schedule, p.TZ, nil, false)
 		if err != nil {
 			return api.CronJob{}, err
@@ -46,7 +35,7 @@ func (s *Server) registerCron(c *cron.Scheduler) {
 			Prompt: p.Prompt, SessionTarget: p.SessionTarget, Model: p.Model, AllowedTools: p.AllowedTools,
 			DeleteAfterRun: p.DeleteAfterRun, Delivery: p.Delivery})
 	}))
-	s.register(api.MethodCronPatch, handle(grantCronUpdate, func(ctx context.Context, _ *Peer, p *api.CronPatchParams) (api.CronJob, error) {
+	s.register(api.MethodCronPatch, handle(api.GrantCronUpdate, func(ctx context.Context, _ *Peer, p *api.CronPatchParams) (api.CronJob, error) {
 		if err := requireID(p.ID); err != nil {
 			return api.CronJob{}, err
 		}
@@ -64,7 +53,7 @@ func (s *Server) registerCron(c *cron.Scheduler) {
 		}
 		return c.Patch(ctx, p.ID, patch)
 	}))
-	s.register(api.MethodCronDelete, handle(grantCronDelete, func(ctx context.Context, _ *Peer, p *api.CronIDParams) (api.CronDeleteResult, error) {
+	s.register(api.MethodCronDelete, handle(api.GrantCronDelete, func(ctx context.Context, _ *Peer, p *api.CronIDParams) (api.CronDeleteResult, error) {
 		id, err := resolveJob(ctx, c, p.ID)
 		if err != nil {
 			return api.CronDeleteResult{}, err
@@ -74,7 +63,7 @@ func (s *Server) registerCron(c *cron.Scheduler) {
 		}
 		return api.CronDeleteResult{ID: id, Deleted: true}, nil
 	}))
-	s.register(api.MethodCronRuns, handle(grantCronRead, func(ctx context.Context, _ *Peer, p *api.CronRunsParams) (api.CronRunsResult, error) {
+	s.register(api.MethodCronRuns, handle(api.GrantCronRead, func(ctx context.Context, _ *Peer, p *api.CronRunsParams) (api.CronRunsResult, error) {
 		if err := router.NonNegative("limit", p.Limit); err != nil { // validation before the lookup
 			return api.CronRunsResult{}, err
 		}
@@ -88,7 +77,7 @@ func (s *Server) registerCron(c *cron.Scheduler) {
 		}
 		return api.CronRunsResult{Runs: runs}, err
 	}))
-	trigger := handle(grantCronExecute, func(ctx context.Context, _ *Peer, p *api.CronIDParams) (api.CronTriggerResult, error) {
+	trigger := handle(api.GrantCronExecute, func(ctx context.Context, _ *Peer, p *api.CronIDParams) (api.CronTriggerResult, error) {
 		id, err := resolveJob(ctx, c, p.ID)
 		if err != nil {
 			return api.CronTriggerResult{}, err
@@ -97,7 +86,7 @@ func (s *Server) registerCron(c *cron.Scheduler) {
 	})
 	trigger.Concurrent = true // a job may run for minutes; other requests go on meanwhile
 	s.register(api.MethodCronTrigger, trigger)
-	s.register(api.MethodCronSettings, handle(grantCronRead, func(_ context.Context, _ *Peer, p *api.CronSettingsParams) (api.CronSettings, error) {
+	s.register(api.MethodCronSettings, handle(api.GrantCronRead, func(_ context.Context, _ *Peer, p *api.CronSettingsParams) (api.CronSettings, error) {
 		if len(bytes.TrimSpace(p.Patch)) > 0 && !bytes.Equal(bytes.TrimSpace(p.Patch), []byte("null")) {
 			return api.CronSettings{}, router.InvalidParams("cron/settings: a patch is not supported here; change [scheduler] with config/set")
 		}
@@ -163,15 +152,4 @@ func scheduleParam(raw json.RawMessage, tz string, cur *api.CronSchedule, clearT
 		return api.CronSchedule{}, router.InvalidParams("invalid params: schedule: " + err.Error())
 	}
 	return sc, nil
-}
-
-// cronCode maps the cron domain's sentinels (domainCode).
-func cronCode(err error) int {
-	switch {
-	case errors.Is(err, cron.ErrNotFound), errors.Is(err, cron.ErrInvalid), errors.Is(err, cron.ErrSchedule):
-		return api.CodeInvalidParams
-	case errors.Is(err, cron.ErrBusy):
-		return api.CodeSessionBusy
-	}
-	return 0
 }

@@ -6,12 +6,10 @@ import (
 	"github.com/zeroclaw-go/zeroclaw/internal/api"
 )
 
-const grantDoctorRun = "doctor:run"
-
 // registerDoctor serves doctor/run: the inspection runs in the daemon, beside the connection's other requests
 // (its provider probes take seconds).
 func (s *Server) registerDoctor(run func(ctx context.Context, offline bool) api.DoctorResult) {
-	m := handle(grantDoctorRun, func(ctx context.Context, _ *Peer, p *api.DoctorRunParams) (api.DoctorResult, error) {
+	m := handle(api.GrantDoctorRun, func(ctx context.Context, _ *Peer, p *api.DoctorRunParams) (api.DoctorResult, error) {
 		return run(ctx, p.Offline), nil
 	})
 	m.Concurrent = true

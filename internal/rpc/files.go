@@ -12,20 +12,16 @@ import (
 	"github.com/zeroclaw-go/zeroclaw/internal/upload"
 )
 
-// grantFilesCreate covers storing files in a session's workspace: file/attach, the upload methods and
-// session/prompt attachments.
-const grantFilesCreate = "files:create"
-
 // registerFiles serves file/attach and the chunked uploads of protocol.md §7.
 func (s *Server) registerFiles(m *session.Manager, b *upload.Budget) {
-	s.register(api.MethodFileAttach, handle(grantFilesCreate, func(ctx context.Context, p *Peer, params *api.FileAttachParams) (api.FileAttachResult, error) {
+	s.register(api.MethodFileAttach, handle(api.GrantFilesCreate, func(ctx context.Context, p *Peer, params *api.FileAttachParams) (api.FileAttachResult, error) {
 		if len(params.Files) == 0 {
 			return api.FileAttachResult{}, router.InvalidParams("file/attach needs at least one entry in files")
 		}
 		files, err := s.attach(ctx, m, p, params.SessionID, params.Files)
 		return api.FileAttachResult{Files: files}, err
 	}))
-	s.register(api.MethodFileUploadBegin, handle(grantFilesCreate, func(_ context.Context, p *Peer, params *api.UploadBeginParams) (api.UploadBeginResult, error) {
+	s.register(api.MethodFileUploadBegin, handle(api.GrantFilesCreate, func(_ context.Context, p *Peer, params *api.UploadBeginParams) (api.UploadBeginResult, error) {
 		if err := localOnly(p, api.MethodFileUploadBegin); err != nil {
 			return api.UploadBeginResult{}, err
 		}
@@ -39,14 +35,14 @@ func (s *Server) registerFiles(m *session.Manager, b *upload.Budget) {
 		})
 		return api.UploadBeginResult{UploadID: id, ChunkBytes: api.UploadChunkBytes, MaxBytes: api.MaxFileBytes}, err
 	}))
-	s.register(api.MethodFileUploadChunk, router.HandleRaw(grantFilesCreate, func(_ context.Context, p *Peer, req *jsonrpc.Request) (api.UploadChunkResult, error) {
+	s.register(api.MethodFileUploadChunk, router.HandleRaw(api.GrantFilesCreate, func(_ context.Context, p *Peer, req *jsonrpc.Request) (api.UploadChunkResult, error) {
 		allowed := func() error { return localOnly(p, api.MethodFileUploadChunk) }
 		if data := req.Payload(); data != nil {
 			return serveBinaryChunk(p.staging(b), req.Params, req.ParamsValidated(), data, allowed)
 		}
 		return serveChunk(func() *upload.Staging { return p.staging(b) }, req.Params, req.ParamsValidated(), false, allowed)
 	}))
-	s.register(api.MethodFileUploadCommit, handle(grantFilesCreate, func(ctx context.Context, p *Peer, params *api.UploadCommitParams) (api.FileAttachment, error) {
+	s.register(api.MethodFileUploadCommit, handle(api.GrantFilesCreate, func(ctx context.Context, p *Peer, params *api.UploadCommitParams) (api.FileAttachment, error) {
 		if err := localOnly(p, api.MethodFileUploadCommit); err != nil {
 			return api.FileAttachment{}, err
 		}
@@ -93,12 +89,12 @@ func (s *Server) attach(ctx context.Context, m *session.Manager, p *Peer, id str
 func (s *Server) store(ctx context.Context, m *session.Manager, p *Peer, t session.FileTarget, f upload.File) (api.FileAttachment, error) {
 	var out api.FileAttachment
 	err := s.holdConfig(ctx, func(cfg *config.Config) error {
-		pr, err := resolvePrincipal(cfg, p.Info, s.opts.Info.UID)
+		pr, err := s.principalOf(cfg, p)
 		if err != nil {
 			return err
 		}
-		if !pr.Allows(grantFilesCreate) {
-			return forbidden(grantFilesCreate)
+		if !pr.Allows(api.GrantFilesCreate) {
+			return forbidden(api.GrantFilesCreate)
 		}
 		o := session.OwnerOf(pr, p.ID)
 		return m.WithFiles(cfg, o, t, func(workspace string, idx *session.FileIndex) error {
@@ -124,7 +120,7 @@ func (s *Server) promptFiles(ctx context.Context, m *session.Manager, p *Peer, p
 	if len(params.Attachments) == 0 {
 		return nil
 	}
-	if err := s.authorize(ctx, p, grantFilesCreate); err != nil {
+	if err := s.authorize(ctx, p, api.GrantFilesCreate); err != nil {
 		return err
 	}
 	files, err := s.attach(ctx, m, p, params.SessionID, params.Attachments)

@@ -18,11 +18,13 @@ import (
 )
 
 // initialize binds the connection (protocol.md §3). A failure keeps the previous binding.
-func (s *Server) initialize(_ context.Context, p *Peer, raw json.RawMessage) (any, error) {
+func (s *Server) initialize(ctx context.Context, p *Peer, raw json.RawMessage) (any, error) {
 	var params api.InitializeParams
-	if err := router.DecodeParams(raw, &params); err != nil {
+	err := router.DecodeParams(raw, &params)
+	if err != nil {
 		return nil, err
 	}
+	advertised := serverVersion(s.config())
 	version := api.ProtocolVersion
 	if params.ProtocolVersion != nil {
 		version = *params.ProtocolVersion
@@ -31,9 +33,15 @@ func (s *Server) initialize(_ context.Context, p *Peer, raw json.RawMessage) (an
 		return nil, jsonrpc.NewError(api.CodeVersionMismatch,
 			fmt.Sprintf("Protocol version mismatch: server=%d, client=%d", api.ProtocolVersion, version),
 			api.VersionMismatchData{Reason: "protocol_version", Client: version,
-				ServerSupported: []int{api.ProtocolVersion}, ServerVersion: api.ServerVersion})
+				ServerSupported: []int{api.ProtocolVersion}, ServerVersion: advertised})
 	}
-	principal, err := resolvePrincipal(s.config(), p.Info, s.opts.Info.UID)
+	var token func(*config.Config) *auth.Principal
+	if params.AuthToken != nil {
+		if token, err = s.tokenResolver(ctx, *params.AuthToken); err != nil {
+			return nil, err
+		}
+	}
+	principal, err := principalFrom(s.config(), p.Info, s.opts.Info.UID, token)
 	if err != nil {
 		return nil, err
 	}
@@ -47,7 +55,9 @@ func (s *Server) initialize(_ context.Context, p *Peer, raw json.RawMessage) (an
 	}
 	p.mu.Lock()
 	p.initialized = true
+	p.initAt = s.opts.Clock.Now()
 	p.principal = principal
+	p.token = token
 	p.tuiID = tuiID
 	p.elicitation = declaresElicitationForm(params.ClientCapabilities)
 	p.env = env
@@ -61,9 +71,9 @@ func (s *Server) initialize(_ context.Context, p *Peer, raw json.RawMessage) (an
 	}
 	return api.InitializeResult{
 		ProtocolVersion:      api.ProtocolVersion,
-		ServerVersion:        api.ServerVersion,
+		ServerVersion:        advertised,
 		ProtocolVersionCamel: api.ProtocolVersion,
-		ServerVersionCamel:   api.ServerVersion,
+		ServerVersionCamel:   advertised,
 		BuildVersion:         api.BuildVersion(),
 		ServerPID:            s.opts.Info.PID,
 		TUIID:                tuiID,
@@ -85,11 +95,15 @@ func declaresBinaryChunks(caps json.RawMessage) bool {
 	return json.Unmarshal(caps, &c) == nil && c.Binary
 }
 
-// principalID is the principal's wire name (protocol.md §3): a [users] name, or "shared-operator" for the
-// daemon's own uid.
+// principalID is the principal's wire name (protocol.md §3), as upstream's conformance suite reads it:
+// "user:<name>" for a [users] entry, "shared-operator" for the daemon's own uid, "device:<id>" for a paired
+// device.
 func principalID(pr *auth.Principal) string {
-	if pr.Name == auth.OperatorName {
+	switch {
+	case pr.Name == auth.OperatorName:
 		return "shared-operator"
+	case pr.Roster:
+		return "user:" + pr.Name
 	}
 	return pr.Name
 }
@@ -126,13 +140,14 @@ func (s *Server) status(_ context.Context, _ *Peer, _ *noParams) (*jsonrpc.Encod
 	if s.opts.Gateway != nil {
 		gw = s.opts.Gateway()
 	}
-	if c := s.statusCache.Load(); c != nil && c.uptime == uptime && c.version == version && slices.Equal(c.ids, ids) &&
+	advertised := serverVersion(s.config())
+	if c := s.statusCache.Load(); c != nil && c.uptime == uptime && c.version == version && c.advertised == advertised && slices.Equal(c.ids, ids) &&
 		equalGateway(c.gateway, gw) {
 		return c.enc, nil
 	}
 	info := s.opts.Info
 	res := api.StatusResult{
-		ServerVersion:    api.ServerVersion,
+		ServerVersion:    advertised,
 		ProtocolVersion:  api.ProtocolVersion,
 		ActiveSessions:   len(ids),
 		SessionIDs:       ids,
@@ -153,17 +168,18 @@ func (s *Server) status(_ context.Context, _ *Peer, _ *noParams) (*jsonrpc.Encod
 	if err != nil {
 		return nil, err
 	}
-	s.statusCache.Store(&statusCache{uptime: uptime, version: version, ids: ids, gateway: gw, enc: enc})
+	s.statusCache.Store(&statusCache{uptime: uptime, version: version, advertised: advertised, ids: ids, gateway: gw, enc: enc})
 	return enc, nil
 }
 
 // statusCache is an encoded status result and what it was built from.
 type statusCache struct {
-	uptime  int64
-	version string
-	ids     []string
-	gateway *api.GatewayStatus
-	enc     *jsonrpc.Encoded
+	uptime     int64
+	version    string
+	advertised string // server_version
+	ids        []string
+	gateway    *api.GatewayStatus
+	enc        *jsonrpc.Encoded
 }
 
 func equalGateway(a, b *api.GatewayStatus) bool {
@@ -189,9 +205,7 @@ func (s *Server) health(_ context.Context, _ *Peer, _ *noParams) (api.HealthResu
 
 func (s *Server) tuiList(_ context.Context, _ *Peer, _ *noParams) (api.TUIListResult, error) {
 	out := api.TUIListResult{TUIs: []api.TUIInfo{}}
-	peers := s.Peers()
-	slices.SortFunc(peers, func(a, b *Peer) int { return int(a.ID) - int(b.ID) })
-	for _, p := range peers {
+	for _, p := range s.Peers() { // in the order they connected
 		if !p.Initialized() {
 			continue
 		}

@@ -14,8 +14,6 @@ import (
 	"github.com/zeroclaw-go/zeroclaw/internal/router"
 )
 
-const grantLogsRead = "logs:read"
-
 // maxSubscriptionsPerConn bounds the live feeds one connection may hold.
 const maxSubscriptionsPerConn = 8
 
@@ -34,7 +32,7 @@ type feedHandle struct {
 }
 
 func (s *Server) registerLogs(h *logs.Hub) {
-	s.register(api.MethodLogsQuery, handle(grantLogsRead, func(_ context.Context, _ *Peer, p *api.LogsQueryParams) (api.LogsQueryResult, error) {
+	s.register(api.MethodLogsQuery, handle(api.GrantLogsRead, func(_ context.Context, _ *Peer, p *api.LogsQueryParams) (api.LogsQueryResult, error) {
 		f := logs.Filter{SinceTS: p.SinceTS, UntilTS: p.UntilTS, UntilID: p.UntilID, Q: p.Q, Category: p.Category,
 			Action: p.Action, Outcome: p.Outcome, TraceID: p.TraceID, HideInternal: p.HideInternal}
 		if p.UntilLineOffset != nil {
@@ -68,25 +66,25 @@ func (s *Server) registerLogs(h *logs.Hub) {
 		}
 		page, err := h.Query(f, limit)
 		if err != nil {
-			return api.LogsQueryResult{}, logsError(err)
+			return api.LogsQueryResult{}, logsError(err, "")
 		}
 		return api.LogsQueryResult{Events: page.Events, NextCursor: page.NextCursor,
 			NextCursorLineOffset: page.NextLineOffset, AtEnd: page.AtEnd}, nil
 	}))
-	s.register(api.MethodLogsGet, handle(grantLogsRead, func(_ context.Context, _ *Peer, p *api.LogsGetParams) (api.LogsGetResult, error) {
+	s.register(api.MethodLogsGet, handle(api.GrantLogsRead, func(_ context.Context, _ *Peer, p *api.LogsGetParams) (api.LogsGetResult, error) {
 		if p.ID == "" {
 			return api.LogsGetResult{}, router.InvalidParams("id is required")
 		}
 		ev, err := h.Get(p.ID)
 		if err != nil {
-			return api.LogsGetResult{}, logsError(err)
+			return api.LogsGetResult{}, logsError(err, p.ID)
 		}
 		return api.LogsGetResult{Event: ev}, nil
 	}))
-	s.register(api.MethodLogsSubscribe, router.HandleRequest(grantLogsRead, func(ctx context.Context, p *Peer, params *api.LogsSubscribeParams, req *jsonrpc.Request) (api.LogsSubscribeResult, error) {
+	s.register(api.MethodLogsSubscribe, router.HandleRequest(api.GrantLogsRead, func(ctx context.Context, p *Peer, params *api.LogsSubscribeParams, req *jsonrpc.Request) (api.LogsSubscribeResult, error) {
 		return s.subscribe(ctx, p, h, params, req)
 	}))
-	s.register(api.MethodLogsUnsubscribe, handle(grantLogsRead, func(_ context.Context, p *Peer, params *api.LogsUnsubscribeParams) (api.LogsUnsubscribeResult, error) {
+	s.register(api.MethodLogsUnsubscribe, handle(api.GrantLogsRead, func(_ context.Context, p *Peer, params *api.LogsUnsubscribeParams) (api.LogsUnsubscribeResult, error) {
 		s.feeds.mu.Lock()
 		fh, ok := s.feeds.subs[p][params.SubscriptionID]
 		delete(s.feeds.subs[p], params.SubscriptionID)
@@ -98,14 +96,12 @@ func (s *Server) registerLogs(h *logs.Hub) {
 	}))
 }
 
-// logsError maps the log domain's errors to upstream's wire errors.
-func logsError(err error) error {
+// logsError maps the log domain's errors to upstream's wire errors; id is the event logs/get asked for.
+func logsError(err error, id string) error {
 	switch {
 	case errors.Is(err, logs.ErrNotPersisted):
 		return jsonrpc.NewError(jsonrpc.CodeInternalError, "Log persistence is not enabled", nil)
 	case errors.Is(err, logs.ErrNotFound):
-		var id string
-		fmt.Sscanf(err.Error(), logs.ErrNotFound.Error()+": %s", &id)
 		return jsonrpc.NewError(jsonrpc.CodeInternalError, fmt.Sprintf("Log id `%s` not found", id), nil).WithCause(err)
 	}
 	return err

@@ -2,35 +2,26 @@ package rpc
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"github.com/zeroclaw-go/zeroclaw/internal/api"
-	"github.com/zeroclaw-go/zeroclaw/internal/auth"
-	"github.com/zeroclaw-go/zeroclaw/internal/jsonrpc"
 	"github.com/zeroclaw-go/zeroclaw/internal/pairing"
 	"github.com/zeroclaw-go/zeroclaw/internal/router"
 	"github.com/zeroclaw-go/zeroclaw/internal/store"
-)
-
-// Grants of the pairing methods (pair/code and devices/rotate need admin).
-const (
-	grantDevicesRead   = "devices:read"
-	grantDevicesDelete = "devices:delete"
 )
 
 // registerPairing serves pair/code and devices/* over the pairing domain (the gateway's routes call these).
 // Minting a code (pair/code, devices/rotate) is the owner's alone (the admin grant): a device paired with it
 // may be the owner's equal, so a lesser principal holding it could raise itself.
 func (s *Server) registerPairing(m *pairing.Manager) {
-	s.register(api.MethodPairCode, handle(auth.GrantAdmin, func(_ context.Context, _ *Peer, p *api.PairCodeParams) (api.PairCodeResult, error) {
+	s.register(api.MethodPairCode, handle(api.GrantAdmin, func(_ context.Context, _ *Peer, p *api.PairCodeParams) (api.PairCodeResult, error) {
 		code, err := m.CodeFor(p.Profile)
 		if err != nil {
 			return api.PairCodeResult{}, err
 		}
 		return api.PairCodeResult{PairingRequired: true, PairingCode: code, Profile: p.Profile}, nil
 	}))
-	s.register(api.MethodDevicesList, handle(grantDevicesRead, func(ctx context.Context, _ *Peer, _ *noParams) (api.DevicesListResult, error) {
+	s.register(api.MethodDevicesList, handle(api.GrantDevicesRead, func(ctx context.Context, _ *Peer, _ *noParams) (api.DevicesListResult, error) {
 		devs, err := m.Devices(ctx)
 		if err != nil {
 			return api.DevicesListResult{}, err
@@ -41,7 +32,7 @@ func (s *Server) registerPairing(m *pairing.Manager) {
 		}
 		return out, nil
 	}))
-	s.register(api.MethodDevicesRevoke, handle(grantDevicesDelete, func(ctx context.Context, _ *Peer, p *api.DeviceParams) (api.DeviceRevokeResult, error) {
+	s.register(api.MethodDevicesRevoke, handle(api.GrantDevicesDelete, func(ctx context.Context, _ *Peer, p *api.DeviceParams) (api.DeviceRevokeResult, error) {
 		if p.ID == "" {
 			return api.DeviceRevokeResult{}, router.InvalidParams("id is required")
 		}
@@ -50,7 +41,7 @@ func (s *Server) registerPairing(m *pairing.Manager) {
 		}
 		return api.DeviceRevokeResult{Message: "Device revoked and bearer token invalidated", DeviceID: p.ID}, nil
 	}))
-	s.register(api.MethodDevicesRotate, handle(auth.GrantAdmin, func(ctx context.Context, _ *Peer, p *api.DeviceParams) (api.DeviceRotateResult, error) {
+	s.register(api.MethodDevicesRotate, handle(api.GrantAdmin, func(ctx context.Context, _ *Peer, p *api.DeviceParams) (api.DeviceRotateResult, error) {
 		if p.ID == "" {
 			return api.DeviceRotateResult{}, router.InvalidParams("id is required")
 		}
@@ -81,17 +72,4 @@ func wireDevice(d store.Device) api.Device {
 	}
 	return api.Device{ID: d.ID, Name: opt(d.Name), DeviceType: opt(d.DeviceType), PairedAt: d.PairedAt.UTC().Format(time.RFC3339),
 		LastSeen: d.LastSeen.UTC().Format(time.RFC3339), IPAddress: opt(d.IPAddress), Capabilities: caps}
-}
-
-// pairingCode maps the pairing domain's errors.
-func pairingCode(err error) int {
-	switch {
-	case errors.Is(err, pairing.ErrNotFound):
-		return api.CodeNotFound
-	case errors.Is(err, pairing.ErrDisabled):
-		return api.CodePreconditionFailed
-	case errors.Is(err, pairing.ErrInvalidCode), errors.Is(err, pairing.ErrUnknownProfile):
-		return jsonrpc.CodeInvalidParams
-	}
-	return 0
 }

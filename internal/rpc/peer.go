@@ -24,17 +24,18 @@ type PeerInfo struct {
 
 // Peer is the state of one connection: its transport identity, and what initialize bound to it.
 type Peer struct {
-	ID          uint64 // unique per daemon run; sessions remember which connection started a turn
+	ID          uint64 // router.NewConnID: unique across protocols; sessions remember which connection started a turn
 	Info        PeerInfo
 	ConnectedAt time.Time
 	conn        *jsonrpc.Conn
-	inflight    atomic.Int64
+	calls       atomic.Int64 // requests and notifications after initialize (see noteClosed)
 	// binaryChunks: initialize enabled binary upload chunks (a file/upload/chunk with data_len is followed by
 	// that many raw bytes on the stream). Read by the connection's reader for every request.
 	binaryChunks atomic.Bool
 
 	mu          sync.Mutex // mu guards the fields below
 	initialized bool
+	initAt      time.Time // when the last successful initialize bound the connection
 	tuiID       string
 	elicitation bool
 	env         map[string]string
@@ -44,8 +45,11 @@ type Peer struct {
 	resolved     bool
 	fixed        bool                                 // the principal came from the caller's protocol (Call); it is not resolved again
 	resolve      func(*config.Config) *auth.Principal // Caller.Resolve of a fixed principal
-	uploads      *upload.Staging                      // the uploads this connection began; made on first use
-	closed       bool                                 // the connection ended: its uploads are dropped
+	// token, set by an initialize that presented a paired auth_token, derives the principal from that token
+	// (the explicit credential wins over the transport's); nil: from the transport.
+	token   func(*config.Config) *auth.Principal
+	uploads *upload.Staging // the uploads this connection began; made on first use
+	closed  bool            // the connection ended: its uploads are dropped
 }
 
 // Conn is the connection this peer speaks on; it is used to notify and to send outbound requests.

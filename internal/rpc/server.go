@@ -2,19 +2,17 @@ package rpc
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 	"net"
-	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/zeroclaw-go/zeroclaw/internal/api"
-	"github.com/zeroclaw-go/zeroclaw/internal/auth"
 	"github.com/zeroclaw-go/zeroclaw/internal/clock"
 	"github.com/zeroclaw-go/zeroclaw/internal/config"
 	"github.com/zeroclaw-go/zeroclaw/internal/cost"
 	"github.com/zeroclaw-go/zeroclaw/internal/cron"
+	"github.com/zeroclaw-go/zeroclaw/internal/errmap"
 	"github.com/zeroclaw-go/zeroclaw/internal/jsonrpc"
 	"github.com/zeroclaw-go/zeroclaw/internal/logs"
 	"github.com/zeroclaw-go/zeroclaw/internal/memory"
@@ -23,6 +21,7 @@ import (
 	"github.com/zeroclaw-go/zeroclaw/internal/session"
 	"github.com/zeroclaw-go/zeroclaw/internal/skills"
 	"github.com/zeroclaw-go/zeroclaw/internal/upload"
+	"github.com/zeroclaw-go/zeroclaw/internal/workspace"
 )
 
 // Info describes the running daemon for status and initialize.
@@ -71,6 +70,10 @@ type Options struct {
 	Costs *cost.Tracker
 	// Pairing serves pair/code and devices/*; nil leaves those methods out.
 	Pairing *pairing.Manager
+	// Skills serves skills/*; nil leaves those methods out.
+	Skills *skills.Catalog
+	// Personality serves personality/*; nil leaves those methods out.
+	Personality *workspace.Personality
 
 	// Gateway reports the HTTP gateway's state for status; nil (or a nil result) leaves status.gateway out.
 	// Must not block; the value returned is never modified, so status compares it with the one it cached.
@@ -87,15 +90,13 @@ type Server struct {
 	opts  Options
 	log   *slog.Logger
 	table *router.Table[*Peer]
-
-	nextID atomic.Uint64
-
-	mu    sync.Mutex // mu guards peers
-	peers map[*Peer]struct{}
+	peers router.Peers[*Peer] // the connections; the requests in flight on them
 
 	feeds feeds // live log subscriptions
 
 	statusCache atomic.Pointer[statusCache] // the last status result, encoded
+
+	handshakes handshakeOnly // connections that closed right after initialize (versionhint.go)
 }
 
 // method is one entry of the table (router.Method for this package's Peer).
@@ -120,12 +121,12 @@ func New(opts Options) *Server {
 	if opts.NewTUIID == nil {
 		opts.NewTUIID = newTUIID
 	}
-	s := &Server{opts: opts, log: opts.Logger, peers: map[*Peer]struct{}{}}
-	s.table = router.New(router.Options[*Peer]{Authorize: s.authorize, MapError: domainError, Logger: opts.Logger})
-	s.register(api.MethodStatus, inline(handle("status:read", s.status)))
-	s.register(api.MethodHealth, inline(handle("health:read", s.health)))
-	s.register(api.MethodTUIList, inline(handle("tui:read", s.tuiList)))
-	s.register(api.MethodShutdown, handle(auth.GrantAdmin, s.shutdown))
+	s := &Server{opts: opts, log: opts.Logger}
+	s.table = router.New(router.Options[*Peer]{Authorize: s.authorize, MapError: errmap.RPC, Logger: opts.Logger})
+	s.register(api.MethodStatus, inline(handle(api.GrantStatusRead, s.status)))
+	s.register(api.MethodHealth, inline(handle(api.GrantHealthRead, s.health)))
+	s.register(api.MethodTUIList, inline(handle(api.GrantTUIRead, s.tuiList)))
+	s.register(api.MethodShutdown, handle(api.GrantAdmin, s.shutdown))
 	if opts.ConfigManager != nil {
 		s.registerConfig(opts.ConfigManager)
 	}
@@ -141,9 +142,11 @@ func New(opts Options) *Server {
 	s.registerAgents(opts.ConfigManager, opts.Sessions)
 	s.registerSessionMeta(opts.Sessions)
 	s.registerMemory(opts.Memory)
-	if opts.Config != nil && opts.Info.ConfigDir != "" {
-		s.registerPersonality(opts.Config, opts.Info.ConfigDir) // the config dir is the install root
-		s.registerSkills(opts.Config, opts.Info.ConfigDir, opts.Clock)
+	if opts.Personality != nil {
+		s.registerPersonality(opts.Personality)
+	}
+	if opts.Skills != nil {
+		s.registerSkills(opts.Skills)
 	}
 	if opts.Cron != nil {
 		s.registerCron(opts.Cron)
@@ -180,7 +183,7 @@ func (s *Server) ServeConn(ctx context.Context, nc net.Conn, info PeerInfo, lim 
 // ServeFramer serves one connection over any transport (a WebSocket carries one frame per message) until it
 // closes, exactly as ServeConn serves a socket.
 func (s *Server) ServeFramer(ctx context.Context, f jsonrpc.Framer, info PeerInfo, lim Limits) error {
-	peer := &Peer{ID: s.nextID.Add(1), Info: info, ConnectedAt: s.opts.Clock.Now()}
+	peer := &Peer{ID: router.NewConnID(), Info: info, ConnectedAt: s.opts.Clock.Now()}
 	log := s.log.With("conn", info.Label)
 	conn := jsonrpc.NewConn(f, jsonrpc.HandlerFunc(func(ctx context.Context, c *jsonrpc.Conn, req *jsonrpc.Request) (any, error) {
 		return s.dispatch(ctx, peer, req)
@@ -195,14 +198,11 @@ func (s *Server) ServeFramer(ctx context.Context, f jsonrpc.Framer, info PeerInf
 		Logger:        log,
 	})
 	peer.conn = conn
-	s.mu.Lock()
-	s.peers[peer] = struct{}{}
-	s.mu.Unlock()
+	s.peers.Add(peer.ID, peer, conn.Abort)
 	defer func() {
+		s.noteClosed(peer)
 		s.endFeeds(peer)
-		s.mu.Lock()
-		delete(s.peers, peer)
-		s.mu.Unlock()
+		s.peers.Remove(peer.ID)
 		peer.dropUploads() // an upload belongs to its connection (protocol.md §7)
 		if s.opts.Sessions != nil {
 			// Sessions survive; the turns this connection started are cancelled and its approvals denied.
@@ -233,8 +233,8 @@ func (s *Server) concurrent(name string) bool { return s.table.Concurrent(name) 
 
 // dispatch applies the handshake gate, then serves the request from the method table (which calls authorize).
 func (s *Server) dispatch(ctx context.Context, p *Peer, req *jsonrpc.Request) (any, error) {
-	p.inflight.Add(1)
-	defer p.inflight.Add(-1)
+	s.peers.Begin()
+	defer s.peers.End()
 	if req.Method == api.MethodInitialize {
 		res, err := s.initialize(ctx, p, req.Params)
 		return res, s.table.WireError(err, req)
@@ -245,6 +245,7 @@ func (s *Server) dispatch(ctx context.Context, p *Peer, req *jsonrpc.Request) (a
 		}
 		return nil, jsonrpc.NewError(api.CodeAuthRequired, "First call must be 'initialize'", nil)
 	}
+	p.calls.Add(1)
 	return s.table.Dispatch(ctx, p, req)
 }
 
@@ -259,7 +260,7 @@ func (s *Server) authorize(_ context.Context, p *Peer, grant string) error {
 	p.mu.Unlock()
 	if !fresh {
 		var err error
-		if pr, err = resolvePrincipal(cfg, p.Info, s.opts.Info.UID); err != nil {
+		if pr, err = s.principalOf(cfg, p); err != nil {
 			return err
 		}
 		p.mu.Lock()
@@ -272,128 +273,17 @@ func (s *Server) authorize(_ context.Context, p *Peer, grant string) error {
 	return nil
 }
 
-// Peers returns the connected peers.
-func (s *Server) Peers() []*Peer {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	out := make([]*Peer, 0, len(s.peers))
-	for p := range s.peers {
-		out = append(out, p)
-	}
-	return out
-}
+// Peers returns the connected peers, in the order they connected.
+func (s *Server) Peers() []*Peer { return s.peers.List() }
 
 // Drain waits until no connection has a request in flight, or ctx ends. It does not close connections: the
 // caller cancels the connections' context (each flushes what it has queued and closes) and, past its deadline,
 // calls CloseAll.
-func (s *Server) Drain(ctx context.Context) {
-	tick := time.NewTicker(10 * time.Millisecond)
-	defer tick.Stop()
-	for s.busy() {
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-		}
-	}
-}
+func (s *Server) Drain(ctx context.Context) { _ = s.peers.Drain(ctx) }
 
 // CloseAll closes every connection at once: it closes the transports too, so a connection still flushing to a
 // client that does not read (each frame may wait up to the write timeout) ends now instead.
-func (s *Server) CloseAll() {
-	for _, p := range s.Peers() {
-		p.conn.Abort()
-	}
-}
+func (s *Server) CloseAll() { s.peers.CloseAll() }
 
 // peerCount is len(Peers()) without the copy.
-func (s *Server) peerCount() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.peers)
-}
-
-func (s *Server) busy() bool {
-	for _, p := range s.Peers() {
-		if p.inflight.Load() > 0 {
-			return true
-		}
-	}
-	return false
-}
-
-// domainError is this protocol's error mapper (router.Options.MapError): a domain error becomes its code, with
-// the structured detail the error carries as data; nil for an error no domain here defines.
-func domainError(err error) *jsonrpc.Error {
-	if code, ok := domainCode(err); ok {
-		var data any
-		var ee *config.EntryError
-		var de dataError
-		if errors.As(err, &de) {
-			data = de.WireData()
-		}
-		if errors.As(err, &ee) {
-			if ee.Single {
-				data = map[string]any{"prop": ee.Prop}
-			} else {
-				data = map[string]any{"index": ee.Index, "prop": ee.Prop}
-			}
-		}
-		return jsonrpc.NewError(code, err.Error(), data).WithCause(err)
-	}
-	return nil
-}
-
-// NotFound reports whether err, a method's error, says that what the request names does not exist (a session,
-// cron job, skill, device, memory or log event). Several of those share a wire code with bad params (upstream's
-// codes); the HTTP gateway answers them 404.
-func NotFound(err error) bool {
-	for _, target := range []error{session.ErrNotFound, cron.ErrNotFound, skills.ErrNotFound, pairing.ErrNotFound,
-		memory.ErrNotFound, logs.ErrNotFound} {
-		if errors.Is(err, target) {
-			return true
-		}
-	}
-	return false
-}
-
-// dataError is a domain error that carries structured detail for the error's data member.
-type dataError interface {
-	error
-	WireData() any
-}
-
-// domainCode maps domain sentinels to wire codes.
-func domainCode(err error) (int, bool) {
-	switch {
-	case errors.Is(err, session.ErrNotFound), errors.Is(err, session.ErrNoActiveTurn), errors.Is(err, session.ErrClosed),
-		errors.Is(err, session.ErrKilled):
-		return api.CodeSessionNotFound, true
-	case errors.Is(err, session.ErrLimit):
-		return api.CodeSessionLimitReached, true
-	case errors.Is(err, session.ErrBusy):
-		return api.CodeSessionBusy, true
-	case errors.Is(err, session.ErrNotOwned):
-		return api.CodeSessionNotOwned, true
-	case errors.Is(err, session.ErrInvalid), errors.Is(err, upload.ErrInvalid):
-		return api.CodeInvalidParams, true
-	case errors.Is(err, session.ErrAgentDenied), errors.Is(err, upload.ErrForbidden), errors.Is(err, session.ErrApprovalCapped):
-		return api.CodeForbidden, true
-	case errors.Is(err, config.ErrInvalidConfig), errors.Is(err, config.ErrUnknownProp),
-		errors.Is(err, config.ErrInvalidPath), errors.Is(err, config.ErrInvalidValue),
-		errors.Is(err, config.ErrNotEditable), errors.Is(err, config.ErrNoEntries),
-		errors.Is(err, config.ErrTooManyEntries), errors.Is(err, config.ErrNoMapSection), errors.Is(err, config.ErrInvalidKey):
-		return api.CodeInvalidParams, true
-	case cronCode(err) != 0:
-		return cronCode(err), true
-	case pairingCode(err) != 0:
-		return pairingCode(err), true
-	}
-	if code, ok := workspaceCode(err); ok {
-		return code, true
-	}
-	if code, ok := skillsCode(err); ok {
-		return code, true
-	}
-	return memoryCode(err)
-}
+func (s *Server) peerCount() int { return s.peers.Len() }

@@ -9,20 +9,12 @@ import (
 	"github.com/zeroclaw-go/zeroclaw/internal/session"
 )
 
-// Session method grants (protocol.md §8).
-const (
-	grantSessionsCreate  = "sessions:create"
-	grantSessionsExecute = "sessions:execute"
-	grantSessionsRead    = "sessions:read"
-	grantSessionsDelete  = "sessions:delete"
-)
-
 func (s *Server) registerSessions(m *session.Manager) {
-	s.register(api.MethodSessionNew, handle(grantSessionsCreate, func(ctx context.Context, p *Peer, params *api.SessionNewParams) (api.SessionNewResult, error) {
+	s.register(api.MethodSessionNew, handle(api.GrantSessionsCreate, func(ctx context.Context, p *Peer, params *api.SessionNewParams) (api.SessionNewResult, error) {
 		return m.New(ctx, p.owner(), *params)
 	}))
 	// session/prompt may come as a notification (zerocode sends it so): the turn runs and streams the same way.
-	prompt := handle(grantSessionsExecute, func(ctx context.Context, p *Peer, params *api.SessionPromptParams) (api.SessionPromptResult, error) {
+	prompt := handle(api.GrantSessionsExecute, func(ctx context.Context, p *Peer, params *api.SessionPromptParams) (api.SessionPromptResult, error) {
 		err := s.promptFiles(ctx, m, p, params)
 		var res api.SessionPromptResult
 		if err == nil {
@@ -32,45 +24,45 @@ func (s *Server) registerSessions(m *session.Manager) {
 			// A client that waits for events, not for this answer, must still see the turn end.
 			content := "session not found: " + params.SessionID
 			peerSink{p}.Update(api.SessionUpdate{SessionID: params.SessionID, Type: api.UpdateTurnComplete,
-				Outcome: api.OutcomeFailed, Content: &content, Error: err.Error()})
+				Outcome: api.OutcomeFailed, Content: &content, Error: err.Error(), ClientTurnGeneration: params.ClientTurnGeneration})
 		}
 		return res, err
 	})
 	prompt.Concurrent = true
 	s.register(api.MethodSessionPrompt, prompt)
 	// cancel and approve run beside a long turn, never queued behind it.
-	cancel := handle(grantSessionsExecute, func(_ context.Context, p *Peer, params *api.SessionIDParams) (api.SessionCancelResult, error) {
+	cancel := handle(api.GrantSessionsExecute, func(_ context.Context, p *Peer, params *api.SessionIDParams) (api.SessionCancelResult, error) {
 		return m.Cancel(p.owner(), params.SessionID)
 	})
 	cancel.Concurrent = true
 	s.register(api.MethodSessionCancel, cancel)
-	approve := handle(grantSessionsExecute, func(_ context.Context, p *Peer, params *api.SessionApproveParams) (api.SessionApproveResult, error) {
+	approve := handle(api.GrantSessionsExecute, func(_ context.Context, p *Peer, params *api.SessionApproveParams) (api.SessionApproveResult, error) {
 		return m.Approve(p.owner(), *params)
 	})
 	approve.Concurrent = true
 	s.register(api.MethodSessionApprove, approve)
-	s.register(api.MethodSessionClose, handle(grantSessionsExecute, func(_ context.Context, p *Peer, params *api.SessionIDParams) (api.SessionCloseResult, error) {
+	s.register(api.MethodSessionClose, handle(api.GrantSessionsExecute, func(_ context.Context, p *Peer, params *api.SessionIDParams) (api.SessionCloseResult, error) {
 		return m.Close(p.owner(), params.SessionID)
 	}))
-	s.register(api.MethodSessionDelete, handle(grantSessionsDelete, func(ctx context.Context, p *Peer, params *api.SessionIDParams) (api.SessionDeleteResult, error) {
+	s.register(api.MethodSessionDelete, handle(api.GrantSessionsDelete, func(ctx context.Context, p *Peer, params *api.SessionIDParams) (api.SessionDeleteResult, error) {
 		return m.Delete(ctx, p.owner(), params.SessionID)
 	}))
-	s.register(api.MethodSessionKill, handle(grantSessionsDelete, func(ctx context.Context, p *Peer, params *api.SessionIDParams) (api.SessionKillResult, error) {
+	s.register(api.MethodSessionKill, handle(api.GrantSessionsDelete, func(ctx context.Context, p *Peer, params *api.SessionIDParams) (api.SessionKillResult, error) {
 		return m.Kill(ctx, p.owner(), params.SessionID)
 	}))
-	s.register(api.MethodSessionListACP, handle(grantSessionsRead, func(ctx context.Context, p *Peer, params *api.SessionListParams) (api.SessionListResult, error) {
+	s.register(api.MethodSessionListACP, handle(api.GrantSessionsRead, func(ctx context.Context, p *Peer, params *api.SessionListParams) (api.SessionListResult, error) {
 		if err := router.NonNegative("limit", params.Limit); err != nil {
 			return api.SessionListResult{}, err
 		}
 		return m.ListACP(ctx, p.owner(), params.Limit)
 	}))
-	s.register(api.MethodSessionList, handle(grantSessionsRead, func(ctx context.Context, p *Peer, params *api.SessionListParams) (api.SessionListResult, error) {
+	s.register(api.MethodSessionList, handle(api.GrantSessionsRead, func(ctx context.Context, p *Peer, params *api.SessionListParams) (api.SessionListResult, error) {
 		if err := router.NonNegative("limit", params.Limit); err != nil {
 			return api.SessionListResult{}, err
 		}
 		return m.List(ctx, p.owner(), *params)
 	}))
-	s.register(api.MethodSessionMsgs, handle(grantSessionsRead, func(ctx context.Context, p *Peer, params *api.SessionMessagesParams) (api.SessionMessagesResult, error) {
+	s.register(api.MethodSessionMsgs, handle(api.GrantSessionsRead, func(ctx context.Context, p *Peer, params *api.SessionMessagesParams) (api.SessionMessagesResult, error) {
 		if err := router.NonNegative("limit", params.Limit); err != nil {
 			return api.SessionMessagesResult{}, err
 		}
@@ -81,7 +73,7 @@ func (s *Server) registerSessions(m *session.Manager) {
 		}
 		return m.Messages(ctx, p.owner(), *params)
 	}))
-	s.register(api.MethodSessionState, handle(grantSessionsRead, func(ctx context.Context, p *Peer, params *api.SessionIDParams) (api.SessionStateResult, error) {
+	s.register(api.MethodSessionState, handle(api.GrantSessionsRead, func(ctx context.Context, p *Peer, params *api.SessionIDParams) (api.SessionStateResult, error) {
 		return m.State(ctx, p.owner(), params.SessionID)
 	}))
 }

@@ -11,16 +11,13 @@ import (
 	"github.com/zeroclaw-go/zeroclaw/internal/session"
 )
 
-// grantFilesRead lets a principal list workspace directories (fs/list_dir).
-const grantFilesRead = "files:read"
-
 // registerSessionMeta adds session/configure (sessions:execute: it changes how the session's next turns run),
 // session/git_branch (sessions:read) and fs/list_dir (files:read), all limited to the caller's own sessions.
 func (s *Server) registerSessionMeta(m *session.Manager) {
 	if m == nil {
 		return
 	}
-	s.register(api.MethodSessionConfigure, handle(grantSessionsExecute, func(ctx context.Context, p *Peer, params *api.SessionConfigureParams) (api.SessionConfigureResult, error) {
+	s.register(api.MethodSessionConfigure, handle(api.GrantSessionsExecute, func(ctx context.Context, p *Peer, params *api.SessionConfigureParams) (api.SessionConfigureResult, error) {
 		if params.SessionID == "" {
 			return api.SessionConfigureResult{}, router.InvalidParams("session/configure needs session_id")
 		}
@@ -33,13 +30,13 @@ func (s *Server) registerSessionMeta(m *session.Manager) {
 		}
 		return m.Configure(ctx, p.owner(), params.SessionID, ov)
 	}))
-	s.register(api.MethodSessionGitBranch, handle(grantSessionsRead, func(ctx context.Context, p *Peer, params *api.SessionIDParams) (api.SessionGitBranchResult, error) {
+	s.register(api.MethodSessionGitBranch, handle(api.GrantSessionsRead, func(ctx context.Context, p *Peer, params *api.SessionIDParams) (api.SessionGitBranchResult, error) {
 		if params.SessionID == "" {
 			return api.SessionGitBranchResult{}, router.InvalidParams("session/git_branch needs session_id")
 		}
 		return m.GitBranch(ctx, p.owner(), params.SessionID)
 	}))
-	s.register(api.MethodFsListDir, handle(grantFilesRead, func(ctx context.Context, p *Peer, params *api.FsListDirParams) (api.FsListDirResult, error) {
+	s.register(api.MethodFsListDir, handle(api.GrantFilesRead, func(ctx context.Context, p *Peer, params *api.FsListDirParams) (api.FsListDirResult, error) {
 		res, err := m.ListDir(ctx, p.owner(), *params)
 		return res, fsWireError(err)
 	}))

@@ -19,7 +19,7 @@ func (u *updateParams) AppendJSON(dst []byte) ([]byte, bool) {
 		u.DroppedMessages != nil || u.KeptTurns != nil || u.Reason != "" || u.RequestID != "" || u.ToolName != "" ||
 		u.ArgumentsSummary != "" || u.TimeoutSecs != 0 || u.Risk != "" || u.Approver != "" || u.InputTokens != nil || u.OutputTokens != nil ||
 		u.MaxContextTokens != nil || u.Entries != nil || u.Level != "" || u.Outcome != "" || u.Content != nil ||
-		u.Error != "" {
+		u.Error != "" || u.ClientTurnGeneration != nil {
 		return dst, false
 	}
 	dst = jsonrpc.AppendString(append(dst, `{"session_id":`...), u.SessionID)

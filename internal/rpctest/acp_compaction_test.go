@@ -9,7 +9,7 @@ import (
 	"github.com/zeroclaw-go/zeroclaw/internal/api"
 )
 
-// question is the prompt of turn n: 100 bytes, 25 estimated tokens + 4 (agent.EstimateTokens); with the answer
+// question is the prompt of turn n: 100 bytes, 25 estimated tokens + 4 (journal.EstimateTokens); with the answer
 // "ok" (1 + 4) a turn is 34 tokens, so a budget of 100 holds two turns and a compaction keeps one.
 func question(n int) string {
 	p := fmt.Sprintf("q%d-", n)

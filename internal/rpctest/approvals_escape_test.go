@@ -66,7 +66,7 @@ func TestElicitationIsEscaped(t *testing.T) {
 		}
 		schema, _ := json.Marshal(got.RequestedSchema)
 		showable(t, "elicitation message", got.Message)
-		if got.Message != "Proceed?\\x1b[8m\nsecond line\\u202e" || !strings.Contains(string(schema), `"enum":["yes\\r","no"]`) {
+		if got.Message != "Proceed?\\x1b[8m\nsecond line\\u202e" || !strings.Contains(string(schema), `{"const":"choice-0","title":"yes\\r"}`) {
 			t.Fatalf("elicitation/create params: message %q, schema %s", got.Message, schema)
 		}
 		// The user picks the escaped choice; the model is told the choice it offered.

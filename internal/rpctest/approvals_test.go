@@ -12,6 +12,7 @@ import (
 	"github.com/zeroclaw-go/zeroclaw/internal/agent"
 	"github.com/zeroclaw-go/zeroclaw/internal/api"
 	"github.com/zeroclaw-go/zeroclaw/internal/clock/clocktest"
+	"github.com/zeroclaw-go/zeroclaw/internal/journal"
 )
 
 // Agents of the approval tests, all on the echo provider: "a" supervised (workspace only), "ro" readonly,
@@ -239,8 +240,8 @@ func TestApprovalsOverSocket(t *testing.T) {
 			t.Fatalf("history after the disconnect: %+v", msgs)
 		}
 		denied := []string{
-			agent.EncodeToolResult("echo-call-1", "shell", agent.CancelledText, true),
-			agent.EncodeToolResult("echo-call-1", "shell", agent.ApprovalGoneText, true),
+			journal.EncodeToolResult("echo-call-1", "shell", agent.CancelledText, true),
+			journal.EncodeToolResult("echo-call-1", "shell", agent.ApprovalGoneText, true),
 		}
 		if !slices.Contains(denied, msgs[2].Content) {
 			t.Fatalf("stored tool result %q, want a denial", msgs[2].Content)
@@ -399,7 +400,9 @@ func TestElicitationOverSocket(t *testing.T) {
 			t.Fatalf("elicitation/create params = %+v", got)
 		}
 		schema, _ := json.Marshal(got[0].RequestedSchema)
-		if !contains(string(schema), `"enum":["red","blue"]`) || !contains(string(schema), `"required":["answer"]`) {
+		// upstream's single-select form (zeroclaw-api/src/elicitation.rs); the older {answer} reply still works.
+		if !contains(string(schema), `"oneOf":[{"const":"choice-0","title":"red"},{"const":"choice-1","title":"blue"}]`) ||
+			!contains(string(schema), `"required":["choice"]`) {
 			t.Fatalf("requestedSchema = %s", schema)
 		}
 

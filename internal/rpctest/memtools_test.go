@@ -141,19 +141,19 @@ func TestMemoryToolsActWithCallersGrants(t *testing.T) {
 // memory_export is refused and shows nothing of the owner's; with memory:read it works, in the device's scope.
 func TestWebhookMemoryToolsActWithDeviceGrants(t *testing.T) {
 	t.Parallel()
-	d, g, code := startGateway(t, gwProfilesConfig+`
+	d, g, code := StartGateway(t, GatewayProfilesConfig+`
 [permission_profiles.reader]
 grants = ["sessions:execute", "sessions:create", "sessions:read", "memory:read"]
 `)
-	_ = pairOnce(t, g, code) // the owner's equal
+	_ = PairOnce(t, g, code) // the owner's equal
 	c := dialRC(t, d, "")
 	var st api.MemoryStoreResult
 	c.mustCall(api.MethodMemoryStore, api.MemoryStoreParams{Key: "owner_plan", Content: "zebra owner secret plan"}, &st)
-	chatter := pairWithProfile(t, d, g, "chatter")
-	reader := pairWithProfile(t, d, g, "reader")
+	chatter := PairWithProfile(t, d, g, "chatter")
+	reader := PairWithProfile(t, d, g, "reader")
 	export := func(auth, sid string) string {
-		r := g.do("POST", "/webhook", map[string]any{"message": "/tool memory_export {}"}, auth, "X-Session-Id: "+sid).want(t, 200)
-		out, _ := r.body["response"].(string)
+		r := g.Do("POST", "/webhook", map[string]any{"message": "/tool memory_export {}"}, auth, "X-Session-Id: "+sid).Want(t, 200)
+		out, _ := r.Body["response"].(string)
 		return out
 	}
 	if out := export(chatter, "chatter-1"); strings.Contains(out, "secret plan") || !strings.Contains(out, "lacks the memory:read grant") {

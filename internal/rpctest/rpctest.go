@@ -18,7 +18,7 @@ import (
 
 	"github.com/zeroclaw-go/zeroclaw/internal/clock"
 	"github.com/zeroclaw-go/zeroclaw/internal/daemon"
-	"github.com/zeroclaw-go/zeroclaw/internal/install"
+	"github.com/zeroclaw-go/zeroclaw/internal/localsock"
 	"github.com/zeroclaw-go/zeroclaw/internal/rpctest/ndjson"
 	"github.com/zeroclaw-go/zeroclaw/internal/session"
 )
@@ -270,7 +270,7 @@ func DialEndpoint(t testing.TB, endpoint string) *Client {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	nc, err := install.Dial(ctx, endpoint)
+	nc, err := localsock.Dial(ctx, endpoint)
 	if err != nil {
 		t.Fatalf("dial %s: %v", endpoint, err)
 	}

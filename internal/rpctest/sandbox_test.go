@@ -192,25 +192,25 @@ func canonPath(t *testing.T, p string) string {
 // move its session to "/" either.
 func TestACPWebSocketRestrictedDeviceCwd(t *testing.T) {
 	t.Parallel()
-	d, g, code := startGateway(t, gwBaseConfig+fmt.Sprintf(`
+	d, g, code := StartGateway(t, GatewayConfig+fmt.Sprintf(`
 [permission_profiles.chat]
 grants = %s
 
 [gateway]
 device_permission_profiles = ["chat"]
 `, chatGrants))
-	auth := pairOnce(t, g, code)
-	a := dialWS(t, d.GatewayURL(t), "/acp", &websocket.DialOptions{HTTPHeader: bearerHeader(auth)})
-	a.sendRaw(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}`)
-	a.next()
-	a.sendRaw(`{"jsonrpc":"2.0","id":2,"method":"session/new","params":{"cwd":"/","mcpServers":[]}}`)
-	f := a.next()
+	auth := PairOnce(t, g, code)
+	a := DialWS(t, d.GatewayURL(t), "/acp", &websocket.DialOptions{HTTPHeader: BearerHeader(auth)})
+	a.SendRaw(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}`)
+	a.Next()
+	a.SendRaw(`{"jsonrpc":"2.0","id":2,"method":"session/new","params":{"cwd":"/","mcpServers":[]}}`)
+	f := a.Next()
 	e, _ := f["error"].(map[string]any)
 	if e == nil || e["code"] != float64(api.CodeInvalidParams) || !strings.Contains(fmt.Sprint(e["message"]), "only the owner") {
 		t.Fatalf("/acp session/new cwd / by a restricted device = %v, want -32602 (only the owner)", f)
 	}
-	a.sendRaw(`{"jsonrpc":"2.0","id":3,"method":"session/new","params":{"mcpServers":[]}}`)
-	if f := a.next(); f["result"] == nil {
+	a.SendRaw(`{"jsonrpc":"2.0","id":3,"method":"session/new","params":{"mcpServers":[]}}`)
+	if f := a.Next(); f["result"] == nil {
 		t.Fatalf("session/new in the agent's workspace: %v", f)
 	}
 }

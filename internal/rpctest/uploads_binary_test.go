@@ -211,13 +211,13 @@ func TestBinaryChunkNotNegotiated(t *testing.T) {
 // get them.
 func TestBinaryChunksNotOverWSS(t *testing.T) {
 	t.Parallel()
-	pki := newPKI(t)
-	d, g, code := startGateway(t, wssConfig(pki))
-	c, _, err := dialWSS(t, d.WSSAddr(t), pki, bearerHeader(pairOnce(t, g, code)))
+	pki := NewPKI(t)
+	d, g, code := StartGateway(t, WSSConfig(pki))
+	c, _, err := DialWSS(t, d.WSSAddr(t), pki, BearerHeader(PairOnce(t, g, code)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	init, _ := c.call("initialize", map[string]any{"protocol_version": 1, "clientCapabilities": map[string]any{"binary_upload_chunks": true}})
+	init, _ := c.Call("initialize", map[string]any{"protocol_version": 1, "clientCapabilities": map[string]any{"binary_upload_chunks": true}})
 	res, _ := init["result"].(map[string]any)
 	if res == nil {
 		t.Fatalf("initialize over wss: %v", init)

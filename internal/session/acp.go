@@ -145,9 +145,7 @@ func (m *Manager) acpResult(ctx context.Context, s *session, withHistory bool) (
 		return out, nil
 	}
 	if m.o.ACP == nil {
-		s.acp.memMu.Lock()
-		out.History = append([]store.ACPMessage(nil), s.acp.mem...)
-		s.acp.memMu.Unlock()
+		out.History = s.acp.mem.Messages()
 		return out, nil
 	}
 	h, err := m.o.ACP.Messages(ctx, s.id)

@@ -417,9 +417,7 @@ func (m *Manager) messagesSource(ctx context.Context, o Owner, id string) (pager
 	}
 	var msgs []store.ACPMessage
 	if m.o.ACP == nil {
-		s.acp.memMu.Lock()
-		msgs = slices.Clone(s.acp.mem)
-		s.acp.memMu.Unlock()
+		msgs = s.acp.mem.Messages()
 	} else if msgs, err = m.o.ACP.Messages(ctx, id); err != nil {
 		return nil, "", fmt.Errorf("session: messages: %w", err)
 	}

@@ -1,88 +1,30 @@
 package session
 
 import (
-	"cmp"
 	"context"
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
-	"slices"
-	"strings"
-	"syscall"
 
 	"github.com/zeroclaw-go/zeroclaw/internal/agent"
 	"github.com/zeroclaw-go/zeroclaw/internal/api"
+	"github.com/zeroclaw-go/zeroclaw/internal/workspace"
 )
 
-// Errors of ListDir; the rpc layer maps them to upstream's filesystem codes.
+// Errors of ListDir (the workspace package's); the rpc layer maps them to upstream's filesystem codes.
 var (
-	// ErrFsNotFound (4001): the directory does not exist or is not a directory.
-	ErrFsNotFound = errors.New("fs: not found")
-	// ErrFsDenied (4002): the path leaves the workspace (absolute outside it, or through a symbolic link), or
-	// cannot be read.
-	ErrFsDenied = errors.New("fs: permission denied")
-	// ErrFsInvalidPath (4003): the path has a ".." segment.
-	ErrFsInvalidPath = errors.New("fs: invalid path")
+	ErrFsNotFound    = workspace.ErrFsNotFound
+	ErrFsDenied      = workspace.ErrFsDenied
+	ErrFsInvalidPath = workspace.ErrFsInvalidPath
 )
 
-// ListDir lists a directory of a workspace (upstream's fs/list_dir, confined): the workspace of the live session
-// p.SessionID (which o must own), or, for an admin without a session, of agent p.Agent (default: the only
-// enabled agent). p.Path is relative to the workspace or absolute inside it. Nothing outside the workspace is
-// ever opened: ".." is refused, and the directory is opened through an os.Root, so a symbolic link leading out
-// is refused too. Entries are not followed: a link is listed as itself.
+// ListDir lists a directory of a workspace (upstream's fs/list_dir, confined; see workspace.ListDir): the
+// workspace of the live session p.SessionID (which o must own), or, for an admin without a session, of agent
+// p.Agent (default: the only enabled agent).
 func (m *Manager) ListDir(_ context.Context, o Owner, p api.FsListDirParams) (api.FsListDirResult, error) {
 	ws, err := m.workspaceOf(o, p.SessionID, p.Agent)
 	if err != nil {
 		return api.FsListDirResult{}, err
 	}
-	rel, err := workspaceRel(ws, p.Path)
-	if err != nil {
-		return api.FsListDirResult{}, err
-	}
-	root, err := os.OpenRoot(ws)
-	if err != nil {
-		return api.FsListDirResult{}, fsError(p.Path, err)
-	}
-	defer root.Close()
-	dir, err := root.Open(rel)
-	if err != nil {
-		return api.FsListDirResult{}, fsError(p.Path, err)
-	}
-	defer dir.Close()
-	if st, err := dir.Stat(); err != nil || !st.IsDir() {
-		return api.FsListDirResult{}, fmt.Errorf("%w: Not a directory: %s", ErrFsNotFound, p.Path)
-	}
-	ents, err := dir.ReadDir(-1)
-	if err != nil {
-		return api.FsListDirResult{}, fsError(p.Path, err)
-	}
-	cwd := filepath.Join(ws, rel)
-	out := api.FsListDirResult{Entries: []api.FsEntry{}, Cwd: cwd}
-	for _, e := range ents {
-		hidden := strings.HasPrefix(e.Name(), ".")
-		if hidden && !p.ShowHidden {
-			continue
-		}
-		info, err := e.Info() // lstat: a link is reported as itself
-		if err != nil {
-			continue
-		}
-		mtime := info.ModTime().Unix()
-		out.Entries = append(out.Entries, api.FsEntry{Name: e.Name(), FullPath: filepath.Join(cwd, e.Name()),
-			IsDir: info.IsDir(), IsHidden: hidden, Size: info.Size(), Mtime: &mtime})
-	}
-	slices.SortFunc(out.Entries, func(a, b api.FsEntry) int {
-		if a.IsDir != b.IsDir {
-			if a.IsDir {
-				return -1
-			}
-			return 1
-		}
-		return cmp.Or(cmp.Compare(strings.ToLower(a.Name), strings.ToLower(b.Name)), cmp.Compare(a.Name, b.Name))
-	})
-	return out, nil
+	return workspace.ListDir(ws, p.Path, p.ShowHidden)
 }
 
 // workspaceOf picks the workspace fs/list_dir lists.
@@ -111,44 +53,13 @@ func (m *Manager) workspaceOf(o Owner, sessionID, alias string) (string, error) 
 	return prof.Workspace, nil
 }
 
-// workspaceRel turns a client path into a path relative to the workspace ws ("." for the workspace itself).
-func workspaceRel(ws, path string) (string, error) {
-	if path == "" {
-		return ".", nil
+// GitBranch reports the git branch and short HEAD hash of the live session's workspace (upstream's
+// session/git_branch, see workspace.GitHead). Outside a repository both are empty.
+func (m *Manager) GitBranch(_ context.Context, o Owner, id string) (api.SessionGitBranchResult, error) {
+	s, err := m.owned(o, id)
+	if err != nil {
+		return api.SessionGitBranchResult{}, err
 	}
-	for _, seg := range strings.FieldsFunc(path, func(r rune) bool { return r == '/' || r == filepath.Separator }) {
-		if seg == ".." {
-			return "", fmt.Errorf("%w: Path traversal not allowed: %s", ErrFsInvalidPath, path)
-		}
-	}
-	if !filepath.IsAbs(path) {
-		return filepath.Clean(path), nil
-	}
-	for _, base := range []string{ws, evalOr(ws)} {
-		if rel, err := filepath.Rel(base, filepath.Clean(path)); err == nil && filepath.IsLocal(rel) {
-			return rel, nil
-		}
-	}
-	return "", fmt.Errorf("%w: %s is outside the workspace %s", ErrFsDenied, path, ws)
-}
-
-// evalOr is ws with its symbolic links resolved (ws itself when that fails), so that an absolute path spelled
-// through the real location of the workspace (/private/var/... for /var/... on macOS) is recognized.
-func evalOr(ws string) string {
-	if real, err := filepath.EvalSymlinks(ws); err == nil {
-		return real
-	}
-	return ws
-}
-
-// fsError classifies an error opening or reading path in the workspace root.
-func fsError(path string, err error) error {
-	switch {
-	case errors.Is(err, fs.ErrNotExist), errors.Is(err, syscall.ENOTDIR):
-		return fmt.Errorf("%w: Not a directory: %s", ErrFsNotFound, path)
-	case errors.Is(err, fs.ErrPermission):
-		return fmt.Errorf("%w: cannot read %s", ErrFsDenied, path)
-	}
-	// os.Root refuses a path that escapes it (through a symbolic link) with an error of its own.
-	return fmt.Errorf("%w: %s leads outside the workspace", ErrFsDenied, path)
+	branch, hash := workspace.GitHead(s.workspace)
+	return api.SessionGitBranchResult{SessionID: id, Branch: branch, Hash: hash}, nil
 }

@@ -6,7 +6,7 @@ import (
 	"fmt"
 
 	"github.com/zeroclaw-go/zeroclaw/internal/agent"
-	"github.com/zeroclaw-go/zeroclaw/internal/auth"
+	"github.com/zeroclaw-go/zeroclaw/internal/api"
 	"github.com/zeroclaw-go/zeroclaw/internal/memory"
 	"github.com/zeroclaw-go/zeroclaw/internal/tools"
 )
@@ -29,8 +29,8 @@ func (m *Manager) memoryAccess(s *session, o Owner) tools.MemoryAccess {
 	}
 	return tools.MemoryAccess{
 		Restricted: true,
-		Read:       o.allows(auth.GrantMemoryRead),
-		Write:      o.allows(auth.GrantMemoryWrite),
+		Read:       o.allows(api.GrantMemoryRead),
+		Write:      o.allows(api.GrantMemoryWrite),
 		SessionKey: s.key,
 		OwnsSession: func(ctx context.Context, key string) bool {
 			if key == s.key {
@@ -60,6 +60,12 @@ func (m *Manager) memoryFor(ctx context.Context, s *session, o Owner, turnID str
 		return nil, nil
 	}
 	return &turnMemory{m: m, h: h, turnID: turnID, sessionID: s.key, access: m.memoryAccess(s, o)}, nil
+}
+
+// equip gives turn tr this memory: the recall and the auto-save (agent.MemoryHook), and the memory_* tools,
+// which act with the access of the principal the turn runs for.
+func (t *turnMemory) equip(tr *agent.Turn) {
+	tr.Memory, tr.ToolEnv.Memory, tr.ToolEnv.MemoryAccess = t, t.h, t.access
 }
 
 // Context implements agent.MemoryHook. RPC turns recall across the agent's sessions and leave conversation

@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/zeroclaw-go/zeroclaw/internal/agent"
 	"github.com/zeroclaw-go/zeroclaw/internal/api"
 	"github.com/zeroclaw-go/zeroclaw/internal/cost"
+	"github.com/zeroclaw-go/zeroclaw/internal/journal"
 	"github.com/zeroclaw-go/zeroclaw/internal/logs"
 )
 
@@ -69,12 +71,37 @@ func (m *Manager) prompt(ctx context.Context, o Owner, p api.SessionPromptParams
 	return m.runTurn(tctx, o, s, p, sink, opts)
 }
 
-// runTurn runs the turn that holds s's lock.
+// runTurn runs the turn that holds s's lock: it builds the turn, then runs it.
 func (m *Manager) runTurn(ctx context.Context, o Owner, s *session, p api.SessionPromptParams, sink Sink, opts turnOptions) (api.SessionPromptResult, error) {
+	bt, err := m.buildTurn(ctx, o, s, p.Prompt, sink, opts)
+	if err != nil {
+		return api.SessionPromptResult{}, err
+	}
+	bt.generation = p.ClientTurnGeneration
+	return m.run(ctx, bt, p.Prompt)
+}
+
+// builtTurn is one turn of a session, built and ready to run.
+type builtTurn struct {
+	s       *session
+	tr      *agent.Turn
+	j       turnJournal
+	events  *turnEvents
+	id      string    // the turn's id
+	started time.Time // when it was built
+	budget  int       // the agent's max_context_tokens: an ACP session's context is compacted past it
+	// generation is the prompt's client_turn_generation, echoed in turn_complete.
+	generation *uint64
+}
+
+// buildTurn builds the turn of s for prompt: the agent's profile narrowed by opts, its provider, tools, memory
+// and system prompt, the journal with the history loaded from it, the events that go to sink and the meter.
+// Nothing is stored yet: the turn starts when it runs.
+func (m *Manager) buildTurn(ctx context.Context, o Owner, s *session, prompt string, sink Sink, opts turnOptions) (*builtTurn, error) {
 	cfg := m.o.Config()
 	prof, err := agent.Resolve(cfg, s.alias, m.o.InstallRoot)
 	if err != nil {
-		return api.SessionPromptResult{}, fmt.Errorf("%w: %w", ErrInvalid, err)
+		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
 	opts.restrict(&prof.Policy)
 	if m.o.DataDir != "" {
@@ -84,9 +111,10 @@ func (m *Manager) runTurn(ctx context.Context, o Owner, s *session, p api.Sessio
 	defer files()
 	prov, err := m.provider(cfg, s, prof.ProviderRef)
 	if err != nil {
-		return api.SessionPromptResult{}, fmt.Errorf("session: prompt %s: %w", s.id, err)
+		return nil, fmt.Errorf("session: prompt %s: %w", s.id, err)
 	}
-	j := m.journalOf(s)
+	bt := &builtTurn{s: s, id: m.o.NewID(), started: m.now(), budget: prof.MaxContextTokens}
+	bt.j = m.journalOf(s, bt.id, bt.started)
 	// The history loads while the memory handle, the recall and the system prompt are prepared; it is joined
 	// before the turn runs, so it never sees the prompt the turn's start stores.
 	type loaded struct {
@@ -95,7 +123,7 @@ func (m *Manager) runTurn(ctx context.Context, o Owner, s *session, p api.Sessio
 	}
 	loading := make(chan loaded, 1)
 	go func() {
-		h, err := j.load(ctx)
+		h, err := bt.j.Load(ctx)
 		loading <- loaded{h, err}
 	}()
 	joinHistory := func() ([]agent.Message, error) {
@@ -105,52 +133,32 @@ func (m *Manager) runTurn(ctx context.Context, o Owner, s *session, p api.Sessio
 		}
 		return l.history, nil
 	}
-	turnID, started := m.o.NewID(), m.now()
-	prompt := p.Prompt
 
-	mem, err := m.memoryFor(ctx, s, o, turnID)
+	mem, err := m.memoryFor(ctx, s, o, bt.id)
 	if err != nil {
 		_, _ = joinHistory()
-		return api.SessionPromptResult{}, err
+		return nil, err
 	}
-	attribution := func(extra ...any) map[string]any {
-		zc := map[string]any{"agent_alias": s.alias, "session_key": s.key}
-		for i := 0; i+1 < len(extra); i += 2 {
-			zc[extra[i].(string)] = extra[i+1]
-		}
-		return zc
-	}
-	emit := func(ev api.SessionUpdate) {
-		ev.SessionID = s.id
-		m.logUpdate(ev, turnID, attribution)
-		sink.Update(ev)
-	}
+	bt.events = &turnEvents{m: m, s: s, sink: sink, turnID: bt.id}
 	tr := &agent.Turn{
-		Provider:   prov,
-		Policy:     prof.Policy,
-		Emit:       emit,
-		Approver:   opts.approver(approver{s: s, connID: o.ConnID, clock: m.o.Clock, maxRisk: capOf(o)}),
-		Append:     j.append,
-		AppendLast: j.appendLast,
-		SessionID:  s.id,
-		Elicit: func(ctx context.Context, ep api.ElicitationParams) (api.ElicitationResult, error) {
-			res, err := sink.Elicit(ctx, ep)
-			if errors.Is(err, ErrNoElicitation) {
-				return res, fmt.Errorf("%w: %w", agent.ErrNoElicitation, err)
-			}
-			return res, err
-		},
+		Provider:        prov,
+		Policy:          prof.Policy,
+		Journal:         startLogged{bt.j, bt.logStart(m)},
+		Events:          bt.events,
+		Approver:        opts.approverOr(approver{s: s, connID: o.ConnID, clock: m.o.Clock, maxRisk: capOf(o)}),
+		SessionID:       s.id,
 		Limits:          agent.LimitsFrom(cfg.Limits),
 		ContextWindow:   prof.ContextWindow,
 		ApprovalTimeout: prof.ApprovalTimeout,
 		NewID:           m.o.NewID,
 		Logger:          m.log,
 	}
+	bt.tr = tr
 	tr.ToolEnv.Workspace = s.workspace
 	tr.ToolEnv.Now = m.o.Clock.Now
 	tr.ToolEnv.Environ = environ(prof.Env, o.Env)
 	if mem != nil {
-		tr.Memory, tr.ToolEnv.Memory, tr.ToolEnv.MemoryAccess = mem, mem.h, mem.access
+		mem.equip(tr)
 		tr.StartMemory(ctx, prompt) // the recall runs while the rest of the turn is set up and the prompt stored
 	}
 	if m.o.Cron != nil {
@@ -172,48 +180,49 @@ func (m *Manager) runTurn(ctx context.Context, o Owner, s *session, p api.Sessio
 		model:      modelOf(cfg, prof.ProviderRef),
 	})
 	if m.o.Cost != nil {
-		tr.RecordUsage = func(ctx context.Context, u agent.Usage) error {
-			return m.o.Cost.Record(ctx, s.id, s.alias, cost.Usage{Model: u.Model, InputTokens: u.InputTokens, OutputTokens: u.OutputTokens})
-		}
-		tr.CheckBudget = func() (string, error) { return m.o.Cost.Check(s.alias) }
-	}
-
-	durable := context.WithoutCancel(ctx) // state writes must land even when the turn is cancelled
-	stored := prompt
-	if ctx.Err() != nil {
-		stored = "" // cancelled already: leave the prompt to the turn, which stores nothing then
-	}
-	// The start (the session marked running, the prompt stored) commits beside the provider request: the turn
-	// shows nothing (no event, no other write) before it is committed, and does not run on if it fails.
-	tr.Begin = func(context.Context) (bool, error) {
-		promptStored, err := j.begin(durable, turnID, started, stored)
-		if err == nil {
-			m.o.Logs.Publish(logs.Entry{Category: logs.CategoryAgent, Action: "start", TraceID: turnID,
-				Message: "turn started", Zeroclaw: attribution()})
-			m.log.Debug("turn start", "session", s.id, "turn", turnID)
-		}
-		return promptStored, err
+		tr.Meter = costMeter{t: m.o.Cost, sessionID: s.id, alias: s.alias}
 	}
 	if tr.History, err = joinHistory(); err != nil {
 		tr.Abandon()
-		return api.SessionPromptResult{}, err
+		return nil, err
 	}
-	outcome, content, runErr := tr.Run(ctx, prompt)
+	return bt, nil
+}
+
+// logStart returns what publishes the turn's start once its journal has begun it.
+func (bt *builtTurn) logStart(m *Manager) func() {
+	return func() {
+		m.o.Logs.Publish(logs.Entry{Category: logs.CategoryAgent, Action: "start", TraceID: bt.id,
+			Message: "turn started", Zeroclaw: bt.s.attribution()})
+		m.log.Debug("turn start", "session", bt.s.id, "turn", bt.id)
+	}
+}
+
+// run runs a built turn for prompt and closes it: the journal ends it (an ACP session's context is compacted
+// when it passed its budget), the runtime log gets its outcome and the client its turn_complete, the last event.
+// A turn that did not start is an error; any other outcome is the result.
+func (m *Manager) run(ctx context.Context, bt *builtTurn, prompt string) (api.SessionPromptResult, error) {
+	s := bt.s
+	durable := context.WithoutCancel(ctx) // state writes must land even when the turn is cancelled
+	outcome, content, runErr := bt.tr.Run(ctx, prompt)
 	if se := (*agent.StartError)(nil); errors.As(runErr, &se) {
 		return api.SessionPromptResult{}, fmt.Errorf("session: prompt %s: %w", s.id, se.Err)
 	}
-	if err := j.end(durable, turnID, runErr == nil); err != nil && runErr == nil {
-		outcome, runErr = api.OutcomeFailed, err
+	if err := bt.j.End(durable, runErr == nil); err != nil && runErr == nil {
+		outcome, runErr = api.OutcomeFailed, fmt.Errorf("session: store turn %s of %s: %w", bt.id, s.id, err)
 	}
-	if aj, ok := j.(*acpJournal); ok {
-		aj.compact(durable, prof.MaxContextTokens, emit)
+	if aj, ok := bt.j.(*journal.ACP); ok {
+		if dropped, turns := aj.Compact(durable, bt.budget); dropped > 0 {
+			bt.events.Update(api.SessionUpdate{Type: api.UpdateHistoryTrimmed, DroppedMessages: &dropped, KeptTurns: &turns,
+				Reason: journal.CompactReason})
+		}
 	}
-	done := api.SessionUpdate{Type: api.UpdateTurnComplete, Outcome: outcome, Content: &content}
-	ended := logs.Entry{Category: logs.CategoryAgent, Action: "complete", Outcome: logs.OutcomeSuccess, TraceID: turnID,
-		Message: "turn " + outcome, Zeroclaw: attribution("duration_ms", m.now().Sub(started).Milliseconds())}
+	done := api.SessionUpdate{Type: api.UpdateTurnComplete, Outcome: outcome, Content: &content, ClientTurnGeneration: bt.generation}
+	ended := logs.Entry{Category: logs.CategoryAgent, Action: "complete", Outcome: logs.OutcomeSuccess, TraceID: bt.id,
+		Message: "turn " + outcome, Zeroclaw: s.attribution("duration_ms", m.now().Sub(bt.started).Milliseconds())}
 	if runErr != nil {
 		done.Error = runErr.Error()
-		m.log.Info("turn failed", "session", s.id, "turn", turnID, "err", runErr)
+		m.log.Info("turn failed", "session", s.id, "turn", bt.id, "err", runErr)
 		ended.Action, ended.Outcome, ended.Severity = "fail", logs.OutcomeFailure, logs.SeverityWarn
 		ended.Attributes = map[string]any{"error": runErr.Error()}
 		if pe := (*agent.ProviderError)(nil); errors.As(runErr, &pe) {
@@ -223,8 +232,53 @@ func (m *Manager) runTurn(ctx context.Context, o Owner, s *session, p api.Sessio
 		ended.Action, ended.Outcome = "cancel", ""
 	}
 	m.o.Logs.Publish(ended)
-	emit(done)
+	s.finishActive() // a cancel after turn_complete finds the session idle
+	bt.events.Update(done)
 	return api.SessionPromptResult{SessionID: s.id, StopReason: api.StopReason(outcome), Outcome: outcome, Content: content}, nil
+}
+
+// attribution is the zeroclaw block of s's runtime events: its agent and key, then extra key/value pairs.
+func (s *session) attribution(extra ...any) map[string]any {
+	zc := map[string]any{"agent_alias": s.alias, "session_key": s.key}
+	for i := 0; i+1 < len(extra); i += 2 {
+		zc[extra[i].(string)] = extra[i+1]
+	}
+	return zc
+}
+
+// turnEvents is a turn's agent.Events: each update is stamped with the session id, logged as the runtime event
+// it stands for and sent to the sink; questions go to the sink.
+type turnEvents struct {
+	m      *Manager
+	s      *session
+	sink   Sink
+	turnID string
+}
+
+func (e *turnEvents) Update(ev api.SessionUpdate) {
+	ev.SessionID = e.s.id
+	e.m.logUpdate(ev, e.turnID, e.s.attribution)
+	e.sink.Update(ev)
+}
+
+func (e *turnEvents) Elicit(ctx context.Context, p api.ElicitationParams) (api.ElicitationResult, error) {
+	res, err := e.sink.Elicit(ctx, p)
+	if errors.Is(err, ErrNoElicitation) {
+		return res, fmt.Errorf("%w: %w", agent.ErrNoElicitation, err)
+	}
+	return res, err
+}
+
+// costMeter is a turn's agent.Meter: the cost tracker, for the turn's session and agent.
+type costMeter struct {
+	t                *cost.Tracker
+	sessionID, alias string
+}
+
+func (c costMeter) Check() (string, error) { return c.t.Check(c.alias) }
+
+func (c costMeter) Record(ctx context.Context, u agent.Usage) error {
+	return c.t.Record(ctx, c.sessionID, c.alias, cost.Usage{Model: u.Model, InputTokens: u.InputTokens, OutputTokens: u.OutputTokens})
 }
 
 // capOf is the approval cap of o: none for the owner.

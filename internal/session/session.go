@@ -13,13 +13,14 @@ import (
 	"github.com/zeroclaw-go/zeroclaw/internal/api"
 	"github.com/zeroclaw-go/zeroclaw/internal/auth"
 	"github.com/zeroclaw-go/zeroclaw/internal/clock"
+	"github.com/zeroclaw-go/zeroclaw/internal/journal"
 )
 
-// Turn states stored in session_metadata.state.
+// Turn states stored in session_metadata.state (the journal's).
 const (
-	stateIdle    = "idle"
-	stateRunning = "running"
-	stateError   = "error"
+	stateIdle    = journal.StateIdle
+	stateRunning = journal.StateRunning
+	stateError   = journal.StateError
 )
 
 // session is one live session: its actor queue, the turns in it and their pending approvals.
@@ -87,7 +88,8 @@ func (s *session) check(o Owner) error {
 	return fmt.Errorf("%w: %s", ErrNotOwned, s.id)
 }
 
-// enqueue admits t into the queue, or returns ErrBusy when QueueDepth prompts already wait behind a running one.
+// enqueue admits t into the queue, or returns ErrQueueFull when QueueDepth prompts already wait behind a running
+// one.
 func (s *session) enqueue(t *turn, now time.Time) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -95,7 +97,7 @@ func (s *session) enqueue(t *turn, now time.Time) error {
 		return fmt.Errorf("%w: %s", ErrNotFound, s.id)
 	}
 	if s.queued >= 1+QueueDepth {
-		return fmt.Errorf("%w: %s: %d prompts already queued", ErrBusy, s.id, QueueDepth)
+		return fmt.Errorf("%w: %s: %d prompts already queued", ErrQueueFull, s.id, QueueDepth)
 	}
 	s.queued++
 	s.turns[t] = struct{}{}
@@ -134,7 +136,7 @@ func (s *session) acquire(ctx context.Context, t *turn, timer *clock.Timer, time
 	case <-s.done:
 		return fmt.Errorf("%w: %s", ErrNotFound, s.id)
 	case <-timer.C:
-		return fmt.Errorf("%w: %s: waited %s for the running turn", ErrBusy, s.id, timeout)
+		return fmt.Errorf("%w: %s: waited %s for the running turn", ErrQueueTimeout, s.id, timeout)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -152,6 +154,15 @@ func (s *session) running() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.active != nil
+}
+
+// finishActive makes the running turn no longer the active one: called as it ends, before its turn_complete goes
+// out, so a session/cancel sent by a client that saw turn_complete finds no active turn (-32000), never a late
+// {cancelled: true}. The turn still holds the lock until it returns.
+func (s *session) finishActive() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.active = nil
 }
 
 // cancelActive cancels the running turn and reports whether there was one.

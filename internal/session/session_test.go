@@ -285,7 +285,7 @@ func TestAskUserElicitation(t *testing.T) {
 		isError bool
 	}{
 		{"accept", func() (api.ElicitationResult, error) {
-			return api.ElicitationResult{Action: "accept", Content: map[string]any{"answer": "red"}}, nil
+			return api.ElicitationResult{Action: "accept", Content: map[string]any{"choice": "choice-0"}}, nil
 		}, "red", false},
 		{"decline", func() (api.ElicitationResult, error) { return api.ElicitationResult{Action: "decline"}, nil }, "declined", true},
 		{"cancel", func() (api.ElicitationResult, error) { return api.ElicitationResult{Action: "cancel"}, nil }, "cancelled", true},
@@ -309,7 +309,8 @@ func TestAskUserElicitation(t *testing.T) {
 			}
 			p := sk.asked[0]
 			schema, _ := json.Marshal(p.RequestedSchema)
-			wantSchema := `{"properties":{"answer":{"description":"Which color?","enum":["red","blue"],"type":"string"}},"required":["answer"],"type":"object"}`
+			// upstream's single-select form (zeroclaw-api/src/elicitation.rs), which zerocode renders
+			wantSchema := `{"properties":{"choice":{"oneOf":[{"const":"choice-0","title":"red"},{"const":"choice-1","title":"blue"}],"title":"Choice","type":"string"}},"required":["choice"],"type":"object"}`
 			if p.SessionID != s.SessionID || p.Mode != "form" || p.Message != "Which color?" || string(schema) != wantSchema {
 				t.Fatalf("elicitation params %+v schema %s", p, schema)
 			}

@@ -13,11 +13,14 @@ import (
 // UnattendedPrincipal owns the sessions that unattended turns (scheduled jobs) create.
 const UnattendedPrincipal = "cron"
 
-// turnOptions narrow one turn beyond the agent's risk profile.
+// turnOptions narrow one turn beyond the agent's risk profile. An unattended turn is an ordinary turn built with
+// other seams: an Approver that refuses (nobody can answer), tool lists, and a Sink that keeps only the end.
 type turnOptions struct {
-	unattended bool     // nobody can answer an approval: what the profile would ask about is refused
-	allowed    []string // when non-empty, the only tools offered
-	excluded   []string // never offered
+	// approver, when set, decides the turn's approvals instead of the client that sent the prompt (refuseAll:
+	// what the profile would ask about is refused).
+	approver agent.Approver
+	allowed  []string // when non-empty, the only tools offered
+	excluded []string // never offered
 }
 
 func (t turnOptions) restrict(p *tools.Policy) {
@@ -36,9 +39,10 @@ func (t turnOptions) restrict(p *tools.Policy) {
 	}
 }
 
-func (t turnOptions) approver(a agent.Approver) agent.Approver {
-	if t.unattended {
-		return refuseAll{}
+// approverOr is the turn's approver: t's, else a (the client's).
+func (t turnOptions) approverOr(a agent.Approver) agent.Approver {
+	if t.approver != nil {
+		return t.approver
 	}
 	return a
 }
@@ -85,7 +89,7 @@ func (m *Manager) RunUnattended(ctx context.Context, u Unattended) (string, erro
 	}
 	sink := &endSink{}
 	res, err := m.prompt(ctx, o, api.SessionPromptParams{SessionID: u.SessionID, Prompt: u.Prompt}, sink,
-		turnOptions{unattended: true, allowed: u.AllowedTools, excluded: u.ExcludedTools})
+		turnOptions{approver: refuseAll{}, allowed: u.AllowedTools, excluded: u.ExcludedTools})
 	if err != nil {
 		return "", err
 	}

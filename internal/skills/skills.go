@@ -129,7 +129,7 @@ func ForAgent(cfg *config.Config, root, alias, agentWorkspace string) ([]Skill, 
 			out = append(out, s)
 		}
 	}
-	found, drop := Load(filepath.Join(agentWorkspace, "skills"), "workspace", opts)
+	found, drop := Load(filepath.Join(agentWorkspace, "skills"), WorkspaceBundle, opts)
 	add(found, drop, func(string) bool { return true })
 	bundles := Bundles(cfg, root)
 	shared := NewShared(root)

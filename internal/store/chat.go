@@ -3,10 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
-	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -27,128 +24,8 @@ type ChatStore struct {
 
 	counts rowCounts
 	batch  batchCounts // used only by the goroutine leading a batch of group, which holds counts.mu
-}
 
-// rowCounts remembers each session's message count as the writer last committed it, so that Append learns a new
-// message's index without counting the session's rows every time. The cache is only trusted while no other
-// connection has committed to the database since the writer last looked: PRAGMA data_version, read on the writer
-// connection inside each batch's transaction, changes exactly when another connection (another process: an
-// upstream binary, a test build sharing the file) committed, and the whole cache is dropped then. mu is held
-// across the whole transaction of every path of ours that changes a session's rows (a batch of appends, Delete,
-// the JSONL import), so the cache and the database change together: a count is never read between another path's
-// commit and its cache update.
-//
-// It also keeps sessions' histories (hist): All reads a session from the database once, and this store's own
-// appends extend what it read when their batch commits, so a turn's history load is not a query. The same rules
-// keep it right: it is dropped with the counts when another connection committed (All reads data_version on the
-// writer first), a path of ours that changes a session's rows (Delete, the import) drops that session's, and a
-// write that failed drops it too. gen counts our writes, so an All that read the database while one committed
-// does not keep what it read.
-type rowCounts struct {
-	mu          sync.Mutex
-	dataVersion int64
-	n           map[string]int // nil until the first append
-
-	hist      map[string][]Message // sessions' messages, oldest first; nil until the first All
-	histBytes int                  // content bytes held in hist
-	gen       uint64               // bumped by each of our commits that changes a session's rows
-}
-
-// Bounds of the history cache; past them it starts over. A longer session is read from the database each time.
-const (
-	maxCachedHistories = 256
-	maxHistoryBytes    = 32 << 20
-	maxCachedMessages  = 4096
-)
-
-// batchCounts are the counts of the batch being committed: a session's message count after the batch's
-// operations that succeeded so far, or -1 when one of its operations failed (its rows are counted again).
-type batchCounts struct {
-	version     int64 // PRAGMA data_version in the batch's transaction, once haveVersion
-	haveVersion bool
-	n           map[string]int
-	msgs        []batchMessage // the messages of the batch's operations that succeeded so far, in order
-}
-
-// batchMessage is a message a batch's operation appended, kept to extend the cached history once it commits.
-type batchMessage struct {
-	key               string
-	idx               int
-	role, content, ts string
-}
-
-// maxCachedCounts bounds the cache; past it the cache starts over (a recount is one indexed COUNT per session).
-const maxCachedCounts = 4096
-
-// lookup returns key's cached count, first dropping the cache if another connection committed. mu must be held.
-func (c *rowCounts) lookup(key string, dataVersion int64) (int, bool) {
-	c.seen(dataVersion)
-	n, ok := c.n[key]
-	return n, ok
-}
-
-// seen drops everything cached when another connection committed since the last look. mu must be held.
-func (c *rowCounts) seen(dataVersion int64) {
-	if c.dataVersion != dataVersion {
-		c.dataVersion, c.n, c.hist, c.histBytes = dataVersion, nil, nil, 0
-	}
-}
-
-// forget drops key's count and history after a write of ours that changed its rows, or may have. mu must be
-// held.
-func (c *rowCounts) forget(key string) {
-	delete(c.n, key)
-	c.dropHistory(key)
-	c.gen++
-}
-
-func (c *rowCounts) dropHistory(key string) {
-	for _, m := range c.hist[key] {
-		c.histBytes -= len(m.Content)
-	}
-	delete(c.hist, key)
-}
-
-// appended extends key's cached history by the message our writer just committed at index idx (a history
-// that does not end right before it is dropped). mu must be held.
-func (c *rowCounts) appended(key string, idx int, role, content, ts string) {
-	c.gen++
-	h, ok := c.hist[key]
-	if !ok {
-		return
-	}
-	created, err := parseTime(ts)
-	if err != nil || len(h) != idx || len(h) >= maxCachedMessages || c.histBytes+len(content) > maxHistoryBytes {
-		c.dropHistory(key)
-		return
-	}
-	c.hist[key] = append(h, Message{Index: idx, Role: role, Content: content, CreatedAt: created})
-	c.histBytes += len(content)
-}
-
-// keep caches msgs as key's history. mu must be held.
-func (c *rowCounts) keep(key string, msgs []Message) {
-	size := 0
-	for _, m := range msgs {
-		size += len(m.Content)
-	}
-	if len(msgs) > maxCachedMessages || size > maxHistoryBytes {
-		return
-	}
-	c.dropHistory(key)
-	if c.hist == nil || len(c.hist) >= maxCachedHistories || c.histBytes+size > maxHistoryBytes {
-		c.hist, c.histBytes = make(map[string][]Message), 0
-	}
-	c.hist[key] = slices.Clip(msgs)
-	c.histBytes += size
-}
-
-// store records key's count after a committed append. mu must be held.
-func (c *rowCounts) store(key string, n int) {
-	if c.n == nil || len(c.n) >= maxCachedCounts {
-		c.n = make(map[string]int)
-	}
-	c.n[key] = n
+	imports pendingImports // the session keys a background JSONL import still fences (JSONLImport)
 }
 
 // Message is one stored chat message. Index is its zero-based position within its session.
@@ -217,7 +94,7 @@ func OpenChat(ctx context.Context, path string) (*ChatStore, error) {
 		_ = d.close()
 		return nil, err
 	}
-	s := &ChatStore{d: d, batch: batchCounts{n: make(map[string]int)}}
+	s := &ChatStore{d: d, batch: batchCounts{n: make(map[string]int)}, imports: pendingImports{closed: make(chan struct{})}}
 	if s.group, err = groupcommit.New(ctx, d.w, 0, 0, groupcommit.Hooks{Begin: s.beginBatch, End: s.endBatch}); err != nil {
 		_ = d.close()
 		return nil, fmt.Errorf("store: open %s: %w", path, err)
@@ -265,6 +142,7 @@ func (s *ChatStore) Close() error {
 		return nil
 	}
 	s.closed = true
+	s.imports.close()
 	s.group.Close()
 	return s.d.close()
 }
@@ -331,7 +209,7 @@ func nullString(s string) sql.NullString { return sql.NullString{String: s, Vali
 // (replacing any row a session deleted by another writer left behind), or of an existing one that has none;
 // an existing session's owner is never changed.
 func (s *ChatStore) EnsureSession(ctx context.Context, key, agentAlias, owner string, now time.Time) (SessionMeta, bool, error) {
-	if err := s.check("ensure session", key, true); err != nil {
+	if err := s.ready(ctx, "ensure session", key, true); err != nil {
 		return SessionMeta{}, false, err
 	}
 	var (
@@ -357,7 +235,7 @@ func (s *ChatStore) EnsureSession(ctx context.Context, key, agentAlias, owner st
 // created if missing) in one transaction, and returns the message's zero-based index within the session.
 // Concurrent Appends to one session get distinct, contiguous indices.
 func (s *ChatStore) Append(ctx context.Context, key, role, content string, now time.Time) (int, error) {
-	if err := s.check("append", key, true); err != nil {
+	if err := s.ready(ctx, "append", key, true); err != nil {
 		return 0, err
 	}
 	if role == "" {
@@ -460,7 +338,7 @@ func (s *ChatStore) appendTx(ctx context.Context, tx *sql.Tx, key, role, content
 // Append(key, "user", prompt, started) does. It returns the prompt's index (-1 when prompt is ""). Either all of
 // it is stored or none.
 func (s *ChatStore) BeginTurn(ctx context.Context, key, agentAlias, owner, turnID string, started time.Time, prompt string) (int, error) {
-	if err := s.check("begin turn", key, true); err != nil {
+	if err := s.ready(ctx, "begin turn", key, true); err != nil {
 		return 0, err
 	}
 	ts := formatTime(started)
@@ -485,7 +363,7 @@ func (s *ChatStore) BeginTurn(ctx context.Context, key, agentAlias, owner, turnI
 // EndTurn stores a turn's last message and sets the session's state (as SetState(key, state, "", nil) does) in
 // one transaction, and returns the message's index. Either both are stored or neither.
 func (s *ChatStore) EndTurn(ctx context.Context, key, role, content string, now time.Time, state string) (int, error) {
-	if err := s.check("end turn", key, true); err != nil {
+	if err := s.ready(ctx, "end turn", key, true); err != nil {
 		return 0, err
 	}
 	if role == "" || state == "" {
@@ -530,239 +408,10 @@ const (
 			message_count = session_metadata.message_count + 1`
 )
 
-// Page returns the newest messages of session key before index beforeIndex (beforeIndex < 0 means from the
-// end), oldest first: at most limit of them (limit <= 0: no count limit), and no more than fit in maxBytes of
-// content (maxBytes <= 0: no byte limit), though always at least one when the window is not empty. Rows are
-// read newest first and reading stops at the first that does not fit, so a long history is never loaded
-// whole. total is the session's message count, start the index of the first returned message.
-func (s *ChatStore) Page(ctx context.Context, key string, limit, beforeIndex, maxBytes int) (msgs []Message, total, start int, err error) {
-	if err := s.check("page", key, false); err != nil {
-		return nil, 0, 0, err
-	}
-	err = s.d.readTx(ctx, func(tx *sql.Tx) error {
-		if err := tx.QueryRowContext(ctx, "SELECT COUNT(*) FROM sessions WHERE session_key = ?", key).Scan(&total); err != nil {
-			return err
-		}
-		end := total
-		if beforeIndex >= 0 && beforeIndex < total {
-			end = beforeIndex
-		}
-		n := end
-		if limit > 0 && limit < n {
-			n = limit
-		}
-		start = end
-		if n <= 0 {
-			return nil
-		}
-		rows, err := tx.QueryContext(ctx, `SELECT role, content, created_at FROM sessions
-			WHERE session_key = ? ORDER BY id DESC LIMIT ? OFFSET ?`, key, n, total-end)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		size := 0
-		for i := end - 1; rows.Next(); i-- {
-			var m Message
-			var created string
-			if err := rows.Scan(&m.Role, &m.Content, &created); err != nil {
-				return err
-			}
-			if maxBytes > 0 && len(msgs) > 0 && size+len(m.Content) > maxBytes {
-				break
-			}
-			if m.CreatedAt, err = parseTime(created); err != nil {
-				return fmt.Errorf("message %d created_at: %w", i, err)
-			}
-			m.Index = i
-			size += len(m.Content)
-			msgs = append(msgs, m)
-			start = i
-		}
-		return rows.Err()
-	})
-	if err != nil {
-		return nil, 0, 0, fmt.Errorf("store: page %s: %w", key, err)
-	}
-	slices.Reverse(msgs)
-	return msgs, total, start, nil
-}
-
-// Message returns message index of session key and the session's message count; an index with no message
-// gives an error wrapping ErrNotFound (and still the count).
-func (s *ChatStore) Message(ctx context.Context, key string, index int) (msg Message, total int, err error) {
-	if err := s.check("message", key, false); err != nil {
-		return Message{}, 0, err
-	}
-	var msgs []Message
-	err = s.d.readTx(ctx, func(tx *sql.Tx) error {
-		if err := tx.QueryRowContext(ctx, "SELECT COUNT(*) FROM sessions WHERE session_key = ?", key).Scan(&total); err != nil {
-			return err
-		}
-		if index < 0 || index >= total {
-			return nil
-		}
-		var err error
-		msgs, err = queryMessages(ctx, tx, key, index, 1)
-		return err
-	})
-	if err != nil {
-		return Message{}, 0, fmt.Errorf("store: message %s %d: %w", key, index, err)
-	}
-	if len(msgs) == 0 {
-		return Message{}, total, fmt.Errorf("store: message %s %d: %w", key, index, ErrNotFound)
-	}
-	return msgs[0], total, nil
-}
-
-// All returns every message of session key, oldest first (none for an unknown session).
-func (s *ChatStore) All(ctx context.Context, key string) ([]Message, error) {
-	if err := s.check("messages", key, false); err != nil {
-		return nil, err
-	}
-	// The writer's data_version first: the cache holds only while no other connection committed (rowCounts).
-	version, err := s.writerVersion(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("store: messages %s: %w", key, err)
-	}
-	s.counts.mu.Lock()
-	s.counts.seen(version)
-	cached, ok := s.counts.hist[key]
-	gen := s.counts.gen
-	s.counts.mu.Unlock()
-	if ok {
-		return slices.Clone(cached), nil
-	}
-	var msgs []Message
-	err = s.d.readTx(ctx, func(tx *sql.Tx) error {
-		var err error
-		msgs, err = queryMessages(ctx, tx, key, 0, -1)
-		return err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("store: messages %s: %w", key, err)
-	}
-	// Kept only if nothing committed since the version was read: no write of ours (gen), none of another
-	// connection's (a new version; one that committed after the read is seen by the next All).
-	if version, err = s.writerVersion(ctx); err == nil {
-		s.counts.mu.Lock()
-		if s.counts.gen == gen && s.counts.dataVersion == version {
-			s.counts.keep(key, slices.Clone(msgs))
-		}
-		s.counts.mu.Unlock()
-	}
-	return msgs, nil
-}
-
-// writerVersion reads PRAGMA data_version on the writer connection: it changes when another connection commits.
-func (s *ChatStore) writerVersion(ctx context.Context) (int64, error) {
-	var v int64
-	err := s.d.stmts[sqlDataVersion].QueryRowContext(ctx).Scan(&v)
-	return v, err
-}
-
-// queryMessages reads n messages (n < 0: all) of key starting at index start.
-func queryMessages(ctx context.Context, tx *sql.Tx, key string, start, n int) ([]Message, error) {
-	rows, err := tx.QueryContext(ctx, `SELECT role, content, created_at FROM sessions
-		WHERE session_key = ? ORDER BY id LIMIT ? OFFSET ?`, key, n, start)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var msgs []Message
-	for i := start; rows.Next(); i++ {
-		var m Message
-		var created string
-		if err := rows.Scan(&m.Role, &m.Content, &created); err != nil {
-			return nil, err
-		}
-		if m.CreatedAt, err = parseTime(created); err != nil {
-			return nil, fmt.Errorf("message %d created_at: %w", i, err)
-		}
-		m.Index = i
-		msgs = append(msgs, m)
-	}
-	return msgs, rows.Err()
-}
-
-// Meta returns the metadata of session key, or an error wrapping ErrNotFound.
-func (s *ChatStore) Meta(ctx context.Context, key string) (SessionMeta, error) {
-	if err := s.check("meta", key, false); err != nil {
-		return SessionMeta{}, err
-	}
-	m, err := scanMeta(s.d.r.QueryRowContext(ctx, "SELECT "+metaCols+" FROM session_metadata WHERE session_key = ?", key))
-	if errors.Is(err, sql.ErrNoRows) {
-		return SessionMeta{}, fmt.Errorf("store: meta %s: %w", key, ErrNotFound)
-	}
-	if err != nil {
-		return SessionMeta{}, fmt.Errorf("store: meta %s: %w", key, err)
-	}
-	return m, nil
-}
-
-// List returns session metadata, most recent activity first, at most limit rows (limit <= 0: no limit).
-// A query that is not blank keeps only sessions with a message containing all of its words (full-text
-// search; user input is never interpreted as FTS syntax, and a query with nothing searchable matches
-// nothing).
-func (s *ChatStore) List(ctx context.Context, query string, limit int) ([]SessionMeta, error) {
-	return s.list(ctx, query, limit, "")
-}
-
-// attributed keeps the rows that name an agent or a channel.
-const attributed = ` AND (COALESCE(agent_alias, '') != '' OR COALESCE(channel_id, '') != '')`
-
-// ListAttributed is List without the rows that name neither an agent nor a channel, which upstream does not
-// list either. The limit counts listed rows.
-func (s *ChatStore) ListAttributed(ctx context.Context, query string, limit int) ([]SessionMeta, error) {
-	return s.list(ctx, query, limit, attributed)
-}
-
-// list is List with filter (" AND <condition>", or "") added to the WHERE clause.
-func (s *ChatStore) list(ctx context.Context, query string, limit int, filter string) ([]SessionMeta, error) {
-	if err := s.check("list", "", false); err != nil {
-		return nil, err
-	}
-	if limit <= 0 {
-		limit = -1
-	}
-	// julianday orders mixed timestamp spellings (ours, upstream's "+00:00") by instant.
-	const order = " ORDER BY julianday(last_activity) DESC, last_activity DESC, session_key LIMIT ?"
-	var (
-		rows *sql.Rows
-		err  error
-	)
-	if strings.TrimSpace(query) == "" {
-		rows, err = s.d.r.QueryContext(ctx, "SELECT "+metaCols+" FROM session_metadata WHERE 1=1"+filter+order, limit)
-	} else {
-		fq := ftsQuery(query)
-		if fq == "" {
-			return nil, nil
-		}
-		rows, err = s.d.r.QueryContext(ctx, "SELECT "+metaCols+` FROM session_metadata
-			WHERE session_key IN (SELECT session_key FROM sessions_fts WHERE sessions_fts MATCH ?)`+filter+order, fq, limit)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("store: list: %w", err)
-	}
-	defer rows.Close()
-	var out []SessionMeta
-	for rows.Next() {
-		m, err := scanMeta(rows)
-		if err != nil {
-			return nil, fmt.Errorf("store: list: %w", err)
-		}
-		out = append(out, m)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("store: list: %w", err)
-	}
-	return out, nil
-}
-
 // SetState records the session's turn state. An empty turnID and a nil startedAt are stored as NULL, and the
 // note of an interrupted turn is cleared. An unknown session is an error wrapping ErrNotFound.
 func (s *ChatStore) SetState(ctx context.Context, key, state, turnID string, startedAt *time.Time) error {
-	if err := s.check("set state", key, true); err != nil {
+	if err := s.ready(ctx, "set state", key, true); err != nil {
 		return err
 	}
 	if state == "" {
@@ -819,7 +468,7 @@ func (s *ChatStore) InterruptRunning(ctx context.Context) (int, error) {
 // owner in one transaction. Deleting an unknown session succeeds. Import receipts are kept: they record that a JSONL
 // source was consumed and must not be imported again.
 func (s *ChatStore) Delete(ctx context.Context, key string) error {
-	if err := s.check("delete", key, true); err != nil {
+	if err := s.ready(ctx, "delete", key, true); err != nil {
 		return err
 	}
 	s.counts.mu.Lock()

@@ -207,7 +207,13 @@ func (s *CronStore) queryJobs(ctx context.Context, op, q string, args ...any) ([
 	if d == nil || err != nil {
 		return nil, err
 	}
-	rows, err := d.r.QueryContext(ctx, q, args...)
+	return queryCronJobs(ctx, d.r, op, q, args...)
+}
+
+// queryCronJobs runs q (a cronJobSelect) on db and scans every row; op names the query in errors. The store and
+// the read-only listing without a daemon (ReadCronJobs) both read jobs through it.
+func queryCronJobs(ctx context.Context, db *sql.DB, op, q string, args ...any) ([]CronJob, error) {
+	rows, err := db.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("store: cron %s: %w", op, err)
 	}

@@ -18,14 +18,13 @@ import (
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 
 	"github.com/zeroclaw-go/zeroclaw/internal/atomicfile"
-	"github.com/zeroclaw-go/zeroclaw/internal/dbfile"
 )
 
 //go:embed migrations
 var migrationsFS embed.FS
 
-// db is one SQLite database file: a single-connection writer and a small pool of query-only readers.
-// WAL lets the readers see a consistent snapshot while the writer commits.
+// db is one SQLite database file opened with OpenSQLite and migrated: a single-connection writer and a small
+// pool of query-only readers.
 type db struct {
 	path string
 	w    *sql.DB // exactly one connection: every write is serialized here
@@ -33,7 +32,7 @@ type db struct {
 
 	stmts map[string]*sql.Stmt // prepared on w at open (prepare); read-only afterwards
 
-	release func() // ends the dbfile hold taken at open
+	conns *Conns // w and r, closed with the hold on the file
 }
 
 // migration is one numbered step. before, when set, runs inside the same transaction ahead of the SQL; it
@@ -45,17 +44,17 @@ type migration struct {
 	before  func(ctx context.Context, tx *sql.Tx) error
 }
 
+// dsnPragmas are the pragmas of every SQLite database of the install (OpenSQLite): a busy timeout (several
+// processes may open a file: two daemons of one host, the CLI), WAL, NORMAL sync and foreign keys. zcbench's
+// bare loop reads this constant from this file.
 const dsnPragmas = "_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)" +
 	"&_pragma=foreign_keys(ON)"
 
-// openDB opens (creating if needed) the database at path, creates its parent directory with mode 0700 and
-// applies the migrations in migrations/<set> (none when set is ""). hooks are attached to migrations by version.
+// openDB opens (creating if needed) the database at path with OpenSQLite and applies the migrations in
+// migrations/<set> (none when set is ""). hooks are attached to migrations by version.
 func openDB(ctx context.Context, p, set string, hooks map[int]func(context.Context, *sql.Tx) error) (*db, error) {
 	if p == "" || strings.ContainsAny(p, "?#") {
 		return nil, fmt.Errorf("store: open %q: path must be non-empty without '?' or '#': %w", p, ErrInvalid)
-	}
-	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
-		return nil, fmt.Errorf("store: open %s: %w", p, err)
 	}
 	var migs []migration
 	if set != "" { // "": a database whose user_version belongs to another schema owner (control_plane.db)
@@ -64,52 +63,17 @@ func openDB(ctx context.Context, p, set string, hooks map[int]func(context.Conte
 			return nil, err
 		}
 	}
-	// Held before the first connection opens: from then on nothing in this process opens the file but SQLite.
-	release := dbfile.Hold(p)
-	d, err := openConns(ctx, p, set != "", migs)
+	c, err := OpenSQLite(ctx, p, "")
 	if err != nil {
-		release()
-		return nil, err
+		return nil, fmt.Errorf("store: %w", err)
 	}
-	d.release = release
-	return d, nil
-}
-
-func openConns(ctx context.Context, p string, migrate bool, migs []migration) (*db, error) {
-	w, err := sql.Open("sqlite", p+"?"+dsnPragmas+"&_txlock=immediate")
-	if err != nil {
-		return nil, fmt.Errorf("store: open %s: %w", p, err)
-	}
-	w.SetMaxOpenConns(1)
-	w.SetMaxIdleConns(1)
-	w.SetConnMaxLifetime(0)
-	w.SetConnMaxIdleTime(0)
-	d := &db{path: p, w: w}
-	// Touch the writer first so the file exists in WAL mode before any reader opens it.
-	if err := w.PingContext(ctx); err != nil {
-		_ = w.Close()
-		return nil, fmt.Errorf("store: open %s: %w", p, err)
-	}
-	// Chat history is private. SQLite creates the file with the umask's mode and gives -wal/-shm the mode
-	// of the database file, so tightening it here covers all three.
-	if err := os.Chmod(p, 0o600); err != nil {
-		_ = w.Close()
-		return nil, fmt.Errorf("store: open %s: %w", p, err)
-	}
-	if migrate {
+	d := &db{path: p, w: c.W, r: c.R, conns: c}
+	if set != "" {
 		if err := d.migrate(ctx, migs); err != nil {
-			_ = w.Close()
+			_ = c.Close()
 			return nil, err
 		}
 	}
-	r, err := sql.Open("sqlite", p+"?"+dsnPragmas+"&_pragma=query_only(1)")
-	if err != nil {
-		_ = w.Close()
-		return nil, fmt.Errorf("store: open %s: %w", p, err)
-	}
-	r.SetMaxOpenConns(4)
-	r.SetMaxIdleConns(4)
-	d.r = r
 	return d, nil
 }
 
@@ -118,13 +82,7 @@ func (d *db) close() error {
 	for _, st := range d.stmts {
 		errs = append(errs, st.Close())
 	}
-	if d.r != nil {
-		errs = append(errs, d.r.Close())
-	}
-	errs = append(errs, d.w.Close())
-	if d.release != nil {
-		d.release()
-	}
+	errs = append(errs, d.conns.Close())
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("store: close %s: %w", d.path, err)
 	}

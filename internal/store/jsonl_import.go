@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"crypto/sha256"
@@ -55,6 +56,20 @@ type ImportReport struct {
 	Migrated bool
 	// Failed lists every source that could not be imported or archived, in processing order.
 	Failed []ImportFailure
+	// Skipped lists lines of the imported sources that were not imported: too long (MaxJSONLLineBytes) or of a
+	// role the import does not take (ImportJSONL). At most maxSkippedPerSource per source are listed;
+	// SkippedMore counts the others. Unreadable lines (not UTF-8, not JSON, no role or content) are skipped
+	// without a report, as the JSONL backend skips them.
+	Skipped     []SkippedLine
+	SkippedMore int
+}
+
+// SkippedLine is a line of a source that the import left out. Reason names the role or the length, never the
+// line's content.
+type SkippedLine struct {
+	Source string // the live name, e.g. "u1.jsonl"
+	Line   int    // 1-based
+	Reason string
 }
 
 // ImportFailure is the error of one source. Err names files and keys, never message contents.
@@ -86,6 +101,14 @@ type candidate struct {
 
 func (c candidate) source() string { return c.key + jsonlExt }
 
+// MaxJSONLLineBytes is the longest line of a legacy JSONL session file the import reads (1 MiB, newline
+// excluded). A longer line is skipped, never held in memory whole: the import reports it (ImportReport.Skipped,
+// with the file and the line number) and the source's archive (X.jsonl.migrated) keeps its bytes.
+const MaxJSONLLineBytes = 1 << 20
+
+// maxSkippedPerSource bounds the lines of one source listed in ImportReport.Skipped; the rest are only counted.
+const maxSkippedPerSource = 20
+
 // ImportJSONL moves the legacy chat sessions of dir (data/sessions/X.jsonl, and X.jsonl.importing left by an
 // interrupted run) into the database, following state.md §5: each source is staged, hashed, inserted with its
 // metadata and a receipt in one synchronous=FULL transaction (every message's created_at = now), then
@@ -93,7 +116,17 @@ func (c candidate) source() string { return c.key + jsonlExt }
 // so running it again, or after a crash at any point, never duplicates messages. One source's failure does
 // not stop the others: every failure is listed in the report and the returned error joins them. A missing
 // dir is nothing to import. It holds the process-wide lock of dir throughout.
+//
+// A source is read as a stream, one line at a time: a line longer than MaxJSONLLineBytes is skipped and
+// reported. Only user and assistant lines, and tool lines in this program's own stored form (a JSON object
+// with a "zeroclaw_tool_result" key, as the JSONL backend writes them), are imported; a line of any other role
+// (system, a foreign tool result, developer...) is skipped and reported, so a legacy file never puts a system
+// prompt or a forged tool result in front of the model.
 func (s *ChatStore) ImportJSONL(ctx context.Context, dir string, now time.Time) (ImportReport, error) {
+	return s.importJSONL(ctx, dir, now, nil)
+}
+
+func (s *ChatStore) importJSONL(ctx context.Context, dir string, now time.Time, onSource func(string)) (ImportReport, error) {
 	var rep ImportReport
 	if err := s.check("import jsonl", dir, false); err != nil {
 		return rep, err
@@ -123,6 +156,9 @@ func (s *ChatStore) ImportJSONL(ctx context.Context, dir string, now time.Time) 
 			rep.Failed = append(rep.Failed, ImportFailure{Source: c.source(), Err: fmt.Errorf("store: import %s: %w", c.source(), err)})
 			break
 		}
+		if onSource != nil {
+			onSource(c.source())
+		}
 		res, err := s.importSource(ctx, dir, c, now)
 		if res.committed {
 			rep.Migrated = true
@@ -130,6 +166,8 @@ func (s *ChatStore) ImportJSONL(ctx context.Context, dir string, now time.Time) 
 		if res.inserted {
 			rep.Sessions++
 			rep.Messages += res.messages
+			rep.Skipped = append(rep.Skipped, res.skipped...)
+			rep.SkippedMore += res.skippedMore
 		}
 		if res.resumed {
 			rep.Resumed++
@@ -213,6 +251,8 @@ func scanJSONL(dir string) ([]candidate, []ImportFailure, error) {
 type sourceResult struct {
 	committed, inserted, resumed bool
 	messages                     int
+	skipped                      []SkippedLine
+	skippedMore                  int
 }
 
 // importSource runs steps 4–10 of state.md §5 for one candidate.
@@ -243,7 +283,7 @@ func (s *ChatStore) importSource(ctx context.Context, dir string, c candidate, n
 		}
 	}
 
-	data, err := readSynced(staged)
+	hash, size, err := hashSynced(staged)
 	if err == nil {
 		err = atomicfile.SyncDir(dir)
 	}
@@ -255,11 +295,8 @@ func (s *ChatStore) importSource(ctx context.Context, dir string, c candidate, n
 		}
 		return res, fail("read staged source: %w", errors.Join(err, restoreErr))
 	}
-	sum := sha256.Sum256(data)
-	hash := hex.EncodeToString(sum[:])
-	size := int64(len(data))
 
-	res, err = s.commitSource(ctx, c, hash, size, data, now)
+	res, err = s.commitSource(ctx, c, staged, hash, size, now)
 	if err != nil {
 		// Whether the staged file stays depends only on whether a receipt is durable now: present (a
 		// mismatch, or a commit whose acknowledgement was lost) or unknown keeps it for the next run;
@@ -289,8 +326,10 @@ func (s *ChatStore) importSource(ctx context.Context, dir string, c candidate, n
 }
 
 // commitSource is step 6: one synchronous=FULL, BEGIN IMMEDIATE transaction that either verifies an
-// existing receipt or inserts the messages, the metadata and the receipt together.
-func (s *ChatStore) commitSource(ctx context.Context, c candidate, hash string, size int64, data []byte, now time.Time) (sourceResult, error) {
+// existing receipt or inserts the messages of the staged file, the metadata and the receipt together. The file
+// is read again as a stream inside the transaction; bytes that no longer hash to hash and size (the file changed
+// since it was hashed) roll the transaction back.
+func (s *ChatStore) commitSource(ctx context.Context, c candidate, staged, hash string, size int64, now time.Time) (sourceResult, error) {
 	var res sourceResult
 	s.counts.mu.Lock() // the import adds a session's rows: keep Append's count cache in step (rowCounts)
 	defer s.counts.mu.Unlock()
@@ -319,30 +358,65 @@ func (s *ChatStore) commitSource(ctx context.Context, c candidate, hash string, 
 		if exists {
 			return fmt.Errorf("session %q already has rows in the database (never merged): %w", c.key, ErrImportConflict)
 		}
-		msgs, hasContent := parseJSONL(data)
-		if len(msgs) == 0 && hasContent {
-			return ErrNoValidMessages
-		}
 		ts := formatTime(now)
 		stmt, err := tx.PrepareContext(ctx, "INSERT INTO sessions (session_key, role, content, created_at) VALUES (?, ?, ?, ?)")
 		if err != nil {
 			return err
 		}
 		defer stmt.Close()
-		for _, m := range msgs {
-			if _, err := stmt.ExecContext(ctx, c.key, m.role, m.content, ts); err != nil {
-				return err
+		f, err := os.Open(staged)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		h := sha256.New()
+		n := 0
+		skip := func(line int, reason string) {
+			if len(res.skipped) < maxSkippedPerSource {
+				res.skipped = append(res.skipped, SkippedLine{Source: c.source(), Line: line, Reason: reason})
+			} else {
+				res.skippedMore++
 			}
 		}
+		hasContent, read, err := eachJSONLLine(io.TeeReader(f, h), MaxJSONLLineBytes, func(line int, text []byte) error {
+			if text == nil {
+				skip(line, fmt.Sprintf("line longer than %d bytes", MaxJSONLLineBytes))
+				return nil
+			}
+			role, content, ok := decodeJSONLLine(text)
+			if !ok {
+				return nil
+			}
+			if why := importableRole(role, content); why != "" {
+				skip(line, why)
+				res.messages = -1 // a parsed line: the source is not "without valid messages"
+				return nil
+			}
+			if _, err := stmt.ExecContext(ctx, c.key, role, content, ts); err != nil {
+				return err
+			}
+			n++
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		if got := hex.EncodeToString(h.Sum(nil)); got != hash || read != size {
+			return fmt.Errorf("staged source changed while importing (sha256 %s, %d bytes; hashed %s, %d bytes): %w",
+				got, read, hash, size, ErrReceiptMismatch)
+		}
+		if n == 0 && res.messages == 0 && hasContent {
+			return ErrNoValidMessages
+		}
 		if _, err := tx.ExecContext(ctx, `INSERT INTO session_metadata (session_key, created_at, last_activity,
-			message_count) VALUES (?, ?, ?, ?)`, c.key, ts, ts, len(msgs)); err != nil {
+			message_count) VALUES (?, ?, ?, ?)`, c.key, ts, ts, n); err != nil {
 			return err
 		}
 		if _, err := tx.ExecContext(ctx, `INSERT INTO jsonl_import_receipts (source_name, session_key, source_hash,
 			source_len, imported_at) VALUES (?, ?, ?, ?, ?)`, c.source(), c.key, hash, size, ts); err != nil {
 			return err
 		}
-		res.inserted, res.messages = true, len(msgs)
+		res.inserted, res.messages = true, n
 		return nil
 	})
 	if err != nil {
@@ -350,6 +424,29 @@ func (s *ChatStore) commitSource(ctx context.Context, c candidate, hash string, 
 	}
 	res.committed = true
 	return res, nil
+}
+
+// importableRole returns "" for a line the import takes, or why it is skipped. The roles this program stores
+// are user, assistant and tool (agent/history.go); a stored tool row is a JSON object with a
+// "zeroclaw_tool_result" key. A system line would become a system prompt the model obeys, and any other role
+// has no meaning here: neither is imported.
+func importableRole(role, content string) string {
+	switch role {
+	case "user", "assistant":
+		return ""
+	case "tool":
+		var row map[string]json.RawMessage
+		if strings.HasPrefix(strings.TrimSpace(content), "{") && json.Unmarshal([]byte(content), &row) == nil {
+			if _, ok := row["zeroclaw_tool_result"]; ok {
+				return ""
+			}
+		}
+		return `role "tool" not in this program's stored form: not imported`
+	}
+	if len(role) > 32 {
+		role = role[:32] + "..."
+	}
+	return fmt.Sprintf("role %q not imported (only user, assistant and this program's tool rows are)", role)
 }
 
 // fullSyncTx runs fn in a write transaction on the writer connection with synchronous=FULL, so the commit
@@ -411,38 +508,107 @@ func eachJSONLMessage(data []byte, fn func(role, content string, obj map[string]
 			continue
 		}
 		hasContent = true
-		if !utf8.Valid(line) {
-			continue
+		if obj, role, content, ok := decodeJSONLObject(line); ok {
+			fn(role, content, obj)
 		}
-		// A map, not a struct: field names match exactly, as in the upstream format.
-		var obj map[string]json.RawMessage
-		if json.Unmarshal(line, &obj) != nil {
-			continue
-		}
-		var role, content string
-		if json.Unmarshal(obj["role"], &role) != nil || json.Unmarshal(obj["content"], &content) != nil ||
-			role == "" || !isJSONString(obj["content"]) {
-			continue
-		}
-		fn(role, content, obj)
 	}
 	return hasContent
+}
+
+// decodeJSONLLine decodes one non-blank line of a JSONL session file (decodeJSONLObject).
+func decodeJSONLLine(line []byte) (role, content string, ok bool) {
+	_, role, content, ok = decodeJSONLObject(line)
+	return role, content, ok
+}
+
+// decodeJSONLObject decodes a {"role":..., "content":...} line: both strings, the role non-empty; not ok for a
+// non-UTF-8 line, unparsable JSON or an object without those fields.
+func decodeJSONLObject(line []byte) (obj map[string]json.RawMessage, role, content string, ok bool) {
+	if !utf8.Valid(line) {
+		return nil, "", "", false
+	}
+	// A map, not a struct: field names match exactly, as in the upstream format.
+	if json.Unmarshal(line, &obj) != nil {
+		return nil, "", "", false
+	}
+	if json.Unmarshal(obj["role"], &role) != nil || json.Unmarshal(obj["content"], &content) != nil ||
+		role == "" || !isJSONString(obj["content"]) {
+		return nil, "", "", false
+	}
+	return obj, role, content, true
 }
 
 // isJSONString reports whether raw is a JSON string (not null, which would decode to "").
 func isJSONString(raw json.RawMessage) bool { return len(raw) > 0 && raw[0] == '"' }
 
-// readSynced fsyncs the file at p and returns its bytes, read from the same descriptor.
-func readSynced(p string) ([]byte, error) {
+// eachJSONLLine reads r line by line and calls fn with each line that is not blank, trimmed, and its 1-based
+// number. A line longer than max bytes (not counting leading blanks and the line end) is never held whole: fn gets it as nil. It returns whether
+// any line was not whitespace, the bytes read, and the first error of r or fn.
+func eachJSONLLine(r io.Reader, max int, fn func(line int, text []byte) error) (hasContent bool, read int64, err error) {
+	br := bufio.NewReaderSize(r, 64<<10)
+	var buf []byte
+	for n := 1; ; n++ {
+		buf = buf[:0]
+		tooLong, end := false, false
+		for {
+			chunk, rerr := br.ReadSlice('\n')
+			read += int64(len(chunk))
+			if !tooLong {
+				buf = append(buf, chunk...)
+				if len(buf) > max {
+					// Leading blanks are not part of the line's length (a run of blank space is a blank line).
+					buf = append(buf[:0], bytes.TrimLeft(buf, " \t\r\n\v\f")...)
+					if tooLong = len(bytes.TrimRight(buf, "\r\n")) > max; tooLong {
+						buf = buf[:0] // the rest of the line is read and hashed, never kept
+					}
+				}
+			}
+			if rerr == bufio.ErrBufferFull {
+				continue
+			}
+			if rerr == io.EOF {
+				end = true
+			} else if rerr != nil {
+				return hasContent, read, rerr
+			}
+			break
+		}
+		var text []byte
+		if !tooLong {
+			if text = bytes.TrimSpace(buf); len(text) == 0 {
+				if end {
+					return hasContent, read, nil
+				}
+				continue
+			}
+		}
+		hasContent = true
+		if err := fn(n, text); err != nil {
+			return hasContent, read, err
+		}
+		if end {
+			return hasContent, read, nil
+		}
+	}
+}
+
+// hashSynced fsyncs the file at p and returns the lowercase hex SHA-256 of its bytes and their count, read as a
+// stream from the same descriptor.
+func hashSynced(p string) (string, int64, error) {
 	f, err := os.Open(p)
 	if err != nil {
-		return nil, err
+		return "", 0, err
 	}
 	defer f.Close()
 	if err := f.Sync(); err != nil {
-		return nil, err
+		return "", 0, err
 	}
-	return io.ReadAll(f)
+	h := sha256.New()
+	n, err := io.Copy(h, f)
+	if err != nil {
+		return "", 0, err
+	}
+	return hex.EncodeToString(h.Sum(nil)), n, nil
 }
 
 // FileSHA256 returns the lowercase hex SHA-256 of the file at p and its length: what an import receipt records

@@ -130,8 +130,9 @@ const (
 {"role":"assistant","content":"hello there"}
 {"role":"user","content":"bye"}
 `
-	bJSONL = `{"role":"system","content":"be brief"}
-{"role":"tool","content":"{\"ok\":true}"}`
+	// A tool row in this program's stored form (the JSONL backend writes these); no final newline.
+	bJSONL = `{"role":"assistant","content":"be brief"}
+{"role":"tool","content":"{\"zeroclaw_tool_result\":{\"tool_call_id\":\"c1\",\"name\":\"time\",\"content\":\"noon\"}}"}`
 )
 
 func TestImportJSONLTwoSessions(t *testing.T) {
@@ -143,13 +144,13 @@ func TestImportJSONLTwoSessions(t *testing.T) {
 	if err != nil {
 		t.Fatalf("ImportJSONL: %v", err)
 	}
-	if rep.Sessions != 2 || rep.Messages != 5 || rep.Resumed != 0 || !rep.Migrated || len(rep.Failed) != 0 {
+	if rep.Sessions != 2 || rep.Messages != 5 || rep.Resumed != 0 || !rep.Migrated || len(rep.Failed) != 0 || len(rep.Skipped) != 0 {
 		t.Fatalf("report = %+v", rep)
 	}
 	if got, want := history(t, s, "a"), []string{"user: hi", "assistant: hello there", "user: bye"}; !slices.Equal(got, want) {
 		t.Errorf("a = %q, want %q", got, want)
 	}
-	if got, want := history(t, s, "b"), []string{"system: be brief", `tool: {"ok":true}`}; !slices.Equal(got, want) {
+	if got, want := history(t, s, "b"), []string{"assistant: be brief", `tool: {"zeroclaw_tool_result":{"tool_call_id":"c1","name":"time","content":"noon"}}`}; !slices.Equal(got, want) {
 		t.Errorf("b = %q, want %q", got, want)
 	}
 	for key, n := range map[string]int{"a": 3, "b": 2} {
@@ -206,7 +207,7 @@ func TestImportJSONLSkipsInvalidLines(t *testing.T) {
 		`{"Role":"user","Content":"wrong case"}`,
 		`["user","array"]`,
 		`{"role":"user","content":"x"} trailing`,
-		`  {"role":"system","content":"three \u00e9"}  `,
+		`  {"role":"assistant","content":"three \u00e9"}  `,
 		``,
 	}, "\n")
 	writeFile(t, dir, "k.jsonl", content)
@@ -217,7 +218,7 @@ func TestImportJSONLSkipsInvalidLines(t *testing.T) {
 	if rep.Sessions != 1 || rep.Messages != 3 {
 		t.Errorf("report = %+v", rep)
 	}
-	if got, want := history(t, s, "k"), []string{"user: one", "assistant: two", "system: three é"}; !slices.Equal(got, want) {
+	if got, want := history(t, s, "k"), []string{"user: one", "assistant: two", "assistant: three é"}; !slices.Equal(got, want) {
 		t.Errorf("k = %q, want %q", got, want)
 	}
 	// The receipt covers the whole file, skipped lines included.

@@ -43,6 +43,9 @@ func (s *ChatStore) Resolve(ctx context.Context, id string) (SessionMeta, error)
 		return SessionMeta{}, fmt.Errorf("store: resolve %q: %w", id, ErrNotFound)
 	}
 	rpc, gw := RPCKey(id), GatewayKeyPrefix+id
+	if err := s.imports.await(ctx, "resolve", id, rpc, gw); err != nil {
+		return SessionMeta{}, err
+	}
 	m, err := scanMeta(s.d.r.QueryRowContext(ctx, "SELECT "+metaCols+` FROM session_metadata
 		WHERE session_key IN (?, ?, ?)
 		ORDER BY CASE session_key WHEN ? THEN 0 WHEN ? THEN 1 ELSE 2 END LIMIT 1`, id, rpc, gw, id, rpc))

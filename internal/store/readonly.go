@@ -36,21 +36,5 @@ func ReadCronJobs(ctx context.Context, path string) ([]CronJob, error) {
 		return nil, err
 	}
 	defer c.Close()
-	rows, err := c.QueryContext(ctx, cronJobSelect+" ORDER BY next_run ASC, id ASC")
-	if err != nil {
-		return nil, fmt.Errorf("store: cron list %s: %w", path, err)
-	}
-	defer rows.Close()
-	var out []CronJob
-	for rows.Next() {
-		j, err := scanCronJob(rows)
-		if err != nil {
-			return nil, fmt.Errorf("store: cron list %s: %w", path, err)
-		}
-		out = append(out, j)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("store: cron list %s: %w", path, err)
-	}
-	return out, nil
+	return queryCronJobs(ctx, c, "list "+path, cronJobSelect+" ORDER BY next_run ASC, id ASC")
 }

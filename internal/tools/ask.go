@@ -2,6 +2,7 @@ package tools
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strings"
 )
@@ -10,6 +11,13 @@ import (
 // ErrDeclined, ErrCancelled, ErrNoElicitation or ErrTimeout for those outcomes. It must honour ctx.
 type Asker interface {
 	Ask(ctx context.Context, question string, choices []string) (answer string, err error)
+}
+
+// MultiAsker is an Asker that can also let the user pick several of the choices (ask_user with multi_select).
+// An Asker without it is asked the question as a single choice.
+type MultiAsker interface {
+	Asker
+	AskMany(ctx context.Context, question string, choices []string) (answers []string, err error)
 }
 
 // Outcomes of an Asker other than an answer. Execute maps each to its own tool result text.
@@ -36,7 +44,19 @@ func askUser(ctx context.Context, env Env, call Call) Result {
 	if env.Asker == nil {
 		return Result{Output: askNoClientText, IsError: true}
 	}
-	answer, err := env.Asker.Ask(ctx, req.question, req.choices)
+	var answer string
+	if ma, ok := env.Asker.(MultiAsker); ok && req.multi && len(req.choices) > 0 {
+		var picked []string
+		if picked, err = ma.AskMany(ctx, req.question, req.choices); err == nil {
+			if len(picked) == 0 {
+				return Result{Output: "The user chose none of the choices."}
+			}
+			b, _ := json.Marshal(picked)
+			answer = "The user chose: " + string(b)
+		}
+	} else {
+		answer, err = env.Asker.Ask(ctx, req.question, req.choices)
+	}
 	switch {
 	case err == nil:
 		if strings.TrimSpace(answer) == "" {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/zeroclaw-go/zeroclaw/internal/api"
 	"github.com/zeroclaw-go/zeroclaw/internal/memory"
 )
 
@@ -153,12 +154,6 @@ type MemoryAccess struct {
 	SessionKey string
 }
 
-// Grants the memory tools need (the memory/* methods' own).
-const (
-	grantMemoryRead  = "memory:read"
-	grantMemoryWrite = "memory:write"
-)
-
 // visible reports whether e is in the principal's scope.
 func (a MemoryAccess) visible(ctx context.Context, e memory.Entry) bool {
 	if !a.Restricted {
@@ -196,10 +191,10 @@ func (a MemoryAccess) refusal(name string) string {
 		return ""
 	}
 	if memoryWrite(name) && !a.Write {
-		return fmt.Sprintf("%s: refused: the principal this turn runs for lacks the %s grant", name, grantMemoryWrite)
+		return fmt.Sprintf("%s: refused: the principal this turn runs for lacks the %s grant", name, api.GrantMemoryWrite)
 	}
 	if !memoryWrite(name) && !a.Read {
-		return fmt.Sprintf("%s: refused: the principal this turn runs for lacks the %s grant", name, grantMemoryRead)
+		return fmt.Sprintf("%s: refused: the principal this turn runs for lacks the %s grant", name, api.GrantMemoryRead)
 	}
 	return ""
 }

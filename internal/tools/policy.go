@@ -320,6 +320,7 @@ func parseWrite(call Call) (writeRequest, error) {
 type askRequest struct {
 	question string
 	choices  []string
+	multi    bool // the user may pick several of the choices
 }
 
 func parseAsk(call Call) (askRequest, error) {
@@ -334,7 +335,7 @@ func parseAsk(call Call) (askRequest, error) {
 	if err != nil {
 		return askRequest{}, fmt.Errorf("ask_user: %w", err)
 	}
-	return askRequest{question: q, choices: a.Choices}, nil
+	return askRequest{question: q, choices: a.Choices, multi: a.MultiSelect != nil && *a.MultiSelect}, nil
 }
 
 // Bounds of Summary, in bytes of the original text: a shell command is shown whole up to shellSummaryLimit so

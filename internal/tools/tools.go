@@ -87,7 +87,7 @@ func baseSpecs() []Spec {
 		{
 			Name:        NameAskUser,
 			Description: "Ask the user a question and wait for the answer. Optionally offer a list of choices.",
-			Parameters:  json.RawMessage(`{"type":"object","properties":{"question":{"type":"string","description":"The question to ask."},"choices":{"type":"array","items":{"type":"string"},"description":"Optional answers to choose from."}},"required":["question"],"additionalProperties":false}`),
+			Parameters:  json.RawMessage(`{"type":"object","properties":{"question":{"type":"string","description":"The question to ask."},"choices":{"type":"array","items":{"type":"string"},"description":"Optional answers to choose from."},"multi_select":{"type":"boolean","description":"With choices: let the user pick several of them (default false)."}},"required":["question"],"additionalProperties":false}`),
 		},
 		{
 			Name:        NameTime,
@@ -233,6 +233,8 @@ type writeArgs struct {
 type askArgs struct {
 	Question *string  `json:"question"`
 	Choices  []string `json:"choices"`
+	// MultiSelect lets the user pick several of the choices.
+	MultiSelect *bool `json:"multi_select"`
 }
 
 var errBadArguments = errors.New("invalid arguments")

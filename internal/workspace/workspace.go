@@ -1,6 +1,7 @@
 // Package workspace holds an agent's identity files (SOUL.md, IDENTITY.md, USER.md...): it seeds them from
 // templates without ever overwriting what a user wrote, reads them for each turn's system prompt, and lets the
-// personality/* methods list, read and replace them (upstream/agent-workspace.md §2).
+// personality/* methods list, read and replace them (upstream/agent-workspace.md §2). It also answers what a
+// client asks about a workspace directory: a confined listing (ListDir) and the git HEAD it is on (GitHead).
 package workspace
 
 import (

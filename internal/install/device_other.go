@@ -1,6 +1,0 @@
-//go:build !unix
-
-package install
-
-// sameDevice cannot tell on this platform; the rename itself reports a cross-device move.
-func sameDevice(a, b string) bool { return true }

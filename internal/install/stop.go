@@ -1,8 +1,0 @@
-package install
-
-import (
-	"errors"
-	"net"
-)
-
-func isClosedErr(err error) bool { return err != nil && errors.Is(err, net.ErrClosed) }

@@ -1,0 +1,85 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/zeroclaw-go/zeroclaw/internal/dbfile"
+)
+
+// readerConns is the size of the query-only reader pool.
+const readerConns = 4
+
+// Conns is one SQLite database file opened the way every database of the install is: a single-connection
+// writer whose transactions begin IMMEDIATE and a small pool of query_only readers. WAL lets the readers see a
+// consistent snapshot while the writer commits. The file is held (dbfile.Hold) from before the first
+// connection until Close.
+type Conns struct {
+	W *sql.DB // exactly one connection: every write is serialized here
+	R *sql.DB // query_only connections for reads
+
+	release func() // ends the dbfile hold
+}
+
+// OpenSQLite opens (creating if needed) the database at path: its parent directory is created with mode 0700
+// and the file, with its -wal and -shm when they exist, gets mode 0600 (SQLite gives -wal and -shm the mode of
+// the database file when it creates them, so the file is tightened before the first write creates them).
+// extraPragmas ("_pragma=name(value)&...", may be empty) are added to the common ones. Errors read
+// "open <path>: ..." for the caller to prefix with its package.
+func OpenSQLite(ctx context.Context, path, extraPragmas string) (*Conns, error) {
+	if path == "" || strings.ContainsAny(path, "?#") {
+		return nil, fmt.Errorf("open %q: path must be non-empty without '?' or '#': %w", path, ErrInvalid)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	pragmas := dsnPragmas
+	if extraPragmas != "" {
+		pragmas += "&" + extraPragmas
+	}
+	// Held before the first connection opens: from then on nothing in this process opens the file but SQLite.
+	release := dbfile.Hold(path)
+	w, err := sql.Open("sqlite", path+"?"+pragmas+"&_txlock=immediate")
+	if err != nil {
+		release()
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	w.SetMaxOpenConns(1)
+	w.SetMaxIdleConns(1)
+	w.SetConnMaxLifetime(0)
+	w.SetConnMaxIdleTime(0)
+	fail := func(err error) (*Conns, error) {
+		_ = w.Close()
+		release()
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	// Touch the writer first so the file exists in WAL mode before any reader opens it.
+	if err := w.PingContext(ctx); err != nil {
+		return fail(err)
+	}
+	for _, p := range []string{path, path + "-wal", path + "-shm"} {
+		if err := os.Chmod(p, 0o600); err != nil && (p == path || !errors.Is(err, fs.ErrNotExist)) {
+			return fail(err)
+		}
+	}
+	r, err := sql.Open("sqlite", path+"?"+pragmas+"&_pragma=query_only(1)")
+	if err != nil {
+		return fail(err)
+	}
+	r.SetMaxOpenConns(readerConns)
+	r.SetMaxIdleConns(readerConns)
+	return &Conns{W: w, R: r, release: release}, nil
+}
+
+// Close closes the readers and the writer and ends the hold on the file. It must be called exactly once.
+func (c *Conns) Close() error {
+	err := errors.Join(c.R.Close(), c.W.Close())
+	c.release()
+	return err
+}
