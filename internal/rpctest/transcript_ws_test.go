@@ -3,15 +3,12 @@ package rpctest
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -85,51 +82,13 @@ func runWSTranscripts(t *testing.T, dir, path, subprotocol string, dia Dialect) 
 	}
 }
 
-var pairingCode = regexp.MustCompile(`pairing code: (\d{6})`)
-
 // startPairedGateway starts a daemon on wsTranscriptConfig and pairs one device (the owner's equal) with the
 // code its banner printed; it returns the device's token.
 func startPairedGateway(t *testing.T) (*Daemon, string) {
 	t.Helper()
-	var banner lockedWriter
-	d := Start(t, WithConfig(wsTranscriptConfig), WithBanner(&banner))
-	m := pairingCode.FindStringSubmatch(banner.String())
-	if m == nil {
-		t.Fatalf("no pairing code in the banner %q", banner.String())
-	}
-	req, _ := http.NewRequestWithContext(t.Context(), "POST", d.GatewayURL(t)+"/pair", nil)
-	req.Header.Set("X-Pairing-Code", m[1])
-	tr := &http.Transport{Proxy: nil}
-	defer tr.CloseIdleConnections()
-	res, err := (&http.Client{Transport: tr, Timeout: 10 * time.Second}).Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
-	var body struct {
-		Token string `json:"token"`
-	}
-	if err := json.NewDecoder(res.Body).Decode(&body); err != nil || res.StatusCode != 200 || body.Token == "" {
-		t.Fatalf("pairing: %d %v", res.StatusCode, err)
-	}
-	return d, body.Token
-}
-
-type lockedWriter struct {
-	mu sync.Mutex // mu guards b
-	b  bytes.Buffer
-}
-
-func (w *lockedWriter) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.b.Write(p)
-}
-
-func (w *lockedWriter) String() string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.b.String()
+	d, g, code := StartGateway(t, wsTranscriptConfig)
+	auth := PairOnce(t, g, code)
+	return d, strings.TrimPrefix(auth, "Authorization: Bearer ")
 }
 
 // wsWire is a transcript's Wire on a WebSocket: one message per frame. A reader goroutine feeds frames, so a
