@@ -30,7 +30,10 @@ func newScriptedLLM(t *testing.T, steps ...func() []byte) *scriptedLLM {
 	t.Helper()
 	s := &scriptedLLM{steps: steps, release: make(chan struct{})}
 	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
+		body, err := io.ReadAll(r.Body)
+		if err != nil {
+			return // the daemon gave the request up mid-body (a shutdown cancels a background turn's round)
+		}
 		s.mu.Lock()
 		s.bodies = append(s.bodies, body)
 		var out []byte
