@@ -99,6 +99,7 @@ var securityMatrix = []struct {
 	{"DELETE /api/config/map-key", 401, 403, 400, 403, 403, 415},
 	{"POST /api/config/rename-map-key", 401, 403, 400, 403, 403, 415},
 	{"POST /webhook", 401, 403, 400, 403, 403, 415},
+	{"GET /_app/{path...}", 404, 404, 404, 403, 404, 404}, // the dashboard's files: public, none without web_dist_dir
 	// The [wss] listener (every path): no Host rule (its clients use the certificate's name), the Origin rule.
 	{"GET wss:/", 401, 101, 101, 101, 403, 101},
 }
@@ -162,7 +163,7 @@ func TestGatewaySecurityMatrix(t *testing.T) {
 			continue
 		}
 		path := pattern
-		for _, p := range []string{"{id}", "{key}", "{filename}", "{alias}", "{name}", "{section}"} {
+		for _, p := range []string{"{id}", "{key}", "{filename}", "{alias}", "{name}", "{section}", "{path...}"} {
 			path = strings.ReplaceAll(path, p, "nope")
 		}
 		path += matrixQuery[pattern]

@@ -57,7 +57,11 @@ func (s *Server) routes() http.Handler {
 
 	s.mirrorRoutes(mux)
 	s.handle(mux, "POST /webhook", s.webhookRoute)
-	mux.Handle("/", s.counted("unmatched", s.serve(func(http.ResponseWriter, *http.Request) error {
+	s.handle(mux, "GET /_app/{path...}", s.staticFile)
+	mux.Handle("/", s.counted("unmatched", s.serve(func(w http.ResponseWriter, r *http.Request) error {
+		if s.spaIndex(w, r) {
+			return nil
+		}
 		return fail(http.StatusNotFound, "not found")
 	})))
 	return withSecurityHeaders(s.withGuard(true, s.withPrefix(mux)))
