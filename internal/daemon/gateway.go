@@ -24,6 +24,7 @@ import (
 	"github.com/zeroclaw-go/zeroclaw/internal/rpc"
 	"github.com/zeroclaw-go/zeroclaw/internal/session"
 	"github.com/zeroclaw-go/zeroclaw/internal/store"
+	"github.com/zeroclaw-go/zeroclaw/internal/tools"
 )
 
 // openDevices opens data/devices.db; a daemon that cannot still pairs, without the device registry.
@@ -133,6 +134,16 @@ func (g *gatewayDaemon) Reload(ctx context.Context) error {
 }
 
 func (g *gatewayDaemon) Shutdown() { g.d.requestStop() }
+
+// Tools are every tool internal/tools implements (a turn is given those its agent can reach).
+func (g *gatewayDaemon) Tools() []gateway.ToolSpec {
+	specs := tools.Specs()
+	out := make([]gateway.ToolSpec, len(specs))
+	for i, t := range specs {
+		out[i] = gateway.ToolSpec{Name: t.Name, Description: t.Description, Parameters: t.Parameters}
+	}
+	return out
+}
 
 func (g *gatewayDaemon) RunWebhook(ctx context.Context, caller *auth.Principal, agent, sessionID, message string) (string, error) {
 	answer, err := g.d.sessions.RunUnattended(ctx, session.Unattended{Agent: agent, SessionID: sessionID, Prompt: message,

@@ -66,6 +66,8 @@ type Daemon interface {
 	ServeACP(ctx context.Context, f jsonrpc.Framer, id Identity, agent string)
 	// ServeRPC serves the native protocol over f for an authenticated [wss] client until the connection ends.
 	ServeRPC(ctx context.Context, f jsonrpc.Framer, id Identity)
+	// Tools are the tools this daemon implements, for GET /api/tools.
+	Tools() []ToolSpec
 	// Chat runs the sessions and turns of /ws/chat.
 	Chat
 }

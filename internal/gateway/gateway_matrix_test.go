@@ -99,6 +99,16 @@ var securityMatrix = []struct {
 	{"DELETE /api/config/map-key", 401, 403, 400, 403, 403, 415},
 	{"POST /api/config/rename-map-key", 401, 403, 400, 403, 403, 415},
 	{"POST /webhook", 401, 403, 400, 403, 403, 415},
+	{"GET /api/version/check", 401, 200, 200, 403, 200, 200},
+	{"GET /api/canvas", 401, 200, 200, 403, 200, 200},
+	{"GET /api/config/drift", 401, 403, 200, 403, 200, 200},
+	{"GET /api/config/reload-status", 401, 403, 200, 403, 200, 200},
+	{"GET /api/config/agent-options", 401, 403, 200, 403, 200, 200},
+	{"GET /api/tools", 401, 403, 200, 403, 200, 200},
+	{"GET /api/cli-tools", 401, 403, 200, 403, 200, 200},
+	{"GET /api/integrations", 401, 403, 200, 403, 200, 200},
+	{"GET /api/skills/slash-option-kinds", 401, 403, 200, 403, 200, 200},
+	{"GET /api/agents/{alias}/skills", 401, 403, 404, 403, 404, 404},
 	{"GET /_app/{path...}", 404, 404, 404, 403, 404, 404}, // the dashboard's files: public, none without web_dist_dir
 	// The [wss] listener (every path): no Host rule (its clients use the certificate's name), the Origin rule.
 	{"GET wss:/", 401, 101, 101, 101, 403, 101},
