@@ -59,6 +59,15 @@ var dashTypes = map[string]map[string]string{
 	"AgentSkillEntry":    {"name": "string", "description": "string", "origin": `"workspace"|"open-skills"|"plugin"|"bundle"`, "plugin?": "string|null", "bundle?": "string|null", "directory?": "string|null", "editable": "boolean", "shadowed?": "ShadowedSkillEntry[]"},
 	"ShadowedSkillEntry": {"name": "string", "origin": "string"},
 	"DroppedSkillEntry":  {"name": "string", "origin": "string", "reason_kind": "string", "reason": "string", "directory?": "string|null"},
+	// lib: ListResponse, ListResponseEntry (kind: 'string' | 'bool' | 'integer' | 'float' | 'enum' |
+	// 'string-array' | 'alias-ref'), PatchResponse, PatchOpResult, MapKeysResponse
+	"ListResponse": {"entries": "ListResponseEntry[]", "drifted?": "DriftEntry[]"},
+	"ListResponseEntry": {"path": "string", "category": "string", "kind": `"string"|"bool"|"integer"|"float"|"enum"|"string-array"|"alias-ref"|"object"|"object-array"`,
+		"type_hint": "string", "value?": "string", "populated": "boolean", "is_secret": "boolean", "enum_variants?": "string[]",
+		"alias_source?": "string", "section?": "string", "tab?": "string", "multiline?": "boolean"},
+	"PatchResponse":   {"saved": "boolean", "results": "PatchOpResult[]", "warnings?": "any[]"},
+	"PatchOpResult":   {"op": "string", "path": "string", "value?": "any", "populated?": "boolean", "comment?": "string"},
+	"MapKeysResponse": {"path": "string", "keys": "string[]"},
 	// types: SessionMessagesResponse, SessionMessageRow
 	"SessionMessagesResponse": {"session_id": "string", "messages": "SessionMessageRow[]", "session_persistence": "boolean"},
 	"SessionMessageRow":       {"role": "string", "content": "string", "created_at": "string|null"},
@@ -257,13 +266,24 @@ func TestDashboardContract(t *testing.T) {
 		{"skills-slash-option-kinds", "/api/skills/slash-option-kinds", "SlashOptionKinds"},
 		{"agent-skills", "/api/agents/writer/skills", "AgentSkills"},
 		{"session-messages", "/api/sessions/nope/messages", "SessionMessagesResponse"},
+		{"config-list", "/api/config/list?prefix=gateway", "ListResponse"},
+		{"config-map-keys-absent", "/api/config/map-keys?path=channels.telegram", "MapKeysResponse"},
+		{"config-map-keys", "/api/config/map-keys?path=agents", "MapKeysResponse"},
+		{"config-patch", "PATCH /api/config", "PatchResponse"},
 	} {
-		r := g.Do("GET", c.path, nil, auth).Want(t, 200)
+		method, path := "GET", c.path
+		var body any
+		if m, p, ok := strings.Cut(c.path, " "); ok {
+			method, path = m, p
+			body = []map[string]any{{"op": "replace", "path": "/gateway/pair_rate_limit_per_minute", "value": "20"},
+				{"op": "test", "path": "gateway.require_pairing", "value": "true"}}
+		}
+		r := g.Do(method, path, body, auth, "Content-Type: application/json").Want(t, 200)
 		var v any
 		if err := json.Unmarshal(r.Raw, &v); err != nil {
-			t.Fatalf("%s: %v", c.path, err)
+			t.Fatalf("%s: %v", path, err)
 		}
-		for _, e := range conforms(c.typ, v, c.path) {
+		for _, e := range conforms(c.typ, v, path) {
 			t.Error(e)
 		}
 		writeFixture(t, c.fixture, c.typ, v)
@@ -309,5 +329,81 @@ func writeFixture(t *testing.T, name, typ string, v any) {
 	}
 	if err := os.WriteFile(filepath.Join("testdata", "dashboard", name+".json"), append(b, '\n'), 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// The /api/config routes in upstream's shapes: display strings and kebab-case kinds in the list, the config
+// as one object, a JSON Schema, JSON Patch whose string values are read as the leaf's kind, and map-keys of a
+// section we do not have.
+func TestDashboardConfigRoutes(t *testing.T) {
+	t.Parallel()
+	_, g, code := rpctest.StartGateway(t, rpctest.GatewayConfig)
+	auth := rpctest.PairOnce(t, g, code)
+	js := "Content-Type: application/json"
+
+	list := g.Do("GET", "/api/config/list?prefix=gateway", nil, auth).Want(t, 200)
+	byPath := map[string]map[string]any{}
+	for _, e := range list.Body["entries"].([]any) {
+		m := e.(map[string]any)
+		byPath[m["path"].(string)] = m
+	}
+	for path, want := range map[string][2]any{
+		"gateway.require_pairing":            {"bool", "true"},
+		"gateway.pair_rate_limit_per_minute": {"integer", "10"},
+		"gateway.allowed_origins":            {"string-array", "[]"},
+		"gateway.web_dist_dir":               {"string", ""},
+	} {
+		if e := byPath[path]; e == nil || e["kind"] != want[0] || e["value"] != want[1] {
+			t.Errorf("%s: %v, want kind %v value %q", path, e, want[0], want[1])
+		}
+	}
+	if e := byPath["gateway.paired_tokens"]; e == nil || e["is_secret"] != true || e["value"] != nil {
+		t.Errorf("a secret carries no value: %v", e)
+	}
+
+	tree := g.Do("GET", "/api/config", nil, auth).Want(t, 200).Body
+	gw, _ := tree["gateway"].(map[string]any)
+	if gw["pair_rate_limit_per_minute"] != float64(10) || gw["require_pairing"] != true || gw["paired_tokens"] != "****" {
+		t.Errorf("GET /api/config gateway: %v", gw)
+	}
+	schema := g.Do("OPTIONS", "/api/config", nil, auth).Want(t, 200).Body
+	port := schema["properties"].(map[string]any)["gateway"].(map[string]any)["properties"].(map[string]any)["port"].(map[string]any)
+	if port["type"] != "integer" || port["description"] == "" {
+		t.Errorf("schema gateway.port: %v", port)
+	}
+
+	// PATCH: a display string for an integer and a list, a pointer path, then remove; a failed test changes nothing.
+	r := g.Do("PATCH", "/api/config", []map[string]any{
+		{"op": "replace", "path": "/gateway/pair_rate_limit_per_minute", "value": "20"},
+		{"op": "add", "path": "gateway.allowed_hosts", "value": "a.example, b.example"},
+	}, auth, js).Want(t, 200)
+	if r.Body["saved"] != true || !strings.Contains(string(r.Raw), `"value":"20"`) {
+		t.Fatalf("patch: %s", r.Raw)
+	}
+	if v := g.Do("GET", "/api/config/prop?path=gateway.allowed_hosts", nil, auth).Body["value"]; short(v) != `["a.example","b.example"]` {
+		t.Errorf("allowed_hosts after patch: %v", v)
+	}
+	g.Do("PATCH", "/api/config", []map[string]any{
+		{"op": "test", "path": "gateway.pair_rate_limit_per_minute", "value": 99},
+		{"op": "replace", "path": "gateway.pair_rate_limit_per_minute", "value": 30},
+	}, auth, js).Want(t, 409)
+	g.Do("PATCH", "/api/config", []map[string]any{{"op": "remove", "path": "/gateway/allowed_hosts"}}, auth, js).Want(t, 200)
+	if v := g.Do("GET", "/api/config/prop?path=gateway.pair_rate_limit_per_minute", nil, auth).Body["value"]; v != float64(20) {
+		t.Errorf("after the failed test: %v", v)
+	}
+	if v := g.Do("GET", "/api/config/prop?path=gateway.allowed_hosts", nil, auth).Body["value"]; short(v) != `[]` {
+		t.Errorf("allowed_hosts after remove: %v", v)
+	}
+	g.Do("PATCH", "/api/config", []map[string]any{{"op": "replace", "path": "gateway.nope", "value": 1}}, auth, js).Want(t, 400)
+	g.Do("PATCH", "/api/config", []map[string]any{{"op": "move", "path": "gateway.port"}}, auth, js).Want(t, 400)
+	g.Do("PATCH", "/api/config", map[string]any{}, auth, js).Want(t, 400)
+
+	mk := g.Do("GET", "/api/config/map-keys?path=mcp_bundles", nil, auth).Want(t, 200)
+	if string(mk.Raw) != "{\"path\":\"mcp_bundles\",\"keys\":[]}\n" {
+		t.Errorf("absent section: %s", mk.Raw)
+	}
+	g.Do("GET", "/api/config/map-keys?path=gateway.port", nil, auth).Want(t, 400)
+	if k := g.Do("GET", "/api/config/map-keys?path=agents", nil, auth).Want(t, 200).Raw; !strings.Contains(string(k), `"keys":["default"]`) {
+		t.Errorf("agents: %s", k)
 	}
 }

@@ -56,6 +56,8 @@ var securityMatrix = []struct {
 	{"DELETE /api/sessions/{id}", 401, 403, 200, 403, 403, 415},
 	{"POST /api/sessions/{id}/abort", 401, 403, 404, 403, 403, 415},
 	{"GET /api/config", 401, 403, 200, 403, 200, 200},
+	{"PATCH /api/config", 401, 403, 400, 403, 403, 415},
+	{"OPTIONS /api/config", 401, 403, 200, 403, 200, 200},
 	{"GET /api/config/list", 401, 403, 200, 403, 200, 200},
 	{"GET /api/config/prop", 401, 403, 200, 403, 200, 200},
 	{"PUT /api/config/prop", 401, 403, 400, 403, 403, 415},

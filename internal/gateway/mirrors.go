@@ -39,7 +39,7 @@ func (s *Server) mirrorRoutes(mux *http.ServeMux) {
 	s.handle(mux, "GET /api/config/status", s.authed(s.rpcRoute(api.MethodConfigStatus, noParams)))
 	s.handle(mux, "GET /api/config/catalog", s.authed(s.rpcRoute(api.MethodConfigCatalog, noParams)))
 	s.handle(mux, "GET /api/config/catalog/models", s.authed(s.rpcRoute(api.MethodConfigCatalogModels, queryParams)))
-	s.handle(mux, "GET /api/config/map-keys", s.authed(s.rpcRoute(api.MethodConfigMapKeys, queryParams)))
+	s.handle(mux, "GET /api/config/map-keys", s.authed(s.mapKeys))
 	s.handle(mux, "GET /api/config/resolve-alias-source", s.authed(s.rpcRoute(api.MethodConfigResolveAliasSource, queryParams)))
 	s.handle(mux, "POST /api/config/map-key", s.authed(s.rpcRoute(api.MethodConfigMapKeyCreate, fromRequest(optionalBody))))
 	s.handle(mux, "DELETE /api/config/map-key", s.authed(s.rpcRoute(api.MethodConfigMapKeyDelete, queryParams)))
