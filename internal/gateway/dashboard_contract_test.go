@@ -68,6 +68,9 @@ var dashTypes = map[string]map[string]string{
 	"PatchResponse":   {"saved": "boolean", "results": "PatchOpResult[]", "warnings?": "any[]"},
 	"PatchOpResult":   {"op": "string", "path": "string", "value?": "any", "populated?": "boolean", "comment?": "string"},
 	"MapKeysResponse": {"path": "string", "keys": "string[]"},
+	// lib: PickerResponse, PickerItem
+	"PickerResponse": {"section": "string", "items": "PickerItem[]", "help": "string"},
+	"PickerItem":     {"key": "string", "label": "string", "description?": "string", "badge?": "string"},
 	// types: SessionMessagesResponse, SessionMessageRow
 	"SessionMessagesResponse": {"session_id": "string", "messages": "SessionMessageRow[]", "session_persistence": "boolean"},
 	"SessionMessageRow":       {"role": "string", "content": "string", "created_at": "string|null"},
@@ -269,6 +272,8 @@ func TestDashboardContract(t *testing.T) {
 		{"config-list", "/api/config/list?prefix=gateway", "ListResponse"},
 		{"config-map-keys-absent", "/api/config/map-keys?path=channels.telegram", "MapKeysResponse"},
 		{"config-map-keys", "/api/config/map-keys?path=agents", "MapKeysResponse"},
+		{"config-section-agents", "/api/config/sections/agents", "PickerResponse"},
+		{"config-section-providers", "/api/config/sections/providers.models", "PickerResponse"},
 		{"config-patch", "PATCH /api/config", "PatchResponse"},
 	} {
 		method, path := "GET", c.path
@@ -306,6 +311,13 @@ func TestDashboardContract(t *testing.T) {
 		t.Errorf("default follows no bundle and has no workspace skill: %s", sk)
 	}
 	g.Do("GET", "/api/agents/nope/skills", nil, auth).Want(t, 404)
+	if p := g.Do("GET", "/api/config/sections/agents", nil, auth).Raw; !strings.Contains(string(p), `"items":[{"key":"default","label":"default"},{"key":"writer","label":"writer"}]`) {
+		t.Errorf("agents picker: %s", p)
+	}
+	if p := g.Do("GET", "/api/config/sections/providers.models", nil, auth).Raw; !strings.Contains(string(p), `"badge":"configured","key":"openai"`) {
+		t.Errorf("providers picker: %s", p)
+	}
+	g.Do("GET", "/api/config/sections/gateway", nil, auth).Want(t, 404) // a form, no picker
 	tools := g.Do("GET", "/api/tools", nil, auth).Raw
 	for _, name := range []string{`"name":"shell"`, `"name":"file_read"`} {
 		if !strings.Contains(string(tools), name) {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/zeroclaw-go/zeroclaw/internal/api"
@@ -107,8 +108,11 @@ func running(res any) any {
 	return out
 }
 
-// configSection is GET /api/config/sections/{section}: the config/sections entry with that key; 404 for a key
-// config/sections does not list.
+// configSection is GET /api/config/sections/{section}: the config/sections entry with that key (404 for a key
+// config/sections does not list) and upstream's PickerResponse beside it: section, help, and the items to pick
+// from (the provider families of config/catalog for providers.models, badge "configured" where an alias
+// exists; the entry keys of any other map-keyed section). A section without a picker is 404, as upstream:
+// its fields are GET /api/config/list?prefix=<section>.
 func (s *Server) configSection(w http.ResponseWriter, r *http.Request, c caller) error {
 	res, err := s.o.Daemon.Call(r.Context(), c.identity(), api.MethodConfigSections, nil)
 	if err != nil {
@@ -123,11 +127,63 @@ func (s *Server) configSection(w http.ResponseWriter, r *http.Request, c caller)
 		return err
 	}
 	key := r.PathValue("section")
-	for _, e := range list.Sections {
-		if e.Key == key {
-			writeJSON(w, http.StatusOK, e)
-			return nil
-		}
+	i := slices.IndexFunc(list.Sections, func(e api.ConfigSectionEntry) bool { return e.Key == key })
+	if i < 0 {
+		return fail(http.StatusNotFound, "unknown config section: "+key)
 	}
-	return fail(http.StatusNotFound, "unknown config section: "+key)
+	e := list.Sections[i]
+	if !e.HasPicker {
+		return fail(http.StatusNotFound, "section `"+key+"` has no picker; render its fields via GET /api/config/list?prefix="+key)
+	}
+	items, err := s.pickerItems(r, c, key)
+	if err != nil {
+		return err
+	}
+	out := map[string]any{}
+	if b, err := json.Marshal(e); err == nil {
+		_ = json.Unmarshal(b, &out)
+	}
+	out["section"], out["items"] = key, items
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+// pickerItems are upstream's PickerItem rows of a section with a picker.
+func (s *Server) pickerItems(r *http.Request, c caller, key string) ([]map[string]any, error) {
+	items := []map[string]any{}
+	if key == "providers.models" {
+		res, err := s.o.Daemon.Call(r.Context(), c.identity(), api.MethodConfigCatalog, nil)
+		if err != nil {
+			return nil, err
+		}
+		var cat api.CatalogResult
+		if b, err := json.Marshal(res); err != nil || json.Unmarshal(b, &cat) != nil {
+			return nil, internal("gateway: config/catalog result", err)
+		}
+		cfg := s.o.Daemon.Config()
+		for _, p := range cat.ModelProviders {
+			it := map[string]any{"key": p.Name, "label": p.DisplayName}
+			if p.Local {
+				it["description"] = "Local — no API key required"
+			}
+			if len(cfg.Providers.Models[p.Name]) > 0 {
+				it["badge"] = "configured"
+			}
+			items = append(items, it)
+		}
+		return items, nil
+	}
+	p, _ := json.Marshal(api.ConfigMapKeysParams{Path: key})
+	res, err := s.o.Daemon.Call(r.Context(), c.identity(), api.MethodConfigMapKeys, p)
+	if err != nil {
+		return nil, err
+	}
+	var mk api.ConfigMapKeysResult
+	if b, err := json.Marshal(res); err != nil || json.Unmarshal(b, &mk) != nil {
+		return nil, internal("gateway: config/map-keys result", err)
+	}
+	for _, k := range mk.Keys {
+		items = append(items, map[string]any{"key": k, "label": k})
+	}
+	return items, nil
 }
