@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -255,6 +256,7 @@ func TestDashboardContract(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	answers := t.TempDir()
 	for _, c := range []struct{ fixture, path, typ string }{
 		{"status", "/api/status", "StatusResponse"},
 		{"status-agent", "/api/status?agent=writer", "StatusResponse"},
@@ -291,8 +293,12 @@ func TestDashboardContract(t *testing.T) {
 		for _, e := range conforms(c.typ, v, path) {
 			t.Error(e)
 		}
-		writeFixture(t, c.fixture, c.typ, v)
+		writeFixture(t, answers, c.fixture, c.typ, v)
+		if *updateFixtures {
+			writeFixture(t, filepath.Join("testdata", "dashboard"), c.fixture, c.typ, v)
+		}
 	}
+	typeCheck(t, answers)
 
 	// What the values say, beyond their types.
 	st := g.Do("GET", "/api/status?agent=writer", nil, auth).Body
@@ -326,96 +332,38 @@ func TestDashboardContract(t *testing.T) {
 	}
 }
 
-// writeFixture keeps v as testdata/dashboard/<name>.json with -update (the file names its TypeScript type).
-func writeFixture(t *testing.T, name, typ string, v any) {
+// writeFixture writes v as dir/<name>.json, {"type": typ, "value": v}: the form tests/dashboard-types reads.
+func writeFixture(t *testing.T, dir, name, typ string, v any) {
 	t.Helper()
-	if !*updateFixtures {
-		return
-	}
 	b, err := json.MarshalIndent(map[string]any{"type": typ, "value": v}, "", "  ")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.MkdirAll(filepath.Join("testdata", "dashboard"), 0o755); err != nil {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join("testdata", "dashboard", name+".json"), append(b, '\n'), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, name+".json"), append(b, '\n'), 0o644); err != nil {
 		t.Fatal(err)
 	}
 }
 
-// The /api/config routes in upstream's shapes: display strings and kebab-case kinds in the list, the config
-// as one object, a JSON Schema, JSON Patch whose string values are read as the leaf's kind, and map-keys of a
-// section we do not have.
-func TestDashboardConfigRoutes(t *testing.T) {
-	t.Parallel()
-	_, g, code := rpctest.StartGateway(t, rpctest.GatewayConfig)
-	auth := rpctest.PairOnce(t, g, code)
-	js := "Content-Type: application/json"
-
-	list := g.Do("GET", "/api/config/list?prefix=gateway", nil, auth).Want(t, 200)
-	byPath := map[string]map[string]any{}
-	for _, e := range list.Body["entries"].([]any) {
-		m := e.(map[string]any)
-		byPath[m["path"].(string)] = m
+// typeCheck runs the TypeScript compiler over the answers in dir (tests/dashboard-types/check.mjs against its
+// dashboard.d.ts): the same contract as dashTypes, checked by the language the dashboard is written in.
+func typeCheck(t *testing.T, dir string) {
+	t.Helper()
+	pkg, err := filepath.Abs(filepath.Join("..", "..", "tests", "dashboard-types"))
+	if err != nil {
+		t.Fatal(err)
 	}
-	for path, want := range map[string][2]any{
-		"gateway.require_pairing":            {"bool", "true"},
-		"gateway.pair_rate_limit_per_minute": {"integer", "10"},
-		"gateway.allowed_origins":            {"string-array", "[]"},
-		"gateway.web_dist_dir":               {"string", ""},
-	} {
-		if e := byPath[path]; e == nil || e["kind"] != want[0] || e["value"] != want[1] {
-			t.Errorf("%s: %v, want kind %v value %q", path, e, want[0], want[1])
-		}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Fatalf("node is not installed (it runs the dashboard type check): install nodejs and npm, then npm ci --prefix tests/dashboard-types: %v", err)
 	}
-	if e := byPath["gateway.paired_tokens"]; e == nil || e["is_secret"] != true || e["value"] != nil {
-		t.Errorf("a secret carries no value: %v", e)
+	if _, err := os.Stat(filepath.Join(pkg, "node_modules", "typescript")); err != nil {
+		t.Fatalf("TypeScript is not installed for the dashboard type check: run npm ci --prefix tests/dashboard-types (%v)", err)
 	}
-
-	tree := g.Do("GET", "/api/config", nil, auth).Want(t, 200).Body
-	gw, _ := tree["gateway"].(map[string]any)
-	if gw["pair_rate_limit_per_minute"] != float64(10) || gw["require_pairing"] != true || gw["paired_tokens"] != "****" {
-		t.Errorf("GET /api/config gateway: %v", gw)
-	}
-	schema := g.Do("OPTIONS", "/api/config", nil, auth).Want(t, 200).Body
-	port := schema["properties"].(map[string]any)["gateway"].(map[string]any)["properties"].(map[string]any)["port"].(map[string]any)
-	if port["type"] != "integer" || port["description"] == "" {
-		t.Errorf("schema gateway.port: %v", port)
-	}
-
-	// PATCH: a display string for an integer and a list, a pointer path, then remove; a failed test changes nothing.
-	r := g.Do("PATCH", "/api/config", []map[string]any{
-		{"op": "replace", "path": "/gateway/pair_rate_limit_per_minute", "value": "20"},
-		{"op": "add", "path": "gateway.allowed_hosts", "value": "a.example, b.example"},
-	}, auth, js).Want(t, 200)
-	if r.Body["saved"] != true || !strings.Contains(string(r.Raw), `"value":"20"`) {
-		t.Fatalf("patch: %s", r.Raw)
-	}
-	if v := g.Do("GET", "/api/config/prop?path=gateway.allowed_hosts", nil, auth).Body["value"]; short(v) != `["a.example","b.example"]` {
-		t.Errorf("allowed_hosts after patch: %v", v)
-	}
-	g.Do("PATCH", "/api/config", []map[string]any{
-		{"op": "test", "path": "gateway.pair_rate_limit_per_minute", "value": 99},
-		{"op": "replace", "path": "gateway.pair_rate_limit_per_minute", "value": 30},
-	}, auth, js).Want(t, 409)
-	g.Do("PATCH", "/api/config", []map[string]any{{"op": "remove", "path": "/gateway/allowed_hosts"}}, auth, js).Want(t, 200)
-	if v := g.Do("GET", "/api/config/prop?path=gateway.pair_rate_limit_per_minute", nil, auth).Body["value"]; v != float64(20) {
-		t.Errorf("after the failed test: %v", v)
-	}
-	if v := g.Do("GET", "/api/config/prop?path=gateway.allowed_hosts", nil, auth).Body["value"]; short(v) != `[]` {
-		t.Errorf("allowed_hosts after remove: %v", v)
-	}
-	g.Do("PATCH", "/api/config", []map[string]any{{"op": "replace", "path": "gateway.nope", "value": 1}}, auth, js).Want(t, 400)
-	g.Do("PATCH", "/api/config", []map[string]any{{"op": "move", "path": "gateway.port"}}, auth, js).Want(t, 400)
-	g.Do("PATCH", "/api/config", map[string]any{}, auth, js).Want(t, 400)
-
-	mk := g.Do("GET", "/api/config/map-keys?path=mcp_bundles", nil, auth).Want(t, 200)
-	if string(mk.Raw) != "{\"path\":\"mcp_bundles\",\"keys\":[]}\n" {
-		t.Errorf("absent section: %s", mk.Raw)
-	}
-	g.Do("GET", "/api/config/map-keys?path=gateway.port", nil, auth).Want(t, 400)
-	if k := g.Do("GET", "/api/config/map-keys?path=agents", nil, auth).Want(t, 200).Raw; !strings.Contains(string(k), `"keys":["default"]`) {
-		t.Errorf("agents: %s", k)
+	out, err := exec.Command(node, filepath.Join(pkg, "check.mjs"), dir).CombinedOutput()
+	if err != nil {
+		t.Fatalf("the dashboard's types refuse our answers:\n%s", out)
 	}
 }
