@@ -4,6 +4,7 @@
 // string literal types ("Active"), mutable() drops the readonly that `as const` adds, and assigning a variable
 // (not a fresh literal) allows the fields the dashboard does not read, as a JSON answer may carry them.
 import fs from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import ts from "typescript";
@@ -22,7 +23,7 @@ files.forEach((f, i) => {
   const { type, value } = JSON.parse(fs.readFileSync(path.join(dir, f), "utf8"));
   src += `// ${f}\nconst a${i} = ${JSON.stringify(value)} as const;\nexport const t${i}: D.${type} = mutable(a${i});\n`;
 });
-const out = path.join(dir, "check.ts");
+const out = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "zc-dashboard-types-")), "check.ts");
 fs.writeFileSync(out, src);
 const program = ts.createProgram([out], { strict: true, noEmit: true, target: ts.ScriptTarget.ES2022,
   module: ts.ModuleKind.ESNext, moduleResolution: ts.ModuleResolutionKind.Bundler, skipLibCheck: true, types: [] });
@@ -32,4 +33,5 @@ for (const d of diags) {
   console.error(where + ts.flattenDiagnosticMessageText(d.messageText, "\n"));
 }
 console.log(`${files.length} answers checked, ${diags.length} type errors`);
+fs.rmSync(path.dirname(out), { recursive: true, force: true });
 process.exit(diags.length ? 1 : 0);
