@@ -69,6 +69,10 @@ var dashTypes = map[string]map[string]string{
 	"PatchResponse":   {"saved": "boolean", "results": "PatchOpResult[]", "warnings?": "any[]"},
 	"PatchOpResult":   {"op": "string", "path": "string", "value?": "any", "populated?": "boolean", "comment?": "string"},
 	"MapKeysResponse": {"path": "string", "keys": "string[]"},
+	// lib: BrowseResponse, BrowseEntry, AgentWorkspaceFileRead
+	"BrowseResponse":         {"path": "string", "entries": "BrowseEntry[]"},
+	"BrowseEntry":            {"name": "string", "kind": `"dir"|"file"`, "size?": "number", "protected?": "boolean"},
+	"AgentWorkspaceFileRead": {"path": "string", "size": "number", "is_text": "boolean", "content": "string", "encoding": `"utf8"|"base64"`},
 	// lib: PickerResponse, PickerItem
 	"PickerResponse": {"section": "string", "items": "PickerItem[]", "help": "string"},
 	"PickerItem":     {"key": "string", "label": "string", "description?": "string", "badge?": "string"},
@@ -275,6 +279,10 @@ func TestDashboardContract(t *testing.T) {
 		{"config-map-keys-absent", "/api/config/map-keys?path=channels.telegram", "MapKeysResponse"},
 		{"config-map-keys", "/api/config/map-keys?path=agents", "MapKeysResponse"},
 		{"config-section-agents", "/api/config/sections/agents", "PickerResponse"},
+		{"workspace-list", "/api/agents/writer/workspace/list", "BrowseResponse"},
+		{"workspace-list-skills", "/api/agents/writer/workspace/list?path=skills/tidy", "BrowseResponse"},
+		{"workspace-read", "/api/agents/writer/workspace/read?path=skills/tidy/SKILL.md", "AgentWorkspaceFileRead"},
+		{"browse", "/api/browse", "BrowseResponse"},
 		{"config-section-providers", "/api/config/sections/providers.models", "PickerResponse"},
 		{"config-patch", "PATCH /api/config", "PatchResponse"},
 	} {

@@ -68,6 +68,10 @@ type Daemon interface {
 	ServeRPC(ctx context.Context, f jsonrpc.Framer, id Identity)
 	// Tools are the tools this daemon implements, for GET /api/tools.
 	Tools() []ToolSpec
+	// AgentFiles is agent's workspace (ErrFileNotFound for an agent not configured); SharedFiles is the
+	// install's shared/ directory. Both refuse every path outside them and into the install's data.
+	AgentFiles(agent string) (FileTree, error)
+	SharedFiles() (FileTree, error)
 	// Chat runs the sessions and turns of /ws/chat.
 	Chat
 }

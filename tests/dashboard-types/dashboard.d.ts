@@ -208,3 +208,22 @@ export interface PickerResponse {
   items: PickerItem[];
   help: string;
 }
+
+// lib: BrowseResponse, BrowseEntry, AgentWorkspaceFileRead
+export interface BrowseEntry {
+  name: string;
+  kind: "dir" | "file";
+  size?: number;
+  protected?: boolean;
+}
+export interface BrowseResponse {
+  path: string;
+  entries: BrowseEntry[];
+}
+export interface AgentWorkspaceFileRead {
+  path: string;
+  size: number;
+  is_text: boolean;
+  content: string;
+  encoding: "utf8" | "base64";
+}
