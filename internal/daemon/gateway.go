@@ -58,9 +58,9 @@ func (t metricsTee) Publish(e logs.Entry) {
 // startGateway builds the gateway over the same method table as the socket, binds [gateway] and rebinds it
 // when a config change touches the bind. A bind failure is a warning: the socket is the daemon's primary
 // surface (upstream fails the whole daemon instead).
-func (d *daemon) startGateway(ctx context.Context, opts Options, layout install.Layout, pm *pairing.Manager, m *gateway.Metrics, clk clock.Clock) {
+func (d *daemon) startGateway(ctx context.Context, opts Options, layout install.Layout, events *logs.Hub, pm *pairing.Manager, m *gateway.Metrics, clk clock.Clock) {
 	d.gw = gateway.New(gateway.Options{
-		Daemon:    &gatewayDaemon{d: d, layout: layout, wsChat: &wsChat{m: d.sessions}},
+		Daemon:    &gatewayDaemon{d: d, layout: layout, events: events, wsChat: &wsChat{m: d.sessions}},
 		Pairing:   pm,
 		Metrics:   m,
 		Clock:     clk,
@@ -121,8 +121,12 @@ func (d *daemon) startGateway(ctx context.Context, opts Options, layout install.
 type gatewayDaemon struct {
 	d      *daemon
 	layout install.Layout // the install root and data dir, for the file trees
+	events *logs.Hub
 	*wsChat
 }
+
+// Events is the runtime event log, for GET /api/events.
+func (g *gatewayDaemon) Events() *logs.Hub { return g.events }
 
 // AgentFiles is agent's workspace, the install (config, secrets, data) out of reach as in the tools' sandbox.
 func (g *gatewayDaemon) AgentFiles(agent string) (gateway.FileTree, error) {

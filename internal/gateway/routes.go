@@ -57,6 +57,7 @@ func (s *Server) routes() http.Handler {
 	s.mirrorRoutes(mux)
 	s.dashboardRoutes(mux)
 	s.fileRoutes(mux)
+	s.eventRoutes(mux)
 	s.handle(mux, "POST /webhook", s.webhookRoute)
 	s.handle(mux, "GET /_app/{path...}", s.staticFile)
 	mux.Handle("/", s.counted("unmatched", s.serve(func(w http.ResponseWriter, r *http.Request) error {
