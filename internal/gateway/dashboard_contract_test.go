@@ -73,6 +73,8 @@ var dashTypes = map[string]map[string]string{
 	"BrowseResponse":         {"path": "string", "entries": "BrowseEntry[]"},
 	"BrowseEntry":            {"name": "string", "kind": `"dir"|"file"`, "size?": "number", "protected?": "boolean"},
 	"AgentWorkspaceFileRead": {"path": "string", "size": "number", "is_text": "boolean", "content": "string", "encoding": `"utf8"|"base64"`},
+	// lib: SelectItemResponse
+	"SelectItemResponse": {"fields_prefix": "string", "created": "boolean"},
 	// lib: PickerResponse, PickerItem
 	"PickerResponse": {"section": "string", "items": "PickerItem[]", "help": "string"},
 	"PickerItem":     {"key": "string", "label": "string", "description?": "string", "badge?": "string"},

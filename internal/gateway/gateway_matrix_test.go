@@ -92,6 +92,7 @@ var securityMatrix = []struct {
 	{"GET /api/config/templates", 401, 403, 200, 403, 200, 200},
 	{"GET /api/config/sections", 401, 403, 200, 403, 200, 200},
 	{"GET /api/config/sections/{section}", 401, 403, 404, 403, 404, 404},
+	{"POST /api/config/sections/{section}/items/{key}", 401, 403, 400, 403, 403, 415},
 	{"GET /api/config/status", 401, 403, 200, 403, 200, 200},
 	{"GET /api/config/catalog", 401, 403, 200, 403, 200, 200},
 	{"GET /api/config/catalog/models", 401, 403, 400, 403, 400, 400},

@@ -37,6 +37,7 @@ func (s *Server) mirrorRoutes(mux *http.ServeMux) {
 	s.handle(mux, "GET /api/config/templates", s.authed(s.rpcRoute(api.MethodConfigTemplates, noParams)))
 	s.handle(mux, "GET /api/config/sections", s.authed(s.rpcRoute(api.MethodConfigSections, noParams)))
 	s.handle(mux, "GET /api/config/sections/{section}", s.authed(s.configSection))
+	s.handle(mux, "POST /api/config/sections/{section}/items/{key}", s.authed(s.granted(api.GrantConfigUpdate, s.sectionItem)))
 	s.handle(mux, "GET /api/config/status", s.authed(s.rpcRoute(api.MethodConfigStatus, noParams)))
 	s.handle(mux, "GET /api/config/catalog", s.authed(s.rpcRoute(api.MethodConfigCatalog, noParams)))
 	s.handle(mux, "GET /api/config/catalog/models", s.authed(s.rpcRoute(api.MethodConfigCatalogModels, queryParams)))
@@ -186,4 +187,37 @@ func (s *Server) pickerItems(r *http.Request, c caller, key string) ([]map[strin
 		items = append(items, map[string]any{"key": k, "label": k})
 	}
 	return items, nil
+}
+
+// sectionItem is POST /api/config/sections/{section}/items/{key}: upstream's select, which makes the picked
+// entry exist (config/map-key-create) and answers {fields_prefix, created}: the prefix whose fields
+// GET /api/config/list?prefix= then lists. For providers.models the key is a family and the body's alias
+// (default "default") the entry.
+func (s *Server) sectionItem(w http.ResponseWriter, r *http.Request, c caller) error {
+	section, key := r.PathValue("section"), r.PathValue("key")
+	var body struct {
+		Alias string `json:"alias"`
+	}
+	if err := readJSON(r, &body); err != nil {
+		return err
+	}
+	path := section
+	if section == "providers.models" {
+		path = section + "." + key
+		key = body.Alias
+		if key == "" {
+			key = "default"
+		}
+	}
+	p, _ := json.Marshal(api.ConfigMapKeyParams{Path: path, Key: key})
+	res, err := s.o.Daemon.Call(r.Context(), c.identity(), api.MethodConfigMapKeyCreate, p)
+	if err != nil {
+		return err
+	}
+	var created api.ConfigMapKeyCreateResult
+	if b, err := json.Marshal(res); err != nil || json.Unmarshal(b, &created) != nil {
+		return internal("gateway: config/map-key-create result", err)
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"fields_prefix": path + "." + key, "created": created.Created})
+	return nil
 }
