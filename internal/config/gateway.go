@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"net"
+	"path/filepath"
 	"strings"
 )
 
@@ -56,6 +57,9 @@ func validateGateway(cfg *Config, v *validator) {
 		if !strings.HasPrefix(o, "http://") && !strings.HasPrefix(o, "https://") || strings.Count(o, "/") != 2 {
 			v.add(Path{"gateway", "allowed_origins"}, "entry %q must be an origin: scheme://host[:port], no path", o)
 		}
+	}
+	if d := g.WebDistDir; d != "" && !filepath.IsAbs(d) {
+		v.add(Path{"gateway", "web_dist_dir"}, "must be an absolute path (the daemon's working directory is no anchor), got %q", d)
 	}
 	for _, pp := range g.DevicePermissionProfiles {
 		if _, ok := cfg.PermissionProfiles[pp]; !ok {

@@ -207,6 +207,9 @@ type GatewayConfig struct {
 	PairingFailureBudget     int      `toml:"pairing_failure_budget" desc:"Wrong pairing codes, from all clients together, after which the pending code is replaced and pairing pauses until the window ends."`
 	PairingFailureWindowSecs int      `toml:"pairing_failure_window_secs" desc:"Seconds of the window pairing_failure_budget counts in."`
 	MetricsRequireToken      bool     `toml:"metrics_require_token" desc:"Serve GET /metrics only to a request with a paired token (needs require_pairing)."`
+	// WebDistDir is a built web dashboard (upstream's web/dist): its files under /_app/, its index.html for
+	// every other GET outside /api/ (the dashboard's own pages), with window.__ZEROCLAW_BASE__ set to path_prefix.
+	WebDistDir string `toml:"web_dist_dir" note:"empty: no dashboard" desc:"Absolute path of a built web dashboard (upstream's web/dist) served under /_app/ and at the gateway's other pages."`
 }
 
 // WSSConfig is [wss]: the native RPC protocol over WebSocket on a TLS listener of its own, for remote TUIs.

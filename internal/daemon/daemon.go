@@ -296,7 +296,7 @@ func Run(ctx context.Context, opts Options) error {
 		SpareFD: true,
 		Logger:  log,
 	})
-	d.startGateway(ctx, opts, pm, metrics, clk)
+	d.startGateway(ctx, opts, layout, events, pm, metrics, clk)
 	log.Info("daemon listening", "component", "daemon", "endpoint", endpoint, "pid", os.Getpid(),
 		"config_dir", layout.Root, "ephemeral", opts.Ephemeral, "acp_endpoint", layout.ACPEndpoint())
 	events.Publish(logs.Entry{Category: logs.CategorySystem, Action: "start", Outcome: logs.OutcomeSuccess,

@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"os"
 	"path/filepath"
 	"time"
 
@@ -24,6 +25,8 @@ import (
 	"github.com/zeroclaw-go/zeroclaw/internal/rpc"
 	"github.com/zeroclaw-go/zeroclaw/internal/session"
 	"github.com/zeroclaw-go/zeroclaw/internal/store"
+	"github.com/zeroclaw-go/zeroclaw/internal/tools"
+	"github.com/zeroclaw-go/zeroclaw/internal/workspace"
 )
 
 // openDevices opens data/devices.db; a daemon that cannot still pairs, without the device registry.
@@ -55,9 +58,9 @@ func (t metricsTee) Publish(e logs.Entry) {
 // startGateway builds the gateway over the same method table as the socket, binds [gateway] and rebinds it
 // when a config change touches the bind. A bind failure is a warning: the socket is the daemon's primary
 // surface (upstream fails the whole daemon instead).
-func (d *daemon) startGateway(ctx context.Context, opts Options, pm *pairing.Manager, m *gateway.Metrics, clk clock.Clock) {
+func (d *daemon) startGateway(ctx context.Context, opts Options, layout install.Layout, events *logs.Hub, pm *pairing.Manager, m *gateway.Metrics, clk clock.Clock) {
 	d.gw = gateway.New(gateway.Options{
-		Daemon:    &gatewayDaemon{d: d, wsChat: &wsChat{m: d.sessions}},
+		Daemon:    &gatewayDaemon{d: d, layout: layout, events: events, wsChat: &wsChat{m: d.sessions}},
 		Pairing:   pm,
 		Metrics:   m,
 		Clock:     clk,
@@ -117,8 +120,65 @@ func (d *daemon) startGateway(ctx context.Context, opts Options, pm *pairing.Man
 // gatewayDaemon is the daemon as the gateway serves it (gateway.Daemon): the same method table, config
 // manager, session manager and protocol servers as the local endpoints. Its embedded wsChat runs /ws/chat.
 type gatewayDaemon struct {
-	d *daemon
+	d      *daemon
+	layout install.Layout // the install root and data dir, for the file trees
+	events *logs.Hub
 	*wsChat
+}
+
+// Events is the runtime event log, for GET /api/events.
+func (g *gatewayDaemon) Events() *logs.Hub { return g.events }
+
+// AgentFiles is agent's workspace, the install (config, secrets, data) out of reach as in the tools' sandbox.
+func (g *gatewayDaemon) AgentFiles(agent string) (gateway.FileTree, error) {
+	dir, err := workspace.Dir(g.d.cfg.Current(), g.layout.Root, agent)
+	if err != nil {
+		return nil, fmt.Errorf("%w: unknown agent %q", gateway.ErrFileNotFound, agent)
+	}
+	return fileTree{workspace.Files{Dir: dir, Root: g.layout.Root, Data: g.layout.DataDir}}, nil
+}
+
+// SharedFiles is <install>/shared/ (created when absent), the rest of the install out of reach.
+func (g *gatewayDaemon) SharedFiles() (gateway.FileTree, error) {
+	dir := filepath.Join(g.layout.Root, "shared")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("%w: %w", gateway.ErrFileDenied, err)
+	}
+	return fileTree{workspace.Files{Dir: dir, Root: g.layout.Root, Data: g.layout.DataDir}}, nil
+}
+
+// fileTree is workspace.Files as the gateway's FileTree: its errors become the gateway's.
+type fileTree struct{ f workspace.Files }
+
+func (t fileTree) List(path string) ([]gateway.FileEntry, string, error) {
+	ents, cleaned, err := t.f.List(path)
+	out := make([]gateway.FileEntry, len(ents))
+	for i, e := range ents {
+		out[i] = gateway.FileEntry{Name: e.Name, Dir: e.Dir, Size: e.Size}
+	}
+	return out, cleaned, treeError(err)
+}
+
+func (t fileTree) Read(path string, limit int64) ([]byte, error) {
+	b, err := t.f.Read(path, limit)
+	return b, treeError(err)
+}
+func (t fileTree) Remove(path string) error   { return treeError(t.f.Remove(path)) }
+func (t fileTree) Move(from, to string) error { return treeError(t.f.Move(from, to)) }
+func (t fileTree) Mkdir(path string) error    { return treeError(t.f.Mkdir(path)) }
+
+// treeError maps workspace's filesystem errors onto the gateway's.
+func treeError(err error) error {
+	for _, m := range []struct{ from, to error }{
+		{workspace.ErrFsNotFound, gateway.ErrFileNotFound},
+		{workspace.ErrFsDenied, gateway.ErrFileDenied},
+		{workspace.ErrFsInvalidPath, gateway.ErrFileInvalid},
+	} {
+		if errors.Is(err, m.from) {
+			return fmt.Errorf("%w (%w)", m.to, err)
+		}
+	}
+	return err
 }
 
 func (g *gatewayDaemon) Config() *config.Config { return g.d.cfg.Current() }
@@ -134,6 +194,16 @@ func (g *gatewayDaemon) Reload(ctx context.Context) error {
 }
 
 func (g *gatewayDaemon) Shutdown() { g.d.requestStop() }
+
+// Tools are every tool internal/tools implements (a turn is given those its agent can reach).
+func (g *gatewayDaemon) Tools() []gateway.ToolSpec {
+	specs := tools.Specs()
+	out := make([]gateway.ToolSpec, len(specs))
+	for i, t := range specs {
+		out[i] = gateway.ToolSpec{Name: t.Name, Description: t.Description, Parameters: t.Parameters}
+	}
+	return out
+}
 
 func (g *gatewayDaemon) RunWebhook(ctx context.Context, caller *auth.Principal, agent, sessionID, message string) (string, error) {
 	answer, err := g.d.sessions.RunUnattended(ctx, session.Unattended{Agent: agent, SessionID: sessionID, Prompt: message,

@@ -29,6 +29,7 @@ import (
 	"github.com/zeroclaw-go/zeroclaw/internal/clock"
 	"github.com/zeroclaw-go/zeroclaw/internal/config"
 	"github.com/zeroclaw-go/zeroclaw/internal/jsonrpc"
+	"github.com/zeroclaw-go/zeroclaw/internal/logs"
 	"github.com/zeroclaw-go/zeroclaw/internal/pairing"
 )
 
@@ -66,6 +67,14 @@ type Daemon interface {
 	ServeACP(ctx context.Context, f jsonrpc.Framer, id Identity, agent string)
 	// ServeRPC serves the native protocol over f for an authenticated [wss] client until the connection ends.
 	ServeRPC(ctx context.Context, f jsonrpc.Framer, id Identity)
+	// Tools are the tools this daemon implements, for GET /api/tools.
+	Tools() []ToolSpec
+	// AgentFiles is agent's workspace (ErrFileNotFound for an agent not configured); SharedFiles is the
+	// install's shared/ directory. Both refuse every path outside them and into the install's data.
+	AgentFiles(agent string) (FileTree, error)
+	SharedFiles() (FileTree, error)
+	// Events is the runtime event log GET /api/events streams (nil: none).
+	Events() *logs.Hub
 	// Chat runs the sessions and turns of /ws/chat.
 	Chat
 }
@@ -114,6 +123,7 @@ type Server struct {
 	limits  *limiters
 	webhook *idempotency
 	ws      wsState
+	events  eventStreams // the open GET /api/events streams
 	wss     wssListener
 	wg      sync.WaitGroup
 	// patterns are the registered routes (Routes), written while New builds the mux only.
@@ -280,6 +290,7 @@ func (s *Server) bind(cfg *config.Config, key bindKey) (*binding, error) {
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
 		ConnState:         s.o.Metrics.connState,
 	}
+	srv.RegisterOnShutdown(s.events.endAll) // net/http waits for a stream's handler, which waits for events
 	if tlsCfg != nil {
 		srv.TLSConfig = tlsCfg
 		ln = tls.NewListener(ln, tlsCfg)
@@ -343,6 +354,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	cur, retired := s.cur, s.retired
 	s.cur, s.retired = nil, nil
 	s.mu.Unlock()
+	s.events.close()
 	var err error
 	if cur != nil {
 		if err = cur.srv.Shutdown(ctx); err != nil {

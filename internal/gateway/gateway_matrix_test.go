@@ -56,6 +56,8 @@ var securityMatrix = []struct {
 	{"DELETE /api/sessions/{id}", 401, 403, 200, 403, 403, 415},
 	{"POST /api/sessions/{id}/abort", 401, 403, 404, 403, 403, 415},
 	{"GET /api/config", 401, 403, 200, 403, 200, 200},
+	{"PATCH /api/config", 401, 403, 400, 403, 403, 415},
+	{"OPTIONS /api/config", 401, 403, 200, 403, 200, 200},
 	{"GET /api/config/list", 401, 403, 200, 403, 200, 200},
 	{"GET /api/config/prop", 401, 403, 200, 403, 200, 200},
 	{"PUT /api/config/prop", 401, 403, 400, 403, 403, 415},
@@ -90,6 +92,7 @@ var securityMatrix = []struct {
 	{"GET /api/config/templates", 401, 403, 200, 403, 200, 200},
 	{"GET /api/config/sections", 401, 403, 200, 403, 200, 200},
 	{"GET /api/config/sections/{section}", 401, 403, 404, 403, 404, 404},
+	{"POST /api/config/sections/{section}/items/{key}", 401, 403, 400, 403, 403, 415},
 	{"GET /api/config/status", 401, 403, 200, 403, 200, 200},
 	{"GET /api/config/catalog", 401, 403, 200, 403, 200, 200},
 	{"GET /api/config/catalog/models", 401, 403, 400, 403, 400, 400},
@@ -99,6 +102,24 @@ var securityMatrix = []struct {
 	{"DELETE /api/config/map-key", 401, 403, 400, 403, 403, 415},
 	{"POST /api/config/rename-map-key", 401, 403, 400, 403, 403, 415},
 	{"POST /webhook", 401, 403, 400, 403, 403, 415},
+	{"GET /api/version/check", 401, 200, 200, 403, 200, 200},
+	{"GET /api/canvas", 401, 200, 200, 403, 200, 200},
+	{"GET /api/config/drift", 401, 403, 200, 403, 200, 200},
+	{"GET /api/config/reload-status", 401, 403, 200, 403, 200, 200},
+	{"GET /api/config/agent-options", 401, 403, 200, 403, 200, 200},
+	{"GET /api/tools", 401, 403, 200, 403, 200, 200},
+	{"GET /api/cli-tools", 401, 403, 200, 403, 200, 200},
+	{"GET /api/integrations", 401, 403, 200, 403, 200, 200},
+	{"GET /api/skills/slash-option-kinds", 401, 403, 200, 403, 200, 200},
+	{"GET /api/agents/{alias}/skills", 401, 403, 404, 403, 404, 404},
+	{"GET /api/agents/{alias}/workspace/list", 401, 403, 404, 403, 404, 404},
+	{"GET /api/agents/{alias}/workspace/read", 401, 403, 404, 403, 404, 404},
+	{"DELETE /api/agents/{alias}/workspace/path", 401, 403, 404, 403, 403, 415}, // the owner's, as the admin routes
+	{"POST /api/agents/{alias}/workspace/move", 401, 403, 404, 403, 403, 415},
+	{"POST /api/agents/{alias}/workspace/mkdir", 401, 403, 404, 403, 403, 415},
+	{"GET /api/browse", 401, 403, 200, 403, 200, 200},
+	{"GET /api/events", 401, 403, 200, 403, 200, 200},
+	{"GET /_app/{path...}", 404, 404, 404, 403, 404, 404}, // the dashboard's files: public, none without web_dist_dir
 	// The [wss] listener (every path): no Host rule (its clients use the certificate's name), the Origin rule.
 	{"GET wss:/", 401, 101, 101, 101, 403, 101},
 }
@@ -162,7 +183,7 @@ func TestGatewaySecurityMatrix(t *testing.T) {
 			continue
 		}
 		path := pattern
-		for _, p := range []string{"{id}", "{key}", "{filename}", "{alias}", "{name}", "{section}"} {
+		for _, p := range []string{"{id}", "{key}", "{filename}", "{alias}", "{name}", "{section}", "{path...}"} {
 			path = strings.ReplaceAll(path, p, "nope")
 		}
 		path += matrixQuery[pattern]

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/zeroclaw-go/zeroclaw/internal/api"
@@ -36,10 +37,11 @@ func (s *Server) mirrorRoutes(mux *http.ServeMux) {
 	s.handle(mux, "GET /api/config/templates", s.authed(s.rpcRoute(api.MethodConfigTemplates, noParams)))
 	s.handle(mux, "GET /api/config/sections", s.authed(s.rpcRoute(api.MethodConfigSections, noParams)))
 	s.handle(mux, "GET /api/config/sections/{section}", s.authed(s.configSection))
+	s.handle(mux, "POST /api/config/sections/{section}/items/{key}", s.authed(s.granted(api.GrantConfigUpdate, s.sectionItem)))
 	s.handle(mux, "GET /api/config/status", s.authed(s.rpcRoute(api.MethodConfigStatus, noParams)))
 	s.handle(mux, "GET /api/config/catalog", s.authed(s.rpcRoute(api.MethodConfigCatalog, noParams)))
 	s.handle(mux, "GET /api/config/catalog/models", s.authed(s.rpcRoute(api.MethodConfigCatalogModels, queryParams)))
-	s.handle(mux, "GET /api/config/map-keys", s.authed(s.rpcRoute(api.MethodConfigMapKeys, queryParams)))
+	s.handle(mux, "GET /api/config/map-keys", s.authed(s.mapKeys))
 	s.handle(mux, "GET /api/config/resolve-alias-source", s.authed(s.rpcRoute(api.MethodConfigResolveAliasSource, queryParams)))
 	s.handle(mux, "POST /api/config/map-key", s.authed(s.rpcRoute(api.MethodConfigMapKeyCreate, fromRequest(optionalBody))))
 	s.handle(mux, "DELETE /api/config/map-key", s.authed(s.rpcRoute(api.MethodConfigMapKeyDelete, queryParams)))
@@ -107,8 +109,11 @@ func running(res any) any {
 	return out
 }
 
-// configSection is GET /api/config/sections/{section}: the config/sections entry with that key; 404 for a key
-// config/sections does not list.
+// configSection is GET /api/config/sections/{section}: the config/sections entry with that key (404 for a key
+// config/sections does not list) and upstream's PickerResponse beside it: section, help, and the items to pick
+// from (the provider families of config/catalog for providers.models, badge "configured" where an alias
+// exists; the entry keys of any other map-keyed section). A section without a picker is 404, as upstream:
+// its fields are GET /api/config/list?prefix=<section>.
 func (s *Server) configSection(w http.ResponseWriter, r *http.Request, c caller) error {
 	res, err := s.o.Daemon.Call(r.Context(), c.identity(), api.MethodConfigSections, nil)
 	if err != nil {
@@ -123,11 +128,96 @@ func (s *Server) configSection(w http.ResponseWriter, r *http.Request, c caller)
 		return err
 	}
 	key := r.PathValue("section")
-	for _, e := range list.Sections {
-		if e.Key == key {
-			writeJSON(w, http.StatusOK, e)
-			return nil
+	i := slices.IndexFunc(list.Sections, func(e api.ConfigSectionEntry) bool { return e.Key == key })
+	if i < 0 {
+		return fail(http.StatusNotFound, "unknown config section: "+key)
+	}
+	e := list.Sections[i]
+	if !e.HasPicker {
+		return fail(http.StatusNotFound, "section `"+key+"` has no picker; render its fields via GET /api/config/list?prefix="+key)
+	}
+	items, err := s.pickerItems(r, c, key)
+	if err != nil {
+		return err
+	}
+	out := map[string]any{}
+	if b, err := json.Marshal(e); err == nil {
+		_ = json.Unmarshal(b, &out)
+	}
+	out["section"], out["items"] = key, items
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+// pickerItems are upstream's PickerItem rows of a section with a picker.
+func (s *Server) pickerItems(r *http.Request, c caller, key string) ([]map[string]any, error) {
+	items := []map[string]any{}
+	if key == "providers.models" {
+		res, err := s.o.Daemon.Call(r.Context(), c.identity(), api.MethodConfigCatalog, nil)
+		if err != nil {
+			return nil, err
+		}
+		var cat api.CatalogResult
+		if b, err := json.Marshal(res); err != nil || json.Unmarshal(b, &cat) != nil {
+			return nil, internal("gateway: config/catalog result", err)
+		}
+		cfg := s.o.Daemon.Config()
+		for _, p := range cat.ModelProviders {
+			it := map[string]any{"key": p.Name, "label": p.DisplayName}
+			if p.Local {
+				it["description"] = "Local — no API key required"
+			}
+			if len(cfg.Providers.Models[p.Name]) > 0 {
+				it["badge"] = "configured"
+			}
+			items = append(items, it)
+		}
+		return items, nil
+	}
+	p, _ := json.Marshal(api.ConfigMapKeysParams{Path: key})
+	res, err := s.o.Daemon.Call(r.Context(), c.identity(), api.MethodConfigMapKeys, p)
+	if err != nil {
+		return nil, err
+	}
+	var mk api.ConfigMapKeysResult
+	if b, err := json.Marshal(res); err != nil || json.Unmarshal(b, &mk) != nil {
+		return nil, internal("gateway: config/map-keys result", err)
+	}
+	for _, k := range mk.Keys {
+		items = append(items, map[string]any{"key": k, "label": k})
+	}
+	return items, nil
+}
+
+// sectionItem is POST /api/config/sections/{section}/items/{key}: upstream's select, which makes the picked
+// entry exist (config/map-key-create) and answers {fields_prefix, created}: the prefix whose fields
+// GET /api/config/list?prefix= then lists. For providers.models the key is a family and the body's alias
+// (default "default") the entry.
+func (s *Server) sectionItem(w http.ResponseWriter, r *http.Request, c caller) error {
+	section, key := r.PathValue("section"), r.PathValue("key")
+	var body struct {
+		Alias string `json:"alias"`
+	}
+	if err := readJSON(r, &body); err != nil {
+		return err
+	}
+	path := section
+	if section == "providers.models" {
+		path = section + "." + key
+		key = body.Alias
+		if key == "" {
+			key = "default"
 		}
 	}
-	return fail(http.StatusNotFound, "unknown config section: "+key)
+	p, _ := json.Marshal(api.ConfigMapKeyParams{Path: path, Key: key})
+	res, err := s.o.Daemon.Call(r.Context(), c.identity(), api.MethodConfigMapKeyCreate, p)
+	if err != nil {
+		return err
+	}
+	var created api.ConfigMapKeyCreateResult
+	if b, err := json.Marshal(res); err != nil || json.Unmarshal(b, &created) != nil {
+		return internal("gateway: config/map-key-create result", err)
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"fields_prefix": path + "." + key, "created": created.Created})
+	return nil
 }

@@ -38,16 +38,15 @@ func (s *Server) routes() http.Handler {
 	s.handle(mux, "GET /admin/paircode", s.adminPairCode)
 	s.handle(mux, "POST /admin/paircode/new", s.adminPairCode)
 
-	s.handle(mux, "GET /api/status", s.authed(s.rpcRoute(api.MethodStatus, noParams)))
+	s.handle(mux, "GET /api/status", s.authed(s.apiStatus))
 	s.handle(mux, "GET /api/health", s.authed(s.rpcRoute(api.MethodHealth, noParams)))
 	s.handle(mux, "GET /api/tuis", s.authed(s.rpcRoute(api.MethodTUIList, noParams)))
 	s.handle(mux, "GET /api/sessions", s.authed(s.rpcRoute(api.MethodSessionList, queryParams)))
-	s.handle(mux, "GET /api/sessions/{id}/messages", s.authed(s.rpcRoute(api.MethodSessionMsgs, sessionParams)))
+	s.handle(mux, "GET /api/sessions/{id}/messages", s.authed(s.shaped(api.MethodSessionMsgs, sessionParams, persisted)))
 	s.handle(mux, "GET /api/sessions/{id}/state", s.authed(s.rpcRoute(api.MethodSessionState, sessionParams)))
 	s.handle(mux, "DELETE /api/sessions/{id}", s.authed(s.rpcRoute(api.MethodSessionDelete, sessionParams)))
 	s.handle(mux, "POST /api/sessions/{id}/abort", s.authed(s.rpcRoute(api.MethodSessionCancel, sessionParams)))
-	s.handle(mux, "GET /api/config", s.authed(s.rpcRoute(api.MethodConfigList, queryParams)))
-	s.handle(mux, "GET /api/config/list", s.authed(s.rpcRoute(api.MethodConfigList, queryParams)))
+	s.configRoutes(mux)
 	s.handle(mux, "GET /api/config/prop", s.authed(s.rpcRoute(api.MethodConfigGet, propParams)))
 	s.handle(mux, "PUT /api/config/prop", s.authed(s.rpcRoute(api.MethodConfigSet, bodyParams)))
 	s.handle(mux, "DELETE /api/config/prop", s.authed(s.rpcRoute(api.MethodConfigDelete, propParams)))
@@ -56,8 +55,15 @@ func (s *Server) routes() http.Handler {
 	s.wsRoutes(mux)
 
 	s.mirrorRoutes(mux)
+	s.dashboardRoutes(mux)
+	s.fileRoutes(mux)
+	s.eventRoutes(mux)
 	s.handle(mux, "POST /webhook", s.webhookRoute)
-	mux.Handle("/", s.counted("unmatched", s.serve(func(http.ResponseWriter, *http.Request) error {
+	s.handle(mux, "GET /_app/{path...}", s.staticFile)
+	mux.Handle("/", s.counted("unmatched", s.serve(func(w http.ResponseWriter, r *http.Request) error {
+		if s.spaIndex(w, r) {
+			return nil
+		}
 		return fail(http.StatusNotFound, "not found")
 	})))
 	return withSecurityHeaders(s.withGuard(true, s.withPrefix(mux)))

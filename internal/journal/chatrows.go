@@ -99,8 +99,9 @@ func decodeToolResult(content string) (storedResult, bool) {
 // so the rebuilt conversation stays well formed for every provider.
 const interruptedText = "interrupted: the turn ended before this call produced a result"
 
-// DecodeHistory rebuilds the provider conversation from stored rows (see the encoding above). Unknown roles are
-// skipped, a tool row that cannot be decoded becomes a tool message with its raw content, and every tool call
+// DecodeHistory rebuilds the provider conversation from stored rows (see the encoding above). Unknown roles and
+// system rows are skipped (this program never stores a system row: the turn adds the system prompt itself, and a
+// system line of a legacy JSONL file read by the JSONL backend must not become one the model obeys), a tool row that cannot be decoded becomes a tool message with its raw content, and every tool call
 // without a stored result gets an "interrupted" result right after its assistant message.
 func DecodeHistory(rows []store.Message) []provider.Message {
 	out := make([]provider.Message, 0, len(rows))
@@ -113,7 +114,7 @@ func DecodeHistory(rows []store.Message) []provider.Message {
 	}
 	for _, r := range rows {
 		switch r.Role {
-		case provider.RoleUser, provider.RoleSystem:
+		case provider.RoleUser:
 			closeOpen()
 			out = append(out, provider.Message{Role: r.Role, Content: r.Content})
 		case provider.RoleAssistant:

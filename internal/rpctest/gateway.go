@@ -56,7 +56,7 @@ type Response struct {
 }
 
 // Do sends method path with body (nil, a string, or a value sent as JSON) and headers as "K: V" pairs ("Host: h"
-// sets the Host). A WebSocket upgrade (101) is closed at once.
+// sets the Host). A WebSocket upgrade (101) or an event stream (text/event-stream) is closed at once.
 func (g *Gateway) Do(method, path string, body any, headers ...string) Response {
 	g.t.Helper()
 	var rd io.Reader
@@ -86,6 +86,9 @@ func (g *Gateway) Do(method, path string, body any, headers ...string) Response 
 	}
 	defer res.Body.Close()
 	if res.StatusCode == http.StatusSwitchingProtocols { // an upgraded WebSocket: its stream never ends
+		return Response{Code: res.StatusCode, Header: res.Header}
+	}
+	if strings.HasPrefix(res.Header.Get("Content-Type"), "text/event-stream") { // nor does an event stream
 		return Response{Code: res.StatusCode, Header: res.Header}
 	}
 	raw, _ := io.ReadAll(res.Body)

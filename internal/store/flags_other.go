@@ -4,3 +4,6 @@ package store
 
 // oNoFollow is 0 where the platform has no O_NOFOLLOW: JSONLChat then checks the opened file is regular.
 const oNoFollow = 0
+
+// oNonBlock is 0 where the platform has no O_NONBLOCK for open.
+const oNonBlock = 0

@@ -109,6 +109,49 @@ func JSONLFileName(key string) string {
 
 func (c *JSONLChat) path(key string) string { return filepath.Join(c.dir, JSONLFileName(key)) }
 
+// claim takes the directory lock for a call that may create session key, and refuses (ErrInvalid) a key
+// without metadata whose file already belongs to another session: keys that differ only in the bytes
+// JSONLFileName replaces ("s.1", "s_1", "s:1") would share one file, so a principal opening one would read and
+// write the messages of another's session. The caller calls unlock when done (only when err is nil).
+func (c *JSONLChat) claim(ctx context.Context, op, key string) (unlock func(), err error) {
+	unlock, err = lockJSONLDir(c.dir)
+	if err != nil {
+		return nil, fmt.Errorf("store: %s %s: %w", op, key, err)
+	}
+	if err := c.fileFree(ctx, key); err != nil {
+		unlock()
+		return nil, fmt.Errorf("store: %s %s: %w", op, key, err)
+	}
+	return unlock, nil
+}
+
+// fileFree is nil when key has metadata, or when no other session's key has key's file name.
+func (c *JSONLChat) fileFree(ctx context.Context, key string) error {
+	if _, err := c.meta.Meta(ctx, key); err == nil {
+		return nil
+	} else if !errors.Is(err, ErrNotFound) {
+		return err
+	}
+	// JSONLFileName keeps the byte length: only keys of key's length in bytes can share its file.
+	rows, err := c.meta.d.r.QueryContext(ctx, `SELECT session_key FROM session_metadata
+		WHERE length(CAST(session_key AS BLOB)) = ? AND session_key != ?`, len(key), key)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	name := JSONLFileName(key)
+	for rows.Next() {
+		var other string
+		if err := rows.Scan(&other); err != nil {
+			return err
+		}
+		if JSONLFileName(other) == name {
+			return fmt.Errorf("its file %s already holds session %q: %w", name, other, ErrInvalid)
+		}
+	}
+	return rows.Err()
+}
+
 // adopt gives every <key>.jsonl without a metadata row one (created_at = last_activity = the file's mtime).
 func (c *JSONLChat) adopt(ctx context.Context) error {
 	entries, err := os.ReadDir(c.dir)
@@ -142,7 +185,12 @@ func (c *JSONLChat) adopt(ctx context.Context) error {
 
 // EnsureSession records the session's metadata (ChatStore.EnsureSession); its file appears with its first message.
 func (c *JSONLChat) EnsureSession(ctx context.Context, key, agentAlias, owner string, now time.Time) (SessionMeta, bool, error) {
+	unlock, err := c.claim(ctx, "ensure session", key)
+	if err != nil {
+		return SessionMeta{}, false, err
+	}
 	m, existed, err := c.meta.EnsureSession(ctx, key, agentAlias, owner, now)
+	unlock()
 	if err != nil {
 		return m, existed, err
 	}
@@ -173,9 +221,9 @@ func (c *JSONLChat) Append(ctx context.Context, key, role, content string, now t
 	if err != nil {
 		return 0, fmt.Errorf("store: append %s: %w", key, err)
 	}
-	unlock, err := lockJSONLDir(c.dir)
+	unlock, err := c.claim(ctx, "append", key)
 	if err != nil {
-		return 0, fmt.Errorf("store: append %s: %w", key, err)
+		return 0, err
 	}
 	defer unlock()
 	idx, err := c.appendLocked(key, line)
@@ -323,7 +371,13 @@ func (c *JSONLChat) All(ctx context.Context, key string) ([]Message, error) {
 // to the session's file. A failure between the two leaves the session marked running without the prompt, which the
 // next start reports as an interrupted turn.
 func (c *JSONLChat) BeginTurn(ctx context.Context, key, agentAlias, owner, turnID string, started time.Time, prompt string) (int, error) {
-	if _, err := c.meta.BeginTurn(ctx, key, agentAlias, owner, turnID, started, ""); err != nil {
+	unlock, err := c.claim(ctx, "begin turn", key)
+	if err != nil {
+		return 0, err
+	}
+	_, err = c.meta.BeginTurn(ctx, key, agentAlias, owner, turnID, started, "")
+	unlock()
+	if err != nil {
 		return 0, err
 	}
 	if prompt == "" {

@@ -364,7 +364,7 @@ func (s *ChatStore) commitSource(ctx context.Context, c candidate, staged, hash 
 			return err
 		}
 		defer stmt.Close()
-		f, err := os.Open(staged)
+		f, err := openSource(staged)
 		if err != nil {
 			return err
 		}
@@ -595,7 +595,7 @@ func eachJSONLLine(r io.Reader, max int, fn func(line int, text []byte) error) (
 // hashSynced fsyncs the file at p and returns the lowercase hex SHA-256 of its bytes and their count, read as a
 // stream from the same descriptor.
 func hashSynced(p string) (string, int64, error) {
-	f, err := os.Open(p)
+	f, err := openSource(p)
 	if err != nil {
 		return "", 0, err
 	}
@@ -609,6 +609,24 @@ func hashSynced(p string) (string, int64, error) {
 		return "", 0, err
 	}
 	return hex.EncodeToString(h.Sum(nil)), n, nil
+}
+
+// openSource opens a staged source for reading: never through a symbolic link, never waiting on a FIFO, and
+// only if what it opened is a regular file. The scan refuses both, but the entry may have been replaced since.
+func openSource(p string) (*os.File, error) {
+	f, err := os.OpenFile(p, os.O_RDONLY|oNoFollow|oNonBlock, 0)
+	if err != nil {
+		return nil, err
+	}
+	info, err := f.Stat()
+	if err == nil && !info.Mode().IsRegular() {
+		err = fmt.Errorf("%s is not a regular file (%s): %w", filepath.Base(p), info.Mode().Type(), ErrInvalid)
+	}
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
 }
 
 // FileSHA256 returns the lowercase hex SHA-256 of the file at p and its length: what an import receipt records

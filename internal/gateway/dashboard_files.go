@@ -1,0 +1,228 @@
+package gateway
+
+import (
+	"encoding/base64"
+	"errors"
+	"net/http"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/zeroclaw-go/zeroclaw/internal/api"
+)
+
+// FileTree is a directory the dashboard's explorers browse and edit: an agent's workspace, or the install's
+// shared/ directory. Paths are relative to it; the implementation confines every one to it (no "..", no
+// symbolic link out, no NUL, none into the install's data) and returns errors wrapping ErrFileNotFound,
+// ErrFileDenied or ErrFileInvalid.
+type FileTree interface {
+	// List lists directory path ("" is the tree itself) and returns its cleaned relative path.
+	List(path string) (entries []FileEntry, cleaned string, err error)
+	// Read reads the regular file path, at most limit bytes (a larger one is ErrFileDenied).
+	Read(path string, limit int64) ([]byte, error)
+	// Remove removes path, a directory with what it holds; Move renames from to to (which must not exist);
+	// Mkdir creates directory path and its parents. None applies to the tree itself.
+	Remove(path string) error
+	Move(from, to string) error
+	Mkdir(path string) error
+}
+
+// FileEntry is one entry of FileTree.List.
+type FileEntry struct {
+	Name string
+	Dir  bool
+	Size int64
+}
+
+// The errors of a FileTree, as the routes answer them: 404, 403 and 400.
+var (
+	ErrFileNotFound = errors.New("gateway: no such file or directory")
+	ErrFileDenied   = errors.New("gateway: path refused")
+	ErrFileInvalid  = errors.New("gateway: invalid path")
+)
+
+// maxReadBytes is the largest file GET .../workspace/read answers.
+const maxReadBytes = 1 << 20
+
+// fileRoutes are upstream's agent workspace explorer and shared/ browser. Reads need files:read; changes are
+// the owner's (as the admin routes: a paired device without a restricted profile, on loopback unless
+// allow_remote_admin).
+func (s *Server) fileRoutes(mux *http.ServeMux) {
+	s.handle(mux, "GET /api/agents/{alias}/workspace/list", s.authed(s.granted(api.GrantFilesRead, s.workspaceList)))
+	s.handle(mux, "GET /api/agents/{alias}/workspace/read", s.authed(s.granted(api.GrantFilesRead, s.workspaceRead)))
+	s.handle(mux, "DELETE /api/agents/{alias}/workspace/path", s.owned(s.workspaceRemove))
+	s.handle(mux, "POST /api/agents/{alias}/workspace/move", s.owned(s.workspaceMove))
+	s.handle(mux, "POST /api/agents/{alias}/workspace/mkdir", s.owned(s.workspaceMkdir))
+	s.handle(mux, "GET /api/browse", s.authed(s.granted(api.GrantFilesRead, s.browse)))
+}
+
+// owned wraps a handler that only the owner may call.
+func (s *Server) owned(h callerFunc) handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		c, err := s.owner(r)
+		if err != nil {
+			return err
+		}
+		return h(w, r, c)
+	}
+}
+
+// fileError answers a FileTree error.
+func fileError(err error) error {
+	msg := err.Error()
+	switch {
+	case errors.Is(err, ErrFileNotFound):
+		return fail(http.StatusNotFound, msg)
+	case errors.Is(err, ErrFileDenied):
+		return fail(http.StatusForbidden, msg)
+	case errors.Is(err, ErrFileInvalid):
+		return fail(http.StatusBadRequest, msg)
+	}
+	return err
+}
+
+// tree is the agent's workspace of the request's {alias}.
+func (s *Server) tree(r *http.Request) (FileTree, error) {
+	t, err := s.o.Daemon.AgentFiles(r.PathValue("alias"))
+	if err != nil {
+		return nil, fileError(err)
+	}
+	return t, nil
+}
+
+// listing is upstream's BrowseResponse.
+func listing(t FileTree, path string) (map[string]any, error) {
+	entries, cleaned, err := t.List(path)
+	if err != nil {
+		return nil, fileError(err)
+	}
+	if cleaned == "." {
+		cleaned = ""
+	}
+	out := make([]map[string]any, 0, len(entries))
+	for _, e := range entries {
+		m := map[string]any{"name": e.Name, "kind": "file", "size": e.Size}
+		if e.Dir {
+			m = map[string]any{"name": e.Name, "kind": "dir"}
+		}
+		out = append(out, m)
+	}
+	return map[string]any{"path": cleaned, "entries": out}, nil
+}
+
+func (s *Server) workspaceList(w http.ResponseWriter, r *http.Request, _ caller) error {
+	t, err := s.tree(r)
+	if err != nil {
+		return err
+	}
+	res, err := listing(t, r.URL.Query().Get("path"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, res)
+	return nil
+}
+
+// workspaceRead is upstream's AgentWorkspaceFileRead: UTF-8 text as it is, anything else base64.
+func (s *Server) workspaceRead(w http.ResponseWriter, r *http.Request, _ caller) error {
+	t, err := s.tree(r)
+	if err != nil {
+		return err
+	}
+	path := r.URL.Query().Get("path")
+	if path == "" {
+		return fail(http.StatusBadRequest, "query parameter path is required")
+	}
+	data, err := t.Read(path, maxReadBytes)
+	if err != nil {
+		return fileError(err)
+	}
+	text := utf8.Valid(data) && !strings.ContainsRune(string(data), 0)
+	res := map[string]any{"path": path, "size": len(data), "is_text": text, "content": string(data), "encoding": "utf8"}
+	if !text {
+		res["content"], res["encoding"] = base64.StdEncoding.EncodeToString(data), "base64"
+	}
+	writeJSON(w, http.StatusOK, res)
+	return nil
+}
+
+// pathBody reads the {path} body of the change routes.
+func pathBody(r *http.Request) (string, error) {
+	var b struct {
+		Path string `json:"path"`
+	}
+	if err := readJSON(r, &b); err != nil {
+		return "", err
+	}
+	if b.Path == "" {
+		return "", fail(http.StatusBadRequest, "body needs a path")
+	}
+	return b.Path, nil
+}
+
+func (s *Server) workspaceRemove(w http.ResponseWriter, r *http.Request, _ caller) error {
+	t, err := s.tree(r)
+	if err != nil {
+		return err
+	}
+	path, err := pathBody(r)
+	if err != nil {
+		return err
+	}
+	if err := t.Remove(path); err != nil {
+		return fileError(err)
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"removed": path})
+	return nil
+}
+
+func (s *Server) workspaceMkdir(w http.ResponseWriter, r *http.Request, _ caller) error {
+	t, err := s.tree(r)
+	if err != nil {
+		return err
+	}
+	path, err := pathBody(r)
+	if err != nil {
+		return err
+	}
+	if err := t.Mkdir(path); err != nil {
+		return fileError(err)
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"created": path})
+	return nil
+}
+
+func (s *Server) workspaceMove(w http.ResponseWriter, r *http.Request, _ caller) error {
+	t, err := s.tree(r)
+	if err != nil {
+		return err
+	}
+	var b struct {
+		From string `json:"from"`
+		To   string `json:"to"`
+	}
+	if err := readJSON(r, &b); err != nil {
+		return err
+	}
+	if b.From == "" || b.To == "" {
+		return fail(http.StatusBadRequest, "body needs from and to")
+	}
+	if err := t.Move(b.From, b.To); err != nil {
+		return fileError(err)
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"from": b.From, "to": b.To})
+	return nil
+}
+
+// browse is GET /api/browse: <install>/shared/, listed as upstream's BrowseResponse.
+func (s *Server) browse(w http.ResponseWriter, r *http.Request, _ caller) error {
+	t, err := s.o.Daemon.SharedFiles()
+	if err != nil {
+		return fileError(err)
+	}
+	res, err := listing(t, r.URL.Query().Get("path"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, res)
+	return nil
+}

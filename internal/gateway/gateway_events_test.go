@@ -1,0 +1,105 @@
+package gateway_test
+
+import (
+	"bufio"
+	"context"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/zeroclaw-go/zeroclaw/internal/rpctest"
+)
+
+// streamClient is the client of the event streams (its own transport: each stream holds a connection).
+var streamClient = &http.Client{Transport: &http.Transport{Proxy: nil}}
+
+// openStream opens GET /api/events with auth and returns the response (the caller closes its body).
+func openStream(t *testing.T, ctx context.Context, g *rpctest.Gateway, auth string) *http.Response {
+	t.Helper()
+	req, err := http.NewRequestWithContext(ctx, "GET", g.Base+"/api/events", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, v, _ := strings.Cut(auth, ": ")
+	req.Header.Set(k, v)
+	req.Header.Set("Accept", "text/event-stream")
+	res, err := streamClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// GET /api/events streams the runtime events as they happen, as SSE data lines; streams are bounded.
+func TestDashboardEvents(t *testing.T) {
+	t.Parallel()
+	_, g, code := rpctest.StartGateway(t, rpctest.GatewayConfig)
+	auth := rpctest.PairOnce(t, g, code)
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+	t.Cleanup(streamClient.CloseIdleConnections)
+
+	res := openStream(t, ctx, g, auth)
+	defer res.Body.Close()
+	if res.StatusCode != 200 || res.Header.Get("Content-Type") != "text/event-stream" || res.Header.Get("Cache-Control") != "no-cache" {
+		t.Fatalf("stream: %d %v", res.StatusCode, res.Header)
+	}
+	lines := bufio.NewScanner(res.Body)
+	if !lines.Scan() || lines.Text() != ": connected" {
+		t.Fatalf("first line %q", lines.Text())
+	}
+	g.Do("PUT", "/api/config/prop", map[string]any{"path": "gateway.pair_rate_limit_per_minute", "value": 20}, auth,
+		"Content-Type: application/json").Want(t, 200)
+	for lines.Scan() {
+		if l := lines.Text(); strings.HasPrefix(l, "data: {") && strings.Contains(l, "config changed") {
+			break
+		}
+	}
+	if err := lines.Err(); err != nil || ctx.Err() != nil {
+		t.Fatalf("no config event on the stream: %v %v", err, ctx.Err())
+	}
+
+	// At most 32 streams at once: the 33rd is 503, and a closed one frees its place.
+	var open []*http.Response
+	defer func() {
+		for _, r := range open {
+			r.Body.Close()
+		}
+	}()
+	for len(open) < 31 {
+		r := openStream(t, ctx, g, auth)
+		if r.StatusCode != 200 {
+			t.Fatalf("stream %d: %d", len(open)+2, r.StatusCode)
+		}
+		open = append(open, r)
+	}
+	r := openStream(t, ctx, g, auth)
+	r.Body.Close()
+	if r.StatusCode != http.StatusServiceUnavailable {
+		t.Fatalf("stream 33: %d, want 503", r.StatusCode)
+	}
+	res.Body.Close()
+	for {
+		r := openStream(t, ctx, g, auth)
+		r.Body.Close()
+		if r.StatusCode == 200 {
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatal("a closed stream never freed its place")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+
+	// The daemon's shutdown ends an open stream (net/http would wait for it).
+	last := openStream(t, ctx, g, auth)
+	defer last.Body.Close()
+	g.Do("POST", "/admin/shutdown", nil, auth).Want(t, 200)
+	rest := bufio.NewScanner(last.Body)
+	for rest.Scan() {
+	}
+	if ctx.Err() != nil {
+		t.Fatal("the stream outlived the shutdown")
+	}
+}
