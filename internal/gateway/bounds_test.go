@@ -85,6 +85,10 @@ func TestCapListenerHandsFDsBackToTheSpare(t *testing.T) {
 	if err != nil || !strings.Contains(line, "503") {
 		t.Fatalf("the connection accepted while the reserve was missing got %q (%v), want a 503", line, err)
 	}
+	// The refill follows the close the client just saw.
+	for deadline := time.Now().Add(10 * time.Second); spare.refills.Load() == 0 && time.Now().Before(deadline); {
+		time.Sleep(time.Millisecond)
+	}
 	if spare.refills.Load() != 1 || refused.Load() != 1 {
 		t.Fatalf("refills %d, refused %d; want 1 and 1", spare.refills.Load(), refused.Load())
 	}
