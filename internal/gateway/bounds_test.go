@@ -85,7 +85,7 @@ func TestCapListenerHandsFDsBackToTheSpare(t *testing.T) {
 	if err != nil || !strings.Contains(line, "503") {
 		t.Fatalf("the connection accepted while the reserve was missing got %q (%v), want a 503", line, err)
 	}
-	// The reserve is refilled right after the 503 is written, so the client may read it first.
+	// The refill follows the close the client just saw.
 	for deadline := time.Now().Add(10 * time.Second); spare.refills.Load() == 0 && time.Now().Before(deadline); {
 		time.Sleep(time.Millisecond)
 	}
