@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/zeroclaw-go/zeroclaw/internal/api"
 )
 
 // Upstream's newer permission profiles (crates/zeroclaw-config, PermissionProfileConfig) write their grants as a
@@ -96,7 +98,7 @@ func (u upstreamGrants) leaf(p Path, v any) (handled bool, err error) {
 			}
 		}
 		return true, nil
-	case len(rest) == 1 && rest[0] == "admin":
+	case len(rest) == 1 && rest[0] == api.GrantAdmin: // upstream's `admin = true` key, named as the grant it gives
 		b, isBool := v.(bool)
 		if !isBool {
 			return true, fmt.Errorf("expected a boolean, got %s", valueKind(v))
@@ -133,7 +135,7 @@ func (u upstreamGrants) apply(cfg *Config) {
 			for _, wp := range g.writePaths {
 				switch {
 				case wp == "*":
-					pp.Grants = append(pp.Grants, "config:update")
+					pp.Grants = append(pp.Grants, api.GrantConfigUpdate)
 				case strings.HasSuffix(wp, ".*"):
 					pp.Grants = append(pp.Grants, scopedGrantPrefix+strings.TrimSuffix(wp, ".*")+".**")
 				default:
@@ -142,7 +144,7 @@ func (u upstreamGrants) apply(cfg *Config) {
 			}
 		}
 		if g.admin {
-			pp.Grants = append(pp.Grants, "admin")
+			pp.Grants = append(pp.Grants, api.GrantAdmin)
 		}
 		cfg.PermissionProfiles[name] = pp
 	}
