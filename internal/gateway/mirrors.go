@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/zeroclaw-go/zeroclaw/internal/api"
+	"github.com/zeroclaw-go/zeroclaw/internal/gateway/dashboard"
 )
 
 // mirrorRoutes are upstream's /api/ mirrors of doctor/run, personality/*, skills/* and the read-only config/*
@@ -17,7 +18,7 @@ import (
 // rename, POST /api/sessions/{id}/messages, /api/skills/slash-option-kinds, the per-agent skill and workspace
 // routes) are not served.
 func (s *Server) mirrorRoutes(mux *http.ServeMux) {
-	s.handle(mux, "GET /api/sessions/running", s.authed(s.shaped(api.MethodSessionList, queryParams, running)))
+	s.handle(mux, "GET /api/sessions/running", s.authed(s.shaped(api.MethodSessionList, queryParams, dashboard.Running)))
 
 	s.handle(mux, "GET /api/doctor", s.authed(s.rpcRoute(api.MethodDoctorRun, queryParams)))
 	s.handle(mux, "POST /api/doctor", s.authed(s.rpcRoute(api.MethodDoctorRun, fromRequest(optionalBody))))
@@ -93,22 +94,6 @@ func fromRequest(body bodyMode, path ...string) paramsFunc {
 	}
 }
 
-// running keeps the sessions of a session/list result whose state is running: upstream's {sessions}.
-func running(res any) any {
-	raw, err := json.Marshal(res)
-	var list api.SessionListResult
-	if err != nil || json.Unmarshal(raw, &list) != nil {
-		return res
-	}
-	out := api.SessionListResult{Sessions: []api.SessionSummary{}}
-	for _, s := range list.Sessions {
-		if s.State == "running" {
-			out.Sessions = append(out.Sessions, s)
-		}
-	}
-	return out
-}
-
 // configSection is GET /api/config/sections/{section}: the config/sections entry with that key (404 for a key
 // config/sections does not list) and upstream's PickerResponse beside it: section, help, and the items to pick
 // from (the provider families of config/catalog for providers.models, badge "configured" where an alias
@@ -151,7 +136,6 @@ func (s *Server) configSection(w http.ResponseWriter, r *http.Request, c caller)
 
 // pickerItems are upstream's PickerItem rows of a section with a picker.
 func (s *Server) pickerItems(r *http.Request, c caller, key string) ([]map[string]any, error) {
-	items := []map[string]any{}
 	if key == "providers.models" {
 		res, err := s.o.Daemon.Call(r.Context(), c.identity(), api.MethodConfigCatalog, nil)
 		if err != nil {
@@ -161,18 +145,7 @@ func (s *Server) pickerItems(r *http.Request, c caller, key string) ([]map[strin
 		if b, err := json.Marshal(res); err != nil || json.Unmarshal(b, &cat) != nil {
 			return nil, internal("gateway: config/catalog result", err)
 		}
-		cfg := s.o.Daemon.Config()
-		for _, p := range cat.ModelProviders {
-			it := map[string]any{"key": p.Name, "label": p.DisplayName}
-			if p.Local {
-				it["description"] = "Local — no API key required"
-			}
-			if len(cfg.Providers.Models[p.Name]) > 0 {
-				it["badge"] = "configured"
-			}
-			items = append(items, it)
-		}
-		return items, nil
+		return dashboard.ProviderItems(cat, s.o.Daemon.Config()), nil
 	}
 	p, _ := json.Marshal(api.ConfigMapKeysParams{Path: key})
 	res, err := s.o.Daemon.Call(r.Context(), c.identity(), api.MethodConfigMapKeys, p)
@@ -183,10 +156,7 @@ func (s *Server) pickerItems(r *http.Request, c caller, key string) ([]map[strin
 	if b, err := json.Marshal(res); err != nil || json.Unmarshal(b, &mk) != nil {
 		return nil, internal("gateway: config/map-keys result", err)
 	}
-	for _, k := range mk.Keys {
-		items = append(items, map[string]any{"key": k, "label": k})
-	}
-	return items, nil
+	return dashboard.KeyItems(mk.Keys), nil
 }
 
 // sectionItem is POST /api/config/sections/{section}/items/{key}: upstream's select, which makes the picked

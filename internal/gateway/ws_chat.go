@@ -13,6 +13,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/zeroclaw-go/zeroclaw/internal/api"
+	"github.com/zeroclaw-go/zeroclaw/internal/gateway/dashboard"
 )
 
 // /ws/chat limits: the largest client frame, the messages one connection may queue behind a running turn
@@ -253,7 +254,7 @@ func (ch *chatConn) turn(ctx context.Context, content string) {
 		cfg := ch.s.o.Daemon.Config()
 		family, _, _ := strings.Cut(cfg.Agents[ch.agent].ModelProvider, ".")
 		ch.send(ctx, map[string]any{"type": "done", "full_response": res.Content, "input_tokens": in,
-			"output_tokens": out, "tokens_used": in + out, "cost_usd": nil, "model": modelOf(cfg, ch.agent),
+			"output_tokens": out, "tokens_used": in + out, "cost_usd": nil, "model": dashboard.ModelOf(cfg, ch.agent),
 			"provider": family})
 	}
 }
