@@ -11,10 +11,9 @@ import (
 	"github.com/zeroclaw-go/zeroclaw/internal/gateway/dashboard"
 )
 
-// Upstream's web dashboard reads the routes below in upstream's shapes (package dashboard builds them). Each
-// is built from the same native methods as the rest of the gateway, with the caller's grants.
-
-// apiStatus is GET /api/status: status (our fields, which our own clients read) plus upstream's
+// apiStatus is GET /api/status, one of the routes upstream's web dashboard reads in its shapes (package
+// dashboard builds them from the native methods, called with the caller's grants): status (our fields, which
+// our own clients read) plus upstream's
 // StatusResponse for ?agent= or the default agent (dashboard.Status), its health components from health when
 // the caller may read it, else the daemon's and the gateway's own.
 func (s *Server) apiStatus(w http.ResponseWriter, r *http.Request, c caller) error {
@@ -27,14 +26,10 @@ func (s *Server) apiStatus(w http.ResponseWriter, r *http.Request, c caller) err
 	if raw, err := json.Marshal(res); err != nil || json.Unmarshal(raw, &st) != nil || json.Unmarshal(raw, &out) != nil {
 		return internal("gateway: status result", err)
 	}
-	cfg := s.o.Daemon.Config()
-	now := s.o.Clock.Now()
+	cfg, now := s.o.Daemon.Config(), s.o.Clock.Now()
 	var health *api.HealthResult
-	if res, err := s.o.Daemon.Call(r.Context(), c.identity(), api.MethodHealth, nil); err == nil {
-		var h api.HealthResult
-		if raw, err := json.Marshal(res); err == nil && json.Unmarshal(raw, &h) == nil {
-			health = &h
-		}
+	if h, err := callAs[api.HealthResult](s, r, c, api.MethodHealth, nil); err == nil {
+		health = &h // absent when the caller may not read health
 	}
 	dashboard.Status(out, dashboard.StatusInput{Result: st, Config: cfg, Agent: r.URL.Query().Get("agent"), Now: now,
 		Port: s.boundPort(cfg), Paired: s.o.Pairing != nil && s.o.Pairing.IsPaired(), Health: health})

@@ -25,17 +25,10 @@ func (s *Server) configRoutes(mux *http.ServeMux) {
 // listEntries is config/list for prefix, as raw entries (their fields as the method sends them).
 func (s *Server) listEntries(r *http.Request, c caller, prefix string) ([]map[string]any, error) {
 	p, _ := json.Marshal(api.ConfigListParams{Prefix: prefix})
-	res, err := s.o.Daemon.Call(r.Context(), c.identity(), api.MethodConfigList, p)
-	if err != nil {
-		return nil, err
-	}
-	var list struct {
+	list, err := callAs[struct {
 		Entries []map[string]any `json:"entries"`
-	}
-	if raw, err := json.Marshal(res); err != nil || json.Unmarshal(raw, &list) != nil {
-		return nil, internal("gateway: config/list result", err)
-	}
-	return list.Entries, nil
+	}](s, r, c, api.MethodConfigList, p)
+	return list.Entries, err
 }
 
 // configList is GET /api/config/list: upstream's ListResponse (dashboard.List).
@@ -73,14 +66,12 @@ func (s *Server) configSchema(w http.ResponseWriter, r *http.Request, c caller) 
 // remove a config/delete. The answer is {saved, results}.
 func (s *Server) configPatch(w http.ResponseWriter, r *http.Request, c caller) error {
 	var ops []dashboard.PatchOp
-	if err := readJSON(r, &ops); err != nil {
-		var se *statusError
-		if errors.As(err, &se) && se.code == http.StatusRequestEntityTooLarge {
-			return err
-		}
-		return fail(http.StatusBadRequest, "body must be a JSON Patch array of {op, path, value}")
+	err := readJSON(r, &ops)
+	var se *statusError
+	if errors.As(err, &se) && se.code == http.StatusRequestEntityTooLarge {
+		return err
 	}
-	if len(ops) == 0 {
+	if err != nil || len(ops) == 0 {
 		return fail(http.StatusBadRequest, "body must be a JSON Patch array of {op, path, value}")
 	}
 	kinds := map[string]map[string]any{}

@@ -42,6 +42,23 @@ func (s *Server) granted(grant string, h callerFunc) callerFunc {
 	}
 }
 
+// callAs calls method for c and decodes its result as T (a result that does not decode is a 500, logged).
+func callAs[T any](s *Server, r *http.Request, c caller, method string, params json.RawMessage) (T, error) {
+	var v T
+	res, err := s.o.Daemon.Call(r.Context(), c.identity(), method, params)
+	if err != nil {
+		return v, err
+	}
+	raw, err := json.Marshal(res)
+	if err == nil {
+		err = json.Unmarshal(raw, &v)
+	}
+	if err != nil {
+		return v, internal("gateway: "+method+" result", err)
+	}
+	return v, nil
+}
+
 // fixed answers v. The values it serves are what we have none of: a canvas store (canvases), a poller of
 // releases, CLI tool discovery and typed slash options; drift (our config writes land in the file and the
 // live config together; a hand edit is read by config reload, which the dashboard's reload button calls) and
@@ -71,13 +88,9 @@ func (s *Server) toolList(w http.ResponseWriter, _ *http.Request, _ caller) erro
 
 // integrations is GET /api/integrations (dashboard.Integrations, from config/catalog).
 func (s *Server) integrations(w http.ResponseWriter, r *http.Request, c caller) error {
-	res, err := s.o.Daemon.Call(r.Context(), c.identity(), api.MethodConfigCatalog, nil)
+	cat, err := callAs[api.CatalogResult](s, r, c, api.MethodConfigCatalog, nil)
 	if err != nil {
 		return err
-	}
-	var cat api.CatalogResult
-	if raw, err := json.Marshal(res); err != nil || json.Unmarshal(raw, &cat) != nil {
-		return internal("gateway: config/catalog result", err)
 	}
 	writeJSON(w, http.StatusOK, dashboard.Integrations(cat, s.o.Daemon.Config()))
 	return nil
@@ -92,13 +105,9 @@ func (s *Server) agentSkills(w http.ResponseWriter, r *http.Request, c caller) e
 		return fail(http.StatusNotFound, "unknown agent: "+alias)
 	}
 	p, _ := json.Marshal(api.SkillsListParams{Agent: alias})
-	res, err := s.o.Daemon.Call(r.Context(), c.identity(), api.MethodSkillsList, p)
+	list, err := callAs[api.SkillsListResult](s, r, c, api.MethodSkillsList, p)
 	if err != nil {
 		return err
-	}
-	var list api.SkillsListResult
-	if raw, err := json.Marshal(res); err != nil || json.Unmarshal(raw, &list) != nil {
-		return internal("gateway: skills/list result", err)
 	}
 	writeJSON(w, http.StatusOK, dashboard.AgentSkills(alias, a, list))
 	return nil

@@ -100,15 +100,7 @@ func fromRequest(body bodyMode, path ...string) paramsFunc {
 // exists; the entry keys of any other map-keyed section). A section without a picker is 404, as upstream:
 // its fields are GET /api/config/list?prefix=<section>.
 func (s *Server) configSection(w http.ResponseWriter, r *http.Request, c caller) error {
-	res, err := s.o.Daemon.Call(r.Context(), c.identity(), api.MethodConfigSections, nil)
-	if err != nil {
-		return err
-	}
-	raw, err := json.Marshal(res)
-	var list api.ConfigSectionsResult
-	if err == nil {
-		err = json.Unmarshal(raw, &list)
-	}
+	list, err := callAs[api.ConfigSectionsResult](s, r, c, api.MethodConfigSections, nil)
 	if err != nil {
 		return err
 	}
@@ -137,24 +129,16 @@ func (s *Server) configSection(w http.ResponseWriter, r *http.Request, c caller)
 // pickerItems are upstream's PickerItem rows of a section with a picker.
 func (s *Server) pickerItems(r *http.Request, c caller, key string) ([]map[string]any, error) {
 	if key == "providers.models" {
-		res, err := s.o.Daemon.Call(r.Context(), c.identity(), api.MethodConfigCatalog, nil)
+		cat, err := callAs[api.CatalogResult](s, r, c, api.MethodConfigCatalog, nil)
 		if err != nil {
 			return nil, err
-		}
-		var cat api.CatalogResult
-		if b, err := json.Marshal(res); err != nil || json.Unmarshal(b, &cat) != nil {
-			return nil, internal("gateway: config/catalog result", err)
 		}
 		return dashboard.ProviderItems(cat, s.o.Daemon.Config()), nil
 	}
 	p, _ := json.Marshal(api.ConfigMapKeysParams{Path: key})
-	res, err := s.o.Daemon.Call(r.Context(), c.identity(), api.MethodConfigMapKeys, p)
+	mk, err := callAs[api.ConfigMapKeysResult](s, r, c, api.MethodConfigMapKeys, p)
 	if err != nil {
 		return nil, err
-	}
-	var mk api.ConfigMapKeysResult
-	if b, err := json.Marshal(res); err != nil || json.Unmarshal(b, &mk) != nil {
-		return nil, internal("gateway: config/map-keys result", err)
 	}
 	return dashboard.KeyItems(mk.Keys), nil
 }
@@ -180,13 +164,9 @@ func (s *Server) sectionItem(w http.ResponseWriter, r *http.Request, c caller) e
 		}
 	}
 	p, _ := json.Marshal(api.ConfigMapKeyParams{Path: path, Key: key})
-	res, err := s.o.Daemon.Call(r.Context(), c.identity(), api.MethodConfigMapKeyCreate, p)
+	created, err := callAs[api.ConfigMapKeyCreateResult](s, r, c, api.MethodConfigMapKeyCreate, p)
 	if err != nil {
 		return err
-	}
-	var created api.ConfigMapKeyCreateResult
-	if b, err := json.Marshal(res); err != nil || json.Unmarshal(b, &created) != nil {
-		return internal("gateway: config/map-key-create result", err)
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"fields_prefix": path + "." + key, "created": created.Created})
 	return nil
