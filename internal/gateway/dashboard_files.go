@@ -1,13 +1,11 @@
 package gateway
 
 import (
-	"encoding/base64"
 	"errors"
 	"net/http"
-	"strings"
-	"unicode/utf8"
 
 	"github.com/zeroclaw-go/zeroclaw/internal/api"
+	"github.com/zeroclaw-go/zeroclaw/internal/gateway/dashboard"
 )
 
 // FileTree is a directory the dashboard's explorers browse and edit: an agent's workspace, or the install's
@@ -27,11 +25,7 @@ type FileTree interface {
 }
 
 // FileEntry is one entry of FileTree.List.
-type FileEntry struct {
-	Name string
-	Dir  bool
-	Size int64
-}
+type FileEntry = dashboard.FileEntry
 
 // The errors of a FileTree, as the routes answer them: 404, 403 and 400.
 var (
@@ -89,24 +83,13 @@ func (s *Server) tree(r *http.Request) (FileTree, error) {
 	return t, nil
 }
 
-// listing is upstream's BrowseResponse.
+// listing is upstream's BrowseResponse (dashboard.Listing).
 func listing(t FileTree, path string) (map[string]any, error) {
 	entries, cleaned, err := t.List(path)
 	if err != nil {
 		return nil, fileError(err)
 	}
-	if cleaned == "." {
-		cleaned = ""
-	}
-	out := make([]map[string]any, 0, len(entries))
-	for _, e := range entries {
-		m := map[string]any{"name": e.Name, "kind": "file", "size": e.Size}
-		if e.Dir {
-			m = map[string]any{"name": e.Name, "kind": "dir"}
-		}
-		out = append(out, m)
-	}
-	return map[string]any{"path": cleaned, "entries": out}, nil
+	return dashboard.Listing(entries, cleaned), nil
 }
 
 func (s *Server) workspaceList(w http.ResponseWriter, r *http.Request, _ caller) error {
@@ -122,7 +105,7 @@ func (s *Server) workspaceList(w http.ResponseWriter, r *http.Request, _ caller)
 	return nil
 }
 
-// workspaceRead is upstream's AgentWorkspaceFileRead: UTF-8 text as it is, anything else base64.
+// workspaceRead is upstream's AgentWorkspaceFileRead (dashboard.FileRead).
 func (s *Server) workspaceRead(w http.ResponseWriter, r *http.Request, _ caller) error {
 	t, err := s.tree(r)
 	if err != nil {
@@ -136,12 +119,7 @@ func (s *Server) workspaceRead(w http.ResponseWriter, r *http.Request, _ caller)
 	if err != nil {
 		return fileError(err)
 	}
-	text := utf8.Valid(data) && !strings.ContainsRune(string(data), 0)
-	res := map[string]any{"path": path, "size": len(data), "is_text": text, "content": string(data), "encoding": "utf8"}
-	if !text {
-		res["content"], res["encoding"] = base64.StdEncoding.EncodeToString(data), "base64"
-	}
-	writeJSON(w, http.StatusOK, res)
+	writeJSON(w, http.StatusOK, dashboard.FileRead(path, data))
 	return nil
 }
 

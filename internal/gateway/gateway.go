@@ -19,7 +19,6 @@ import (
 	"net/http"
 	"os"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -407,20 +406,4 @@ func randomID() string {
 	var b [8]byte
 	_, _ = rand.Read(b[:])
 	return hex.EncodeToString(b[:])
-}
-
-// modelOf is the model the agent's provider names ("" when unknown); agent "" is the default agent.
-func modelOf(cfg *config.Config, agent string) string {
-	if agent == "" {
-		agent = cfg.ACP.DefaultAgent
-	}
-	if agent == "" {
-		agent = "default"
-	}
-	a, ok := cfg.Agents[agent]
-	if !ok {
-		return ""
-	}
-	family, alias, _ := strings.Cut(a.ModelProvider, ".")
-	return cfg.Providers.Models[family][alias].Model
 }

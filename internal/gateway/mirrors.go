@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/zeroclaw-go/zeroclaw/internal/api"
+	"github.com/zeroclaw-go/zeroclaw/internal/gateway/dashboard"
 )
 
 // mirrorRoutes are upstream's /api/ mirrors of doctor/run, personality/*, skills/* and the read-only config/*
@@ -17,7 +18,7 @@ import (
 // rename, POST /api/sessions/{id}/messages, /api/skills/slash-option-kinds, the per-agent skill and workspace
 // routes) are not served.
 func (s *Server) mirrorRoutes(mux *http.ServeMux) {
-	s.handle(mux, "GET /api/sessions/running", s.authed(s.shaped(api.MethodSessionList, queryParams, running)))
+	s.handle(mux, "GET /api/sessions/running", s.authed(s.shaped(api.MethodSessionList, queryParams, dashboard.Running)))
 
 	s.handle(mux, "GET /api/doctor", s.authed(s.rpcRoute(api.MethodDoctorRun, queryParams)))
 	s.handle(mux, "POST /api/doctor", s.authed(s.rpcRoute(api.MethodDoctorRun, fromRequest(optionalBody))))
@@ -93,37 +94,13 @@ func fromRequest(body bodyMode, path ...string) paramsFunc {
 	}
 }
 
-// running keeps the sessions of a session/list result whose state is running: upstream's {sessions}.
-func running(res any) any {
-	raw, err := json.Marshal(res)
-	var list api.SessionListResult
-	if err != nil || json.Unmarshal(raw, &list) != nil {
-		return res
-	}
-	out := api.SessionListResult{Sessions: []api.SessionSummary{}}
-	for _, s := range list.Sessions {
-		if s.State == "running" {
-			out.Sessions = append(out.Sessions, s)
-		}
-	}
-	return out
-}
-
 // configSection is GET /api/config/sections/{section}: the config/sections entry with that key (404 for a key
 // config/sections does not list) and upstream's PickerResponse beside it: section, help, and the items to pick
 // from (the provider families of config/catalog for providers.models, badge "configured" where an alias
 // exists; the entry keys of any other map-keyed section). A section without a picker is 404, as upstream:
 // its fields are GET /api/config/list?prefix=<section>.
 func (s *Server) configSection(w http.ResponseWriter, r *http.Request, c caller) error {
-	res, err := s.o.Daemon.Call(r.Context(), c.identity(), api.MethodConfigSections, nil)
-	if err != nil {
-		return err
-	}
-	raw, err := json.Marshal(res)
-	var list api.ConfigSectionsResult
-	if err == nil {
-		err = json.Unmarshal(raw, &list)
-	}
+	list, err := callAs[api.ConfigSectionsResult](s, r, c, api.MethodConfigSections, nil)
 	if err != nil {
 		return err
 	}
@@ -151,42 +128,19 @@ func (s *Server) configSection(w http.ResponseWriter, r *http.Request, c caller)
 
 // pickerItems are upstream's PickerItem rows of a section with a picker.
 func (s *Server) pickerItems(r *http.Request, c caller, key string) ([]map[string]any, error) {
-	items := []map[string]any{}
 	if key == "providers.models" {
-		res, err := s.o.Daemon.Call(r.Context(), c.identity(), api.MethodConfigCatalog, nil)
+		cat, err := callAs[api.CatalogResult](s, r, c, api.MethodConfigCatalog, nil)
 		if err != nil {
 			return nil, err
 		}
-		var cat api.CatalogResult
-		if b, err := json.Marshal(res); err != nil || json.Unmarshal(b, &cat) != nil {
-			return nil, internal("gateway: config/catalog result", err)
-		}
-		cfg := s.o.Daemon.Config()
-		for _, p := range cat.ModelProviders {
-			it := map[string]any{"key": p.Name, "label": p.DisplayName}
-			if p.Local {
-				it["description"] = "Local — no API key required"
-			}
-			if len(cfg.Providers.Models[p.Name]) > 0 {
-				it["badge"] = "configured"
-			}
-			items = append(items, it)
-		}
-		return items, nil
+		return dashboard.ProviderItems(cat, s.o.Daemon.Config()), nil
 	}
 	p, _ := json.Marshal(api.ConfigMapKeysParams{Path: key})
-	res, err := s.o.Daemon.Call(r.Context(), c.identity(), api.MethodConfigMapKeys, p)
+	mk, err := callAs[api.ConfigMapKeysResult](s, r, c, api.MethodConfigMapKeys, p)
 	if err != nil {
 		return nil, err
 	}
-	var mk api.ConfigMapKeysResult
-	if b, err := json.Marshal(res); err != nil || json.Unmarshal(b, &mk) != nil {
-		return nil, internal("gateway: config/map-keys result", err)
-	}
-	for _, k := range mk.Keys {
-		items = append(items, map[string]any{"key": k, "label": k})
-	}
-	return items, nil
+	return dashboard.KeyItems(mk.Keys), nil
 }
 
 // sectionItem is POST /api/config/sections/{section}/items/{key}: upstream's select, which makes the picked
@@ -210,13 +164,9 @@ func (s *Server) sectionItem(w http.ResponseWriter, r *http.Request, c caller) e
 		}
 	}
 	p, _ := json.Marshal(api.ConfigMapKeyParams{Path: path, Key: key})
-	res, err := s.o.Daemon.Call(r.Context(), c.identity(), api.MethodConfigMapKeyCreate, p)
+	created, err := callAs[api.ConfigMapKeyCreateResult](s, r, c, api.MethodConfigMapKeyCreate, p)
 	if err != nil {
 		return err
-	}
-	var created api.ConfigMapKeyCreateResult
-	if b, err := json.Marshal(res); err != nil || json.Unmarshal(b, &created) != nil {
-		return internal("gateway: config/map-key-create result", err)
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"fields_prefix": path + "." + key, "created": created.Created})
 	return nil

@@ -11,6 +11,7 @@ import (
 	"github.com/zeroclaw-go/zeroclaw/internal/api"
 	"github.com/zeroclaw-go/zeroclaw/internal/auth"
 	"github.com/zeroclaw-go/zeroclaw/internal/config"
+	"github.com/zeroclaw-go/zeroclaw/internal/gateway/dashboard"
 	"github.com/zeroclaw-go/zeroclaw/internal/pairing"
 )
 
@@ -42,7 +43,7 @@ func (s *Server) routes() http.Handler {
 	s.handle(mux, "GET /api/health", s.authed(s.rpcRoute(api.MethodHealth, noParams)))
 	s.handle(mux, "GET /api/tuis", s.authed(s.rpcRoute(api.MethodTUIList, noParams)))
 	s.handle(mux, "GET /api/sessions", s.authed(s.rpcRoute(api.MethodSessionList, queryParams)))
-	s.handle(mux, "GET /api/sessions/{id}/messages", s.authed(s.shaped(api.MethodSessionMsgs, sessionParams, persisted)))
+	s.handle(mux, "GET /api/sessions/{id}/messages", s.authed(s.shaped(api.MethodSessionMsgs, sessionParams, dashboard.Persisted)))
 	s.handle(mux, "GET /api/sessions/{id}/state", s.authed(s.rpcRoute(api.MethodSessionState, sessionParams)))
 	s.handle(mux, "DELETE /api/sessions/{id}", s.authed(s.rpcRoute(api.MethodSessionDelete, sessionParams)))
 	s.handle(mux, "POST /api/sessions/{id}/abort", s.authed(s.rpcRoute(api.MethodSessionCancel, sessionParams)))

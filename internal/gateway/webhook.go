@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/zeroclaw-go/zeroclaw/internal/api"
+	"github.com/zeroclaw-go/zeroclaw/internal/gateway/dashboard"
 )
 
 // ErrSessionNotOwned: the webhook named (X-Session-Id) a session another principal owns.
@@ -76,6 +77,6 @@ func (s *Server) webhookRoute(w http.ResponseWriter, r *http.Request) error {
 		s.log.Warn("webhook turn failed", "session", sid, "err", err)
 		return fail(http.StatusInternalServerError, "LLM request failed")
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"response": answer, "model": modelOf(s.o.Daemon.Config(), agent), "session_id": sid})
+	writeJSON(w, http.StatusOK, map[string]any{"response": answer, "model": dashboard.ModelOf(s.o.Daemon.Config(), agent), "session_id": sid})
 	return nil
 }

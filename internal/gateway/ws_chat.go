@@ -13,6 +13,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/zeroclaw-go/zeroclaw/internal/api"
+	"github.com/zeroclaw-go/zeroclaw/internal/gateway/dashboard"
 )
 
 // /ws/chat limits: the largest client frame, the messages one connection may queue behind a running turn
@@ -63,13 +64,6 @@ type ChatError struct {
 }
 
 func (e *ChatError) Error() string { return e.Code + ": " + e.Message }
-
-// chatDecisions maps upstream's approval_response decisions to session/approve's.
-var chatDecisions = map[string]string{
-	"approve": api.DecisionAllowOnce,
-	"always":  api.DecisionAllowAlways,
-	"deny":    api.DecisionRejectOnce,
-}
 
 // wsChat is GET /ws/chat: ws-bearer auth and ?agent= are checked before the upgrade, then the frame protocol
 // of upstream's ws.rs runs until the client leaves.
@@ -192,7 +186,7 @@ func (ch *chatConn) frame(ctx context.Context, data []byte, queue chan<- string)
 			ch.send(ctx, chatErrorFrame(&ChatError{Code: "STEERING_QUEUE_FULL", Message: "Steering queue is full for the running turn"}))
 		}
 	case "approval_response":
-		decision, ok := chatDecisions[f.Decision]
+		decision, ok := dashboard.ChatDecisions[f.Decision]
 		if f.RequestID == "" || !ok {
 			ch.send(ctx, chatErrorFrame(&ChatError{Code: "INVALID_APPROVAL_RESPONSE",
 				Message: "approval_response requires request_id and decision in {approve,deny,always}"}))
@@ -229,10 +223,10 @@ func (ch *chatConn) turn(ctx context.Context, content string) {
 	var in, out int
 	res, err := ch.sess.Prompt(ctx, content, func(ev api.SessionUpdate) {
 		if ev.Type == api.UpdateContextUsage {
-			in += deref(ev.InputTokens)
-			out += deref(ev.OutputTokens)
+			in += dashboard.Deref(ev.InputTokens)
+			out += dashboard.Deref(ev.OutputTokens)
 		}
-		if f := chatEventFrame(ev); f != nil {
+		if f := dashboard.ChatEventFrame(ev); f != nil {
 			ch.send(ctx, f)
 		}
 	})
@@ -250,44 +244,8 @@ func (ch *chatConn) turn(ctx context.Context, content string) {
 	case api.OutcomeFailed:
 		ch.send(ctx, chatErrorFrame(&ChatError{Code: "PROVIDER_ERROR", Message: res.Content}))
 	default:
-		cfg := ch.s.o.Daemon.Config()
-		family, _, _ := strings.Cut(cfg.Agents[ch.agent].ModelProvider, ".")
-		ch.send(ctx, map[string]any{"type": "done", "full_response": res.Content, "input_tokens": in,
-			"output_tokens": out, "tokens_used": in + out, "cost_usd": nil, "model": modelOf(cfg, ch.agent),
-			"provider": family})
+		ch.send(ctx, dashboard.ChatDoneFrame(ch.s.o.Daemon.Config(), ch.agent, res.Content, in, out))
 	}
-}
-
-// chatEventFrame is the /ws/chat frame of a session event (nil: not shown on this socket).
-func chatEventFrame(ev api.SessionUpdate) map[string]any {
-	switch ev.Type {
-	case api.UpdateAgentMessageChunk:
-		return map[string]any{"type": "chunk", "content": ev.Text}
-	case api.UpdateAgentThoughtChunk:
-		return map[string]any{"type": "thinking", "content": ev.Text}
-	case api.UpdateToolCall:
-		args := ev.RawInput
-		if len(args) == 0 {
-			args = json.RawMessage(`{}`)
-		}
-		return map[string]any{"type": "tool_call", "id": ev.ToolCallID, "name": ev.Name, "args": args}
-	case api.UpdateToolResult:
-		output := ""
-		if ev.RawOutput != nil {
-			output = *ev.RawOutput
-		}
-		return map[string]any{"type": "tool_result", "id": ev.ToolCallID, "name": ev.Name, "output": output}
-	case api.UpdateApprovalRequest:
-		// arguments_summary was made safe to show by the session layer (internal/visible).
-		return map[string]any{"type": "approval_request", "request_id": ev.RequestID, "tool": ev.ToolName,
-			"arguments_summary": ev.ArgumentsSummary, "timeout_secs": ev.TimeoutSecs}
-	case api.UpdatePlan:
-		return map[string]any{"type": "plan", "entries": ev.Entries}
-	case api.UpdateHistoryTrimmed:
-		return map[string]any{"type": "history_trimmed", "dropped_messages": deref(ev.DroppedMessages),
-			"kept_turns": deref(ev.KeptTurns), "reason": ev.Reason}
-	}
-	return nil
 }
 
 func chatErrorFrame(e *ChatError) map[string]any {
@@ -303,11 +261,4 @@ func (ch *chatConn) send(ctx context.Context, v any) {
 	wctx, cancel := context.WithTimeout(ctx, chatWriteTimeout)
 	defer cancel()
 	_ = ch.conn.Write(wctx, websocket.MessageText, b)
-}
-
-func deref(p *int) int {
-	if p == nil {
-		return 0
-	}
-	return *p
 }

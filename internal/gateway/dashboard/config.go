@@ -1,0 +1,271 @@
+package dashboard
+
+import (
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/zeroclaw-go/zeroclaw/internal/api"
+)
+
+// The /api/config shapes (crates/zeroclaw-gateway/src/api_config.rs; the dashboard's ListResponseEntry,
+// PatchOp, PatchResponse and MapKeysResponse in web/src/lib/api.ts), built from config/list's raw entries
+// (their fields as the method sends them). The socket's config/list is unchanged (zerocode parses it); only
+// the HTTP answers are reshaped.
+
+// UnsetDisplay is upstream's display value of an unset leaf.
+const UnsetDisplay = "<unset>"
+
+// List is upstream's ListResponse of entries: each entry's value is upstream's display string ("true",
+// "43817", `["a", "b"]`, "<unset>"), absent for a secret, and its kind kebab-case ("alias-ref",
+// "string-array"); drifted is empty. The entries are reshaped in place.
+func List(entries []map[string]any) map[string]any {
+	for _, e := range entries {
+		if k, ok := e["kind"].(string); ok {
+			e["kind"] = strings.ReplaceAll(k, "_", "-")
+		}
+		if secret, _ := e["is_secret"].(bool); secret {
+			delete(e, "value")
+			continue
+		}
+		e["value"] = Display(e["value"])
+	}
+	return map[string]any{"entries": entries, "drifted": []any{}}
+}
+
+// Display is upstream's display string of a JSON value: a string as it is, other values as TOML writes them.
+func Display(v any) string {
+	switch v := v.(type) {
+	case nil:
+		return UnsetDisplay
+	case string:
+		return v
+	case []any:
+		parts := make([]string, len(v))
+		for i, e := range v {
+			b, _ := json.Marshal(e)
+			parts[i] = string(b)
+		}
+		return "[" + strings.Join(parts, ", ") + "]"
+	}
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+// Tree is the config as one object (upstream answers its masked Config), built from config/list's leaves:
+// typed values, a secret as "****" when set.
+func Tree(entries []map[string]any) map[string]any {
+	root := map[string]any{}
+	for _, e := range entries {
+		path, _ := e["path"].(string)
+		v := e["value"]
+		if secret, _ := e["is_secret"].(bool); secret {
+			v = nil
+			if populated, _ := e["populated"].(bool); populated {
+				v = "****"
+			}
+		}
+		place(root, strings.Split(path, "."), v)
+	}
+	return root
+}
+
+// place sets the leaf at path in the tree rooted at m.
+func place(m map[string]any, path []string, v any) {
+	for _, seg := range path[:len(path)-1] {
+		next, ok := m[seg].(map[string]any)
+		if !ok {
+			next = map[string]any{}
+			m[seg] = next
+		}
+		m = next
+	}
+	m[path[len(path)-1]] = v
+}
+
+// Schema is a JSON Schema of the config, an object per table and a typed leaf per config/list entry (its
+// kind, enum variants and description).
+func Schema(entries []map[string]any) map[string]any {
+	root := map[string]any{"$schema": "https://json-schema.org/draft/2020-12/schema", "title": "Config",
+		"type": "object", "properties": map[string]any{}}
+	for _, e := range entries {
+		path, _ := e["path"].(string)
+		node := root
+		segs := strings.Split(path, ".")
+		for _, seg := range segs[:len(segs)-1] {
+			props := node["properties"].(map[string]any)
+			next, ok := props[seg].(map[string]any)
+			if !ok {
+				next = map[string]any{"type": "object", "properties": map[string]any{}}
+				props[seg] = next
+			}
+			node = next
+		}
+		leaf := map[string]any{}
+		kind, _ := e["kind"].(string)
+		switch kind {
+		case api.PropKindBool:
+			leaf["type"] = "boolean"
+		case api.PropKindInteger:
+			leaf["type"] = "integer"
+		case api.PropKindFloat:
+			leaf["type"] = "number"
+		case api.PropKindStringArray:
+			leaf["type"], leaf["items"] = "array", map[string]any{"type": "string"}
+		default:
+			leaf["type"] = "string"
+		}
+		if v, ok := e["enum_variants"].([]any); ok && len(v) > 0 {
+			leaf["enum"] = v
+		}
+		if d, ok := e["description"].(string); ok && d != "" {
+			leaf["description"] = d
+		}
+		if secret, _ := e["is_secret"].(bool); secret {
+			leaf["writeOnly"] = true
+		}
+		node["properties"].(map[string]any)[segs[len(segs)-1]] = leaf
+	}
+	return root
+}
+
+// PatchOp is one JSON Patch operation of PATCH /api/config (upstream's PatchOp; comment is not supported).
+type PatchOp struct {
+	Op      string          `json:"op"`
+	Path    string          `json:"path"`
+	Value   json.RawMessage `json:"value"`
+	Comment string          `json:"comment"`
+}
+
+// Dotted turns a JSON Pointer ("/gateway/port") into a property path; a dotted path passes as it is.
+func Dotted(p string) string {
+	if !strings.HasPrefix(p, "/") {
+		return p
+	}
+	segs := strings.Split(p[1:], "/")
+	for i, s := range segs {
+		segs[i] = strings.ReplaceAll(strings.ReplaceAll(s, "~1", "/"), "~0", "~")
+	}
+	return strings.Join(segs, ".")
+}
+
+// Set is one entry of config/set-many's sets.
+type Set struct {
+	Prop  string          `json:"prop"`
+	Value json.RawMessage `json:"value"`
+}
+
+// Plan is what a JSON Patch does: every add and replace as one config/set-many (all or nothing), then each
+// remove a config/delete; Results are the answer's results, one per op.
+type Plan struct {
+	Sets    []Set
+	Removes []string
+	Results []map[string]any
+}
+
+// PatchError is an op the patch refuses: the HTTP status and the body to answer with.
+type PatchError struct {
+	Status int
+	Body   map[string]any
+}
+
+func (e *PatchError) Error() string { s, _ := e.Body["error"].(string); return s }
+
+func refuse(status int, i int, path, msg string) *PatchError {
+	b := map[string]any{"error": msg, "op_index": i}
+	if path != "" {
+		b["path"] = path
+	}
+	return &PatchError{Status: status, Body: b}
+}
+
+// PlanPatch checks ops and plans them. entry is the config/list entry of a path (nil when it is not a leaf we
+// list; config/set says why); its error is returned as it is. test ops are checked here, against the
+// entries. A value may be upstream's display string ("true", "43817"): it is read as the leaf's kind. Each
+// result's value is as upstream displays it (a secret: populated instead). A refused op is a *PatchError.
+func PlanPatch(ops []PatchOp, entry func(path string) (map[string]any, error)) (Plan, error) {
+	plan := Plan{Results: make([]map[string]any, len(ops))}
+	for i, op := range ops {
+		path := Dotted(op.Path)
+		if path == "" {
+			return Plan{}, refuse(http.StatusBadRequest, i, "", "op needs a path")
+		}
+		e, err := entry(path)
+		if err != nil {
+			return Plan{}, err
+		}
+		secret := e != nil && e["is_secret"] == true
+		switch op.Op {
+		case "test":
+			if secret {
+				return Plan{}, refuse(http.StatusBadRequest, i, path, "a secret cannot be tested")
+			}
+			var want any
+			if err := json.Unmarshal(op.Value, &want); err != nil {
+				return Plan{}, refuse(http.StatusBadRequest, i, path, "test needs a value")
+			}
+			var have any
+			if e != nil {
+				have = e["value"]
+			}
+			if Display(want) != Display(have) {
+				return Plan{}, refuse(http.StatusConflict, i, path, "test failed: expected "+strconv.Quote(Display(want))+
+					", got "+strconv.Quote(Display(have)))
+			}
+			plan.Results[i] = map[string]any{"op": op.Op, "path": path, "value": Display(have)}
+		case "add", "replace":
+			if len(op.Value) == 0 {
+				return Plan{}, refuse(http.StatusBadRequest, i, path, op.Op+" needs a value")
+			}
+			v := Coerce(op.Value, e)
+			plan.Sets = append(plan.Sets, Set{Prop: path, Value: v})
+			if secret {
+				plan.Results[i] = map[string]any{"op": op.Op, "path": path, "populated": string(v) != `""`}
+			} else {
+				var shown any
+				_ = json.Unmarshal(v, &shown)
+				plan.Results[i] = map[string]any{"op": op.Op, "path": path, "value": Display(shown)}
+			}
+		case "remove":
+			plan.Removes = append(plan.Removes, path)
+			plan.Results[i] = map[string]any{"op": op.Op, "path": path}
+		default:
+			return Plan{}, refuse(http.StatusBadRequest, i, path, "unsupported op "+strconv.Quote(op.Op)+
+				" (add, replace, remove, test)")
+		}
+	}
+	return plan, nil
+}
+
+// Coerce reads a display string as the leaf's kind ("43817" for an integer, "true" for a bool, a JSON or
+// comma-separated list for a string array); any other value passes as it is.
+func Coerce(v json.RawMessage, e map[string]any) json.RawMessage {
+	var str string
+	if e == nil || json.Unmarshal(v, &str) != nil {
+		return v
+	}
+	kind, _ := e["kind"].(string)
+	switch kind {
+	case api.PropKindBool, api.PropKindInteger, api.PropKindFloat:
+		var x any
+		if json.Unmarshal([]byte(strings.TrimSpace(str)), &x) == nil {
+			return json.RawMessage(strings.TrimSpace(str))
+		}
+	case api.PropKindStringArray:
+		var list []string
+		if json.Unmarshal([]byte(str), &list) == nil {
+			b, _ := json.Marshal(list)
+			return b
+		}
+		list = []string{}
+		for _, p := range strings.Split(str, ",") {
+			if p = strings.TrimSpace(p); p != "" {
+				list = append(list, p)
+			}
+		}
+		b, _ := json.Marshal(list)
+		return b
+	}
+	return v
+}
