@@ -1,4 +1,4 @@
-package store
+package jsonl
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/zeroclaw-go/zeroclaw/internal/store"
 	"io"
 	"io/fs"
 	"os"
@@ -19,34 +20,9 @@ import (
 	"github.com/zeroclaw-go/zeroclaw/internal/atomicfile"
 )
 
-// Chat is what the daemon asks of a chat-session backend (state.md §4): the SQLite database (ChatStore, the
-// default) or one JSONL file per session (JSONLChat, `[channels] session_backend = "jsonl"`).
-type Chat interface {
-	EnsureSession(ctx context.Context, key, agentAlias, owner string, now time.Time) (SessionMeta, bool, error)
-	Append(ctx context.Context, key, role, content string, now time.Time) (int, error)
-	// BeginTurn ensures the session (as EnsureSession), marks it running with turnID and, unless prompt is "",
-	// stores the prompt; it returns the prompt's index (-1 without one).
-	BeginTurn(ctx context.Context, key, agentAlias, owner, turnID string, started time.Time, prompt string) (int, error)
-	// EndTurn stores a turn's last message and sets the session's state, and returns the message's index.
-	EndTurn(ctx context.Context, key, role, content string, now time.Time, state string) (int, error)
-	Page(ctx context.Context, key string, limit, beforeIndex, maxBytes int) (msgs []Message, total, start int, err error)
-	Message(ctx context.Context, key string, index int) (msg Message, total int, err error)
-	All(ctx context.Context, key string) ([]Message, error)
-	Meta(ctx context.Context, key string) (SessionMeta, error)
-	Resolve(ctx context.Context, id string) (SessionMeta, error)
-	List(ctx context.Context, query string, limit int) ([]SessionMeta, error)
-	ListAttributed(ctx context.Context, query string, limit int) ([]SessionMeta, error)
-	SetState(ctx context.Context, key, state, turnID string, startedAt *time.Time) error
-	InterruptRunning(ctx context.Context) (int, error)
-	Delete(ctx context.Context, key string) error
-	CountByAgent(ctx context.Context) (map[string]int, error)
-	RenameAgent(ctx context.Context, from, to string) (int, error)
-	Close() error
-}
-
 var (
-	_ Chat = (*ChatStore)(nil)
-	_ Chat = (*JSONLChat)(nil)
+	_ store.Chat = (*store.ChatStore)(nil)
+	_ store.Chat = (*JSONLChat)(nil)
 )
 
 // JSONLMetaName is the file, in the sessions directory, where the JSONL backend keeps what upstream's JSONL files
@@ -65,7 +41,7 @@ const JSONLMetaName = "jsonl-meta.db"
 // row naming no agent, as the SQLite import gives them.
 type JSONLChat struct {
 	dir  string
-	meta *ChatStore
+	meta *store.ChatStore
 
 	mu     sync.Mutex // guards counts
 	counts map[string]fileCount
@@ -83,7 +59,7 @@ func OpenJSONLChat(ctx context.Context, dir string) (*JSONLChat, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("store: open jsonl sessions %s: %w", dir, err)
 	}
-	meta, err := OpenChat(ctx, filepath.Join(dir, JSONLMetaName))
+	meta, err := store.OpenChat(ctx, filepath.Join(dir, JSONLMetaName))
 	if err != nil {
 		return nil, err
 	}
@@ -129,11 +105,11 @@ func (c *JSONLChat) claim(ctx context.Context, op, key string) (unlock func(), e
 func (c *JSONLChat) fileFree(ctx context.Context, key string) error {
 	if _, err := c.meta.Meta(ctx, key); err == nil {
 		return nil
-	} else if !errors.Is(err, ErrNotFound) {
+	} else if !errors.Is(err, store.ErrNotFound) {
 		return err
 	}
 	// JSONLFileName keeps the byte length: only keys of key's length in bytes can share its file.
-	rows, err := c.meta.d.r.QueryContext(ctx, `SELECT session_key FROM session_metadata
+	rows, err := c.meta.Seam().Reader().QueryContext(ctx, `SELECT session_key FROM session_metadata
 		WHERE length(CAST(session_key AS BLOB)) = ? AND session_key != ?`, len(key), key)
 	if err != nil {
 		return err
@@ -146,7 +122,7 @@ func (c *JSONLChat) fileFree(ctx context.Context, key string) error {
 			return err
 		}
 		if JSONLFileName(other) == name {
-			return fmt.Errorf("its file %s already holds session %q: %w", name, other, ErrInvalid)
+			return fmt.Errorf("its file %s already holds session %q: %w", name, other, store.ErrInvalid)
 		}
 	}
 	return rows.Err()
@@ -169,7 +145,7 @@ func (c *JSONLChat) adopt(ctx context.Context) error {
 		}
 		if _, err := c.meta.Meta(ctx, key); err == nil {
 			continue
-		} else if !errors.Is(err, ErrNotFound) {
+		} else if !errors.Is(err, store.ErrNotFound) {
 			return err
 		}
 		info, err := e.Info()
@@ -184,10 +160,10 @@ func (c *JSONLChat) adopt(ctx context.Context) error {
 }
 
 // EnsureSession records the session's metadata (ChatStore.EnsureSession); its file appears with its first message.
-func (c *JSONLChat) EnsureSession(ctx context.Context, key, agentAlias, owner string, now time.Time) (SessionMeta, bool, error) {
+func (c *JSONLChat) EnsureSession(ctx context.Context, key, agentAlias, owner string, now time.Time) (store.SessionMeta, bool, error) {
 	unlock, err := c.claim(ctx, "ensure session", key)
 	if err != nil {
-		return SessionMeta{}, false, err
+		return store.SessionMeta{}, false, err
 	}
 	m, existed, err := c.meta.EnsureSession(ctx, key, agentAlias, owner, now)
 	unlock()
@@ -209,15 +185,15 @@ type jsonlLine struct {
 // then records the activity in the metadata, and returns the message's index.
 func (c *JSONLChat) Append(ctx context.Context, key, role, content string, now time.Time) (int, error) {
 	if key == "" {
-		return 0, fmt.Errorf("store: append: empty session key: %w", ErrInvalid)
+		return 0, fmt.Errorf("store: append: empty session key: %w", store.ErrInvalid)
 	}
 	if role == "" {
-		return 0, fmt.Errorf("store: append %s: empty role: %w", key, ErrInvalid)
+		return 0, fmt.Errorf("store: append %s: empty role: %w", key, store.ErrInvalid)
 	}
 	if err := ctx.Err(); err != nil {
 		return 0, fmt.Errorf("store: append %s: %w", key, err)
 	}
-	line, err := json.Marshal(jsonlLine{Role: role, Content: content, CreatedAt: formatTime(now)})
+	line, err := json.Marshal(jsonlLine{Role: role, Content: content, CreatedAt: store.FormatTime(now)})
 	if err != nil {
 		return 0, fmt.Errorf("store: append %s: %w", key, err)
 	}
@@ -230,7 +206,7 @@ func (c *JSONLChat) Append(ctx context.Context, key, role, content string, now t
 	if err != nil {
 		return 0, fmt.Errorf("store: append %s: %w", key, err)
 	}
-	if err := c.meta.touch(ctx, key, now); err != nil {
+	if err := c.meta.Seam().Touch(ctx, key, now); err != nil {
 		return 0, fmt.Errorf("store: append %s: the message is stored, its metadata not: %w", key, err)
 	}
 	return idx, nil
@@ -312,13 +288,13 @@ func (c *JSONLChat) forget(key string) {
 
 // parseLines reads a session file's messages (eachJSONLMessage), indexed from 0. A line without created_at gets
 // fallback.
-func parseLines(data []byte, fallback time.Time) []Message {
-	var msgs []Message
+func parseLines(data []byte, fallback time.Time) []store.Message {
+	var msgs []store.Message
 	eachJSONLMessage(data, func(role, content string, obj map[string]json.RawMessage) {
-		m := Message{Index: len(msgs), Role: role, Content: content, CreatedAt: fallback}
+		m := store.Message{Index: len(msgs), Role: role, Content: content, CreatedAt: fallback}
 		var ts string
 		if raw, ok := obj["created_at"]; ok && json.Unmarshal(raw, &ts) == nil {
-			if t, err := parseTime(ts); err == nil {
+			if t, err := store.ParseTime(ts); err == nil {
 				m.CreatedAt = t
 			}
 		}
@@ -329,7 +305,7 @@ func parseLines(data []byte, fallback time.Time) []Message {
 
 // load reads every message of key (none for a session without a file). Lines without created_at are stamped
 // with the file's modification time.
-func (c *JSONLChat) load(key string) ([]Message, error) {
+func (c *JSONLChat) load(key string) ([]store.Message, error) {
 	f, err := os.OpenFile(c.path(key), os.O_RDONLY|oNoFollow, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -359,7 +335,7 @@ func (c *JSONLChat) load(key string) ([]Message, error) {
 }
 
 // All returns every message of key, oldest first.
-func (c *JSONLChat) All(ctx context.Context, key string) ([]Message, error) {
+func (c *JSONLChat) All(ctx context.Context, key string) ([]store.Message, error) {
 	msgs, err := c.load(key)
 	if err != nil {
 		return nil, fmt.Errorf("store: messages %s: %w", key, err)
@@ -389,7 +365,7 @@ func (c *JSONLChat) BeginTurn(ctx context.Context, key, agentAlias, owner, turnI
 // EndTurn appends the message to the session's file, then records the state in the metadata.
 func (c *JSONLChat) EndTurn(ctx context.Context, key, role, content string, now time.Time, state string) (int, error) {
 	if state == "" {
-		return 0, fmt.Errorf("store: end turn %s: empty state: %w", key, ErrInvalid)
+		return 0, fmt.Errorf("store: end turn %s: empty state: %w", key, store.ErrInvalid)
 	}
 	idx, err := c.Append(ctx, key, role, content, now)
 	if err != nil {
@@ -402,7 +378,7 @@ func (c *JSONLChat) EndTurn(ctx context.Context, key, role, content string, now 
 }
 
 // Page is ChatStore.Page over the session's file.
-func (c *JSONLChat) Page(ctx context.Context, key string, limit, beforeIndex, maxBytes int) (msgs []Message, total, start int, err error) {
+func (c *JSONLChat) Page(ctx context.Context, key string, limit, beforeIndex, maxBytes int) (msgs []store.Message, total, start int, err error) {
 	all, err := c.load(key)
 	if err != nil {
 		return nil, 0, 0, fmt.Errorf("store: page %s: %w", key, err)
@@ -430,23 +406,23 @@ func (c *JSONLChat) Page(ctx context.Context, key string, limit, beforeIndex, ma
 }
 
 // Message is ChatStore.Message over the session's file.
-func (c *JSONLChat) Message(ctx context.Context, key string, index int) (Message, int, error) {
+func (c *JSONLChat) Message(ctx context.Context, key string, index int) (store.Message, int, error) {
 	all, err := c.load(key)
 	if err != nil {
-		return Message{}, 0, fmt.Errorf("store: message %s %d: %w", key, index, err)
+		return store.Message{}, 0, fmt.Errorf("store: message %s %d: %w", key, index, err)
 	}
 	if index < 0 || index >= len(all) {
-		return Message{}, len(all), fmt.Errorf("store: message %s %d: %w", key, index, ErrNotFound)
+		return store.Message{}, len(all), fmt.Errorf("store: message %s %d: %w", key, index, store.ErrNotFound)
 	}
 	return all[index], len(all), nil
 }
 
 // withCount sets m.MessageCount from the session's file: the file is the truth (the metadata counter can lag
 // one message behind after a crash between the two writes).
-func (c *JSONLChat) withCount(m SessionMeta) (SessionMeta, error) {
+func (c *JSONLChat) withCount(m store.SessionMeta) (store.SessionMeta, error) {
 	n, err := c.fileCount(m.Key)
 	if err != nil {
-		return SessionMeta{}, err
+		return store.SessionMeta{}, err
 	}
 	m.MessageCount = n
 	return m, nil
@@ -474,7 +450,7 @@ func (c *JSONLChat) fileCount(key string) (int, error) {
 }
 
 // Meta returns the session's metadata with its count taken from the file.
-func (c *JSONLChat) Meta(ctx context.Context, key string) (SessionMeta, error) {
+func (c *JSONLChat) Meta(ctx context.Context, key string) (store.SessionMeta, error) {
 	m, err := c.meta.Meta(ctx, key)
 	if err != nil {
 		return m, err
@@ -484,7 +460,7 @@ func (c *JSONLChat) Meta(ctx context.Context, key string) (SessionMeta, error) {
 }
 
 // Resolve is ChatStore.Resolve, with the count taken from the file.
-func (c *JSONLChat) Resolve(ctx context.Context, id string) (SessionMeta, error) {
+func (c *JSONLChat) Resolve(ctx context.Context, id string) (store.SessionMeta, error) {
 	m, err := c.meta.Resolve(ctx, id)
 	if err != nil {
 		return m, err
@@ -494,16 +470,16 @@ func (c *JSONLChat) Resolve(ctx context.Context, id string) (SessionMeta, error)
 }
 
 // List is ChatStore.List; a query keeps the sessions with a message containing every word of it (case-folded).
-func (c *JSONLChat) List(ctx context.Context, query string, limit int) ([]SessionMeta, error) {
+func (c *JSONLChat) List(ctx context.Context, query string, limit int) ([]store.SessionMeta, error) {
 	return c.list(ctx, query, limit, c.meta.List)
 }
 
 // ListAttributed is ChatStore.ListAttributed over the files.
-func (c *JSONLChat) ListAttributed(ctx context.Context, query string, limit int) ([]SessionMeta, error) {
+func (c *JSONLChat) ListAttributed(ctx context.Context, query string, limit int) ([]store.SessionMeta, error) {
 	return c.list(ctx, query, limit, c.meta.ListAttributed)
 }
 
-func (c *JSONLChat) list(ctx context.Context, query string, limit int, rows func(context.Context, string, int) ([]SessionMeta, error)) ([]SessionMeta, error) {
+func (c *JSONLChat) list(ctx context.Context, query string, limit int, rows func(context.Context, string, int) ([]store.SessionMeta, error)) ([]store.SessionMeta, error) {
 	words := strings.Fields(strings.ToLower(query))
 	n := limit
 	if len(words) > 0 {
@@ -535,7 +511,7 @@ func (c *JSONLChat) list(ctx context.Context, query string, limit int, rows func
 	return out, nil
 }
 
-func anyMessageHasAll(msgs []Message, words []string) bool {
+func anyMessageHasAll(msgs []store.Message, words []string) bool {
 	for _, m := range msgs {
 		content := strings.ToLower(m.Content)
 		all := true
@@ -576,7 +552,7 @@ func (c *JSONLChat) RenameAgent(ctx context.Context, from, to string) (int, erro
 // succeeds.
 func (c *JSONLChat) Delete(ctx context.Context, key string) error {
 	if key == "" {
-		return fmt.Errorf("store: delete: empty session key: %w", ErrInvalid)
+		return fmt.Errorf("store: delete: empty session key: %w", store.ErrInvalid)
 	}
 	unlock, err := lockJSONLDir(c.dir)
 	if err != nil {
@@ -596,19 +572,6 @@ func (c *JSONLChat) Delete(ctx context.Context, key string) error {
 // Close closes the metadata database.
 func (c *JSONLChat) Close() error { return c.meta.Close() }
 
-// touch records one more message for key in the metadata only (message_count+1, last_activity=now; the row
-// created if missing), for the JSONL backend whose messages are files.
-func (s *ChatStore) touch(ctx context.Context, key string, now time.Time) error {
-	if err := s.check("touch", key, true); err != nil {
-		return err
-	}
-	ts := formatTime(now)
-	return s.d.withTx(ctx, func(tx *sql.Tx) error {
-		_, err := s.d.stmt(tx, ctx, sqlBumpMetadata).ExecContext(ctx, key, ts, ts)
-		return err
-	})
-}
-
 // AdoptJSONLMeta carries the JSONL backend's metadata (JSONLMetaName in dir) over to s after a switch back to
 // SQLite, once ImportJSONL has moved the files in: for each session the JSONL backend knew whose file is no longer
 // live in dir (imported, or never written because it had no message), s's metadata row gets the agent, name and
@@ -616,14 +579,14 @@ func (s *ChatStore) touch(ctx context.Context, key string, now time.Time) error 
 // row leaves the JSONL metadata, so switching to JSONL again does not show it twice. Sessions whose file is still
 // live (its import failed) stay where they are. A missing JSONLMetaName is nothing to do. It returns how many
 // sessions were carried over.
-func (s *ChatStore) AdoptJSONLMeta(ctx context.Context, dir string) (int, error) {
+func AdoptJSONLMeta(ctx context.Context, s *store.ChatStore, dir string) (int, error) {
 	p := filepath.Join(dir, JSONLMetaName)
 	if _, err := os.Lstat(p); errors.Is(err, fs.ErrNotExist) {
 		return 0, nil
 	} else if err != nil {
 		return 0, fmt.Errorf("store: adopt jsonl metadata: %w", err)
 	}
-	side, err := OpenChat(ctx, p)
+	side, err := store.OpenChat(ctx, p)
 	if err != nil {
 		return 0, fmt.Errorf("store: adopt jsonl metadata: %w", err)
 	}
@@ -641,15 +604,15 @@ func (s *ChatStore) AdoptJSONLMeta(ctx context.Context, dir string) (int, error)
 		}
 		// The import keyed the session by its file name: the same key unless sanitizing changed it.
 		key := strings.TrimSuffix(JSONLFileName(m.Key), jsonlExt)
-		err := s.d.withTx(ctx, func(tx *sql.Tx) error {
-			created, last := formatTime(m.CreatedAt), formatTime(m.LastActivity)
+		err := s.Seam().WithTx(ctx, func(tx *sql.Tx) error {
+			created, last := store.FormatTime(m.CreatedAt), store.FormatTime(m.LastActivity)
 			if _, err := tx.ExecContext(ctx, `INSERT INTO session_metadata
 				(session_key, created_at, last_activity, message_count, name, agent_alias) VALUES (?, ?, ?, 0, ?, ?)
 				ON CONFLICT(session_key) DO UPDATE SET
 					created_at = excluded.created_at,
 					name = COALESCE(session_metadata.name, excluded.name),
 					agent_alias = COALESCE(NULLIF(session_metadata.agent_alias, ''), excluded.agent_alias)`,
-				key, created, last, nullString(m.Name), nullString(m.AgentAlias)); err != nil {
+				key, created, last, store.NullString(m.Name), store.NullString(m.AgentAlias)); err != nil {
 				return err
 			}
 			if m.Owner == "" {

@@ -1,6 +1,6 @@
 //go:build !unix
 
-package store
+package jsonl
 
 // oNoFollow is 0 where the platform has no O_NOFOLLOW: JSONLChat then checks the opened file is regular.
 const oNoFollow = 0

@@ -1,8 +1,9 @@
-package store
+package jsonl
 
 import (
 	"encoding/json"
 	"errors"
+	"github.com/zeroclaw-go/zeroclaw/internal/store"
 	"os"
 	"path/filepath"
 	"strings"
@@ -39,7 +40,7 @@ func TestJSONLChatAppendWritesUpstreamLinesAndPages(t *testing.T) {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
-	if len(lines) != 3 || lines[0] != `{"role":"user","content":"hello","created_at":"`+formatTime(t0)+`"}` {
+	if len(lines) != 3 || lines[0] != `{"role":"user","content":"hello","created_at":"`+store.FormatTime(t0)+`"}` {
 		t.Fatalf("file lines: %q", lines)
 	}
 	// The SQLite import's parser (upstream's rules) reads the same messages back.
@@ -60,7 +61,7 @@ func TestJSONLChatAppendWritesUpstreamLinesAndPages(t *testing.T) {
 	if err != nil || total != 3 || m.Role != "assistant" {
 		t.Fatalf("Message: %+v %d %v", m, total, err)
 	}
-	if _, _, err := c.Message(ctx, "rpc_s1", 3); !errors.Is(err, ErrNotFound) {
+	if _, _, err := c.Message(ctx, "rpc_s1", 3); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("Message past the end: %v", err)
 	}
 	meta, err := c.Meta(ctx, "rpc_s1")
@@ -79,7 +80,7 @@ func TestJSONLChatAppendWritesUpstreamLinesAndPages(t *testing.T) {
 	if _, err := os.Lstat(p); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("file after delete: %v", err)
 	}
-	if _, err := c.Meta(ctx, "rpc_s1"); !errors.Is(err, ErrNotFound) {
+	if _, err := c.Meta(ctx, "rpc_s1"); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("Meta after delete: %v", err)
 	}
 }
@@ -167,15 +168,15 @@ func TestSwitchBackToSQLiteKeepsMessagesAndOwners(t *testing.T) {
 	if err := c.Close(); err != nil {
 		t.Fatal(err)
 	}
-	s, err := OpenChat(ctx, filepath.Join(dir, "sessions.db"))
+	s, err := store.OpenChat(ctx, filepath.Join(dir, "sessions.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if rep, err := s.ImportJSONL(ctx, dir, t0.Add(time.Hour)); err != nil || rep.Sessions != 1 || rep.Messages != 2 {
+	if rep, err := ImportJSONL(ctx, s, dir, t0.Add(time.Hour)); err != nil || rep.Sessions != 1 || rep.Messages != 2 {
 		t.Fatalf("import: %+v %v", rep, err)
 	}
-	if n, err := s.AdoptJSONLMeta(ctx, dir); err != nil || n != 2 {
+	if n, err := AdoptJSONLMeta(ctx, s, dir); err != nil || n != 2 {
 		t.Fatalf("AdoptJSONLMeta: %d %v", n, err)
 	}
 	m, err := s.Meta(ctx, "rpc_a")
@@ -211,7 +212,7 @@ func FuzzJSONLSessionFile(f *testing.F) {
 				t.Fatalf("message %d: %+v", i, m)
 			}
 		}
-		line, err := json.Marshal(jsonlLine{Role: "user", Content: string(data), CreatedAt: formatTime(t0)})
+		line, err := json.Marshal(jsonlLine{Role: "user", Content: string(data), CreatedAt: store.FormatTime(t0)})
 		if err != nil {
 			t.Fatal(err)
 		}
