@@ -85,7 +85,7 @@ func JSONLFileName(key string) string {
 
 func (c *JSONLChat) path(key string) string { return filepath.Join(c.dir, JSONLFileName(key)) }
 
-// claim takes the directory lock for a call that may create session key, and refuses (ErrInvalid) a key
+// claim takes the directory lock for a call that may create session key, and refuses (store.ErrInvalid) a key
 // without metadata whose file already belongs to another session: keys that differ only in the bytes
 // JSONLFileName replaces ("s.1", "s_1", "s:1") would share one file, so a principal opening one would read and
 // write the messages of another's session. The caller calls unlock when done (only when err is nil).
@@ -159,7 +159,7 @@ func (c *JSONLChat) adopt(ctx context.Context) error {
 	return nil
 }
 
-// EnsureSession records the session's metadata (ChatStore.EnsureSession); its file appears with its first message.
+// EnsureSession records the session's metadata (store.ChatStore.EnsureSession); its file appears with its first message.
 func (c *JSONLChat) EnsureSession(ctx context.Context, key, agentAlias, owner string, now time.Time) (store.SessionMeta, bool, error) {
 	unlock, err := c.claim(ctx, "ensure session", key)
 	if err != nil {
@@ -377,7 +377,7 @@ func (c *JSONLChat) EndTurn(ctx context.Context, key, role, content string, now 
 	return idx, nil
 }
 
-// Page is ChatStore.Page over the session's file.
+// Page is store.ChatStore.Page over the session's file.
 func (c *JSONLChat) Page(ctx context.Context, key string, limit, beforeIndex, maxBytes int) (msgs []store.Message, total, start int, err error) {
 	all, err := c.load(key)
 	if err != nil {
@@ -405,7 +405,7 @@ func (c *JSONLChat) Page(ctx context.Context, key string, limit, beforeIndex, ma
 	return msgs, total, start, nil
 }
 
-// Message is ChatStore.Message over the session's file.
+// Message is store.ChatStore.Message over the session's file.
 func (c *JSONLChat) Message(ctx context.Context, key string, index int) (store.Message, int, error) {
 	all, err := c.load(key)
 	if err != nil {
@@ -459,7 +459,7 @@ func (c *JSONLChat) Meta(ctx context.Context, key string) (store.SessionMeta, er
 	return m, err
 }
 
-// Resolve is ChatStore.Resolve, with the count taken from the file.
+// Resolve is store.ChatStore.Resolve, with the count taken from the file.
 func (c *JSONLChat) Resolve(ctx context.Context, id string) (store.SessionMeta, error) {
 	m, err := c.meta.Resolve(ctx, id)
 	if err != nil {
@@ -469,12 +469,12 @@ func (c *JSONLChat) Resolve(ctx context.Context, id string) (store.SessionMeta, 
 	return m, err
 }
 
-// List is ChatStore.List; a query keeps the sessions with a message containing every word of it (case-folded).
+// List is store.ChatStore.List; a query keeps the sessions with a message containing every word of it (case-folded).
 func (c *JSONLChat) List(ctx context.Context, query string, limit int) ([]store.SessionMeta, error) {
 	return c.list(ctx, query, limit, c.meta.List)
 }
 
-// ListAttributed is ChatStore.ListAttributed over the files.
+// ListAttributed is store.ChatStore.ListAttributed over the files.
 func (c *JSONLChat) ListAttributed(ctx context.Context, query string, limit int) ([]store.SessionMeta, error) {
 	return c.list(ctx, query, limit, c.meta.ListAttributed)
 }
@@ -528,22 +528,22 @@ func anyMessageHasAll(msgs []store.Message, words []string) bool {
 	return false
 }
 
-// SetState is ChatStore.SetState.
+// SetState is store.ChatStore.SetState.
 func (c *JSONLChat) SetState(ctx context.Context, key, state, turnID string, startedAt *time.Time) error {
 	return c.meta.SetState(ctx, key, state, turnID, startedAt)
 }
 
-// InterruptRunning is ChatStore.InterruptRunning.
+// InterruptRunning is store.ChatStore.InterruptRunning.
 func (c *JSONLChat) InterruptRunning(ctx context.Context) (int, error) {
 	return c.meta.InterruptRunning(ctx)
 }
 
-// CountByAgent is ChatStore.CountByAgent.
+// CountByAgent is store.ChatStore.CountByAgent.
 func (c *JSONLChat) CountByAgent(ctx context.Context) (map[string]int, error) {
 	return c.meta.CountByAgent(ctx)
 }
 
-// RenameAgent is ChatStore.RenameAgent.
+// RenameAgent is store.ChatStore.RenameAgent.
 func (c *JSONLChat) RenameAgent(ctx context.Context, from, to string) (int, error) {
 	return c.meta.RenameAgent(ctx, from, to)
 }

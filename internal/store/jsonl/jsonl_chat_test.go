@@ -233,7 +233,7 @@ func FuzzJSONLSessionFile(f *testing.F) {
 }
 
 // A turn on the JSONL backend: BeginTurn records the session running and appends the prompt, EndTurn appends the
-// answer and records the end state, as ChatStore's do.
+// answer and records the end state, as store.ChatStore's do.
 func TestJSONLChatBeginAndEndTurn(t *testing.T) {
 	ctx := t.Context()
 	c, _ := openTestJSONL(t)
