@@ -258,7 +258,7 @@ func TestReceiptsAgainstArchives(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := jsonl.ImportJSONL(context.Background(), chat, l.SessionsDir(), time.Unix(1700000000, 0)); err != nil {
+	if _, err := jsonl.ImportDir(context.Background(), chat, l.SessionsDir(), time.Unix(1700000000, 0)); err != nil {
 		t.Fatal(err)
 	}
 	chat.Close()

@@ -6,7 +6,7 @@ import (
 )
 
 // Chat is what the daemon asks of a chat-session backend (state.md §4): the SQLite database (ChatStore, the
-// default) or one JSONL file per session (jsonl.JSONLChat, `[channels] session_backend = "jsonl"`).
+// default) or one JSONL file per session (jsonl.Chat, `[channels] session_backend = "jsonl"`).
 type Chat interface {
 	EnsureSession(ctx context.Context, key, agentAlias, owner string, now time.Time) (SessionMeta, bool, error)
 	Append(ctx context.Context, key, role, content string, now time.Time) (int, error)

@@ -9,7 +9,7 @@ import (
 	"time"
 )
 
-// pendingImports fences the session keys of a JSONL import that has not finished (jsonl.PrepareImportJSONL through
+// pendingImports fences the session keys of a JSONL import that has not finished (jsonl.PrepareImport through
 // Seam.Fence): a call on such a key waits until the import is released, so a client never writes a session the
 // import is about to create (the import never merges over existing rows, state.md §5) nor reads it half carried
 // over.

@@ -24,7 +24,7 @@ func TestAppendIndexExactAfterImportRecreatesSession(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "j.jsonl"), []byte(`{"role":"user","content":"a"}`+"\n"+`{"role":"assistant","content":"b"}`+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ImportJSONL(ctx, s, dir, t0); err != nil {
+	if _, err := ImportDir(ctx, s, dir, t0); err != nil {
 		t.Fatal(err)
 	}
 	if got := mustAppend(t, s, "j", "user", "after import", t0); got != 2 {

@@ -22,24 +22,24 @@ import (
 
 var (
 	_ store.Chat = (*store.ChatStore)(nil)
-	_ store.Chat = (*JSONLChat)(nil)
+	_ store.Chat = (*Chat)(nil)
 )
 
-// JSONLMetaName is the file, in the sessions directory, where the JSONL backend keeps what upstream's JSONL files
+// MetaName is the file, in the sessions directory, where the JSONL backend keeps what upstream's JSONL files
 // cannot hold: each session's metadata, turn state and owner. It is a chat database whose message table stays
 // empty; the messages are the files.
-const JSONLMetaName = "jsonl-meta.db"
+const MetaName = "jsonl-meta.db"
 
-// JSONLChat is the JSONL chat backend (state.md §4): session key K's messages are the lines of
+// Chat is the JSONL chat backend (state.md §4): session key K's messages are the lines of
 // <dir>/<sanitized K>.jsonl, one {"role", "content", "created_at"} object each (upstream reads the first two and
 // ignores the third). Appends use O_APPEND and fsync before returning, so an acknowledged message survives a
 // crash; a line torn by a crash is skipped on load, like any blank or corrupt line, and the next append starts
-// on a fresh line. Session metadata lives in JSONLMetaName. Mutations take the process-wide lock of the
+// on a fresh line. Session metadata lives in MetaName. Mutations take the process-wide lock of the
 // directory (the same one the JSONL import takes).
 //
 // Files found at open without metadata (written by upstream's JSONL backend) are adopted: they get a metadata
 // row naming no agent, as the SQLite import gives them.
-type JSONLChat struct {
+type Chat struct {
 	dir  string
 	meta *store.ChatStore
 
@@ -53,17 +53,17 @@ type fileCount struct {
 	count int
 }
 
-// OpenJSONLChat opens the JSONL backend on sessions directory dir (created with mode 0700) and adopts the files
+// Open opens the JSONL backend on sessions directory dir (created with mode 0700) and adopts the files
 // that have no metadata yet, stamped with their modification time.
-func OpenJSONLChat(ctx context.Context, dir string) (*JSONLChat, error) {
+func Open(ctx context.Context, dir string) (*Chat, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("store: open jsonl sessions %s: %w", dir, err)
 	}
-	meta, err := store.OpenChat(ctx, filepath.Join(dir, JSONLMetaName))
+	meta, err := store.OpenChat(ctx, filepath.Join(dir, MetaName))
 	if err != nil {
 		return nil, err
 	}
-	c := &JSONLChat{dir: dir, meta: meta, counts: make(map[string]fileCount)}
+	c := &Chat{dir: dir, meta: meta, counts: make(map[string]fileCount)}
 	if err := c.adopt(ctx); err != nil {
 		_ = meta.Close()
 		return nil, err
@@ -71,9 +71,9 @@ func OpenJSONLChat(ctx context.Context, dir string) (*JSONLChat, error) {
 	return c, nil
 }
 
-// JSONLFileName is the file name of session key's messages: every character that is not an ASCII letter or
+// FileName is the file name of session key's messages: every character that is not an ASCII letter or
 // digit, '_' or '-' becomes '_' (upstream's rule; two keys differing only there share a file, as upstream's do).
-func JSONLFileName(key string) string {
+func FileName(key string) string {
 	b := []byte(key)
 	for i, ch := range b {
 		if !(ch >= 'a' && ch <= 'z' || ch >= 'A' && ch <= 'Z' || ch >= '0' && ch <= '9' || ch == '_' || ch == '-') {
@@ -83,13 +83,13 @@ func JSONLFileName(key string) string {
 	return string(b) + jsonlExt
 }
 
-func (c *JSONLChat) path(key string) string { return filepath.Join(c.dir, JSONLFileName(key)) }
+func (c *Chat) path(key string) string { return filepath.Join(c.dir, FileName(key)) }
 
 // claim takes the directory lock for a call that may create session key, and refuses (store.ErrInvalid) a key
 // without metadata whose file already belongs to another session: keys that differ only in the bytes
-// JSONLFileName replaces ("s.1", "s_1", "s:1") would share one file, so a principal opening one would read and
+// FileName replaces ("s.1", "s_1", "s:1") would share one file, so a principal opening one would read and
 // write the messages of another's session. The caller calls unlock when done (only when err is nil).
-func (c *JSONLChat) claim(ctx context.Context, op, key string) (unlock func(), err error) {
+func (c *Chat) claim(ctx context.Context, op, key string) (unlock func(), err error) {
 	unlock, err = lockJSONLDir(c.dir)
 	if err != nil {
 		return nil, fmt.Errorf("store: %s %s: %w", op, key, err)
@@ -102,26 +102,26 @@ func (c *JSONLChat) claim(ctx context.Context, op, key string) (unlock func(), e
 }
 
 // fileFree is nil when key has metadata, or when no other session's key has key's file name.
-func (c *JSONLChat) fileFree(ctx context.Context, key string) error {
+func (c *Chat) fileFree(ctx context.Context, key string) error {
 	if _, err := c.meta.Meta(ctx, key); err == nil {
 		return nil
 	} else if !errors.Is(err, store.ErrNotFound) {
 		return err
 	}
-	// JSONLFileName keeps the byte length: only keys of key's length in bytes can share its file.
+	// FileName keeps the byte length: only keys of key's length in bytes can share its file.
 	rows, err := c.meta.Seam().Reader().QueryContext(ctx, `SELECT session_key FROM session_metadata
 		WHERE length(CAST(session_key AS BLOB)) = ? AND session_key != ?`, len(key), key)
 	if err != nil {
 		return err
 	}
 	defer rows.Close()
-	name := JSONLFileName(key)
+	name := FileName(key)
 	for rows.Next() {
 		var other string
 		if err := rows.Scan(&other); err != nil {
 			return err
 		}
-		if JSONLFileName(other) == name {
+		if FileName(other) == name {
 			return fmt.Errorf("its file %s already holds session %q: %w", name, other, store.ErrInvalid)
 		}
 	}
@@ -129,7 +129,7 @@ func (c *JSONLChat) fileFree(ctx context.Context, key string) error {
 }
 
 // adopt gives every <key>.jsonl without a metadata row one (created_at = last_activity = the file's mtime).
-func (c *JSONLChat) adopt(ctx context.Context) error {
+func (c *Chat) adopt(ctx context.Context) error {
 	entries, err := os.ReadDir(c.dir)
 	if err != nil {
 		return fmt.Errorf("store: open jsonl sessions %s: %w", c.dir, err)
@@ -140,7 +140,7 @@ func (c *JSONLChat) adopt(ctx context.Context) error {
 			continue
 		}
 		key := strings.TrimSuffix(name, jsonlExt)
-		if key == "" || JSONLFileName(key) != name {
+		if key == "" || FileName(key) != name {
 			continue
 		}
 		if _, err := c.meta.Meta(ctx, key); err == nil {
@@ -160,7 +160,7 @@ func (c *JSONLChat) adopt(ctx context.Context) error {
 }
 
 // EnsureSession records the session's metadata (store.ChatStore.EnsureSession); its file appears with its first message.
-func (c *JSONLChat) EnsureSession(ctx context.Context, key, agentAlias, owner string, now time.Time) (store.SessionMeta, bool, error) {
+func (c *Chat) EnsureSession(ctx context.Context, key, agentAlias, owner string, now time.Time) (store.SessionMeta, bool, error) {
 	unlock, err := c.claim(ctx, "ensure session", key)
 	if err != nil {
 		return store.SessionMeta{}, false, err
@@ -183,7 +183,7 @@ type jsonlLine struct {
 
 // Append writes one line to the session's file (created with mode 0600, never through a symlink), fsyncs it,
 // then records the activity in the metadata, and returns the message's index.
-func (c *JSONLChat) Append(ctx context.Context, key, role, content string, now time.Time) (int, error) {
+func (c *Chat) Append(ctx context.Context, key, role, content string, now time.Time) (int, error) {
 	if key == "" {
 		return 0, fmt.Errorf("store: append: empty session key: %w", store.ErrInvalid)
 	}
@@ -212,7 +212,7 @@ func (c *JSONLChat) Append(ctx context.Context, key, role, content string, now t
 	return idx, nil
 }
 
-func (c *JSONLChat) appendLocked(key string, line []byte) (int, error) {
+func (c *Chat) appendLocked(key string, line []byte) (int, error) {
 	p := c.path(key)
 	f, err := os.OpenFile(p, os.O_RDWR|os.O_APPEND|os.O_CREATE|oNoFollow, 0o600)
 	if err != nil {
@@ -258,7 +258,7 @@ func (c *JSONLChat) appendLocked(key string, line []byte) (int, error) {
 
 // count returns the number of messages in f (of the given size) and whether its last byte is not a newline;
 // cached per size.
-func (c *JSONLChat) count(key string, f *os.File, size int64) (n int, tornTail bool, err error) {
+func (c *Chat) count(key string, f *os.File, size int64) (n int, tornTail bool, err error) {
 	c.mu.Lock()
 	fc, ok := c.counts[key]
 	c.mu.Unlock()
@@ -280,7 +280,7 @@ func (c *JSONLChat) count(key string, f *os.File, size int64) (n int, tornTail b
 	return len(parseLines(data, time.Time{})), tornTail, nil
 }
 
-func (c *JSONLChat) forget(key string) {
+func (c *Chat) forget(key string) {
 	c.mu.Lock()
 	delete(c.counts, key)
 	c.mu.Unlock()
@@ -305,7 +305,7 @@ func parseLines(data []byte, fallback time.Time) []store.Message {
 
 // load reads every message of key (none for a session without a file). Lines without created_at are stamped
 // with the file's modification time.
-func (c *JSONLChat) load(key string) ([]store.Message, error) {
+func (c *Chat) load(key string) ([]store.Message, error) {
 	f, err := os.OpenFile(c.path(key), os.O_RDONLY|oNoFollow, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -335,7 +335,7 @@ func (c *JSONLChat) load(key string) ([]store.Message, error) {
 }
 
 // All returns every message of key, oldest first.
-func (c *JSONLChat) All(ctx context.Context, key string) ([]store.Message, error) {
+func (c *Chat) All(ctx context.Context, key string) ([]store.Message, error) {
 	msgs, err := c.load(key)
 	if err != nil {
 		return nil, fmt.Errorf("store: messages %s: %w", key, err)
@@ -346,7 +346,7 @@ func (c *JSONLChat) All(ctx context.Context, key string) ([]store.Message, error
 // BeginTurn records the session and its running state in the metadata (one transaction), then appends the prompt
 // to the session's file. A failure between the two leaves the session marked running without the prompt, which the
 // next start reports as an interrupted turn.
-func (c *JSONLChat) BeginTurn(ctx context.Context, key, agentAlias, owner, turnID string, started time.Time, prompt string) (int, error) {
+func (c *Chat) BeginTurn(ctx context.Context, key, agentAlias, owner, turnID string, started time.Time, prompt string) (int, error) {
 	unlock, err := c.claim(ctx, "begin turn", key)
 	if err != nil {
 		return 0, err
@@ -363,7 +363,7 @@ func (c *JSONLChat) BeginTurn(ctx context.Context, key, agentAlias, owner, turnI
 }
 
 // EndTurn appends the message to the session's file, then records the state in the metadata.
-func (c *JSONLChat) EndTurn(ctx context.Context, key, role, content string, now time.Time, state string) (int, error) {
+func (c *Chat) EndTurn(ctx context.Context, key, role, content string, now time.Time, state string) (int, error) {
 	if state == "" {
 		return 0, fmt.Errorf("store: end turn %s: empty state: %w", key, store.ErrInvalid)
 	}
@@ -378,7 +378,7 @@ func (c *JSONLChat) EndTurn(ctx context.Context, key, role, content string, now 
 }
 
 // Page is store.ChatStore.Page over the session's file.
-func (c *JSONLChat) Page(ctx context.Context, key string, limit, beforeIndex, maxBytes int) (msgs []store.Message, total, start int, err error) {
+func (c *Chat) Page(ctx context.Context, key string, limit, beforeIndex, maxBytes int) (msgs []store.Message, total, start int, err error) {
 	all, err := c.load(key)
 	if err != nil {
 		return nil, 0, 0, fmt.Errorf("store: page %s: %w", key, err)
@@ -406,7 +406,7 @@ func (c *JSONLChat) Page(ctx context.Context, key string, limit, beforeIndex, ma
 }
 
 // Message is store.ChatStore.Message over the session's file.
-func (c *JSONLChat) Message(ctx context.Context, key string, index int) (store.Message, int, error) {
+func (c *Chat) Message(ctx context.Context, key string, index int) (store.Message, int, error) {
 	all, err := c.load(key)
 	if err != nil {
 		return store.Message{}, 0, fmt.Errorf("store: message %s %d: %w", key, index, err)
@@ -419,7 +419,7 @@ func (c *JSONLChat) Message(ctx context.Context, key string, index int) (store.M
 
 // withCount sets m.MessageCount from the session's file: the file is the truth (the metadata counter can lag
 // one message behind after a crash between the two writes).
-func (c *JSONLChat) withCount(m store.SessionMeta) (store.SessionMeta, error) {
+func (c *Chat) withCount(m store.SessionMeta) (store.SessionMeta, error) {
 	n, err := c.fileCount(m.Key)
 	if err != nil {
 		return store.SessionMeta{}, err
@@ -428,7 +428,7 @@ func (c *JSONLChat) withCount(m store.SessionMeta) (store.SessionMeta, error) {
 	return m, nil
 }
 
-func (c *JSONLChat) fileCount(key string) (int, error) {
+func (c *Chat) fileCount(key string) (int, error) {
 	info, err := os.Lstat(c.path(key))
 	if errors.Is(err, fs.ErrNotExist) {
 		return 0, nil
@@ -450,7 +450,7 @@ func (c *JSONLChat) fileCount(key string) (int, error) {
 }
 
 // Meta returns the session's metadata with its count taken from the file.
-func (c *JSONLChat) Meta(ctx context.Context, key string) (store.SessionMeta, error) {
+func (c *Chat) Meta(ctx context.Context, key string) (store.SessionMeta, error) {
 	m, err := c.meta.Meta(ctx, key)
 	if err != nil {
 		return m, err
@@ -460,7 +460,7 @@ func (c *JSONLChat) Meta(ctx context.Context, key string) (store.SessionMeta, er
 }
 
 // Resolve is store.ChatStore.Resolve, with the count taken from the file.
-func (c *JSONLChat) Resolve(ctx context.Context, id string) (store.SessionMeta, error) {
+func (c *Chat) Resolve(ctx context.Context, id string) (store.SessionMeta, error) {
 	m, err := c.meta.Resolve(ctx, id)
 	if err != nil {
 		return m, err
@@ -470,16 +470,16 @@ func (c *JSONLChat) Resolve(ctx context.Context, id string) (store.SessionMeta, 
 }
 
 // List is store.ChatStore.List; a query keeps the sessions with a message containing every word of it (case-folded).
-func (c *JSONLChat) List(ctx context.Context, query string, limit int) ([]store.SessionMeta, error) {
+func (c *Chat) List(ctx context.Context, query string, limit int) ([]store.SessionMeta, error) {
 	return c.list(ctx, query, limit, c.meta.List)
 }
 
 // ListAttributed is store.ChatStore.ListAttributed over the files.
-func (c *JSONLChat) ListAttributed(ctx context.Context, query string, limit int) ([]store.SessionMeta, error) {
+func (c *Chat) ListAttributed(ctx context.Context, query string, limit int) ([]store.SessionMeta, error) {
 	return c.list(ctx, query, limit, c.meta.ListAttributed)
 }
 
-func (c *JSONLChat) list(ctx context.Context, query string, limit int, rows func(context.Context, string, int) ([]store.SessionMeta, error)) ([]store.SessionMeta, error) {
+func (c *Chat) list(ctx context.Context, query string, limit int, rows func(context.Context, string, int) ([]store.SessionMeta, error)) ([]store.SessionMeta, error) {
 	words := strings.Fields(strings.ToLower(query))
 	n := limit
 	if len(words) > 0 {
@@ -529,28 +529,28 @@ func anyMessageHasAll(msgs []store.Message, words []string) bool {
 }
 
 // SetState is store.ChatStore.SetState.
-func (c *JSONLChat) SetState(ctx context.Context, key, state, turnID string, startedAt *time.Time) error {
+func (c *Chat) SetState(ctx context.Context, key, state, turnID string, startedAt *time.Time) error {
 	return c.meta.SetState(ctx, key, state, turnID, startedAt)
 }
 
 // InterruptRunning is store.ChatStore.InterruptRunning.
-func (c *JSONLChat) InterruptRunning(ctx context.Context) (int, error) {
+func (c *Chat) InterruptRunning(ctx context.Context) (int, error) {
 	return c.meta.InterruptRunning(ctx)
 }
 
 // CountByAgent is store.ChatStore.CountByAgent.
-func (c *JSONLChat) CountByAgent(ctx context.Context) (map[string]int, error) {
+func (c *Chat) CountByAgent(ctx context.Context) (map[string]int, error) {
 	return c.meta.CountByAgent(ctx)
 }
 
 // RenameAgent is store.ChatStore.RenameAgent.
-func (c *JSONLChat) RenameAgent(ctx context.Context, from, to string) (int, error) {
+func (c *Chat) RenameAgent(ctx context.Context, from, to string) (int, error) {
 	return c.meta.RenameAgent(ctx, from, to)
 }
 
 // Delete removes the session's file (the directory fsynced) and then its metadata. Deleting an unknown session
 // succeeds.
-func (c *JSONLChat) Delete(ctx context.Context, key string) error {
+func (c *Chat) Delete(ctx context.Context, key string) error {
 	if key == "" {
 		return fmt.Errorf("store: delete: empty session key: %w", store.ErrInvalid)
 	}
@@ -570,17 +570,17 @@ func (c *JSONLChat) Delete(ctx context.Context, key string) error {
 }
 
 // Close closes the metadata database.
-func (c *JSONLChat) Close() error { return c.meta.Close() }
+func (c *Chat) Close() error { return c.meta.Close() }
 
-// AdoptJSONLMeta carries the JSONL backend's metadata (JSONLMetaName in dir) over to s after a switch back to
-// SQLite, once ImportJSONL has moved the files in: for each session the JSONL backend knew whose file is no longer
+// AdoptMeta carries the JSONL backend's metadata (MetaName in dir) over to s after a switch back to
+// SQLite, once ImportDir has moved the files in: for each session the JSONL backend knew whose file is no longer
 // live in dir (imported, or never written because it had no message), s's metadata row gets the agent, name and
 // creation time it lacks (or is created, for a session without messages) and the owner when it has none; then the
 // row leaves the JSONL metadata, so switching to JSONL again does not show it twice. Sessions whose file is still
-// live (its import failed) stay where they are. A missing JSONLMetaName is nothing to do. It returns how many
+// live (its import failed) stay where they are. A missing MetaName is nothing to do. It returns how many
 // sessions were carried over.
-func AdoptJSONLMeta(ctx context.Context, s *store.ChatStore, dir string) (int, error) {
-	p := filepath.Join(dir, JSONLMetaName)
+func AdoptMeta(ctx context.Context, s *store.ChatStore, dir string) (int, error) {
+	p := filepath.Join(dir, MetaName)
 	if _, err := os.Lstat(p); errors.Is(err, fs.ErrNotExist) {
 		return 0, nil
 	} else if err != nil {
@@ -597,13 +597,13 @@ func AdoptJSONLMeta(ctx context.Context, s *store.ChatStore, dir string) (int, e
 	}
 	n := 0
 	for _, m := range rows {
-		if _, err := os.Lstat(filepath.Join(dir, JSONLFileName(m.Key))); err == nil {
+		if _, err := os.Lstat(filepath.Join(dir, FileName(m.Key))); err == nil {
 			continue // still live: its import failed and it stays a JSONL session
 		} else if !errors.Is(err, fs.ErrNotExist) {
 			return n, fmt.Errorf("store: adopt jsonl metadata %s: %w", m.Key, err)
 		}
 		// The import keyed the session by its file name: the same key unless sanitizing changed it.
-		key := strings.TrimSuffix(JSONLFileName(m.Key), jsonlExt)
+		key := strings.TrimSuffix(FileName(m.Key), jsonlExt)
 		err := s.Seam().WithTx(ctx, func(tx *sql.Tx) error {
 			created, last := store.FormatTime(m.CreatedAt), store.FormatTime(m.LastActivity)
 			if _, err := tx.ExecContext(ctx, `INSERT INTO session_metadata

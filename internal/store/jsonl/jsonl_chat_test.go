@@ -11,12 +11,12 @@ import (
 	"time"
 )
 
-func openTestJSONL(t *testing.T) (*JSONLChat, string) {
+func openTestJSONL(t *testing.T) (*Chat, string) {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "data", "sessions")
-	c, err := OpenJSONLChat(t.Context(), dir)
+	c, err := Open(t.Context(), dir)
 	if err != nil {
-		t.Fatalf("OpenJSONLChat: %v", err)
+		t.Fatalf("Open: %v", err)
 	}
 	t.Cleanup(func() { _ = c.Close() })
 	return c, dir
@@ -129,7 +129,7 @@ func TestJSONLChatAdoptsUpstreamFilesAndRefusesSymlinks(t *testing.T) {
 	if err := os.Symlink(target, filepath.Join(dir, "evil.jsonl")); err != nil {
 		t.Fatal(err)
 	}
-	c, err := OpenJSONLChat(ctx, dir)
+	c, err := Open(ctx, dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,7 +149,7 @@ func TestJSONLChatAdoptsUpstreamFilesAndRefusesSymlinks(t *testing.T) {
 	}
 }
 
-// Switching back to SQLite: the import moves the files in and AdoptJSONLMeta carries each session's agent, name,
+// Switching back to SQLite: the import moves the files in and AdoptMeta carries each session's agent, name,
 // creation time and owner over, then removes it from the JSONL metadata.
 func TestSwitchBackToSQLiteKeepsMessagesAndOwners(t *testing.T) {
 	ctx := t.Context()
@@ -173,11 +173,11 @@ func TestSwitchBackToSQLiteKeepsMessagesAndOwners(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if rep, err := ImportJSONL(ctx, s, dir, t0.Add(time.Hour)); err != nil || rep.Sessions != 1 || rep.Messages != 2 {
+	if rep, err := ImportDir(ctx, s, dir, t0.Add(time.Hour)); err != nil || rep.Sessions != 1 || rep.Messages != 2 {
 		t.Fatalf("import: %+v %v", rep, err)
 	}
-	if n, err := AdoptJSONLMeta(ctx, s, dir); err != nil || n != 2 {
-		t.Fatalf("AdoptJSONLMeta: %d %v", n, err)
+	if n, err := AdoptMeta(ctx, s, dir); err != nil || n != 2 {
+		t.Fatalf("AdoptMeta: %d %v", n, err)
 	}
 	m, err := s.Meta(ctx, "rpc_a")
 	if err != nil || m.AgentAlias != "main" || m.Owner != "alice" || m.MessageCount != 2 || !m.CreatedAt.Equal(t0) {
@@ -187,7 +187,7 @@ func TestSwitchBackToSQLiteKeepsMessagesAndOwners(t *testing.T) {
 		t.Fatalf("empty session carried: %+v %v", m, err)
 	}
 	// Reopening the JSONL backend shows neither twice: the files are archived and the rows have left.
-	c2, err := OpenJSONLChat(ctx, dir)
+	c2, err := Open(ctx, dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -198,7 +198,7 @@ func TestSwitchBackToSQLiteKeepsMessagesAndOwners(t *testing.T) {
 }
 
 // FuzzJSONLSessionFile: any bytes in a session file load without panicking, as contiguous indices, each message a
-// valid one (non-empty role); and a line JSONLChat writes after them (on a fresh line) is read back exactly as the
+// valid one (non-empty role); and a line Chat writes after them (on a fresh line) is read back exactly as the
 // last message.
 func FuzzJSONLSessionFile(f *testing.F) {
 	f.Add([]byte(`{"role":"user","content":"hi"}` + "\n"))

@@ -7,14 +7,14 @@ import (
 	"testing"
 )
 
-// Two session keys that differ only in characters JSONLFileName replaces ("s.1", "s_1", "s:1") would share one
+// Two session keys that differ only in characters FileName replaces ("s.1", "s_1", "s:1") would share one
 // file: a principal opening the second would read and write the first one's messages, whoever owns it. The
 // JSONL backend gives a file to one key only; the others are refused (store.ErrInvalid) before anything is written,
 // through every call that can create a session.
 func TestJSONLChatRefusesKeysSharingAFile(t *testing.T) {
 	ctx := t.Context()
 	dir := filepath.Join(t.TempDir(), "sessions")
-	c, err := OpenJSONLChat(ctx, dir)
+	c, err := Open(ctx, dir)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -43,7 +43,7 @@ const (
 	archivedExt = ".jsonl.migrated"
 )
 
-// ImportReport summarizes one ImportJSONL run.
+// ImportReport summarizes one ImportDir run.
 type ImportReport struct {
 	// Sessions is the number of sources imported by this run (a zero-message session counts), Messages the
 	// number of messages they inserted.
@@ -56,8 +56,8 @@ type ImportReport struct {
 	Migrated bool
 	// Failed lists every source that could not be imported or archived, in processing order.
 	Failed []ImportFailure
-	// Skipped lists lines of the imported sources that were not imported: too long (MaxJSONLLineBytes) or of a
-	// role the import does not take (ImportJSONL). At most maxSkippedPerSource per source are listed;
+	// Skipped lists lines of the imported sources that were not imported: too long (MaxLineBytes) or of a
+	// role the import does not take (ImportDir). At most maxSkippedPerSource per source are listed;
 	// SkippedMore counts the others. Unreadable lines (not UTF-8, not JSON, no role or content) are skipped
 	// without a report, as the JSONL backend skips them.
 	Skipped     []SkippedLine
@@ -101,15 +101,15 @@ type candidate struct {
 
 func (c candidate) source() string { return c.key + jsonlExt }
 
-// MaxJSONLLineBytes is the longest line of a legacy JSONL session file the import reads (1 MiB, newline
+// MaxLineBytes is the longest line of a legacy JSONL session file the import reads (1 MiB, newline
 // excluded). A longer line is skipped, never held in memory whole: the import reports it (ImportReport.Skipped,
 // with the file and the line number) and the source's archive (X.jsonl.migrated) keeps its bytes.
-const MaxJSONLLineBytes = 1 << 20
+const MaxLineBytes = 1 << 20
 
 // maxSkippedPerSource bounds the lines of one source listed in ImportReport.Skipped; the rest are only counted.
 const maxSkippedPerSource = 20
 
-// ImportJSONL moves the legacy chat sessions of dir (data/sessions/X.jsonl, and X.jsonl.importing left by an
+// ImportDir moves the legacy chat sessions of dir (data/sessions/X.jsonl, and X.jsonl.importing left by an
 // interrupted run) into the database, following state.md §5: each source is staged, hashed, inserted with its
 // metadata and a receipt in one synchronous=FULL transaction (every message's created_at = now), then
 // archived as X.jsonl.migrated and removed. A source already covered by a matching receipt is only archived,
@@ -117,12 +117,12 @@ const maxSkippedPerSource = 20
 // not stop the others: every failure is listed in the report and the returned error joins them. A missing
 // dir is nothing to import. It holds the process-wide lock of dir throughout.
 //
-// A source is read as a stream, one line at a time: a line longer than MaxJSONLLineBytes is skipped and
+// A source is read as a stream, one line at a time: a line longer than MaxLineBytes is skipped and
 // reported. Only user and assistant lines, and tool lines in this program's own stored form (a JSON object
 // with a "zeroclaw_tool_result" key, as the JSONL backend writes them), are imported; a line of any other role
 // (system, a foreign tool result, developer...) is skipped and reported, so a legacy file never puts a system
 // prompt or a forged tool result in front of the model.
-func ImportJSONL(ctx context.Context, s *store.ChatStore, dir string, now time.Time) (ImportReport, error) {
+func ImportDir(ctx context.Context, s *store.ChatStore, dir string, now time.Time) (ImportReport, error) {
 	return importJSONL(ctx, s, dir, now, nil)
 }
 
@@ -376,9 +376,9 @@ func commitSource(ctx context.Context, s *store.ChatStore, c candidate, staged, 
 				res.skippedMore++
 			}
 		}
-		hasContent, read, err := eachJSONLLine(io.TeeReader(f, h), MaxJSONLLineBytes, func(line int, text []byte) error {
+		hasContent, read, err := eachJSONLLine(io.TeeReader(f, h), MaxLineBytes, func(line int, text []byte) error {
 			if text == nil {
-				skip(line, fmt.Sprintf("line longer than %d bytes", MaxJSONLLineBytes))
+				skip(line, fmt.Sprintf("line longer than %d bytes", MaxLineBytes))
 				return nil
 			}
 			role, content, ok := decodeJSONLLine(text)

@@ -47,7 +47,7 @@ func TestImportJSONLBoundsLineLength(t *testing.T) {
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
-	rep, err := ImportJSONL(t.Context(), s, dir, tImport)
+	rep, err := ImportDir(t.Context(), s, dir, tImport)
 	runtime.ReadMemStats(&after)
 	if err != nil {
 		t.Fatal(err)
@@ -128,7 +128,7 @@ func TestImportJSONLForeignRoles(t *testing.T) {
 	}, "\n"))
 	writeFile(t, dir, "only.jsonl", strings.Repeat(`{"role":"system","content":"s"}`+"\n", maxSkippedPerSource+5))
 
-	rep, err := ImportJSONL(t.Context(), s, dir, tImport)
+	rep, err := ImportDir(t.Context(), s, dir, tImport)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,7 +169,7 @@ func TestJSONLImportFencesItsSessions(t *testing.T) {
 		t.Fatal(err)
 	}
 	writeFile(t, dir, "a.jsonl", aJSONL)
-	imp, err := PrepareImportJSONL(t.Context(), s, dir)
+	imp, err := PrepareImport(t.Context(), s, dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -249,7 +249,7 @@ func TestJSONLImportFenceEndsAtClose(t *testing.T) {
 		t.Fatal(err)
 	}
 	writeFile(t, dir, "a.jsonl", aJSONL)
-	if _, err := PrepareImportJSONL(t.Context(), s, dir); err != nil {
+	if _, err := PrepareImport(t.Context(), s, dir); err != nil {
 		t.Fatal(err)
 	}
 	waiting := make(chan string, 1)

@@ -25,7 +25,7 @@ func TestImportJSONLNeverRenamesOverNonRegularStagedName(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	rep, err := ImportJSONL(t.Context(), s, dir, tImport)
+	rep, err := ImportDir(t.Context(), s, dir, tImport)
 	if !errors.Is(err, ErrImportConflict) {
 		t.Fatalf("err = %v; want ErrImportConflict", err)
 	}

@@ -141,9 +141,9 @@ func TestImportJSONLTwoSessions(t *testing.T) {
 	writeFile(t, dir, "a.jsonl", aJSONL)
 	writeFile(t, dir, "b.jsonl", bJSONL)
 
-	rep, err := ImportJSONL(t.Context(), s, dir, tImport)
+	rep, err := ImportDir(t.Context(), s, dir, tImport)
 	if err != nil {
-		t.Fatalf("ImportJSONL: %v", err)
+		t.Fatalf("ImportDir: %v", err)
 	}
 	if rep.Sessions != 2 || rep.Messages != 5 || rep.Resumed != 0 || !rep.Migrated || len(rep.Failed) != 0 || len(rep.Skipped) != 0 {
 		t.Fatalf("report = %+v", rep)
@@ -212,7 +212,7 @@ func TestImportJSONLSkipsInvalidLines(t *testing.T) {
 		``,
 	}, "\n")
 	writeFile(t, dir, "k.jsonl", content)
-	rep, err := ImportJSONL(t.Context(), s, dir, tImport)
+	rep, err := ImportDir(t.Context(), s, dir, tImport)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -235,7 +235,7 @@ func TestImportJSONLEmptyFileIsZeroMessageSession(t *testing.T) {
 	s, dir := importDir(t)
 	writeFile(t, dir, "empty.jsonl", "")
 	writeFile(t, dir, "blank.jsonl", "\n  \n\t\r\n")
-	rep, err := ImportJSONL(t.Context(), s, dir, tImport)
+	rep, err := ImportDir(t.Context(), s, dir, tImport)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -264,7 +264,7 @@ func TestImportJSONLNoValidMessagesRestoresLive(t *testing.T) {
 	writeFile(t, dir, "binary.jsonl", binary)
 	writeFile(t, dir, "good.jsonl", aJSONL)
 
-	rep, err := ImportJSONL(t.Context(), s, dir, tImport)
+	rep, err := ImportDir(t.Context(), s, dir, tImport)
 	if !errors.Is(err, ErrNoValidMessages) || !strings.Contains(err.Error(), "contains no valid messages") {
 		t.Fatalf("err = %v, want ErrNoValidMessages", err)
 	}
@@ -297,7 +297,7 @@ func TestImportJSONLNeverMergesIntoExistingSession(t *testing.T) {
 	mustAppend(t, s, "a", "user", "already here", t0)
 	writeFile(t, dir, "a.jsonl", aJSONL)
 
-	rep, err := ImportJSONL(t.Context(), s, dir, tImport)
+	rep, err := ImportDir(t.Context(), s, dir, tImport)
 	if !errors.Is(err, ErrImportConflict) || !slices.Equal(failedSources(rep), []string{"a.jsonl"}) {
 		t.Fatalf("err = %v, report %+v; want ErrImportConflict for a.jsonl", err, rep)
 	}
@@ -320,7 +320,7 @@ func TestImportJSONLNeverMergesIntoExistingSession(t *testing.T) {
 		t.Fatal(err)
 	}
 	writeFile(t, dir, "b.jsonl", bJSONL)
-	if _, err := ImportJSONL(t.Context(), s, dir, tImport); !errors.Is(err, ErrImportConflict) || !exists(t, dir, "b.jsonl") {
+	if _, err := ImportDir(t.Context(), s, dir, tImport); !errors.Is(err, ErrImportConflict) || !exists(t, dir, "b.jsonl") {
 		t.Errorf("metadata-only session: err = %v, files %q", err, sessionFiles(t, dir))
 	}
 }
@@ -328,10 +328,10 @@ func TestImportJSONLNeverMergesIntoExistingSession(t *testing.T) {
 func TestImportJSONLRerunIsNoOp(t *testing.T) {
 	s, dir := importDir(t)
 	writeFile(t, dir, "a.jsonl", aJSONL)
-	if _, err := ImportJSONL(t.Context(), s, dir, tImport); err != nil {
+	if _, err := ImportDir(t.Context(), s, dir, tImport); err != nil {
 		t.Fatal(err)
 	}
-	rep, err := ImportJSONL(t.Context(), s, dir, tImport.Add(time.Hour))
+	rep, err := ImportDir(t.Context(), s, dir, tImport.Add(time.Hour))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -350,10 +350,10 @@ func TestImportJSONLRerunIsNoOp(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s2.Close()
-	if rep, err := ImportJSONL(t.Context(), s2, dir, tImport); err != nil || rep.Sessions != 0 || !rep.Migrated {
+	if rep, err := ImportDir(t.Context(), s2, dir, tImport); err != nil || rep.Sessions != 0 || !rep.Migrated {
 		t.Errorf("after reopen: %+v, %v", rep, err)
 	}
-	if _, err := ImportJSONL(t.Context(), s, dir, tImport); !errors.Is(err, store.ErrClosed) {
+	if _, err := ImportDir(t.Context(), s, dir, tImport); !errors.Is(err, store.ErrClosed) {
 		t.Errorf("import on a closed store: %v, want store.ErrClosed", err)
 	}
 }
@@ -362,7 +362,7 @@ func TestImportJSONLResumesCommittedStagedSource(t *testing.T) {
 	s, dir := importDir(t)
 	writeFile(t, dir, "a.jsonl", aJSONL)
 	writeFile(t, dir, "b.jsonl", bJSONL)
-	if _, err := ImportJSONL(t.Context(), s, dir, tImport); err != nil {
+	if _, err := ImportDir(t.Context(), s, dir, tImport); err != nil {
 		t.Fatal(err)
 	}
 	// Crash after the commit, before the archive: the staged file is all that is left.
@@ -376,7 +376,7 @@ func TestImportJSONLResumesCommittedStagedSource(t *testing.T) {
 	// Crash after staging, before the commit: no receipt yet.
 	writeFile(t, dir, "c.jsonl.importing", `{"role":"user","content":"c"}`)
 
-	rep, err := ImportJSONL(t.Context(), s, dir, tImport)
+	rep, err := ImportDir(t.Context(), s, dir, tImport)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -405,7 +405,7 @@ func TestImportJSONLMismatchKeepsStagedSource(t *testing.T) {
 	s, dir := importDir(t)
 	writeFile(t, dir, "a.jsonl", aJSONL)
 	writeFile(t, dir, "b.jsonl", bJSONL)
-	if _, err := ImportJSONL(t.Context(), s, dir, tImport); err != nil {
+	if _, err := ImportDir(t.Context(), s, dir, tImport); err != nil {
 		t.Fatal(err)
 	}
 	// a: a staged source whose bytes differ from its receipt.
@@ -418,7 +418,7 @@ func TestImportJSONLMismatchKeepsStagedSource(t *testing.T) {
 	writeFile(t, dir, "b.jsonl.importing", bJSONL)
 	writeFile(t, dir, "b.jsonl.migrated", "tampered")
 
-	rep, err := ImportJSONL(t.Context(), s, dir, tImport)
+	rep, err := ImportDir(t.Context(), s, dir, tImport)
 	if !errors.Is(err, ErrReceiptMismatch) || !slices.Equal(failedSources(rep), []string{"a.jsonl", "b.jsonl"}) {
 		t.Fatalf("err = %v, failed %q; want ErrReceiptMismatch for a and b", err, failedSources(rep))
 	}
@@ -449,7 +449,7 @@ func TestImportJSONLConflictsDoNotStopOtherSources(t *testing.T) {
 	writeFile(t, dir, "notes.txt", "ignored")
 	writeFile(t, dir, "\xffbad.jsonl", aJSONL)
 
-	rep, err := ImportJSONL(t.Context(), s, dir, tImport)
+	rep, err := ImportDir(t.Context(), s, dir, tImport)
 	if !errors.Is(err, ErrImportConflict) || !errors.Is(err, store.ErrInvalid) {
 		t.Fatalf("err = %v, want ErrImportConflict and store.ErrInvalid joined", err)
 	}
@@ -481,7 +481,7 @@ func TestImportJSONLKeyIsTheFileStem(t *testing.T) {
 	s, dir := importDir(t)
 	// A key whose original spelling had '@', ':' and '.' (mapped to '_' when the file was written).
 	writeFile(t, dir, "matrix__room_server_org-1.jsonl", aJSONL)
-	if _, err := ImportJSONL(t.Context(), s, dir, tImport); err != nil {
+	if _, err := ImportDir(t.Context(), s, dir, tImport); err != nil {
 		t.Fatal(err)
 	}
 	if got := history(t, s, "matrix__room_server_org-1"); len(got) != 3 {
@@ -498,7 +498,7 @@ func TestImportJSONLStagedFirstThenByName(t *testing.T) {
 	writeFile(t, dir, "c.jsonl", `{"role":"user","content":"c"}`)
 	writeFile(t, dir, "z.jsonl.importing", `{"role":"user","content":"z"}`)
 	writeFile(t, dir, "b.jsonl", `{"role":"user","content":"b"}`)
-	if _, err := ImportJSONL(t.Context(), s, dir, tImport); err != nil {
+	if _, err := ImportDir(t.Context(), s, dir, tImport); err != nil {
 		t.Fatal(err)
 	}
 	rows, err := s.Seam().Reader().QueryContext(t.Context(), "SELECT session_key FROM sessions ORDER BY id")
@@ -521,7 +521,7 @@ func TestImportJSONLStagedFirstThenByName(t *testing.T) {
 
 func TestImportJSONLMissingDirectory(t *testing.T) {
 	s, dir := importDir(t)
-	rep, err := ImportJSONL(t.Context(), s, filepath.Join(dir, "nope"), tImport)
+	rep, err := ImportDir(t.Context(), s, filepath.Join(dir, "nope"), tImport)
 	if err != nil || rep.Sessions != 0 || rep.Migrated || rep.Failed != nil {
 		t.Errorf("missing dir: %+v, %v", rep, err)
 	}
@@ -543,7 +543,7 @@ func TestImportJSONLConcurrentStoresImportOnce(t *testing.T) {
 	reps := make([]ImportReport, 2)
 	errs := make([]error, 2)
 	for i, s := range []*store.ChatStore{s1, s2} {
-		wg.Go(func() { reps[i], errs[i] = ImportJSONL(t.Context(), s, dir, tImport) })
+		wg.Go(func() { reps[i], errs[i] = ImportDir(t.Context(), s, dir, tImport) })
 	}
 	wg.Wait()
 	if errs[0] != nil || errs[1] != nil {

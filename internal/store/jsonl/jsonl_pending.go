@@ -12,11 +12,11 @@ import (
 	"time"
 )
 
-// JSONLImport is a JSONL import (ImportJSONL) prepared to run in the background while the store serves other
-// calls: from PrepareImportJSONL until Release, every call of the store on a session key the import may create
+// Import is a JSONL import (ImportDir) prepared to run in the background while the store serves other
+// calls: from PrepareImport until Release, every call of the store on a session key the import may create
 // or carry metadata over to waits (its ctx still ends it), so nothing a client does can collide with the import
 // and no client sees such a session before it is complete. Other sessions are served meanwhile.
-type JSONLImport struct {
+type Import struct {
 	s       *store.ChatStore
 	dir     string
 	keys    []string
@@ -27,14 +27,14 @@ type JSONLImport struct {
 	OnSource func(source string)
 }
 
-// PrepareImportJSONL lists the sources of dir (as ImportJSONL finds them) and the sessions of the JSONL backend's
-// metadata (JSONLMetaName, which AdoptJSONLMeta carries over), and fences their keys until Release. Run then
+// PrepareImport lists the sources of dir (as ImportDir finds them) and the sessions of the JSONL backend's
+// metadata (MetaName, which AdoptMeta carries over), and fences their keys until Release. Run then
 // imports them. A missing dir fences nothing.
-func PrepareImportJSONL(ctx context.Context, s *store.ChatStore, dir string) (*JSONLImport, error) {
+func PrepareImport(ctx context.Context, s *store.ChatStore, dir string) (*Import, error) {
 	if err := s.Seam().Check("import jsonl", dir, false); err != nil {
 		return nil, err
 	}
-	imp := &JSONLImport{s: s, dir: dir, release: func() {}}
+	imp := &Import{s: s, dir: dir, release: func() {}}
 	cands, _, err := scanJSONL(dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return imp, nil
@@ -54,9 +54,9 @@ func PrepareImportJSONL(ctx context.Context, s *store.ChatStore, dir string) (*J
 	return imp, nil
 }
 
-// jsonlMetaKeys returns the keys AdoptJSONLMeta would write for the sessions of dir's JSONLMetaName, if any.
+// jsonlMetaKeys returns the keys AdoptMeta would write for the sessions of dir's MetaName, if any.
 func jsonlMetaKeys(ctx context.Context, dir string) ([]string, error) {
-	p := filepath.Join(dir, JSONLMetaName)
+	p := filepath.Join(dir, MetaName)
 	if _, err := os.Lstat(p); errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	} else if err != nil {
@@ -73,21 +73,21 @@ func jsonlMetaKeys(ctx context.Context, dir string) ([]string, error) {
 	}
 	keys := make([]string, len(rows))
 	for i, m := range rows {
-		keys[i] = strings.TrimSuffix(JSONLFileName(m.Key), jsonlExt)
+		keys[i] = strings.TrimSuffix(FileName(m.Key), jsonlExt)
 	}
 	return keys, nil
 }
 
 // Sessions is the number of session keys the import fences.
-func (imp *JSONLImport) Sessions() int { return len(imp.keys) }
+func (imp *Import) Sessions() int { return len(imp.keys) }
 
-// Run imports the sources of the prepared directory (ImportJSONL). It does not release the fence: the caller
-// does, with Release, once it has also carried the JSONL metadata over (AdoptJSONLMeta).
-func (imp *JSONLImport) Run(ctx context.Context, now time.Time) (ImportReport, error) {
+// Run imports the sources of the prepared directory (ImportDir). It does not release the fence: the caller
+// does, with Release, once it has also carried the JSONL metadata over (AdoptMeta).
+func (imp *Import) Run(ctx context.Context, now time.Time) (ImportReport, error) {
 	return importJSONL(ctx, imp.s, imp.dir, now, imp.OnSource)
 }
 
 // Release ends the fence: the calls waiting for its sessions go on. Later calls do nothing.
-func (imp *JSONLImport) Release() {
+func (imp *Import) Release() {
 	imp.release()
 }
