@@ -129,7 +129,7 @@ func (sm Seam) SetFenceWaitHook(hook func(key string)) {
 	sm.s.imports.mu.Unlock()
 }
 
-// Reader is the pool of read connections; Writer the one write connection (BEGIN IMMEDIATE transactions).
+// Reader is the store's pool of read connections (each query sees a snapshot).
 func (sm Seam) Reader() *sql.DB { return sm.s.d.r }
 
 // Writer is the store's one write connection pool; its transactions begin IMMEDIATE.
