@@ -11,11 +11,12 @@ import (
 	"github.com/zeroclaw-go/zeroclaw/internal/config"
 	"github.com/zeroclaw-go/zeroclaw/internal/install"
 	"github.com/zeroclaw-go/zeroclaw/internal/store"
+	"github.com/zeroclaw-go/zeroclaw/internal/store/jsonl"
 )
 
 // stores are the durable stores the daemon owns for its whole run.
 type stores struct {
-	chat    store.Chat // the session backend: *store.ChatStore (sessions.db) or *store.JSONLChat
+	chat    store.Chat // the session backend: *store.ChatStore (sessions.db) or *jsonl.Chat
 	costs   *store.CostLedger
 	cron    *store.CronStore   // data/cron/jobs.db, created by its first write only
 	tasks   *store.TaskStore   // data/control_plane.db
@@ -25,7 +26,7 @@ type stores struct {
 
 	// The legacy JSONL import (state.md §5), prepared by openChat and run in the background once the daemon
 	// listens (startImport); nil when there is nothing to import. stopImport cancels it, importWG waits for it.
-	imp        *store.JSONLImport
+	imp        *jsonl.Import
 	stopImport context.CancelFunc
 	importWG   sync.WaitGroup
 }
@@ -114,10 +115,10 @@ func (s *stores) cancelImport() {
 // default) also prepares the import of the JSONL session files of data/sessions (state.md §5), which startImport
 // runs once the daemon listens: until it is done, calls on the sessions it imports wait. JSONL reads and appends
 // the files themselves and imports nothing (imp is nil).
-func openChat(ctx context.Context, layout install.Layout, cfg *config.Config, log *slog.Logger) (chat store.Chat, imp *store.JSONLImport, err error) {
+func openChat(ctx context.Context, layout install.Layout, cfg *config.Config, log *slog.Logger) (chat store.Chat, imp *jsonl.Import, err error) {
 	dir := layout.SessionsDir()
 	if sessionBackend(cfg) == "jsonl" {
-		chat, err := store.OpenJSONLChat(ctx, dir)
+		chat, err := jsonl.Open(ctx, dir)
 		if err != nil {
 			return nil, nil, fmt.Errorf("daemon: open jsonl session backend: %w", err)
 		}
@@ -127,7 +128,7 @@ func openChat(ctx context.Context, layout install.Layout, cfg *config.Config, lo
 	if err != nil {
 		return nil, nil, fmt.Errorf("daemon: open chat store: %w", err)
 	}
-	if imp, err = db.PrepareImportJSONL(ctx, dir); err != nil {
+	if imp, err = jsonl.PrepareImport(ctx, db, dir); err != nil {
 		// Nothing was fenced: the daemon serves what sessions.db holds, the next start tries again.
 		log.Warn("legacy jsonl import failed", "component", "store", "err", err)
 		return db, nil, nil
@@ -161,7 +162,7 @@ func (s *stores) startImport(ctx context.Context, layout install.Layout, now tim
 }
 
 // importJSONL runs imp and the metadata carry-over, and logs what they did.
-func importJSONL(ctx context.Context, chat *store.ChatStore, imp *store.JSONLImport, dir string, now time.Time, log *slog.Logger) {
+func importJSONL(ctx context.Context, chat *store.ChatStore, imp *jsonl.Import, dir string, now time.Time, log *slog.Logger) {
 	rep, err := imp.Run(ctx, now)
 	if rep.Sessions+rep.Resumed > 0 {
 		log.Info("imported legacy jsonl sessions", "component", "store", "sessions", rep.Sessions,
@@ -180,7 +181,7 @@ func importJSONL(ctx context.Context, chat *store.ChatStore, imp *store.JSONLImp
 	if err != nil && len(rep.Failed) == 0 {
 		log.Warn("legacy jsonl import failed", "component", "store", "err", err)
 	}
-	if n, err := chat.AdoptJSONLMeta(ctx, dir); err != nil {
+	if n, err := jsonl.AdoptMeta(ctx, chat, dir); err != nil {
 		log.Warn("jsonl session metadata not carried over", "component", "store", "err", err)
 	} else if n > 0 {
 		log.Info("carried over the jsonl backend's session metadata", "component", "store", "sessions", n)

@@ -17,6 +17,7 @@ import (
 	"github.com/zeroclaw-go/zeroclaw/internal/install"
 	"github.com/zeroclaw-go/zeroclaw/internal/secrets"
 	"github.com/zeroclaw-go/zeroclaw/internal/store"
+	"github.com/zeroclaw-go/zeroclaw/internal/store/jsonl"
 )
 
 // newInstall builds a real install: the default config, a sessions.db holding enough messages to span many
@@ -257,7 +258,7 @@ func TestReceiptsAgainstArchives(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := chat.ImportJSONL(context.Background(), l.SessionsDir(), time.Unix(1700000000, 0)); err != nil {
+	if _, err := jsonl.ImportDir(context.Background(), chat, l.SessionsDir(), time.Unix(1700000000, 0)); err != nil {
 		t.Fatal(err)
 	}
 	chat.Close()

@@ -25,7 +25,7 @@ type ChatStore struct {
 	counts rowCounts
 	batch  batchCounts // used only by the goroutine leading a batch of group, which holds counts.mu
 
-	imports pendingImports // the session keys a background JSONL import still fences (JSONLImport)
+	imports pendingImports // the session keys a background JSONL import still fences (jsonl.Import, through Seam.Fence)
 }
 
 // Message is one stored chat message. Index is its zero-based position within its session.

@@ -3,7 +3,9 @@ package store
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"database/sql"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -204,4 +206,20 @@ func ImportReceipts(ctx context.Context, path string) ([]Receipt, error) {
 		return nil, fmt.Errorf("store: receipts %s: %w", path, err)
 	}
 	return out, nil
+}
+
+// FileSHA256 returns the lowercase hex SHA-256 of the file at p and its length: what an import receipt records
+// of its source (state.md §5), and what a backup manifest records of each file.
+func FileSHA256(p string) (string, int64, error) {
+	f, err := dbfile.Open(p)
+	if err != nil {
+		return "", 0, err
+	}
+	defer f.Close()
+	h := sha256.New()
+	n, err := io.Copy(h, f)
+	if err != nil {
+		return "", 0, err
+	}
+	return hex.EncodeToString(h.Sum(nil)), n, nil
 }

@@ -1,4 +1,4 @@
-package store
+package jsonl
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/zeroclaw-go/zeroclaw/internal/store"
 	"io"
 	"io/fs"
 	"os"
@@ -19,53 +20,28 @@ import (
 	"github.com/zeroclaw-go/zeroclaw/internal/atomicfile"
 )
 
-// Chat is what the daemon asks of a chat-session backend (state.md §4): the SQLite database (ChatStore, the
-// default) or one JSONL file per session (JSONLChat, `[channels] session_backend = "jsonl"`).
-type Chat interface {
-	EnsureSession(ctx context.Context, key, agentAlias, owner string, now time.Time) (SessionMeta, bool, error)
-	Append(ctx context.Context, key, role, content string, now time.Time) (int, error)
-	// BeginTurn ensures the session (as EnsureSession), marks it running with turnID and, unless prompt is "",
-	// stores the prompt; it returns the prompt's index (-1 without one).
-	BeginTurn(ctx context.Context, key, agentAlias, owner, turnID string, started time.Time, prompt string) (int, error)
-	// EndTurn stores a turn's last message and sets the session's state, and returns the message's index.
-	EndTurn(ctx context.Context, key, role, content string, now time.Time, state string) (int, error)
-	Page(ctx context.Context, key string, limit, beforeIndex, maxBytes int) (msgs []Message, total, start int, err error)
-	Message(ctx context.Context, key string, index int) (msg Message, total int, err error)
-	All(ctx context.Context, key string) ([]Message, error)
-	Meta(ctx context.Context, key string) (SessionMeta, error)
-	Resolve(ctx context.Context, id string) (SessionMeta, error)
-	List(ctx context.Context, query string, limit int) ([]SessionMeta, error)
-	ListAttributed(ctx context.Context, query string, limit int) ([]SessionMeta, error)
-	SetState(ctx context.Context, key, state, turnID string, startedAt *time.Time) error
-	InterruptRunning(ctx context.Context) (int, error)
-	Delete(ctx context.Context, key string) error
-	CountByAgent(ctx context.Context) (map[string]int, error)
-	RenameAgent(ctx context.Context, from, to string) (int, error)
-	Close() error
-}
-
 var (
-	_ Chat = (*ChatStore)(nil)
-	_ Chat = (*JSONLChat)(nil)
+	_ store.Chat = (*store.ChatStore)(nil)
+	_ store.Chat = (*Chat)(nil)
 )
 
-// JSONLMetaName is the file, in the sessions directory, where the JSONL backend keeps what upstream's JSONL files
+// MetaName is the file, in the sessions directory, where the JSONL backend keeps what upstream's JSONL files
 // cannot hold: each session's metadata, turn state and owner. It is a chat database whose message table stays
 // empty; the messages are the files.
-const JSONLMetaName = "jsonl-meta.db"
+const MetaName = "jsonl-meta.db"
 
-// JSONLChat is the JSONL chat backend (state.md §4): session key K's messages are the lines of
+// Chat is the JSONL chat backend (state.md §4): session key K's messages are the lines of
 // <dir>/<sanitized K>.jsonl, one {"role", "content", "created_at"} object each (upstream reads the first two and
 // ignores the third). Appends use O_APPEND and fsync before returning, so an acknowledged message survives a
 // crash; a line torn by a crash is skipped on load, like any blank or corrupt line, and the next append starts
-// on a fresh line. Session metadata lives in JSONLMetaName. Mutations take the process-wide lock of the
+// on a fresh line. Session metadata lives in MetaName. Mutations take the process-wide lock of the
 // directory (the same one the JSONL import takes).
 //
 // Files found at open without metadata (written by upstream's JSONL backend) are adopted: they get a metadata
 // row naming no agent, as the SQLite import gives them.
-type JSONLChat struct {
+type Chat struct {
 	dir  string
-	meta *ChatStore
+	meta *store.ChatStore
 
 	mu     sync.Mutex // guards counts
 	counts map[string]fileCount
@@ -77,17 +53,17 @@ type fileCount struct {
 	count int
 }
 
-// OpenJSONLChat opens the JSONL backend on sessions directory dir (created with mode 0700) and adopts the files
+// Open opens the JSONL backend on sessions directory dir (created with mode 0700) and adopts the files
 // that have no metadata yet, stamped with their modification time.
-func OpenJSONLChat(ctx context.Context, dir string) (*JSONLChat, error) {
+func Open(ctx context.Context, dir string) (*Chat, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("store: open jsonl sessions %s: %w", dir, err)
 	}
-	meta, err := OpenChat(ctx, filepath.Join(dir, JSONLMetaName))
+	meta, err := store.OpenChat(ctx, filepath.Join(dir, MetaName))
 	if err != nil {
 		return nil, err
 	}
-	c := &JSONLChat{dir: dir, meta: meta, counts: make(map[string]fileCount)}
+	c := &Chat{dir: dir, meta: meta, counts: make(map[string]fileCount)}
 	if err := c.adopt(ctx); err != nil {
 		_ = meta.Close()
 		return nil, err
@@ -95,9 +71,9 @@ func OpenJSONLChat(ctx context.Context, dir string) (*JSONLChat, error) {
 	return c, nil
 }
 
-// JSONLFileName is the file name of session key's messages: every character that is not an ASCII letter or
+// FileName is the file name of session key's messages: every character that is not an ASCII letter or
 // digit, '_' or '-' becomes '_' (upstream's rule; two keys differing only there share a file, as upstream's do).
-func JSONLFileName(key string) string {
+func FileName(key string) string {
 	b := []byte(key)
 	for i, ch := range b {
 		if !(ch >= 'a' && ch <= 'z' || ch >= 'A' && ch <= 'Z' || ch >= '0' && ch <= '9' || ch == '_' || ch == '-') {
@@ -107,13 +83,13 @@ func JSONLFileName(key string) string {
 	return string(b) + jsonlExt
 }
 
-func (c *JSONLChat) path(key string) string { return filepath.Join(c.dir, JSONLFileName(key)) }
+func (c *Chat) path(key string) string { return filepath.Join(c.dir, FileName(key)) }
 
-// claim takes the directory lock for a call that may create session key, and refuses (ErrInvalid) a key
+// claim takes the directory lock for a call that may create session key, and refuses (store.ErrInvalid) a key
 // without metadata whose file already belongs to another session: keys that differ only in the bytes
-// JSONLFileName replaces ("s.1", "s_1", "s:1") would share one file, so a principal opening one would read and
+// FileName replaces ("s.1", "s_1", "s:1") would share one file, so a principal opening one would read and
 // write the messages of another's session. The caller calls unlock when done (only when err is nil).
-func (c *JSONLChat) claim(ctx context.Context, op, key string) (unlock func(), err error) {
+func (c *Chat) claim(ctx context.Context, op, key string) (unlock func(), err error) {
 	unlock, err = lockJSONLDir(c.dir)
 	if err != nil {
 		return nil, fmt.Errorf("store: %s %s: %w", op, key, err)
@@ -126,34 +102,34 @@ func (c *JSONLChat) claim(ctx context.Context, op, key string) (unlock func(), e
 }
 
 // fileFree is nil when key has metadata, or when no other session's key has key's file name.
-func (c *JSONLChat) fileFree(ctx context.Context, key string) error {
+func (c *Chat) fileFree(ctx context.Context, key string) error {
 	if _, err := c.meta.Meta(ctx, key); err == nil {
 		return nil
-	} else if !errors.Is(err, ErrNotFound) {
+	} else if !errors.Is(err, store.ErrNotFound) {
 		return err
 	}
-	// JSONLFileName keeps the byte length: only keys of key's length in bytes can share its file.
-	rows, err := c.meta.d.r.QueryContext(ctx, `SELECT session_key FROM session_metadata
+	// FileName keeps the byte length: only keys of key's length in bytes can share its file.
+	rows, err := c.meta.Seam().Reader().QueryContext(ctx, `SELECT session_key FROM session_metadata
 		WHERE length(CAST(session_key AS BLOB)) = ? AND session_key != ?`, len(key), key)
 	if err != nil {
 		return err
 	}
 	defer rows.Close()
-	name := JSONLFileName(key)
+	name := FileName(key)
 	for rows.Next() {
 		var other string
 		if err := rows.Scan(&other); err != nil {
 			return err
 		}
-		if JSONLFileName(other) == name {
-			return fmt.Errorf("its file %s already holds session %q: %w", name, other, ErrInvalid)
+		if FileName(other) == name {
+			return fmt.Errorf("its file %s already holds session %q: %w", name, other, store.ErrInvalid)
 		}
 	}
 	return rows.Err()
 }
 
 // adopt gives every <key>.jsonl without a metadata row one (created_at = last_activity = the file's mtime).
-func (c *JSONLChat) adopt(ctx context.Context) error {
+func (c *Chat) adopt(ctx context.Context) error {
 	entries, err := os.ReadDir(c.dir)
 	if err != nil {
 		return fmt.Errorf("store: open jsonl sessions %s: %w", c.dir, err)
@@ -164,12 +140,12 @@ func (c *JSONLChat) adopt(ctx context.Context) error {
 			continue
 		}
 		key := strings.TrimSuffix(name, jsonlExt)
-		if key == "" || JSONLFileName(key) != name {
+		if key == "" || FileName(key) != name {
 			continue
 		}
 		if _, err := c.meta.Meta(ctx, key); err == nil {
 			continue
-		} else if !errors.Is(err, ErrNotFound) {
+		} else if !errors.Is(err, store.ErrNotFound) {
 			return err
 		}
 		info, err := e.Info()
@@ -183,11 +159,11 @@ func (c *JSONLChat) adopt(ctx context.Context) error {
 	return nil
 }
 
-// EnsureSession records the session's metadata (ChatStore.EnsureSession); its file appears with its first message.
-func (c *JSONLChat) EnsureSession(ctx context.Context, key, agentAlias, owner string, now time.Time) (SessionMeta, bool, error) {
+// EnsureSession records the session's metadata (store.ChatStore.EnsureSession); its file appears with its first message.
+func (c *Chat) EnsureSession(ctx context.Context, key, agentAlias, owner string, now time.Time) (store.SessionMeta, bool, error) {
 	unlock, err := c.claim(ctx, "ensure session", key)
 	if err != nil {
-		return SessionMeta{}, false, err
+		return store.SessionMeta{}, false, err
 	}
 	m, existed, err := c.meta.EnsureSession(ctx, key, agentAlias, owner, now)
 	unlock()
@@ -207,17 +183,17 @@ type jsonlLine struct {
 
 // Append writes one line to the session's file (created with mode 0600, never through a symlink), fsyncs it,
 // then records the activity in the metadata, and returns the message's index.
-func (c *JSONLChat) Append(ctx context.Context, key, role, content string, now time.Time) (int, error) {
+func (c *Chat) Append(ctx context.Context, key, role, content string, now time.Time) (int, error) {
 	if key == "" {
-		return 0, fmt.Errorf("store: append: empty session key: %w", ErrInvalid)
+		return 0, fmt.Errorf("store: append: empty session key: %w", store.ErrInvalid)
 	}
 	if role == "" {
-		return 0, fmt.Errorf("store: append %s: empty role: %w", key, ErrInvalid)
+		return 0, fmt.Errorf("store: append %s: empty role: %w", key, store.ErrInvalid)
 	}
 	if err := ctx.Err(); err != nil {
 		return 0, fmt.Errorf("store: append %s: %w", key, err)
 	}
-	line, err := json.Marshal(jsonlLine{Role: role, Content: content, CreatedAt: formatTime(now)})
+	line, err := json.Marshal(jsonlLine{Role: role, Content: content, CreatedAt: store.FormatTime(now)})
 	if err != nil {
 		return 0, fmt.Errorf("store: append %s: %w", key, err)
 	}
@@ -230,13 +206,13 @@ func (c *JSONLChat) Append(ctx context.Context, key, role, content string, now t
 	if err != nil {
 		return 0, fmt.Errorf("store: append %s: %w", key, err)
 	}
-	if err := c.meta.touch(ctx, key, now); err != nil {
+	if err := c.meta.Seam().Touch(ctx, key, now); err != nil {
 		return 0, fmt.Errorf("store: append %s: the message is stored, its metadata not: %w", key, err)
 	}
 	return idx, nil
 }
 
-func (c *JSONLChat) appendLocked(key string, line []byte) (int, error) {
+func (c *Chat) appendLocked(key string, line []byte) (int, error) {
 	p := c.path(key)
 	f, err := os.OpenFile(p, os.O_RDWR|os.O_APPEND|os.O_CREATE|oNoFollow, 0o600)
 	if err != nil {
@@ -282,7 +258,7 @@ func (c *JSONLChat) appendLocked(key string, line []byte) (int, error) {
 
 // count returns the number of messages in f (of the given size) and whether its last byte is not a newline;
 // cached per size.
-func (c *JSONLChat) count(key string, f *os.File, size int64) (n int, tornTail bool, err error) {
+func (c *Chat) count(key string, f *os.File, size int64) (n int, tornTail bool, err error) {
 	c.mu.Lock()
 	fc, ok := c.counts[key]
 	c.mu.Unlock()
@@ -304,7 +280,7 @@ func (c *JSONLChat) count(key string, f *os.File, size int64) (n int, tornTail b
 	return len(parseLines(data, time.Time{})), tornTail, nil
 }
 
-func (c *JSONLChat) forget(key string) {
+func (c *Chat) forget(key string) {
 	c.mu.Lock()
 	delete(c.counts, key)
 	c.mu.Unlock()
@@ -312,13 +288,13 @@ func (c *JSONLChat) forget(key string) {
 
 // parseLines reads a session file's messages (eachJSONLMessage), indexed from 0. A line without created_at gets
 // fallback.
-func parseLines(data []byte, fallback time.Time) []Message {
-	var msgs []Message
+func parseLines(data []byte, fallback time.Time) []store.Message {
+	var msgs []store.Message
 	eachJSONLMessage(data, func(role, content string, obj map[string]json.RawMessage) {
-		m := Message{Index: len(msgs), Role: role, Content: content, CreatedAt: fallback}
+		m := store.Message{Index: len(msgs), Role: role, Content: content, CreatedAt: fallback}
 		var ts string
 		if raw, ok := obj["created_at"]; ok && json.Unmarshal(raw, &ts) == nil {
-			if t, err := parseTime(ts); err == nil {
+			if t, err := store.ParseTime(ts); err == nil {
 				m.CreatedAt = t
 			}
 		}
@@ -329,7 +305,7 @@ func parseLines(data []byte, fallback time.Time) []Message {
 
 // load reads every message of key (none for a session without a file). Lines without created_at are stamped
 // with the file's modification time.
-func (c *JSONLChat) load(key string) ([]Message, error) {
+func (c *Chat) load(key string) ([]store.Message, error) {
 	f, err := os.OpenFile(c.path(key), os.O_RDONLY|oNoFollow, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -359,7 +335,7 @@ func (c *JSONLChat) load(key string) ([]Message, error) {
 }
 
 // All returns every message of key, oldest first.
-func (c *JSONLChat) All(ctx context.Context, key string) ([]Message, error) {
+func (c *Chat) All(ctx context.Context, key string) ([]store.Message, error) {
 	msgs, err := c.load(key)
 	if err != nil {
 		return nil, fmt.Errorf("store: messages %s: %w", key, err)
@@ -370,7 +346,7 @@ func (c *JSONLChat) All(ctx context.Context, key string) ([]Message, error) {
 // BeginTurn records the session and its running state in the metadata (one transaction), then appends the prompt
 // to the session's file. A failure between the two leaves the session marked running without the prompt, which the
 // next start reports as an interrupted turn.
-func (c *JSONLChat) BeginTurn(ctx context.Context, key, agentAlias, owner, turnID string, started time.Time, prompt string) (int, error) {
+func (c *Chat) BeginTurn(ctx context.Context, key, agentAlias, owner, turnID string, started time.Time, prompt string) (int, error) {
 	unlock, err := c.claim(ctx, "begin turn", key)
 	if err != nil {
 		return 0, err
@@ -387,9 +363,9 @@ func (c *JSONLChat) BeginTurn(ctx context.Context, key, agentAlias, owner, turnI
 }
 
 // EndTurn appends the message to the session's file, then records the state in the metadata.
-func (c *JSONLChat) EndTurn(ctx context.Context, key, role, content string, now time.Time, state string) (int, error) {
+func (c *Chat) EndTurn(ctx context.Context, key, role, content string, now time.Time, state string) (int, error) {
 	if state == "" {
-		return 0, fmt.Errorf("store: end turn %s: empty state: %w", key, ErrInvalid)
+		return 0, fmt.Errorf("store: end turn %s: empty state: %w", key, store.ErrInvalid)
 	}
 	idx, err := c.Append(ctx, key, role, content, now)
 	if err != nil {
@@ -401,8 +377,8 @@ func (c *JSONLChat) EndTurn(ctx context.Context, key, role, content string, now 
 	return idx, nil
 }
 
-// Page is ChatStore.Page over the session's file.
-func (c *JSONLChat) Page(ctx context.Context, key string, limit, beforeIndex, maxBytes int) (msgs []Message, total, start int, err error) {
+// Page is store.ChatStore.Page over the session's file.
+func (c *Chat) Page(ctx context.Context, key string, limit, beforeIndex, maxBytes int) (msgs []store.Message, total, start int, err error) {
 	all, err := c.load(key)
 	if err != nil {
 		return nil, 0, 0, fmt.Errorf("store: page %s: %w", key, err)
@@ -429,30 +405,30 @@ func (c *JSONLChat) Page(ctx context.Context, key string, limit, beforeIndex, ma
 	return msgs, total, start, nil
 }
 
-// Message is ChatStore.Message over the session's file.
-func (c *JSONLChat) Message(ctx context.Context, key string, index int) (Message, int, error) {
+// Message is store.ChatStore.Message over the session's file.
+func (c *Chat) Message(ctx context.Context, key string, index int) (store.Message, int, error) {
 	all, err := c.load(key)
 	if err != nil {
-		return Message{}, 0, fmt.Errorf("store: message %s %d: %w", key, index, err)
+		return store.Message{}, 0, fmt.Errorf("store: message %s %d: %w", key, index, err)
 	}
 	if index < 0 || index >= len(all) {
-		return Message{}, len(all), fmt.Errorf("store: message %s %d: %w", key, index, ErrNotFound)
+		return store.Message{}, len(all), fmt.Errorf("store: message %s %d: %w", key, index, store.ErrNotFound)
 	}
 	return all[index], len(all), nil
 }
 
 // withCount sets m.MessageCount from the session's file: the file is the truth (the metadata counter can lag
 // one message behind after a crash between the two writes).
-func (c *JSONLChat) withCount(m SessionMeta) (SessionMeta, error) {
+func (c *Chat) withCount(m store.SessionMeta) (store.SessionMeta, error) {
 	n, err := c.fileCount(m.Key)
 	if err != nil {
-		return SessionMeta{}, err
+		return store.SessionMeta{}, err
 	}
 	m.MessageCount = n
 	return m, nil
 }
 
-func (c *JSONLChat) fileCount(key string) (int, error) {
+func (c *Chat) fileCount(key string) (int, error) {
 	info, err := os.Lstat(c.path(key))
 	if errors.Is(err, fs.ErrNotExist) {
 		return 0, nil
@@ -474,7 +450,7 @@ func (c *JSONLChat) fileCount(key string) (int, error) {
 }
 
 // Meta returns the session's metadata with its count taken from the file.
-func (c *JSONLChat) Meta(ctx context.Context, key string) (SessionMeta, error) {
+func (c *Chat) Meta(ctx context.Context, key string) (store.SessionMeta, error) {
 	m, err := c.meta.Meta(ctx, key)
 	if err != nil {
 		return m, err
@@ -483,8 +459,8 @@ func (c *JSONLChat) Meta(ctx context.Context, key string) (SessionMeta, error) {
 	return m, err
 }
 
-// Resolve is ChatStore.Resolve, with the count taken from the file.
-func (c *JSONLChat) Resolve(ctx context.Context, id string) (SessionMeta, error) {
+// Resolve is store.ChatStore.Resolve, with the count taken from the file.
+func (c *Chat) Resolve(ctx context.Context, id string) (store.SessionMeta, error) {
 	m, err := c.meta.Resolve(ctx, id)
 	if err != nil {
 		return m, err
@@ -493,17 +469,17 @@ func (c *JSONLChat) Resolve(ctx context.Context, id string) (SessionMeta, error)
 	return m, err
 }
 
-// List is ChatStore.List; a query keeps the sessions with a message containing every word of it (case-folded).
-func (c *JSONLChat) List(ctx context.Context, query string, limit int) ([]SessionMeta, error) {
+// List is store.ChatStore.List; a query keeps the sessions with a message containing every word of it (case-folded).
+func (c *Chat) List(ctx context.Context, query string, limit int) ([]store.SessionMeta, error) {
 	return c.list(ctx, query, limit, c.meta.List)
 }
 
-// ListAttributed is ChatStore.ListAttributed over the files.
-func (c *JSONLChat) ListAttributed(ctx context.Context, query string, limit int) ([]SessionMeta, error) {
+// ListAttributed is store.ChatStore.ListAttributed over the files.
+func (c *Chat) ListAttributed(ctx context.Context, query string, limit int) ([]store.SessionMeta, error) {
 	return c.list(ctx, query, limit, c.meta.ListAttributed)
 }
 
-func (c *JSONLChat) list(ctx context.Context, query string, limit int, rows func(context.Context, string, int) ([]SessionMeta, error)) ([]SessionMeta, error) {
+func (c *Chat) list(ctx context.Context, query string, limit int, rows func(context.Context, string, int) ([]store.SessionMeta, error)) ([]store.SessionMeta, error) {
 	words := strings.Fields(strings.ToLower(query))
 	n := limit
 	if len(words) > 0 {
@@ -535,7 +511,7 @@ func (c *JSONLChat) list(ctx context.Context, query string, limit int, rows func
 	return out, nil
 }
 
-func anyMessageHasAll(msgs []Message, words []string) bool {
+func anyMessageHasAll(msgs []store.Message, words []string) bool {
 	for _, m := range msgs {
 		content := strings.ToLower(m.Content)
 		all := true
@@ -552,31 +528,31 @@ func anyMessageHasAll(msgs []Message, words []string) bool {
 	return false
 }
 
-// SetState is ChatStore.SetState.
-func (c *JSONLChat) SetState(ctx context.Context, key, state, turnID string, startedAt *time.Time) error {
+// SetState is store.ChatStore.SetState.
+func (c *Chat) SetState(ctx context.Context, key, state, turnID string, startedAt *time.Time) error {
 	return c.meta.SetState(ctx, key, state, turnID, startedAt)
 }
 
-// InterruptRunning is ChatStore.InterruptRunning.
-func (c *JSONLChat) InterruptRunning(ctx context.Context) (int, error) {
+// InterruptRunning is store.ChatStore.InterruptRunning.
+func (c *Chat) InterruptRunning(ctx context.Context) (int, error) {
 	return c.meta.InterruptRunning(ctx)
 }
 
-// CountByAgent is ChatStore.CountByAgent.
-func (c *JSONLChat) CountByAgent(ctx context.Context) (map[string]int, error) {
+// CountByAgent is store.ChatStore.CountByAgent.
+func (c *Chat) CountByAgent(ctx context.Context) (map[string]int, error) {
 	return c.meta.CountByAgent(ctx)
 }
 
-// RenameAgent is ChatStore.RenameAgent.
-func (c *JSONLChat) RenameAgent(ctx context.Context, from, to string) (int, error) {
+// RenameAgent is store.ChatStore.RenameAgent.
+func (c *Chat) RenameAgent(ctx context.Context, from, to string) (int, error) {
 	return c.meta.RenameAgent(ctx, from, to)
 }
 
 // Delete removes the session's file (the directory fsynced) and then its metadata. Deleting an unknown session
 // succeeds.
-func (c *JSONLChat) Delete(ctx context.Context, key string) error {
+func (c *Chat) Delete(ctx context.Context, key string) error {
 	if key == "" {
-		return fmt.Errorf("store: delete: empty session key: %w", ErrInvalid)
+		return fmt.Errorf("store: delete: empty session key: %w", store.ErrInvalid)
 	}
 	unlock, err := lockJSONLDir(c.dir)
 	if err != nil {
@@ -594,36 +570,23 @@ func (c *JSONLChat) Delete(ctx context.Context, key string) error {
 }
 
 // Close closes the metadata database.
-func (c *JSONLChat) Close() error { return c.meta.Close() }
+func (c *Chat) Close() error { return c.meta.Close() }
 
-// touch records one more message for key in the metadata only (message_count+1, last_activity=now; the row
-// created if missing), for the JSONL backend whose messages are files.
-func (s *ChatStore) touch(ctx context.Context, key string, now time.Time) error {
-	if err := s.check("touch", key, true); err != nil {
-		return err
-	}
-	ts := formatTime(now)
-	return s.d.withTx(ctx, func(tx *sql.Tx) error {
-		_, err := s.d.stmt(tx, ctx, sqlBumpMetadata).ExecContext(ctx, key, ts, ts)
-		return err
-	})
-}
-
-// AdoptJSONLMeta carries the JSONL backend's metadata (JSONLMetaName in dir) over to s after a switch back to
-// SQLite, once ImportJSONL has moved the files in: for each session the JSONL backend knew whose file is no longer
+// AdoptMeta carries the JSONL backend's metadata (MetaName in dir) over to s after a switch back to
+// SQLite, once ImportDir has moved the files in: for each session the JSONL backend knew whose file is no longer
 // live in dir (imported, or never written because it had no message), s's metadata row gets the agent, name and
 // creation time it lacks (or is created, for a session without messages) and the owner when it has none; then the
 // row leaves the JSONL metadata, so switching to JSONL again does not show it twice. Sessions whose file is still
-// live (its import failed) stay where they are. A missing JSONLMetaName is nothing to do. It returns how many
+// live (its import failed) stay where they are. A missing MetaName is nothing to do. It returns how many
 // sessions were carried over.
-func (s *ChatStore) AdoptJSONLMeta(ctx context.Context, dir string) (int, error) {
-	p := filepath.Join(dir, JSONLMetaName)
+func AdoptMeta(ctx context.Context, s *store.ChatStore, dir string) (int, error) {
+	p := filepath.Join(dir, MetaName)
 	if _, err := os.Lstat(p); errors.Is(err, fs.ErrNotExist) {
 		return 0, nil
 	} else if err != nil {
 		return 0, fmt.Errorf("store: adopt jsonl metadata: %w", err)
 	}
-	side, err := OpenChat(ctx, p)
+	side, err := store.OpenChat(ctx, p)
 	if err != nil {
 		return 0, fmt.Errorf("store: adopt jsonl metadata: %w", err)
 	}
@@ -634,22 +597,22 @@ func (s *ChatStore) AdoptJSONLMeta(ctx context.Context, dir string) (int, error)
 	}
 	n := 0
 	for _, m := range rows {
-		if _, err := os.Lstat(filepath.Join(dir, JSONLFileName(m.Key))); err == nil {
+		if _, err := os.Lstat(filepath.Join(dir, FileName(m.Key))); err == nil {
 			continue // still live: its import failed and it stays a JSONL session
 		} else if !errors.Is(err, fs.ErrNotExist) {
 			return n, fmt.Errorf("store: adopt jsonl metadata %s: %w", m.Key, err)
 		}
 		// The import keyed the session by its file name: the same key unless sanitizing changed it.
-		key := strings.TrimSuffix(JSONLFileName(m.Key), jsonlExt)
-		err := s.d.withTx(ctx, func(tx *sql.Tx) error {
-			created, last := formatTime(m.CreatedAt), formatTime(m.LastActivity)
+		key := strings.TrimSuffix(FileName(m.Key), jsonlExt)
+		err := s.Seam().WithTx(ctx, func(tx *sql.Tx) error {
+			created, last := store.FormatTime(m.CreatedAt), store.FormatTime(m.LastActivity)
 			if _, err := tx.ExecContext(ctx, `INSERT INTO session_metadata
 				(session_key, created_at, last_activity, message_count, name, agent_alias) VALUES (?, ?, ?, 0, ?, ?)
 				ON CONFLICT(session_key) DO UPDATE SET
 					created_at = excluded.created_at,
 					name = COALESCE(session_metadata.name, excluded.name),
 					agent_alias = COALESCE(NULLIF(session_metadata.agent_alias, ''), excluded.agent_alias)`,
-				key, created, last, nullString(m.Name), nullString(m.AgentAlias)); err != nil {
+				key, created, last, store.NullString(m.Name), store.NullString(m.AgentAlias)); err != nil {
 				return err
 			}
 			if m.Owner == "" {

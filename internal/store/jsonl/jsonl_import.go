@@ -1,4 +1,4 @@
-package store
+package jsonl
 
 import (
 	"bufio"
@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/zeroclaw-go/zeroclaw/internal/store"
 	"io"
 	"io/fs"
 	"os"
@@ -21,7 +22,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/zeroclaw-go/zeroclaw/internal/atomicfile"
-	"github.com/zeroclaw-go/zeroclaw/internal/dbfile"
 )
 
 // Errors of the JSONL import (state.md §5). Each per-source error wraps one of these or an I/O or SQL error.
@@ -43,7 +43,7 @@ const (
 	archivedExt = ".jsonl.migrated"
 )
 
-// ImportReport summarizes one ImportJSONL run.
+// ImportReport summarizes one ImportDir run.
 type ImportReport struct {
 	// Sessions is the number of sources imported by this run (a zero-message session counts), Messages the
 	// number of messages they inserted.
@@ -56,8 +56,8 @@ type ImportReport struct {
 	Migrated bool
 	// Failed lists every source that could not be imported or archived, in processing order.
 	Failed []ImportFailure
-	// Skipped lists lines of the imported sources that were not imported: too long (MaxJSONLLineBytes) or of a
-	// role the import does not take (ImportJSONL). At most maxSkippedPerSource per source are listed;
+	// Skipped lists lines of the imported sources that were not imported: too long (MaxLineBytes) or of a
+	// role the import does not take (ImportDir). At most maxSkippedPerSource per source are listed;
 	// SkippedMore counts the others. Unreadable lines (not UTF-8, not JSON, no role or content) are skipped
 	// without a report, as the JSONL backend skips them.
 	Skipped     []SkippedLine
@@ -101,15 +101,15 @@ type candidate struct {
 
 func (c candidate) source() string { return c.key + jsonlExt }
 
-// MaxJSONLLineBytes is the longest line of a legacy JSONL session file the import reads (1 MiB, newline
+// MaxLineBytes is the longest line of a legacy JSONL session file the import reads (1 MiB, newline
 // excluded). A longer line is skipped, never held in memory whole: the import reports it (ImportReport.Skipped,
 // with the file and the line number) and the source's archive (X.jsonl.migrated) keeps its bytes.
-const MaxJSONLLineBytes = 1 << 20
+const MaxLineBytes = 1 << 20
 
 // maxSkippedPerSource bounds the lines of one source listed in ImportReport.Skipped; the rest are only counted.
 const maxSkippedPerSource = 20
 
-// ImportJSONL moves the legacy chat sessions of dir (data/sessions/X.jsonl, and X.jsonl.importing left by an
+// ImportDir moves the legacy chat sessions of dir (data/sessions/X.jsonl, and X.jsonl.importing left by an
 // interrupted run) into the database, following state.md §5: each source is staged, hashed, inserted with its
 // metadata and a receipt in one synchronous=FULL transaction (every message's created_at = now), then
 // archived as X.jsonl.migrated and removed. A source already covered by a matching receipt is only archived,
@@ -117,18 +117,18 @@ const maxSkippedPerSource = 20
 // not stop the others: every failure is listed in the report and the returned error joins them. A missing
 // dir is nothing to import. It holds the process-wide lock of dir throughout.
 //
-// A source is read as a stream, one line at a time: a line longer than MaxJSONLLineBytes is skipped and
+// A source is read as a stream, one line at a time: a line longer than MaxLineBytes is skipped and
 // reported. Only user and assistant lines, and tool lines in this program's own stored form (a JSON object
 // with a "zeroclaw_tool_result" key, as the JSONL backend writes them), are imported; a line of any other role
 // (system, a foreign tool result, developer...) is skipped and reported, so a legacy file never puts a system
 // prompt or a forged tool result in front of the model.
-func (s *ChatStore) ImportJSONL(ctx context.Context, dir string, now time.Time) (ImportReport, error) {
-	return s.importJSONL(ctx, dir, now, nil)
+func ImportDir(ctx context.Context, s *store.ChatStore, dir string, now time.Time) (ImportReport, error) {
+	return importJSONL(ctx, s, dir, now, nil)
 }
 
-func (s *ChatStore) importJSONL(ctx context.Context, dir string, now time.Time, onSource func(string)) (ImportReport, error) {
+func importJSONL(ctx context.Context, s *store.ChatStore, dir string, now time.Time, onSource func(string)) (ImportReport, error) {
 	var rep ImportReport
-	if err := s.check("import jsonl", dir, false); err != nil {
+	if err := s.Seam().Check("import jsonl", dir, false); err != nil {
 		return rep, err
 	}
 	unlock, err := lockJSONLDir(dir)
@@ -138,7 +138,7 @@ func (s *ChatStore) importJSONL(ctx context.Context, dir string, now time.Time, 
 	defer unlock()
 
 	var receipts int
-	if err := s.d.w.QueryRowContext(ctx, "SELECT COUNT(*) FROM jsonl_import_receipts").Scan(&receipts); err != nil {
+	if err := s.Seam().Writer().QueryRowContext(ctx, "SELECT COUNT(*) FROM jsonl_import_receipts").Scan(&receipts); err != nil {
 		return rep, fmt.Errorf("store: import jsonl %s: read receipts: %w", dir, err)
 	}
 	rep.Migrated = receipts > 0
@@ -159,7 +159,7 @@ func (s *ChatStore) importJSONL(ctx context.Context, dir string, now time.Time, 
 		if onSource != nil {
 			onSource(c.source())
 		}
-		res, err := s.importSource(ctx, dir, c, now)
+		res, err := importSource(ctx, s, dir, c, now)
 		if res.committed {
 			rep.Migrated = true
 		}
@@ -207,12 +207,12 @@ func scanJSONL(dir string) ([]candidate, []ImportFailure, error) {
 		}
 		if !utf8.ValidString(name) {
 			failed = append(failed, ImportFailure{Source: fmt.Sprintf("%q", name),
-				Err: fmt.Errorf("store: import %q: file name is not UTF-8: %w", name, ErrInvalid)})
+				Err: fmt.Errorf("store: import %q: file name is not UTF-8: %w", name, store.ErrInvalid)})
 			continue
 		}
 		if key == "" || !e.Type().IsRegular() {
 			failed = append(failed, ImportFailure{Source: name,
-				Err: fmt.Errorf("store: import %s: not a regular file with a session key: %w", name, ErrInvalid)})
+				Err: fmt.Errorf("store: import %s: not a regular file with a session key: %w", name, store.ErrInvalid)})
 			continue
 		}
 		k := keys[key]
@@ -256,7 +256,7 @@ type sourceResult struct {
 }
 
 // importSource runs steps 4–10 of state.md §5 for one candidate.
-func (s *ChatStore) importSource(ctx context.Context, dir string, c candidate, now time.Time) (sourceResult, error) {
+func importSource(ctx context.Context, s *store.ChatStore, dir string, c candidate, now time.Time) (sourceResult, error) {
 	src := c.source()
 	live := filepath.Join(dir, src)
 	staged := filepath.Join(dir, c.key+stagedExt)
@@ -290,18 +290,18 @@ func (s *ChatStore) importSource(ctx context.Context, dir string, c candidate, n
 	if err != nil {
 		// Unless an earlier run committed a receipt for it, the source goes back to where the user left it.
 		var restoreErr error
-		if has, rerr := s.hasReceipt(ctx, src); rerr == nil && !has {
+		if has, rerr := hasReceipt(ctx, s, src); rerr == nil && !has {
 			restoreErr = restoreLive(dir, staged, live)
 		}
 		return res, fail("read staged source: %w", errors.Join(err, restoreErr))
 	}
 
-	res, err = s.commitSource(ctx, c, staged, hash, size, now)
+	res, err = commitSource(ctx, s, c, staged, hash, size, now)
 	if err != nil {
 		// Whether the staged file stays depends only on whether a receipt is durable now: present (a
 		// mismatch, or a commit whose acknowledgement was lost) or unknown keeps it for the next run;
 		// absent gives it back to the user.
-		has, rerr := s.hasReceipt(ctx, src)
+		has, rerr := hasReceipt(ctx, s, src)
 		switch {
 		case rerr != nil:
 			res.committed = true
@@ -329,12 +329,10 @@ func (s *ChatStore) importSource(ctx context.Context, dir string, c candidate, n
 // existing receipt or inserts the messages of the staged file, the metadata and the receipt together. The file
 // is read again as a stream inside the transaction; bytes that no longer hash to hash and size (the file changed
 // since it was hashed) roll the transaction back.
-func (s *ChatStore) commitSource(ctx context.Context, c candidate, staged, hash string, size int64, now time.Time) (sourceResult, error) {
+func commitSource(ctx context.Context, s *store.ChatStore, c candidate, staged, hash string, size int64, now time.Time) (sourceResult, error) {
 	var res sourceResult
-	s.counts.mu.Lock() // the import adds a session's rows: keep Append's count cache in step (rowCounts)
-	defer s.counts.mu.Unlock()
-	defer s.counts.forget(c.key)
-	err := s.fullSyncTx(ctx, func(tx *sql.Tx) error {
+	// ImportTx keeps Append's count cache in step with the session's rows the import adds.
+	err := s.Seam().ImportTx(ctx, c.key, func(tx *sql.Tx) error {
 		var rKey, rHash string
 		var rLen int64
 		err := tx.QueryRowContext(ctx, `SELECT session_key, source_hash, source_len FROM jsonl_import_receipts
@@ -358,7 +356,7 @@ func (s *ChatStore) commitSource(ctx context.Context, c candidate, staged, hash 
 		if exists {
 			return fmt.Errorf("session %q already has rows in the database (never merged): %w", c.key, ErrImportConflict)
 		}
-		ts := formatTime(now)
+		ts := store.FormatTime(now)
 		stmt, err := tx.PrepareContext(ctx, "INSERT INTO sessions (session_key, role, content, created_at) VALUES (?, ?, ?, ?)")
 		if err != nil {
 			return err
@@ -378,9 +376,9 @@ func (s *ChatStore) commitSource(ctx context.Context, c candidate, staged, hash 
 				res.skippedMore++
 			}
 		}
-		hasContent, read, err := eachJSONLLine(io.TeeReader(f, h), MaxJSONLLineBytes, func(line int, text []byte) error {
+		hasContent, read, err := eachJSONLLine(io.TeeReader(f, h), MaxLineBytes, func(line int, text []byte) error {
 			if text == nil {
-				skip(line, fmt.Sprintf("line longer than %d bytes", MaxJSONLLineBytes))
+				skip(line, fmt.Sprintf("line longer than %d bytes", MaxLineBytes))
 				return nil
 			}
 			role, content, ok := decodeJSONLLine(text)
@@ -449,37 +447,9 @@ func importableRole(role, content string) string {
 	return fmt.Sprintf("role %q not imported (only user, assistant and this program's tool rows are)", role)
 }
 
-// fullSyncTx runs fn in a write transaction on the writer connection with synchronous=FULL, so the commit
-// is durable before the source is archived; synchronous=NORMAL is restored afterwards.
-func (s *ChatStore) fullSyncTx(ctx context.Context, fn func(tx *sql.Tx) error) (err error) {
-	conn, err := s.d.w.Conn(ctx)
-	if err != nil {
-		return err
-	}
-	defer conn.Close()
-	if _, err := conn.ExecContext(ctx, "PRAGMA synchronous=FULL"); err != nil {
-		return err
-	}
-	defer func() {
-		// Restored even if ctx ended: the connection is shared with every later write.
-		if _, rerr := conn.ExecContext(context.WithoutCancel(ctx), "PRAGMA synchronous=NORMAL"); rerr != nil {
-			err = errors.Join(err, fmt.Errorf("restore synchronous=NORMAL: %w", rerr))
-		}
-	}()
-	tx, err := conn.BeginTx(ctx, nil) // the writer's DSN makes this BEGIN IMMEDIATE
-	if err != nil {
-		return err
-	}
-	if err := fn(tx); err != nil {
-		_ = tx.Rollback()
-		return err
-	}
-	return tx.Commit()
-}
-
-func (s *ChatStore) hasReceipt(ctx context.Context, source string) (bool, error) {
+func hasReceipt(ctx context.Context, s *store.ChatStore, source string) (bool, error) {
 	var has bool
-	err := s.d.w.QueryRowContext(ctx, "SELECT EXISTS(SELECT 1 FROM jsonl_import_receipts WHERE source_name = ?)",
+	err := s.Seam().Writer().QueryRowContext(ctx, "SELECT EXISTS(SELECT 1 FROM jsonl_import_receipts WHERE source_name = ?)",
 		source).Scan(&has)
 	return has, err
 }
@@ -620,29 +590,13 @@ func openSource(p string) (*os.File, error) {
 	}
 	info, err := f.Stat()
 	if err == nil && !info.Mode().IsRegular() {
-		err = fmt.Errorf("%s is not a regular file (%s): %w", filepath.Base(p), info.Mode().Type(), ErrInvalid)
+		err = fmt.Errorf("%s is not a regular file (%s): %w", filepath.Base(p), info.Mode().Type(), store.ErrInvalid)
 	}
 	if err != nil {
 		f.Close()
 		return nil, err
 	}
 	return f, nil
-}
-
-// FileSHA256 returns the lowercase hex SHA-256 of the file at p and its length: what an import receipt records
-// of its source (state.md §5), and what a backup manifest records of each file.
-func FileSHA256(p string) (string, int64, error) {
-	f, err := dbfile.Open(p)
-	if err != nil {
-		return "", 0, err
-	}
-	defer f.Close()
-	h := sha256.New()
-	n, err := io.Copy(h, f)
-	if err != nil {
-		return "", 0, err
-	}
-	return hex.EncodeToString(h.Sum(nil)), n, nil
 }
 
 // restoreLive renames the staged source back to its live name, unless a live file exists (never clobbered).
@@ -662,7 +616,7 @@ func restoreLive(dir, staged, live string) error {
 // already match; a new one is a hard link, never a clobber), then remove the staged file.
 func archiveSource(dir, staged, archive, hash string, size int64) error {
 	if _, err := os.Lstat(archive); err == nil {
-		h, n, err := FileSHA256(archive)
+		h, n, err := store.FileSHA256(archive)
 		if err != nil {
 			return err
 		}
@@ -678,7 +632,7 @@ func archiveSource(dir, staged, archive, hash string, size int64) error {
 		if err := atomicfile.SyncDir(dir); err != nil {
 			return err
 		}
-		h, n, err := FileSHA256(archive)
+		h, n, err := store.FileSHA256(archive)
 		if err != nil {
 			return err
 		}

@@ -1,9 +1,10 @@
-package store
+package jsonl
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/zeroclaw-go/zeroclaw/internal/store"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -46,7 +47,7 @@ func TestImportJSONLBoundsLineLength(t *testing.T) {
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
-	rep, err := s.ImportJSONL(t.Context(), dir, tImport)
+	rep, err := ImportDir(t.Context(), s, dir, tImport)
 	runtime.ReadMemStats(&after)
 	if err != nil {
 		t.Fatal(err)
@@ -64,7 +65,7 @@ func TestImportJSONLBoundsLineLength(t *testing.T) {
 		t.Errorf("skipped = %+v, want line 2 of k.jsonl, too long", rep.Skipped)
 	}
 	// The receipt and the archive cover the whole file, the long line included.
-	hash, n, err := FileSHA256(filepath.Join(dir, "k.jsonl.migrated"))
+	hash, n, err := store.FileSHA256(filepath.Join(dir, "k.jsonl.migrated"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,7 +128,7 @@ func TestImportJSONLForeignRoles(t *testing.T) {
 	}, "\n"))
 	writeFile(t, dir, "only.jsonl", strings.Repeat(`{"role":"system","content":"s"}`+"\n", maxSkippedPerSource+5))
 
-	rep, err := s.ImportJSONL(t.Context(), dir, tImport)
+	rep, err := ImportDir(t.Context(), s, dir, tImport)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,7 +169,7 @@ func TestJSONLImportFencesItsSessions(t *testing.T) {
 		t.Fatal(err)
 	}
 	writeFile(t, dir, "a.jsonl", aJSONL)
-	imp, err := s.PrepareImportJSONL(t.Context(), dir)
+	imp, err := PrepareImport(t.Context(), s, dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,9 +177,7 @@ func TestJSONLImportFencesItsSessions(t *testing.T) {
 		t.Fatalf("fenced %d sessions, want 1", imp.Sessions())
 	}
 	waiting := make(chan string, 4)
-	s.imports.mu.Lock()
-	s.imports.waitHook = func(key string) { waiting <- key }
-	s.imports.mu.Unlock()
+	s.Seam().SetFenceWaitHook(func(key string) { waiting <- key })
 	reached, hold := make(chan string, 1), make(chan struct{})
 	imp.OnSource = func(src string) { reached <- src; <-hold }
 	type result struct {
@@ -250,20 +249,18 @@ func TestJSONLImportFenceEndsAtClose(t *testing.T) {
 		t.Fatal(err)
 	}
 	writeFile(t, dir, "a.jsonl", aJSONL)
-	if _, err := s.PrepareImportJSONL(t.Context(), dir); err != nil {
+	if _, err := PrepareImport(t.Context(), s, dir); err != nil {
 		t.Fatal(err)
 	}
 	waiting := make(chan string, 1)
-	s.imports.mu.Lock()
-	s.imports.waitHook = func(key string) { waiting <- key }
-	s.imports.mu.Unlock()
+	s.Seam().SetFenceWaitHook(func(key string) { waiting <- key })
 	done := make(chan error, 1)
 	go func() { _, err := s.Append(t.Context(), "a", "user", "x", tImport); done <- err }()
 	<-waiting
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if err := <-done; !errors.Is(err, ErrClosed) {
-		t.Errorf("append waiting at close = %v, want ErrClosed", err)
+	if err := <-done; !errors.Is(err, store.ErrClosed) {
+		t.Errorf("append waiting at close = %v, want store.ErrClosed", err)
 	}
 }

@@ -1,6 +1,6 @@
 //go:build unix
 
-package store
+package jsonl
 
 import (
 	"context"
@@ -45,7 +45,7 @@ func TestImportJSONLRefusesSwappedSource(t *testing.T) {
 			}
 			done := make(chan result, 1)
 			go func() {
-				rep, err := s.importJSONL(ctx, dir, tImport, onSource)
+				rep, err := importJSONL(ctx, s, dir, tImport, onSource)
 				done <- result{rep, err}
 			}()
 			var res result

@@ -1,4 +1,4 @@
-package store
+package jsonl
 
 import (
 	"errors"
@@ -25,7 +25,7 @@ func TestImportJSONLNeverRenamesOverNonRegularStagedName(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	rep, err := s.ImportJSONL(t.Context(), dir, tImport)
+	rep, err := ImportDir(t.Context(), s, dir, tImport)
 	if !errors.Is(err, ErrImportConflict) {
 		t.Fatalf("err = %v; want ErrImportConflict", err)
 	}

@@ -1,9 +1,10 @@
-package store
+package jsonl
 
 import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"github.com/zeroclaw-go/zeroclaw/internal/store"
 	"os"
 	"path/filepath"
 	"slices"
@@ -16,10 +17,10 @@ import (
 var tImport = time.Date(2025, 6, 7, 8, 9, 10, 0, time.UTC)
 
 // importDir opens a chat store in a fresh sessions directory and returns both.
-func importDir(t *testing.T) (*ChatStore, string) {
+func importDir(t *testing.T) (*store.ChatStore, string) {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "sessions")
-	s, err := OpenChat(t.Context(), filepath.Join(dir, "sessions.db"))
+	s, err := store.OpenChat(t.Context(), filepath.Join(dir, "sessions.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +69,7 @@ func sessionFiles(t *testing.T, dir string) []string {
 	return out
 }
 
-func history(t *testing.T, s *ChatStore, key string) []string {
+func history(t *testing.T, s *store.ChatStore, key string) []string {
 	t.Helper()
 	msgs, err := s.All(t.Context(), key)
 	if err != nil {
@@ -90,9 +91,9 @@ type receipt struct {
 	at        string
 }
 
-func receipts(t *testing.T, s *ChatStore) map[string]receipt {
+func receipts(t *testing.T, s *store.ChatStore) map[string]receipt {
 	t.Helper()
-	rows, err := s.d.r.QueryContext(t.Context(), "SELECT source_name, session_key, source_hash, source_len, imported_at FROM jsonl_import_receipts")
+	rows, err := s.Seam().Reader().QueryContext(t.Context(), "SELECT source_name, session_key, source_hash, source_len, imported_at FROM jsonl_import_receipts")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,9 +141,9 @@ func TestImportJSONLTwoSessions(t *testing.T) {
 	writeFile(t, dir, "a.jsonl", aJSONL)
 	writeFile(t, dir, "b.jsonl", bJSONL)
 
-	rep, err := s.ImportJSONL(t.Context(), dir, tImport)
+	rep, err := ImportDir(t.Context(), s, dir, tImport)
 	if err != nil {
-		t.Fatalf("ImportJSONL: %v", err)
+		t.Fatalf("ImportDir: %v", err)
 	}
 	if rep.Sessions != 2 || rep.Messages != 5 || rep.Resumed != 0 || !rep.Migrated || len(rep.Failed) != 0 || len(rep.Skipped) != 0 {
 		t.Fatalf("report = %+v", rep)
@@ -164,8 +165,8 @@ func TestImportJSONLTwoSessions(t *testing.T) {
 	}
 	rs := receipts(t, s)
 	want := map[string]receipt{
-		"a.jsonl": {key: "a", hash: sha(aJSONL), size: int64(len(aJSONL)), at: formatTime(tImport)},
-		"b.jsonl": {key: "b", hash: sha(bJSONL), size: int64(len(bJSONL)), at: formatTime(tImport)},
+		"a.jsonl": {key: "a", hash: sha(aJSONL), size: int64(len(aJSONL)), at: store.FormatTime(tImport)},
+		"b.jsonl": {key: "b", hash: sha(bJSONL), size: int64(len(bJSONL)), at: store.FormatTime(tImport)},
 	}
 	if len(rs) != 2 || rs["a.jsonl"] != want["a.jsonl"] || rs["b.jsonl"] != want["b.jsonl"] {
 		t.Errorf("receipts = %+v, want %+v", rs, want)
@@ -181,7 +182,7 @@ func TestImportJSONLTwoSessions(t *testing.T) {
 	}
 	// The writer connection is back to the daemon's usual durability.
 	var sync int
-	if err := s.d.w.QueryRowContext(t.Context(), "PRAGMA synchronous").Scan(&sync); err != nil || sync != 1 {
+	if err := s.Seam().Writer().QueryRowContext(t.Context(), "PRAGMA synchronous").Scan(&sync); err != nil || sync != 1 {
 		t.Errorf("synchronous = %d, %v; want 1 (NORMAL)", sync, err)
 	}
 	// Imported messages are searchable like any other.
@@ -211,7 +212,7 @@ func TestImportJSONLSkipsInvalidLines(t *testing.T) {
 		``,
 	}, "\n")
 	writeFile(t, dir, "k.jsonl", content)
-	rep, err := s.ImportJSONL(t.Context(), dir, tImport)
+	rep, err := ImportDir(t.Context(), s, dir, tImport)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -234,7 +235,7 @@ func TestImportJSONLEmptyFileIsZeroMessageSession(t *testing.T) {
 	s, dir := importDir(t)
 	writeFile(t, dir, "empty.jsonl", "")
 	writeFile(t, dir, "blank.jsonl", "\n  \n\t\r\n")
-	rep, err := s.ImportJSONL(t.Context(), dir, tImport)
+	rep, err := ImportDir(t.Context(), s, dir, tImport)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -263,7 +264,7 @@ func TestImportJSONLNoValidMessagesRestoresLive(t *testing.T) {
 	writeFile(t, dir, "binary.jsonl", binary)
 	writeFile(t, dir, "good.jsonl", aJSONL)
 
-	rep, err := s.ImportJSONL(t.Context(), dir, tImport)
+	rep, err := ImportDir(t.Context(), s, dir, tImport)
 	if !errors.Is(err, ErrNoValidMessages) || !strings.Contains(err.Error(), "contains no valid messages") {
 		t.Fatalf("err = %v, want ErrNoValidMessages", err)
 	}
@@ -282,8 +283,8 @@ func TestImportJSONLNoValidMessagesRestoresLive(t *testing.T) {
 		}
 	}
 	for _, key := range []string{"garbage", "binary"} {
-		if _, err := s.Meta(t.Context(), key); !errors.Is(err, ErrNotFound) {
-			t.Errorf("meta %s: %v, want ErrNotFound", key, err)
+		if _, err := s.Meta(t.Context(), key); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("meta %s: %v, want store.ErrNotFound", key, err)
 		}
 		if _, ok := receipts(t, s)[key+".jsonl"]; ok {
 			t.Errorf("receipt for %s", key)
@@ -296,7 +297,7 @@ func TestImportJSONLNeverMergesIntoExistingSession(t *testing.T) {
 	mustAppend(t, s, "a", "user", "already here", t0)
 	writeFile(t, dir, "a.jsonl", aJSONL)
 
-	rep, err := s.ImportJSONL(t.Context(), dir, tImport)
+	rep, err := ImportDir(t.Context(), s, dir, tImport)
 	if !errors.Is(err, ErrImportConflict) || !slices.Equal(failedSources(rep), []string{"a.jsonl"}) {
 		t.Fatalf("err = %v, report %+v; want ErrImportConflict for a.jsonl", err, rep)
 	}
@@ -319,7 +320,7 @@ func TestImportJSONLNeverMergesIntoExistingSession(t *testing.T) {
 		t.Fatal(err)
 	}
 	writeFile(t, dir, "b.jsonl", bJSONL)
-	if _, err := s.ImportJSONL(t.Context(), dir, tImport); !errors.Is(err, ErrImportConflict) || !exists(t, dir, "b.jsonl") {
+	if _, err := ImportDir(t.Context(), s, dir, tImport); !errors.Is(err, ErrImportConflict) || !exists(t, dir, "b.jsonl") {
 		t.Errorf("metadata-only session: err = %v, files %q", err, sessionFiles(t, dir))
 	}
 }
@@ -327,10 +328,10 @@ func TestImportJSONLNeverMergesIntoExistingSession(t *testing.T) {
 func TestImportJSONLRerunIsNoOp(t *testing.T) {
 	s, dir := importDir(t)
 	writeFile(t, dir, "a.jsonl", aJSONL)
-	if _, err := s.ImportJSONL(t.Context(), dir, tImport); err != nil {
+	if _, err := ImportDir(t.Context(), s, dir, tImport); err != nil {
 		t.Fatal(err)
 	}
-	rep, err := s.ImportJSONL(t.Context(), dir, tImport.Add(time.Hour))
+	rep, err := ImportDir(t.Context(), s, dir, tImport.Add(time.Hour))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -344,16 +345,16 @@ func TestImportJSONLRerunIsNoOp(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	s2, err := OpenChat(t.Context(), filepath.Join(dir, "sessions.db"))
+	s2, err := store.OpenChat(t.Context(), filepath.Join(dir, "sessions.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s2.Close()
-	if rep, err := s2.ImportJSONL(t.Context(), dir, tImport); err != nil || rep.Sessions != 0 || !rep.Migrated {
+	if rep, err := ImportDir(t.Context(), s2, dir, tImport); err != nil || rep.Sessions != 0 || !rep.Migrated {
 		t.Errorf("after reopen: %+v, %v", rep, err)
 	}
-	if _, err := s.ImportJSONL(t.Context(), dir, tImport); !errors.Is(err, ErrClosed) {
-		t.Errorf("import on a closed store: %v, want ErrClosed", err)
+	if _, err := ImportDir(t.Context(), s, dir, tImport); !errors.Is(err, store.ErrClosed) {
+		t.Errorf("import on a closed store: %v, want store.ErrClosed", err)
 	}
 }
 
@@ -361,7 +362,7 @@ func TestImportJSONLResumesCommittedStagedSource(t *testing.T) {
 	s, dir := importDir(t)
 	writeFile(t, dir, "a.jsonl", aJSONL)
 	writeFile(t, dir, "b.jsonl", bJSONL)
-	if _, err := s.ImportJSONL(t.Context(), dir, tImport); err != nil {
+	if _, err := ImportDir(t.Context(), s, dir, tImport); err != nil {
 		t.Fatal(err)
 	}
 	// Crash after the commit, before the archive: the staged file is all that is left.
@@ -375,7 +376,7 @@ func TestImportJSONLResumesCommittedStagedSource(t *testing.T) {
 	// Crash after staging, before the commit: no receipt yet.
 	writeFile(t, dir, "c.jsonl.importing", `{"role":"user","content":"c"}`)
 
-	rep, err := s.ImportJSONL(t.Context(), dir, tImport)
+	rep, err := ImportDir(t.Context(), s, dir, tImport)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -404,7 +405,7 @@ func TestImportJSONLMismatchKeepsStagedSource(t *testing.T) {
 	s, dir := importDir(t)
 	writeFile(t, dir, "a.jsonl", aJSONL)
 	writeFile(t, dir, "b.jsonl", bJSONL)
-	if _, err := s.ImportJSONL(t.Context(), dir, tImport); err != nil {
+	if _, err := ImportDir(t.Context(), s, dir, tImport); err != nil {
 		t.Fatal(err)
 	}
 	// a: a staged source whose bytes differ from its receipt.
@@ -417,7 +418,7 @@ func TestImportJSONLMismatchKeepsStagedSource(t *testing.T) {
 	writeFile(t, dir, "b.jsonl.importing", bJSONL)
 	writeFile(t, dir, "b.jsonl.migrated", "tampered")
 
-	rep, err := s.ImportJSONL(t.Context(), dir, tImport)
+	rep, err := ImportDir(t.Context(), s, dir, tImport)
 	if !errors.Is(err, ErrReceiptMismatch) || !slices.Equal(failedSources(rep), []string{"a.jsonl", "b.jsonl"}) {
 		t.Fatalf("err = %v, failed %q; want ErrReceiptMismatch for a and b", err, failedSources(rep))
 	}
@@ -448,9 +449,9 @@ func TestImportJSONLConflictsDoNotStopOtherSources(t *testing.T) {
 	writeFile(t, dir, "notes.txt", "ignored")
 	writeFile(t, dir, "\xffbad.jsonl", aJSONL)
 
-	rep, err := s.ImportJSONL(t.Context(), dir, tImport)
-	if !errors.Is(err, ErrImportConflict) || !errors.Is(err, ErrInvalid) {
-		t.Fatalf("err = %v, want ErrImportConflict and ErrInvalid joined", err)
+	rep, err := ImportDir(t.Context(), s, dir, tImport)
+	if !errors.Is(err, ErrImportConflict) || !errors.Is(err, store.ErrInvalid) {
+		t.Fatalf("err = %v, want ErrImportConflict and store.ErrInvalid joined", err)
 	}
 	if got := failedSources(rep); !slices.Equal(got, []string{`"\xffbad.jsonl"`, "both.jsonl", "clobber.jsonl"}) {
 		t.Errorf("failed = %q", got)
@@ -470,7 +471,7 @@ func TestImportJSONLConflictsDoNotStopOtherSources(t *testing.T) {
 		}
 	}
 	for _, key := range []string{"both", "clobber"} {
-		if _, err := s.Meta(t.Context(), key); !errors.Is(err, ErrNotFound) {
+		if _, err := s.Meta(t.Context(), key); !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("%s imported: %v", key, err)
 		}
 	}
@@ -480,7 +481,7 @@ func TestImportJSONLKeyIsTheFileStem(t *testing.T) {
 	s, dir := importDir(t)
 	// A key whose original spelling had '@', ':' and '.' (mapped to '_' when the file was written).
 	writeFile(t, dir, "matrix__room_server_org-1.jsonl", aJSONL)
-	if _, err := s.ImportJSONL(t.Context(), dir, tImport); err != nil {
+	if _, err := ImportDir(t.Context(), s, dir, tImport); err != nil {
 		t.Fatal(err)
 	}
 	if got := history(t, s, "matrix__room_server_org-1"); len(got) != 3 {
@@ -497,10 +498,10 @@ func TestImportJSONLStagedFirstThenByName(t *testing.T) {
 	writeFile(t, dir, "c.jsonl", `{"role":"user","content":"c"}`)
 	writeFile(t, dir, "z.jsonl.importing", `{"role":"user","content":"z"}`)
 	writeFile(t, dir, "b.jsonl", `{"role":"user","content":"b"}`)
-	if _, err := s.ImportJSONL(t.Context(), dir, tImport); err != nil {
+	if _, err := ImportDir(t.Context(), s, dir, tImport); err != nil {
 		t.Fatal(err)
 	}
-	rows, err := s.d.r.QueryContext(t.Context(), "SELECT session_key FROM sessions ORDER BY id")
+	rows, err := s.Seam().Reader().QueryContext(t.Context(), "SELECT session_key FROM sessions ORDER BY id")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -520,7 +521,7 @@ func TestImportJSONLStagedFirstThenByName(t *testing.T) {
 
 func TestImportJSONLMissingDirectory(t *testing.T) {
 	s, dir := importDir(t)
-	rep, err := s.ImportJSONL(t.Context(), filepath.Join(dir, "nope"), tImport)
+	rep, err := ImportDir(t.Context(), s, filepath.Join(dir, "nope"), tImport)
 	if err != nil || rep.Sessions != 0 || rep.Migrated || rep.Failed != nil {
 		t.Errorf("missing dir: %+v, %v", rep, err)
 	}
@@ -530,7 +531,7 @@ func TestImportJSONLMissingDirectory(t *testing.T) {
 // import and the other find nothing left, so every message lands once.
 func TestImportJSONLConcurrentStoresImportOnce(t *testing.T) {
 	s1, dir := importDir(t)
-	s2, err := OpenChat(t.Context(), filepath.Join(dir, "sessions.db"))
+	s2, err := store.OpenChat(t.Context(), filepath.Join(dir, "sessions.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -541,8 +542,8 @@ func TestImportJSONLConcurrentStoresImportOnce(t *testing.T) {
 	var wg sync.WaitGroup
 	reps := make([]ImportReport, 2)
 	errs := make([]error, 2)
-	for i, s := range []*ChatStore{s1, s2} {
-		wg.Go(func() { reps[i], errs[i] = s.ImportJSONL(t.Context(), dir, tImport) })
+	for i, s := range []*store.ChatStore{s1, s2} {
+		wg.Go(func() { reps[i], errs[i] = ImportDir(t.Context(), s, dir, tImport) })
 	}
 	wg.Wait()
 	if errs[0] != nil || errs[1] != nil {

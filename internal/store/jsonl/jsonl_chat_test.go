@@ -1,8 +1,9 @@
-package store
+package jsonl
 
 import (
 	"encoding/json"
 	"errors"
+	"github.com/zeroclaw-go/zeroclaw/internal/store"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,12 +11,12 @@ import (
 	"time"
 )
 
-func openTestJSONL(t *testing.T) (*JSONLChat, string) {
+func openTestJSONL(t *testing.T) (*Chat, string) {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "data", "sessions")
-	c, err := OpenJSONLChat(t.Context(), dir)
+	c, err := Open(t.Context(), dir)
 	if err != nil {
-		t.Fatalf("OpenJSONLChat: %v", err)
+		t.Fatalf("Open: %v", err)
 	}
 	t.Cleanup(func() { _ = c.Close() })
 	return c, dir
@@ -39,7 +40,7 @@ func TestJSONLChatAppendWritesUpstreamLinesAndPages(t *testing.T) {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
-	if len(lines) != 3 || lines[0] != `{"role":"user","content":"hello","created_at":"`+formatTime(t0)+`"}` {
+	if len(lines) != 3 || lines[0] != `{"role":"user","content":"hello","created_at":"`+store.FormatTime(t0)+`"}` {
 		t.Fatalf("file lines: %q", lines)
 	}
 	// The SQLite import's parser (upstream's rules) reads the same messages back.
@@ -60,7 +61,7 @@ func TestJSONLChatAppendWritesUpstreamLinesAndPages(t *testing.T) {
 	if err != nil || total != 3 || m.Role != "assistant" {
 		t.Fatalf("Message: %+v %d %v", m, total, err)
 	}
-	if _, _, err := c.Message(ctx, "rpc_s1", 3); !errors.Is(err, ErrNotFound) {
+	if _, _, err := c.Message(ctx, "rpc_s1", 3); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("Message past the end: %v", err)
 	}
 	meta, err := c.Meta(ctx, "rpc_s1")
@@ -79,7 +80,7 @@ func TestJSONLChatAppendWritesUpstreamLinesAndPages(t *testing.T) {
 	if _, err := os.Lstat(p); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("file after delete: %v", err)
 	}
-	if _, err := c.Meta(ctx, "rpc_s1"); !errors.Is(err, ErrNotFound) {
+	if _, err := c.Meta(ctx, "rpc_s1"); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("Meta after delete: %v", err)
 	}
 }
@@ -128,7 +129,7 @@ func TestJSONLChatAdoptsUpstreamFilesAndRefusesSymlinks(t *testing.T) {
 	if err := os.Symlink(target, filepath.Join(dir, "evil.jsonl")); err != nil {
 		t.Fatal(err)
 	}
-	c, err := OpenJSONLChat(ctx, dir)
+	c, err := Open(ctx, dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,7 +149,7 @@ func TestJSONLChatAdoptsUpstreamFilesAndRefusesSymlinks(t *testing.T) {
 	}
 }
 
-// Switching back to SQLite: the import moves the files in and AdoptJSONLMeta carries each session's agent, name,
+// Switching back to SQLite: the import moves the files in and AdoptMeta carries each session's agent, name,
 // creation time and owner over, then removes it from the JSONL metadata.
 func TestSwitchBackToSQLiteKeepsMessagesAndOwners(t *testing.T) {
 	ctx := t.Context()
@@ -167,16 +168,16 @@ func TestSwitchBackToSQLiteKeepsMessagesAndOwners(t *testing.T) {
 	if err := c.Close(); err != nil {
 		t.Fatal(err)
 	}
-	s, err := OpenChat(ctx, filepath.Join(dir, "sessions.db"))
+	s, err := store.OpenChat(ctx, filepath.Join(dir, "sessions.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if rep, err := s.ImportJSONL(ctx, dir, t0.Add(time.Hour)); err != nil || rep.Sessions != 1 || rep.Messages != 2 {
+	if rep, err := ImportDir(ctx, s, dir, t0.Add(time.Hour)); err != nil || rep.Sessions != 1 || rep.Messages != 2 {
 		t.Fatalf("import: %+v %v", rep, err)
 	}
-	if n, err := s.AdoptJSONLMeta(ctx, dir); err != nil || n != 2 {
-		t.Fatalf("AdoptJSONLMeta: %d %v", n, err)
+	if n, err := AdoptMeta(ctx, s, dir); err != nil || n != 2 {
+		t.Fatalf("AdoptMeta: %d %v", n, err)
 	}
 	m, err := s.Meta(ctx, "rpc_a")
 	if err != nil || m.AgentAlias != "main" || m.Owner != "alice" || m.MessageCount != 2 || !m.CreatedAt.Equal(t0) {
@@ -186,7 +187,7 @@ func TestSwitchBackToSQLiteKeepsMessagesAndOwners(t *testing.T) {
 		t.Fatalf("empty session carried: %+v %v", m, err)
 	}
 	// Reopening the JSONL backend shows neither twice: the files are archived and the rows have left.
-	c2, err := OpenJSONLChat(ctx, dir)
+	c2, err := Open(ctx, dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -197,7 +198,7 @@ func TestSwitchBackToSQLiteKeepsMessagesAndOwners(t *testing.T) {
 }
 
 // FuzzJSONLSessionFile: any bytes in a session file load without panicking, as contiguous indices, each message a
-// valid one (non-empty role); and a line JSONLChat writes after them (on a fresh line) is read back exactly as the
+// valid one (non-empty role); and a line Chat writes after them (on a fresh line) is read back exactly as the
 // last message.
 func FuzzJSONLSessionFile(f *testing.F) {
 	f.Add([]byte(`{"role":"user","content":"hi"}` + "\n"))
@@ -211,7 +212,7 @@ func FuzzJSONLSessionFile(f *testing.F) {
 				t.Fatalf("message %d: %+v", i, m)
 			}
 		}
-		line, err := json.Marshal(jsonlLine{Role: "user", Content: string(data), CreatedAt: formatTime(t0)})
+		line, err := json.Marshal(jsonlLine{Role: "user", Content: string(data), CreatedAt: store.FormatTime(t0)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -232,7 +233,7 @@ func FuzzJSONLSessionFile(f *testing.F) {
 }
 
 // A turn on the JSONL backend: BeginTurn records the session running and appends the prompt, EndTurn appends the
-// answer and records the end state, as ChatStore's do.
+// answer and records the end state, as store.ChatStore's do.
 func TestJSONLChatBeginAndEndTurn(t *testing.T) {
 	ctx := t.Context()
 	c, _ := openTestJSONL(t)
