@@ -165,6 +165,23 @@ func (p *proc) exited() bool {
 }
 
 // wait waits for the process to exit and returns its exit code.
+// stderrHas reports whether the process's stderr holds every one of subs, waiting up to 10 s for them: the
+// stderr copy runs behind a pipe, so a line the daemon wrote before answering a call may not be read yet when
+// the answer arrives.
+func (p *proc) stderrHas(subs ...string) bool {
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		log, all := p.stderr.String(), true
+		for _, sub := range subs {
+			all = all && strings.Contains(log, sub)
+		}
+		if all || time.Now().After(deadline) {
+			return all
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
 func (p *proc) wait(t *testing.T, timeout time.Duration) int {
 	t.Helper()
 	select {

@@ -74,11 +74,11 @@ func TestLegacyJSONLSessionsImported(t *testing.T) {
 	if got, total := sessionMessages(t, sock, "chat_1"); !slices.Equal(got, want) || total != 3 {
 		t.Fatalf("chat_1 after the first start = %q (total %d), want %q", got, total, want)
 	}
-	if !strings.Contains(d.stderr.String(), "imported legacy jsonl sessions") {
+	if !d.stderrHas("imported legacy jsonl sessions") {
 		t.Errorf("the import was not logged:\n%s", d.stderr.String())
 	}
-	if log := d.stderr.String(); !strings.Contains(log, "legacy jsonl session not imported") || !strings.Contains(log, "bad.jsonl") {
-		t.Errorf("the failed source was not named in a warning:\n%s", log)
+	if !d.stderrHas("legacy jsonl session not imported", "bad.jsonl") {
+		t.Errorf("the failed source was not named in a warning:\n%s", d.stderr.String())
 	}
 	if strings.Contains(d.stderr.String(), "capital of France") || strings.Contains(d.stderr.String(), "hunter2") {
 		t.Errorf("message contents reached the log:\n%s", d.stderr.String())
