@@ -555,6 +555,7 @@ func withConfig(ctx context.Context, env Env, configDir string, fn func(configBa
 	if err != nil {
 		return configError("open", err)
 	}
+	m.LocalErrors() // the user owns the file: its errors may say where it is
 	return fn(localBackend{m})
 }
 

@@ -75,7 +75,7 @@ type EntryError struct {
 }
 
 func (e *EntryError) Error() string {
-	msg := strings.TrimPrefix(e.Err.Error(), "config: ")
+	msg := e.detail()
 	if e.Single {
 		return fmt.Sprintf("config: %s: %s", e.Prop, msg)
 	}
@@ -83,3 +83,35 @@ func (e *EntryError) Error() string {
 }
 
 func (e *EntryError) Unwrap() error { return e.Err }
+
+// detail is what went wrong with the entry, without the prefix and property name its Error already gives: a
+// validation failure or file error about the entry's own property alone is its message and where in the file
+// it is (config.toml:11), not the file's problem list repeating the property.
+func (e *EntryError) detail() string {
+	switch err := e.Err.(type) {
+	case *ValidationError:
+		if len(err.Problems) == 1 && err.Problems[0].Path == e.Prop {
+			p := err.Problems[0]
+			return p.Message + " (" + where(err.File, p.Line, 0) + ")"
+		}
+	case *FileError:
+		if err.Key == e.Prop {
+			return err.Msg + " (" + where(err.File, err.Line, err.Column) + ")"
+		}
+	}
+	return strings.TrimPrefix(e.Err.Error(), "config: ")
+}
+
+// where names a place in file: file:line[:column], or file alone when the line is not known.
+func where(file string, line, col int) string {
+	if file == "" {
+		file = "candidate"
+	}
+	switch {
+	case line <= 0:
+		return file
+	case col <= 0:
+		return fmt.Sprintf("%s:%d", file, line)
+	}
+	return fmt.Sprintf("%s:%d:%d", file, line, col)
+}

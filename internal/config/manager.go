@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strconv"
@@ -34,7 +36,11 @@ type SetEntry struct {
 // Lock order: writeMu (the whole read-modify-save) first, liveMu (the swap) second; liveMu is never held
 // across I/O.
 type Manager struct {
-	path    string
+	path string
+	// name is how errors of the edits and reloads name the file: its base name, with line numbers. Those
+	// errors reach remote clients as the message of an RPC or gateway error, which must not tell them where the
+	// install lives; Open's errors, which only reach the local caller, keep the full path.
+	name    string
 	box     *secrets.Box
 	environ []string
 	log     *slog.Logger
@@ -71,8 +77,8 @@ func openWith(configPath string, box *secrets.Box, environ []string, log *slog.L
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	m := &Manager{path: configPath, box: box, environ: append([]string(nil), environ...), log: log, fs: fsys}
-	st, err := m.read(lenient)
+	m := &Manager{path: configPath, name: filepath.Base(configPath), box: box, environ: append([]string(nil), environ...), log: log, fs: fsys}
+	st, err := m.read(m.path, lenient)
 	if err != nil {
 		return nil, err
 	}
@@ -81,15 +87,38 @@ func openWith(configPath string, box *secrets.Box, environ []string, log *slog.L
 	return m, nil
 }
 
-func (m *Manager) read(lenient bool) (*state, error) {
-	raw, err := m.fs.ReadFile(m.path)
+// read reads and builds the file; name is how its errors name it (the full path or m.name).
+func (m *Manager) read(name string, lenient bool) (*state, error) {
+	raw, err := m.readRaw(name)
 	if err != nil {
-		return nil, fmt.Errorf("config: read %s: %w", m.path, err)
+		return nil, err
 	}
 	if lenient {
-		return buildLenient(m.path, raw, m.environ, m.box)
+		return buildLenient(name, raw, m.environ, m.box)
 	}
-	return build(m.path, raw, m.environ, m.box)
+	return build(name, raw, m.environ, m.box)
+}
+
+// readRaw reads the file. A failure names the file as name; when that is not the full path, it is logged
+// with it.
+func (m *Manager) readRaw(name string) ([]byte, error) {
+	raw, err := m.fs.ReadFile(m.path)
+	if err != nil {
+		if name == m.path {
+			return nil, fmt.Errorf("config: read %s: %w", m.path, err)
+		}
+		m.log.Error("config: read failed", "component", "config", "path", m.path, "err", err)
+		return nil, fmt.Errorf("config: read %s: %w", name, pathFree(err))
+	}
+	return raw, nil
+}
+
+// pathFree strips the path an *fs.PathError names, keeping its operation and cause.
+func pathFree(err error) error {
+	if pe, ok := errors.AsType[*fs.PathError](err); ok {
+		return fmt.Errorf("%s: %w", pe.Op, pe.Err)
+	}
+	return err
 }
 
 func (m *Manager) warn(st *state) {
@@ -100,6 +129,11 @@ func (m *Manager) warn(st *state) {
 
 // Path returns the config file's path.
 func (m *Manager) Path() string { return m.path }
+
+// LocalErrors makes the errors of m's edits and reloads name the file by its full path, for a Manager whose
+// errors only reach the file's owner on this machine (the CLI editing the file without a daemon). Call it
+// before any edit.
+func (m *Manager) LocalErrors() { m.name = m.path }
 
 // Current returns the live config: env overrides applied, secrets decrypted. It is an immutable snapshot
 // (callers must not modify it) and never blocks.
@@ -229,11 +263,11 @@ func (m *Manager) SetMany(ctx context.Context, sets []SetEntry, authorize func(p
 			return nil, err
 		}
 	}
-	raw, err := m.fs.ReadFile(m.path)
+	raw, err := m.readRaw(m.name)
 	if err != nil {
-		return nil, fmt.Errorf("config: read %s: %w", m.path, err)
+		return nil, err
 	}
-	if err := refuseOldSchema(m.path, raw); err != nil {
+	if err := refuseOldSchema(m.name, raw); err != nil {
 		return nil, err
 	}
 	orig, encrypt := raw, m.encryptWanted(raw)
@@ -290,19 +324,19 @@ func (m *Manager) Delete(ctx context.Context, prop string, authorize func([]stri
 			return false, err
 		}
 	}
-	raw, err := m.fs.ReadFile(m.path)
+	raw, err := m.readRaw(m.name)
 	if err != nil {
-		return false, fmt.Errorf("config: read %s: %w", m.path, err)
-	}
-	if err := refuseOldSchema(m.path, raw); err != nil {
 		return false, err
 	}
-	out, found, err := tomledit.Delete(m.path, raw, r.path)
+	if err := refuseOldSchema(m.name, raw); err != nil {
+		return false, err
+	}
+	out, found, err := tomledit.Delete(m.name, raw, r.path)
 	if err != nil || !found {
 		return false, err
 	}
 	if entry := mapEntryPrefix(r.path); entry != nil {
-		if out, err = tomledit.EnsureTable(m.path, out, entry); err != nil {
+		if out, err = tomledit.EnsureTable(m.name, out, entry); err != nil {
 			return false, err
 		}
 	}
@@ -334,7 +368,7 @@ func (m *Manager) Reload(ctx context.Context) (uint64, error) {
 	if err := ctx.Err(); err != nil {
 		return 0, fmt.Errorf("config: reload: %w", err)
 	}
-	st, err := m.read(true)
+	st, err := m.read(m.name, true)
 	var ve *ValidationError
 	if errors.As(err, &ve) {
 		// Nothing usable, or a problem that cannot be disabled: report every problem of the file.
@@ -354,7 +388,7 @@ func (m *Manager) Reload(ctx context.Context) (uint64, error) {
 		}
 	}
 	if len(added) > 0 {
-		return 0, &ValidationError{File: m.path, Problems: added}
+		return 0, &ValidationError{File: m.name, Problems: added}
 	}
 	m.warn(st)
 	return m.swap(st), nil
@@ -377,12 +411,12 @@ func decodeValue(r prop, raw json.RawMessage) (reflect.Value, error) {
 // other value is written in place, encrypted first when it is a secret and encryption is on.
 func (m *Manager) stage(raw []byte, s staged, encrypt bool) ([]byte, error) {
 	if isDefault(s.r.path, s.val) {
-		out, _, err := tomledit.Delete(m.path, raw, s.r.path)
+		out, _, err := tomledit.Delete(m.name, raw, s.r.path)
 		if err != nil {
 			return nil, err
 		}
 		if entry := mapEntryPrefix(s.r.path); entry != nil {
-			return tomledit.EnsureTable(m.path, out, entry)
+			return tomledit.EnsureTable(m.name, out, entry)
 		}
 		return out, nil
 	}
@@ -393,7 +427,7 @@ func (m *Manager) stage(raw []byte, s staged, encrypt bool) ([]byte, error) {
 			return nil, err
 		}
 	}
-	return tomledit.Set(m.path, raw, s.r.path, literal(val))
+	return tomledit.Set(m.name, raw, s.r.path, literal(val))
 }
 
 // mapEntryPrefix returns the path of the deepest map entry containing the leaf's parent (nil if none), so
@@ -431,7 +465,7 @@ func (m *Manager) encryptValue(p Path, v reflect.Value) (reflect.Value, error) {
 
 // encryptWanted reports the effective [secrets] encrypt setting for raw (true when it cannot be read).
 func (m *Manager) encryptWanted(raw []byte) bool {
-	d, err := tomledit.Parse(m.path, raw)
+	d, err := tomledit.Parse(m.name, raw)
 	if err != nil {
 		return true
 	}
@@ -448,22 +482,23 @@ func (m *Manager) encryptWanted(raw []byte) bool {
 // commit finishes a write: stamp schema_version, encrypt plaintext and legacy secrets, build and validate the
 // candidate, save atomically, swap. The caller holds writeMu.
 func (m *Manager) commit(orig, raw []byte, props []string) error {
-	raw, err := tomledit.Set(m.path, raw, Path{"schema_version"}, strconv.Itoa(SchemaVersion))
+	raw, err := tomledit.Set(m.name, raw, Path{"schema_version"}, strconv.Itoa(SchemaVersion))
 	if err != nil {
 		return err
 	}
 	if m.box != nil && m.encryptWanted(raw) {
-		if raw, err = encryptText(m.path, raw, m.box); err != nil {
+		if raw, err = encryptText(m.name, raw, m.box); err != nil {
 			return err
 		}
 	}
-	st, err := build(m.path, raw, m.environ, m.box)
+	st, err := build(m.name, raw, m.environ, m.box)
 	if err != nil {
 		return blame(err, props)
 	}
 	if !bytes.Equal(raw, orig) {
 		if err := atomicSave(m.fs, m.log, m.path, raw); err != nil {
-			return err
+			m.log.Error("config: save failed", "component", "config", "err", err)
+			return fmt.Errorf("config: save %s: %w", m.name, pathFree(errors.Unwrap(err)))
 		}
 	}
 	m.warn(st)
