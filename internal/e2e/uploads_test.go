@@ -79,6 +79,7 @@ func killedBySIGKILL(t *testing.T, p *proc) {
 // first time is absent (its temporary copy never got its name); a tampered file being rewritten still holds
 // its previous, whole content; the next store into the directory removes the dead write's temporary files.
 func TestKill9DuringUploadCommit(t *testing.T) {
+	t.Parallel()
 	exe, err := crashBinary()
 	if err != nil {
 		t.Fatal(err)
