@@ -89,7 +89,6 @@ func (s *tmuxSession) waitScreen(want string) string {
 // A model-supplied command full of terminal control sequences is shown escaped in the approval prompt of a
 // real terminal: the user sees the command that would run, not the one the escape sequences paint.
 func TestApprovalPromptShowsSpoofedCommandInTerminal(t *testing.T) {
-	t.Parallel()
 	var calls atomic.Int32
 	backend := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/event-stream")

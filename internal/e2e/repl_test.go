@@ -87,7 +87,6 @@ func (s *tmuxSession) alive(what string) {
 // The chat on a terminal edits lines: Up recalls the history (kept in the install, 0600), /help is answered
 // by the chat itself, a """ block is one message, and a Ctrl-C at the idle prompt only warns while Ctrl-D quits.
 func TestChatTerminalHistoryHelpAndQuit(t *testing.T) {
-	t.Parallel()
 	h := home(t)
 	d := start(t, env(h), "daemon")
 	waitSocket(t, d, agentSock(h))
@@ -151,7 +150,6 @@ func TestChatTerminalHistoryHelpAndQuit(t *testing.T) {
 // Ctrl-C during a turn cancels that turn, at an approval question (the line editor reads the key) as well as
 // while a tool runs (the terminal sends SIGINT), and the chat goes on; two Ctrl-C at the idle prompt quit.
 func TestChatTerminalCtrlCCancelsTurn(t *testing.T) {
-	t.Parallel()
 	cfg := `schema_version = 3
 
 [providers.models.echo.default]
@@ -208,7 +206,6 @@ auto_approve = ["shell"]
 // The daemon dying between two messages does not end the chat: it reconnects (starting an ephemeral daemon, as
 // `zeroclaw agent` does when none runs), resumes the session, and sends the message.
 func TestChatTerminalReconnectsAfterDaemonDies(t *testing.T) {
-	t.Parallel()
 	h := home(t)
 	d := start(t, env(h), "daemon")
 	waitSocket(t, d, agentSock(h))

@@ -33,10 +33,9 @@ var crashBinary = sync.OnceValues(func() (string, error) {
 // startBinary is start with another executable.
 func startBinary(t *testing.T, exe string, environ []string, args ...string) *proc {
 	t.Helper()
-	saved := binary
-	binary = exe
-	defer func() { binary = saved }()
-	return start(t, environ, args...)
+	cmd := exec.Command(exe, args...)
+	cmd.Env = environ
+	return startCmd(t, cmd, fmt.Sprint(args))
 }
 
 func shaHex(b []byte) string {
