@@ -9,6 +9,7 @@ import (
 // session has its whole history, the interrupted turn's prompt and exactly one visible interruption marker, and
 // the provider's next request carries the history but never the marker.
 func TestKill9MidTurnACPSession(t *testing.T) {
+	t.Parallel()
 	url, lastBody := stallingBackend(t)
 	h, root := homeWithOpenAI(t, "fake", url)
 	_, sock, turnID := killMidSecondTurn(t, h, root, "acp-crash", map[string]any{"chat_mode": "acp"})

@@ -15,6 +15,7 @@ import (
 // its package-lock.json) drives the built binary's `zeroclaw acp` for a whole session, then a second process
 // loads it. Node and the SDK are test dependencies: .ci/run installs them.
 func TestACPPublicSDK(t *testing.T) {
+	t.Parallel()
 	dir, err := filepath.Abs(filepath.Join("..", "..", "tests", "acp-sdk"))
 	if err != nil {
 		t.Fatal(err)
@@ -41,6 +42,7 @@ func TestACPPublicSDK(t *testing.T) {
 // `zeroclaw acp` with no daemon running starts an ephemeral one, answers on stdout with protocol frames only
 // (ids echoed, id 0 included), and exits 0 at the end of its input.
 func TestACPBridgeStdoutIsProtocolOnly(t *testing.T) {
+	t.Parallel()
 	h, root := homeWithOpenAI(t, "fake", "http://127.0.0.1:1/v1")
 	in := `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1}}` + "\n" +
 		`{"jsonrpc":"2.0","id":"x","method":"session/set_mode","params":{}}` + "\n"
@@ -62,6 +64,7 @@ func TestACPBridgeStdoutIsProtocolOnly(t *testing.T) {
 // WebSocket frames, drives the built binary's gateway /acp (subprotocol zeroclaw.acp.v1) with a token paired
 // over HTTP: a bad token is refused, a prompt streams and a tool call is allowed through request_permission.
 func TestACPOverGatewayWebSocket(t *testing.T) {
+	t.Parallel()
 	dir, err := filepath.Abs(filepath.Join("..", "..", "tests", "acp-sdk"))
 	if err != nil {
 		t.Fatal(err)

@@ -48,6 +48,7 @@ func runOK(t *testing.T, environ []string, stdin string, args ...string) string 
 
 // With no daemon, `agent -m` spawns an ephemeral one, prints the echoed answer, and that daemon leaves by itself.
 func TestAgentOneShotSpawnsEphemeralDaemon(t *testing.T) {
+	t.Parallel()
 	h := home(t)
 	out, errOut, code := run(t, env(h), "", "agent", "-m", "hello")
 	if code != 0 || out != "hello\n" {
@@ -72,6 +73,7 @@ func TestAgentOneShotSpawnsEphemeralDaemon(t *testing.T) {
 
 // Two one-shot turns on one --session are stored in order, and a daemon restart returns the same history.
 func TestAgentSessionHistorySurvivesRestart(t *testing.T) {
+	t.Parallel()
 	h := home(t)
 	sock := agentSock(h)
 	d := start(t, env(h), "daemon")
@@ -120,6 +122,7 @@ func TestAgentSessionHistorySurvivesRestart(t *testing.T) {
 
 // Approvals are asked on the terminal: "y" runs the tool, "n" and EOF do not.
 func TestAgentApprovalFromTerminal(t *testing.T) {
+	t.Parallel()
 	h := home(t)
 	d := start(t, env(h), "daemon")
 	waitSocket(t, d, agentSock(h))
@@ -156,6 +159,7 @@ func TestAgentApprovalFromTerminal(t *testing.T) {
 
 // ask_user questions are answered from stdin (a choice number picks that choice); EOF declines.
 func TestAgentElicitationFromTerminal(t *testing.T) {
+	t.Parallel()
 	h := home(t)
 	d := start(t, env(h), "daemon")
 	waitSocket(t, d, agentSock(h))
@@ -179,6 +183,7 @@ func TestAgentElicitationFromTerminal(t *testing.T) {
 
 // Interactive mode: one turn per stdin line until /exit, all on one session.
 func TestAgentInteractive(t *testing.T) {
+	t.Parallel()
 	h := home(t)
 	d := start(t, env(h), "daemon")
 	waitSocket(t, d, agentSock(h))
@@ -195,6 +200,7 @@ func TestAgentInteractive(t *testing.T) {
 
 // sessions list shows a session and sessions delete removes it; an unknown agent is an error (exit 1).
 func TestSessionsListAndDelete(t *testing.T) {
+	t.Parallel()
 	h := home(t)
 	d := start(t, env(h), "daemon")
 	waitSocket(t, d, agentSock(h))
@@ -232,6 +238,7 @@ func TestSessionsListAndDelete(t *testing.T) {
 
 // The first SIGINT during a turn cancels the turn (exit 130) instead of killing the client mid-write.
 func TestAgentInterruptCancelsTurn(t *testing.T) {
+	t.Parallel()
 	h := home(t)
 	d := start(t, env(h), "daemon")
 	waitSocket(t, d, agentSock(h))
@@ -271,6 +278,7 @@ func TestAgentInterruptCancelsTurn(t *testing.T) {
 
 // When the spawned daemon cannot start, the agent command says so and points at the ephemeral log.
 func TestAgentSpawnFailureNamesLog(t *testing.T) {
+	t.Parallel()
 	cfg := "schema_version = 3\n\n[rpc]\nmax_local_connections = \"many\"\n"
 	h, root := homeWithConfig(t, cfg)
 	out, errOut, code := run(t, env(h), "", "agent", "-m", "hello")
@@ -285,6 +293,7 @@ func TestAgentSpawnFailureNamesLog(t *testing.T) {
 
 // --config-dir is handed to the spawned daemon: the session lands in that install, not in ~/.zeroclaw.
 func TestAgentSpawnKeepsConfigDir(t *testing.T) {
+	t.Parallel()
 	h := home(t)
 	dir := filepath.Join(h, "inst")
 	if out := runOK(t, env(h), "", "agent", "--config-dir", dir, "--session", "cd-1", "-m", "in dir"); out != "in dir\n" {
@@ -305,6 +314,7 @@ func TestAgentSpawnKeepsConfigDir(t *testing.T) {
 
 // With two enabled agents and no -a, the command lists them and says how to choose; -a picks one.
 func TestAgentTwoAgentsAsksForAlias(t *testing.T) {
+	t.Parallel()
 	cfg := string(config.DefaultTOML()) + "\n[agents.second]\nmodel_provider = \"echo.default\"\nrisk_profile = \"supervised\"\n"
 	h, _ := homeWithConfig(t, cfg)
 	out, errOut, code := run(t, env(h), "", "agent", "-m", "hello")

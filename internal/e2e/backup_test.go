@@ -32,6 +32,7 @@ func messages(t *testing.T, c *ndjson.Client, id string, rid int) []string {
 // which holds every turn and config change acknowledged before the backup began, and whose history is a
 // prefix of the original's (the snapshot of one moment, nothing half-applied out of order).
 func TestBackupUnderLoad(t *testing.T) {
+	t.Parallel()
 	h := home(t)
 	sock := agentSock(h)
 	d := start(t, env(h), "daemon")
@@ -77,7 +78,7 @@ func TestBackupUnderLoad(t *testing.T) {
 		t.Fatalf("restore output:\n%s", out)
 	}
 	rsock := filepath.Join(root, "data", "daemon.sock")
-	// The first daemon still holds the default gateway port: the restored one binds one of its own (or doctor
+	// The restored install's daemon binds a gateway port of its own beside the first daemon's (or doctor
 	// rightly reports its gateway as not served).
 	d2 := start(t, env(h, "ZEROCLAW_GATEWAY__PORT=0"), "daemon", "--config-dir", root)
 	waitSocket(t, d2, rsock)

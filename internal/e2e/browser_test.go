@@ -278,7 +278,7 @@ port = %d
 `, port)
 	h, root := homeWithConfig(t, cfg)
 	tg := &target{h: h, root: root, sock: filepath.Join(root, "data", "daemon.sock"), port: port}
-	tg.d = start(t, env(h), "daemon")
+	tg.d = start(t, envOwnPort(h), "daemon")
 	waitSocket(t, tg.d, tg.sock)
 	tg.base, tg.token = pairWithBanner(t, tg.d)
 	if want := fmt.Sprintf("http://127.0.0.1:%d", port); tg.base != want {
@@ -289,7 +289,7 @@ port = %d
 		t.Fatalf("devices after pairing the owner: %v", devs)
 	}
 	tg.deviceID = devs[0]
-	out, errOut, rc := run(t, env(h), "", "pair", "code")
+	out, errOut, rc := run(t, envOwnPort(h), "", "pair", "code")
 	if rc != 0 || len(strings.TrimSpace(out)) != 6 {
 		t.Fatalf("pair code: %d %q %q", rc, out, errOut)
 	}
@@ -367,7 +367,7 @@ func (tg *target) unchanged(t *testing.T) {
 	if s := tg.status(t); s != http.StatusOK {
 		t.Errorf("the owner's token no longer works: GET /api/status %d", s)
 	}
-	if out, _, rc := run(t, env(tg.h), "", "pair", "code"); rc != 0 || strings.TrimSpace(out) != tg.code {
+	if out, _, rc := run(t, envOwnPort(tg.h), "", "pair", "code"); rc != 0 || strings.TrimSpace(out) != tg.code {
 		t.Errorf("the pending pairing code changed: %d %q, was %s", rc, out, tg.code)
 	}
 	if g := tg.reload(t); g != tg.gen+1 {

@@ -32,6 +32,7 @@ func wantFail(t *testing.T, environ []string, want []string, args ...string) str
 // The real binary: what the operator reads when something is not there is an error (exit 1) in one clean
 // line with a hint; cron jobs are named by name as the tools allow.
 func TestCLINotFoundAndCleanErrors(t *testing.T) {
+	t.Parallel()
 	h, _ := cronHome(t)
 	d := start(t, env(h), "daemon")
 	waitSocket(t, d, agentSock(h))
@@ -68,6 +69,7 @@ func TestCLINotFoundAndCleanErrors(t *testing.T) {
 // The real binary: sessions show takes an id or a unique prefix, refuses an unknown id and an ambiguous
 // prefix (exit 1), lists titles, and shows a tool turn as text rather than its stored JSON.
 func TestCLISessionsShowAndList(t *testing.T) {
+	t.Parallel()
 	h := home(t)
 	d := start(t, env(h), "daemon")
 	waitSocket(t, d, agentSock(h))
@@ -104,6 +106,7 @@ func TestCLISessionsShowAndList(t *testing.T) {
 // of "no daemon is running", without starting one; costs fills the per-day token columns, prices a known model
 // and names an unpriced one.
 func TestCLIOfflineReads(t *testing.T) {
+	t.Parallel()
 	h, root := cronHome(t)
 	sock := agentSock(h)
 	d := start(t, env(h), "daemon")
@@ -160,6 +163,7 @@ func TestCLIOfflineReads(t *testing.T) {
 // The real binary: help goes to stdout with exit 0, for the whole CLI, a command group and a subcommand;
 // a listing prints JSON with --json.
 func TestCLIHelpOnStdoutAndJSON(t *testing.T) {
+	t.Parallel()
 	h := home(t)
 	for _, args := range [][]string{{"help"}, {"--help"}, {"-h"}, {"help", "cron"}, {"cron", "--help"}, {"memory", "help"},
 		{"sessions", "show", "-h"}, {"logs", "--help"}, {"config", "-h"}, {"pair", "list", "-h"}} {
@@ -195,6 +199,7 @@ func TestCLIHelpOnStdoutAndJSON(t *testing.T) {
 // The real binary: a daemon started on a config.toml or .secret_key that other users may read says so once
 // per file at start, with the fix; a private install gets no such warning.
 func TestDaemonWarnsAboutReadableSecrets(t *testing.T) {
+	t.Parallel()
 	h, root := cronHome(t)
 	d := start(t, env(h), "daemon")
 	waitSocket(t, d, agentSock(h))
@@ -228,6 +233,7 @@ func TestDaemonWarnsAboutReadableSecrets(t *testing.T) {
 // One flag spelling across commands: agent takes --agent like costs, cron and memory, and --message beside -m;
 // the short forms still work.
 func TestCLIAgentFlagSpellings(t *testing.T) {
+	t.Parallel()
 	h := home(t)
 	for _, args := range [][]string{
 		{"agent", "--agent", "default", "--message", "long spelling"},

@@ -120,6 +120,7 @@ func checkCLIEdits(t *testing.T, in configInstall) {
 }
 
 func TestConfigCLIWithoutDaemon(t *testing.T) {
+	t.Parallel()
 	in := newConfigInstall(t)
 	// No daemon has ever run: the CLI writes the default config itself, under the install lock.
 	if got := in.zc(t, "config", "path"); got != in.cfg+"\n" {
@@ -143,6 +144,7 @@ func TestConfigCLIWithoutDaemon(t *testing.T) {
 }
 
 func TestConfigCLIWithDaemon(t *testing.T) {
+	t.Parallel()
 	in := newConfigInstall(t)
 	d := start(t, in.env, "daemon")
 	waitSocket(t, d, in.sock)
@@ -186,6 +188,7 @@ func configGetValue(t *testing.T, c *ndjson.Client, prop string) any {
 
 // The seed's example: an operator profile, then one atomic set-many creating a user.
 func TestConfigSeedExampleCLI(t *testing.T) {
+	t.Parallel()
 	in := newConfigInstall(t)
 	d := start(t, in.env, "daemon")
 	waitSocket(t, d, in.sock)
@@ -208,6 +211,7 @@ func TestConfigSeedExampleCLI(t *testing.T) {
 }
 
 func TestConfigSeedExampleRPC(t *testing.T) {
+	t.Parallel()
 	in := newConfigInstall(t)
 	d := start(t, in.env, "daemon")
 	waitSocket(t, d, in.sock)
@@ -236,6 +240,7 @@ func TestConfigSeedExampleRPC(t *testing.T) {
 
 // One invalid entry refuses the whole batch: the file bytes stay as they were, and the error names the index.
 func TestConfigBatchWithInvalidEntry(t *testing.T) {
+	t.Parallel()
 	in := newConfigInstall(t)
 	d := start(t, in.env, "daemon")
 	waitSocket(t, d, in.sock)
@@ -274,6 +279,7 @@ func TestConfigBatchWithInvalidEntry(t *testing.T) {
 }
 
 func TestConfigValidateCommand(t *testing.T) {
+	t.Parallel()
 	in := newConfigInstall(t)
 	in.zc(t, "config", "path")
 	if err := os.MkdirAll(in.root, 0o700); err != nil {
@@ -316,6 +322,7 @@ func TestConfigValidateCommand(t *testing.T) {
 // Crash safety (issue 3): kill -9 the daemon at random moments while a client loops config/set-many; after
 // every kill config.toml loads and is exactly one batch's content, never a mix, and temp files do not pile up.
 func TestConfigCrashSafety(t *testing.T) {
+	t.Parallel()
 	in := newConfigInstall(t)
 	seed := rand.Uint64()
 	t.Logf("seed %d", seed)

@@ -36,6 +36,7 @@ func dialStream(t *testing.T, sock string) *ndjson.Client {
 // user message of the interrupted turn, no partial assistant message, nothing twice; the session is idle and
 // takes a new turn. Both session backends: sessions.db, and one JSONL file per session.
 func TestKill9MidTurnKeepsHistory(t *testing.T) {
+	t.Parallel()
 	t.Run("sqlite", func(t *testing.T) { testKill9MidTurnKeepsHistory(t, "") })
 	t.Run("jsonl", func(t *testing.T) { testKill9MidTurnKeepsHistory(t, "\n[channels]\nsession_backend = \"jsonl\"\n") })
 }

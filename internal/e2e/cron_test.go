@@ -96,6 +96,7 @@ func lines(path string) int {
 
 // A one-shot job that fell due while the daemon was stopped runs once when it starts again; the CLI shows it.
 func TestCronJobDueWhileDownRunsOnceAfterStart(t *testing.T) {
+	t.Parallel()
 	h, root := cronHome(t)
 	sock := filepath.Join(root, "data", "daemon.sock")
 	d := start(t, env(h), "daemon")
@@ -188,6 +189,7 @@ func sharingBinary(t *testing.T) string {
 // Two daemons (two processes, test-only build) on one install wake at the same due time and race for 20 jobs:
 // each runs exactly once.
 func TestCronTwoSchedulersClaimEachJobOnce(t *testing.T) {
+	t.Parallel()
 	h, root := cronHome(t)
 	bin := sharingBinary(t)
 	sockA, sockB := filepath.Join(root, "data", "a.sock"), filepath.Join(root, "data", "b.sock")
@@ -244,6 +246,7 @@ func TestCronTwoSchedulersClaimEachJobOnce(t *testing.T) {
 // kill -9 during a run: after the restart the run and its control-plane task are lost, and the job runs again
 // at its next due time.
 func TestCronKill9MidRunIsLost(t *testing.T) {
+	t.Parallel()
 	h, root := cronHome(t)
 	sock := filepath.Join(root, "data", "daemon.sock")
 	d := start(t, env(h), "daemon")
@@ -305,6 +308,7 @@ func TestCronKill9MidRunIsLost(t *testing.T) {
 // A jobs.db written by upstream (its DDL and rows as its code writes them) is read, listed and run; a row with a
 // command the agent's profile refuses is recorded as failed.
 func TestCronUpstreamJobsDB(t *testing.T) {
+	t.Parallel()
 	h, root := cronHome(t)
 	dbPath := filepath.Join(root, "data", "cron", "jobs.db")
 	if err := os.MkdirAll(filepath.Dir(dbPath), 0o700); err != nil {

@@ -19,6 +19,7 @@ import (
 
 // The seed's quick test, driven through real socat against the real binary on the default endpoint.
 func TestSocatQuickTest(t *testing.T) {
+	t.Parallel()
 	socat, err := exec.LookPath("socat")
 	if err != nil {
 		t.Fatal("socat is required for this test (apt-get install socat); .ci/run installs it")
@@ -54,6 +55,7 @@ func TestSocatQuickTest(t *testing.T) {
 
 // A fresh install gets the default config (0600, schema 3, echo provider) and a private socket.
 func TestFreshInstallLayout(t *testing.T) {
+	t.Parallel()
 	h := home(t)
 	d := start(t, env(h), "daemon")
 	root := filepath.Join(h, ".zeroclaw")
@@ -88,6 +90,7 @@ func TestFreshInstallLayout(t *testing.T) {
 // A second daemon on the same install is refused with the first one's pid; the first keeps serving and its
 // socket survives the second's exit.
 func TestSecondDaemonRefused(t *testing.T) {
+	t.Parallel()
 	h := home(t)
 	first := start(t, env(h), "daemon")
 	sock := filepath.Join(h, ".zeroclaw", "data", "daemon.sock")
@@ -114,6 +117,7 @@ func TestSecondDaemonRefused(t *testing.T) {
 
 // Another install pointed at the same endpoint with ZEROCLAW_SOCKET is refused by the endpoint lock.
 func TestSharedEndpointRefused(t *testing.T) {
+	t.Parallel()
 	h := home(t)
 	sock := filepath.Join(h, "shared.sock")
 	first := start(t, env(h, "ZEROCLAW_SOCKET="+sock, "ZEROCLAW_CONFIG_DIR="+filepath.Join(h, "a")), "daemon")
@@ -127,6 +131,7 @@ func TestSharedEndpointRefused(t *testing.T) {
 
 // A stale socket left by a dead daemon is replaced.
 func TestStaleSocketReplaced(t *testing.T) {
+	t.Parallel()
 	h := home(t)
 	sock := filepath.Join(h, "stale.sock")
 	ln, err := net.Listen("unix", sock)
@@ -147,6 +152,7 @@ func TestStaleSocketReplaced(t *testing.T) {
 
 // A path that is not a socket is never removed: the daemon refuses to start.
 func TestNonSocketPathLeftAlone(t *testing.T) {
+	t.Parallel()
 	h := home(t)
 	path := filepath.Join(h, "notasocket")
 	if err := os.WriteFile(path, []byte("precious"), 0o600); err != nil {
@@ -166,6 +172,7 @@ func TestNonSocketPathLeftAlone(t *testing.T) {
 
 // status without a daemon exits 1 with a hint; with one it prints the pid.
 func TestStatusCommand(t *testing.T) {
+	t.Parallel()
 	h := home(t)
 	_, stderr, code := run(t, env(h), "", "status")
 	if code != 1 || !strings.Contains(stderr, "no daemon is running") || !strings.Contains(stderr, "Try: zeroclaw daemon") {
@@ -181,6 +188,7 @@ func TestStatusCommand(t *testing.T) {
 
 // zeroclaw stop shuts the daemon down gracefully: exit 0, socket removed, lock files kept.
 func TestStopCommand(t *testing.T) {
+	t.Parallel()
 	h := home(t)
 	d := start(t, env(h), "daemon")
 	sock := filepath.Join(h, ".zeroclaw", "data", "daemon.sock")
@@ -202,6 +210,7 @@ func TestStopCommand(t *testing.T) {
 
 // SIGTERM and SIGINT shut down gracefully with exit 0 and remove the socket.
 func TestSignalsShutDownGracefully(t *testing.T) {
+	t.Parallel()
 	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
 		t.Run(sig.String(), func(t *testing.T) {
 			h := home(t)
@@ -228,6 +237,7 @@ func TestSignalsShutDownGracefully(t *testing.T) {
 
 // kill -9 leaves a stale socket behind; the next daemon takes over without help.
 func TestRestartAfterKill9(t *testing.T) {
+	t.Parallel()
 	h := home(t)
 	sock := filepath.Join(h, ".zeroclaw", "data", "daemon.sock")
 	for i := 0; i < 3; i++ {
@@ -247,6 +257,7 @@ func TestRestartAfterKill9(t *testing.T) {
 // A config that fails to parse stops the daemon with an error naming the file, the line and the key.
 // A syntax error stops the start, naming file, line and key; the file is left as it is.
 func TestBadConfigRefused(t *testing.T) {
+	t.Parallel()
 	cfg := "schema_version = 3\n\n[rpc]\nmax_local_connections = \n"
 	h, root := homeWithConfig(t, cfg)
 	_, stderr, code := run(t, env(h), "", "daemon")
@@ -267,6 +278,7 @@ func TestBadConfigRefused(t *testing.T) {
 // back to its default and an agent naming a missing provider is disabled, each with a warning naming its path
 // and line; the rest serves, and the file is left as it is.
 func TestBrokenEntriesDisabledAtStart(t *testing.T) {
+	t.Parallel()
 	h := home(t)
 	root := filepath.Join(h, ".zeroclaw")
 	cfg := string(config.DefaultTOML()) + "\n[rpc]\nmax_local_connections = \"many\"\n\n[agents.broken]\nmodel_provider = \"openai.nowhere\"\nrisk_profile = \"supervised\"\n"
@@ -308,6 +320,7 @@ func TestBrokenEntriesDisabledAtStart(t *testing.T) {
 
 // zeroclaw rpc initializes, sends each stdin line and prints every reply.
 func TestRPCCommand(t *testing.T) {
+	t.Parallel()
 	h := home(t)
 	d := start(t, env(h), "daemon")
 	waitSocket(t, d, filepath.Join(h, ".zeroclaw", "data", "daemon.sock"))
@@ -329,6 +342,7 @@ func TestRPCCommand(t *testing.T) {
 // A symlink planted at <socket>.lock in a shared sticky directory (a socket in /tmp) is refused: the daemon
 // does not write its pid through it into the victim file.
 func TestSymlinkedEndpointLockRefused(t *testing.T) {
+	t.Parallel()
 	h := home(t)
 	shared := filepath.Join(h, "tmp")
 	if err := os.Mkdir(shared, 0o700); err != nil {
@@ -363,6 +377,7 @@ func TestSymlinkedEndpointLockRefused(t *testing.T) {
 
 // A lock file planted and held by another user does not make the daemon name a pid written by that user.
 func TestForeignEndpointLockNamesOwner(t *testing.T) {
+	t.Parallel()
 	if os.Getuid() != 0 {
 		// Not a skip: the refusal of a foreign lock is only provable with a file another uid owns. CI runs as root.
 		t.Fatal("this test plants a file owned by another uid and needs root: run the suite as root, as .ci/run does")

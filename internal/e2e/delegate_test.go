@@ -73,6 +73,7 @@ delegation_policy = { mode = "allow" }
 // kill -9 while a background delegated task runs: its result file still says running (nobody rewrote it), its
 // control-plane task is lost after the restart, and check_result reads it as lost, not as running forever.
 func TestDelegateKill9LeavesLostTask(t *testing.T) {
+	t.Parallel()
 	var mu sync.Mutex
 	var taskID string
 	calls := 0

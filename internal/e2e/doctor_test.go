@@ -13,6 +13,7 @@ import (
 // The real binary: `zeroclaw doctor` asks the running daemon (doctor/run), and inspects the install itself
 // when none runs; a wrong mode and a stale socket are found, each with its fix, and make the exit code 1.
 func TestDoctorCLI(t *testing.T) {
+	t.Parallel()
 	h := home(t)
 	root := filepath.Join(h, ".zeroclaw")
 	d := start(t, env(h), "daemon")

@@ -92,8 +92,17 @@ workspace_only = true
 	return homeWithConfig(t, cfg)
 }
 
-// env is a minimal, hermetic environment for the binary.
+// env is a minimal, hermetic environment for the binary. Its gateway binds a kernel-picked port
+// (ZEROCLAW_gateway__port=0: an override in memory only, config.toml stays as written), so the daemons of
+// parallel tests, and of other packages' tests beside this one, never race for the default port 42617. A test
+// about the port its config sets uses envOwnPort.
 func env(homeDir string, extra ...string) []string {
+	return append(envOwnPort(homeDir, "ZEROCLAW_gateway__port=0"), extra...)
+}
+
+// envOwnPort is env without the gateway port override: the daemon binds the port its config.toml sets (the
+// default 42617 when it sets none). Tests using it do not run in parallel.
+func envOwnPort(homeDir string, extra ...string) []string {
 	return append([]string{"HOME=" + homeDir, "PATH=" + os.Getenv("PATH")}, extra...)
 }
 

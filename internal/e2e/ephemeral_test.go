@@ -47,6 +47,7 @@ const EphemeralGraceForTest = time.Second
 
 // Without any client, an ephemeral daemon keeps running past the grace period.
 func TestEphemeralWaitsForFirstClient(t *testing.T) {
+	t.Parallel()
 	h := home(t)
 	d := start(t, env(h), "daemon", "--ephemeral")
 	sock := filepath.Join(h, ".zeroclaw", "data", "daemon.sock")

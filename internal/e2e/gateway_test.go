@@ -18,6 +18,7 @@ import (
 // The real binary: the daemon prints its pairing code at start (never in the log), `zeroclaw pair code` shows
 // it, a device pairs over HTTP, `zeroclaw pair list` shows it and `zeroclaw pair revoke` locks it out.
 func TestGatewayPairCLI(t *testing.T) {
+	t.Parallel()
 	cfg := "schema_version = 3\n\n[providers.models.echo.default]\nmodel = \"echo\"\n\n[agents.default]\nmodel_provider = \"echo.default\"\nrisk_profile = \"supervised\"\n\n[risk_profiles.supervised]\nlevel = \"supervised\"\n\n[permission_profiles.viewer]\ngrants = [\"status:read\"]\n\n[gateway]\nport = 0\n"
 	h, root := homeWithConfig(t, cfg)
 	d := start(t, env(h), "daemon")
@@ -106,7 +107,7 @@ func TestGatewayPortTaken(t *testing.T) {
 	port := ln.Addr().(*net.TCPAddr).Port
 	cfg := fmt.Sprintf("schema_version = 3\n\n[gateway]\nport = %d\n", port)
 	h, root := homeWithConfig(t, cfg)
-	d := start(t, env(h), "daemon")
+	d := start(t, envOwnPort(h), "daemon")
 	sock := filepath.Join(root, "data", "daemon.sock")
 	waitSocket(t, d, sock)
 	if pid := statusPID(t, sock); pid != d.cmd.Process.Pid {
@@ -119,7 +120,7 @@ func TestGatewayPortTaken(t *testing.T) {
 
 	// status and doctor say so too, with the address and how to fix it.
 	addr := fmt.Sprintf("127.0.0.1:%d", port)
-	out := runOK(t, env(h), "", "status")
+	out := runOK(t, envOwnPort(h), "", "status")
 	if !strings.Contains(out, "gateway:     NOT SERVED at "+addr+": ") || !strings.Contains(out, "address already in use") {
 		t.Fatalf("status does not say the gateway is not served:\n%s", out)
 	}
@@ -129,13 +130,13 @@ func TestGatewayPortTaken(t *testing.T) {
 			State, Addr, Error string
 		} `json:"gateway"`
 	}
-	if err := json.Unmarshal([]byte(runOK(t, env(h), "", "status", "--json")), &st); err != nil {
+	if err := json.Unmarshal([]byte(runOK(t, envOwnPort(h), "", "status", "--json")), &st); err != nil {
 		t.Fatal(err)
 	}
 	if st.PID != d.cmd.Process.Pid || st.Gateway.State != "not_served" || st.Gateway.Addr != addr || !strings.Contains(st.Gateway.Error, "address already in use") {
 		t.Fatalf("status --json: %+v", st)
 	}
-	docOut, _, code := run(t, env(h), "", "doctor", "--offline")
+	docOut, _, code := run(t, envOwnPort(h), "", "doctor", "--offline")
 	fix := fmt.Sprintf("zeroclaw config set gateway.port %d", port+1)
 	if code != 1 || !strings.Contains(docOut, "ERROR [gateway] the gateway is configured at "+addr+" but not served") ||
 		!strings.Contains(docOut, "sport = :"+strconv.Itoa(port)) || !strings.Contains(docOut, fix) {
@@ -149,12 +150,12 @@ func TestGatewayPortTaken(t *testing.T) {
 	}
 	freePort := free.Addr().(*net.TCPAddr).Port
 	free.Close()
-	runOK(t, env(h), "", "config", "set", "gateway.port", strconv.Itoa(freePort))
+	runOK(t, envOwnPort(h), "", "config", "set", "gateway.port", strconv.Itoa(freePort))
 	want := fmt.Sprintf("gateway:     served at http://127.0.0.1:%d\n", freePort)
 	eventually(t, 10*time.Second, "status showing the gateway served", func() bool {
-		return strings.Contains(runOK(t, env(h), "", "status"), want)
+		return strings.Contains(runOK(t, envOwnPort(h), "", "status"), want)
 	})
-	if docOut, _, _ := run(t, env(h), "", "doctor", "--offline"); !strings.Contains(docOut, "ok    [gateway] the gateway serves http://127.0.0.1:"+strconv.Itoa(freePort)) {
+	if docOut, _, _ := run(t, envOwnPort(h), "", "doctor", "--offline"); !strings.Contains(docOut, "ok    [gateway] the gateway serves http://127.0.0.1:"+strconv.Itoa(freePort)) {
 		t.Fatalf("doctor after the fix:\n%s", docOut)
 	}
 }
@@ -202,7 +203,7 @@ func TestEphemeralDaemonServesNoGateway(t *testing.T) {
 		if ephemeral {
 			args = append(args, "--ephemeral")
 		}
-		d := start(t, env(h), args...)
+		d := start(t, envOwnPort(h), args...)
 		waitSocket(t, d, sock)
 		statusPID(t, sock) // the daemon has finished starting
 		c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", port), 2*time.Second)

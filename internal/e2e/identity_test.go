@@ -17,6 +17,7 @@ import (
 // The real binary: the first turn seeds the default agent's identity files and sends them to the model; a
 // SOUL.md edited on disk and a skill added to an opted-in bundle are in the very next request.
 func TestIdentityAndSkillsReachTheModel(t *testing.T) {
+	t.Parallel()
 	var mu sync.Mutex
 	var systems []string
 	backend := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -16,6 +16,7 @@ import (
 // mid-import; the test does not depend on it). After a restart the legacy session holds every line exactly
 // once, the session used during the import keeps its turn, and the source is archived.
 func TestLegacyJSONLImportServesThenSurvivesKill9(t *testing.T) {
+	t.Parallel()
 	h := home(t)
 	dir := filepath.Join(h, ".zeroclaw", "data", "sessions")
 	if err := os.MkdirAll(dir, 0o700); err != nil {

@@ -51,6 +51,7 @@ func jsonlNames(t *testing.T, dir string) []string {
 // restart imports nothing twice, and the source is archived as .jsonl.migrated. A source that cannot be
 // imported is named in a warning, stays where it was, and does not stop the daemon.
 func TestLegacyJSONLSessionsImported(t *testing.T) {
+	t.Parallel()
 	h := home(t)
 	dir := filepath.Join(h, ".zeroclaw", "data", "sessions")
 	if err := os.MkdirAll(dir, 0o700); err != nil {
@@ -104,6 +105,7 @@ func TestLegacyJSONLSessionsImported(t *testing.T) {
 // A daemon killed with SIGKILL anywhere in the import (before it starts, with the source staged, with the
 // archive linked) leaves state the next start completes: every message lands exactly once.
 func TestLegacyJSONLImportSurvivesKill9(t *testing.T) {
+	t.Parallel()
 	h := home(t)
 	dir := filepath.Join(h, ".zeroclaw", "data", "sessions")
 	if err := os.MkdirAll(dir, 0o700); err != nil {

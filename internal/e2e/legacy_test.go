@@ -44,6 +44,7 @@ default_provider = "echo" # no key needed
 // workspace up, moves it into the current layout, leaves config.toml as it is (moving files never changes
 // schema_version), and serves the old history. A restart does not migrate again.
 func TestLegacyWorkspaceMigration(t *testing.T) {
+	t.Parallel()
 	h := home(t)
 	root := filepath.Join(h, ".zeroclaw")
 	ws := filepath.Join(root, "workspace")
@@ -140,6 +141,7 @@ func TestLegacyWorkspaceMigration(t *testing.T) {
 // The first contact with a legacy install is often `zeroclaw agent`, which spawns the daemon: nothing the
 // spawning client creates may block the migration (its log lives in data/, not in a migration target).
 func TestLegacyMigrationThroughSpawnedDaemon(t *testing.T) {
+	t.Parallel()
 	h := home(t)
 	root := filepath.Join(h, ".zeroclaw")
 	ws := filepath.Join(root, "workspace")

@@ -244,6 +244,7 @@ var liveStores = []liveStore{
 // file after the doctor: had anything in the daemon opened and closed the file outside SQLite, the kernel
 // would have dropped the lock, and the outside program's close would have taken the daemon's WAL with it.
 func TestDoctorThenOutsideReaderKeepsAcknowledgedWrites(t *testing.T) {
+	t.Parallel()
 	for _, s := range liveStores {
 		t.Run(s.name, func(t *testing.T) {
 			h, root := cronHome(t)

@@ -9,6 +9,7 @@ import (
 // The real binary: a fact the agent stores with memory_store (the echo model's /tool command) is listed,
 // searched, shown and forgotten with `zeroclaw memory`, and lives in data/memory/brain.db across a restart.
 func TestMemoryCommands(t *testing.T) {
+	t.Parallel()
 	h := home(t)
 	sock := agentSock(h)
 	d := start(t, env(h), "daemon")

@@ -10,6 +10,7 @@ import (
 // The real binary: a turn leaves runtime events that `zeroclaw logs` prints (filtered, and as JSON lines of
 // schema v2), and a cost line that `zeroclaw costs` tabulates by model; bad flags are refused with a hint.
 func TestLogsAndCostsCLI(t *testing.T) {
+	t.Parallel()
 	h := home(t)
 	d := start(t, env(h), "daemon")
 	waitSocket(t, d, agentSock(h))

@@ -14,6 +14,7 @@ import (
 // twice each: the unit is printed and written once, a second install and uninstall change nothing and say so,
 // start refuses a unit the service manager cannot see, and systemd-analyze accepts the unit the binary wrote.
 func TestServiceInstallUninstall(t *testing.T) {
+	t.Parallel()
 	if runtime.GOOS != "linux" {
 		t.Fatalf("this test checks the systemd unit; run it on Linux (CI does)")
 	}

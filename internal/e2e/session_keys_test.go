@@ -53,6 +53,7 @@ func storedKeys(t *testing.T, path string) ([]string, map[string]int) {
 // and its next turn lands under the same key. A session an earlier release of ours stored under its bare id
 // resumes as well and keeps its key: no second row for either.
 func TestSessionKeysAcrossRestart(t *testing.T) {
+	t.Parallel()
 	h := home(t)
 	root := filepath.Join(h, ".zeroclaw")
 	sock := filepath.Join(root, "data", "daemon.sock")

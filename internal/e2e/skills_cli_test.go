@@ -44,6 +44,7 @@ func editorScript(t *testing.T, content string) string {
 // The real binary: skills and personality have CLI commands beside their socket methods: list (with the
 // workspace's own skills), show, and edit through $EDITOR.
 func TestSkillsAndPersonalityCLI(t *testing.T) {
+	t.Parallel()
 	h, root := homeWithConfig(t, skillsConfig)
 	own := filepath.Join(root, "agents", "default", "workspace", "skills", "deploy", "SKILL.md")
 	if err := os.MkdirAll(filepath.Dir(own), 0o700); err != nil {

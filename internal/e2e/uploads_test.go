@@ -33,10 +33,9 @@ var crashBinary = sync.OnceValues(func() (string, error) {
 // startBinary is start with another executable.
 func startBinary(t *testing.T, exe string, environ []string, args ...string) *proc {
 	t.Helper()
-	saved := binary
-	binary = exe
-	defer func() { binary = saved }()
-	return start(t, environ, args...)
+	cmd := exec.Command(exe, args...)
+	cmd.Env = environ
+	return startCmd(t, cmd, fmt.Sprint(args))
 }
 
 func shaHex(b []byte) string {
@@ -79,6 +78,7 @@ func killedBySIGKILL(t *testing.T, p *proc) {
 // first time is absent (its temporary copy never got its name); a tampered file being rewritten still holds
 // its previous, whole content; the next store into the directory removes the dead write's temporary files.
 func TestKill9DuringUploadCommit(t *testing.T) {
+	t.Parallel()
 	exe, err := crashBinary()
 	if err != nil {
 		t.Fatal(err)

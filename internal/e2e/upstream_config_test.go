@@ -72,6 +72,7 @@ func checkV1Values(t *testing.T, c *ndjson.Client, when string) {
 // file (keeping config.toml.bak), the running daemon reloads it, writes work, and a restarted daemon reads the
 // same values.
 func TestUpstreamV1InstallStartsUnchanged(t *testing.T) {
+	t.Parallel()
 	h := home(t)
 	root := filepath.Join(h, ".zeroclaw")
 	cfgPath := filepath.Join(root, "config.toml")
@@ -194,6 +195,7 @@ func TestUpstreamV1InstallStartsUnchanged(t *testing.T) {
 // config migrate without a daemon works on the file under the install lock; --dry-run prints the v3 file and
 // changes nothing.
 func TestConfigMigrateWithoutDaemon(t *testing.T) {
+	t.Parallel()
 	h := home(t)
 	root := filepath.Join(h, ".zeroclaw")
 	cfgPath := filepath.Join(root, "config.toml")
@@ -229,6 +231,7 @@ func TestConfigMigrateWithoutDaemon(t *testing.T) {
 // with the expected values readable through config/get, the file byte for byte as it was; `config migrate`
 // writes a v3 file that `config validate` accepts and a restarted daemon reads identically.
 func TestUpstreamCasesOverTheSocket(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join("..", "config", "upstream", "testdata")
 	b, err := os.ReadFile(filepath.Join(dir, "expected.json"))
 	if err != nil {
