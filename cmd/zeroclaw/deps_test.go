@@ -66,6 +66,7 @@ var imports = map[string][]string{
 	"internal/provider/providertest":     {},
 	"internal/rpctest":                   {"internal/clock", "internal/daemon", "internal/rpctest/ndjson", "internal/session", "github.com/coder/websocket", "internal/localsock"},
 	"internal/rpctest/ndjson":            {},
+	"internal/install/helperproc":        {},
 	"internal/e2e":                       {},
 	"scripts/startup":                    {},
 	"internal/cli/chat":                  {"internal/cli/client", "internal/cli/hint", "internal/api", "internal/atomicfile", "internal/jsonrpc", "internal/visible", "github.com/peterh/liner"},

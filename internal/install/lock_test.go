@@ -126,11 +126,11 @@ func TestLockHeldByChildProcess(t *testing.T) {
 
 	_, err := AcquireLock(path)
 	var le *LockedError
-	if !errors.As(err, &le) || le.PID != h.pid() {
-		t.Fatalf("AcquireLock while child holds it: %v, want *LockedError with pid %d", err, h.pid())
+	if !errors.As(err, &le) || le.PID != h.PID() {
+		t.Fatalf("AcquireLock while child holds it: %v, want *LockedError with pid %d", err, h.PID())
 	}
 
-	h.stop(t)
+	h.Stop(t)
 	l, err := AcquireLock(path)
 	if err != nil {
 		t.Fatalf("AcquireLock after the child released: %v", err)
@@ -141,11 +141,11 @@ func TestLockHeldByChildProcess(t *testing.T) {
 func TestLockReleasedWhenHolderIsKilled(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "daemon.lock")
 	h := startHelper(t, "lock", path)
-	h.kill(t)
+	h.Kill(t)
 
 	// The dead holder's pid is still in the file, but the kernel dropped its lock.
-	if got := readPIDFile(t, path); got != h.pid() {
-		t.Fatalf("lock file pid %d, want the killed child's %d", got, h.pid())
+	if got := readPIDFile(t, path); got != h.PID() {
+		t.Fatalf("lock file pid %d, want the killed child's %d", got, h.PID())
 	}
 	l, err := AcquireLock(path)
 	if err != nil {

@@ -122,8 +122,8 @@ func TestLoserLeavesHolderPID(t *testing.T) {
 			t.Fatalf("AcquireLock while the child holds it: %v", err)
 		}
 	}
-	if got := readPIDFile(t, path); got != h.pid() {
-		t.Errorf("pid in file %d, want the holder's %d", got, h.pid())
+	if got := readPIDFile(t, path); got != h.PID() {
+		t.Errorf("pid in file %d, want the holder's %d", got, h.PID())
 	}
-	h.stop(t)
+	h.Stop(t)
 }

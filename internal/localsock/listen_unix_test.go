@@ -167,8 +167,8 @@ func TestListenHeldByChildProcess(t *testing.T) {
 
 	_, err := Listen(endpoint)
 	var iu *InUseError
-	if !errors.As(err, &iu) || iu.PID != h.pid() {
-		t.Fatalf("Listen while child serves: %v, want *InUseError with pid %d", err, h.pid())
+	if !errors.As(err, &iu) || iu.PID != h.PID() {
+		t.Fatalf("Listen while child serves: %v, want *InUseError with pid %d", err, h.PID())
 	}
 
 	// Peer on the client side names the server process.
@@ -178,11 +178,11 @@ func TestListenHeldByChildProcess(t *testing.T) {
 	}
 	pc, err := Peer(c)
 	c.Close()
-	if err != nil || pc.PID != h.pid() {
-		t.Errorf("Peer of the child's socket = %+v, %v; want pid %d", pc, err, h.pid())
+	if err != nil || pc.PID != h.PID() {
+		t.Errorf("Peer of the child's socket = %+v, %v; want pid %d", pc, err, h.PID())
 	}
 
-	h.stop(t)
+	h.Stop(t)
 	if _, err := os.Lstat(endpoint); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("child's clean Close should unlink its socket: %v", err)
 	}
@@ -193,7 +193,7 @@ func TestListenHeldByChildProcess(t *testing.T) {
 func TestListenAfterChildKilledReplacesStaleSocket(t *testing.T) {
 	endpoint := filepath.Join(sockDir(t), "daemon.sock")
 	h := startHelper(t, "listen", endpoint)
-	h.kill(t)
+	h.Kill(t)
 	if mode(t, endpoint).Type() != fs.ModeSocket {
 		t.Fatal("a killed daemon leaves its socket behind; the test relies on it")
 	}
