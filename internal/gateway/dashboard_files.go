@@ -43,9 +43,9 @@ const maxReadBytes = 1 << 20
 func (s *Server) fileRoutes(mux *http.ServeMux) {
 	s.handle(mux, "GET /api/agents/{alias}/workspace/list", s.authed(s.granted(api.GrantFilesRead, s.workspaceList)))
 	s.handle(mux, "GET /api/agents/{alias}/workspace/read", s.authed(s.granted(api.GrantFilesRead, s.workspaceRead)))
-	s.handle(mux, "DELETE /api/agents/{alias}/workspace/path", s.owned(s.workspaceRemove))
+	s.handle(mux, "DELETE /api/agents/{alias}/workspace/path", s.owned(s.workspacePathOp("removed", FileTree.Remove)))
 	s.handle(mux, "POST /api/agents/{alias}/workspace/move", s.owned(s.workspaceMove))
-	s.handle(mux, "POST /api/agents/{alias}/workspace/mkdir", s.owned(s.workspaceMkdir))
+	s.handle(mux, "POST /api/agents/{alias}/workspace/mkdir", s.owned(s.workspacePathOp("created", FileTree.Mkdir)))
 	s.handle(mux, "GET /api/browse", s.authed(s.granted(api.GrantFilesRead, s.browse)))
 }
 
@@ -137,36 +137,24 @@ func pathBody(r *http.Request) (string, error) {
 	return b.Path, nil
 }
 
-func (s *Server) workspaceRemove(w http.ResponseWriter, r *http.Request, _ caller) error {
-	t, err := s.tree(r)
-	if err != nil {
-		return err
+// workspacePathOp is a handler that applies op to the agent's workspace at the body's path and answers
+// {key: path}: the remove and mkdir routes.
+func (s *Server) workspacePathOp(key string, op func(FileTree, string) error) func(http.ResponseWriter, *http.Request, caller) error {
+	return func(w http.ResponseWriter, r *http.Request, _ caller) error {
+		t, err := s.tree(r)
+		if err != nil {
+			return err
+		}
+		path, err := pathBody(r)
+		if err != nil {
+			return err
+		}
+		if err := op(t, path); err != nil {
+			return fileError(err)
+		}
+		writeJSON(w, http.StatusOK, map[string]string{key: path})
+		return nil
 	}
-	path, err := pathBody(r)
-	if err != nil {
-		return err
-	}
-	if err := t.Remove(path); err != nil {
-		return fileError(err)
-	}
-	writeJSON(w, http.StatusOK, map[string]string{"removed": path})
-	return nil
-}
-
-func (s *Server) workspaceMkdir(w http.ResponseWriter, r *http.Request, _ caller) error {
-	t, err := s.tree(r)
-	if err != nil {
-		return err
-	}
-	path, err := pathBody(r)
-	if err != nil {
-		return err
-	}
-	if err := t.Mkdir(path); err != nil {
-		return fileError(err)
-	}
-	writeJSON(w, http.StatusOK, map[string]string{"created": path})
-	return nil
 }
 
 func (s *Server) workspaceMove(w http.ResponseWriter, r *http.Request, _ caller) error {
