@@ -158,7 +158,7 @@ func (t fileTree) List(path string) ([]gateway.FileEntry, string, error) {
 	ents, cleaned, err := t.f.List(path)
 	out := make([]gateway.FileEntry, len(ents))
 	for i, e := range ents {
-		out[i] = gateway.FileEntry{Name: e.Name, Dir: e.Dir, Size: e.Size}
+		out[i] = gateway.FileEntry{Name: e.Name, Dir: e.Dir, Size: e.Size, Protected: e.Protected}
 	}
 	return out, cleaned, treeError(err)
 }

@@ -102,6 +102,12 @@ func TestDashboardSharedMkdirRmdir(t *testing.T) {
 			t.Errorf("rmdir %s: %s", p, r.Raw)
 		}
 	}
+	if r := g.Do("GET", "/api/browse", nil, auth).Want(t, 200); !strings.Contains(string(r.Raw), `{"kind":"dir","name":"skills","protected":true}`) || !strings.Contains(string(r.Raw), `{"kind":"dir","name":"kb"}`) {
+		t.Errorf("browse marks the kept directories protected, and only them: %s", r.Raw)
+	}
+	if r := g.Do("GET", "/api/browse?path=skills", nil, auth).Want(t, 200); strings.Contains(string(r.Raw), "protected") {
+		t.Errorf("below the top level nothing is kept: %s", r.Raw)
+	}
 	rmdir("skills/empty", 200)
 	if !exists(filepath.Join(shared, "skills")) {
 		t.Fatal("shared/skills was removed")

@@ -103,16 +103,17 @@ func (f Files) List(path string) ([]FileEntry, string, error) {
 		if abs := filepath.Join(f.Dir, rel, e.Name); f.protected(abs) || f.holds(abs) {
 			continue
 		}
-		out = append(out, FileEntry{Name: e.Name, Dir: e.IsDir, Size: e.Size})
+		out = append(out, FileEntry{Name: e.Name, Dir: e.IsDir, Size: e.Size, Protected: e.IsDir && rel == "." && slices.Contains(f.Keep, e.Name)})
 	}
 	return out, filepath.ToSlash(rel), nil
 }
 
 // FileEntry is one entry of List.
 type FileEntry struct {
-	Name string
-	Dir  bool
-	Size int64
+	Name      string
+	Dir       bool
+	Size      int64
+	Protected bool // a directory in Keep
 }
 
 // Read reads the regular file path, at most limit bytes (more is ErrFsDenied: too large to show).

@@ -227,3 +227,22 @@ export interface AgentWorkspaceFileRead {
   content: string;
   encoding: "utf8" | "base64";
 }
+
+// lib: mkdirShared's { created: string }, rmdirShared's { removed: string }
+export interface BrowseMkdirResponse {
+  created: string;
+}
+export interface BrowseRmdirResponse {
+  removed: string;
+}
+
+// types: SSEEvent (type, timestamp?, any other field); crates/zeroclaw-gateway/src/sse.rs: the history is
+// { events: [...] } of the same frames
+export interface SSEEvent {
+  type: string;
+  timestamp?: string;
+  [key: string]: any;
+}
+export interface EventsHistoryResponse {
+  events: SSEEvent[];
+}
