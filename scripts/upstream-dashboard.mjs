@@ -12,10 +12,15 @@ if (!base || !token) {
   process.exit(2);
 }
 
-// Each of the dashboard's pages (web/src/router/router.tsx), with a real agent where the route names one.
+// Each of the dashboard's pages (web/src/router/router.tsx) and the landing page's tabs (pages/Dashboard.tsx),
+// with a real agent where the route names one.
 const pages = [
   ["Dashboard", "/"],
+  ["Dashboard: sessions", "/?tab=sessions"],
+  ["Dashboard: channels", "/?tab=channels"],
   ["Dashboard: memories", "/?tab=memories"],
+  ["Dashboard: health", "/?tab=health"],
+  ["Dashboard: cost", "/?tab=cost"],
   ["Agents", "/agents"],
   ["Agent chat", "/agent/default"],
   ["Agent workspace", "/agent/default/workspace"],
@@ -99,6 +104,70 @@ for (const [name, path] of pages) {
   rows.push({ name, path, verdict, note, failed: [...failed.keys()], consoleErrors, pageErrors });
   await page.close();
 }
+// Flows through the routes of issue 23 that a page load alone does not exercise, each as a user does it.
+const flows = [];
+async function flow(name, fn) {
+  const page = await context.newPage();
+  const seen = [];
+  page.on("response", (r) => {
+    const u = new URL(r.url());
+    if (u.origin === new URL(base).origin && u.pathname.startsWith("/api/")) seen.push(`${r.request().method()} ${u.pathname} ${r.status()}`);
+  });
+  try {
+    await fn(page, seen);
+    flows.push({ name, ok: true, note: "" });
+  } catch (e) {
+    flows.push({ name, ok: false, note: e.message.split("\n")[0] });
+  } finally {
+    await page.close();
+  }
+}
+const until = async (what, cond, ms = 5000) => {
+  for (const end = Date.now() + ms; Date.now() < end; await new Promise((r) => setTimeout(r, 100))) {
+    if (await cond()) return;
+  }
+  throw new Error("timed out waiting for " + what);
+};
+
+// The shared/ directory picker of a *_dir config field: create a folder, delete it, and be refused deleting a
+// folder that holds a file (the shell script makes shared/not-empty/keep.txt).
+await flow("Config → Browse: new folder, delete it, refused on a non-empty one", async (page, seen) => {
+  const name = `drive-${Date.now()}`;
+  await page.goto(base + "/config/gateway", { waitUntil: "load" });
+  await page.locator("[data-dirpicker-trigger]").first().click({ timeout: 10000 });
+  await page.getByRole("button", { name: "New folder here" }).click({ timeout: 5000 });
+  await page.getByPlaceholder("new folder name").fill(name);
+  await page.getByRole("button", { name: "Create", exact: true }).click();
+  await until("POST /api/browse/mkdir 200", () => seen.includes("POST /api/browse/mkdir 200"));
+  const del = page.getByRole("button", { name: `Delete shared/${name}` });
+  await del.waitFor({ timeout: 5000 });
+  await del.click();
+  await page.getByRole("button", { name: "Delete", exact: true }).click({ timeout: 5000 });
+  await until("DELETE /api/browse/rmdir 200", () => seen.includes("DELETE /api/browse/rmdir 200"));
+  await until("the folder to leave the list", async () => (await del.count()) === 0);
+  await page.getByRole("button", { name: "Delete shared/not-empty" }).click({ timeout: 5000 });
+  await page.getByRole("button", { name: "Delete", exact: true }).click({ timeout: 5000 });
+  await until("DELETE /api/browse/rmdir 409", () => seen.includes("DELETE /api/browse/rmdir 409"));
+  await until("the refusal shown", async () => (await page.getByText(/not empty/).count()) > 0);
+});
+
+// The sessions list on the landing page reloads when the live stream says session_created.
+await flow("Dashboard: a new session appears live (session_created on /api/events)", async (page, seen) => {
+  await page.goto(base + "/?tab=sessions", { waitUntil: "load" });
+  await until("the event stream", () => seen.includes("GET /api/events 200"), 10000);
+  await until("the first sessions list", () => seen.some((s) => s.startsWith("GET /api/sessions 200")), 10000);
+  const before = seen.filter((s) => s.startsWith("GET /api/sessions 200")).length;
+  const chat = await context.newPage();
+  await chat.goto(base + "/_app/logo.png");
+  await chat.evaluate(([b, t]) => new Promise((ok, bad) => {
+    const ws = new WebSocket(b.replace(/^http/, "ws") + "/ws/chat?agent=default&token=" + encodeURIComponent(t));
+    ws.onmessage = () => ok();
+    ws.onerror = () => bad(new Error("/ws/chat refused"));
+  }), [base, token]);
+  await until("a sessions reload after session_created", () => seen.filter((s) => s.startsWith("GET /api/sessions 200")).length > before);
+  await chat.close();
+});
+
 await browser.close();
 
 const counts = { loads: 0, partly: 0, broken: 0 };
@@ -110,4 +179,5 @@ for (const r of rows) {
     ...[...new Set(r.consoleErrors)].slice(0, 3).map((e) => "console: " + e)].filter(Boolean);
   console.log(`| ${r.name} | \`${r.path}\` | ${r.verdict} | ${why.join("; ").replaceAll("|", "\\|") || "-"} |`);
 }
-console.log(`\n${rows.length} pages: ${counts.loads} load, ${counts.partly} partly, ${counts.broken} broken`);
+console.log(`\n${rows.length} pages: ${counts.loads} load, ${counts.partly} partly, ${counts.broken} broken\n`);
+for (const f of flows) console.log(`flow: ${f.ok ? "ok    " : "FAILED"} ${f.name}${f.note ? ": " + f.note : ""}`);

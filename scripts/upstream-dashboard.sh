@@ -84,6 +84,7 @@ for _ in $(seq 100); do
   sleep 0.1
 done
 [[ -n ${code:-} ]] || { echo "no pairing code in $WORK/daemon.log" >&2; exit 1; }
+mkdir -p "$install/shared/not-empty" && echo kept >"$install/shared/not-empty/keep.txt" # for the rmdir flow
 token=$(curl -fsS -X POST -H "X-Pairing-Code: $code" "$base/pair" | node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>console.log(JSON.parse(s).token))')
 
 # 4. Chromium through playwright-core (the browser is the system's; no download).
