@@ -14,6 +14,7 @@ if (!base || !token) {
 
 // Each of the dashboard's pages (web/src/router/router.tsx) and the landing page's tabs (pages/Dashboard.tsx),
 // with a real agent where the route names one.
+// A third member is text the page must show (what the daemon's answers put there), else it is "partly".
 const pages = [
   ["Dashboard", "/"],
   ["Dashboard: sessions", "/?tab=sessions"],
@@ -21,24 +22,28 @@ const pages = [
   ["Dashboard: memories", "/?tab=memories"],
   ["Dashboard: health", "/?tab=health"],
   ["Dashboard: cost", "/?tab=cost"],
-  ["Agents", "/agents"],
+  ["Agents", "/agents", "echo.default"],
   ["Agent chat", "/agent/default"],
-  ["Agent workspace", "/agent/default/workspace"],
-  ["Tools", "/tools"],
+  ["Agent workspace", "/agent/default/workspace", "SOUL.md"],
+  ["Tools", "/tools", "file_read"],
   ["Cron", "/cron"],
   ["Skills", "/skills"],
   ["SOPs", "/sops"],
   ["SOP editor", "/sops/new"],
   ["Runs", "/runs"],
-  ["Integrations", "/integrations"],
+  ["Integrations", "/integrations", "Echo"],
   ["Config", "/config"],
-  ["Config: gateway", "/config/gateway"],
+  ["Config: gateway", "/config/gateway", "web_dist_dir"],
   ["Config: providers", "/config/providers"],
-  ["Logs", "/logs"],
+  ["Config: provider", "/config/providers.models/echo/default"],
+  ["Config: agent", "/config/agents/default"],
+  ["Config: skill bundles", "/config/skill_bundles", "team"],
+  ["Config: skill bundle", "/config/skill_bundles/team"],
+  ["Logs", "/logs", "events"],
   ["Doctor", "/doctor"],
   ["Pairing", "/pairing"],
   ["Canvas", "/canvas"],
-  ["ACP console", "/acp-console"],
+  ["ACP console", "/acp-console", "connected"],
   ["Quickstart", "/quickstart"],
 ];
 
@@ -56,7 +61,7 @@ const context = await browser.newContext();
 await context.addInitScript((t) => localStorage.setItem("zeroclaw_token", t), token);
 
 const rows = [];
-for (const [name, path] of pages) {
+for (const [name, path, expect] of pages) {
   const page = await context.newPage();
   const failed = new Map(); // "METHOD /path status" -> count
   const consoleErrors = [];
@@ -78,10 +83,10 @@ for (const [name, path] of pages) {
     // Left out: a failed load (listed above as its request), and the Google Fonts stylesheet, which the CSP
     // refuses here exactly as upstream's own gateway's CSP does (font-src 'self').
     if (m.type() === "error" && !text.startsWith("Failed to load resource") && !text.includes("fonts.googleapis.com")) {
-      consoleErrors.push(text.slice(0, 200));
+      consoleErrors.push(text.split("\n")[0].slice(0, 200));
     }
   });
-  page.on("pageerror", (e) => pageErrors.push(String(e.message).slice(0, 200)));
+  page.on("pageerror", (e) => pageErrors.push(String(e.message).split("\n")[0].slice(0, 200)));
   let verdict = "loads";
   let note = "";
   try {
@@ -90,10 +95,14 @@ for (const [name, path] of pages) {
     const text = (await page.locator("main").first().innerText({ timeout: 2000 }).catch(() => "")) || "";
     if (/Something went wrong/.test(text)) {
       verdict = "broken";
-      note = "render error: " + text.split("\n").slice(2, 3).join(" ").slice(0, 160);
+      const shown = await page.locator("main pre").first().innerText({ timeout: 1000 }).catch(() => "");
+      note = "render error: " + shown.split("\n")[0].slice(0, 160);
     } else if (text.trim().length < 20) {
       verdict = "broken";
       note = "empty page";
+    } else if (expect && !text.includes(expect)) {
+      verdict = "partly";
+      note = `does not show "${expect}"`;
     } else if (pageErrors.length || failed.size || consoleErrors.length) {
       verdict = "partly";
     }

@@ -69,6 +69,8 @@ risk_profile = "supervised"
 [risk_profiles.supervised]
 level = "supervised"
 
+[skill_bundles.team]
+
 [gateway]
 port = $PORT
 web_dist_dir = "$WORK/web/dist"
