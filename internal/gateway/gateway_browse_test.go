@@ -59,6 +59,9 @@ func TestDashboardSharedMkdirRmdir(t *testing.T) {
 	if exists(filepath.Join(d.ConfigDir, "escaped")) || exists(filepath.Join(outside, "abs")) || exists(filepath.Join(d.ConfigDir, "data", "x")) {
 		t.Fatal("mkdir created a directory outside shared/")
 	}
+	if r := mkdir(strings.Repeat("x", 300), 400); !strings.Contains(string(r.Raw), "too long") { // NAME_MAX is 255
+		t.Errorf("a name too long: %s", r.Raw)
+	}
 	g.Do("POST", "/api/browse/mkdir", map[string]any{}, auth, js).Want(t, 400)
 	g.Do("POST", "/api/browse/mkdir", `{"path": 7}`, auth, js).Want(t, 400)
 
