@@ -176,4 +176,27 @@ func TestDashboardSessionEvents(t *testing.T) {
 	if !slices.Equal(types, want) {
 		t.Fatalf("history types %v, want %v", types, want)
 	}
+
+	// An ACP session is announced too.
+	a := rpctest.DialWS(t, d.GatewayURL(t), "/acp", &websocket.DialOptions{HTTPHeader: rpctest.BearerHeader(auth),
+		Subprotocols: []string{"zeroclaw.acp.v1"}})
+	a.SendRaw(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}`)
+	a.Next()
+	a.SendRaw(`{"jsonrpc":"2.0","id":2,"method":"session/new","params":{"cwd":"","mcpServers":[]}}`)
+	created, _ := a.Next()["result"].(map[string]any)
+	acpID, _ := created["sessionId"].(string)
+	if acpID == "" {
+		t.Fatalf("acp session/new: %v", created)
+	}
+	for lines.Scan() {
+		if data, ok := strings.CutPrefix(lines.Text(), "data: "); ok && strings.Contains(data, `"type":"session_created"`) {
+			if !strings.Contains(data, acpID) {
+				t.Fatalf("session_created names another session: %s (want %s)", data, acpID)
+			}
+			break
+		}
+	}
+	if err := lines.Err(); err != nil {
+		t.Fatal(err)
+	}
 }
