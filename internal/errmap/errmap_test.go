@@ -62,6 +62,7 @@ func TestTable(t *testing.T) {
 		{config.ErrTooManyEntries, invalid, 0, 400, false, ""},
 		{config.ErrNoMapSection, invalid, 0, 400, false, ""},
 		{config.ErrInvalidKey, invalid, 0, 400, false, ""},
+		{config.ErrDrifted, api.CodePreconditionFailed, 0, 409, false, ""},
 		{cron.ErrNotFound, invalid, 0, 404, true, ""},
 		{cron.ErrInvalid, invalid, 0, 400, false, ""},
 		{cron.ErrSchedule, invalid, 0, 400, false, ""},
@@ -108,8 +109,8 @@ func TestTable(t *testing.T) {
 			}
 		})
 	}
-	if n := len(errmap.Table()); n != 43 {
-		t.Errorf("the table has %d rows and the test %d: add the new row's expectations here", n, 43)
+	if n := len(errmap.Table()); n != 44 {
+		t.Errorf("the table has %d rows and the test %d: add the new row's expectations here", n, 44)
 	}
 }
 
