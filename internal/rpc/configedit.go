@@ -75,4 +75,3 @@ func (s *Server) registerConfigEdit(m *config.Manager) {
 		return out, nil
 	}))
 }
-
