@@ -138,6 +138,10 @@ func configError(err error, sent []api.ConfigPatchOp, ops []dashboard.PatchOp) e
 	case je.Code == api.CodeInternalError:
 		code = "internal_error"
 	}
+	status := errmap.HTTPStatus(err)
+	if code == dashboard.CodePathNotFound {
+		status = http.StatusNotFound // upstream's status of path_not_found
+	}
 	path, op := "", -1
 	if d, ok := je.Data.(map[string]any); ok {
 		path, _ = d["prop"].(string)
@@ -152,7 +156,7 @@ func configError(err error, sent []api.ConfigPatchOp, ops []dashboard.PatchOp) e
 			op = requestIndex(i, ops)
 		}
 	}
-	return failWith(errmap.HTTPStatus(err), dashboard.Envelope(code, je.Message, path, op))
+	return failWith(status, dashboard.Envelope(code, je.Message, path, op))
 }
 
 // requestIndex maps the index of a config/patch op to the index of the request op it came from (every op but
