@@ -59,7 +59,15 @@ func driftBetween(live, disk *state) []Drift {
 		}
 		x, inLive := a[n]
 		y, inDisk := b[n]
-		if inLive && inDisk && sameValue(x.v, y.v) {
+		// A property only one side has is compared with the other's zero value: an entry added by hand
+		// drifts on what it sets, not on the unset leaves it has as every entry does.
+		if !inLive {
+			x.v = reflect.Zero(y.v.Type())
+		}
+		if !inDisk {
+			y.v = reflect.Zero(x.v.Type())
+		}
+		if sameValue(x.v, y.v) {
 			continue
 		}
 		d := Drift{Path: n, Secret: x.secret || y.secret}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/zeroclaw-go/zeroclaw/internal/api"
@@ -142,7 +143,7 @@ func configError(err error, sent []api.ConfigPatchOp, ops []dashboard.PatchOp) e
 	if code == dashboard.CodePathNotFound {
 		status = http.StatusNotFound // upstream's status of path_not_found
 	}
-	path, op := "", -1
+	path, op, msg := "", -1, je.Message
 	if d, ok := je.Data.(map[string]any); ok {
 		path, _ = d["prop"].(string)
 		i := -1
@@ -155,8 +156,12 @@ func configError(err error, sent []api.ConfigPatchOp, ops []dashboard.PatchOp) e
 		if i >= 0 && i < len(sent) {
 			op = requestIndex(i, ops)
 		}
+		if op >= 0 && op != i {
+			// The message counts config/patch's ops; the client counts its own.
+			msg = strings.Replace(msg, "ops["+strconv.Itoa(i)+"]", "ops["+strconv.Itoa(op)+"]", 1)
+		}
 	}
-	return failWith(status, dashboard.Envelope(code, je.Message, path, op))
+	return failWith(status, dashboard.Envelope(code, msg, path, op))
 }
 
 // requestIndex maps the index of a config/patch op to the index of the request op it came from (every op but
