@@ -67,6 +67,7 @@ var table = []Entry{
 	{Err: session.ErrInvalid, Code: api.CodeInvalidParams, ACP: api.CodeInvalidParams, Status: badRequest},
 	{Err: upload.ErrInvalid, Code: api.CodeInvalidParams, Status: badRequest},
 	{Err: session.ErrAgentDenied, Code: api.CodeForbidden, Status: forbidden},
+	{Err: session.ErrAgentNotAllowed, Code: api.CodeForbidden, ACP: api.CodeForbidden, Status: forbidden},
 	{Err: upload.ErrForbidden, Code: api.CodeForbidden, Status: forbidden},
 	{Err: session.ErrApprovalCapped, Code: api.CodeForbidden, Status: forbidden},
 

@@ -51,6 +51,7 @@ func TestTable(t *testing.T) {
 		{session.ErrInvalid, invalid, invalid, 400, false, ""},
 		{upload.ErrInvalid, invalid, 0, 400, false, ""},
 		{session.ErrAgentDenied, denied, 0, 403, false, ""},
+		{session.ErrAgentNotAllowed, denied, denied, 403, false, ""},
 		{upload.ErrForbidden, denied, 0, 403, false, ""},
 		{session.ErrApprovalCapped, denied, 0, 403, false, ""},
 		{config.ErrInvalidConfig, invalid, 0, 400, false, ""},
@@ -109,8 +110,8 @@ func TestTable(t *testing.T) {
 			}
 		})
 	}
-	if n := len(errmap.Table()); n != 44 {
-		t.Errorf("the table has %d rows and the test %d: add the new row's expectations here", n, 44)
+	if n := len(errmap.Table()); n != 45 {
+		t.Errorf("the table has %d rows and the test %d: add the new row's expectations here", n, 45)
 	}
 }
 

@@ -39,6 +39,26 @@ func (t turnOptions) restrict(p *tools.Policy) {
 	}
 }
 
+// noTool is a tool name no tool has: a policy allowing only it offers and runs none.
+const noTool = "\x00none"
+
+// restrictTools narrows p to the tools o's permission profiles allow (allowed_tools), on top of the agent's
+// own policy: hidden from the model and refused if it calls them anyway. An admin, or o.Tools nil, is not
+// restricted; an empty list allows no tool.
+func restrictTools(p *tools.Policy, o Owner) {
+	if o.Admin || o.Tools == nil {
+		return
+	}
+	if len(p.AllowedTools) == 0 {
+		p.AllowedTools = slices.Clone(o.Tools)
+	} else {
+		p.AllowedTools = slices.DeleteFunc(slices.Clone(p.AllowedTools), func(n string) bool { return !slices.Contains(o.Tools, n) })
+	}
+	if len(p.AllowedTools) == 0 {
+		p.AllowedTools = []string{noTool}
+	}
+}
+
 // approverOr is the turn's approver: t's, else a (the client's).
 func (t turnOptions) approverOr(a agent.Approver) agent.Approver {
 	if t.approver != nil {
@@ -69,6 +89,8 @@ type Unattended struct {
 	Restricted bool
 	// Grants are a Restricted owner's grants: its turn's memory tools and recall act with them.
 	Grants []string
+	// Agents and Tools are a Restricted owner's allowed_agents and allowed_tools (Owner's).
+	Agents, Tools []string
 }
 
 // RunUnattended runs one turn as UnattendedPrincipal, or Owner, with admin reach unless Restricted (so a job
@@ -76,7 +98,7 @@ type Unattended struct {
 // would ask about is refused. A session it opened is closed (kept in the store) afterwards. A turn that did
 // not complete is an error carrying what it said.
 func (m *Manager) RunUnattended(ctx context.Context, u Unattended) (string, error) {
-	o := Owner{Principal: UnattendedPrincipal, Admin: !u.Restricted, Grants: u.Grants}
+	o := Owner{Principal: UnattendedPrincipal, Admin: !u.Restricted, Grants: u.Grants, Agents: u.Agents, Tools: u.Tools}
 	if u.Owner != "" {
 		o.Principal = u.Owner
 	}
