@@ -211,6 +211,9 @@ func (g *gatewayDaemon) RunWebhook(ctx context.Context, caller *auth.Principal, 
 	if errors.Is(err, session.ErrNotOwned) {
 		return "", fmt.Errorf("%w: %w", gateway.ErrSessionNotOwned, err)
 	}
+	if errors.Is(err, session.ErrAgentNotAllowed) {
+		return "", fmt.Errorf("%w: %w", gateway.ErrAgentNotAllowed, err)
+	}
 	return answer, err
 }
 
