@@ -19,7 +19,7 @@ model_provider = "echo.default"
 risk_profile = "full"
 
 [permission_profiles.bot]
-grants = ["sessions:create", "sessions:execute", "sessions:read"]
+grants = ["sessions:create", "sessions:execute", "sessions:read", "cron:create", "cron:update", "cron:execute"]
 allowed_agents = ["writer"]
 allowed_tools = ["file_read"]
 
@@ -58,11 +58,65 @@ func TestAllowedAgentsAndToolsOverSocket(t *testing.T) {
 		t.Fatalf("an allowed tool: error %v output %q", r.IsError, output(t, r))
 	}
 
+	// A job runs unattended with the daemon's reach: it may only be what the principal could run itself.
+	for _, p := range []map[string]any{
+		{"agent": "a", "schedule": "0 9 * * *", "prompt": "hi", "job_type": "agent"},
+		{"agent": "writer", "schedule": "0 9 * * *", "command": "touch pwned.txt"},
+		{"agent": "writer", "schedule": "0 9 * * *", "prompt": "hi", "allowed_tools": []string{"shell"}},
+	} {
+		if _, werr := c.call(api.MethodCronAdd, p); werr == nil || werr.Code != api.CodeForbidden {
+			t.Errorf("cron/add %v: %+v, want -32012", p, werr)
+		}
+	}
+	var job api.CronJob
+	c.mustCall(api.MethodCronAdd, map[string]any{"agent": "writer", "schedule": "0 9 * * *", "prompt": "hi"}, &job)
+	if job.AgentAlias != "writer" || len(job.AllowedTools) != 1 || job.AllowedTools[0] != "file_read" {
+		t.Errorf("an agent job of a tool-restricted principal: %+v, want its tools narrowed to file_read", job)
+	}
+
 	// The owner (an admin) is not restricted: the other agent and the shell work for it.
 	d2 := Start(t, WithConfig(agentConfig("", "echo.default", "full", echoTOML)))
 	o := dialRC(t, d2, "")
 	os2 := o.newSession(api.SessionNewParams{AgentAlias: "a"})
 	if r := toolResult(t, o.prompt(os2.SessionID, shellHook("echo fine"), hooks{})); r.IsError {
 		t.Fatalf("the owner's shell: %q", output(t, r))
+	}
+}
+
+// The delegate tool would run another agent's turn: a principal restricted to some agents (and to no tools)
+// does not get it, while the owner, on the same agent, does.
+func TestAllowedAgentsHideDelegate(t *testing.T) {
+	t.Parallel()
+	cfg := agentConfig("", "echo.default", "deleg", echoTOML+`
+[risk_profiles.deleg]
+level = "full"
+workspace_only = true
+delegation_policy = { mode = "allow" }
+
+[agents.writer]
+model_provider = "echo.default"
+risk_profile = "deleg"
+delegates = ["a"]
+`)
+	owner := Start(t, WithConfig(cfg))
+	o := dialRC(t, owner, "")
+	os1 := o.newSession(api.SessionNewParams{AgentAlias: "writer"})
+	hook := `/tool delegate {"agent":"a","prompt":"hi"}`
+	if r := toolResult(t, o.prompt(os1.SessionID, hook, hooks{})); r.IsError {
+		t.Fatalf("the owner's delegation: %q", output(t, r))
+	}
+	d := Start(t, WithConfig(cfg+fmt.Sprintf(`
+[permission_profiles.bot]
+grants = ["sessions:create", "sessions:execute", "sessions:read"]
+allowed_agents = ["writer"]
+
+[users.alice]
+uid = %d
+permission_profiles = ["bot"]
+`, os.Getuid())))
+	c := dialRC(t, d, "")
+	s := c.newSession(api.SessionNewParams{AgentAlias: "writer"})
+	if r := toolResult(t, c.prompt(s.SessionID, hook, hooks{})); !r.IsError || !strings.Contains(output(t, r), "delegate") {
+		t.Fatalf("an agent-restricted principal's delegation: error %v %q", r.IsError, output(t, r))
 	}
 }

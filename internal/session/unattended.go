@@ -45,8 +45,17 @@ const noTool = "\x00none"
 // restrictTools narrows p to the tools o's permission profiles allow (allowed_tools), on top of the agent's
 // own policy: hidden from the model and refused if it calls them anyway. An admin, or o.Tools nil, is not
 // restricted; an empty list allows no tool.
+//
+// A principal restricted to some agents is not given the delegate tool either: a delegation runs another
+// agent's turn, which it could not prompt itself.
 func restrictTools(p *tools.Policy, o Owner) {
-	if o.Admin || o.Tools == nil {
+	if o.Admin {
+		return
+	}
+	if o.Agents != nil {
+		p.ExcludedTools = append(slices.Clone(p.ExcludedTools), tools.NameDelegate)
+	}
+	if o.Tools == nil {
 		return
 	}
 	if len(p.AllowedTools) == 0 {
