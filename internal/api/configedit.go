@@ -16,9 +16,11 @@ const (
 	PatchOpSet     = "set"
 	PatchOpDelete  = "delete"
 	PatchOpComment = "comment"
+	PatchOpTest    = "test"
 )
 
-// ConfigPatchOp is one op of config/patch: set prop to value, delete prop's key, or only comment it. Comment,
+// ConfigPatchOp is one op of config/patch: set prop to value, delete prop's key, only comment it, or test that
+// its running value is value (checked under the config write lock; one that fails refuses the patch -32005). Comment,
 // when present, is written as the `# ...` lines above the key (a set or a comment op; "" removes them).
 type ConfigPatchOp struct {
 	Op      string          `json:"op"`

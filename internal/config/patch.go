@@ -1,11 +1,13 @@
 package config
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 
 	"github.com/zeroclaw-go/zeroclaw/internal/config/tomledit"
@@ -16,7 +18,11 @@ const (
 	PatchSet     = "set"     // write Value at Prop
 	PatchDelete  = "delete"  // remove Prop's key (it falls back to its default)
 	PatchComment = "comment" // only write Comment above Prop's key
+	PatchTest    = "test"    // Prop's running value must equal Value, or the whole patch is refused
 )
+
+// ErrTestFailed matches a patch refused because one of its test ops did not hold (JSON Patch's test).
+var ErrTestFailed = errors.New("config: test failed")
 
 // PatchEntry is one op of a Patch. Comment, when set, is written as the `# ...` lines above the key after the
 // op (a set or a comment op; "" removes the comment there).
@@ -46,12 +52,14 @@ func (e *DriftError) Is(target error) bool { return target == ErrDrifted }
 // WireData is the error's data on the wire: the drifted properties.
 func (e *DriftError) WireData() any { return map[string]any{"props": e.Props} }
 
-// Patch applies ops as one change, in order, on one copy of the file text: every op is checked, staged,
-// the candidate validated as a whole and saved in one atomic write, then swapped in; any failure leaves the
-// file byte for byte and the live config as they were. authorize gets every prop an op writes (a comment
-// writes the file too), under the config write lock, as for SetMany. With refuseDrift, a patch writing a
+// Patch applies ops as one change, in order, on one copy of the file text: every op is checked (a test op
+// against the config in force, under the write lock, so nothing changes it before the write), staged, the
+// candidate validated as a whole and saved in one atomic write, then swapped in; any failure leaves the file
+// byte for byte and the live config as they were. authorize gets the prop of every op (a test's too: the patch
+// is its caller's write), under the config write lock, as for SetMany. With refuseDrift, a patch naming a
 // property whose value on disk differs from the running one (Drift) is a *DriftError. An op's own failure is
-// an *EntryError (Batch "ops") with its index. It returns the props written, in order, without repeats.
+// an *EntryError (Batch "ops") with its index; a test that does not hold wraps ErrTestFailed. It returns the
+// props written (not the tested ones), in order, without repeats; a patch of tests alone writes nothing.
 func (m *Manager) Patch(ctx context.Context, ops []PatchEntry, refuseDrift bool, authorize func(props []string) error) ([]string, error) {
 	switch {
 	case len(ops) == 0:
@@ -64,7 +72,7 @@ func (m *Manager) Patch(ctx context.Context, ops []PatchEntry, refuseDrift bool,
 	for i, op := range ops {
 		r, err := m.checkOp(op)
 		var val reflect.Value
-		if err == nil && op.Op == PatchSet {
+		if err == nil && (op.Op == PatchSet || op.Op == PatchTest) {
 			val, err = decodeValue(r, op.Value)
 		}
 		if err != nil {
@@ -95,13 +103,36 @@ func (m *Manager) Patch(ctx context.Context, ops []PatchEntry, refuseDrift bool,
 			return nil, err
 		}
 	}
+	live := m.Current()
+	var written []string
+	blamed := slices.Clone(props) // a validation failure blames the op that wrote the property, never a test
+	for i, s := range batch {
+		if ops[i].Op != PatchTest {
+			written = append(written, props[i])
+			continue
+		}
+		blamed[i] = ""
+		// Checked against the config in force, under the write lock: nothing can change it before the write.
+		if have, ok := lookup(live, s.r.path); !ok || !sameValue(have, s.val) {
+			shown := any(nil)
+			if ok {
+				shown = view(have, false)
+			}
+			b, _ := json.Marshal(shown)
+			return nil, &EntryError{Index: i, Prop: props[i], Batch: "ops",
+				Err: fmt.Errorf("%w: %s is %s, not %s", ErrTestFailed, props[i], b, bytes.TrimSpace(ops[i].Value))}
+		}
+	}
+	if len(written) == 0 {
+		return []string{}, nil // only tests, and they held
+	}
 	orig, encrypt := raw, m.encryptWanted(raw)
 	for i, s := range batch {
 		if raw, err = m.stageOp(raw, ops[i], s, encrypt); err != nil {
 			return nil, &EntryError{Index: i, Prop: props[i], Err: err, Batch: "ops"}
 		}
 	}
-	if err := m.commit(orig, raw, props); err != nil {
+	if err := m.commit(orig, raw, blamed); err != nil {
 		if ee, ok := errors.AsType[*EntryError](err); ok {
 			ee.Batch = "ops"
 		}
@@ -109,7 +140,7 @@ func (m *Manager) Patch(ctx context.Context, ops []PatchEntry, refuseDrift bool,
 	}
 	var out []string
 	seen := map[string]bool{}
-	for _, p := range props {
+	for _, p := range written {
 		if !seen[p] {
 			seen[p] = true
 			out = append(out, p)
@@ -140,8 +171,17 @@ func (m *Manager) checkOp(op PatchEntry) (prop, error) {
 		if op.Comment == nil {
 			return prop{}, fmt.Errorf("%w: a comment op needs a comment", ErrInvalidValue)
 		}
+	case PatchTest:
+		switch {
+		case len(op.Value) == 0:
+			return prop{}, fmt.Errorf("%w: a test needs a value", ErrInvalidValue)
+		case r.secret:
+			return prop{}, fmt.Errorf("%w: a secret cannot be tested (its value never leaves the daemon)", ErrInvalidValue)
+		case op.Comment != nil:
+			return prop{}, fmt.Errorf("%w: a test writes nothing, so it cannot carry a comment", ErrInvalidValue)
+		}
 	default:
-		return prop{}, fmt.Errorf("%w: unknown op %q (set, delete, comment)", ErrInvalidValue, op.Op)
+		return prop{}, fmt.Errorf("%w: unknown op %q (set, delete, comment, test)", ErrInvalidValue, op.Op)
 	}
 	return r, nil
 }

@@ -153,3 +153,43 @@ func TestDriftAppearsAndReloadClearsIt(t *testing.T) {
 }
 
 func reflectString(v any) string { b, _ := json.Marshal(v); return string(b) }
+
+// A test op is checked under the write lock against the config in force: one that does not hold refuses the
+// whole patch; tests alone write nothing; a secret cannot be tested.
+func TestPatchTestOps(t *testing.T) {
+	m, path := openManager(t, commentedConfig+"\n[gateway]\nport = 4000\n")
+	before, gen := readFile(t, path), m.Generation()
+	_, err := m.Patch(t.Context(), []PatchEntry{
+		{Op: PatchSet, Prop: "gateway.host", Value: json.RawMessage(`"0.0.0.0"`)},
+		{Op: PatchTest, Prop: "gateway.port", Value: json.RawMessage(`4001`)},
+	}, false, nil)
+	var ee *EntryError
+	if !errors.As(err, &ee) || ee.Index != 1 || !errors.Is(err, ErrTestFailed) || !strings.Contains(err.Error(), "gateway.port is 4000, not 4001") {
+		t.Fatalf("err = %v", err)
+	}
+	if readFile(t, path) != before || m.Generation() != gen {
+		t.Fatal("a failed test let the patch write")
+	}
+	props, err := m.Patch(t.Context(), []PatchEntry{{Op: PatchTest, Prop: "gateway.port", Value: json.RawMessage(`4000`)},
+		{Op: PatchTest, Prop: "risk_profiles.supervised.auto_approve", Value: json.RawMessage(`["file_read","time"]`)}}, false, nil)
+	if err != nil || len(props) != 0 || m.Generation() != gen {
+		t.Fatalf("tests alone: %v %v, generation %d", props, err, m.Generation())
+	}
+	props, err = m.Patch(t.Context(), []PatchEntry{{Op: PatchTest, Prop: "gateway.port", Value: json.RawMessage(`4000`)},
+		{Op: PatchSet, Prop: "gateway.port", Value: json.RawMessage(`4002`)}}, false, nil)
+	if err != nil || !reflect.DeepEqual(props, []string{"gateway.port"}) || m.Current().Gateway.Port != 4002 {
+		t.Fatalf("test then set: %v %v", props, err)
+	}
+	// A validation failure blames the op that wrote the property, not the test of it before.
+	_, err = m.Patch(t.Context(), []PatchEntry{{Op: PatchTest, Prop: "gateway.port", Value: json.RawMessage(`4002`)},
+		{Op: PatchSet, Prop: "gateway.port", Value: json.RawMessage(`70000`)}}, false, nil)
+	if !errors.As(err, &ee) || ee.Index != 1 {
+		t.Fatalf("blame: %v", err)
+	}
+	for _, bad := range []PatchEntry{{Op: PatchTest, Prop: "gateway.paired_tokens", Value: json.RawMessage(`[]`)},
+		{Op: PatchTest, Prop: "gateway.port"}, {Op: PatchTest, Prop: "gateway.port", Value: json.RawMessage(`"x"`)}} {
+		if _, err := m.Patch(t.Context(), []PatchEntry{bad}, false, nil); !errors.As(err, &ee) || !errors.Is(err, ErrInvalidValue) {
+			t.Errorf("%+v: %v", bad, err)
+		}
+	}
+}

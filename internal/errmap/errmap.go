@@ -81,6 +81,7 @@ var table = []Entry{
 	{Err: config.ErrNoMapSection, Code: api.CodeInvalidParams, Status: badRequest},
 	{Err: config.ErrInvalidKey, Code: api.CodeInvalidParams, Status: badRequest},
 	{Err: config.ErrDrifted, Code: api.CodePreconditionFailed, Status: conflict},
+	{Err: config.ErrTestFailed, Code: api.CodePreconditionFailed, Status: conflict},
 
 	{Err: cron.ErrNotFound, Code: api.CodeInvalidParams, Status: notFound, NotFound: true},
 	{Err: cron.ErrInvalid, Code: api.CodeInvalidParams, Status: badRequest},

@@ -64,6 +64,7 @@ func TestTable(t *testing.T) {
 		{config.ErrNoMapSection, invalid, 0, 400, false, ""},
 		{config.ErrInvalidKey, invalid, 0, 400, false, ""},
 		{config.ErrDrifted, api.CodePreconditionFailed, 0, 409, false, ""},
+		{config.ErrTestFailed, api.CodePreconditionFailed, 0, 409, false, ""},
 		{cron.ErrNotFound, invalid, 0, 404, true, ""},
 		{cron.ErrInvalid, invalid, 0, 400, false, ""},
 		{cron.ErrSchedule, invalid, 0, 400, false, ""},
@@ -110,8 +111,8 @@ func TestTable(t *testing.T) {
 			}
 		})
 	}
-	if n := len(errmap.Table()); n != 45 {
-		t.Errorf("the table has %d rows and the test %d: add the new row's expectations here", n, 45)
+	if n := len(errmap.Table()); n != 46 {
+		t.Errorf("the table has %d rows and the test %d: add the new row's expectations here", n, 46)
 	}
 }
 

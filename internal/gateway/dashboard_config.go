@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
-	"strconv"
 	"strings"
 
 	"github.com/zeroclaw-go/zeroclaw/internal/api"
@@ -71,9 +70,9 @@ func (s *Server) configSchema(w http.ResponseWriter, r *http.Request, c caller) 
 	return nil
 }
 
-// configPatch is PATCH /api/config: upstream's JSON Patch (dashboard.PlanPatch). test ops are checked first,
-// against the config in force; then every write (add, replace, remove, comment) is one config/patch: validated
-// as a whole and saved in one atomic write, or nothing is. A patch writing a property config.toml changed
+// configPatch is PATCH /api/config: upstream's JSON Patch (dashboard.PlanPatch) as one config/patch: its test
+// ops checked under the config write lock, its writes (add, replace, remove, comment) validated as a whole and
+// saved in one atomic write, or nothing is. A patch writing a property config.toml changed
 // behind the daemon is 409 config_changed_externally unless X-ZeroClaw-Override-Drift: true. The answer is
 // {saved, results}; a failure is upstream's ConfigApiError envelope.
 func (s *Server) configPatch(w http.ResponseWriter, r *http.Request, c caller) error {
@@ -115,17 +114,17 @@ func (s *Server) configPatch(w http.ResponseWriter, r *http.Request, c caller) e
 		p, _ := json.Marshal(api.ConfigPatchParams{Ops: plan.Ops,
 			OverrideDrift: strings.EqualFold(r.Header.Get("X-ZeroClaw-Override-Drift"), "true")})
 		if _, err := s.o.Daemon.Call(r.Context(), c.identity(), api.MethodConfigPatch, p); err != nil {
-			return configError(err, plan.Ops, ops)
+			return configError(err)
 		}
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"saved": true, "results": plan.Results})
 	return nil
 }
 
-// configError is a config method's failure as upstream's ConfigApiError envelope, keeping its status: an op's
-// index in the patch's own ops (the request's, not config/patch's, which leaves out the test ops) and its path.
-// A refusal by the grant check stays as the gateway writes every other one.
-func configError(err error, sent []api.ConfigPatchOp, ops []dashboard.PatchOp) error {
+// configError is a config method's failure as upstream's ConfigApiError envelope, keeping its status, with the
+// op's index (config/patch's ops are the request's, one for one) and path. A refusal by the grant check stays
+// as the gateway writes every other one.
+func configError(err error) error {
 	je, ok := errors.AsType[*jsonrpc.Error](err)
 	if !ok || je.Code == api.CodeForbidden || je.Code == api.CodeAuthRequired {
 		return err
@@ -143,40 +142,17 @@ func configError(err error, sent []api.ConfigPatchOp, ops []dashboard.PatchOp) e
 	if code == dashboard.CodePathNotFound {
 		status = http.StatusNotFound // upstream's status of path_not_found
 	}
-	path, op, msg := "", -1, je.Message
+	path, op := "", -1
 	if d, ok := je.Data.(map[string]any); ok {
 		path, _ = d["prop"].(string)
-		i := -1
 		switch n := d["index"].(type) {
 		case int:
-			i = n
+			op = n
 		case float64:
-			i = int(n)
-		}
-		if i >= 0 && i < len(sent) {
-			op = requestIndex(i, ops)
-		}
-		if op >= 0 && op != i {
-			// The message counts config/patch's ops; the client counts its own.
-			msg = strings.Replace(msg, "ops["+strconv.Itoa(i)+"]", "ops["+strconv.Itoa(op)+"]", 1)
+			op = int(n)
 		}
 	}
-	return failWith(status, dashboard.Envelope(code, msg, path, op))
-}
-
-// requestIndex maps the index of a config/patch op to the index of the request op it came from (every op but
-// test becomes one config/patch op, in order).
-func requestIndex(i int, ops []dashboard.PatchOp) int {
-	for j, op := range ops {
-		if op.Op == "test" {
-			continue
-		}
-		if i == 0 {
-			return j
-		}
-		i--
-	}
-	return -1
+	return failWith(status, dashboard.Envelope(code, je.Message, path, op))
 }
 
 // mapKeys is GET /api/config/map-keys: config/map-keys, except that a section this schema does not have (an

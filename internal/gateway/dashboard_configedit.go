@@ -51,7 +51,7 @@ func (s *Server) configDeletePlan(w http.ResponseWriter, r *http.Request, c call
 	p, _ := json.Marshal(api.ConfigDeletePlanParams{Path: r.URL.Query().Get("path"), Key: r.URL.Query().Get("key")})
 	res, err := callAs[api.ConfigDeletePlanResult](s, r, c, api.MethodConfigDeletePlan, p)
 	if err != nil {
-		return configError(err, nil, nil)
+		return configError(err)
 	}
 	writeJSON(w, http.StatusOK, res)
 	return nil
@@ -66,7 +66,7 @@ func (s *Server) configInit(w http.ResponseWriter, r *http.Request, c caller) er
 	if section := r.URL.Query().Get("section"); section != "" {
 		p, _ := json.Marshal(api.ConfigGetParams{Prop: section})
 		if _, err := s.o.Daemon.Call(r.Context(), c.identity(), api.MethodConfigGet, p); err != nil {
-			return configError(err, nil, nil)
+			return configError(err)
 		}
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"initialized": []string{}})
@@ -79,7 +79,7 @@ func (s *Server) configInit(w http.ResponseWriter, r *http.Request, c caller) er
 func (s *Server) configMigrate(w http.ResponseWriter, r *http.Request, c caller) error {
 	res, err := callAs[api.ConfigMigrateResult](s, r, c, api.MethodConfigMigrate, nil)
 	if err != nil {
-		return configError(err, nil, nil)
+		return configError(err)
 	}
 	writeJSON(w, http.StatusOK, res)
 	return nil

@@ -150,8 +150,8 @@ func Dotted(p string) string {
 	return strings.Join(segs, ".")
 }
 
-// Plan is what a JSON Patch does: its writes as the ops of one config/patch (all or nothing, in order);
-// Results are the answer's results, one per op.
+// Plan is what a JSON Patch does: one config/patch op per op (all or nothing, in order; a test is checked
+// there, under the write lock); Results are the answer's results, one per op.
 type Plan struct {
 	Ops     []api.ConfigPatchOp
 	Results []map[string]any
@@ -194,8 +194,7 @@ func refuse(status int, code string, i int, path, msg string) *PatchError {
 }
 
 // PlanPatch checks ops and plans them. entry is the config/list entry of a path (nil when it is not a leaf we
-// list; config/patch says why); its error is returned as it is. test ops are checked here, against the
-// entries. A value may be upstream's display string ("true", "43817"): it is read as the leaf's kind. Each
+// list; config/patch says why); its error is returned as it is. A value may be upstream's display string ("true", "43817"): it is read as the leaf's kind. Each
 // result's value is as upstream displays it (a secret: populated instead); a comment is echoed. A refused op
 // is a *PatchError.
 func PlanPatch(ops []PatchOp, entry func(path string) (map[string]any, error)) (Plan, error) {
@@ -223,13 +222,11 @@ func PlanPatch(ops []PatchOp, entry func(path string) (map[string]any, error)) (
 			if err := json.Unmarshal(op.Value, &want); err != nil {
 				return Plan{}, refuse(http.StatusBadRequest, CodeValueTypeMismatch, i, path, "test needs a value")
 			}
+			// Checked by config/patch, under the write lock, with the rest of the patch.
+			plan.Ops = append(plan.Ops, api.ConfigPatchOp{Op: api.PatchOpTest, Prop: path, Value: Coerce(op.Value, e)})
 			var have any
 			if e != nil {
 				have = e["value"]
-			}
-			if Display(want) != Display(have) {
-				return Plan{}, refuse(http.StatusConflict, CodeValidationFailed, i, path, "test failed: expected "+strconv.Quote(Display(want))+
-					", got "+strconv.Quote(Display(have)))
 			}
 			res["value"] = Display(have)
 		case "add", "replace":

@@ -51,9 +51,9 @@ func TestPlanPatch(t *testing.T) {
 		{Op: "replace", Path: "/gateway/port", Value: json.RawMessage(`"2"`), Comment: &why},
 		{Op: "add", Path: "x.key", Value: json.RawMessage(`"s"`)}, {Op: "remove", Path: "y"},
 		{Op: "comment", Path: "/gateway/port", Comment: &why}}, entry)
-	// The writes, in order, as one config/patch; the test op is checked here and writes nothing.
-	if err != nil || len(plan.Ops) != 4 || plan.Ops[0].Op != "set" || string(plan.Ops[0].Value) != "2" || *plan.Ops[0].Comment != "why" ||
-		plan.Ops[2].Op != "delete" || plan.Ops[2].Prop != "y" || plan.Ops[3].Op != "comment" ||
+	// One config/patch op per op, in order (the test is checked there, under the write lock).
+	if err != nil || len(plan.Ops) != 5 || plan.Ops[0].Op != "test" || plan.Ops[1].Op != "set" || string(plan.Ops[1].Value) != "2" ||
+		*plan.Ops[1].Comment != "why" || plan.Ops[3].Op != "delete" || plan.Ops[3].Prop != "y" || plan.Ops[4].Op != "comment" ||
 		plan.Results[2]["populated"] != true || plan.Results[1]["comment"] != "why" || plan.Results[3]["value"] != nil {
 		t.Fatalf("plan = %+v, %v", plan, err)
 	}
@@ -61,7 +61,6 @@ func TestPlanPatch(t *testing.T) {
 		op     PatchOp
 		status int
 	}{{PatchOp{Op: "test", Path: "x.key", Value: json.RawMessage(`"s"`)}, http.StatusBadRequest},
-		{PatchOp{Op: "test", Path: "gateway.port", Value: json.RawMessage(`2`)}, http.StatusConflict},
 		{PatchOp{Op: "move", Path: "gateway.port"}, http.StatusBadRequest}, {PatchOp{Op: "add"}, http.StatusBadRequest},
 		{PatchOp{Op: "comment", Path: "gateway.port"}, http.StatusBadRequest},
 		{PatchOp{Op: "remove", Path: "gateway.port", Comment: &why}, http.StatusBadRequest}} {
