@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -118,5 +119,48 @@ permission_profiles = ["bot"]
 	s := c.newSession(api.SessionNewParams{AgentAlias: "writer"})
 	if r := toolResult(t, c.prompt(s.SessionID, hook, hooks{})); !r.IsError || !strings.Contains(output(t, r), "delegate") {
 		t.Fatalf("an agent-restricted principal's delegation: error %v %q", r.IsError, output(t, r))
+	}
+}
+
+// allowed_tools is what the model is offered: a restricted user's turn sends the provider only its tools (and
+// none at all for allowed_tools = []), the owner's turn on the same agent all of them.
+func TestAllowedToolsOffered(t *testing.T) {
+	t.Parallel()
+	llm := newLLM(t, stream(ctSSE, openAIText(5, 2, "ok")))
+	cfg := agentConfig(fakeProviderTOML("openai", llm.URL), "openai.fake", "full", "")
+	owner := Start(t, WithConfig(cfg))
+	o := dialRC(t, owner, "")
+	if tr := o.prompt(o.newSession(api.SessionNewParams{AgentAlias: "a"}).SessionID, "hi", hooks{}); tr.err != nil {
+		t.Fatal(tr.err)
+	}
+	for _, tools := range []string{`["file_read", "file_list"]`, `[]`} {
+		d := Start(t, WithConfig(cfg+fmt.Sprintf(`
+[permission_profiles.bot]
+grants = ["sessions:create", "sessions:execute", "sessions:read"]
+allowed_tools = %s
+
+[users.alice]
+uid = %d
+permission_profiles = ["bot"]
+`, tools, os.Getuid())))
+		u := dialRC(t, d, "")
+		if tr := u.prompt(u.newSession(api.SessionNewParams{AgentAlias: "a"}).SessionID, "hi", hooks{}); tr.err != nil {
+			t.Fatal(tr.err)
+		}
+	}
+	_, bodies := llm.requests()
+	if len(bodies) != 3 {
+		t.Fatalf("%d provider requests, want 3", len(bodies))
+	}
+	if got := toolNames(t, bodies[0]); !containsAll(got, "shell", "file_read", "file_write") {
+		t.Errorf("the owner was offered %v", got)
+	}
+	got := toolNames(t, bodies[1])
+	slices.Sort(got)
+	if !slices.Equal(got, []string{"file_list", "file_read"}) {
+		t.Errorf("allowed_tools [file_read, file_list] offered %v", got)
+	}
+	if got := toolNames(t, bodies[2]); len(got) != 0 {
+		t.Errorf("allowed_tools [] offered %v", got)
 	}
 }
