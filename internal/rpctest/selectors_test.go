@@ -164,3 +164,34 @@ permission_profiles = ["bot"]
 		t.Errorf("allowed_tools [] offered %v", got)
 	}
 }
+
+// config/patch checks every op's path against a scoped config:update (the forbidden one named by its index,
+// nothing written); config/migrate rewrites the whole file, so a scoped grant cannot run it.
+func TestConfigPatchAndMigrateGrants(t *testing.T) {
+	t.Parallel()
+	d := Start(t, asUser("config:read", "config:update:agents.*.system_prompt"))
+	cfgPath := filepath.Join(d.ConfigDir, "config.toml")
+	before, err := os.ReadFile(cfgPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := d.Dial(t)
+	u.Initialize()
+	data := mustError(t, call(t, u, 1, "config/patch", map[string]any{"ops": []map[string]any{
+		{"op": "set", "prop": "agents.default.system_prompt", "value": "be brief"},
+		{"op": "comment", "prop": "gateway.port", "comment": "x"},
+	}}), api.CodeForbidden)
+	if data["index"] != float64(1) || data["prop"] != "gateway.port" {
+		t.Fatalf("data %v, want index 1 gateway.port", data)
+	}
+	mustError(t, call(t, u, 2, "config/migrate", map[string]any{}), api.CodeForbidden)
+	if after, _ := os.ReadFile(cfgPath); string(after) != string(before) {
+		t.Fatalf("a refused patch or migrate changed config.toml:\n%s", after)
+	}
+	mustResult(t, call(t, u, 3, "config/patch", map[string]any{"ops": []map[string]any{
+		{"op": "set", "prop": "agents.default.system_prompt", "value": "be brief", "comment": "set by alice"}}}))
+	if after, _ := os.ReadFile(cfgPath); !strings.Contains(string(after), "# set by alice\nsystem_prompt = \"be brief\"") {
+		t.Fatalf("config.toml after the allowed patch:\n%s", after)
+	}
+	mustResult(t, call(t, u, 4, "config/drift", map[string]any{}))
+}
