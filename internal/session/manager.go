@@ -11,7 +11,6 @@ import (
 	"maps"
 	"os"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -84,23 +83,6 @@ type Owner struct {
 	// Agents and Tools are the principal's allowed_agents and allowed_tools (auth.Principal): nil is every
 	// agent (tool), otherwise only those listed.
 	Agents, Tools []string
-}
-
-// ErrAgentNotAllowed (-32012) refuses a session of an agent the principal's permission profiles do not list
-// in allowed_agents.
-var ErrAgentNotAllowed = errors.New("session: agent not allowed")
-
-// mayUse is ErrAgentNotAllowed when o may not use agent alias.
-func (o Owner) mayUse(alias string) error {
-	if o.Admin || o.Agents == nil || slices.Contains(o.Agents, alias) {
-		return nil
-	}
-	allowed := "none"
-	if len(o.Agents) > 0 {
-		allowed = strings.Join(o.Agents, ", ")
-	}
-	return fmt.Errorf("%w: %s may not use agent %q (its permission profiles' allowed_agents: %s)", ErrAgentNotAllowed,
-		o.Principal, alias, allowed)
 }
 
 // OwnerOf is the session-layer identity of principal pr on connection connID; a nil pr owns nothing.

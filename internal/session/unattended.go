@@ -39,35 +39,6 @@ func (t turnOptions) restrict(p *tools.Policy) {
 	}
 }
 
-// noTool is a tool name no tool has: a policy allowing only it offers and runs none.
-const noTool = "\x00none"
-
-// restrictTools narrows p to the tools o's permission profiles allow (allowed_tools), on top of the agent's
-// own policy: hidden from the model and refused if it calls them anyway. An admin, or o.Tools nil, is not
-// restricted; an empty list allows no tool.
-//
-// A principal restricted to some agents is not given the delegate tool either: a delegation runs another
-// agent's turn, which it could not prompt itself.
-func restrictTools(p *tools.Policy, o Owner) {
-	if o.Admin {
-		return
-	}
-	if o.Agents != nil {
-		p.ExcludedTools = append(slices.Clone(p.ExcludedTools), tools.NameDelegate)
-	}
-	if o.Tools == nil {
-		return
-	}
-	if len(p.AllowedTools) == 0 {
-		p.AllowedTools = slices.Clone(o.Tools)
-	} else {
-		p.AllowedTools = slices.DeleteFunc(slices.Clone(p.AllowedTools), func(n string) bool { return !slices.Contains(o.Tools, n) })
-	}
-	if len(p.AllowedTools) == 0 {
-		p.AllowedTools = []string{noTool}
-	}
-}
-
 // approverOr is the turn's approver: t's, else a (the client's).
 func (t turnOptions) approverOr(a agent.Approver) agent.Approver {
 	if t.approver != nil {
