@@ -65,11 +65,16 @@ model = "echo"
 [agents.default]
 model_provider = "echo.default"
 risk_profile = "supervised"
+cron_jobs = ["nightly"]
 
 [risk_profiles.supervised]
 level = "supervised"
 
 [skill_bundles.team]
+
+[cron.nightly]
+command = "true"
+schedule = { kind = "cron", expr = "0 2 * * *", tz = "UTC" }
 
 [gateway]
 port = $PORT
