@@ -114,7 +114,7 @@ func TestDashboardSessionEvents(t *testing.T) {
 	t.Parallel()
 	d, g, code := rpctest.StartGateway(t, rpctest.GatewayConfig)
 	auth := rpctest.PairOnce(t, g, code)
-	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second) // a hang guard only: a loaded -race run can take long
 	defer cancel()
 	t.Cleanup(streamClient.CloseIdleConnections)
 	res := openStream(t, ctx, g, auth)
