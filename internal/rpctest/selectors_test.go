@@ -1,6 +1,7 @@
 package rpctest
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -194,4 +195,66 @@ func TestConfigPatchAndMigrateGrants(t *testing.T) {
 		t.Fatalf("config.toml after the allowed patch:\n%s", after)
 	}
 	mustResult(t, call(t, u, 4, "config/drift", map[string]any{}))
+}
+
+// A hostile model in a tool-restricted principal's turn must not reach, through the cron_* tools it was
+// allowed, what allowed_tools keeps from it: a shell job (the shell, unattended, with the daemon's reach), an
+// agent job whose turns get every tool (none named) or a tool the principal lacks, nor a patch widening a job's
+// tools. The same rules as cron/add over the socket (checkCronAdd), on the tool path.
+func TestAllowedToolsHoldThroughCronTools(t *testing.T) {
+	t.Parallel()
+	llm := newLLM(t,
+		stream(ctSSE, openAIToolCall("cron_add", `{"name":"sneak","schedule":{"kind":"every","every_ms":3600000},"job_type":"shell","command":"touch pwned.txt"}`)),
+		stream(ctSSE, openAIToolCall("cron_run", `{"job_id":"sneak"}`)),
+		stream(ctSSE, openAIToolCall("cron_add", `{"name":"wide","schedule":{"kind":"every","every_ms":3600000},"prompt":"hi"}`)),
+		stream(ctSSE, openAIToolCall("cron_add", `{"name":"shelly","schedule":{"kind":"every","every_ms":3600000},"prompt":"hi","allowed_tools":["shell"]}`)),
+		stream(ctSSE, openAIToolCall("cron_update", `{"job_id":"wide","patch":{"allowed_tools":["shell","file_read"]}}`)),
+		stream(ctSSE, openAIText(5, 2, "done")),
+	)
+	cfg := agentConfig(fakeProviderTOML("openai", llm.URL), "openai.fake", "full", fmt.Sprintf(`
+[permission_profiles.bot]
+grants = ["sessions:create", "sessions:execute", "sessions:read", "cron:read"]
+allowed_tools = ["cron_add", "cron_run", "cron_update", "file_read"]
+
+[users.alice]
+uid = %d
+permission_profiles = ["bot"]
+`, os.Getuid()))
+	d := Start(t, WithConfig(cfg))
+	c := dialRC(t, d, "")
+	s := c.newSession(api.SessionNewParams{AgentAlias: "a"})
+	res := toolResults(t, c.prompt(s.SessionID, "schedule things", hooks{}))
+	if len(res) != 5 {
+		t.Fatalf("%d tool results, want 5: %+v", len(res), res)
+	}
+	if !res[0].IsError || !strings.Contains(output(t, res[0]), "shell") {
+		t.Errorf("cron_add of a shell job: error %v %q, want refused naming the shell", res[0].IsError, output(t, res[0]))
+	}
+	if exists(t, filepath.Join(s.WorkspaceDir, "pwned.txt")) {
+		t.Errorf("the shell job ran: pwned.txt exists")
+	}
+	if res[2].IsError {
+		t.Fatalf("cron_add of an agent job: %q", output(t, res[2]))
+	}
+	var added struct {
+		AllowedTools []string `json:"allowed_tools"`
+	}
+	if err := json.Unmarshal([]byte(output(t, res[2])), &added); err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"cron_add", "cron_run", "cron_update", "file_read"}; !slices.Equal(added.AllowedTools, want) {
+		t.Errorf("an agent job of a tool-restricted turn has allowed_tools %v, want %v", added.AllowedTools, want)
+	}
+	for _, i := range []int{3, 4} {
+		if !res[i].IsError || !strings.Contains(output(t, res[i]), `"shell"`) {
+			t.Errorf("tool %d (%s): error %v %q, want refused naming shell", i, res[i].Name, res[i].IsError, output(t, res[i]))
+		}
+	}
+	var list struct {
+		Jobs []api.CronJob `json:"jobs"`
+	}
+	c.mustCall(api.MethodCronList, map[string]any{}, &list)
+	if jobs := list.Jobs; len(jobs) != 1 || jobs[0].Name == nil || *jobs[0].Name != "wide" || slices.Contains(jobs[0].AllowedTools, "shell") {
+		t.Fatalf("jobs after the turn: %+v, want only wide, without the shell", list.Jobs)
+	}
 }

@@ -163,7 +163,7 @@ func (m *Manager) buildTurn(ctx context.Context, o Owner, s *session, prompt str
 		tr.StartMemory(ctx, prompt) // the recall runs while the rest of the turn is set up and the prompt stored
 	}
 	if m.o.Cron != nil {
-		tr.ToolEnv.Cron = m.o.Cron(s.alias)
+		tr.ToolEnv.Cron = restrictCron(m.o.Cron(s.alias), prof.Policy, o)
 	}
 	if m.o.Delegate != nil {
 		tr.ToolEnv.Delegate = m.o.Delegate(s.alias)

@@ -1,8 +1,10 @@
 package session
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"github.com/zeroclaw-go/zeroclaw/internal/api"
 	"slices"
 	"strings"
 
@@ -57,4 +59,111 @@ func restrictTools(p *tools.Policy, o Owner) {
 	if len(p.AllowedTools) == 0 {
 		p.AllowedTools = []string{noTool}
 	}
+}
+
+// restrictCron bounds the cron_* tools of o's turn, whose policy is p, to what o could run itself, as cron/add
+// and cron/patch over the socket do: a job runs unattended with the daemon's reach, so a model allowed
+// cron_add must not get the shell, or an agent job with tools p does not offer, through it. An admin, or a
+// principal without selectors, is not restricted.
+func restrictCron(c tools.Cron, p tools.Policy, o Owner) tools.Cron {
+	if c == nil || o.Admin || (o.Agents == nil && o.Tools == nil) {
+		return c
+	}
+	return boundCron{Cron: c, p: p}
+}
+
+// boundCron is the scheduler as a restricted principal's cron tools reach it.
+type boundCron struct {
+	tools.Cron
+	p tools.Policy
+}
+
+var errShellJob = errors.New("a shell job runs the shell, which this turn may not use (allowed_tools of its principal)")
+
+func (b boundCron) offers(name string) bool { return len(b.p.Offered([]tools.Spec{{Name: name}})) == 1 }
+
+// jobTools is what an agent job of this turn may use: the named tools, each one the turn may use, or none
+// named: the turn's own (never more than it has).
+func (b boundCron) jobTools(named []string) ([]string, error) {
+	for _, n := range named {
+		if !b.offers(n) {
+			return nil, fmt.Errorf("allowed_tools %q of the job is not a tool this turn may use", n)
+		}
+	}
+	if len(named) > 0 {
+		return named, nil
+	}
+	var out []string
+	for _, n := range tools.Names() {
+		if b.offers(n) {
+			out = append(out, n)
+		}
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+func (b boundCron) Add(ctx context.Context, r tools.CronAdd) (api.CronJob, error) {
+	if !strings.EqualFold(r.JobType, "agent") {
+		if !b.offers(tools.NameShell) {
+			return api.CronJob{}, errShellJob
+		}
+		return b.Cron.Add(ctx, r)
+	}
+	var err error
+	if r.AllowedTools, err = b.jobTools(r.AllowedTools); err != nil {
+		return api.CronJob{}, err
+	}
+	return b.Cron.Add(ctx, r)
+}
+
+// job is the turn's agent's job id.
+func (b boundCron) job(ctx context.Context, id string) (api.CronJob, error) {
+	jobs, err := b.Cron.List(ctx)
+	if err != nil {
+		return api.CronJob{}, err
+	}
+	for _, j := range jobs {
+		if j.ID == id {
+			return j, nil
+		}
+	}
+	return api.CronJob{}, fmt.Errorf("cron job %s not found", id)
+}
+
+// Update refuses a change to a shell job without the shell, and to an agent job whose turns would use tools
+// this turn may not (its allowed_tools after the patch).
+func (b boundCron) Update(ctx context.Context, id string, p tools.CronPatch) (api.CronJob, error) {
+	j, err := b.job(ctx, id)
+	if err != nil {
+		return api.CronJob{}, err
+	}
+	if j.JobType != "agent" {
+		if !b.offers(tools.NameShell) {
+			return api.CronJob{}, errShellJob
+		}
+		return b.Cron.Update(ctx, id, p)
+	}
+	have := j.AllowedTools
+	if p.AllowedTools != nil {
+		have = *p.AllowedTools
+	}
+	narrowed, err := b.jobTools(have)
+	if err != nil {
+		return api.CronJob{}, err
+	}
+	p.AllowedTools = &narrowed
+	return b.Cron.Update(ctx, id, p)
+}
+
+// Run refuses to run a shell job without the shell, as cron/trigger does.
+func (b boundCron) Run(ctx context.Context, id string) (api.CronTriggerResult, error) {
+	j, err := b.job(ctx, id)
+	if err != nil {
+		return api.CronTriggerResult{}, err
+	}
+	if j.JobType != "agent" && !b.offers(tools.NameShell) {
+		return api.CronTriggerResult{}, errShellJob
+	}
+	return b.Cron.Run(ctx, id)
 }
