@@ -28,6 +28,7 @@ type Turns interface {
 type DelegateTurn struct {
 	Agent, SessionID, Prompt string
 	ExcludedTools            []string // tools the turn is not offered
+	AllowedTools             []string // when non-empty, the only tools the turn is offered (a restricted caller's)
 }
 
 // DelegateOptions configure Delegations. Plane and Config are required.
@@ -126,8 +127,15 @@ func wireResult(r DelegateResult) tools.DelegateResult {
 
 // delegator is one calling agent's Delegator.
 type delegator struct {
-	d      *Delegations
-	caller string
+	d       *Delegations
+	caller  string
+	allowed []string // when non-empty, the only tools the delegated turns are offered
+}
+
+// Narrowed is g whose delegated turns are offered only allowed (a restricted principal's tools).
+func (g delegator) Narrowed(allowed []string) tools.Delegator {
+	g.allowed = slices.Clone(allowed)
+	return g
 }
 
 func (g delegator) Targets() []string { return g.d.cfg().DelegateTargets(g.caller) }
@@ -140,7 +148,7 @@ func (g delegator) Run(ctx context.Context, agent, prompt string) (string, strin
 		return "", "", errors.New("the daemon is not running turns yet")
 	}
 	reply, err := turns.RunUnattended(ctx, DelegateTurn{Agent: agent, SessionID: "delegate-" + NewUUID(),
-		Prompt: prompt, ExcludedTools: delegateExcluded})
+		Prompt: prompt, ExcludedTools: delegateExcluded, AllowedTools: g.allowed})
 	return modelOf(g.d.cfg(), agent), reply, err
 }
 
@@ -185,7 +193,7 @@ func (g delegator) Start(ctx context.Context, agent, prompt string) (string, err
 	go func() {
 		defer d.wg.Done()
 		reply, err := turns.RunUnattended(runCtx, DelegateTurn{Agent: agent, SessionID: "delegate-" + id,
-			Prompt: prompt, ExcludedTools: delegateExcluded})
+			Prompt: prompt, ExcludedTools: delegateExcluded, AllowedTools: g.allowed})
 		status, errText := ResultCompleted, ""
 		switch {
 		case err != nil && runCtx.Err() != nil:

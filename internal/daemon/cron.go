@@ -81,7 +81,7 @@ type delegateTurns struct{ m *session.Manager }
 
 func (t delegateTurns) RunUnattended(ctx context.Context, r controlplane.DelegateTurn) (string, error) {
 	return t.m.RunUnattended(ctx, session.Unattended{Agent: r.Agent, SessionID: r.SessionID, Prompt: r.Prompt,
-		ExcludedTools: r.ExcludedTools})
+		ExcludedTools: r.ExcludedTools, AllowedTools: r.AllowedTools})
 }
 
 // taskAdapter registers cron runs with the control plane.

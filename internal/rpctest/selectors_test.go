@@ -258,3 +258,40 @@ permission_profiles = ["bot"]
 		t.Fatalf("jobs after the turn: %+v, want only wide, without the shell", list.Jobs)
 	}
 }
+
+// A principal allowed only the delegate tool must not run, through the delegated agent's turn, the tools its
+// allowed_tools keeps from it: the delegated turn is offered only the caller's tools (here none but delegate,
+// which a delegated turn never has), so the model there cannot touch a file with the shell.
+func TestAllowedToolsHoldThroughDelegate(t *testing.T) {
+	t.Parallel()
+	d := Start(t, WithConfig(agentConfig("", "echo.default", "deleg", echoTOML+fmt.Sprintf(`
+[risk_profiles.deleg]
+level = "full"
+workspace_only = true
+delegation_policy = { mode = "allow" }
+
+[agents.writer]
+model_provider = "echo.default"
+risk_profile = "deleg"
+delegates = ["a"]
+
+[permission_profiles.bot]
+grants = ["sessions:create", "sessions:execute", "sessions:read"]
+allowed_tools = ["delegate"]
+
+[users.alice]
+uid = %d
+permission_profiles = ["bot"]
+`, os.Getuid()))))
+	c := dialRC(t, d, "")
+	sa := c.newSession(api.SessionNewParams{AgentAlias: "a"}) // where a's shell would write
+	sw := c.newSession(api.SessionNewParams{AgentAlias: "writer"})
+	args, _ := json.Marshal(map[string]string{"agent": "a", "prompt": shellHook("touch pwned.txt")})
+	r := toolResult(t, c.prompt(sw.SessionID, "/tool delegate "+string(args), hooks{}))
+	if exists(t, filepath.Join(sa.WorkspaceDir, "pwned.txt")) {
+		t.Fatalf("the delegated turn ran the shell for a principal allowed only delegate (delegate said %q)", output(t, r))
+	}
+	if r.IsError || !strings.Contains(output(t, r), "Agent 'a'") || strings.Contains(output(t, r), "exit code") {
+		t.Fatalf("delegate: error %v %q, want a's reply with its shell call refused", r.IsError, output(t, r))
+	}
+}

@@ -166,7 +166,7 @@ func (m *Manager) buildTurn(ctx context.Context, o Owner, s *session, prompt str
 		tr.ToolEnv.Cron = restrictCron(m.o.Cron(s.alias), prof.Policy, o)
 	}
 	if m.o.Delegate != nil {
-		tr.ToolEnv.Delegate = m.o.Delegate(s.alias)
+		tr.ToolEnv.Delegate = restrictDelegate(m.o.Delegate(s.alias), prof.Policy, o)
 	}
 
 	skillSection := m.turnSkills(cfg, s, prof, &tr.ToolEnv, files())

@@ -167,3 +167,22 @@ func (b boundCron) Run(ctx context.Context, id string) (api.CronTriggerResult, e
 	}
 	return b.Cron.Run(ctx, id)
 }
+
+// restrictDelegate bounds the delegated turns of a tool-restricted principal's turn (policy p) to the tools
+// p offers: another agent's turn must not run, for it, a tool its allowed_tools keeps from it. A Delegator
+// that cannot be narrowed is not offered to such a principal.
+func restrictDelegate(d tools.Delegator, p tools.Policy, o Owner) tools.Delegator {
+	if d == nil || o.Admin || o.Tools == nil {
+		return d
+	}
+	n, ok := d.(tools.NarrowingDelegator)
+	if !ok {
+		return nil
+	}
+	allowed, _ := boundCron{p: p}.jobTools(nil)
+	allowed = slices.DeleteFunc(allowed, func(name string) bool { return name == tools.NameDelegate })
+	if len(allowed) == 0 {
+		allowed = []string{noTool}
+	}
+	return n.Narrowed(allowed)
+}

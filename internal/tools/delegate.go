@@ -31,6 +31,13 @@ type Delegator interface {
 	Results(ctx context.Context) ([]DelegateResult, error)
 }
 
+// NarrowingDelegator is a Delegator whose delegated turns can be bounded to a restricted principal's tools.
+type NarrowingDelegator interface {
+	Delegator
+	// Narrowed is the same Delegator whose delegated turns are offered only allowed.
+	Narrowed(allowed []string) Delegator
+}
+
 // DelegateResult is a background delegation's result as upstream's delegate tool shows it.
 type DelegateResult struct {
 	TaskID     string  `json:"task_id"`
