@@ -231,7 +231,7 @@ func (f Files) Rmdir(path string) error {
 	if !st.IsDir() {
 		return fmt.Errorf("%w: not a directory: %s", ErrFsInvalidPath, path)
 	}
-	if slices.Contains(f.Keep, filepath.ToSlash(rel)) {
+	if slices.Contains(f.Keep, filepath.ToSlash(rel)) || keptAs(root, f.Keep, st) {
 		return fmt.Errorf("%w: %s is kept by the install", ErrFsDenied, path)
 	}
 	// unlinkat(AT_REMOVEDIR) removes only an empty directory, whatever was put in it since the Lstat.
@@ -240,6 +240,17 @@ func (f Files) Rmdir(path string) error {
 		return fmt.Errorf("%w: %s holds files or directories; remove them first", ErrFsNotEmpty, path)
 	}
 	return orFsError(path, err)
+}
+
+// keptAs reports whether st is one of the kept directories, reached by another spelling (a link to a
+// directory above it, a case-insensitive file system).
+func keptAs(root *os.Root, keep []string, st fs.FileInfo) bool {
+	for _, k := range keep {
+		if kst, err := root.Lstat(k); err == nil && os.SameFile(st, kst) {
+			return true
+		}
+	}
+	return false
 }
 
 // orFsError is fsError for a failure, nil for none.
