@@ -3,6 +3,7 @@ package gateway
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 
@@ -85,6 +86,10 @@ func (s *Server) configPatch(w http.ResponseWriter, r *http.Request, c caller) e
 	if err != nil || len(ops) == 0 {
 		return failWith(http.StatusBadRequest, dashboard.Envelope(dashboard.CodeValueTypeMismatch,
 			"body must be a JSON Patch array of {op, path, value}", "", -1))
+	}
+	if len(ops) > config.MaxSetEntries { // before planning: each op of the plan is a config/list lookup
+		return failWith(http.StatusBadRequest, dashboard.Envelope(dashboard.CodeValidationFailed,
+			fmt.Sprintf("a patch accepts at most %d ops; this one has %d: send it in parts", config.MaxSetEntries, len(ops)), "", -1))
 	}
 	kinds := map[string]map[string]any{}
 	plan, err := dashboard.PlanPatch(ops, func(path string) (map[string]any, error) {
