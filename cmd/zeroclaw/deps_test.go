@@ -49,6 +49,7 @@ var imports = map[string][]string{
 	"internal/memory":                    {"internal/api", "internal/config", "internal/groupcommit", "internal/store", "github.com/jackc/pgx/v5/pgconn"},
 	"internal/workspace":                 {"internal/api", "internal/atomicfile", "internal/config"},
 	"internal/skills":                    {"internal/atomicfile", "internal/config", "internal/workspace"},
+	"internal/sop":                       {"internal/atomicfile", "github.com/pelletier/go-toml/v2"},
 	"internal/backup":                    {"internal/dbfile", "internal/install", "internal/store"},
 	"internal/doctor":                    {"internal/api", "internal/config", "internal/install", "internal/provider", "internal/secrets", "internal/store", "github.com/pelletier/go-toml/v2"},
 	"internal/visible":                   {},

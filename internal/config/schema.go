@@ -47,6 +47,7 @@ type Config struct {
 	Cron               map[string]CronJobDecl       `toml:"cron"`
 	Skills             SkillsConfig                 `toml:"skills"`
 	SkillBundles       map[string]SkillBundleConfig `toml:"skill_bundles"`
+	SOP                SOPConfig                    `toml:"sop"`
 }
 
 // ProvidersConfig holds model providers as providers.models.<family>.<alias>.
@@ -407,6 +408,7 @@ func base() *Config {
 		Reliability: ReliabilityConfig{SchedulerPollSecs: 15, SchedulerRetries: 2, ProviderBackoffMS: 500},
 		Limits: LimitsConfig{MaxAnswerBytes: DefaultMaxAnswerBytes, MaxToolArgsBytes: DefaultMaxToolArgsBytes,
 			MaxToolCalls: DefaultMaxToolCalls, MaxToolRounds: DefaultMaxToolRounds},
+		SOP: DefaultSOP(),
 	}
 }
 
