@@ -77,6 +77,7 @@ var imports = map[string][]string{
 	"internal/config/upstream":           {},
 	"internal/config/tomledit":           {"github.com/pelletier/go-toml/v2", "github.com/pelletier/go-toml/v2/unstable"},
 	"internal/store/jsonl":               {"internal/atomicfile", "internal/store"},
+	"internal/sop/runfeed":               {"internal/api"},
 }
 
 // layoutOSes are the targets whose files are checked; each has files built for it alone.
