@@ -80,6 +80,8 @@ type Options struct {
 	Gateway func() *api.GatewayStatus
 	// Doctor serves doctor/run; nil leaves it out.
 	Doctor func(ctx context.Context, offline bool) api.DoctorResult
+	// SopRuns serves the sops/* run methods; nil answers them "SOP subsystem not enabled" as upstream does.
+	SopRuns SopRuns
 	// Uploads is the byte budget of staged uploads (protocol.md §7); nil means a fresh one of
 	// api.UploadBudgetBytes on Clock.
 	Uploads *upload.Budget
@@ -163,6 +165,7 @@ func New(opts Options) *Server {
 	if opts.Doctor != nil {
 		s.registerDoctor(opts.Doctor)
 	}
+	s.registerSopRuns(opts.SopRuns)
 	return s
 }
 
