@@ -160,6 +160,9 @@ type SopRunOverlay struct {
 	Waiting     bool             `json:"waiting"`
 	Paused      bool             `json:"paused"`
 	Nodes       []SopOverlayNode `json:"nodes"`
+	// Outcome is what sops/decide did (ours): resumed, denied, revised, already_resolved or
+	// "pending_quorum (have/need)". Absent from sops/run-overlay.
+	Outcome string `json:"outcome,omitempty"`
 }
 
 // Overlay projects run onto the step numbers of its SOP, as upstream's RunOverlay::project: a recorded result

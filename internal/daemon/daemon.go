@@ -337,6 +337,7 @@ type daemon struct {
 	stores       *stores
 	frames       *jsonrpc.Budget // the bytes of inbound frames in flight, shared by every connection
 	drainTimeout time.Duration
+	sopRuns      rpc.SopRuns // the sops/* run surfaces over the SOP engine; nil when it is off
 
 	stopOnce sync.Once
 	stop     chan struct{} // closed by requestStop

@@ -90,13 +90,22 @@ func (r SopResolved) Label() string {
 	return r.Outcome
 }
 
-// Sop run method errors; their messages are upstream's.
+// sopErr is a sops/* error: its code and upstream's message, and in data the status upstream's gateway route
+// answers for it (http_status), which the gateway's SOP routes send; other clients may ignore data.
+func sopErr(code, status int, msg string) *jsonrpc.Error {
+	return jsonrpc.NewError(code, msg, map[string]any{"http_status": status})
+}
+
+func sopInvalid(status int, msg string) *jsonrpc.Error {
+	return sopErr(api.CodeInvalidParams, status, msg)
+}
+
 func sopDisabled() *jsonrpc.Error {
-	return jsonrpc.NewError(api.CodeInternalError, "SOP subsystem not enabled", nil)
+	return sopErr(api.CodeInternalError, 503, "SOP subsystem not enabled")
 }
 
 func sopRunNotFound(id string) *jsonrpc.Error {
-	return router.InvalidParams(fmt.Sprintf("run '%s' not found", id))
+	return sopInvalid(404, fmt.Sprintf("run '%s' not found", id))
 }
 
 // actor is the approving principal of a connection: cli for a local socket client, http for a remote one.
@@ -118,7 +127,7 @@ func (s *Server) registerSopRuns(r SopRuns) {
 			payload = strings.TrimSpace(*params.Payload)
 		}
 		if payload != "" && !json.Valid([]byte(payload)) {
-			return api.SopRunResult{}, router.InvalidParams("payload is not valid JSON")
+			return api.SopRunResult{}, sopInvalid(400, "payload is not valid JSON")
 		}
 		if r == nil {
 			return api.SopRunResult{}, sopDisabled()
@@ -133,10 +142,14 @@ func (s *Server) registerSopRuns(r SopRuns) {
 		switch st.Outcome {
 		case SopStarted, SopCoalesced:
 			return api.SopRunResult{RunID: st.RunID}, nil
-		case SopNoMatch:
-			return api.SopRunResult{}, router.InvalidParams(fmt.Sprintf("SOP '%s' has no matching manual trigger", params.Name))
+		case SopSkipped:
+			return api.SopRunResult{}, sopInvalid(409, st.Reason)
+		case SopBlocked:
+			return api.SopRunResult{}, sopInvalid(422, st.Reason)
+		case SopDeferred:
+			return api.SopRunResult{}, sopInvalid(503, st.Reason)
 		}
-		return api.SopRunResult{}, router.InvalidParams(st.Reason)
+		return api.SopRunResult{}, sopInvalid(404, fmt.Sprintf("SOP '%s' has no matching manual trigger", params.Name))
 	}))
 	s.register(api.MethodSopsRuns, handle(api.GrantSopsRead, func(ctx context.Context, _ *Peer, params *api.SopRunsParams) (api.SopRunsResult, error) {
 		if r == nil {
@@ -165,13 +178,17 @@ func (s *Server) registerSopRuns(r SopRuns) {
 	s.register(api.MethodSopsDecide, handle(api.GrantSopsApprove, func(ctx context.Context, p *Peer, params *api.SopDecideParams) (api.SopRunOverlay, error) {
 		var d api.SopDecision
 		if err := json.Unmarshal(params.Decision, &d); err != nil {
-			return api.SopRunOverlay{}, router.InvalidParams("decision is not a valid approval decision: " + err.Error())
+			return api.SopRunOverlay{}, sopInvalid(400, "decision is not a valid approval decision: "+err.Error())
 		}
 		if r == nil {
 			return api.SopRunOverlay{}, sopDisabled()
 		}
-		if _, err := sopRunOf(ctx, r, params.Name, params.RunID); err != nil {
+		run, err := sopRunOf(ctx, r, params.Name, params.RunID)
+		if err != nil {
 			return api.SopRunOverlay{}, err
+		}
+		if run.Status != api.SopRunWaitingApproval && run.Status != api.SopRunPausedCheckpoint {
+			return api.SopRunOverlay{}, sopInvalid(400, fmt.Sprintf("run '%s' is not waiting for approval or paused at a checkpoint (%s)", params.RunID, run.Status))
 		}
 		res, err := r.Resolve(ctx, params.RunID, d, actor(p))
 		if err != nil {
@@ -187,7 +204,9 @@ func (s *Server) registerSopRuns(r SopRuns) {
 		if !ok {
 			return api.SopRunOverlay{}, sopRunNotFound(params.RunID)
 		}
-		return overlay(run), nil
+		o := overlay(run)
+		o.Outcome = res.Label()
+		return o, nil
 	}))
 	s.register(api.MethodSopsRunGet, handle(api.GrantSopsRead, func(ctx context.Context, _ *Peer, params *api.SopRunIDParams) (api.SopRun, error) {
 		if r == nil {
@@ -212,7 +231,7 @@ func (s *Server) registerSopRuns(r SopRuns) {
 		run, ok, err := r.Cancel(ctx, params.RunID, params.Reason, actor(p))
 		switch {
 		case errors.Is(err, ErrSopRunEnded):
-			return api.SopRun{}, router.InvalidParams(fmt.Sprintf("run '%s' has already ended (%s)", params.RunID, run.Status))
+			return api.SopRun{}, sopInvalid(409, fmt.Sprintf("run '%s' has already ended (%s)", params.RunID, run.Status))
 		case err == nil && !ok:
 			err = sopRunNotFound(params.RunID)
 		}
@@ -244,7 +263,7 @@ func (s *Server) registerSopRuns(r SopRuns) {
 				return api.SopResolveResult{}, err
 			}
 			out := api.SopResolveResult{Outcome: res.Label(), RunID: params.RunID}
-			if code := ResolveHTTPStatus(res.Outcome); code >= 300 {
+			if code := resolveHTTPStatus(res.Outcome); code >= 300 {
 				return out, jsonrpc.NewError(resolveCode(res.Outcome), fmt.Sprintf("run '%s': %s", params.RunID, out.Outcome),
 					map[string]any{"outcome": out.Outcome, "run_id": params.RunID, "http_status": code})
 			}
@@ -289,7 +308,7 @@ func sopRunOf(ctx context.Context, r SopRuns, name, runID string) (api.SopRun, e
 		return api.SopRun{}, err
 	}
 	if err := r.Check(ctx, name); err != nil {
-		return api.SopRun{}, router.InvalidParams(fmt.Sprintf("SOP '%s': %v", name, err))
+		return api.SopRun{}, sopInvalid(404, fmt.Sprintf("SOP '%s': %v", name, err))
 	}
 	run, ok, err := r.Run(ctx, runID)
 	if err != nil {
@@ -299,7 +318,7 @@ func sopRunOf(ctx context.Context, r SopRuns, name, runID string) (api.SopRun, e
 		return api.SopRun{}, sopRunNotFound(runID)
 	}
 	if run.SopName != name {
-		return api.SopRun{}, router.InvalidParams(fmt.Sprintf("run '%s' belongs to SOP '%s', not '%s'", runID, run.SopName, name))
+		return api.SopRun{}, sopInvalid(400, fmt.Sprintf("run '%s' belongs to SOP '%s', not '%s'", runID, run.SopName, name))
 	}
 	return run, nil
 }
@@ -324,23 +343,26 @@ func withSteps(run api.SopRun) api.SopRun {
 // nil for resumed, denied, revised, already_resolved and pending_quorum.
 func decideError(runID string, res SopResolved) error {
 	switch res.Outcome {
-	case api.SopOutcomeNotWaiting, api.SopOutcomeDeferred:
-		return router.InvalidParams(fmt.Sprintf("run '%s' is not waiting for a decision (%s)", runID, res.Outcome))
+	case api.SopOutcomeNotWaiting:
+		return sopInvalid(409, fmt.Sprintf("run '%s' is not waiting for approval", runID))
+	case api.SopOutcomeDeferred:
+		return jsonrpc.NewError(api.CodeInvalidParams, fmt.Sprintf("run '%s' cannot resume now: every execution slot is full (deferred_at_capacity)", runID),
+			map[string]any{"http_status": 503, "outcome": res.Outcome, "run_id": runID})
 	case api.SopOutcomeRejectedSelf:
-		return jsonrpc.NewError(api.CodeAuthRequired, "approval_mode forbids this principal from clearing the gate", nil)
+		return sopErr(api.CodeAuthRequired, 403, "approval_mode forbids this principal from clearing the gate")
 	case api.SopOutcomeNotAuthorized:
-		return jsonrpc.NewError(api.CodeAuthRequired, fmt.Sprintf("not authorized: requires group '%s'", res.Group), nil)
+		return sopErr(api.CodeAuthRequired, 403, fmt.Sprintf("not authorized: requires group '%s'", res.Group))
 	case api.SopOutcomePolicyMissing:
-		return jsonrpc.NewError(api.CodeInternalError, fmt.Sprintf("approval policy '%s' is not configured (gate left waiting)", res.Policy), nil)
+		return sopErr(api.CodeInternalError, 500, fmt.Sprintf("approval policy '%s' is not configured (gate left waiting)", res.Policy))
 	case "policy_unavailable":
-		return jsonrpc.NewError(api.CodeInternalError, "approval policy unavailable: "+res.Reason, nil)
+		return sopErr(api.CodeInternalError, 500, "approval policy unavailable: "+res.Reason)
 	}
 	return nil
 }
 
-// ResolveHTTPStatus is upstream's /admin/sop/approve|deny status for an outcome: 200 resolved, 202 a vote
+// resolveHTTPStatus is upstream's /admin/sop/approve|deny status for an outcome: 200 resolved, 202 a vote
 // short of quorum, 404 not waiting, 403 refused, 503 at capacity, 500 a policy defect.
-func ResolveHTTPStatus(outcome string) int {
+func resolveHTTPStatus(outcome string) int {
 	switch outcome {
 	case api.SopOutcomeResumed, api.SopOutcomeDenied, api.SopOutcomeRevised, api.SopOutcomeAlreadyResolved:
 		return 200
@@ -358,7 +380,7 @@ func ResolveHTTPStatus(outcome string) int {
 
 // resolveCode is the JSON-RPC code of sops/approve|deny for an outcome that did not resolve: as sops/decide.
 func resolveCode(outcome string) int {
-	switch ResolveHTTPStatus(outcome) {
+	switch resolveHTTPStatus(outcome) {
 	case 404, 503:
 		return api.CodeInvalidParams
 	case 403:
