@@ -40,6 +40,8 @@ var imports = map[string][]string{
 	"internal/controlplane":              {"internal/atomicfile", "internal/clock", "internal/config", "internal/store", "internal/tools"},
 	"internal/cron":                      {"internal/api", "internal/agent", "internal/clock", "internal/config", "internal/store", "internal/tools", "github.com/robfig/cron/v3"},
 	"internal/agent":                     {"internal/api", "internal/provider", "internal/tools", "internal/config", "internal/visible"},
+	"internal/sop/runstore":              {"internal/store"},
+	"internal/sop/engine":                {"internal/clock", "internal/sop/runstore"},
 	"internal/journal":                   {"internal/provider", "internal/store"},
 	"internal/config":                    {"internal/api", "internal/secrets", "internal/atomicfile", "internal/config/tomledit", "internal/config/upstream"},
 	"internal/secrets":                   {"internal/atomicfile", "golang.org/x/crypto/chacha20poly1305"},
