@@ -23,13 +23,13 @@ const module = "github.com/zeroclaw-go/zeroclaw/"
 var imports = map[string][]string{
 	"cmd/zeroclaw":                       {"internal/cli"},
 	"internal/cli":                       {"internal/daemon", "internal/api", "internal/jsonrpc", "internal/install", "internal/config", "internal/secrets", "internal/visible", "internal/service", "internal/backup", "internal/doctor", "internal/cost", "internal/cron", "internal/logs", "internal/store", "internal/skills", "internal/cli/chat", "internal/cli/client", "internal/cli/hint", "internal/localsock"},
-	"internal/daemon":                    {"internal/acp", "internal/sop/runfeed", "internal/api", "internal/auth", "internal/clock", "internal/controlplane", "internal/cost", "internal/cron", "internal/errmap", "internal/gateway", "internal/router", "internal/jsonrpc", "internal/listen", "internal/logs", "internal/memory", "internal/pairing", "internal/provider", "internal/rpc", "internal/install", "internal/config", "internal/secrets", "internal/session", "internal/skills", "internal/store", "internal/tools", "internal/workspace", "internal/doctor", "internal/install/legacy", "internal/localsock", "internal/store/jsonl"},
-	"internal/gateway":                   {"internal/api", "internal/sop/runfeed", "internal/auth", "internal/clock", "internal/config", "internal/errmap", "internal/gateway/dashboard", "internal/jsonrpc", "internal/router", "internal/logs", "internal/pairing", "github.com/coder/websocket", "github.com/prometheus/client_golang/prometheus", "github.com/prometheus/client_golang/prometheus/promhttp"},
+	"internal/daemon":                    {"internal/acp", "internal/sop/engine", "internal/api", "internal/auth", "internal/clock", "internal/controlplane", "internal/cost", "internal/cron", "internal/errmap", "internal/gateway", "internal/router", "internal/jsonrpc", "internal/listen", "internal/logs", "internal/memory", "internal/pairing", "internal/provider", "internal/rpc", "internal/install", "internal/config", "internal/secrets", "internal/session", "internal/skills", "internal/store", "internal/tools", "internal/workspace", "internal/doctor", "internal/install/legacy", "internal/localsock", "internal/store/jsonl"},
+	"internal/gateway":                   {"internal/api", "internal/sop/engine", "internal/auth", "internal/clock", "internal/config", "internal/errmap", "internal/gateway/dashboard", "internal/jsonrpc", "internal/router", "internal/logs", "internal/pairing", "github.com/coder/websocket", "github.com/prometheus/client_golang/prometheus", "github.com/prometheus/client_golang/prometheus/promhttp"},
 	"internal/gateway/dashboard":         {"internal/api", "internal/config"},
 	"internal/pairing":                   {"internal/clock", "internal/config", "internal/store"},
 	"internal/listen":                    {"internal/api", "internal/jsonrpc"},
 	"internal/acp":                       {"internal/api", "internal/auth", "internal/errmap", "internal/jsonrpc", "internal/router", "internal/config", "internal/session", "internal/store", "internal/upload", "internal/visible"},
-	"internal/rpc":                       {"internal/api", "internal/sop/runfeed", "internal/auth", "internal/clock", "internal/cost", "internal/cron", "internal/errmap", "internal/jsonrpc", "internal/logs", "internal/memory", "internal/pairing", "internal/router", "internal/config", "internal/session", "internal/store", "internal/upload", "internal/skills", "internal/workspace"},
+	"internal/rpc":                       {"internal/api", "internal/sop/engine", "internal/auth", "internal/clock", "internal/cost", "internal/cron", "internal/errmap", "internal/jsonrpc", "internal/logs", "internal/memory", "internal/pairing", "internal/router", "internal/config", "internal/session", "internal/store", "internal/upload", "internal/skills", "internal/workspace"},
 	"internal/service":                   {"internal/atomicfile"},
 	"cmd/zcbench":                        {"internal/rpctest/ndjson", "github.com/pelletier/go-toml/v2", "modernc.org/sqlite"},
 	"internal/router":                    {"internal/jsonrpc"},
@@ -79,7 +79,6 @@ var imports = map[string][]string{
 	"internal/config/upstream":           {},
 	"internal/config/tomledit":           {"github.com/pelletier/go-toml/v2", "github.com/pelletier/go-toml/v2/unstable"},
 	"internal/store/jsonl":               {"internal/atomicfile", "internal/store"},
-	"internal/sop/runfeed":               {"internal/api"},
 }
 
 // layoutOSes are the targets whose files are checked; each has files built for it alone.

@@ -98,10 +98,12 @@ type SopStepResult struct {
 	CompletedAt    *string           `json:"completed_at"`
 	EffectiveAgent string            `json:"effective_agent,omitempty"`
 	ToolCalls      []SopStepToolCall `json:"tool_calls,omitempty"`
+	// Attempt is ours: the 1-based try of this step in this run, so a retried or interrupted step shows.
+	Attempt int `json:"attempt,omitempty"`
 }
 
-// SopRun is a run's full record (upstream's SopRun), plus Reason: why a failed or cancelled run ended
-// (ours; upstream drops it, its #9783).
+// SopRun is a run's full record (upstream's SopRun), plus ours after RevisionBase: FailureReason, why a failed
+// or cancelled run ended (upstream drops it, its #9783), and Gate, the gate a parked run shows.
 type SopRun struct {
 	RunID         string          `json:"run_id"`
 	SopName       string          `json:"sop_name"`
@@ -117,11 +119,22 @@ type SopRun struct {
 	LLMCallsSaved uint64          `json:"llm_calls_saved"`
 	Revision      uint32          `json:"revision"`
 	RevisionBase  uint32          `json:"revision_base"`
-	Reason        string          `json:"reason,omitempty"`
+	FailureReason string          `json:"failure_reason,omitempty"`
+	Gate          *SopGate        `json:"gate,omitempty"`
+}
+
+// SopGate is the gate a parked run waits at: an answer is bound to this step and revision. Kind is approval or
+// checkpoint; Policy the step's [sop.approval.policies] entry; Votes the approvals counted toward a quorum.
+type SopGate struct {
+	Step     uint32   `json:"step"`
+	Kind     string   `json:"kind"`
+	Revision uint32   `json:"revision"`
+	Policy   string   `json:"policy,omitempty"`
+	Votes    []string `json:"votes,omitempty"`
 }
 
 // SopRunSummary is a run as list surfaces show it (upstream's SopRunSummary). Active is true while the run is
-// live rather than a retained terminal record. Reason is ours, as in SopRun.
+// live rather than a retained terminal record. FailureReason is ours, as in SopRun.
 type SopRunSummary struct {
 	RunID         string  `json:"run_id"`
 	SopName       string  `json:"sop_name"`
@@ -132,14 +145,14 @@ type SopRunSummary struct {
 	CompletedAt   *string `json:"completed_at"`
 	TriggerSource string  `json:"trigger_source"`
 	Active        bool    `json:"active"`
-	Reason        string  `json:"reason,omitempty"`
+	FailureReason string  `json:"failure_reason,omitempty"`
 }
 
 // Summary projects a run onto its list row.
 func (r SopRun) Summary(active bool) SopRunSummary {
 	return SopRunSummary{RunID: r.RunID, SopName: r.SopName, Status: r.Status, CurrentStep: r.CurrentStep,
 		TotalSteps: r.TotalSteps, StartedAt: r.StartedAt, CompletedAt: r.CompletedAt,
-		TriggerSource: r.TriggerEvent.Source, Active: active, Reason: r.Reason}
+		TriggerSource: r.TriggerEvent.Source, Active: active, FailureReason: r.FailureReason}
 }
 
 // SopOverlayNode is one step's run state (upstream's NodeRunOverlay).
@@ -160,32 +173,11 @@ type SopRunOverlay struct {
 	Waiting     bool             `json:"waiting"`
 	Paused      bool             `json:"paused"`
 	Nodes       []SopOverlayNode `json:"nodes"`
-	// Outcome is what sops/decide did (ours): resumed, denied, revised, already_resolved or
-	// "pending_quorum (have/need)". Absent from sops/run-overlay.
-	Outcome string `json:"outcome,omitempty"`
-}
-
-// Overlay projects run onto the step numbers of its SOP, as upstream's RunOverlay::project: a recorded result
-// wins (the last one recorded for a step), the current step of a live run is active, the rest pending.
-func (r SopRun) Overlay(steps []uint32) SopRunOverlay {
-	o := SopRunOverlay{RunID: r.RunID, SopName: r.SopName, Status: r.Status, CurrentStep: r.CurrentStep,
-		TotalSteps: r.TotalSteps, Waiting: r.Status == SopRunWaitingApproval,
-		Paused: r.Status == SopRunPausedCheckpoint, Nodes: make([]SopOverlayNode, 0, len(steps))}
-	terminal := SopRunTerminal(r.Status)
-	for _, n := range steps {
-		node := SopOverlayNode{Step: n, State: SopNodePending}
-		found := false
-		for _, res := range r.StepResults {
-			if res.StepNumber == n {
-				node.State, node.ToolCalls, found = res.Status, res.ToolCalls, true
-			}
-		}
-		if !found && !terminal && n == r.CurrentStep {
-			node.State = SopNodeActive
-		}
-		o.Nodes = append(o.Nodes, node)
-	}
-	return o
+	// Ours: the gate shown, why the run failed, and what sops/decide did (resumed, denied, revised,
+	// already_resolved or "pending_quorum (have/need)"; absent from sops/run-overlay).
+	Gate          *SopGate `json:"gate,omitempty"`
+	FailureReason string   `json:"failure_reason,omitempty"`
+	Outcome       string   `json:"outcome,omitempty"`
 }
 
 // SopRunParams start a manual run. Payload is the step-1 input: JSON text, or empty/null for none.

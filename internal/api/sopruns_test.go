@@ -57,27 +57,11 @@ func TestSopDecisionWire(t *testing.T) {
 	}
 }
 
-// The overlay follows upstream's projection: a recorded result wins, the current step of a live run is active,
-// a terminal run has no active node.
-func TestSopRunOverlay(t *testing.T) {
-	run := SopRun{RunID: "r", SopName: "s", Status: SopRunWaitingApproval, CurrentStep: 2, TotalSteps: 3,
-		StepResults: []SopStepResult{{StepNumber: 1, Status: SopStepCompleted,
-			ToolCalls: []SopStepToolCall{{Index: 0, Tool: "shell", Args: json.RawMessage(`{}`), Success: true}}}}}
-	o := run.Overlay([]uint32{1, 2, 3})
-	if !o.Waiting || o.Paused || len(o.Nodes) != 3 {
-		t.Fatalf("overlay = %+v", o)
-	}
-	states := []string{o.Nodes[0].State, o.Nodes[1].State, o.Nodes[2].State}
-	if strings.Join(states, ",") != "completed,active,pending" || len(o.Nodes[0].ToolCalls) != 1 {
-		t.Fatalf("states = %v, calls %v", states, o.Nodes[0].ToolCalls)
-	}
-	run.Status = SopRunCancelled
-	o = run.Overlay([]uint32{1, 2, 3})
-	if o.Waiting || o.Nodes[1].State != SopNodePending {
-		t.Fatalf("terminal overlay = %+v", o)
-	}
+// A summary carries upstream's nullable completed_at as null, never drops it.
+func TestSopRunSummaryWire(t *testing.T) {
+	run := SopRun{RunID: "r", SopName: "s", Status: SopRunCancelled, FailureReason: "denied"}
 	b, _ := json.Marshal(run.Summary(false))
-	for _, k := range []string{`"completed_at":null`, `"trigger_source":""`, `"active":false`} {
+	for _, k := range []string{`"completed_at":null`, `"trigger_source":""`, `"active":false`, `"failure_reason":"denied"`} {
 		if !strings.Contains(string(b), k) {
 			t.Fatalf("summary %s lacks %s", b, k)
 		}

@@ -1,11 +1,6 @@
 package daemon
 
-import "github.com/zeroclaw-go/zeroclaw/internal/sop/runfeed"
+import "github.com/zeroclaw-go/zeroclaw/internal/sop/engine"
 
-// SopRunFeed is the live feed of SOP run changes for GET /ws/sops/runs; nil without a SOP engine.
-func (g *gatewayDaemon) SopRunFeed() *runfeed.Hub {
-	if g.d.sopRuns == nil {
-		return nil
-	}
-	return g.d.sopRuns.Feed()
-}
+// SopEngine is the SOP engine for GET /ws/sops/runs; nil when it is off.
+func (g *gatewayDaemon) SopEngine() *engine.Engine { return g.d.sops }

@@ -30,7 +30,7 @@ import (
 	"github.com/zeroclaw-go/zeroclaw/internal/jsonrpc"
 	"github.com/zeroclaw-go/zeroclaw/internal/logs"
 	"github.com/zeroclaw-go/zeroclaw/internal/pairing"
-	"github.com/zeroclaw-go/zeroclaw/internal/sop/runfeed"
+	"github.com/zeroclaw-go/zeroclaw/internal/sop/engine"
 )
 
 // MaxBodyBytes is the request body limit of every route (upstream's 64 KiB).
@@ -75,8 +75,8 @@ type Daemon interface {
 	SharedFiles() (FileTree, error)
 	// Events is the runtime event log GET /api/events streams (nil: none).
 	Events() *logs.Hub
-	// SopRunFeed is the live feed of SOP run changes GET /ws/sops/runs serves (nil: no SOP engine).
-	SopRunFeed() *runfeed.Hub
+	// SopEngine is the SOP engine whose run changes GET /ws/sops/runs streams (nil: none runs).
+	SopEngine() *engine.Engine
 	// Chat runs the sessions and turns of /ws/chat.
 	Chat
 }

@@ -12,7 +12,7 @@ import (
 
 	"github.com/zeroclaw-go/zeroclaw/internal/api"
 	"github.com/zeroclaw-go/zeroclaw/internal/jsonrpc"
-	"github.com/zeroclaw-go/zeroclaw/internal/sop/runfeed"
+	"github.com/zeroclaw-go/zeroclaw/internal/sop/engine"
 )
 
 // The SOP run routes (upstream's api_sop.rs, api_sop_author.rs and ws_sop_runs.rs), each one sops/* method
@@ -20,8 +20,9 @@ import (
 // (http_status), which sopCall sends; the approval routes /admin/sop/* are the owner's, as every /admin route
 // here (upstream lets any loopback caller in).
 
-// maxSopWatchers bounds the open /ws/sops/runs sockets; each is a cursor on the feed's shared ring.
-const maxSopWatchers = 256
+// sopWatchBuffer is the room of one /ws/sops/runs feed: a socket that falls this far behind loses changes
+// and gets {"type":"lagged","missed":n}, so a slow client holds at most this many summaries.
+const sopWatchBuffer = 64
 
 func (s *Server) sopRoutes(mux *http.ServeMux) {
 	s.handle(mux, "GET /admin/sop/pending", s.adminSop(api.MethodSopsPending, noParams))
@@ -116,16 +117,13 @@ func (s *Server) wsSopRuns(w http.ResponseWriter, r *http.Request) error {
 	if !c.principal.Allows(api.GrantSopsRead) {
 		return fail(http.StatusForbidden, "Forbidden: missing grant "+api.GrantSopsRead)
 	}
-	hub := s.o.Daemon.SopRunFeed()
-	if hub != nil && hub.Subscribers() >= maxSopWatchers {
-		return fail(http.StatusServiceUnavailable, "too many SOP run watchers")
-	}
+	e := s.o.Daemon.SopEngine()
 	return s.upgrade(w, r, []string{"zeroclaw.v1"}, func(ctx context.Context, conn *websocket.Conn) {
-		s.serveSopRuns(ctx, conn, c, hub)
+		s.serveSopRuns(ctx, conn, c, e)
 	})
 }
 
-func (s *Server) serveSopRuns(ctx context.Context, conn *websocket.Conn, c caller, hub *runfeed.Hub) {
+func (s *Server) serveSopRuns(ctx context.Context, conn *websocket.Conn, c caller, e *engine.Engine) {
 	send := func(v any) bool {
 		b, err := json.Marshal(v)
 		if err != nil {
@@ -135,12 +133,12 @@ func (s *Server) serveSopRuns(ctx context.Context, conn *websocket.Conn, c calle
 		defer cancel()
 		return conn.Write(wctx, websocket.MessageText, b) == nil
 	}
-	if hub == nil {
+	if e == nil {
 		send(map[string]string{"type": "disabled"})
 		_ = conn.Close(websocket.StatusNormalClosure, "SOP subsystem not enabled")
 		return
 	}
-	sub := hub.Subscribe()
+	sub := e.Subscribe(sopWatchBuffer)
 	defer sub.Close()
 	res, err := s.o.Daemon.Call(ctx, c.identity(), api.MethodSopsRuns, nil)
 	if err != nil {
@@ -158,14 +156,16 @@ func (s *Server) serveSopRuns(ctx context.Context, conn *websocket.Conn, c calle
 	// The client sends nothing; reading finds its close (and answers pings).
 	ctx = conn.CloseRead(ctx)
 	for {
-		d, err := sub.Next(ctx, 64)
-		if err != nil {
+		select {
+		case <-ctx.Done():
 			return
-		}
-		if d.Missed > 0 && !send(map[string]any{"type": "lagged", "missed": d.Missed}) {
-			return
-		}
-		for _, run := range d.Runs {
+		case run, ok := <-sub.C:
+			if !ok {
+				return
+			}
+			if n := sub.Lagged(); n > 0 && !send(map[string]any{"type": "lagged", "missed": n}) {
+				return
+			}
 			if !send(map[string]any{"type": "run", "run": run}) {
 				return
 			}
