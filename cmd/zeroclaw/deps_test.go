@@ -42,6 +42,7 @@ var imports = map[string][]string{
 	"internal/agent":                     {"internal/api", "internal/provider", "internal/tools", "internal/config", "internal/visible"},
 	"internal/sop/runstore":              {"internal/store"},
 	"internal/sop/engine":                {"internal/clock", "internal/sop/runstore"},
+	"internal/sop/sopcron":               {"internal/api", "internal/clock", "internal/cron", "internal/sop/engine"},
 	"internal/journal":                   {"internal/provider", "internal/store"},
 	"internal/config":                    {"internal/api", "internal/secrets", "internal/atomicfile", "internal/config/tomledit", "internal/config/upstream"},
 	"internal/secrets":                   {"internal/atomicfile", "golang.org/x/crypto/chacha20poly1305"},

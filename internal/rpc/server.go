@@ -79,6 +79,8 @@ type Options struct {
 	// Gateway reports the HTTP gateway's state for status; nil (or a nil result) leaves status.gateway out.
 	// Must not block; the value returned is never modified, so status compares it with the one it cached.
 	Gateway func() *api.GatewayStatus
+	// Sop reports the SOP runtime for status; nil (or a nil result) leaves status.sop out.
+	Sop func() *api.SopStatus
 	// Doctor serves doctor/run; nil leaves it out.
 	Doctor func(ctx context.Context, offline bool) api.DoctorResult
 	// Sops serves the sops/* run methods; nil answers them "SOP subsystem not enabled" as upstream does.
