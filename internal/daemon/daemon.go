@@ -36,6 +36,7 @@ import (
 	"github.com/zeroclaw-go/zeroclaw/internal/session"
 	"github.com/zeroclaw-go/zeroclaw/internal/skills"
 	"github.com/zeroclaw-go/zeroclaw/internal/sop/engine"
+	"github.com/zeroclaw-go/zeroclaw/internal/tools"
 	"github.com/zeroclaw-go/zeroclaw/internal/workspace"
 )
 
@@ -215,6 +216,7 @@ func Run(ctx context.Context, opts Options) error {
 		_ = ln.Close()
 		return stopped(err)
 	}
+	var d *daemon // the sop_* tools find the SOP engine through it, turn by turn
 	sessions := session.NewManager(session.Options{
 		Chat:        st.chat,
 		Cost:        costs,
@@ -230,12 +232,13 @@ func Run(ctx context.Context, opts Options) error {
 		Memory:      mem,
 		Cron:        bg.tools,
 		Delegate:    bg.deleg.ForAgent,
+		SOPs:        func(agent string) tools.SOPs { return d.sopToolsFor(agent) },
 	})
 	if err := bg.start(ctx, cfg, sessions); err != nil {
 		_ = ln.Close()
 		return stopped(err)
 	}
-	d := &daemon{
+	d = &daemon{
 		bg:           bg,
 		log:          log,
 		ln:           ln,
