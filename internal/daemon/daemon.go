@@ -35,6 +35,7 @@ import (
 	"github.com/zeroclaw-go/zeroclaw/internal/secrets"
 	"github.com/zeroclaw-go/zeroclaw/internal/session"
 	"github.com/zeroclaw-go/zeroclaw/internal/skills"
+	"github.com/zeroclaw-go/zeroclaw/internal/sop/engine"
 	"github.com/zeroclaw-go/zeroclaw/internal/workspace"
 )
 
@@ -266,6 +267,7 @@ func Run(ctx context.Context, opts Options) error {
 		Logs:          events,
 		Costs:         costs,
 		Pairing:       pm,
+		Sops:          d.sops, // set before the server is built when [sop] runs an engine
 
 		Gateway: func() *api.GatewayStatus { return d.gatewayStatus(opts.Ephemeral) },
 		Doctor: doctorFor(layout, endpoint, opts.Environ, func() *api.GatewayStatus { return d.gatewayStatus(opts.Ephemeral) },
@@ -337,6 +339,7 @@ type daemon struct {
 	stores       *stores
 	frames       *jsonrpc.Budget // the bytes of inbound frames in flight, shared by every connection
 	drainTimeout time.Duration
+	sops         *engine.Engine // the SOP engine; nil when it is off
 
 	stopOnce sync.Once
 	stop     chan struct{} // closed by requestStop

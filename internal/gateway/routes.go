@@ -53,6 +53,7 @@ func (s *Server) routes() http.Handler {
 	s.handle(mux, "DELETE /api/config/prop", s.authed(s.rpcRoute(api.MethodConfigDelete, propParams)))
 
 	s.domainRoutes(mux)
+	s.sopRoutes(mux)
 	s.wsRoutes(mux)
 
 	s.mirrorRoutes(mux)
