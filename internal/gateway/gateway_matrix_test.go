@@ -102,6 +102,8 @@ var securityMatrix = []struct {
 	{"DELETE /api/config/map-key", 401, 403, 400, 403, 403, 415},
 	{"POST /api/config/rename-map-key", 401, 403, 400, 403, 403, 415},
 	{"POST /webhook", 401, 403, 400, 403, 403, 415},
+	// A SOP webhook trigger: the webhook's checks plus sops:execute (the viewer lacks it); no engine here: 503.
+	{"POST /sop/webhook/{path...}", 401, 403, 503, 403, 403, 415},
 	{"GET /api/version/check", 401, 200, 200, 403, 200, 200},
 	{"GET /api/canvas", 401, 200, 200, 403, 200, 200},
 	{"GET /api/config/drift", 401, 403, 200, 403, 200, 200},

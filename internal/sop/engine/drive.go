@@ -107,9 +107,8 @@ func (e *Engine) nextLocked(ctx context.Context, rs *runState) (stepAction, bool
 	attempt := e.attempt(r, st.Number)
 	req := StepRequest{RunID: r.RunID, SopName: r.SopName, Step: st.Number, Attempt: attempt, Agent: effectiveAgent(rs.def, st),
 		SessionID: fmt.Sprintf("sop-%s-s%d-a%d", r.RunID, st.Number, attempt), Prompt: e.stepContext(rs, st)}
-	if st.Scope != nil {
-		req.AllowedTools = append(req.AllowedTools, st.Scope.Allow...)
-		req.ExcludedTools = append(req.ExcludedTools, st.Scope.Deny...)
+	if e.set.ScopeEnforce {
+		req.AllowedTools, req.ExcludedTools = e.stepScope(st)
 	}
 	r.InFlight = &InFlight{Step: st.Number, Attempt: attempt, StartedAt: iso(e.now()), SessionID: req.SessionID}
 	if err := e.saveLocked(ctx, rs, e.event(r.RunID, "step_started", Principal{}, "", map[string]any{"step": st.Number,
@@ -257,4 +256,20 @@ func (e *Engine) stepContext(rs *runState, st *Step) string {
 	}
 	b.WriteString("\nWhen done, report your result.")
 	return b.String()
+}
+
+// stepScope is a step's tool scope under step_scope_enforce: the allow list (else its suggested tools) plus
+// the mandatory tools, minus the deny list. No allow list and no suggested tools leaves every tool offered.
+func (e *Engine) stepScope(st *Step) (allowed, excluded []string) {
+	if st.Scope != nil {
+		allowed = append(allowed, st.Scope.Allow...)
+		excluded = append(excluded, st.Scope.Deny...)
+	}
+	if len(allowed) == 0 {
+		allowed = append(allowed, st.SuggestedTools...)
+	}
+	if len(allowed) > 0 {
+		allowed = append(allowed, e.set.MandatoryTools...)
+	}
+	return allowed, excluded
 }

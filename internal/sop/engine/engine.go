@@ -60,6 +60,8 @@ type Settings struct {
 	MaxStepRetries        int
 	StepTimeout           time.Duration // per step turn; 0 = none
 	PayloadMaxBytes       int           // 0 = no cap
+	ScopeEnforce          bool     // step_scope_enforce: a step's scope limits its turn's tools
+	MandatoryTools        []string // step_mandatory_tools: kept under scope enforcement
 	Groups                map[string][]string
 	Policies              map[string]Policy
 }
@@ -130,17 +132,7 @@ type runState struct {
 // New builds an engine over cfg. base bounds every run driver: cancel it (or call Close) to stop them. Call
 // Restore before admitting anything.
 func New(base context.Context, cfg Config) *Engine {
-	s := cfg.Settings
-	d := Defaults()
-	if s.DefaultExecutionMode == "" {
-		s.DefaultExecutionMode = d.DefaultExecutionMode
-	}
-	if s.MaxStepVisits <= 0 {
-		s.MaxStepVisits = d.MaxStepVisits
-	}
-	if s.ApprovalMode == "" {
-		s.ApprovalMode = d.ApprovalMode
-	}
+	s := normalize(cfg.Settings)
 	lg := cfg.Logger
 	if lg == nil {
 		lg = slog.New(slog.DiscardHandler)
@@ -196,6 +188,28 @@ func (e *Engine) Close() {
 		s.close()
 	}
 	e.mu.Unlock()
+}
+
+// SetSettings replaces the [sop] settings (a config reload); runs in flight see the new values from their next
+// decision on.
+func (e *Engine) SetSettings(s Settings) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.set = normalize(s)
+}
+
+func normalize(s Settings) Settings {
+	d := Defaults()
+	if s.DefaultExecutionMode == "" {
+		s.DefaultExecutionMode = d.DefaultExecutionMode
+	}
+	if s.MaxStepVisits <= 0 {
+		s.MaxStepVisits = d.MaxStepVisits
+	}
+	if s.ApprovalMode == "" {
+		s.ApprovalMode = d.ApprovalMode
+	}
+	return s
 }
 
 // Reload replaces the loaded definitions. A running run keeps the definition it started with.
