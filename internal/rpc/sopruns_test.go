@@ -283,3 +283,36 @@ func TestSopSubscribe(t *testing.T) {
 		t.Fatalf("statuses %s", b)
 	}
 }
+
+// A thousand subscribers that never read (the feed a slow socket holds) keep at most SopFeedBuffer changes
+// each, never block the runs, and each counts what it lost: memory is bounded by the buffer, not the traffic.
+func TestSopFeedSlowSubscribersBounded(t *testing.T) {
+	dial, e := serveSops(t, config.Default(), rpc.PeerInfo{UID: os.Getuid(), Label: "unix:me", Transport: auth.TransportUnix}, autoSOP)
+	c := dial()
+	subs := make([]*engine.Subscription, 1000)
+	for i := range subs {
+		subs[i] = e.Subscribe(rpc.SopFeedBuffer)
+	}
+	var ids []string
+	for i := range 40 {
+		ids = append(ids, result(t, c.Call("sops/run", map[string]any{"name": "auto"}, 10+i))["run_id"].(string))
+		waitStatus(t, c, ids[i], "completed") // max_concurrent 1: one run at a time
+	}
+	total := -1
+	for i, s := range subs {
+		held := len(s.C)
+		lost := int(s.Lagged())
+		if held > rpc.SopFeedBuffer || lost == 0 {
+			t.Fatalf("subscriber %d holds %d (cap %d), lost %d", i, held, rpc.SopFeedBuffer, lost)
+		}
+		if total < 0 {
+			total = held + lost
+		} else if held+lost != total {
+			t.Fatalf("subscriber %d saw %d changes, the first saw %d", i, held+lost, total)
+		}
+		s.Close()
+	}
+	if total < 40*2 {
+		t.Fatalf("only %d changes published for 40 two-step runs", total)
+	}
+}
