@@ -48,7 +48,10 @@ func SopActor(p *Peer) engine.Principal {
 	return a
 }
 
-// sopErrors are the engine's sentinels with the code and route status upstream answers for each.
+// sopErrors are the engine's sentinels with the code and route status upstream answers for each. They are
+// not errmap rows: upstream's SOP routes answer statuses that their codes do not imply (409 and 503 for a
+// -32602, 403 for a -32010), which errmap's one rule (status follows code) forbids; every sops/* method maps
+// through this table, and the gateway's SOP routes send the status it names.
 var sopErrors = []struct {
 	err          error
 	code, status int
