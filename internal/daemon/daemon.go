@@ -35,6 +35,8 @@ import (
 	"github.com/zeroclaw-go/zeroclaw/internal/secrets"
 	"github.com/zeroclaw-go/zeroclaw/internal/session"
 	"github.com/zeroclaw-go/zeroclaw/internal/skills"
+	"github.com/zeroclaw-go/zeroclaw/internal/sop/engine"
+	"github.com/zeroclaw-go/zeroclaw/internal/tools"
 	"github.com/zeroclaw-go/zeroclaw/internal/workspace"
 )
 
@@ -214,6 +216,7 @@ func Run(ctx context.Context, opts Options) error {
 		_ = ln.Close()
 		return stopped(err)
 	}
+	var d *daemon // the sop_* tools find the SOP engine through it, turn by turn
 	sessions := session.NewManager(session.Options{
 		Chat:        st.chat,
 		Cost:        costs,
@@ -229,12 +232,13 @@ func Run(ctx context.Context, opts Options) error {
 		Memory:      mem,
 		Cron:        bg.tools,
 		Delegate:    bg.deleg.ForAgent,
+		SOPs:        func(agent string) tools.SOPs { return d.sopToolsFor(agent) },
 	})
 	if err := bg.start(ctx, cfg, sessions); err != nil {
 		_ = ln.Close()
 		return stopped(err)
 	}
-	d := &daemon{
+	d = &daemon{
 		bg:           bg,
 		log:          log,
 		ln:           ln,
@@ -266,6 +270,7 @@ func Run(ctx context.Context, opts Options) error {
 		Logs:          events,
 		Costs:         costs,
 		Pairing:       pm,
+		Sops:          d.sops, // set before the server is built when [sop] runs an engine
 
 		Gateway: func() *api.GatewayStatus { return d.gatewayStatus(opts.Ephemeral) },
 		Doctor: doctorFor(layout, endpoint, opts.Environ, func() *api.GatewayStatus { return d.gatewayStatus(opts.Ephemeral) },
@@ -337,6 +342,7 @@ type daemon struct {
 	stores       *stores
 	frames       *jsonrpc.Budget // the bytes of inbound frames in flight, shared by every connection
 	drainTimeout time.Duration
+	sops         *engine.Engine // the SOP engine; nil when it is off
 
 	stopOnce sync.Once
 	stop     chan struct{} // closed by requestStop

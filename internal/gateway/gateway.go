@@ -30,6 +30,7 @@ import (
 	"github.com/zeroclaw-go/zeroclaw/internal/jsonrpc"
 	"github.com/zeroclaw-go/zeroclaw/internal/logs"
 	"github.com/zeroclaw-go/zeroclaw/internal/pairing"
+	"github.com/zeroclaw-go/zeroclaw/internal/sop/engine"
 )
 
 // MaxBodyBytes is the request body limit of every route (upstream's 64 KiB).
@@ -74,6 +75,8 @@ type Daemon interface {
 	SharedFiles() (FileTree, error)
 	// Events is the runtime event log GET /api/events streams (nil: none).
 	Events() *logs.Hub
+	// SopEngine is the SOP engine whose run changes GET /ws/sops/runs streams (nil: none runs).
+	SopEngine() *engine.Engine
 	// Chat runs the sessions and turns of /ws/chat.
 	Chat
 }

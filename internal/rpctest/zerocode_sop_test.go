@@ -1,0 +1,135 @@
+package rpctest
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// zerocode's SOP pane types (apps/zerocode/src/client.rs SopRunSummaryView, sop_pane.rs RunOverlayView and
+// OverlayNodeView at upstream's HEAD), as in zerocode_test.go. zerocode marks them #[serde(default)]; they are
+// declared required here because upstream's daemon always sends them, so dropping one is a wire change.
+
+type zcSopRunSummary struct {
+	RunID         string  `json:"run_id"`
+	SopName       string  `json:"sop_name"`
+	Status        string  `json:"status" zc:"enum=pending|running|waiting_approval|paused_checkpoint|completed|failed|cancelled"`
+	CurrentStep   uint32  `json:"current_step"`
+	TotalSteps    uint32  `json:"total_steps"`
+	StartedAt     string  `json:"started_at"`
+	CompletedAt   *string `json:"completed_at" zc:"opt"`
+	TriggerSource string  `json:"trigger_source"`
+	Active        bool    `json:"active"`
+}
+
+type zcSopRuns struct {
+	Runs []zcSopRunSummary `json:"runs"`
+}
+
+type zcSopRun struct {
+	RunID string `json:"run_id"`
+}
+
+type zcOverlayCall struct {
+	Index      uint64 `json:"index"`
+	Tool       string `json:"tool"`
+	Success    bool   `json:"success"`
+	DurationMS uint64 `json:"duration_ms"`
+}
+
+type zcOverlayNode struct {
+	Step      uint64          `json:"step"`
+	State     string          `json:"state" zc:"enum=pending|active|completed|failed|skipped"`
+	ToolCalls []zcOverlayCall `json:"tool_calls" zc:"opt"`
+}
+
+type zcRunOverlay struct {
+	Status      string          `json:"status"`
+	CurrentStep uint64          `json:"current_step"`
+	TotalSteps  uint64          `json:"total_steps"`
+	Waiting     bool            `json:"waiting"`
+	Paused      bool            `json:"paused"`
+	Nodes       []zcOverlayNode `json:"nodes"`
+}
+
+// sopInstall writes a supervised two-step SOP "deploy" (manual trigger) under <install>/shared/sops and the
+// [sop] table that turns the runtime on.
+func sopInstall(t *testing.T, cfgDir string) string {
+	t.Helper()
+	dir := filepath.Join(cfgDir, "shared", "sops", "deploy")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	toml := "[sop]\nname = \"deploy\"\ndescription = \"Ship a build\"\nexecution_mode = \"supervised\"\n\n[[triggers]]\ntype = \"manual\"\n"
+	md := "# Deploy\n\n## Steps\n\n1. **Check** — Say that the build is fine.\n2. **Ship** — Say that it shipped.\n"
+	for name, body := range map[string]string{"SOP.toml": toml, "SOP.md": md} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return zerocodeConfig + "\n[sop]\nsops_dir = \"shared/sops\"\n"
+}
+
+// zerocode's SOP pane against the real daemon: its manual run (payload null), its 2 s sops/runs poll
+// (sop null), the overlay it draws, and its approve ("approve") and deny ({"deny":{}}) all parse as zerocode
+// reads them, and the run they steer ends as they asked.
+func TestZerocodeSopPane(t *testing.T) {
+	cfgDir := filepath.Join(ShortTempDir(t), "install")
+	if err := os.MkdirAll(cfgDir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	d := StartOn(t, cfgDir, WithConfig(sopInstall(t, cfgDir)))
+	c := &zc{Client: d.Dial(t), t: t}
+	c.call("initialize", map[string]any{"protocol_version": 1})
+
+	runOnce := func() string {
+		var r zcSopRun
+		c.decode("sops/run", map[string]any{"name": "deploy", "payload": nil}, &r)
+		if r.RunID == "" {
+			t.Fatal("sops/run: empty run_id")
+		}
+		return r.RunID
+	}
+	poll := func(id, status string) zcSopRunSummary {
+		deadline := time.Now().Add(20 * time.Second)
+		for {
+			var rs zcSopRuns
+			c.decode("sops/runs", map[string]any{"sop": nil}, &rs)
+			for _, r := range rs.Runs {
+				if r.RunID == id && r.Status == status {
+					return r
+				}
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("run %s never %s: %+v", id, status, rs.Runs)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+
+	id := runOnce()
+	poll(id, "waiting_approval")
+	var ov zcRunOverlay
+	c.decode("sops/run-overlay", map[string]any{"name": "deploy", "run_id": id}, &ov)
+	if !ov.Waiting || len(ov.Nodes) != 2 || ov.Nodes[0].State != "active" {
+		t.Fatalf("overlay at the gate = %+v", ov)
+	}
+	c.decode("sops/decide", map[string]any{"name": "deploy", "run_id": id, "decision": "approve"}, &ov)
+	done := poll(id, "completed")
+	if done.Active || done.CompletedAt == nil || done.TriggerSource != "manual" || done.TotalSteps != 2 {
+		t.Fatalf("completed summary = %+v", done)
+	}
+	c.decode("sops/run-overlay", map[string]any{"name": "deploy", "run_id": id}, &ov)
+	if ov.Nodes[0].State != "completed" || ov.Nodes[1].State != "completed" {
+		t.Fatalf("overlay after the run = %+v", ov)
+	}
+
+	id2 := runOnce()
+	poll(id2, "waiting_approval")
+	c.decode("sops/decide", map[string]any{"name": "deploy", "run_id": id2, "decision": map[string]any{"deny": map[string]any{}}}, &ov)
+	if ov.Status != "cancelled" || ov.Waiting {
+		t.Fatalf("overlay after deny = %+v", ov)
+	}
+	poll(id2, "cancelled")
+}
