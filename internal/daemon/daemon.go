@@ -271,6 +271,7 @@ func Run(ctx context.Context, opts Options) error {
 		Costs:         costs,
 		Pairing:       pm,
 		Sops:          d.sops, // set before the server is built when [sop] runs an engine
+		SopLibrary:    sopLibrary(cfg.Current, layout.Root, opts.Home, func() *engine.Engine { return d.sops }, log),
 
 		Gateway: func() *api.GatewayStatus { return d.gatewayStatus(opts.Ephemeral) },
 		Doctor: doctorFor(layout, endpoint, opts.Environ, func() *api.GatewayStatus { return d.gatewayStatus(opts.Ephemeral) },

@@ -60,8 +60,8 @@ type Settings struct {
 	MaxStepRetries        int
 	StepTimeout           time.Duration // per step turn; 0 = none
 	PayloadMaxBytes       int           // 0 = no cap
-	ScopeEnforce          bool     // step_scope_enforce: a step's scope limits its turn's tools
-	MandatoryTools        []string // step_mandatory_tools: kept under scope enforcement
+	ScopeEnforce          bool          // step_scope_enforce: a step's scope limits its turn's tools
+	MandatoryTools        []string      // step_mandatory_tools: kept under scope enforcement
 	Groups                map[string][]string
 	Policies              map[string]Policy
 }
