@@ -238,6 +238,9 @@ func Run(ctx context.Context, opts Options) error {
 		_ = ln.Close()
 		return stopped(err)
 	}
+	// The SOP runtime after the stores and the sessions its steps run on; runs cut by the last exit resume here.
+	sopRT := openSop(ctx, layout, opts.Home, cfg, sessions, clk, log)
+	defer sopRT.close()
 	d = &daemon{
 		bg:           bg,
 		log:          log,
@@ -248,6 +251,8 @@ func Run(ctx context.Context, opts Options) error {
 		stores:       st,
 		frames:       jsonrpc.NewBudget(int64(cfg.Current().RPC.MaxInflightFrameBytes)),
 		drainTimeout: cmp.Or(max(opts.DrainTimeout, 0), DrainTimeout),
+		sop:          sopRT,
+		sops:         sopRT.engine(),
 	}
 	d.srv = rpc.New(rpc.Options{
 		Logger: log.With("component", "rpc"),
@@ -271,11 +276,12 @@ func Run(ctx context.Context, opts Options) error {
 		Costs:         costs,
 		Pairing:       pm,
 		Sops:          d.sops, // set before the server is built when [sop] runs an engine
-		SopLibrary:    sopLibrary(cfg.Current, layout.Root, opts.Home, func() *engine.Engine { return d.sops }, log),
+		SopLibrary:    sopLibrary(cfg.Current, layout.Root, opts.Home, func() *sopRuntime { return d.sop }),
 
 		Gateway: func() *api.GatewayStatus { return d.gatewayStatus(opts.Ephemeral) },
+		Sop:     sopRT.status,
 		Doctor: doctorFor(layout, endpoint, opts.Environ, func() *api.GatewayStatus { return d.gatewayStatus(opts.Ephemeral) },
-			func() *api.HandshakeOnly { return d.srv.HandshakeOnly() }), // called only once the server serves
+			func() *api.HandshakeOnly { return d.srv.HandshakeOnly() }, sopRT.status), // called only once the server serves
 	})
 	// The ACP endpoint (acp.md) is served through the same listen.Server: one connection limit, one ephemeral
 	// count, one drain. A daemon that cannot take it still serves the native socket.
@@ -344,6 +350,7 @@ type daemon struct {
 	frames       *jsonrpc.Budget // the bytes of inbound frames in flight, shared by every connection
 	drainTimeout time.Duration
 	sops         *engine.Engine // the SOP engine; nil when it is off
+	sop          *sopRuntime    // the engine with its store, tick and triggers; nil when it is off
 
 	stopOnce sync.Once
 	stop     chan struct{} // closed by requestStop
@@ -419,7 +426,10 @@ func (d *daemon) serve(ctx context.Context) error {
 // requests in flight; ctx ends at the drain deadline, which covers both.
 func (d *daemon) drain(ctx context.Context) {
 	d.stores.cancelImport() // calls waiting for a legacy import's sessions go on
-	d.bg.stop(ctx)          // scheduled jobs first: an agent job's turn ends before the sessions shut down
+	// SOP runs stop before the turns are cancelled: a step cut here stays in flight in runs.db and is marked
+	// interrupted at the next start (a cancelled turn would read as the step failing).
+	d.sop.close()
+	d.bg.stop(ctx) // scheduled jobs first: an agent job's turn ends before the sessions shut down
 	d.sessions.Shutdown(ctx)
 	d.srv.Drain(ctx)
 	d.acp.Drain(ctx)

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/zeroclaw-go/zeroclaw/internal/api"
+	"github.com/zeroclaw-go/zeroclaw/internal/sop"
 	"github.com/zeroclaw-go/zeroclaw/internal/sop/engine"
 	"github.com/zeroclaw-go/zeroclaw/internal/tools"
 )
@@ -39,7 +40,7 @@ func (t sopTools) List(context.Context) ([]tools.SOPInfo, error) {
 	}
 	var out []tools.SOPInfo
 	for _, d := range t.e.Definitions() {
-		info := tools.SOPInfo{Name: d.Name, Description: d.Description, Priority: d.Priority, Steps: len(d.Steps),
+		info := tools.SOPInfo{Name: d.Name, Description: d.Description, Priority: string(d.Priority), Steps: len(d.Steps),
 			ActiveRuns: active[d.Name]}
 		for _, tr := range d.Triggers {
 			info.Triggers = append(info.Triggers, describeTrigger(tr))
@@ -50,13 +51,13 @@ func (t sopTools) List(context.Context) ([]tools.SOPInfo, error) {
 }
 
 // describeTrigger is a trigger as sop_list names it: its type and what it listens to.
-func describeTrigger(t engine.Trigger) string {
+func describeTrigger(t sop.Trigger) string {
 	for _, v := range []string{t.Topic, t.Path, t.Expression, t.RoutingKey, t.Channel} {
 		if v != "" {
-			return t.Type + " " + v
+			return string(t.Type) + " " + v
 		}
 	}
-	return t.Type
+	return string(t.Type)
 }
 
 func (t sopTools) Execute(ctx context.Context, name, payload string) (api.SopRun, error) {
@@ -112,7 +113,7 @@ func (t sopTools) Step(_ context.Context, runID string, n uint32) (string, strin
 			continue
 		}
 		for _, st := range d.Steps {
-			if st.Number == int(n) {
+			if st.Number == n {
 				return st.Title, st.Body, nil
 			}
 		}

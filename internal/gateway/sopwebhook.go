@@ -8,6 +8,7 @@ import (
 	"net/http"
 
 	"github.com/zeroclaw-go/zeroclaw/internal/api"
+	"github.com/zeroclaw-go/zeroclaw/internal/sop"
 	"github.com/zeroclaw-go/zeroclaw/internal/sop/engine"
 )
 
@@ -62,11 +63,7 @@ func (s *Server) sopWebhookRoute(w http.ResponseWriter, r *http.Request) error {
 	if e == nil {
 		return fail(http.StatusServiceUnavailable, "SOP subsystem not enabled")
 	}
-	ev := engine.Event{Source: "webhook", Topic: &topic, Timestamp: s.o.Clock.Now().UTC().Format("2006-01-02T15:04:05Z")}
-	if len(body) > 0 {
-		p := string(body)
-		ev.Payload = &p
-	}
+	ev := sop.Event{Source: sop.SourceWebhook, Topic: topic, Payload: string(body)}
 	if idem != "" {
 		// Keyed by device: one device's key never folds another's delivery.
 		ev.Key = "webhook:" + c.principal.Name + ":" + idem

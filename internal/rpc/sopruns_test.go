@@ -16,6 +16,7 @@ import (
 	"github.com/zeroclaw-go/zeroclaw/internal/config"
 	"github.com/zeroclaw-go/zeroclaw/internal/rpc"
 	"github.com/zeroclaw-go/zeroclaw/internal/rpctest/ndjson"
+	"github.com/zeroclaw-go/zeroclaw/internal/sop"
 	"github.com/zeroclaw-go/zeroclaw/internal/sop/engine"
 	"github.com/zeroclaw-go/zeroclaw/internal/sop/runstore"
 )
@@ -53,10 +54,10 @@ func serveSops(t *testing.T, cfg *config.Config, info rpc.PeerInfo, defs ...stri
 		if err := e.Restore(ctx); err != nil {
 			t.Fatal(err)
 		}
-		var ds []engine.Def
+		var ds []sop.Sop
 		for _, js := range defs {
-			d, err := engine.DefFromJSON([]byte(js))
-			if err != nil {
+			var d sop.Sop
+			if err := json.Unmarshal([]byte(js), &d); err != nil {
 				t.Fatal(err)
 			}
 			ds = append(ds, d)

@@ -4,10 +4,11 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"sort"
 	"unicode/utf8"
+
+	"github.com/zeroclaw-go/zeroclaw/internal/sop"
 )
 
 // maxKeys bounds the dedup index of trigger keys.
@@ -16,7 +17,16 @@ const maxKeys = 4096
 // Dispatch is the trigger fan-in: ev goes to every loaded SOP with a matching trigger, each admitted on its
 // own (§4.3). A SOP that does not match gives no result; no SOP matching gives one NoMatch. A duplicate
 // delivery (same non-empty Key as an earlier admitted event) is Coalesced into the run it started.
-func (e *Engine) Dispatch(ctx context.Context, ev Event) ([]Result, error) {
+func (e *Engine) Dispatch(ctx context.Context, in sop.Event) ([]Result, error) {
+	ev := Event{Source: string(in.Source), Timestamp: iso(e.now()), Key: in.Key}
+	if in.Topic != "" {
+		t := in.Topic
+		ev.Topic = &t
+	}
+	if in.Payload != "" {
+		p := in.Payload
+		ev.Payload = &p
+	}
 	ev = e.capEvent(ev)
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -76,22 +86,22 @@ func (e *Engine) start(ctx context.Context, name, payload string, p Principal, m
 	return e.admitLocked(ctx, d, ev, p, external)
 }
 
-func (e *Engine) matches(d *Def, ev Event) bool {
+func (e *Engine) matches(d *def, ev Event) bool {
 	for _, t := range d.Triggers {
-		if e.match(t, ev) {
+		if sop.Match(t, sop.Source(ev.Source), ev.Topic, ev.Payload) {
 			return true
 		}
 	}
 	return false
 }
 
-func (e *Engine) sortedDefsLocked() []*Def {
+func (e *Engine) sortedDefsLocked() []*def {
 	names := make([]string, 0, len(e.defs))
 	for n := range e.defs {
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	out := make([]*Def, len(names))
+	out := make([]*def, len(names))
 	for i, n := range names {
 		out[i] = e.defs[n]
 	}
@@ -120,7 +130,7 @@ func (e *Engine) capEvent(ev Event) Event {
 
 // admitLocked applies §4.3 to one SOP and, when admitted, claims a slot, commits the new run and starts its
 // driver. e.mu is held.
-func (e *Engine) admitLocked(ctx context.Context, d *Def, ev Event, p Principal, external bool) (Result, error) {
+func (e *Engine) admitLocked(ctx context.Context, d *def, ev Event, p Principal, external bool) (Result, error) {
 	res := Result{SopName: d.Name}
 	if ev.Key != "" {
 		if id, ok := e.keys[d.Name+"\x00"+ev.Key]; ok {
@@ -156,8 +166,8 @@ func (e *Engine) admitLocked(ctx context.Context, d *Def, ev Event, p Principal,
 			executing++
 		}
 	}
-	policy := d.AdmissionPolicy
-	if d.MaxPendingApprovals > 0 && parked >= d.MaxPendingApprovals {
+	policy := string(d.AdmissionPolicy)
+	if d.MaxPendingApprovals > 0 && parked >= int(d.MaxPendingApprovals) {
 		if policy == "drop" {
 			res.Kind, res.Reason = Skipped, fmt.Sprintf("SOP '%s' has %d runs waiting for approval (max_pending_approvals)", d.Name, parked)
 		} else {
@@ -226,7 +236,7 @@ func (e *Engine) rememberKeyLocked(k, id string) {
 	}
 }
 
-func (e *Engine) newRunLocked(d *Def, ev Event, p Principal, external bool) *runState {
+func (e *Engine) newRunLocked(d *def, ev Event, p Principal, external bool) *runState {
 	prefix := "run"
 	if d.mode(e.set.DefaultExecutionMode) == "deterministic" {
 		prefix = "det"
@@ -234,15 +244,8 @@ func (e *Engine) newRunLocked(d *Def, ev Event, p Principal, external bool) *run
 	id := fmt.Sprintf("%s-%d-%04d", prefix, e.clk.Now().UnixNano(), e.counter.Add(1)%10000)
 	var m [8]byte
 	_, _ = rand.Read(m[:])
-	snap := cloneDef(d)
-	return &runState{def: snap, run: Run{RunID: id, SopName: d.Name, TriggerEvent: ev, FrameMarkerID: hex.EncodeToString(m[:]),
-		Status: StatusRunning, CurrentStep: d.Steps[0].Number, TotalSteps: len(d.Steps), StartedAt: iso(e.now()),
-		StepResults: []StepResult{}, SopRevision: snap.Revision(), StartedBy: p.String(), ExternalDriver: external}}
-}
-
-func cloneDef(d *Def) *Def {
-	b, _ := json.Marshal(d)
-	var c Def
-	_ = json.Unmarshal(b, &c)
-	return &c
+	// Definitions are never changed in place (Reload makes new ones), so the run can share d.
+	return &runState{def: d, run: Run{RunID: id, SopName: d.Name, TriggerEvent: ev, FrameMarkerID: hex.EncodeToString(m[:]),
+		Status: StatusRunning, CurrentStep: d.first(), TotalSteps: len(d.Steps), StartedAt: iso(e.now()),
+		StepResults: []StepResult{}, SopRevision: d.rev, StartedBy: p.String(), ExternalDriver: external}}
 }

@@ -2,12 +2,12 @@ package engine
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
 	"unicode/utf8"
 
+	"github.com/zeroclaw-go/zeroclaw/internal/sop"
 	"github.com/zeroclaw-go/zeroclaw/internal/sop/runstore"
 )
 
@@ -27,7 +27,7 @@ func (e *Engine) spawnLocked(rs *runState) {
 
 // stepAction is one step the driver is to execute; its start is already committed.
 type stepAction struct {
-	step *Step
+	step *sop.Step
 	req  StepRequest
 }
 
@@ -85,14 +85,14 @@ func (e *Engine) nextLocked(ctx context.Context, rs *runState) (stepAction, bool
 		e.failLocked(ctx, rs, StatusFailed, fmt.Sprintf("step %d does not exist", r.CurrentStep))
 		return stepAction{}, false
 	}
-	if kind := e.gateKind(rs.def, st); kind != "" && r.ApprovedStep != st.Number {
+	if kind := e.gateKind(rs.def, st); kind != "" && r.ApprovedStep != int(st.Number) {
 		e.parkLocked(ctx, rs, st, kind)
 		return stepAction{}, false
 	}
 	mode := rs.def.mode(e.set.DefaultExecutionMode)
-	if st.Kind == "capability" {
+	if st.Kind == sop.KindCapability {
 		out, err := runCapability(st)
-		e.recordLocked(ctx, rs, st, e.attempt(r, st.Number), StepOutput{Output: out}, err)
+		e.recordLocked(ctx, rs, st, e.attempt(r, int(st.Number)), StepOutput{Output: out}, err)
 		return e.nextLocked(ctx, rs)
 	}
 	if e.turns == nil {
@@ -104,13 +104,13 @@ func (e *Engine) nextLocked(ctx context.Context, rs *runState) (stepAction, bool
 		e.failLocked(ctx, rs, StatusFailed, reason, e.event(r.RunID, "headless_driver_missing", Principal{}, reason, map[string]any{"step": st.Number}))
 		return stepAction{}, false
 	}
-	attempt := e.attempt(r, st.Number)
-	req := StepRequest{RunID: r.RunID, SopName: r.SopName, Step: st.Number, Attempt: attempt, Agent: effectiveAgent(rs.def, st),
+	attempt := e.attempt(r, int(st.Number))
+	req := StepRequest{RunID: r.RunID, SopName: r.SopName, Step: int(st.Number), Attempt: attempt, Agent: st.EffectiveAgent(rs.def.Agent),
 		SessionID: fmt.Sprintf("sop-%s-s%d-a%d", r.RunID, st.Number, attempt), Prompt: e.stepContext(rs, st)}
 	if e.set.ScopeEnforce {
 		req.AllowedTools, req.ExcludedTools = e.stepScope(st)
 	}
-	r.InFlight = &InFlight{Step: st.Number, Attempt: attempt, StartedAt: iso(e.now()), SessionID: req.SessionID}
+	r.InFlight = &InFlight{Step: int(st.Number), Attempt: attempt, StartedAt: iso(e.now()), SessionID: req.SessionID}
 	if err := e.saveLocked(ctx, rs, e.event(r.RunID, "step_started", Principal{}, "", map[string]any{"step": st.Number,
 		"attempt": attempt, "session_id": req.SessionID})); err != nil {
 		// Not committed, so not started: leave the run for the tick to retry.
@@ -119,13 +119,6 @@ func (e *Engine) nextLocked(ctx context.Context, rs *runState) (stepAction, bool
 		return stepAction{}, false
 	}
 	return stepAction{step: st, req: req}, true
-}
-
-func effectiveAgent(d *Def, st *Step) string {
-	if st.Agent != "" {
-		return st.Agent
-	}
-	return d.Agent
 }
 
 // attempt is the 1-based try of step n: one more than the results recorded for it.
@@ -141,7 +134,7 @@ func (e *Engine) attempt(r *Run, n int) int {
 
 // runCapability runs an engine-side capability step. Only noop runs here: every other capability fails
 // closed, as upstream's do without the daemon's adapters.
-func runCapability(st *Step) (string, error) {
+func runCapability(st *sop.Step) (string, error) {
 	switch st.Capability {
 	case "noop":
 		return "{}", nil
@@ -151,14 +144,14 @@ func runCapability(st *Step) (string, error) {
 }
 
 // recordLocked commits a step's outcome together with the routing decision it leads to.
-func (e *Engine) recordLocked(ctx context.Context, rs *runState, st *Step, attempt int, out StepOutput, err error) {
+func (e *Engine) recordLocked(ctx context.Context, rs *runState, st *sop.Step, attempt int, out StepOutput, err error) {
 	r := &rs.run
 	now := iso(e.now())
 	started := now
 	if r.InFlight != nil {
 		started = r.InFlight.StartedAt
 	}
-	res := StepResult{StepNumber: st.Number, Status: StepCompleted, Output: capText(out.Output), StartedAt: started,
+	res := StepResult{StepNumber: int(st.Number), Status: StepCompleted, Output: capText(out.Output), StartedAt: started,
 		CompletedAt: &now, EffectiveAgent: out.Agent, ToolCalls: out.ToolCalls, Attempt: attempt}
 	if err != nil {
 		res.Status = StepFailed
@@ -184,10 +177,20 @@ func (e *Engine) recordLocked(ctx context.Context, rs *runState, st *Step, attem
 }
 
 // advanceLocked routes after a recorded result and commits the result, its events and the new position.
-func (e *Engine) advanceLocked(ctx context.Context, rs *runState, st *Step, res StepResult, events ...runstore.Event) {
+func (e *Engine) advanceLocked(ctx context.Context, rs *runState, st *sop.Step, res StepResult, events ...runstore.Event) {
 	r := &rs.run
 	next, end, reason, extra := e.route(rs, st, res)
 	events = append(events, extra...)
+	if end == StatusPending {
+		// The target's depends_on are unmet: the run parks as pending at it (it holds no slot).
+		r.Status, r.CurrentStep = StatusPending, next
+		if err := e.saveLocked(ctx, rs, events...); err != nil {
+			e.log.Warn("sop step outcome not persisted", "run", r.RunID, "step", st.Number, "err", err)
+		}
+		_ = e.store.Release(ctx, r.RunID)
+		e.log.Info("sop run pending", "run", r.RunID, "reason", reason)
+		return
+	}
 	if end != "" {
 		e.failLocked(ctx, rs, end, reason, events...)
 		return
@@ -217,26 +220,9 @@ func capText(s string) string {
 	return b
 }
 
-// stepsData is {"steps":{"<n>":<output>}} over the completed steps, outputs as JSON when they parse.
-func stepsData(r *Run) []byte {
-	m := map[string]any{}
-	for _, res := range r.StepResults {
-		if res.Status != StepCompleted {
-			continue
-		}
-		var v any
-		if json.Unmarshal([]byte(res.Output), &v) != nil {
-			v = res.Output
-		}
-		m[fmt.Sprint(res.StepNumber)] = v
-	}
-	b, _ := json.Marshal(map[string]any{"steps": m})
-	return b
-}
-
 // stepContext is the step's prompt (§4.4): the header, the trigger payload framed as untrusted data, the
 // previous result, the step, its suggested tools.
-func (e *Engine) stepContext(rs *runState, st *Step) string {
+func (e *Engine) stepContext(rs *runState, st *sop.Step) string {
 	r := &rs.run
 	var b strings.Builder
 	fmt.Fprintf(&b, "[SOP: %s (run %s) — Step %d of %d]\n\n", r.SopName, r.RunID, st.Number, r.TotalSteps)
@@ -260,16 +246,15 @@ func (e *Engine) stepContext(rs *runState, st *Step) string {
 
 // stepScope is a step's tool scope under step_scope_enforce: the allow list (else its suggested tools) plus
 // the mandatory tools, minus the deny list. No allow list and no suggested tools leaves every tool offered.
-func (e *Engine) stepScope(st *Step) (allowed, excluded []string) {
-	if st.Scope != nil {
-		allowed = append(allowed, st.Scope.Allow...)
-		excluded = append(excluded, st.Scope.Deny...)
+func (e *Engine) stepScope(st *sop.Step) (allowed, excluded []string) {
+	sc := st.EffectiveScope()
+	if sc == nil {
+		return nil, nil
 	}
-	if len(allowed) == 0 {
-		allowed = append(allowed, st.SuggestedTools...)
-	}
-	if len(allowed) > 0 {
-		allowed = append(allowed, e.set.MandatoryTools...)
+	excluded = append(excluded, sc.Deny...)
+	if sc.Allow != nil {
+		// An explicitly empty allow-list allows only the mandatory tools.
+		allowed = append(append(allowed, sc.Allow...), e.set.MandatoryTools...)
 	}
 	return allowed, excluded
 }

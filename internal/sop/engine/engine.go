@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/zeroclaw-go/zeroclaw/internal/clock"
+	"github.com/zeroclaw-go/zeroclaw/internal/sop"
 	"github.com/zeroclaw-go/zeroclaw/internal/sop/runstore"
 )
 
@@ -81,12 +82,6 @@ type Config struct {
 	Settings    Settings
 	Clock       clock.Clock
 	Logger      *slog.Logger
-	// Match reports whether trigger t matches an event (the loader's rule, §1.3); nil matches manual only
-	// and cron/webhook by equal topic.
-	Match func(t Trigger, ev Event) bool
-	// Condition evaluates a step guard or switch port against data (§1.5); nil fails every non-empty
-	// condition closed.
-	Condition func(expr string, data []byte) bool
 }
 
 // Engine is the SOP runtime. Methods are safe for concurrent use.
@@ -97,8 +92,6 @@ type Engine struct {
 	set    Settings
 	clk    clock.Clock
 	log    *slog.Logger
-	match  func(Trigger, Event) bool
-	cond   func(string, []byte) bool
 
 	base   context.Context // the drivers' lifetime; cancelled by Close
 	cancel context.CancelFunc
@@ -107,7 +100,7 @@ type Engine struct {
 	counter atomic.Uint64
 
 	mu            sync.Mutex // guards the fields below
-	defs          map[string]*Def
+	defs          map[string]*def
 	active        map[string]*runState
 	finished      []*Run // newest last, at most MaxFinishedRuns
 	lastCompleted map[string]time.Time
@@ -122,7 +115,7 @@ type Engine struct {
 // runState is an active run and what the engine holds for it.
 type runState struct {
 	run      Run
-	def      *Def   // the definition the run started with
+	def      *def   // the definition the run started with
 	stored   uint64 // store revision last written
 	driving  bool
 	stepStop context.CancelFunc // cancels the in-flight step turn
@@ -138,40 +131,15 @@ func New(base context.Context, cfg Config) *Engine {
 		lg = slog.New(slog.DiscardHandler)
 	}
 	e := &Engine{store: cfg.Store, status: cfg.StoreStatus, turns: cfg.Turns, set: s, clk: clock.OrReal(cfg.Clock),
-		log: lg.With("component", "sop"), match: cfg.Match, cond: cfg.Condition,
-		defs: map[string]*Def{}, active: map[string]*runState{}, lastCompleted: map[string]time.Time{},
+		log:  lg.With("component", "sop"),
+		defs: map[string]*def{}, active: map[string]*runState{}, lastCompleted: map[string]time.Time{},
 		keys: map[string]string{}, subs: map[*Subscription]struct{}{}}
 	if e.status.Backend == "" {
 		e.status.Backend = cfg.Store.Backend()
 		e.status.Durable = cfg.Store.Backend() == "sqlite"
 	}
-	if e.match == nil {
-		e.match = defaultMatch
-	}
-	if e.cond == nil {
-		e.cond = func(expr string, _ []byte) bool { return expr == "" }
-	}
 	e.base, e.cancel = context.WithCancel(base)
 	return e
-}
-
-func defaultMatch(t Trigger, ev Event) bool {
-	if t.Type != ev.Source {
-		return false
-	}
-	topic := ""
-	if ev.Topic != nil {
-		topic = *ev.Topic
-	}
-	switch t.Type {
-	case "manual":
-		return true
-	case "cron":
-		return topic == t.Expression
-	case "webhook":
-		return topic == t.Path
-	}
-	return false
 }
 
 // Close stops admitting, cancels the in-flight step turns and waits for every driver. A step cut off this
@@ -213,11 +181,10 @@ func normalize(s Settings) Settings {
 }
 
 // Reload replaces the loaded definitions. A running run keeps the definition it started with.
-func (e *Engine) Reload(defs []Def) {
-	m := make(map[string]*Def, len(defs))
-	for i := range defs {
-		d := defs[i]
-		m[d.Name] = &d
+func (e *Engine) Reload(defs []sop.Sop) {
+	m := make(map[string]*def, len(defs))
+	for _, d := range defs {
+		m[d.Name] = newDef(d)
 	}
 	e.mu.Lock()
 	e.defs = m
@@ -225,12 +192,12 @@ func (e *Engine) Reload(defs []Def) {
 }
 
 // Definitions returns the loaded definitions sorted by name.
-func (e *Engine) Definitions() []Def {
+func (e *Engine) Definitions() []sop.Sop {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	out := make([]Def, 0, len(e.defs))
+	out := make([]sop.Sop, 0, len(e.defs))
 	for _, d := range e.defs {
-		out = append(out, *d)
+		out = append(out, d.Sop)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
@@ -304,10 +271,10 @@ func (e *Engine) Overlay(name, id string) (Overlay, error) {
 
 func (e *Engine) overlayLocked(name, id string) (Overlay, error) {
 	var r *Run
-	var def *Def
+	var d *def
 	active := false
 	if rs, ok := e.active[id]; ok {
-		r, def, active = &rs.run, rs.def, true
+		r, d, active = &rs.run, rs.def, true
 	} else {
 		for _, f := range e.finished {
 			if f.RunID == id {
@@ -315,7 +282,7 @@ func (e *Engine) overlayLocked(name, id string) (Overlay, error) {
 			}
 		}
 		if r != nil {
-			def = e.defs[r.SopName]
+			d = e.defs[r.SopName]
 		}
 	}
 	if r == nil {
@@ -336,9 +303,9 @@ func (e *Engine) overlayLocked(name, id string) (Overlay, error) {
 		last[r.StepResults[i].StepNumber] = &r.StepResults[i]
 	}
 	var numbers []int
-	if def != nil {
-		for _, s := range def.Steps {
-			numbers = append(numbers, s.Number)
+	if d != nil {
+		for _, s := range d.Steps {
+			numbers = append(numbers, int(s.Number))
 		}
 	} else {
 		for n := 1; n <= r.TotalSteps; n++ {

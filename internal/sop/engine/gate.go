@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"slices"
+
+	"github.com/zeroclaw-go/zeroclaw/internal/sop"
 )
 
 // gateKind says whether step st stops for a person before it runs: "checkpoint" for a checkpoint step (in
@@ -11,25 +13,25 @@ import (
 // is set (in every mode, deterministic included: upstream skips it there) or the step's mode, else the SOP's,
 // asks for one (supervised: step 1; step_by_step: every step; priority_based: every step at high or critical
 // priority, else step 1; auto and deterministic: never), "" otherwise.
-func (e *Engine) gateKind(d *Def, st *Step) string {
-	if st.Kind == "checkpoint" || st.Kind == "approval" {
+func (e *Engine) gateKind(d *def, st *sop.Step) string {
+	if st.Kind == sop.KindCheckpoint {
 		return "checkpoint"
 	}
 	if st.RequiresConfirmation {
 		return "approval"
 	}
-	mode := st.Mode
+	mode := string(st.Mode)
 	if mode == "" {
 		mode = d.mode(e.set.DefaultExecutionMode)
 	}
-	first := len(d.Steps) > 0 && d.Steps[0].Number == st.Number
+	first := d.first() == int(st.Number)
 	switch mode {
 	case "auto", "deterministic":
 		return ""
 	case "step_by_step":
 		return "approval"
 	case "priority_based":
-		if d.Priority == "high" || d.Priority == "critical" || first {
+		if d.Priority == sop.PriorityHigh || d.Priority == sop.PriorityCritical || first {
 			return "approval"
 		}
 		return ""
@@ -42,7 +44,7 @@ func (e *Engine) gateKind(d *Def, st *Step) string {
 }
 
 // parkLocked stops rs at st's gate: the state is committed, then the claim released (a park holds no slot).
-func (e *Engine) parkLocked(ctx context.Context, rs *runState, st *Step, kind string) {
+func (e *Engine) parkLocked(ctx context.Context, rs *runState, st *sop.Step, kind string) {
 	r := &rs.run
 	prev := cloneRun(r)
 	rev := r.GatesShown // 0 for the run's first gate; every later gate gets a new revision
@@ -53,7 +55,7 @@ func (e *Engine) parkLocked(ctx context.Context, rs *runState, st *Step, kind st
 		r.Status = StatusPausedCheckpoint
 	}
 	r.WaitingSince = &now
-	r.Gate = &Gate{Step: st.Number, Kind: kind, Revision: rev, Policy: st.Policy}
+	r.Gate = &Gate{Step: int(st.Number), Kind: kind, Revision: rev, Policy: st.Policy}
 	if err := e.saveLocked(ctx, rs, e.event(r.RunID, "gate_presented", Principal{}, "", map[string]any{"step": st.Number,
 		"kind": kind, "gate_revision": rev})); err != nil {
 		*r = prev
@@ -193,7 +195,7 @@ func (e *Engine) decideLocked(ctx context.Context, name, id string, dec Decision
 	return OutcomeResumed, ov, nil
 }
 
-func (e *Engine) denyLocked(ctx context.Context, rs *runState, st *Step, dec Decision, p Principal) (Outcome, Overlay, error) {
+func (e *Engine) denyLocked(ctx context.Context, rs *runState, st *sop.Step, dec Decision, p Principal) (Outcome, Overlay, error) {
 	r := &rs.run
 	g := r.Gate
 	resolved := e.event(r.RunID, "gate_resolved", p, dec.Reason, map[string]any{"step": g.Step, "source": string(p.Kind),
@@ -310,13 +312,13 @@ func (e *Engine) Advance(ctx context.Context, id string, status StepStatus, outp
 	if st == nil {
 		return RunSummary{}, fmt.Errorf("%w: step %d does not exist", ErrNotActive, r.CurrentStep)
 	}
-	if kind := e.gateKind(rs.def, st); kind != "" && r.ApprovedStep != st.Number {
+	if kind := e.gateKind(rs.def, st); kind != "" && r.ApprovedStep != int(st.Number) {
 		e.parkLocked(ctx, rs, st, kind)
 		return RunSummary{}, fmt.Errorf("%w: step %d needs approval first; the run now waits for it", ErrNotWaiting, st.Number)
 	}
 	now := iso(e.now())
-	res := StepResult{StepNumber: st.Number, Status: status, Output: capText(output), StartedAt: now, CompletedAt: &now,
-		EffectiveAgent: p.ID, Attempt: e.attempt(r, st.Number)}
+	res := StepResult{StepNumber: int(st.Number), Status: status, Output: capText(output), StartedAt: now, CompletedAt: &now,
+		EffectiveAgent: p.ID, Attempt: e.attempt(r, int(st.Number))}
 	r.ApprovedStep = 0
 	r.StepResults = append(r.StepResults, res)
 	e.advanceLocked(ctx, rs, st, res, e.event(id, "step_advanced", p, "", map[string]any{"step": st.Number, "status": string(status)}))

@@ -5,24 +5,25 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/zeroclaw-go/zeroclaw/internal/sop"
 	"github.com/zeroclaw-go/zeroclaw/internal/sop/runstore"
 )
 
 // persisted is upstream's PersistedRun envelope plus "sop", the definition the run started with (so a
 // restart keeps the revision a run began with). Upstream reads the fields it knows and ignores "sop".
 type persisted struct {
-	Version        int    `json:"version"`
-	Revision       uint64 `json:"revision"`
-	Run            Run    `json:"run"`
-	LastProgressAt string `json:"last_progress_at"`
-	Redacted       bool   `json:"redacted"`
-	TriggerSource  string `json:"trigger_source"`
-	Sop            *Def   `json:"sop,omitempty"`
+	Version        int      `json:"version"`
+	Revision       uint64   `json:"revision"`
+	Run            Run      `json:"run"`
+	LastProgressAt string   `json:"last_progress_at"`
+	Redacted       bool     `json:"redacted"`
+	TriggerSource  string   `json:"trigger_source"`
+	Sop            *sop.Sop `json:"sop,omitempty"`
 }
 
 func (e *Engine) record(rs *runState) (runstore.Record, error) {
 	p := persisted{Version: runstore.Version, Revision: rs.stored + 1, Run: rs.run, LastProgressAt: iso(e.now()),
-		TriggerSource: rs.run.TriggerEvent.Source, Sop: rs.def}
+		TriggerSource: rs.run.TriggerEvent.Source, Sop: &rs.def.Sop}
 	b, err := json.Marshal(p)
 	if err != nil {
 		return runstore.Record{}, fmt.Errorf("sop engine: encode run %s: %w", rs.run.RunID, err)

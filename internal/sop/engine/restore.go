@@ -49,15 +49,15 @@ func (e *Engine) Restore(ctx context.Context) error {
 			e.log.Warn("sop restore skipped a run", "run", rec.RunID, "err", err)
 			continue
 		}
-		def := p.Sop
-		if def == nil {
-			def = e.defs[p.Run.SopName]
+		d := e.defs[p.Run.SopName]
+		if p.Sop != nil {
+			d = newDef(*p.Sop)
 		}
-		if def == nil {
+		if d == nil {
 			e.log.Warn("sop restore: run's SOP is not loaded; it stays as it is", "run", rec.RunID, "sop", p.Run.SopName)
 			continue
 		}
-		rs := &runState{run: p.Run, def: def, stored: p.Revision}
+		rs := &runState{run: p.Run, def: d, stored: p.Revision}
 		e.active[rs.run.RunID] = rs
 		e.restored++
 		if rs.run.TriggerEvent.Key != "" {

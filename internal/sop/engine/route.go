@@ -3,108 +3,46 @@ package engine
 import (
 	"fmt"
 
+	"github.com/zeroclaw-go/zeroclaw/internal/sop"
 	"github.com/zeroclaw-go/zeroclaw/internal/sop/runstore"
 )
 
-// route resolves the step after st's result res (§1.6). It returns the next step, or end (a terminal status)
-// with its reason, plus the ledger events the decision adds.
-func (e *Engine) route(rs *runState, st *Step, res StepResult) (next int, end RunStatus, reason string, evs []runstore.Event) {
+// route resolves the step after st's result res with the loader's rule (sop.ResolveNext, §1.6). It returns
+// the next step, or end (a terminal status, or pending when the target's depends_on are unmet) with its
+// reason, plus the ledger events the decision adds.
+func (e *Engine) route(rs *runState, st *sop.Step, res StepResult) (next int, end RunStatus, reason string, evs []runstore.Event) {
 	r := &rs.run
-	d := rs.def
-	if res.Status == StepFailed {
-		of := OnFailure{Kind: "fail"}
-		if st.OnFailure != nil {
-			of = *st.OnFailure
-		}
-		switch of.Kind {
-		case "retry":
-			limit := of.N
-			if e.set.MaxStepRetries < limit {
-				limit = e.set.MaxStepRetries
-			}
-			if failures(r, st.Number)-1 < limit {
-				evs = append(evs, e.event(r.RunID, "step_retry", Principal{}, "", map[string]any{"step": st.Number,
-					"retries_consumed": failures(r, st.Number), "max": limit}))
-				next = st.Number
-			} else {
-				return 0, StatusFailed, fmt.Sprintf("Step %d failed: step retry limit reached: %s", st.Number, res.Output), evs
-			}
-		case "goto":
-			next = of.N
-		default:
-			return 0, StatusFailed, fmt.Sprintf("Step %d failed: %s", st.Number, res.Output), evs
-		}
-	} else {
-		rt := st.Routing
-		if rt == nil {
-			rt = &Routing{}
-		}
-		data := stepsData(r)
-		switch {
-		case rt.When != "" && !e.cond(rt.When, data):
-			if rt.Terminal {
-				return 0, StatusCompleted, "", evs
-			}
-			next = e.linear(d, st.Number)
-		case len(rt.Switch) > 0:
-			found := false
-			for _, p := range rt.Switch {
-				if p.When != "" && !e.cond(p.When, data) {
-					continue
-				}
-				if p.Goto == nil {
-					return 0, StatusFailed, fmt.Sprintf("switch port '%s' has no target", p.Name), evs
-				}
-				next, found = *p.Goto, true
-				break
-			}
-			if !found {
-				return 0, StatusCompleted, "", evs
-			}
-		case rt.Next != nil:
-			next = *rt.Next
-		case rt.Terminal:
-			return 0, StatusCompleted, "", evs
-		default:
-			next = e.linear(d, st.Number)
-		}
+	results := make([]sop.Result, 0, len(r.StepResults))
+	for _, x := range r.StepResults {
+		results = append(results, sop.Result{Step: uint32(x.StepNumber), Status: sop.StepStatus(x.Status), Output: x.Output})
 	}
-	if next == 0 {
-		return 0, StatusCompleted, "", evs
+	n := sop.ResolveNext(sop.RouteInput{Sop: &rs.def.Sop, Current: st.Number, TotalSteps: uint32(len(rs.def.Steps)),
+		Results: results, MaxVisits: uint32(e.set.MaxStepVisits), MaxRetries: uint32(max(e.set.MaxStepRetries, 0))})
+	switch n.Kind {
+	case sop.NextStep:
+		return int(n.Step), "", "", nil
+	case sop.NextRetry:
+		evs = append(evs, e.event(r.RunID, "step_retry", Principal{}, "", map[string]any{"step": st.Number,
+			"retries_consumed": failures(r, int(st.Number)) - 1}))
+		return int(st.Number), "", "", evs
+	case sop.NextComplete:
+		return 0, StatusCompleted, "", nil
+	case sop.NextWait:
+		reason = fmt.Sprintf("step %d waits for its depends_on steps", n.Step)
+		evs = append(evs, e.event(r.RunID, "step_skipped", Principal{}, reason, map[string]any{"step": n.Step}))
+		return int(n.Step), StatusPending, reason, evs
 	}
-	if d.step(next) == nil {
-		return 0, StatusFailed, fmt.Sprintf("step %d does not exist", next), evs
+	reason = n.Reason
+	if reason == "step retry limit reached" {
+		reason = fmt.Sprintf("Step %d failed: step retry limit reached: %s", st.Number, res.Output)
 	}
-	if visits(r, next) >= e.set.MaxStepVisits {
-		return 0, StatusFailed, fmt.Sprintf("step %d visit limit reached", next), evs
-	}
-	return next, "", "", evs
-}
-
-// linear is the step after n in file order, 0 past the last.
-func (e *Engine) linear(d *Def, n int) int {
-	for i := range d.Steps {
-		if d.Steps[i].Number == n && i+1 < len(d.Steps) {
-			return d.Steps[i+1].Number
-		}
-	}
-	return 0
+	return 0, StatusFailed, reason, nil
 }
 
 func failures(r *Run, n int) int {
 	c := 0
 	for _, res := range r.StepResults {
 		if res.StepNumber == n && res.Status == StepFailed {
-			c++
-		}
-	}
-	return c
-}
-
-func visits(r *Run, n int) int {
-	c := 0
-	for _, res := range r.StepResults {
-		if res.StepNumber == n {
 			c++
 		}
 	}

@@ -14,12 +14,13 @@ import (
 	"github.com/zeroclaw-go/zeroclaw/internal/api"
 	"github.com/zeroclaw-go/zeroclaw/internal/clock"
 	"github.com/zeroclaw-go/zeroclaw/internal/cron"
+	"github.com/zeroclaw-go/zeroclaw/internal/sop"
 	"github.com/zeroclaw-go/zeroclaw/internal/sop/engine"
 )
 
 // Dispatcher receives the cron events (the engine).
 type Dispatcher interface {
-	Dispatch(ctx context.Context, ev engine.Event) ([]engine.Result, error)
+	Dispatch(ctx context.Context, ev sop.Event) ([]engine.Result, error)
 }
 
 // Options configure a Source.
@@ -140,9 +141,7 @@ func (s *Source) Run(ctx context.Context) {
 			sort.Strings(due)
 			for _, e := range due {
 				window := next[e]
-				topic := e
-				res, err := s.o.Dispatcher.Dispatch(ctx, engine.Event{Source: "cron", Topic: &topic,
-					Timestamp: window.UTC().Format("2006-01-02T15:04:05Z"), Key: Key(e, window)})
+				res, err := s.o.Dispatcher.Dispatch(ctx, sop.Event{Source: sop.SourceCron, Topic: e, Key: Key(e, window)})
 				if err != nil {
 					s.o.Logger.Warn("sop cron dispatch failed", "component", "sop", "expression", e, "err", err)
 				} else {

@@ -7,16 +7,17 @@ import (
 	"time"
 
 	"github.com/zeroclaw-go/zeroclaw/internal/clock/clocktest"
+	"github.com/zeroclaw-go/zeroclaw/internal/sop"
 	"github.com/zeroclaw-go/zeroclaw/internal/sop/engine"
 )
 
 type recorder struct {
 	mu  sync.Mutex
-	evs []engine.Event
+	evs []sop.Event
 	got chan struct{}
 }
 
-func (r *recorder) Dispatch(_ context.Context, ev engine.Event) ([]engine.Result, error) {
+func (r *recorder) Dispatch(_ context.Context, ev sop.Event) ([]engine.Result, error) {
 	r.mu.Lock()
 	r.evs = append(r.evs, ev)
 	r.mu.Unlock()
@@ -57,7 +58,7 @@ func TestWindowsFireAtMostOnce(t *testing.T) {
 	if len(rec.evs) != 2 {
 		t.Fatalf("events %d, want 2 (one per fired window, the expression listed twice fires once)", len(rec.evs))
 	}
-	if rec.evs[0].Source != "cron" || *rec.evs[0].Topic != "* * * * *" || rec.evs[0].Key != "cron:* * * * *@2026-01-01T10:01:00Z" {
+	if rec.evs[0].Source != "cron" || rec.evs[0].Topic != "* * * * *" || rec.evs[0].Key != "cron:* * * * *@2026-01-01T10:01:00Z" {
 		t.Fatalf("first event %+v key %s", rec.evs[0], rec.evs[0].Key)
 	}
 	if rec.evs[1].Key != "cron:* * * * *@2026-01-01T10:02:00Z" {
