@@ -77,7 +77,7 @@ func TestSopAuthorRoutes(t *testing.T) {
 		t.Fatal("a SOP was written outside the SOPs directory")
 	}
 	g.Do("POST", "/api/sops", "not json", owner, js).Want(t, 400)
-	g.Do("POST", "/api/sops", strings.Repeat("[", 1<<20), owner, js)                                  // no panic, no file
+	g.Do("POST", "/api/sops", strings.Repeat("[", 1<<20), owner, js) // no panic, no file
 	// A body past the gateway's limit is cut off (the connection may be closed before the answer).
 	big := `{"name":"big","description":"` + strings.Repeat("x", 8<<20) + `"}`
 	req, _ := http.NewRequest("POST", g.Base+"/api/sops", strings.NewReader(big))
