@@ -19,8 +19,8 @@ import (
 
 // Bounds of one MQTT source.
 const (
-	MaxTopics      = 256   // topic filters subscribed
-	MaxTopicBytes  = 1024  // one filter
+	MaxTopics      = 256  // topic filters subscribed
+	MaxTopicBytes  = 1024 // one filter
 	maxBackoff     = time.Minute
 	connectTimeout = 10 * time.Second
 )

@@ -88,7 +88,9 @@ type recorder struct {
 	got    chan sop.Event
 }
 
-func newRecorder(next Dispatcher) *recorder { return &recorder{next: next, got: make(chan sop.Event, 64)} }
+func newRecorder(next Dispatcher) *recorder {
+	return &recorder{next: next, got: make(chan sop.Event, 64)}
+}
 
 func (r *recorder) Dispatch(ctx context.Context, ev sop.Event) ([]engine.Result, error) {
 	var res []engine.Result
