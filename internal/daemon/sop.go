@@ -44,10 +44,15 @@ type sopRuntime struct {
 func openSop(ctx context.Context, layout install.Layout, home string, cfg *config.Manager, sessions *session.Manager,
 	clk clock.Clock, log *slog.Logger) *sopRuntime {
 	c := cfg.Current().SOP
+	log = log.With("component", "sop")
 	if !c.RuntimeEnabled() {
+		cfg.OnChange(func(c *config.Config) {
+			if c.SOP.RuntimeEnabled() {
+				log.Warn("sop.sops_dir is set now: the SOP runtime starts at the next daemon start (zeroclaw stop, then zeroclaw daemon)")
+			}
+		})
 		return nil
 	}
-	log = log.With("component", "sop")
 	base, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	rt := &sopRuntime{dir: sop.ResolveDir(layout.Root, c.SOPsDir, home), log: log, cancel: cancel}
 	build := func(st runstore.Store, status engine.StoreStatus) error {
@@ -73,10 +78,15 @@ func openSop(ctx context.Context, layout install.Layout, home string, cfg *confi
 	go func() { defer rt.wg.Done(); rt.tick(base, clk, cfg) }()
 	go func() { defer rt.wg.Done(); rt.watch(base, clk, cfg) }()
 	cfg.OnChange(func(c *config.Config) {
-		if c.SOP.RuntimeEnabled() {
-			rt.eng.SetSettings(sopSettings(c.SOP))
-			rt.load(c.SOP)
+		if !c.SOP.RuntimeEnabled() {
+			log.Warn("sop.sops_dir is unset now: the SOP runtime stops at the next daemon start; its runs go on until then")
+			return
 		}
+		if d := sop.ResolveDir(layout.Root, c.SOP.SOPsDir, home); d != rt.dir {
+			log.Warn("sop.sops_dir changed: the new directory is read at the next daemon start", "serving", rt.dir, "configured", d)
+		}
+		rt.eng.SetSettings(sopSettings(c.SOP))
+		rt.load(c.SOP)
 	})
 	st2 := rt.eng.Status()
 	log.Info("SOP runtime started", "dir", rt.dir, "store", st2.Store.Backend, "durable", st2.Store.Durable,

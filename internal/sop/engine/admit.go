@@ -133,7 +133,7 @@ func (e *Engine) capEvent(ev Event) Event {
 func (e *Engine) admitLocked(ctx context.Context, d *def, ev Event, p Principal, external bool) (Result, error) {
 	res := Result{SopName: d.Name}
 	if ev.Key != "" {
-		if id, ok := e.keys[d.Name+"\x00"+ev.Key]; ok {
+		if id, ok := e.keys[dedupKey(d.Name, ev)]; ok {
 			res.Kind, res.RunID, res.Reason = Coalesced, id, "duplicate delivery of trigger event "+ev.Key
 			return res, nil
 		}
@@ -216,13 +216,16 @@ func (e *Engine) admitLocked(ctx context.Context, d *def, ev Event, p Principal,
 		return res, err
 	}
 	if ev.Key != "" {
-		e.rememberKeyLocked(d.Name+"\x00"+ev.Key, rs.run.RunID)
+		e.rememberKeyLocked(dedupKey(d.Name, ev), rs.run.RunID)
 	}
 	e.log.Info("sop run started", "run", rs.run.RunID, "sop", d.Name, "source", ev.Source)
 	e.spawnLocked(rs)
 	res.Kind, res.RunID = Started, rs.run.RunID
 	return res, nil
 }
+
+// dedupKey is the index key of a delivery: at most one run per SOP, source and key.
+func dedupKey(sopName string, ev Event) string { return sopName + "\x00" + ev.Source + "\x00" + ev.Key }
 
 func (e *Engine) rememberKeyLocked(k, id string) {
 	if _, ok := e.keys[k]; ok {

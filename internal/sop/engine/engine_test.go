@@ -357,6 +357,16 @@ func TestCancelInFlight(t *testing.T) {
 	if active || r.Status != StatusCancelled || len(r.StepResults) != 1 || tt.count() != 1 {
 		t.Fatalf("after cancel: %+v active=%v", r, active)
 	}
+	evs, _ := e.Ledger(context.Background(), res.RunID)
+	var kinds []string
+	for _, ev := range evs {
+		kinds = append(kinds, ev.Kind)
+	}
+	// The turn's late answer is noted (step_discarded) when the driver sees it before Close stops it.
+	got := strings.TrimSuffix(strings.Join(kinds, " "), " step_discarded")
+	if got != "run_started step_started run_cancel_requested step_failed run_cancelled" {
+		t.Fatalf("ledger %v", kinds)
+	}
 	if _, err := e.Cancel(context.Background(), res.RunID, Principal{}, ""); !errors.Is(err, ErrNotActive) {
 		t.Fatalf("second cancel: %v", err)
 	}
