@@ -389,6 +389,9 @@ const sopSubPrefix = "sops-"
 // subscribeSops starts a runs feed for p: the snapshot is read after subscribing, so a change made in between
 // is sent again rather than lost (a summary is a state: a repeat is harmless).
 func (s *Server) subscribeSops(ctx context.Context, p *Peer, e *engine.Engine, req *jsonrpc.Request) (api.SopSubscribeResult, error) {
+	if p.conn == nil { // a gateway request (Call) has no connection to notify; /ws/sops/runs is its feed
+		return api.SopSubscribeResult{}, router.InvalidParams("sops/subscribe needs a connection: use GET /ws/sops/runs over HTTP")
+	}
 	f := &s.feeds
 	f.mu.Lock()
 	if len(f.subs[p]) >= maxSubscriptionsPerConn {
