@@ -52,6 +52,9 @@ const (
 	GrantSopsRead    = "sops:read"
 	GrantSopsExecute = "sops:execute"
 	GrantSopsApprove = "sops:approve"
+	// GrantSopsWrite authors SOP definitions: sops/save, sops/create, sops/delete and the gateway's POST, PUT
+	// and DELETE /api/sops routes (reading them is GrantSopsRead).
+	GrantSopsWrite = "sops:write"
 
 	GrantCostRead  = "cost:read"
 	GrantLogsRead  = "logs:read"

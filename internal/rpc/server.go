@@ -20,6 +20,7 @@ import (
 	"github.com/zeroclaw-go/zeroclaw/internal/router"
 	"github.com/zeroclaw-go/zeroclaw/internal/session"
 	"github.com/zeroclaw-go/zeroclaw/internal/skills"
+	"github.com/zeroclaw-go/zeroclaw/internal/sop"
 	"github.com/zeroclaw-go/zeroclaw/internal/sop/engine"
 	"github.com/zeroclaw-go/zeroclaw/internal/upload"
 	"github.com/zeroclaw-go/zeroclaw/internal/workspace"
@@ -83,6 +84,9 @@ type Options struct {
 	Sop func() *api.SopStatus
 	// Doctor serves doctor/run; nil leaves it out.
 	Doctor func(ctx context.Context, offline bool) api.DoctorResult
+	// SopLibrary serves the SOP authoring methods (sops/list, get, validate, save, create, delete, graph,
+	// graph-draft, wire-draft, trigger-sources, diagnostics); nil leaves them out.
+	SopLibrary *sop.Library
 	// Sops serves the sops/* run methods; nil answers them "SOP subsystem not enabled" as upstream does.
 	Sops *engine.Engine
 	// Uploads is the byte budget of staged uploads (protocol.md §7); nil means a fresh one of
@@ -169,6 +173,7 @@ func New(opts Options) *Server {
 		s.registerDoctor(opts.Doctor)
 	}
 	s.registerSopRuns(opts.Sops)
+	s.registerSops(opts.SopLibrary)
 	return s
 }
 

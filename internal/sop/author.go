@@ -19,11 +19,21 @@ const stagingPrefix = ".sop-staging-"
 
 // NormalizeNumbers renumbers steps 1..N in order and remaps next, depends_on, switch goto, on_failure goto
 // and call bindings; a reference to a step that no longer exists is dropped (goto falls back to fail). It
-// does nothing when numbers repeat, since a remap would guess. Body text is reduced to what SOP.md keeps
+// does nothing when numbers repeat, since a remap would guess, except that steps all numbered 0 (a client
+// that sends none) are numbered by position first. Body text is reduced to what SOP.md keeps
 // (lines trimmed, blank lines dropped).
 func NormalizeNumbers(s *Sop) {
 	for i := range s.Steps {
 		s.Steps[i].Body = normalizeBody(s.Steps[i].Body)
+	}
+	unnumbered := true
+	for _, st := range s.Steps {
+		unnumbered = unnumbered && st.Number == 0
+	}
+	if unnumbered { // a client that sends no numbers (all 0) means the order it sends
+		for i := range s.Steps {
+			s.Steps[i].Number = uint32(i + 1)
+		}
 	}
 	seen := map[uint32]bool{}
 	for _, st := range s.Steps {
@@ -138,10 +148,10 @@ func prepare(s Sop) (Sop, []byte, []byte, error) {
 	s.Steps = append([]Step(nil), s.Steps...)
 	NormalizeNumbers(&s)
 	if len(s.Steps) > MaxSteps {
-		return s, nil, nil, fmt.Errorf("%w: %d steps; at most %d are allowed", ErrInvalid, len(s.Steps), MaxSteps)
+		return s, nil, nil, errorf(ErrInvalid, "%d steps; at most %d are allowed", len(s.Steps), MaxSteps)
 	}
 	if len(s.Triggers) > MaxTriggers {
-		return s, nil, nil, fmt.Errorf("%w: %d triggers; at most %d are allowed", ErrInvalid, len(s.Triggers), MaxTriggers)
+		return s, nil, nil, errorf(ErrInvalid, "%d triggers; at most %d are allowed", len(s.Triggers), MaxTriggers)
 	}
 	if v := Validate(s); !v.OK {
 		return s, nil, nil, &Rejected{Blocking: v.Blocking}
@@ -155,7 +165,7 @@ func prepare(s Sop) (Sop, []byte, []byte, error) {
 	}
 	md := []byte(RenderSteps(s.Steps))
 	if len(manifest) > MaxFileBytes || len(md) > MaxFileBytes {
-		return s, nil, nil, fmt.Errorf("%w: the SOP's files would be larger than %d bytes", ErrInvalid, MaxFileBytes)
+		return s, nil, nil, errorf(ErrInvalid, "the SOP's files would be larger than %d bytes", MaxFileBytes)
 	}
 	return s, manifest, md, nil
 }
@@ -182,7 +192,7 @@ func Save(dir string, s Sop) (Sop, error) {
 	case err != nil:
 		return s, fmt.Errorf("sop: %s: %w", s.Name, err)
 	case !st.IsDir():
-		return s, fmt.Errorf("%w: %s exists and is not a directory (symlinks are refused)", ErrInvalid, filepath.Join(dir, s.Name))
+		return s, errorf(ErrInvalid, "%s exists and is not a directory (symlinks are refused)", filepath.Join(dir, s.Name))
 	}
 	w := atomicfile.Options{FS: atomicfile.Root(root)}
 	if err := w.WriteFile(filepath.Join(s.Name, StepsFile), md, 0o600); err != nil && !errors.Is(err, atomicfile.ErrNotDurable) {
@@ -210,7 +220,7 @@ func Create(dir string, s Sop) (Sop, error) {
 	}
 	defer root.Close()
 	if _, err := root.Lstat(s.Name); err == nil {
-		return s, fmt.Errorf("%w: SOP '%s' already exists", ErrAlreadyExists, s.Name)
+		return s, errorf(ErrAlreadyExists, "SOP '%s' already exists", s.Name)
 	}
 	return s, createIn(root, s.Name, manifest, md)
 }
@@ -235,12 +245,12 @@ func createIn(root *os.Root, name string, manifest, md []byte) error {
 	}
 	if _, err := root.Lstat(name); err == nil {
 		cleanup()
-		return fmt.Errorf("%w: SOP '%s' already exists", ErrAlreadyExists, name)
+		return errorf(ErrAlreadyExists, "SOP '%s' already exists", name)
 	}
 	if err := root.Rename(stage, name); err != nil {
 		cleanup()
 		if errors.Is(err, fs.ErrExist) || strings.Contains(err.Error(), "not empty") {
-			return fmt.Errorf("%w: SOP '%s' already exists", ErrAlreadyExists, name)
+			return errorf(ErrAlreadyExists, "SOP '%s' already exists", name)
 		}
 		return fmt.Errorf("sop: publish %s: %w", name, err)
 	}
@@ -257,14 +267,14 @@ func Delete(dir, name string) error {
 	root, err := os.OpenRoot(dir)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("%w: SOP '%s' not found", ErrNotFound, name)
+			return errorf(ErrNotFound, "SOP '%s' not found", name)
 		}
 		return fmt.Errorf("sop: open %s: %w", dir, err)
 	}
 	defer root.Close()
 	st, err := root.Lstat(name)
 	if err != nil {
-		return fmt.Errorf("%w: SOP '%s' not found", ErrNotFound, name)
+		return errorf(ErrNotFound, "SOP '%s' not found", name)
 	}
 	if st.Mode()&fs.ModeSymlink != 0 {
 		err = root.Remove(name)

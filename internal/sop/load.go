@@ -33,6 +33,21 @@ var (
 	ErrInvalid       = errors.New("sop: invalid")
 )
 
+// Error is a sentinel with the message a client is shown (upstream's wording, without the sentinel's text).
+type Error struct {
+	Kind error
+	Msg  string
+}
+
+func (e *Error) Error() string { return e.Msg }
+
+// Unwrap returns the sentinel.
+func (e *Error) Unwrap() error { return e.Kind }
+
+func errorf(kind error, format string, a ...any) error {
+	return &Error{Kind: kind, Msg: fmt.Sprintf(format, a...)}
+}
+
 // DefaultDirRel is where SOPs live when [sop] sops_dir is unset, relative to the install root.
 const DefaultDirRel = "shared/sops"
 
@@ -58,7 +73,7 @@ func ResolveDir(installRoot, sopsDir, home string) string {
 func CheckName(name string) error {
 	if name == "" || name == "." || name == ".." || strings.ContainsAny(name, "/\\\x00") ||
 		filepath.IsAbs(name) || filepath.VolumeName(name) != "" {
-		return fmt.Errorf("%w: invalid SOP name '%s': must be a single path component (no separators, '.', '..', or absolute paths)", ErrInvalidName, name)
+		return errorf(ErrInvalidName, "invalid SOP name '%s': must be a single path component (no separators, '.', '..', or absolute paths)", name)
 	}
 	return nil
 }
@@ -186,13 +201,13 @@ func LoadOne(dir, name string, o LoadOptions) (Sop, []Issue, error) {
 	root, err := os.OpenRoot(dir)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return Sop{}, nil, fmt.Errorf("%w: SOP '%s' not found", ErrNotFound, name)
+			return Sop{}, nil, errorf(ErrNotFound, "SOP '%s' not found", name)
 		}
 		return Sop{}, nil, err
 	}
 	defer root.Close()
 	if _, err := root.Lstat(filepath.Join(name, ManifestFile)); err != nil {
-		return Sop{}, nil, fmt.Errorf("%w: SOP '%s' not found", ErrNotFound, name)
+		return Sop{}, nil, errorf(ErrNotFound, "SOP '%s' not found", name)
 	}
 	return loadIn(root, dir, name, o)
 }

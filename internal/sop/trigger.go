@@ -207,29 +207,32 @@ func (t Trigger) fields() orderedObject {
 	return o
 }
 
-// Display is the trigger's one-line label (its topic, path, expression...), as upstream's TriggerFields
-// display attribute.
-func (t Trigger) Display() string {
+// Label is the trigger's one-line label as upstream's Display writes it: "manual", "mqtt:alerts/+/cpu",
+// "peripheral:board/signal", "channel:telegram/ops".
+func (t Trigger) Label() string {
+	var v string
 	switch t.Type {
 	case SourceMQTT:
-		return t.Topic
+		v = t.Topic
 	case SourceWebhook, SourceFilesystem:
-		return t.Path
+		v = t.Path
 	case SourceCron:
-		return t.Expression
+		v = t.Expression
 	case SourcePeripheral:
-		return t.Board + "/" + t.Signal
+		v = t.Board + "/" + t.Signal
 	case SourceCalendar:
-		return t.CalendarSource
+		v = t.CalendarSource
 	case SourceChannel:
+		v = t.Channel
 		if t.Alias != nil {
-			return t.Channel + "/" + *t.Alias
+			v += "/" + *t.Alias
 		}
-		return t.Channel
 	case SourceAMQP:
-		return t.RoutingKey
+		v = t.RoutingKey
+	default:
+		return string(t.Type)
 	}
-	return string(t.Type)
+	return string(t.Type) + ":" + v
 }
 
 // ConditionText is the trigger's condition, "" when none.
