@@ -38,6 +38,11 @@ const (
 // serveSops serves the method table with a real engine over a SQLite run store (nil defs: no engine at all).
 func serveSops(t *testing.T, cfg *config.Config, info rpc.PeerInfo, defs ...string) (func() *ndjson.Client, *engine.Engine) {
 	t.Helper()
+	return serveSopsWith(t, cfg, info, engine.Defaults(), defs...)
+}
+
+func serveSopsWith(t *testing.T, cfg *config.Config, info rpc.PeerInfo, set engine.Settings, defs ...string) (func() *ndjson.Client, *engine.Engine) {
+	t.Helper()
 	dir, err := os.MkdirTemp("", "zcsop")
 	if err != nil {
 		t.Fatal(err)
@@ -50,7 +55,7 @@ func serveSops(t *testing.T, cfg *config.Config, info rpc.PeerInfo, defs ...stri
 		if st, err = runstore.OpenSQLite(ctx, filepath.Join(dir, "sop")); err != nil {
 			t.Fatal(err)
 		}
-		e = engine.New(ctx, engine.Config{Store: st, Turns: stepTurns{}, Settings: engine.Defaults()})
+		e = engine.New(ctx, engine.Config{Store: st, Turns: stepTurns{}, Settings: set})
 		if err := e.Restore(ctx); err != nil {
 			t.Fatal(err)
 		}
@@ -316,4 +321,22 @@ func TestSopFeedSlowSubscribersBounded(t *testing.T) {
 	if total < 40*2 {
 		t.Fatalf("only %d changes published for 40 two-step runs", total)
 	}
+}
+
+// Under approval_mode = "agent_tool" only an agent clears a gate: a person's sops/decide and sops/approve are
+// -32010 (upstream's AUTH_REQUIRED for not_authorized), and the run stays parked.
+func TestSopDecideRefusedByApprovalMode(t *testing.T) {
+	set := engine.Defaults()
+	set.ApprovalMode = "agent_tool"
+	dial, _ := serveSopsWith(t, config.Default(), rpc.PeerInfo{UID: os.Getuid(), Label: "unix:me", Transport: auth.TransportUnix}, set, gatedSOP)
+	c := dial()
+	id := result(t, c.Call("sops/run", map[string]any{"name": "gated"}, 1))["run_id"].(string)
+	waitStatus(t, c, id, "waiting_approval")
+	wantSopErr(t, "decide", c.Call("sops/decide", map[string]any{"name": "gated", "run_id": id, "decision": "approve"}, 2), -32010, "agent_tool")
+	m := c.Call("sops/approve", map[string]any{"run_id": id}, 3)
+	wantSopErr(t, "approve", m, -32010, "not_authorized")
+	if data := m["error"].(map[string]any)["data"].(map[string]any); data["http_status"] != float64(403) || data["outcome"] != "not_authorized" {
+		t.Fatalf("approve error data = %v", data)
+	}
+	waitStatus(t, c, id, "waiting_approval")
 }

@@ -327,6 +327,7 @@ func (e *Engine) Advance(ctx context.Context, id string, status StepStatus, outp
 	r.StepResults = append(r.StepResults, res)
 	e.advanceLocked(ctx, rs, st, res, e.event(id, "step_advanced", p, "", map[string]any{"step": st.Number, "status": string(status)}))
 	if cur, still := e.active[id]; still {
+		e.handOverLocked(ctx, cur) // the next step's gate, before the caller is told to do it
 		return cur.run.Summary(true), nil
 	}
 	return rs.run.Summary(false), nil
