@@ -136,6 +136,8 @@ func sopSettings(c config.SOPConfig) engine.Settings {
 	s.MaxStepVisits = c.MaxStepVisits
 	s.MaxStepRetries = c.MaxStepRetries
 	s.PayloadMaxBytes = c.UntrustedPayloadMaxBytes
+	s.InputGuard = c.UntrustedInputGuard
+	s.GuardSensitivity = c.UntrustedGuardSense
 	s.ScopeEnforce = c.StepScopeEnforce
 	s.MandatoryTools = append([]string(nil), c.StepMandatoryTools...)
 	s.Groups = map[string][]string{}

@@ -33,6 +33,10 @@ func (e *Engine) Dispatch(ctx context.Context, in sop.Event) ([]Result, error) {
 	if e.closed {
 		return nil, ErrClosed
 	}
+	if why := e.screen(&ev); why != "" {
+		e.log.Warn("sop trigger blocked by the untrusted-input guard", "source", ev.Source, "reason", why)
+		return []Result{{Kind: BlockedUnsafe, Reason: why}}, nil
+	}
 	var out []Result
 	for _, d := range e.sortedDefsLocked() {
 		if !e.matches(d, ev) {

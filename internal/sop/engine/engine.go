@@ -61,6 +61,8 @@ type Settings struct {
 	MaxStepRetries        int
 	StepTimeout           time.Duration // per step turn; 0 = none
 	PayloadMaxBytes       int           // 0 = no cap
+	InputGuard            string        // untrusted_input_guard: warn | block | sanitize
+	GuardSensitivity      float64       // untrusted_guard_sensitivity, 0..1
 	ScopeEnforce          bool          // step_scope_enforce: a step's scope limits its turn's tools
 	MandatoryTools        []string      // step_mandatory_tools: kept under scope enforcement
 	Groups                map[string][]string
@@ -71,7 +73,7 @@ type Settings struct {
 func Defaults() Settings {
 	return Settings{DefaultExecutionMode: "supervised", MaxConcurrentTotal: 4, ApprovalTimeout: 300 * time.Second,
 		ApprovalTimeoutAction: "escalate", ApprovalMode: "both", MaxFinishedRuns: 100, MaxStepVisits: 256,
-		MaxStepRetries: 2, StepTimeout: 10 * time.Minute, PayloadMaxBytes: 8192}
+		MaxStepRetries: 2, StepTimeout: 10 * time.Minute, PayloadMaxBytes: 8192, InputGuard: "warn", GuardSensitivity: 0.7}
 }
 
 // Config builds an Engine.
