@@ -122,6 +122,15 @@ type runState struct {
 	driving  bool
 	stepStop context.CancelFunc // cancels the in-flight step turn
 	done     chan struct{}      // closed when the current driver returns
+	ending   *ending            // a terminal state decided but not yet committed (the store failed)
+}
+
+// ending is a run's end waiting to be committed: retried before anything else is done with the run, so a
+// store failure never lets the run execute a step again.
+type ending struct {
+	status RunStatus
+	reason string
+	evs    []runstore.Event
 }
 
 // New builds an engine over cfg. base bounds every run driver: cancel it (or call Close) to stop them. Call

@@ -386,3 +386,51 @@ func TestSubscribeBounded(t *testing.T) {
 		t.Fatal("lagged count 0 after dropping summaries")
 	}
 }
+
+// flakyStore fails the first n Finish calls, as a full disk would.
+type flakyStore struct {
+	*runstore.Memory
+	mu       sync.Mutex
+	fails    int
+	attempts int
+}
+
+func (f *flakyStore) tries() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.attempts
+}
+
+func (f *flakyStore) Finish(ctx context.Context, r runstore.Record, evs ...runstore.Event) error {
+	f.mu.Lock()
+	f.attempts++
+	if f.fails > 0 {
+		f.fails--
+		f.mu.Unlock()
+		return errors.New("disk full")
+	}
+	f.mu.Unlock()
+	return f.Memory.Finish(ctx, r, evs...)
+}
+
+// TestFinishRetriedNeverReruns: when the end of a run cannot be committed the run stays active, runs nothing
+// more, and the maintenance tick commits the end later.
+func TestFinishRetriedNeverReruns(t *testing.T) {
+	// Two failures: the driver's own end and its one retry; then it stops and leaves the run to the tick.
+	st := &flakyStore{Memory: runstore.NewMemory(), fails: 2}
+	tt := &turns{}
+	e := newEngine(t, st, tt, Defaults(), mkSop("f", "auto", 1))
+	res, _ := e.Start(context.Background(), "f", "", Principal{Kind: PrincipalCLI})
+	deadline := time.Now().Add(5 * time.Second)
+	for st.tries() < 2 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	if r, active, _ := e.Run(res.RunID); !active || r.Status != StatusRunning {
+		t.Fatalf("after a failed finish: %s active=%v", r.Status, active)
+	}
+	e.Tick(context.Background())
+	waitStatus(t, e, res.RunID, StatusCompleted)
+	if tt.count() != 1 {
+		t.Fatalf("the step ran %d times", tt.count())
+	}
+}
