@@ -272,16 +272,17 @@ func (rt *sopRuntime) engine() *engine.Engine {
 	return rt.eng
 }
 
-// close stops the triggers and the drivers first (a step turn cut here stays in flight in runs.db and is
-// marked interrupted at the next start, as after a crash), then closes the store. Safe on nil and twice.
-func (rt *sopRuntime) close() {
+// close stops the triggers, lets the step turns in flight finish until ctx ends (a turn cut after that stays
+// in flight in runs.db and is marked interrupted at the next start, as after a crash), then closes the store.
+// Safe on nil and twice.
+func (rt *sopRuntime) close(ctx context.Context) {
 	if rt == nil {
 		return
 	}
 	rt.closed.Do(func() {
 		rt.cancel()
 		rt.wg.Wait()
-		rt.eng.Close()
+		rt.eng.Shutdown(ctx)
 		if err := rt.store.Close(); err != nil {
 			rt.log.Warn("closing the SOP run store", "err", err)
 		}

@@ -153,6 +153,22 @@ func New(base context.Context, cfg Config) *Engine {
 	return e
 }
 
+// Shutdown is the graceful stop: nothing new is admitted or started, the step turns in flight may finish
+// until ctx ends (their outcomes committed; their runs resume at the next Restore from the step after), then
+// Close cuts what is left.
+func (e *Engine) Shutdown(ctx context.Context) {
+	e.mu.Lock()
+	e.closed = true
+	e.mu.Unlock()
+	done := make(chan struct{})
+	go func() { e.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-ctx.Done():
+	}
+	e.Close()
+}
+
 // Close stops admitting, cancels the in-flight step turns and waits for every driver. A step cut off this
 // way stays in flight in the store and is marked interrupted at the next Restore, exactly as after a crash.
 // The store is the caller's to close afterwards.

@@ -434,3 +434,38 @@ func TestFinishRetriedNeverReruns(t *testing.T) {
 		t.Fatalf("the step ran %d times", tt.count())
 	}
 }
+
+// TestShutdownLetsTheStepFinish: a graceful stop lets the step in flight finish and commits its outcome; the
+// run resumes at the next step after a restart, nothing interrupted.
+func TestShutdownLetsTheStepFinish(t *testing.T) {
+	dir := t.TempDir()
+	st := sqlite(t, dir)
+	tt := &turns{block: make(chan struct{}), began: make(chan StepRequest, 1)}
+	e := New(context.Background(), Config{Store: st, Turns: tt, Settings: Defaults()})
+	e.Reload([]sop.Sop{mkSop("g", "auto", 2)})
+	if err := e.Restore(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	res, _ := e.Start(context.Background(), "g", "", Principal{Kind: PrincipalCLI})
+	<-tt.began
+	done := make(chan struct{})
+	go func() { e.Shutdown(context.Background()); close(done) }()
+	for { // the stop has begun once nothing new is admitted
+		if _, err := e.Start(context.Background(), "g", "", Principal{Kind: PrincipalCLI}); errors.Is(err, ErrClosed) {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	close(tt.block)
+	<-done
+	_ = st.Close()
+
+	st2 := sqlite(t, dir)
+	defer st2.Close()
+	tt2 := &turns{}
+	e2 := newEngine(t, st2, tt2, Defaults(), mkSop("g", "auto", 2))
+	r := waitStatus(t, e2, res.RunID, StatusCompleted)
+	if e2.Status().Interrupted != 0 || len(r.StepResults) != 2 || tt2.count() != 1 || tt2.reqs[0].Step != 2 {
+		t.Fatalf("after a graceful stop: %+v, %d turns", r.StepResults, tt2.count())
+	}
+}
