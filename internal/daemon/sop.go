@@ -44,10 +44,15 @@ type sopRuntime struct {
 func openSop(ctx context.Context, layout install.Layout, home string, cfg *config.Manager, sessions *session.Manager,
 	clk clock.Clock, log *slog.Logger) *sopRuntime {
 	c := cfg.Current().SOP
+	log = log.With("component", "sop")
 	if !c.RuntimeEnabled() {
+		cfg.OnChange(func(c *config.Config) {
+			if c.SOP.RuntimeEnabled() {
+				log.Warn("sop.sops_dir is set now: the SOP runtime starts at the next daemon start (zeroclaw stop, then zeroclaw daemon)")
+			}
+		})
 		return nil
 	}
-	log = log.With("component", "sop")
 	base, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	rt := &sopRuntime{dir: sop.ResolveDir(layout.Root, c.SOPsDir, home), log: log, cancel: cancel}
 	build := func(st runstore.Store, status engine.StoreStatus) error {
@@ -73,10 +78,15 @@ func openSop(ctx context.Context, layout install.Layout, home string, cfg *confi
 	go func() { defer rt.wg.Done(); rt.tick(base, clk, cfg) }()
 	go func() { defer rt.wg.Done(); rt.watch(base, clk, cfg) }()
 	cfg.OnChange(func(c *config.Config) {
-		if c.SOP.RuntimeEnabled() {
-			rt.eng.SetSettings(sopSettings(c.SOP))
-			rt.load(c.SOP)
+		if !c.SOP.RuntimeEnabled() {
+			log.Warn("sop.sops_dir is unset now: the SOP runtime stops at the next daemon start; its runs go on until then")
+			return
 		}
+		if d := sop.ResolveDir(layout.Root, c.SOP.SOPsDir, home); d != rt.dir {
+			log.Warn("sop.sops_dir changed: the new directory is read at the next daemon start", "serving", rt.dir, "configured", d)
+		}
+		rt.eng.SetSettings(sopSettings(c.SOP))
+		rt.load(c.SOP)
 	})
 	st2 := rt.eng.Status()
 	log.Info("SOP runtime started", "dir", rt.dir, "store", st2.Store.Backend, "durable", st2.Store.Durable,
@@ -126,6 +136,8 @@ func sopSettings(c config.SOPConfig) engine.Settings {
 	s.MaxStepVisits = c.MaxStepVisits
 	s.MaxStepRetries = c.MaxStepRetries
 	s.PayloadMaxBytes = c.UntrustedPayloadMaxBytes
+	s.InputGuard = c.UntrustedInputGuard
+	s.GuardSensitivity = c.UntrustedGuardSense
 	s.ScopeEnforce = c.StepScopeEnforce
 	s.MandatoryTools = append([]string(nil), c.StepMandatoryTools...)
 	s.Groups = map[string][]string{}
@@ -260,16 +272,17 @@ func (rt *sopRuntime) engine() *engine.Engine {
 	return rt.eng
 }
 
-// close stops the triggers and the drivers first (a step turn cut here stays in flight in runs.db and is
-// marked interrupted at the next start, as after a crash), then closes the store. Safe on nil and twice.
-func (rt *sopRuntime) close() {
+// close stops the triggers, lets the step turns in flight finish until ctx ends (a turn cut after that stays
+// in flight in runs.db and is marked interrupted at the next start, as after a crash), then closes the store.
+// Safe on nil and twice.
+func (rt *sopRuntime) close(ctx context.Context) {
 	if rt == nil {
 		return
 	}
 	rt.closed.Do(func() {
 		rt.cancel()
 		rt.wg.Wait()
-		rt.eng.Close()
+		rt.eng.Shutdown(ctx)
 		if err := rt.store.Close(); err != nil {
 			rt.log.Warn("closing the SOP run store", "err", err)
 		}

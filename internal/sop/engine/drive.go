@@ -99,6 +99,12 @@ func (e *Engine) nextLocked(ctx context.Context, rs *runState) (stepAction, bool
 	if e.closed || r.Status != StatusRunning {
 		return stepAction{}, false
 	}
+	if end := rs.ending; end != nil {
+		if err := e.finishLocked(ctx, rs, end.status, end.reason, end.evs...); err == nil {
+			rs.ending = nil
+		}
+		return stepAction{}, false
+	}
 	st := rs.def.step(r.CurrentStep)
 	if st == nil {
 		e.failLocked(ctx, rs, StatusFailed, fmt.Sprintf("step %d does not exist", r.CurrentStep))
@@ -224,6 +230,7 @@ func (e *Engine) advanceLocked(ctx context.Context, rs *runState, st *sop.Step, 
 // active for the maintenance tick.
 func (e *Engine) failLocked(ctx context.Context, rs *runState, status RunStatus, reason string, evs ...runstore.Event) {
 	if err := e.finishLocked(ctx, rs, status, reason, evs...); err != nil {
+		rs.ending = &ending{status: status, reason: reason, evs: evs}
 		e.log.Warn("sop run end not persisted", "run", rs.run.RunID, "err", err)
 	}
 }
