@@ -31,7 +31,7 @@ func sopRunSubs() []subcommand {
 
 // runSop is `zeroclaw sop`.
 func runSop(ctx context.Context, env Env, args []string) error {
-	return group{name: "sop", synopsis: sopRunSynopsis, subs: sopRunSubs()}.run(ctx, env, args)
+	return group{name: "sop", synopsis: sopAuthorSynopsis + " | " + sopRunSynopsis, subs: append(sopAuthorSubs(), sopRunSubs()...)}.run(ctx, env, args)
 }
 
 // sopHints answer the daemon's SOP errors with the next command to try.

@@ -165,6 +165,9 @@ type PermissionProfile struct {
 // ChannelsConfig is [channels].
 type ChannelsConfig struct {
 	SessionBackend string `toml:"session_backend" enum:"sqlite|jsonl" desc:"Where chat sessions are stored: sqlite (sessions.db) or jsonl files."`
+	// MQTT and Filesystem are the SOP trigger fan-ins (internal/sop/trigger), see sop.go.
+	MQTT       map[string]MQTTConfig       `toml:"mqtt"`
+	Filesystem map[string]FilesystemConfig `toml:"filesystem"`
 }
 
 // GatewayConfig is [gateway] (upstream/gateway.md §5). PairedTokens holds SHA-256 hex hashes and is a secret

@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"path/filepath"
 	"strings"
 )
 
@@ -69,6 +70,7 @@ func DefaultSOP() SOPConfig {
 // approval_timeout_action) are errors; default_execution_mode, which upstream reads leniently, is a warning.
 func validateSOP(cfg *Config, v *validator) []string {
 	var warnings []string
+	validateSOPChannels(cfg, v)
 	s := cfg.SOP
 	at := func(k ...string) Path { return append(Path{"sop"}, k...) }
 	enum := func(key, val string, allowed ...string) {
@@ -138,4 +140,98 @@ func orList(s []string) string {
 		return s[0]
 	}
 	return strings.Join(s[:len(s)-1], ", ") + " or " + s[len(s)-1]
+}
+
+// MQTTConfig is channels.mqtt.<alias>: a broker the daemon subscribes to for SOP mqtt triggers (upstream's
+// MqttConfig; an input-only fan-in, not a chat channel). Password is a secret (enc2: in the file).
+type MQTTConfig struct {
+	Enabled       bool     `toml:"enabled" desc:"Connect to this broker and feed its messages to SOP mqtt triggers."`
+	BrokerURL     string   `toml:"broker_url" desc:"Broker URL: mqtt://host[:1883] or mqtts://host[:8883]."`
+	ClientID      string   `toml:"client_id" desc:"MQTT client id (the broker keeps this client's QoS 1 session under it)."`
+	Topics        []string `toml:"topics" desc:"Topic filters subscribed besides those of the SOPs' mqtt triggers."`
+	QoS           int      `toml:"qos" desc:"Subscription QoS: 0, 1 (default: a message the daemon did not finish is redelivered) or 2."`
+	Username      string   `toml:"username" desc:"User name for the broker; empty: none."`
+	Password      string   `toml:"password" desc:"Password for the broker (a secret, stored encrypted)."`
+	UseTLS        bool     `toml:"use_tls" desc:"Use TLS; must agree with the broker_url scheme (mqtts://)."`
+	KeepAliveSecs int      `toml:"keep_alive_secs" desc:"Seconds between keep-alive pings."`
+	ExcludedTools []string `toml:"excluded_tools" desc:"Tools left out of the turns this channel's events start (upstream's key)."`
+}
+
+func (m *MQTTConfig) setDefaults() { m.QoS, m.KeepAliveSecs = 1, 30 }
+
+// FilesystemConfig is channels.filesystem.<alias>: directories whose changes feed SOP filesystem triggers
+// (upstream's FilesystemConfig). A SOP may watch a path outside the install only below one of these paths.
+type FilesystemConfig struct {
+	Enabled         bool     `toml:"enabled" desc:"Watch these paths and feed their changes to SOP filesystem triggers."`
+	Paths           []string `toml:"paths" desc:"Absolute directories (~ expanded) to watch, and below which SOP filesystem triggers may watch."`
+	Recursive       bool     `toml:"recursive" desc:"Watch the directories below each path too."`
+	Include         []string `toml:"include" desc:"Globs of the paths reported; empty: all."`
+	Exclude         []string `toml:"exclude" desc:"Globs of the paths never reported (after include)."`
+	Events          []string `toml:"events" desc:"Change kinds reported: created, modified, deleted, renamed."`
+	DebounceMS      int      `toml:"debounce_ms" desc:"Repeated changes of one path and kind within this window count once."`
+	SettleMS        int      `toml:"settle_ms" desc:"Wait this long after a change before reading the file's metadata."`
+	ReadContent     bool     `toml:"read_content" desc:"Put the file's content in the event payload (at most max_content_bytes; larger files get none)."`
+	FollowSymlinks  bool     `toml:"follow_symlinks" desc:"Report a change through a symlink whose target stays inside a watched path (off: symlinks are skipped)."`
+	MaxContentBytes int      `toml:"max_content_bytes" desc:"Largest file content put in a payload."`
+	AllowBroadRoots bool     `toml:"allow_broad_roots" desc:"Allow watching /, /home, /etc, /var, /proc, /sys, /dev or /tmp themselves."`
+	ExcludedTools   []string `toml:"excluded_tools" desc:"Tools left out of the turns this channel's events start (upstream's key)."`
+}
+
+func (f *FilesystemConfig) setDefaults() {
+	f.Recursive, f.DebounceMS, f.SettleMS, f.MaxContentBytes = true, 500, 250, 65536
+	f.Events = []string{"created", "modified", "deleted", "renamed"}
+}
+
+// validateSOPChannels checks channels.mqtt and channels.filesystem as upstream's validate does (only the
+// enabled entries must be complete).
+func validateSOPChannels(cfg *Config, v *validator) {
+	for _, alias := range sortedKeys(cfg.Channels.MQTT) {
+		m := cfg.Channels.MQTT[alias]
+		at := func(k string) Path { return Path{"channels", "mqtt", alias, k} }
+		if m.QoS < 0 || m.QoS > 2 {
+			v.add(at("qos"), "qos must be 0, 1, or 2, got %d", m.QoS)
+		}
+		if m.KeepAliveSecs < 0 {
+			v.add(at("keep_alive_secs"), "must not be negative, got %d", m.KeepAliveSecs)
+		}
+		if !m.Enabled && m.BrokerURL == "" {
+			continue
+		}
+		tls, plain := strings.HasPrefix(m.BrokerURL, "mqtts://"), strings.HasPrefix(m.BrokerURL, "mqtt://")
+		switch {
+		case !tls && !plain:
+			v.add(at("broker_url"), "broker_url must start with 'mqtt://' or 'mqtts://', got: %s", m.BrokerURL)
+		case plain && m.UseTLS:
+			v.add(at("use_tls"), "use_tls is true but broker_url uses 'mqtt://' (not 'mqtts://')")
+		case tls && !m.UseTLS:
+			v.add(at("use_tls"), "use_tls is false but broker_url uses 'mqtts://' (requires use_tls: true)")
+		}
+		if m.Enabled && strings.TrimSpace(m.ClientID) == "" {
+			v.add(at("client_id"), "client_id must not be empty")
+		}
+	}
+	for _, alias := range sortedKeys(cfg.Channels.Filesystem) {
+		f := cfg.Channels.Filesystem[alias]
+		at := func(k string) Path { return Path{"channels", "filesystem", alias, k} }
+		for i, p := range f.Paths {
+			if p = strings.TrimSpace(p); !(filepath.IsAbs(p) || p == "~" || strings.HasPrefix(p, "~/")) {
+				v.add(at("paths"), "entry %d (%q) must be an absolute directory", i, f.Paths[i])
+			}
+		}
+		for _, e := range f.Events {
+			switch e {
+			case "created", "modified", "deleted", "renamed":
+			default:
+				v.add(at("events"), "unknown event %q (want created, modified, deleted or renamed)", e)
+			}
+		}
+		for _, n := range []struct {
+			k string
+			v int
+		}{{"debounce_ms", f.DebounceMS}, {"settle_ms", f.SettleMS}, {"max_content_bytes", f.MaxContentBytes}} {
+			if n.v < 0 {
+				v.add(at(n.k), "must not be negative, got %d", n.v)
+			}
+		}
+	}
 }

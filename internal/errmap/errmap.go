@@ -101,10 +101,11 @@ var table = []Entry{
 
 	// SOP authoring (upstream's codes): create of an existing SOP -32020, delete of a missing one -32021; a
 	// sops/get of a missing one is invalid params (the library wraps it as ErrInvalid), as upstream answers it.
+	// ErrInvalid comes first: a sops/get of a missing SOP is both, -32602 on the wire and a 404 on a route.
 	{Err: sop.ErrAlreadyExists, Code: api.CodeSopAlreadyExists, Status: conflict},
-	{Err: sop.ErrNotFound, Code: api.CodeSopNotFound, Status: notFound, NotFound: true},
 	{Err: sop.ErrInvalidName, Code: api.CodeInvalidParams, Status: badRequest},
 	{Err: sop.ErrInvalid, Code: api.CodeInvalidParams, Status: badRequest},
+	{Err: sop.ErrNotFound, Code: api.CodeSopNotFound, Status: notFound, NotFound: true},
 
 	// A missing memory key is the not-found code (upstream's -32603 made it look like a daemon failure); an
 	// absent or unable store is -32603 with its message.

@@ -131,6 +131,18 @@ var securityMatrix = []struct {
 	{"GET /api/sops/{name}/runs/{run_id}/overlay", 401, 403, 503, 403, 503, 503},
 	{"POST /api/sops/{name}/runs/{run_id}/decide", 401, 403, 400, 403, 403, 415},
 	{"GET /ws/sops/runs", 401, 403, 101, 403, 403, 101},
+	// The SOP authoring routes: sops:read to read, sops:write to write, which the viewer lacks. A draft or a SOP
+	// body of {} is refused (400: a required field or 'sop' is missing); "nope" is not a SOP (404).
+	{"GET /api/sops", 401, 403, 200, 403, 200, 200},
+	{"POST /api/sops", 401, 403, 400, 403, 403, 415},
+	{"PUT /api/sops/{name}", 401, 403, 400, 403, 403, 415},
+	{"DELETE /api/sops/{name}", 401, 403, 404, 403, 403, 415},
+	{"GET /api/sops/{name}/graph", 401, 403, 404, 403, 404, 404},
+	{"GET /api/sops/{name}/full", 401, 403, 404, 403, 404, 404},
+	{"POST /api/sops/wire-draft", 401, 403, 400, 403, 403, 415},
+	{"POST /api/sops/graph-draft", 401, 403, 400, 403, 403, 415},
+	{"GET /api/sops/trigger-sources", 401, 403, 200, 403, 200, 200},
+	{"GET /api/sops/graph-legend", 401, 403, 200, 403, 200, 200},
 	{"GET /_app/{path...}", 404, 404, 404, 403, 404, 404}, // the dashboard's files: public, none without web_dist_dir
 	// The [wss] listener (every path): no Host rule (its clients use the certificate's name), the Origin rule.
 	{"GET wss:/", 401, 101, 101, 101, 403, 101},

@@ -54,6 +54,7 @@ func (s *Server) routes() http.Handler {
 
 	s.domainRoutes(mux)
 	s.sopRoutes(mux)
+	s.sopAuthorRoutes(mux)
 	s.wsRoutes(mux)
 
 	s.mirrorRoutes(mux)

@@ -2,6 +2,7 @@ package sop
 
 import (
 	"errors"
+	"fmt"
 	"sync"
 )
 
@@ -30,12 +31,13 @@ func (l *Library) opts() LoadOptions {
 // List loads every SOP (broken ones are in the catalog's Disabled list).
 func (l *Library) List() *Catalog { return LoadDir(l.Dir(), l.opts()) }
 
-// Get loads one SOP. Any failure, a missing SOP included, is ErrInvalid with upstream's message
+// Get loads one SOP. Any failure is ErrInvalid with upstream's message (a missing SOP is ErrNotFound too)
 // "SOP '<name>': <why>" (upstream answers sops/get's failures as invalid params).
 func (l *Library) Get(name string) (Sop, error) {
 	s, _, err := LoadOne(l.Dir(), name, l.opts())
 	if errors.Is(err, ErrNotFound) {
-		return Sop{}, errorf(ErrInvalid, "SOP '%s': not found", name)
+		// Invalid params on the wire as upstream, and a 404 on a gateway route (the not-found row matches too).
+		return Sop{}, &Error{Kinds: []error{ErrInvalid, ErrNotFound}, Msg: fmt.Sprintf("SOP '%s': not found", name)}
 	}
 	if err != nil {
 		return Sop{}, errorf(ErrInvalid, "SOP '%s': %s", name, err.Error())

@@ -35,17 +35,17 @@ var (
 
 // Error is a sentinel with the message a client is shown (upstream's wording, without the sentinel's text).
 type Error struct {
-	Kind error
-	Msg  string
+	Kinds []error // the sentinels it matches, the one that decides its wire code first
+	Msg   string
 }
 
 func (e *Error) Error() string { return e.Msg }
 
-// Unwrap returns the sentinel.
-func (e *Error) Unwrap() error { return e.Kind }
+// Unwrap returns the sentinels.
+func (e *Error) Unwrap() []error { return e.Kinds }
 
 func errorf(kind error, format string, a ...any) error {
-	return &Error{Kind: kind, Msg: fmt.Sprintf(format, a...)}
+	return &Error{Kinds: []error{kind}, Msg: fmt.Sprintf(format, a...)}
 }
 
 // DefaultDirRel is where SOPs live when [sop] sops_dir is unset, relative to the install root.
