@@ -69,6 +69,27 @@ func serveSopsWith(t *testing.T, cfg *config.Config, info rpc.PeerInfo, set engi
 		}
 		e.Reload(ds)
 	}
+	t.Cleanup(func() {
+		if e != nil {
+			e.Close()
+		}
+		cancel()
+		if st != nil {
+			st.Close()
+		}
+	})
+	return serveRPC(t, cfg, info, e), e
+}
+
+// serveRPC serves the method table over e to peers that all look like info (one server per identity; several
+// may share an engine).
+func serveRPC(t *testing.T, cfg *config.Config, info rpc.PeerInfo, e *engine.Engine) func() *ndjson.Client {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "zcsrv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
 	srv := rpc.New(rpc.Options{Config: func() *config.Config { return cfg }, Info: rpc.Info{UID: os.Getuid()}, Sops: e})
 	ln, err := net.Listen("unix", filepath.Join(dir, "s.sock"))
 	if err != nil {
@@ -84,23 +105,18 @@ func serveSopsWith(t *testing.T, cfg *config.Config, info rpc.PeerInfo, set engi
 			wg.Go(func() { _ = srv.ServeConn(ctx, nc, info, rpc.Limits{MaxFrameBytes: 8 << 20}) })
 		}
 	})
-	t.Cleanup(func() {
+	t.Cleanup(func() { // registered after the engine's: runs first
 		ln.Close()
 		srv.CloseAll()
-		if e != nil {
-			e.Close()
-		}
 		cancel()
 		wg.Wait()
-		if st != nil {
-			st.Close()
-		}
+		os.RemoveAll(dir)
 	})
 	return func() *ndjson.Client {
 		c := ndjson.Dial(t, filepath.Join(dir, "s.sock"))
 		c.Initialize()
 		return c
-	}, e
+	}
 }
 
 func result(t *testing.T, m map[string]any) map[string]any {
@@ -339,4 +355,40 @@ func TestSopDecideRefusedByApprovalMode(t *testing.T) {
 		t.Fatalf("approve error data = %v", data)
 	}
 	waitStatus(t, c, id, "waiting_approval")
+}
+
+// A step whose approval policy names a group is cleared only by a member: the operator is refused (-32010,
+// the gate untouched), alice (cli:alice, in the group) approves, and a step naming a policy that is not
+// configured fails closed (-32603) for everyone.
+func TestSopPolicyGroup(t *testing.T) {
+	set := engine.Defaults()
+	set.Groups = map[string][]string{"release": {"cli:alice"}}
+	set.Policies = map[string]engine.Policy{"prod": {RequiredGroup: "release"}}
+	policied := strings.Replace(strings.Replace(gatedSOP, `"name":"gated"`, `"name":"policied"`, 1),
+		`"requires_confirmation":false,"kind":"execute"}`, `"requires_confirmation":false,"kind":"execute","policy":"prod"}`, 1)
+	missing := strings.Replace(strings.Replace(gatedSOP, `"name":"gated"`, `"name":"unpoliced"`, 1),
+		`"requires_confirmation":false,"kind":"execute"}`, `"requires_confirmation":false,"kind":"execute","policy":"nope"}`, 1)
+	cfg := config.Default()
+	alice := os.Getuid() + 1
+	cfg.Users = map[string]config.UserConfig{"alice": {UID: alice, PermissionProfiles: []string{"approver"}}}
+	cfg.PermissionProfiles = map[string]config.PermissionProfile{"approver": {Grants: []string{"sops:read", "sops:approve"}}}
+	dialOp, e := serveSopsWith(t, cfg, rpc.PeerInfo{UID: os.Getuid(), Label: "unix:me", Transport: auth.TransportUnix}, set, policied, missing)
+	dialAlice := serveRPC(t, cfg, rpc.PeerInfo{UID: alice, Label: "unix:alice", Transport: auth.TransportUnix}, e)
+	op, al := dialOp(), dialAlice()
+
+	id := result(t, op.Call("sops/run", map[string]any{"name": "policied"}, 1))["run_id"].(string)
+	waitStatus(t, op, id, "waiting_approval")
+	wantSopErr(t, "operator", op.Call("sops/decide", map[string]any{"name": "policied", "run_id": id, "decision": "approve"}, 2), -32010, "group 'release'")
+	waitStatus(t, op, id, "waiting_approval")
+	if r := result(t, al.Call("sops/decide", map[string]any{"name": "policied", "run_id": id, "decision": "approve"}, 3)); r["outcome"] != "resumed" {
+		t.Fatalf("alice's decide = %v", r)
+	}
+	waitStatus(t, op, id, "completed")
+
+	id2 := result(t, op.Call("sops/run", map[string]any{"name": "unpoliced"}, 4))["run_id"].(string)
+	waitStatus(t, op, id2, "waiting_approval")
+	for i, c := range []*ndjson.Client{op, al} {
+		wantSopErr(t, "missing policy", c.Call("sops/decide", map[string]any{"name": "unpoliced", "run_id": id2, "decision": "approve"}, 5+i), -32603, "'nope'")
+	}
+	waitStatus(t, op, id2, "waiting_approval")
 }
