@@ -240,7 +240,7 @@ func Run(ctx context.Context, opts Options) error {
 	}
 	// The SOP runtime after the stores and the sessions its steps run on; runs cut by the last exit resume here.
 	sopRT := openSop(ctx, layout, opts.Home, cfg, sessions, clk, log)
-	defer sopRT.close()
+	defer sopRT.close(ctx) // normally done already by drain, within the drain deadline
 	d = &daemon{
 		bg:           bg,
 		log:          log,
@@ -426,9 +426,10 @@ func (d *daemon) serve(ctx context.Context) error {
 // requests in flight; ctx ends at the drain deadline, which covers both.
 func (d *daemon) drain(ctx context.Context) {
 	d.stores.cancelImport() // calls waiting for a legacy import's sessions go on
-	// SOP runs stop before the turns are cancelled: a step cut here stays in flight in runs.db and is marked
-	// interrupted at the next start (a cancelled turn would read as the step failing).
-	d.sop.close()
+	// SOP runs stop before the turns are cancelled: steps in flight may finish within the drain deadline; one
+	// cut after it stays in flight in runs.db and is marked interrupted at the next start (a cancelled turn
+	// would read as the step failing).
+	d.sop.close(ctx)
 	d.bg.stop(ctx) // scheduled jobs first: an agent job's turn ends before the sessions shut down
 	d.sessions.Shutdown(ctx)
 	d.srv.Drain(ctx)

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -19,6 +20,7 @@ import (
 	"github.com/zeroclaw-go/zeroclaw/internal/sop/engine"
 	"github.com/zeroclaw-go/zeroclaw/internal/sop/runstore"
 	"github.com/zeroclaw-go/zeroclaw/internal/sop/sopcron"
+	"github.com/zeroclaw-go/zeroclaw/internal/sop/trigger"
 )
 
 // sopRuntime is the SOP engine with what feeds it: the run store, the definitions of sops_dir (reloaded when
@@ -27,6 +29,7 @@ type sopRuntime struct {
 	eng   *engine.Engine
 	store runstore.Store
 	cron  *sopcron.Source
+	mqtt  []*trigger.MQTT // one per enabled channels.mqtt.<alias>
 	dir   string
 	log   *slog.Logger
 
@@ -44,10 +47,15 @@ type sopRuntime struct {
 func openSop(ctx context.Context, layout install.Layout, home string, cfg *config.Manager, sessions *session.Manager,
 	clk clock.Clock, log *slog.Logger) *sopRuntime {
 	c := cfg.Current().SOP
+	log = log.With("component", "sop")
 	if !c.RuntimeEnabled() {
+		cfg.OnChange(func(c *config.Config) {
+			if c.SOP.RuntimeEnabled() {
+				log.Warn("sop.sops_dir is set now: the SOP runtime starts at the next daemon start (zeroclaw stop, then zeroclaw daemon)")
+			}
+		})
 		return nil
 	}
-	log = log.With("component", "sop")
 	base, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	rt := &sopRuntime{dir: sop.ResolveDir(layout.Root, c.SOPsDir, home), log: log, cancel: cancel}
 	build := func(st runstore.Store, status engine.StoreStatus) error {
@@ -68,20 +76,69 @@ func openSop(ctx context.Context, layout install.Layout, home string, cfg *confi
 		}
 	}
 	rt.cron = sopcron.New(sopcron.Options{Dispatcher: rt.eng, Expressions: rt.cronExpressions, Clock: clk, Logger: log})
+	rt.startMQTT(base, cfg.Current(), c, log)
 	rt.wg.Add(3)
 	go func() { defer rt.wg.Done(); rt.cron.Run(base) }()
 	go func() { defer rt.wg.Done(); rt.tick(base, clk, cfg) }()
 	go func() { defer rt.wg.Done(); rt.watch(base, clk, cfg) }()
 	cfg.OnChange(func(c *config.Config) {
-		if c.SOP.RuntimeEnabled() {
-			rt.eng.SetSettings(sopSettings(c.SOP))
-			rt.load(c.SOP)
+		if !c.SOP.RuntimeEnabled() {
+			log.Warn("sop.sops_dir is unset now: the SOP runtime stops at the next daemon start; its runs go on until then")
+			return
 		}
+		if d := sop.ResolveDir(layout.Root, c.SOP.SOPsDir, home); d != rt.dir {
+			log.Warn("sop.sops_dir changed: the new directory is read at the next daemon start", "serving", rt.dir, "configured", d)
+		}
+		rt.eng.SetSettings(sopSettings(c.SOP))
+		rt.load(c.SOP)
 	})
 	st2 := rt.eng.Status()
 	log.Info("SOP runtime started", "dir", rt.dir, "store", st2.Store.Backend, "durable", st2.Store.Durable,
 		"loaded", st2.Loaded, "restored_runs", st2.RestoredRuns, "interrupted_steps", st2.Interrupted)
 	return rt
+}
+
+// startMQTT runs one MQTT trigger source per enabled channels.mqtt.<alias> (a config it refuses is logged and
+// left out; the others run). Their topic filters are the loaded SOPs' mqtt triggers plus the channel's own.
+func (rt *sopRuntime) startMQTT(ctx context.Context, cfg *config.Config, c config.SOPConfig, log *slog.Logger) {
+	aliases := make([]string, 0, len(cfg.Channels.MQTT))
+	for a := range cfg.Channels.MQTT {
+		aliases = append(aliases, a)
+	}
+	sort.Strings(aliases)
+	for _, alias := range aliases {
+		mc := cfg.Channels.MQTT[alias]
+		if !mc.Enabled {
+			continue
+		}
+		m, err := trigger.NewMQTT(trigger.MQTTOptions{Alias: alias, Config: mc, Topics: rt.mqttTopics, Dispatcher: rt.eng,
+			PayloadMax: c.UntrustedPayloadMaxBytes, Logger: log})
+		if err != nil {
+			log.Warn("MQTT SOP listener not started", "channel", alias, "err", err)
+			continue
+		}
+		rt.mqtt = append(rt.mqtt, m)
+		rt.wg.Add(1)
+		go func() {
+			defer rt.wg.Done()
+			if err := m.Run(ctx); err != nil {
+				log.Warn("MQTT SOP listener stopped", "channel", alias, "err", err)
+			}
+		}()
+	}
+}
+
+// mqttTopics are the topic filters of the loaded SOPs' mqtt triggers.
+func (rt *sopRuntime) mqttTopics() []string {
+	var out []string
+	for _, d := range rt.eng.Definitions() {
+		for _, t := range d.Triggers {
+			if t.Type == sop.SourceMQTT && t.Topic != "" {
+				out = append(out, t.Topic)
+			}
+		}
+	}
+	return out
 }
 
 // openRunStore opens runs.db, or the memory store when persist_runs is off, run_store_backend is memory, or
@@ -126,6 +183,8 @@ func sopSettings(c config.SOPConfig) engine.Settings {
 	s.MaxStepVisits = c.MaxStepVisits
 	s.MaxStepRetries = c.MaxStepRetries
 	s.PayloadMaxBytes = c.UntrustedPayloadMaxBytes
+	s.InputGuard = c.UntrustedInputGuard
+	s.GuardSensitivity = c.UntrustedGuardSense
 	s.ScopeEnforce = c.StepScopeEnforce
 	s.MandatoryTools = append([]string(nil), c.StepMandatoryTools...)
 	s.Groups = map[string][]string{}
@@ -151,6 +210,9 @@ func (rt *sopRuntime) load(c config.SOPConfig) {
 	rt.eng.Reload(cat.Sops)
 	if rt.cron != nil {
 		rt.cron.Changed()
+	}
+	for _, m := range rt.mqtt {
+		m.Changed()
 	}
 }
 
@@ -260,16 +322,17 @@ func (rt *sopRuntime) engine() *engine.Engine {
 	return rt.eng
 }
 
-// close stops the triggers and the drivers first (a step turn cut here stays in flight in runs.db and is
-// marked interrupted at the next start, as after a crash), then closes the store. Safe on nil and twice.
-func (rt *sopRuntime) close() {
+// close stops the triggers, lets the step turns in flight finish until ctx ends (a turn cut after that stays
+// in flight in runs.db and is marked interrupted at the next start, as after a crash), then closes the store.
+// Safe on nil and twice.
+func (rt *sopRuntime) close(ctx context.Context) {
 	if rt == nil {
 		return
 	}
 	rt.closed.Do(func() {
 		rt.cancel()
 		rt.wg.Wait()
-		rt.eng.Close()
+		rt.eng.Shutdown(ctx)
 		if err := rt.store.Close(); err != nil {
 			rt.log.Warn("closing the SOP run store", "err", err)
 		}

@@ -103,22 +103,8 @@ func (t sopTools) Runs(_ context.Context, sop string) ([]api.SopRunSummary, erro
 	return rewire[[]api.SopRunSummary](t.e.Runs(sop))
 }
 
-func (t sopTools) Step(_ context.Context, runID string, n uint32) (string, string, error) {
-	r, _, err := t.e.Run(runID)
-	if err != nil {
-		return "", "", err
-	}
-	for _, d := range t.e.Definitions() {
-		if d.Name != r.SopName {
-			continue
-		}
-		for _, st := range d.Steps {
-			if st.Number == n {
-				return st.Title, st.Body, nil
-			}
-		}
-	}
-	return "", "", fmt.Errorf("step %d of SOP '%s' is not loaded", n, r.SopName)
+func (t sopTools) Prompt(_ context.Context, runID string) (string, error) {
+	return t.e.StepPrompt(runID)
 }
 
 // rewire re-encodes an engine value as its api type (the engine's JSON is upstream's shape plus ours).

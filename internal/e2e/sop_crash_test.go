@@ -282,3 +282,64 @@ func TestSopKill9AtStepBoundaries(t *testing.T) {
 	}
 	t.Logf("%d rounds, %d runs acknowledged: %v; %d step interruptions marked", rounds, len(acked), terminalCounts, interruptedTotal)
 }
+
+// kill -9 while a run waits at its gate: after the restart the run still waits at the same gate, a second
+// client approves it, and it finishes, each step turned once.
+func TestSopKill9WhileWaitingThenApprove(t *testing.T) {
+	t.Parallel()
+	be, url := newSopBackend(t)
+	h, root := homeWithOpenAI(t, "fake", url)
+	appendFile(t, filepath.Join(root, "config.toml"), "\n[sop]\nsops_dir = \"sops\"\n")
+	writeSopDir(t, root, "gated", "[sop]\nname = \"gated\"\ndescription = \"waits\"\nexecution_mode = \"supervised\"\n\n[[triggers]]\ntype = \"manual\"\n", sopSteps(3, ""))
+	sock := filepath.Join(root, "data", "daemon.sock")
+	d := start(t, env(h), "daemon")
+	waitSocket(t, d, sock)
+	c := dialStream(t, sock)
+	c.Request("sops/run", map[string]any{"name": "gated"}, 2)
+	id, _ := c.Result(2)["run_id"].(string)
+	waitStatus := func(c interface {
+		Request(string, any, any)
+		Result(any) map[string]any
+	}, want string) map[string]any {
+		deadline := time.Now().Add(20 * time.Second)
+		for {
+			c.Request("sops/run-get", map[string]any{"run_id": id}, 9)
+			res := c.Result(9)
+			run, _ := res["run"].(map[string]any)
+			if run == nil {
+				run = res
+			}
+			if run["status"] == want {
+				return run
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("run %s: %v, want %s", id, run["status"], want)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	waitStatus(c, "waiting_approval")
+	signal(t, d, syscall.SIGKILL)
+	d.wait(t, 10*time.Second)
+
+	d = start(t, env(h), "daemon")
+	waitSocket(t, d, sock)
+	watcher := dialStream(t, sock)
+	run := waitStatus(watcher, "waiting_approval")
+	gate, _ := run["gate"].(map[string]any)
+	if gate == nil || gate["step"] != float64(1) {
+		t.Fatalf("restored gate %v", run["gate"])
+	}
+	approver := dialStream(t, sock)
+	approver.Request("sops/decide", map[string]any{"name": "gated", "run_id": id, "decision": "approve"}, 3)
+	approver.Result(3)
+	run = waitStatus(watcher, "completed")
+	if n := len(run["step_results"].([]any)); n != 3 {
+		t.Fatalf("results %d", n)
+	}
+	for step := 1; step <= 3; step++ {
+		if n := be.count(id, step); n != 1 {
+			t.Errorf("step %d turned %d times", step, n)
+		}
+	}
+}

@@ -25,6 +25,9 @@ grants = ["sops:read", "sops:execute"]
 
 [permission_profiles.viewer]
 grants = ["status:read"]
+
+[permission_profiles.chatter]
+grants = ["sessions:execute", "sessions:create", "sessions:read"]
 `
 
 // startSopGateway starts a daemon whose install holds the supervised SOP "deploy" (step 1 gated, manual
@@ -179,4 +182,38 @@ func TestGatewaySopRunsWebSocket(t *testing.T) {
 		}
 	}
 	_ = w.Conn.Close(websocket.StatusNormalClosure, "")
+}
+
+// Upstream's SOP gate frame on /ws/chat ({"type":"approval_response","kind":"sop",...}): a malformed one is
+// INVALID_APPROVAL_RESPONSE, a device that may chat but not approve is refused (the gate stays), the owner's
+// approval answers sop_approval_result "resumed" and the run finishes; a second one says already_resolved.
+func TestGatewaySopApprovalOverChat(t *testing.T) {
+	t.Parallel()
+	d, g, owner := startSopGateway(t)
+	chatter := rpctest.PairWithProfile(t, d, g, "chatter")
+	base := d.GatewayURL(t)
+	id, _ := g.Do("POST", "/api/sops/deploy/run", map[string]any{}, owner, "Content-Type: application/json").Want(t, 200).Body["run_id"].(string)
+	waitRun(t, g, owner, id, "waiting_approval")
+
+	cw := rpctest.DialWS(t, base, "/ws/chat?agent=default", &websocket.DialOptions{HTTPHeader: rpctest.BearerHeader(chatter)})
+	cw.Send(map[string]any{"type": "approval_response", "kind": "sop", "run_id": id, "decision": "approve"})
+	if _, f := cw.Until("error"); f["code"] != "SOP_RESOLVE_FAILED" || !strings.Contains(f["message"].(string), "sops:approve") {
+		t.Fatalf("chatter's approval = %v", f)
+	}
+	waitRun(t, g, owner, id, "waiting_approval")
+
+	w := rpctest.DialWS(t, base, "/ws/chat?agent=default", &websocket.DialOptions{HTTPHeader: rpctest.BearerHeader(owner)})
+	w.Send(map[string]any{"type": "approval_response", "kind": "sop", "decision": "approve"})
+	if _, f := w.Until("error"); f["code"] != "INVALID_APPROVAL_RESPONSE" {
+		t.Fatalf("a SOP frame without run_id = %v", f)
+	}
+	w.Send(map[string]any{"type": "approval_response", "kind": "sop", "run_id": id, "decision": "approve"})
+	if _, f := w.Until("sop_approval_result"); f["outcome"] != "resumed" || f["run_id"] != id {
+		t.Fatalf("owner's approval = %v", f)
+	}
+	waitRun(t, g, owner, id, "completed")
+	w.Send(map[string]any{"type": "approval_response", "kind": "sop", "run_id": id, "decision": "deny", "reason": "late"})
+	if _, f := w.Until("sop_approval_result"); f["outcome"] != "already_resolved" {
+		t.Fatalf("deny after the end = %v", f)
+	}
 }

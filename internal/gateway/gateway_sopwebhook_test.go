@@ -3,6 +3,7 @@ package gateway_test
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -68,6 +69,12 @@ func TestSopWebhookTrigger(t *testing.T) {
 		t.Fatalf("a non-JSON body: %d %s", bad.Code, bad.Raw)
 	}
 
+	// Hostile sizes: a body past the gateway's limit, a path or an idempotency key past theirs.
+	big := map[string]any{"blob": strings.Repeat("x", 70<<10)}
+	g.Do("POST", "/sop/webhook/deploy", big, owner, ct, secret).Want(t, 413)
+	g.Do("POST", "/sop/webhook/"+strings.Repeat("p", 600), body, owner, ct, secret).Want(t, 400)
+	g.Do("POST", "/sop/webhook/deploy", body, owner, ct, secret, "X-Idempotency-Key: "+strings.Repeat("k", 200)).Want(t, 400)
+
 	r := g.Do("POST", "/sop/webhook/deploy", body, owner, ct, secret, "X-Idempotency-Key: delivery-1").Want(t, 202)
 	results, _ := r.Body["results"].([]any)
 	if r.Body["path"] != "/deploy" || len(results) != 1 {
@@ -105,5 +112,10 @@ func TestSopWebhookTrigger(t *testing.T) {
 			t.Fatalf("webhook run never completed: %v", run)
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+	// The refused deliveries and the redelivery started nothing: one run in all.
+	c.Request("sops/runs", map[string]any{"sop": "deploy"}, 3)
+	if runs := c.Result(3)["runs"].([]any); len(runs) != 1 {
+		t.Fatalf("runs of deploy: %v", runs)
 	}
 }

@@ -23,7 +23,7 @@ const (
 // "/", is the trigger's topic, matched exactly against each SOP's `path`; the JSON body is the payload, data
 // for the steps and never command text. The checks are /webhook's (rate, bearer, X-Webhook-Secret), then the
 // sops:execute grant. X-Idempotency-Key makes a redelivery admit no second run. 202 with what each matching
-// SOP did; 404 when no SOP has that path.
+// SOP did; 404 when no SOP has that path; 422 when [sop] untrusted_input_guard = "block" refuses the payload.
 func (s *Server) sopWebhookRoute(w http.ResponseWriter, r *http.Request) error {
 	cfg := s.o.Daemon.Config()
 	g := cfg.Gateway
@@ -71,6 +71,9 @@ func (s *Server) sopWebhookRoute(w http.ResponseWriter, r *http.Request) error {
 	res, err := e.Dispatch(r.Context(), ev)
 	if err != nil {
 		return fail(http.StatusServiceUnavailable, "SOP subsystem not accepting triggers: "+err.Error())
+	}
+	if len(res) == 1 && res[0].Kind == engine.BlockedUnsafe {
+		return fail(http.StatusUnprocessableEntity, "refused by the untrusted-input guard: "+res[0].Reason)
 	}
 	type triggered struct {
 		SopName string `json:"sop_name"`

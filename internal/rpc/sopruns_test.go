@@ -38,6 +38,11 @@ const (
 // serveSops serves the method table with a real engine over a SQLite run store (nil defs: no engine at all).
 func serveSops(t *testing.T, cfg *config.Config, info rpc.PeerInfo, defs ...string) (func() *ndjson.Client, *engine.Engine) {
 	t.Helper()
+	return serveSopsWith(t, cfg, info, engine.Defaults(), defs...)
+}
+
+func serveSopsWith(t *testing.T, cfg *config.Config, info rpc.PeerInfo, set engine.Settings, defs ...string) (func() *ndjson.Client, *engine.Engine) {
+	t.Helper()
 	dir, err := os.MkdirTemp("", "zcsop")
 	if err != nil {
 		t.Fatal(err)
@@ -50,7 +55,7 @@ func serveSops(t *testing.T, cfg *config.Config, info rpc.PeerInfo, defs ...stri
 		if st, err = runstore.OpenSQLite(ctx, filepath.Join(dir, "sop")); err != nil {
 			t.Fatal(err)
 		}
-		e = engine.New(ctx, engine.Config{Store: st, Turns: stepTurns{}, Settings: engine.Defaults()})
+		e = engine.New(ctx, engine.Config{Store: st, Turns: stepTurns{}, Settings: set})
 		if err := e.Restore(ctx); err != nil {
 			t.Fatal(err)
 		}
@@ -64,6 +69,27 @@ func serveSops(t *testing.T, cfg *config.Config, info rpc.PeerInfo, defs ...stri
 		}
 		e.Reload(ds)
 	}
+	t.Cleanup(func() {
+		if e != nil {
+			e.Close()
+		}
+		cancel()
+		if st != nil {
+			st.Close()
+		}
+	})
+	return serveRPC(t, cfg, info, e), e
+}
+
+// serveRPC serves the method table over e to peers that all look like info (one server per identity; several
+// may share an engine).
+func serveRPC(t *testing.T, cfg *config.Config, info rpc.PeerInfo, e *engine.Engine) func() *ndjson.Client {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "zcsrv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
 	srv := rpc.New(rpc.Options{Config: func() *config.Config { return cfg }, Info: rpc.Info{UID: os.Getuid()}, Sops: e})
 	ln, err := net.Listen("unix", filepath.Join(dir, "s.sock"))
 	if err != nil {
@@ -79,23 +105,18 @@ func serveSops(t *testing.T, cfg *config.Config, info rpc.PeerInfo, defs ...stri
 			wg.Go(func() { _ = srv.ServeConn(ctx, nc, info, rpc.Limits{MaxFrameBytes: 8 << 20}) })
 		}
 	})
-	t.Cleanup(func() {
+	t.Cleanup(func() { // registered after the engine's: runs first
 		ln.Close()
 		srv.CloseAll()
-		if e != nil {
-			e.Close()
-		}
 		cancel()
 		wg.Wait()
-		if st != nil {
-			st.Close()
-		}
+		os.RemoveAll(dir)
 	})
 	return func() *ndjson.Client {
 		c := ndjson.Dial(t, filepath.Join(dir, "s.sock"))
 		c.Initialize()
 		return c
-	}, e
+	}
 }
 
 func result(t *testing.T, m map[string]any) map[string]any {
@@ -316,4 +337,58 @@ func TestSopFeedSlowSubscribersBounded(t *testing.T) {
 	if total < 40*2 {
 		t.Fatalf("only %d changes published for 40 two-step runs", total)
 	}
+}
+
+// Under approval_mode = "agent_tool" only an agent clears a gate: a person's sops/decide and sops/approve are
+// -32010 (upstream's AUTH_REQUIRED for not_authorized), and the run stays parked.
+func TestSopDecideRefusedByApprovalMode(t *testing.T) {
+	set := engine.Defaults()
+	set.ApprovalMode = "agent_tool"
+	dial, _ := serveSopsWith(t, config.Default(), rpc.PeerInfo{UID: os.Getuid(), Label: "unix:me", Transport: auth.TransportUnix}, set, gatedSOP)
+	c := dial()
+	id := result(t, c.Call("sops/run", map[string]any{"name": "gated"}, 1))["run_id"].(string)
+	waitStatus(t, c, id, "waiting_approval")
+	wantSopErr(t, "decide", c.Call("sops/decide", map[string]any{"name": "gated", "run_id": id, "decision": "approve"}, 2), -32010, "agent_tool")
+	m := c.Call("sops/approve", map[string]any{"run_id": id}, 3)
+	wantSopErr(t, "approve", m, -32010, "not_authorized")
+	if data := m["error"].(map[string]any)["data"].(map[string]any); data["http_status"] != float64(403) || data["outcome"] != "not_authorized" {
+		t.Fatalf("approve error data = %v", data)
+	}
+	waitStatus(t, c, id, "waiting_approval")
+}
+
+// A step whose approval policy names a group is cleared only by a member: the operator is refused (-32010,
+// the gate untouched), alice (cli:alice, in the group) approves, and a step naming a policy that is not
+// configured fails closed (-32603) for everyone.
+func TestSopPolicyGroup(t *testing.T) {
+	set := engine.Defaults()
+	set.Groups = map[string][]string{"release": {"cli:alice"}}
+	set.Policies = map[string]engine.Policy{"prod": {RequiredGroup: "release"}}
+	policied := strings.Replace(strings.Replace(gatedSOP, `"name":"gated"`, `"name":"policied"`, 1),
+		`"requires_confirmation":false,"kind":"execute"}`, `"requires_confirmation":false,"kind":"execute","policy":"prod"}`, 1)
+	missing := strings.Replace(strings.Replace(gatedSOP, `"name":"gated"`, `"name":"unpoliced"`, 1),
+		`"requires_confirmation":false,"kind":"execute"}`, `"requires_confirmation":false,"kind":"execute","policy":"nope"}`, 1)
+	cfg := config.Default()
+	alice := os.Getuid() + 1
+	cfg.Users = map[string]config.UserConfig{"alice": {UID: alice, PermissionProfiles: []string{"approver"}}}
+	cfg.PermissionProfiles = map[string]config.PermissionProfile{"approver": {Grants: []string{"sops:read", "sops:approve"}}}
+	dialOp, e := serveSopsWith(t, cfg, rpc.PeerInfo{UID: os.Getuid(), Label: "unix:me", Transport: auth.TransportUnix}, set, policied, missing)
+	dialAlice := serveRPC(t, cfg, rpc.PeerInfo{UID: alice, Label: "unix:alice", Transport: auth.TransportUnix}, e)
+	op, al := dialOp(), dialAlice()
+
+	id := result(t, op.Call("sops/run", map[string]any{"name": "policied"}, 1))["run_id"].(string)
+	waitStatus(t, op, id, "waiting_approval")
+	wantSopErr(t, "operator", op.Call("sops/decide", map[string]any{"name": "policied", "run_id": id, "decision": "approve"}, 2), -32010, "group 'release'")
+	waitStatus(t, op, id, "waiting_approval")
+	if r := result(t, al.Call("sops/decide", map[string]any{"name": "policied", "run_id": id, "decision": "approve"}, 3)); r["outcome"] != "resumed" {
+		t.Fatalf("alice's decide = %v", r)
+	}
+	waitStatus(t, op, id, "completed")
+
+	id2 := result(t, op.Call("sops/run", map[string]any{"name": "unpoliced"}, 4))["run_id"].(string)
+	waitStatus(t, op, id2, "waiting_approval")
+	for i, c := range []*ndjson.Client{op, al} {
+		wantSopErr(t, "missing policy", c.Call("sops/decide", map[string]any{"name": "unpoliced", "run_id": id2, "decision": "approve"}, 5+i), -32603, "'nope'")
+	}
+	waitStatus(t, op, id2, "waiting_approval")
 }

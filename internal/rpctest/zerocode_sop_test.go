@@ -53,6 +53,21 @@ type zcRunOverlay struct {
 	Nodes       []zcOverlayNode `json:"nodes"`
 }
 
+// zcSopNamed is what the pane's refresh reads of sops/list (a bare array); zcSopDraft what its manual-run
+// check reads of sops/get (the triggers' type).
+type zcSopNamed struct {
+	Name string `json:"name"`
+}
+
+type zcSopTrigger struct {
+	Type string `json:"type"`
+}
+
+type zcSopDraft struct {
+	Name     string         `json:"name"`
+	Triggers []zcSopTrigger `json:"triggers"`
+}
+
 // sopInstall writes a supervised two-step SOP "deploy" (manual trigger) under <install>/shared/sops and the
 // [sop] table that turns the runtime on.
 func sopInstall(t *testing.T, cfgDir string) string {
@@ -82,6 +97,18 @@ func TestZerocodeSopPane(t *testing.T) {
 	d := StartOn(t, cfgDir, WithConfig(sopInstall(t, cfgDir)))
 	c := &zc{Client: d.Dial(t), t: t}
 	c.call("initialize", map[string]any{"protocol_version": 1})
+
+	// The pane lists the SOPs, then checks the selected one has a manual trigger before it offers a run.
+	var names []zcSopNamed
+	c.decode("sops/list", map[string]any{}, &names)
+	if len(names) != 1 || names[0].Name != "deploy" {
+		t.Fatalf("sops/list = %+v", names)
+	}
+	var draft zcSopDraft
+	c.decode("sops/get", map[string]any{"name": "deploy"}, &draft)
+	if len(draft.Triggers) != 1 || draft.Triggers[0].Type != "manual" {
+		t.Fatalf("sops/get = %+v", draft)
+	}
 
 	runOnce := func() string {
 		var r zcSopRun

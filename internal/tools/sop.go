@@ -36,8 +36,9 @@ type SOPs interface {
 	// Run is one run; Runs the runs of sop ("" = all), newest first.
 	Run(ctx context.Context, runID string) (api.SopRun, error)
 	Runs(ctx context.Context, sop string) ([]api.SopRunSummary, error)
-	// Step is the title and body of step n of SOP sop as the run started it.
-	Step(ctx context.Context, runID string, n uint32) (title, body string, err error)
+	// Prompt is the context of the step the run stands at, with the trigger payload framed as untrusted data,
+	// as the engine hands it to its own step turns.
+	Prompt(ctx context.Context, runID string) (string, error)
 }
 
 // SOPInfo is one loaded SOP as sop_list shows it.
@@ -215,18 +216,11 @@ func sopNext(ctx context.Context, s SOPs, run api.SopRun) string {
 		return fmt.Sprintf("Run %s waits for approval of step %d of %d. Do not carry the step out: an operator approves it "+
 			"(zeroclaw sop approve %s), or sop_approve when approval_mode allows an agent to.", run.RunID, run.CurrentStep, run.TotalSteps, run.RunID)
 	}
-	title, body, err := s.Step(ctx, run.RunID, run.CurrentStep)
+	prompt, err := s.Prompt(ctx, run.RunID)
 	if err != nil {
 		return fmt.Sprintf("Run %s is %s at step %d of %d.", run.RunID, run.Status, run.CurrentStep, run.TotalSteps)
 	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "[SOP: %s (run %s) — Step %d of %d]\n", run.SopName, run.RunID, run.CurrentStep, run.TotalSteps)
-	if len(run.StepResults) > 0 {
-		last := run.StepResults[len(run.StepResults)-1]
-		fmt.Fprintf(&b, "Previous: Step %d %s — %s\n", last.StepNumber, last.Status, firstLineOf(last.Output))
-	}
-	fmt.Fprintf(&b, "Current step: **%s**\n%s\n\nWhen done, report your result with sop_advance (run_id %s).", title, body, run.RunID)
-	return b.String()
+	return prompt + "\n\nReport it with sop_advance (run_id " + run.RunID + ", status completed, failed or skipped, and a short output)."
 }
 
 func firstLineOf(s string) string {

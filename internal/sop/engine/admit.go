@@ -33,6 +33,10 @@ func (e *Engine) Dispatch(ctx context.Context, in sop.Event) ([]Result, error) {
 	if e.closed {
 		return nil, ErrClosed
 	}
+	if why := e.screen(&ev); why != "" {
+		e.log.Warn("sop trigger blocked by the untrusted-input guard", "source", ev.Source, "reason", why)
+		return []Result{{Kind: BlockedUnsafe, Reason: why}}, nil
+	}
 	var out []Result
 	for _, d := range e.sortedDefsLocked() {
 		if !e.matches(d, ev) {
@@ -133,7 +137,7 @@ func (e *Engine) capEvent(ev Event) Event {
 func (e *Engine) admitLocked(ctx context.Context, d *def, ev Event, p Principal, external bool) (Result, error) {
 	res := Result{SopName: d.Name}
 	if ev.Key != "" {
-		if id, ok := e.keys[d.Name+"\x00"+ev.Key]; ok {
+		if id, ok := e.keys[dedupKey(d.Name, ev)]; ok {
 			res.Kind, res.RunID, res.Reason = Coalesced, id, "duplicate delivery of trigger event "+ev.Key
 			return res, nil
 		}
@@ -216,13 +220,16 @@ func (e *Engine) admitLocked(ctx context.Context, d *def, ev Event, p Principal,
 		return res, err
 	}
 	if ev.Key != "" {
-		e.rememberKeyLocked(d.Name+"\x00"+ev.Key, rs.run.RunID)
+		e.rememberKeyLocked(dedupKey(d.Name, ev), rs.run.RunID)
 	}
 	e.log.Info("sop run started", "run", rs.run.RunID, "sop", d.Name, "source", ev.Source)
 	e.spawnLocked(rs)
 	res.Kind, res.RunID = Started, rs.run.RunID
 	return res, nil
 }
+
+// dedupKey is the index key of a delivery: at most one run per SOP, source and key.
+func dedupKey(sopName string, ev Event) string { return sopName + "\x00" + ev.Source + "\x00" + ev.Key }
 
 func (e *Engine) rememberKeyLocked(k, id string) {
 	if _, ok := e.keys[k]; ok {

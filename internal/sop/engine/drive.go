@@ -16,13 +16,32 @@ const maxOutputBytes = 64 << 10
 
 // spawnLocked starts rs's driver unless one runs, the caller drives it, or the engine is closing.
 func (e *Engine) spawnLocked(rs *runState) {
-	if rs.driving || rs.run.ExternalDriver || e.closed || rs.run.Status != StatusRunning {
+	if rs.run.ExternalDriver {
+		e.handOverLocked(e.base, rs)
+		return
+	}
+	if rs.driving || e.closed || rs.run.Status != StatusRunning {
 		return
 	}
 	rs.driving = true
 	rs.done = make(chan struct{})
 	e.wg.Add(1)
 	go e.drive(rs)
+}
+
+// handOverLocked is the gate of a run its caller drives (sop_execute): a gated current step not yet approved
+// is parked before the caller is told to carry it out, as the engine's own driver parks it before the turn,
+// so no step's work is done ahead of its approval.
+func (e *Engine) handOverLocked(ctx context.Context, rs *runState) {
+	r := &rs.run
+	if e.closed || r.Status != StatusRunning {
+		return
+	}
+	if st := rs.def.step(r.CurrentStep); st != nil && r.ApprovedStep != int(st.Number) {
+		if kind := e.gateKind(rs.def, st); kind != "" {
+			e.parkLocked(ctx, rs, st, kind)
+		}
+	}
 }
 
 // stepAction is one step the driver is to execute; its start is already committed.
@@ -78,6 +97,12 @@ func (e *Engine) drive(rs *runState) {
 func (e *Engine) nextLocked(ctx context.Context, rs *runState) (stepAction, bool) {
 	r := &rs.run
 	if e.closed || r.Status != StatusRunning {
+		return stepAction{}, false
+	}
+	if end := rs.ending; end != nil {
+		if err := e.finishLocked(ctx, rs, end.status, end.reason, end.evs...); err == nil {
+			rs.ending = nil
+		}
 		return stepAction{}, false
 	}
 	st := rs.def.step(r.CurrentStep)
@@ -205,6 +230,7 @@ func (e *Engine) advanceLocked(ctx context.Context, rs *runState, st *sop.Step, 
 // active for the maintenance tick.
 func (e *Engine) failLocked(ctx context.Context, rs *runState, status RunStatus, reason string, evs ...runstore.Event) {
 	if err := e.finishLocked(ctx, rs, status, reason, evs...); err != nil {
+		rs.ending = &ending{status: status, reason: reason, evs: evs}
 		e.log.Warn("sop run end not persisted", "run", rs.run.RunID, "err", err)
 	}
 }

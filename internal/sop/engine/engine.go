@@ -61,6 +61,8 @@ type Settings struct {
 	MaxStepRetries        int
 	StepTimeout           time.Duration // per step turn; 0 = none
 	PayloadMaxBytes       int           // 0 = no cap
+	InputGuard            string        // untrusted_input_guard: warn | block | sanitize
+	GuardSensitivity      float64       // untrusted_guard_sensitivity, 0..1
 	ScopeEnforce          bool          // step_scope_enforce: a step's scope limits its turn's tools
 	MandatoryTools        []string      // step_mandatory_tools: kept under scope enforcement
 	Groups                map[string][]string
@@ -71,7 +73,7 @@ type Settings struct {
 func Defaults() Settings {
 	return Settings{DefaultExecutionMode: "supervised", MaxConcurrentTotal: 4, ApprovalTimeout: 300 * time.Second,
 		ApprovalTimeoutAction: "escalate", ApprovalMode: "both", MaxFinishedRuns: 100, MaxStepVisits: 256,
-		MaxStepRetries: 2, StepTimeout: 10 * time.Minute, PayloadMaxBytes: 8192}
+		MaxStepRetries: 2, StepTimeout: 10 * time.Minute, PayloadMaxBytes: 8192, InputGuard: "warn", GuardSensitivity: 0.7}
 }
 
 // Config builds an Engine.
@@ -102,7 +104,8 @@ type Engine struct {
 	mu            sync.Mutex // guards the fields below
 	defs          map[string]*def
 	active        map[string]*runState
-	finished      []*Run // newest last, at most MaxFinishedRuns
+	finished      []*Run          // newest last, at most MaxFinishedRuns
+	finishedDefs  map[string]*def // run id -> the definition a finished run ran (its overlay's steps)
 	lastCompleted map[string]time.Time
 	keys          map[string]string // dedup key -> run id
 	keyOrder      []string
@@ -120,6 +123,15 @@ type runState struct {
 	driving  bool
 	stepStop context.CancelFunc // cancels the in-flight step turn
 	done     chan struct{}      // closed when the current driver returns
+	ending   *ending            // a terminal state decided but not yet committed (the store failed)
+}
+
+// ending is a run's end waiting to be committed: retried before anything else is done with the run, so a
+// store failure never lets the run execute a step again.
+type ending struct {
+	status RunStatus
+	reason string
+	evs    []runstore.Event
 }
 
 // New builds an engine over cfg. base bounds every run driver: cancel it (or call Close) to stop them. Call
@@ -132,7 +144,7 @@ func New(base context.Context, cfg Config) *Engine {
 	}
 	e := &Engine{store: cfg.Store, status: cfg.StoreStatus, turns: cfg.Turns, set: s, clk: clock.OrReal(cfg.Clock),
 		log:  lg.With("component", "sop"),
-		defs: map[string]*def{}, active: map[string]*runState{}, lastCompleted: map[string]time.Time{},
+		defs: map[string]*def{}, active: map[string]*runState{}, lastCompleted: map[string]time.Time{}, finishedDefs: map[string]*def{},
 		keys: map[string]string{}, subs: map[*Subscription]struct{}{}}
 	if e.status.Backend == "" {
 		e.status.Backend = cfg.Store.Backend()
@@ -140,6 +152,22 @@ func New(base context.Context, cfg Config) *Engine {
 	}
 	e.base, e.cancel = context.WithCancel(base)
 	return e
+}
+
+// Shutdown is the graceful stop: nothing new is admitted or started, the step turns in flight may finish
+// until ctx ends (their outcomes committed; their runs resume at the next Restore from the step after), then
+// Close cuts what is left.
+func (e *Engine) Shutdown(ctx context.Context) {
+	e.mu.Lock()
+	e.closed = true
+	e.mu.Unlock()
+	done := make(chan struct{})
+	go func() { e.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-ctx.Done():
+	}
+	e.Close()
 }
 
 // Close stops admitting, cancels the in-flight step turns and waits for every driver. A step cut off this
@@ -282,7 +310,9 @@ func (e *Engine) overlayLocked(name, id string) (Overlay, error) {
 			}
 		}
 		if r != nil {
-			d = e.defs[r.SopName]
+			if d = e.finishedDefs[id]; d == nil {
+				d = e.defs[r.SopName]
+			}
 		}
 	}
 	if r == nil {

@@ -357,6 +357,16 @@ func TestCancelInFlight(t *testing.T) {
 	if active || r.Status != StatusCancelled || len(r.StepResults) != 1 || tt.count() != 1 {
 		t.Fatalf("after cancel: %+v active=%v", r, active)
 	}
+	evs, _ := e.Ledger(context.Background(), res.RunID)
+	var kinds []string
+	for _, ev := range evs {
+		kinds = append(kinds, ev.Kind)
+	}
+	// The turn's late answer is noted (step_discarded) when the driver sees it before Close stops it.
+	got := strings.TrimSuffix(strings.Join(kinds, " "), " step_discarded")
+	if got != "run_started step_started run_cancel_requested step_failed run_cancelled" {
+		t.Fatalf("ledger %v", kinds)
+	}
 	if _, err := e.Cancel(context.Background(), res.RunID, Principal{}, ""); !errors.Is(err, ErrNotActive) {
 		t.Fatalf("second cancel: %v", err)
 	}
@@ -374,5 +384,112 @@ func TestSubscribeBounded(t *testing.T) {
 	}
 	if l := sub.Lagged(); l == 0 {
 		t.Fatal("lagged count 0 after dropping summaries")
+	}
+}
+
+// flakyStore fails the first n Finish calls, as a full disk would.
+type flakyStore struct {
+	*runstore.Memory
+	mu       sync.Mutex
+	fails    int
+	attempts int
+}
+
+func (f *flakyStore) tries() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.attempts
+}
+
+func (f *flakyStore) Finish(ctx context.Context, r runstore.Record, evs ...runstore.Event) error {
+	f.mu.Lock()
+	f.attempts++
+	if f.fails > 0 {
+		f.fails--
+		f.mu.Unlock()
+		return errors.New("disk full")
+	}
+	f.mu.Unlock()
+	return f.Memory.Finish(ctx, r, evs...)
+}
+
+// TestFinishRetriedNeverReruns: when the end of a run cannot be committed the run stays active, runs nothing
+// more, and the maintenance tick commits the end later.
+func TestFinishRetriedNeverReruns(t *testing.T) {
+	// Two failures: the driver's own end and its one retry; then it stops and leaves the run to the tick.
+	st := &flakyStore{Memory: runstore.NewMemory(), fails: 2}
+	tt := &turns{}
+	e := newEngine(t, st, tt, Defaults(), mkSop("f", "auto", 1))
+	res, _ := e.Start(context.Background(), "f", "", Principal{Kind: PrincipalCLI})
+	deadline := time.Now().Add(5 * time.Second)
+	for st.tries() < 2 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	if r, active, _ := e.Run(res.RunID); !active || r.Status != StatusRunning {
+		t.Fatalf("after a failed finish: %s active=%v", r.Status, active)
+	}
+	e.Tick(context.Background())
+	waitStatus(t, e, res.RunID, StatusCompleted)
+	if tt.count() != 1 {
+		t.Fatalf("the step ran %d times", tt.count())
+	}
+}
+
+// TestShutdownLetsTheStepFinish: a graceful stop lets the step in flight finish and commits its outcome; the
+// run resumes at the next step after a restart, nothing interrupted.
+func TestShutdownLetsTheStepFinish(t *testing.T) {
+	dir := t.TempDir()
+	st := sqlite(t, dir)
+	tt := &turns{block: make(chan struct{}), began: make(chan StepRequest, 1)}
+	e := New(context.Background(), Config{Store: st, Turns: tt, Settings: Defaults()})
+	e.Reload([]sop.Sop{mkSop("g", "auto", 2)})
+	if err := e.Restore(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	res, _ := e.Start(context.Background(), "g", "", Principal{Kind: PrincipalCLI})
+	<-tt.began
+	done := make(chan struct{})
+	go func() { e.Shutdown(context.Background()); close(done) }()
+	for { // the stop has begun once nothing new is admitted
+		if _, err := e.Start(context.Background(), "g", "", Principal{Kind: PrincipalCLI}); errors.Is(err, ErrClosed) {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	close(tt.block)
+	<-done
+	_ = st.Close()
+
+	st2 := sqlite(t, dir)
+	defer st2.Close()
+	tt2 := &turns{}
+	e2 := newEngine(t, st2, tt2, Defaults(), mkSop("g", "auto", 2))
+	r := waitStatus(t, e2, res.RunID, StatusCompleted)
+	if e2.Status().Interrupted != 0 || len(r.StepResults) != 2 || tt2.count() != 1 || tt2.reqs[0].Step != 2 {
+		t.Fatalf("after a graceful stop: %+v, %d turns", r.StepResults, tt2.count())
+	}
+}
+
+// TestRestoresUpstreamRecord: a run upstream's engine wrote (its PersistedRun envelope, no definition inside)
+// is restored from the loaded SOP and driven on from its current step.
+func TestRestoresUpstreamRecord(t *testing.T) {
+	ctx := context.Background()
+	st := sqlite(t, t.TempDir())
+	defer st.Close()
+	js := `{"version":1,"revision":3,"run":{"run_id":"run-1700000000000000000-0001","sop_name":"a",` +
+		`"trigger_event":{"source":"manual","topic":null,"payload":null,"timestamp":"2026-01-01T00:00:00Z"},` +
+		`"frame_marker_id":"abc","status":"running","current_step":2,"total_steps":3,"started_at":"2026-01-01T00:00:00Z",` +
+		`"completed_at":null,"step_results":[{"step_number":1,"status":"completed","output":"ok",` +
+		`"started_at":"2026-01-01T00:00:00Z","completed_at":"2026-01-01T00:00:01Z"}],"waiting_since":null,` +
+		`"llm_calls_saved":0,"revision":0,"revision_base":0},"last_progress_at":"2026-01-01T00:00:01Z",` +
+		`"redacted":false,"trigger_source":"manual"}`
+	if err := st.Save(ctx, runstore.Record{RunID: "run-1700000000000000000-0001", Revision: 3, LastProgressAt: "2026-01-01T00:00:01Z", JSON: []byte(js)}); err != nil {
+		t.Fatal(err)
+	}
+	tt := &turns{}
+	e := newEngine(t, st, tt, Defaults(), mkSop("a", "auto", 3))
+	r := waitStatus(t, e, "run-1700000000000000000-0001", StatusCompleted)
+	if len(r.StepResults) != 3 || tt.count() != 2 || tt.reqs[0].Step != 2 {
+		t.Fatalf("restored upstream run: %+v, turns %d", r.StepResults, tt.count())
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/zeroclaw-go/zeroclaw/internal/sop"
+	"github.com/zeroclaw-go/zeroclaw/internal/sop/runstore"
 )
 
 // gateKind says whether step st stops for a person before it runs: "checkpoint" for a checkpoint step (in
@@ -258,12 +259,15 @@ func (e *Engine) Cancel(ctx context.Context, id string, p Principal, reason stri
 		reason = "cancelled by " + p.String()
 	}
 	r := &rs.run
-	if r.InFlight != nil {
+	evs := []runstore.Event{e.event(id, "run_cancel_requested", p, reason, nil)}
+	if f := r.InFlight; f != nil {
+		// The step in flight ends with the run: recorded failed, its outcome in the ledger like any other.
 		now := iso(e.now())
-		r.StepResults = append(r.StepResults, StepResult{StepNumber: r.InFlight.Step, Status: StepFailed,
-			Output: "cancelled: " + reason, StartedAt: r.InFlight.StartedAt, CompletedAt: &now, Attempt: r.InFlight.Attempt})
+		r.StepResults = append(r.StepResults, StepResult{StepNumber: f.Step, Status: StepFailed,
+			Output: "cancelled: " + reason, StartedAt: f.StartedAt, CompletedAt: &now, Attempt: f.Attempt})
+		evs = append(evs, e.event(id, "step_failed", p, "cancelled", map[string]any{"step": f.Step, "attempt": f.Attempt}))
 	}
-	if err := e.finishLocked(ctx, rs, StatusCancelled, reason, e.event(id, "run_cancel_requested", p, reason, nil)); err != nil {
+	if err := e.finishLocked(ctx, rs, StatusCancelled, reason, evs...); err != nil {
 		return RunSummary{}, err
 	}
 	if rs.stepStop != nil {
@@ -323,6 +327,7 @@ func (e *Engine) Advance(ctx context.Context, id string, status StepStatus, outp
 	r.StepResults = append(r.StepResults, res)
 	e.advanceLocked(ctx, rs, st, res, e.event(id, "step_advanced", p, "", map[string]any{"step": st.Number, "status": string(status)}))
 	if cur, still := e.active[id]; still {
+		e.handOverLocked(ctx, cur) // the next step's gate, before the caller is told to do it
 		return cur.run.Summary(true), nil
 	}
 	return rs.run.Summary(false), nil

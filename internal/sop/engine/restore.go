@@ -31,10 +31,14 @@ func (e *Engine) Restore(ctx context.Context) error {
 			}
 		}
 		if r.TriggerEvent.Key != "" {
-			e.rememberKeyLocked(r.SopName+"\x00"+r.TriggerEvent.Key, r.RunID)
+			e.rememberKeyLocked(dedupKey(r.SopName, r.TriggerEvent), r.RunID)
 		}
 		if e.set.MaxFinishedRuns <= 0 || len(terms)-i <= e.set.MaxFinishedRuns {
-			e.addFinishedLocked(&r)
+			var d *def
+			if p.Sop != nil {
+				d = newDef(*p.Sop)
+			}
+			e.addFinishedLocked(&r, d)
 		}
 	}
 	acts, err := e.store.Active(ctx)
@@ -61,7 +65,7 @@ func (e *Engine) Restore(ctx context.Context) error {
 		e.active[rs.run.RunID] = rs
 		e.restored++
 		if rs.run.TriggerEvent.Key != "" {
-			e.rememberKeyLocked(rs.run.SopName+"\x00"+rs.run.TriggerEvent.Key, rs.run.RunID)
+			e.rememberKeyLocked(dedupKey(rs.run.SopName, rs.run.TriggerEvent), rs.run.RunID)
 		}
 		if rs.run.Status.Parked() || rs.run.Status == StatusPending {
 			continue
