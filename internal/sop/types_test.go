@@ -144,7 +144,7 @@ func TestGraphProjection(t *testing.T) {
 	if err := ApplyWire(&d, WireEdit{Op: "connect", From: 1, To: 3, Role: "sequence"}); err != nil || *d.Steps[0].Routing.Next != 3 {
 		t.Fatalf("connect sequence: %v %+v", err, d.Steps[0].Routing)
 	}
-	if err := ApplyWire(&d, WireEdit{Op: "disconnect", From: 2, To: 1, Role: "dependency"}); err != nil || len(d.Steps[1].Routing.DependsOn) != 0 {
+	if err := ApplyWire(&d, WireEdit{Op: "disconnect", From: 1, To: 2, Role: "dependency"}); err != nil || len(d.Steps[1].Routing.DependsOn) != 0 {
 		t.Fatalf("disconnect dependency: %v %+v", err, d.Steps[1].Routing)
 	}
 	p := 4
