@@ -522,3 +522,18 @@ func TestRestoreReleasesStrayClaims(t *testing.T) {
 		t.Fatalf("claims after restore: %+v", claims)
 	}
 }
+
+// TestStepTimeout: a step turn past the step timeout is cut and recorded failed with the reason; on_failure
+// (here the default) decides the rest.
+func TestStepTimeout(t *testing.T) {
+	set := Defaults()
+	set.StepTimeout = 20 * time.Millisecond
+	tt := &turns{block: make(chan struct{})} // never released: only the timeout ends the turn
+	e := newEngine(t, runstore.NewMemory(), tt, set, mkSop("slow", "auto", 2))
+	res, _ := e.Start(context.Background(), "slow", "", Principal{Kind: PrincipalCLI})
+	r := waitStatus(t, e, res.RunID, StatusFailed)
+	if len(r.StepResults) != 1 || !strings.Contains(r.StepResults[0].Output, "step timed out after 20ms") ||
+		!strings.Contains(r.FailureReason, "Step 1 failed: step timed out") {
+		t.Fatalf("timed-out run: %+v reason %q", r.StepResults, r.FailureReason)
+	}
+}
