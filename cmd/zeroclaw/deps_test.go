@@ -53,6 +53,7 @@ var imports = map[string][]string{
 	"internal/workspace":                 {"internal/api", "internal/atomicfile", "internal/config"},
 	"internal/skills":                    {"internal/atomicfile", "internal/config", "internal/workspace"},
 	"internal/sop":                       {"internal/atomicfile", "github.com/pelletier/go-toml/v2"},
+	"internal/sop/trigger":               {"internal/config", "internal/sop", "internal/sop/engine", "github.com/eclipse/paho.mqtt.golang"},
 	"internal/backup":                    {"internal/dbfile", "internal/install", "internal/store"},
 	"internal/doctor":                    {"internal/api", "internal/config", "internal/install", "internal/provider", "internal/secrets", "internal/store", "github.com/pelletier/go-toml/v2"},
 	"internal/visible":                   {},

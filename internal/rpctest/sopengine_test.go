@@ -264,6 +264,13 @@ func TestSopReloadKeepsRunningRevision(t *testing.T) {
 	if run["total_steps"] != float64(2) || len(run["step_results"].([]any)) != 2 {
 		t.Fatalf("the waiting run changed definition: %v", run)
 	}
+	var ov struct {
+		Nodes []map[string]any `json:"nodes"`
+	}
+	c.mustCall(api.MethodSopsRunOverlay, map[string]any{"name": "gated", "run_id": old}, &ov)
+	if len(ov.Nodes) != 2 {
+		t.Fatalf("the finished run's overlay shows %d steps, want the 2 it ran", len(ov.Nodes))
+	}
 	fresh := startRun(t, c, "gated", "")
 	run = waitRun(t, c, fresh, "waiting_approval")
 	if run["total_steps"] != float64(3) {

@@ -104,7 +104,8 @@ type Engine struct {
 	mu            sync.Mutex // guards the fields below
 	defs          map[string]*def
 	active        map[string]*runState
-	finished      []*Run // newest last, at most MaxFinishedRuns
+	finished      []*Run          // newest last, at most MaxFinishedRuns
+	finishedDefs  map[string]*def // run id -> the definition a finished run ran (its overlay's steps)
 	lastCompleted map[string]time.Time
 	keys          map[string]string // dedup key -> run id
 	keyOrder      []string
@@ -143,7 +144,7 @@ func New(base context.Context, cfg Config) *Engine {
 	}
 	e := &Engine{store: cfg.Store, status: cfg.StoreStatus, turns: cfg.Turns, set: s, clk: clock.OrReal(cfg.Clock),
 		log:  lg.With("component", "sop"),
-		defs: map[string]*def{}, active: map[string]*runState{}, lastCompleted: map[string]time.Time{},
+		defs: map[string]*def{}, active: map[string]*runState{}, lastCompleted: map[string]time.Time{}, finishedDefs: map[string]*def{},
 		keys: map[string]string{}, subs: map[*Subscription]struct{}{}}
 	if e.status.Backend == "" {
 		e.status.Backend = cfg.Store.Backend()
@@ -309,7 +310,9 @@ func (e *Engine) overlayLocked(name, id string) (Overlay, error) {
 			}
 		}
 		if r != nil {
-			d = e.defs[r.SopName]
+			if d = e.finishedDefs[id]; d == nil {
+				d = e.defs[r.SopName]
+			}
 		}
 	}
 	if r == nil {

@@ -99,7 +99,7 @@ func (e *Engine) finishLocked(ctx context.Context, rs *runState, status RunStatu
 	rs.stored = rec.Revision
 	delete(e.active, rs.run.RunID)
 	r := rs.run
-	e.addFinishedLocked(&r)
+	e.addFinishedLocked(&r, rs.def)
 	if status == StatusCompleted {
 		e.lastCompleted[r.SopName] = e.now()
 	}
@@ -108,9 +108,15 @@ func (e *Engine) finishLocked(ctx context.Context, rs *runState, status RunStatu
 	return nil
 }
 
-func (e *Engine) addFinishedLocked(r *Run) {
+func (e *Engine) addFinishedLocked(r *Run, d *def) {
 	e.finished = append(e.finished, r)
+	if d != nil {
+		e.finishedDefs[r.RunID] = d
+	}
 	if m := e.set.MaxFinishedRuns; m > 0 && len(e.finished) > m {
+		for _, old := range e.finished[:len(e.finished)-m] {
+			delete(e.finishedDefs, old.RunID)
+		}
 		e.finished = append([]*Run(nil), e.finished[len(e.finished)-m:]...)
 	}
 }

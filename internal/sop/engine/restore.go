@@ -34,7 +34,11 @@ func (e *Engine) Restore(ctx context.Context) error {
 			e.rememberKeyLocked(dedupKey(r.SopName, r.TriggerEvent), r.RunID)
 		}
 		if e.set.MaxFinishedRuns <= 0 || len(terms)-i <= e.set.MaxFinishedRuns {
-			e.addFinishedLocked(&r)
+			var d *def
+			if p.Sop != nil {
+				d = newDef(*p.Sop)
+			}
+			e.addFinishedLocked(&r, d)
 		}
 	}
 	acts, err := e.store.Active(ctx)
