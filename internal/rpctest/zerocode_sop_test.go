@@ -241,3 +241,18 @@ func TestZerocodeSopPane(t *testing.T) {
 	}
 	poll(id2, "cancelled")
 }
+
+// zc:"default" fails where serde fails: a #[serde(default)] Vec or struct sent as null.
+func TestDecodeZCDefaultRefusesNull(t *testing.T) {
+	t.Parallel()
+	var s zcSopStep
+	if err := decodeZC(json.RawMessage(`{"number":1,"title":"t","body":"b","suggested_tools":null}`), &s); err == nil {
+		t.Fatal("a null suggested_tools decoded")
+	}
+	if err := decodeZC(json.RawMessage(`{"number":1,"title":"t","body":"b","routing":null}`), &s); err == nil {
+		t.Fatal("a null routing decoded")
+	}
+	if err := decodeZC(json.RawMessage(`{"number":1,"title":"t","body":"b","schema":null,"pos":null}`), &s); err != nil {
+		t.Fatalf("absent defaults and null Options must decode: %v", err)
+	}
+}
