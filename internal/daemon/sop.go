@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -19,6 +20,7 @@ import (
 	"github.com/zeroclaw-go/zeroclaw/internal/sop/engine"
 	"github.com/zeroclaw-go/zeroclaw/internal/sop/runstore"
 	"github.com/zeroclaw-go/zeroclaw/internal/sop/sopcron"
+	"github.com/zeroclaw-go/zeroclaw/internal/sop/trigger"
 )
 
 // sopRuntime is the SOP engine with what feeds it: the run store, the definitions of sops_dir (reloaded when
@@ -27,6 +29,8 @@ type sopRuntime struct {
 	eng   *engine.Engine
 	store runstore.Store
 	cron  *sopcron.Source
+	mqtt  []*trigger.MQTT // one per enabled channels.mqtt.<alias>
+	fs    *trigger.FS     // the SOPs' filesystem triggers
 	dir   string
 	log   *slog.Logger
 
@@ -73,7 +77,16 @@ func openSop(ctx context.Context, layout install.Layout, home string, cfg *confi
 		}
 	}
 	rt.cron = sopcron.New(sopcron.Options{Dispatcher: rt.eng, Expressions: rt.cronExpressions, Clock: clk, Logger: log})
-	rt.wg.Add(3)
+	rt.startMQTT(base, cfg.Current(), c, log)
+	rt.fs = trigger.NewFS(trigger.FSOptions{Root: layout.Root, Home: home, Channels: cfg.Current().Channels.Filesystem,
+		Patterns: rt.fsPatterns, Dispatcher: rt.eng, PayloadMax: c.UntrustedPayloadMaxBytes, Logger: log})
+	rt.wg.Add(4)
+	go func() {
+		defer rt.wg.Done()
+		if err := rt.fs.Run(base); err != nil {
+			log.Warn("filesystem SOP watcher stopped", "err", err)
+		}
+	}()
 	go func() { defer rt.wg.Done(); rt.cron.Run(base) }()
 	go func() { defer rt.wg.Done(); rt.tick(base, clk, cfg) }()
 	go func() { defer rt.wg.Done(); rt.watch(base, clk, cfg) }()
@@ -92,6 +105,62 @@ func openSop(ctx context.Context, layout install.Layout, home string, cfg *confi
 	log.Info("SOP runtime started", "dir", rt.dir, "store", st2.Store.Backend, "durable", st2.Store.Durable,
 		"loaded", st2.Loaded, "restored_runs", st2.RestoredRuns, "interrupted_steps", st2.Interrupted)
 	return rt
+}
+
+// startMQTT runs one MQTT trigger source per enabled channels.mqtt.<alias> (a config it refuses is logged and
+// left out; the others run). Their topic filters are the loaded SOPs' mqtt triggers plus the channel's own.
+func (rt *sopRuntime) startMQTT(ctx context.Context, cfg *config.Config, c config.SOPConfig, log *slog.Logger) {
+	aliases := make([]string, 0, len(cfg.Channels.MQTT))
+	for a := range cfg.Channels.MQTT {
+		aliases = append(aliases, a)
+	}
+	sort.Strings(aliases)
+	for _, alias := range aliases {
+		mc := cfg.Channels.MQTT[alias]
+		if !mc.Enabled {
+			continue
+		}
+		m, err := trigger.NewMQTT(trigger.MQTTOptions{Alias: alias, Config: mc, Topics: rt.mqttTopics, Dispatcher: rt.eng,
+			PayloadMax: c.UntrustedPayloadMaxBytes, Logger: log})
+		if err != nil {
+			log.Warn("MQTT SOP listener not started", "channel", alias, "err", err)
+			continue
+		}
+		rt.mqtt = append(rt.mqtt, m)
+		rt.wg.Add(1)
+		go func() {
+			defer rt.wg.Done()
+			if err := m.Run(ctx); err != nil {
+				log.Warn("MQTT SOP listener stopped", "channel", alias, "err", err)
+			}
+		}()
+	}
+}
+
+// fsPatterns are the path patterns of the loaded SOPs' filesystem triggers.
+func (rt *sopRuntime) fsPatterns() []string {
+	var out []string
+	for _, d := range rt.eng.Definitions() {
+		for _, t := range d.Triggers {
+			if t.Type == sop.SourceFilesystem && t.Path != "" {
+				out = append(out, t.Path)
+			}
+		}
+	}
+	return out
+}
+
+// mqttTopics are the topic filters of the loaded SOPs' mqtt triggers.
+func (rt *sopRuntime) mqttTopics() []string {
+	var out []string
+	for _, d := range rt.eng.Definitions() {
+		for _, t := range d.Triggers {
+			if t.Type == sop.SourceMQTT && t.Topic != "" {
+				out = append(out, t.Topic)
+			}
+		}
+	}
+	return out
 }
 
 // openRunStore opens runs.db, or the memory store when persist_runs is off, run_store_backend is memory, or
@@ -163,6 +232,12 @@ func (rt *sopRuntime) load(c config.SOPConfig) {
 	rt.eng.Reload(cat.Sops)
 	if rt.cron != nil {
 		rt.cron.Changed()
+	}
+	for _, m := range rt.mqtt {
+		m.Changed()
+	}
+	if rt.fs != nil {
+		rt.fs.Changed()
 	}
 }
 

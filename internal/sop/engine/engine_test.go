@@ -469,3 +469,27 @@ func TestShutdownLetsTheStepFinish(t *testing.T) {
 		t.Fatalf("after a graceful stop: %+v, %d turns", r.StepResults, tt2.count())
 	}
 }
+
+// TestRestoresUpstreamRecord: a run upstream's engine wrote (its PersistedRun envelope, no definition inside)
+// is restored from the loaded SOP and driven on from its current step.
+func TestRestoresUpstreamRecord(t *testing.T) {
+	ctx := context.Background()
+	st := sqlite(t, t.TempDir())
+	defer st.Close()
+	js := `{"version":1,"revision":3,"run":{"run_id":"run-1700000000000000000-0001","sop_name":"a",` +
+		`"trigger_event":{"source":"manual","topic":null,"payload":null,"timestamp":"2026-01-01T00:00:00Z"},` +
+		`"frame_marker_id":"abc","status":"running","current_step":2,"total_steps":3,"started_at":"2026-01-01T00:00:00Z",` +
+		`"completed_at":null,"step_results":[{"step_number":1,"status":"completed","output":"ok",` +
+		`"started_at":"2026-01-01T00:00:00Z","completed_at":"2026-01-01T00:00:01Z"}],"waiting_since":null,` +
+		`"llm_calls_saved":0,"revision":0,"revision_base":0},"last_progress_at":"2026-01-01T00:00:01Z",` +
+		`"redacted":false,"trigger_source":"manual"}`
+	if err := st.Save(ctx, runstore.Record{RunID: "run-1700000000000000000-0001", Revision: 3, LastProgressAt: "2026-01-01T00:00:01Z", JSON: []byte(js)}); err != nil {
+		t.Fatal(err)
+	}
+	tt := &turns{}
+	e := newEngine(t, st, tt, Defaults(), mkSop("a", "auto", 3))
+	r := waitStatus(t, e, "run-1700000000000000000-0001", StatusCompleted)
+	if len(r.StepResults) != 3 || tt.count() != 2 || tt.reqs[0].Step != 2 {
+		t.Fatalf("restored upstream run: %+v, turns %d", r.StepResults, tt.count())
+	}
+}

@@ -200,3 +200,45 @@ func TestUntrustedInputGuard(t *testing.T) {
 		t.Fatalf("a plain sentence flagged: %v", found)
 	}
 }
+
+// TestPendingApprovalCapacity: with max_pending_approvals = 1 a second run reaching a gate while another
+// waits goes pending (holding no slot, its gate not shown); once the first is answered the tick presents it.
+func TestPendingApprovalCapacity(t *testing.T) {
+	ctx := context.Background()
+	s := mkSop("p", "auto", 2)
+	s.MaxConcurrent, s.MaxPendingApprovals = 4, 1
+	s.Steps[1].RequiresConfirmation = true
+	tt := &turns{block: make(chan struct{})}
+	e := newEngine(t, runstore.NewMemory(), tt, Defaults(), s)
+	a, _ := e.Start(ctx, "p", "", Principal{Kind: PrincipalCLI})
+	b, _ := e.Start(ctx, "p", "", Principal{Kind: PrincipalCLI})
+	close(tt.block) // both step 1 turns end; both runs reach the step 2 gate
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		ra, _, _ := e.Run(a.RunID)
+		rb, _, _ := e.Run(b.RunID)
+		if (ra.Status == StatusWaitingApproval && rb.Status == StatusPending) || (rb.Status == StatusWaitingApproval && ra.Status == StatusPending) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("statuses %s %s, want one waiting and one pending", ra.Status, rb.Status)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	waiting, pending := a.RunID, b.RunID
+	if r, _, _ := e.Run(a.RunID); r.Status == StatusPending {
+		waiting, pending = b.RunID, a.RunID
+	}
+	if r, _, _ := e.Run(pending); r.Gate != nil || r.PendingReason != pendingApprovalCapacity {
+		t.Fatalf("pending run %+v", r)
+	}
+	if _, _, err := e.Decide(ctx, "p", waiting, Decision{Kind: Approve}, Principal{Kind: PrincipalCLI}); err != nil {
+		t.Fatal(err)
+	}
+	waitStatus(t, e, waiting, StatusCompleted)
+	e.Tick(ctx)
+	r := waitStatus(t, e, pending, StatusWaitingApproval)
+	if r.Gate == nil || r.Gate.Step != 2 {
+		t.Fatalf("gate after the tick %+v", r.Gate)
+	}
+}

@@ -113,6 +113,7 @@ type Run struct {
 	GatesShown     int       `json:"gates_shown,omitempty"`   // gates resolved so far: the next gate's revision
 	StartedBy      string    `json:"started_by,omitempty"`
 	ExternalDriver bool      `json:"external_driver,omitempty"`
+	PendingReason  string    `json:"pending_reason,omitempty"` // why a pending run waits (approval_capacity)
 }
 
 // RunSummary is a run's list row (upstream's SopRunSummary) plus FailureReason.
