@@ -325,8 +325,11 @@ func (g *Graph) dataWires(s Sop) {
 				if first != nil {
 					fromPin = first.Name
 				}
-				g.Wires = append(g.Wires, GraphWire{Class: "data", FromStep: b.Index, ToStep: st.Number,
-					FromPin: fromPin, ToPin: fmt.Sprintf("calls.%d", ci)})
+				toPin := fmt.Sprintf("calls.%d", ci)
+				if b.ArgPath != "" {
+					toPin += "." + b.ArgPath
+				}
+				g.Wires = append(g.Wires, GraphWire{Class: "data", FromStep: b.Index, ToStep: st.Number, FromPin: fromPin, ToPin: toPin})
 			}
 		}
 	}

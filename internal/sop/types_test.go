@@ -110,3 +110,51 @@ func TestEffectiveScopeAndAgent(t *testing.T) {
 		t.Fatal("effective agent")
 	}
 }
+
+func TestGraphProjection(t *testing.T) {
+	s := allFieldsSop()
+	g := BuildGraph(s, map[string]ToolSpec{"shell": {Parameters: json.RawMessage(`{"type":"object","properties":{"cmd":{"type":"string"}},"required":["cmd"]}`)}})
+	if len(g.Nodes) != 5 || g.Nodes[3].Kind != "trigger" || g.Nodes[3].Step != TriggerNodeBase || g.Nodes[4].Subtitle != "filesystem:/in/*.csv" {
+		t.Fatalf("nodes: %+v", g.Nodes)
+	}
+	var roles []string
+	var data *GraphWire
+	for i, w := range g.Wires {
+		roles = append(roles, w.FlowRole)
+		if w.Class == "data" {
+			data = &g.Wires[i]
+		}
+	}
+	got := strings.Join(roles, ",")
+	if got != "sequence,sequence,dependency,failure,switch,trigger,trigger," {
+		t.Fatalf("wire roles: %s", got)
+	}
+	if data == nil || data.FromStep != 1 || data.ToStep != 2 || data.FromPin != "output" || data.ToPin != "calls.0.cmd" {
+		t.Fatalf("data wire: %+v", data)
+	}
+	in := g.Nodes[1].Inputs
+	if len(in) < 2 || in[1].Name != "calls.0.cmd" || in[1].DataType != "string" || !in[1].Required {
+		t.Fatalf("typed pins: %+v", in)
+	}
+	if len(g.Diagnostics) != 1 || g.Diagnostics[0].Message != "switch port 'rest' has no target" || g.Layout.Columns == 0 || g.Layout.Positions[1].X == nil || *g.Layout.Positions[1].X != 3 {
+		t.Fatalf("diagnostics %+v layout %+v", g.Diagnostics, g.Layout)
+	}
+	// Wire edits as upstream's apply_wire.
+	d := allFieldsSop()
+	if err := ApplyWire(&d, WireEdit{Op: "connect", From: 1, To: 3, Role: "sequence"}); err != nil || *d.Steps[0].Routing.Next != 3 {
+		t.Fatalf("connect sequence: %v %+v", err, d.Steps[0].Routing)
+	}
+	if err := ApplyWire(&d, WireEdit{Op: "disconnect", From: 1, To: 2, Role: "dependency"}); err != nil || len(d.Steps[1].Routing.DependsOn) != 0 {
+		t.Fatalf("disconnect dependency: %v %+v", err, d.Steps[1].Routing)
+	}
+	p := 4
+	if err := ApplyWire(&d, WireEdit{Op: "connect", From: 3, To: 2, Role: "switch", Port: &p}); err != nil || len(d.Steps[2].Routing.Switch) != 5 || *d.Steps[2].Routing.Switch[4].Goto != 2 {
+		t.Fatalf("connect switch port: %v %+v", err, d.Steps[2].Routing.Switch)
+	}
+	for _, bad := range []WireEdit{{Op: "connect", From: 1, To: 1, Role: "sequence"}, {Op: "connect", From: 1, To: 9, Role: "failure"},
+		{Op: "connect", From: 1, To: 2, Role: "switch"}, {Op: "connect", From: 1, To: 2, Role: "trigger"}} {
+		if err := ApplyWire(&d, bad); err == nil {
+			t.Errorf("%+v accepted", bad)
+		}
+	}
+}

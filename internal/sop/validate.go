@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"sort"
 	"strconv"
 	"strings"
 )
@@ -149,14 +150,16 @@ func graphDiagnostics(s Sop) []Diagnostic {
 
 // Binding is one {{steps.N.path}} or {{calls.K.path}} reference in a planned call's args.
 type Binding struct {
-	Raw    string
-	Calls  bool // calls.K, else steps.N
-	Index  uint32
-	Path   string
-	Reason string // non-empty: malformed
+	Raw     string
+	Calls   bool // calls.K, else steps.N
+	Index   uint32
+	Path    string
+	Reason  string // non-empty: malformed
+	ArgPath string // where in the call's args the binding is ("" at the top)
 }
 
-// Bindings extracts every binding from the string leaves of a JSON value, as upstream's extract_bindings.
+// Bindings extracts every binding from the string leaves of a JSON value, as upstream's extract_bindings,
+// each with the dot path of the leaf it is in (object keys in sorted order, array indexes).
 func Bindings(v json.RawMessage) []Binding {
 	if isJSONNull(v) {
 		return nil
@@ -166,22 +169,36 @@ func Bindings(v json.RawMessage) []Binding {
 		return nil
 	}
 	var out []Binding
-	var walk func(any)
-	walk = func(x any) {
+	var walk func(any, string)
+	join := func(p, seg string) string {
+		if p == "" {
+			return seg
+		}
+		return p + "." + seg
+	}
+	walk = func(x any, at string) {
 		switch t := x.(type) {
 		case string:
-			out = append(out, scanBindings(t)...)
+			for _, b := range scanBindings(t) {
+				b.ArgPath = at
+				out = append(out, b)
+			}
 		case []any:
-			for _, e := range t {
-				walk(e)
+			for i, e := range t {
+				walk(e, join(at, strconv.Itoa(i)))
 			}
 		case map[string]any:
-			for _, e := range t {
-				walk(e)
+			keys := make([]string, 0, len(t))
+			for k := range t {
+				keys = append(keys, k)
+			}
+			sort.Strings(keys)
+			for _, k := range keys {
+				walk(t[k], join(at, k))
 			}
 		}
 	}
-	walk(doc)
+	walk(doc, "")
 	return out
 }
 
