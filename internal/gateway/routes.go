@@ -118,7 +118,7 @@ type caller struct {
 }
 
 func (c caller) identity() Identity {
-	return Identity{Principal: c.principal, Resolve: c.resolve, Label: "http:" + c.key}
+	return Identity{Principal: c.principal, Resolve: c.resolve, Label: "http:" + c.key, Subject: c.tokenHash}
 }
 
 // authenticate resolves the request's principal: with pairing required, a paired Bearer token (401 without
