@@ -276,7 +276,7 @@ func Run(ctx context.Context, opts Options) error {
 		Costs:         costs,
 		Pairing:       pm,
 		Sops:          d.sops, // set before the server is built when [sop] runs an engine
-		SopLibrary:    sopLibrary(cfg.Current, layout.Root, opts.Home, func() *sopRuntime { return d.sop }),
+		SopLibrary:    sopLibrary(cfg.Current, layout.Root, opts.Home, func() *sopRuntime { return d.sop }, log),
 
 		Gateway: func() *api.GatewayStatus { return d.gatewayStatus(opts.Ephemeral) },
 		Sop:     sopRT.status,

@@ -175,7 +175,12 @@ func (s *Server) registerSopRuns(e *engine.Engine) {
 		if err := requireLoaded(e, params.Name); err != nil {
 			return api.SopRunOverlay{}, err
 		}
-		out, ov, err := e.Decide(ctx, params.Name, params.RunID, engineDecision(d), SopActor(p))
+		dec := engineDecision(d)
+		if params.Step != nil {
+			dec.Step = int(*params.Step)
+		}
+		dec.GateRevision = params.GateRevision
+		out, ov, err := e.Decide(ctx, params.Name, params.RunID, dec, SopActor(p))
 		if err != nil {
 			return api.SopRunOverlay{}, sopError(err)
 		}

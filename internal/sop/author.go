@@ -171,7 +171,8 @@ func prepare(s Sop) (Sop, []byte, []byte, error) {
 }
 
 // Save writes s to <dir>/<name>/ as SOP.toml and SOP.md (an upsert), after NormalizeNumbers and Validate; a
-// blocking problem is a *Rejected and nothing is written. Each file is replaced atomically, SOP.md first.
+// blocking problem is a *Rejected and nothing is written. The two files change together: through the save
+// journal (JournalFile), so a crash leaves the old SOP or the new one.
 // Writes go through an os.Root at dir; a SOP directory that is a symlink is refused.
 func Save(dir string, s Sop) (Sop, error) {
 	s, manifest, md, err := prepare(s)
@@ -194,12 +195,8 @@ func Save(dir string, s Sop) (Sop, error) {
 	case !st.IsDir():
 		return s, errorf(ErrInvalid, "%s exists and is not a directory (symlinks are refused)", filepath.Join(dir, s.Name))
 	}
-	w := atomicfile.Options{FS: atomicfile.Root(root)}
-	if err := w.WriteFile(filepath.Join(s.Name, StepsFile), md, 0o600); err != nil && !errors.Is(err, atomicfile.ErrNotDurable) {
-		return s, fmt.Errorf("sop: write %s: %w", StepsFile, err)
-	}
-	if err := w.WriteFile(filepath.Join(s.Name, ManifestFile), manifest, 0o600); err != nil && !errors.Is(err, atomicfile.ErrNotDurable) {
-		return s, fmt.Errorf("sop: write %s: %w", ManifestFile, err)
+	if err := commitSave(root, s.Name, manifest, md); err != nil {
+		return s, fmt.Errorf("sop: save %s: %w", s.Name, err)
 	}
 	return s, nil
 }
@@ -247,6 +244,7 @@ func createIn(root *os.Root, name string, manifest, md []byte) error {
 		cleanup()
 		return errorf(ErrAlreadyExists, "SOP '%s' already exists", name)
 	}
+	crashPoint(CrashCreateBeforePublic)
 	if err := root.Rename(stage, name); err != nil {
 		cleanup()
 		if errors.Is(err, fs.ErrExist) || strings.Contains(err.Error(), "not empty") {

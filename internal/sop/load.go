@@ -215,6 +215,10 @@ func LoadOne(dir, name string, o LoadOptions) (Sop, []Issue, error) {
 // readBounded reads one file of a SOP through root, refusing a file past MaxFileBytes or one that is not a
 // regular file. ok is false when the file does not exist.
 func readBounded(root *os.Root, rel string) (data []byte, ok bool, err error) {
+	return readBoundedN(root, rel, MaxFileBytes)
+}
+
+func readBoundedN(root *os.Root, rel string, limit int) (data []byte, ok bool, err error) {
 	f, err := root.Open(rel)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -230,12 +234,12 @@ func readBounded(root *os.Root, rel string) (data []byte, ok bool, err error) {
 	if !st.Mode().IsRegular() {
 		return nil, false, fmt.Errorf("not a regular file")
 	}
-	data, err = io.ReadAll(io.LimitReader(f, MaxFileBytes+1))
+	data, err = io.ReadAll(io.LimitReader(f, int64(limit)+1))
 	if err != nil {
 		return nil, false, err
 	}
-	if len(data) > MaxFileBytes {
-		return nil, false, fmt.Errorf("larger than %d bytes", MaxFileBytes)
+	if len(data) > limit {
+		return nil, false, fmt.Errorf("larger than %d bytes", limit)
 	}
 	return data, true, nil
 }
@@ -245,7 +249,11 @@ func loadIn(root *os.Root, dir, name string, o LoadOptions) (Sop, []Issue, error
 	mdRel := filepath.Join(name, StepsFile)
 	tomlPath := filepath.Join(dir, tomlRel)
 	fail := func(is ...Issue) (Sop, []Issue, error) { return Sop{}, nil, &LoadError{Name: name, Issues: is} }
+	j, journaled := readJournal(root, name)
 	data, _, err := readBounded(root, tomlRel)
+	if journaled { // a save cut short: the journal is the SOP until it is rolled forward
+		data, err = []byte(j.TOML), nil
+	}
 	if err != nil {
 		return fail(Issue{File: tomlPath, Message: err.Error()})
 	}
@@ -259,6 +267,9 @@ func loadIn(root *os.Root, dir, name string, o LoadOptions) (Sop, []Issue, error
 	}
 	s.Location = filepath.Join(dir, name)
 	md, hasMD, err := readBounded(root, mdRel)
+	if journaled {
+		md, hasMD, err = []byte(j.MD), j.MD != "", nil
+	}
 	if err != nil {
 		return fail(Issue{File: filepath.Join(dir, mdRel), Message: err.Error()})
 	}

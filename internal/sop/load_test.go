@@ -397,3 +397,62 @@ func jsonEqual(a, b []byte) bool {
 	cb, _ := json.Marshal(y)
 	return string(ca) == string(cb)
 }
+
+// A save cut short after its journal (the crash point between the two files) is the new SOP whole, to the
+// loader at once and on disk after Recover; a create cut short before its rename is nothing.
+func TestSaveJournalAndRecover(t *testing.T) {
+	dir := t.TempDir()
+	v1 := allFieldsSop()
+	if _, err := Create(dir, v1); err != nil {
+		t.Fatal(err)
+	}
+	v2 := allFieldsSop()
+	v2.Description = "second"
+	v2.Steps = v2.Steps[:1]
+	v2.Steps[0].Calls = nil
+	_, manifest, md, err := prepare(v2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	j, _ := json.Marshal(journal{TOML: string(manifest), MD: string(md)})
+	if err := os.WriteFile(filepath.Join(dir, "rt", JournalFile), j, 0o600); err != nil { // as commitSave leaves it
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(dir, stagingPrefix+"dead"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	writeSOP(t, dir, stagingPrefix+"dead", "[sop]\nname = \"ghost\"\ndescription = \"d\"\n", "")
+	c := LoadDir(dir, LoadOptions{})
+	if len(c.Sops) != 1 || c.Sops[0].Description != "second" || len(c.Sops[0].Steps) != 1 {
+		t.Fatalf("the journal is not the SOP: %+v", c.Sops)
+	}
+	if err := Recover(dir); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "rt", JournalFile)); !os.IsNotExist(err) {
+		t.Fatal("the journal was not rolled forward")
+	}
+	if _, err := os.Stat(filepath.Join(dir, stagingPrefix+"dead")); !os.IsNotExist(err) {
+		t.Fatal("a dead create's staging directory was left")
+	}
+	got, _, err := LoadOne(dir, "rt", LoadOptions{})
+	if err != nil || got.Description != "second" || len(got.Steps) != 1 {
+		t.Fatalf("after recover: %+v %v", got, err)
+	}
+	raw, _ := os.ReadFile(filepath.Join(dir, "rt", StepsFile))
+	if string(raw) != string(md) {
+		t.Fatal("SOP.md is not the saved one")
+	}
+	// A normal save leaves no journal behind.
+	if _, err := Save(dir, v1); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "rt", JournalFile)); !os.IsNotExist(err) {
+		t.Fatal("a finished save left its journal")
+	}
+}

@@ -141,7 +141,7 @@ func (e *Engine) decideLocked(ctx context.Context, name, id string, dec Decision
 	}
 	g := r.Gate
 	if (dec.Step != 0 && dec.Step != g.Step) || (dec.GateRevision != nil && *dec.GateRevision != g.Revision) {
-		return OutcomeNotWaiting, Overlay{}, fmt.Errorf("%w: run '%s' waits at step %d revision %d", ErrGateMoved, id, g.Step, g.Revision)
+		return OutcomeNotWaiting, Overlay{}, fmt.Errorf("%w: run '%s' waits at step %d revision %d; the answer was for another gate", ErrGateMoved, id, g.Step, g.Revision)
 	}
 	switch e.set.ApprovalMode {
 	case "out_of_band_required":

@@ -86,7 +86,7 @@ type Gate struct {
 	Votes    []string `json:"votes,omitempty"` // voter keys that approved (quorum)
 }
 
-// Run is a full run (upstream's SopRun, every field kept) with our additions after Revisionbase:
+// Run is a full run (upstream's SopRun, every field kept) with our additions after RevisionBase:
 // FailureReason (#9783: the cause is stored and shown), the definition revision the run started with, the
 // in-flight step, the current gate, and who started it.
 type Run struct {
