@@ -212,6 +212,10 @@ type SopDecideParams struct {
 	Name     string          `json:"name"`
 	RunID    string          `json:"run_id"`
 	Decision json.RawMessage `json:"decision"`
+	// Step and GateRevision (ours, optional) bind the answer to the gate the person saw (the run's gate.step
+	// and gate.revision): an answer to a gate that has moved on resolves nothing.
+	Step         *uint32 `json:"step,omitempty"`
+	GateRevision *int    `json:"gate_revision,omitempty"`
 }
 
 // Decision kinds (upstream's ApprovalDecision variants).

@@ -30,6 +30,7 @@ type sopRuntime struct {
 	store runstore.Store
 	cron  *sopcron.Source
 	mqtt  []*trigger.MQTT // one per enabled channels.mqtt.<alias>
+	fs    *trigger.FS     // the SOPs' filesystem triggers
 	dir   string
 	log   *slog.Logger
 
@@ -77,7 +78,15 @@ func openSop(ctx context.Context, layout install.Layout, home string, cfg *confi
 	}
 	rt.cron = sopcron.New(sopcron.Options{Dispatcher: rt.eng, Expressions: rt.cronExpressions, Clock: clk, Logger: log})
 	rt.startMQTT(base, cfg.Current(), c, log)
-	rt.wg.Add(3)
+	rt.fs = trigger.NewFS(trigger.FSOptions{Root: layout.Root, Home: home, Channels: cfg.Current().Channels.Filesystem,
+		Patterns: rt.fsPatterns, Dispatcher: rt.eng, PayloadMax: c.UntrustedPayloadMaxBytes, Logger: log})
+	rt.wg.Add(4)
+	go func() {
+		defer rt.wg.Done()
+		if err := rt.fs.Run(base); err != nil {
+			log.Warn("filesystem SOP watcher stopped", "err", err)
+		}
+	}()
 	go func() { defer rt.wg.Done(); rt.cron.Run(base) }()
 	go func() { defer rt.wg.Done(); rt.tick(base, clk, cfg) }()
 	go func() { defer rt.wg.Done(); rt.watch(base, clk, cfg) }()
@@ -126,6 +135,19 @@ func (rt *sopRuntime) startMQTT(ctx context.Context, cfg *config.Config, c confi
 			}
 		}()
 	}
+}
+
+// fsPatterns are the path patterns of the loaded SOPs' filesystem triggers.
+func (rt *sopRuntime) fsPatterns() []string {
+	var out []string
+	for _, d := range rt.eng.Definitions() {
+		for _, t := range d.Triggers {
+			if t.Type == sop.SourceFilesystem && t.Path != "" {
+				out = append(out, t.Path)
+			}
+		}
+	}
+	return out
 }
 
 // mqttTopics are the topic filters of the loaded SOPs' mqtt triggers.
@@ -186,6 +208,7 @@ func sopSettings(c config.SOPConfig) engine.Settings {
 	s.InputGuard = c.UntrustedInputGuard
 	s.GuardSensitivity = c.UntrustedGuardSense
 	s.ScopeEnforce = c.StepScopeEnforce
+	s.SchemaEnforce = c.StepSchemaEnforce
 	s.MandatoryTools = append([]string(nil), c.StepMandatoryTools...)
 	s.Groups = map[string][]string{}
 	for name, g := range c.Approval.Groups {
@@ -213,6 +236,9 @@ func (rt *sopRuntime) load(c config.SOPConfig) {
 	}
 	for _, m := range rt.mqtt {
 		m.Changed()
+	}
+	if rt.fs != nil {
+		rt.fs.Changed()
 	}
 }
 

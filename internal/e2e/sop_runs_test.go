@@ -63,7 +63,7 @@ func run2(t *testing.T, environ []string, args ...string) (string, string, int) 
 	return run(t, environ, "", args...)
 }
 
-// The issue's "done when" on the real binary: a SOP folder dropped in, run from the CLI with --wait, its gate
+// The issue's "done when" on the real binary: a SOP folder dropped in and validated, run from the CLI with --wait, its gate
 // approved from a second client, the first one sees it finish; a run parked at its gate survives kill -9 and
 // finishes after the restart; a deny ends a run cancelled with its reason, shown by `sop runs` and `sop show`.
 func TestSopRunApprovedFromSecondClient(t *testing.T) {
@@ -72,6 +72,9 @@ func TestSopRunApprovedFromSecondClient(t *testing.T) {
 	dropSOP(t, root)
 	sock := filepath.Join(root, "data", "daemon.sock")
 	environ := env(h)
+	if o, e, code := run2(t, environ, "sop", "validate"); code != 0 || !strings.Contains(o, "ok: 1 SOP(s)") {
+		t.Fatalf("sop validate: %d %q %q", code, o, e)
+	}
 	d := start(t, environ, "daemon")
 	waitSocket(t, d, sock)
 

@@ -43,6 +43,9 @@ type Identity struct {
 	// write lock; nil keeps Principal.
 	Resolve func(*config.Config) *auth.Principal
 	Label   string // "http:<client key>"
+	// Subject is the sha256 of the paired bearer token ("" with pairing off): upstream's approval subject, so
+	// a SOP approval group lists a device as http:<sha256>.
+	Subject string
 }
 
 // Daemon is what the gateway serves: the daemon implements it over its config manager, method table, session

@@ -1,6 +1,8 @@
 package gateway_test
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"os"
 	"path/filepath"
 	"strings"
@@ -34,14 +36,24 @@ grants = ["sessions:execute", "sessions:create", "sessions:read"]
 // trigger) and returns it with a gateway client and the owner's bearer header.
 func startSopGateway(t *testing.T) (*rpctest.Daemon, *rpctest.Gateway, string) {
 	t.Helper()
+	return startSopGatewayWith(t, "", "")
+}
+
+// startSopGatewayWith is startSopGateway with more config, and a bullet added under the first step of
+// deploy's SOP.md (e.g. "- policy: prod").
+func startSopGatewayWith(t *testing.T, extraConfig, stepBullet string) (*rpctest.Daemon, *rpctest.Gateway, string) {
+	t.Helper()
 	cfgDir := filepath.Join(rpctest.ShortTempDir(t), "install")
 	dir := filepath.Join(cfgDir, "shared", "sops", "deploy")
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		t.Fatal(err)
 	}
+	if stepBullet != "" {
+		stepBullet = "   " + stepBullet + "\n"
+	}
 	files := map[string]string{
 		"SOP.toml": "[sop]\nname = \"deploy\"\ndescription = \"Ship a build\"\nexecution_mode = \"supervised\"\n\n[[triggers]]\ntype = \"manual\"\n",
-		"SOP.md":   "## Steps\n\n1. **Check** — Say the build is fine.\n2. **Ship** — Say it shipped.\n",
+		"SOP.md":   "## Steps\n\n1. **Check** — Say the build is fine.\n" + stepBullet + "2. **Ship** — Say it shipped.\n",
 	}
 	for name, body := range files {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o600); err != nil {
@@ -49,7 +61,7 @@ func startSopGateway(t *testing.T) (*rpctest.Daemon, *rpctest.Gateway, string) {
 		}
 	}
 	var banner rpctest.SyncBuf
-	d := rpctest.StartOn(t, cfgDir, rpctest.WithBanner(&banner), rpctest.WithConfig(sopGatewayConfig))
+	d := rpctest.StartOn(t, cfgDir, rpctest.WithBanner(&banner), rpctest.WithConfig(sopGatewayConfig+extraConfig))
 	g := rpctest.NewGateway(t, d.GatewayURL(t))
 	m := rpctest.BannerCode.FindStringSubmatch(banner.String())
 	if m == nil {
@@ -216,4 +228,79 @@ func TestGatewaySopApprovalOverChat(t *testing.T) {
 	if _, f := w.Until("sop_approval_result"); f["outcome"] != "already_resolved" {
 		t.Fatalf("deny after the end = %v", f)
 	}
+}
+
+// A step's approval policy over HTTP, with upstream's member form http:<sha256 of the bearer>: a device that
+// may approve but is not in the group is 403 and the gate stays; with quorum 2 the owner's vote is 202
+// "pending_quorum (1/2)" and the approver's second vote resumes the run.
+func TestGatewaySopPolicyAndQuorum(t *testing.T) {
+	t.Parallel()
+	// The group is written once both tokens are known (a token is made at pairing): config.toml is rewritten
+	// with the tokens the daemon stored, then reloaded.
+	d, g, owner := startSopGatewayWith(t, "\n[permission_profiles.approver]\ngrants = [\"sops:read\", \"sops:approve\"]\n", "- policy: prod")
+	approver := rpctest.PairWithProfile(t, d, g, "approver")
+	hash := func(auth string) string {
+		sum := sha256.Sum256([]byte(strings.TrimPrefix(auth, "Authorization: Bearer ")))
+		return "http:" + hex.EncodeToString(sum[:])
+	}
+	js := "Content-Type: application/json"
+	id, _ := g.Do("POST", "/api/sops/deploy/run", map[string]any{}, owner, js).Want(t, 200).Body["run_id"].(string)
+	waitRun(t, g, owner, id, "waiting_approval")
+	// No [sop.approval.policies.prod] yet: the policy is missing, which fails closed for everyone.
+	g.Do("POST", "/api/sops/deploy/runs/"+id+"/decide", `"approve"`, owner, js).Want(t, 500)
+	if res := g.Do("POST", "/admin/sop/approve", map[string]any{"run_id": id}, owner, js).Want(t, 500).Body; res["outcome"] != "policy_missing" {
+		t.Fatalf("approve without the policy = %v", res)
+	}
+
+	cfg := sopGatewayConfig + "\n[permission_profiles.approver]\ngrants = [\"sops:read\", \"sops:approve\"]\n" +
+		"\n[sop.approval.groups.release]\nmembers = [\"" + hash(approver) + "\", \"" + hash(owner) + "\"]\n" +
+		"\n[sop.approval.policies.prod]\nrequired_group = \"release\"\nquorum = 2\n"
+	c := d.Dial(t)
+	c.Initialize()
+	raw, err := os.ReadFile(filepath.Join(d.ConfigDir, "config.toml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Keep the paired tokens the daemon wrote, add the approval tables.
+	tokens := ""
+	for _, line := range strings.Split(string(raw), "\n") {
+		if strings.HasPrefix(strings.TrimSpace(line), "paired_tokens") {
+			tokens = line
+		}
+	}
+	if tokens == "" {
+		t.Fatalf("no paired_tokens in %s", raw)
+	}
+	cfg = strings.Replace(cfg, "[agents.default]", "[gateway]\n"+tokens+"\n\n[agents.default]", 1)
+	if err := os.WriteFile(filepath.Join(d.ConfigDir, "config.toml"), []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c.Request("config/reload", map[string]any{}, "rl")
+	c.Result("rl")
+	outsider := rpctest.PairWithProfile(t, d, g, "approver") // paired after: not in the group
+	waitPolicy := time.Now().Add(10 * time.Second)
+	for {
+		r := g.Do("POST", "/api/sops/deploy/runs/"+id+"/decide", `"approve"`, outsider, js)
+		if r.Code == 403 {
+			break
+		}
+		if r.Code != 500 || time.Now().After(waitPolicy) {
+			t.Fatalf("outsider's decide = %d %s", r.Code, r.Raw)
+		}
+		time.Sleep(50 * time.Millisecond) // the reload reaches the engine
+	}
+	waitRun(t, g, owner, id, "waiting_approval")
+	ov := g.Do("POST", "/api/sops/deploy/runs/"+id+"/decide", `"approve"`, owner, js).Want(t, 202).Body
+	if ov["outcome"] != "pending_quorum (1/2)" || ov["waiting"] != true {
+		t.Fatalf("first vote = %v", ov)
+	}
+	res := g.Do("POST", "/admin/sop/approve", map[string]any{"run_id": id}, owner, js).Want(t, 202).Body
+	if res["outcome"] != "pending_quorum (1/2)" {
+		t.Fatalf("the same voter again = %v", res)
+	}
+	ov = g.Do("POST", "/api/sops/deploy/runs/"+id+"/decide", `"approve"`, approver, js).Want(t, 200).Body
+	if ov["outcome"] != "resumed" {
+		t.Fatalf("second vote = %v", ov)
+	}
+	waitRun(t, g, owner, id, "completed")
 }

@@ -94,6 +94,9 @@ func (s *Server) counted(route string, next http.Handler) http.Handler {
 		if rec.code == 0 {
 			rec.code = http.StatusOK
 		}
+		if bodyCut(w) { // the body bound answered 408 in the handler's place
+			rec.code = http.StatusRequestTimeout
+		}
 		s.o.Metrics.request(route, r.Method, rec.code)
 	})
 }
@@ -118,7 +121,7 @@ type caller struct {
 }
 
 func (c caller) identity() Identity {
-	return Identity{Principal: c.principal, Resolve: c.resolve, Label: "http:" + c.key}
+	return Identity{Principal: c.principal, Resolve: c.resolve, Label: "http:" + c.key, Subject: c.tokenHash}
 }
 
 // authenticate resolves the request's principal: with pairing required, a paired Bearer token (401 without

@@ -73,8 +73,15 @@ func (s *Server) sopCall(method string, params paramsFunc) callerFunc {
 			return err
 		}
 		status := http.StatusOK
-		if o, ok := res.(api.SopRunOverlay); ok && strings.HasPrefix(o.Outcome, api.SopOutcomePendingQuorum) {
-			status = http.StatusAccepted
+		switch o := res.(type) {
+		case api.SopRunOverlay:
+			if strings.HasPrefix(o.Outcome, api.SopOutcomePendingQuorum) {
+				status = http.StatusAccepted
+			}
+		case api.SopResolveResult:
+			if strings.HasPrefix(o.Outcome, api.SopOutcomePendingQuorum) {
+				status = http.StatusAccepted
+			}
 		}
 		writeJSON(w, status, res)
 		return nil

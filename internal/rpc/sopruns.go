@@ -35,8 +35,9 @@ func sopDisabled() *jsonrpc.Error {
 	return sopErr(api.CodeInternalError, 503, "SOP subsystem not enabled")
 }
 
-// SopActor is the engine principal a connection acts as: cli for a local socket client, http for a gateway
-// or WSS one; the id is the principal's name (a [users] name, the operator, or a paired device).
+// SopActor is the engine principal a connection acts as, in upstream's terms: cli:<name> for a local socket
+// client ([users] name, or the operator), http:<sha256 of the bearer> for a paired gateway device (upstream's
+// subject, so its approval groups list devices so), http:<principal name> for another remote peer.
 func SopActor(p *Peer) engine.Principal {
 	a := engine.Principal{Kind: engine.PrincipalHTTP}
 	if p.Info.Transport.Local() {
@@ -44,6 +45,9 @@ func SopActor(p *Peer) engine.Principal {
 	}
 	if pr := p.Principal(); pr != nil {
 		a.ID = pr.Name
+	}
+	if a.Kind == engine.PrincipalHTTP && p.Info.Subject != "" {
+		a.ID = p.Info.Subject
 	}
 	return a
 }
@@ -171,7 +175,12 @@ func (s *Server) registerSopRuns(e *engine.Engine) {
 		if err := requireLoaded(e, params.Name); err != nil {
 			return api.SopRunOverlay{}, err
 		}
-		out, ov, err := e.Decide(ctx, params.Name, params.RunID, engineDecision(d), SopActor(p))
+		dec := engineDecision(d)
+		if params.Step != nil {
+			dec.Step = int(*params.Step)
+		}
+		dec.GateRevision = params.GateRevision
+		out, ov, err := e.Decide(ctx, params.Name, params.RunID, dec, SopActor(p))
 		if err != nil {
 			return api.SopRunOverlay{}, sopError(err)
 		}

@@ -181,8 +181,18 @@ func TestSopGateApproveAndDeny(t *testing.T) {
 	d = StartOn(t, d.ConfigDir)
 	c := dialRC(t, d, "")
 	id := startRun(t, c, "gated", "")
-	waitRun(t, c, id, "waiting_approval")
-	c.mustCall(api.MethodSopsDecide, map[string]any{"name": "gated", "run_id": id, "decision": "approve"}, nil)
+	waiting := waitRun(t, c, id, "waiting_approval")
+	gate, _ := waiting["gate"].(map[string]any)
+	if gate == nil || gate["step"] != float64(1) || gate["revision"] != float64(0) {
+		t.Fatalf("gate shown %v", waiting["gate"])
+	}
+	// An answer bound to another gate than the one shown resolves nothing.
+	_, werr := c.call(api.MethodSopsDecide, map[string]any{"name": "gated", "run_id": id, "decision": "approve", "step": 2, "gate_revision": 0})
+	wantErr(t, "decide on a gate not shown", werr, -32602, "waits at step 1 revision 0", "another gate")
+	if r := waitRun(t, c, id, "waiting_approval"); r["status"] != "waiting_approval" {
+		t.Fatalf("a refused answer moved the run: %v", r)
+	}
+	c.mustCall(api.MethodSopsDecide, map[string]any{"name": "gated", "run_id": id, "decision": "approve", "step": 1, "gate_revision": 0}, nil)
 	run := waitRun(t, c, id, "completed")
 	if n := len(run["step_results"].([]any)); n != 2 {
 		t.Fatalf("results %d", n)

@@ -118,3 +118,62 @@ func TestSopMQTTTrigger(t *testing.T) {
 		}
 	}
 }
+
+// A filesystem trigger watching a directory of the install starts a run when a matching file appears there,
+// driven to completed; a file the pattern does not match starts nothing.
+func TestSopFilesystemTrigger(t *testing.T) {
+	t.Parallel()
+	d := Start(t, WithConfig(agentConfig(echoTOML, "echo.default", "full", sopSection)))
+	inbox := filepath.Join(d.ConfigDir, "inbox")
+	if err := os.MkdirAll(inbox, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	writeSop(t, d.ConfigDir, "orders", fmt.Sprintf("[sop]\nname = \"orders\"\ndescription = \"new orders\"\nexecution_mode = \"auto\"\nagent = \"a\"\nmax_concurrent = 4\n\n"+
+		"[[triggers]]\ntype = \"filesystem\"\npath = %q\nevents = [\"created\"]\n", inbox+"/*.csv"), "## Steps\n1. **Import** — Import the file.\n")
+	if err := d.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	d = StartOn(t, d.ConfigDir)
+	c := dialRC(t, d, "")
+	runs := func() []map[string]any {
+		var res struct {
+			Runs []map[string]any `json:"runs"`
+		}
+		c.mustCall(api.MethodSopsRuns, map[string]any{"sop": "orders"}, &res)
+		return res.Runs
+	}
+	// The watch is set up as the daemon starts: write new files until the first one is seen.
+	deadline := time.Now().Add(20 * time.Second)
+	for i := 0; len(runs()) == 0; i++ {
+		if time.Now().After(deadline) {
+			t.Fatal("no run from a new file in the watched directory")
+		}
+		if err := os.WriteFile(filepath.Join(inbox, fmt.Sprintf("notes-%d.txt", i)), []byte("x"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(inbox, fmt.Sprintf("orders-%d.csv", i)), []byte("a,b\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	for {
+		rs := runs()
+		done := true
+		for _, r := range rs {
+			done = done && r["status"] == "completed" && r["trigger_source"] == "filesystem"
+		}
+		if done {
+			for _, r := range rs {
+				raw, _ := c.call(api.MethodSopsRunGet, map[string]any{"run_id": r["run_id"]})
+				if s := string(raw); !strings.Contains(s, ".csv") || strings.Contains(s, "notes-") {
+					t.Fatalf("a run from the wrong file: %.300s", s)
+				}
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("filesystem runs %v", rs)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}

@@ -43,7 +43,7 @@ func TestSopToolsFromATurn(t *testing.T) {
 		stream(ctSSE, openAIToolCall("sop_execute", `{"name":"deploy","payload":"{\"build\":\"7\"}"}`)),
 		withRun("sop_advance", `{"run_id":"RUN","status":"completed","output":"checked"}`),
 		withRun("sop_approve", `{"run_id":"RUN"}`),
-		withRun("sop_status", `{"run_id":"RUN"}`),
+		withRun("sop_status", `{"run_id":"RUN","include_metrics":true}`),
 		stream(ctSSE, openAIText(5, 2, "Waiting for a person.")),
 		// the second turn, after the approval
 		withRun("sop_advance", `{"run_id":"RUN","status":"completed","output":"build 7 is fine"}`),
@@ -86,6 +86,9 @@ func TestSopToolsFromATurn(t *testing.T) {
 		{true, "out_of_band_required"},
 		{false, "waiting_approval, step 1 of 2"},
 	})
+	if !strings.Contains(output(t, res[4]), "Metrics: 1 runs held; completed 0, failed 0, cancelled 0, active 1") {
+		t.Fatalf("sop_status metrics: %q", output(t, res[4]))
+	}
 	if strings.Contains(output(t, res[1]), "Current step:") {
 		t.Fatalf("sop_execute handed over a gated step: %q", output(t, res[1]))
 	}

@@ -1,6 +1,7 @@
 package rpctest
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"testing"
@@ -53,19 +54,80 @@ type zcRunOverlay struct {
 	Nodes       []zcOverlayNode `json:"nodes"`
 }
 
-// zcSopNamed is what the pane's refresh reads of sops/list (a bare array); zcSopDraft what its manual-run
-// check reads of sops/get (the triggers' type).
+// zcSopNamed is what the pane's refresh reads of sops/list (a bare array); zcSopDraft is client.rs's SopDraft,
+// which its manual-run check (and its editor) decodes from sops/get: a SOP that fails to decode cannot be run
+// from the pane ("selected SOP has no manual trigger").
 type zcSopNamed struct {
 	Name string `json:"name"`
 }
 
-type zcSopTrigger struct {
-	Type string `json:"type"`
+type zcSopTriggerDraft struct {
+	Type           string   `json:"type"`
+	Channel        *string  `json:"channel" zc:"opt"`
+	Alias          *string  `json:"alias" zc:"opt"`
+	Path           *string  `json:"path" zc:"opt"`
+	Expression     *string  `json:"expression" zc:"opt"`
+	Topic          *string  `json:"topic" zc:"opt"`
+	Condition      *string  `json:"condition" zc:"opt"`
+	Events         []string `json:"events" zc:"default"`
+	CalendarSource *string  `json:"calendar_source" zc:"opt"`
+	CalendarIDs    []string `json:"calendar_ids" zc:"default"`
+}
+
+type zcSwitchRule struct {
+	Name string  `json:"name"`
+	When *string `json:"when" zc:"opt"`
+	Goto *uint32 `json:"goto" zc:"opt"`
+}
+
+type zcStepRouting struct {
+	When      *string        `json:"when" zc:"opt"`
+	Next      *uint32        `json:"next" zc:"opt"`
+	Terminal  bool           `json:"terminal" zc:"default"`
+	DependsOn []uint32       `json:"depends_on" zc:"default"`
+	Switch    []zcSwitchRule `json:"switch" zc:"default"`
+}
+
+type zcPlannedCall struct {
+	Tool   string          `json:"tool"`
+	Args   json.RawMessage `json:"args" zc:"opt"`
+	Pinned json.RawMessage `json:"pinned" zc:"opt"`
+}
+
+type zcStepPos struct {
+	X float64 `json:"x"`
+	Y float64 `json:"y"`
+}
+
+type zcSopStep struct {
+	Number               uint32          `json:"number"`
+	Title                string          `json:"title"`
+	Body                 string          `json:"body"`
+	SuggestedTools       []string        `json:"suggested_tools" zc:"default"`
+	RequiresConfirmation bool            `json:"requires_confirmation" zc:"default"`
+	Kind                 string          `json:"kind" zc:"default,enum=execute|checkpoint|capability"`
+	Routing              zcStepRouting   `json:"routing" zc:"default"`
+	OnFailure            json.RawMessage `json:"on_failure" zc:"default"`
+	Calls                []zcPlannedCall `json:"calls" zc:"default"`
+	Schema               json.RawMessage `json:"schema" zc:"opt"`
+	Scope                json.RawMessage `json:"scope" zc:"opt"`
+	Mode                 json.RawMessage `json:"mode" zc:"opt"`
+	Agent                json.RawMessage `json:"agent" zc:"opt"`
+	Pos                  *zcStepPos      `json:"pos" zc:"opt"`
 }
 
 type zcSopDraft struct {
-	Name     string         `json:"name"`
-	Triggers []zcSopTrigger `json:"triggers"`
+	Name          string              `json:"name"`
+	Description   string              `json:"description"`
+	Version       string              `json:"version"`
+	Priority      string              `json:"priority"`
+	ExecutionMode string              `json:"execution_mode"`
+	Triggers      []zcSopTriggerDraft `json:"triggers"`
+	Steps         []zcSopStep         `json:"steps"`
+	CooldownSecs  uint64              `json:"cooldown_secs"`
+	MaxConcurrent uint32              `json:"max_concurrent"`
+	Deterministic bool                `json:"deterministic"`
+	Agent         json.RawMessage     `json:"agent" zc:"opt"`
 }
 
 // sopInstall writes a supervised two-step SOP "deploy" (manual trigger) under <install>/shared/sops and the
@@ -94,20 +156,39 @@ func TestZerocodeSopPane(t *testing.T) {
 	if err := os.MkdirAll(cfgDir, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	d := StartOn(t, cfgDir, WithConfig(sopInstall(t, cfgDir)))
+	cfg := sopInstall(t, cfgDir)
+	// A second SOP with the step fields the pane's editor reads (suggested tools, on_failure's tagged form).
+	rel := filepath.Join(cfgDir, "shared", "sops", "release")
+	if err := os.MkdirAll(rel, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for name, body := range map[string]string{
+		"SOP.toml": "[sop]\nname = \"release\"\ndescription = \"Tag a release\"\nexecution_mode = \"auto\"\n\n[[triggers]]\ntype = \"cron\"\nexpression = \"0 9 * * 1\"\n",
+		"SOP.md":   "## Steps\n\n1. **Tag** — Tag it.\n   - tools: time, file_read\n   - on_failure: retry:1\n",
+	} {
+		if err := os.WriteFile(filepath.Join(rel, name), []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	d := StartOn(t, cfgDir, WithConfig(cfg))
 	c := &zc{Client: d.Dial(t), t: t}
 	c.call("initialize", map[string]any{"protocol_version": 1})
 
 	// The pane lists the SOPs, then checks the selected one has a manual trigger before it offers a run.
 	var names []zcSopNamed
 	c.decode("sops/list", map[string]any{}, &names)
-	if len(names) != 1 || names[0].Name != "deploy" {
+	if len(names) != 2 || names[0].Name != "deploy" || names[1].Name != "release" {
 		t.Fatalf("sops/list = %+v", names)
 	}
 	var draft zcSopDraft
 	c.decode("sops/get", map[string]any{"name": "deploy"}, &draft)
-	if len(draft.Triggers) != 1 || draft.Triggers[0].Type != "manual" {
+	if len(draft.Triggers) != 1 || draft.Triggers[0].Type != "manual" || len(draft.Steps) != 2 || draft.Steps[1].Title != "Ship" {
 		t.Fatalf("sops/get = %+v", draft)
+	}
+	c.decode("sops/get", map[string]any{"name": "release"}, &draft)
+	if draft.Triggers[0].Type != "cron" || draft.Triggers[0].Expression == nil || len(draft.Steps[0].SuggestedTools) != 2 ||
+		string(draft.Steps[0].OnFailure) != `{"retry":{"max":1}}` {
+		t.Fatalf("sops/get release = %+v", draft)
 	}
 
 	runOnce := func() string {
@@ -159,4 +240,19 @@ func TestZerocodeSopPane(t *testing.T) {
 		t.Fatalf("overlay after deny = %+v", ov)
 	}
 	poll(id2, "cancelled")
+}
+
+// zc:"default" fails where serde fails: a #[serde(default)] Vec or struct sent as null.
+func TestDecodeZCDefaultRefusesNull(t *testing.T) {
+	t.Parallel()
+	var s zcSopStep
+	if err := decodeZC(json.RawMessage(`{"number":1,"title":"t","body":"b","suggested_tools":null}`), &s); err == nil {
+		t.Fatal("a null suggested_tools decoded")
+	}
+	if err := decodeZC(json.RawMessage(`{"number":1,"title":"t","body":"b","routing":null}`), &s); err == nil {
+		t.Fatal("a null routing decoded")
+	}
+	if err := decodeZC(json.RawMessage(`{"number":1,"title":"t","body":"b","schema":null,"pos":null}`), &s); err != nil {
+		t.Fatalf("absent defaults and null Options must decode: %v", err)
+	}
 }

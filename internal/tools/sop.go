@@ -86,6 +86,7 @@ type sopArgs struct {
 	Status  *string `json:"status"`
 	Output  *string `json:"output"`
 	SopName *string `json:"sop_name"`
+	Metrics *bool   `json:"include_metrics"`
 }
 
 // parseSop decodes and checks a sop tool's arguments (the policy classifies only calls that parse).
@@ -165,7 +166,11 @@ func runSop(ctx context.Context, env Env, call Call) Result {
 		}
 		return Result{Output: fmt.Sprintf("Approval %s for run %s.\n\n%s", outcome, run.RunID, sopNext(ctx, s, run))}
 	case NameSopStatus:
-		return sopStatus(ctx, s, deref(a.RunID), deref(a.SopName))
+		res := sopStatus(ctx, s, deref(a.RunID), deref(a.SopName))
+		if a.Metrics != nil && *a.Metrics && !res.IsError {
+			res.Output += sopMetrics(ctx, s, deref(a.SopName))
+		}
+		return res
 	}
 	return errorf("%s: unknown tool", call.Name)
 }
@@ -272,4 +277,24 @@ func sopStatus(ctx context.Context, s SOPs, runID, sop string) Result {
 		fmt.Fprintf(&b, "- %s (SOP '%s'): %s, step %d of %d\n", r.RunID, r.SopName, r.Status, r.CurrentStep, r.TotalSteps)
 	}
 	return Result{Output: b.String()}
+}
+
+// sopMetrics is sop_status's include_metrics: the outcome counts of the runs the engine holds (active and
+// retained finished ones) and the completion rate of the finished ones.
+func sopMetrics(ctx context.Context, s SOPs, sop string) string {
+	runs, err := s.Runs(ctx, sop)
+	if err != nil {
+		return ""
+	}
+	n := map[string]int{}
+	for _, r := range runs {
+		n[r.Status]++
+	}
+	finished := n[api.SopRunCompleted] + n[api.SopRunFailed] + n[api.SopRunCancelled]
+	rate := "n/a"
+	if finished > 0 {
+		rate = fmt.Sprintf("%.2f", float64(n[api.SopRunCompleted])/float64(finished))
+	}
+	return fmt.Sprintf("\nMetrics: %d runs held; completed %d, failed %d, cancelled %d, active %d; completion rate %s",
+		len(runs), n[api.SopRunCompleted], n[api.SopRunFailed], n[api.SopRunCancelled], len(runs)-finished, rate)
 }

@@ -493,3 +493,47 @@ func TestRestoresUpstreamRecord(t *testing.T) {
 		t.Fatalf("restored upstream run: %+v, turns %d", r.StepResults, tt.count())
 	}
 }
+
+// TestRestoreReleasesStrayClaims: a claim left by a crash for a run that is parked (or gone) is released at
+// restore, so it does not hold a slot for its hour-long lease.
+func TestRestoreReleasesStrayClaims(t *testing.T) {
+	ctx := context.Background()
+	st := runstore.NewMemory()
+	e := newEngine(t, st, &turns{block: make(chan struct{})}, Defaults(), mkSop("g", "supervised", 2), mkSop("x", "auto", 1))
+	gated, _ := e.Start(ctx, "g", "", Principal{Kind: PrincipalCLI})
+	waitStatus(t, e, gated.RunID, StatusWaitingApproval)
+	running, _ := e.Start(ctx, "x", "", Principal{Kind: PrincipalCLI})
+	e.Close()
+	// What a crash between a park's commit and its claim release leaves, and a claim of a run never saved.
+	if _, ok, _ := st.Claim(ctx, gated.RunID, "g", 5, 5, time.Now()); !ok {
+		t.Fatal("claim")
+	}
+	if _, ok, _ := st.Claim(ctx, "run-ghost", "g", 5, 5, time.Now()); !ok {
+		t.Fatal("claim")
+	}
+	newEngine(t, st, &turns{}, Defaults(), mkSop("g", "supervised", 2), mkSop("x", "auto", 1))
+	claims, _ := st.Claims(ctx)
+	for _, c := range claims {
+		if c.RunID == gated.RunID || c.RunID == "run-ghost" {
+			t.Fatalf("stray claim kept: %+v", c)
+		}
+	}
+	if len(claims) > 1 || (len(claims) == 1 && claims[0].RunID != running.RunID) {
+		t.Fatalf("claims after restore: %+v", claims)
+	}
+}
+
+// TestStepTimeout: a step turn past the step timeout is cut and recorded failed with the reason; on_failure
+// (here the default) decides the rest.
+func TestStepTimeout(t *testing.T) {
+	set := Defaults()
+	set.StepTimeout = 20 * time.Millisecond
+	tt := &turns{block: make(chan struct{})} // never released: only the timeout ends the turn
+	e := newEngine(t, runstore.NewMemory(), tt, set, mkSop("slow", "auto", 2))
+	res, _ := e.Start(context.Background(), "slow", "", Principal{Kind: PrincipalCLI})
+	r := waitStatus(t, e, res.RunID, StatusFailed)
+	if len(r.StepResults) != 1 || !strings.Contains(r.StepResults[0].Output, "step timed out after 20ms") ||
+		!strings.Contains(r.FailureReason, "Step 1 failed: step timed out") {
+		t.Fatalf("timed-out run: %+v reason %q", r.StepResults, r.FailureReason)
+	}
+}

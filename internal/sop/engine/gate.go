@@ -48,6 +48,22 @@ func (e *Engine) gateKind(d *def, st *sop.Step) string {
 func (e *Engine) parkLocked(ctx context.Context, rs *runState, st *sop.Step, kind string) {
 	r := &rs.run
 	prev := cloneRun(r)
+	if max := int(rs.def.MaxPendingApprovals); max > 0 && e.parkedLocked(r.SopName, r.RunID) >= max {
+		// The SOP's pool of runs waiting for a person is full: the run waits as pending (holding no slot)
+		// until the maintenance tick finds room and presents its gate.
+		if r.Status != StatusPending {
+			r.Status, r.PendingReason = StatusPending, pendingApprovalCapacity
+			if err := e.saveLocked(ctx, rs, e.event(r.RunID, "gate_deferred", Principal{}, "max_pending_approvals reached",
+				map[string]any{"step": st.Number, "max_pending_approvals": max})); err != nil {
+				*r = prev
+				e.log.Warn("sop park not persisted", "run", r.RunID, "err", err)
+				return
+			}
+			_ = e.store.Release(ctx, r.RunID)
+		}
+		return
+	}
+	r.PendingReason = ""
 	rev := r.GatesShown // 0 for the run's first gate; every later gate gets a new revision
 	now := iso(e.now())
 	r.Revision, r.RevisionBase = rev, rev
@@ -66,6 +82,20 @@ func (e *Engine) parkLocked(ctx context.Context, rs *runState, st *sop.Step, kin
 	if err := e.store.Release(ctx, r.RunID); err != nil {
 		e.log.Warn("sop claim release failed", "run", r.RunID, "err", err)
 	}
+}
+
+// pendingApprovalCapacity is the PendingReason of a run whose gate waits for room in max_pending_approvals.
+const pendingApprovalCapacity = "approval_capacity"
+
+// parkedLocked counts the runs of sopName other than except that wait at a gate.
+func (e *Engine) parkedLocked(sopName, except string) int {
+	n := 0
+	for id, rs := range e.active {
+		if id != except && rs.run.SopName == sopName && rs.run.Status.Parked() {
+			n++
+		}
+	}
+	return n
 }
 
 // Decide answers the gate run id of SOP name waits at (sops/decide, sop_approve, the gateway). The caller
@@ -111,7 +141,7 @@ func (e *Engine) decideLocked(ctx context.Context, name, id string, dec Decision
 	}
 	g := r.Gate
 	if (dec.Step != 0 && dec.Step != g.Step) || (dec.GateRevision != nil && *dec.GateRevision != g.Revision) {
-		return OutcomeNotWaiting, Overlay{}, fmt.Errorf("%w: run '%s' waits at step %d revision %d", ErrGateMoved, id, g.Step, g.Revision)
+		return OutcomeNotWaiting, Overlay{}, fmt.Errorf("%w: run '%s' waits at step %d revision %d; the answer was for another gate", ErrGateMoved, id, g.Step, g.Revision)
 	}
 	switch e.set.ApprovalMode {
 	case "out_of_band_required":

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -198,5 +199,87 @@ func TestUntrustedInputGuard(t *testing.T) {
 	}
 	if found, _ := scanUntrusted("deploy build 1.2.3 to staging"); len(found) != 0 {
 		t.Fatalf("a plain sentence flagged: %v", found)
+	}
+}
+
+// TestPendingApprovalCapacity: with max_pending_approvals = 1 a second run reaching a gate while another
+// waits goes pending (holding no slot, its gate not shown); once the first is answered the tick presents it.
+func TestPendingApprovalCapacity(t *testing.T) {
+	ctx := context.Background()
+	s := mkSop("p", "auto", 2)
+	s.MaxConcurrent, s.MaxPendingApprovals = 4, 1
+	s.Steps[1].RequiresConfirmation = true
+	tt := &turns{block: make(chan struct{})}
+	e := newEngine(t, runstore.NewMemory(), tt, Defaults(), s)
+	a, _ := e.Start(ctx, "p", "", Principal{Kind: PrincipalCLI})
+	b, _ := e.Start(ctx, "p", "", Principal{Kind: PrincipalCLI})
+	close(tt.block) // both step 1 turns end; both runs reach the step 2 gate
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		ra, _, _ := e.Run(a.RunID)
+		rb, _, _ := e.Run(b.RunID)
+		if (ra.Status == StatusWaitingApproval && rb.Status == StatusPending) || (rb.Status == StatusWaitingApproval && ra.Status == StatusPending) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("statuses %s %s, want one waiting and one pending", ra.Status, rb.Status)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	waiting, pending := a.RunID, b.RunID
+	if r, _, _ := e.Run(a.RunID); r.Status == StatusPending {
+		waiting, pending = b.RunID, a.RunID
+	}
+	if r, _, _ := e.Run(pending); r.Gate != nil || r.PendingReason != pendingApprovalCapacity {
+		t.Fatalf("pending run %+v", r)
+	}
+	if _, _, err := e.Decide(ctx, "p", waiting, Decision{Kind: Approve}, Principal{Kind: PrincipalCLI}); err != nil {
+		t.Fatal(err)
+	}
+	waitStatus(t, e, waiting, StatusCompleted)
+	e.Tick(ctx)
+	r := waitStatus(t, e, pending, StatusWaitingApproval)
+	if r.Gate == nil || r.Gate.Step != 2 {
+		t.Fatalf("gate after the tick %+v", r.Gate)
+	}
+}
+
+// TestStepSchemas: under step_schema_enforce a step's output that does not fit its output schema fails the
+// step (step_schema_reject, the reason recorded) and a trigger payload that does not fit step 1's input
+// schema fails it before it runs; outputs that fit pass.
+func TestStepSchemas(t *testing.T) {
+	ctx := context.Background()
+	ok := mkSop("ok", "auto", 1)
+	ok.Steps[0].Schema = &sop.StepSchema{Output: []byte(`{"type":"object","required":["step"],"properties":{"step":{"type":"integer"}}}`)}
+	bad := mkSop("bad", "auto", 1)
+	bad.Steps[0].Schema = &sop.StepSchema{Output: []byte(`{"type":"object","required":["severity"]}`)}
+	in := mkSop("in", "auto", 1)
+	in.Steps[0].Schema = &sop.StepSchema{Input: []byte(`{"type":"object","required":["host"]}`)}
+	tt := &turns{}
+	e := newEngine(t, runstore.NewMemory(), tt, Defaults(), ok, bad, in)
+
+	a, _ := e.Start(ctx, "ok", "", Principal{Kind: PrincipalCLI})
+	waitStatus(t, e, a.RunID, StatusCompleted)
+	b, _ := e.Start(ctx, "bad", "", Principal{Kind: PrincipalCLI})
+	r := waitStatus(t, e, b.RunID, StatusFailed)
+	if !strings.Contains(r.FailureReason, "Step 1 output schema validation failed: $: missing required key 'severity'") {
+		t.Fatalf("reason %q", r.FailureReason)
+	}
+	evs, _ := e.Ledger(ctx, b.RunID)
+	found := false
+	for _, ev := range evs {
+		found = found || (ev.Kind == "step_schema_reject" && strings.Contains(string(ev.Payload), `"phase":"output"`))
+	}
+	if !found {
+		t.Fatal("no step_schema_reject event")
+	}
+	before := tt.count()
+	c, _ := e.Start(ctx, "in", `{"port":22}`, Principal{Kind: PrincipalCLI})
+	r = waitStatus(t, e, c.RunID, StatusFailed)
+	if !strings.Contains(r.FailureReason, "input schema validation failed: $: missing required key 'host'") || tt.count() != before {
+		t.Fatalf("input rejected: %q, turns %d -> %d", r.FailureReason, before, tt.count())
+	}
+	if got := declaredOutput("Here it is:\n```json\n{\"severity\":\"high\"}\n```"); got.(map[string]any)["severity"] != "high" {
+		t.Fatalf("fenced output not recovered: %v", got)
 	}
 }

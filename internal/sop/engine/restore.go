@@ -149,6 +149,16 @@ func (e *Engine) Tick(ctx context.Context) {
 	for _, rs := range due {
 		e.timeoutLocked(ctx, rs)
 	}
+	// Runs whose gate waited for room in max_pending_approvals get it presented when there is room now.
+	for _, rs := range e.active {
+		if r := &rs.run; r.Status == StatusPending && r.PendingReason == pendingApprovalCapacity {
+			if st := rs.def.step(r.CurrentStep); st != nil {
+				if kind := e.gateKind(rs.def, st); kind != "" {
+					e.parkLocked(ctx, rs, st, kind)
+				}
+			}
+		}
+	}
 	if _, err := e.store.ReapExpired(ctx, now); err != nil {
 		e.log.Warn("sop claim reap failed", "err", err)
 	}

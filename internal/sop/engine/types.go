@@ -86,7 +86,7 @@ type Gate struct {
 	Votes    []string `json:"votes,omitempty"` // voter keys that approved (quorum)
 }
 
-// Run is a full run (upstream's SopRun, every field kept) with our additions after Revisionbase:
+// Run is a full run (upstream's SopRun, every field kept) with our additions after RevisionBase:
 // FailureReason (#9783: the cause is stored and shown), the definition revision the run started with, the
 // in-flight step, the current gate, and who started it.
 type Run struct {
@@ -113,6 +113,7 @@ type Run struct {
 	GatesShown     int       `json:"gates_shown,omitempty"`   // gates resolved so far: the next gate's revision
 	StartedBy      string    `json:"started_by,omitempty"`
 	ExternalDriver bool      `json:"external_driver,omitempty"`
+	PendingReason  string    `json:"pending_reason,omitempty"` // why a pending run waits (approval_capacity)
 }
 
 // RunSummary is a run's list row (upstream's SopRunSummary) plus FailureReason.
