@@ -329,6 +329,9 @@ type SopCancelParams struct {
 type SopResolveParams struct {
 	RunID  string  `json:"run_id"`
 	Reason *string `json:"reason"`
+	// Step and GateRevision (ours, optional) bind the answer to the gate shown, as in SopDecideParams.
+	Step         *uint32 `json:"step,omitempty"`
+	GateRevision *int    `json:"gate_revision,omitempty"`
 }
 
 // Resolve outcomes (upstream's ResolveOutcome and BrokerOutcome labels). pending_quorum is written
