@@ -156,6 +156,18 @@ func sopShow(ctx context.Context, env Env, args []string) error {
 	fmt.Fprintf(w, "sop:      %s\n", visible.Escape(run.SopName))
 	fmt.Fprintf(w, "status:   %s (step %d of %d)\n", run.Status, run.CurrentStep, run.TotalSteps)
 	fmt.Fprintf(w, "trigger:  %s\n", visible.Escape(run.TriggerEvent.Source))
+	if run.StartedBy != "" {
+		fmt.Fprintf(w, "by:       %s\n", visible.Escape(run.StartedBy))
+	}
+	if run.SopRevision != "" {
+		fmt.Fprintf(w, "sop rev:  %s\n", visible.Escape(run.SopRevision))
+	}
+	if run.InFlight != nil {
+		fmt.Fprintf(w, "running:  step %d, try %d, since %s\n", run.InFlight.Step, run.InFlight.Attempt, localTime(run.InFlight.StartedAt))
+	}
+	if run.PendingReason != "" {
+		fmt.Fprintf(w, "pending:  %s\n", visible.Escape(run.PendingReason))
+	}
 	fmt.Fprintf(w, "started:  %s\n", localTime(run.StartedAt))
 	if run.CompletedAt != nil {
 		fmt.Fprintf(w, "ended:    %s\n", localTime(*run.CompletedAt))

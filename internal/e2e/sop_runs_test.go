@@ -112,7 +112,7 @@ func TestSopRunApprovedFromSecondClient(t *testing.T) {
 		t.Fatalf("sop run --wait printed %q", s)
 	}
 	show, e, code := run2(t, environ, "sop", "show", id)
-	if code != 0 || !strings.Contains(show, "status:   completed (step") {
+	if code != 0 || !strings.Contains(show, "status:   completed (step") || !strings.Contains(show, "by:       cli:operator") {
 		t.Fatalf("sop show: %d %q %q", code, show, e)
 	}
 	if n := strings.Count(show, "  completed  "); n < 2 {
