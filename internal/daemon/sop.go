@@ -208,6 +208,7 @@ func sopSettings(c config.SOPConfig) engine.Settings {
 	s.InputGuard = c.UntrustedInputGuard
 	s.GuardSensitivity = c.UntrustedGuardSense
 	s.ScopeEnforce = c.StepScopeEnforce
+	s.SchemaEnforce = c.StepSchemaEnforce
 	s.MandatoryTools = append([]string(nil), c.StepMandatoryTools...)
 	s.Groups = map[string][]string{}
 	for name, g := range c.Approval.Groups {

@@ -115,6 +115,15 @@ func (e *Engine) nextLocked(ctx context.Context, rs *runState) (stepAction, bool
 		return stepAction{}, false
 	}
 	mode := rs.def.mode(e.set.DefaultExecutionMode)
+	if reason := e.checkInput(rs, st); reason != "" {
+		now := iso(e.now())
+		res := StepResult{StepNumber: int(st.Number), Status: StepFailed, Output: reason, StartedAt: now, CompletedAt: &now,
+			Attempt: e.attempt(r, int(st.Number))}
+		r.ApprovedStep = 0
+		r.StepResults = append(r.StepResults, res)
+		e.advanceLocked(ctx, rs, st, res, e.schemaReject(r, st, "input", reason))
+		return e.nextLocked(ctx, rs)
+	}
 	if st.Kind == sop.KindCapability {
 		out, err := runCapability(st)
 		e.recordLocked(ctx, rs, st, e.attempt(r, int(st.Number)), StepOutput{Output: out}, err)
@@ -196,9 +205,19 @@ func (e *Engine) recordLocked(ctx context.Context, rs *runState, st *sop.Step, a
 	}
 	r.InFlight = nil
 	r.ApprovedStep = 0
+	var evs []runstore.Event
+	if res.Status == StepCompleted {
+		out, reason := e.checkOutput(st, res.Output)
+		if reason != "" {
+			res.Status, res.Output = StepFailed, reason
+			evs = append(evs, e.schemaReject(r, st, "output", reason))
+		} else {
+			res.Output = out
+		}
+	}
 	r.StepResults = append(r.StepResults, res)
-	ev := e.event(r.RunID, "step_"+string(res.Status), Principal{}, "", map[string]any{"step": st.Number, "attempt": attempt})
-	e.advanceLocked(ctx, rs, st, res, ev)
+	evs = append([]runstore.Event{e.event(r.RunID, "step_"+string(res.Status), Principal{}, "", map[string]any{"step": st.Number, "attempt": attempt})}, evs...)
+	e.advanceLocked(ctx, rs, st, res, evs...)
 }
 
 // advanceLocked routes after a recorded result and commits the result, its events and the new position.

@@ -63,6 +63,7 @@ type Settings struct {
 	PayloadMaxBytes       int           // 0 = no cap
 	InputGuard            string        // untrusted_input_guard: warn | block | sanitize
 	GuardSensitivity      float64       // untrusted_guard_sensitivity, 0..1
+	SchemaEnforce         bool          // step_schema_enforce: step input and output checked against their schemas
 	ScopeEnforce          bool          // step_scope_enforce: a step's scope limits its turn's tools
 	MandatoryTools        []string      // step_mandatory_tools: kept under scope enforcement
 	Groups                map[string][]string
@@ -73,7 +74,8 @@ type Settings struct {
 func Defaults() Settings {
 	return Settings{DefaultExecutionMode: "supervised", MaxConcurrentTotal: 4, ApprovalTimeout: 300 * time.Second,
 		ApprovalTimeoutAction: "escalate", ApprovalMode: "both", MaxFinishedRuns: 100, MaxStepVisits: 256,
-		MaxStepRetries: 2, StepTimeout: 10 * time.Minute, PayloadMaxBytes: 8192, InputGuard: "warn", GuardSensitivity: 0.7}
+		MaxStepRetries: 2, StepTimeout: 10 * time.Minute, PayloadMaxBytes: 8192, InputGuard: "warn", GuardSensitivity: 0.7,
+		SchemaEnforce: true}
 }
 
 // Config builds an Engine.

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -240,5 +241,70 @@ func TestPendingApprovalCapacity(t *testing.T) {
 	r := waitStatus(t, e, pending, StatusWaitingApproval)
 	if r.Gate == nil || r.Gate.Step != 2 {
 		t.Fatalf("gate after the tick %+v", r.Gate)
+	}
+}
+
+// TestStepSchemas: under step_schema_enforce a step's output that does not fit its output schema fails the
+// step (step_schema_reject, the reason recorded) and a trigger payload that does not fit step 1's input
+// schema fails it before it runs; outputs that fit pass.
+func TestStepSchemas(t *testing.T) {
+	ctx := context.Background()
+	ok := mkSop("ok", "auto", 1)
+	ok.Steps[0].Schema = &sop.StepSchema{Output: []byte(`{"type":"object","required":["step"],"properties":{"step":{"type":"integer"}}}`)}
+	bad := mkSop("bad", "auto", 1)
+	bad.Steps[0].Schema = &sop.StepSchema{Output: []byte(`{"type":"object","required":["severity"]}`)}
+	in := mkSop("in", "auto", 1)
+	in.Steps[0].Schema = &sop.StepSchema{Input: []byte(`{"type":"object","required":["host"]}`)}
+	tt := &turns{}
+	e := newEngine(t, runstore.NewMemory(), tt, Defaults(), ok, bad, in)
+
+	a, _ := e.Start(ctx, "ok", "", Principal{Kind: PrincipalCLI})
+	waitStatus(t, e, a.RunID, StatusCompleted)
+	b, _ := e.Start(ctx, "bad", "", Principal{Kind: PrincipalCLI})
+	r := waitStatus(t, e, b.RunID, StatusFailed)
+	if !strings.Contains(r.FailureReason, "Step 1 output schema validation failed: $: missing required key 'severity'") {
+		t.Fatalf("reason %q", r.FailureReason)
+	}
+	evs, _ := e.Ledger(ctx, b.RunID)
+	found := false
+	for _, ev := range evs {
+		found = found || (ev.Kind == "step_schema_reject" && strings.Contains(string(ev.Payload), `"phase":"output"`))
+	}
+	if !found {
+		t.Fatal("no step_schema_reject event")
+	}
+	before := tt.count()
+	c, _ := e.Start(ctx, "in", `{"port":22}`, Principal{Kind: PrincipalCLI})
+	r = waitStatus(t, e, c.RunID, StatusFailed)
+	if !strings.Contains(r.FailureReason, "input schema validation failed: $: missing required key 'host'") || tt.count() != before {
+		t.Fatalf("input rejected: %q, turns %d -> %d", r.FailureReason, before, tt.count())
+	}
+	if got := declaredOutput("Here it is:\n```json\n{\"severity\":\"high\"}\n```"); got.(map[string]any)["severity"] != "high" {
+		t.Fatalf("fenced output not recovered: %v", got)
+	}
+}
+
+// TestAdvanceChecksOutputSchema: an agent's sop_advance output is held to the step's output schema too.
+func TestAdvanceChecksOutputSchema(t *testing.T) {
+	ctx := context.Background()
+	s := mkSop("ext", "auto", 2)
+	s.Steps[0].Schema = &sop.StepSchema{Output: []byte(`{"type":"object","required":["done"]}`)}
+	e := newEngine(t, runstore.NewMemory(), &turns{}, Defaults(), s)
+	res, err := e.Execute(ctx, "ext", "", Principal{Kind: PrincipalAgent, ID: "a"}, true)
+	if err != nil || res.Kind != Started {
+		t.Fatalf("execute %+v %v", res, err)
+	}
+	sum, err := e.Advance(ctx, res.RunID, StepCompleted, "all good", Principal{Kind: PrincipalAgent, ID: "a"})
+	if err != nil || sum.Status != StatusFailed || !strings.Contains(sum.FailureReason, "output schema validation failed") {
+		t.Fatalf("advance with a misfit output: %+v %v", sum, err)
+	}
+	res2, _ := e.Execute(ctx, "ext", "", Principal{Kind: PrincipalAgent, ID: "a"}, true)
+	sum, err = e.Advance(ctx, res2.RunID, StepCompleted, "```json\n{\"done\":true}\n```", Principal{Kind: PrincipalAgent, ID: "a"})
+	if err != nil || sum.Status != StatusRunning || sum.CurrentStep != 2 {
+		t.Fatalf("advance with a fitting output: %+v %v", sum, err)
+	}
+	r, _, _ := e.Run(res2.RunID)
+	if r.StepResults[0].Output != `{"done":true}` {
+		t.Fatalf("recorded output %q, want the canonical JSON", r.StepResults[0].Output)
 	}
 }
