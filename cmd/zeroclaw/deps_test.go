@@ -29,7 +29,7 @@ var imports = map[string][]string{
 	"internal/pairing":                   {"internal/clock", "internal/config", "internal/store"},
 	"internal/listen":                    {"internal/api", "internal/jsonrpc"},
 	"internal/acp":                       {"internal/api", "internal/auth", "internal/errmap", "internal/jsonrpc", "internal/router", "internal/config", "internal/session", "internal/store", "internal/upload", "internal/visible"},
-	"internal/rpc":                       {"internal/api", "internal/sop", "internal/sop/engine", "internal/auth", "internal/clock", "internal/cost", "internal/cron", "internal/errmap", "internal/jsonrpc", "internal/logs", "internal/memory", "internal/pairing", "internal/router", "internal/config", "internal/session", "internal/store", "internal/upload", "internal/skills", "internal/workspace"},
+	"internal/rpc":                       {"internal/api", "internal/sop", "internal/tools", "internal/sop/engine", "internal/auth", "internal/clock", "internal/cost", "internal/cron", "internal/errmap", "internal/jsonrpc", "internal/logs", "internal/memory", "internal/pairing", "internal/router", "internal/config", "internal/session", "internal/store", "internal/upload", "internal/skills", "internal/workspace"},
 	"internal/service":                   {"internal/atomicfile"},
 	"cmd/zcbench":                        {"internal/rpctest/ndjson", "github.com/pelletier/go-toml/v2", "modernc.org/sqlite"},
 	"internal/router":                    {"internal/jsonrpc"},

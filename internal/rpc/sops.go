@@ -8,6 +8,7 @@ import (
 	"github.com/zeroclaw-go/zeroclaw/internal/api"
 	"github.com/zeroclaw-go/zeroclaw/internal/jsonrpc"
 	"github.com/zeroclaw-go/zeroclaw/internal/sop"
+	"github.com/zeroclaw-go/zeroclaw/internal/tools"
 )
 
 // The SOP authoring methods (upstream/sop.md §3) over a sop.Library: they read and write the SOPs directory
@@ -37,7 +38,7 @@ func (s *Server) registerSops(lib *sop.Library) {
 		if err != nil {
 			return sop.Graph{}, err
 		}
-		return sop.BuildGraph(def, nil), nil
+		return sop.BuildGraph(def, sopToolSpecs()), nil
 	}))
 	s.register(api.MethodSopsValidate, handle(api.GrantSopsRead, func(_ context.Context, _ *Peer, p *api.SopValidateParams) (api.SopValidateResult, error) {
 		var def sop.Sop
@@ -86,7 +87,7 @@ func (s *Server) registerSops(lib *sop.Library) {
 		if err != nil {
 			return sop.Graph{}, err
 		}
-		return sop.BuildGraph(def, nil), nil
+		return sop.BuildGraph(def, sopToolSpecs()), nil
 	}))
 	s.register(api.MethodSopsWireDraft, handle(api.GrantSopsRead, func(_ context.Context, _ *Peer, p *api.SopWireDraftParams) (WireDraftResult, error) {
 		return WireDraft(p.Sop, p.Edit)
@@ -94,6 +95,17 @@ func (s *Server) registerSops(lib *sop.Library) {
 	s.register(api.MethodSopsTriggerSources, handle(api.GrantSopsRead, func(context.Context, *Peer, *noParams) (sop.TriggerSources, error) {
 		return sop.Registry(nil), nil
 	}))
+}
+
+// sopToolSpecs types a graph's planned-call pins with the built-in tools' parameter schemas (upstream types
+// them from the first agent's tools).
+func sopToolSpecs() map[string]sop.ToolSpec {
+	specs := tools.Specs()
+	out := make(map[string]sop.ToolSpec, len(specs))
+	for _, t := range specs {
+		out[t.Name] = sop.ToolSpec{Parameters: t.Parameters}
+	}
+	return out
 }
 
 // WireDraftResult is sops/wire-draft's {sop, graph}.
@@ -118,7 +130,7 @@ func WireDraft(rawSop, rawEdit json.RawMessage) (WireDraftResult, error) {
 	if err := sop.ApplyWire(&def, e); err != nil {
 		return WireDraftResult{}, err
 	}
-	return WireDraftResult{Sop: def, Graph: sop.BuildGraph(def, nil)}, nil
+	return WireDraftResult{Sop: def, Graph: sop.BuildGraph(def, sopToolSpecs())}, nil
 }
 
 // SopDiagnostics renders a catalog's broken SOPs and warnings.

@@ -289,6 +289,9 @@ func allFieldsSop() Sop {
 		}}
 }
 
+// Regression for upstream's render_steps, which writes no kind: capability, capability, with, policy, prompt
+// or edit bullets: saving through RPC or HTTP silently dropped a step's approval policy (the gate became
+// unpoliced) and turned capability steps into execute. Here save → load keeps every field.
 func TestSaveLoadRoundTripsEveryStepField(t *testing.T) {
 	dir := t.TempDir()
 	want := allFieldsSop()
