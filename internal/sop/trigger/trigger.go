@@ -45,8 +45,8 @@ func digest(parts ...string) string {
 	return hex.EncodeToString(h.Sum(nil)[:12])
 }
 
-// logResults says what the engine did with an event, once per SOP, at debug (a started run is logged by the
-// engine itself).
+// summarize counts what the engine did with an event: the SOPs that started (or joined) a run and those that
+// matched but did not (deferred, skipped, blocked), for the source's debug log.
 func summarize(res []engine.Result) (started, other int) {
 	for _, r := range res {
 		if r.Kind == engine.Started || r.Kind == engine.Coalesced {
