@@ -121,6 +121,21 @@ type SopRun struct {
 	RevisionBase  uint32          `json:"revision_base"`
 	FailureReason string          `json:"failure_reason,omitempty"`
 	Gate          *SopGate        `json:"gate,omitempty"`
+	// SopRevision is the definition's revision the run keeps (a reload never changes a running run);
+	// StartedBy who started it ("cli:operator", "http:<subject>", "agent:<alias>", "system" for a trigger);
+	// InFlight the step begun and not yet recorded (after a crash: marked interrupted); PendingReason why a
+	// pending run waits.
+	SopRevision   string           `json:"sop_revision,omitempty"`
+	StartedBy     string           `json:"started_by,omitempty"`
+	InFlight      *SopStepInFlight `json:"in_flight,omitempty"`
+	PendingReason string           `json:"pending_reason,omitempty"`
+}
+
+// SopStepInFlight is a step a driver has durably started and not yet recorded.
+type SopStepInFlight struct {
+	Step      uint32 `json:"step"`
+	Attempt   int    `json:"attempt"`
+	StartedAt string `json:"started_at"`
 }
 
 // SopGate is the gate a parked run waits at: an answer is bound to this step and revision. Kind is approval or
@@ -329,6 +344,9 @@ type SopCancelParams struct {
 type SopResolveParams struct {
 	RunID  string  `json:"run_id"`
 	Reason *string `json:"reason"`
+	// Step and GateRevision (ours, optional) bind the answer to the gate shown, as in SopDecideParams.
+	Step         *uint32 `json:"step,omitempty"`
+	GateRevision *int    `json:"gate_revision,omitempty"`
 }
 
 // Resolve outcomes (upstream's ResolveOutcome and BrokerOutcome labels). pending_quorum is written

@@ -19,7 +19,7 @@ import (
 // The run verbs of `zeroclaw sop`, through the running daemon (a daemon started for them would hold none of
 // its runs): run, runs, show, pending, approve, deny, cancel.
 
-const sopRunSynopsis = "run NAME [--payload JSON] [--wait] | runs [--sop NAME] | show RUN | pending | approve RUN | deny RUN [--reason TEXT] | cancel RUN [--reason TEXT]"
+const sopRunSynopsis = "run NAME [--payload JSON] [--wait] | runs [--sop NAME] | show RUN | pending | approve RUN [--step N] | deny RUN [--reason TEXT] [--step N] | cancel RUN [--reason TEXT]"
 
 // sopRunSubs are the run verbs of the sop group.
 func sopRunSubs() []subcommand {
@@ -156,6 +156,18 @@ func sopShow(ctx context.Context, env Env, args []string) error {
 	fmt.Fprintf(w, "sop:      %s\n", visible.Escape(run.SopName))
 	fmt.Fprintf(w, "status:   %s (step %d of %d)\n", run.Status, run.CurrentStep, run.TotalSteps)
 	fmt.Fprintf(w, "trigger:  %s\n", visible.Escape(run.TriggerEvent.Source))
+	if run.StartedBy != "" {
+		fmt.Fprintf(w, "by:       %s\n", visible.Escape(run.StartedBy))
+	}
+	if run.SopRevision != "" {
+		fmt.Fprintf(w, "sop rev:  %s\n", visible.Escape(run.SopRevision))
+	}
+	if run.InFlight != nil {
+		fmt.Fprintf(w, "running:  step %d, try %d, since %s\n", run.InFlight.Step, run.InFlight.Attempt, localTime(run.InFlight.StartedAt))
+	}
+	if run.PendingReason != "" {
+		fmt.Fprintf(w, "pending:  %s\n", visible.Escape(run.PendingReason))
+	}
 	fmt.Fprintf(w, "started:  %s\n", localTime(run.StartedAt))
 	if run.CompletedAt != nil {
 		fmt.Fprintf(w, "ended:    %s\n", localTime(*run.CompletedAt))
@@ -223,11 +235,12 @@ func sopDeny(ctx context.Context, env Env, args []string) error {
 }
 
 func sopResolve(ctx context.Context, env Env, args []string, verb, method string) error {
-	synopsis := "RUN [--config-dir DIR]"
+	synopsis := "RUN [--step N] [--config-dir DIR]"
 	if verb == "deny" {
-		synopsis = "RUN [--reason TEXT] [--config-dir DIR]"
+		synopsis = "RUN [--reason TEXT] [--step N] [--config-dir DIR]"
 	}
 	fs := newDaemonFlags(env, "sop "+verb, synopsis)
+	step := fs.Uint("step", 0, "only if the run waits at this step (what zeroclaw sop pending showed); 0: whatever gate it waits at")
 	var reason *string
 	if verb == "deny" {
 		reason = fs.String("reason", "", "why (recorded in the run's ledger and shown as its failure reason)")
@@ -240,6 +253,10 @@ func sopResolve(ctx context.Context, env Env, args []string, verb, method string
 	p := api.SopResolveParams{RunID: id}
 	if reason != nil && *reason != "" {
 		p.Reason = reason
+	}
+	if *step > 0 {
+		s := uint32(*step)
+		p.Step = &s
 	}
 	var res api.SopResolveResult
 	if err := c.Call(ctx, method, p, &res); err != nil {

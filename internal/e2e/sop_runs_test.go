@@ -97,8 +97,12 @@ func TestSopRunApprovedFromSecondClient(t *testing.T) {
 		t.Fatalf("sop run --wait returned at the gate: %q", out.String())
 	}
 
-	// Client 2 approves.
-	if o, e, code := run2(t, environ, "sop", "approve", id); code != 0 || !strings.Contains(o, "resumed") {
+	// Client 2 approves the gate it was shown (step 1); an answer bound to another step resolves nothing.
+	if _, e, code := run2(t, environ, "sop", "approve", id, "--step", "2"); code == 0 || !strings.Contains(e, "step") {
+		t.Fatalf("sop approve bound to the wrong step: %d %q", code, e)
+	}
+	waitPending(t, environ, id)
+	if o, e, code := run2(t, environ, "sop", "approve", id, "--step", "1"); code != 0 || !strings.Contains(o, "resumed") {
 		t.Fatalf("sop approve: %d %q %q", code, o, e)
 	}
 	if code := waiter.wait(t, 60*time.Second); code != 0 {
@@ -108,7 +112,7 @@ func TestSopRunApprovedFromSecondClient(t *testing.T) {
 		t.Fatalf("sop run --wait printed %q", s)
 	}
 	show, e, code := run2(t, environ, "sop", "show", id)
-	if code != 0 || !strings.Contains(show, "status:   completed (step") {
+	if code != 0 || !strings.Contains(show, "status:   completed (step") || !strings.Contains(show, "by:       cli:operator") {
 		t.Fatalf("sop show: %d %q %q", code, show, e)
 	}
 	if n := strings.Count(show, "  completed  "); n < 2 {

@@ -77,7 +77,14 @@ func TestSopAuthorRoutes(t *testing.T) {
 		t.Fatal("a SOP was written outside the SOPs directory")
 	}
 	g.Do("POST", "/api/sops", "not json", owner, js).Want(t, 400)
-	g.Do("POST", "/api/sops", strings.Repeat("[", 1<<20), owner, js) // no panic, no file
+	// No panic, no file. The body is past the 64 KiB limit: the gateway may answer and close before the client has
+	// written it all (a reset on the client's side), so the outcome is read from the disk, not the response.
+	deep, _ := http.NewRequest("POST", g.Base+"/api/sops", strings.NewReader(strings.Repeat("[", 1<<20)))
+	deep.Header.Set("Authorization", strings.TrimPrefix(owner, "Authorization: "))
+	deep.Header.Set("Content-Type", "application/json")
+	if res, err := g.Client.Do(deep); err == nil {
+		res.Body.Close()
+	}
 	// A body past the gateway's limit is cut off (the connection may be closed before the answer).
 	big := `{"name":"big","description":"` + strings.Repeat("x", 8<<20) + `"}`
 	req, _ := http.NewRequest("POST", g.Base+"/api/sops", strings.NewReader(big))

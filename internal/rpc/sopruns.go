@@ -242,6 +242,10 @@ func (s *Server) registerSopRuns(e *engine.Engine) {
 					d.Reason = *params.Reason
 				}
 			}
+			if params.Step != nil {
+				d.Step = int(*params.Step)
+			}
+			d.GateRevision = params.GateRevision
 			out, _, err := e.Decide(ctx, "", params.RunID, d, SopActor(p))
 			res := api.SopResolveResult{Outcome: outcomeLabel(ctx, e, out, params.RunID), RunID: params.RunID}
 			if err != nil && !errors.Is(err, engine.ErrNotFound) {

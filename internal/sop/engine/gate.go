@@ -354,8 +354,19 @@ func (e *Engine) Advance(ctx context.Context, id string, status StepStatus, outp
 	res := StepResult{StepNumber: int(st.Number), Status: status, Output: capText(output), StartedAt: now, CompletedAt: &now,
 		EffectiveAgent: p.ID, Attempt: e.attempt(r, int(st.Number))}
 	r.ApprovedStep = 0
+	evs := []runstore.Event{e.event(id, "step_advanced", p, "", map[string]any{"step": st.Number, "status": string(status)})}
+	if res.Status == StepCompleted {
+		// sop_advance's output is checked against the step's output schema as the engine's own turns are.
+		out, reason := e.checkOutput(st, res.Output)
+		if reason != "" {
+			res.Status, res.Output = StepFailed, reason
+			evs = append(evs, e.schemaReject(r, st, "output", reason))
+		} else {
+			res.Output = out
+		}
+	}
 	r.StepResults = append(r.StepResults, res)
-	e.advanceLocked(ctx, rs, st, res, e.event(id, "step_advanced", p, "", map[string]any{"step": st.Number, "status": string(status)}))
+	e.advanceLocked(ctx, rs, st, res, evs...)
 	if cur, still := e.active[id]; still {
 		e.handOverLocked(ctx, cur) // the next step's gate, before the caller is told to do it
 		return cur.run.Summary(true), nil

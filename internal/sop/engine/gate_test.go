@@ -283,3 +283,28 @@ func TestStepSchemas(t *testing.T) {
 		t.Fatalf("fenced output not recovered: %v", got)
 	}
 }
+
+// TestAdvanceChecksOutputSchema: an agent's sop_advance output is held to the step's output schema too.
+func TestAdvanceChecksOutputSchema(t *testing.T) {
+	ctx := context.Background()
+	s := mkSop("ext", "auto", 2)
+	s.Steps[0].Schema = &sop.StepSchema{Output: []byte(`{"type":"object","required":["done"]}`)}
+	e := newEngine(t, runstore.NewMemory(), &turns{}, Defaults(), s)
+	res, err := e.Execute(ctx, "ext", "", Principal{Kind: PrincipalAgent, ID: "a"}, true)
+	if err != nil || res.Kind != Started {
+		t.Fatalf("execute %+v %v", res, err)
+	}
+	sum, err := e.Advance(ctx, res.RunID, StepCompleted, "all good", Principal{Kind: PrincipalAgent, ID: "a"})
+	if err != nil || sum.Status != StatusFailed || !strings.Contains(sum.FailureReason, "output schema validation failed") {
+		t.Fatalf("advance with a misfit output: %+v %v", sum, err)
+	}
+	res2, _ := e.Execute(ctx, "ext", "", Principal{Kind: PrincipalAgent, ID: "a"}, true)
+	sum, err = e.Advance(ctx, res2.RunID, StepCompleted, "```json\n{\"done\":true}\n```", Principal{Kind: PrincipalAgent, ID: "a"})
+	if err != nil || sum.Status != StatusRunning || sum.CurrentStep != 2 {
+		t.Fatalf("advance with a fitting output: %+v %v", sum, err)
+	}
+	r, _, _ := e.Run(res2.RunID)
+	if r.StepResults[0].Output != `{"done":true}` {
+		t.Fatalf("recorded output %q, want the canonical JSON", r.StepResults[0].Output)
+	}
+}
