@@ -341,3 +341,20 @@ func FuzzBlockedSuffix(f *testing.F) {
 		}
 	})
 }
+
+// Names lists every tool the package implements, once: a restricted principal's job or delegation is narrowed
+// to the Names its turn is offered, so a tool missing here would be dropped from them.
+func TestNamesAreTheKnownTools(t *testing.T) {
+	seen := map[string]bool{}
+	for _, n := range Names() {
+		if !known(n) || seen[n] {
+			t.Errorf("Names has %q (known %v, repeated %v)", n, known(n), seen[n])
+		}
+		seen[n] = true
+	}
+	for _, s := range append(Specs(), readSkillSpec()) {
+		if !seen[s.Name] {
+			t.Errorf("Names lacks %q", s.Name)
+		}
+	}
+}

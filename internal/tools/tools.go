@@ -100,14 +100,15 @@ func baseSpecs() []Spec {
 	}
 }
 
-// known reports whether name is a tool this package implements.
 // Names are the names of every built-in tool, in no particular order.
 func Names() []string {
 	return []string{NameShell, NameFileRead, NameFileWrite, NameFileList, NameAskUser, NameTime, NameReadSkill,
 		NameMemoryStore, NameMemoryRecall, NameMemoryForget, NameMemoryExport, NameMemoryPurge,
-		NameCronAdd, NameCronList, NameCronRemove, NameCronUpdate, NameCronRun, NameCronRuns, NameDelegate}
+		NameCronAdd, NameCronList, NameCronRemove, NameCronUpdate, NameCronRun, NameCronRuns, NameDelegate,
+		NameSopList, NameSopExecute, NameSopAdvance, NameSopApprove, NameSopStatus}
 }
 
+// known reports whether name is a tool this package implements.
 func known(name string) bool {
 	switch name {
 	case NameShell, NameFileRead, NameFileWrite, NameFileList, NameAskUser, NameTime, NameReadSkill:
