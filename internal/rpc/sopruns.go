@@ -121,6 +121,15 @@ func (s *Server) registerSopRuns(e *engine.Engine) {
 		if err := requireName(params.Name); err != nil {
 			return api.SopRunResult{}, err
 		}
+		if pr := p.Principal(); pr != nil && !pr.Admin && (pr.Agents != nil || pr.Tools != nil) {
+			for _, def := range e.Definitions() {
+				if def.Name == params.Name {
+					if err := checkSopRun(pr, s.config(), def); err != nil {
+						return api.SopRunResult{}, err
+					}
+				}
+			}
+		}
 		res, err := e.Start(ctx, params.Name, payload, SopActor(p))
 		if err != nil {
 			return api.SopRunResult{}, sopError(err)
