@@ -82,10 +82,26 @@ func (f Files) rel(path string, whole bool) (string, error) {
 		return "", fmt.Errorf("%w: the workspace itself cannot be changed", ErrFsDenied)
 	}
 	abs := filepath.Join(f.Dir, rel)
+	if len(abs) >= maxPath {
+		return "", fmt.Errorf("%w: %s is too long (%d bytes as an absolute path, at most %d)", ErrFsInvalidPath,
+			truncatePath(path), len(abs), maxPath-1)
+	}
 	if f.protected(abs) || !whole && f.holds(abs) {
 		return "", fmt.Errorf("%w: %s is the install's own (config, secrets, data)", ErrFsDenied, path)
 	}
 	return rel, nil
+}
+
+// maxPath is Linux's PATH_MAX: os.Root walks a longer path one name at a time, but nothing else that handles
+// the install by absolute path (a shell, a backup) could reach what it would make.
+const maxPath = 4096
+
+// truncatePath is path cut for an error message.
+func truncatePath(path string) string {
+	if len(path) > 80 {
+		return path[:80] + "..."
+	}
+	return path
 }
 
 // List lists directory path (ListDir, hidden entries included, less the denied directories).

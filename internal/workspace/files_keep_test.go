@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
 )
 
@@ -38,5 +39,23 @@ func TestRmdirKeepsThroughALink(t *testing.T) {
 	}
 	if err := f.Rmdir("here/skills/sub"); err != nil {
 		t.Fatalf("what a kept directory holds may go: %v", err)
+	}
+}
+
+// A path whose absolute form is longer than PATH_MAX is refused before anything is created: os.Root walks a
+// path one name at a time, so a 10 KB "a/a/a/..." from one request made a 5000-deep tree that no tool, backup
+// or shell handling the install by absolute path can reach (each name was short enough).
+func TestMkdirRefusesAPathBeyondPathMax(t *testing.T) {
+	dir := t.TempDir()
+	f := Files{Dir: dir}
+	deep := strings.Repeat("a/", 5000)
+	if err := f.Mkdir(deep); !errors.Is(err, ErrFsInvalidPath) || !strings.Contains(err.Error(), "too long") {
+		t.Fatalf("Mkdir of a 10 KB path: %v, want ErrFsInvalidPath, too long", err)
+	}
+	if _, err := os.Lstat(filepath.Join(dir, "a")); !os.IsNotExist(err) {
+		t.Fatalf("a refused Mkdir created something: %v", err)
+	}
+	if err := f.Mkdir(strings.Repeat("a/", 100)); err != nil {
+		t.Fatalf("a 200-byte path: %v", err)
 	}
 }
