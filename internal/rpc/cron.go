@@ -65,10 +65,19 @@ func (s *Server) registerCron(c *cron.Scheduler) {
 		}
 		return c.Patch(ctx, p.ID, patch)
 	}))
-	s.register(api.MethodCronDelete, handle(api.GrantCronDelete, func(ctx context.Context, _ *Peer, p *api.CronIDParams) (api.CronDeleteResult, error) {
+	s.register(api.MethodCronDelete, handle(api.GrantCronDelete, func(ctx context.Context, peer *Peer, p *api.CronIDParams) (api.CronDeleteResult, error) {
 		id, err := resolveJob(ctx, c, p.ID)
 		if err != nil {
 			return api.CronDeleteResult{}, err
+		}
+		if pr := peer.Principal(); pr != nil && !pr.Admin && pr.Agents != nil {
+			cur, err := c.Get(ctx, id)
+			if err != nil {
+				return api.CronDeleteResult{}, err
+			}
+			if !pr.AllowsAgent(cur.AgentAlias) { // another agent's schedule is not its to change (checkCronJob)
+				return api.CronDeleteResult{}, selectorDenied("%s may not change jobs of agent %q (allowed_agents)", pr.Name, cur.AgentAlias)
+			}
 		}
 		if err := c.Delete(ctx, id); err != nil {
 			return api.CronDeleteResult{}, err

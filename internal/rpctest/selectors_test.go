@@ -295,3 +295,46 @@ permission_profiles = ["bot"]
 		t.Fatalf("delegate: error %v %q, want a's reply with its shell call refused", r.IsError, output(t, r))
 	}
 }
+
+// cron/delete is a change to a job as cron/patch is: a principal restricted to agent writer may not remove a
+// job of agent other (here one declared in config), and the job stays; one of its own agent's it may.
+func TestAllowedAgentsHoldOnCronDelete(t *testing.T) {
+	t.Parallel()
+	job := func(id string) string {
+		return fmt.Sprintf("\n[cron.%s]\njob_type = \"agent\"\nprompt = \"hi\"\nschedule = { kind = \"every\", every_ms = 3600000 }\n", id)
+	}
+	d := Start(t, WithConfig(agentConfig("", "echo.default", "full", echoTOML+`
+[agents.other]
+model_provider = "echo.default"
+risk_profile = "full"
+cron_jobs = ["nightly"]
+
+[agents.writer]
+model_provider = "echo.default"
+risk_profile = "full"
+cron_jobs = ["mine"]
+`+job("nightly")+job("mine")+fmt.Sprintf(`
+[permission_profiles.bot]
+grants = ["cron:read", "cron:delete"]
+allowed_agents = ["writer"]
+
+[users.alice]
+uid = %d
+permission_profiles = ["bot"]
+`, os.Getuid()))))
+	c := dialRC(t, d, "")
+	if _, werr := c.call(api.MethodCronDelete, map[string]any{"id": "nightly"}); werr == nil || werr.Code != api.CodeForbidden ||
+		!strings.Contains(werr.Message, `"other"`) {
+		t.Fatalf("cron/delete of agent other's job: %+v, want -32012 naming the agent", werr)
+	}
+	var list struct {
+		Jobs []api.CronJob `json:"jobs"`
+	}
+	c.mustCall(api.MethodCronList, map[string]any{}, &list)
+	if !slices.ContainsFunc(list.Jobs, func(j api.CronJob) bool { return j.ID == "nightly" }) {
+		t.Fatalf("a refused cron/delete removed the job: %+v", list.Jobs)
+	}
+	if _, werr := c.call(api.MethodCronDelete, map[string]any{"id": "mine"}); werr != nil {
+		t.Fatalf("cron/delete of its own agent's job: %+v", werr)
+	}
+}
