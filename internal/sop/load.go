@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"unicode/utf8"
 )
 
 // Bounds on what a SOP directory may make the daemon hold. A SOP past one is disabled with the reason.
@@ -274,6 +275,10 @@ func loadIn(root *os.Root, dir, name string, o LoadOptions) (Sop, []Issue, error
 		return fail(Issue{File: filepath.Join(dir, mdRel), Message: err.Error()})
 	}
 	if hasMD {
+		if line := invalidUTF8Line(md); line > 0 {
+			// A step's text must reach clients as it is written: JSON would turn the bad bytes into U+FFFD.
+			return fail(Issue{File: filepath.Join(dir, mdRel), Line: line, Message: "not valid UTF-8"})
+		}
 		s.Steps = ParseSteps(string(md))
 	}
 	for _, p := range m.Positions {
@@ -400,4 +405,23 @@ func checkCapabilities(s Sop, file string) []Issue {
 		}
 	}
 	return out
+}
+
+// invalidUTF8Line is the 1-based line of the first byte of b that is not UTF-8, or 0 when all of it is.
+func invalidUTF8Line(b []byte) int {
+	if utf8.Valid(b) {
+		return 0
+	}
+	line := 1
+	for len(b) > 0 {
+		r, w := utf8.DecodeRune(b)
+		if r == utf8.RuneError && w == 1 {
+			return line
+		}
+		if r == '\n' {
+			line++
+		}
+		b = b[w:]
+	}
+	return line
 }

@@ -498,3 +498,15 @@ func TestLibraryCheckAndChanged(t *testing.T) {
 		t.Fatalf("get of a deleted SOP: %v", err)
 	}
 }
+
+// A SOP.md that is not UTF-8 is refused at its line: the step text would reach clients with U+FFFD in place of
+// what the file says (found by FuzzLoadManifest).
+func TestLoadRefusesInvalidUTF8Steps(t *testing.T) {
+	dir := t.TempDir()
+	writeSOP(t, dir, "s", "[sop]\nname = \"s\"\ndescription = \"d\"\n", "## Steps\n1. **Fine**\n2. **Bad\x8a**\n")
+	_, _, err := LoadOne(dir, "s", LoadOptions{})
+	var le *LoadError
+	if !errors.As(err, &le) || len(le.Issues) != 1 || le.Issues[0].Line != 3 || le.Issues[0].Message != "not valid UTF-8" {
+		t.Fatalf("got %v, want SOP.md:3: not valid UTF-8", err)
+	}
+}
