@@ -54,6 +54,7 @@ func (s *Server) routes() http.Handler {
 
 	s.domainRoutes(mux)
 	s.wsRoutes(mux)
+	s.mcpRoutes(mux)
 
 	s.mirrorRoutes(mux)
 	s.dashboardRoutes(mux)
