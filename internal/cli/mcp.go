@@ -54,7 +54,10 @@ func mcpServe(ctx context.Context, env Env, args []string) error {
 		}
 		return raw, nil
 	}}
-	return srv.ServeStdio(ctx, io.NopCloser(env.Stdin), nopWriteCloser{env.Stdout}, peer)
+	if err := srv.ServeStdio(ctx, io.NopCloser(env.Stdin), nopWriteCloser{env.Stdout}, peer); err != nil {
+		return fmt.Errorf("mcp serve: the session ended (frames are limited to %d bytes): %w", mcpserver.DefaultMaxFrameBytes, err)
+	}
+	return nil
 }
 
 // nopWriteCloser leaves stdout open when the session closes its writer.

@@ -332,3 +332,28 @@ func TestMCPGatewaySessionCap(t *testing.T) {
 	}
 	g.Do("POST", "/mcp", mcpInit, hdr...).Want(t, 503)
 }
+
+// The daemon's shutdown ends the open MCP sessions (their event streams are requests the gateway's shutdown
+// would wait for): with a drain deadline longer than rpctest's 15 s stop limit, a stream left open would fail
+// Stop. Every client sees its session end, and no goroutine of the daemon is left.
+func TestMCPGatewayShutdownEndsSessions(t *testing.T) {
+	t.Parallel()
+	d, g, code := rpctest.StartGateway(t, mcpConfig, rpctest.WithDrainTimeout(time.Minute))
+	owner := rpctest.PairOnce(t, g, code)
+	var sessions []*mcp.ClientSession
+	for range 3 {
+		cs := mustMCP(t, g, owner)
+		ok(t, callTool(t, cs, mcpserver.ToolCronList, nil))
+		sessions = append(sessions, cs)
+	}
+	d.CheckNoGoroutines(t)
+	for i, cs := range sessions {
+		ended := make(chan struct{})
+		go func() { _ = cs.Wait(); close(ended) }()
+		select {
+		case <-ended:
+		case <-time.After(30 * time.Second):
+			t.Fatalf("session %d outlived the daemon", i)
+		}
+	}
+}
