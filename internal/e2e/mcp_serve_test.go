@@ -162,3 +162,33 @@ func TestMCPServeStdioOversizedFrame(t *testing.T) {
 		t.Fatal("the oversized frame was stored")
 	}
 }
+
+// A client that writes its calls and closes its input (a shell pipe) still gets every answer, in order of the
+// ids it sent, before `mcp serve` exits 0.
+func TestMCPServeStdioAnswersBeforeEOF(t *testing.T) {
+	t.Parallel()
+	h, _ := homeWithOpenAI(t, "fake", "http://127.0.0.1:1/v1")
+	in := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"sh","version":"1"}}}` + "\n" +
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n" +
+		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"memory_store","arguments":{"key":"color","content":"the user likes teal"}}}` + "\n" +
+		`{"jsonrpc":"2.0","id":3,"method":"tools/list"}` + "\n"
+	stdout, stderr, code := run(t, env(h), in, "mcp", "serve")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var ids []float64
+	for line := range strings.SplitSeq(strings.TrimSuffix(stdout, "\n"), "\n") {
+		var m struct {
+			ID     float64         `json:"id"`
+			Result json.RawMessage `json:"result"`
+		}
+		if err := json.Unmarshal([]byte(line), &m); err != nil || m.Result == nil {
+			t.Fatalf("not an answer: %s", line)
+		}
+		ids = append(ids, m.ID)
+	}
+	slices.Sort(ids)
+	if !slices.Equal(ids, []float64{1, 2, 3}) || !strings.Contains(stdout, `\"stored\":true`) {
+		t.Fatalf("answers %v:\n%s", ids, stdout)
+	}
+}
