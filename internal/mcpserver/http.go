@@ -38,7 +38,7 @@ func (s *Server) newHTTPHandler() *mcp.StreamableHTTPHandler {
 		}
 		return s.probe
 	}, &mcp.StreamableHTTPOptions{
-		Logger:         s.log,
+		Logger:         s.sdkLog,
 		SessionTimeout: SessionIdleTimeout,
 		// The gateway's guard has already applied its Host and Origin rules (gateway.allowed_hosts, the bound
 		// address); the SDK's own loopback-only Host check would refuse what those allow.

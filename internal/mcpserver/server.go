@@ -62,14 +62,15 @@ var ErrDaemonGone = errors.New("mcpserver: the daemon closed the connection")
 // ends them); the HTTP sessions' owners are in sessions, guarded by mu. wg owns the goroutines that wait for an
 // HTTP session's end.
 type Server struct {
-	opts  Options
-	log   *slog.Logger
-	table *router.Table[*Peer]
-	tools []tool
-	peers router.Peers[*Peer]
-	probe *mcp.Server // answers what the HTTP handler asks outside a session (the protocol versions)
-	http  *mcp.StreamableHTTPHandler
-	wg    sync.WaitGroup
+	opts   Options
+	log    *slog.Logger
+	sdkLog *slog.Logger // the SDK's: warnings and errors only (it logs every session's steps at Info)
+	table  *router.Table[*Peer]
+	tools  []tool
+	peers  router.Peers[*Peer]
+	probe  *mcp.Server // answers what the HTTP handler asks outside a session (the protocol versions)
+	http   *mcp.StreamableHTTPHandler
+	wg     sync.WaitGroup
 
 	mu       sync.Mutex
 	sessions map[string]*httpSession
@@ -87,7 +88,8 @@ func New(opts Options) *Server {
 	if opts.MaxFrameBytes <= 0 {
 		opts.MaxFrameBytes = DefaultMaxFrameBytes
 	}
-	s := &Server{opts: opts, log: opts.Logger, sessions: map[string]*httpSession{}}
+	s := &Server{opts: opts, log: opts.Logger, sessions: map[string]*httpSession{},
+		sdkLog: slog.New(minLevel{Handler: opts.Logger.Handler(), min: slog.LevelWarn})}
 	s.table = router.New(router.Options[*Peer]{Authorize: authorize, MapError: mapError, Logger: opts.Logger})
 	s.tools = tools()
 	for i := range s.tools {
@@ -121,7 +123,7 @@ func mapError(err error) *jsonrpc.Error {
 // newSDKServer is one MCP server over the tool table for peer (nil: the probe, which serves no tool call).
 // sessionID, when set, is the id its one streamable HTTP session gets.
 func (s *Server) newSDKServer(peer *Peer, sessionID string) *mcp.Server {
-	opts := &mcp.ServerOptions{Logger: s.log, HasTools: true}
+	opts := &mcp.ServerOptions{Logger: s.sdkLog, HasTools: true}
 	if sessionID != "" {
 		opts.GetSessionID = func() string { return sessionID }
 	}
@@ -203,3 +205,21 @@ func (s *Server) Close() {
 
 // Sessions is the number of open sessions (both transports).
 func (s *Server) Sessions() int { return s.peers.Len() }
+
+// minLevel passes on the records of min and above only.
+type minLevel struct {
+	slog.Handler
+	min slog.Level
+}
+
+func (h minLevel) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= h.min && h.Handler.Enabled(ctx, l)
+}
+
+func (h minLevel) WithAttrs(as []slog.Attr) slog.Handler {
+	return minLevel{Handler: h.Handler.WithAttrs(as), min: h.min}
+}
+
+func (h minLevel) WithGroup(name string) slog.Handler {
+	return minLevel{Handler: h.Handler.WithGroup(name), min: h.min}
+}
