@@ -131,9 +131,24 @@ func startDaemon(bin string, in *install) (*proc, error) {
 	go func() { _ = cmd.Wait(); close(p.done) }()
 	for {
 		if nc, err := net.Dial("unix", in.sock); err == nil {
-			p.ready = time.Since(p.start)
+			dialed := time.Since(p.start)
 			c := &client{Client: ndjson.New(nil, nc)}
-			_, ierr := c.call("initialize", map[string]any{"protocol_version": 1})
+			var hello struct {
+				ServerPID int `json:"server_pid"`
+			}
+			ierr := c.callInto("initialize", map[string]any{"protocol_version": 1}, &hello)
+			if ierr == nil && hello.ServerPID != p.pid() {
+				// Another daemon of this install serves the socket (an ephemeral one an operator's command
+				// started while none ran): ours is not up, and will say so by exiting or come up after it.
+				c.Close()
+				select {
+				case <-p.done:
+					return nil, fmt.Errorf("daemon exited before serving %s: %s", in.sock, lastLines(p.stderr.String(), 5))
+				case <-time.After(20 * time.Millisecond):
+				}
+				continue
+			}
+			p.ready = dialed
 			if ierr == nil {
 				ierr = c.callInto("status", map[string]any{}, nil)
 			}

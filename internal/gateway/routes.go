@@ -92,6 +92,9 @@ func (s *Server) counted(route string, next http.Handler) http.Handler {
 		if rec.code == 0 {
 			rec.code = http.StatusOK
 		}
+		if bodyCut(w) { // the body bound answered 408 in the handler's place
+			rec.code = http.StatusRequestTimeout
+		}
 		s.o.Metrics.request(route, r.Method, rec.code)
 	})
 }
