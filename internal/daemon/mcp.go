@@ -7,7 +7,9 @@ import (
 	"net/http"
 
 	"github.com/zeroclaw-go/zeroclaw/internal/api"
+	"github.com/zeroclaw-go/zeroclaw/internal/auth"
 	"github.com/zeroclaw-go/zeroclaw/internal/gateway"
+	"github.com/zeroclaw-go/zeroclaw/internal/jsonrpc"
 	"github.com/zeroclaw-go/zeroclaw/internal/mcpserver"
 )
 
@@ -19,9 +21,19 @@ func newMCPServer(log *slog.Logger) *mcpserver.Server {
 
 // ServeMCP serves /mcp: the client acts as its gateway identity, through the same method table as every route.
 func (g *gatewayDaemon) ServeMCP(w http.ResponseWriter, r *http.Request, id gateway.Identity, owner string) {
-	g.d.mcp.ServeHTTP(w, r, &mcpserver.Peer{Label: id.Label, Owner: owner, Principal: id.Principal,
+	principal := func() *auth.Principal { // the device's grants now: a reload that changed them applies at once
+		if id.Resolve == nil {
+			return id.Principal
+		}
+		return id.Resolve(g.d.cfg.Current())
+	}
+	g.d.mcp.ServeHTTP(w, r, &mcpserver.Peer{Label: id.Label, Owner: owner, Principal: principal,
 		Call: func(ctx context.Context, method string, params json.RawMessage) (any, error) {
-			return g.Call(ctx, id, method, params)
+			now := id // a session outlives the request that opened it: each call acts with the grants in force
+			if now.Principal = principal(); now.Principal == nil {
+				return nil, jsonrpc.NewError(api.CodeAuthRequired, "peer not allowed: its token is no longer paired", nil)
+			}
+			return g.Call(ctx, now, method, params)
 		}})
 }
 

@@ -236,6 +236,19 @@ func TestMCPGatewayGrantsRefuse(t *testing.T) {
 	if l := g.Do("GET", "/api/cron", nil, owner).Want(t, 200); strings.Contains(string(l.Raw), "pwned") {
 		t.Fatalf("a refused cron_add scheduled: %s", l.Raw)
 	}
+
+	// The grants are the config's now, not the session's first: given memory:write, the open session stores.
+	rc := dialRC(t, d, "")
+	rc.mustCall(api.MethodConfigSet, api.ConfigSetParams{Prop: "permission_profiles.reader.grants",
+		Value: json.RawMessage(`["memory:read","sessions:read","cron:read","memory:write"]`)}, nil)
+	ok(t, callTool(t, reader, mcpserver.ToolMemoryStore, map[string]any{"key": "k", "content": "granted now", "agent": "default"}))
+	if l := g.Do("GET", "/api/memory?agent=default", nil, owner).Want(t, 200); !strings.Contains(string(l.Raw), "granted now") {
+		t.Fatalf("the store after the grant: %s", l.Raw)
+	}
+	rc.mustCall(api.MethodConfigSet, api.ConfigSetParams{Prop: "permission_profiles.reader.grants",
+		Value: json.RawMessage(`["memory:read"]`)}, nil)
+	refused(t, callTool(t, reader, mcpserver.ToolMemoryStore, map[string]any{"key": "k", "content": "revoked", "agent": "default"}), -32012)
+	refused(t, callTool(t, reader, mcpserver.ToolCronList, nil), -32012)
 }
 
 // mcpInit is an initialize request as a streamable HTTP client sends it.

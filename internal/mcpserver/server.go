@@ -40,9 +40,11 @@ type Peer struct {
 	// Owner keys the streamable HTTP sessions: a session is served only to requests with the Owner that opened
 	// it (the paired token's hash). Unused on stdio.
 	Owner string
-	// Principal, when known, refuses a tool whose grant it lacks before the daemon is asked; nil leaves every
-	// check to the native table (stdio: the daemon resolves the socket peer itself).
-	Principal *auth.Principal
+	// Principal, when set, is the client's principal under the config in force (nil from it: no longer
+	// allowed, -32010), which refuses a tool whose grant it lacks before its arguments are checked or the
+	// daemon is asked. Unset leaves every check to the native table (stdio: the daemon resolves the socket peer
+	// itself). The native call checks again either way.
+	Principal func() *auth.Principal
 	// Call reaches the native methods.
 	Call CallFunc
 }
@@ -104,12 +106,19 @@ func New(opts Options) *Server {
 // ToolNames lists the tools every session offers, sorted.
 func (s *Server) ToolNames() []string { return s.table.Names() }
 
-// authorize refuses a tool whose grant a known principal lacks, with the native table's error.
+// authorize refuses a tool whose grant a known principal lacks, with the native table's errors.
 func authorize(_ context.Context, p *Peer, grant string) error {
-	if grant == "" || p.Principal == nil || p.Principal.Allows(grant) {
+	if p.Principal == nil {
 		return nil
 	}
-	return jsonrpc.NewError(api.CodeForbidden, "Forbidden: missing grant "+grant, map[string]any{"grant": grant})
+	pr := p.Principal()
+	switch {
+	case pr == nil:
+		return jsonrpc.NewError(api.CodeAuthRequired, "peer not allowed: its token is no longer paired", nil)
+	case grant != "" && !pr.Allows(grant):
+		return jsonrpc.NewError(api.CodeForbidden, "Forbidden: missing grant "+grant, map[string]any{"grant": grant})
+	}
+	return nil
 }
 
 // mapError maps the errors a forward can meet besides the daemon's own answers (already *jsonrpc.Error).

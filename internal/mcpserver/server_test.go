@@ -158,7 +158,8 @@ func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
 func TestKnownPrincipalRefusedBeforeTheDaemon(t *testing.T) {
 	d := &daemon{}
 	reader := &auth.Principal{Name: "reader", Grants: []string{api.GrantMemoryRead}}
-	cs, _ := serve(t, mcpserver.New(mcpserver.Options{}), &mcpserver.Peer{Label: "unit", Principal: reader, Call: d.call})
+	current := reader
+	cs, _ := serve(t, mcpserver.New(mcpserver.Options{}), &mcpserver.Peer{Label: "unit", Principal: func() *auth.Principal { return current }, Call: d.call})
 	if code, msg := errorOf(t, call(t, cs, mcpserver.ToolCronAdd, map[string]any{"schedule": "* * * * *"})); code != api.CodeForbidden || msg != "Forbidden: missing grant cron:create" {
 		t.Fatalf("%d %q", code, msg)
 	}
@@ -167,6 +168,14 @@ func TestKnownPrincipalRefusedBeforeTheDaemon(t *testing.T) {
 	}
 	if res := call(t, cs, mcpserver.ToolMemorySearch, map[string]any{"query": "q"}); res.IsError {
 		t.Fatalf("allowed call refused: %+v", res.Content)
+	}
+	// The principal is asked at each call: revoked, the session's calls are refused as the native table would.
+	current = nil
+	if code, msg := errorOf(t, call(t, cs, mcpserver.ToolMemorySearch, map[string]any{"query": "q"})); code != api.CodeAuthRequired || !strings.Contains(msg, "no longer paired") {
+		t.Fatalf("revoked: %d %q", code, msg)
+	}
+	if n := len(d.recorded()); n != 1 {
+		t.Fatalf("the daemon was asked %d times, want 1", n)
 	}
 }
 
