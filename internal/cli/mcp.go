@@ -10,10 +10,16 @@ import (
 
 	"github.com/zeroclaw-go/zeroclaw/internal/api"
 	"github.com/zeroclaw-go/zeroclaw/internal/cli/client"
+	"github.com/zeroclaw-go/zeroclaw/internal/cli/hint"
+	"github.com/zeroclaw-go/zeroclaw/internal/jsonrpc"
 	"github.com/zeroclaw-go/zeroclaw/internal/mcpserver"
 )
 
 const mcpSynopsis = "serve [--config-dir DIR]"
+
+// mcpTokenEnv, when set, is a paired gateway token `mcp serve` acts as (that device's grants) instead of the
+// socket peer; an environment variable, not a flag, so that it shows in no process listing.
+const mcpTokenEnv = "ZEROCLAW_MCP_TOKEN"
 
 // runMCP is `zeroclaw mcp`: the daemon as an MCP server.
 func runMCP(ctx context.Context, env Env, args []string) error {
@@ -22,12 +28,24 @@ func runMCP(ctx context.Context, env Env, args []string) error {
 
 // mcpServe is `zeroclaw mcp serve`, the command an MCP client runs: an MCP server on stdin and stdout whose
 // tools call the daemon's methods over its local socket (an ephemeral daemon is started when none runs, as for
-// `zeroclaw agent`), acting as that socket peer: the daemon's own uid is the owner, another uid its [users]
-// entry. Stdout carries the protocol only; errors go to stderr. It ends when the client closes stdin or the
-// daemon goes away.
+// `zeroclaw agent`), acting as that socket peer (the daemon's own uid is the owner, another uid its [users]
+// entry) or, with ZEROCLAW_MCP_TOKEN set, as the paired device whose token it is. Stdout carries the protocol
+// only; errors go to stderr. It ends when the client closes stdin or the daemon goes away.
 func mcpServe(ctx context.Context, env Env, args []string) error {
-	f := newDaemonFlags(env, "mcp serve", "[--config-dir DIR]")
-	conn, err := f.connect(ctx, env, args, connectOrSpawn)
+	f := newDaemonFlags(env, "mcp serve", "[--config-dir DIR]  (ZEROCLAW_MCP_TOKEN=<paired token>: act as that device)")
+	if err := parseFlags(f.FlagSet, args); err != nil {
+		return err
+	}
+	nc, err := dialOrSpawn(ctx, env, *f.configDir)
+	if err != nil {
+		return err
+	}
+	conn, err := client.NewAs(ctx, nc, nil, env.Getenv(mcpTokenEnv), nil)
+	var we *jsonrpc.Error
+	if errors.As(err, &we) && we.Code == api.CodeAuthRequired {
+		return hint.With(fmt.Errorf("mcp serve: %s is not a paired token: %w", mcpTokenEnv, err),
+			"zeroclaw pair code --profile NAME makes a code; pair a device with it (POST /pair) and set its token, or unset "+mcpTokenEnv)
+	}
 	if err != nil {
 		return err
 	}

@@ -192,3 +192,34 @@ func TestMCPServeStdioAnswersBeforeEOF(t *testing.T) {
 		t.Fatalf("answers %v:\n%s", ids, stdout)
 	}
 }
+
+// With ZEROCLAW_MCP_TOKEN a paired device's token, `mcp serve` acts as that device: the reader's memory_store
+// is refused with the native -32012 and stores nothing, its memory_search works; a token that is not paired
+// stops the command at once with a hint, before any MCP is spoken.
+func TestMCPServeStdioAsDevice(t *testing.T) {
+	t.Parallel()
+	cfg := "schema_version = 3\n\n[providers.models.echo.default]\nmodel = \"echo\"\n\n[agents.default]\nmodel_provider = \"echo.default\"\nrisk_profile = \"supervised\"\n\n[risk_profiles.supervised]\nlevel = \"supervised\"\n\n[gateway]\nport = 0\n\n[permission_profiles.reader]\ngrants = [\"memory:read\"]\n"
+	h, root := homeWithConfig(t, cfg)
+	d := start(t, env(h), "daemon")
+	waitSocket(t, d, filepath.Join(root, "data", "daemon.sock"))
+	base, _ := pairWithBanner(t, d)
+	reader := pairCode(t, base, strings.TrimSpace(runOK(t, env(h), "", "pair", "code", "--profile", "reader")))
+
+	cs, _ := mcpServe(t, env(h, "ZEROCLAW_MCP_TOKEN="+reader))
+	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "memory_store", Arguments: map[string]any{"key": "k", "content": "planted by the reader"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := json.Marshal(res.StructuredContent)
+	if !res.IsError || !strings.Contains(string(raw), `"code":-32012`) || !strings.Contains(string(raw), "missing grant memory:write") {
+		t.Fatalf("the reader's memory_store: %s", raw)
+	}
+	if got := mcpCall(t, cs, "memory_search", map[string]any{"query": "planted"}); strings.Contains(got, "planted by the reader") {
+		t.Fatalf("a refused store stored: %s", got)
+	}
+
+	stdout, stderr, code := run(t, env(h, "ZEROCLAW_MCP_TOKEN=zc_not_paired"), "", "mcp", "serve")
+	if code == 0 || stdout != "" || !strings.Contains(stderr, "ZEROCLAW_MCP_TOKEN is not a paired token") || !strings.Contains(stderr, "Try: ") {
+		t.Fatalf("a wrong token: exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+}
