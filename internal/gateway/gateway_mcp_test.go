@@ -1,6 +1,7 @@
 package gateway_test
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -300,41 +301,58 @@ func TestMCPGatewayAdversarial(t *testing.T) {
 	g.Do("POST", "/mcp", stolen, append([]string{owner, "Mcp-Session-Id: 0123"}, mcpHeaders...)...).Want(t, 404)
 }
 
-// Sessions are capped: with DefaultMaxSessions open, one more initialize is 503 with Retry-After; ending one
-// (DELETE) frees its place. Initialize requests that open nothing (a bad body) take no place.
+// Sessions are capped, per device and in all: a device with DefaultMaxSessionsPerOwner open gets 503 (with
+// Retry-After) for one more while another device still opens its own, until DefaultMaxSessions are open in all;
+// then every device is refused, while the open sessions are still served. Ending one (DELETE) frees its place.
+// Requests that open nothing (no initialize, a bad body) take no place.
 func TestMCPGatewaySessionCap(t *testing.T) {
 	t.Parallel()
-	_, g, code := rpctest.StartGateway(t, mcpConfig)
+	d, g, code := rpctest.StartGateway(t, mcpConfig)
 	owner := rpctest.PairOnce(t, g, code)
-	hdr := append([]string{owner}, mcpHeaders...)
-
+	open := func(auth string) rpctest.Response {
+		return g.Do("POST", "/mcp", mcpInit, append([]string{auth}, mcpHeaders...)...)
+	}
 	for range 5 {
-		g.Do("POST", "/mcp", `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, hdr...) // no initialize: no session kept
-		g.Do("POST", "/mcp", `not json`, hdr...)
+		g.Do("POST", "/mcp", `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, append([]string{owner}, mcpHeaders...)...)
+		g.Do("POST", "/mcp", `not json`, append([]string{owner}, mcpHeaders...)...)
 	}
-	var ids []string
-	for i := range mcpserver.DefaultMaxSessions {
-		r := g.Do("POST", "/mcp", mcpInit, hdr...).Want(t, 200)
-		id := r.Header.Get("Mcp-Session-Id")
-		if id == "" || slices.Contains(ids, id) {
-			t.Fatalf("session %d: id %q", i, id)
+	devices := []string{owner}
+	for len(devices)*mcpserver.DefaultMaxSessionsPerOwner < mcpserver.DefaultMaxSessions {
+		devices = append(devices, rpctest.PairWithProfile(t, d, g, "reader"))
+	}
+	last := rpctest.PairWithProfile(t, d, g, "reader") // opens nothing until the end
+	ids := map[string][]string{}
+	seen := map[string]bool{}
+	for _, dev := range devices {
+		for i := range mcpserver.DefaultMaxSessionsPerOwner {
+			id := open(dev).Want(t, 200).Header.Get("Mcp-Session-Id")
+			if id == "" || seen[id] {
+				t.Fatalf("session %d: id %q", i, id)
+			}
+			seen[id] = true
+			ids[dev] = append(ids[dev], id)
 		}
-		ids = append(ids, id)
+		r := open(dev).Want(t, 503)
+		if r.Header.Get("Retry-After") == "" || !strings.Contains(string(r.Raw), "too many MCP sessions open for this client (16)") {
+			t.Fatalf("over the device's cap: %v %s", r.Header, r.Raw)
+		}
 	}
-	r := g.Do("POST", "/mcp", mcpInit, hdr...).Want(t, 503)
-	if r.Header.Get("Retry-After") == "" || !strings.Contains(string(r.Raw), "too many MCP sessions") {
-		t.Fatalf("over the cap: %v %s", r.Header, r.Raw)
+	r := open(last).Want(t, 503)
+	if !strings.Contains(string(r.Raw), "too many MCP sessions open (64)") {
+		t.Fatalf("over the cap: %s", r.Raw)
 	}
 	// A session already open is still served while new ones are refused.
-	list := `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`
-	notify := `{"jsonrpc":"2.0","method":"notifications/initialized"}`
-	g.Do("POST", "/mcp", notify, append([]string{"Mcp-Session-Id: " + ids[0]}, hdr...)...).Want(t, 202)
-	g.Do("POST", "/mcp", list, append([]string{"Mcp-Session-Id: " + ids[0]}, hdr...)...).Want(t, 200)
+	sid := ids[owner][0]
+	hdr := append([]string{owner, "Mcp-Session-Id: " + sid}, mcpHeaders...)
+	g.Do("POST", "/mcp", `{"jsonrpc":"2.0","method":"notifications/initialized"}`, hdr...).Want(t, 202)
+	if l := firstEvent(t, g, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`, hdr...); !strings.Contains(l, "memory_search") {
+		t.Fatalf("tools/list on an open session: %s", l)
+	}
 
-	g.Do("DELETE", "/mcp", nil, owner, "Mcp-Session-Id: "+ids[1]).Want(t, 204)
+	g.Do("DELETE", "/mcp", nil, owner, "Mcp-Session-Id: "+ids[owner][1]).Want(t, 204)
 	deadline := time.Now().Add(10 * time.Second) // the freed place comes back once the session's end is seen
 	for {
-		r := g.Do("POST", "/mcp", mcpInit, hdr...)
+		r := open(last)
 		if r.Code == 200 {
 			break
 		}
@@ -343,7 +361,7 @@ func TestMCPGatewaySessionCap(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	g.Do("POST", "/mcp", mcpInit, hdr...).Want(t, 503)
+	open(owner).Want(t, 503)
 }
 
 // The daemon's shutdown ends the open MCP sessions (their event streams are requests the gateway's shutdown
@@ -369,4 +387,28 @@ func TestMCPGatewayShutdownEndsSessions(t *testing.T) {
 			t.Fatalf("session %d outlived the daemon", i)
 		}
 	}
+}
+
+// firstEvent POSTs body to /mcp with headers and returns the data of the first event of the answer's stream.
+func firstEvent(t *testing.T, g *rpctest.Gateway, body string, headers ...string) string {
+	t.Helper()
+	req, _ := http.NewRequest("POST", g.Base+"/mcp", strings.NewReader(body))
+	for _, h := range headers {
+		k, v, _ := strings.Cut(h, ": ")
+		req.Header.Set(k, v)
+	}
+	res, err := g.Client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	sc := bufio.NewScanner(res.Body)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		if data, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
+			return data
+		}
+	}
+	t.Fatalf("no event in the answer (status %d)", res.StatusCode)
+	return ""
 }

@@ -48,7 +48,7 @@ func (s *Server) newHTTPHandler() *mcp.StreamableHTTPHandler {
 }
 
 // ServeHTTP serves one streamable HTTP request of an authenticated client, peer. A request without a session
-// opens one (at most MaxSessions at once: 503 beyond) bound to peer; a request naming a session is served only
+// opens one (at most MaxSessions at once, MaxPerOwner of one owner: 503 beyond) bound to peer; a request naming a session is served only
 // when peer.Owner is the one that opened it (403 otherwise), so a session id seen by another device is worth
 // nothing. The caller (the gateway) has authenticated the request and bounded its body.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request, peer *Peer) {
@@ -84,9 +84,18 @@ func (s *Server) reserve(peer *Peer) (string, *httpSession, error) {
 	id := hex.EncodeToString(b[:])
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	switch {
-	case s.closed:
+	if s.closed {
 		return "", nil, errShuttingDown
+	}
+	mine := 0
+	for _, hs := range s.sessions {
+		if hs.peer.Owner == peer.Owner {
+			mine++
+		}
+	}
+	switch {
+	case mine >= s.opts.MaxPerOwner:
+		return "", nil, &capError{max: s.opts.MaxPerOwner, yours: true}
 	case len(s.sessions) >= s.opts.MaxSessions:
 		return "", nil, &capError{max: s.opts.MaxSessions}
 	}
@@ -140,10 +149,17 @@ func (e serverError) Error() string { return string(e) }
 
 const errShuttingDown = serverError("the daemon is shutting down")
 
-type capError struct{ max int }
+type capError struct {
+	max   int
+	yours bool // the client's own cap, not the server's
+}
 
 func (e *capError) Error() string {
-	return "too many MCP sessions open (" + strconv.Itoa(e.max) + "); close one (DELETE /mcp with its " + sessionHeader + ") or retry later"
+	who := "too many MCP sessions open ("
+	if e.yours {
+		who = "too many MCP sessions open for this client ("
+	}
+	return who + strconv.Itoa(e.max) + "); close one (DELETE /mcp with its " + sessionHeader + ") or retry later"
 }
 
 // writeError is the gateway's error shape, {"error": "..."}.

@@ -25,6 +25,9 @@ import (
 const (
 	// DefaultMaxSessions caps the streamable HTTP sessions open at once; one more initialize is refused (503).
 	DefaultMaxSessions = 64
+	// DefaultMaxSessionsPerOwner caps those of one client (one paired token), so that one device cannot take
+	// every place.
+	DefaultMaxSessionsPerOwner = 16
 	// DefaultMaxFrameBytes bounds one stdio frame; a longer line ends the session.
 	DefaultMaxFrameBytes = 1 << 20
 )
@@ -53,6 +56,7 @@ type Peer struct {
 type Options struct {
 	Version       string // the implementation version the server announces
 	MaxSessions   int    // 0: DefaultMaxSessions
+	MaxPerOwner   int    // 0: DefaultMaxSessionsPerOwner
 	MaxFrameBytes int    // 0: DefaultMaxFrameBytes
 	Logger        *slog.Logger
 }
@@ -86,6 +90,9 @@ func New(opts Options) *Server {
 	}
 	if opts.MaxSessions <= 0 {
 		opts.MaxSessions = DefaultMaxSessions
+	}
+	if opts.MaxPerOwner <= 0 {
+		opts.MaxPerOwner = DefaultMaxSessionsPerOwner
 	}
 	if opts.MaxFrameBytes <= 0 {
 		opts.MaxFrameBytes = DefaultMaxFrameBytes
