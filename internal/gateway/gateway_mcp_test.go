@@ -27,13 +27,23 @@ grants = ["memory:read", "sessions:read", "cron:read"]
 
 // bearer adds a paired token to every request of an MCP client ("Authorization: Bearer ..." as PairOnce
 // returns it).
-type bearer struct{ header string }
+type bearer struct {
+	header string
+	rt     http.RoundTripper
+}
 
 func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 	r = r.Clone(r.Context())
 	k, v, _ := strings.Cut(b.header, ": ")
 	r.Header.Set(k, v)
-	return (&http.Transport{Proxy: nil}).RoundTrip(r)
+	return b.rt.RoundTrip(r)
+}
+
+// bearerClient is an HTTP client that sends auth with every request.
+func bearerClient(t testing.TB, auth string) *http.Client {
+	tr := &http.Transport{Proxy: nil}
+	t.Cleanup(tr.CloseIdleConnections)
+	return &http.Client{Transport: bearer{header: auth, rt: tr}}
 }
 
 // mcpConnect opens an MCP session on the gateway's /mcp with the official SDK's client.
@@ -43,7 +53,7 @@ func mcpConnect(t *testing.T, g *rpctest.Gateway, auth string) (*mcp.ClientSessi
 	defer cancel()
 	c := mcp.NewClient(&mcp.Implementation{Name: "zeroclaw-test", Version: "1"}, nil)
 	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: g.Base + "/mcp", MaxRetries: -1,
-		HTTPClient: &http.Client{Transport: bearer{auth}}}, nil)
+		HTTPClient: bearerClient(t, auth)}, nil)
 	if err == nil {
 		t.Cleanup(func() { _ = cs.Close() })
 	}
@@ -390,7 +400,7 @@ func TestMCPGatewayShutdownEndsSessions(t *testing.T) {
 }
 
 // firstEvent POSTs body to /mcp with headers and returns the data of the first event of the answer's stream.
-func firstEvent(t *testing.T, g *rpctest.Gateway, body string, headers ...string) string {
+func firstEvent(t testing.TB, g *rpctest.Gateway, body string, headers ...string) string {
 	t.Helper()
 	req, _ := http.NewRequest("POST", g.Base+"/mcp", strings.NewReader(body))
 	for _, h := range headers {
