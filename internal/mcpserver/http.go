@@ -115,19 +115,30 @@ func (s *Server) established(id string, hs *httpSession) {
 		s.forget(id)
 		return
 	}
-	conn := router.NewConnID()
-	if !s.peers.Add(conn, hs.peer, func() { _ = ss.Close() }) {
+	s.mu.Lock() // the watcher is counted before Close can wait for it: Close sets closed under mu first
+	if s.closed {
+		s.mu.Unlock()
 		_ = ss.Close()
 		s.forget(id)
 		return
 	}
+	s.wg.Add(1)
+	s.mu.Unlock()
+	conn := router.NewConnID()
+	if !s.peers.Add(conn, hs.peer, func() { _ = ss.Close() }) {
+		_ = ss.Close()
+		s.forget(id)
+		s.wg.Done()
+		return
+	}
 	s.log.Debug("mcp session opened", "component", "mcp", "conn", conn, "peer", hs.peer.Label)
-	s.wg.Go(func() {
+	go func() {
+		defer s.wg.Done()
 		_ = ss.Wait()
 		s.peers.Remove(conn)
 		s.forget(id)
 		s.log.Debug("mcp session closed", "component", "mcp", "conn", conn, "peer", hs.peer.Label)
-	})
+	}()
 }
 
 func (s *Server) forget(id string) {
