@@ -159,6 +159,13 @@ type PermissionProfile struct {
 	// MaxRisk caps the tool calls its principal may approve: "low", "medium" or "high" ("" : no cap). A call
 	// of a higher risk is the owner's to approve.
 	MaxRisk string `toml:"max_risk" desc:"Highest risk (low, medium, high) of a tool call this profile's principals may approve; a riskier call waits for the owner. Empty: no cap."`
+	// AllowedAgents and AllowedTools are upstream's selectors (crates/zeroclaw-config PermissionProfileConfig):
+	// when the key is set, the profile's principals may use only the agents (sessions of them, on every
+	// surface) and the tools (offered to and run in their turns) it names, "*" being every one, and [] none.
+	// An absent key restricts nothing (our list-form profiles predate them). A principal's profiles are a
+	// union: a profile without the key lifts the restriction. nil is absent; an empty list is kept in the file.
+	AllowedAgents []string `toml:"allowed_agents" empty:"kept" note:"absent: every agent; []: none" desc:"Agents this profile's principals may open and prompt sessions of (\"*\": every agent). Absent: every agent."`
+	AllowedTools  []string `toml:"allowed_tools" empty:"kept" note:"absent: every tool; []: none" desc:"Tools the turns of this profile's principals may offer and run (\"*\": every tool); the agent's risk profile still applies. Absent: every tool."`
 }
 
 // ChannelsConfig is [channels].

@@ -207,9 +207,12 @@ func (g *gatewayDaemon) Tools() []gateway.ToolSpec {
 
 func (g *gatewayDaemon) RunWebhook(ctx context.Context, caller *auth.Principal, agent, sessionID, message string) (string, error) {
 	answer, err := g.d.sessions.RunUnattended(ctx, session.Unattended{Agent: agent, SessionID: sessionID, Prompt: message,
-		Owner: caller.Name, Restricted: !caller.Admin, Grants: caller.Grants})
+		Owner: caller.Name, Restricted: !caller.Admin, Grants: caller.Grants, Agents: caller.Agents, Tools: caller.Tools})
 	if errors.Is(err, session.ErrNotOwned) {
 		return "", fmt.Errorf("%w: %w", gateway.ErrSessionNotOwned, err)
+	}
+	if errors.Is(err, session.ErrAgentNotAllowed) {
+		return "", fmt.Errorf("%w: %w", gateway.ErrAgentNotAllowed, err)
 	}
 	return answer, err
 }

@@ -67,6 +67,7 @@ var table = []Entry{
 	{Err: session.ErrInvalid, Code: api.CodeInvalidParams, ACP: api.CodeInvalidParams, Status: badRequest},
 	{Err: upload.ErrInvalid, Code: api.CodeInvalidParams, Status: badRequest},
 	{Err: session.ErrAgentDenied, Code: api.CodeForbidden, Status: forbidden},
+	{Err: session.ErrAgentNotAllowed, Code: api.CodeForbidden, ACP: api.CodeForbidden, Status: forbidden},
 	{Err: upload.ErrForbidden, Code: api.CodeForbidden, Status: forbidden},
 	{Err: session.ErrApprovalCapped, Code: api.CodeForbidden, Status: forbidden},
 
@@ -79,6 +80,8 @@ var table = []Entry{
 	{Err: config.ErrTooManyEntries, Code: api.CodeInvalidParams, Status: badRequest},
 	{Err: config.ErrNoMapSection, Code: api.CodeInvalidParams, Status: badRequest},
 	{Err: config.ErrInvalidKey, Code: api.CodeInvalidParams, Status: badRequest},
+	{Err: config.ErrDrifted, Code: api.CodePreconditionFailed, Status: conflict},
+	{Err: config.ErrTestFailed, Code: api.CodePreconditionFailed, Status: conflict},
 
 	{Err: cron.ErrNotFound, Code: api.CodeInvalidParams, Status: notFound, NotFound: true},
 	{Err: cron.ErrInvalid, Code: api.CodeInvalidParams, Status: badRequest},

@@ -51,6 +51,7 @@ func TestTable(t *testing.T) {
 		{session.ErrInvalid, invalid, invalid, 400, false, ""},
 		{upload.ErrInvalid, invalid, 0, 400, false, ""},
 		{session.ErrAgentDenied, denied, 0, 403, false, ""},
+		{session.ErrAgentNotAllowed, denied, denied, 403, false, ""},
 		{upload.ErrForbidden, denied, 0, 403, false, ""},
 		{session.ErrApprovalCapped, denied, 0, 403, false, ""},
 		{config.ErrInvalidConfig, invalid, 0, 400, false, ""},
@@ -62,6 +63,8 @@ func TestTable(t *testing.T) {
 		{config.ErrTooManyEntries, invalid, 0, 400, false, ""},
 		{config.ErrNoMapSection, invalid, 0, 400, false, ""},
 		{config.ErrInvalidKey, invalid, 0, 400, false, ""},
+		{config.ErrDrifted, api.CodePreconditionFailed, 0, 409, false, ""},
+		{config.ErrTestFailed, api.CodePreconditionFailed, 0, 409, false, ""},
 		{cron.ErrNotFound, invalid, 0, 404, true, ""},
 		{cron.ErrInvalid, invalid, 0, 400, false, ""},
 		{cron.ErrSchedule, invalid, 0, 400, false, ""},
@@ -108,8 +111,8 @@ func TestTable(t *testing.T) {
 			}
 		})
 	}
-	if n := len(errmap.Table()); n != 43 {
-		t.Errorf("the table has %d rows and the test %d: add the new row's expectations here", n, 43)
+	if n := len(errmap.Table()); n != 46 {
+		t.Errorf("the table has %d rows and the test %d: add the new row's expectations here", n, 46)
 	}
 }
 

@@ -16,6 +16,9 @@ import (
 // ErrSessionNotOwned: the webhook named (X-Session-Id) a session another principal owns.
 var ErrSessionNotOwned = errors.New("gateway: the session belongs to another principal")
 
+// ErrAgentNotAllowed: the caller's permission profiles do not list the webhook's agent in allowed_agents.
+var ErrAgentNotAllowed = errors.New("gateway: agent not allowed")
+
 var sessionIDShape = regexp.MustCompile(`^[A-Za-z0-9._-]{1,128}$`)
 
 // webhookRoute is POST /webhook?agent=<alias> {message}: bearer auth (when pairing), the optional
@@ -54,6 +57,10 @@ func (s *Server) webhookRoute(w http.ResponseWriter, r *http.Request) error {
 	if _, known := cfg.Agents[agent]; agent != "" && !known {
 		return fail(http.StatusBadRequest, "Unknown agent: "+agent)
 	}
+	if agent != "" && !c.principal.AllowsAgent(agent) {
+		return failWith(http.StatusForbidden, map[string]any{"error": "Forbidden: this device's permission profiles do not allow agent " +
+			agent + " (allowed_agents)", "code": api.CodeForbidden})
+	}
 	sid := r.Header.Get("X-Session-Id")
 	if sid != "" && !sessionIDShape.MatchString(sid) {
 		return fail(http.StatusBadRequest, "X-Session-Id must be 1-128 characters of A-Z a-z 0-9 . _ -")
@@ -72,6 +79,13 @@ func (s *Server) webhookRoute(w http.ResponseWriter, r *http.Request) error {
 	answer, err := s.o.Daemon.RunWebhook(r.Context(), c.principal, agent, sid, body.Message)
 	if errors.Is(err, ErrSessionNotOwned) {
 		return failWith(http.StatusForbidden, map[string]any{"error": "Forbidden: session " + sid + " belongs to another principal", "code": api.CodeSessionNotOwned})
+	}
+	if errors.Is(err, ErrAgentNotAllowed) { // the default agent, resolved by the session layer
+		msg := err.Error()
+		if i := strings.LastIndex(msg, "agent not allowed: "); i >= 0 {
+			msg = msg[i+len("agent not allowed: "):]
+		}
+		return failWith(http.StatusForbidden, map[string]any{"error": "Forbidden: " + msg, "code": api.CodeForbidden})
 	}
 	if err != nil {
 		s.log.Warn("webhook turn failed", "session", sid, "err", err)

@@ -139,6 +139,7 @@ func New(opts Options) *Server {
 		s.registerFiles(opts.Sessions, opts.Uploads)
 	}
 	s.registerConfigMeta(opts.ConfigManager, opts.Sessions)
+	s.registerConfigEdit(opts.ConfigManager)
 	s.registerAgents(opts.ConfigManager, opts.Sessions)
 	s.registerSessionMeta(opts.Sessions)
 	s.registerMemory(opts.Memory)

@@ -66,6 +66,9 @@ func (m *Manager) createACP(ctx context.Context, o Owner, id string, p ACPNewPar
 			return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
 		}
 	}
+	if err := o.mayUse(alias); err != nil {
+		return nil, err
+	}
 	prof, err := agent.Resolve(cfg, alias, m.o.InstallRoot)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)

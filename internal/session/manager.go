@@ -80,6 +80,9 @@ type Owner struct {
 	Grants []string
 	// MaxApproveRisk caps the risk of the calls this principal may approve ("" : no cap).
 	MaxApproveRisk string
+	// Agents and Tools are the principal's allowed_agents and allowed_tools (auth.Principal): nil is every
+	// agent (tool), otherwise only those listed.
+	Agents, Tools []string
 }
 
 // OwnerOf is the session-layer identity of principal pr on connection connID; a nil pr owns nothing.
@@ -87,6 +90,7 @@ func OwnerOf(pr *auth.Principal, connID uint64) Owner {
 	o := Owner{ConnID: connID}
 	if pr != nil {
 		o.Principal, o.Admin, o.Grants, o.MaxApproveRisk = pr.Name, pr.Owner(), pr.Grants, pr.MaxApproveRisk
+		o.Agents, o.Tools = pr.Agents, pr.Tools
 	}
 	return o
 }
@@ -252,6 +256,9 @@ func (m *Manager) New(ctx context.Context, o Owner, p api.SessionNewParams) (api
 	}
 	if stored != nil && stored.AgentAlias != "" && stored.AgentAlias != alias {
 		return api.SessionNewResult{}, fmt.Errorf("%w: session %s belongs to agent %q, not %q", ErrInvalid, p.SessionID, stored.AgentAlias, alias)
+	}
+	if err := o.mayUse(alias); err != nil {
+		return api.SessionNewResult{}, err
 	}
 	prof, err := agent.Resolve(cfg, alias, m.o.InstallRoot)
 	if err != nil {
