@@ -48,7 +48,7 @@ var imports = map[string][]string{
 	"internal/store":                     {"internal/atomicfile", "internal/dbfile", "internal/groupcommit", "modernc.org/sqlite", "modernc.org/sqlite/lib"},
 	"internal/tools":                     {"internal/atomicfile", "internal/dbfile", "internal/memory", "internal/visible", "golang.org/x/sys/unix", "internal/api"},
 	"internal/memory":                    {"internal/api", "internal/config", "internal/groupcommit", "internal/store", "github.com/jackc/pgx/v5/pgconn"},
-	"internal/workspace":                 {"internal/api", "internal/atomicfile", "internal/config"},
+	"internal/workspace":                 {"internal/api", "internal/atomicfile", "internal/config", "golang.org/x/sys/unix"},
 	"internal/skills":                    {"internal/atomicfile", "internal/config", "internal/workspace"},
 	"internal/backup":                    {"internal/dbfile", "internal/install", "internal/store"},
 	"internal/doctor":                    {"internal/api", "internal/config", "internal/install", "internal/provider", "internal/secrets", "internal/store", "github.com/pelletier/go-toml/v2"},

@@ -126,8 +126,11 @@ var securityMatrix = []struct {
 	{"POST /api/agents/{alias}/workspace/move", 401, 403, 404, 403, 403, 415},
 	{"POST /api/agents/{alias}/workspace/mkdir", 401, 403, 404, 403, 403, 415},
 	{"GET /api/browse", 401, 403, 200, 403, 200, 200},
+	{"POST /api/browse/mkdir", 401, 403, 400, 403, 403, 415}, // the owner's; {} has no path
+	{"DELETE /api/browse/rmdir", 401, 403, 400, 403, 403, 415},
 	{"GET /api/events", 401, 403, 200, 403, 200, 200},
-	{"GET /_app/{path...}", 404, 404, 404, 403, 404, 404}, // the dashboard's files: public, none without web_dist_dir
+	{"GET /api/events/history", 401, 403, 200, 403, 200, 200}, // logs:read; at most 500 events and 1 MiB
+	{"GET /_app/{path...}", 404, 404, 404, 403, 404, 404},     // the dashboard's files: public, none without web_dist_dir
 	// The [wss] listener (every path): no Host rule (its clients use the certificate's name), the Origin rule.
 	{"GET wss:/", 401, 101, 101, 101, 403, 101},
 }

@@ -102,6 +102,7 @@ func (m *Manager) createACP(ctx context.Context, o Owner, id string, p ACPNewPar
 		}
 	}
 	m.log.Debug("acp session open", "session", id, "agent", alias)
+	m.logSession(s, "create", "acp session created")
 	return s, nil
 }
 

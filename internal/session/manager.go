@@ -286,7 +286,7 @@ func (m *Manager) New(ctx context.Context, o Owner, p api.SessionNewParams) (api
 		return api.SessionNewResult{}, err
 	}
 
-	meta, _, err := m.o.Chat.EnsureSession(ctx, s.key, alias, s.owner, m.now())
+	meta, existed, err := m.o.Chat.EnsureSession(ctx, s.key, alias, s.owner, m.now())
 	if err != nil {
 		m.drop(s)
 		return api.SessionNewResult{}, fmt.Errorf("session: new: %w", err)
@@ -302,6 +302,9 @@ func (m *Manager) New(ctx context.Context, o Owner, p api.SessionNewParams) (api
 		}
 	}
 	m.log.Debug("session open", "session", id, "agent", alias, "restored", stored != nil)
+	if !existed {
+		m.logSession(s, "create", "session created")
+	}
 	return api.SessionNewResult{SessionID: id, AgentAlias: alias, MessageCount: meta.MessageCount, WorkspaceDir: prof.Workspace}, nil
 }
 
@@ -483,7 +486,15 @@ func (m *Manager) Close(o Owner, id string) (api.SessionCloseResult, error) {
 	}
 	m.drop(s)
 	s.waitStores() // a file being stored for it lands before the close answers
+	m.logSession(s, "close", "session closed")
 	return api.SessionCloseResult{SessionID: id, Closed: true}, nil
+}
+
+// logSession publishes a session's lifecycle event (category session; the dashboard's live stream names
+// create session_created, close and delete session_closed).
+func (m *Manager) logSession(s *session, action, msg string) {
+	m.o.Logs.Publish(logs.Entry{Category: logs.CategorySession, Action: action, Outcome: logs.OutcomeSuccess,
+		Message: msg, Zeroclaw: s.attribution()})
 }
 
 // Delete closes the session if it is live and deletes its stored history: the one row its id resolves to (a
@@ -512,6 +523,8 @@ func (m *Manager) Delete(ctx context.Context, o Owner, id string) (api.SessionDe
 		if err != nil {
 			return api.SessionDeleteResult{}, fmt.Errorf("session: delete: %w", err)
 		}
+		m.o.Logs.Publish(logs.Entry{Category: logs.CategorySession, Action: "delete", Outcome: logs.OutcomeSuccess,
+			Message: "session deleted", Zeroclaw: map[string]any{"session_key": key}})
 	}
 	return api.SessionDeleteResult{SessionID: id, Deleted: true}, nil
 }

@@ -257,3 +257,22 @@ export interface ConfigApiError {
   path?: string;
   op_index?: number;
 }
+
+// lib: mkdirShared's { created: string }, rmdirShared's { removed: string }
+export interface BrowseMkdirResponse {
+  created: string;
+}
+export interface BrowseRmdirResponse {
+  removed: string;
+}
+
+// types: SSEEvent (type, timestamp?, any other field); crates/zeroclaw-gateway/src/sse.rs: the history is
+// { events: [...] } of the same frames
+export interface SSEEvent {
+  type: string;
+  timestamp?: string;
+  [key: string]: any;
+}
+export interface EventsHistoryResponse {
+  events: SSEEvent[];
+}
