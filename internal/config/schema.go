@@ -47,6 +47,7 @@ type Config struct {
 	Cron               map[string]CronJobDecl       `toml:"cron"`
 	Skills             SkillsConfig                 `toml:"skills"`
 	SkillBundles       map[string]SkillBundleConfig `toml:"skill_bundles"`
+	SOP                SOPConfig                    `toml:"sop"`
 }
 
 // ProvidersConfig holds model providers as providers.models.<family>.<alias>.
@@ -171,6 +172,9 @@ type PermissionProfile struct {
 // ChannelsConfig is [channels].
 type ChannelsConfig struct {
 	SessionBackend string `toml:"session_backend" enum:"sqlite|jsonl" desc:"Where chat sessions are stored: sqlite (sessions.db) or jsonl files."`
+	// MQTT and Filesystem are the SOP trigger fan-ins (internal/sop/trigger), see sop.go.
+	MQTT       map[string]MQTTConfig       `toml:"mqtt"`
+	Filesystem map[string]FilesystemConfig `toml:"filesystem"`
 }
 
 // GatewayConfig is [gateway] (upstream/gateway.md §5). PairedTokens holds SHA-256 hex hashes and is a secret
@@ -414,6 +418,7 @@ func base() *Config {
 		Reliability: ReliabilityConfig{SchedulerPollSecs: 15, SchedulerRetries: 2, ProviderBackoffMS: 500},
 		Limits: LimitsConfig{MaxAnswerBytes: DefaultMaxAnswerBytes, MaxToolArgsBytes: DefaultMaxToolArgsBytes,
 			MaxToolCalls: DefaultMaxToolCalls, MaxToolRounds: DefaultMaxToolRounds},
+		SOP: DefaultSOP(),
 	}
 }
 

@@ -63,13 +63,19 @@ var sectionTable = []sectionInfo{
 		"skills that ship scripts are loaded."},
 	{key: "skill_bundles", group: "Agent", shape: api.ShapeOneTierAliasMap, help: "Named directories of skills under <install>/shared/ " +
 		"(default shared/skills/<alias>), with include and exclude lists; agents opt in with skill_bundles."},
+	{key: "sop", group: "Operations", help: "Standard operating procedures: the SOPs directory (setting it turns " +
+		"the runtime on), run limits, approval gates and timeouts, and the trust rules for trigger payloads."},
 	{key: "users", group: "Storage", help: "Local users (by uid) and the permission profiles they hold."},
 }
 
 // templateHelp describes the map-keyed sections that are not top-level sections.
 var templateHelp = map[string]string{
-	"storage.postgres": "A PostgreSQL connection (db_url, schema, table) that memory.backend = \"postgres.<alias>\" names.",
-	"cost.prices":      "A model's price in USD per million input and output tokens, keyed by the model name.",
+	"storage.postgres":      "A PostgreSQL connection (db_url, schema, table) that memory.backend = \"postgres.<alias>\" names.",
+	"cost.prices":           "A model's price in USD per million input and output tokens, keyed by the model name.",
+	"channels.mqtt":         "An MQTT broker whose messages feed SOP mqtt triggers: broker_url, client_id, credentials, QoS.",
+	"channels.filesystem":   "Directories whose changes feed SOP filesystem triggers, and below which such triggers may watch.",
+	"sop.approval.groups":   "A group of SOP approvers (members), named by a policy's required_group.",
+	"sop.approval.policies": "An approval policy a SOP step names (policy:): the approver group, the quorum and the routes of its notices.",
 }
 
 // Sections answers config/sections for cfg: the quickstart sections first, in order, then the others by key.

@@ -191,7 +191,7 @@ func (g *gatewayDaemon) Config() *config.Config { return g.d.cfg.Current() }
 
 func (g *gatewayDaemon) Call(ctx context.Context, id gateway.Identity, method string, params json.RawMessage) (any, error) {
 	return g.d.srv.Call(ctx, rpc.Caller{Principal: id.Principal, Resolve: id.Resolve, Label: id.Label,
-		Transport: auth.TransportHTTP}, method, params)
+		Transport: auth.TransportHTTP, Subject: id.Subject}, method, params)
 }
 
 func (g *gatewayDaemon) Reload(ctx context.Context) error {

@@ -24,6 +24,7 @@ const (
 	CategoryDaemon    = "daemon"
 	CategoryProviders = "providers"
 	CategoryGateway   = "gateway"
+	CategorySop       = "sop"
 )
 
 // DefaultProbeTimeout bounds the reachability probe of each provider.
@@ -46,6 +47,9 @@ type Options struct {
 	// HandshakeOnly reports the running daemon's connections that closed right after initialize (set inside
 	// the daemon); nil leaves the client-version check out.
 	HandshakeOnly func() *api.HandshakeOnly
+	// Sop reports the running daemon's SOP runtime (set inside the daemon); nil, or a nil result, leaves the
+	// SOP check out.
+	Sop func() *api.SopStatus
 }
 
 // Run inspects the install and returns every finding, in a fixed order of checks. It fails only when ctx ends
@@ -70,6 +74,11 @@ func Run(ctx context.Context, o Options) api.DoctorResult {
 	}
 	if o.HandshakeOnly != nil {
 		checkClientVersion(r, o.HandshakeOnly())
+	}
+	if o.Sop != nil {
+		if st := o.Sop(); st != nil {
+			checkSop(r, *st)
+		}
 	}
 	if !o.SkipProviders && cfg != nil {
 		if timedOut := checkProviders(ctx, r, o, cfg); timedOut {

@@ -17,6 +17,7 @@ import (
 	"github.com/zeroclaw-go/zeroclaw/internal/pairing"
 	"github.com/zeroclaw-go/zeroclaw/internal/session"
 	"github.com/zeroclaw-go/zeroclaw/internal/skills"
+	"github.com/zeroclaw-go/zeroclaw/internal/sop"
 	"github.com/zeroclaw-go/zeroclaw/internal/upload"
 	"github.com/zeroclaw-go/zeroclaw/internal/workspace"
 )
@@ -78,6 +79,10 @@ func TestTable(t *testing.T) {
 		{workspace.ErrUnknownAgent, invalid, 0, 400, false, ""},
 		{skills.ErrInvalid, invalid, 0, 400, false, ""},
 		{skills.ErrNotFound, invalid, 0, 404, true, ""},
+		{sop.ErrAlreadyExists, api.CodeSopAlreadyExists, 0, 409, false, ""},
+		{sop.ErrInvalidName, invalid, 0, 400, false, ""},
+		{sop.ErrInvalid, invalid, 0, 400, false, ""},
+		{sop.ErrNotFound, api.CodeSopNotFound, 0, 404, true, ""},
 		{memory.ErrInvalid, invalid, 0, 400, false, ""},
 		{memory.ErrForeign, invalid, 0, 400, false, ""},
 		{memory.ErrLocked, invalid, 0, 400, false, ""},
@@ -111,8 +116,8 @@ func TestTable(t *testing.T) {
 			}
 		})
 	}
-	if n := len(errmap.Table()); n != 46 {
-		t.Errorf("the table has %d rows and the test %d: add the new row's expectations here", n, 46)
+	if n := len(errmap.Table()); n != 50 {
+		t.Errorf("the table has %d rows and the test %d: add the new row's expectations here", n, 50)
 	}
 }
 

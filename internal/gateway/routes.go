@@ -53,6 +53,8 @@ func (s *Server) routes() http.Handler {
 	s.handle(mux, "DELETE /api/config/prop", s.authed(s.rpcRoute(api.MethodConfigDelete, propParams)))
 
 	s.domainRoutes(mux)
+	s.sopRoutes(mux)
+	s.sopAuthorRoutes(mux)
 	s.wsRoutes(mux)
 	s.mcpRoutes(mux)
 
@@ -61,6 +63,7 @@ func (s *Server) routes() http.Handler {
 	s.fileRoutes(mux)
 	s.eventRoutes(mux)
 	s.handle(mux, "POST /webhook", s.webhookRoute)
+	s.handle(mux, "POST /sop/webhook/{path...}", s.sopWebhookRoute)
 	s.handle(mux, "GET /_app/{path...}", s.staticFile)
 	mux.Handle("/", s.counted("unmatched", s.serve(func(w http.ResponseWriter, r *http.Request) error {
 		if s.spaIndex(w, r) {
@@ -119,7 +122,7 @@ type caller struct {
 }
 
 func (c caller) identity() Identity {
-	return Identity{Principal: c.principal, Resolve: c.resolve, Label: "http:" + c.key}
+	return Identity{Principal: c.principal, Resolve: c.resolve, Label: "http:" + c.key, Subject: c.tokenHash}
 }
 
 // authenticate resolves the request's principal: with pairing required, a paired Bearer token (401 without

@@ -34,12 +34,8 @@ func (s *Server) webhookRoute(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if g.WebhookSecret != "" {
-		want := sha256.Sum256([]byte(g.WebhookSecret))
-		got := sha256.Sum256([]byte(r.Header.Get("X-Webhook-Secret")))
-		if subtle.ConstantTimeCompare(want[:], got[:]) != 1 {
-			return fail(http.StatusUnauthorized, "Unauthorized — invalid or missing X-Webhook-Secret")
-		}
+	if err := webhookSecret(r, g.WebhookSecret); err != nil {
+		return err
 	}
 	if !c.principal.Allows(api.GrantSessionsExecute) {
 		return fail(http.StatusForbidden, "Forbidden: missing grant "+api.GrantSessionsExecute)
@@ -92,5 +88,18 @@ func (s *Server) webhookRoute(w http.ResponseWriter, r *http.Request) error {
 		return fail(http.StatusInternalServerError, "LLM request failed")
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"response": answer, "model": dashboard.ModelOf(s.o.Daemon.Config(), agent), "session_id": sid})
+	return nil
+}
+
+// webhookSecret checks X-Webhook-Secret against gateway.webhook_secret (none set: no check), in constant time.
+func webhookSecret(r *http.Request, secret string) error {
+	if secret == "" {
+		return nil
+	}
+	want := sha256.Sum256([]byte(secret))
+	got := sha256.Sum256([]byte(r.Header.Get("X-Webhook-Secret")))
+	if subtle.ConstantTimeCompare(want[:], got[:]) != 1 {
+		return fail(http.StatusUnauthorized, "Unauthorized — invalid or missing X-Webhook-Secret")
+	}
 	return nil
 }

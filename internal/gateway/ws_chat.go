@@ -190,6 +190,9 @@ func (ch *chatConn) frame(ctx context.Context, data []byte, queue chan<- string)
 			ch.send(ctx, chatErrorFrame(&ChatError{Code: "STEERING_QUEUE_FULL", Message: "Steering queue is full for the running turn"}))
 		}
 	case "approval_response":
+		if ch.sopFrame(ctx, data) { // kind "sop": a SOP gate, keyed by run_id
+			return
+		}
 		decision, ok := dashboard.ChatDecisions[f.Decision]
 		if f.RequestID == "" || !ok {
 			ch.send(ctx, chatErrorFrame(&ChatError{Code: "INVALID_APPROVAL_RESPONSE",

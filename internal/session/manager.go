@@ -139,6 +139,8 @@ type Options struct {
 	Cron func(agent string) tools.Cron
 	// Delegate gives turns the delegate tool; nil, or a nil Delegator for an agent: not offered.
 	Delegate func(agent string) tools.Delegator
+	// SOPs gives turns the sop_* tools, acting as the turn's agent; nil, or a nil result: not offered.
+	SOPs func(agent string) tools.SOPs
 }
 
 // ProviderFactory builds the provider that an agent's model_provider reference names, from the config in force.

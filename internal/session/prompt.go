@@ -168,6 +168,9 @@ func (m *Manager) buildTurn(ctx context.Context, o Owner, s *session, prompt str
 	if m.o.Delegate != nil {
 		tr.ToolEnv.Delegate = m.o.Delegate(s.alias)
 	}
+	if m.o.SOPs != nil {
+		tr.ToolEnv.SOPs = m.o.SOPs(s.alias)
+	}
 
 	skillSection := m.turnSkills(cfg, s, prof, &tr.ToolEnv, files())
 	tr.System = buildSystemPrompt(promptParts{
