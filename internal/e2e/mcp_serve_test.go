@@ -68,7 +68,7 @@ func TestMCPServeStdioEphemeral(t *testing.T) {
 		names = append(names, tl.Name)
 	}
 	slices.Sort(names)
-	if want := []string{"cron_add", "cron_list", "memory_search", "memory_store", "session_messages", "session_search"}; !slices.Equal(names, want) {
+	if want := []string{"cron_add", "cron_list", "memory_search", "memory_store", "session_messages", "session_search", "sop_list", "sop_run", "sop_runs"}; !slices.Equal(names, want) {
 		t.Fatalf("tools %v, want %v", names, want)
 	}
 	if got := mcpCall(t, cs, "memory_store", map[string]any{"key": "editor", "content": "the user edits with helix", "agent": "default"}); !strings.Contains(got, `"stored":true`) {

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"os"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
@@ -161,7 +163,7 @@ func TestMCPGatewayOwnerCallsEveryTool(t *testing.T) {
 	}
 	slices.Sort(names)
 	want := []string{mcpserver.ToolCronAdd, mcpserver.ToolCronList, mcpserver.ToolMemorySearch, mcpserver.ToolMemoryStore,
-		mcpserver.ToolSessionMessages, mcpserver.ToolSessionSearch}
+		mcpserver.ToolSessionMessages, mcpserver.ToolSessionSearch, mcpserver.ToolSopList, mcpserver.ToolSopRun, mcpserver.ToolSopRuns}
 	if !slices.Equal(names, want) {
 		t.Fatalf("tools %v, want %v", names, want)
 	}
@@ -421,4 +423,65 @@ func firstEvent(t testing.TB, g *rpctest.Gateway, body string, headers ...string
 	}
 	t.Fatalf("no event in the answer (status %d)", res.StatusCode)
 	return ""
+}
+
+// The SOP tools: sop_list shows the SOP on disk, sop_run starts a run that the engine drives to completed
+// (sop_runs shows it), and a device with sops:read only may list and watch but not run (-32012, no run made).
+func TestMCPGatewaySopTools(t *testing.T) {
+	t.Parallel()
+	cfg := mcpConfig + "\n[sop]\nsops_dir = \"shared/sops\"\n\n[permission_profiles.sopwatch]\ngrants = [\"sops:read\"]\n"
+	d, g, code := rpctest.StartGateway(t, cfg)
+	owner := rpctest.PairOnce(t, g, code)
+	watcher := rpctest.PairWithProfile(t, d, g, "sopwatch")
+	dir := filepath.Join(d.ConfigDir, "shared", "sops", "hello")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for name, body := range map[string]string{
+		"SOP.toml": "[sop]\nname = \"hello\"\ndescription = \"say hello\"\nexecution_mode = \"auto\"\nagent = \"default\"\n\n[[triggers]]\ntype = \"manual\"\n",
+		"SOP.md":   "## Steps\n1. **Greet** — Say hello.\n",
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := d.Stop(); err != nil { // SOPs load when the daemon starts
+		t.Fatal(err)
+	}
+	d = rpctest.StartOn(t, d.ConfigDir)
+	g = rpctest.NewGateway(t, d.GatewayURL(t))
+
+	cs := mustMCP(t, g, owner)
+	if list := ok(t, callTool(t, cs, mcpserver.ToolSopList, nil)); !strings.Contains(list, `"name":"hello"`) || !strings.HasPrefix(list, `{"sops":[`) {
+		t.Fatalf("sop_list: %s", list)
+	}
+	var started struct {
+		RunID string `json:"run_id"`
+	}
+	_ = json.Unmarshal([]byte(ok(t, callTool(t, cs, mcpserver.ToolSopRun, map[string]any{"name": "hello", "payload": `{"who":"mcp"}`}))), &started)
+	if started.RunID == "" {
+		t.Fatal("sop_run gave no run_id")
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		runs := ok(t, callTool(t, cs, mcpserver.ToolSopRuns, map[string]any{"sop": "hello"}))
+		if strings.Contains(runs, started.RunID) && strings.Contains(runs, `"status":"completed"`) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the run never completed: %s", runs)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	refused(t, callTool(t, cs, mcpserver.ToolSopRun, map[string]any{"name": "no-such-sop"}), -32602) // the native answer, as it is
+
+	w := mustMCP(t, g, watcher)
+	ok(t, callTool(t, w, mcpserver.ToolSopList, nil))
+	before := ok(t, callTool(t, w, mcpserver.ToolSopRuns, nil))
+	if msg := refused(t, callTool(t, w, mcpserver.ToolSopRun, map[string]any{"name": "hello"}), -32012); msg != "Forbidden: missing grant sops:execute" {
+		t.Fatalf("watcher's sop_run: %q", msg)
+	}
+	if after := ok(t, callTool(t, w, mcpserver.ToolSopRuns, nil)); strings.Count(after, `"run_id"`) != strings.Count(before, `"run_id"`) {
+		t.Fatalf("a refused sop_run made a run: %s", after)
+	}
 }

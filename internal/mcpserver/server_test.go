@@ -102,6 +102,10 @@ func TestForwardsToTheNativeMethod(t *testing.T) {
 		{mcpserver.ToolCronList, nil, `cron/list {}`},
 		{mcpserver.ToolCronAdd, map[string]any{"agent": "a", "schedule": map[string]any{"kind": "every", "every_ms": 1000}, "prompt": "p"},
 			`cron/add {"agent":"a","schedule":{"every_ms":1000,"kind":"every"},"prompt":"p"}`},
+		{mcpserver.ToolSopList, nil, `sops/list {}`},
+		{mcpserver.ToolSopRun, map[string]any{"name": "n"}, `sops/run {"name":"n","payload":null}`},
+		{mcpserver.ToolSopRun, map[string]any{"name": "n", "payload": `{"a":1}`}, `sops/run {"name":"n","payload":"{\"a\":1}"}`},
+		{mcpserver.ToolSopRuns, nil, `sops/runs {"sop":null}`},
 	} {
 		res := call(t, cs, c.tool, c.args)
 		if res.IsError {
@@ -111,6 +115,17 @@ func TestForwardsToTheNativeMethod(t *testing.T) {
 		if len(got) == 0 || got[len(got)-1] != c.want {
 			t.Errorf("%s forwarded %v, want %s", c.tool, got, c.want)
 		}
+	}
+}
+
+// sop_list's native result is a bare array; MCP's structuredContent must be an object, so it goes under "sops".
+func TestSopListWrapsTheArray(t *testing.T) {
+	d := &daemon{answer: func(string) (any, error) { return json.RawMessage(`[{"name":"a"},{"name":"b"}]`), nil }}
+	cs, _ := serve(t, mcpserver.New(mcpserver.Options{}), &mcpserver.Peer{Label: "unit", Call: d.call})
+	res := call(t, cs, mcpserver.ToolSopList, nil)
+	raw, _ := json.Marshal(res.StructuredContent)
+	if res.IsError || string(raw) != `{"sops":[{"name":"a"},{"name":"b"}]}` {
+		t.Fatalf("sop_list: %s", raw)
 	}
 }
 

@@ -20,6 +20,9 @@ const (
 	ToolSessionMessages = "session_messages"
 	ToolCronList        = "cron_list"
 	ToolCronAdd         = "cron_add"
+	ToolSopList         = "sop_list"
+	ToolSopRun          = "sop_run"
+	ToolSopRuns         = "sop_runs"
 )
 
 // tool is one MCP tool: its table entry (grant and forward) and what tools/list shows.
@@ -181,6 +184,44 @@ func tools() []tool {
 			}),
 			method: forward[api.CronAddParams](api.GrantCronCreate, api.MethodCronAdd),
 		},
+		{
+			name: ToolSopList, title: "List SOPs", readOnly: true,
+			description: "The standard operating procedures defined (name, description, triggers, steps), as {\"sops\": [...]}.",
+			grant:       api.GrantSopsRead, native: api.MethodSopsList,
+			schema: object(nil, map[string]any{}),
+			method: wrapped(api.GrantSopsRead, api.MethodSopsList, "sops"),
+		},
+		{
+			name: ToolSopRun, title: "Run a SOP",
+			description: "Start a run of a SOP by name (a manual trigger); answers its run_id. Its steps then run as the SOP's agent; sop_runs shows how far it got.",
+			grant:       api.GrantSopsExecute, native: api.MethodSopsRun,
+			schema: object([]string{"name"}, map[string]any{
+				"name":    str("The SOP's name (sop_list lists them)."),
+				"payload": str("The first step's input, as JSON text (e.g. \"{\\\"ticket\\\": 42}\"); absent: none."),
+			}),
+			method: forward[api.SopRunParams](api.GrantSopsExecute, api.MethodSopsRun),
+		},
+		{
+			name: ToolSopRuns, title: "List SOP runs", readOnly: true,
+			description: "The SOP runs, newest first: the active ones and the kept finished ones, with their status and current step.",
+			grant:       api.GrantSopsRead, native: api.MethodSopsRuns,
+			schema: object(nil, map[string]any{
+				"sop": str("Only the runs of this SOP."),
+			}),
+			method: forward[api.SopRunsParams](api.GrantSopsRead, api.MethodSopsRuns),
+		},
 	}
 	return ts
+}
+
+// wrapped is forward for a method without params whose result is a bare array: MCP's structuredContent is an
+// object, so the array goes under key.
+func wrapped(grant, method, key string) router.Method[*Peer] {
+	return router.Handle(grant, func(ctx context.Context, p *Peer, _ *struct{}) (any, error) {
+		res, err := p.Call(ctx, method, json.RawMessage(`{}`))
+		if err != nil {
+			return nil, err
+		}
+		return map[string]any{key: res}, nil
+	})
 }

@@ -20,7 +20,7 @@ const guard = setTimeout(() => {
   process.exit(1);
 }, 90_000);
 
-const TOOLS = ["cron_add", "cron_list", "memory_search", "memory_store", "session_messages", "session_search"];
+const TOOLS = ["cron_add", "cron_list", "memory_search", "memory_store", "session_messages", "session_search", "sop_list", "sop_run", "sop_runs"];
 
 async function connect(transport) {
   const client = new Client({ name: "zeroclaw-ts-test", version: "1.0.0" });
