@@ -1,5 +1,5 @@
 // Package mcpserver is the daemon as a Model Context Protocol server: a few of its native methods (memory,
-// sessions, cron) offered as MCP tools, each with a JSON schema and the grant its native method needs, over
+// sessions, cron, SOPs) offered as MCP tools, each with a JSON schema and the grant its native method needs, over
 // stdio (`zeroclaw mcp serve`) and streamable HTTP (the gateway's /mcp). A tool call goes through the server's
 // own router.Table (the grant check, the error mapping) and then to the native method table through the
 // caller's Peer.Call, so grants and errors are those of the socket. The MCP wire itself is the official Go SDK.
