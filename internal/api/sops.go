@@ -37,11 +37,13 @@ type SopValidateParams struct {
 	Sop  json.RawMessage `json:"sop,omitempty"`
 }
 
-// SopValidateResult is {blocking, warnings, ok}.
+// SopValidateResult is {blocking, warnings, ok}; for a SOP on disk, Issues (ours) are the same findings as
+// "file:line: error|warning: message".
 type SopValidateResult struct {
 	Blocking []string `json:"blocking"`
 	Warnings []string `json:"warnings"`
 	OK       bool     `json:"ok"`
+	Issues   []string `json:"issues,omitempty"`
 }
 
 // SopSaveParams is sops/save and sops/create: the Sop, and for save the name it was loaded as (a rename

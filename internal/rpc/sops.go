@@ -52,7 +52,13 @@ func (s *Server) registerSops(lib *sop.Library) {
 			return api.SopValidateResult{}, err
 		}
 		v := sop.Validate(def)
-		return api.SopValidateResult{Blocking: v.Blocking, Warnings: v.Warnings, OK: v.OK}, nil
+		res := api.SopValidateResult{Blocking: v.Blocking, Warnings: v.Warnings, OK: v.OK}
+		if !present(p.Sop) {
+			for _, c := range lib.Check(p.Name) {
+				res.Issues = append(res.Issues, c.String())
+			}
+		}
+		return res, nil
 	}))
 	s.register(api.MethodSopsSave, handle(api.GrantSopsWrite, func(_ context.Context, _ *Peer, p *api.SopSaveParams) (api.SopSavedResult, error) {
 		def, err := decodeSop(p.Sop)

@@ -45,6 +45,15 @@ func (l *Library) Get(name string) (Sop, error) {
 	return s, nil
 }
 
+// Check lists the findings of the SOP on disk called name, each at its file and line (as `zeroclaw sop
+// validate` prints them).
+func (l *Library) Check(name string) []Check {
+	if CheckName(name) != nil {
+		return nil
+	}
+	return checkOne(l.Dir(), name, l.opts())
+}
+
 // Save upserts s. originalName, when set and different from s.Name, is refused: a rename is not supported
 // (upstream's rule), since a run in flight names the SOP.
 func (l *Library) Save(s Sop, originalName string) (Sop, error) {

@@ -459,3 +459,42 @@ func TestSaveJournalAndRecover(t *testing.T) {
 		t.Fatal("a finished save left its journal")
 	}
 }
+
+func TestLibraryCheckAndChanged(t *testing.T) {
+	dir := t.TempDir()
+	var changed []string
+	lib := &Library{Dir: func() string { return dir }, Changed: func(n string) { changed = append(changed, n) }}
+	writeSOP(t, dir, "warn", "[sop]\nname = \"warn\"\ndescription = \"\"\n", "## Steps\n1. **A** — a\n")
+	checks := lib.Check("warn")
+	var got []string
+	for _, c := range checks {
+		got = append(got, c.String())
+	}
+	joined := strings.Join(got, "\n")
+	if !strings.Contains(joined, filepath.Join(dir, "warn", ManifestFile)+":1: warning: SOP description is empty") ||
+		!strings.Contains(joined, "warning: SOP has no triggers defined") {
+		t.Fatalf("checks: %s", joined)
+	}
+	if lib.Check("../x") != nil {
+		t.Fatal("a bad name was checked")
+	}
+	s := allFieldsSop()
+	if _, err := lib.Create(s); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := lib.Save(s, "other"); err == nil || !strings.Contains(err.Error(), "rename not supported") {
+		t.Fatalf("rename: %v", err)
+	}
+	if _, err := lib.Save(s, "rt"); err != nil {
+		t.Fatal(err)
+	}
+	if err := lib.Delete("rt"); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(changed, ",") != "rt,rt,rt" {
+		t.Fatalf("Changed calls: %v", changed)
+	}
+	if _, err := lib.Get("rt"); !errors.Is(err, ErrInvalid) || !errors.Is(err, ErrNotFound) || err.Error() != "SOP 'rt': not found" {
+		t.Fatalf("get of a deleted SOP: %v", err)
+	}
+}

@@ -34,6 +34,7 @@ type MQTTOptions struct {
 	Topics     func() []string
 	Dispatcher Dispatcher
 	PayloadMax int // [sop] untrusted_payload_max_bytes (0: HardPayloadMax)
+	MaxPacket  int // the largest packet accepted from the broker (0: MaxPacketBytes)
 	Logger     *slog.Logger
 }
 
@@ -147,6 +148,7 @@ func (m *MQTT) Run(ctx context.Context) error {
 		SetKeepAlive(time.Duration(max(c.KeepAliveSecs, 1)) * time.Second).
 		SetCleanSession(c.QoS == 0).SetAutoAckDisabled(true).SetOrderMatters(true).
 		SetAutoReconnect(true).SetMaxReconnectInterval(maxBackoff).SetConnectTimeout(connectTimeout).
+		SetCustomOpenConnectionFn(dialBounded(m.maxPacket())).
 		SetDefaultPublishHandler(func(_ paho.Client, msg paho.Message) { m.deliver(ctx, msg) }).
 		SetOnConnectHandler(func(cl paho.Client) { m.subscribe(cl) }).
 		SetConnectionLostHandler(func(_ paho.Client, err error) {
@@ -181,6 +183,13 @@ func (m *MQTT) Run(ctx context.Context) error {
 	m.log.Info("MQTT SOP listener: connected to broker", "broker", broker)
 	<-ctx.Done()
 	return nil
+}
+
+func (m *MQTT) maxPacket() int {
+	if m.o.MaxPacket > 0 {
+		return m.o.MaxPacket
+	}
+	return MaxPacketBytes
 }
 
 // Changed subscribes to the SOPs' current topic filters (after a reload) and drops those no SOP names.

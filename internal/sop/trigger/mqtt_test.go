@@ -206,7 +206,8 @@ func TestMQTTRedeliveryAdmitsOneRun(t *testing.T) {
 	}
 	stop1 := runSource(t, m1)
 	waitSubscribed(t, m1, 1)
-	publish(t, publisher(t, broker), "alerts/disk", `{"free":1}`)
+	pub := publisher(t, broker) // one publisher: a second one under the same client id would take its session
+	publish(t, pub, "alerts/disk", `{"free":1}`)
 	first := rec.wait(t)
 	stop1() // the message was never acknowledged
 	m2, err := NewMQTT(opts)
@@ -222,7 +223,7 @@ func TestMQTTRedeliveryAdmitsOneRun(t *testing.T) {
 		t.Fatalf("two deliveries of one message admitted %d runs: %+v", len(runs), runs)
 	}
 	// A new message (a fresh id) is a new run.
-	publish(t, publisher(t, broker), "alerts/disk", `{"free":2}`)
+	publish(t, pub, "alerts/disk", `{"free":2}`)
 	rec.wait(t)
 	if runs := eng.Runs("alert"); len(runs) != 2 {
 		t.Fatalf("a second message admitted %d runs in all, want 2", len(runs))
@@ -267,4 +268,65 @@ func TestMQTTConnectsWhenTheBrokerComesUp(t *testing.T) {
 	}
 	stop := runSource(t, m)
 	stop() // Run returns promptly when cancelled while it cannot connect
+}
+
+// A packet over the bound never reaches memory whole: the connection drops before paho reads it, paho
+// reconnects, and the next message arrives.
+func TestMQTTRefusesAnOversizedPacket(t *testing.T) {
+	broker := startMosquitto(t)
+	rec := newRecorder(nil)
+	m, err := NewMQTT(MQTTOptions{Alias: "small", Config: config.MQTTConfig{Enabled: true, BrokerURL: broker, ClientID: "zc-small", QoS: 0, KeepAliveSecs: 30},
+		Topics: func() []string { return []string{"big/#"} }, Dispatcher: rec, MaxPacket: 4096})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runSource(t, m)
+	waitSubscribed(t, m, 1)
+	pub := publisher(t, broker)
+	if tok := pub.Publish("big/one", 0, false, strings.Repeat("x", 64<<10)); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
+		t.Fatal(tok.Error())
+	}
+	// After the drop the source reconnects and subscribes again; keep publishing a small message until one
+	// arrives (QoS 0: one sent while it was away is lost, as the protocol says).
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if tok := pub.Publish("big/two", 0, false, "small"); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
+			t.Fatal(tok.Error())
+		}
+		select {
+		case ev := <-rec.got:
+			if ev.Topic != "big/two" || ev.Payload != "small" {
+				t.Fatalf("the oversized message got through: %q %d bytes", ev.Topic, len(ev.Payload))
+			}
+			return
+		case <-time.After(200 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no message after the oversized one")
+		}
+	}
+}
+
+func TestPacketLimitParsesHeaders(t *testing.T) {
+	// Two packets (PINGRESP: 0xd0 0x00; a PUBLISH of remaining length 200: 0x30 0xc8 0x01 + body), then one
+	// announcing 2^21 bytes: the read that meets it fails (the bytes before it in that read are dropped with
+	// the connection).
+	var stream []byte
+	stream = append(stream, 0xd0, 0x00, 0x30, 0xc8, 0x01)
+	stream = append(stream, make([]byte, 200)...)
+	stream = append(stream, 0x30, 0x80, 0x80, 0x80, 0x01)
+	a, b := net.Pipe()
+	go func() { _, _ = a.Write(stream); a.Close() }()
+	p := &packetLimit{Conn: b, max: 1000}
+	buf := make([]byte, 7)
+	total := 0
+	var err error
+	for err == nil {
+		var n int
+		n, err = p.Read(buf)
+		total += n
+	}
+	if total < 5 || total > 205 || err == nil || !strings.Contains(err.Error(), "more than 1000 bytes") {
+		t.Fatalf("read %d bytes, err %v", total, err)
+	}
 }
