@@ -309,7 +309,7 @@ func Run(ctx context.Context, opts Options) error {
 		SpareFD: true,
 		Logger:  log,
 	})
-	d.mcp = newMCPServer(log)
+	d.mcpServer = newMCPServer(log)
 	d.startGateway(ctx, opts, layout, events, pm, metrics, clk)
 	log.Info("daemon listening", "component", "daemon", "endpoint", endpoint, "pid", os.Getpid(),
 		"config_dir", layout.Root, "ephemeral", opts.Ephemeral, "acp_endpoint", layout.ACPEndpoint())
@@ -345,7 +345,7 @@ type daemon struct {
 	conns        *listen.Server
 	srv          *rpc.Server
 	acp          *acp.Server
-	mcp          *mcpserver.Server // /mcp on the gateway
+	mcpServer    *mcpserver.Server // /mcp on the gateway (the MCP client is internal/mcp)
 	gw           *gateway.Server
 	cfg          *config.Manager
 	sessions     *session.Manager

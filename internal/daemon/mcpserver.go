@@ -27,7 +27,7 @@ func (g *gatewayDaemon) ServeMCP(w http.ResponseWriter, r *http.Request, id gate
 		}
 		return id.Resolve(g.d.cfg.Current())
 	}
-	g.d.mcp.ServeHTTP(w, r, &mcpserver.Peer{Label: id.Label, Owner: owner, Principal: principal,
+	g.d.mcpServer.ServeHTTP(w, r, &mcpserver.Peer{Label: id.Label, Owner: owner, Principal: principal,
 		Call: func(ctx context.Context, method string, params json.RawMessage) (any, error) {
 			now := id // a session outlives the request that opened it: each call acts with the grants in force
 			if now.Principal = principal(); now.Principal == nil {
@@ -40,8 +40,8 @@ func (g *gatewayDaemon) ServeMCP(w http.ResponseWriter, r *http.Request, id gate
 // closeMCP ends the MCP sessions at shutdown: their tool calls drain within ctx, then every session (and the
 // stream the gateway's shutdown would otherwise wait for) ends.
 func (d *daemon) closeMCP(ctx context.Context) {
-	if err := d.mcp.Drain(ctx); err != nil {
+	if err := d.mcpServer.Drain(ctx); err != nil {
 		d.log.Warn("MCP tool calls cut at the drain deadline", "component", "mcp", "err", err)
 	}
-	d.mcp.Close()
+	d.mcpServer.Close()
 }
