@@ -31,6 +31,7 @@ import (
 	"github.com/zeroclaw-go/zeroclaw/internal/listen"
 	"github.com/zeroclaw-go/zeroclaw/internal/localsock"
 	"github.com/zeroclaw-go/zeroclaw/internal/logs"
+	"github.com/zeroclaw-go/zeroclaw/internal/mcpserver"
 	"github.com/zeroclaw-go/zeroclaw/internal/rpc"
 	"github.com/zeroclaw-go/zeroclaw/internal/secrets"
 	"github.com/zeroclaw-go/zeroclaw/internal/session"
@@ -308,6 +309,7 @@ func Run(ctx context.Context, opts Options) error {
 		SpareFD: true,
 		Logger:  log,
 	})
+	d.mcpServer = newMCPServer(log)
 	d.startGateway(ctx, opts, layout, events, pm, metrics, clk)
 	log.Info("daemon listening", "component", "daemon", "endpoint", endpoint, "pid", os.Getpid(),
 		"config_dir", layout.Root, "ephemeral", opts.Ephemeral, "acp_endpoint", layout.ACPEndpoint())
@@ -343,6 +345,7 @@ type daemon struct {
 	conns        *listen.Server
 	srv          *rpc.Server
 	acp          *acp.Server
+	mcpServer    *mcpserver.Server // /mcp on the gateway (the MCP client is internal/mcp)
 	gw           *gateway.Server
 	cfg          *config.Manager
 	sessions     *session.Manager
@@ -394,9 +397,15 @@ func (d *daemon) serve(ctx context.Context) error {
 		defer close(gwDone)
 		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), d.drainTimeout)
 		defer cancel()
+		mcpDone := make(chan struct{})
+		go func() { // an MCP session's stream is a request the gateway's Shutdown waits for
+			defer close(mcpDone)
+			d.closeMCP(sctx)
+		}()
 		if err := d.gw.Shutdown(sctx); err != nil {
 			d.log.Warn("gateway requests cut at the drain deadline", "component", "gateway", "err", err)
 		}
+		<-mcpDone
 	}()
 	d.conns.Shutdown(ctx)
 	<-gwDone
