@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"reflect"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/zeroclaw-go/zeroclaw/internal/config/tomledit"
@@ -34,6 +35,14 @@ func walkSecrets(v reflect.Value, path Path, secret bool, fn func(Path, string) 
 			v.SetMapIndex(k, elem)
 		}
 	case reflect.Slice:
+		if v.Type().Elem().Kind() == reflect.Struct { // [[mcp.servers]]: each entry's secret fields
+			for i := range v.Len() {
+				if err := walkSecrets(v.Index(i), append(path[:len(path):len(path)], strconv.Itoa(i)), secret, fn); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
 		if !secret || v.Type().Elem().Kind() != reflect.String {
 			return nil
 		}
