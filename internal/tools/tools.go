@@ -59,6 +59,13 @@ func SpecsFor(env Env) []Spec {
 	if env.ReadSkill != nil {
 		out = append(out, readSkillSpec())
 	}
+	if env.External != nil {
+		for _, s := range env.External.Specs() {
+			if !known(s.Name) { // a built-in name is never shadowed
+				out = append(out, s)
+			}
+		}
+	}
 	return out
 }
 
@@ -149,6 +156,8 @@ type Env struct {
 	Cron Cron
 	// Delegate hands work to other agents for the delegate tool; nil: the agent may not delegate (not offered).
 	Delegate Delegator
+	// External is the turn's MCP tools; nil: none.
+	External External
 }
 
 func (e Env) outputCap() int {
@@ -208,6 +217,11 @@ func Execute(ctx context.Context, env Env, call Call) (res Result) {
 	}
 	if call.Name == NameDelegate {
 		return runDelegate(ctx, env, call)
+	}
+	if env.External != nil {
+		if _, ok := env.External.Risk(call.Name); ok {
+			return env.External.Call(ctx, call, env.outputCap())
+		}
 	}
 	return errorf("%s: unknown tool", call.Name)
 }
