@@ -3,7 +3,6 @@ package mcp
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -54,6 +53,8 @@ type server struct {
 	lastErr   string
 	restarts  int
 	connected time.Time
+	// connCancel ends the current connection's context (called when the connection is over).
+	connCancel context.CancelFunc
 }
 
 func newServer(m *Manager, cfg config.MCPServerConfig, key string) *server {
@@ -136,6 +137,11 @@ func (s *server) supervise(ctx context.Context) {
 			}
 			_ = sess.Close() // reaps the child of a connection that ended by itself
 			s.mu.Lock()
+			if s.connCancel != nil {
+				s.connCancel()
+			}
+			s.mu.Unlock()
+			s.mu.Lock()
 			stable := time.Since(s.connected) >= stableAfter
 			s.mu.Unlock()
 			if stable {
@@ -181,17 +187,25 @@ func (s *server) connect(ctx context.Context) (*sdk.ClientSession, error) {
 	client := sdk.NewClient(&sdk.Implementation{Name: "zeroclaw", Version: s.m.o.Version}, &sdk.ClientOptions{
 		ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) { s.m.refresh(s) },
 	})
-	cctx, cancel := context.WithTimeout(ctx, time.Duration(s.cfg.StartupTimeout())*time.Second)
-	defer cancel()
+	// The connection's context lives as long as the connection (the SSE transport reads its stream under
+	// it); the startup timeout cancels it only while the handshake and the first tools/list run.
+	cctx, cancel := context.WithCancel(ctx)
+	timer := time.AfterFunc(time.Duration(s.cfg.StartupTimeout())*time.Second, cancel)
 	sess, err := client.Connect(cctx, t, nil)
 	if err != nil {
-		return nil, fmt.Errorf("initialize: %w", timeoutErr(cctx, err, s.cfg.StartupTimeout()))
+		fired := !timer.Stop()
+		cancel()
+		return nil, fmt.Errorf("initialize: %w", timeoutErr(ctx, fired, err, s.cfg.StartupTimeout()))
 	}
 	tools, err := listTools(cctx, sess)
-	if err != nil {
+	if fired := !timer.Stop(); fired || err != nil {
 		_ = sess.Close()
-		return nil, fmt.Errorf("tools/list: %w", timeoutErr(cctx, err, s.cfg.StartupTimeout()))
+		cancel()
+		return nil, fmt.Errorf("tools/list: %w", timeoutErr(ctx, fired, err, s.cfg.StartupTimeout()))
 	}
+	s.mu.Lock()
+	s.connCancel = cancel
+	s.mu.Unlock()
 	s.mu.Lock()
 	s.sess, s.tools, s.state, s.connected, s.lastErr = sess, s.entries(tools), StateReady, time.Now(), ""
 	s.mu.Unlock()
@@ -199,8 +213,8 @@ func (s *server) connect(ctx context.Context) (*sdk.ClientSession, error) {
 	return sess, nil
 }
 
-func timeoutErr(ctx context.Context, err error, secs int) error {
-	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+func timeoutErr(ctx context.Context, fired bool, err error, secs int) error {
+	if ctx.Err() == nil && fired {
 		return fmt.Errorf("no answer within startup_timeout_secs (%ds)", secs)
 	}
 	return err
