@@ -214,6 +214,9 @@ func Run(ctx context.Context, opts Options) error {
 		_ = ln.Close()
 		return stopped(err)
 	}
+	mcpm := openMCP(cfg, log)
+	defer mcpm.Close() // after the sessions' shutdown: no turn uses a server any more
+	defer session.WaitEditorMCP()
 	sessions := session.NewManager(session.Options{
 		Chat:        st.chat,
 		Cost:        costs,
@@ -229,6 +232,8 @@ func Run(ctx context.Context, opts Options) error {
 		Memory:      mem,
 		Cron:        bg.tools,
 		Delegate:    bg.deleg.ForAgent,
+		MCP:         mcpTools(mcpm),
+		EditorMCP:   editorMCP(log),
 	})
 	if err := bg.start(ctx, cfg, sessions); err != nil {
 		_ = ln.Close()

@@ -44,6 +44,39 @@ type Manager struct {
 	closed   bool
 	version  chan struct{} // closed and replaced at every state change (tests and waiters)
 	active   *activations
+	pending  *config.MCPConfig // the latest config ReconcileAsync was given, not applied yet
+	applying bool              // a ReconcileAsync worker runs
+}
+
+// ReconcileAsync applies mcp in the background (a config listener must not wait for children to exit);
+// calls that arrive while one is applied coalesce into the latest.
+func (m *Manager) ReconcileAsync(mcp config.MCPConfig) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return
+	}
+	m.pending = &mcp
+	if m.applying {
+		return
+	}
+	m.applying = true
+	m.wg.Add(1)
+	go func() {
+		defer m.wg.Done()
+		for {
+			m.mu.Lock()
+			next := m.pending
+			m.pending = nil
+			if next == nil || m.closed {
+				m.applying = false
+				m.mu.Unlock()
+				return
+			}
+			m.mu.Unlock()
+			m.Reconcile(*next)
+		}
+	}()
 }
 
 // New returns a Manager with no servers; Reconcile gives it its configuration.

@@ -127,3 +127,7 @@ func (x externals) DeferredPrompt() string {
 	}
 	return out
 }
+
+// WaitEditorMCP waits until the editor servers of closed sessions are stopped and their children reaped (the
+// daemon calls it at shutdown).
+func WaitEditorMCP() { editorClosers.Wait() }
