@@ -31,6 +31,7 @@ import (
 	"github.com/zeroclaw-go/zeroclaw/internal/listen"
 	"github.com/zeroclaw-go/zeroclaw/internal/localsock"
 	"github.com/zeroclaw-go/zeroclaw/internal/logs"
+	"github.com/zeroclaw-go/zeroclaw/internal/mcp"
 	"github.com/zeroclaw-go/zeroclaw/internal/rpc"
 	"github.com/zeroclaw-go/zeroclaw/internal/secrets"
 	"github.com/zeroclaw-go/zeroclaw/internal/session"
@@ -246,6 +247,7 @@ func Run(ctx context.Context, opts Options) error {
 		stop:         make(chan struct{}),
 		cfg:          cfg,
 		sessions:     sessions,
+		mcp:          mcpm,
 		stores:       st,
 		frames:       jsonrpc.NewBudget(int64(cfg.Current().RPC.MaxInflightFrameBytes)),
 		drainTimeout: cmp.Or(max(opts.DrainTimeout, 0), DrainTimeout),
@@ -261,6 +263,7 @@ func Run(ctx context.Context, opts Options) error {
 		Shutdown:      d.requestStop,
 		ConfigManager: cfg,
 		Sessions:      sessions,
+		MCPStatus:     mcpm.Status,
 		Memory:        mem,
 		Skills:        skills.NewCatalog(skills.CatalogOptions{Config: cfg.Current, InstallRoot: layout.Root, Now: clk.Now, Logger: log}),
 		Personality:   workspace.NewPersonality(cfg.Current, layout.Root),
@@ -274,7 +277,7 @@ func Run(ctx context.Context, opts Options) error {
 
 		Gateway: func() *api.GatewayStatus { return d.gatewayStatus(opts.Ephemeral) },
 		Doctor: doctorFor(layout, endpoint, opts.Environ, func() *api.GatewayStatus { return d.gatewayStatus(opts.Ephemeral) },
-			func() *api.HandshakeOnly { return d.srv.HandshakeOnly() }), // called only once the server serves
+			func() *api.HandshakeOnly { return d.srv.HandshakeOnly() }, mcpm.Status), // called only once the server serves
 	})
 	// The ACP endpoint (acp.md) is served through the same listen.Server: one connection limit, one ephemeral
 	// count, one drain. A daemon that cannot take it still serves the native socket.
@@ -329,7 +332,8 @@ func (e *RunningError) Error() string {
 
 // daemon is one running instance.
 type daemon struct {
-	bg           *background // scheduler and control plane
+	mcp          *mcp.Manager // the MCP servers agents use (status and GET /api/tools)
+	bg           *background  // scheduler and control plane
 	log          *slog.Logger
 	ln           *localsock.Listener
 	acpLn        *localsock.Listener // nil when the ACP endpoint could not be taken

@@ -46,6 +46,8 @@ type Options struct {
 	// HandshakeOnly reports the running daemon's connections that closed right after initialize (set inside
 	// the daemon); nil leaves the client-version check out.
 	HandshakeOnly func() *api.HandshakeOnly
+	// MCPStatus reports the running daemon's MCP servers (set inside the daemon); nil checks the config only.
+	MCPStatus func() []api.MCPServerStatus
 }
 
 // Run inspects the install and returns every finding, in a fixed order of checks. It fails only when ctx ends
@@ -70,6 +72,9 @@ func Run(ctx context.Context, o Options) api.DoctorResult {
 	}
 	if o.HandshakeOnly != nil {
 		checkClientVersion(r, o.HandshakeOnly())
+	}
+	if cfg != nil {
+		checkMCP(r, cfg, o.MCPStatus)
 	}
 	if !o.SkipProviders && cfg != nil {
 		if timedOut := checkProviders(ctx, r, o, cfg); timedOut {

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/zeroclaw-go/zeroclaw/internal/api"
 	"github.com/zeroclaw-go/zeroclaw/internal/config"
 	"github.com/zeroclaw-go/zeroclaw/internal/provider"
 )
@@ -239,16 +240,7 @@ func (m *Manager) granted(names []string) []*server {
 }
 
 // ServerStatus is one server's state as `tools`, `agents/status` and doctor show it.
-type ServerStatus struct {
-	Name      string   `json:"name"`
-	Transport string   `json:"transport"`
-	State     State    `json:"state"`
-	Tools     int      `json:"tools"`
-	ToolNames []string `json:"tool_names,omitempty"`
-	Restarts  int      `json:"restarts"`
-	LastError string   `json:"last_error,omitempty"`
-	PID       int      `json:"pid,omitempty"`
-}
+type ServerStatus = api.MCPServerStatus
 
 // Status returns every configured server's status, in config order. Nothing is started.
 func (m *Manager) Status() []ServerStatus {

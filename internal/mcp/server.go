@@ -13,8 +13,8 @@ import (
 	"github.com/zeroclaw-go/zeroclaw/internal/config"
 )
 
-// State is a server's lifecycle state, as status shows it.
-type State string
+// State is a server's lifecycle state, as status shows it (api.MCPServerStatus.State).
+type State = string
 
 // States.
 const (

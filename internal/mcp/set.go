@@ -358,3 +358,31 @@ func (st *Set) search(call tools.Call) tools.Result {
 	st.m.active.add(st.conv, names)
 	return tools.Result{Output: b.String()}
 }
+
+// Peek returns the tools of the named servers that are ready now, and their statuses, without starting any
+// (GET /api/tools?agent= shows what an agent's next turn would get from the servers already up).
+func (m *Manager) Peek(names []string) ([]tools.Spec, []ServerStatus) {
+	all := m.Status()
+	var specs []tools.Spec
+	var sts []ServerStatus
+	m.mu.Lock()
+	var ss []*server
+	for _, n := range names {
+		if s, ok := m.servers[strings.ToLower(strings.TrimSpace(n))]; ok {
+			ss = append(ss, s)
+		}
+	}
+	m.mu.Unlock()
+	for _, s := range ss {
+		_, ts := s.snapshot()
+		for _, t := range ts {
+			specs = append(specs, tools.Spec{Name: t.name, Description: t.desc, Parameters: t.schema})
+		}
+		for _, st := range all {
+			if strings.EqualFold(st.Name, s.cfg.Name) {
+				sts = append(sts, st)
+			}
+		}
+	}
+	return specs, sts
+}

@@ -166,3 +166,83 @@ servers = ["web"]
 }
 
 var _ = providertest.SSE
+
+// agents/status shows each agent's granted MCP servers and their state (upstream had none, zeroclaw#8703);
+// GET /api/tools?agent= lists that agent's MCP tools and not another's (zeroclaw#8302); doctor checks the
+// servers (a command that cannot be found, a server no agent is granted).
+func TestMCPStatusToolsListAndDoctor(t *testing.T) {
+	t.Parallel()
+	web := httptest.NewServer(mcptest.Handler(false))
+	t.Cleanup(web.Close)
+	cfg := strings.Replace(rpcGatewayMCP(web.URL), "[agents.default]\n", "[agents.default]\nmcp_bundles = [\"dev\"]\n", 1)
+	d, g, code := StartGateway(t, cfg)
+	auth := PairOnce(t, g, code)
+	c := dialRC(t, d, "")
+	s := c.newSession(api.SessionNewParams{AgentAlias: "default"})
+	if res := toolCall(t, c, s.SessionID, "web__echo", `{"text":"x"}`); toolOut(res) != "echo: x" {
+		t.Fatalf("web__echo: %q", toolOut(res))
+	}
+	var st api.AgentsStatusResult
+	c.mustCall(api.MethodAgentsStatus, map[string]any{}, &st)
+	for _, a := range st.Agents {
+		switch a.Alias {
+		case "default":
+			if len(a.MCPServers) != 2 || a.MCPServers[0].Name != "web" || a.MCPServers[0].State != "ready" || a.MCPServers[0].Tools < 5 ||
+				a.MCPServers[1].Name != "ghost" || a.MCPServers[1].State == "ready" {
+				t.Fatalf("default's MCP servers: %+v", a.MCPServers)
+			}
+		case "other":
+			if len(a.MCPServers) != 0 {
+				t.Fatalf("other is granted nothing: %+v", a.MCPServers)
+			}
+		}
+	}
+	tools := string(g.Do("GET", "/api/tools?agent=default", nil, auth).Want(t, 200).Raw)
+	if !strings.Contains(tools, `"name":"web__echo"`) || !strings.Contains(tools, `"name":"shell"`) || !strings.Contains(tools, `"mcp_servers":[{"name":"web"`) {
+		t.Fatalf("tools of default: %.400s", tools)
+	}
+	if other := string(g.Do("GET", "/api/tools?agent=other", nil, auth).Want(t, 200).Raw); strings.Contains(other, "web__") {
+		t.Fatalf("other sees default's MCP tools: %.300s", other)
+	}
+	var doc api.DoctorResult
+	c.mustCall(api.MethodDoctorRun, map[string]any{"offline": true}, &doc)
+	var found []string
+	for _, r := range doc.Results {
+		if r.Category == "mcp" {
+			found = append(found, r.Severity+":"+r.ID+":"+r.Message)
+		}
+	}
+	joined := strings.Join(found, "\n")
+	for _, want := range []string{`error:mcp-command:MCP server ghost: command "/nonexistent/mcp-server" not found`,
+		"warn:mcp-ungranted:MCP server lonely is granted to no agent", "ok:mcp-state:MCP server web is ready"} {
+		if !strings.Contains(joined, want) {
+			t.Errorf("doctor lacks %q:\n%s", want, joined)
+		}
+	}
+}
+
+func rpcGatewayMCP(webURL string) string {
+	return GatewayConfig + fmt.Sprintf(`
+[agents.other]
+model_provider = "echo.default"
+risk_profile = "supervised"
+
+[[mcp.servers]]
+name = "web"
+transport = "http"
+url = %q
+risk = "low"
+
+[[mcp.servers]]
+name = "ghost"
+command = "/nonexistent/mcp-server"
+
+[[mcp.servers]]
+name = "lonely"
+transport = "http"
+url = %q
+
+[mcp_bundles.dev]
+servers = ["web", "ghost"]
+`, webURL, webURL)
+}
