@@ -5,10 +5,41 @@ package mcp
 import (
 	"errors"
 	"os/exec"
+	"runtime"
+	"sync"
 	"syscall"
 
 	"golang.org/x/sys/unix"
 )
+
+// The kernel sends Pdeathsig when the thread that forked the child exits, not the process; Go may end an OS
+// thread (one a goroutine locked and left). So every child is started from one locked thread that lives as
+// long as the process.
+var (
+	spawnOnce sync.Once
+	spawnReq  chan spawnCall
+)
+
+type spawnCall struct {
+	cmd  *exec.Cmd
+	done chan error
+}
+
+// startCmd starts cmd from the spawner thread.
+func startCmd(cmd *exec.Cmd) error {
+	spawnOnce.Do(func() {
+		spawnReq = make(chan spawnCall)
+		go func() {
+			runtime.LockOSThread() // never unlocked: this thread is the children's parent for Pdeathsig
+			for c := range spawnReq {
+				c.done <- c.cmd.Start()
+			}
+		}()
+	})
+	done := make(chan error, 1)
+	spawnReq <- spawnCall{cmd, done}
+	return <-done
+}
 
 // setProcAttr puts the child in its own process group (so its descendants are killed with it) and asks the
 // kernel to SIGKILL it when the daemon dies, even by kill -9.

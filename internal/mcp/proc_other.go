@@ -14,3 +14,6 @@ func killGroup(cmd *exec.Cmd) {
 }
 
 func waitAndKillGroup(cmd *exec.Cmd) error { return cmd.Wait() }
+
+// startCmd starts cmd.
+func startCmd(cmd *exec.Cmd) error { return cmd.Start() }

@@ -24,3 +24,6 @@ func waitAndKillGroup(cmd *exec.Cmd) error {
 	killGroup(cmd)
 	return err
 }
+
+// startCmd starts cmd.
+func startCmd(cmd *exec.Cmd) error { return cmd.Start() }

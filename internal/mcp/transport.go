@@ -177,7 +177,7 @@ func (t *stdioTransport) Connect(ctx context.Context) (sdk.Connection, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := cmd.Start(); err != nil {
+	if err := startCmd(cmd); err != nil {
 		return nil, fmt.Errorf("mcp: server %s: start %s: %w", t.cfg.Name, t.cfg.Command, err)
 	}
 	t.info.setPID(cmd.Process.Pid)
