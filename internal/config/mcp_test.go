@@ -171,3 +171,32 @@ func TestMCPConfigDecryptsSecrets(t *testing.T) {
 		t.Fatalf("env PW = %q", got)
 	}
 }
+
+// Plaintext env and header values of [[mcp.servers]] (in a sub-table and an inline table) are encrypted on
+// disk at the next write, decrypted in the live config and masked in every view.
+func TestMCPSecretsEncryptedAtRest(t *testing.T) {
+	m, path := openManager(t, commentedConfig+`
+[[mcp.servers]]
+name = "a"
+command = "srv"
+headers = { Authorization = "Bearer plain-header-value" }
+
+[mcp.servers.env]
+TOKEN = "plain-env-value"
+`)
+	if _, err := m.Set(t.Context(), "providers.models.openai.default.model", json.RawMessage(`"gpt-4o"`), nil); err != nil {
+		t.Fatal(err)
+	}
+	text := readFile(t, path)
+	if strings.Contains(text, "plain-env-value") || strings.Contains(text, "plain-header-value") || strings.Count(text, `"enc2:`) < 2 {
+		t.Fatalf("plaintext MCP secret on disk:\n%s", text)
+	}
+	s := m.Current().MCP.Servers[0]
+	if s.Env["TOKEN"] != "plain-env-value" || s.Headers["Authorization"] != "Bearer plain-header-value" {
+		t.Fatalf("live = %+v", s)
+	}
+	all, _ := m.Get("")
+	if b, _ := json.Marshal(all); strings.Contains(string(b), "plain-") {
+		t.Fatalf("config view leaks: %s", b)
+	}
+}
