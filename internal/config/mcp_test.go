@@ -125,6 +125,18 @@ servers = [{ name = "a", command = "srv", env = { K = "v" } }, { name = "b", tra
 	}
 }
 
+// Servers with no agent granted any bundle: a clear warning (upstream zeroclaw#4848: silently zero tools).
+func TestMCPConfigWarnsWhenNoAgentIsGranted(t *testing.T) {
+	head := strings.Replace(mcpHead, "mcp_bundles = [\"dev\", \"ghost\"]\n", "", 1)
+	_, warnings, err := LoadBytes("/x/config.toml", []byte(head+"\n[[mcp.servers]]\nname = \"a\"\ncommand = \"x\"\n"), nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(warnings, func(w string) bool { return strings.Contains(w, "no agent lists an mcp_bundles entry") }) {
+		t.Fatalf("warnings = %q", warnings)
+	}
+}
+
 // Bad server entries get upstream's validation messages, and an unknown key inside an entry is an error that
 // names it (at the entry's line), not a silently dropped setting.
 func TestMCPConfigValidation(t *testing.T) {

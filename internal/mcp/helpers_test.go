@@ -142,3 +142,7 @@ func fdCount(t *testing.T) int {
 	}
 	return len(ents)
 }
+
+func mcpConfigOf(servers ...config.MCPServerConfig) config.MCPConfig {
+	return config.MCPConfig{Enabled: true, Servers: servers}
+}

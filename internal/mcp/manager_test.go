@@ -234,3 +234,24 @@ func TestReconcile(t *testing.T) {
 		t.Fatal("mcp.enabled = false left a server")
 	}
 }
+
+// Upstream zeroclaw#5903: a child per heartbeat tick. Here every turn of every agent shares the daemon's
+// manager: 50 turns' sets and calls use one child.
+func TestOneChildAcrossManyTurns(t *testing.T) {
+	m := newManager(t, testServer("one", nil))
+	var pid int
+	for i := range 50 {
+		st := m.ForServers(ctxT(t), []string{"one"}, "conv"+string(rune('a'+i%26)))
+		if res := call(t, st, "one__echo", `{"text":"t"}`); res.Output != "echo: t" {
+			t.Fatalf("turn %d: %+v", i, res)
+		}
+		if p := statusOf(m, "one").PID; pid == 0 {
+			pid = p
+		} else if p != pid {
+			t.Fatalf("turn %d runs a new child %d (first %d)", i, p, pid)
+		}
+	}
+	if kids := children(t); len(kids) != 1 {
+		t.Fatalf("children after 50 turns: %v", kids)
+	}
+}

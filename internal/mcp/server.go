@@ -45,6 +45,9 @@ type server struct {
 	first   chan struct{} // closed after the first connect attempt ended (either way)
 	proc    procInfo
 	started bool
+	// scrubFn removes the server's secrets; built once (the config of a server never changes).
+	scrubOnce sync.Once
+	scrubFn   func(string) string
 
 	mu        sync.Mutex
 	state     State
@@ -328,4 +331,7 @@ func sanitizeName(s string) string {
 }
 
 // scrub removes the server's configured secrets (env and header values) and anything shaped like a credential.
-func (s *server) scrub(text string) string { return s.m.scrubberFor(s.cfg)(text) }
+func (s *server) scrub(text string) string {
+	s.scrubOnce.Do(func() { s.scrubFn = s.m.scrubberFor(s.cfg) })
+	return s.scrubFn(text)
+}
