@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -194,6 +195,41 @@ func TestNPMServers(t *testing.T) {
 	}
 	if res := call(t, st, "fs__read_text_file", `{"path":"/etc/passwd"}`); !res.IsError {
 		t.Fatalf("fs read outside its root = %+v", res)
+	}
+	// server-everything has resources and prompts: the generic tools list and read them, bounded.
+	if !slices.Contains(specNames(st), NameResources) || !slices.Contains(specNames(st), NamePrompts) {
+		t.Fatalf("no generic tools in %v", specNames(st))
+	}
+	list := call(t, st, NameResources, `{"action":"list","server":"everything"}`)
+	var uri string
+	for _, line := range strings.Split(list.Output, "\n") {
+		if u, _, ok := strings.Cut(line, " - "); ok && strings.HasPrefix(u, "everything__") {
+			uri = u
+			break
+		}
+	}
+	if list.IsError || uri == "" {
+		t.Fatalf("resources list: %+v", list)
+	}
+	if res := call(t, st, NameResources, `{"action":"read","uri":"`+uri+`"}`); res.IsError || !strings.Contains(res.Output, "[") {
+		t.Fatalf("resources read %s: %+v", uri, res)
+	}
+	if res := call(t, st, NameResources, `{"action":"read","uri":"nosuch__x"}`); !res.IsError {
+		t.Fatalf("read of an unknown server: %+v", res)
+	}
+	prompts := call(t, st, NamePrompts, `{"action":"list"}`)
+	var prompt string
+	for _, line := range strings.Split(prompts.Output, "\n") {
+		if n, ok := strings.CutSuffix(strings.SplitN(line, " - ", 2)[0], "()"); ok && strings.HasPrefix(n, "everything__") {
+			prompt = n
+			break
+		}
+	}
+	if prompts.IsError || prompt == "" {
+		t.Fatalf("prompts list: %+v", prompts)
+	}
+	if res := call(t, st, NamePrompts, `{"action":"get","name":"`+prompt+`"}`); res.IsError || !strings.Contains(res.Output, "[user]") {
+		t.Fatalf("prompts get %s: %+v", prompt, res)
 	}
 	pids := []int{statusOf(m, "everything").PID, statusOf(m, "fs").PID}
 	m.Close()

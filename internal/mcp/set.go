@@ -122,13 +122,21 @@ func (st *Set) Specs() []tools.Spec {
 		}
 		out = append(out, tools.Spec{Name: l.t.name, Description: l.t.desc, Parameters: l.t.schema})
 	}
-	return out
+	return append(out, st.genericSpecs()...)
 }
 
 // Risk implements tools.External: the server's configured risk (medium when unset); tool_search is low.
 func (st *Set) Risk(name string) (tools.Risk, bool) {
 	if st.deferred && name == NameToolSearch {
 		return tools.RiskLow, true
+	}
+	if name == NameResources || name == NamePrompts {
+		for _, g := range st.genericSpecs() {
+			if g.Name == name {
+				return tools.RiskLow, true // reads only
+			}
+		}
+		return "", false
 	}
 	l, ok := st.find(name)
 	if !ok {
@@ -184,6 +192,9 @@ func (st *Set) Call(ctx context.Context, call tools.Call, outputCap int) tools.R
 	}
 	if st.deferred && call.Name == NameToolSearch {
 		return st.search(call)
+	}
+	if call.Name == NameResources || call.Name == NamePrompts {
+		return st.generic(ctx, call, outputCap)
 	}
 	l, ok := st.find(call.Name)
 	if !ok {
