@@ -154,6 +154,12 @@ func (st *Set) Risk(name string) (tools.Risk, bool) {
 	return tools.RiskMedium, true
 }
 
+// PromptSection is the set's part of the system prompt: the pinned resources, then the deferred tools.
+func (st *Set) PromptSection(ctx context.Context) string {
+	parts := []string{st.pinned(ctx), st.DeferredPrompt()}
+	return strings.TrimSpace(strings.Join(parts, "\n\n"))
+}
+
 // DeferredPrompt is upstream's "Deferred Tools" system prompt section listing the tools tool_search can
 // activate; empty when loading is not deferred or no tool is left to activate.
 func (st *Set) DeferredPrompt() string {

@@ -11,8 +11,9 @@ import (
 // MCPTools is the MCP tools of one turn (an *mcp.Set): the tools, and the deferred-loading prompt section.
 type MCPTools interface {
 	tools.External
-	// DeferredPrompt is the system prompt section listing deferred tools; "" when there is none.
-	DeferredPrompt() string
+	// PromptSection is what the servers add to the system prompt: their pinned resources (untrusted, bounded)
+	// and the list of deferred tools; "" when there is none. It may read from the servers, bounded by ctx.
+	PromptSection(ctx context.Context) string
 }
 
 // EditorMCP is an ACP session's own MCP servers, the ones the editor named in session/new: they start under
@@ -118,10 +119,10 @@ func (x externals) Call(ctx context.Context, call tools.Call, outputCap int) too
 	return tools.Result{Output: call.Name + ": unknown tool", IsError: true}
 }
 
-func (x externals) DeferredPrompt() string {
+func (x externals) PromptSection(ctx context.Context) string {
 	var out string
 	for _, e := range x {
-		if p := e.DeferredPrompt(); p != "" {
+		if p := e.PromptSection(ctx); p != "" {
 			out += p + "\n\n"
 		}
 	}

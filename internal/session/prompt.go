@@ -164,7 +164,7 @@ func (m *Manager) buildTurn(ctx context.Context, o Owner, s *session, prompt str
 	deferred := ""
 	if mcpTools != nil {
 		tr.ToolEnv.External = mcpTools
-		deferred = mcpTools.DeferredPrompt()
+		deferred = mcpTools.PromptSection(ctx)
 	}
 	if mem != nil {
 		mem.equip(tr)
