@@ -3,9 +3,11 @@
 package mcp
 
 import (
+	"context"
 	"errors"
 	"os/exec"
 	"runtime"
+	"runtime/pprof"
 	"sync"
 	"syscall"
 
@@ -30,6 +32,9 @@ func startCmd(cmd *exec.Cmd) error {
 	spawnOnce.Do(func() {
 		spawnReq = make(chan spawnCall)
 		go func() {
+			// The thread belongs to the process, not to the daemon (or test) whose first child started it:
+			// it drops the labels it inherited, so leak checks that follow a daemon's goroutines skip it.
+			pprof.SetGoroutineLabels(context.Background())
 			runtime.LockOSThread() // never unlocked: this thread is the children's parent for Pdeathsig
 			for c := range spawnReq {
 				c.done <- c.cmd.Start()
