@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/coder/websocket"
+
 	"github.com/zeroclaw-go/zeroclaw/internal/api"
 	"github.com/zeroclaw-go/zeroclaw/internal/mcp/mcptest"
 	"github.com/zeroclaw-go/zeroclaw/internal/provider/providertest"
@@ -181,6 +183,17 @@ func TestMCPStatusToolsListAndDoctor(t *testing.T) {
 	s := c.newSession(api.SessionNewParams{AgentAlias: "default"})
 	if res := toolCall(t, c, s.SessionID, "web__echo", `{"text":"x"}`); toolOut(res) != "echo: x" {
 		t.Fatalf("web__echo: %q", toolOut(res))
+	}
+	// /ws/chat: the same agent's turn gets the same MCP tool.
+	w := DialWS(t, d.GatewayURL(t), "/ws/chat?agent=default", &websocket.DialOptions{HTTPHeader: BearerHeader(auth)})
+	wsStart := w.Next()
+	wsSID, _ := wsStart["session_id"].(string)
+	w.Send(map[string]any{"type": "message", "content": `/tool web__echo {"text":"over ws"}`})
+	if seen, _ := w.Until("done"); !slices.Contains(seen, "tool_result") {
+		t.Fatalf("ws frames %v", seen)
+	}
+	if r := g.Do("GET", "/api/sessions/"+wsSID+"/messages", nil, auth).Want(t, 200); !strings.Contains(string(r.Raw), "echo: over ws") {
+		t.Fatalf("ws session messages %s", r.Raw)
 	}
 	var st api.AgentsStatusResult
 	c.mustCall(api.MethodAgentsStatus, map[string]any{}, &st)
