@@ -224,9 +224,7 @@ func (st *Set) Call(ctx context.Context, call tools.Call, outputCap int) tools.R
 		return tools.Result{Output: fmt.Sprintf("MCP server `%s` timed out after %ds during tool call `%s`; outcome unknown and request was not replayed",
 			l.s.cfg.Name, secs, l.t.remote), IsError: true}
 	case err != nil:
-		var werr interface{ Error() string }
-		werr = err
-		return tools.Result{Output: bound(l.s.scrub(fmt.Sprintf("MCP tool `%s` error: %s", l.t.remote, werr.Error())), outputCap), IsError: true}
+		return tools.Result{Output: bound(l.s.scrub(fmt.Sprintf("MCP tool `%s` error: %v", l.t.remote, err)), outputCap), IsError: true}
 	}
 	text := render(res)
 	if res.IsError {

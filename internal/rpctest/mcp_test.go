@@ -259,3 +259,37 @@ url = %q
 servers = ["web", "ghost"]
 `, webURL, webURL)
 }
+
+// A config reload applies [[mcp.servers]] to the running daemon: a new server's tools reach the next turn, a
+// removed server is stopped (its tools gone), without a restart.
+func TestMCPConfigReload(t *testing.T) {
+	t.Parallel()
+	web := httptest.NewServer(mcptest.Handler(false))
+	t.Cleanup(web.Close)
+	base := agentConfig(echoTOML, "echo.default", "full", "")
+	d := Start(t, WithConfig(base))
+	c := dialRC(t, d, "")
+	s := c.newSession(api.SessionNewParams{AgentAlias: "a"})
+	if res := toolCall(t, c, s.SessionID, "web__echo", `{"text":"x"}`); !res.IsError {
+		t.Fatalf("before the reload: %+v", res)
+	}
+	path := filepath.Join(d.ConfigDir, "config.toml")
+	withServer := withBundle(agentConfig(echoTOML, "echo.default", "full", fmt.Sprintf("\n[[mcp.servers]]\nname = \"web\"\ntransport = \"http\"\nurl = %q\n\n[mcp_bundles.dev]\nservers = [\"web\"]\n", web.URL)))
+	for _, step := range []struct {
+		cfg     string
+		wantErr bool
+	}{{withServer, false}, {base, true}} {
+		if err := os.WriteFile(path, []byte(step.cfg), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		c.mustCall(api.MethodConfigReload, map[string]any{}, nil)
+		var res api.SessionUpdate
+		waitFor(t, "the reload to apply", func() bool {
+			res = toolCall(t, c, s.SessionID, "web__echo", `{"text":"after reload"}`)
+			return res.IsError == step.wantErr
+		})
+		if !step.wantErr && toolOut(res) != "echo: after reload" {
+			t.Fatalf("after adding the server: %q", toolOut(res))
+		}
+	}
+}
