@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
+	"sync"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -21,7 +23,11 @@ func TestMain(m *testing.M) {
 	if os.Getenv(envChild) == "1" {
 		os.Exit(mcptest.RunStdio())
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	if serverBin != "" {
+		os.RemoveAll(filepath.Dir(serverBin))
+	}
+	os.Exit(code)
 }
 
 // testServer is a stdio [[mcp.servers]] entry running this test binary as the mcptest server.
@@ -145,4 +151,32 @@ func fdCount(t *testing.T) int {
 
 func mcpConfigOf(servers ...config.MCPServerConfig) config.MCPConfig {
 	return config.MCPConfig{Enabled: true, Servers: servers}
+}
+
+var (
+	serverBinOnce sync.Once
+	serverBin     string
+	serverBinErr  error
+)
+
+// builtServer is the mcptestserver command built without the race detector (once per test run): a small,
+// quick child for the tests that start a thousand of them, whatever flags this test binary was built with.
+func builtServer(t *testing.T, name string) config.MCPServerConfig {
+	t.Helper()
+	serverBinOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "mcptestserver")
+		if err != nil {
+			serverBinErr = err
+			return
+		}
+		serverBin = filepath.Join(dir, "mcptestserver")
+		out, err := exec.Command("go", "build", "-o", serverBin, "./mcptest/mcptestserver").CombinedOutput()
+		if err != nil {
+			serverBinErr = fmt.Errorf("%v: %s", err, out)
+		}
+	})
+	if serverBinErr != nil {
+		t.Fatalf("building mcptestserver: %v", serverBinErr)
+	}
+	return config.MCPServerConfig{Name: name, Command: serverBin, StartupTimeoutSecs: 20}
 }

@@ -55,7 +55,7 @@ func TestThousandCyclesNoZombiesConstantFDs(t *testing.T) {
 	if testing.Short() {
 		n = 50
 	}
-	cfgs := []config.MCPServerConfig{testServer("z", nil)}
+	cfgs := []config.MCPServerConfig{builtServer(t, "z")}
 	m := New(Options{Environ: os.Environ(), BackoffMin: time.Millisecond, BackoffMax: 5 * time.Millisecond})
 	defer m.Close()
 	warm := func() {
