@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/zeroclaw-go/zeroclaw/internal/config"
 	"github.com/zeroclaw-go/zeroclaw/internal/tools"
 )
@@ -271,5 +273,36 @@ func TestPinnedResources(t *testing.T) {
 	}
 	if !slices.Contains(specNames(st), NameResources) {
 		t.Fatalf("a server with resources gets no %s: %v", NameResources, specNames(st))
+	}
+}
+
+// tools/list is followed through nextCursor (upstream reads the first page only): with pages of 2, every
+// tool still arrives.
+func TestToolsListPagination(t *testing.T) {
+	m := newManager(t, testServer("pg", map[string]string{"MCPTEST_PAGE_SIZE": "2"}))
+	st := m.ForServers(ctxT(t), []string{"pg"}, "")
+	if n := statusOf(m, "pg").Tools; n < 10 {
+		t.Fatalf("%d tools over pages of 2: %v", n, specNames(st))
+	}
+}
+
+// Tool names are made safe for providers' name rules (letters, digits, _ and -, at most 64 bytes) and stay
+// unique; the call still reaches the server's own name.
+func TestToolNamesSanitised(t *testing.T) {
+	s := &server{cfg: config.MCPServerConfig{Name: "my.srv"}}
+	long := strings.Repeat("x", 80)
+	got := s.entries([]*sdk.Tool{{Name: "domains.list"}, {Name: "domains/list"}, {Name: long}, {Name: long + "y"}, {Name: ""}})
+	var names []string
+	for _, e := range got {
+		names = append(names, e.name)
+		if len(e.name) > 64 || strings.ContainsFunc(e.name, func(r rune) bool {
+			return !(r == '_' || r == '-' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9')
+		}) {
+			t.Errorf("unsafe name %q", e.name)
+		}
+	}
+	if len(got) != 4 || got[0].name != "my_srv__domains_list" || got[0].remote != "domains.list" || got[1].name != "my_srv__domains_list_2" ||
+		got[1].remote != "domains/list" || got[2].name == got[3].name || got[0].desc != "MCP tool" {
+		t.Fatalf("names %v", names)
 	}
 }

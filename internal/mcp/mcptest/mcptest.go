@@ -25,6 +25,7 @@ const (
 	EnvCrashTimes   = "MCPTEST_CRASH_TIMES"
 	EnvGrandchild   = "MCPTEST_GRANDCHILD" // "1": start a sleeping grandchild in the same process group
 	EnvSecret       = "MCPTEST_SECRET"     // the value the secret tool echoes
+	EnvPageSize     = "MCPTEST_PAGE_SIZE"  // list pages of this many items
 )
 
 // Input of the test tools.
@@ -43,7 +44,11 @@ type empty struct{}
 // (honours cancellation), hang (never answers), crash (exits the process), fail (isError), secret (echoes
 // MCPTEST_SECRET), add_tool (adds "extra" and sends tools/list_changed), pid (the server's pid).
 func NewServer() *sdk.Server {
-	s := sdk.NewServer(&sdk.Implementation{Name: "mcptest", Version: "1"}, nil)
+	var opts *sdk.ServerOptions
+	if n, _ := strconv.Atoi(os.Getenv(EnvPageSize)); n > 0 {
+		opts = &sdk.ServerOptions{PageSize: n} // tools/list in pages of n: the client must follow nextCursor
+	}
+	s := sdk.NewServer(&sdk.Implementation{Name: "mcptest", Version: "1"}, opts)
 	text := func(t string) *sdk.CallToolResult {
 		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: t}}}
 	}
