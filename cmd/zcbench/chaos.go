@@ -65,6 +65,8 @@ type ledger struct {
 	opsFailed map[string]int // operator tool → runs that failed (cut by a kill)
 	lockLost  []string       // a tool after which the daemon no longer held an SQLite lock
 	backups   []backupRec    // archives taken
+
+	sopRuns []string // SOP runs the daemon acknowledged (chaos_sop.go)
 }
 
 type turnRec struct {
@@ -110,7 +112,7 @@ type chaos struct {
 }
 
 // invariants is how many invariants a run checks (each prints one PASS line when it holds).
-const invariants = 10
+const invariants = 11
 
 func (h *chaos) violate(format string, args ...any) {
 	msg := fmt.Sprintf(format, args...)
@@ -171,7 +173,7 @@ func runChaos(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 }
 
 func (h *chaos) run(ctx context.Context, duration time.Duration, clients int) (err error) {
-	if h.in, err = newInstall(installOptions{shellJobs: true, pollSecs: pollSecs}); err != nil {
+	if h.in, err = newInstall(installOptions{shellJobs: true, pollSecs: pollSecs, sops: true}); err != nil {
 		return err
 	}
 	defer h.in.remove()
@@ -196,6 +198,7 @@ func (h *chaos) run(ctx context.Context, duration time.Duration, clients int) (e
 	}
 	h.spawn(&configWorker{h: h})
 	h.spawn(&cronWorker{h: h, rng: rand.New(rand.NewPCG(workerSeed(), 2))})
+	h.spawn(&sopWorker{h: h})
 	h.wg.Add(1)
 	go h.opsLoop()
 

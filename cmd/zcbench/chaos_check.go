@@ -149,6 +149,9 @@ func (h *chaos) check() error {
 		h.pass("every acknowledged memory stored (%d)", len(l.memories))
 	}
 
+	// SOP runs: each acknowledged one ended exactly once, no step start without its outcome.
+	h.checkSops(c, l.sopRuns)
+
 	// Scheduled jobs: every acknowledged job kept; none ran twice (its runs and its log lines).
 	before = len(h.violations)
 	ran := 0

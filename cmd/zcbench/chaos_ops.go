@@ -253,7 +253,8 @@ func countTurns(db *sql.DB, rel string, turns map[string]string, found map[strin
 }
 
 // anotherDaemon is how a daemon refuses an install another one holds.
-var anotherDaemon = regexp.MustCompile(`another daemon \(pid (\d+)\)`)
+// The pid is missing while the holder has the lock but has not written its pid yet.
+var anotherDaemon = regexp.MustCompile(`another daemon (?:\(pid (\d+)\) )?serves`)
 
 // restart starts the daemon again after a kill. An operator's `zeroclaw sessions list` run while no daemon
 // served starts an ephemeral one, as it does for a user, and the reconnecting clients keep it alive: it is one
@@ -264,6 +265,10 @@ func (h *chaos) restart() (*proc, error) {
 		m := anotherDaemon.FindStringSubmatch(fmt.Sprint(err))
 		if err == nil || m == nil || try >= 20 {
 			return d, err
+		}
+		if m[1] == "" { // the holder is starting: ask again once it has said who it is
+			time.Sleep(50 * time.Millisecond)
+			continue
 		}
 		pid, _ := strconv.Atoi(m[1])
 		cmdline, rerr := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))

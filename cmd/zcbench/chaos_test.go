@@ -24,11 +24,12 @@ func TestChaosShort(t *testing.T) {
 		"PASS every acknowledged upload complete at its path",
 		"PASS every acknowledged memory stored",
 		"PASS no scheduled job ran twice for one due time",
+		"PASS every acknowledged SOP run ended exactly once",
 		"PASS no temporary files left",
 		"PASS the daemon kept its SQLite locks through every operator tool",
 		"PASS every backup taken restores, passes integrity_check and holds every turn acknowledged before it began",
 		"every invariant holds",
-		"\nchaos: 10 passed, 0 failed\n",
+		"\nchaos: 11 passed, 0 failed\n",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("chaos output lacks %q:\n%s", want, out)

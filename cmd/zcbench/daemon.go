@@ -32,6 +32,7 @@ type installOptions struct {
 	gatewayPort    int    // [gateway] port on 127.0.0.1; 0 for a port the kernel picks (never another install's 42617)
 	shellJobs      bool   // auto-approve shell, for scheduled jobs that run unattended
 	pollSecs       int    // reliability.scheduler_poll_secs; 0 keeps the default
+	sops           bool   // [sop] sops_dir = "sops" with the chaos SOP (chaos_sop.go)
 }
 
 // newInstall makes a fresh HOME with a short path (the socket path must fit in sun_path) and writes its config.
@@ -47,6 +48,11 @@ func newInstall(o installOptions) (*install, error) {
 	}
 	if err := os.WriteFile(filepath.Join(in.root, "config.toml"), []byte(configTOML(o)), 0o600); err != nil {
 		return nil, err
+	}
+	if o.sops {
+		if err := writeChaosSop(in.root); err != nil {
+			return nil, err
+		}
 	}
 	return in, nil
 }
@@ -84,6 +90,9 @@ func configTOML(o installOptions) string {
 	}
 	if o.pollSecs > 0 {
 		fmt.Fprintf(&b, "[reliability]\nscheduler_poll_secs = %d\n\n", o.pollSecs)
+	}
+	if o.sops {
+		b.WriteString("[sop]\nsops_dir = \"sops\"\nmax_concurrent_total = 4\n\n")
 	}
 	return b.String()
 }
@@ -131,9 +140,24 @@ func startDaemon(bin string, in *install) (*proc, error) {
 	go func() { _ = cmd.Wait(); close(p.done) }()
 	for {
 		if nc, err := net.Dial("unix", in.sock); err == nil {
-			p.ready = time.Since(p.start)
+			dialed := time.Since(p.start)
 			c := &client{Client: ndjson.New(nil, nc)}
-			_, ierr := c.call("initialize", map[string]any{"protocol_version": 1})
+			var hello struct {
+				ServerPID int `json:"server_pid"`
+			}
+			ierr := c.callInto("initialize", map[string]any{"protocol_version": 1}, &hello)
+			if ierr == nil && hello.ServerPID != p.pid() {
+				// Another daemon of this install serves the socket (an ephemeral one an operator's command
+				// started while none ran): ours is not up, and will say so by exiting or come up after it.
+				c.Close()
+				select {
+				case <-p.done:
+					return nil, fmt.Errorf("daemon exited before serving %s: %s", in.sock, lastLines(p.stderr.String(), 5))
+				case <-time.After(20 * time.Millisecond):
+				}
+				continue
+			}
+			p.ready = dialed
 			if ierr == nil {
 				ierr = c.callInto("status", map[string]any{}, nil)
 			}

@@ -34,6 +34,7 @@ var registry = []section{
 	{"migration", benchMigration},
 	{"gateway", benchGateway},
 	{"load", benchLoad},
+	{"sops", benchSops},
 }
 
 // sectionNames lists the registry's names for -sections' help.

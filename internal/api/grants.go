@@ -47,6 +47,15 @@ const (
 	GrantPersonalityRead  = "personality:read"
 	GrantPersonalityWrite = "personality:write"
 
+	// GrantSopsRead reads SOP runs (sops/runs, run-overlay, run-get, pending, the live feed); GrantSopsExecute
+	// starts and cancels runs; GrantSopsApprove clears or denies a run's gate (sops/decide, approve, deny).
+	GrantSopsRead    = "sops:read"
+	GrantSopsExecute = "sops:execute"
+	GrantSopsApprove = "sops:approve"
+	// GrantSopsWrite authors SOP definitions: sops/save, sops/create, sops/delete and the gateway's POST, PUT
+	// and DELETE /api/sops routes (reading them is GrantSopsRead).
+	GrantSopsWrite = "sops:write"
+
 	GrantCostRead  = "cost:read"
 	GrantLogsRead  = "logs:read"
 	GrantDoctorRun = "doctor:run"

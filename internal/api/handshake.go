@@ -91,6 +91,21 @@ type StatusResult struct {
 	DataDir      string `json:"data_dir"`
 	// Gateway is the HTTP gateway's state; absent from a daemon that does not report it.
 	Gateway *GatewayStatus `json:"gateway,omitempty"`
+	// Sop is the SOP runtime's state; absent when the runtime is off ([sop] sops_dir unset).
+	Sop *SopStatus `json:"sop,omitempty"`
+}
+
+// SopStatus is status.sop: where SOP runs are kept, and loudly, when they are not durable although that was
+// not asked for (runs.db could not be opened: Warning says why).
+type SopStatus struct {
+	Store       string `json:"store"` // sqlite | memory
+	Durable     bool   `json:"durable"`
+	Path        string `json:"path,omitempty"`    // runs.db when durable
+	Warning     string `json:"warning,omitempty"` // why runs fell back to memory
+	Loaded      int    `json:"loaded"`            // SOPs loaded
+	Disabled    int    `json:"disabled"`          // SOPs that failed to load
+	ActiveRuns  int    `json:"active_runs"`
+	WaitingRuns int    `json:"waiting_runs"` // parked at a gate
 }
 
 // GatewayStatus is status.gateway: whether the HTTP gateway serves, where, and why not.

@@ -19,6 +19,20 @@ type Principal struct {
 	// MaxApproveRisk caps the risk ("low", "medium", "high") of the tool calls the principal may approve: the
 	// strictest max_risk of its permission profiles; "" is no cap. An admin is never capped.
 	MaxApproveRisk string
+	// Agents and Tools are what the allowed_agents and allowed_tools of its permission profiles leave it: nil
+	// is every agent (tool); otherwise only those listed, none when empty. An admin is never restricted.
+	Agents []string
+	Tools  []string
+}
+
+// AllowsAgent reports whether the principal may open and prompt sessions of agent alias.
+func (p *Principal) AllowsAgent(alias string) bool {
+	return p != nil && (p.Admin || p.Agents == nil || slices.Contains(p.Agents, alias))
+}
+
+// AllowsTool reports whether the principal's turns may offer and run tool.
+func (p *Principal) AllowsTool(tool string) bool {
+	return p != nil && (p.Admin || p.Tools == nil || slices.Contains(p.Tools, tool))
 }
 
 // Owner reports whether the principal is the owner or the owner's equal: the daemon's own uid on the local
@@ -38,19 +52,39 @@ func RiskAbove(risk, maxRisk string) bool {
 	return r < 0 || c < 0 || r > c
 }
 
-// fromProfiles fills pr's grants and approval cap from the named permission profiles.
+// fromProfiles fills pr's grants, approval cap and agent and tool selectors from the named permission
+// profiles. The selectors are a union, as upstream merges profiles: a profile without the key (or with "*")
+// lifts the restriction; with no profile at all nothing is restricted (nor granted).
 func (pr *Principal) fromProfiles(cfg *config.Config, profiles []string) {
+	var agents, tools []string
+	anyAgent, anyTool := len(profiles) == 0, len(profiles) == 0
 	for _, prof := range profiles {
 		pp := cfg.PermissionProfiles[prof]
 		pr.Grants = append(pr.Grants, pp.Grants...)
 		if pp.MaxRisk != "" && (pr.MaxApproveRisk == "" || RiskAbove(pr.MaxApproveRisk, pp.MaxRisk)) {
 			pr.MaxApproveRisk = pp.MaxRisk
 		}
+		anyAgent = anyAgent || pp.AllowedAgents == nil || slices.Contains(pp.AllowedAgents, "*")
+		anyTool = anyTool || pp.AllowedTools == nil || slices.Contains(pp.AllowedTools, "*")
+		agents, tools = append(agents, pp.AllowedAgents...), append(tools, pp.AllowedTools...)
 	}
 	pr.Admin = slices.Contains(pr.Grants, api.GrantAdmin)
 	if pr.Admin {
 		pr.MaxApproveRisk = ""
 	}
+	if !anyAgent && !pr.Admin {
+		pr.Agents = uniq(agents)
+	}
+	if !anyTool && !pr.Admin {
+		pr.Tools = uniq(tools)
+	}
+}
+
+// uniq is list sorted without repeats, never nil.
+func uniq(list []string) []string {
+	out := slices.Clone(list)
+	slices.Sort(out)
+	return append([]string{}, slices.Compact(out)...)
 }
 
 // Allows reports whether the principal may call a method that needs grant (see the package function Allows).

@@ -37,7 +37,22 @@ func runStatus(ctx context.Context, env Env, args []string) error {
 	if st.Gateway != nil {
 		fmt.Fprintf(env.Stdout, "  gateway:     %s\n", visible.Sanitize(gatewayLine(*st.Gateway)))
 	}
+	if st.Sop != nil {
+		fmt.Fprintf(env.Stdout, "  sop:         %s\n", visible.Sanitize(sopLine(*st.Sop)))
+	}
 	return nil
+}
+
+// sopLine words status.sop for the terminal; runs that are not durable say so in capitals.
+func sopLine(s api.SopStatus) string {
+	line := fmt.Sprintf("%d loaded, %d disabled, %d active runs (%d waiting for approval); ", s.Loaded, s.Disabled, s.ActiveRuns, s.WaitingRuns)
+	switch {
+	case s.Durable:
+		return line + "runs kept in " + s.Path
+	case s.Warning != "":
+		return line + "RUNS IN MEMORY ONLY, LOST AT RESTART: " + s.Warning + " (zeroclaw doctor says how to fix it)"
+	}
+	return line + "runs in memory only (as configured)"
 }
 
 // gatewayLine words status.gateway for the terminal.

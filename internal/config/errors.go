@@ -72,6 +72,8 @@ type EntryError struct {
 	Prop   string
 	Err    error
 	Single bool
+	// Batch names the list Index counts in ("sets" when empty; Patch's is "ops").
+	Batch string
 }
 
 func (e *EntryError) Error() string {
@@ -79,7 +81,11 @@ func (e *EntryError) Error() string {
 	if e.Single {
 		return fmt.Sprintf("config: %s: %s", e.Prop, msg)
 	}
-	return fmt.Sprintf("config: sets[%d] %s: %s", e.Index, e.Prop, msg)
+	batch := e.Batch
+	if batch == "" {
+		batch = "sets"
+	}
+	return fmt.Sprintf("config: %s[%d] %s: %s", batch, e.Index, e.Prop, msg)
 }
 
 func (e *EntryError) Unwrap() error { return e.Err }

@@ -18,8 +18,7 @@ import (
 //     a.**; "*" is every path, plain config:update): upstream grants no path without one;
 //   - admin = true gives "admin".
 //
-// allowed_agents and allowed_tools have no equivalent here: they stay unknown keys (warned about, kept in the
-// file, ignored).
+// allowed_agents and allowed_tools are PermissionProfile's own keys, read in either form.
 type upstreamGrants map[string]*tableGrants
 
 // tableGrants is what one profile's upstream-form keys said.

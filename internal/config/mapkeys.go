@@ -162,8 +162,9 @@ func (m *Manager) DeleteMapKey(ctx context.Context, path, key string, authorize 
 
 // RenameMapKey renames the entry from to to in the section at path (renamed false: from does not exist) and
 // rewrites the references that follow it: agents' model_provider and risk_profile, acp.default_agent, users'
-// permission_profiles. authorize is called with every path the rename writes (both entry paths and each
-// rewritten reference). The agent alias ReservedAgent can be neither renamed nor taken.
+// permission_profiles, permission profiles' allowed_agents. authorize is called with every path the rename
+// writes (both entry paths and each rewritten reference). The agent alias ReservedAgent can be neither renamed
+// nor taken.
 func (m *Manager) RenameMapKey(ctx context.Context, path, from, to string, authorize func([]string) error) (bool, error) {
 	s, err := section(path)
 	if err != nil {
@@ -322,6 +323,11 @@ func references(s mapSection, from, to string, cfg *Config) []textEdit {
 		if cfg.ACP.DefaultAgent == from {
 			out = append(out, textEdit{Path{"acp", "default_agent"}, tomledit.Quote(to)})
 		}
+		for _, name := range sortedKeys(cfg.PermissionProfiles) {
+			if agents := cfg.PermissionProfiles[name].AllowedAgents; slices.Contains(agents, from) {
+				out = append(out, textEdit{Path{"permission_profiles", name, "allowed_agents"}, quoteList(agents, from, to)})
+			}
+		}
 	case sec == "risk_profiles":
 		for _, name := range sortedKeys(cfg.Agents) {
 			if cfg.Agents[name].RiskProfile == from {
@@ -334,14 +340,7 @@ func references(s mapSection, from, to string, cfg *Config) []textEdit {
 			if !slices.Contains(profiles, from) {
 				continue
 			}
-			lits := make([]string, len(profiles))
-			for i, p := range profiles {
-				if p == from {
-					p = to
-				}
-				lits[i] = tomledit.Quote(p)
-			}
-			out = append(out, textEdit{Path{"users", name, "permission_profiles"}, "[" + strings.Join(lits, ", ") + "]"})
+			out = append(out, textEdit{Path{"users", name, "permission_profiles"}, quoteList(profiles, from, to)})
 		}
 	case len(s.path) == 3 && s.path[0] == "providers" && s.path[1] == "models":
 		old, repl := s.path[2]+"."+from, s.path[2]+"."+to
@@ -352,6 +351,18 @@ func references(s mapSection, from, to string, cfg *Config) []textEdit {
 		}
 	}
 	return out
+}
+
+// quoteList is list as a TOML array literal, from renamed to.
+func quoteList(list []string, from, to string) string {
+	lits := make([]string, len(list))
+	for i, e := range list {
+		if e == from {
+			e = to
+		}
+		lits[i] = tomledit.Quote(e)
+	}
+	return "[" + strings.Join(lits, ", ") + "]"
 }
 
 // Validate reads config.toml as it is on disk now and reports whether it would load (nil) or why not, with the

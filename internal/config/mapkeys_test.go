@@ -313,6 +313,13 @@ func TestCatalogAndMeta(t *testing.T) {
 	if secs[0].Key != "providers.models" || !secs[0].IsQuickstart || !secs[0].Completed || secs[0].Shape != "typed_family_map" || secs[0].CostCategory != "models" {
 		t.Fatalf("first section %+v", secs[0])
 	}
+	// The operator-named maps carry upstream's shape, by which the dashboard lists and opens their entries;
+	// a direct form carries none.
+	for key, want := range map[string]string{"skill_bundles": "one_tier_alias_map", "cron": "one_tier_alias_map", "agents": "one_tier_alias_map", "gateway": ""} {
+		if i := slices.IndexFunc(secs, func(s api.ConfigSectionEntry) bool { return s.Key == key }); i < 0 || secs[i].Shape != want {
+			t.Errorf("section %s: shape %q, want %q", key, secs[max(i, 0)].Shape, want)
+		}
+	}
 	// Every top-level table of the schema has a section.
 	for i := range configType.NumField() {
 		name := tagName(configType.Field(i))

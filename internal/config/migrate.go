@@ -112,27 +112,31 @@ func (m *Manager) Migrate(ctx context.Context) (*MigrateResult, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("config: migrate: %w", err)
 	}
-	raw, err := m.fs.ReadFile(m.path)
+	raw, err := m.readRaw(m.name)
 	if err != nil {
-		return nil, fmt.Errorf("config: read %s: %w", m.path, err)
+		return nil, err
 	}
-	mig, err := MigrateBytes(m.path, raw)
+	mig, err := MigrateBytes(m.name, raw)
 	if err != nil || mig == nil {
 		return &MigrateResult{}, err
 	}
 	text := mig.Text
 	if m.box != nil && m.encryptWanted(text) {
-		if text, err = encryptText(m.path, text, m.box); err != nil {
+		if text, err = encryptText(m.name, text, m.box); err != nil {
 			return nil, err
 		}
 	}
-	st, err := buildLenient(m.path, text, m.environ, m.box)
+	st, err := buildLenient(m.name, text, m.environ, m.box)
 	var ve *ValidationError
 	if err != nil && !errors.As(err, &ve) {
 		return nil, err
 	}
 	if err := atomicSave(m.fs, m.log, m.path, text); err != nil {
-		return nil, err
+		if m.name == m.path {
+			return nil, err
+		}
+		m.log.Error("config: save failed", "component", "config", "err", err)
+		return nil, fmt.Errorf("config: save %s: %w", m.name, pathFree(errors.Unwrap(err)))
 	}
 	res := &MigrateResult{Migration: mig, Backup: m.path + ".bak"}
 	if ve != nil {
@@ -155,7 +159,7 @@ func MigrateFile(ctx context.Context, path string, box *secrets.Box, environ []s
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	m := &Manager{path: path, box: box, environ: append([]string(nil), environ...), log: log, fs: atomicfile.OS{}}
+	m := &Manager{path: path, name: path, box: box, environ: append([]string(nil), environ...), log: log, fs: atomicfile.OS{}}
 	return m.Migrate(ctx)
 }
 

@@ -49,6 +49,7 @@ type Config struct {
 	SkillBundles       map[string]SkillBundleConfig `toml:"skill_bundles"`
 	MCP                MCPConfig                    `toml:"mcp"`
 	MCPBundles         map[string]MCPBundleConfig   `toml:"mcp_bundles"`
+	SOP                SOPConfig                    `toml:"sop"`
 }
 
 // ProvidersConfig holds model providers as providers.models.<family>.<alias>.
@@ -166,11 +167,21 @@ type PermissionProfile struct {
 	// MaxRisk caps the tool calls its principal may approve: "low", "medium" or "high" ("" : no cap). A call
 	// of a higher risk is the owner's to approve.
 	MaxRisk string `toml:"max_risk" desc:"Highest risk (low, medium, high) of a tool call this profile's principals may approve; a riskier call waits for the owner. Empty: no cap."`
+	// AllowedAgents and AllowedTools are upstream's selectors (crates/zeroclaw-config PermissionProfileConfig):
+	// when the key is set, the profile's principals may use only the agents (sessions of them, on every
+	// surface) and the tools (offered to and run in their turns) it names, "*" being every one, and [] none.
+	// An absent key restricts nothing (our list-form profiles predate them). A principal's profiles are a
+	// union: a profile without the key lifts the restriction. nil is absent; an empty list is kept in the file.
+	AllowedAgents []string `toml:"allowed_agents" empty:"kept" note:"absent: every agent; []: none" desc:"Agents this profile's principals may open and prompt sessions of (\"*\": every agent). Absent: every agent."`
+	AllowedTools  []string `toml:"allowed_tools" empty:"kept" note:"absent: every tool; []: none" desc:"Tools the turns of this profile's principals may offer and run (\"*\": every tool); the agent's risk profile still applies. Absent: every tool."`
 }
 
 // ChannelsConfig is [channels].
 type ChannelsConfig struct {
 	SessionBackend string `toml:"session_backend" enum:"sqlite|jsonl" desc:"Where chat sessions are stored: sqlite (sessions.db) or jsonl files."`
+	// MQTT and Filesystem are the SOP trigger fan-ins (internal/sop/trigger), see sop.go.
+	MQTT       map[string]MQTTConfig       `toml:"mqtt"`
+	Filesystem map[string]FilesystemConfig `toml:"filesystem"`
 }
 
 // GatewayConfig is [gateway] (upstream/gateway.md §5). PairedTokens holds SHA-256 hex hashes and is a secret
@@ -415,6 +426,7 @@ func base() *Config {
 		Reliability: ReliabilityConfig{SchedulerPollSecs: 15, SchedulerRetries: 2, ProviderBackoffMS: 500},
 		Limits: LimitsConfig{MaxAnswerBytes: DefaultMaxAnswerBytes, MaxToolArgsBytes: DefaultMaxToolArgsBytes,
 			MaxToolCalls: DefaultMaxToolCalls, MaxToolRounds: DefaultMaxToolRounds},
+		SOP: DefaultSOP(),
 	}
 }
 

@@ -14,8 +14,9 @@ type sectionInfo struct {
 	key   string
 	group string // upstream's display groups: Foundation, Agent, Network, Storage, Operations, Integrations
 	help  string
-	// quickstart sections are the ones a new install must fill to run a turn, in this order; shape is given
-	// for them only, as upstream does.
+	// quickstart sections are the ones a new install must fill to run a turn, in this order. shape is
+	// upstream's editor shape (sections.rs), given where our section is the same map: the quickstart sections
+	// and the operator-named maps skill_bundles and cron (the dashboard lists and opens their entries by it).
 	quickstart bool
 	shape      string
 	signal     func(*Config) bool // quickstart sections: whether something is configured
@@ -39,7 +40,7 @@ var sectionTable = []sectionInfo{
 	{key: "channels", group: "Storage", help: "Where chat sessions are stored (sqlite, or jsonl files)."},
 	{key: "cost", group: "Operations", help: "Cost tracking: daily and monthly limits, the warning threshold " +
 		"and per-model prices (cost.prices.<model>, USD per million tokens)."},
-	{key: "cron", group: "Operations", help: "Jobs declared in config (cron.<id>): a schedule and a shell command " +
+	{key: "cron", group: "Operations", shape: api.ShapeOneTierAliasMap, help: "Jobs declared in config (cron.<id>): a schedule and a shell command " +
 		"or an agent prompt, kept in jobs.db at start and on reload."},
 	{key: "gateway", group: "Network", help: "The HTTP gateway: address, pairing and remote administration."},
 	{key: "wss", group: "Network", help: "RPC over TLS WebSocket for remote TUIs: address, certificate and key."},
@@ -64,15 +65,21 @@ var sectionTable = []sectionInfo{
 	{key: "security", group: "Storage", help: "Whether the daemon's own uid is trusted as the shared operator."},
 	{key: "skills", group: "Agent", help: "How skills reach the system prompt (full or compact) and whether " +
 		"skills that ship scripts are loaded."},
-	{key: "skill_bundles", group: "Agent", help: "Named directories of skills under <install>/shared/ " +
+	{key: "skill_bundles", group: "Agent", shape: api.ShapeOneTierAliasMap, help: "Named directories of skills under <install>/shared/ " +
 		"(default shared/skills/<alias>), with include and exclude lists; agents opt in with skill_bundles."},
+	{key: "sop", group: "Operations", help: "Standard operating procedures: the SOPs directory (setting it turns " +
+		"the runtime on), run limits, approval gates and timeouts, and the trust rules for trigger payloads."},
 	{key: "users", group: "Storage", help: "Local users (by uid) and the permission profiles they hold."},
 }
 
 // templateHelp describes the map-keyed sections that are not top-level sections.
 var templateHelp = map[string]string{
-	"storage.postgres": "A PostgreSQL connection (db_url, schema, table) that memory.backend = \"postgres.<alias>\" names.",
-	"cost.prices":      "A model's price in USD per million input and output tokens, keyed by the model name.",
+	"storage.postgres":      "A PostgreSQL connection (db_url, schema, table) that memory.backend = \"postgres.<alias>\" names.",
+	"cost.prices":           "A model's price in USD per million input and output tokens, keyed by the model name.",
+	"channels.mqtt":         "An MQTT broker whose messages feed SOP mqtt triggers: broker_url, client_id, credentials, QoS.",
+	"channels.filesystem":   "Directories whose changes feed SOP filesystem triggers, and below which such triggers may watch.",
+	"sop.approval.groups":   "A group of SOP approvers (members), named by a policy's required_group.",
+	"sop.approval.policies": "An approval policy a SOP step names (policy:): the approver group, the quorum and the routes of its notices.",
 }
 
 // Sections answers config/sections for cfg: the quickstart sections first, in order, then the others by key.

@@ -101,9 +101,21 @@ func validate(cfg *Config, d *tomledit.Document, file string) (*ValidationError,
 		}
 	}
 	for _, name := range sortedKeys(cfg.PermissionProfiles) {
-		for i, g := range cfg.PermissionProfiles[name].Grants {
+		pp := cfg.PermissionProfiles[name]
+		for i, g := range pp.Grants {
 			if err := checkGrant(g); err != nil {
 				v.add(Path{"permission_profiles", name, "grants"}, "grant %d: %v", i, err)
+			}
+		}
+		for _, a := range pp.AllowedAgents {
+			if _, ok := cfg.Agents[a]; !ok && a != "*" {
+				v.add(Path{"permission_profiles", name, "allowed_agents"},
+					"names %q but [agents.%s] is not configured (use \"*\" for every agent)", a, a)
+			}
+		}
+		for i, tool := range pp.AllowedTools {
+			if strings.TrimSpace(tool) == "" {
+				v.add(Path{"permission_profiles", name, "allowed_tools"}, "entry %d is empty (name a tool, or \"*\" for every tool)", i)
 			}
 		}
 	}
@@ -182,6 +194,7 @@ func validate(cfg *Config, d *tomledit.Document, file string) (*ValidationError,
 	}
 	warnings = append(warnings, validateSkills(cfg, v, file)...)
 	warnings = append(warnings, validateMCP(cfg, v)...)
+	warnings = append(warnings, validateSOP(cfg, v)...)
 	if len(v.problems) == 0 {
 		return nil, warnings
 	}

@@ -204,7 +204,9 @@ func entryAt(p Path, v reflect.Value, secret bool, envProps []string) Entry {
 func isDefault(p Path, v reflect.Value) bool {
 	d := defaultAt(p)
 	if d.Kind() == reflect.Slice && d.Len() == 0 && v.Len() == 0 {
-		return true
+		// An empty list that means something other than the key's absence (allowed_agents = []: none) is
+		// written, not removed.
+		return v.IsNil() || fieldAt(p).Tag.Get("empty") != "kept"
 	}
 	return reflect.DeepEqual(d.Interface(), v.Interface())
 }

@@ -36,6 +36,8 @@ import (
 	"github.com/zeroclaw-go/zeroclaw/internal/secrets"
 	"github.com/zeroclaw-go/zeroclaw/internal/session"
 	"github.com/zeroclaw-go/zeroclaw/internal/skills"
+	"github.com/zeroclaw-go/zeroclaw/internal/sop/engine"
+	"github.com/zeroclaw-go/zeroclaw/internal/tools"
 	"github.com/zeroclaw-go/zeroclaw/internal/workspace"
 )
 
@@ -218,6 +220,7 @@ func Run(ctx context.Context, opts Options) error {
 	mcpm := openMCP(cfg, log)
 	defer mcpm.Close() // after the sessions' shutdown: no turn uses a server any more
 	defer session.WaitEditorMCP()
+	var d *daemon // the sop_* tools find the SOP engine through it, turn by turn
 	sessions := session.NewManager(session.Options{
 		Chat:        st.chat,
 		Cost:        costs,
@@ -235,12 +238,16 @@ func Run(ctx context.Context, opts Options) error {
 		Delegate:    bg.deleg.ForAgent,
 		MCP:         mcpTools(mcpm),
 		EditorMCP:   editorMCP(log),
+		SOPs:        func(agent string) tools.SOPs { return d.sopToolsFor(agent) },
 	})
 	if err := bg.start(ctx, cfg, sessions); err != nil {
 		_ = ln.Close()
 		return stopped(err)
 	}
-	d := &daemon{
+	// The SOP runtime after the stores and the sessions its steps run on; runs cut by the last exit resume here.
+	sopRT := openSop(ctx, layout, opts.Home, cfg, sessions, clk, log)
+	defer sopRT.close(ctx) // normally done already by drain, within the drain deadline
+	d = &daemon{
 		bg:           bg,
 		log:          log,
 		ln:           ln,
@@ -251,6 +258,8 @@ func Run(ctx context.Context, opts Options) error {
 		stores:       st,
 		frames:       jsonrpc.NewBudget(int64(cfg.Current().RPC.MaxInflightFrameBytes)),
 		drainTimeout: cmp.Or(max(opts.DrainTimeout, 0), DrainTimeout),
+		sop:          sopRT,
+		sops:         sopRT.engine(),
 	}
 	d.srv = rpc.New(rpc.Options{
 		Logger: log.With("component", "rpc"),
@@ -274,10 +283,13 @@ func Run(ctx context.Context, opts Options) error {
 		Logs:          events,
 		Costs:         costs,
 		Pairing:       pm,
+		Sops:          d.sops, // set before the server is built when [sop] runs an engine
+		SopLibrary:    sopLibrary(cfg.Current, layout.Root, opts.Home, func() *sopRuntime { return d.sop }, log),
 
 		Gateway: func() *api.GatewayStatus { return d.gatewayStatus(opts.Ephemeral) },
+		Sop:     sopRT.status,
 		Doctor: doctorFor(layout, endpoint, opts.Environ, func() *api.GatewayStatus { return d.gatewayStatus(opts.Ephemeral) },
-			func() *api.HandshakeOnly { return d.srv.HandshakeOnly() }, mcpm.Status), // called only once the server serves
+			func() *api.HandshakeOnly { return d.srv.HandshakeOnly() }, sopRT.status, mcpm.Status), // called only once the server serves
 	})
 	// The ACP endpoint (acp.md) is served through the same listen.Server: one connection limit, one ephemeral
 	// count, one drain. A daemon that cannot take it still serves the native socket.
@@ -346,6 +358,8 @@ type daemon struct {
 	stores       *stores
 	frames       *jsonrpc.Budget // the bytes of inbound frames in flight, shared by every connection
 	drainTimeout time.Duration
+	sops         *engine.Engine // the SOP engine; nil when it is off
+	sop          *sopRuntime    // the engine with its store, tick and triggers; nil when it is off
 
 	stopOnce sync.Once
 	stop     chan struct{} // closed by requestStop
@@ -421,7 +435,11 @@ func (d *daemon) serve(ctx context.Context) error {
 // requests in flight; ctx ends at the drain deadline, which covers both.
 func (d *daemon) drain(ctx context.Context) {
 	d.stores.cancelImport() // calls waiting for a legacy import's sessions go on
-	d.bg.stop(ctx)          // scheduled jobs first: an agent job's turn ends before the sessions shut down
+	// SOP runs stop before the turns are cancelled: steps in flight may finish within the drain deadline; one
+	// cut after it stays in flight in runs.db and is marked interrupted at the next start (a cancelled turn
+	// would read as the step failing).
+	d.sop.close(ctx)
+	d.bg.stop(ctx) // scheduled jobs first: an agent job's turn ends before the sessions shut down
 	d.sessions.Shutdown(ctx)
 	d.srv.Drain(ctx)
 	d.acp.Drain(ctx)

@@ -138,13 +138,17 @@ func (g *gatewayDaemon) AgentFiles(agent string) (gateway.FileTree, error) {
 	return fileTree{workspace.Files{Dir: dir, Root: g.layout.Root, Data: g.layout.DataDir}}, nil
 }
 
+// sharedKept are the directories of shared/ that the install keeps (rmdir refuses them, as upstream's
+// PROTECTED_SHARED_TOP_LEVEL): the skills store, skill bundles and knowledge.
+var sharedKept = []string{"skills", "skill-bundles", "knowledge"}
+
 // SharedFiles is <install>/shared/ (created when absent), the rest of the install out of reach.
 func (g *gatewayDaemon) SharedFiles() (gateway.FileTree, error) {
 	dir := filepath.Join(g.layout.Root, "shared")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("%w: %w", gateway.ErrFileDenied, err)
 	}
-	return fileTree{workspace.Files{Dir: dir, Root: g.layout.Root, Data: g.layout.DataDir}}, nil
+	return fileTree{workspace.Files{Dir: dir, Root: g.layout.Root, Data: g.layout.DataDir, Keep: sharedKept}}, nil
 }
 
 // fileTree is workspace.Files as the gateway's FileTree: its errors become the gateway's.
@@ -154,7 +158,7 @@ func (t fileTree) List(path string) ([]gateway.FileEntry, string, error) {
 	ents, cleaned, err := t.f.List(path)
 	out := make([]gateway.FileEntry, len(ents))
 	for i, e := range ents {
-		out[i] = gateway.FileEntry{Name: e.Name, Dir: e.Dir, Size: e.Size}
+		out[i] = gateway.FileEntry{Name: e.Name, Dir: e.Dir, Size: e.Size, Protected: e.Protected}
 	}
 	return out, cleaned, treeError(err)
 }
@@ -166,6 +170,7 @@ func (t fileTree) Read(path string, limit int64) ([]byte, error) {
 func (t fileTree) Remove(path string) error   { return treeError(t.f.Remove(path)) }
 func (t fileTree) Move(from, to string) error { return treeError(t.f.Move(from, to)) }
 func (t fileTree) Mkdir(path string) error    { return treeError(t.f.Mkdir(path)) }
+func (t fileTree) Rmdir(path string) error    { return treeError(t.f.Rmdir(path)) }
 
 // treeError maps workspace's filesystem errors onto the gateway's.
 func treeError(err error) error {
@@ -173,6 +178,7 @@ func treeError(err error) error {
 		{workspace.ErrFsNotFound, gateway.ErrFileNotFound},
 		{workspace.ErrFsDenied, gateway.ErrFileDenied},
 		{workspace.ErrFsInvalidPath, gateway.ErrFileInvalid},
+		{workspace.ErrFsNotEmpty, gateway.ErrFileNotEmpty},
 	} {
 		if errors.Is(err, m.from) {
 			return fmt.Errorf("%w (%w)", m.to, err)
@@ -185,7 +191,7 @@ func (g *gatewayDaemon) Config() *config.Config { return g.d.cfg.Current() }
 
 func (g *gatewayDaemon) Call(ctx context.Context, id gateway.Identity, method string, params json.RawMessage) (any, error) {
 	return g.d.srv.Call(ctx, rpc.Caller{Principal: id.Principal, Resolve: id.Resolve, Label: id.Label,
-		Transport: auth.TransportHTTP}, method, params)
+		Transport: auth.TransportHTTP, Subject: id.Subject}, method, params)
 }
 
 func (g *gatewayDaemon) Reload(ctx context.Context) error {
@@ -217,9 +223,12 @@ func (g *gatewayDaemon) Tools(agent string) ([]gateway.ToolSpec, []api.MCPServer
 
 func (g *gatewayDaemon) RunWebhook(ctx context.Context, caller *auth.Principal, agent, sessionID, message string) (string, error) {
 	answer, err := g.d.sessions.RunUnattended(ctx, session.Unattended{Agent: agent, SessionID: sessionID, Prompt: message,
-		Owner: caller.Name, Restricted: !caller.Admin, Grants: caller.Grants})
+		Owner: caller.Name, Restricted: !caller.Admin, Grants: caller.Grants, Agents: caller.Agents, Tools: caller.Tools})
 	if errors.Is(err, session.ErrNotOwned) {
 		return "", fmt.Errorf("%w: %w", gateway.ErrSessionNotOwned, err)
+	}
+	if errors.Is(err, session.ErrAgentNotAllowed) {
+		return "", fmt.Errorf("%w: %w", gateway.ErrAgentNotAllowed, err)
 	}
 	return answer, err
 }

@@ -24,6 +24,7 @@ const (
 	CategoryDaemon    = "daemon"
 	CategoryProviders = "providers"
 	CategoryGateway   = "gateway"
+	CategorySop       = "sop"
 )
 
 // DefaultProbeTimeout bounds the reachability probe of each provider.
@@ -48,6 +49,9 @@ type Options struct {
 	HandshakeOnly func() *api.HandshakeOnly
 	// MCPStatus reports the running daemon's MCP servers (set inside the daemon); nil checks the config only.
 	MCPStatus func() []api.MCPServerStatus
+	// Sop reports the running daemon's SOP runtime (set inside the daemon); nil, or a nil result, leaves the
+	// SOP check out.
+	Sop func() *api.SopStatus
 }
 
 // Run inspects the install and returns every finding, in a fixed order of checks. It fails only when ctx ends
@@ -72,6 +76,11 @@ func Run(ctx context.Context, o Options) api.DoctorResult {
 	}
 	if o.HandshakeOnly != nil {
 		checkClientVersion(r, o.HandshakeOnly())
+	}
+	if o.Sop != nil {
+		if st := o.Sop(); st != nil {
+			checkSop(r, *st)
+		}
 	}
 	if cfg != nil {
 		checkMCP(r, cfg, o.MCPStatus)

@@ -17,6 +17,7 @@ import (
 	"github.com/zeroclaw-go/zeroclaw/internal/pairing"
 	"github.com/zeroclaw-go/zeroclaw/internal/session"
 	"github.com/zeroclaw-go/zeroclaw/internal/skills"
+	"github.com/zeroclaw-go/zeroclaw/internal/sop"
 	"github.com/zeroclaw-go/zeroclaw/internal/upload"
 	"github.com/zeroclaw-go/zeroclaw/internal/workspace"
 )
@@ -67,6 +68,7 @@ var table = []Entry{
 	{Err: session.ErrInvalid, Code: api.CodeInvalidParams, ACP: api.CodeInvalidParams, Status: badRequest},
 	{Err: upload.ErrInvalid, Code: api.CodeInvalidParams, Status: badRequest},
 	{Err: session.ErrAgentDenied, Code: api.CodeForbidden, Status: forbidden},
+	{Err: session.ErrAgentNotAllowed, Code: api.CodeForbidden, ACP: api.CodeForbidden, Status: forbidden},
 	{Err: upload.ErrForbidden, Code: api.CodeForbidden, Status: forbidden},
 	{Err: session.ErrApprovalCapped, Code: api.CodeForbidden, Status: forbidden},
 
@@ -79,6 +81,8 @@ var table = []Entry{
 	{Err: config.ErrTooManyEntries, Code: api.CodeInvalidParams, Status: badRequest},
 	{Err: config.ErrNoMapSection, Code: api.CodeInvalidParams, Status: badRequest},
 	{Err: config.ErrInvalidKey, Code: api.CodeInvalidParams, Status: badRequest},
+	{Err: config.ErrDrifted, Code: api.CodePreconditionFailed, Status: conflict},
+	{Err: config.ErrTestFailed, Code: api.CodePreconditionFailed, Status: conflict},
 
 	{Err: cron.ErrNotFound, Code: api.CodeInvalidParams, Status: notFound, NotFound: true},
 	{Err: cron.ErrInvalid, Code: api.CodeInvalidParams, Status: badRequest},
@@ -97,6 +101,14 @@ var table = []Entry{
 	// A skill that is not there is invalid params on the wire, as upstream answers it.
 	{Err: skills.ErrInvalid, Code: api.CodeInvalidParams, Status: badRequest},
 	{Err: skills.ErrNotFound, Code: api.CodeInvalidParams, Status: notFound, NotFound: true},
+
+	// SOP authoring (upstream's codes): create of an existing SOP -32020, delete of a missing one -32021; a
+	// sops/get of a missing one is invalid params (the library wraps it as ErrInvalid), as upstream answers it.
+	// ErrInvalid comes first: a sops/get of a missing SOP is both, -32602 on the wire and a 404 on a route.
+	{Err: sop.ErrAlreadyExists, Code: api.CodeSopAlreadyExists, Status: conflict},
+	{Err: sop.ErrInvalidName, Code: api.CodeInvalidParams, Status: badRequest},
+	{Err: sop.ErrInvalid, Code: api.CodeInvalidParams, Status: badRequest},
+	{Err: sop.ErrNotFound, Code: api.CodeSopNotFound, Status: notFound, NotFound: true},
 
 	// A missing memory key is the not-found code (upstream's -32603 made it look like a daemon failure); an
 	// absent or unable store is -32603 with its message.
@@ -214,8 +226,10 @@ func StatusOf(code int) int {
 		return badRequest
 	case api.CodeSessionNotFound, api.CodeMethodNotFound, api.CodeFsNotFound:
 		return notFound
-	case api.CodeSessionBusy, api.CodePreconditionFailed:
+	case api.CodeSessionBusy, api.CodePreconditionFailed, api.CodeSopAlreadyExists:
 		return conflict
+	case api.CodeSopNotFound:
+		return notFound
 	case api.CodeSessionLimitReached:
 		return http.StatusTooManyRequests
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/zeroclaw-go/zeroclaw/internal/pairing"
 	"github.com/zeroclaw-go/zeroclaw/internal/session"
 	"github.com/zeroclaw-go/zeroclaw/internal/skills"
+	"github.com/zeroclaw-go/zeroclaw/internal/sop"
 	"github.com/zeroclaw-go/zeroclaw/internal/upload"
 	"github.com/zeroclaw-go/zeroclaw/internal/workspace"
 )
@@ -51,6 +52,7 @@ func TestTable(t *testing.T) {
 		{session.ErrInvalid, invalid, invalid, 400, false, ""},
 		{upload.ErrInvalid, invalid, 0, 400, false, ""},
 		{session.ErrAgentDenied, denied, 0, 403, false, ""},
+		{session.ErrAgentNotAllowed, denied, denied, 403, false, ""},
 		{upload.ErrForbidden, denied, 0, 403, false, ""},
 		{session.ErrApprovalCapped, denied, 0, 403, false, ""},
 		{config.ErrInvalidConfig, invalid, 0, 400, false, ""},
@@ -62,6 +64,8 @@ func TestTable(t *testing.T) {
 		{config.ErrTooManyEntries, invalid, 0, 400, false, ""},
 		{config.ErrNoMapSection, invalid, 0, 400, false, ""},
 		{config.ErrInvalidKey, invalid, 0, 400, false, ""},
+		{config.ErrDrifted, api.CodePreconditionFailed, 0, 409, false, ""},
+		{config.ErrTestFailed, api.CodePreconditionFailed, 0, 409, false, ""},
 		{cron.ErrNotFound, invalid, 0, 404, true, ""},
 		{cron.ErrInvalid, invalid, 0, 400, false, ""},
 		{cron.ErrSchedule, invalid, 0, 400, false, ""},
@@ -75,6 +79,10 @@ func TestTable(t *testing.T) {
 		{workspace.ErrUnknownAgent, invalid, 0, 400, false, ""},
 		{skills.ErrInvalid, invalid, 0, 400, false, ""},
 		{skills.ErrNotFound, invalid, 0, 404, true, ""},
+		{sop.ErrAlreadyExists, api.CodeSopAlreadyExists, 0, 409, false, ""},
+		{sop.ErrInvalidName, invalid, 0, 400, false, ""},
+		{sop.ErrInvalid, invalid, 0, 400, false, ""},
+		{sop.ErrNotFound, api.CodeSopNotFound, 0, 404, true, ""},
 		{memory.ErrInvalid, invalid, 0, 400, false, ""},
 		{memory.ErrForeign, invalid, 0, 400, false, ""},
 		{memory.ErrLocked, invalid, 0, 400, false, ""},
@@ -108,8 +116,8 @@ func TestTable(t *testing.T) {
 			}
 		})
 	}
-	if n := len(errmap.Table()); n != 43 {
-		t.Errorf("the table has %d rows and the test %d: add the new row's expectations here", n, 43)
+	if n := len(errmap.Table()); n != 50 {
+		t.Errorf("the table has %d rows and the test %d: add the new row's expectations here", n, 50)
 	}
 }
 

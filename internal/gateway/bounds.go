@@ -284,6 +284,30 @@ func (w *boundedWriter) Flush() {
 
 func (w *boundedWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
+// bodyCut reports whether the body bound, found by unwrapping w, answers 408 in the handler's place: it did
+// (the status the handler wrote never went out), or it will when the handler returns, because the body timed
+// out and nothing was written (the request timeout's writer drops the handler's answer once the failed read has
+// cancelled the request). /metrics counts the 408.
+func bodyCut(w http.ResponseWriter) bool {
+	for w != nil {
+		if bw, ok := w.(*boundedWriter); ok {
+			bw.mu.Lock()
+			defer bw.mu.Unlock()
+			if bw.started {
+				return bw.dropped
+			}
+			_, timedOut := bw.b.state()
+			return timedOut
+		}
+		u, ok := w.(interface{ Unwrap() http.ResponseWriter })
+		if !ok {
+			return false
+		}
+		w = u.Unwrap()
+	}
+	return false
+}
+
 // capped puts ln under the gateway's connection cap.
 func (s *Server) capped(ln net.Listener) net.Listener {
 	return &capListener{Listener: ln, cap: &s.conns, max: s.maxConns, refused: s.o.Metrics.refused, spare: s.o.Spare}

@@ -4,8 +4,11 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"strings"
 
 	"github.com/zeroclaw-go/zeroclaw/internal/api"
+	"github.com/zeroclaw-go/zeroclaw/internal/config"
+	"github.com/zeroclaw-go/zeroclaw/internal/errmap"
 	"github.com/zeroclaw-go/zeroclaw/internal/gateway/dashboard"
 	"github.com/zeroclaw-go/zeroclaw/internal/jsonrpc"
 )
@@ -20,6 +23,7 @@ func (s *Server) configRoutes(mux *http.ServeMux) {
 	s.handle(mux, "PATCH /api/config", s.authed(s.granted(api.GrantConfigUpdate, s.configPatch)))
 	s.handle(mux, "OPTIONS /api/config", s.authed(s.configSchema))
 	s.handle(mux, "GET /api/config/list", s.authed(s.configList))
+	s.configEditRoutes(mux)
 }
 
 // listEntries is config/list for prefix, as raw entries (their fields as the method sends them).
@@ -31,13 +35,18 @@ func (s *Server) listEntries(r *http.Request, c caller, prefix string) ([]map[st
 	return list.Entries, err
 }
 
-// configList is GET /api/config/list: upstream's ListResponse (dashboard.List).
+// configList is GET /api/config/list: upstream's ListResponse (dashboard.List), its drifted the properties
+// config.toml changed behind the daemon (as GET /api/config/drift).
 func (s *Server) configList(w http.ResponseWriter, r *http.Request, c caller) error {
 	entries, err := s.listEntries(r, c, r.URL.Query().Get("prefix"))
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, dashboard.List(entries))
+	list := dashboard.List(entries)
+	if d, err := s.drift(r, c); err == nil && len(d.Drifted) > 0 {
+		list["drifted"] = d.Drifted
+	}
+	writeJSON(w, http.StatusOK, list)
 	return nil
 }
 
@@ -61,9 +70,11 @@ func (s *Server) configSchema(w http.ResponseWriter, r *http.Request, c caller) 
 	return nil
 }
 
-// configPatch is PATCH /api/config: upstream's JSON Patch (dashboard.PlanPatch). test ops are checked first,
-// against the config in force; then every add and replace is one config/set-many (all or nothing), then each
-// remove a config/delete. The answer is {saved, results}.
+// configPatch is PATCH /api/config: upstream's JSON Patch (dashboard.PlanPatch) as one config/patch: its test
+// ops checked under the config write lock, its writes (add, replace, remove, comment) validated as a whole and
+// saved in one atomic write, or nothing is. A patch writing a property config.toml changed
+// behind the daemon is 409 config_changed_externally unless X-ZeroClaw-Override-Drift: true. The answer is
+// {saved, results}; a failure is upstream's ConfigApiError envelope.
 func (s *Server) configPatch(w http.ResponseWriter, r *http.Request, c caller) error {
 	var ops []dashboard.PatchOp
 	err := readJSON(r, &ops)
@@ -72,7 +83,8 @@ func (s *Server) configPatch(w http.ResponseWriter, r *http.Request, c caller) e
 		return err
 	}
 	if err != nil || len(ops) == 0 {
-		return fail(http.StatusBadRequest, "body must be a JSON Patch array of {op, path, value}")
+		return failWith(http.StatusBadRequest, dashboard.Envelope(dashboard.CodeValueTypeMismatch,
+			"body must be a JSON Patch array of {op, path, value}", "", -1))
 	}
 	kinds := map[string]map[string]any{}
 	plan, err := dashboard.PlanPatch(ops, func(path string) (map[string]any, error) {
@@ -89,7 +101,7 @@ func (s *Server) configPatch(w http.ResponseWriter, r *http.Request, c caller) e
 				return e, nil
 			}
 		}
-		return nil, nil // not a leaf we list (config/set says why)
+		return nil, nil // not a leaf we list (config/patch says why)
 	})
 	var pe *dashboard.PatchError
 	if errors.As(err, &pe) {
@@ -98,20 +110,49 @@ func (s *Server) configPatch(w http.ResponseWriter, r *http.Request, c caller) e
 	if err != nil {
 		return err
 	}
-	if len(plan.Sets) > 0 {
-		p, _ := json.Marshal(map[string]any{"sets": plan.Sets})
-		if _, err := s.o.Daemon.Call(r.Context(), c.identity(), api.MethodConfigSetMany, p); err != nil {
-			return err
-		}
-	}
-	for _, path := range plan.Removes {
-		p, _ := json.Marshal(api.ConfigDeleteParams{Prop: path})
-		if _, err := s.o.Daemon.Call(r.Context(), c.identity(), api.MethodConfigDelete, p); err != nil {
-			return err
+	if len(plan.Ops) > 0 {
+		p, _ := json.Marshal(api.ConfigPatchParams{Ops: plan.Ops,
+			OverrideDrift: strings.EqualFold(r.Header.Get("X-ZeroClaw-Override-Drift"), "true")})
+		if _, err := s.o.Daemon.Call(r.Context(), c.identity(), api.MethodConfigPatch, p); err != nil {
+			return configError(err)
 		}
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"saved": true, "results": plan.Results})
 	return nil
+}
+
+// configError is a config method's failure as upstream's ConfigApiError envelope, keeping its status, with the
+// op's index (config/patch's ops are the request's, one for one) and path. A refusal by the grant check stays
+// as the gateway writes every other one.
+func configError(err error) error {
+	je, ok := errors.AsType[*jsonrpc.Error](err)
+	if !ok || je.Code == api.CodeForbidden || je.Code == api.CodeAuthRequired {
+		return err
+	}
+	code := dashboard.CodeValidationFailed
+	switch {
+	case errors.Is(err, config.ErrDrifted):
+		code = dashboard.CodeConfigChangedExternally
+	case errors.Is(err, config.ErrUnknownProp):
+		code = dashboard.CodePathNotFound
+	case je.Code == api.CodeInternalError:
+		code = "internal_error"
+	}
+	status := errmap.HTTPStatus(err)
+	if code == dashboard.CodePathNotFound {
+		status = http.StatusNotFound // upstream's status of path_not_found
+	}
+	path, op := "", -1
+	if d, ok := je.Data.(map[string]any); ok {
+		path, _ = d["prop"].(string)
+		switch n := d["index"].(type) {
+		case int:
+			op = n
+		case float64:
+			op = int(n)
+		}
+	}
+	return failWith(status, dashboard.Envelope(code, je.Message, path, op))
 }
 
 // mapKeys is GET /api/config/map-keys: config/map-keys, except that a section this schema does not have (an

@@ -69,6 +69,14 @@ var dashTypes = map[string]map[string]string{
 	"PatchResponse":   {"saved": "boolean", "results": "PatchOpResult[]", "warnings?": "any[]"},
 	"PatchOpResult":   {"op": "string", "path": "string", "value?": "any", "populated?": "boolean", "comment?": "string"},
 	"MapKeysResponse": {"path": "string", "keys": "string[]"},
+	// lib: DeletePlan, DeletePlanRefSite; initSection's {initialized}; ConfigApiError (the error envelope
+	// apiFetch reads); crates/zeroclaw-gateway/src/api_config.rs MigrateResponse (no dashboard caller)
+	"DeletePlan": {"path": "string", "key": "string", "allowed": "boolean", "blockers": "DeletePlanRefSite[]",
+		"scrubs": "DeletePlanRefSite[]", "live_acp_sessions?": "number|null", "cascades_owned_state": "boolean"},
+	"DeletePlanRefSite": {"path": "string", "raw_value": "string"},
+	"InitResponse":      {"initialized": "string[]"},
+	"MigrateResponse":   {"migrated": "boolean", "backup_path?": "string", "schema_version": "number"},
+	"ConfigApiError":    {"code": "string", "message": "string", "path?": "string", "op_index?": "number"},
 	// lib: BrowseResponse, BrowseEntry, AgentWorkspaceFileRead
 	"BrowseResponse":         {"path": "string", "entries": "BrowseEntry[]"},
 	"BrowseEntry":            {"name": "string", "kind": `"dir"|"file"`, "size?": "number", "protected?": "boolean"},
@@ -263,44 +271,87 @@ func TestDashboardContract(t *testing.T) {
 	}
 
 	answers := t.TempDir()
-	for _, c := range []struct{ fixture, path, typ string }{
-		{"status", "/api/status", "StatusResponse"},
-		{"status-agent", "/api/status?agent=writer", "StatusResponse"},
-		{"version-check", "/api/version/check", "VersionCheckResponse"},
-		{"config-drift", "/api/config/drift", "DriftResponse"},
-		{"config-reload-status", "/api/config/reload-status", "ReloadStatusResponse"},
-		{"config-agent-options", "/api/config/agent-options", "AgentOptionsResponse"},
-		{"tools", "/api/tools", "ToolsResponse"},
-		{"cli-tools", "/api/cli-tools", "CliToolsResponse"},
-		{"integrations", "/api/integrations", "IntegrationsResponse"},
-		{"canvas", "/api/canvas", "CanvasList"},
-		{"skills-slash-option-kinds", "/api/skills/slash-option-kinds", "SlashOptionKinds"},
-		{"agent-skills", "/api/agents/writer/skills", "AgentSkills"},
-		{"session-messages", "/api/sessions/nope/messages", "SessionMessagesResponse"},
-		{"config-list", "/api/config/list?prefix=gateway", "ListResponse"},
-		{"config-map-keys-absent", "/api/config/map-keys?path=channels.telegram", "MapKeysResponse"},
-		{"config-map-keys", "/api/config/map-keys?path=agents", "MapKeysResponse"},
-		{"config-section-agents", "/api/config/sections/agents", "PickerResponse"},
-		{"workspace-list", "/api/agents/writer/workspace/list", "BrowseResponse"},
-		{"workspace-list-skills", "/api/agents/writer/workspace/list?path=skills/tidy", "BrowseResponse"},
-		{"workspace-read", "/api/agents/writer/workspace/read?path=skills/tidy/SKILL.md", "AgentWorkspaceFileRead"},
-		{"browse", "/api/browse", "BrowseResponse"},
-		{"config-section-providers", "/api/config/sections/providers.models", "PickerResponse"},
-		{"config-patch", "PATCH /api/config", "PatchResponse"},
+	for _, c := range []struct {
+		fixture, path, typ string
+		status             int
+	}{
+		{"status", "/api/status", "StatusResponse", 200},
+		{"status-agent", "/api/status?agent=writer", "StatusResponse", 200},
+		{"version-check", "/api/version/check", "VersionCheckResponse", 200},
+		{"config-drift", "/api/config/drift", "DriftResponse", 200},
+		{"config-reload-status", "/api/config/reload-status", "ReloadStatusResponse", 200},
+		{"config-agent-options", "/api/config/agent-options", "AgentOptionsResponse", 200},
+		{"tools", "/api/tools", "ToolsResponse", 200},
+		{"cli-tools", "/api/cli-tools", "CliToolsResponse", 200},
+		{"integrations", "/api/integrations", "IntegrationsResponse", 200},
+		{"canvas", "/api/canvas", "CanvasList", 200},
+		{"skills-slash-option-kinds", "/api/skills/slash-option-kinds", "SlashOptionKinds", 200},
+		{"agent-skills", "/api/agents/writer/skills", "AgentSkills", 200},
+		{"session-messages", "/api/sessions/nope/messages", "SessionMessagesResponse", 200},
+		{"config-list", "/api/config/list?prefix=gateway", "ListResponse", 200},
+		{"config-map-keys-absent", "/api/config/map-keys?path=channels.telegram", "MapKeysResponse", 200},
+		{"config-map-keys", "/api/config/map-keys?path=agents", "MapKeysResponse", 200},
+		{"config-section-agents", "/api/config/sections/agents", "PickerResponse", 200},
+		{"workspace-list", "/api/agents/writer/workspace/list", "BrowseResponse", 200},
+		{"workspace-list-skills", "/api/agents/writer/workspace/list?path=skills/tidy", "BrowseResponse", 200},
+		{"workspace-read", "/api/agents/writer/workspace/read?path=skills/tidy/SKILL.md", "AgentWorkspaceFileRead", 200},
+		{"browse", "/api/browse", "BrowseResponse", 200},
+		{"config-section-providers", "/api/config/sections/providers.models", "PickerResponse", 200},
+		{"config-patch", "PATCH /api/config", "PatchResponse", 200},
+		{"config-patch-error", "PATCH /api/config", "ConfigApiError", 400},
+		{"config-delete-plan", "/api/config/delete-plan?path=risk_profiles&key=supervised", "DeletePlan", 200},
+		{"config-init", "POST /api/config/init", "InitResponse", 200},
+		{"config-migrate", "POST /api/config/migrate", "MigrateResponse", 200},
 	} {
 		method, path := "GET", c.path
 		var body any
 		if m, p, ok := strings.Cut(c.path, " "); ok {
 			method, path = m, p
-			body = []map[string]any{{"op": "replace", "path": "/gateway/pair_rate_limit_per_minute", "value": "20"},
-				{"op": "test", "path": "gateway.require_pairing", "value": "true"}}
 		}
-		r := g.Do(method, path, body, auth, "Content-Type: application/json").Want(t, 200)
+		switch c.fixture {
+		case "config-patch":
+			body = []map[string]any{{"op": "replace", "path": "/gateway/pair_rate_limit_per_minute", "value": "20", "comment": "why"},
+				{"op": "test", "path": "gateway.require_pairing", "value": "true"}}
+		case "config-patch-error":
+			body = []map[string]any{{"op": "test", "path": "gateway.require_pairing", "value": "true"},
+				{"op": "replace", "path": "/gateway/port", "value": 70000}}
+		}
+		r := g.Do(method, path, body, auth, "Content-Type: application/json").Want(t, c.status)
 		var v any
 		if err := json.Unmarshal(r.Raw, &v); err != nil {
 			t.Fatalf("%s: %v", path, err)
 		}
 		for _, e := range conforms(c.typ, v, path) {
+			t.Error(e)
+		}
+		writeFixture(t, answers, c.fixture, c.typ, v)
+		if *updateFixtures {
+			writeFixture(t, filepath.Join("testdata", "dashboard"), c.fixture, c.typ, v)
+		}
+	}
+	// Drift as it is when config.toml was edited behind the daemon: values on both sides, a secret without.
+	cfgPath := filepath.Join(d.ConfigDir, "config.toml")
+	text, err := os.ReadFile(cfgPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text = append(text, "\n[providers.models.anthropic.hand]\nmodel = \"claude-x\"\napi_key = \"sk-by-hand\"\n"...)
+	if err := os.WriteFile(cfgPath, text, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ fixture, path, typ string }{
+		{"config-drift-edited", "/api/config/drift", "DriftResponse"},
+		{"config-list-drifted", "/api/config/list?prefix=providers.models.anthropic", "ListResponse"},
+	} {
+		r := g.Do("GET", c.path, nil, auth).Want(t, 200)
+		if !strings.Contains(string(r.Raw), `"path":"providers.models.anthropic.hand.api_key","secret":true,"drifted":true}`) {
+			t.Errorf("%s: %s", c.path, r.Raw)
+		}
+		var v any
+		if err := json.Unmarshal(r.Raw, &v); err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range conforms(c.typ, v, c.path) {
 			t.Error(e)
 		}
 		writeFixture(t, answers, c.fixture, c.typ, v)

@@ -18,20 +18,23 @@ type FileTree interface {
 	// Read reads the regular file path, at most limit bytes (a larger one is ErrFileDenied).
 	Read(path string, limit int64) ([]byte, error)
 	// Remove removes path, a directory with what it holds; Move renames from to to (which must not exist);
-	// Mkdir creates directory path and its parents. None applies to the tree itself.
+	// Mkdir creates directory path and its parents; Rmdir removes the empty directory path (one that holds
+	// anything is ErrFileNotEmpty; a link or a file ErrFileInvalid). None applies to the tree itself.
 	Remove(path string) error
 	Move(from, to string) error
 	Mkdir(path string) error
+	Rmdir(path string) error
 }
 
 // FileEntry is one entry of FileTree.List.
 type FileEntry = dashboard.FileEntry
 
-// The errors of a FileTree, as the routes answer them: 404, 403 and 400.
+// The errors of a FileTree, as the routes answer them: 404, 403, 400 and 409.
 var (
 	ErrFileNotFound = errors.New("gateway: no such file or directory")
 	ErrFileDenied   = errors.New("gateway: path refused")
 	ErrFileInvalid  = errors.New("gateway: invalid path")
+	ErrFileNotEmpty = errors.New("gateway: directory not empty")
 )
 
 // maxReadBytes is the largest file GET .../workspace/read answers.
@@ -47,6 +50,8 @@ func (s *Server) fileRoutes(mux *http.ServeMux) {
 	s.handle(mux, "POST /api/agents/{alias}/workspace/move", s.owned(s.workspaceMove))
 	s.handle(mux, "POST /api/agents/{alias}/workspace/mkdir", s.owned(s.workspacePathOp("created", FileTree.Mkdir)))
 	s.handle(mux, "GET /api/browse", s.authed(s.granted(api.GrantFilesRead, s.browse)))
+	s.handle(mux, "POST /api/browse/mkdir", s.owned(s.sharedPathOp("created", FileTree.Mkdir)))
+	s.handle(mux, "DELETE /api/browse/rmdir", s.owned(s.sharedPathOp("removed", FileTree.Rmdir)))
 }
 
 // owned wraps a handler that only the owner may call.
@@ -70,6 +75,8 @@ func fileError(err error) error {
 		return fail(http.StatusForbidden, msg)
 	case errors.Is(err, ErrFileInvalid):
 		return fail(http.StatusBadRequest, msg)
+	case errors.Is(err, ErrFileNotEmpty):
+		return fail(http.StatusConflict, msg)
 	}
 	return err
 }
@@ -139,9 +146,29 @@ func pathBody(r *http.Request) (string, error) {
 
 // workspacePathOp is a handler that applies op to the agent's workspace at the body's path and answers
 // {key: path}: the remove and mkdir routes.
-func (s *Server) workspacePathOp(key string, op func(FileTree, string) error) func(http.ResponseWriter, *http.Request, caller) error {
+func (s *Server) workspacePathOp(key string, op func(FileTree, string) error) callerFunc {
+	return pathOp(key, op, s.tree)
+}
+
+// sharedPathOp is workspacePathOp on <install>/shared/: POST /api/browse/mkdir and DELETE /api/browse/rmdir
+// (upstream's shapes: {path} in, {created} or {removed} out). rmdir removes only an empty directory (409
+// otherwise): upstream removes what it holds too, but one click of a web page should not take a tree of files
+// along. The top-level directories the install keeps in shared/ (SharedFiles' tree refuses them) are 403.
+func (s *Server) sharedPathOp(key string, op func(FileTree, string) error) callerFunc {
+	shared := func(*http.Request) (FileTree, error) {
+		t, err := s.o.Daemon.SharedFiles()
+		if err != nil {
+			return nil, fileError(err)
+		}
+		return t, nil
+	}
+	return pathOp(key, op, shared)
+}
+
+// pathOp reads the {path} body, applies op to the tree tree returns and answers {key: path}.
+func pathOp(key string, op func(FileTree, string) error, tree func(*http.Request) (FileTree, error)) callerFunc {
 	return func(w http.ResponseWriter, r *http.Request, _ caller) error {
-		t, err := s.tree(r)
+		t, err := tree(r)
 		if err != nil {
 			return err
 		}

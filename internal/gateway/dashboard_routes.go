@@ -22,7 +22,6 @@ type ToolSpec struct {
 func (s *Server) dashboardRoutes(mux *http.ServeMux) {
 	s.handle(mux, "GET /api/version/check", s.authed(s.granted(api.GrantStatusRead, fixed(dashboard.VersionCheck()))))
 	s.handle(mux, "GET /api/canvas", s.authed(s.granted(api.GrantStatusRead, fixed(map[string]any{"canvases": []string{}}))))
-	s.handle(mux, "GET /api/config/drift", s.authed(s.granted(api.GrantConfigRead, fixed(map[string]any{"drifted": []any{}}))))
 	s.handle(mux, "GET /api/config/reload-status", s.authed(s.granted(api.GrantConfigRead, fixed(map[string]any{"pending_reload": false}))))
 	s.handle(mux, "GET /api/config/agent-options", s.authed(s.granted(api.GrantConfigRead, s.agentOptions)))
 	s.handle(mux, "GET /api/tools", s.authed(s.granted(api.GrantConfigRead, s.toolList)))
@@ -60,9 +59,8 @@ func callAs[T any](s *Server, r *http.Request, c caller, method string, params j
 }
 
 // fixed answers v. The values it serves are what we have none of: a canvas store (canvases), a poller of
-// releases, CLI tool discovery and typed slash options; drift (our config writes land in the file and the
-// live config together; a hand edit is read by config reload, which the dashboard's reload button calls) and
-// a pending reload (no write waits for one).
+// releases, CLI tool discovery and typed slash options, and a pending reload (no write waits for one: our
+// config writes land in the file and the live config together; a hand edit shows as drift until reloaded).
 func fixed(v any) callerFunc {
 	return func(w http.ResponseWriter, _ *http.Request, _ caller) error {
 		writeJSON(w, http.StatusOK, v)

@@ -30,6 +30,7 @@ import (
 	"github.com/zeroclaw-go/zeroclaw/internal/jsonrpc"
 	"github.com/zeroclaw-go/zeroclaw/internal/logs"
 	"github.com/zeroclaw-go/zeroclaw/internal/pairing"
+	"github.com/zeroclaw-go/zeroclaw/internal/sop/engine"
 )
 
 // MaxBodyBytes is the request body limit of every route (upstream's 64 KiB).
@@ -42,6 +43,9 @@ type Identity struct {
 	// write lock; nil keeps Principal.
 	Resolve func(*config.Config) *auth.Principal
 	Label   string // "http:<client key>"
+	// Subject is the sha256 of the paired bearer token ("" with pairing off): upstream's approval subject, so
+	// a SOP approval group lists a device as http:<sha256>.
+	Subject string
 }
 
 // Daemon is what the gateway serves: the daemon implements it over its config manager, method table, session
@@ -75,6 +79,8 @@ type Daemon interface {
 	SharedFiles() (FileTree, error)
 	// Events is the runtime event log GET /api/events streams (nil: none).
 	Events() *logs.Hub
+	// SopEngine is the SOP engine whose run changes GET /ws/sops/runs streams (nil: none runs).
+	SopEngine() *engine.Engine
 	// Chat runs the sessions and turns of /ws/chat.
 	Chat
 }

@@ -148,6 +148,11 @@ func TestGatewaySlowBodyCut(t *testing.T) {
 	if closed, err := closedBy(nc, br, 10*time.Second); !closed {
 		t.Fatalf("the connection stays open after the 408: %v", err)
 	}
+	// /metrics counts the 408 the client saw, not the status the handler wrote after its read failed.
+	want := `zeroclaw_gateway_requests_total{code="408",method="POST",route="/api/pair"} 1`
+	if m := g.Do("GET", "/metrics", nil).Want(t, 200); !strings.Contains(string(m.Raw), want) {
+		t.Errorf("metrics lack %s:\n%s", want, m.Raw)
+	}
 	// A body at a normal pace is unaffected.
 	g.Do("POST", "/api/pair", `{"code":"x"}`).Want(t, 400)
 }

@@ -70,7 +70,7 @@ func TestDashboardConfigRoutes(t *testing.T) {
 	if v := g.Do("GET", "/api/config/prop?path=gateway.allowed_hosts", nil, auth).Body["value"]; short(v) != `[]` {
 		t.Errorf("allowed_hosts after remove: %v", v)
 	}
-	g.Do("PATCH", "/api/config", []map[string]any{{"op": "replace", "path": "gateway.nope", "value": 1}}, auth, js).Want(t, 400)
+	g.Do("PATCH", "/api/config", []map[string]any{{"op": "replace", "path": "gateway.nope", "value": 1}}, auth, js).Want(t, 404)
 	g.Do("PATCH", "/api/config", []map[string]any{{"op": "move", "path": "gateway.port"}}, auth, js).Want(t, 400)
 	g.Do("PATCH", "/api/config", map[string]any{}, auth, js).Want(t, 400)
 

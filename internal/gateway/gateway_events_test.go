@@ -3,10 +3,14 @@ package gateway_test
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/coder/websocket"
 
 	"github.com/zeroclaw-go/zeroclaw/internal/rpctest"
 )
@@ -101,5 +105,98 @@ func TestDashboardEvents(t *testing.T) {
 	}
 	if ctx.Err() != nil {
 		t.Fatal("the stream outlived the shutdown")
+	}
+}
+
+// The stream names session and turn events as the dashboard listens for them (session_created,
+// session_closed, agent_start, agent_end), and /api/events/history replays the same frames.
+func TestDashboardSessionEvents(t *testing.T) {
+	t.Parallel()
+	d, g, code := rpctest.StartGateway(t, rpctest.GatewayConfig)
+	auth := rpctest.PairOnce(t, g, code)
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second) // a hang guard only: a loaded -race run can take long
+	defer cancel()
+	t.Cleanup(streamClient.CloseIdleConnections)
+	res := openStream(t, ctx, g, auth)
+	defer res.Body.Close()
+	lines := bufio.NewScanner(res.Body)
+	lines.Buffer(make([]byte, 64<<10), 1<<20)
+	if !lines.Scan() || lines.Text() != ": connected" {
+		t.Fatalf("first line %q", lines.Text())
+	}
+
+	w := rpctest.DialWS(t, d.GatewayURL(t), "/ws/chat?agent=default", &websocket.DialOptions{HTTPHeader: rpctest.BearerHeader(auth)})
+	sid, _ := w.Next()["session_id"].(string)
+	w.Send(map[string]any{"type": "message", "content": "hello"})
+	w.Until("done")
+	g.Do("DELETE", "/api/sessions/"+sid, nil, auth).Want(t, 200)
+
+	want := []string{"session_created", "agent_start", "agent_end", "session_closed"}
+	var got []string
+	for len(got) < len(want) && lines.Scan() {
+		data, ok := strings.CutPrefix(lines.Text(), "data: ")
+		if !ok {
+			continue
+		}
+		var ev struct {
+			Type      string         `json:"type"`
+			Timestamp string         `json:"timestamp"`
+			Zeroclaw  map[string]any `json:"zeroclaw"`
+		}
+		if err := json.Unmarshal([]byte(data), &ev); err != nil {
+			t.Fatalf("frame %s: %v", data, err)
+		}
+		if ev.Type == "" || ev.Timestamp == "" {
+			t.Fatalf("frame without type or timestamp: %s", data)
+		}
+		if slices.Contains(want, ev.Type) {
+			if key, _ := ev.Zeroclaw["session_key"].(string); !strings.HasSuffix(key, sid) {
+				t.Errorf("%s names session %q, want %s", ev.Type, key, sid)
+			}
+			got = append(got, ev.Type)
+		}
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("stream types %v, want %v (%v)", got, want, lines.Err())
+	}
+
+	var hist struct {
+		Events []map[string]any `json:"events"`
+	}
+	r := g.Do("GET", "/api/events/history", nil, auth).Want(t, 200)
+	if err := json.Unmarshal(r.Raw, &hist); err != nil || r.Header.Get("Content-Type") != "application/json" {
+		t.Fatalf("history: %v %s", err, r.Raw)
+	}
+	var types []string
+	for _, e := range hist.Events {
+		if typ, _ := e["type"].(string); slices.Contains(want, typ) {
+			types = append(types, typ)
+		}
+	}
+	if !slices.Equal(types, want) {
+		t.Fatalf("history types %v, want %v", types, want)
+	}
+
+	// An ACP session is announced too.
+	a := rpctest.DialWS(t, d.GatewayURL(t), "/acp", &websocket.DialOptions{HTTPHeader: rpctest.BearerHeader(auth),
+		Subprotocols: []string{"zeroclaw.acp.v1"}})
+	a.SendRaw(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}`)
+	a.Next()
+	a.SendRaw(`{"jsonrpc":"2.0","id":2,"method":"session/new","params":{"cwd":"","mcpServers":[]}}`)
+	created, _ := a.Next()["result"].(map[string]any)
+	acpID, _ := created["sessionId"].(string)
+	if acpID == "" {
+		t.Fatalf("acp session/new: %v", created)
+	}
+	for lines.Scan() {
+		if data, ok := strings.CutPrefix(lines.Text(), "data: "); ok && strings.Contains(data, `"type":"session_created"`) {
+			if !strings.Contains(data, acpID) {
+				t.Fatalf("session_created names another session: %s (want %s)", data, acpID)
+			}
+			break
+		}
+	}
+	if err := lines.Err(); err != nil {
+		t.Fatal(err)
 	}
 }

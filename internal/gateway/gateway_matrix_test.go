@@ -102,10 +102,15 @@ var securityMatrix = []struct {
 	{"DELETE /api/config/map-key", 401, 403, 400, 403, 403, 415},
 	{"POST /api/config/rename-map-key", 401, 403, 400, 403, 403, 415},
 	{"POST /webhook", 401, 403, 400, 403, 403, 415},
+	// A SOP webhook trigger: the webhook's checks plus sops:execute (the viewer lacks it); no engine here: 503.
+	{"POST /sop/webhook/{path...}", 401, 403, 503, 403, 403, 415},
 	{"GET /api/version/check", 401, 200, 200, 403, 200, 200},
 	{"GET /api/canvas", 401, 200, 200, 403, 200, 200},
 	{"GET /api/config/drift", 401, 403, 200, 403, 200, 200},
 	{"GET /api/config/reload-status", 401, 403, 200, 403, 200, 200},
+	{"GET /api/config/delete-plan", 401, 403, 400, 403, 400, 400},
+	{"POST /api/config/init", 401, 403, 200, 403, 403, 415},
+	{"POST /api/config/migrate", 401, 403, 200, 403, 403, 415},
 	{"GET /api/config/agent-options", 401, 403, 200, 403, 200, 200},
 	{"GET /api/tools", 401, 403, 200, 403, 200, 200},
 	{"GET /api/cli-tools", 401, 403, 200, 403, 200, 200},
@@ -118,8 +123,33 @@ var securityMatrix = []struct {
 	{"POST /api/agents/{alias}/workspace/move", 401, 403, 404, 403, 403, 415},
 	{"POST /api/agents/{alias}/workspace/mkdir", 401, 403, 404, 403, 403, 415},
 	{"GET /api/browse", 401, 403, 200, 403, 200, 200},
+	{"POST /api/browse/mkdir", 401, 403, 400, 403, 403, 415}, // the owner's; {} has no path
+	{"DELETE /api/browse/rmdir", 401, 403, 400, 403, 403, 415},
 	{"GET /api/events", 401, 403, 200, 403, 200, 200},
-	{"GET /_app/{path...}", 404, 404, 404, 403, 404, 404}, // the dashboard's files: public, none without web_dist_dir
+	// The SOP run routes: the /admin/sop ones are the owner's (as every /admin route); the others need sops:read,
+	// sops:execute or sops:approve, which the viewer lacks. This daemon runs no SOP engine: 503, as upstream.
+	{"GET /admin/sop/pending", 401, 403, 503, 403, 503, 503},
+	{"POST /admin/sop/approve", 401, 403, 503, 403, 403, 415},
+	{"POST /admin/sop/deny", 401, 403, 503, 403, 403, 415},
+	{"POST /api/sops/{name}/run", 401, 403, 503, 403, 403, 415},
+	{"GET /api/sops/runs", 401, 403, 503, 403, 503, 503},
+	{"GET /api/sops/{name}/runs/{run_id}/overlay", 401, 403, 503, 403, 503, 503},
+	{"POST /api/sops/{name}/runs/{run_id}/decide", 401, 403, 400, 403, 403, 415},
+	{"GET /ws/sops/runs", 401, 403, 101, 403, 403, 101},
+	// The SOP authoring routes: sops:read to read, sops:write to write, which the viewer lacks. A draft or a SOP
+	// body of {} is refused (400: a required field or 'sop' is missing); "nope" is not a SOP (404).
+	{"GET /api/sops", 401, 403, 200, 403, 200, 200},
+	{"POST /api/sops", 401, 403, 400, 403, 403, 415},
+	{"PUT /api/sops/{name}", 401, 403, 400, 403, 403, 415},
+	{"DELETE /api/sops/{name}", 401, 403, 404, 403, 403, 415},
+	{"GET /api/sops/{name}/graph", 401, 403, 404, 403, 404, 404},
+	{"GET /api/sops/{name}/full", 401, 403, 404, 403, 404, 404},
+	{"POST /api/sops/wire-draft", 401, 403, 400, 403, 403, 415},
+	{"POST /api/sops/graph-draft", 401, 403, 400, 403, 403, 415},
+	{"GET /api/sops/trigger-sources", 401, 403, 200, 403, 200, 200},
+	{"GET /api/sops/graph-legend", 401, 403, 200, 403, 200, 200},
+	{"GET /api/events/history", 401, 403, 200, 403, 200, 200}, // logs:read; at most 500 events and 1 MiB
+	{"GET /_app/{path...}", 404, 404, 404, 403, 404, 404},     // the dashboard's files: public, none without web_dist_dir
 	// The [wss] listener (every path): no Host rule (its clients use the certificate's name), the Origin rule.
 	{"GET wss:/", 401, 101, 101, 101, 403, 101},
 }
@@ -183,7 +213,7 @@ func TestGatewaySecurityMatrix(t *testing.T) {
 			continue
 		}
 		path := pattern
-		for _, p := range []string{"{id}", "{key}", "{filename}", "{alias}", "{name}", "{section}", "{path...}"} {
+		for _, p := range []string{"{id}", "{key}", "{filename}", "{alias}", "{name}", "{section}", "{path...}", "{run_id}"} {
 			path = strings.ReplaceAll(path, p, "nope")
 		}
 		path += matrixQuery[pattern]
@@ -200,7 +230,7 @@ func TestGatewaySecurityMatrix(t *testing.T) {
 					hdr = append(hdr, "Content-Type: application/json")
 				}
 			}
-			if method == "GET" && (pattern == "/ws/chat" || pattern == "/acp") {
+			if method == "GET" && (pattern == "/ws/chat" || pattern == "/acp" || pattern == "/ws/sops/runs") {
 				hdr = append(hdr, wsUpgradeHeaders...)
 			}
 			if row.route == "POST /admin/shutdown" && c.col == "owner" {

@@ -53,6 +53,8 @@ func (s *Server) routes() http.Handler {
 	s.handle(mux, "DELETE /api/config/prop", s.authed(s.rpcRoute(api.MethodConfigDelete, propParams)))
 
 	s.domainRoutes(mux)
+	s.sopRoutes(mux)
+	s.sopAuthorRoutes(mux)
 	s.wsRoutes(mux)
 
 	s.mirrorRoutes(mux)
@@ -60,6 +62,7 @@ func (s *Server) routes() http.Handler {
 	s.fileRoutes(mux)
 	s.eventRoutes(mux)
 	s.handle(mux, "POST /webhook", s.webhookRoute)
+	s.handle(mux, "POST /sop/webhook/{path...}", s.sopWebhookRoute)
 	s.handle(mux, "GET /_app/{path...}", s.staticFile)
 	mux.Handle("/", s.counted("unmatched", s.serve(func(w http.ResponseWriter, r *http.Request) error {
 		if s.spaIndex(w, r) {
@@ -91,6 +94,9 @@ func (s *Server) counted(route string, next http.Handler) http.Handler {
 		if rec.code == 0 {
 			rec.code = http.StatusOK
 		}
+		if bodyCut(w) { // the body bound answered 408 in the handler's place
+			rec.code = http.StatusRequestTimeout
+		}
 		s.o.Metrics.request(route, r.Method, rec.code)
 	})
 }
@@ -115,7 +121,7 @@ type caller struct {
 }
 
 func (c caller) identity() Identity {
-	return Identity{Principal: c.principal, Resolve: c.resolve, Label: "http:" + c.key}
+	return Identity{Principal: c.principal, Resolve: c.resolve, Label: "http:" + c.key, Subject: c.tokenHash}
 }
 
 // authenticate resolves the request's principal: with pairing required, a paired Bearer token (401 without

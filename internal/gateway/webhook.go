@@ -16,6 +16,9 @@ import (
 // ErrSessionNotOwned: the webhook named (X-Session-Id) a session another principal owns.
 var ErrSessionNotOwned = errors.New("gateway: the session belongs to another principal")
 
+// ErrAgentNotAllowed: the caller's permission profiles do not list the webhook's agent in allowed_agents.
+var ErrAgentNotAllowed = errors.New("gateway: agent not allowed")
+
 var sessionIDShape = regexp.MustCompile(`^[A-Za-z0-9._-]{1,128}$`)
 
 // webhookRoute is POST /webhook?agent=<alias> {message}: bearer auth (when pairing), the optional
@@ -31,12 +34,8 @@ func (s *Server) webhookRoute(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if g.WebhookSecret != "" {
-		want := sha256.Sum256([]byte(g.WebhookSecret))
-		got := sha256.Sum256([]byte(r.Header.Get("X-Webhook-Secret")))
-		if subtle.ConstantTimeCompare(want[:], got[:]) != 1 {
-			return fail(http.StatusUnauthorized, "Unauthorized — invalid or missing X-Webhook-Secret")
-		}
+	if err := webhookSecret(r, g.WebhookSecret); err != nil {
+		return err
 	}
 	if !c.principal.Allows(api.GrantSessionsExecute) {
 		return fail(http.StatusForbidden, "Forbidden: missing grant "+api.GrantSessionsExecute)
@@ -53,6 +52,10 @@ func (s *Server) webhookRoute(w http.ResponseWriter, r *http.Request) error {
 	agent := r.URL.Query().Get("agent")
 	if _, known := cfg.Agents[agent]; agent != "" && !known {
 		return fail(http.StatusBadRequest, "Unknown agent: "+agent)
+	}
+	if agent != "" && !c.principal.AllowsAgent(agent) {
+		return failWith(http.StatusForbidden, map[string]any{"error": "Forbidden: this device's permission profiles do not allow agent " +
+			agent + " (allowed_agents)", "code": api.CodeForbidden})
 	}
 	sid := r.Header.Get("X-Session-Id")
 	if sid != "" && !sessionIDShape.MatchString(sid) {
@@ -73,10 +76,30 @@ func (s *Server) webhookRoute(w http.ResponseWriter, r *http.Request) error {
 	if errors.Is(err, ErrSessionNotOwned) {
 		return failWith(http.StatusForbidden, map[string]any{"error": "Forbidden: session " + sid + " belongs to another principal", "code": api.CodeSessionNotOwned})
 	}
+	if errors.Is(err, ErrAgentNotAllowed) { // the default agent, resolved by the session layer
+		msg := err.Error()
+		if i := strings.LastIndex(msg, "agent not allowed: "); i >= 0 {
+			msg = msg[i+len("agent not allowed: "):]
+		}
+		return failWith(http.StatusForbidden, map[string]any{"error": "Forbidden: " + msg, "code": api.CodeForbidden})
+	}
 	if err != nil {
 		s.log.Warn("webhook turn failed", "session", sid, "err", err)
 		return fail(http.StatusInternalServerError, "LLM request failed")
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"response": answer, "model": dashboard.ModelOf(s.o.Daemon.Config(), agent), "session_id": sid})
+	return nil
+}
+
+// webhookSecret checks X-Webhook-Secret against gateway.webhook_secret (none set: no check), in constant time.
+func webhookSecret(r *http.Request, secret string) error {
+	if secret == "" {
+		return nil
+	}
+	want := sha256.Sum256([]byte(secret))
+	got := sha256.Sum256([]byte(r.Header.Get("X-Webhook-Secret")))
+	if subtle.ConstantTimeCompare(want[:], got[:]) != 1 {
+		return fail(http.StatusUnauthorized, "Unauthorized — invalid or missing X-Webhook-Secret")
+	}
 	return nil
 }

@@ -30,6 +30,10 @@ func (s *Server) wsACP(w http.ResponseWriter, r *http.Request) error {
 	if _, known := s.o.Daemon.Config().Agents[agent]; agent != "" && !known {
 		return fail(http.StatusBadRequest, "Unknown agent: "+agent)
 	}
+	if agent != "" && !c.principal.AllowsAgent(agent) {
+		return fail(http.StatusForbidden, "Forbidden: this device's permission profiles do not allow agent "+agent+
+			" (allowed_agents)")
+	}
 	return s.upgrade(w, r, []string{ACPSubprotocol}, func(ctx context.Context, conn *websocket.Conn) {
 		id := c.identity()
 		id.Label = "ws:" + c.key

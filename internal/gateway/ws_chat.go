@@ -82,6 +82,10 @@ func (s *Server) wsChat(w http.ResponseWriter, r *http.Request) error {
 	if !c.principal.Allows(api.GrantSessionsExecute) {
 		return fail(http.StatusForbidden, "Forbidden: missing grant "+api.GrantSessionsExecute)
 	}
+	if !c.principal.AllowsAgent(agent) {
+		return fail(http.StatusForbidden, "Forbidden: this device's permission profiles do not allow agent "+agent+
+			" (allowed_agents)")
+	}
 	return s.upgrade(w, r, []string{ChatSubprotocol}, func(ctx context.Context, conn *websocket.Conn) {
 		// The library's own limit is never reached: readChatFrame stops one byte past ChatMaxFrameBytes.
 		conn.SetReadLimit(ChatMaxFrameBytes + 1)
@@ -186,6 +190,9 @@ func (ch *chatConn) frame(ctx context.Context, data []byte, queue chan<- string)
 			ch.send(ctx, chatErrorFrame(&ChatError{Code: "STEERING_QUEUE_FULL", Message: "Steering queue is full for the running turn"}))
 		}
 	case "approval_response":
+		if ch.sopFrame(ctx, data) { // kind "sop": a SOP gate, keyed by run_id
+			return
+		}
 		decision, ok := dashboard.ChatDecisions[f.Decision]
 		if f.RequestID == "" || !ok {
 			ch.send(ctx, chatErrorFrame(&ChatError{Code: "INVALID_APPROVAL_RESPONSE",

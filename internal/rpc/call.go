@@ -20,6 +20,9 @@ type Caller struct {
 	Resolve   func(cfg *config.Config) *auth.Principal
 	Label     string // e.g. "http:203.0.113.7"
 	Transport auth.Transport
+	// Subject is what the caller's protocol authenticated it by (a gateway device's token hash), for
+	// principals that name it (SOP approvals: http:<subject>); "" when none.
+	Subject string
 }
 
 // Call serves one request for c through the same table, grant check and error mapping as a connection's
@@ -29,7 +32,7 @@ func (s *Server) Call(ctx context.Context, c Caller, method string, params json.
 	if c.Principal == nil {
 		return nil, jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "no principal", nil)
 	}
-	p := &Peer{ID: router.NewConnID(), Info: PeerInfo{PID: -1, UID: -1, Label: c.Label, Transport: c.Transport},
+	p := &Peer{ID: router.NewConnID(), Info: PeerInfo{PID: -1, UID: -1, Label: c.Label, Transport: c.Transport, Subject: c.Subject},
 		ConnectedAt: s.opts.Clock.Now(), initialized: true, principal: c.Principal, fixed: true, resolve: c.Resolve}
 	defer func() {
 		p.dropUploads()

@@ -26,7 +26,10 @@ func (s *Server) registerCron(c *cron.Scheduler) {
 		}
 		return c.Get(ctx, id)
 	}))
-	s.register(api.MethodCronAdd, handle(api.GrantCronCreate, func(ctx context.Context, _ *Peer, p *api.CronAddParams) (api.CronJob, error) {
+	s.register(api.MethodCronAdd, handle(api.GrantCronCreate, func(ctx context.Context, peer *Peer, p *api.CronAddParams) (api.CronJob, error) {
+		if err := checkCronAdd(peer.Principal(), p); err != nil {
+			return api.CronJob{}, err
+		}
 		sc, err := scheduleParam(p.Schedule, p.TZ, nil, false)
 		if err != nil {
 			return api.CronJob{}, err
@@ -35,9 +38,18 @@ func (s *Server) registerCron(c *cron.Scheduler) {
 			Prompt: p.Prompt, SessionTarget: p.SessionTarget, Model: p.Model, AllowedTools: p.AllowedTools,
 			DeleteAfterRun: p.DeleteAfterRun, Delivery: p.Delivery})
 	}))
-	s.register(api.MethodCronPatch, handle(api.GrantCronUpdate, func(ctx context.Context, _ *Peer, p *api.CronPatchParams) (api.CronJob, error) {
+	s.register(api.MethodCronPatch, handle(api.GrantCronUpdate, func(ctx context.Context, peer *Peer, p *api.CronPatchParams) (api.CronJob, error) {
 		if err := requireID(p.ID); err != nil {
 			return api.CronJob{}, err
+		}
+		if pr := peer.Principal(); pr != nil && !pr.Admin && (pr.Agents != nil || pr.Tools != nil) {
+			cur, err := c.Get(ctx, p.ID)
+			if err != nil {
+				return api.CronJob{}, err
+			}
+			if err := checkCronJob(pr, cur); err != nil {
+				return api.CronJob{}, err
+			}
 		}
 		patch := cron.Patch{Name: p.Name, Command: p.Command, Prompt: p.Prompt, Enabled: p.Enabled}
 		if len(p.Schedule) > 0 || p.TZ != nil || p.ClearTZ {
@@ -77,10 +89,19 @@ func (s *Server) registerCron(c *cron.Scheduler) {
 		}
 		return api.CronRunsResult{Runs: runs}, err
 	}))
-	trigger := handle(api.GrantCronExecute, func(ctx context.Context, _ *Peer, p *api.CronIDParams) (api.CronTriggerResult, error) {
+	trigger := handle(api.GrantCronExecute, func(ctx context.Context, peer *Peer, p *api.CronIDParams) (api.CronTriggerResult, error) {
 		id, err := resolveJob(ctx, c, p.ID)
 		if err != nil {
 			return api.CronTriggerResult{}, err
+		}
+		if pr := peer.Principal(); pr != nil && !pr.Admin && (pr.Agents != nil || pr.Tools != nil) {
+			cur, err := c.Get(ctx, id)
+			if err != nil {
+				return api.CronTriggerResult{}, err
+			}
+			if err := checkCronJob(pr, cur); err != nil {
+				return api.CronTriggerResult{}, err
+			}
 		}
 		return c.Trigger(ctx, id)
 	})

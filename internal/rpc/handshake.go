@@ -140,9 +140,13 @@ func (s *Server) status(_ context.Context, _ *Peer, _ *noParams) (*jsonrpc.Encod
 	if s.opts.Gateway != nil {
 		gw = s.opts.Gateway()
 	}
+	var sop *api.SopStatus
+	if s.opts.Sop != nil {
+		sop = s.opts.Sop()
+	}
 	advertised := serverVersion(s.config())
 	if c := s.statusCache.Load(); c != nil && c.uptime == uptime && c.version == version && c.advertised == advertised && slices.Equal(c.ids, ids) &&
-		equalGateway(c.gateway, gw) {
+		equalGateway(c.gateway, gw) && equalSop(c.sop, sop) {
 		return c.enc, nil
 	}
 	info := s.opts.Info
@@ -160,6 +164,7 @@ func (s *Server) status(_ context.Context, _ *Peer, _ *noParams) (*jsonrpc.Encod
 		UptimeSecs:       uptime,
 		DataDir:          info.DataDir,
 		Gateway:          gw,
+		Sop:              sop,
 	}
 	if res.SessionIDs == nil {
 		res.SessionIDs = []string{} // "session_ids":[], not null
@@ -168,7 +173,7 @@ func (s *Server) status(_ context.Context, _ *Peer, _ *noParams) (*jsonrpc.Encod
 	if err != nil {
 		return nil, err
 	}
-	s.statusCache.Store(&statusCache{uptime: uptime, version: version, advertised: advertised, ids: ids, gateway: gw, enc: enc})
+	s.statusCache.Store(&statusCache{uptime: uptime, version: version, advertised: advertised, ids: ids, gateway: gw, sop: sop, enc: enc})
 	return enc, nil
 }
 
@@ -179,10 +184,15 @@ type statusCache struct {
 	advertised string // server_version
 	ids        []string
 	gateway    *api.GatewayStatus
+	sop        *api.SopStatus
 	enc        *jsonrpc.Encoded
 }
 
 func equalGateway(a, b *api.GatewayStatus) bool {
+	return a == b || (a != nil && b != nil && *a == *b)
+}
+
+func equalSop(a, b *api.SopStatus) bool {
 	return a == b || (a != nil && b != nil && *a == *b)
 }
 

@@ -20,6 +20,8 @@ type PeerInfo struct {
 	// Resolve, when set, derives the principal from the config in force instead of the uid: a remote peer
 	// authenticated by its transport (a paired token over WSS). Nil from it refuses the peer (-32010).
 	Resolve func(*config.Config) *auth.Principal
+	// Subject is what the transport authenticated the peer by, when it names it (Caller.Subject); "" otherwise.
+	Subject string
 }
 
 // Peer is the state of one connection: its transport identity, and what initialize bound to it.

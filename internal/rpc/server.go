@@ -20,6 +20,8 @@ import (
 	"github.com/zeroclaw-go/zeroclaw/internal/router"
 	"github.com/zeroclaw-go/zeroclaw/internal/session"
 	"github.com/zeroclaw-go/zeroclaw/internal/skills"
+	"github.com/zeroclaw-go/zeroclaw/internal/sop"
+	"github.com/zeroclaw-go/zeroclaw/internal/sop/engine"
 	"github.com/zeroclaw-go/zeroclaw/internal/upload"
 	"github.com/zeroclaw-go/zeroclaw/internal/workspace"
 )
@@ -80,8 +82,15 @@ type Options struct {
 	// Gateway reports the HTTP gateway's state for status; nil (or a nil result) leaves status.gateway out.
 	// Must not block; the value returned is never modified, so status compares it with the one it cached.
 	Gateway func() *api.GatewayStatus
+	// Sop reports the SOP runtime for status; nil (or a nil result) leaves status.sop out.
+	Sop func() *api.SopStatus
 	// Doctor serves doctor/run; nil leaves it out.
 	Doctor func(ctx context.Context, offline bool) api.DoctorResult
+	// SopLibrary serves the SOP authoring methods (sops/list, get, validate, save, create, delete, graph,
+	// graph-draft, wire-draft, trigger-sources, diagnostics); nil leaves them out.
+	SopLibrary *sop.Library
+	// Sops serves the sops/* run methods; nil answers them "SOP subsystem not enabled" as upstream does.
+	Sops *engine.Engine
 	// Uploads is the byte budget of staged uploads (protocol.md §7); nil means a fresh one of
 	// api.UploadBudgetBytes on Clock.
 	Uploads *upload.Budget
@@ -141,6 +150,7 @@ func New(opts Options) *Server {
 		s.registerFiles(opts.Sessions, opts.Uploads)
 	}
 	s.registerConfigMeta(opts.ConfigManager, opts.Sessions)
+	s.registerConfigEdit(opts.ConfigManager)
 	s.registerAgents(opts.ConfigManager, opts.Sessions)
 	s.registerSessionMeta(opts.Sessions)
 	s.registerMemory(opts.Memory)
@@ -165,6 +175,8 @@ func New(opts Options) *Server {
 	if opts.Doctor != nil {
 		s.registerDoctor(opts.Doctor)
 	}
+	s.registerSopRuns(opts.Sops)
+	s.registerSops(opts.SopLibrary)
 	return s
 }
 

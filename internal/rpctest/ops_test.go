@@ -66,13 +66,19 @@ func TestLogsOverSocket(t *testing.T) {
 			t.Fatalf("turn %d: %+v %v", i, tr.result, tr.err)
 		}
 	}
-	all := readEvents(t, reader, 2*turns+1) // turn start + turn complete each, one "no price for echo" note
+	all := readEvents(t, reader, 2*turns+2) // session created, turn start + turn complete each, one "no price for echo" note
 	var evs []logEvent
 	for i, e := range all {
 		if e.Seq != sub.Seq+uint64(i)+1 || e.SubscriptionID != sub.SubscriptionID {
 			t.Fatalf("event %d: seq %d sub %q, want seq %d", i, e.Seq, e.SubscriptionID, sub.Seq+uint64(i)+1)
 		}
 		if e.Event.Category == "provider" && strings.Contains(e.Message, "no price configured for model echo") {
+			continue
+		}
+		if e.Event.Category == "session" {
+			if i != 0 || e.Event.Action != "create" || e.Zeroclaw["agent_alias"] != "default" {
+				t.Fatalf("event %d = %+v, want session/create first", i, e)
+			}
 			continue
 		}
 		evs = append(evs, e)
@@ -157,7 +163,7 @@ func TestLogsPersistenceNone(t *testing.T) {
 	c.mustCall(api.MethodLogsSubscribe, map[string]any{}, nil)
 	s := w.newSession(api.SessionNewParams{})
 	w.prompt(s.SessionID, "hi", hooks{})
-	if evs := readEvents(t, c, 3); evs[0].Event.Action != "start" || evs[2].Event.Action != "complete" { // and the echo price note
+	if evs := readEvents(t, c, 4); evs[0].Event.Action != "create" || evs[1].Event.Action != "start" || evs[3].Event.Action != "complete" { // and the echo price note
 		t.Fatalf("events %+v", evs)
 	}
 	if _, werr := c.call(api.MethodLogsQuery, map[string]any{}); werr == nil || werr.Message != "Log persistence is not enabled" {

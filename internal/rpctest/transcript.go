@@ -72,6 +72,8 @@ var identities = map[string]string{
 	"tui_id":              "tui_id",
 	"turn_id":             "turn_id",
 	"interrupted_turn_id": "turn_id",
+	"run_id":              "run_id",
+	"subscription_id":     "subscription_id",
 }
 
 const sentinel = `{"jsonrpc":"2.0","method":"status","id":"__transcript_end__"}`

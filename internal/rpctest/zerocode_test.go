@@ -19,8 +19,9 @@ import (
 // This file is a client written the way upstream's TUI (zerocode, apps/zerocode/src/client.rs and wire.rs of
 // zeroclaw-labs/zeroclaw at 0.8.4) reads our answers. Its result types are declared below as zerocode declares
 // them, with serde's rules made explicit: a field is required unless tagged zc:"opt" (serde's #[serde(default)]
-// or an Option), a required field may not be null, unknown fields are ignored, unsigned counts reject negative
-// numbers, and zc:"enum=a|b" restricts a string to the variants the Rust enum accepts. decodeZC enforces all of
+// or an Option), a required field may not be null, zc:"default" is a #[serde(default)] field that is not an
+// Option (absent is fine, null is refused as serde refuses it), unknown fields are ignored, unsigned counts
+// reject negative numbers, and zc:"enum=a|b" restricts a string to the variants the Rust enum accepts. decodeZC enforces all of
 // that, so a field we drop, rename or send with the wrong type fails here as it would fail in zerocode.
 
 // zerocodeVersion is the release zerocode compares server_version with (its CARGO_PKG_VERSION).
@@ -226,9 +227,13 @@ func checkZC(at string, raw json.RawMessage, t reflect.Type) error {
 			f := t.Field(i)
 			name := strings.Split(f.Tag.Get("json"), ",")[0]
 			opt, enum := zcTag(f.Tag.Get("zc"))
+			dflt := slices.Contains(strings.Split(f.Tag.Get("zc"), ","), "default")
 			v, present := obj[name]
+			if present && string(v) == "null" && dflt {
+				return fmt.Errorf("%s.%s: null, which serde's #[serde(default)] on a non-Option field refuses", at, name)
+			}
 			if !present || string(v) == "null" {
-				if !opt {
+				if !opt && !dflt {
 					return fmt.Errorf("%s.%s: required, got %s", at, name, orAbsent(v, present))
 				}
 				continue

@@ -69,6 +69,9 @@ func (m *Manager) createACP(ctx context.Context, o Owner, id string, p ACPNewPar
 			return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
 		}
 	}
+	if err := o.mayUse(alias); err != nil {
+		return nil, err
+	}
 	prof, err := agent.Resolve(cfg, alias, m.o.InstallRoot)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
@@ -108,6 +111,7 @@ func (m *Manager) createACP(ctx context.Context, o Owner, id string, p ACPNewPar
 		}
 	}
 	m.log.Debug("acp session open", "session", id, "agent", alias)
+	m.logSession(s, "create", "acp session created")
 	return s, nil
 }
 

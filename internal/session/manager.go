@@ -80,6 +80,9 @@ type Owner struct {
 	Grants []string
 	// MaxApproveRisk caps the risk of the calls this principal may approve ("" : no cap).
 	MaxApproveRisk string
+	// Agents and Tools are the principal's allowed_agents and allowed_tools (auth.Principal): nil is every
+	// agent (tool), otherwise only those listed.
+	Agents, Tools []string
 }
 
 // OwnerOf is the session-layer identity of principal pr on connection connID; a nil pr owns nothing.
@@ -87,6 +90,7 @@ func OwnerOf(pr *auth.Principal, connID uint64) Owner {
 	o := Owner{ConnID: connID}
 	if pr != nil {
 		o.Principal, o.Admin, o.Grants, o.MaxApproveRisk = pr.Name, pr.Owner(), pr.Grants, pr.MaxApproveRisk
+		o.Agents, o.Tools = pr.Agents, pr.Tools
 	}
 	return o
 }
@@ -141,6 +145,8 @@ type Options struct {
 	// EditorMCP starts the MCP servers an editor names in ACP session/new for that session; nil: editor
 	// servers are accepted and ignored.
 	EditorMCP func(servers []config.MCPServerConfig) EditorMCP
+	// SOPs gives turns the sop_* tools, acting as the turn's agent; nil, or a nil result: not offered.
+	SOPs func(agent string) tools.SOPs
 }
 
 // ProviderFactory builds the provider that an agent's model_provider reference names, from the config in force.
@@ -259,6 +265,9 @@ func (m *Manager) New(ctx context.Context, o Owner, p api.SessionNewParams) (api
 	if stored != nil && stored.AgentAlias != "" && stored.AgentAlias != alias {
 		return api.SessionNewResult{}, fmt.Errorf("%w: session %s belongs to agent %q, not %q", ErrInvalid, p.SessionID, stored.AgentAlias, alias)
 	}
+	if err := o.mayUse(alias); err != nil {
+		return api.SessionNewResult{}, err
+	}
 	prof, err := agent.Resolve(cfg, alias, m.o.InstallRoot)
 	if err != nil {
 		return api.SessionNewResult{}, fmt.Errorf("%w: %w", ErrInvalid, err)
@@ -285,7 +294,7 @@ func (m *Manager) New(ctx context.Context, o Owner, p api.SessionNewParams) (api
 		return api.SessionNewResult{}, err
 	}
 
-	meta, _, err := m.o.Chat.EnsureSession(ctx, s.key, alias, s.owner, m.now())
+	meta, existed, err := m.o.Chat.EnsureSession(ctx, s.key, alias, s.owner, m.now())
 	if err != nil {
 		m.drop(s)
 		return api.SessionNewResult{}, fmt.Errorf("session: new: %w", err)
@@ -301,6 +310,9 @@ func (m *Manager) New(ctx context.Context, o Owner, p api.SessionNewParams) (api
 		}
 	}
 	m.log.Debug("session open", "session", id, "agent", alias, "restored", stored != nil)
+	if !existed {
+		m.logSession(s, "create", "session created")
+	}
 	return api.SessionNewResult{SessionID: id, AgentAlias: alias, MessageCount: meta.MessageCount, WorkspaceDir: prof.Workspace}, nil
 }
 
@@ -482,7 +494,15 @@ func (m *Manager) Close(o Owner, id string) (api.SessionCloseResult, error) {
 	}
 	m.drop(s)
 	s.waitStores() // a file being stored for it lands before the close answers
+	m.logSession(s, "close", "session closed")
 	return api.SessionCloseResult{SessionID: id, Closed: true}, nil
+}
+
+// logSession publishes a session's lifecycle event (category session; the dashboard's live stream names
+// create session_created, close and delete session_closed).
+func (m *Manager) logSession(s *session, action, msg string) {
+	m.o.Logs.Publish(logs.Entry{Category: logs.CategorySession, Action: action, Outcome: logs.OutcomeSuccess,
+		Message: msg, Zeroclaw: s.attribution()})
 }
 
 // Delete closes the session if it is live and deletes its stored history: the one row its id resolves to (a
@@ -511,6 +531,8 @@ func (m *Manager) Delete(ctx context.Context, o Owner, id string) (api.SessionDe
 		if err != nil {
 			return api.SessionDeleteResult{}, fmt.Errorf("session: delete: %w", err)
 		}
+		m.o.Logs.Publish(logs.Entry{Category: logs.CategorySession, Action: "delete", Outcome: logs.OutcomeSuccess,
+			Message: "session deleted", Zeroclaw: map[string]any{"session_key": key}})
 	}
 	return api.SessionDeleteResult{SessionID: id, Deleted: true}, nil
 }

@@ -104,6 +104,7 @@ func (m *Manager) buildTurn(ctx context.Context, o Owner, s *session, prompt str
 		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
 	opts.restrict(&prof.Policy)
+	restrictTools(&prof.Policy, o)
 	if m.o.DataDir != "" {
 		prof.Policy.Protected.Roots = append(prof.Policy.Protected.Roots, m.o.DataDir)
 	}
@@ -175,6 +176,9 @@ func (m *Manager) buildTurn(ctx context.Context, o Owner, s *session, prompt str
 	}
 	if m.o.Delegate != nil {
 		tr.ToolEnv.Delegate = m.o.Delegate(s.alias)
+	}
+	if m.o.SOPs != nil {
+		tr.ToolEnv.SOPs = m.o.SOPs(s.alias)
 	}
 
 	skillSection := m.turnSkills(cfg, s, prof, &tr.ToolEnv, files())

@@ -83,10 +83,13 @@ func newSession(id, key, alias, workspace, owner string, now time.Time) *session
 
 // check returns ErrNotOwned unless o is an admin or opened the session.
 func (s *session) check(o Owner) error {
-	if o.Admin || o.Principal == s.owner {
+	if o.Admin {
 		return nil
 	}
-	return fmt.Errorf("%w: %s", ErrNotOwned, s.id)
+	if o.Principal != s.owner {
+		return fmt.Errorf("%w: %s", ErrNotOwned, s.id)
+	}
+	return o.mayUse(s.alias)
 }
 
 // enqueue admits t into the queue, or returns ErrQueueFull when QueueDepth prompts already wait behind a running

@@ -69,6 +69,8 @@ type Unattended struct {
 	Restricted bool
 	// Grants are a Restricted owner's grants: its turn's memory tools and recall act with them.
 	Grants []string
+	// Agents and Tools are a Restricted owner's allowed_agents and allowed_tools (Owner's).
+	Agents, Tools []string
 }
 
 // RunUnattended runs one turn as UnattendedPrincipal, or Owner, with admin reach unless Restricted (so a job
@@ -76,7 +78,7 @@ type Unattended struct {
 // would ask about is refused. A session it opened is closed (kept in the store) afterwards. A turn that did
 // not complete is an error carrying what it said.
 func (m *Manager) RunUnattended(ctx context.Context, u Unattended) (string, error) {
-	o := Owner{Principal: UnattendedPrincipal, Admin: !u.Restricted, Grants: u.Grants}
+	o := Owner{Principal: UnattendedPrincipal, Admin: !u.Restricted, Grants: u.Grants, Agents: u.Agents, Tools: u.Tools}
 	if u.Owner != "" {
 		o.Principal = u.Owner
 	}

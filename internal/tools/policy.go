@@ -158,7 +158,8 @@ type classification struct {
 // and asked about under supervised even when shell is in AutoApprove, with AskEveryTime set.
 // The memory tools are low risk; memory_store, memory_forget and memory_purge write, so readonly refuses them.
 // cron_list and cron_runs are low risk; the other cron tools (add, update, remove, run) are medium; delegate is
-// medium when it hands work over and low when it reads results.
+// medium when it hands work over and low when it reads results. sop_list and sop_status are low risk;
+// sop_execute, sop_advance and sop_approve are medium (they start, steer or clear a run).
 // AlwaysAsk turns any Run into Ask. A tool that is not offered (excluded, not allowed, unknown) and a call
 // whose arguments cannot be classified are refused. Decide only reads the filesystem (to resolve symlinks).
 func (p Policy) Decide(call Call, workspace string) Decision {
@@ -285,6 +286,15 @@ func (p Policy) classify(call Call, workspace string) (classification, error) {
 			return classification{risk: RiskMedium, reason: "delegate: hands a task to another agent"}, nil
 		}
 		return classification{risk: RiskLow, reason: "delegate: " + action}, nil
+	}
+	if isSopTool(call.Name) {
+		if _, err := parseSop(call); err != nil {
+			return classification{}, err
+		}
+		if sopWrite(call.Name) {
+			return classification{risk: RiskMedium, reason: call.Name + ": starts, steers or approves a SOP run"}, nil
+		}
+		return classification{risk: RiskLow, reason: call.Name}, nil
 	}
 	if r, ok := p.externalRisk(call.Name); ok {
 		if err := decodeArgs(call.Arguments, &map[string]any{}); err != nil {

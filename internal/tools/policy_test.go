@@ -54,6 +54,13 @@ func TestDecideRiskTable(t *testing.T) {
 		{"delegate", call("delegate", map[string]any{"agent": "b", "prompt": "p"}), true, want{RiskMedium, Refuse, Ask, Run}},
 		{"delegate check_result", call("delegate", map[string]any{"action": "check_result", "task_id": "x"}), true, want{RiskLow, Run, Run, Run}},
 		{"file_read forbidden via symlink", call("file_read", map[string]any{"path": "escape/private/a"}), false, want{RiskHigh, Refuse, Refuse, Refuse}},
+		{"sop_list", call("sop_list", nil), true, want{RiskLow, Run, Run, Run}},
+		{"sop_status", call("sop_status", map[string]any{"run_id": "r"}), true, want{RiskLow, Run, Run, Run}},
+		{"sop_execute", call("sop_execute", map[string]any{"name": "deploy"}), true, want{RiskMedium, Refuse, Ask, Run}},
+		{"sop_advance", call("sop_advance", map[string]any{"run_id": "r", "status": "completed", "output": "ok"}), true, want{RiskMedium, Refuse, Ask, Run}},
+		{"sop_approve", call("sop_approve", map[string]any{"run_id": "r"}), true, want{RiskMedium, Refuse, Ask, Run}},
+		{"sop_advance bad status", call("sop_advance", map[string]any{"run_id": "r", "status": "done", "output": "ok"}), true, want{RiskHigh, Refuse, Refuse, Refuse}},
+		{"sop_execute no name", call("sop_execute", map[string]any{"payload": "{}"}), true, want{RiskHigh, Refuse, Refuse, Refuse}},
 	}
 	for _, tc := range cases {
 		for _, lv := range []struct {
@@ -128,7 +135,7 @@ func TestOfferedAndNotOfferedRefused(t *testing.T) {
 	}
 	all := Specs()
 	if got := names(all); !slices.Equal(got, []string{"shell", "file_read", "file_write", "file_list", "ask_user", "time", "memory_store", "memory_recall", "memory_forget", "memory_export", "memory_purge",
-		"cron_add", "cron_list", "cron_remove", "cron_update", "cron_run", "cron_runs", "delegate"}) {
+		"cron_add", "cron_list", "cron_remove", "cron_update", "cron_run", "cron_runs", "delegate", "sop_list", "sop_execute", "sop_advance", "sop_approve", "sop_status"}) {
 		t.Fatalf("Specs = %v", got)
 	}
 	for _, sp := range all {
@@ -146,7 +153,7 @@ func TestOfferedAndNotOfferedRefused(t *testing.T) {
 
 	excl := Policy{Level: LevelFull, ExcludedTools: []string{"shell", "file_write"}}
 	if got := names(excl.Offered(all)); !slices.Equal(got, []string{"file_read", "file_list", "ask_user", "time", "memory_store", "memory_recall", "memory_forget", "memory_export", "memory_purge",
-		"cron_add", "cron_list", "cron_remove", "cron_update", "cron_run", "cron_runs", "delegate"}) {
+		"cron_add", "cron_list", "cron_remove", "cron_update", "cron_run", "cron_runs", "delegate", "sop_list", "sop_execute", "sop_advance", "sop_approve", "sop_status"}) {
 		t.Fatalf("excluded Offered = %v", got)
 	}
 	if d := excl.Decide(call("shell", map[string]any{"command": "ls"}), s.ws); d.Verdict != Refuse || !strings.Contains(d.Reason, "not offered") {

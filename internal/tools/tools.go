@@ -39,7 +39,7 @@ type Spec struct {
 // Specs returns every tool this package implements, in a stable order. The caller owns the returned slice.
 // The memory and cron tools are included; SpecsFor leaves them out of a turn that cannot reach them.
 func Specs() []Spec {
-	return append(append(append(baseSpecs(), memorySpecs()...), cronSpecs()...), delegateSpec(nil))
+	return append(append(append(append(baseSpecs(), memorySpecs()...), cronSpecs()...), delegateSpec(nil)), sopSpecs()...)
 }
 
 // SpecsFor returns the tools a turn in env can use: all of them, less the memory tools when env has no memory,
@@ -58,6 +58,9 @@ func SpecsFor(env Env) []Spec {
 	}
 	if env.ReadSkill != nil {
 		out = append(out, readSkillSpec())
+	}
+	if env.SOPs != nil {
+		out = append(out, sopSpecs()...)
 	}
 	if env.External != nil {
 		for _, s := range env.External.Specs() {
@@ -110,7 +113,7 @@ func known(name string) bool {
 	case NameShell, NameFileRead, NameFileWrite, NameFileList, NameAskUser, NameTime, NameReadSkill:
 		return true
 	}
-	return isMemoryTool(name) || isCronTool(name) || name == NameDelegate
+	return isMemoryTool(name) || isCronTool(name) || name == NameDelegate || isSopTool(name)
 }
 
 // Call is one tool invocation requested by a model. Arguments is a JSON object; empty or null means {}.
@@ -158,6 +161,8 @@ type Env struct {
 	Delegate Delegator
 	// External is the turn's MCP tools; nil: none.
 	External External
+	// SOPs is the SOP engine acting as the turn's agent, for the sop_* tools; nil: no engine (not offered).
+	SOPs SOPs
 }
 
 func (e Env) outputCap() int {
@@ -217,6 +222,9 @@ func Execute(ctx context.Context, env Env, call Call) (res Result) {
 	}
 	if call.Name == NameDelegate {
 		return runDelegate(ctx, env, call)
+	}
+	if isSopTool(call.Name) {
+		return runSop(ctx, env, call)
 	}
 	if env.External != nil {
 		if _, ok := env.External.Risk(call.Name); ok {

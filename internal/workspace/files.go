@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -21,6 +22,8 @@ type Files struct {
 	Dir  string
 	Root string // the install root ("": nothing protected but Data)
 	Data string // the data directory ("": Root's data/)
+	// Keep are top-level directories of Dir that Rmdir refuses (ErrFsDenied): the install's own in shared/.
+	Keep []string
 }
 
 // within reports whether p is dir or below it, in either spelling of dir (as given, symbolic links resolved).
@@ -100,16 +103,17 @@ func (f Files) List(path string) ([]FileEntry, string, error) {
 		if abs := filepath.Join(f.Dir, rel, e.Name); f.protected(abs) || f.holds(abs) {
 			continue
 		}
-		out = append(out, FileEntry{Name: e.Name, Dir: e.IsDir, Size: e.Size})
+		out = append(out, FileEntry{Name: e.Name, Dir: e.IsDir, Size: e.Size, Protected: e.IsDir && rel == "." && slices.Contains(f.Keep, e.Name)})
 	}
 	return out, filepath.ToSlash(rel), nil
 }
 
 // FileEntry is one entry of List.
 type FileEntry struct {
-	Name string
-	Dir  bool
-	Size int64
+	Name      string
+	Dir       bool
+	Size      int64
+	Protected bool // a directory in Keep
 }
 
 // Read reads the regular file path, at most limit bytes (more is ErrFsDenied: too large to show).
@@ -200,6 +204,40 @@ func (f Files) Mkdir(path string) error {
 	err = root.MkdirAll(rel, 0o755)
 	if errors.Is(err, fs.ErrExist) {
 		return fmt.Errorf("%w: %s exists and is no directory", ErrFsDenied, path)
+	}
+	return orFsError(path, err)
+}
+
+// ErrFsNotEmpty is Rmdir's refusal of a directory that still holds something.
+var ErrFsNotEmpty = errors.New("fs: directory not empty")
+
+// Rmdir removes the empty directory path. A directory that holds anything is ErrFsNotEmpty (nothing is
+// removed), a symbolic link or a file is ErrFsInvalidPath (Rmdir never follows a link, even one that stays
+// inside), a missing path ErrFsNotFound.
+func (f Files) Rmdir(path string) error {
+	rel, err := f.rel(path, false)
+	if err != nil {
+		return err
+	}
+	root, err := os.OpenRoot(f.Dir)
+	if err != nil {
+		return fsError(path, err)
+	}
+	defer root.Close()
+	st, err := root.Lstat(rel)
+	if err != nil {
+		return fsError(path, err)
+	}
+	if !st.IsDir() {
+		return fmt.Errorf("%w: not a directory: %s", ErrFsInvalidPath, path)
+	}
+	if slices.Contains(f.Keep, filepath.ToSlash(rel)) {
+		return fmt.Errorf("%w: %s is kept by the install", ErrFsDenied, path)
+	}
+	// unlinkat(AT_REMOVEDIR) removes only an empty directory, whatever was put in it since the Lstat.
+	err = rmdirAt(root, rel)
+	if isNotEmpty(err) {
+		return fmt.Errorf("%w: %s holds files or directories; remove them first", ErrFsNotEmpty, path)
 	}
 	return orFsError(path, err)
 }

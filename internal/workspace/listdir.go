@@ -116,6 +116,8 @@ func fsError(path string, err error) error {
 		return fmt.Errorf("%w: Not a directory: %s", ErrFsNotFound, path)
 	case errors.Is(err, fs.ErrPermission):
 		return fmt.Errorf("%w: cannot read %s", ErrFsDenied, path)
+	case errors.Is(err, syscall.ENAMETOOLONG):
+		return fmt.Errorf("%w: a name in %s is too long", ErrFsInvalidPath, path)
 	}
 	// os.Root refuses a path that escapes it (through a symbolic link) with an error of its own.
 	return fmt.Errorf("%w: %s leads outside the workspace", ErrFsDenied, path)

@@ -227,3 +227,52 @@ export interface AgentWorkspaceFileRead {
   content: string;
   encoding: "utf8" | "base64";
 }
+
+// lib: DeletePlanRefSite, DeletePlan (getDeletePlan), initSection's {initialized}, ConfigApiError (what apiFetch
+// reads as a structured error); crates/zeroclaw-gateway/src/api_config.rs MigrateResponse (no dashboard caller)
+export interface DeletePlanRefSite {
+  path: string;
+  raw_value: string;
+}
+export interface DeletePlan {
+  path: string;
+  key: string;
+  allowed: boolean;
+  blockers: DeletePlanRefSite[];
+  scrubs: DeletePlanRefSite[];
+  live_acp_sessions?: number | null;
+  cascades_owned_state: boolean;
+}
+export interface InitResponse {
+  initialized: string[];
+}
+export interface MigrateResponse {
+  migrated: boolean;
+  backup_path?: string;
+  schema_version: number;
+}
+export interface ConfigApiError {
+  code: string;
+  message: string;
+  path?: string;
+  op_index?: number;
+}
+
+// lib: mkdirShared's { created: string }, rmdirShared's { removed: string }
+export interface BrowseMkdirResponse {
+  created: string;
+}
+export interface BrowseRmdirResponse {
+  removed: string;
+}
+
+// types: SSEEvent (type, timestamp?, any other field); crates/zeroclaw-gateway/src/sse.rs: the history is
+// { events: [...] } of the same frames
+export interface SSEEvent {
+  type: string;
+  timestamp?: string;
+  [key: string]: any;
+}
+export interface EventsHistoryResponse {
+  events: SSEEvent[];
+}

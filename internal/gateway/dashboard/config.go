@@ -130,12 +130,12 @@ func Schema(entries []map[string]any) map[string]any {
 	return root
 }
 
-// PatchOp is one JSON Patch operation of PATCH /api/config (upstream's PatchOp; comment is not supported).
+// PatchOp is one JSON Patch operation of PATCH /api/config (upstream's PatchOp, with its comment op).
 type PatchOp struct {
 	Op      string          `json:"op"`
 	Path    string          `json:"path"`
 	Value   json.RawMessage `json:"value"`
-	Comment string          `json:"comment"`
+	Comment *string         `json:"comment"`
 }
 
 // Dotted turns a JSON Pointer ("/gateway/port") into a property path; a dotted path passes as it is.
@@ -150,19 +150,23 @@ func Dotted(p string) string {
 	return strings.Join(segs, ".")
 }
 
-// Set is one entry of config/set-many's sets.
-type Set struct {
-	Prop  string          `json:"prop"`
-	Value json.RawMessage `json:"value"`
-}
-
-// Plan is what a JSON Patch does: every add and replace as one config/set-many (all or nothing), then each
-// remove a config/delete; Results are the answer's results, one per op.
+// Plan is what a JSON Patch does: one config/patch op per op (all or nothing, in order; a test is checked
+// there, under the write lock); Results are the answer's results, one per op.
 type Plan struct {
-	Sets    []Set
-	Removes []string
+	Ops     []api.ConfigPatchOp
 	Results []map[string]any
 }
+
+// Codes of upstream's ConfigApiError envelope ({code, message, path?, op_index?}, crates/zeroclaw-config
+// api_error.rs), which the dashboard's apiFetch reads as a structured error.
+const (
+	CodePathNotFound            = "path_not_found"
+	CodeValidationFailed        = "validation_failed"
+	CodeConfigChangedExternally = "config_changed_externally"
+	CodeOpNotSupported          = "op_not_supported"
+	CodeSecretTestForbidden     = "secret_test_forbidden"
+	CodeValueTypeMismatch       = "value_type_mismatch"
+)
 
 // PatchError is an op the patch refuses: the HTTP status and the body to answer with.
 type PatchError struct {
@@ -172,68 +176,96 @@ type PatchError struct {
 
 func (e *PatchError) Error() string { s, _ := e.Body["error"].(string); return s }
 
-func refuse(status int, i int, path, msg string) *PatchError {
-	b := map[string]any{"error": msg, "op_index": i}
+// Envelope is upstream's ConfigApiError body, with our "error" beside its message; path and op_index only when
+// known (op < 0: none).
+func Envelope(code, msg, path string, op int) map[string]any {
+	b := map[string]any{"error": msg, "code": code, "message": msg}
 	if path != "" {
 		b["path"] = path
 	}
-	return &PatchError{Status: status, Body: b}
+	if op >= 0 {
+		b["op_index"] = op
+	}
+	return b
+}
+
+func refuse(status int, code string, i int, path, msg string) *PatchError {
+	return &PatchError{Status: status, Body: Envelope(code, msg, path, i)}
 }
 
 // PlanPatch checks ops and plans them. entry is the config/list entry of a path (nil when it is not a leaf we
-// list; config/set says why); its error is returned as it is. test ops are checked here, against the
-// entries. A value may be upstream's display string ("true", "43817"): it is read as the leaf's kind. Each
-// result's value is as upstream displays it (a secret: populated instead). A refused op is a *PatchError.
+// list; config/patch says why); its error is returned as it is. A value may be upstream's display string ("true", "43817"): it is read as the leaf's kind. Each
+// result's value is as upstream displays it (a secret: populated instead); a comment is echoed. A refused op
+// is a *PatchError.
 func PlanPatch(ops []PatchOp, entry func(path string) (map[string]any, error)) (Plan, error) {
 	plan := Plan{Results: make([]map[string]any, len(ops))}
 	for i, op := range ops {
 		path := Dotted(op.Path)
 		if path == "" {
-			return Plan{}, refuse(http.StatusBadRequest, i, "", "op needs a path")
+			return Plan{}, refuse(http.StatusBadRequest, CodePathNotFound, i, "", "op needs a path")
 		}
 		e, err := entry(path)
 		if err != nil {
 			return Plan{}, err
 		}
 		secret := e != nil && e["is_secret"] == true
+		res := map[string]any{"op": op.Op, "path": path}
+		if op.Comment != nil && op.Op != "test" {
+			res["comment"] = *op.Comment
+		}
 		switch op.Op {
 		case "test":
 			if secret {
-				return Plan{}, refuse(http.StatusBadRequest, i, path, "a secret cannot be tested")
+				return Plan{}, refuse(http.StatusBadRequest, CodeSecretTestForbidden, i, path, "a secret cannot be tested")
 			}
 			var want any
 			if err := json.Unmarshal(op.Value, &want); err != nil {
-				return Plan{}, refuse(http.StatusBadRequest, i, path, "test needs a value")
+				return Plan{}, refuse(http.StatusBadRequest, CodeValueTypeMismatch, i, path, "test needs a value")
 			}
+			// Checked by config/patch, under the write lock, with the rest of the patch.
+			plan.Ops = append(plan.Ops, api.ConfigPatchOp{Op: api.PatchOpTest, Prop: path, Value: Coerce(op.Value, e)})
 			var have any
 			if e != nil {
 				have = e["value"]
 			}
-			if Display(want) != Display(have) {
-				return Plan{}, refuse(http.StatusConflict, i, path, "test failed: expected "+strconv.Quote(Display(want))+
-					", got "+strconv.Quote(Display(have)))
-			}
-			plan.Results[i] = map[string]any{"op": op.Op, "path": path, "value": Display(have)}
+			res["value"] = Display(have)
 		case "add", "replace":
 			if len(op.Value) == 0 {
-				return Plan{}, refuse(http.StatusBadRequest, i, path, op.Op+" needs a value")
+				return Plan{}, refuse(http.StatusBadRequest, CodeValueTypeMismatch, i, path, op.Op+" needs a value")
 			}
 			v := Coerce(op.Value, e)
-			plan.Sets = append(plan.Sets, Set{Prop: path, Value: v})
+			plan.Ops = append(plan.Ops, api.ConfigPatchOp{Op: api.PatchOpSet, Prop: path, Value: v, Comment: op.Comment})
 			if secret {
-				plan.Results[i] = map[string]any{"op": op.Op, "path": path, "populated": string(v) != `""`}
+				res["populated"] = string(v) != `""`
 			} else {
 				var shown any
 				_ = json.Unmarshal(v, &shown)
-				plan.Results[i] = map[string]any{"op": op.Op, "path": path, "value": Display(shown)}
+				res["value"] = Display(shown)
 			}
 		case "remove":
-			plan.Removes = append(plan.Removes, path)
-			plan.Results[i] = map[string]any{"op": op.Op, "path": path}
+			if op.Comment != nil {
+				return Plan{}, refuse(http.StatusBadRequest, CodeValueTypeMismatch, i, path,
+					"a remove deletes the key, so it cannot carry a comment")
+			}
+			plan.Ops = append(plan.Ops, api.ConfigPatchOp{Op: api.PatchOpDelete, Prop: path})
+			if secret {
+				res["populated"] = false
+			} else {
+				res["value"] = nil
+			}
+		case "comment":
+			if op.Comment == nil {
+				return Plan{}, refuse(http.StatusBadRequest, CodeValueTypeMismatch, i, path, "a comment op needs a comment")
+			}
+			plan.Ops = append(plan.Ops, api.ConfigPatchOp{Op: api.PatchOpComment, Prop: path, Comment: op.Comment})
+		case "move", "copy":
+			return Plan{}, refuse(http.StatusBadRequest, CodeOpNotSupported, i, path, "JSON Patch op "+strconv.Quote(op.Op)+
+				" is not supported (add, replace, remove, test, comment)")
 		default:
-			return Plan{}, refuse(http.StatusBadRequest, i, path, "unsupported op "+strconv.Quote(op.Op)+
-				" (add, replace, remove, test)")
+			return Plan{}, refuse(http.StatusBadRequest, CodeOpNotSupported, i, path, "unknown JSON Patch op "+strconv.Quote(op.Op)+
+				" (add, replace, remove, test, comment)")
 		}
+		plan.Results[i] = res
 	}
 	return plan, nil
 }

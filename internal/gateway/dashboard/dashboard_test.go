@@ -46,21 +46,28 @@ func TestPlanPatch(t *testing.T) {
 		"x.key":        {"path": "x.key", "kind": "string", "is_secret": true},
 	}
 	entry := func(p string) (map[string]any, error) { return entries[p], nil }
+	why := "why"
 	plan, err := PlanPatch([]PatchOp{{Op: "test", Path: "/gateway/port", Value: json.RawMessage(`1`)},
-		{Op: "replace", Path: "/gateway/port", Value: json.RawMessage(`"2"`)},
-		{Op: "add", Path: "x.key", Value: json.RawMessage(`"s"`)}, {Op: "remove", Path: "y"}}, entry)
-	if err != nil || len(plan.Sets) != 2 || string(plan.Sets[0].Value) != "2" || len(plan.Removes) != 1 ||
-		plan.Results[2]["populated"] != true {
+		{Op: "replace", Path: "/gateway/port", Value: json.RawMessage(`"2"`), Comment: &why},
+		{Op: "add", Path: "x.key", Value: json.RawMessage(`"s"`)}, {Op: "remove", Path: "y"},
+		{Op: "comment", Path: "/gateway/port", Comment: &why}}, entry)
+	// One config/patch op per op, in order (the test is checked there, under the write lock).
+	if err != nil || len(plan.Ops) != 5 || plan.Ops[0].Op != "test" || plan.Ops[1].Op != "set" || string(plan.Ops[1].Value) != "2" ||
+		*plan.Ops[1].Comment != "why" || plan.Ops[3].Op != "delete" || plan.Ops[3].Prop != "y" || plan.Ops[4].Op != "comment" ||
+		plan.Results[2]["populated"] != true || plan.Results[1]["comment"] != "why" || plan.Results[3]["value"] != nil {
 		t.Fatalf("plan = %+v, %v", plan, err)
 	}
 	for _, c := range []struct {
 		op     PatchOp
 		status int
 	}{{PatchOp{Op: "test", Path: "x.key", Value: json.RawMessage(`"s"`)}, http.StatusBadRequest},
-		{PatchOp{Op: "test", Path: "gateway.port", Value: json.RawMessage(`2`)}, http.StatusConflict},
-		{PatchOp{Op: "move", Path: "gateway.port"}, http.StatusBadRequest}, {PatchOp{Op: "add"}, http.StatusBadRequest}} {
+		{PatchOp{Op: "move", Path: "gateway.port"}, http.StatusBadRequest}, {PatchOp{Op: "add"}, http.StatusBadRequest},
+		{PatchOp{Op: "comment", Path: "gateway.port"}, http.StatusBadRequest},
+		{PatchOp{Op: "remove", Path: "gateway.port", Comment: &why}, http.StatusBadRequest}} {
 		var pe *PatchError
-		if _, err := PlanPatch([]PatchOp{c.op}, entry); !errors.As(err, &pe) || pe.Status != c.status {
+		// Each refusal is upstream's ConfigApiError envelope: a string code and message the dashboard reads.
+		if _, err := PlanPatch([]PatchOp{c.op}, entry); !errors.As(err, &pe) || pe.Status != c.status ||
+			pe.Body["code"] == nil || pe.Body["message"] != pe.Body["error"] || pe.Body["op_index"] != 0 {
 			t.Errorf("%+v: err %v, want status %d", c.op, err, c.status)
 		}
 	}

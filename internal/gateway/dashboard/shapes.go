@@ -54,9 +54,10 @@ func KeyItems(keys []string) []map[string]any {
 
 // FileEntry is one entry of a directory listing (the gateway's FileTree.List).
 type FileEntry struct {
-	Name string
-	Dir  bool
-	Size int64
+	Name      string
+	Dir       bool
+	Size      int64
+	Protected bool // kept by the install: rmdir refuses it
 }
 
 // Listing is upstream's BrowseResponse of a directory listing (cleaned "." is the tree itself).
@@ -69,6 +70,9 @@ func Listing(entries []FileEntry, cleaned string) map[string]any {
 		m := map[string]any{"name": e.Name, "kind": "file", "size": e.Size}
 		if e.Dir {
 			m = map[string]any{"name": e.Name, "kind": "dir"}
+		}
+		if e.Protected {
+			m["protected"] = true
 		}
 		out = append(out, m)
 	}

@@ -1,0 +1,80 @@
+package rpc
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/zeroclaw-go/zeroclaw/internal/api"
+	"github.com/zeroclaw-go/zeroclaw/internal/auth"
+	"github.com/zeroclaw-go/zeroclaw/internal/cron"
+	"github.com/zeroclaw-go/zeroclaw/internal/jsonrpc"
+)
+
+// A scheduled job runs unattended with the daemon's reach, so a principal restricted by allowed_agents or
+// allowed_tools may schedule only what it could run itself: jobs of its agents, a shell job only when it may
+// use the shell tool, and an agent job whose turns use only its tools (a job naming none gets the principal's).
+
+// selectorDenied is the -32012 of a job the principal's selectors do not allow.
+func selectorDenied(format string, args ...any) error {
+	return jsonrpc.NewError(api.CodeForbidden, "Forbidden: "+fmt.Sprintf(format, args...), nil)
+}
+
+// jobTypeOf is the job type cron/add creates for p (cron.Scheduler.Add's rule).
+func jobTypeOf(p *api.CronAddParams) string {
+	if p.JobType != "" {
+		return strings.ToLower(p.JobType)
+	}
+	if strings.TrimSpace(p.Command) == "" && strings.TrimSpace(p.Prompt) != "" {
+		return cron.TypeAgent
+	}
+	return cron.TypeShell
+}
+
+// checkCronAdd refuses a job pr may not schedule, and narrows an agent job's tools to pr's.
+func checkCronAdd(pr *auth.Principal, p *api.CronAddParams) error {
+	if pr == nil || pr.Admin {
+		return nil
+	}
+	if agent := strings.TrimSpace(p.Agent); !pr.AllowsAgent(agent) {
+		return selectorDenied("%s may not schedule jobs of agent %q (allowed_agents)", pr.Name, agent)
+	}
+	switch jobTypeOf(p) {
+	case cron.TypeShell:
+		if !pr.AllowsTool("shell") {
+			return selectorDenied("a shell job runs the shell, which %s's allowed_tools does not list", pr.Name)
+		}
+	case cron.TypeAgent:
+		if pr.Tools == nil {
+			return nil
+		}
+		if len(p.AllowedTools) == 0 {
+			if len(pr.Tools) == 0 {
+				return selectorDenied("%s's allowed_tools is empty: an agent job would run with tools it may not use", pr.Name)
+			}
+			p.AllowedTools = slices.Clone(pr.Tools)
+			return nil
+		}
+		for _, tool := range p.AllowedTools {
+			if !pr.AllowsTool(tool) {
+				return selectorDenied("allowed_tools %q of the job is not in %s's allowed_tools", tool, pr.Name)
+			}
+		}
+	}
+	return nil
+}
+
+// checkCronJob refuses pr's change to an existing job it could not have scheduled (another agent's, or a shell
+// job without the shell tool).
+func checkCronJob(pr *auth.Principal, j api.CronJob) error {
+	if pr == nil || pr.Admin {
+		return nil
+	}
+	if !pr.AllowsAgent(j.AgentAlias) {
+		return selectorDenied("%s may not change jobs of agent %q (allowed_agents)", pr.Name, j.AgentAlias)
+	}
+	if j.JobType == cron.TypeShell && !pr.AllowsTool("shell") {
+		return selectorDenied("a shell job runs the shell, which %s's allowed_tools does not list", pr.Name)
+	}
+	return nil
+}
