@@ -32,6 +32,7 @@ import (
 	"github.com/zeroclaw-go/zeroclaw/internal/localsock"
 	"github.com/zeroclaw-go/zeroclaw/internal/logs"
 	"github.com/zeroclaw-go/zeroclaw/internal/mcp"
+	"github.com/zeroclaw-go/zeroclaw/internal/mcpserver"
 	"github.com/zeroclaw-go/zeroclaw/internal/rpc"
 	"github.com/zeroclaw-go/zeroclaw/internal/secrets"
 	"github.com/zeroclaw-go/zeroclaw/internal/session"
@@ -254,7 +255,7 @@ func Run(ctx context.Context, opts Options) error {
 		stop:         make(chan struct{}),
 		cfg:          cfg,
 		sessions:     sessions,
-		mcp:          mcpm,
+		mcpClient:    mcpm,
 		stores:       st,
 		frames:       jsonrpc.NewBudget(int64(cfg.Current().RPC.MaxInflightFrameBytes)),
 		drainTimeout: cmp.Or(max(opts.DrainTimeout, 0), DrainTimeout),
@@ -316,6 +317,7 @@ func Run(ctx context.Context, opts Options) error {
 		SpareFD: true,
 		Logger:  log,
 	})
+	d.mcp = newMCPServer(log)
 	d.startGateway(ctx, opts, layout, events, pm, metrics, clk)
 	log.Info("daemon listening", "component", "daemon", "endpoint", endpoint, "pid", os.Getpid(),
 		"config_dir", layout.Root, "ephemeral", opts.Ephemeral, "acp_endpoint", layout.ACPEndpoint())
@@ -344,7 +346,7 @@ func (e *RunningError) Error() string {
 
 // daemon is one running instance.
 type daemon struct {
-	mcp          *mcp.Manager // the MCP servers agents use (status and GET /api/tools)
+	mcpClient    *mcp.Manager // the MCP servers agents use (status and GET /api/tools)
 	bg           *background  // scheduler and control plane
 	log          *slog.Logger
 	ln           *localsock.Listener
@@ -352,6 +354,7 @@ type daemon struct {
 	conns        *listen.Server
 	srv          *rpc.Server
 	acp          *acp.Server
+	mcp          *mcpserver.Server // /mcp on the gateway
 	gw           *gateway.Server
 	cfg          *config.Manager
 	sessions     *session.Manager
@@ -403,9 +406,15 @@ func (d *daemon) serve(ctx context.Context) error {
 		defer close(gwDone)
 		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), d.drainTimeout)
 		defer cancel()
+		mcpDone := make(chan struct{})
+		go func() { // an MCP session's stream is a request the gateway's Shutdown waits for
+			defer close(mcpDone)
+			d.closeMCP(sctx)
+		}()
 		if err := d.gw.Shutdown(sctx); err != nil {
 			d.log.Warn("gateway requests cut at the drain deadline", "component", "gateway", "err", err)
 		}
+		<-mcpDone
 	}()
 	d.conns.Shutdown(ctx)
 	<-gwDone

@@ -205,13 +205,13 @@ func (g *gatewayDaemon) Shutdown() { g.d.requestStop() }
 func (g *gatewayDaemon) Tools(agent string) ([]gateway.ToolSpec, []api.MCPServerStatus) {
 	specs := tools.Specs()
 	var servers []api.MCPServerStatus
-	if cfg := g.d.cfg.Current(); agent != "" && g.d.mcp != nil {
+	if cfg := g.d.cfg.Current(); agent != "" && g.d.mcpClient != nil {
 		var names []string
 		for _, s := range cfg.MCPServersForAgent(agent) {
 			names = append(names, s.Name)
 		}
 		var mcpSpecs []tools.Spec
-		mcpSpecs, servers = g.d.mcp.Peek(names)
+		mcpSpecs, servers = g.d.mcpClient.Peek(names)
 		specs = append(specs, mcpSpecs...)
 	}
 	out := make([]gateway.ToolSpec, len(specs))

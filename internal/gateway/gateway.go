@@ -68,6 +68,9 @@ type Daemon interface {
 	// ServeACP serves the ACP protocol over f for an authenticated /acp client until the connection ends; agent
 	// is the connection's default agent.
 	ServeACP(ctx context.Context, f jsonrpc.Framer, id Identity, agent string)
+	// ServeMCP serves one streamable HTTP request of /mcp (the daemon as an MCP server) for an authenticated
+	// client; owner keys its sessions (a session opened with one token is refused to another).
+	ServeMCP(w http.ResponseWriter, r *http.Request, id Identity, owner string)
 	// ServeRPC serves the native protocol over f for an authenticated [wss] client until the connection ends.
 	ServeRPC(ctx context.Context, f jsonrpc.Framer, id Identity)
 	// Tools are the tools this daemon implements, for GET /api/tools; with an agent ("" : none), also the

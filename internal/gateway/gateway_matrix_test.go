@@ -76,6 +76,11 @@ var securityMatrix = []struct {
 	{"GET /api/logs", 401, 403, 200, 403, 200, 200},
 	{"GET /ws/chat", 401, 403, 101, 403, 403, 101},
 	{"GET /acp", 401, 101, 101, 403, 403, 101},
+	// /mcp: any paired device may open an MCP session (its tools check the device's grants); without the
+	// streamable transport's Accept header or a session, the SDK answers 400 once the gateway let it through.
+	{"POST /mcp", 401, 400, 400, 403, 403, 415},
+	{"GET /mcp", 401, 400, 400, 403, 400, 400},
+	{"DELETE /mcp", 401, 400, 400, 403, 403, 415},
 	{"GET /api/sessions/running", 401, 403, 200, 403, 200, 200},
 	{"GET /api/doctor", 401, 403, 200, 403, 200, 200},
 	{"POST /api/doctor", 401, 403, 200, 403, 403, 415},

@@ -56,6 +56,7 @@ func (s *Server) routes() http.Handler {
 	s.sopRoutes(mux)
 	s.sopAuthorRoutes(mux)
 	s.wsRoutes(mux)
+	s.mcpRoutes(mux)
 
 	s.mirrorRoutes(mux)
 	s.dashboardRoutes(mux)

@@ -31,6 +31,13 @@ type Inbound func(ctx context.Context, req *jsonrpc.Request) (any, error)
 // is served on a context that the caller's cancellation does not end, so an interrupt can still send
 // session/cancel; end it with Close.
 func New(ctx context.Context, nc net.Conn, caps map[string]any, onInbound Inbound) (*Conn, error) {
+	return NewAs(ctx, nc, caps, "", onInbound)
+}
+
+// NewAs is New whose initialize presents authToken (when not ""), a paired gateway token: the connection then
+// acts as that device, with its grants, instead of as the socket's peer; a token that is not paired is the
+// daemon's -32010.
+func NewAs(ctx context.Context, nc net.Conn, caps map[string]any, authToken string, onInbound Inbound) (*Conn, error) {
 	h := jsonrpc.HandlerFunc(func(ctx context.Context, _ *jsonrpc.Conn, req *jsonrpc.Request) (any, error) {
 		if onInbound == nil {
 			if req.IsNotification() {
@@ -52,6 +59,9 @@ func New(ctx context.Context, nc net.Conn, caps map[string]any, onInbound Inboun
 	params := map[string]any{"protocol_version": api.ProtocolVersion}
 	if caps != nil {
 		params["clientCapabilities"] = caps
+	}
+	if authToken != "" {
+		params["auth_token"] = authToken
 	}
 	if err := c.Call(ctx, api.MethodInitialize, params, &c.init); err != nil {
 		c.Close()
