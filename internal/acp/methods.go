@@ -23,7 +23,7 @@ type (
 	newParams struct {
 		Cwd          string          `json:"cwd"`
 		WorkspaceDir string          `json:"workspace_dir"` // upstream's alias of cwd
-		McpServers   json.RawMessage `json:"mcp_servers"`   // accepted, not used: MCP is not supported
+		McpServers   json.RawMessage `json:"mcp_servers"`   // the editor's MCP servers, for this session only
 		AgentAlias   string          `json:"agent_alias"`
 		Agent        string          `json:"agent"`
 	}
@@ -140,7 +140,12 @@ func (s *Server) newSession(ctx context.Context, p *peer, params *newParams) (ne
 	if cwd == "" {
 		cwd = params.WorkspaceDir
 	}
-	out, err := s.opts.Sessions.NewACP(ctx, s.owner(p), session.ACPNewParams{AgentAlias: alias, Cwd: cwd, Surface: session.SurfaceACP})
+	servers, err := editorServers(params.McpServers)
+	if err != nil {
+		return newResult{}, err
+	}
+	out, err := s.opts.Sessions.NewACP(ctx, s.owner(p), session.ACPNewParams{AgentAlias: alias, Cwd: cwd, Surface: session.SurfaceACP,
+		EditorServers: servers})
 	if err != nil {
 		return newResult{}, err
 	}

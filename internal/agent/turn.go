@@ -179,9 +179,14 @@ func (t *Turn) Run(ctx context.Context, prompt string) (outcome, content string,
 	}
 	msgs = append(msgs, t.History...)
 	msgs = append(msgs, provider.Message{Role: provider.RoleUser, Content: mem.recalled() + prompt})
-	var specs []provider.ToolSpec
-	for _, s := range t.Policy.Offered(tools.SpecsFor(t.ToolEnv)) {
-		specs = append(specs, provider.ToolSpec{Name: s.Name, Description: s.Description, Parameters: s.Parameters})
+	// The tools are read at every model request: MCP tools come and go with their servers (a late server, a
+	// changed list, a tool_search activation) and the next request sees them.
+	toolSpecs := func() []provider.ToolSpec {
+		var specs []provider.ToolSpec
+		for _, s := range t.Policy.Offered(tools.SpecsFor(t.ToolEnv)) {
+			specs = append(specs, provider.ToolSpec{Name: s.Name, Description: s.Description, Parameters: s.Parameters})
+		}
+		return specs
 	}
 	durable := context.WithoutCancel(ctx) // writes that must land even when the turn was cancelled
 
@@ -204,7 +209,7 @@ func (t *Turn) Run(ctx context.Context, prompt string) (outcome, content string,
 				t.emit(api.SessionUpdate{Type: api.UpdateNotice, Level: "warn", Text: warning})
 			}
 		}
-		res, err := t.Provider.Stream(streamCtx, provider.Request{Messages: msgs, Tools: specs, Limits: lim}, func(ev provider.Event) {
+		res, err := t.Provider.Stream(streamCtx, provider.Request{Messages: msgs, Tools: toolSpecs(), Limits: lim}, func(ev provider.Event) {
 			switch ev.Type {
 			case provider.EventText:
 				textUsed += provider.EncodedLen(ev.Text)

@@ -27,6 +27,8 @@ type AgentStatusEntry struct {
 	LiveSessions      int      `json:"live_sessions"`
 	PersistedSessions int      `json:"persisted_sessions"`
 	Channels          []string `json:"channels"`
+	// MCPServers are the MCP servers the agent is granted (mcp_bundles), with their state; absent: none.
+	MCPServers []MCPServerStatus `json:"mcp_servers,omitempty"`
 }
 
 // AgentsStatusResult is the result of agents/status, sorted by alias.

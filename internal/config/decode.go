@@ -30,7 +30,11 @@ func decode(d *tomledit.Document) (*Config, []string, []*FileError) {
 			unknown[msg] = line
 		}
 	}
-	for _, t := range slices.Concat(d.Tables, d.EmptyInline) {
+	arr := collectArrayTables(d)
+	for i, t := range slices.Concat(d.Tables, d.EmptyInline) {
+		if i < len(d.Tables) && arr.owns(i) {
+			continue
+		}
 		if t.Array {
 			warnings = append(warnings, fmt.Sprintf("config: unsupported array table [[%s]] at line %d (kept, ignored)", t.Path, t.Line))
 			continue
@@ -52,6 +56,9 @@ func decode(d *tomledit.Document) (*Config, []string, []*FileError) {
 		}
 	}
 	for _, l := range d.Leaves {
+		if arr.leaf(l) {
+			continue
+		}
 		if l.ArrayTable {
 			continue
 		}
@@ -76,6 +83,7 @@ func decode(d *tomledit.Document) (*Config, []string, []*FileError) {
 		}
 	}
 	ug.apply(cfg)
+	errs = append(errs, arr.apply(rv, d.File)...)
 	keys := sortedKeys(unknown)
 	sort.SliceStable(keys, func(i, j int) bool { return unknown[keys[i]] < unknown[keys[j]] })
 	for _, k := range keys {
@@ -217,6 +225,8 @@ func coerce(v reflect.Value, val any) error {
 		default:
 			return bad()
 		}
+	case reflect.Struct, reflect.Map: // an inline table or an [[array table]] entry (mcp.servers)
+		return coerceTable(v, val)
 	case reflect.Slice:
 		items, ok := val.([]any)
 		if !ok {
@@ -229,6 +239,9 @@ func coerce(v reflect.Value, val any) error {
 		out := reflect.MakeSlice(v.Type(), len(items), len(items))
 		for i, it := range items {
 			if err := coerce(out.Index(i), it); err != nil {
+				if _, table := it.(map[string]any); table && v.Type().Elem().Kind() == reflect.Struct {
+					return fmt.Errorf("item %d: %w", i, err)
+				}
 				return fmt.Errorf("%w: item %d: expected %s, got %s", ErrInvalidValue, i, typeName(v.Type().Elem()), valueKind(it))
 			}
 		}

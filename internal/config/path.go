@@ -85,7 +85,7 @@ func tagName(f reflect.StructField) string {
 // isSecretName reports whether a schema field holds secrets (state.md §3).
 func isSecretName(name string) bool {
 	switch name {
-	case "api_key", "password", "extra_headers", "env", "paired_tokens", "db_url":
+	case "api_key", "password", "extra_headers", "env", "paired_tokens", "db_url", "headers":
 		return true
 	}
 	if strings.HasPrefix(name, "max_") {

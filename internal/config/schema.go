@@ -47,6 +47,8 @@ type Config struct {
 	Cron               map[string]CronJobDecl       `toml:"cron"`
 	Skills             SkillsConfig                 `toml:"skills"`
 	SkillBundles       map[string]SkillBundleConfig `toml:"skill_bundles"`
+	MCP                MCPConfig                    `toml:"mcp"`
+	MCPBundles         map[string]MCPBundleConfig   `toml:"mcp_bundles"`
 	SOP                SOPConfig                    `toml:"sop"`
 }
 
@@ -102,6 +104,11 @@ type AgentConfig struct {
 	// agent's risk profile allows delegation at all.
 	Delegates               []string `toml:"delegates" desc:"Agents this agent may hand work to with the delegate tool (its risk profile must allow delegation)."`
 	DelegateSameRiskProfile bool     `toml:"delegate_same_risk_profile" desc:"Also reach every enabled agent that shares this agent's risk profile."`
+
+	// MCPBundles grants MCP servers (deny by default: none listed, no MCP server); ACPEnableMCP connects them
+	// in ACP sessions too.
+	MCPBundles   []string `toml:"mcp_bundles" alias:"mcp_bundles" desc:"MCP bundles ([mcp_bundles.<alias>]) whose servers the agent may use; empty: no MCP server."`
+	ACPEnableMCP bool     `toml:"acp_enable_mcp" desc:"Also give the agent its granted MCP servers in ACP sessions."`
 }
 
 // IsEnabled reports whether the agent is enabled (absent means enabled).
@@ -413,6 +420,7 @@ func base() *Config {
 		Security: SecurityConfig{TrustDaemonUID: true},
 		Memory:   DefaultMemory(),
 		Skills:   SkillsConfig{PromptInjectionMode: SkillsModeFull},
+		MCP:      MCPConfig{Enabled: true},
 		Scheduler: SchedulerConfig{Enabled: true, MaxTasks: 64, MaxConcurrent: 4, CatchUpOnStartup: true,
 			MaxRunHistory: 50},
 		Reliability: ReliabilityConfig{SchedulerPollSecs: 15, SchedulerRetries: 2, ProviderBackoffMS: 500},

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"reflect"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/zeroclaw-go/zeroclaw/internal/config/tomledit"
@@ -34,6 +35,14 @@ func walkSecrets(v reflect.Value, path Path, secret bool, fn func(Path, string) 
 			v.SetMapIndex(k, elem)
 		}
 	case reflect.Slice:
+		if v.Type().Elem().Kind() == reflect.Struct { // [[mcp.servers]]: each entry's secret fields
+			for i := range v.Len() {
+				if err := walkSecrets(v.Index(i), append(path[:len(path):len(path)], strconv.Itoa(i)), secret, fn); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
 		if !secret || v.Type().Elem().Kind() != reflect.String {
 			return nil
 		}
@@ -85,6 +94,14 @@ func encryptText(file string, raw []byte, box *secrets.Box) ([]byte, error) {
 	out := raw
 	for i := len(d.Leaves) - 1; i >= 0; i-- { // back to front: earlier offsets stay valid
 		l := d.Leaves[i]
+		if arraySecret(l.Path) && needsEncryption(l.Value) { // [[mcp.servers]] env and headers values
+			enc, err := box.Encrypt(l.Value.(string))
+			if err != nil {
+				return nil, fmt.Errorf("config: encrypt %s: %w", l.Path, err)
+			}
+			out = tomledit.Splice(out, l.ValStart, l.ValEnd, literal(reflect.ValueOf(enc)))
+			continue
+		}
 		if l.ArrayTable {
 			continue
 		}
@@ -123,4 +140,10 @@ func needsEncryption(v any) bool {
 		}
 	}
 	return false
+}
+
+// arraySecret reports whether p is one value of a secret map of an [[mcp.servers]] entry
+// (mcp.servers.env.<KEY>, mcp.servers.headers.<Name>), which the schema paths do not reach.
+func arraySecret(p tomledit.Path) bool {
+	return len(p) == 4 && p[0] == "mcp" && p[1] == "servers" && isSecretName(p[2])
 }

@@ -46,6 +46,10 @@ var sectionTable = []sectionInfo{
 	{key: "wss", group: "Network", help: "RPC over TLS WebSocket for remote TUIs: address, certificate and key."},
 	{key: "limits", group: "Agent", help: "What one turn may take from the model: answer bytes, tool " +
 		"arguments, tool calls and tool rounds."},
+	{key: "mcp", group: "Integrations", help: "MCP servers the agents use as tools ([[mcp.servers]]: stdio, " +
+		"http or sse), deferred loading, and whether MCP is on at all."},
+	{key: "mcp_bundles", group: "Integrations", help: "Named lists of MCP servers; an agent lists bundles in " +
+		"mcp_bundles to use their servers (none listed: no MCP server)."},
 	{key: "memory", group: "Storage", help: "What the agents remember across sessions: the backend (sqlite, " +
 		"postgres.<alias>, markdown, none), auto-save, retention and the relevance floor of recalled memories."},
 	{key: "storage", group: "Storage", help: "Named database connections, such as [storage.postgres.<alias>] db_url " +
@@ -188,7 +192,7 @@ var aliasSources = map[string]func(*Config) []string{
 	"runtime_profiles":        nil,
 	"skill_bundles":           func(c *Config) []string { return sortedKeys(c.SkillBundles) },
 	"knowledge_bundles":       nil,
-	"mcp_bundles":             nil,
+	"mcp_bundles":             func(c *Config) []string { return sortedKeys(c.MCPBundles) },
 }
 
 // ResolveAliasSource returns the values a reference into the namespace source may take in cfg, sorted. An

@@ -31,6 +31,7 @@ import (
 	"github.com/zeroclaw-go/zeroclaw/internal/listen"
 	"github.com/zeroclaw-go/zeroclaw/internal/localsock"
 	"github.com/zeroclaw-go/zeroclaw/internal/logs"
+	"github.com/zeroclaw-go/zeroclaw/internal/mcp"
 	"github.com/zeroclaw-go/zeroclaw/internal/mcpserver"
 	"github.com/zeroclaw-go/zeroclaw/internal/rpc"
 	"github.com/zeroclaw-go/zeroclaw/internal/secrets"
@@ -217,6 +218,9 @@ func Run(ctx context.Context, opts Options) error {
 		_ = ln.Close()
 		return stopped(err)
 	}
+	mcpm := openMCP(cfg, log)
+	defer mcpm.Close() // after the sessions' shutdown: no turn uses a server any more
+	defer session.WaitEditorMCP()
 	var d *daemon // the sop_* tools find the SOP engine through it, turn by turn
 	sessions := session.NewManager(session.Options{
 		Chat:        st.chat,
@@ -233,6 +237,8 @@ func Run(ctx context.Context, opts Options) error {
 		Memory:      mem,
 		Cron:        bg.tools,
 		Delegate:    bg.deleg.ForAgent,
+		MCP:         mcpTools(mcpm),
+		EditorMCP:   editorMCP(log),
 		SOPs:        func(agent string) tools.SOPs { return d.sopToolsFor(agent) },
 	})
 	if err := bg.start(ctx, cfg, sessions); err != nil {
@@ -249,6 +255,7 @@ func Run(ctx context.Context, opts Options) error {
 		stop:         make(chan struct{}),
 		cfg:          cfg,
 		sessions:     sessions,
+		mcpClient:    mcpm,
 		stores:       st,
 		frames:       jsonrpc.NewBudget(int64(cfg.Current().RPC.MaxInflightFrameBytes)),
 		drainTimeout: cmp.Or(max(opts.DrainTimeout, 0), DrainTimeout),
@@ -266,6 +273,7 @@ func Run(ctx context.Context, opts Options) error {
 		Shutdown:      d.requestStop,
 		ConfigManager: cfg,
 		Sessions:      sessions,
+		MCPStatus:     mcpm.Status,
 		Memory:        mem,
 		Skills:        skills.NewCatalog(skills.CatalogOptions{Config: cfg.Current, InstallRoot: layout.Root, Now: clk.Now, Logger: log}),
 		Personality:   workspace.NewPersonality(cfg.Current, layout.Root),
@@ -282,7 +290,7 @@ func Run(ctx context.Context, opts Options) error {
 		Gateway: func() *api.GatewayStatus { return d.gatewayStatus(opts.Ephemeral) },
 		Sop:     sopRT.status,
 		Doctor: doctorFor(layout, endpoint, opts.Environ, func() *api.GatewayStatus { return d.gatewayStatus(opts.Ephemeral) },
-			func() *api.HandshakeOnly { return d.srv.HandshakeOnly() }, sopRT.status), // called only once the server serves
+			func() *api.HandshakeOnly { return d.srv.HandshakeOnly() }, sopRT.status, mcpm.Status), // called only once the server serves
 	})
 	// The ACP endpoint (acp.md) is served through the same listen.Server: one connection limit, one ephemeral
 	// count, one drain. A daemon that cannot take it still serves the native socket.
@@ -338,7 +346,8 @@ func (e *RunningError) Error() string {
 
 // daemon is one running instance.
 type daemon struct {
-	bg           *background // scheduler and control plane
+	mcpClient    *mcp.Manager // the MCP servers agents use (status and GET /api/tools)
+	bg           *background  // scheduler and control plane
 	log          *slog.Logger
 	ln           *localsock.Listener
 	acpLn        *localsock.Listener // nil when the ACP endpoint could not be taken

@@ -202,13 +202,23 @@ func (g *gatewayDaemon) Reload(ctx context.Context) error {
 func (g *gatewayDaemon) Shutdown() { g.d.requestStop() }
 
 // Tools are every tool internal/tools implements (a turn is given those its agent can reach).
-func (g *gatewayDaemon) Tools() []gateway.ToolSpec {
+func (g *gatewayDaemon) Tools(agent string) ([]gateway.ToolSpec, []api.MCPServerStatus) {
 	specs := tools.Specs()
+	var servers []api.MCPServerStatus
+	if cfg := g.d.cfg.Current(); agent != "" && g.d.mcpClient != nil {
+		var names []string
+		for _, s := range cfg.MCPServersForAgent(agent) {
+			names = append(names, s.Name)
+		}
+		var mcpSpecs []tools.Spec
+		mcpSpecs, servers = g.d.mcpClient.Peek(names)
+		specs = append(specs, mcpSpecs...)
+	}
 	out := make([]gateway.ToolSpec, len(specs))
 	for i, t := range specs {
 		out[i] = gateway.ToolSpec{Name: t.Name, Description: t.Description, Parameters: t.Parameters}
 	}
-	return out
+	return out, servers
 }
 
 func (g *gatewayDaemon) RunWebhook(ctx context.Context, caller *auth.Principal, agent, sessionID, message string) (string, error) {

@@ -47,6 +47,8 @@ type Options struct {
 	// HandshakeOnly reports the running daemon's connections that closed right after initialize (set inside
 	// the daemon); nil leaves the client-version check out.
 	HandshakeOnly func() *api.HandshakeOnly
+	// MCPStatus reports the running daemon's MCP servers (set inside the daemon); nil checks the config only.
+	MCPStatus func() []api.MCPServerStatus
 	// Sop reports the running daemon's SOP runtime (set inside the daemon); nil, or a nil result, leaves the
 	// SOP check out.
 	Sop func() *api.SopStatus
@@ -79,6 +81,9 @@ func Run(ctx context.Context, o Options) api.DoctorResult {
 		if st := o.Sop(); st != nil {
 			checkSop(r, *st)
 		}
+	}
+	if cfg != nil {
+		checkMCP(r, cfg, o.MCPStatus)
 	}
 	if !o.SkipProviders && cfg != nil {
 		if timedOut := checkProviders(ctx, r, o, cfg); timedOut {

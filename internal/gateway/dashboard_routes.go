@@ -74,13 +74,17 @@ func (s *Server) agentOptions(w http.ResponseWriter, _ *http.Request, _ caller) 
 	return nil
 }
 
-// toolList is GET /api/tools: {tools} as upstream, every tool this daemon implements.
-func (s *Server) toolList(w http.ResponseWriter, _ *http.Request, _ caller) error {
-	tools := s.o.Daemon.Tools()
+// toolList is GET /api/tools[?agent=<alias>]: {tools} as upstream, every tool this daemon implements and,
+// for an agent, its MCP servers' tools (upstream zeroclaw#8302); mcp_servers (ours) is their state.
+func (s *Server) toolList(w http.ResponseWriter, r *http.Request, _ caller) error {
+	tools, servers := s.o.Daemon.Tools(r.URL.Query().Get("agent"))
 	if tools == nil {
 		tools = []ToolSpec{}
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"tools": tools})
+	if servers == nil {
+		servers = []api.MCPServerStatus{}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"tools": tools, "mcp_servers": servers})
 	return nil
 }
 

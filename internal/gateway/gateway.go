@@ -73,8 +73,9 @@ type Daemon interface {
 	ServeMCP(w http.ResponseWriter, r *http.Request, id Identity, owner string)
 	// ServeRPC serves the native protocol over f for an authenticated [wss] client until the connection ends.
 	ServeRPC(ctx context.Context, f jsonrpc.Framer, id Identity)
-	// Tools are the tools this daemon implements, for GET /api/tools.
-	Tools() []ToolSpec
+	// Tools are the tools this daemon implements, for GET /api/tools; with an agent ("" : none), also the
+	// tools of its MCP servers that are up, and those servers' states.
+	Tools(agent string) ([]ToolSpec, []api.MCPServerStatus)
 	// AgentFiles is agent's workspace (ErrFileNotFound for an agent not configured); SharedFiles is the
 	// install's shared/ directory. Both refuse every path outside them and into the install's data.
 	AgentFiles(agent string) (FileTree, error)

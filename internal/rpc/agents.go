@@ -3,6 +3,7 @@ package rpc
 import (
 	"context"
 	"slices"
+	"strings"
 
 	"github.com/zeroclaw-go/zeroclaw/internal/api"
 	"github.com/zeroclaw-go/zeroclaw/internal/config"
@@ -33,9 +34,14 @@ func (s *Server) registerAgents(m *config.Manager, sessions *session.Manager) {
 		}
 		live, cfg := sessions.LiveByAgent(), m.Current()
 		out := api.AgentsStatusResult{Agents: []api.AgentStatusEntry{}}
+		var mcp []api.MCPServerStatus
+		if s.opts.MCPStatus != nil {
+			mcp = s.opts.MCPStatus()
+		}
 		for _, alias := range sortedAgents(cfg) {
 			out.Agents = append(out.Agents, api.AgentStatusEntry{Alias: alias, Enabled: cfg.Agents[alias].IsEnabled(),
-				LiveSessions: live[alias], PersistedSessions: stored[alias], Channels: []string{}})
+				LiveSessions: live[alias], PersistedSessions: stored[alias], Channels: []string{},
+				MCPServers: agentMCP(cfg, alias, mcp)})
 		}
 		return out, nil
 	}))
@@ -47,5 +53,21 @@ func sortedAgents(cfg *config.Config) []string {
 		out = append(out, alias)
 	}
 	slices.Sort(out)
+	return out
+}
+
+// agentMCP picks the statuses of the servers alias is granted, in grant order; a granted server with no
+// status (mcp.enabled = false) is reported stopped.
+func agentMCP(cfg *config.Config, alias string, all []api.MCPServerStatus) []api.MCPServerStatus {
+	var out []api.MCPServerStatus
+	for _, g := range cfg.MCPServersForAgent(alias) {
+		st := api.MCPServerStatus{Name: g.Name, Transport: g.TransportOrDefault(), State: "stopped"}
+		for _, a := range all {
+			if strings.EqualFold(a.Name, g.Name) {
+				st = a
+			}
+		}
+		out = append(out, st)
+	}
 	return out
 }

@@ -72,6 +72,8 @@ type Options struct {
 	Costs *cost.Tracker
 	// Pairing serves pair/code and devices/*; nil leaves those methods out.
 	Pairing *pairing.Manager
+	// MCPStatus reports the MCP servers' state for agents/status; nil: none shown.
+	MCPStatus func() []api.MCPServerStatus
 	// Skills serves skills/*; nil leaves those methods out.
 	Skills *skills.Catalog
 	// Personality serves personality/*; nil leaves those methods out.

@@ -27,6 +27,9 @@ type ACPNewParams struct {
 	// must stay), "" for the agent's workspace.
 	Cwd     string
 	Surface string // interaction_surface stored with the row
+	// EditorServers are the MCP servers the editor named (ACP session/new mcpServers): started for this
+	// session only, stopped when it closes. Only an admin may name them (they run commands on this machine).
+	EditorServers []config.MCPServerConfig
 }
 
 // ACPSession describes a live ACP session.
@@ -81,6 +84,9 @@ func (m *Manager) createACP(ctx context.Context, o Owner, id string, p ACPNewPar
 	if err != nil {
 		return nil, err
 	}
+	if len(p.EditorServers) > 0 && !o.Admin {
+		return nil, fmt.Errorf("%w: mcpServers: only the owner may start MCP servers (they run commands on the daemon's machine)", ErrInvalid)
+	}
 	s := newSession(id, id, alias, ws, o.Principal, m.now())
 	s.acp = &acpState{surface: p.Surface}
 	s.holder = holder
@@ -93,6 +99,9 @@ func (m *Manager) createACP(ctx context.Context, o Owner, id string, p ACPNewPar
 			return nil, fmt.Errorf("%w: session %s is a chat session, not an ACP one", ErrInvalid, id)
 		}
 		return registered, nil
+	}
+	if len(p.EditorServers) > 0 && m.o.EditorMCP != nil {
+		s.setEditorMCP(m.o.EditorMCP(p.EditorServers))
 	}
 	if m.o.ACP != nil {
 		row := store.ACPSession{UUID: id, AgentAlias: alias, WorkspaceDir: ws, Surface: p.Surface}

@@ -139,6 +139,12 @@ type Options struct {
 	Cron func(agent string) tools.Cron
 	// Delegate gives turns the delegate tool; nil, or a nil Delegator for an agent: not offered.
 	Delegate func(agent string) tools.Delegator
+	// MCP gives a turn the tools of the MCP servers its agent is granted in cfg (conv is the session id);
+	// nil, or a nil result: none. It may wait, bounded by ctx, for servers on their first start.
+	MCP func(ctx context.Context, cfg *config.Config, agent, conv string) MCPTools
+	// EditorMCP starts the MCP servers an editor names in ACP session/new for that session; nil: editor
+	// servers are accepted and ignored.
+	EditorMCP func(servers []config.MCPServerConfig) EditorMCP
 	// SOPs gives turns the sop_* tools, acting as the turn's agent; nil, or a nil result: not offered.
 	SOPs func(agent string) tools.SOPs
 }

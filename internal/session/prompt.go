@@ -141,6 +141,10 @@ func (m *Manager) buildTurn(ctx context.Context, o Owner, s *session, prompt str
 		return nil, err
 	}
 	bt.events = &turnEvents{m: m, s: s, sink: sink, turnID: bt.id}
+	mcpTools := m.turnMCP(ctx, cfg, s)
+	if mcpTools != nil {
+		prof.Policy.External = mcpTools
+	}
 	tr := &agent.Turn{
 		Provider:        prov,
 		Policy:          prof.Policy,
@@ -158,6 +162,11 @@ func (m *Manager) buildTurn(ctx context.Context, o Owner, s *session, prompt str
 	tr.ToolEnv.Workspace = s.workspace
 	tr.ToolEnv.Now = m.o.Clock.Now
 	tr.ToolEnv.Environ = environ(prof.Env, o.Env)
+	deferred := ""
+	if mcpTools != nil {
+		tr.ToolEnv.External = mcpTools
+		deferred = mcpTools.PromptSection(ctx)
+	}
 	if mem != nil {
 		mem.equip(tr)
 		tr.StartMemory(ctx, prompt) // the recall runs while the rest of the turn is set up and the prompt stored
@@ -181,6 +190,7 @@ func (m *Manager) buildTurn(ctx context.Context, o Owner, s *session, prompt str
 		level:      prof.Policy.Level,
 		offered:    offeredTools(prof, tr.ToolEnv),
 		skills:     skillSection,
+		deferred:   deferred,
 		model:      modelOf(cfg, prof.ProviderRef),
 	})
 	if m.o.Cost != nil {

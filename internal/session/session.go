@@ -32,6 +32,7 @@ type session struct {
 	gen                  uint64        // this incarnation's number, unique per Manager; set by Manager.register
 	done                 chan struct{} // closed by close
 	acp                  *acpState     // set for an ACP session (see acp.go); nil for a chat session
+	editorMCP            EditorMCP     // an ACP session's editor-named MCP servers (guarded by mu); nil: none
 	configMu             sync.Mutex    // serializes session/configure calls: merge, provider build, commit
 	files                sync.Mutex    // the files lock: held while a file is checked, stored and indexed
 	index                FileIndex     // the files stored for this incarnation; guarded by files
@@ -222,6 +223,14 @@ func (s *session) closeLocked() {
 	}
 	s.closed = true
 	close(s.done)
+	if e := s.editorMCP; e != nil {
+		s.editorMCP = nil
+		editorClosers.Add(1)
+		go func() {
+			defer editorClosers.Done()
+			e.Close()
+		}()
+	}
 	for t := range s.turns {
 		t.cancel()
 	}

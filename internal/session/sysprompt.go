@@ -90,6 +90,7 @@ type promptParts struct {
 	level      tools.Level
 	offered    []tools.Spec
 	skills     string // the rendered skills section, or ""
+	deferred   string // the MCP deferred tools section, or ""
 	model      string
 }
 
@@ -107,6 +108,7 @@ func buildSystemPrompt(p promptParts) string {
 		honestySection(p.offered),
 		safetySection(p.level),
 		p.skills,
+		p.deferred,
 		"## Workspace\n\nWorking directory: `" + p.workDir + "`",
 		runtimeSection(p.model),
 	}

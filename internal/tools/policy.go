@@ -95,6 +95,8 @@ type Policy struct {
 	// Protected is refused to every file_* call at every level (and a shell never runs in it): the daemon's
 	// install root. Set by the agent layer; the zero value protects nothing.
 	Protected Protected
+	// External is the turn's MCP tools (the same value as Env.External): their risk comes from it.
+	External External
 }
 
 func (p Policy) blocked() []string {
@@ -106,7 +108,13 @@ func (p Policy) blocked() []string {
 
 // offers reports whether the tool name exists and is offered under p.
 func (p Policy) offers(name string) bool {
-	if !known(name) || slices.Contains(p.ExcludedTools, name) {
+	if !known(name) {
+		if _, ok := p.externalRisk(name); ok {
+			return p.offersExternal(name)
+		}
+		return false
+	}
+	if slices.Contains(p.ExcludedTools, name) {
 		return false
 	}
 	return len(p.AllowedTools) == 0 || slices.Contains(p.AllowedTools, name)
@@ -117,6 +125,12 @@ func (p Policy) offers(name string) bool {
 func (p Policy) Offered(all []Spec) []Spec {
 	out := make([]Spec, 0, len(all))
 	for _, s := range all {
+		if !known(s.Name) {
+			if _, ok := p.externalRisk(s.Name); ok && p.offersExternal(s.Name) {
+				out = append(out, s)
+			}
+			continue
+		}
 		if slices.Contains(p.ExcludedTools, s.Name) {
 			continue
 		}
@@ -281,6 +295,12 @@ func (p Policy) classify(call Call, workspace string) (classification, error) {
 			return classification{risk: RiskMedium, reason: call.Name + ": starts, steers or approves a SOP run"}, nil
 		}
 		return classification{risk: RiskLow, reason: call.Name}, nil
+	}
+	if r, ok := p.externalRisk(call.Name); ok {
+		if err := decodeArgs(call.Arguments, &map[string]any{}); err != nil {
+			return classification{}, fmt.Errorf("%s: %w", call.Name, err)
+		}
+		return classification{risk: r, reason: call.Name + ": MCP tool"}, nil
 	}
 	return classification{}, fmt.Errorf("%s: unknown tool", call.Name)
 }

@@ -62,6 +62,13 @@ func SpecsFor(env Env) []Spec {
 	if env.SOPs != nil {
 		out = append(out, sopSpecs()...)
 	}
+	if env.External != nil {
+		for _, s := range env.External.Specs() {
+			if !known(s.Name) { // a built-in name is never shadowed
+				out = append(out, s)
+			}
+		}
+	}
 	return out
 }
 
@@ -160,6 +167,8 @@ type Env struct {
 	Cron Cron
 	// Delegate hands work to other agents for the delegate tool; nil: the agent may not delegate (not offered).
 	Delegate Delegator
+	// External is the turn's MCP tools; nil: none.
+	External External
 	// SOPs is the SOP engine acting as the turn's agent, for the sop_* tools; nil: no engine (not offered).
 	SOPs SOPs
 }
@@ -224,6 +233,11 @@ func Execute(ctx context.Context, env Env, call Call) (res Result) {
 	}
 	if isSopTool(call.Name) {
 		return runSop(ctx, env, call)
+	}
+	if env.External != nil {
+		if _, ok := env.External.Risk(call.Name); ok {
+			return env.External.Call(ctx, call, env.outputCap())
+		}
 	}
 	return errorf("%s: unknown tool", call.Name)
 }

@@ -1,0 +1,19 @@
+//go:build !unix
+
+package mcp
+
+import "os/exec"
+
+// setProcAttr has no portable equivalent here: only the child itself is killed, best effort.
+func setProcAttr(cmd *exec.Cmd) {}
+
+func killGroup(cmd *exec.Cmd) {
+	if cmd.Process != nil {
+		_ = cmd.Process.Kill()
+	}
+}
+
+func waitAndKillGroup(cmd *exec.Cmd) error { return cmd.Wait() }
+
+// startCmd starts cmd.
+func startCmd(cmd *exec.Cmd) error { return cmd.Start() }
