@@ -1,8 +1,3 @@
-//go:build mcpinterop
-
-// Built with -tags mcpinterop until the MCP client lane (s7-mcpclient: [mcp], [[mcp.servers]], mcp_bundles) is
-// merged beside this one; the integrator drops the build line then. It passed on a trial merge of both.
-
 package gateway_test
 
 import (
