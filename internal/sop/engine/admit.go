@@ -151,6 +151,10 @@ func (e *Engine) admitLocked(ctx context.Context, d *def, ev Event, p Principal,
 	if len(d.Steps) == 0 {
 		return res, fmt.Errorf("%w: SOP '%s' has no steps defined", ErrNoSteps, d.Name)
 	}
+	if max := e.set.MaxActiveRuns; max > 0 && len(e.active) >= max {
+		res.Kind, res.Reason = Deferred, fmt.Sprintf("the SOP engine holds %d active runs (its limit); answer or cancel some first", len(e.active))
+		return res, nil
+	}
 	per, total, err := e.store.ClaimCounts(ctx, d.Name)
 	if err != nil {
 		return res, err

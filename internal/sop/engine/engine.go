@@ -57,6 +57,7 @@ type Settings struct {
 	ApprovalTimeoutAction string        // escalate | cancel | auto_approve; anything else cancels (fail closed)
 	ApprovalMode          string        // both | out_of_band_required | agent_tool
 	MaxFinishedRuns       int
+	MaxActiveRuns         int // runs held at once (running, parked, pending), whatever the SOPs' caps; 0 = DefaultMaxActiveRuns
 	MaxStepVisits         int
 	MaxStepRetries        int
 	StepTimeout           time.Duration // per step turn; 0 = none
@@ -69,6 +70,11 @@ type Settings struct {
 	Groups                map[string][]string
 	Policies              map[string]Policy
 }
+
+// DefaultMaxActiveRuns bounds the runs the engine holds at once. A park holds no slot, so max_concurrent does
+// not bound parked runs and max_pending_approvals defaults to no cap: without this a peer delivering triggers
+// (webhook, MQTT, files) with distinct keys could make the daemon hold runs, and runs.db rows, without end.
+const DefaultMaxActiveRuns = 1024
 
 // Defaults returns upstream's defaults.
 func Defaults() Settings {
@@ -203,6 +209,9 @@ func normalize(s Settings) Settings {
 	}
 	if s.MaxStepVisits <= 0 {
 		s.MaxStepVisits = d.MaxStepVisits
+	}
+	if s.MaxActiveRuns <= 0 {
+		s.MaxActiveRuns = DefaultMaxActiveRuns
 	}
 	if s.ApprovalMode == "" {
 		s.ApprovalMode = d.ApprovalMode

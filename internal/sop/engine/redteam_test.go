@@ -1,0 +1,50 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/zeroclaw-go/zeroclaw/internal/sop"
+	"github.com/zeroclaw-go/zeroclaw/internal/sop/runstore"
+)
+
+// TestTriggerFloodOfParkedRunsIsBounded: a supervised SOP parks every run at step 1 and a park holds no slot,
+// so max_concurrent does not bound parked runs, and max_pending_approvals defaults to 0 (no cap). A peer that
+// can deliver triggers (a webhook device, an MQTT publisher) with distinct idempotency keys must still not
+// make the engine hold runs without bound: past MaxActiveRuns a trigger is deferred, admitting nothing.
+func TestTriggerFloodOfParkedRunsIsBounded(t *testing.T) {
+	set := Defaults()
+	set.MaxActiveRuns = 20
+	s := mkSop("flood", "supervised", 2)
+	s.Triggers = []sop.Trigger{{Type: sop.SourceWebhook, Path: "/in"}}
+	e := newEngine(t, runstore.NewMemory(), &turns{}, set, s)
+	ctx := context.Background()
+	started := 0
+	for i := 0; i < 60; i++ {
+		res, err := e.Dispatch(ctx, sop.Event{Source: sop.SourceWebhook, Topic: "/in", Payload: `{"n":1}`, Key: fmt.Sprintf("k%d", i)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res) != 1 {
+			t.Fatalf("results %+v", res)
+		}
+		switch res[0].Kind {
+		case Started:
+			started++
+			waitStatus(t, e, res[0].RunID, StatusWaitingApproval)
+		case Deferred:
+			if res[0].Reason == "" {
+				t.Fatalf("deferred without a reason: %+v", res[0])
+			}
+		default:
+			t.Fatalf("trigger %d: %+v", i, res[0])
+		}
+	}
+	if started != 20 {
+		t.Fatalf("started %d runs, want exactly MaxActiveRuns (20)", started)
+	}
+	if n := len(e.Runs("flood")); n != 20 {
+		t.Fatalf("engine holds %d runs, want 20", n)
+	}
+}
