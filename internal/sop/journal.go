@@ -83,6 +83,8 @@ func finishSave(root *os.Root, name string, j journal) error {
 // directories of creates that never got published. The daemon calls it at start; a journal is honoured by
 // the loader meanwhile, so nothing reads a half-saved SOP either way.
 func Recover(dir string) error {
+	filesMu.Lock()
+	defer filesMu.Unlock()
 	root, err := os.OpenRoot(dir)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {

@@ -68,3 +68,64 @@ func TestSaveJournalOfEscapedTextIsHonoured(t *testing.T) {
 		t.Fatalf("after recover: %+v %v", got, err)
 	}
 }
+
+// TestSaveRacingALoadIsNeverTorn: the daemon reloads its SOPs after every save and on the directory watch,
+// so a load runs while another save writes. A load that read SOP.toml before a save and SOP.md after it
+// got a SOP that was never saved: the old manifest (its execution mode: auto, no gate) with the new steps.
+// Every load must see one save whole.
+func TestSaveRacingALoadIsNeverTorn(t *testing.T) {
+	dir := t.TempDir()
+	version := func(tag string) Sop {
+		s := allFieldsSop()
+		s.Description = "version " + tag
+		s.Steps = s.Steps[:1]
+		s.Steps[0].Calls = nil
+		s.Steps[0].Body = "body " + tag
+		return s
+	}
+	if _, err := Create(dir, version("A")); err != nil {
+		t.Fatal(err)
+	}
+	done, stop := make(chan error, 1), make(chan struct{})
+	go func() {
+		for i := 0; i < 200; i++ {
+			select {
+			case <-stop:
+				done <- nil
+				return
+			default:
+			}
+			tag := "A"
+			if i%2 == 0 {
+				tag = "B"
+			}
+			if _, err := Save(dir, version(tag)); err != nil {
+				done <- err
+				return
+			}
+		}
+		done <- nil
+	}()
+	loads := 0
+	for {
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatal(err)
+			}
+			if loads == 0 {
+				t.Fatal("no load ran during the saves")
+			}
+			return
+		default:
+		}
+		got, _, err := LoadOne(dir, "rt", LoadOptions{})
+		loads++
+		tag := strings.TrimPrefix(got.Description, "version ")
+		if err != nil || len(got.Steps) != 1 || got.Steps[0].Body != "body "+tag {
+			close(stop)
+			<-done
+			t.Fatalf("load %d is torn: %v, description %q with steps %+v", loads, err, got.Description, got.Steps)
+		}
+	}
+}
