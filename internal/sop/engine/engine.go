@@ -59,6 +59,7 @@ type Settings struct {
 	MaxFinishedRuns       int
 	MaxActiveRuns         int // runs held at once (running, parked, pending), whatever the SOPs' caps; 0 = DefaultMaxActiveRuns
 	MaxStepVisits         int
+	MaxRunResults         int // step results one run records in all (loops included); 0 = DefaultMaxRunResults
 	MaxStepRetries        int
 	StepTimeout           time.Duration // per step turn; 0 = none
 	PayloadMaxBytes       int           // 0 = no cap
@@ -75,6 +76,10 @@ type Settings struct {
 // not bound parked runs and max_pending_approvals defaults to no cap: without this a peer delivering triggers
 // (webhook, MQTT, files) with distinct keys could make the daemon hold runs, and runs.db rows, without end.
 const DefaultMaxActiveRuns = 1024
+
+// DefaultMaxRunResults bounds the step results of one run: max_step_visits bounds each step, so a loop
+// through many steps could record visits × steps results (each up to 64 KiB), the run rewritten at each.
+const DefaultMaxRunResults = 1024
 
 // Defaults returns upstream's defaults.
 func Defaults() Settings {
@@ -212,6 +217,9 @@ func normalize(s Settings) Settings {
 	}
 	if s.MaxActiveRuns <= 0 {
 		s.MaxActiveRuns = DefaultMaxActiveRuns
+	}
+	if s.MaxRunResults <= 0 {
+		s.MaxRunResults = DefaultMaxRunResults
 	}
 	if s.ApprovalMode == "" {
 		s.ApprovalMode = d.ApprovalMode

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/zeroclaw-go/zeroclaw/internal/sop"
@@ -46,5 +47,25 @@ func TestTriggerFloodOfParkedRunsIsBounded(t *testing.T) {
 	}
 	if n := len(e.Runs("flood")); n != 20 {
 		t.Fatalf("engine holds %d runs, want 20", n)
+	}
+}
+
+// TestRoutingLoopIsBoundedPerRun: max_step_visits bounds each step, so a loop through many steps records up
+// to visits × steps results (256 × 256), each up to 64 KiB of output, and the whole run is rewritten at every
+// step. A run stops at MaxRunResults step results in all, failed with the reason.
+func TestRoutingLoopIsBoundedPerRun(t *testing.T) {
+	set := Defaults()
+	set.MaxRunResults = 30
+	s := mkSop("loop", "auto", 3)
+	back := uint32(1)
+	s.Steps[2].Routing.Next = &back // 1 → 2 → 3 → 1 …
+	e := newEngine(t, runstore.NewMemory(), &turns{}, set, s)
+	res, err := e.Start(context.Background(), "loop", "", Principal{Kind: PrincipalCLI})
+	if err != nil || res.Kind != Started {
+		t.Fatalf("start: %+v %v", res, err)
+	}
+	r := waitStatus(t, e, res.RunID, StatusFailed, StatusCompleted, StatusCancelled)
+	if r.Status != StatusFailed || len(r.StepResults) != 30 || !strings.Contains(r.FailureReason, "30 step results") {
+		t.Fatalf("a loop ran to %s after %d results: %q", r.Status, len(r.StepResults), r.FailureReason)
 	}
 }
