@@ -40,6 +40,8 @@ type sopRuntime struct {
 
 	mu      sync.Mutex // guards catalog
 	catalog *sop.Catalog
+
+	loadMu sync.Mutex // one load at a time: two racing loads could apply the older read last
 }
 
 // openSop builds the SOP runtime after the stores and the session manager, or returns nil when the runtime is
@@ -223,6 +225,8 @@ func sopSettings(c config.SOPConfig) engine.Settings {
 
 // load (re)reads sops_dir into the engine; running runs keep the definition they started with.
 func (rt *sopRuntime) load(c config.SOPConfig) {
+	rt.loadMu.Lock()
+	defer rt.loadMu.Unlock()
 	cat := sop.LoadDir(rt.dir, sop.LoadOptions{DefaultMode: sop.ParseExecutionMode(c.DefaultExecutionMode)})
 	for _, d := range cat.Disabled {
 		rt.log.Warn("Failed to load SOP", "dir", d.Dir, "reason", d.Reason)

@@ -175,6 +175,8 @@ func prepare(s Sop) (Sop, []byte, []byte, error) {
 // journal (JournalFile), so a crash leaves the old SOP or the new one.
 // Writes go through an os.Root at dir; a SOP directory that is a symlink is refused.
 func Save(dir string, s Sop) (Sop, error) {
+	filesMu.Lock()
+	defer filesMu.Unlock()
 	s, manifest, md, err := prepare(s)
 	if err != nil {
 		return s, err
@@ -204,6 +206,8 @@ func Save(dir string, s Sop) (Sop, error) {
 // Create is Save refusing a SOP whose directory already exists (ErrAlreadyExists). The directory appears
 // whole: it is assembled under a staging name and renamed into place.
 func Create(dir string, s Sop) (Sop, error) {
+	filesMu.Lock()
+	defer filesMu.Unlock()
 	s, manifest, md, err := prepare(s)
 	if err != nil {
 		return s, err
@@ -259,6 +263,8 @@ func createIn(root *os.Root, name string, manifest, md []byte) error {
 // Delete removes <dir>/<name> and everything in it. A missing SOP is ErrNotFound; the removal stays inside
 // dir (a symlinked SOP directory is unlinked, its target untouched).
 func Delete(dir, name string) error {
+	filesMu.Lock()
+	defer filesMu.Unlock()
 	if err := CheckName(name); err != nil {
 		return err
 	}

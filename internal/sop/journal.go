@@ -1,6 +1,7 @@
 package sop
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"io/fs"
@@ -21,9 +22,23 @@ type journal struct {
 	MD   string `json:"md"`
 }
 
+// maxJournalBytes bounds the journal read back: the two files at MaxFileBytes each, JSON-escaped at worst six
+// bytes a byte (a control character as \u00XX), plus the keys. A bound on the files alone refused a valid
+// save's journal (text full of '<', '>' or '&'), and a crash mid-save then showed half of it.
+const maxJournalBytes = 6*2*MaxFileBytes + 1024
+
+// encodeJournal is the journal's bytes as commitSave writes them (no HTML escaping: '<' stays one byte).
+func encodeJournal(j journal) []byte {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(j) // two strings: cannot fail
+	return b.Bytes()
+}
+
 // readJournal returns the journal of <name> when there is a whole one.
 func readJournal(root *os.Root, name string) (journal, bool) {
-	data, ok, err := readBoundedN(root, filepath.Join(name, JournalFile), 2*MaxFileBytes+1024)
+	data, ok, err := readBoundedN(root, filepath.Join(name, JournalFile), maxJournalBytes)
 	if err != nil || !ok {
 		return journal{}, false
 	}
@@ -37,7 +52,7 @@ func readJournal(root *os.Root, name string) (journal, bool) {
 // commitSave writes the journal, then SOP.md, then SOP.toml, then removes the journal.
 func commitSave(root *os.Root, name string, manifest, md []byte) error {
 	w := atomicfile.Options{FS: atomicfile.Root(root)}
-	j, _ := json.Marshal(journal{TOML: string(manifest), MD: string(md)})
+	j := encodeJournal(journal{TOML: string(manifest), MD: string(md)})
 	jp := filepath.Join(name, JournalFile)
 	if err := w.WriteFile(jp, j, 0o600); err != nil && !errors.Is(err, atomicfile.ErrNotDurable) {
 		return err
@@ -68,6 +83,8 @@ func finishSave(root *os.Root, name string, j journal) error {
 // directories of creates that never got published. The daemon calls it at start; a journal is honoured by
 // the loader meanwhile, so nothing reads a half-saved SOP either way.
 func Recover(dir string) error {
+	filesMu.Lock()
+	defer filesMu.Unlock()
 	root, err := os.OpenRoot(dir)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -115,6 +116,8 @@ type LoadOptions struct {
 // empty catalog. Files are opened through an os.Root at dir, so a symlink cannot lead outside it; files past
 // MaxFileBytes, more than MaxSops directories, and SOPs past MaxSteps or MaxTriggers are disabled, not read.
 func LoadDir(dir string, o LoadOptions) *Catalog {
+	filesMu.RLock()
+	defer filesMu.RUnlock()
 	c := &Catalog{Dir: dir}
 	root, err := os.OpenRoot(dir)
 	if err != nil {
@@ -196,6 +199,8 @@ func (e *LoadError) Unwrap() error { return ErrInvalid }
 // LoadOne loads <dir>/<name>. A missing directory or SOP.toml is ErrNotFound; a bad name ErrInvalidName; a
 // broken SOP a *LoadError.
 func LoadOne(dir, name string, o LoadOptions) (Sop, []Issue, error) {
+	filesMu.RLock()
+	defer filesMu.RUnlock()
 	if err := CheckName(name); err != nil {
 		return Sop{}, nil, err
 	}
@@ -212,6 +217,11 @@ func LoadOne(dir, name string, o LoadOptions) (Sop, []Issue, error) {
 	}
 	return loadIn(root, dir, name, o)
 }
+
+// filesMu orders this process's loads after its saves: a save (Save, Create, Delete, Recover) writes while
+// no load reads, so a load never pairs one save's SOP.toml with another's SOP.md (the journal covers a
+// crash, not a load running alongside a save).
+var filesMu sync.RWMutex
 
 // readBounded reads one file of a SOP through root, refusing a file past MaxFileBytes or one that is not a
 // regular file. ok is false when the file does not exist.

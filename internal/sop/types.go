@@ -444,6 +444,10 @@ type Event struct {
 	Topic   string `json:"topic,omitempty"`
 	Payload string `json:"payload,omitempty"`
 	Key     string `json:"key,omitempty"`
+	// Fresh says the source knows this delivery is a new event even when its Key was seen before (an MQTT
+	// message without DUP: its id is free for reuse once acknowledged): it is admitted, and its run takes
+	// the key over, so a later redelivery of it folds into that run.
+	Fresh bool `json:"-"`
 }
 
 func isJSONNull(b json.RawMessage) bool {

@@ -18,7 +18,7 @@ const maxKeys = 4096
 // own (§4.3). A SOP that does not match gives no result; no SOP matching gives one NoMatch. A duplicate
 // delivery (same non-empty Key as an earlier admitted event) is Coalesced into the run it started.
 func (e *Engine) Dispatch(ctx context.Context, in sop.Event) ([]Result, error) {
-	ev := Event{Source: string(in.Source), Timestamp: iso(e.now()), Key: in.Key}
+	ev := Event{Source: string(in.Source), Timestamp: iso(e.now()), Key: in.Key, Fresh: in.Fresh}
 	if in.Topic != "" {
 		t := in.Topic
 		ev.Topic = &t
@@ -136,7 +136,7 @@ func (e *Engine) capEvent(ev Event) Event {
 // driver. e.mu is held.
 func (e *Engine) admitLocked(ctx context.Context, d *def, ev Event, p Principal, external bool) (Result, error) {
 	res := Result{SopName: d.Name}
-	if ev.Key != "" {
+	if ev.Key != "" && !ev.Fresh {
 		if id, ok := e.keys[dedupKey(d.Name, ev)]; ok {
 			res.Kind, res.RunID, res.Reason = Coalesced, id, "duplicate delivery of trigger event "+ev.Key
 			return res, nil
@@ -150,6 +150,10 @@ func (e *Engine) admitLocked(ctx context.Context, d *def, ev Event, p Principal,
 	}
 	if len(d.Steps) == 0 {
 		return res, fmt.Errorf("%w: SOP '%s' has no steps defined", ErrNoSteps, d.Name)
+	}
+	if max := e.set.MaxActiveRuns; max > 0 && len(e.active) >= max {
+		res.Kind, res.Reason = Deferred, fmt.Sprintf("the SOP engine holds %d active runs (its limit); answer or cancel some first", len(e.active))
+		return res, nil
 	}
 	per, total, err := e.store.ClaimCounts(ctx, d.Name)
 	if err != nil {
@@ -220,6 +224,9 @@ func (e *Engine) admitLocked(ctx context.Context, d *def, ev Event, p Principal,
 		return res, err
 	}
 	if ev.Key != "" {
+		if _, seen := e.keys[dedupKey(d.Name, ev)]; seen && ev.Fresh {
+			e.keys[dedupKey(d.Name, ev)] = rs.run.RunID // a reused id: the key now names this run
+		}
 		e.rememberKeyLocked(dedupKey(d.Name, ev), rs.run.RunID)
 	}
 	e.log.Info("sop run started", "run", rs.run.RunID, "sop", d.Name, "source", ev.Source)

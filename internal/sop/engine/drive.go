@@ -235,6 +235,9 @@ func (e *Engine) advanceLocked(ctx context.Context, rs *runState, st *sop.Step, 
 		e.log.Info("sop run pending", "run", r.RunID, "reason", reason)
 		return
 	}
+	if end == "" && len(r.StepResults) >= e.set.MaxRunResults {
+		end, reason = StatusFailed, fmt.Sprintf("run limit reached: %d step results recorded (a routing loop?)", len(r.StepResults))
+	}
 	if end != "" {
 		e.failLocked(ctx, rs, end, reason, events...)
 		return

@@ -57,7 +57,9 @@ type Settings struct {
 	ApprovalTimeoutAction string        // escalate | cancel | auto_approve; anything else cancels (fail closed)
 	ApprovalMode          string        // both | out_of_band_required | agent_tool
 	MaxFinishedRuns       int
+	MaxActiveRuns         int // runs held at once (running, parked, pending), whatever the SOPs' caps; 0 = DefaultMaxActiveRuns
 	MaxStepVisits         int
+	MaxRunResults         int // step results one run records in all (loops included); 0 = DefaultMaxRunResults
 	MaxStepRetries        int
 	StepTimeout           time.Duration // per step turn; 0 = none
 	PayloadMaxBytes       int           // 0 = no cap
@@ -69,6 +71,15 @@ type Settings struct {
 	Groups                map[string][]string
 	Policies              map[string]Policy
 }
+
+// DefaultMaxActiveRuns bounds the runs the engine holds at once. A park holds no slot, so max_concurrent does
+// not bound parked runs and max_pending_approvals defaults to no cap: without this a peer delivering triggers
+// (webhook, MQTT, files) with distinct keys could make the daemon hold runs, and runs.db rows, without end.
+const DefaultMaxActiveRuns = 1024
+
+// DefaultMaxRunResults bounds the step results of one run: max_step_visits bounds each step, so a loop
+// through many steps could record visits × steps results (each up to 64 KiB), the run rewritten at each.
+const DefaultMaxRunResults = 1024
 
 // Defaults returns upstream's defaults.
 func Defaults() Settings {
@@ -203,6 +214,12 @@ func normalize(s Settings) Settings {
 	}
 	if s.MaxStepVisits <= 0 {
 		s.MaxStepVisits = d.MaxStepVisits
+	}
+	if s.MaxActiveRuns <= 0 {
+		s.MaxActiveRuns = DefaultMaxActiveRuns
+	}
+	if s.MaxRunResults <= 0 {
+		s.MaxRunResults = DefaultMaxRunResults
 	}
 	if s.ApprovalMode == "" {
 		s.ApprovalMode = d.ApprovalMode

@@ -42,6 +42,7 @@ type Event struct {
 	Payload   *string `json:"payload"`
 	Timestamp string  `json:"timestamp"`
 	Key       string  `json:"key,omitempty"`
+	Fresh     bool    `json:"-"` // sop.Event.Fresh: admitted whatever Key was seen; its run takes the key over
 }
 
 // ToolCall is one tool invocation made while a step ran (upstream's StepToolCall).

@@ -39,6 +39,7 @@ type FSOptions struct {
 	Dispatcher Dispatcher
 	PayloadMax int // [sop] untrusted_payload_max_bytes
 	MaxWatches int // 0: DefaultMaxWatches
+	MaxPending int // events waiting to settle; 0: DefaultMaxPendingFS
 	// RootConfig is the debounce, settle and symlink settings of the watches below Root (nil: upstream's
 	// channel defaults).
 	RootConfig *config.FilesystemConfig
@@ -241,18 +242,12 @@ func (f *FS) Run(ctx context.Context) error {
 		f.publish(cfgOf)
 	}
 	resync()
-	pending := map[string]*pendingEvent{}
+	pending := newFSQueue(f.o.MaxPending)
 	last := map[string]time.Time{}
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 	arm := func() {
-		var first time.Time
-		for _, p := range pending {
-			if first.IsZero() || p.due.Before(first) {
-				first = p.due
-			}
-		}
-		if !first.IsZero() {
+		if first := pending.next(); !first.IsZero() {
 			timer.Reset(max(time.Until(first), 0))
 		}
 	}
@@ -291,29 +286,34 @@ func (f *FS) Run(ctx context.Context) error {
 			}
 			k := string(kind) + "\x00" + ev.Name
 			now := time.Now()
-			if _, queued := pending[k]; queued {
+			if pending.has(k) {
 				continue // coalesced into the queued one
 			}
-			if _, created := pending[string(sop.FSCreated)+"\x00"+ev.Name]; created && kind == sop.FSModified {
+			if pending.has(string(sop.FSCreated)+"\x00"+ev.Name) && kind == sop.FSModified {
 				continue // the writes of a new file are part of its creation
 			}
 			if t, ok := last[k]; ok && now.Sub(t) < time.Duration(c.DebounceMS)*time.Millisecond {
 				continue
 			}
-			pending[k] = &pendingEvent{kind: kind, path: ev.Name, due: now.Add(time.Duration(c.SettleMS) * time.Millisecond), cfg: c}
-			arm()
+			p := &pendingEvent{kind: kind, path: ev.Name, due: now.Add(time.Duration(c.SettleMS) * time.Millisecond), cfg: c}
+			if !pending.add(k, p) {
+				continue // a storm past the queue's room: counted, reported when the queue drains
+			}
+			if first := pending.next(); first.Equal(p.due) {
+				arm()
+			}
 		case <-timer.C:
 			now := time.Now()
-			for k, p := range pending {
-				if p.due.After(now) {
-					continue
-				}
-				delete(pending, k)
-				last[k] = now
+			if n := pending.takeDropped(); n > 0 {
+				f.log.Warn("SOP filesystem watcher: event storm; events past the pending limit were dropped",
+					"dropped", n, "max_pending", pending.max)
+			}
+			for _, p := range pending.due(now) {
+				last[string(p.kind)+"\x00"+p.path] = now
 				f.dispatch(ctx, p)
 			}
 			for k, t := range last { // bound the debounce memory
-				if now.Sub(t) > time.Minute {
+				if now.Sub(t) > time.Minute || len(last) > 4*pending.max {
 					delete(last, k)
 				}
 			}

@@ -239,9 +239,11 @@ func (m *MQTT) deliver(ctx context.Context, msg paho.Message) {
 	ev := sop.Event{Source: sop.SourceMQTT, Topic: sop.CapUntrusted(strings.ToValidUTF8(msg.Topic(), "\uFFFD"), MaxTopicBytes),
 		Payload: capPayload(msg.Payload(), m.o.PayloadMax)}
 	if msg.Qos() > 0 {
-		// A redelivery carries the same id (and DUP); ids cycle only after 65535 messages, far beyond the
-		// engine's dedup window, and the digest tells apart two messages that reused one.
+		// A redelivery carries the same id and DUP; the digest tells apart two messages that reused one id.
 		ev.Key = fmt.Sprintf("mqtt:%s:%d:%s", m.o.Alias, msg.MessageID(), digest(msg.Topic(), string(msg.Payload())))
+		// An id is free for reuse once acknowledged (a broker that lost its session numbers from 1 again),
+		// and a redelivery must carry DUP: only a DUP message can be one the engine already took.
+		ev.Fresh = !msg.Duplicate()
 	}
 	res, err := m.o.Dispatcher.Dispatch(ctx, ev)
 	if err != nil {
