@@ -73,6 +73,7 @@ var sopErrors = []struct {
 	{engine.ErrNotActive, api.CodeInvalidParams, 409},
 	{engine.ErrAtCapacity, api.CodeInvalidParams, 503},
 	{engine.ErrSelfApproval, api.CodeAuthRequired, 403},
+	{engine.ErrNotDriver, api.CodeAuthRequired, 403},
 	{engine.ErrNotAuthorized, api.CodeAuthRequired, 403},
 	{engine.ErrPolicyMissing, api.CodeInternalError, 500},
 	{engine.ErrClosed, api.CodeInternalError, 503},

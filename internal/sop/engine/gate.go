@@ -319,7 +319,8 @@ func (e *Engine) runLocked(id string) (*Run, bool, error) {
 }
 
 // Advance records the current step's result for a run the caller drives (sop_advance; runs started with
-// Execute(external=true)). A parked run is refused and stays parked (#8678); so is a run the engine drives.
+// Execute(external=true)). A parked run is refused and stays parked (#8678); so is a run the engine drives,
+// and one another principal started (ErrNotDriver): only the agent that called sop_execute drives its run.
 func (e *Engine) Advance(ctx context.Context, id string, status StepStatus, output string, p Principal) (RunSummary, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -336,6 +337,9 @@ func (e *Engine) Advance(ctx context.Context, id string, status StepStatus, outp
 	}
 	if !r.ExternalDriver {
 		return RunSummary{}, fmt.Errorf("%w: run '%s'", ErrDriven, id)
+	}
+	if r.StartedBy != p.String() {
+		return RunSummary{}, fmt.Errorf("%w: run '%s' is driven by %s", ErrNotDriver, id, r.StartedBy)
 	}
 	switch status {
 	case StepCompleted, StepFailed, StepSkipped:

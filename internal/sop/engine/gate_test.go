@@ -308,3 +308,26 @@ func TestAdvanceChecksOutputSchema(t *testing.T) {
 		t.Fatalf("recorded output %q, want the canonical JSON", r.StepResults[0].Output)
 	}
 }
+
+// TestAdvanceOnlyByDriver: sop_advance on a run another agent drives is refused with ErrNotDriver and
+// records nothing; the driving agent still advances it.
+func TestAdvanceOnlyByDriver(t *testing.T) {
+	ctx := context.Background()
+	e := newEngine(t, runstore.NewMemory(), &turns{}, Defaults(), mkSop("ext", "auto", 2))
+	res, err := e.Execute(ctx, "ext", "", Principal{Kind: PrincipalAgent, ID: "a"}, true)
+	if err != nil || res.Kind != Started {
+		t.Fatalf("execute %+v %v", res, err)
+	}
+	for _, p := range []Principal{{Kind: PrincipalAgent, ID: "b"}, {Kind: PrincipalAgent}, {Kind: PrincipalCLI, ID: "a"}} {
+		if _, err := e.Advance(ctx, res.RunID, StepCompleted, "hijack", p); !errors.Is(err, ErrNotDriver) || !strings.Contains(err.Error(), "agent:a") {
+			t.Fatalf("advance by %s: %v, want ErrNotDriver naming agent:a", p, err)
+		}
+	}
+	if r, _, _ := e.Run(res.RunID); r.CurrentStep != 1 || len(r.StepResults) != 0 {
+		t.Fatalf("a refused advance changed the run: %+v", r)
+	}
+	sum, err := e.Advance(ctx, res.RunID, StepCompleted, "ok", Principal{Kind: PrincipalAgent, ID: "a"})
+	if err != nil || sum.CurrentStep != 2 {
+		t.Fatalf("driver's advance: %+v %v", sum, err)
+	}
+}

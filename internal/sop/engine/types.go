@@ -304,6 +304,7 @@ var (
 	ErrPolicyMissing   = errors.New("sop engine: approval policy is not configured")
 	ErrInvalidDecision = errors.New("sop engine: invalid decision")
 	ErrDriven          = errors.New("sop engine: the step is executed by the engine")
+	ErrNotDriver       = errors.New("sop engine: the run is driven by another agent")
 	ErrNoSteps         = errors.New("sop engine: SOP has no steps defined")
 	ErrNoManualTrigger = errors.New("sop engine: SOP has no matching manual trigger")
 	ErrNotActive       = errors.New("sop engine: run is already finished")
