@@ -494,7 +494,8 @@ func (d *daemon) serveConn(ctx context.Context, nc net.Conn) {
 		cred = localsock.PeerCred{PID: -1, UID: -1, Label: "unix:unknown"}
 		d.log.Warn("peer credentials unavailable", "component", "daemon", "err", err)
 	}
-	info := rpc.PeerInfo{PID: cred.PID, UID: cred.UID, Label: cred.Label, Transport: transportOf(cred)}
+	info := rpc.PeerInfo{PID: cred.PID, UID: cred.UID, Label: cred.Label, Transport: transportOf(cred),
+		DaemonChild: localsock.DescendantOf(cred.PID, os.Getpid())}
 	_ = d.srv.ServeConn(ctx, nc, info, lim)
 }
 

@@ -22,6 +22,9 @@ type PeerInfo struct {
 	Resolve func(*config.Config) *auth.Principal
 	// Subject is what the transport authenticated the peer by, when it names it (Caller.Subject); "" otherwise.
 	Subject string
+	// DaemonChild: the local peer's process descends from the daemon's (an agent's shell tool running the
+	// CLI); its SOP gate answers count as the agent's (SopDecider). Linux only; false elsewhere.
+	DaemonChild bool
 }
 
 // Peer is the state of one connection: its transport identity, and what initialize bound to it.

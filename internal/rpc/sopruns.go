@@ -52,6 +52,18 @@ func SopActor(p *Peer) engine.Principal {
 	return a
 }
 
+// SopDecider is the principal a connection answers a SOP gate as: SopActor, except that a local peer whose
+// process descends from the daemon's (an agent's shell tool running `zeroclaw sop approve`) answers as an
+// agent, so approval_mode = "out_of_band_required" refuses it (-32010) as it refuses sop_approve. A process
+// that double-forked and was re-parented to init is no longer a descendant and is not caught.
+func SopDecider(p *Peer) engine.Principal {
+	a := SopActor(p)
+	if p.Info.DaemonChild && a.Kind == engine.PrincipalCLI {
+		a.Kind = engine.PrincipalAgent
+	}
+	return a
+}
+
 // sopErrors are the engine's sentinels with the code and route status upstream answers for each. They are
 // not errmap rows: upstream's SOP routes answer statuses that their codes do not imply (409 and 503 for a
 // -32602, 403 for a -32010), which errmap's one rule (status follows code) forbids; every sops/* method maps
@@ -190,7 +202,7 @@ func (s *Server) registerSopRuns(e *engine.Engine) {
 			dec.Step = int(*params.Step)
 		}
 		dec.GateRevision = params.GateRevision
-		out, ov, err := e.Decide(ctx, params.Name, params.RunID, dec, SopActor(p))
+		out, ov, err := e.Decide(ctx, params.Name, params.RunID, dec, SopDecider(p))
 		if err != nil {
 			return api.SopRunOverlay{}, sopError(err)
 		}
@@ -256,7 +268,7 @@ func (s *Server) registerSopRuns(e *engine.Engine) {
 				d.Step = int(*params.Step)
 			}
 			d.GateRevision = params.GateRevision
-			out, _, err := e.Decide(ctx, "", params.RunID, d, SopActor(p))
+			out, _, err := e.Decide(ctx, "", params.RunID, d, SopDecider(p))
 			res := api.SopResolveResult{Outcome: outcomeLabel(ctx, e, out, params.RunID), RunID: params.RunID}
 			if err != nil && !errors.Is(err, engine.ErrNotFound) {
 				if code := resolveHTTPStatus(out); code >= 300 {
