@@ -225,16 +225,6 @@ func (e *Engine) advanceLocked(ctx context.Context, rs *runState, st *sop.Step, 
 	r := &rs.run
 	next, end, reason, extra := e.route(rs, st, res)
 	events = append(events, extra...)
-	if end == StatusPending {
-		// The target's depends_on are unmet: the run parks as pending at it (it holds no slot).
-		r.Status, r.CurrentStep = StatusPending, next
-		if err := e.saveLocked(ctx, rs, events...); err != nil {
-			e.log.Warn("sop step outcome not persisted", "run", r.RunID, "step", st.Number, "err", err)
-		}
-		_ = e.store.Release(ctx, r.RunID)
-		e.log.Info("sop run pending", "run", r.RunID, "reason", reason)
-		return
-	}
 	if end == "" && len(r.StepResults) >= e.set.MaxRunResults {
 		end, reason = StatusFailed, fmt.Sprintf("run limit reached: %d step results recorded (a routing loop?)", len(r.StepResults))
 	}

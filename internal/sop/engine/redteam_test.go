@@ -69,3 +69,50 @@ func TestRoutingLoopIsBoundedPerRun(t *testing.T) {
 		t.Fatalf("a loop ran to %s after %d results: %q", r.Status, len(r.StepResults), r.FailureReason)
 	}
 }
+
+// TestUnmetDependsOnFailsTheRun: routing that reaches a step whose depends_on steps never produced output
+// (1 → 3, and 3 depends on 2) cannot be resumed by anything (a run's steps come only from the run itself), so
+// the run fails naming the step and the missing dependency instead of staying pending forever; so does a run
+// a store holds pending that way (written before this rule) when the engine restores it.
+func TestUnmetDependsOnFailsTheRun(t *testing.T) {
+	ctx := context.Background()
+	s := mkSop("dep", "auto", 3)
+	three := uint32(3)
+	s.Steps[0].Routing.Next = &three
+	s.Steps[2].Routing.DependsOn = []uint32{2}
+	st := runstore.NewMemory()
+	e := newEngine(t, st, &turns{}, Defaults(), s)
+	res, err := e.Start(ctx, "dep", "", Principal{Kind: PrincipalCLI})
+	if err != nil || res.Kind != Started {
+		t.Fatalf("start: %+v %v", res, err)
+	}
+	r := waitStatus(t, e, res.RunID, StatusFailed, StatusCompleted, StatusCancelled, StatusPending)
+	if r.Status != StatusFailed || !strings.Contains(r.FailureReason, "step 3") || !strings.Contains(r.FailureReason, "depends_on step 2") {
+		t.Fatalf("run = %s %q, want failed naming step 3 and its depends_on step 2", r.Status, r.FailureReason)
+	}
+	if len(r.StepResults) != 1 || r.StepResults[0].StepNumber != 1 {
+		t.Fatalf("step results %+v, want step 1's only", r.StepResults)
+	}
+
+	// A run stored pending at step 3 (as the engine used to leave it) fails when restored.
+	const id = "run-1700000000000000000-0009"
+	js := `{"version":1,"revision":2,"run":{"run_id":"` + id + `","sop_name":"dep",` +
+		`"trigger_event":{"source":"manual","topic":null,"payload":null,"timestamp":"2026-01-01T00:00:00Z"},` +
+		`"frame_marker_id":"abc","status":"pending","current_step":3,"total_steps":3,"started_at":"2026-01-01T00:00:00Z",` +
+		`"completed_at":null,"step_results":[{"step_number":1,"status":"completed","output":"ok",` +
+		`"started_at":"2026-01-01T00:00:00Z","completed_at":"2026-01-01T00:00:01Z"}],"waiting_since":null,` +
+		`"llm_calls_saved":0,"revision":0,"revision_base":0},"last_progress_at":"2026-01-01T00:00:01Z",` +
+		`"redacted":false,"trigger_source":"manual"}`
+	st2 := runstore.NewMemory()
+	if err := st2.Save(ctx, runstore.Record{RunID: id, Revision: 2, LastProgressAt: "2026-01-01T00:00:01Z", JSON: []byte(js)}); err != nil {
+		t.Fatal(err)
+	}
+	e2 := newEngine(t, st2, &turns{}, Defaults(), s)
+	r2, active, err := e2.Run(id)
+	if err != nil || active || r2.Status != StatusFailed || !strings.Contains(r2.FailureReason, "depends_on step 2") {
+		t.Fatalf("restored pending run: %s active=%v %q %v, want failed naming depends_on step 2", r2.Status, active, r2.FailureReason, err)
+	}
+	if acts, _ := st2.Active(ctx); len(acts) != 0 {
+		t.Fatalf("the store still holds %d active runs", len(acts))
+	}
+}

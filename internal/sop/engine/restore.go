@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/zeroclaw-go/zeroclaw/internal/sop"
 )
 
 // Restore loads the store at start: every active run comes back; a step that was in flight when the process
@@ -66,6 +68,15 @@ func (e *Engine) Restore(ctx context.Context) error {
 		e.restored++
 		if rs.run.TriggerEvent.Key != "" {
 			e.rememberKeyLocked(dedupKey(rs.run.SopName, rs.run.TriggerEvent), rs.run.RunID)
+		}
+		if r := &rs.run; r.Status == StatusPending && r.PendingReason != pendingApprovalCapacity {
+			// Pending at unmet depends_on (stored before such a run failed): nothing would ever resume it.
+			var results []sop.Result
+			for _, x := range r.StepResults {
+				results = append(results, sop.Result{Step: uint32(x.StepNumber), Status: sop.StepStatus(x.Status)})
+			}
+			e.failLocked(ctx, rs, StatusFailed, unmetDependsOn(rs.def.step(r.CurrentStep), results))
+			continue
 		}
 		if rs.run.Status.Parked() || rs.run.Status == StatusPending {
 			continue
