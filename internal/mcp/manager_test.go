@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -304,5 +305,31 @@ func TestToolNamesSanitised(t *testing.T) {
 	if len(got) != 4 || got[0].name != "my_srv__domains_list" || got[0].remote != "domains.list" || got[1].name != "my_srv__domains_list_2" ||
 		got[1].remote != "domains/list" || got[2].name == got[3].name || got[0].desc != "MCP tool" {
 		t.Fatalf("names %v", names)
+	}
+}
+
+// Two servers whose names sanitise alike ("my.srv", "my_srv") offer tools under the same <server>__<tool>
+// name: the turn's tool list must still name each tool once (a provider refuses a request with a duplicate
+// function name, which would break every turn of the agent), and each name must reach its own server.
+func TestToolNamesUniqueAcrossServers(t *testing.T) {
+	m := newManager(t, testServer("my.srv", nil), testServer("my_srv", nil))
+	st := m.ForServers(ctxT(t), []string{"my.srv", "my_srv"}, "")
+	names := specNames(st)
+	seen := map[string]bool{}
+	for _, n := range names {
+		if seen[n] {
+			t.Fatalf("tool %s offered twice: %v", n, names)
+		}
+		seen[n] = true
+	}
+	if !seen["my_srv__pid"] || !seen["my_srv__pid_2"] {
+		t.Fatalf("specs %v lack my_srv__pid and my_srv__pid_2", names)
+	}
+	a, b := call(t, st, "my_srv__pid", `{}`), call(t, st, "my_srv__pid_2", `{}`)
+	if a.IsError || b.IsError || a.Output == b.Output {
+		t.Fatalf("both names reached one server: %+v %+v", a, b)
+	}
+	if want := fmt.Sprint(statusOf(m, "my_srv").PID); !strings.Contains(b.Output, want) {
+		t.Fatalf("my_srv__pid_2 = %q, want the second server's pid %s", b.Output, want)
 	}
 }
