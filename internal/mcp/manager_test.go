@@ -333,3 +333,17 @@ func TestToolNamesUniqueAcrossServers(t *testing.T) {
 		t.Fatalf("my_srv__pid_2 = %q, want the second server's pid %s", b.Output, want)
 	}
 }
+
+// A storm of notifications/tools/list_changed costs at most one tools/list at a time (and one more queued):
+// a hostile server cannot make the daemon re-list, and hold, its tools once per notification at once.
+func TestToolListChangedStormCoalesced(t *testing.T) {
+	m := newManager(t, testServer("st", nil))
+	st := m.ForServers(ctxT(t), []string{"st"}, "")
+	if res := call(t, st, "st__storm", `{"bytes":30}`); res.IsError {
+		t.Fatalf("storm = %+v", res)
+	}
+	waitFor(t, m, "the storm's last tool", func() bool { return slices.Contains(specNames(st), "st__storm_29") })
+	if res := call(t, st, "st__lists_in_flight_max", `{}`); res.IsError || res.Output != "1" {
+		t.Fatalf("tools/list served at once during the storm: %+v (want 1)", res)
+	}
+}
