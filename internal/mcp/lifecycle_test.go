@@ -1,7 +1,11 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -245,4 +249,47 @@ func TestNPMServers(t *testing.T) {
 		}
 	}
 	_ = strconv.Itoa
+}
+
+// A streamable HTTP server answering a tools/call with a JSON body far beyond the transport's cap (stdio's
+// 4 MiB line) is refused, not read whole into memory: the call fails, the server is reconnected, and the next
+// call is served.
+func TestHTTPOversizedJSONResponseRefused(t *testing.T) {
+	h := mcptest.Handler(false)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			body, _ := io.ReadAll(r.Body)
+			var msg struct {
+				ID     json.RawMessage `json:"id"`
+				Method string          `json:"method"`
+				Params struct {
+					Name string `json:"name"`
+				} `json:"params"`
+			}
+			if json.Unmarshal(body, &msg) == nil && msg.Method == "tools/call" && msg.Params.Name == "huge" {
+				w.Header().Set("Content-Type", "application/json")
+				fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"%s"}]}}`, msg.ID, strings.Repeat("x", 24<<20))
+				return
+			}
+			r.Body = io.NopCloser(bytes.NewReader(body))
+		}
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close) // after the manager's Close (cleanups run last first): its event stream ends the handler
+	m := newManager(t, config.MCPServerConfig{Name: "big", Transport: config.MCPHTTP, URL: srv.URL})
+	st := m.ForServers(ctxT(t), []string{"big"}, "")
+	if st == nil || len(st.Specs()) == 0 {
+		t.Fatalf("not connected: %+v", m.Status())
+	}
+	res := call(t, st, "big__huge", `{"bytes":1}`)
+	if !res.IsError || !strings.Contains(res.Output, "larger than") {
+		t.Fatalf("a 24 MiB JSON response was accepted: error %v, %d bytes, %.200q", res.IsError, len(res.Output), res.Output)
+	}
+	waitFor(t, m, "the reconnect", func() bool {
+		s := statusOf(m, "big")
+		return s.Restarts >= 1 && s.State == StateReady
+	})
+	if res := call(t, m.ForServers(ctxT(t), []string{"big"}, ""), "big__echo", `{"text":"after"}`); res.Output != "echo: after" {
+		t.Fatalf("after the refused response: %+v", res)
+	}
 }

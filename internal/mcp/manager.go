@@ -198,11 +198,30 @@ func (m *Manager) refresh(s *server) {
 		m.mu.Unlock()
 		return
 	}
+	s.mu.Lock() // at most one re-list per server at a time, and one queued: a storm of notifications coalesces
+	if s.refreshing {
+		s.refreshAgain = true
+		s.mu.Unlock()
+		m.mu.Unlock()
+		return
+	}
+	s.refreshing = true
+	s.mu.Unlock()
 	m.wg.Add(1)
 	m.mu.Unlock()
 	go func() {
 		defer m.wg.Done()
-		s.refreshTools(m.base)
+		for {
+			s.refreshTools(m.base)
+			s.mu.Lock()
+			if !s.refreshAgain {
+				s.refreshing = false
+				s.mu.Unlock()
+				return
+			}
+			s.refreshAgain = false
+			s.mu.Unlock()
+		}
 	}()
 }
 

@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -304,5 +305,45 @@ func TestToolNamesSanitised(t *testing.T) {
 	if len(got) != 4 || got[0].name != "my_srv__domains_list" || got[0].remote != "domains.list" || got[1].name != "my_srv__domains_list_2" ||
 		got[1].remote != "domains/list" || got[2].name == got[3].name || got[0].desc != "MCP tool" {
 		t.Fatalf("names %v", names)
+	}
+}
+
+// Two servers whose names sanitise alike ("my.srv", "my_srv") offer tools under the same <server>__<tool>
+// name: the turn's tool list must still name each tool once (a provider refuses a request with a duplicate
+// function name, which would break every turn of the agent), and each name must reach its own server.
+func TestToolNamesUniqueAcrossServers(t *testing.T) {
+	m := newManager(t, testServer("my.srv", nil), testServer("my_srv", nil))
+	st := m.ForServers(ctxT(t), []string{"my.srv", "my_srv"}, "")
+	names := specNames(st)
+	seen := map[string]bool{}
+	for _, n := range names {
+		if seen[n] {
+			t.Fatalf("tool %s offered twice: %v", n, names)
+		}
+		seen[n] = true
+	}
+	if !seen["my_srv__pid"] || !seen["my_srv__pid_2"] {
+		t.Fatalf("specs %v lack my_srv__pid and my_srv__pid_2", names)
+	}
+	a, b := call(t, st, "my_srv__pid", `{}`), call(t, st, "my_srv__pid_2", `{}`)
+	if a.IsError || b.IsError || a.Output == b.Output {
+		t.Fatalf("both names reached one server: %+v %+v", a, b)
+	}
+	if want := fmt.Sprint(statusOf(m, "my_srv").PID); !strings.Contains(b.Output, want) {
+		t.Fatalf("my_srv__pid_2 = %q, want the second server's pid %s", b.Output, want)
+	}
+}
+
+// A storm of notifications/tools/list_changed costs at most one tools/list at a time (and one more queued):
+// a hostile server cannot make the daemon re-list, and hold, its tools once per notification at once.
+func TestToolListChangedStormCoalesced(t *testing.T) {
+	m := newManager(t, testServer("st", nil))
+	st := m.ForServers(ctxT(t), []string{"st"}, "")
+	if res := call(t, st, "st__storm", `{"bytes":30}`); res.IsError {
+		t.Fatalf("storm = %+v", res)
+	}
+	waitFor(t, m, "the storm's last tool", func() bool { return slices.Contains(specNames(st), "st__storm_29") })
+	if res := call(t, st, "st__lists_in_flight_max", `{}`); res.IsError || res.Output != "1" {
+		t.Fatalf("tools/list served at once during the storm: %+v (want 1)", res)
 	}
 }

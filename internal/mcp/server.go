@@ -56,6 +56,8 @@ type server struct {
 	lastErr   string
 	restarts  int
 	connected time.Time
+	// refreshing: a tools/list after list_changed runs; refreshAgain: another notification came meanwhile.
+	refreshing, refreshAgain bool
 	// connCancel ends the current connection's context (called when the connection is over).
 	connCancel context.CancelFunc
 }

@@ -86,12 +86,21 @@ type located struct {
 	t    toolEntry
 }
 
-// all returns every tool of the ready servers, in server then list order.
+// all returns every tool of the ready servers, in server then list order, each name once: servers whose
+// names sanitise alike ("my.srv", "my_srv") would offer the same <server>__<tool>, which a provider refuses
+// as a duplicate function name; a later server's tool then gets a numbered suffix, as within one server.
 func (st *Set) all() []located {
 	var out []located
+	seen := map[string]bool{}
 	for _, s := range st.servers {
 		sess, ts := s.snapshot()
 		for _, t := range ts {
+			base := t.name
+			for i := 2; seen[t.name]; i++ {
+				suffix := fmt.Sprintf("_%d", i)
+				t.name = truncate(base, 64-len(suffix)) + suffix
+			}
+			seen[t.name] = true
 			out = append(out, located{s, sess, t})
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -101,8 +102,33 @@ func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 			r.Header.Set(k, h.headers[k])
 		}
 	}
-	return h.base.RoundTrip(r)
+	resp, err := h.base.RoundTrip(r)
+	if err == nil && strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
+		// The SDK reads a JSON answer whole: bound it as one stdio line is (an event stream is bounded per event).
+		resp.Body = &capBody{rc: resp.Body, left: maxLineBytes}
+	}
+	return resp, err
 }
+
+// capBody fails a read past left bytes, so a server's endless JSON answer is refused, not buffered.
+type capBody struct {
+	rc   io.ReadCloser
+	left int
+}
+
+func (c *capBody) Read(p []byte) (int, error) {
+	if c.left <= 0 {
+		return 0, fmt.Errorf("mcp: HTTP response larger than %d bytes", maxLineBytes)
+	}
+	if len(p) > c.left {
+		p = p[:c.left]
+	}
+	n, err := c.rc.Read(p)
+	c.left -= n
+	return n, err
+}
+
+func (c *capBody) Close() error { return c.rc.Close() }
 
 // procInfo is what a server's status shows of its current child.
 type procInfo struct {
