@@ -255,19 +255,8 @@ func (m *Manager) SetMany(ctx context.Context, sets []SetEntry, authorize func(p
 
 	m.writeMu.Lock()
 	defer m.writeMu.Unlock()
-	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("config: set: %w", err)
-	}
-	if authorize != nil {
-		if err := authorize(props); err != nil {
-			return nil, err
-		}
-	}
-	raw, err := m.readRaw(m.name)
+	raw, err := m.beginWrite(ctx, "set", authorize, props)
 	if err != nil {
-		return nil, err
-	}
-	if err := refuseOldSchema(m.name, raw); err != nil {
 		return nil, err
 	}
 	orig, encrypt := raw, m.encryptWanted(raw)
@@ -520,4 +509,25 @@ func blame(err error, props []string) error {
 		}
 	}
 	return err
+}
+
+// beginWrite is the start every batched write shares, under writeMu (held by the caller): ctx still live,
+// authorize allowing props, and the file as it is now, refused when it is of an older schema.
+func (m *Manager) beginWrite(ctx context.Context, what string, authorize func([]string) error, props []string) ([]byte, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("config: %s: %w", what, err)
+	}
+	if authorize != nil {
+		if err := authorize(props); err != nil {
+			return nil, err
+		}
+	}
+	raw, err := m.readRaw(m.name)
+	if err != nil {
+		return nil, err
+	}
+	if err := refuseOldSchema(m.name, raw); err != nil {
+		return nil, err
+	}
+	return raw, nil
 }

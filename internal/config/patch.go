@@ -83,19 +83,8 @@ func (m *Manager) Patch(ctx context.Context, ops []PatchEntry, refuseDrift bool,
 
 	m.writeMu.Lock()
 	defer m.writeMu.Unlock()
-	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("config: patch: %w", err)
-	}
-	if authorize != nil {
-		if err := authorize(props); err != nil {
-			return nil, err
-		}
-	}
-	raw, err := m.readRaw(m.name)
+	raw, err := m.beginWrite(ctx, "patch", authorize, props)
 	if err != nil {
-		return nil, err
-	}
-	if err := refuseOldSchema(m.name, raw); err != nil {
 		return nil, err
 	}
 	if refuseDrift {
