@@ -50,6 +50,7 @@ type Config struct {
 	MCP                MCPConfig                    `toml:"mcp"`
 	MCPBundles         map[string]MCPBundleConfig   `toml:"mcp_bundles"`
 	SOP                SOPConfig                    `toml:"sop"`
+	Heartbeat          HeartbeatConfig              `toml:"heartbeat"`
 }
 
 // ProvidersConfig holds model providers as providers.models.<family>.<alias>.
@@ -426,7 +427,8 @@ func base() *Config {
 		Reliability: ReliabilityConfig{SchedulerPollSecs: 15, SchedulerRetries: 2, ProviderBackoffMS: 500},
 		Limits: LimitsConfig{MaxAnswerBytes: DefaultMaxAnswerBytes, MaxToolArgsBytes: DefaultMaxToolArgsBytes,
 			MaxToolCalls: DefaultMaxToolCalls, MaxToolRounds: DefaultMaxToolRounds},
-		SOP: DefaultSOP(),
+		SOP:       DefaultSOP(),
+		Heartbeat: DefaultHeartbeat(),
 	}
 }
 

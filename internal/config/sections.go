@@ -59,6 +59,8 @@ var sectionTable = []sectionInfo{
 		"config:update:<pattern>) given to users."},
 	{key: "reliability", group: "Operations", help: "The scheduler's tick interval and the retries of failed jobs."},
 	{key: "rpc", group: "Network", help: "Limits of the local JSON-RPC socket: connections, frame size and timeouts."},
+	{key: "heartbeat", group: "Operations", help: "The heartbeat: the heartbeat agent's HEARTBEAT.md tasks run " +
+		"every interval (two-phase, adaptive), the dead-man alert, the run history kept."},
 	{key: "scheduler", group: "Operations", help: "Scheduled jobs: on or off, concurrency, catch-up after downtime " +
 		"and the run history kept per job."},
 	{key: "secrets", group: "Storage", help: "Whether secret fields are stored encrypted (enc2:) in config.toml."},
