@@ -50,6 +50,13 @@ type Config struct {
 	MCP                MCPConfig                    `toml:"mcp"`
 	MCPBundles         map[string]MCPBundleConfig   `toml:"mcp_bundles"`
 	SOP                SOPConfig                    `toml:"sop"`
+	OnboardState       OnboardStateConfig           `toml:"onboard_state"`
+}
+
+// OnboardStateConfig is [onboard_state] (upstream's OnboardStateConfig): what the quickstart has done.
+type OnboardStateConfig struct {
+	CompletedSections   []string `toml:"completed_sections" desc:"Sections an older onboarding recorded as done (kept, read by nothing)."`
+	QuickstartCompleted bool     `toml:"quickstart_completed" desc:"Set by a successful quickstart; never reset by it."`
 }
 
 // ProvidersConfig holds model providers as providers.models.<family>.<alias>.
