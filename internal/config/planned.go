@@ -91,3 +91,7 @@ func (m *Manager) planned(ctx context.Context, what string, plan PlanFunc, autho
 	}
 	return raw, after, st, props, nil
 }
+
+// CheckAlias applies the alias rule of map entries (agents, providers, profiles): 1..63 lowercase letters,
+// digits and single underscores, starting and ending with a letter or digit. A violation wraps ErrInvalidKey.
+func CheckAlias(key string) error { return checkAlias(key) }
