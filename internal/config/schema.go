@@ -51,6 +51,13 @@ type Config struct {
 	MCPBundles         map[string]MCPBundleConfig   `toml:"mcp_bundles"`
 	SOP                SOPConfig                    `toml:"sop"`
 	Heartbeat          HeartbeatConfig              `toml:"heartbeat"`
+	OnboardState       OnboardStateConfig           `toml:"onboard_state"`
+}
+
+// OnboardStateConfig is [onboard_state] (upstream's OnboardStateConfig): what the quickstart has done.
+type OnboardStateConfig struct {
+	CompletedSections   []string `toml:"completed_sections" desc:"Sections an older onboarding recorded as done (kept, read by nothing)."`
+	QuickstartCompleted bool     `toml:"quickstart_completed" desc:"Set by a successful quickstart; never reset by it."`
 }
 
 // ProvidersConfig holds model providers as providers.models.<family>.<alias>.

@@ -55,6 +55,8 @@ var sectionTable = []sectionInfo{
 	{key: "storage", group: "Storage", help: "Named database connections, such as [storage.postgres.<alias>] db_url " +
 		"for a memory shared by several hosts."},
 	{key: "observability", group: "Operations", help: "Log persistence and how many entries are kept."},
+	{key: "onboard_state", group: "Operations", shape: api.ShapeDirectForm, help: "Quickstart lifecycle state: " +
+		"quickstart_completed turns true after a successful quickstart (zeroclaw quickstart, or a client's Quickstart)."},
 	{key: "permission_profiles", group: "Storage", help: "Named lists of grants (resource:verb, " +
 		"config:update:<pattern>) given to users."},
 	{key: "reliability", group: "Operations", help: "The scheduler's tick interval and the retries of failed jobs."},

@@ -15,6 +15,7 @@ import (
 	"github.com/zeroclaw-go/zeroclaw/internal/logs"
 	"github.com/zeroclaw-go/zeroclaw/internal/memory"
 	"github.com/zeroclaw-go/zeroclaw/internal/pairing"
+	"github.com/zeroclaw-go/zeroclaw/internal/quickstart"
 	"github.com/zeroclaw-go/zeroclaw/internal/session"
 	"github.com/zeroclaw-go/zeroclaw/internal/skills"
 	"github.com/zeroclaw-go/zeroclaw/internal/sop"
@@ -78,6 +79,7 @@ func TestTable(t *testing.T) {
 		{workspace.ErrTooLong, invalid, 0, 400, false, ""},
 		{workspace.ErrUnknownAgent, invalid, 0, 400, false, ""},
 		{skills.ErrInvalid, invalid, 0, 400, false, ""},
+		{quickstart.ErrInvalid, invalid, 0, 400, false, ""},
 		{skills.ErrNotFound, invalid, 0, 404, true, ""},
 		{sop.ErrAlreadyExists, api.CodeSopAlreadyExists, 0, 409, false, ""},
 		{sop.ErrInvalidName, invalid, 0, 400, false, ""},
@@ -116,8 +118,8 @@ func TestTable(t *testing.T) {
 			}
 		})
 	}
-	if n := len(errmap.Table()); n != 50 {
-		t.Errorf("the table has %d rows and the test %d: add the new row's expectations here", n, 50)
+	if n := len(errmap.Table()); n != 51 {
+		t.Errorf("the table has %d rows and the test %d: add the new row's expectations here", n, 51)
 	}
 }
 

@@ -140,6 +140,7 @@ func New(opts Options) *Server {
 	s.register(api.MethodShutdown, handle(api.GrantAdmin, s.shutdown))
 	if opts.ConfigManager != nil {
 		s.registerConfig(opts.ConfigManager)
+		s.registerQuickstart(opts.ConfigManager, opts.Personality)
 	}
 	if opts.Sessions != nil {
 		s.registerSessions(opts.Sessions)
