@@ -21,7 +21,7 @@ const module = "github.com/zeroclaw-go/zeroclaw/"
 // (or listed but gone) fails. Files built only for another OS count: the tree is listed for every GOOS in
 // layoutOSes.
 var imports = map[string][]string{
-	"cmd/zeroclaw":                       {"internal/cli"},
+	"cmd/zeroclaw":                       {"internal/cli", "internal/mcp"},
 	"internal/cli":                       {"internal/daemon", "internal/sop", "internal/api", "internal/jsonrpc", "internal/install", "internal/config", "internal/secrets", "internal/visible", "internal/service", "internal/backup", "internal/doctor", "internal/cost", "internal/cron", "internal/logs", "internal/store", "internal/skills", "internal/cli/chat", "internal/cli/client", "internal/cli/hint", "internal/localsock", "internal/mcpserver"},
 	"internal/daemon":                    {"internal/acp", "internal/sop", "internal/sop/engine", "internal/sop/runstore", "internal/sop/sopcron", "internal/sop/trigger", "internal/api", "internal/auth", "internal/clock", "internal/controlplane", "internal/cost", "internal/cron", "internal/errmap", "internal/gateway", "internal/router", "internal/jsonrpc", "internal/listen", "internal/logs", "internal/mcpserver", "internal/memory", "internal/pairing", "internal/provider", "internal/rpc", "internal/install", "internal/config", "internal/secrets", "internal/session", "internal/skills", "internal/store", "internal/tools", "internal/workspace", "internal/doctor", "internal/install/legacy", "internal/localsock", "internal/store/jsonl", "internal/mcp"},
 	"internal/gateway":                   {"internal/api", "internal/sop", "internal/sop/engine", "internal/auth", "internal/clock", "internal/config", "internal/errmap", "internal/gateway/dashboard", "internal/jsonrpc", "internal/router", "internal/logs", "internal/pairing", "github.com/coder/websocket", "github.com/prometheus/client_golang/prometheus", "github.com/prometheus/client_golang/prometheus/promhttp"},
@@ -59,7 +59,7 @@ var imports = map[string][]string{
 	"internal/backup":                    {"internal/dbfile", "internal/install", "internal/store"},
 	"internal/mcp":                       {"internal/api", "internal/config", "internal/provider", "internal/tools", "github.com/modelcontextprotocol/go-sdk/jsonrpc", "github.com/modelcontextprotocol/go-sdk/mcp", "golang.org/x/sys/unix"},
 	"internal/mcp/mcptest":               {"github.com/modelcontextprotocol/go-sdk/mcp"},
-	"internal/mcp/mcptest/mcptestserver": {"internal/mcp/mcptest"},
+	"internal/mcp/mcptest/mcptestserver": {"internal/mcp", "internal/mcp/mcptest"},
 	"internal/doctor":                    {"internal/api", "internal/config", "internal/install", "internal/provider", "internal/secrets", "internal/store", "github.com/pelletier/go-toml/v2"},
 	"internal/visible":                   {},
 	"internal/atomicfile":                {},
