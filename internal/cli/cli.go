@@ -55,6 +55,7 @@ func commands() []command {
 		{"pair", "show the gateway pairing code, list or revoke paired devices (through the running daemon)", runPair},
 		{"acp", "speak the Agent Client Protocol on stdin/stdout for an editor; starts an ephemeral daemon if none runs", runACP},
 		{"mcp", "serve the daemon's memory, sessions, cron and SOPs as MCP tools on stdin/stdout (mcp serve); starts an ephemeral daemon if none runs", runMCP},
+		{"quickstart", "set up a working agent in five questions (provider, model, name, risk preset, extras); edits an existing config in place after showing the change", runQuickstart},
 		{"config", "get, set, list, delete or validate configuration properties", runConfig},
 		{"logs", "print the daemon's runtime events (-f follows new ones)", runLogs},
 		{"costs", "print model spending as a table by day, agent or model", runCosts},

@@ -44,6 +44,14 @@ func (p *planner) set(prop string, v any) {
 // Every entry it creates is new (an alias that exists is an error), except a risk preset whose profile is
 // already configured, which is reused untouched.
 func Build(cfg *config.Config, sub *api.BuilderSubmission) Plan {
+	plan := build(cfg, sub)
+	if len(plan.Errors) > 0 {
+		return Plan{Errors: plan.Errors} // a plan with problems writes nothing, whichever step stopped it
+	}
+	return plan
+}
+
+func build(cfg *config.Config, sub *api.BuilderSubmission) Plan {
 	p := &planner{cfg: cfg}
 	runtime, ok := p.runtime(sub.RuntimeProfile)
 	if !ok {
@@ -92,9 +100,6 @@ func Build(cfg *config.Config, sub *api.BuilderSubmission) Plan {
 	}
 	p.plan.Agent = api.AppliedAgent{Alias: name, ModelProvider: provider, RiskProfile: risk, RuntimeProfile: runtime,
 		Channels: []string{}, MemoryBackend: memoryBackend}
-	if len(p.plan.Errors) > 0 {
-		p.plan.Sets, p.plan.Files, p.plan.Agent = nil, nil, api.AppliedAgent{}
-	}
 	return p.plan
 }
 
