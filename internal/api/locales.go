@@ -1,5 +1,10 @@
 package api
 
+import (
+	"encoding/json"
+	"errors"
+)
+
 // Locale and tool-parameter methods (upstream's names).
 const (
 	MethodLocalesList       = "locales/list"
@@ -21,8 +26,25 @@ type LocalesListResult struct {
 // LocalesFetchParams are locales/fetch's params: a registry locale and the catalogues wanted (cli, tools,
 // zerocode; empty or absent: all).
 type LocalesFetchParams struct {
-	Locale  string   `json:"locale"`
-	Catalog []string `json:"catalog"`
+	Locale  string       `json:"locale"`
+	Catalog CatalogNames `json:"catalog"`
+}
+
+// CatalogNames is locales/fetch's catalog list. Absent is empty, but null is refused as upstream's serde
+// refuses it.
+type CatalogNames []string
+
+// UnmarshalJSON decodes a list of names; null is an error.
+func (c *CatalogNames) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		return errors.New("invalid type: null, expected a sequence")
+	}
+	var names []string
+	if err := json.Unmarshal(b, &names); err != nil {
+		return err
+	}
+	*c = names
+	return nil
 }
 
 // FetchedCatalog is one catalogue's bytes, for the client to write into its own config dir.

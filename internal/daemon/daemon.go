@@ -83,8 +83,8 @@ type Options struct {
 	// WSSListen binds the [wss] address; nil means net.Listen. WSSReady, if set, is called with its address.
 	WSSListen func(network, addr string) (net.Listener, error)
 	WSSReady  func(addr net.Addr)
-	// LocalesBaseURL is where locales/fetch downloads upstream's tools and zerocode catalogues; "" means
-	// upstream's repository (UpstreamCatalogURL). Tests point it at a loopback server.
+	// LocalesBaseURL is where locales/fetch downloads upstream's tools and zerocode catalogues (zeroclaw
+	// daemon passes UpstreamCatalogURL); "" downloads nothing: those catalogues are reported skipped.
 	LocalesBaseURL string
 }
 
@@ -304,7 +304,7 @@ func Run(ctx context.Context, opts Options) error {
 		Doctor: doctorFor(layout, endpoint, opts.Environ, func() *api.GatewayStatus { return d.gatewayStatus(opts.Ephemeral) },
 			func() *api.HandshakeOnly { return d.srv.HandshakeOnly() }, sopRT.status, mcpm.Status, // called only once the server serves
 			localeFor(catalog, cfg.Current, opts.Environ)),
-		Locales: i18n.Fetcher{BaseURL: cmp.Or(opts.LocalesBaseURL, UpstreamCatalogURL), Version: api.ServerVersion},
+		Locales: i18n.Fetcher{BaseURL: opts.LocalesBaseURL, Version: api.ServerVersion},
 	})
 	// The ACP endpoint (acp.md) is served through the same listen.Server: one connection limit, one ephemeral
 	// count, one drain. A daemon that cannot take it still serves the native socket.
