@@ -24,7 +24,10 @@ const (
 // Config is the whole config.toml. A *Config handed out by a Manager or Load is an immutable snapshot:
 // callers must not modify it.
 type Config struct {
-	SchemaVersion      int                          `toml:"schema_version" desc:"Version of the config schema this file follows."`
+	SchemaVersion int `toml:"schema_version" desc:"Version of the config schema this file follows."`
+	// Locale is upstream's top-level locale: the language of the daemon's user-facing text (doctor findings
+	// run inside it). The CLI follows LC_ALL, LC_MESSAGES and LANG instead.
+	Locale             string                       `toml:"locale" note:"empty: the daemon's environment (LC_ALL, LC_MESSAGES, LANG), else English" desc:"Language of the daemon's messages: en, fr, ja, es or zh-CN (fr-CA is fr; others are English)."`
 	Providers          ProvidersConfig              `toml:"providers"`
 	Agents             map[string]AgentConfig       `toml:"agents"`
 	RiskProfiles       map[string]RiskProfile       `toml:"risk_profiles"`
