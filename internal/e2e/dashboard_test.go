@@ -373,4 +373,3 @@ func socketDevices(t *testing.T, sock string) []string {
 	}
 	return ids
 }
-
