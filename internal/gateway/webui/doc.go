@@ -1,4 +1,4 @@
-// Package webui is the web dashboard built into the binary (issue 27): server-rendered pages (html/template)
+// Package webui is the web dashboard built into the binary (issue 27): server-rendered pages (embedded HTML)
 // and small progressive-enhancement scripts of our own (vanilla JavaScript, no framework, no build step), every
 // file under go:embed. The gateway serves it at / and /ui/<page>, its files at /ui/assets/<file>.
 //

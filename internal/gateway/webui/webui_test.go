@@ -71,3 +71,23 @@ func TestAssetRefusesNames(t *testing.T) {
 		t.Fatalf("app.js: %q %v", ct, ok)
 	}
 }
+
+// The prefix is the one value a page takes from outside (gateway.path_prefix): it is escaped, so even a
+// hostile one cannot add markup; and nothing is left unsubstituted.
+func TestRenderEscapesPrefix(t *testing.T) {
+	p, _ := Lookup("chat")
+	html, err := Render(p, `/a"><script>alert(1)</script>`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(html)
+	if strings.Contains(s, `"><script>alert`) || !strings.Contains(s, `data-prefix="/a&#34;&gt;&lt;script&gt;`) {
+		t.Fatalf("the prefix is not escaped:\n%s", s)
+	}
+	if strings.Contains(s, "@@") || strings.Contains(s, "<!-- page") {
+		t.Fatalf("a placeholder is left:\n%s", s)
+	}
+	if strings.Count(s, `aria-current="page"`) != 1 || !strings.Contains(s, `<a href="/a&#34;&gt;&lt;script&gt;alert(1)&lt;/script&gt;/ui/chat" aria-current="page">Chat</a>`) {
+		t.Fatalf("the navigation does not mark the chat page:\n%s", s)
+	}
+}
