@@ -60,6 +60,7 @@ func (s *Server) routes() http.Handler {
 
 	s.mirrorRoutes(mux)
 	s.dashboardRoutes(mux)
+	s.uiRoutes(mux)
 	s.fileRoutes(mux)
 	s.eventRoutes(mux)
 	s.handle(mux, "POST /webhook", s.webhookRoute)
