@@ -62,6 +62,8 @@ var imports = map[string][]string{
 	"internal/doctor":                    {"internal/api", "internal/config", "internal/install", "internal/provider", "internal/secrets", "internal/store", "github.com/pelletier/go-toml/v2"},
 	"internal/visible":                   {},
 	"internal/channel":                   {"internal/clock", "internal/config", "internal/store"},
+	"internal/channel/telegram":          {"internal/channel", "internal/config"},
+	"internal/channel/telegram/tgfake":   {},
 	"internal/atomicfile":                {},
 	"internal/dbfile":                    {},
 	"internal/groupcommit":               {},

@@ -390,7 +390,7 @@ func TestCoreApprovals(t *testing.T) {
 		ad.in <- channel.Inbound{EventID: id, Kind: channel.KindApproval, Sender: sender, ReplyTarget: "chat7",
 			Approval: &channel.ApprovalAnswer{Token: token, Decision: d, AckID: "cb" + id}}
 	}
-	press("p1", "8", tok, channel.DecisionAllowOnce)  // an allowed peer, but not the requester
+	press("p1", "8", tok, channel.DecisionAllowOnce) // an allowed peer, but not the requester
 	press("p2", "7", "stale", channel.DecisionAllowOnce)
 	press("p3", "7", tok, channel.DecisionAllowOnce)
 	press("p3", "7", tok, channel.DecisionRejectOnce) // a redelivered press is the same press

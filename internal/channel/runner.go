@@ -59,7 +59,7 @@ type runner struct {
 
 func newRunner(c *Core, inst Instance, g Globals, ad Adapter) *runner {
 	return &runner{c: c, inst: inst, g: g, ad: ad, events: make(chan store.ChanEvent, queueDepth),
-		kick: make(chan struct{}, 1), drained: make(chan struct{}), state: StateStarting, approvals: map[string]*pendingApproval{}}
+		kick: make(chan struct{}, 1), drained: make(chan struct{}), startedAt: c.o.Clock.Now(), state: StateStarting, approvals: map[string]*pendingApproval{}}
 }
 
 func (r *runner) id() string { return r.inst.ID.String() }
@@ -68,7 +68,6 @@ func (r *runner) start(ctx context.Context) {
 	pollCtx, pollCancel := context.WithCancel(ctx)
 	workCtx, workCancel := context.WithCancel(ctx)
 	r.pollCancel, r.workCancel = pollCancel, workCancel
-	r.startedAt = r.c.o.Clock.Now()
 	r.recover(workCtx)
 	r.workWG.Add(2)
 	go r.dispatch(workCtx)
