@@ -49,6 +49,7 @@ type Config struct {
 	SkillBundles       map[string]SkillBundleConfig `toml:"skill_bundles"`
 	MCP                MCPConfig                    `toml:"mcp"`
 	MCPBundles         map[string]MCPBundleConfig   `toml:"mcp_bundles"`
+	RuntimeProfiles    map[string]RuntimeProfile    `toml:"runtime_profiles"`
 	SOP                SOPConfig                    `toml:"sop"`
 }
 
@@ -109,6 +110,8 @@ type AgentConfig struct {
 	// in ACP sessions too.
 	MCPBundles   []string `toml:"mcp_bundles" alias:"mcp_bundles" desc:"MCP bundles ([mcp_bundles.<alias>]) whose servers the agent may use; empty: no MCP server."`
 	ACPEnableMCP bool     `toml:"acp_enable_mcp" desc:"Also give the agent its granted MCP servers in ACP sessions."`
+	// RuntimeProfile names the [runtime_profiles.<alias>] entry (upstream's); only its tool_filter_groups are read.
+	RuntimeProfile string `toml:"runtime_profile" alias:"runtime_profiles" desc:"Runtime profile ([runtime_profiles.<alias>]) whose tool_filter_groups choose the MCP tools of each turn."`
 }
 
 // IsEnabled reports whether the agent is enabled (absent means enabled).
