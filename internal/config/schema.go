@@ -52,6 +52,7 @@ type Config struct {
 	SkillBundles       map[string]SkillBundleConfig `toml:"skill_bundles"`
 	MCP                MCPConfig                    `toml:"mcp"`
 	MCPBundles         map[string]MCPBundleConfig   `toml:"mcp_bundles"`
+	RuntimeProfiles    map[string]RuntimeProfile    `toml:"runtime_profiles"`
 	SOP                SOPConfig                    `toml:"sop"`
 	Heartbeat          HeartbeatConfig              `toml:"heartbeat"`
 	OnboardState       OnboardStateConfig           `toml:"onboard_state"`
@@ -125,6 +126,8 @@ type AgentConfig struct {
 	// Channels are the chat channels this agent answers on, as <type>.<alias> or a bare <type> (upstream's
 	// agents.<alias>.channels).
 	Channels []string `toml:"channels" desc:"Chat channels this agent answers on: <type>.<alias> (telegram.work) or a bare <type>."`
+	// RuntimeProfile names the [runtime_profiles.<alias>] entry (upstream's); only its tool_filter_groups are read.
+	RuntimeProfile string `toml:"runtime_profile" alias:"runtime_profiles" desc:"Runtime profile ([runtime_profiles.<alias>]) whose tool_filter_groups choose the MCP tools of each turn."`
 }
 
 // IsEnabled reports whether the agent is enabled (absent means enabled).
