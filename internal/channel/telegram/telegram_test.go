@@ -40,7 +40,7 @@ func (t *turner) Turn(ctx context.Context, r channel.TurnRequest) (string, error
 func (t *turner) count(p string) int { t.mu.Lock(); defer t.mu.Unlock(); return t.turns[p] }
 
 // run starts a Core with one telegram channel against fake; owner is the allowed user id.
-func run(t *testing.T, fake *tgfake.Server, tr channel.Turner, dir string) (*channel.Core, func()) {
+func run(t testing.TB, fake *tgfake.Server, tr channel.Turner, dir string) (*channel.Core, func()) {
 	t.Helper()
 	st, err := store.OpenChat(context.Background(), filepath.Join(dir, "sessions.db"))
 	if err != nil {
