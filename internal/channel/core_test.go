@@ -254,13 +254,13 @@ func TestCoreAllowList(t *testing.T) {
 				t.Fatalf("peers %v sender %s: %d turns", tc.peers, tc.sender, tr.count("hi"))
 			}
 		} else {
-			time.Sleep(20 * time.Millisecond)
+			waitFor(t, "both ignored", func() bool { return h.core.Status(context.Background())[0].Ignored == 2 })
 			if n := tr.count("hi"); n != 0 || len(ad.texts()) != 0 {
 				t.Fatalf("peers %v sender %s: %d turns, sent %q", tc.peers, tc.sender, n, ad.texts())
 			}
-			c := h.core.Status(context.Background())[0].Counts
-			if c["event:ignored"] != 2 {
-				t.Fatalf("counts %v", c)
+			st := h.core.Status(context.Background())[0]
+			if st.Ignored != 2 || len(st.Counts) != 0 {
+				t.Fatalf("ignored %d, counts %v: a stranger's message was recorded", st.Ignored, st.Counts)
 			}
 		}
 		h.shutdown()

@@ -23,6 +23,7 @@ type channelEntry struct {
 	State          string         `json:"state"`
 	LastError      string         `json:"last_error,omitempty"`
 	Restarts       int            `json:"restarts"`
+	Ignored        int            `json:"ignored"`
 	LastProgressAt *time.Time     `json:"last_progress_at,omitempty"`
 	Counts         map[string]int `json:"counts"`
 }
@@ -32,7 +33,7 @@ func (s *Server) channelList(w http.ResponseWriter, r *http.Request, _ caller) e
 	out := []channelEntry{}
 	for _, c := range s.o.Daemon.Channels(r.Context()) {
 		e := channelEntry{Name: c.ID, Type: c.Type, Alias: c.Alias, Enabled: true, Compiled: true, Status: "active",
-			Health: "healthy", State: c.State, LastError: c.LastError, Restarts: c.Restarts, Counts: c.Counts,
+			Health: "healthy", State: c.State, LastError: c.LastError, Restarts: c.Restarts, Ignored: c.Ignored, Counts: c.Counts,
 			LastMessageAt: c.LastEventAt, LastProgressAt: c.LastProgressAt, MessageCount: c.Counts["event:answered"],
 			Readiness: map[string]any{"listening": c.Healthy}}
 		if c.Agent != "" {
