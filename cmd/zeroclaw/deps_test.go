@@ -62,6 +62,7 @@ var imports = map[string][]string{
 	"internal/mcp/mcptest/mcptestserver": {"internal/mcp/mcptest"},
 	"internal/doctor":                    {"internal/api", "internal/config", "internal/install", "internal/provider", "internal/secrets", "internal/store", "github.com/pelletier/go-toml/v2"},
 	"internal/visible":                   {},
+	"internal/channel":                   {"internal/clock", "internal/config"},
 	"internal/atomicfile":                {},
 	"internal/dbfile":                    {},
 	"internal/groupcommit":               {},

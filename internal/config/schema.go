@@ -50,6 +50,7 @@ type Config struct {
 	MCP                MCPConfig                    `toml:"mcp"`
 	MCPBundles         map[string]MCPBundleConfig   `toml:"mcp_bundles"`
 	SOP                SOPConfig                    `toml:"sop"`
+	PeerGroups         map[string]PeerGroupConfig   `toml:"peer_groups"`
 }
 
 // ProvidersConfig holds model providers as providers.models.<family>.<alias>.
@@ -109,6 +110,10 @@ type AgentConfig struct {
 	// in ACP sessions too.
 	MCPBundles   []string `toml:"mcp_bundles" alias:"mcp_bundles" desc:"MCP bundles ([mcp_bundles.<alias>]) whose servers the agent may use; empty: no MCP server."`
 	ACPEnableMCP bool     `toml:"acp_enable_mcp" desc:"Also give the agent its granted MCP servers in ACP sessions."`
+
+	// Channels are the chat channels this agent answers on, as <type>.<alias> or a bare <type> (upstream's
+	// agents.<alias>.channels).
+	Channels []string `toml:"channels" desc:"Chat channels this agent answers on: <type>.<alias> (telegram.work) or a bare <type>."`
 }
 
 // IsEnabled reports whether the agent is enabled (absent means enabled).
@@ -182,6 +187,10 @@ type ChannelsConfig struct {
 	// MQTT and Filesystem are the SOP trigger fan-ins (internal/sop/trigger), see sop.go.
 	MQTT       map[string]MQTTConfig       `toml:"mqtt"`
 	Filesystem map[string]FilesystemConfig `toml:"filesystem"`
+	// The chat-channel globals and adapters (internal/channel), see channels.go.
+	MessageTimeoutSecs      int                       `toml:"message_timeout_secs" desc:"Seconds one channel turn may take (at least 30) before it is answered with a timeout error."`
+	MaxConcurrentPerChannel int                       `toml:"max_concurrent_per_channel" desc:"Turns one channel runs at once (all channels together: this times the channel count, clamped to 8..64)."`
+	Telegram                map[string]TelegramConfig `toml:"telegram"`
 }
 
 // GatewayConfig is [gateway] (upstream/gateway.md §5). PairedTokens holds SHA-256 hex hashes and is a secret
@@ -406,7 +415,7 @@ type defaulter interface{ setDefaults() }
 // base returns the defaults of every non-map field; maps are empty. Decoding a file starts from it.
 func base() *Config {
 	return &Config{
-		Channels: ChannelsConfig{SessionBackend: "sqlite"},
+		Channels: ChannelsConfig{SessionBackend: "sqlite", MessageTimeoutSecs: 300, MaxConcurrentPerChannel: 4},
 		Gateway: GatewayConfig{Host: "127.0.0.1", Port: 42617, RequirePairing: true, PairRateLimitPerMinute: 10,
 			WebhookRateLimitPerMin: 60, RateLimitMaxKeys: 10000, IdempotencyTTLSecs: 300, IdempotencyMaxKeys: 10000,
 			RequestTimeoutSecs: 30, LongRunningTimeoutSecs: 600, WebSocketPingIntervalSecs: 30,

@@ -30,6 +30,9 @@ func (s *Server) registerCron(c *cron.Scheduler) {
 		if err := checkCronAdd(peer.Principal(), p); err != nil {
 			return api.CronJob{}, err
 		}
+		if err := s.checkCronTarget(ctx, peer, p.SessionTarget); err != nil {
+			return api.CronJob{}, err
+		}
 		sc, err := scheduleParam(p.Schedule, p.TZ, nil, false)
 		if err != nil {
 			return api.CronJob{}, err
