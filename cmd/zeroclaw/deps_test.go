@@ -55,7 +55,7 @@ var imports = map[string][]string{
 	"internal/skills":                    {"internal/atomicfile", "internal/config", "internal/workspace"},
 	"internal/sop":                       {"internal/atomicfile", "github.com/pelletier/go-toml/v2"},
 	"internal/sop/trigger":               {"internal/config", "internal/sop", "internal/sop/engine", "github.com/eclipse/paho.mqtt.golang", "github.com/fsnotify/fsnotify"},
-	"internal/channel/irc":               {"internal/clock"},
+	"internal/channel/irc":               {"internal/channel", "internal/clock", "internal/config"},
 	"internal/channel/mqtt":              {"internal/channel", "internal/config", "internal/sop/trigger", "github.com/eclipse/paho.mqtt.golang"},
 	"internal/backup":                    {"internal/dbfile", "internal/install", "internal/store"},
 	"internal/mcp":                       {"internal/api", "internal/config", "internal/provider", "internal/tools", "github.com/modelcontextprotocol/go-sdk/jsonrpc", "github.com/modelcontextprotocol/go-sdk/mcp", "golang.org/x/sys/unix"},

@@ -46,7 +46,10 @@ type Options struct {
 	PingEvery time.Duration
 	Dial      func(ctx context.Context, network, addr string) (net.Conn, error) // nil: net.Dialer
 	Clock     clock.Clock                                                       // backoff timers
-	Logger    *slog.Logger
+	// OnLine is called for every well-formed line from the server (a PONG included): the liveness the
+	// channel core judges by. It must not block.
+	OnLine func()
+	Logger *slog.Logger
 }
 
 // Inbound is one PRIVMSG addressed to us: in a channel we joined, or a direct message.
@@ -267,6 +270,12 @@ func (c *Client) session(ctx context.Context, deliver Deliver) (registered bool,
 			continue
 		}
 		c.update(func(s *State) { s.LastEvent = c.clk.Now() })
+		if c.o.OnLine != nil {
+			c.o.OnLine()
+		}
+		if c.o.OnLine != nil {
+			c.o.OnLine()
+		}
 		switch m.Command {
 		case "PING":
 			if err := c.write("PONG :" + clean(m.Param(0))); err != nil {
