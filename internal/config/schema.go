@@ -381,6 +381,9 @@ type ReliabilityConfig struct {
 	SchedulerPollSecs int `toml:"scheduler_poll_secs" desc:"Seconds between scheduler ticks (at least 5)."`
 	SchedulerRetries  int `toml:"scheduler_retries" desc:"Extra attempts of a failed scheduled job."`
 	ProviderBackoffMS int `toml:"provider_backoff_ms" desc:"First retry delay in milliseconds (at least 200), doubled per attempt."`
+	// The channel listeners' restart backoff (upstream's keys).
+	ChannelInitialBackoffSecs int `toml:"channel_initial_backoff_secs" note:"0: 2" desc:"Seconds before a failed channel listener first restarts (doubled per failure)."`
+	ChannelMaxBackoffSecs     int `toml:"channel_max_backoff_secs" note:"0: 60" desc:"Longest wait between restarts of a failing channel listener."`
 }
 
 // CronJobDecl is cron.<id>: a job declared in config, reconciled into jobs.db at start and on reload.
