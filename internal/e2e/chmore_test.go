@@ -223,12 +223,16 @@ external_peers = ["alice"]
 		return false
 	})
 	mallory.send("PRIVMSG zcbot :yes " + tok)
-	mallory.until(func(f []string) bool { return len(f) > 3 && f[1] == "PRIVMSG" && strings.Contains(strings.Join(f, " "), "Only the person who asked") })
+	mallory.until(func(f []string) bool {
+		return len(f) > 3 && f[1] == "PRIVMSG" && strings.Contains(strings.Join(f, " "), "Only the person who asked")
+	})
 	if _, err := os.Stat(filepath.Join(agentWorkspace(h), "marker")); !os.IsNotExist(err) {
 		t.Fatalf("a stranger's answer ran the command: %v", err)
 	}
 	alice.send("PRIVMSG zcbot :yes " + tok)
-	alice.until(func(f []string) bool { return len(f) > 3 && f[1] == "PRIVMSG" && strings.Contains(strings.Join(f, " "), ":marker written") })
+	alice.until(func(f []string) bool {
+		return len(f) > 3 && f[1] == "PRIVMSG" && strings.Contains(strings.Join(f, " "), ":marker written")
+	})
 	if _, err := os.Stat(filepath.Join(agentWorkspace(h), "marker")); err != nil {
 		t.Fatalf("the approved command did not run: %v", err)
 	}
