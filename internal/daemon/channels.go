@@ -11,6 +11,8 @@ import (
 	"github.com/zeroclaw-go/zeroclaw/internal/agent"
 	"github.com/zeroclaw-go/zeroclaw/internal/api"
 	"github.com/zeroclaw-go/zeroclaw/internal/channel"
+	"github.com/zeroclaw-go/zeroclaw/internal/channel/irc"
+	"github.com/zeroclaw-go/zeroclaw/internal/channel/mqtt"
 	"github.com/zeroclaw-go/zeroclaw/internal/channel/telegram"
 	"github.com/zeroclaw-go/zeroclaw/internal/clock"
 	"github.com/zeroclaw-go/zeroclaw/internal/config"
@@ -32,6 +34,8 @@ type channelRuntime struct {
 func channelRegistry() *channel.Registry {
 	r := &channel.Registry{}
 	r.Register(telegram.Type())
+	r.Register(mqtt.Type())
+	r.Register(irc.Type())
 	return r
 }
 
