@@ -25,6 +25,7 @@ import (
 	"github.com/zeroclaw-go/zeroclaw/internal/clock"
 	"github.com/zeroclaw-go/zeroclaw/internal/config"
 	"github.com/zeroclaw-go/zeroclaw/internal/gateway"
+	"github.com/zeroclaw-go/zeroclaw/internal/heartbeat"
 	"github.com/zeroclaw-go/zeroclaw/internal/install"
 	"github.com/zeroclaw-go/zeroclaw/internal/install/legacy"
 	"github.com/zeroclaw-go/zeroclaw/internal/jsonrpc"
@@ -62,6 +63,9 @@ type Options struct {
 	NewID func() string
 	// NewProvider builds the provider an agent's model_provider names; nil means the real providers.
 	NewProvider session.ProviderFactory
+	// HeartbeatNotifier delivers the heartbeat's dead-man alerts and announcements to a channel; nil: they are
+	// logged only (the channel layer's notifier is wired here).
+	HeartbeatNotifier heartbeat.Notifier
 
 	// Ready, if set, is called once the endpoint accepts connections.
 	Ready func(endpoint string)
@@ -248,6 +252,8 @@ func Run(ctx context.Context, opts Options) error {
 	// The SOP runtime after the stores and the sessions its steps run on; runs cut by the last exit resume here.
 	sopRT := openSop(ctx, layout, opts.Home, cfg, sessions, clk, log)
 	defer sopRT.close(ctx) // normally done already by drain, within the drain deadline
+	hbRT := openHeartbeat(ctx, layout, cfg, sessions, opts.HeartbeatNotifier, clk, opts.NewID, log)
+	defer hbRT.close(log) // normally stopped already by drain; its history closes here
 	d = &daemon{
 		bg:           bg,
 		log:          log,
@@ -261,6 +267,7 @@ func Run(ctx context.Context, opts Options) error {
 		drainTimeout: cmp.Or(max(opts.DrainTimeout, 0), DrainTimeout),
 		sop:          sopRT,
 		sops:         sopRT.engine(),
+		hb:           hbRT,
 	}
 	d.srv = rpc.New(rpc.Options{
 		Logger: log.With("component", "rpc"),
@@ -287,10 +294,11 @@ func Run(ctx context.Context, opts Options) error {
 		Sops:          d.sops, // set before the server is built when [sop] runs an engine
 		SopLibrary:    sopLibrary(cfg.Current, layout.Root, opts.Home, func() *sopRuntime { return d.sop }, log),
 
-		Gateway: func() *api.GatewayStatus { return d.gatewayStatus(opts.Ephemeral) },
-		Sop:     sopRT.status,
+		Gateway:   func() *api.GatewayStatus { return d.gatewayStatus(opts.Ephemeral) },
+		Sop:       sopRT.status,
+		Heartbeat: hbRT.hb,
 		Doctor: doctorFor(layout, endpoint, opts.Environ, func() *api.GatewayStatus { return d.gatewayStatus(opts.Ephemeral) },
-			func() *api.HandshakeOnly { return d.srv.HandshakeOnly() }, sopRT.status, mcpm.Status), // called only once the server serves
+			func() *api.HandshakeOnly { return d.srv.HandshakeOnly() }, sopRT.status, mcpm.Status, hbRT.hb.Status), // called only once the server serves
 	})
 	// The ACP endpoint (acp.md) is served through the same listen.Server: one connection limit, one ephemeral
 	// count, one drain. A daemon that cannot take it still serves the native socket.
@@ -363,6 +371,7 @@ type daemon struct {
 	drainTimeout time.Duration
 	sops         *engine.Engine // the SOP engine; nil when it is off
 	sop          *sopRuntime    // the engine with its store, tick and triggers; nil when it is off
+	hb           *heartbeatRT   // the heartbeat (always made; idle while [heartbeat] is off)
 
 	stopOnce sync.Once
 	stop     chan struct{} // closed by requestStop
@@ -448,7 +457,8 @@ func (d *daemon) drain(ctx context.Context) {
 	// cut after it stays in flight in runs.db and is marked interrupted at the next start (a cancelled turn
 	// would read as the step failing).
 	d.sop.close(ctx)
-	d.bg.stop(ctx) // scheduled jobs first: an agent job's turn ends before the sessions shut down
+	d.hb.hb.Close() // a heartbeat task cut here is recorded as error
+	d.bg.stop(ctx)  // scheduled jobs first: an agent job's turn ends before the sessions shut down
 	d.sessions.Shutdown(ctx)
 	d.srv.Drain(ctx)
 	d.acp.Drain(ctx)

@@ -25,6 +25,7 @@ const (
 	CategoryProviders = "providers"
 	CategoryGateway   = "gateway"
 	CategorySop       = "sop"
+	CategoryHeartbeat = "heartbeat"
 )
 
 // DefaultProbeTimeout bounds the reachability probe of each provider.
@@ -52,6 +53,9 @@ type Options struct {
 	// Sop reports the running daemon's SOP runtime (set inside the daemon); nil, or a nil result, leaves the
 	// SOP check out.
 	Sop func() *api.SopStatus
+	// Heartbeat reports the running daemon's heartbeat (set inside the daemon); nil leaves the check out (a
+	// bad [heartbeat] is still a config finding).
+	Heartbeat func() api.HeartbeatStatus
 }
 
 // Run inspects the install and returns every finding, in a fixed order of checks. It fails only when ctx ends
@@ -81,6 +85,9 @@ func Run(ctx context.Context, o Options) api.DoctorResult {
 		if st := o.Sop(); st != nil {
 			checkSop(r, *st)
 		}
+	}
+	if o.Heartbeat != nil {
+		checkHeartbeat(r, o.Heartbeat())
 	}
 	if cfg != nil {
 		checkMCP(r, cfg, o.MCPStatus)

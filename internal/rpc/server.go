@@ -84,6 +84,8 @@ type Options struct {
 	Gateway func() *api.GatewayStatus
 	// Sop reports the SOP runtime for status; nil (or a nil result) leaves status.sop out.
 	Sop func() *api.SopStatus
+	// Heartbeat serves heartbeat/runs and status.heartbeat; nil leaves both out.
+	Heartbeat Heartbeat
 	// Doctor serves doctor/run; nil leaves it out.
 	Doctor func(ctx context.Context, offline bool) api.DoctorResult
 	// SopLibrary serves the SOP authoring methods (sops/list, get, validate, save, create, delete, graph,
@@ -162,6 +164,9 @@ func New(opts Options) *Server {
 	}
 	if opts.Cron != nil {
 		s.registerCron(opts.Cron)
+	}
+	if opts.Heartbeat != nil {
+		s.registerHeartbeat(opts.Heartbeat)
 	}
 	if opts.Logs != nil {
 		s.registerLogs(opts.Logs)
