@@ -146,8 +146,9 @@ func (s *Server) status(_ context.Context, _ *Peer, _ *noParams) (*jsonrpc.Encod
 	}
 	var hb *api.HeartbeatStatus
 	if s.opts.Heartbeat != nil {
-		st := s.opts.Heartbeat.Status()
-		hb = &st
+		if st := s.opts.Heartbeat.Status(); st.Enabled || st.Problem != "" { // absent while simply off, as sop
+			hb = &st
+		}
 	}
 	advertised := serverVersion(s.config())
 	if c := s.statusCache.Load(); c != nil && c.uptime == uptime && c.version == version && c.advertised == advertised && slices.Equal(c.ids, ids) &&
