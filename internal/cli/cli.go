@@ -51,6 +51,7 @@ func commands() []command {
 		{"skills", "list, show or edit the agents' skills (bundles and each workspace's own)", runSkills},
 		{"personality", "list, show or edit an agent's identity files (SOUL.md, USER.md, ...)", runPersonality},
 		{"cron", "list, add, remove, run or show the runs of scheduled jobs (through the running daemon)", runCron},
+		{"heartbeat", "show the heartbeat's state and the outcome of every slot (through the running daemon)", runHeartbeat},
 		{"sop", "run standard operating procedures, list their runs, approve, deny or cancel them (through the running daemon)", runSop},
 		{"pair", "show the gateway pairing code, list or revoke paired devices (through the running daemon)", runPair},
 		{"acp", "speak the Agent Client Protocol on stdin/stdout for an editor; starts an ephemeral daemon if none runs", runACP},
