@@ -60,6 +60,7 @@ func commands() []command {
 		{"acp", "cli-acp-about", runACP},
 		{"mcp", "cli-mcp-about", runMCP},
 		{"quickstart", "cli-quickstart-about", runQuickstart},
+		{"heartbeat", "cli-heartbeat-about", runHeartbeat},
 		{"config", "cli-config-about", runConfig},
 		{"logs", "cli-logs-about", runLogs},
 		{"costs", "cli-costs-about", runCosts},
