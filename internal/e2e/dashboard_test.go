@@ -47,6 +47,13 @@ func TestDashboardInBrowser(t *testing.T) {
 				fmt.Fprint(w, sseChunk(part))
 			}
 			fmt.Fprint(w, "data: [DONE]\n\n")
+		case 3: // a turn that runs until the page cancels it
+			fmt.Fprint(w, sseChunk("working on it"))
+			w.(http.Flusher).Flush()
+			select {
+			case <-r.Context().Done():
+			case <-time.After(60 * time.Second):
+			}
 		default:
 			fmt.Fprint(w, sseChunk("another answer")+"data: [DONE]\n\n")
 		}
@@ -147,6 +154,13 @@ func TestDashboardInBrowser(t *testing.T) {
 			t.Fatal("the raw HTML is not shown as text")
 		}
 		b.screenshot(shots, "chat")
+
+		// A turn that does not end by itself: Cancel turn aborts it.
+		b.setValue("chat-input", "take your time")
+		b.submit("chat-form")
+		b.waitJS("the slow turn streams", "[...document.querySelectorAll('article.msg.assistant .body')].some(e => e.textContent.includes('working on it')) && !document.getElementById('chat-cancel').disabled")
+		b.click("#chat-cancel")
+		b.waitJS("the turn is cancelled", "document.querySelector('#chat-log [data-aborted=true]') && document.getElementById('chat-cancel').disabled")
 	})
 
 	t.Run("sessions", func(t *testing.T) {
@@ -165,6 +179,16 @@ func TestDashboardInBrowser(t *testing.T) {
 		b.click("#sessions-table tr[data-session] button")
 		b.waitJS("the transcript", "document.querySelectorAll('#transcript article').length >= 2")
 		b.screenshot(shots, "sessions")
+		// Delete the session from its row: it is gone from the page and from the daemon.
+		if ids := gatewaySessions(t, base, token); !slices.Contains(ids, sessionID) {
+			t.Fatalf("the daemon does not list the chat's session %s: %v", sessionID, ids)
+		}
+		b.eval("window.confirm = () => true", nil)
+		b.click("#sessions-table tr[data-session=" + jsString(sessionID) + "] button.danger")
+		b.waitJS("the row goes", "!document.querySelector('#sessions-table tr[data-session="+jsString(sessionID)+"]')")
+		if ids := gatewaySessions(t, base, token); slices.Contains(ids, sessionID) {
+			t.Fatalf("the deleted session %s is still listed by the daemon: %v", sessionID, ids)
+		}
 		b.setValue("sessions-q", "nosuchwordanywhere")
 		b.submit("sessions-search")
 		b.waitJS("no match", "document.querySelectorAll('#sessions-table tbody tr[data-session]').length === 0 && document.querySelector('#sessions-table td.empty')")
@@ -356,6 +380,32 @@ func memStore(t *testing.T, base, token, key string) {
 	if res.StatusCode != 200 {
 		t.Fatalf("POST /api/memory: %d", res.StatusCode)
 	}
+}
+
+// gatewaySessions is the ids GET /api/sessions lists for token.
+func gatewaySessions(t *testing.T, base, token string) []string {
+	t.Helper()
+	gw := &http.Client{Transport: &http.Transport{Proxy: nil}, Timeout: 10 * time.Second}
+	req, _ := http.NewRequest("GET", base+"/api/sessions", nil)
+	req.Header.Set("Authorization", "Bearer "+token)
+	res, err := gw.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	var body struct {
+		Sessions []struct {
+			SessionID string `json:"session_id"`
+		} `json:"sessions"`
+	}
+	if err := json.NewDecoder(res.Body).Decode(&body); err != nil || res.StatusCode != 200 {
+		t.Fatalf("GET /api/sessions: %d %v", res.StatusCode, err)
+	}
+	var ids []string
+	for _, s := range body.Sessions {
+		ids = append(ids, s.SessionID)
+	}
+	return ids
 }
 
 // socketDevices is the daemon's device ids over its socket.
