@@ -285,6 +285,29 @@ func TestDashboardInBrowser(t *testing.T) {
 			}
 			b.screenshot(shots, p)
 		}
+		// Every field of every page has a label, and every control is reachable from the keyboard.
+		for _, p := range []string{"pair", "chat", "sessions", "logs", "costs", "cron", "memory", "doctor", "devices", "config", "agents", "approvals", "overview"} {
+			b.open(base + "/ui/" + p)
+			var unlabeled []string
+			b.eval(`[...document.querySelectorAll('input, select, textarea')].filter(e => e.labels.length === 0 && !e.getAttribute('aria-label')).map(e => e.id || e.outerHTML.slice(0, 60))`, &unlabeled)
+			var unfocusable []string
+			b.eval(`[...document.querySelectorAll('a, button, input, select, textarea')].filter(e => e.tabIndex < 0).map(e => e.id || e.outerHTML.slice(0, 60))`, &unfocusable)
+			if len(unlabeled) > 0 || len(unfocusable) > 0 {
+				t.Errorf("%s: fields without a label %v, controls out of the tab order %v", p, unlabeled, unfocusable)
+			}
+		}
+		// The devices page makes a new pairing code.
+		b.open(base + "/ui/devices")
+		b.waitJS("the devices page", "document.documentElement.dataset.loaded === 'devices'")
+		b.click("#devices-code")
+		b.waitJS("a new pairing code", "/\\d{6}/.test(document.getElementById('devices-newcode').textContent)")
+		// The memory page stores an entry typed into its form.
+		b.open(base + "/ui/memory")
+		b.waitJS("the memory page", "document.getElementById('memory-list').children.length > 0")
+		b.setValue("memory-key", "typed-in-browser")
+		b.setValue("memory-content", "stored from the dashboard")
+		b.submit("memory-store")
+		b.waitJS("the stored entry is listed", "document.querySelector('#memory-list [data-key=\"typed-in-browser\"]')")
 		b.open(base + "/ui/memory")
 		b.waitJS("the memory entry", "document.querySelector('#memory-list [data-key=\"dash-live-marker\"]')")
 		b.eval("window.confirm = () => true", nil)
