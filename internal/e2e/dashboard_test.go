@@ -276,7 +276,7 @@ func TestDashboardInBrowser(t *testing.T) {
 
 	t.Run("pages", func(t *testing.T) {
 		b.t = t
-		for _, p := range []string{"overview", "approvals", "cron", "memory", "doctor", "devices", "agents", "sops", "mcp"} {
+		for _, p := range []string{"overview", "approvals", "cron", "memory", "doctor", "devices", "agents", "sops", "mcp", "channels"} {
 			b.open(base + "/ui/" + p)
 			b.waitJS(p+" renders", "document.querySelector('main').textContent.length > 40 && document.documentElement.dataset.auth !== 'lost'")
 			time.Sleep(300 * time.Millisecond) // let its calls land before the picture (not asserted on)
