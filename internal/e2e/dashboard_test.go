@@ -216,7 +216,17 @@ func TestDashboardInBrowser(t *testing.T) {
 			t.Fatalf("POST /pair: %d", res.StatusCode)
 		}
 		memStore(t, base, token, "dash-live-marker")
-		b.waitJS("the pairing's log line arrives live", "[...document.querySelectorAll('#logs-list li')].some(li => li.textContent.includes('config changed'))")
+		b.waitJS("the pairing's log line arrives live", "[...document.querySelectorAll('#logs-list li[data-live=true]')].some(li => li.textContent.includes('config changed'))")
+		// Paused, a new event is held, not shown; resumed, it is shown.
+		b.click("#logs-pause")
+		shown := b.str("String(document.querySelectorAll('#logs-list li').length)")
+		gatewayPut(t, base, token, "gateway.request_timeout_secs", 31)
+		b.waitJS("the event is held while paused", "/Paused: [1-9]/.test(document.getElementById('logs-status').textContent)")
+		if now := b.str("String(document.querySelectorAll('#logs-list li').length)"); now != shown {
+			t.Fatalf("paused, the list went from %s to %s lines", shown, now)
+		}
+		b.click("#logs-pause")
+		b.waitJS("resumed, the held event is shown", "document.querySelectorAll('#logs-list li').length > "+shown)
 		n := b.str("String(document.querySelectorAll('#logs-list li').length)")
 		b.setValue("logs-filter", "no-such-text-in-any-event")
 		if vis := b.str("String([...document.querySelectorAll('#logs-list li')].filter(li => !li.hidden).length)"); vis != "0" {
@@ -402,6 +412,24 @@ func memStore(t *testing.T, base, token, key string) {
 	res.Body.Close()
 	if res.StatusCode != 200 {
 		t.Fatalf("POST /api/memory: %d", res.StatusCode)
+	}
+}
+
+// gatewayPut sets a config property over the gateway with token.
+func gatewayPut(t *testing.T, base, token, prop string, value any) {
+	t.Helper()
+	body, _ := json.Marshal(map[string]any{"prop": prop, "value": value})
+	gw := &http.Client{Transport: &http.Transport{Proxy: nil}, Timeout: 10 * time.Second}
+	req, _ := http.NewRequest("PUT", base+"/api/config/prop", strings.NewReader(string(body)))
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Content-Type", "application/json")
+	res, err := gw.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != 200 {
+		t.Fatalf("PUT /api/config/prop %s: %d", prop, res.StatusCode)
 	}
 }
 
