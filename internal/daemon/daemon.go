@@ -255,6 +255,9 @@ func Run(ctx context.Context, opts Options) error {
 	// The SOP runtime after the stores and the sessions its steps run on; runs cut by the last exit resume here.
 	sopRT := openSop(ctx, layout, opts.Home, cfg, sessions, clk, log)
 	defer sopRT.close(ctx) // normally done already by drain, within the drain deadline
+	// The chat channels after the sessions their turns run on; events a previous process recorded are resumed.
+	chRT := openChannels(ctx, layout, cfg, st.chat, sessions, clk, log)
+	defer chRT.close() // normally done already by drain
 	d = &daemon{
 		bg:           bg,
 		log:          log,
@@ -268,6 +271,7 @@ func Run(ctx context.Context, opts Options) error {
 		drainTimeout: cmp.Or(max(opts.DrainTimeout, 0), DrainTimeout),
 		sop:          sopRT,
 		sops:         sopRT.engine(),
+		channels:     chRT,
 	}
 	// The catalogues: the binary's, with what locales/fetch clients stored in data/ftl laid over them.
 	catalog, ftlErrs := i18n.Open(filepath.Join(layout.DataDir, "ftl"))
@@ -286,6 +290,7 @@ func Run(ctx context.Context, opts Options) error {
 		ConfigManager: cfg,
 		Sessions:      sessions,
 		MCPStatus:     mcpm.Status,
+		Channels:      chRT.status,
 		Memory:        mem,
 		Skills:        skills.NewCatalog(skills.CatalogOptions{Config: cfg.Current, InstallRoot: layout.Root, Now: clk.Now, Logger: log}),
 		Personality:   workspace.NewPersonality(cfg.Current, layout.Root),
@@ -375,8 +380,9 @@ type daemon struct {
 	stores       *stores
 	frames       *jsonrpc.Budget // the bytes of inbound frames in flight, shared by every connection
 	drainTimeout time.Duration
-	sops         *engine.Engine // the SOP engine; nil when it is off
-	sop          *sopRuntime    // the engine with its store, tick and triggers; nil when it is off
+	sops         *engine.Engine  // the SOP engine; nil when it is off
+	sop          *sopRuntime     // the engine with its store, tick and triggers; nil when it is off
+	channels     *channelRuntime // the chat channels; nil on the JSONL backend
 
 	stopOnce sync.Once
 	stop     chan struct{} // closed by requestStop
@@ -458,6 +464,8 @@ func (d *daemon) serve(ctx context.Context) error {
 // requests in flight; ctx ends at the drain deadline, which covers both.
 func (d *daemon) drain(ctx context.Context) {
 	d.stores.cancelImport() // calls waiting for a legacy import's sessions go on
+	// Channels first: no platform event is acknowledged any more, and their turns end before the sessions do.
+	d.channels.close()
 	// SOP runs stop before the turns are cancelled: steps in flight may finish within the drain deadline; one
 	// cut after it stays in flight in runs.db and is marked interrupted at the next start (a cancelled turn
 	// would read as the step failing).

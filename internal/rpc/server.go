@@ -75,6 +75,8 @@ type Options struct {
 	Pairing *pairing.Manager
 	// MCPStatus reports the MCP servers' state for agents/status; nil: none shown.
 	MCPStatus func() []api.MCPServerStatus
+	// Channels reports each chat channel's state: a health component channel:<type>.<alias> each; nil: none.
+	Channels func(ctx context.Context) []api.ChannelStatus
 	// Skills serves skills/*; nil leaves those methods out.
 	Skills *skills.Catalog
 	// Personality serves personality/*; nil leaves those methods out.
