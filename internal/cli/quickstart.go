@@ -197,18 +197,32 @@ func (p *prompter) ask(question, def string) (string, error) {
 	} else {
 		fmt.Fprintf(p.out, "%s: ", question)
 	}
-	line, err := p.in.ReadString('\n')
+	line, err := readLine(p.in, qsMaxAnswer)
 	if err != nil && (line == "" || !errors.Is(err, io.EOF)) {
 		fmt.Fprintln(p.out)
 		return "", errQSCancelled
-	}
-	if len(line) > 4096 {
-		line = line[:4096]
 	}
 	if s := strings.TrimSpace(line); s != "" {
 		return s, nil
 	}
 	return def, nil
+}
+
+// qsMaxAnswer bounds one answer; the rest of a longer line is read and dropped, never held.
+const qsMaxAnswer = 4096
+
+// readLine reads one line, keeping at most max bytes of it.
+func readLine(r *bufio.Reader, max int) (string, error) {
+	var line []byte
+	for {
+		chunk, err := r.ReadSlice('\n')
+		if room := max - len(line); room > 0 {
+			line = append(line, chunk[:min(len(chunk), room)]...)
+		}
+		if !errors.Is(err, bufio.ErrBufferFull) {
+			return string(line), err
+		}
+	}
 }
 
 func (p *prompter) confirm(question string, def bool) (bool, error) {

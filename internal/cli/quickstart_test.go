@@ -1,0 +1,54 @@
+package cli
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"strings"
+	"testing"
+)
+
+// The diff shows only changed lines with their context and never a secret's value, encrypted or not.
+func TestWriteDiffMasksSecrets(t *testing.T) {
+	before := "# keep\n[a]\nx = 1\n\n[b]\ny = 2\n"
+	after := "# keep\n[a]\nx = 1\n\n[providers.models.openai.w]\napi_key = \"sk-live-123\"\ndb_url = \"enc2:abcd\"\n\n[b]\ny = 2\n"
+	var out bytes.Buffer
+	writeDiff(&out, []byte(before), []byte(after), 1)
+	got := out.String()
+	for _, bad := range []string{"sk-live-123", "enc2:abcd"} {
+		if strings.Contains(got, bad) {
+			t.Fatalf("the diff shows a secret %q:\n%s", bad, got)
+		}
+	}
+	for _, want := range []string{"+ [providers.models.openai.w]", `+ api_key = "********"`, "@@"} {
+		if !strings.Contains(got, want) {
+			t.Fatalf("the diff lacks %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "- ") {
+		t.Fatalf("an add-only change shows a removed line:\n%s", got)
+	}
+}
+
+// Prompts read a pipe line by line: an empty line takes the default, the end of input cancels, and an endless
+// line is cut rather than held.
+func TestPrompterOverAPipe(t *testing.T) {
+	in := "openai\n\n" + strings.Repeat("z", 1<<20) + "\n"
+	var out bytes.Buffer
+	p := &prompter{in: bufio.NewReader(strings.NewReader(in)), out: &out}
+	if a, err := p.ask("provider", "echo"); err != nil || a != "openai" {
+		t.Fatalf("%q %v", a, err)
+	}
+	if a, err := p.ask("model", "m"); err != nil || a != "m" {
+		t.Fatalf("empty line: %q %v, want the default", a, err)
+	}
+	if a, err := p.ask("name", ""); err != nil || len(a) > 4096 {
+		t.Fatalf("long line: %d bytes, %v", len(a), err)
+	}
+	if _, err := p.ask("more", "x"); !errors.Is(err, errQSCancelled) {
+		t.Fatalf("end of input: %v, want cancelled", err)
+	}
+	if !strings.Contains(out.String(), "provider [echo]: ") {
+		t.Fatalf("prompt: %q", out.String())
+	}
+}
