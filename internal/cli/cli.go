@@ -56,6 +56,7 @@ func commands() []command {
 		{"acp", "speak the Agent Client Protocol on stdin/stdout for an editor; starts an ephemeral daemon if none runs", runACP},
 		{"mcp", "serve the daemon's memory, sessions, cron and SOPs as MCP tools on stdin/stdout (mcp serve); starts an ephemeral daemon if none runs", runMCP},
 		{"quickstart", "set up a working agent in five questions (provider, model, name, risk preset, extras); edits an existing config in place after showing the change", runQuickstart},
+		{"onboard", "deprecated: prints how to run zeroclaw quickstart, and writes nothing", runOnboard},
 		{"config", "get, set, list, delete or validate configuration properties", runConfig},
 		{"logs", "print the daemon's runtime events (-f follows new ones)", runLogs},
 		{"costs", "print model spending as a table by day, agent or model", runCosts},

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"errors"
+	"os"
 	"strings"
 	"testing"
 )
@@ -50,5 +51,21 @@ func TestPrompterOverAPipe(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "provider [echo]: ") {
 		t.Fatalf("prompt: %q", out.String())
+	}
+}
+
+// `zeroclaw onboard` only points at the quickstart (exit 0, nothing read or written); an old flag exits 2.
+func TestOnboardIsDeprecated(t *testing.T) {
+	dir := t.TempDir()
+	var out, errb bytes.Buffer
+	env := Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb, Home: dir}
+	if code := Run(t.Context(), env, []string{"onboard"}); code != 0 || !strings.Contains(out.String(), "zeroclaw quickstart") {
+		t.Fatalf("onboard: code %d, %q %q", code, out.String(), errb.String())
+	}
+	if code := Run(t.Context(), env, []string{"onboard", "--force"}); code != 2 || !strings.Contains(errb.String(), "Try: zeroclaw quickstart --help") {
+		t.Fatalf("onboard --force: code %d, %q", code, errb.String())
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Fatalf("onboard wrote %v", entries)
 	}
 }

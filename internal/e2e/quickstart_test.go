@@ -322,9 +322,14 @@ func TestQuickstartThroughRunningDaemon(t *testing.T) {
 	h, root := homeWithConfig(t, handWritten)
 	d := start(t, env(h), "daemon")
 	waitSocket(t, d, agentSock(h))
-	out, errOut, code := run(t, env(h), "", "quickstart", "--provider", "echo", "--agent", "live_one", "--preset", "open", "--yes")
-	if code != 0 || !strings.Contains(out, "applied through it") {
+	units := filepath.Join(h, "units")
+	out, errOut, code := run(t, env(h, "ZEROCLAW_SERVICE_DIR="+units), "", "quickstart", "--provider", "echo",
+		"--agent", "live_one", "--preset", "open", "--pair", "--install-service", "--yes")
+	if code != 0 || !strings.Contains(out, "applied through it") || !strings.Contains(errOut, "one-time code") {
 		t.Fatalf("code %d\nstdout: %s\nstderr: %s", code, out, errOut)
+	}
+	if unit, err := os.ReadFile(filepath.Join(units, "zeroclaw.service")); err != nil || !strings.Contains(string(unit), "daemon") {
+		t.Fatalf("--install-service wrote no unit: %v\n%s", err, unit)
 	}
 	c := dialRPC(t, agentSock(h))
 	c.Initialize()
