@@ -11,6 +11,7 @@ import (
 	"github.com/zeroclaw-go/zeroclaw/internal/api"
 	"github.com/zeroclaw-go/zeroclaw/internal/config"
 	"github.com/zeroclaw-go/zeroclaw/internal/cron"
+	"github.com/zeroclaw-go/zeroclaw/internal/i18n"
 	"github.com/zeroclaw-go/zeroclaw/internal/jsonrpc"
 	"github.com/zeroclaw-go/zeroclaw/internal/logs"
 	"github.com/zeroclaw-go/zeroclaw/internal/memory"
@@ -19,6 +20,7 @@ import (
 	"github.com/zeroclaw-go/zeroclaw/internal/session"
 	"github.com/zeroclaw-go/zeroclaw/internal/skills"
 	"github.com/zeroclaw-go/zeroclaw/internal/sop"
+	"github.com/zeroclaw-go/zeroclaw/internal/tools"
 	"github.com/zeroclaw-go/zeroclaw/internal/upload"
 	"github.com/zeroclaw-go/zeroclaw/internal/workspace"
 )
@@ -84,6 +86,10 @@ var table = []Entry{
 	{Err: config.ErrInvalidKey, Code: api.CodeInvalidParams, Status: badRequest},
 	{Err: config.ErrDrifted, Code: api.CodePreconditionFailed, Status: conflict},
 	{Err: config.ErrTestFailed, Code: api.CodePreconditionFailed, Status: conflict},
+
+	{Err: i18n.ErrBadRequest, Code: api.CodeInvalidParams, Status: badRequest},
+	{Err: i18n.ErrFetch, Code: api.CodeInternalError, Status: internal},
+	{Err: tools.ErrParamDomain, Code: api.CodeInvalidParams, Status: badRequest},
 
 	{Err: cron.ErrNotFound, Code: api.CodeInvalidParams, Status: notFound, NotFound: true},
 	{Err: cron.ErrInvalid, Code: api.CodeInvalidParams, Status: badRequest},

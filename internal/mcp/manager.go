@@ -22,6 +22,10 @@ type Options struct {
 	Logger *slog.Logger
 	// Environ is the environment stdio children inherit (the daemon's, as upstream), the server's env on top.
 	Environ []string
+	// Shim is the binary stdio servers are started under (the daemon's own, os.Executable(); its main calls
+	// RunShimIfAsked): on Linux the keeper takes the server's every descendant with it, even when the daemon is
+	// killed with -9. Empty: servers are started directly (their group killed, Pdeathsig on the server only).
+	Shim string
 	// Version is sent as clientInfo.version.
 	Version string
 	// BackoffMin and BackoffMax bound the delay before a crashed or failed server is started again.
