@@ -69,3 +69,22 @@ func TestOnboardIsDeprecated(t *testing.T) {
 		t.Fatalf("onboard wrote %v", entries)
 	}
 }
+
+// At a prompt, a refused agent name is explained with an example and asked again; the flags' answers are not
+// asked at all.
+func TestQuickstartAsksAgainForABadName(t *testing.T) {
+	var out bytes.Buffer
+	in := "\n../x\"]\nhelper\nopen\nn\ny\n"
+	p := &prompter{in: bufio.NewReader(strings.NewReader(in)), out: &out}
+	a := qsAnswers{provider: "echo", memory: "sqlite"}
+	if err := a.complete(p, map[string]bool{"provider": true}, Env{}); err != nil {
+		t.Fatal(err)
+	}
+	if a.agent != "helper" || a.model != "echo" || a.preset != "open" || a.pair || !a.service {
+		t.Fatalf("answers %+v", a)
+	}
+	if !strings.Contains(out.String(), "is not allowed") || !strings.Contains(out.String(), "e.g. my_agent") ||
+		strings.Contains(out.String(), "Model provider") {
+		t.Fatalf("prompts:\n%s", out.String())
+	}
+}
