@@ -88,3 +88,33 @@ func TestQuickstartAsksAgainForABadName(t *testing.T) {
 		t.Fatalf("prompts:\n%s", out.String())
 	}
 }
+
+// FuzzDiffLines: the ops of any two texts give back both texts (' ' and '-' lines the old, ' ' and '+' the
+// new), so the diff shown before a write never hides or invents a line.
+func FuzzDiffLines(f *testing.F) {
+	f.Add("a\nb\nc\n", "a\nx\nc\nd\n")
+	f.Add("", "[agents.x]\nmodel = 1\n")
+	f.Add("# c\n[a]\n\n[b]\n", "# c\n[a]\n\n[n]\nk = 1\n\n[b]\n")
+	f.Fuzz(func(t *testing.T, before, after string) {
+		if len(before) > 4096 || len(after) > 4096 {
+			return
+		}
+		a, b := splitLines([]byte(before)), splitLines([]byte(after))
+		var gotA, gotB []string
+		for _, op := range diffLines(a, b) {
+			switch op.kind {
+			case ' ':
+				gotA, gotB = append(gotA, op.line), append(gotB, op.line)
+			case '-':
+				gotA = append(gotA, op.line)
+			case '+':
+				gotB = append(gotB, op.line)
+			default:
+				t.Fatalf("op kind %q", op.kind)
+			}
+		}
+		if strings.Join(gotA, "\n") != strings.Join(a, "\n") || strings.Join(gotB, "\n") != strings.Join(b, "\n") {
+			t.Fatalf("the ops do not rebuild the texts")
+		}
+	})
+}

@@ -40,11 +40,6 @@ func State(cfg *config.Config) api.QuickstartState {
 	return st
 }
 
-// ShouldAutoLaunch is upstream's rule for opening the quickstart by itself: never completed, and no agent.
-func ShouldAutoLaunch(cfg *config.Config) bool {
-	return !cfg.OnboardState.QuickstartCompleted && len(cfg.Agents) == 0
-}
-
 func providerRefs(cfg *config.Config) []string {
 	out := []string{}
 	for _, fam := range sortedKeys(cfg.Providers.Models) {
