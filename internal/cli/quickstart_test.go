@@ -118,3 +118,14 @@ func FuzzDiffLines(f *testing.F) {
 		}
 	})
 }
+
+// A few tables added to a long config give a short diff, not the whole file twice.
+func TestWriteDiffOfALongConfigIsShort(t *testing.T) {
+	before := "[a]\nx = 1\n" + strings.Repeat("# note\n", 50000) + "[z]\ny = 2\n"
+	after := "[a]\nx = 1\n\n[agents.n]\nk = 1\n" + strings.Repeat("# note\n", 50000) + "[z]\ny = 2\n\n[onboard_state]\nquickstart_completed = true\n"
+	var out bytes.Buffer
+	writeDiff(&out, []byte(before), []byte(after), 2)
+	if n := strings.Count(out.String(), "\n"); n > 30 || strings.Contains(out.String(), "\n- ") {
+		t.Fatalf("a %d-line diff for 6 added lines:\n%.2000s", n, out.String())
+	}
+}
