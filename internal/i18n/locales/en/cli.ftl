@@ -162,3 +162,4 @@ chat-approval-eof = (no answer on stdin: rejected)
 chat-elicit-several = (several: numbers separated by commas)
 chat-elicit-prompt = Answer:
 chat-elicit-eof = (no answer on stdin: declined)
+cli-completion-about = print the shell completion script (bash, zsh or fish): source <(zeroclaw completion bash)

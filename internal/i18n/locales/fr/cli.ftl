@@ -161,3 +161,4 @@ chat-approval-eof = (pas de réponse sur stdin : refusé)
 chat-elicit-several = (plusieurs : des numéros séparés par des virgules)
 chat-elicit-prompt = Réponse :
 chat-elicit-eof = (pas de réponse sur stdin : décliné)
+cli-completion-about = afficher le script de complétion du shell (bash, zsh ou fish) : source <(zeroclaw completion bash)
