@@ -68,6 +68,8 @@ func commands() []command {
 		{"rpc", "cli-rpc-about", runRPC},
 		{"stop", "cli-stop-about", runStop},
 		{"service", "cli-service-about", runService},
+		{"ps", "cli-ps-about", runPs},
+		{"models", "cli-models-about", runModels},
 		{"completion", "cli-completion-about", runCompletion},
 		{"version", "cli-version-about", runVersion},
 	}
