@@ -78,7 +78,7 @@ func ListModels(ctx context.Context, c *http.Client, s Settings) ([]string, erro
 		return nil, fmt.Errorf("%w: %s answered HTTP %d", ErrModelList, redactURL(url), resp.StatusCode)
 	}
 	var doc struct {
-		Data   []struct{ ID string } `json:"data"`
+		Data   []struct{ ID string }   `json:"data"`
 		Models []struct{ Name string } `json:"models"`
 	}
 	if err := json.Unmarshal(body, &doc); err != nil {
