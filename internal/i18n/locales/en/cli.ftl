@@ -165,3 +165,7 @@ chat-approval-eof = (no answer on stdin: rejected)
 chat-elicit-several = (several: numbers separated by commas)
 chat-elicit-prompt = Answer:
 chat-elicit-eof = (no answer on stdin: declined)
+cli-completion-about = print the shell completion script (bash, zsh or fish): source <(zeroclaw completion bash)
+cli-ps-about = list the turns running in the daemon: session, agent, model and elapsed time
+cli-ps-none = no turn is running
+cli-models-about = list the models a configured provider offers (OpenAI-compatible /models, Ollama /api/tags)

@@ -164,3 +164,7 @@ chat-approval-eof = (pas de réponse sur stdin : refusé)
 chat-elicit-several = (plusieurs : des numéros séparés par des virgules)
 chat-elicit-prompt = Réponse :
 chat-elicit-eof = (pas de réponse sur stdin : décliné)
+cli-completion-about = afficher le script de complétion du shell (bash, zsh ou fish) : source <(zeroclaw completion bash)
+cli-ps-about = lister les tours en cours dans le démon : session, agent, modèle et durée écoulée
+cli-ps-none = aucun tour en cours
+cli-models-about = lister les modèles qu'offre un fournisseur configuré (/models compatible OpenAI, /api/tags d'Ollama)
