@@ -792,12 +792,29 @@ func (m *Manager) access(ctx context.Context, o Owner, id string) (key string, e
 // List returns stored sessions, most recent first (FTS search when Query is set), leaving out rows with
 // neither an agent nor a channel (upstream). Each is listed under the id clients use for it (its key without
 // an rpc_ or gw_ prefix), with the key beside it. A non-admin principal sees only the sessions it owns.
+//
+// A page holds at most limit rows (api.DefaultSessionListLimit when none is given, never more than
+// api.MaxSessionListLimit) from offset on; has_more and next_offset name the next page. Offsets count the
+// listed rows before the owner filter, so a non-admin's page may hold fewer rows while more follow.
 func (m *Manager) List(ctx context.Context, o Owner, p api.SessionListParams) (api.SessionListResult, error) {
-	rows, err := m.o.Chat.ListAttributed(ctx, p.Query, p.Limit)
+	if p.Offset < 0 {
+		return api.SessionListResult{}, fmt.Errorf("%w: offset must not be negative", ErrInvalid)
+	}
+	limit := p.Limit
+	if limit <= 0 {
+		limit = api.DefaultSessionListLimit
+	}
+	limit = min(limit, api.MaxSessionListLimit)
+	rows, err := m.o.Chat.ListAttributed(ctx, p.Query, p.Offset+limit+1)
 	if err != nil {
 		return api.SessionListResult{}, fmt.Errorf("session: list: %w", err)
 	}
 	out := api.SessionListResult{Sessions: []api.SessionSummary{}}
+	if len(rows) > p.Offset+limit {
+		out.HasMore, out.NextOffset = true, p.Offset+limit
+		rows = rows[:p.Offset+limit]
+	}
+	rows = rows[min(p.Offset, len(rows)):]
 	for _, r := range rows {
 		if !o.Admin && (r.Owner == "" || r.Owner != o.Principal) {
 			continue
