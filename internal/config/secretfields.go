@@ -102,6 +102,15 @@ func encryptText(file string, raw []byte, box *secrets.Box) ([]byte, error) {
 			out = tomledit.Splice(out, l.ValStart, l.ValEnd, literal(reflect.ValueOf(enc)))
 			continue
 		}
+		if arr, ok := l.Value.([]any); ok && len(l.Path) == 2 && l.Path[0] == "mcp" && l.Path[1] == "servers" {
+			// mcp.servers = [{..., env = {...}, headers = {...}}]: the inline spelling of [[mcp.servers]].
+			if enc, changed, err := encryptInlineServers(arr, box); err != nil {
+				return nil, err
+			} else if changed {
+				out = tomledit.Splice(out, l.ValStart, l.ValEnd, inlineLiteral(enc))
+			}
+			continue
+		}
 		if l.ArrayTable {
 			continue
 		}
@@ -146,4 +155,84 @@ func needsEncryption(v any) bool {
 // (mcp.servers.env.<KEY>, mcp.servers.headers.<Name>), which the schema paths do not reach.
 func arraySecret(p tomledit.Path) bool {
 	return len(p) == 4 && p[0] == "mcp" && p[1] == "servers" && isSecretName(p[2])
+}
+
+// encryptInlineServers encrypts the env and headers values of an inline mcp.servers array that need it,
+// reporting whether any did.
+func encryptInlineServers(arr []any, box *secrets.Box) ([]any, bool, error) {
+	changed := false
+	out := make([]any, len(arr))
+	for i, it := range arr {
+		entry, ok := it.(map[string]any)
+		if !ok {
+			out[i] = it
+			continue
+		}
+		cp := make(map[string]any, len(entry))
+		for k, v := range entry {
+			cp[k] = v
+		}
+		for k, v := range entry {
+			m, ok := v.(map[string]any)
+			if !ok || !isSecretName(k) {
+				continue
+			}
+			em := make(map[string]any, len(m))
+			for name, val := range m {
+				em[name] = val
+				if needsEncryption(val) {
+					enc, err := box.Encrypt(val.(string))
+					if err != nil {
+						return nil, false, fmt.Errorf("config: encrypt mcp.servers[%d].%s.%s: %w", i, k, name, err)
+					}
+					em[name], changed = enc, true
+				}
+			}
+			cp[k] = em
+		}
+		out[i] = cp
+	}
+	return out, changed, nil
+}
+
+// inlineLiteral writes a decoded TOML value back as an inline value (tables with sorted keys).
+func inlineLiteral(v any) string {
+	switch x := v.(type) {
+	case []any:
+		parts := make([]string, len(x))
+		for i, it := range x {
+			parts[i] = inlineLiteral(it)
+		}
+		return "[" + strings.Join(parts, ", ") + "]"
+	case map[string]any:
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		parts := make([]string, len(keys))
+		for i, k := range keys {
+			parts[i] = inlineKey(k) + " = " + inlineLiteral(x[k])
+		}
+		return "{ " + strings.Join(parts, ", ") + " }"
+	case nil:
+		return `""`
+	case int64:
+		return strconv.FormatInt(x, 10)
+	case int:
+		return strconv.Itoa(x)
+	}
+	return literal(reflect.ValueOf(v))
+}
+
+func inlineKey(k string) string {
+	for _, c := range []byte(k) {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+			return tomledit.Quote(k)
+		}
+	}
+	if k == "" {
+		return `""`
+	}
+	return k
 }
