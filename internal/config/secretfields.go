@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"math"
 	"reflect"
 	"sort"
 	"strconv"
@@ -102,7 +103,7 @@ func encryptText(file string, raw []byte, box *secrets.Box) ([]byte, error) {
 			out = tomledit.Splice(out, l.ValStart, l.ValEnd, literal(reflect.ValueOf(enc)))
 			continue
 		}
-		if arr, ok := l.Value.([]any); ok && len(l.Path) == 2 && l.Path[0] == "mcp" && l.Path[1] == "servers" {
+		if arr, ok := l.Value.([]any); ok && len(l.Path) == 2 && l.Path[0] == "mcp" && l.Path[1] == "servers" && inlineWritable(arr) {
 			// mcp.servers = [{..., env = {...}, headers = {...}}]: the inline spelling of [[mcp.servers]].
 			if enc, changed, err := encryptInlineServers(arr, box); err != nil {
 				return nil, err
@@ -195,6 +196,32 @@ func encryptInlineServers(arr []any, box *secrets.Box) ([]any, bool, error) {
 	return out, changed, nil
 }
 
+// inlineWritable reports whether inlineLiteral writes v back exactly: strings, integers, floats, booleans,
+// arrays and tables of them (a datetime, which the servers' schema has no field for, is left alone).
+func inlineWritable(v any) bool {
+	switch x := v.(type) {
+	case string, int64, bool:
+		return true
+	case float64:
+		return !math.IsInf(x, 0) && !math.IsNaN(x)
+	case []any:
+		for _, it := range x {
+			if !inlineWritable(it) {
+				return false
+			}
+		}
+		return true
+	case map[string]any:
+		for _, it := range x {
+			if !inlineWritable(it) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
 // inlineLiteral writes a decoded TOML value back as an inline value (tables with sorted keys).
 func inlineLiteral(v any) string {
 	switch x := v.(type) {
@@ -225,12 +252,9 @@ func inlineLiteral(v any) string {
 	return literal(reflect.ValueOf(v))
 }
 
+// inlineKey writes a key of an inline table as the parser holds it (its text: a quoted or dotted key keeps its
+// quotes and dots), so the rewritten table parses to the same keys.
 func inlineKey(k string) string {
-	for _, c := range []byte(k) {
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
-			return tomledit.Quote(k)
-		}
-	}
 	if k == "" {
 		return `""`
 	}
