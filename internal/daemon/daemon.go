@@ -295,7 +295,7 @@ func Run(ctx context.Context, opts Options) error {
 		Gateway: func() *api.GatewayStatus { return d.gatewayStatus(opts.Ephemeral) },
 		Sop:     sopRT.status,
 		Doctor: doctorFor(layout, endpoint, opts.Environ, func() *api.GatewayStatus { return d.gatewayStatus(opts.Ephemeral) },
-			func() *api.HandshakeOnly { return d.srv.HandshakeOnly() }, sopRT.status, mcpm.Status), // called only once the server serves
+			func() *api.HandshakeOnly { return d.srv.HandshakeOnly() }, sopRT.status, mcpm.Status, chRT.status), // called only once the server serves
 	})
 	// The ACP endpoint (acp.md) is served through the same listen.Server: one connection limit, one ephemeral
 	// count, one drain. A daemon that cannot take it still serves the native socket.

@@ -67,9 +67,9 @@ func secretScrubber(current func() *config.Config) func(string) string {
 
 // doctorFor runs the doctor on this install from inside the daemon (doctor/run).
 func doctorFor(layout install.Layout, endpoint string, environ []string, gw func() *api.GatewayStatus, handshakes func() *api.HandshakeOnly,
-	sop func() *api.SopStatus, mcpStatus func() []api.MCPServerStatus) func(context.Context, bool) api.DoctorResult {
+	sop func() *api.SopStatus, mcpStatus func() []api.MCPServerStatus, channels func(context.Context) []api.ChannelStatus) func(context.Context, bool) api.DoctorResult {
 	return func(ctx context.Context, offline bool) api.DoctorResult {
 		return doctor.Run(ctx, doctor.Options{Layout: layout, Endpoint: endpoint, Environ: environ, SkipProviders: offline, Gateway: gw,
-			HandshakeOnly: handshakes, Sop: sop, MCPStatus: mcpStatus})
+			HandshakeOnly: handshakes, Sop: sop, MCPStatus: mcpStatus, Channels: channels})
 	}
 }

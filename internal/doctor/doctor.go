@@ -25,6 +25,7 @@ const (
 	CategoryProviders = "providers"
 	CategoryGateway   = "gateway"
 	CategorySop       = "sop"
+	CategoryChannels  = "channels"
 )
 
 // DefaultProbeTimeout bounds the reachability probe of each provider.
@@ -52,6 +53,8 @@ type Options struct {
 	// Sop reports the running daemon's SOP runtime (set inside the daemon); nil, or a nil result, leaves the
 	// SOP check out.
 	Sop func() *api.SopStatus
+	// Channels reports the running daemon's chat channels (set inside the daemon); nil: not checked.
+	Channels func(ctx context.Context) []api.ChannelStatus
 }
 
 // Run inspects the install and returns every finding, in a fixed order of checks. It fails only when ctx ends
@@ -81,6 +84,9 @@ func Run(ctx context.Context, o Options) api.DoctorResult {
 		if st := o.Sop(); st != nil {
 			checkSop(r, *st)
 		}
+	}
+	if o.Channels != nil {
+		checkChannels(r, o.Channels(ctx))
 	}
 	if cfg != nil {
 		checkMCP(r, cfg, o.MCPStatus)
