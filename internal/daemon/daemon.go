@@ -258,6 +258,9 @@ func Run(ctx context.Context, opts Options) error {
 	// The chat channels after the sessions their turns run on; events a previous process recorded are resumed.
 	chRT := openChannels(ctx, layout, cfg, st.chat, sessions, clk, log)
 	defer chRT.close() // normally done already by drain
+	if chRT != nil {
+		metrics.WatchChannels(func() []api.ChannelStatus { return chRT.status(ctx) })
+	}
 	d = &daemon{
 		bg:           bg,
 		log:          log,
