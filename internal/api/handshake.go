@@ -95,6 +95,8 @@ type StatusResult struct {
 	Sop *SopStatus `json:"sop,omitempty"`
 	// Heartbeat is the heartbeat's state; absent from a daemon that does not report it.
 	Heartbeat *HeartbeatStatus `json:"heartbeat,omitempty"`
+	// Channels are the chat channels' states; absent when none is configured.
+	Channels []ChannelBrief `json:"channels,omitempty"`
 }
 
 // SopStatus is status.sop: where SOP runs are kept, and loudly, when they are not durable although that was

@@ -294,6 +294,7 @@ func Run(ctx context.Context, opts Options) error {
 		Sessions:      sessions,
 		MCPStatus:     mcpm.Status,
 		Channels:      chRT.status,
+		ChannelStates: chRT.states,
 		Memory:        mem,
 		Skills:        skills.NewCatalog(skills.CatalogOptions{Config: cfg.Current, InstallRoot: layout.Root, Now: clk.Now, Logger: log}),
 		Personality:   workspace.NewPersonality(cfg.Current, layout.Root),

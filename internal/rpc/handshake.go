@@ -144,9 +144,13 @@ func (s *Server) status(_ context.Context, _ *Peer, _ *noParams) (*jsonrpc.Encod
 	if s.opts.Sop != nil {
 		sop = s.opts.Sop()
 	}
+	var chans []api.ChannelBrief
+	if s.opts.ChannelStates != nil {
+		chans = s.opts.ChannelStates()
+	}
 	advertised := serverVersion(s.config())
 	if c := s.statusCache.Load(); c != nil && c.uptime == uptime && c.version == version && c.advertised == advertised && slices.Equal(c.ids, ids) &&
-		equalGateway(c.gateway, gw) && equalSop(c.sop, sop) {
+		equalGateway(c.gateway, gw) && equalSop(c.sop, sop) && slices.Equal(c.channels, chans) {
 		return c.enc, nil
 	}
 	info := s.opts.Info
@@ -165,6 +169,7 @@ func (s *Server) status(_ context.Context, _ *Peer, _ *noParams) (*jsonrpc.Encod
 		DataDir:          info.DataDir,
 		Gateway:          gw,
 		Sop:              sop,
+		Channels:         chans,
 	}
 	if res.SessionIDs == nil {
 		res.SessionIDs = []string{} // "session_ids":[], not null
@@ -173,7 +178,7 @@ func (s *Server) status(_ context.Context, _ *Peer, _ *noParams) (*jsonrpc.Encod
 	if err != nil {
 		return nil, err
 	}
-	s.statusCache.Store(&statusCache{uptime: uptime, version: version, advertised: advertised, ids: ids, gateway: gw, sop: sop, enc: enc})
+	s.statusCache.Store(&statusCache{uptime: uptime, version: version, advertised: advertised, ids: ids, gateway: gw, sop: sop, channels: chans, enc: enc})
 	return enc, nil
 }
 
@@ -185,6 +190,7 @@ type statusCache struct {
 	ids        []string
 	gateway    *api.GatewayStatus
 	sop        *api.SopStatus
+	channels   []api.ChannelBrief
 	enc        *jsonrpc.Encoded
 }
 
