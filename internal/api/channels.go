@@ -3,8 +3,17 @@ package api
 import "time"
 
 // ChannelStatus is one configured chat channel's state (health component channel:<type>.<alias>, GET
-// /api/channels). Counts are the durable delivery counts: "event:<state>" (received, running, answered) and "out:<state>" (pending, sending, sent, unconfirmed, failed); out:unconfirmed counts replies a
-// crash left undecided on a platform that cannot say whether they arrived.
+// /api/channels, doctor). Counts are the durable delivery counts: "event:<state>" (received, running,
+// answered) and "out:<state>" (pending, sending, sent, unconfirmed, failed); out:unconfirmed counts replies a
+// crash left undecided on a platform that cannot say whether they arrived. Warnings are config problems that
+// leave the channel deaf.
+// ChannelBrief is one chat channel in status.channels: its id and state (running, backoff, parked, stale),
+// without the durable counts (status answers without reading a database).
+type ChannelBrief struct {
+	ID    string `json:"id"`
+	State string `json:"state"`
+}
+
 type ChannelStatus struct {
 	ID             string         `json:"id"`
 	Type           string         `json:"type"`
@@ -18,4 +27,5 @@ type ChannelStatus struct {
 	Restarts       int            `json:"restarts"`
 	Ignored        int            `json:"ignored"`
 	Counts         map[string]int `json:"counts,omitempty"`
+	Warnings       []string       `json:"warnings,omitempty"`
 }

@@ -96,6 +96,8 @@ type StatusResult struct {
 	// Heartbeat is the heartbeat's state; absent while [heartbeat] is simply off (present, with its problem,
 	// when a bad [heartbeat] turned it off).
 	Heartbeat *HeartbeatStatus `json:"heartbeat,omitempty"`
+	// Channels are the chat channels' states; absent when none is configured.
+	Channels []ChannelBrief `json:"channels,omitempty"`
 }
 
 // SopStatus is status.sop: where SOP runs are kept, and loudly, when they are not durable although that was

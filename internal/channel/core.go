@@ -224,6 +224,8 @@ type Status struct {
 	Restarts       int            `json:"restarts"`
 	Ignored        int            `json:"ignored"` // messages from senders not allowed, since the channel started
 	Counts         map[string]int `json:"counts,omitempty"`
+	// Warnings are config problems that leave the channel deaf: no agent owns it, nobody is allowed in.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // Healthy reports whether the channel is running and making progress.
@@ -246,6 +248,22 @@ func (c *Core) Status(ctx context.Context) []Status {
 			st.Counts = counts
 		}
 		out = append(out, st)
+	}
+	return out
+}
+
+// States lists every configured channel's id and state, sorted by id, without reading the store.
+func (c *Core) States() []Status {
+	c.mu.Lock()
+	keys := sortedKeys(c.runners)
+	rs := make([]*runner, len(keys))
+	for i, k := range keys {
+		rs[i] = c.runners[k]
+	}
+	c.mu.Unlock()
+	out := make([]Status, len(rs))
+	for i, r := range rs {
+		out[i] = r.status()
 	}
 	return out
 }

@@ -219,6 +219,12 @@ func (r *runner) status() Status {
 	defer r.mu.Unlock()
 	s := Status{ID: r.id(), Type: r.inst.ID.Type, Alias: r.inst.ID.Alias, Agent: r.inst.Agent, State: r.state,
 		LastError: r.lastErr, Restarts: r.restarts, Ignored: r.ignored}
+	if r.inst.Agent == "" {
+		s.Warnings = append(s.Warnings, "no enabled agent answers on this channel (agents.<alias>.channels)")
+	}
+	if r.inst.Peers.Nobody() {
+		s.Warnings = append(s.Warnings, "no peer group lets anyone talk to the agent here (peer_groups.<name>.external_peers is empty or missing)")
+	}
 	if !r.lastEvent.IsZero() {
 		t := r.lastEvent
 		s.LastEventAt = &t

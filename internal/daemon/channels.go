@@ -84,7 +84,19 @@ func (rt *channelRuntime) status(ctx context.Context) []api.ChannelStatus {
 	for _, s := range rt.core.Status(ctx) {
 		out = append(out, api.ChannelStatus{ID: s.ID, Type: s.Type, Alias: s.Alias, Agent: s.Agent, State: s.State,
 			Healthy: s.Healthy(), LastEventAt: s.LastEventAt, LastProgressAt: s.LastProgressAt, LastError: s.LastError,
-			Restarts: s.Restarts, Ignored: s.Ignored, Counts: s.Counts})
+			Restarts: s.Restarts, Ignored: s.Ignored, Counts: s.Counts, Warnings: s.Warnings})
+	}
+	return out
+}
+
+// states is status.channels: each channel's id and state (nil: none).
+func (rt *channelRuntime) states() []api.ChannelBrief {
+	if rt == nil {
+		return nil
+	}
+	var out []api.ChannelBrief
+	for _, s := range rt.core.States() {
+		out = append(out, api.ChannelBrief{ID: s.ID, State: s.State})
 	}
 	return out
 }

@@ -264,6 +264,9 @@ func Run(ctx context.Context, opts Options) error {
 	defer chRT.close() // normally done already by drain
 	hbRT := openHeartbeat(ctx, layout, cfg, sessions, opts.HeartbeatNotifier, clk, opts.NewID, log)
 	defer hbRT.close(log) // normally stopped already by drain; its history closes here
+	if chRT != nil {
+		metrics.WatchChannels(func() []api.ChannelStatus { return chRT.status(ctx) })
+	}
 	d = &daemon{
 		bg:           bg,
 		log:          log,
@@ -302,6 +305,7 @@ func Run(ctx context.Context, opts Options) error {
 		Sessions:      sessions,
 		MCPStatus:     mcpm.Status,
 		Channels:      chRT.status,
+		ChannelStates: chRT.states,
 		Memory:        mem,
 		Skills:        skills.NewCatalog(skills.CatalogOptions{Config: cfg.Current, InstallRoot: layout.Root, Now: clk.Now, Logger: log}),
 		Personality:   workspace.NewPersonality(cfg.Current, layout.Root),
@@ -319,7 +323,7 @@ func Run(ctx context.Context, opts Options) error {
 		Sop:       sopRT.status,
 		Heartbeat: hbRT.hb,
 		Doctor: doctorFor(layout, endpoint, opts.Environ, func() *api.GatewayStatus { return d.gatewayStatus(opts.Ephemeral) },
-			func() *api.HandshakeOnly { return d.srv.HandshakeOnly() }, sopRT.status, mcpm.Status, hbRT.hb.Status, // called only once the server serves
+			func() *api.HandshakeOnly { return d.srv.HandshakeOnly() }, sopRT.status, mcpm.Status, hbRT.hb.Status, chRT.status, // called only once the server serves
 			localeFor(catalog, cfg.Current, opts.Environ)),
 		Locales: i18n.Fetcher{BaseURL: opts.LocalesBaseURL, Version: api.ServerVersion},
 	})

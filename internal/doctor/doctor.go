@@ -27,6 +27,7 @@ const (
 	CategoryGateway   = "gateway"
 	CategorySop       = "sop"
 	CategoryHeartbeat = "heartbeat"
+	CategoryChannels  = "channels"
 )
 
 // DefaultProbeTimeout bounds the reachability probe of each provider.
@@ -54,6 +55,8 @@ type Options struct {
 	// Sop reports the running daemon's SOP runtime (set inside the daemon); nil, or a nil result, leaves the
 	// SOP check out.
 	Sop func() *api.SopStatus
+	// Channels reports the running daemon's chat channels (set inside the daemon); nil: not checked.
+	Channels func(ctx context.Context) []api.ChannelStatus
 	// Locale writes the findings' messages and fixes (nil: English). IDs, categories and paths are never
 	// translated.
 	Locale *i18n.Localizer
@@ -92,6 +95,9 @@ func Run(ctx context.Context, o Options) api.DoctorResult {
 	}
 	if o.Heartbeat != nil {
 		checkHeartbeat(r, o.Heartbeat())
+	}
+	if o.Channels != nil {
+		checkChannels(r, o.Channels(ctx))
 	}
 	if cfg != nil {
 		checkMCP(r, cfg, o.MCPStatus)

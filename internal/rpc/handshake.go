@@ -150,9 +150,13 @@ func (s *Server) status(_ context.Context, _ *Peer, _ *noParams) (*jsonrpc.Encod
 			hb = &st
 		}
 	}
+	var chans []api.ChannelBrief
+	if s.opts.ChannelStates != nil {
+		chans = s.opts.ChannelStates()
+	}
 	advertised := serverVersion(s.config())
 	if c := s.statusCache.Load(); c != nil && c.uptime == uptime && c.version == version && c.advertised == advertised && slices.Equal(c.ids, ids) &&
-		equalGateway(c.gateway, gw) && equalSop(c.sop, sop) && equalHeartbeat(c.hb, hb) {
+		equalGateway(c.gateway, gw) && equalSop(c.sop, sop) && equalHeartbeat(c.hb, hb) && slices.Equal(c.channels, chans) {
 		return c.enc, nil
 	}
 	info := s.opts.Info
@@ -172,6 +176,7 @@ func (s *Server) status(_ context.Context, _ *Peer, _ *noParams) (*jsonrpc.Encod
 		Gateway:          gw,
 		Sop:              sop,
 		Heartbeat:        hb,
+		Channels:         chans,
 	}
 	if res.SessionIDs == nil {
 		res.SessionIDs = []string{} // "session_ids":[], not null
@@ -180,7 +185,7 @@ func (s *Server) status(_ context.Context, _ *Peer, _ *noParams) (*jsonrpc.Encod
 	if err != nil {
 		return nil, err
 	}
-	s.statusCache.Store(&statusCache{uptime: uptime, version: version, advertised: advertised, ids: ids, gateway: gw, sop: sop, hb: hb, enc: enc})
+	s.statusCache.Store(&statusCache{uptime: uptime, version: version, advertised: advertised, ids: ids, gateway: gw, sop: sop, hb: hb, channels: chans, enc: enc})
 	return enc, nil
 }
 
@@ -193,6 +198,7 @@ type statusCache struct {
 	ids        []string
 	gateway    *api.GatewayStatus
 	sop        *api.SopStatus
+	channels   []api.ChannelBrief
 	enc        *jsonrpc.Encoded
 }
 

@@ -77,6 +77,8 @@ type Options struct {
 	MCPStatus func() []api.MCPServerStatus
 	// Channels reports each chat channel's state: a health component channel:<type>.<alias> each; nil: none.
 	Channels func(ctx context.Context) []api.ChannelStatus
+	// ChannelStates is status.channels (quick: no database read); nil: none.
+	ChannelStates func() []api.ChannelBrief
 	// Skills serves skills/*; nil leaves those methods out.
 	Skills *skills.Catalog
 	// Personality serves personality/*; nil leaves those methods out.
