@@ -3,9 +3,10 @@ package api
 import "time"
 
 // ChannelStatus is one configured chat channel's state (health component channel:<type>.<alias>, GET
-// /api/channels). Counts are the durable delivery counts: "event:<state>" (received, running, answered,
-// ignored) and "out:<state>" (pending, sending, sent, unconfirmed, failed); out:unconfirmed counts replies a
-// crash left undecided on a platform that cannot say whether they arrived.
+// /api/channels, doctor). Counts are the durable delivery counts: "event:<state>" (received, running,
+// answered) and "out:<state>" (pending, sending, sent, unconfirmed, failed); out:unconfirmed counts replies a
+// crash left undecided on a platform that cannot say whether they arrived. Warnings are config problems that
+// leave the channel deaf.
 type ChannelStatus struct {
 	ID             string         `json:"id"`
 	Type           string         `json:"type"`
@@ -17,5 +18,7 @@ type ChannelStatus struct {
 	LastProgressAt *time.Time     `json:"last_progress_at,omitempty"`
 	LastError      string         `json:"last_error,omitempty"`
 	Restarts       int            `json:"restarts"`
+	Ignored        int            `json:"ignored"`
 	Counts         map[string]int `json:"counts,omitempty"`
+	Warnings       []string       `json:"warnings,omitempty"`
 }

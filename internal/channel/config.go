@@ -66,6 +66,9 @@ func (p Peers) Allowed(sender, handle string) bool {
 	return false
 }
 
+// Nobody reports an allow-list that lets no sender in.
+func (p Peers) Nobody() bool { return !p.anyone && len(p.allow) == 0 }
+
 func norm(s string) string { return strings.ToLower(strings.TrimPrefix(strings.TrimSpace(s), "@")) }
 
 // PeersOf collects the peer groups of cfg that apply to id and include agent.

@@ -222,7 +222,10 @@ type Status struct {
 	LastProgressAt *time.Time     `json:"last_progress_at,omitempty"`
 	LastError      string         `json:"last_error,omitempty"`
 	Restarts       int            `json:"restarts"`
+	Ignored        int            `json:"ignored"` // messages from senders not allowed, since the channel started
 	Counts         map[string]int `json:"counts,omitempty"`
+	// Warnings are config problems that leave the channel deaf: no agent owns it, nobody is allowed in.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // Healthy reports whether the channel is running and making progress.

@@ -24,7 +24,10 @@ const (
 // Config is the whole config.toml. A *Config handed out by a Manager or Load is an immutable snapshot:
 // callers must not modify it.
 type Config struct {
-	SchemaVersion      int                          `toml:"schema_version" desc:"Version of the config schema this file follows."`
+	SchemaVersion int `toml:"schema_version" desc:"Version of the config schema this file follows."`
+	// Locale is upstream's top-level locale: the language of the daemon's user-facing text (doctor findings
+	// run inside it). The CLI follows LC_ALL, LC_MESSAGES and LANG instead.
+	Locale             string                       `toml:"locale" note:"empty: the daemon's environment (LC_ALL, LC_MESSAGES, LANG), else English" desc:"Language of the daemon's messages: en, fr, ja, es or zh-CN (fr-CA is fr; others are English)."`
 	Providers          ProvidersConfig              `toml:"providers"`
 	Agents             map[string]AgentConfig       `toml:"agents"`
 	RiskProfiles       map[string]RiskProfile       `toml:"risk_profiles"`
@@ -49,8 +52,17 @@ type Config struct {
 	SkillBundles       map[string]SkillBundleConfig `toml:"skill_bundles"`
 	MCP                MCPConfig                    `toml:"mcp"`
 	MCPBundles         map[string]MCPBundleConfig   `toml:"mcp_bundles"`
+	RuntimeProfiles    map[string]RuntimeProfile    `toml:"runtime_profiles"`
 	SOP                SOPConfig                    `toml:"sop"`
+	Heartbeat          HeartbeatConfig              `toml:"heartbeat"`
+	OnboardState       OnboardStateConfig           `toml:"onboard_state"`
 	PeerGroups         map[string]PeerGroupConfig   `toml:"peer_groups"`
+}
+
+// OnboardStateConfig is [onboard_state] (upstream's OnboardStateConfig): what the quickstart has done.
+type OnboardStateConfig struct {
+	CompletedSections   []string `toml:"completed_sections" desc:"Sections an older onboarding recorded as done (kept, read by nothing)."`
+	QuickstartCompleted bool     `toml:"quickstart_completed" desc:"Set by a successful quickstart; never reset by it."`
 }
 
 // ProvidersConfig holds model providers as providers.models.<family>.<alias>.
@@ -114,6 +126,8 @@ type AgentConfig struct {
 	// Channels are the chat channels this agent answers on, as <type>.<alias> or a bare <type> (upstream's
 	// agents.<alias>.channels).
 	Channels []string `toml:"channels" desc:"Chat channels this agent answers on: <type>.<alias> (telegram.work) or a bare <type>."`
+	// RuntimeProfile names the [runtime_profiles.<alias>] entry (upstream's); only its tool_filter_groups are read.
+	RuntimeProfile string `toml:"runtime_profile" alias:"runtime_profiles" desc:"Runtime profile ([runtime_profiles.<alias>]) whose tool_filter_groups choose the MCP tools of each turn."`
 }
 
 // IsEnabled reports whether the agent is enabled (absent means enabled).
@@ -441,7 +455,8 @@ func base() *Config {
 		Reliability: ReliabilityConfig{SchedulerPollSecs: 15, SchedulerRetries: 2, ProviderBackoffMS: 500},
 		Limits: LimitsConfig{MaxAnswerBytes: DefaultMaxAnswerBytes, MaxToolArgsBytes: DefaultMaxToolArgsBytes,
 			MaxToolCalls: DefaultMaxToolCalls, MaxToolRounds: DefaultMaxToolRounds},
-		SOP: DefaultSOP(),
+		SOP:       DefaultSOP(),
+		Heartbeat: DefaultHeartbeat(),
 	}
 }
 

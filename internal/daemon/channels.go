@@ -86,7 +86,7 @@ func (rt *channelRuntime) status(ctx context.Context) []api.ChannelStatus {
 	for _, s := range rt.core.Status(ctx) {
 		out = append(out, api.ChannelStatus{ID: s.ID, Type: s.Type, Alias: s.Alias, Agent: s.Agent, State: s.State,
 			Healthy: s.Healthy(), LastEventAt: s.LastEventAt, LastProgressAt: s.LastProgressAt, LastError: s.LastError,
-			Restarts: s.Restarts, Counts: s.Counts})
+			Restarts: s.Restarts, Ignored: s.Ignored, Counts: s.Counts, Warnings: s.Warnings})
 	}
 	return out
 }

@@ -25,6 +25,7 @@ import (
 	"github.com/zeroclaw-go/zeroclaw/internal/clock"
 	"github.com/zeroclaw-go/zeroclaw/internal/config"
 	"github.com/zeroclaw-go/zeroclaw/internal/gateway"
+	"github.com/zeroclaw-go/zeroclaw/internal/i18n"
 	"github.com/zeroclaw-go/zeroclaw/internal/install"
 	"github.com/zeroclaw-go/zeroclaw/internal/install/legacy"
 	"github.com/zeroclaw-go/zeroclaw/internal/jsonrpc"
@@ -82,7 +83,13 @@ type Options struct {
 	// WSSListen binds the [wss] address; nil means net.Listen. WSSReady, if set, is called with its address.
 	WSSListen func(network, addr string) (net.Listener, error)
 	WSSReady  func(addr net.Addr)
+	// LocalesBaseURL is where locales/fetch downloads upstream's tools and zerocode catalogues (zeroclaw
+	// daemon passes UpstreamCatalogURL); "" downloads nothing: those catalogues are reported skipped.
+	LocalesBaseURL string
 }
+
+// UpstreamCatalogURL is the raw-file root of upstream's repository, whose catalogues locales/fetch serves.
+const UpstreamCatalogURL = "https://raw.githubusercontent.com/zeroclaw-labs/zeroclaw"
 
 func (o Options) getenv(key string) string {
 	for i := len(o.Environ) - 1; i >= 0; i-- {
@@ -251,6 +258,9 @@ func Run(ctx context.Context, opts Options) error {
 	// The chat channels after the sessions their turns run on; events a previous process recorded are resumed.
 	chRT := openChannels(ctx, layout, cfg, st.chat, sessions, clk, log)
 	defer chRT.close() // normally done already by drain
+	if chRT != nil {
+		metrics.WatchChannels(func() []api.ChannelStatus { return chRT.status(ctx) })
+	}
 	d = &daemon{
 		bg:           bg,
 		log:          log,
@@ -265,6 +275,11 @@ func Run(ctx context.Context, opts Options) error {
 		sop:          sopRT,
 		sops:         sopRT.engine(),
 		channels:     chRT,
+	}
+	// The catalogues: the binary's, with what locales/fetch clients stored in data/ftl laid over them.
+	catalog, ftlErrs := i18n.Open(filepath.Join(layout.DataDir, "ftl"))
+	for _, e := range ftlErrs {
+		log.Warn("catalogue entry ignored", "component", "i18n", "err", e)
 	}
 	d.srv = rpc.New(rpc.Options{
 		Logger: log.With("component", "rpc"),
@@ -295,7 +310,9 @@ func Run(ctx context.Context, opts Options) error {
 		Gateway: func() *api.GatewayStatus { return d.gatewayStatus(opts.Ephemeral) },
 		Sop:     sopRT.status,
 		Doctor: doctorFor(layout, endpoint, opts.Environ, func() *api.GatewayStatus { return d.gatewayStatus(opts.Ephemeral) },
-			func() *api.HandshakeOnly { return d.srv.HandshakeOnly() }, sopRT.status, mcpm.Status), // called only once the server serves
+			func() *api.HandshakeOnly { return d.srv.HandshakeOnly() }, sopRT.status, mcpm.Status, chRT.status, // called only once the server serves
+			localeFor(catalog, cfg.Current, opts.Environ)),
+		Locales: i18n.Fetcher{BaseURL: opts.LocalesBaseURL, Version: api.ServerVersion},
 	})
 	// The ACP endpoint (acp.md) is served through the same listen.Server: one connection limit, one ephemeral
 	// count, one drain. A daemon that cannot take it still serves the native socket.

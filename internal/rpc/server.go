@@ -13,6 +13,7 @@ import (
 	"github.com/zeroclaw-go/zeroclaw/internal/cost"
 	"github.com/zeroclaw-go/zeroclaw/internal/cron"
 	"github.com/zeroclaw-go/zeroclaw/internal/errmap"
+	"github.com/zeroclaw-go/zeroclaw/internal/i18n"
 	"github.com/zeroclaw-go/zeroclaw/internal/jsonrpc"
 	"github.com/zeroclaw-go/zeroclaw/internal/logs"
 	"github.com/zeroclaw-go/zeroclaw/internal/memory"
@@ -87,7 +88,10 @@ type Options struct {
 	// Sop reports the SOP runtime for status; nil (or a nil result) leaves status.sop out.
 	Sop func() *api.SopStatus
 	// Doctor serves doctor/run; nil leaves it out.
-	Doctor func(ctx context.Context, offline bool) api.DoctorResult
+	Doctor func(ctx context.Context, p api.DoctorRunParams) api.DoctorResult
+	// Locales downloads catalogues for locales/fetch; the zero Fetcher serves the cli catalogue from the
+	// binary and skips the others.
+	Locales i18n.Fetcher
 	// SopLibrary serves the SOP authoring methods (sops/list, get, validate, save, create, delete, graph,
 	// graph-draft, wire-draft, trigger-sources, diagnostics); nil leaves them out.
 	SopLibrary *sop.Library
@@ -142,6 +146,7 @@ func New(opts Options) *Server {
 	s.register(api.MethodShutdown, handle(api.GrantAdmin, s.shutdown))
 	if opts.ConfigManager != nil {
 		s.registerConfig(opts.ConfigManager)
+		s.registerQuickstart(opts.ConfigManager, opts.Personality)
 	}
 	if opts.Sessions != nil {
 		s.registerSessions(opts.Sessions)
@@ -177,6 +182,7 @@ func New(opts Options) *Server {
 	if opts.Doctor != nil {
 		s.registerDoctor(opts.Doctor)
 	}
+	s.registerLocales()
 	s.registerSopRuns(opts.Sops)
 	s.registerSops(opts.SopLibrary)
 	return s
