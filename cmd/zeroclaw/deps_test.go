@@ -58,6 +58,7 @@ var imports = map[string][]string{
 	"internal/sop":                       {"internal/atomicfile", "github.com/pelletier/go-toml/v2"},
 	"internal/sop/trigger":               {"internal/config", "internal/sop", "internal/sop/engine", "github.com/eclipse/paho.mqtt.golang", "github.com/fsnotify/fsnotify"},
 	"internal/channel/email":             {"internal/channel", "internal/config", "github.com/emersion/go-imap/v2", "github.com/emersion/go-imap/v2/imapclient"},
+	"internal/channel/email/mailtest":    {"github.com/emersion/go-imap/v2", "github.com/emersion/go-imap/v2/imapclient"},
 	"internal/channel/irc":               {"internal/channel", "internal/clock", "internal/config"},
 	"internal/channel/mqtt":              {"internal/channel", "internal/config", "internal/sop/trigger", "github.com/eclipse/paho.mqtt.golang"},
 	"internal/backup":                    {"internal/dbfile", "internal/install", "internal/store"},

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/zeroclaw-go/zeroclaw/internal/channel"
+	"github.com/zeroclaw-go/zeroclaw/internal/channel/email/mailtest"
 	"github.com/zeroclaw-go/zeroclaw/internal/config"
 )
 
@@ -62,9 +63,9 @@ func (c *core) stats() (int, int) {
 	return c.calls, len(c.events)
 }
 
-func botConfig(s *mailServers) config.EmailConfig {
-	return config.EmailConfig{Enabled: true, IMAPHost: "127.0.0.1", IMAPPort: s.imapPort, IMAPFolder: "INBOX",
-		SMTPHost: "127.0.0.1", SMTPPort: s.smtpPort, Username: "bot@example.com", Password: "secret",
+func botConfig(s *mailtest.Servers) config.EmailConfig {
+	return config.EmailConfig{Enabled: true, IMAPHost: "127.0.0.1", IMAPPort: s.IMAPPort, IMAPFolder: "INBOX",
+		SMTPHost: "127.0.0.1", SMTPPort: s.SMTPPort, Username: "bot@example.com", Password: "secret",
 		FromAddress: "Zeroclaw <bot@example.com>", IdleTimeoutSecs: 30, PollIntervalSecs: 1, DefaultSubject: "Re: Message"}
 }
 
@@ -79,11 +80,11 @@ func run(t *testing.T, a *Adapter, d channel.Deliverer) (done <-chan struct{}, s
 	return ch, stop
 }
 
-func waitMail(t *testing.T, s *mailServers, user, pass string, n int) []stored {
+func waitMail(t *testing.T, s *mailtest.Servers, user, pass string, n int) []mailtest.Stored {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		got := s.mailbox(user, pass)
+		got := s.Mailbox(user, pass)
 		if len(got) >= n {
 			return got
 		}
@@ -95,30 +96,30 @@ func waitMail(t *testing.T, s *mailServers, user, pass string, n int) []stored {
 }
 
 func TestMailTurnWithApprovalThroughDovecotAndOpenSMTPD(t *testing.T) {
-	s := startMail(t)
+	s := mailtest.Start(t)
 	a, err := New(channel.ID{Type: "email", Alias: "work"}, botConfig(s), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	d := newCore()
 	run(t, a, d)
-	s.send("alice@example.com", "bot@example.com", "From: Alice <alice@example.com>\nTo: bot@example.com\nSubject: files\nMessage-ID: <m1@example.com>\n\nplease list my files\n")
+	s.Send("alice@example.com", "bot@example.com", "From: Alice <alice@example.com>\nTo: bot@example.com\nSubject: files\nMessage-ID: <m1@example.com>\n\nplease list my files\n")
 	ev := d.next(t)
 	if ev.EventID != "m1@example.com" || ev.Sender != "alice@example.com" || ev.ReplyTarget != "alice@example.com" || ev.Text != "please list my files" {
 		t.Fatalf("event %+v", ev)
 	}
 	// \Seen is set once the core has it.
-	waitFor(t, "the mail marked seen", func() bool { m := s.mailbox("bot@example.com", "secret"); return len(m) == 1 && m[0].seen })
+	waitFor(t, "the mail marked seen", func() bool { m := s.Mailbox("bot@example.com", "secret"); return len(m) == 1 && m[0].Seen })
 
 	if _, err := a.Prompt(t.Context(), channel.ApprovalPrompt{ReplyTarget: "alice@example.com", Token: "0123456789abcdef01234567", Text: "shell: ls"}); err != nil {
 		t.Fatal(err)
 	}
-	prompt := waitMail(t, s, "alice@example.com", "alicepw", 1)[0].raw
+	prompt := waitMail(t, s, "alice@example.com", "alicepw", 1)[0].Raw
 	tok := regexp.MustCompile(`"yes ([0-9a-f]+)"`).FindStringSubmatch(prompt)
 	if tok == nil || tok[1] != "0123456789abcdef01234567" || !strings.Contains(prompt, "shell: ls") {
 		t.Fatalf("prompt mail:\n%s", prompt)
 	}
-	s.send("alice@example.com", "bot@example.com", "From: alice@example.com\nTo: bot@example.com\nSubject: Re: Approval needed\nMessage-ID: <m2@example.com>\n\nyes "+tok[1]+"\n\n> quoted prompt\n")
+	s.Send("alice@example.com", "bot@example.com", "From: alice@example.com\nTo: bot@example.com\nSubject: Re: Approval needed\nMessage-ID: <m2@example.com>\n\nyes "+tok[1]+"\n\n> quoted prompt\n")
 	ans := d.next(t)
 	if ans.Kind != channel.KindApproval || ans.Approval.Token != tok[1] || ans.Approval.Decision != "allow_once" || ans.Approval.AckID != "alice@example.com" {
 		t.Fatalf("approval %+v", ans)
@@ -126,7 +127,7 @@ func TestMailTurnWithApprovalThroughDovecotAndOpenSMTPD(t *testing.T) {
 	if _, err := a.Send(t.Context(), channel.Outbound{ReplyTarget: "alice@example.com", ReplyTo: "m1@example.com", Text: "a.txt\n.\nb.txt", Key: "telegram-ish/1"}); err != nil {
 		t.Fatal(err)
 	}
-	reply := waitMail(t, s, "alice@example.com", "alicepw", 2)[1].raw
+	reply := waitMail(t, s, "alice@example.com", "alicepw", 2)[1].Raw
 	for _, want := range []string{"Subject: Re: files", "In-Reply-To: <m1@example.com>", "Auto-Submitted: auto-replied", "a.txt\r\n.\r\nb.txt"} {
 		if !strings.Contains(reply, want) {
 			t.Fatalf("reply lacks %q:\n%s", want, reply)
@@ -148,7 +149,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 // A daemon that recorded a mail but died before \Seen reads it again after the restart: the same Message-ID
 // reaches the core, which has it, and only then is it marked; the mail is one event.
 func TestMailNotMarkedSeenUntilRecordedAndRecordedOnce(t *testing.T) {
-	s := startMail(t)
+	s := mailtest.Start(t)
 	a, err := New(channel.ID{Type: "email", Alias: "work"}, botConfig(s), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -156,17 +157,17 @@ func TestMailNotMarkedSeenUntilRecordedAndRecordedOnce(t *testing.T) {
 	d := newCore()
 	d.crashAfterRecord = true
 	done, first := run(t, a, d)
-	s.send("alice@example.com", "bot@example.com", "From: alice@example.com\nTo: bot@example.com\nSubject: q\nMessage-ID: <once@example.com>\n\nhello\n")
+	s.Send("alice@example.com", "bot@example.com", "From: alice@example.com\nTo: bot@example.com\nSubject: q\nMessage-ID: <once@example.com>\n\nhello\n")
 	d.next(t)
 	<-done
 	if err := first(); err == nil || !strings.Contains(err.Error(), "did not record") {
 		t.Fatalf("Run after a failed Deliver: %v", err)
 	}
-	if m := s.mailbox("bot@example.com", "secret"); len(m) != 1 || m[0].seen {
+	if m := s.Mailbox("bot@example.com", "secret"); len(m) != 1 || m[0].Seen {
 		t.Fatalf("the mail was marked seen though the core failed: %+v", m)
 	}
 	_, stop := run(t, a, d)
-	waitFor(t, "the mail marked seen after the restart", func() bool { m := s.mailbox("bot@example.com", "secret"); return len(m) == 1 && m[0].seen })
+	waitFor(t, "the mail marked seen after the restart", func() bool { m := s.Mailbox("bot@example.com", "secret"); return len(m) == 1 && m[0].Seen })
 	if err := stop(); err != nil {
 		t.Fatal(err)
 	}
@@ -177,22 +178,22 @@ func TestMailNotMarkedSeenUntilRecordedAndRecordedOnce(t *testing.T) {
 
 // Automatic mail and our own are never handed to the agent (two robots must not loop), but are marked read.
 func TestAutomaticAndOwnMailNotAnswered(t *testing.T) {
-	s := startMail(t)
+	s := mailtest.Start(t)
 	a, err := New(channel.ID{Type: "email", Alias: "work"}, botConfig(s), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	d := newCore()
 	run(t, a, d)
-	s.send("alice@example.com", "bot@example.com", "From: alice@example.com\nTo: bot@example.com\nSubject: Out of office\nAuto-Submitted: auto-replied\nMessage-ID: <ooo@example.com>\n\naway\n")
-	s.send("bot@example.com", "bot@example.com", "From: bot@example.com\nTo: bot@example.com\nSubject: echo\nMessage-ID: <own@example.com>\n\nmine\n")
-	s.send("MAILER-DAEMON@example.com", "bot@example.com", "From: MAILER-DAEMON@example.com\nTo: bot@example.com\nSubject: failure\nMessage-ID: <bounce@example.com>\n\nbounced\n")
-	s.send("alice@example.com", "bot@example.com", "From: alice@example.com\nTo: bot@example.com\nSubject: real\nMessage-ID: <real@example.com>\n\na real question\n")
+	s.Send("alice@example.com", "bot@example.com", "From: alice@example.com\nTo: bot@example.com\nSubject: Out of office\nAuto-Submitted: auto-replied\nMessage-ID: <ooo@example.com>\n\naway\n")
+	s.Send("bot@example.com", "bot@example.com", "From: bot@example.com\nTo: bot@example.com\nSubject: echo\nMessage-ID: <own@example.com>\n\nmine\n")
+	s.Send("MAILER-DAEMON@example.com", "bot@example.com", "From: MAILER-DAEMON@example.com\nTo: bot@example.com\nSubject: failure\nMessage-ID: <bounce@example.com>\n\nbounced\n")
+	s.Send("alice@example.com", "bot@example.com", "From: alice@example.com\nTo: bot@example.com\nSubject: real\nMessage-ID: <real@example.com>\n\na real question\n")
 	waitFor(t, "all four read", func() bool {
-		m := s.mailbox("bot@example.com", "secret")
+		m := s.Mailbox("bot@example.com", "secret")
 		seen := 0
 		for _, x := range m {
-			if x.seen {
+			if x.Seen {
 				seen++
 			}
 		}
@@ -209,15 +210,15 @@ func TestAutomaticAndOwnMailNotAnswered(t *testing.T) {
 // A restarted IMAP server ends Run with an error (the core's supervisor backs off and runs it again); the
 // next Run reads mail that arrived meanwhile.
 func TestIMAPRestartEndsRunAndTheNextRunCatchesUp(t *testing.T) {
-	s := startMail(t)
+	s := mailtest.Start(t)
 	a, err := New(channel.ID{Type: "email", Alias: "work"}, botConfig(s), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	d := newCore()
 	done, first := run(t, a, d)
-	waitFor(t, "the IMAP login", func() bool { return strings.Contains(readLog(s), "Login: user=<bot@example.com>") })
-	s.stopDovecot()
+	waitFor(t, "the IMAP login", func() bool { return strings.Contains(s.Log(), "Login: user=<bot@example.com>") })
+	s.StopDovecot()
 	select {
 	case <-done:
 	case <-time.After(30 * time.Second):
@@ -226,14 +227,14 @@ func TestIMAPRestartEndsRunAndTheNextRunCatchesUp(t *testing.T) {
 	if err := first(); err == nil {
 		t.Fatal("Run returned nil for a lost server")
 	}
-	s.send("alice@example.com", "bot@example.com", "From: alice@example.com\nTo: bot@example.com\nSubject: q\nMessage-ID: <while-down@example.com>\n\nare you there\n")
+	s.Send("alice@example.com", "bot@example.com", "From: alice@example.com\nTo: bot@example.com\nSubject: q\nMessage-ID: <while-down@example.com>\n\nare you there\n")
 	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
 	err = a.Run(ctx, d) // one dial, refused: no loop inside the adapter
 	cancel()
 	if err == nil || !strings.Contains(err.Error(), "connect") {
 		t.Fatalf("Run while the server is down: %v", err)
 	}
-	s.startDovecot()
+	s.StartDovecot()
 	run(t, a, d)
 	if ev := d.next(t); ev.EventID != "while-down@example.com" {
 		t.Fatalf("after the restart: %+v", ev)

@@ -1,4 +1,7 @@
-package email
+// Package mailtest runs a real Dovecot (IMAP; mail delivered by dovecot-lda into Maildirs) and a real OpenSMTPD
+// (SMTP in, every example.com recipient handed to dovecot-lda) for tests, in a temp dir on loopback ports.
+// Users: bot@example.com (secret), alice@example.com (alicepw), mallory@example.com (mpw).
+package mailtest
 
 import (
 	"fmt"
@@ -23,18 +26,18 @@ const (
 	nobody     = 65534
 )
 
-// mailServers are a real Dovecot (IMAP, mail delivered by dovecot-lda into Maildirs) and a real OpenSMTPD
+// Servers are a real Dovecot (IMAP, mail delivered by dovecot-lda into Maildirs) and a real OpenSMTPD
 // (SMTP in, every example.com recipient handed to dovecot-lda), started by the test in a temp dir on loopback
 // ports. OpenSMTPD's spool and control socket paths are compiled in (/var/spool/smtpd, /var/run/smtpd.sock),
 // so it runs in its own mount namespace with a temp dir bound over each: that needs root (CI runs as root).
-type mailServers struct {
-	t                  *testing.T
+type Servers struct {
+	t                  testing.TB
 	dir                string
-	imapPort, smtpPort int
+	IMAPPort, SMTPPort int
 	dovecot, smtpd     *exec.Cmd
 }
 
-func port(t *testing.T) int {
+func port(t testing.TB) int {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -44,7 +47,7 @@ func port(t *testing.T) int {
 	return l.Addr().(*net.TCPAddr).Port
 }
 
-func startMail(t *testing.T) *mailServers {
+func Start(t testing.TB) *Servers {
 	t.Helper()
 	for _, b := range []string{dovecotBin, ldaBin, smtpdBin} {
 		if _, err := os.Stat(b); err != nil {
@@ -61,7 +64,7 @@ func startMail(t *testing.T) *mailServers {
 			t.Fatal(err)
 		}
 	}
-	s := &mailServers{t: t, dir: dir, imapPort: port(t), smtpPort: port(t)}
+	s := &Servers{t: t, dir: dir, IMAPPort: port(t), SMTPPort: port(t)}
 	for _, sub := range []string{"run", "state", "mail", "spool", "smtprun"} {
 		if err := os.MkdirAll(filepath.Join(dir, sub), 0o755); err != nil {
 			t.Fatal(err)
@@ -108,7 +111,7 @@ service imap-login {
 service anvil {
   chroot =
 }
-`, dir, s.imapPort, nobody), 0o644)
+`, dir, s.IMAPPort, nobody), 0o644)
 	if err := os.Chown(filepath.Join(dir, "mail"), nobody, nobody); err != nil {
 		t.Fatal(err)
 	}
@@ -117,8 +120,8 @@ service anvil {
 listen on 127.0.0.1 port %[2]d
 action "lda" mda "%[3]s -c %[1]s/dovecot.conf -d %%{rcpt}" virtual <vusers>
 match from any for any action "lda"
-`, dir, s.smtpPort, ldaBin), 0o600)
-	s.startDovecot()
+`, dir, s.SMTPPort, ldaBin), 0o600)
+	s.StartDovecot()
 	s.smtpd = exec.Command("unshare", "--mount", "--propagation", "private", "sh", "-c",
 		fmt.Sprintf("mount --bind %[1]s/spool /var/spool && mount --bind %[1]s/smtprun /var/run && exec %[2]s -d -f %[1]s/smtpd.conf", dir, smtpdBin))
 	if out, err := os.Create(filepath.Join(dir, "smtpd.log")); err == nil {
@@ -127,20 +130,20 @@ match from any for any action "lda"
 	if err := s.smtpd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	waitListen(t, s.smtpPort, func() string { b, _ := os.ReadFile(filepath.Join(dir, "smtpd.log")); return string(b) })
+	waitListen(t, s.SMTPPort, func() string { b, _ := os.ReadFile(filepath.Join(dir, "smtpd.log")); return string(b) })
 	t.Cleanup(func() {
 		if t.Failed() {
 			b, _ := os.ReadFile(filepath.Join(dir, "smtpd.log"))
-			t.Logf("smtpd log:\n%s\ndovecot log:\n%s", b, readLog(s))
+			t.Logf("smtpd log:\n%s\ndovecot log:\n%s", b, s.Log())
 		}
 		_ = s.smtpd.Process.Signal(syscall.SIGTERM)
 		_ = s.smtpd.Wait()
-		s.stopDovecot()
+		s.StopDovecot()
 	})
 	return s
 }
 
-func waitListen(t *testing.T, port int, log func() string) {
+func waitListen(t testing.TB, port int, log func() string) {
 	t.Helper()
 	deadline := time.Now().Add(15 * time.Second)
 	for {
@@ -156,16 +159,18 @@ func waitListen(t *testing.T, port int, log func() string) {
 	}
 }
 
-func (s *mailServers) startDovecot() {
+// StartDovecot starts Dovecot (again, after StopDovecot).
+func (s *Servers) StartDovecot() {
 	s.t.Helper()
 	s.dovecot = exec.Command(dovecotBin, "-F", "-c", filepath.Join(s.dir, "dovecot.conf"))
 	if err := s.dovecot.Start(); err != nil {
 		s.t.Fatal(err)
 	}
-	waitListen(s.t, s.imapPort, func() string { b, _ := os.ReadFile(filepath.Join(s.dir, "dovecot.log")); return string(b) })
+	waitListen(s.t, s.IMAPPort, func() string { b, _ := os.ReadFile(filepath.Join(s.dir, "dovecot.log")); return string(b) })
 }
 
-func (s *mailServers) stopDovecot() {
+// StopDovecot stops Dovecot (SIGTERM) and waits for it.
+func (s *Servers) StopDovecot() {
 	if s.dovecot != nil {
 		_ = s.dovecot.Process.Signal(syscall.SIGTERM)
 		_ = s.dovecot.Wait()
@@ -173,23 +178,24 @@ func (s *mailServers) stopDovecot() {
 	}
 }
 
-// send submits a raw message over SMTP.
-func (s *mailServers) send(from, to, raw string) {
+// Send submits a raw message (LF line ends) over SMTP.
+func (s *Servers) Send(from, to, raw string) {
 	s.t.Helper()
-	if err := smtp.SendMail(fmt.Sprintf("127.0.0.1:%d", s.smtpPort), nil, from, []string{to}, []byte(strings.ReplaceAll(raw, "\n", "\r\n"))); err != nil {
+	if err := smtp.SendMail(fmt.Sprintf("127.0.0.1:%d", s.SMTPPort), nil, from, []string{to}, []byte(strings.ReplaceAll(raw, "\n", "\r\n"))); err != nil {
 		s.t.Fatalf("smtp: %v", err)
 	}
 }
 
-// mailbox logs in as user and returns every message with its flags.
-type stored struct {
-	raw  string
-	seen bool
+// Stored is one message of a mailbox.
+type Stored struct {
+	Raw  string
+	Seen bool
 }
 
-func (s *mailServers) mailbox(user, pass string) []stored {
+// Mailbox logs in as user and returns every message of INBOX with its \\Seen flag, read-only.
+func (s *Servers) Mailbox(user, pass string) []Stored {
 	s.t.Helper()
-	c, err := imapclient.DialInsecure(fmt.Sprintf("127.0.0.1:%d", s.imapPort), nil)
+	c, err := imapclient.DialInsecure(fmt.Sprintf("127.0.0.1:%d", s.IMAPPort), nil)
 	if err != nil {
 		s.t.Fatal(err)
 	}
@@ -211,18 +217,19 @@ func (s *mailServers) mailbox(user, pass string) []stored {
 	if err != nil {
 		s.t.Fatal(err)
 	}
-	var out []stored
+	var out []Stored
 	for _, m := range msgs {
-		st := stored{raw: string(m.FindBodySection(section))}
+		st := Stored{Raw: string(m.FindBodySection(section))}
 		for _, f := range m.Flags {
-			st.seen = st.seen || f == imap.FlagSeen
+			st.Seen = st.Seen || f == imap.FlagSeen
 		}
 		out = append(out, st)
 	}
 	return out
 }
 
-func readLog(s *mailServers) string {
+// Log is Dovecot's log.
+func (s *Servers) Log() string {
 	b, _ := os.ReadFile(filepath.Join(s.dir, "dovecot.log"))
 	return string(b)
 }
