@@ -18,6 +18,8 @@ import (
 	"time"
 
 	paho "github.com/eclipse/paho.mqtt.golang"
+
+	"github.com/zeroclaw-go/zeroclaw/internal/channel/email/mailtest"
 )
 
 // toolBackend is an OpenAI-compatible model that asks to run command, then says done once the tool answered.
@@ -282,5 +284,89 @@ func (p *ircPeer) until(match func(fields []string) bool) []string {
 		if match(f) {
 			return f
 		}
+	}
+}
+
+// The real binary answers by email (real Dovecot and OpenSMTPD): a mail starts a turn whose shell call is
+// mailed as an approval prompt, a stranger's "yes <token>" changes nothing, the owner's runs the call, the
+// answer is mailed once, threaded under the question, and the question is marked read.
+func TestEmailTurnWithApprovalE2E(t *testing.T) {
+	s := mailtest.Start(t)
+	backend := toolBackend(t, "echo approved > marker", "marker written")
+	h, root := homeWithOpenAI(t, "fake", backend.URL)
+	appendFile(t, filepath.Join(root, "config.toml"), fmt.Sprintf(`
+[channels.email.work]
+enabled = true
+imap_host = "127.0.0.1"
+imap_port = %d
+imap_tls = false
+smtp_host = "127.0.0.1"
+smtp_port = %d
+smtp_tls = false
+username = "bot@example.com"
+password = "bot-imap-pw"
+from_address = "bot@example.com"
+idle_timeout_secs = 30
+
+[peer_groups.me]
+channel = "email"
+agents = ["default"]
+external_peers = ["alice@example.com"]
+`, s.IMAPPort, s.SMTPPort))
+	d := start(t, env(h), "daemon")
+	waitSocket(t, d, agentSock(h))
+
+	s.Send("alice@example.com", "bot@example.com", "From: alice@example.com\nTo: bot@example.com\nSubject: marker\nMessage-ID: <q1@example.com>\n\nwrite the marker\n")
+	mails := func(user, pass string, n int) []mailtest.Stored {
+		t.Helper()
+		var got []mailtest.Stored
+		waitUntil(t, fmt.Sprintf("%d mails for %s", n, user), 30*time.Second, func() bool { got = s.Mailbox(user, pass); return len(got) >= n })
+		return got
+	}
+	prompt := mails("alice@example.com", "alicepw", 1)[0].Raw
+	m := regexp.MustCompile(`"yes ([0-9a-f]+)"`).FindStringSubmatch(prompt)
+	if m == nil || !strings.Contains(prompt, "echo approved > marker") {
+		t.Fatalf("prompt mail:\n%s", prompt)
+	}
+	s.Send("mallory@example.com", "bot@example.com", "From: mallory@example.com\nTo: bot@example.com\nSubject: Re: Approval needed\nMessage-ID: <x1@example.com>\n\nyes "+m[1]+"\n")
+	// The stranger is ignored: the bot reads the mail (marked seen) and runs nothing.
+	waitUntil(t, "the stranger's mail read", 30*time.Second, func() bool {
+		for _, x := range s.Mailbox("bot@example.com", "bot-imap-pw") {
+			if strings.Contains(x.Raw, "x1@example.com") {
+				return x.Seen
+			}
+		}
+		return false
+	})
+	if _, err := os.Stat(filepath.Join(agentWorkspace(h), "marker")); !os.IsNotExist(err) {
+		t.Fatalf("a stranger's answer ran the command: %v", err)
+	}
+	s.Send("alice@example.com", "bot@example.com", "From: alice@example.com\nTo: bot@example.com\nSubject: Re: Approval needed\nMessage-ID: <q2@example.com>\n\nyes "+m[1]+"\n")
+	var answer string
+	waitUntil(t, "the answer", 30*time.Second, func() bool {
+		for _, x := range s.Mailbox("alice@example.com", "alicepw") {
+			if strings.Contains(x.Raw, "marker written") {
+				answer = x.Raw
+			}
+		}
+		return answer != ""
+	})
+	if !strings.Contains(answer, "In-Reply-To: <q1@example.com>") || !strings.Contains(answer, "Subject: Re: marker") {
+		t.Fatalf("answer mail:\n%s", answer)
+	}
+	if _, err := os.Stat(filepath.Join(agentWorkspace(h), "marker")); err != nil {
+		t.Fatalf("the approved command did not run: %v", err)
+	}
+	n := 0
+	for _, x := range s.Mailbox("alice@example.com", "alicepw") {
+		if strings.Contains(x.Raw, "marker written") {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Fatalf("%d answers mailed", n)
+	}
+	if strings.Contains(d.stderr.String(), "bot-imap-pw") {
+		t.Fatal("the IMAP password is in the daemon's log")
 	}
 }

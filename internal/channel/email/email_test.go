@@ -65,7 +65,7 @@ func (c *core) stats() (int, int) {
 
 func botConfig(s *mailtest.Servers) config.EmailConfig {
 	return config.EmailConfig{Enabled: true, IMAPHost: "127.0.0.1", IMAPPort: s.IMAPPort, IMAPFolder: "INBOX",
-		SMTPHost: "127.0.0.1", SMTPPort: s.SMTPPort, Username: "bot@example.com", Password: "secret",
+		SMTPHost: "127.0.0.1", SMTPPort: s.SMTPPort, Username: "bot@example.com", Password: "bot-imap-pw",
 		FromAddress: "Zeroclaw <bot@example.com>", IdleTimeoutSecs: 30, PollIntervalSecs: 1, DefaultSubject: "Re: Message"}
 }
 
@@ -109,7 +109,7 @@ func TestMailTurnWithApprovalThroughDovecotAndOpenSMTPD(t *testing.T) {
 		t.Fatalf("event %+v", ev)
 	}
 	// \Seen is set once the core has it.
-	waitFor(t, "the mail marked seen", func() bool { m := s.Mailbox("bot@example.com", "secret"); return len(m) == 1 && m[0].Seen })
+	waitFor(t, "the mail marked seen", func() bool { m := s.Mailbox("bot@example.com", "bot-imap-pw"); return len(m) == 1 && m[0].Seen })
 
 	if _, err := a.Prompt(t.Context(), channel.ApprovalPrompt{ReplyTarget: "alice@example.com", Token: "0123456789abcdef01234567", Text: "shell: ls"}); err != nil {
 		t.Fatal(err)
@@ -163,11 +163,11 @@ func TestMailNotMarkedSeenUntilRecordedAndRecordedOnce(t *testing.T) {
 	if err := first(); err == nil || !strings.Contains(err.Error(), "did not record") {
 		t.Fatalf("Run after a failed Deliver: %v", err)
 	}
-	if m := s.Mailbox("bot@example.com", "secret"); len(m) != 1 || m[0].Seen {
+	if m := s.Mailbox("bot@example.com", "bot-imap-pw"); len(m) != 1 || m[0].Seen {
 		t.Fatalf("the mail was marked seen though the core failed: %+v", m)
 	}
 	_, stop := run(t, a, d)
-	waitFor(t, "the mail marked seen after the restart", func() bool { m := s.Mailbox("bot@example.com", "secret"); return len(m) == 1 && m[0].Seen })
+	waitFor(t, "the mail marked seen after the restart", func() bool { m := s.Mailbox("bot@example.com", "bot-imap-pw"); return len(m) == 1 && m[0].Seen })
 	if err := stop(); err != nil {
 		t.Fatal(err)
 	}
@@ -190,7 +190,7 @@ func TestAutomaticAndOwnMailNotAnswered(t *testing.T) {
 	s.Send("MAILER-DAEMON@example.com", "bot@example.com", "From: MAILER-DAEMON@example.com\nTo: bot@example.com\nSubject: failure\nMessage-ID: <bounce@example.com>\n\nbounced\n")
 	s.Send("alice@example.com", "bot@example.com", "From: alice@example.com\nTo: bot@example.com\nSubject: real\nMessage-ID: <real@example.com>\n\na real question\n")
 	waitFor(t, "all four read", func() bool {
-		m := s.Mailbox("bot@example.com", "secret")
+		m := s.Mailbox("bot@example.com", "bot-imap-pw")
 		seen := 0
 		for _, x := range m {
 			if x.Seen {

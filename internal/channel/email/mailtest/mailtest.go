@@ -1,6 +1,6 @@
 // Package mailtest runs a real Dovecot (IMAP; mail delivered by dovecot-lda into Maildirs) and a real OpenSMTPD
 // (SMTP in, every example.com recipient handed to dovecot-lda) for tests, in a temp dir on loopback ports.
-// Users: bot@example.com (secret), alice@example.com (alicepw), mallory@example.com (mpw).
+// Users: bot@example.com (bot-imap-pw), alice@example.com (alicepw), mallory@example.com (mpw).
 package mailtest
 
 import (
@@ -79,7 +79,7 @@ func Start(t testing.TB) *Servers {
 		}
 	}
 	write("dovecot.log", "", 0o666)
-	write("users", "bot@example.com:{PLAIN}secret\nalice@example.com:{PLAIN}alicepw\nmallory@example.com:{PLAIN}mpw\n", 0o644)
+	write("users", "bot@example.com:{PLAIN}bot-imap-pw\nalice@example.com:{PLAIN}alicepw\nmallory@example.com:{PLAIN}mpw\n", 0o644)
 	write("dovecot.conf", fmt.Sprintf(`base_dir = %[1]s/run
 state_dir = %[1]s/state
 instance_name = zctest-%[2]d
