@@ -11,6 +11,7 @@ import (
 	"github.com/zeroclaw-go/zeroclaw/internal/agent"
 	"github.com/zeroclaw-go/zeroclaw/internal/api"
 	"github.com/zeroclaw-go/zeroclaw/internal/channel"
+	"github.com/zeroclaw-go/zeroclaw/internal/channel/email"
 	"github.com/zeroclaw-go/zeroclaw/internal/channel/irc"
 	"github.com/zeroclaw-go/zeroclaw/internal/channel/mqtt"
 	"github.com/zeroclaw-go/zeroclaw/internal/channel/telegram"
@@ -36,6 +37,7 @@ func channelRegistry() *channel.Registry {
 	r.Register(telegram.Type())
 	r.Register(mqtt.Type())
 	r.Register(irc.Type())
+	r.Register(email.Type())
 	return r
 }
 
