@@ -53,6 +53,19 @@ type Options struct {
 	Problem func() string
 }
 
+// MaxTasks is the most tasks one slot runs (high priority first); the others are noted in the slot's history.
+const MaxTasks = 32
+
+// maxTaskTextBytes bounds a task's text as the history keeps it (the prompt has it whole).
+const maxTaskTextBytes = 4 << 10
+
+func recordedText(s string) string {
+	if len(s) <= maxTaskTextBytes {
+		return s
+	}
+	return strings.ToValidUTF8(s[:maxTaskTextBytes], "") + "…"
+}
+
 // Interrupted is the output of a run the previous process did not finish.
 const Interrupted = "interrupted: the daemon stopped during this run"
 
@@ -365,6 +378,16 @@ func (h *Heartbeat) tick(ctx context.Context, cfg *config.Config, slot time.Time
 	if len(tasks) == 0 {
 		return whole(store.HeartbeatSkipped, "", "no runnable task in HEARTBEAT.md")
 	}
+	if n := len(tasks); n > MaxTasks {
+		// A file of thousands of tasks must not become thousands of model calls every slot.
+		h.log.Warn("HEARTBEAT.md lists more runnable tasks than a slot runs; the rest wait", "tasks", n, "max", MaxTasks)
+		if _, err := h.o.Store.Insert(rec, store.HeartbeatRun{SlotAt: slot, TaskText: FileName, StartedAt: started,
+			FinishedAt: started, Status: store.HeartbeatSkipped,
+			Output: fmt.Sprintf("%d runnable tasks: only the first %d run in a slot", n, MaxTasks)}, keep); err != nil {
+			h.log.Warn("heartbeat run not recorded", "err", err)
+		}
+		tasks = tasks[:MaxTasks]
+	}
 	high := tasks[0].Priority == High
 	chosen := tasks
 	if hb.TwoPhase {
@@ -400,7 +423,7 @@ func (h *Heartbeat) tick(ctx context.Context, cfg *config.Config, slot time.Time
 func (h *Heartbeat) runTask(ctx context.Context, hb config.HeartbeatConfig, slot time.Time, t Task, keep int) (string, string) {
 	rec := context.WithoutCancel(ctx)
 	start := h.o.Clock.Now()
-	id, err := h.o.Store.Insert(rec, store.HeartbeatRun{SlotAt: slot, TaskText: t.Text, TaskPriority: string(t.Priority),
+	id, err := h.o.Store.Insert(rec, store.HeartbeatRun{SlotAt: slot, TaskText: recordedText(t.Text), TaskPriority: string(t.Priority),
 		StartedAt: start, FinishedAt: start, Status: store.HeartbeatRunning}, keep)
 	if err != nil {
 		// Without its running row a crash would leave no trace of the run: do not start it.

@@ -496,3 +496,45 @@ func TestNextIntervalAdaptive(t *testing.T) {
 		t.Errorf("high priority below 5 minutes: %v", d)
 	}
 }
+
+// A hostile HEARTBEAT.md of thousands of tasks runs MaxTasks of them per slot (high first), says so in the
+// history, and a huge task's text is kept bounded there.
+func TestTaskFloodIsBounded(t *testing.T) {
+	h := newHarness(t, nil)
+	var b strings.Builder
+	b.WriteString("- [high] " + strings.Repeat("y", 64<<10) + "\n")
+	for i := range 500 {
+		b.WriteString("- t" + strings.Repeat("x", i%7) + "\n")
+	}
+	h.write(b.String())
+	var mu sync.Mutex
+	turns := 0
+	h.turns.task = func(tk Turn) (string, error) {
+		mu.Lock()
+		turns++
+		mu.Unlock()
+		complete(tk, "")
+		return "done", nil
+	}
+	h.start()
+	h.slot(30 * time.Minute)
+	if turns != MaxTasks {
+		t.Fatalf("%d task turns in a slot, want %d", turns, MaxTasks)
+	}
+	runs := h.runs()
+	if len(runs) != MaxTasks+1 {
+		t.Fatalf("%d rows, want %d tasks and one note", len(runs), MaxTasks+1)
+	}
+	var note, long bool
+	for _, r := range runs {
+		if r.Status == store.HeartbeatSkipped && strings.Contains(r.Output, "501 runnable tasks") {
+			note = true
+		}
+		if r.TaskPriority == "high" {
+			long = len(r.TaskText) <= maxTaskTextBytes+len("…") && strings.HasPrefix(r.TaskText, "yyy")
+		}
+	}
+	if !note || !long {
+		t.Fatalf("note %v, bounded long task %v", note, long)
+	}
+}
