@@ -84,6 +84,9 @@ type Heartbeat struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 
+	schedMu   sync.Mutex // serializes update (lock order: schedMu, then mu)
+	deadmanMu sync.Mutex // serializes deadman, so one episode is alerted once
+
 	mu sync.Mutex // guards the fields below
 	st status
 }
@@ -114,10 +117,14 @@ func New(o Options) *Heartbeat {
 // Start runs the loop until Close. It returns at once.
 func (h *Heartbeat) Start(ctx context.Context) {
 	ctx, h.cancel = context.WithCancel(ctx)
-	h.wg.Add(1)
+	h.wg.Add(2)
 	go func() {
 		defer h.wg.Done()
 		h.loop(ctx)
+	}()
+	go func() {
+		defer h.wg.Done()
+		h.watch(ctx)
 	}()
 }
 
@@ -149,7 +156,7 @@ func (h *Heartbeat) loop(ctx context.Context) {
 	for {
 		cfg := h.o.Config()
 		hb := cfg.Heartbeat
-		var slot, check <-chan time.Time
+		var slot <-chan time.Time
 		var stops []*clock.Timer
 		if hb.Enabled {
 			next, err := h.prepare(ctx, hb)
@@ -160,10 +167,6 @@ func (h *Heartbeat) loop(ctx context.Context) {
 			if !next.IsZero() {
 				t := h.o.Clock.NewTimer(next.Sub(h.o.Clock.Now()))
 				slot, stops = t.C, append(stops, t)
-			}
-			if hb.DeadmanTimeoutMinutes > 0 {
-				t := h.o.Clock.NewTimer(DeadmanCheck)
-				check, stops = t.C, append(stops, t)
 			}
 		} else {
 			h.mu.Lock()
@@ -178,8 +181,6 @@ func (h *Heartbeat) loop(ctx context.Context) {
 			fired = "config"
 		case <-slot:
 			fired = "slot"
-		case <-check:
-			fired = "check"
 		}
 		for _, t := range stops {
 			t.Stop()
@@ -189,8 +190,6 @@ func (h *Heartbeat) loop(ctx context.Context) {
 			return
 		case "slot":
 			h.runSlot(ctx, cfg)
-		case "check":
-			h.deadman(ctx, hb)
 		}
 	}
 }
@@ -206,8 +205,8 @@ func (h *Heartbeat) prepare(ctx context.Context, hb config.HeartbeatConfig) (tim
 	iv := interval(hb)
 	if prepared {
 		if sch.Interval != iv {
-			sch.Interval, sch.NextSlotAt = iv, now.Add(iv)
-			return sch.NextSlotAt, h.setSchedule(ctx, sch)
+			sch, err := h.update(ctx, func(s *store.HeartbeatSchedule) { s.Interval, s.NextSlotAt = iv, now.Add(iv) })
+			return sch.NextSlotAt, err
 		}
 		return sch.NextSlotAt, nil
 	}
@@ -235,13 +234,13 @@ func (h *Heartbeat) prepare(ctx context.Context, hb config.HeartbeatConfig) (tim
 	case sch.Interval != iv:
 		sch.NextSlotAt, sch.Interval = now.Add(iv), iv
 	}
-	if err := h.setSchedule(ctx, sch); err != nil {
+	if _, err := h.update(ctx, func(s *store.HeartbeatSchedule) { *s = sch }); err != nil {
 		return time.Time{}, err
 	}
 	h.mu.Lock()
 	h.st.prepared = true
 	h.mu.Unlock()
-	h.deadman(ctx, hb)
+	h.deadman(ctx, hb) // a daemon down past the timeout alerts at once
 	return sch.NextSlotAt, nil
 }
 
@@ -281,11 +280,19 @@ func (h *Heartbeat) recordMissed(ctx context.Context, sch store.HeartbeatSchedul
 	return nil
 }
 
-func (h *Heartbeat) setSchedule(ctx context.Context, sch store.HeartbeatSchedule) error {
+// update changes the schedule row, in memory and in history.db. schedMu serializes the loop's changes with
+// the dead-man watch's, so neither overwrites the other's.
+func (h *Heartbeat) update(ctx context.Context, fn func(*store.HeartbeatSchedule)) (store.HeartbeatSchedule, error) {
+	h.schedMu.Lock()
+	defer h.schedMu.Unlock()
+	h.mu.Lock()
+	sch := h.st.sch
+	h.mu.Unlock()
+	fn(&sch)
 	h.mu.Lock()
 	h.st.sch = sch
 	h.mu.Unlock()
-	return h.o.Store.SetSchedule(ctx, sch)
+	return sch, h.o.Store.SetSchedule(ctx, sch)
 }
 
 func (h *Heartbeat) fail(reason string) {
@@ -305,23 +312,26 @@ func (h *Heartbeat) runSlot(ctx context.Context, cfg *config.Config) {
 	res := h.tick(ctx, cfg, slot)
 	now := h.o.Clock.Now()
 	h.mu.Lock()
-	sch := h.st.sch
 	h.st.running, h.st.lastSlot, h.st.lastStatus = false, slot, res.status
-	if res.status == store.HeartbeatError {
+	good := res.status != store.HeartbeatError
+	if good {
+		h.st.failures, h.st.err = 0, ""
+	} else {
 		h.st.failures++
 		h.st.err = res.reason
-	} else {
-		h.st.failures, h.st.err = 0, ""
-		sch.LastOKAt, sch.AlertSentAt = now, time.Time{} // a good tick ends a dead-man episode
 	}
 	failures := h.st.failures
 	h.mu.Unlock()
-	sch.Interval = interval(hb)
-	sch.NextSlotAt = now.Add(NextInterval(hb, failures, res.high))
-	if err := h.setSchedule(rec, sch); err != nil {
+	if _, err := h.update(rec, func(s *store.HeartbeatSchedule) {
+		if good {
+			s.LastOKAt, s.AlertSentAt = now, time.Time{} // a good tick ends a dead-man episode
+		}
+		s.Interval = interval(hb)
+		s.NextSlotAt = now.Add(NextInterval(hb, failures, res.high))
+	}); err != nil {
 		h.log.Warn("heartbeat schedule not saved", "err", err)
 	}
-	h.deadman(rec, hb)
+	h.deadman(rec, hb) // at once after a slot, besides the watch's minute
 }
 
 // NextInterval is the sleep before the next slot (upstream's compute_adaptive_interval): the interval, or

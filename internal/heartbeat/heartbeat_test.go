@@ -398,7 +398,8 @@ func TestDeadmanOncePerEpisode(t *testing.T) {
 		}
 		h.clk.Advance(DeadmanCheck)
 	}
-	h.slot(5 * time.Minute)
+	h.clk.Advance(5 * time.Minute) // the rest of the 10-minute slot timer
+	h.waitIdle()
 	a := h.note.alerts()
 	if len(a) != 1 || a[0].target != (Target{"telegram", "42"}) || !strings.Contains(a[0].text, "no successful tick in 30 minutes") {
 		t.Fatalf("alerts = %+v, want exactly one to telegram:42", a)
@@ -464,11 +465,11 @@ func TestReconfigure(t *testing.T) {
 	h.cfg = &off
 	h.hb.Changed()
 	deadline := time.Now().Add(guard)
-	for h.clk.Timers() != 0 && time.Now().Before(deadline) {
+	for h.clk.Timers() != 1 && time.Now().Before(deadline) { // the dead-man watch's minute stays
 		time.Sleep(time.Millisecond)
 	}
-	if n := h.clk.Timers(); n != 0 {
-		t.Fatalf("%d timers armed with the heartbeat off", n)
+	if h.clk.WaitTimer(5*time.Minute, 100*time.Millisecond) || h.clk.Timers() != 1 {
+		t.Fatalf("a slot is still armed with the heartbeat off (%d timers)", h.clk.Timers())
 	}
 	if s := h.hb.Status(); s.Enabled || s.NextSlotAt != "" {
 		t.Fatalf("status = %+v", s)
