@@ -62,4 +62,7 @@ const (
 	GrantCostRead  = "cost:read"
 	GrantLogsRead  = "logs:read"
 	GrantDoctorRun = "doctor:run"
+	// GrantLocalesFetch lets a caller make the daemon download catalogues (locales/fetch goes out to the
+	// network); the registry itself (locales/list) is GrantStatusRead.
+	GrantLocalesFetch = "locales:fetch"
 )

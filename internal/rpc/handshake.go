@@ -204,7 +204,7 @@ func equalSop(a, b *api.SopStatus) bool {
 	return a == b || (a != nil && b != nil && *a == *b)
 }
 
-func (s *Server) health(_ context.Context, _ *Peer, _ *noParams) (api.HealthResult, error) {
+func (s *Server) health(ctx context.Context, _ *Peer, _ *noParams) (api.HealthResult, error) {
 	comps := map[string]api.ComponentHealth{
 		"rpc": {Status: "ok", Detail: strconv.Itoa(s.peerCount()) + " connections"},
 	}
@@ -217,6 +217,21 @@ func (s *Server) health(_ context.Context, _ *Peer, _ *noParams) (api.HealthResu
 	}
 	if m := s.opts.Sessions; m != nil {
 		comps["sessions"] = api.ComponentHealth{Status: "ok", Detail: fmt.Sprintf("%d live", len(m.ActiveIDs()))}
+	}
+	if s.opts.Channels != nil {
+		for _, c := range s.opts.Channels(ctx) {
+			h := api.ComponentHealth{Status: "ok", Detail: c.State}
+			if !c.Healthy {
+				h.Status = "error"
+				if c.LastError != "" {
+					h.Detail = c.State + ": " + c.LastError
+				}
+			}
+			if n := c.Counts["out:unconfirmed"]; n > 0 && h.Status == "ok" {
+				h.Status, h.Detail = "warning", fmt.Sprintf("%s, %d repl(ies) unconfirmed after a crash", c.State, n)
+			}
+			comps["channel:"+c.ID] = h
+		}
 	}
 	return api.HealthResult{Status: "ok", UptimeSecs: int64(s.opts.Clock.Now().Sub(s.opts.Info.StartedAt) / time.Second), Components: comps}, nil
 }
