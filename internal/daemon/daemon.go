@@ -64,8 +64,8 @@ type Options struct {
 	NewID func() string
 	// NewProvider builds the provider an agent's model_provider names; nil means the real providers.
 	NewProvider session.ProviderFactory
-	// HeartbeatNotifier delivers the heartbeat's dead-man alerts and announcements to a channel; nil: they are
-	// logged only (the channel layer's notifier is wired here).
+	// HeartbeatNotifier delivers the heartbeat's dead-man alerts and announcements; nil: the chat channels'
+	// notifier (a test gives its own).
 	HeartbeatNotifier heartbeat.Notifier
 
 	// Ready, if set, is called once the endpoint accepts connections.
@@ -262,7 +262,7 @@ func Run(ctx context.Context, opts Options) error {
 	// The chat channels after the sessions their turns run on; events a previous process recorded are resumed.
 	chRT := openChannels(ctx, layout, cfg, st.chat, sessions, clk, log)
 	defer chRT.close() // normally done already by drain
-	hbRT := openHeartbeat(ctx, layout, cfg, sessions, opts.HeartbeatNotifier, clk, opts.NewID, log)
+	hbRT := openHeartbeat(ctx, layout, cfg, sessions, heartbeatNotifier(opts.HeartbeatNotifier, chRT.notifier()), clk, opts.NewID, log)
 	defer hbRT.close(log) // normally stopped already by drain; its history closes here
 	if chRT != nil {
 		metrics.WatchChannels(func() []api.ChannelStatus { return chRT.status(ctx) })
