@@ -222,6 +222,7 @@ type Status struct {
 	LastProgressAt *time.Time     `json:"last_progress_at,omitempty"`
 	LastError      string         `json:"last_error,omitempty"`
 	Restarts       int            `json:"restarts"`
+	Ignored        int            `json:"ignored"` // messages from senders not allowed, since the channel started
 	Counts         map[string]int `json:"counts,omitempty"`
 }
 

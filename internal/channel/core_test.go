@@ -254,13 +254,13 @@ func TestCoreAllowList(t *testing.T) {
 				t.Fatalf("peers %v sender %s: %d turns", tc.peers, tc.sender, tr.count("hi"))
 			}
 		} else {
-			time.Sleep(20 * time.Millisecond)
+			waitFor(t, "both ignored", func() bool { return h.core.Status(context.Background())[0].Ignored == 2 })
 			if n := tr.count("hi"); n != 0 || len(ad.texts()) != 0 {
 				t.Fatalf("peers %v sender %s: %d turns, sent %q", tc.peers, tc.sender, n, ad.texts())
 			}
-			c := h.core.Status(context.Background())[0].Counts
-			if c["event:ignored"] != 2 {
-				t.Fatalf("counts %v", c)
+			st := h.core.Status(context.Background())[0]
+			if st.Ignored != 2 || len(st.Counts) != 0 {
+				t.Fatalf("ignored %d, counts %v: a stranger's message was recorded", st.Ignored, st.Counts)
 			}
 		}
 		h.shutdown()
@@ -436,4 +436,72 @@ func TestCoreListenerBackoffDoesNotSpin(t *testing.T) {
 	waitFor(t, "the backoff timer", func() bool { return h.clk.WaitTimer(8*time.Second, 0) })
 	h.clk.Advance(8 * time.Second)
 	waitFor(t, "parked", func() bool { return h.core.Status(context.Background())[0].State == channel.StateParked })
+}
+
+// Upstream zeroclaw#6061: a turn stuck on its provider held the sender's slot and the channel stopped
+// answering. Here a stuck turn holds one permit only: the next message is answered meanwhile; at shutdown the
+// stuck one is left running and, after the restart, answered with a notice instead of a second turn.
+func TestCoreStuckTurnDoesNotStopTheChannel(t *testing.T) {
+	dir := t.TempDir()
+	ad := &fakeAdapter{in: make(chan channel.Inbound)}
+	stuck := make(chan struct{})
+	tr := &echoTurner{hook: func(ctx context.Context, r channel.TurnRequest) (string, error) {
+		if r.Prompt == "hang" {
+			close(stuck)
+			<-ctx.Done()
+			return "", ctx.Err()
+		}
+		return "echo: " + r.Prompt, nil
+	}}
+	h := newHarness(t, dir, ad, tr, testConfig("7"))
+	h.start()
+	ad.in <- msg("1", "7", "hang")
+	<-stuck
+	ad.in <- msg("2", "7", "still there?")
+	waitFor(t, "the answer beside the stuck turn", func() bool { return len(ad.texts()) == 1 })
+	if ad.texts()[0] != "echo: still there?" {
+		t.Fatalf("sent %q", ad.texts())
+	}
+	h.shutdown()
+
+	ad2 := &fakeAdapter{in: make(chan channel.Inbound)}
+	tr.hook = nil
+	h2 := newHarness(t, dir, ad2, tr, testConfig("7"))
+	h2.start()
+	defer h2.shutdown()
+	waitFor(t, "the notice", func() bool { return len(ad2.texts()) == 1 })
+	if !strings.Contains(ad2.texts()[0], "restarted") || tr.count("hang") != 1 {
+		t.Fatalf("sent %q, hang turns %d", ad2.texts(), tr.count("hang"))
+	}
+}
+
+// Reload: a changed channel restarts without losing or repeating an event, a removed one stops, an added one
+// starts.
+func TestCoreReloadRewiresChannels(t *testing.T) {
+	ad := &fakeAdapter{in: make(chan channel.Inbound)}
+	tr := &echoTurner{}
+	h := newHarness(t, t.TempDir(), ad, tr, testConfig("7"))
+	h.start()
+	defer h.shutdown()
+	ad.in <- msg("1", "7", "one")
+	waitFor(t, "the first reply", func() bool { return len(ad.texts()) == 1 })
+	h.core.Reload(testConfig("7", "8")) // the allow-list changed: the channel restarts with it
+	waitFor(t, "the restarted channel", func() bool {
+		ad.mu.Lock()
+		defer ad.mu.Unlock()
+		return ad.runs == 2
+	})
+	ad.in <- msg("1", "7", "one") // redelivered across the restart
+	ad.in <- msg("2", "8", "two")
+	waitFor(t, "the second reply", func() bool { return len(ad.texts()) == 2 })
+	if tr.count("one") != 1 || tr.count("two") != 1 {
+		t.Fatalf("turns one=%d two=%d", tr.count("one"), tr.count("two"))
+	}
+	off := testConfig("7")
+	off.Agents = map[string]config.AgentConfig{"a": {Channels: []string{"fake.default"}, Enabled: new(false)}}
+	h.core.Reload(off) // its agent disabled: the channel stays, owned by nobody, strangers' and all events ignored
+	waitFor(t, "the reconfigured channel", func() bool {
+		st := h.core.Status(context.Background())
+		return len(st) == 1 && st[0].Agent == ""
+	})
 }

@@ -55,11 +55,13 @@ type runner struct {
 	closed       bool                        // events is closed (a draining stop)
 	overflow     bool                        // an event did not fit in events: rescan sessions.db
 	approvals    map[string]*pendingApproval // by token
+	ignored      int                         // messages from senders not allowed, since start
+	strangers    map[string]struct{}         // senders whose ignored message was logged
 }
 
 func newRunner(c *Core, inst Instance, g Globals, ad Adapter) *runner {
 	return &runner{c: c, inst: inst, g: g, ad: ad, events: make(chan store.ChanEvent, queueDepth),
-		kick: make(chan struct{}, 1), drained: make(chan struct{}), startedAt: c.o.Clock.Now(), state: StateStarting, approvals: map[string]*pendingApproval{}}
+		kick: make(chan struct{}, 1), drained: make(chan struct{}), startedAt: c.o.Clock.Now(), state: StateStarting, approvals: map[string]*pendingApproval{}, strangers: map[string]struct{}{}}
 }
 
 func (r *runner) id() string { return r.inst.ID.String() }
@@ -216,7 +218,7 @@ func (r *runner) status() Status {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	s := Status{ID: r.id(), Type: r.inst.ID.Type, Alias: r.inst.ID.Alias, Agent: r.inst.Agent, State: r.state,
-		LastError: r.lastErr, Restarts: r.restarts}
+		LastError: r.lastErr, Restarts: r.restarts, Ignored: r.ignored}
 	if !r.lastEvent.IsZero() {
 		t := r.lastEvent
 		s.LastEventAt = &t
@@ -273,14 +275,16 @@ func (r *runner) deliver(ctx context.Context, in Inbound) error {
 		ReplyTarget: clip(in.ReplyTarget, maxFieldBytes), Thread: clip(in.Thread, maxFieldBytes),
 		MessageID: clip(in.MessageID, maxFieldBytes), Content: clip(in.Text, maxEventText)}
 	allowed := r.inst.Agent != "" && r.inst.Peers.Allowed(in.Sender, in.SenderName)
+	if !allowed && in.Kind != KindApproval {
+		r.ignore(ev.Sender)
+		return nil // not recorded: a stranger's flood must not grow sessions.db
+	}
 	switch {
 	case in.Kind == KindApproval:
 		ev.State = store.ChanEventAnswered
 		if in.Approval != nil {
 			ev.Content = clip(in.Approval.Token+" "+in.Approval.Decision, maxFieldBytes)
 		}
-	case !allowed:
-		ev.State = store.ChanEventIgnored
 	default:
 		ev.SessionKey = SessionKey(r.inst.ID, ev.ReplyTarget, ev.Thread, ev.Sender)
 	}
@@ -298,13 +302,28 @@ func (r *runner) deliver(ctx context.Context, in Inbound) error {
 	switch {
 	case in.Kind == KindApproval:
 		r.answerApproval(ctx, in)
-	case !allowed:
-		r.c.o.Logger.Warn("channel message from a sender not allowed; ignored", "channel", r.id(),
-			"sender", ev.Sender, "agent", r.inst.Agent)
 	default:
 		r.enqueue(got)
 	}
 	return nil
+}
+
+// maxLoggedStrangers bounds the senders whose first ignored message is logged (the rest are only counted).
+const maxLoggedStrangers = 1024
+
+// ignore counts a message from a sender the allow-list does not let in, logging each sender's first one.
+func (r *runner) ignore(sender string) {
+	r.mu.Lock()
+	r.ignored++
+	_, seen := r.strangers[sender]
+	if !seen && len(r.strangers) < maxLoggedStrangers {
+		r.strangers[sender] = struct{}{}
+	}
+	r.mu.Unlock()
+	if !seen {
+		r.c.o.Logger.Warn("channel message from a sender not allowed (or no agent owns the channel); ignored",
+			"channel", r.id(), "sender", sender, "agent", r.inst.Agent)
+	}
 }
 
 func (r *runner) enqueue(ev store.ChanEvent) {

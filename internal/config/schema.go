@@ -52,6 +52,7 @@ type Config struct {
 	SkillBundles       map[string]SkillBundleConfig `toml:"skill_bundles"`
 	MCP                MCPConfig                    `toml:"mcp"`
 	MCPBundles         map[string]MCPBundleConfig   `toml:"mcp_bundles"`
+	RuntimeProfiles    map[string]RuntimeProfile    `toml:"runtime_profiles"`
 	SOP                SOPConfig                    `toml:"sop"`
 	Heartbeat          HeartbeatConfig              `toml:"heartbeat"`
 	OnboardState       OnboardStateConfig           `toml:"onboard_state"`
@@ -125,6 +126,8 @@ type AgentConfig struct {
 	// Channels are the chat channels this agent answers on, as <type>.<alias> or a bare <type> (upstream's
 	// agents.<alias>.channels).
 	Channels []string `toml:"channels" desc:"Chat channels this agent answers on: <type>.<alias> (telegram.work) or a bare <type>."`
+	// RuntimeProfile names the [runtime_profiles.<alias>] entry (upstream's); only its tool_filter_groups are read.
+	RuntimeProfile string `toml:"runtime_profile" alias:"runtime_profiles" desc:"Runtime profile ([runtime_profiles.<alias>]) whose tool_filter_groups choose the MCP tools of each turn."`
 }
 
 // IsEnabled reports whether the agent is enabled (absent means enabled).
@@ -202,6 +205,8 @@ type ChannelsConfig struct {
 	MessageTimeoutSecs      int                       `toml:"message_timeout_secs" desc:"Seconds one channel turn may take (at least 30) before it is answered with a timeout error."`
 	MaxConcurrentPerChannel int                       `toml:"max_concurrent_per_channel" desc:"Turns one channel runs at once (all channels together: this times the channel count, clamped to 8..64)."`
 	Telegram                map[string]TelegramConfig `toml:"telegram"`
+	// IRC and Email are the other adapters (internal/channel/irc, internal/channel/email), see channels_more.go.
+	IRC map[string]IRCConfig `toml:"irc"`
 }
 
 // GatewayConfig is [gateway] (upstream/gateway.md §5). PairedTokens holds SHA-256 hex hashes and is a secret

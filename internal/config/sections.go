@@ -53,6 +53,8 @@ var sectionTable = []sectionInfo{
 		"http or sse), deferred loading, and whether MCP is on at all."},
 	{key: "mcp_bundles", group: "Integrations", help: "Named lists of MCP servers; an agent lists bundles in " +
 		"mcp_bundles to use their servers (none listed: no MCP server)."},
+	{key: "runtime_profiles", group: "Agent", shape: api.ShapeOneTierAliasMap, help: "Named runtime profiles an agent " +
+		"names in runtime_profile; their tool_filter_groups choose which MCP tools reach the model in each turn."},
 	{key: "memory", group: "Storage", help: "What the agents remember across sessions: the backend (sqlite, " +
 		"postgres.<alias>, markdown, none), auto-save, retention and the relevance floor of recalled memories."},
 	{key: "storage", group: "Storage", help: "Named database connections, such as [storage.postgres.<alias>] db_url " +
@@ -85,6 +87,7 @@ var templateHelp = map[string]string{
 	"cost.prices":           "A model's price in USD per million input and output tokens, keyed by the model name.",
 	"channels.mqtt":         "An MQTT broker whose messages feed SOP mqtt triggers: broker_url, client_id, credentials, QoS.",
 	"channels.telegram":     "A Telegram bot (Bot API long polling): bot_token, api_base_url, approval_timeout_secs.",
+	"channels.irc":          "An IRC server connection: server, port, nickname, channels, passwords (server, NickServ, SASL).",
 	"channels.filesystem":   "Directories whose changes feed SOP filesystem triggers, and below which such triggers may watch.",
 	"sop.approval.groups":   "A group of SOP approvers (members), named by a policy's required_group.",
 	"sop.approval.policies": "An approval policy a SOP step names (policy:): the approver group, the quorum and the routes of its notices.",
@@ -197,7 +200,7 @@ var aliasSources = map[string]func(*Config) []string{
 	"channels":                nil,
 	"tts_providers":           nil,
 	"transcription_providers": nil,
-	"runtime_profiles":        nil,
+	"runtime_profiles":        func(c *Config) []string { return sortedKeys(c.RuntimeProfiles) },
 	"skill_bundles":           func(c *Config) []string { return sortedKeys(c.SkillBundles) },
 	"knowledge_bundles":       nil,
 	"mcp_bundles":             func(c *Config) []string { return sortedKeys(c.MCPBundles) },

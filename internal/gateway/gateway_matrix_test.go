@@ -123,6 +123,7 @@ var securityMatrix = []struct {
 	{"POST /api/config/migrate", 401, 403, 200, 403, 403, 415},
 	{"GET /api/config/agent-options", 401, 403, 200, 403, 200, 200},
 	{"GET /api/tools", 401, 403, 200, 403, 200, 200},
+	{"GET /api/channels", 401, 200, 200, 403, 200, 200},
 	{"GET /api/cli-tools", 401, 403, 200, 403, 200, 200},
 	{"GET /api/integrations", 401, 403, 200, 403, 200, 200},
 	{"GET /api/skills/slash-option-kinds", 401, 403, 200, 403, 200, 200},

@@ -46,11 +46,13 @@ type Manager struct {
 	order    []string
 	enabled  bool
 	deferred bool
-	closed   bool
-	version  chan struct{} // closed and replaced at every state change (tests and waiters)
-	active   *activations
-	pending  *config.MCPConfig // the latest config ReconcileAsync was given, not applied yet
-	applying bool              // a ReconcileAsync worker runs
+	// schemaBudget is max_tool_schema_bytes with its default.
+	schemaBudget int
+	closed       bool
+	version      chan struct{} // closed and replaced at every state change (tests and waiters)
+	active       *activations
+	pending      *config.MCPConfig // the latest config ReconcileAsync was given, not applied yet
+	applying     bool              // a ReconcileAsync worker runs
 }
 
 // ReconcileAsync applies mcp in the background (a config listener must not wait for children to exit);
@@ -111,7 +113,7 @@ func (m *Manager) Reconcile(mcp config.MCPConfig) {
 		m.mu.Unlock()
 		return
 	}
-	m.enabled, m.deferred = mcp.Enabled, mcp.DeferredLoading
+	m.enabled, m.deferred, m.schemaBudget = mcp.Enabled, mcp.DeferredLoading, mcp.ToolSchemaBudget()
 	want := map[string]config.MCPServerConfig{}
 	var order []string
 	if mcp.Enabled {

@@ -7,7 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"sort"
@@ -55,7 +57,9 @@ func transportFor(s config.MCPServerConfig, environ []string, shim string, proc 
 	return nil, fmt.Errorf("mcp: server %s: unknown transport %q", s.Name, s.Transport)
 }
 
-// httpClient sends the server's headers with every request and trusts its extra CA certificate.
+// httpClient sends the server's headers with every request to the server's own origin (never to another host
+// a redirect or an advertised SSE endpoint points at: they may hold credentials) and trusts its extra CA
+// certificate; with one, every request must be https (upstream forces it for the URL and the SSE endpoint).
 func httpClient(s config.MCPServerConfig) (*http.Client, error) {
 	base := http.DefaultTransport.(*http.Transport).Clone()
 	if s.TLSCACertPath != "" {
@@ -65,7 +69,20 @@ func httpClient(s config.MCPServerConfig) (*http.Client, error) {
 		}
 		base.TLSClientConfig = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
 	}
-	return &http.Client{Transport: headerTransport{base: base, headers: s.Headers}}, nil
+	u, err := url.Parse(s.URL)
+	if err != nil {
+		return nil, fmt.Errorf("mcp: server %s: url: %w", s.Name, err)
+	}
+	return &http.Client{Transport: headerTransport{base: base, headers: s.Headers, origin: origin(u), httpsOnly: s.TLSCACertPath != ""}}, nil
+}
+
+// origin is scheme://host[:port], lower-cased, with the scheme's default port made explicit.
+func origin(u *url.URL) string {
+	host, port := strings.ToLower(u.Hostname()), u.Port()
+	if port == "" {
+		port = map[string]string{"http": "80", "https": "443"}[strings.ToLower(u.Scheme)]
+	}
+	return strings.ToLower(u.Scheme) + "://" + net.JoinHostPort(host, port)
 }
 
 func caPool(path string) (*x509.CertPool, error) {
@@ -91,12 +108,17 @@ func caPool(path string) (*x509.CertPool, error) {
 }
 
 type headerTransport struct {
-	base    http.RoundTripper
-	headers map[string]string
+	base      http.RoundTripper
+	headers   map[string]string
+	origin    string // the configured URL's: the only one the headers go to
+	httpsOnly bool
 }
 
 func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	if len(h.headers) > 0 {
+	if h.httpsOnly && r.URL.Scheme != "https" {
+		return nil, fmt.Errorf("mcp: %s refused: tls_ca_cert_path is set, so every request must use https", r.URL.Redacted())
+	}
+	if len(h.headers) > 0 && origin(r.URL) == h.origin {
 		r = r.Clone(r.Context())
 		keys := make([]string, 0, len(h.headers))
 		for k := range h.headers {

@@ -12,7 +12,6 @@ const (
 	ChanEventReceived = "received" // recorded, its turn not started
 	ChanEventRunning  = "running"  // its turn started (a restart answers it with a notice instead of a second turn)
 	ChanEventAnswered = "answered" // its replies are in channel_outbox
-	ChanEventIgnored  = "ignored"  // a stranger's, or nobody owns the channel
 )
 
 // Channel outbox states (channel_outbox.state).

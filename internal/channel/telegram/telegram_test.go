@@ -40,7 +40,7 @@ func (t *turner) Turn(ctx context.Context, r channel.TurnRequest) (string, error
 func (t *turner) count(p string) int { t.mu.Lock(); defer t.mu.Unlock(); return t.turns[p] }
 
 // run starts a Core with one telegram channel against fake; owner is the allowed user id.
-func run(t *testing.T, fake *tgfake.Server, tr channel.Turner, dir string) (*channel.Core, func()) {
+func run(t testing.TB, fake *tgfake.Server, tr channel.Turner, dir string) (*channel.Core, func()) {
 	t.Helper()
 	st, err := store.OpenChat(context.Background(), filepath.Join(dir, "sessions.db"))
 	if err != nil {
@@ -179,5 +179,53 @@ func TestTelegramBadTokenParksWithoutLeakingIt(t *testing.T) {
 	}
 	if errors.Is(err, channel.ErrPermanent) {
 		t.Fatalf("a refused connection is not permanent: %v", err)
+	}
+}
+
+// failingDeliverer records nothing: the adapter must not confirm what it was handed.
+type failingDeliverer struct {
+	mu   sync.Mutex
+	fail bool
+	got  []string
+}
+
+func (f *failingDeliverer) Deliver(_ context.Context, ev channel.Inbound) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.got = append(f.got, ev.EventID)
+	if f.fail {
+		return errors.New("disk full")
+	}
+	return nil
+}
+func (f *failingDeliverer) Progress() {}
+
+// The offset passes an update only after Deliver recorded it: an update the core failed to record is
+// delivered again by Telegram, to the next run.
+func TestTelegramOffsetWaitsForTheRecord(t *testing.T) {
+	fake := tgfake.Start(token)
+	defer fake.Close()
+	a, err := telegram.New(channel.ID{Type: "telegram", Alias: "default"}, config.TelegramConfig{BotToken: token, APIBaseURL: fake.URL(), PollTimeoutSecs: 1}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fake.SendText(42, "owner", "hello")
+	d := &failingDeliverer{fail: true}
+	if err := a.Run(context.Background(), d); err == nil || !strings.Contains(err.Error(), "disk full") {
+		t.Fatalf("run: %v", err)
+	}
+	d.mu.Lock()
+	d.fail = false
+	d.mu.Unlock()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- a.Run(ctx, d) }()
+	waitFor(t, "the confirmation", func() bool { return fake.Confirmed() == 1 })
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("run after cancel: %v", err)
+	}
+	if d.got[0] != "1" || d.got[1] != "1" {
+		t.Fatalf("deliveries %v", d.got)
 	}
 }

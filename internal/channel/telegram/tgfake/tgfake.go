@@ -96,9 +96,13 @@ func (s *Server) add(u map[string]any) int64 {
 	return id
 }
 
-// SendText queues a private text message from user (chat id = user id) and returns its update_id.
+// SendText queues a private text message from user (chat id = user id) and returns its update_id, which is
+// also the message's message_id (so a reply's ReplyTo names the update it answers).
 func (s *Server) SendText(user int64, username, text string) int64 {
-	return s.add(map[string]any{"message": map[string]any{"message_id": time.Now().UnixNano() % 1e9,
+	s.mu.Lock()
+	next := int64(len(s.updates) + 1)
+	s.mu.Unlock()
+	return s.add(map[string]any{"message": map[string]any{"message_id": next,
 		"from": map[string]any{"id": user, "is_bot": false, "username": username},
 		"chat": map[string]any{"id": user, "type": "private"}, "date": time.Now().Unix(), "text": text}})
 }
