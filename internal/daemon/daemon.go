@@ -280,11 +280,15 @@ func Run(ctx context.Context, opts Options) error {
 		channels:     chRT,
 		hb:           hbRT,
 	}
-	// The catalogues: the binary's, with what locales/fetch clients stored in data/ftl laid over them.
-	catalog, ftlErrs := i18n.Open(filepath.Join(layout.DataDir, "ftl"))
-	for _, e := range ftlErrs {
-		log.Warn("catalogue entry ignored", "component", "i18n", "err", e)
-	}
+	// The catalogues: the binary's, with what locales/fetch clients stored in data/ftl laid over them, read
+	// when first needed (an idle daemon holds none).
+	catalog := sync.OnceValue(func() *i18n.Catalog {
+		c, errs := i18n.Open(filepath.Join(layout.DataDir, "ftl"))
+		for _, e := range errs {
+			log.Warn("catalogue entry ignored", "component", "i18n", "err", e)
+		}
+		return c
+	})
 	d.srv = rpc.New(rpc.Options{
 		Logger: log.With("component", "rpc"),
 		Info: rpc.Info{

@@ -79,8 +79,9 @@ func doctorFor(layout install.Layout, endpoint string, environ []string, gw func
 // localeFor returns the daemon's localizer for a request: the locale it asks for, else config's locale, else
 // the daemon's environment (LC_ALL, LC_MESSAGES, LANG), else English. The catalogue is the binary's with the
 // install's data/ftl overrides, read once at start.
-func localeFor(cat *i18n.Catalog, current func() *config.Config, environ []string) func(string) *i18n.Localizer {
+func localeFor(catalog func() *i18n.Catalog, current func() *config.Config, environ []string) func(string) *i18n.Localizer {
 	return func(asked string) *i18n.Localizer {
+		cat := catalog()
 		if m := i18n.Match(asked); m != "" {
 			return cat.For(m)
 		}
