@@ -39,6 +39,9 @@ const (
 	GrantCronDelete  = "cron:delete"
 	GrantCronExecute = "cron:execute" // running a job now
 
+	// GrantHeartbeatRead reads the heartbeat's run history and state (heartbeat/runs).
+	GrantHeartbeatRead = "heartbeat:read"
+
 	GrantDevicesRead   = "devices:read"
 	GrantDevicesDelete = "devices:delete"
 

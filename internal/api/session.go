@@ -112,6 +112,9 @@ type SessionKillResult struct {
 type SessionListParams struct {
 	Query string `json:"query,omitempty"`
 	Limit int    `json:"limit,omitempty"`
+	// Offset skips that many of the sessions the caller may see, most recent first (ours: the dashboard's
+	// pages); negative is 0.
+	Offset int `json:"offset,omitempty"`
 }
 
 // SessionSummary is one row of session/list. SessionKey is the row's key in sessions.db; ChannelID names the

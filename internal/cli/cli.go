@@ -59,6 +59,8 @@ func commands() []command {
 		{"pair", "cli-pair-about", runPair},
 		{"acp", "cli-acp-about", runACP},
 		{"mcp", "cli-mcp-about", runMCP},
+		{"quickstart", "cli-quickstart-about", runQuickstart},
+		{"heartbeat", "cli-heartbeat-about", runHeartbeat},
 		{"config", "cli-config-about", runConfig},
 		{"logs", "cli-logs-about", runLogs},
 		{"costs", "cli-costs-about", runCosts},

@@ -26,6 +26,7 @@ const (
 	CategoryProviders = "providers"
 	CategoryGateway   = "gateway"
 	CategorySop       = "sop"
+	CategoryHeartbeat = "heartbeat"
 )
 
 // DefaultProbeTimeout bounds the reachability probe of each provider.
@@ -56,6 +57,9 @@ type Options struct {
 	// Locale writes the findings' messages and fixes (nil: English). IDs, categories and paths are never
 	// translated.
 	Locale *i18n.Localizer
+	// Heartbeat reports the running daemon's heartbeat (set inside the daemon); nil leaves the check out (a
+	// bad [heartbeat] is still a config finding).
+	Heartbeat func() api.HeartbeatStatus
 }
 
 // Run inspects the install and returns every finding, in a fixed order of checks. It fails only when ctx ends
@@ -85,6 +89,9 @@ func Run(ctx context.Context, o Options) api.DoctorResult {
 		if st := o.Sop(); st != nil {
 			checkSop(r, *st)
 		}
+	}
+	if o.Heartbeat != nil {
+		checkHeartbeat(r, o.Heartbeat())
 	}
 	if cfg != nil {
 		checkMCP(r, cfg, o.MCPStatus)

@@ -17,6 +17,7 @@ import (
 	"github.com/zeroclaw-go/zeroclaw/internal/memory"
 	"github.com/zeroclaw-go/zeroclaw/internal/pairing"
 	"github.com/zeroclaw-go/zeroclaw/internal/provider"
+	"github.com/zeroclaw-go/zeroclaw/internal/quickstart"
 	"github.com/zeroclaw-go/zeroclaw/internal/session"
 	"github.com/zeroclaw-go/zeroclaw/internal/skills"
 	"github.com/zeroclaw-go/zeroclaw/internal/sop"
@@ -108,6 +109,7 @@ var table = []Entry{
 
 	// A skill that is not there is invalid params on the wire, as upstream answers it.
 	{Err: skills.ErrInvalid, Code: api.CodeInvalidParams, Status: badRequest},
+	{Err: quickstart.ErrInvalid, Code: api.CodeInvalidParams, Status: badRequest},
 	{Err: skills.ErrNotFound, Code: api.CodeInvalidParams, Status: notFound, NotFound: true},
 
 	// SOP authoring (upstream's codes): create of an existing SOP -32020, delete of a missing one -32021; a

@@ -17,6 +17,7 @@ import (
 	"github.com/zeroclaw-go/zeroclaw/internal/memory"
 	"github.com/zeroclaw-go/zeroclaw/internal/pairing"
 	"github.com/zeroclaw-go/zeroclaw/internal/provider"
+	"github.com/zeroclaw-go/zeroclaw/internal/quickstart"
 	"github.com/zeroclaw-go/zeroclaw/internal/session"
 	"github.com/zeroclaw-go/zeroclaw/internal/skills"
 	"github.com/zeroclaw-go/zeroclaw/internal/sop"
@@ -81,6 +82,7 @@ func TestTable(t *testing.T) {
 		{workspace.ErrTooLong, invalid, 0, 400, false, ""},
 		{workspace.ErrUnknownAgent, invalid, 0, 400, false, ""},
 		{skills.ErrInvalid, invalid, 0, 400, false, ""},
+		{quickstart.ErrInvalid, invalid, 0, 400, false, ""},
 		{skills.ErrNotFound, invalid, 0, 404, true, ""},
 		{sop.ErrAlreadyExists, api.CodeSopAlreadyExists, 0, 409, false, ""},
 		{sop.ErrInvalidName, invalid, 0, 400, false, ""},
@@ -123,8 +125,8 @@ func TestTable(t *testing.T) {
 			}
 		})
 	}
-	if n := len(errmap.Table()); n != 54 {
-		t.Errorf("the table has %d rows and the test %d: add the new row's expectations here", n, 54)
+	if n := len(errmap.Table()); n != 55 {
+		t.Errorf("the table has %d rows and the test %d: add the new row's expectations here", n, 55)
 	}
 }
 

@@ -12,22 +12,33 @@ import (
 )
 
 func (s *Server) registerCron(c *cron.Scheduler) {
-	s.register(api.MethodCronList, handle(api.GrantCronRead, func(ctx context.Context, _ *Peer, _ *struct{}) (api.CronListResult, error) {
+	s.register(api.MethodCronList, handle(api.GrantCronRead, func(ctx context.Context, peer *Peer, _ *struct{}) (api.CronListResult, error) {
 		jobs, err := c.List(ctx)
+		jobs = visibleJobs(peer.Principal(), jobs)
 		if jobs == nil {
 			jobs = []api.CronJob{}
 		}
 		return api.CronListResult{Jobs: jobs}, err
 	}))
-	s.register(api.MethodCronGet, handle(api.GrantCronRead, func(ctx context.Context, _ *Peer, p *api.CronIDParams) (api.CronJob, error) {
+	s.register(api.MethodCronGet, handle(api.GrantCronRead, func(ctx context.Context, peer *Peer, p *api.CronIDParams) (api.CronJob, error) {
 		id, err := resolveJob(ctx, c, p.ID)
 		if err != nil {
 			return api.CronJob{}, err
 		}
-		return c.Get(ctx, id)
+		j, err := c.Get(ctx, id)
+		if err != nil {
+			return api.CronJob{}, err
+		}
+		if err := checkCronRead(peer.Principal(), j); err != nil {
+			return api.CronJob{}, err
+		}
+		return j, nil
 	}))
 	s.register(api.MethodCronAdd, handle(api.GrantCronCreate, func(ctx context.Context, peer *Peer, p *api.CronAddParams) (api.CronJob, error) {
 		if err := checkCronAdd(peer.Principal(), p); err != nil {
+			return api.CronJob{}, err
+		}
+		if err := s.checkCronTarget(ctx, peer, p.SessionTarget); err != nil {
 			return api.CronJob{}, err
 		}
 		sc, err := scheduleParam(p.Schedule, p.TZ, nil, false)
@@ -84,13 +95,22 @@ func (s *Server) registerCron(c *cron.Scheduler) {
 		}
 		return api.CronDeleteResult{ID: id, Deleted: true}, nil
 	}))
-	s.register(api.MethodCronRuns, handle(api.GrantCronRead, func(ctx context.Context, _ *Peer, p *api.CronRunsParams) (api.CronRunsResult, error) {
+	s.register(api.MethodCronRuns, handle(api.GrantCronRead, func(ctx context.Context, peer *Peer, p *api.CronRunsParams) (api.CronRunsResult, error) {
 		if err := router.NonNegative("limit", p.Limit); err != nil { // validation before the lookup
 			return api.CronRunsResult{}, err
 		}
 		id, err := resolveJob(ctx, c, p.ID)
 		if err != nil {
 			return api.CronRunsResult{}, err
+		}
+		if pr := peer.Principal(); pr != nil && !pr.Admin && pr.Agents != nil {
+			j, err := c.Get(ctx, id)
+			if err != nil {
+				return api.CronRunsResult{}, err
+			}
+			if err := checkCronRead(pr, j); err != nil {
+				return api.CronRunsResult{}, err
+			}
 		}
 		runs, err := c.Runs(ctx, id, p.Limit)
 		if runs == nil {

@@ -1,6 +1,8 @@
 package rpc
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -9,6 +11,7 @@ import (
 	"github.com/zeroclaw-go/zeroclaw/internal/auth"
 	"github.com/zeroclaw-go/zeroclaw/internal/cron"
 	"github.com/zeroclaw-go/zeroclaw/internal/jsonrpc"
+	"github.com/zeroclaw-go/zeroclaw/internal/session"
 )
 
 // A scheduled job runs unattended with the daemon's reach, so a principal restricted by allowed_agents or
@@ -77,4 +80,52 @@ func checkCronJob(pr *auth.Principal, j api.CronJob) error {
 		return selectorDenied("a shell job runs the shell, which %s's allowed_tools does not list", pr.Name)
 	}
 	return nil
+}
+
+// checkCronTarget refuses a non-admin principal's agent job aimed at a session it does not own: the job's
+// turns would run in that session with the scheduler's authority, reading its history and writing into it.
+// "isolated" and "main" (the agent's standing cron session) need no check; a named session must exist and be
+// the principal's (so a job cannot wait for another owner to create a session under an id it chose).
+func (s *Server) checkCronTarget(ctx context.Context, peer *Peer, target string) error {
+	pr := peer.Principal()
+	if pr == nil || pr.Admin {
+		return nil
+	}
+	switch strings.ToLower(strings.TrimSpace(target)) {
+	case "", cron.TargetIsolated, cron.TargetMain:
+		return nil
+	}
+	if s.opts.Sessions == nil {
+		return selectorDenied("%s may not aim a job at session %q: sessions are not served here", pr.Name, target)
+	}
+	if _, err := s.opts.Sessions.State(ctx, peer.owner(), target); err != nil {
+		if errors.Is(err, session.ErrNotFound) {
+			return selectorDenied("%s may not aim a job at session %q: no session of %s has that id (use isolated or main, or a session you own)", pr.Name, target, pr.Name)
+		}
+		return err
+	}
+	return nil
+}
+
+// visibleJobs leaves out the jobs of agents pr's allowed_agents does not list: a job's prompt, command and
+// run outputs are that agent's work, which a principal restricted to other agents may not read.
+func visibleJobs(pr *auth.Principal, jobs []api.CronJob) []api.CronJob {
+	if pr == nil || pr.Admin || pr.Agents == nil {
+		return jobs
+	}
+	out := jobs[:0:0]
+	for _, j := range jobs {
+		if pr.AllowsAgent(j.AgentAlias) {
+			out = append(out, j)
+		}
+	}
+	return out
+}
+
+// checkCronRead refuses pr a job of an agent its allowed_agents does not list (visibleJobs' rule, for one job).
+func checkCronRead(pr *auth.Principal, j api.CronJob) error {
+	if pr == nil || pr.Admin || pr.Agents == nil || pr.AllowsAgent(j.AgentAlias) {
+		return nil
+	}
+	return selectorDenied("%s may not read jobs of agent %q (allowed_agents)", pr.Name, j.AgentAlias)
 }

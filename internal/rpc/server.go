@@ -75,6 +75,8 @@ type Options struct {
 	Pairing *pairing.Manager
 	// MCPStatus reports the MCP servers' state for agents/status; nil: none shown.
 	MCPStatus func() []api.MCPServerStatus
+	// Channels reports each chat channel's state: a health component channel:<type>.<alias> each; nil: none.
+	Channels func(ctx context.Context) []api.ChannelStatus
 	// Skills serves skills/*; nil leaves those methods out.
 	Skills *skills.Catalog
 	// Personality serves personality/*; nil leaves those methods out.
@@ -85,6 +87,8 @@ type Options struct {
 	Gateway func() *api.GatewayStatus
 	// Sop reports the SOP runtime for status; nil (or a nil result) leaves status.sop out.
 	Sop func() *api.SopStatus
+	// Heartbeat serves heartbeat/runs and status.heartbeat; nil leaves both out.
+	Heartbeat Heartbeat
 	// Doctor serves doctor/run; nil leaves it out.
 	Doctor func(ctx context.Context, p api.DoctorRunParams) api.DoctorResult
 	// Locales downloads catalogues for locales/fetch; the zero Fetcher serves the cli catalogue from the
@@ -144,6 +148,7 @@ func New(opts Options) *Server {
 	s.register(api.MethodShutdown, handle(api.GrantAdmin, s.shutdown))
 	if opts.ConfigManager != nil {
 		s.registerConfig(opts.ConfigManager)
+		s.registerQuickstart(opts.ConfigManager, opts.Personality)
 	}
 	if opts.Sessions != nil {
 		s.registerSessions(opts.Sessions)
@@ -166,6 +171,9 @@ func New(opts Options) *Server {
 	}
 	if opts.Cron != nil {
 		s.registerCron(opts.Cron)
+	}
+	if opts.Heartbeat != nil {
+		s.registerHeartbeat(opts.Heartbeat)
 	}
 	if opts.Logs != nil {
 		s.registerLogs(opts.Logs)

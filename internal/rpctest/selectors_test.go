@@ -297,8 +297,9 @@ permission_profiles = ["bot"]
 }
 
 // cron/delete is a change to a job as cron/patch is: a principal restricted to agent writer may not remove a
-// job of agent other (here one declared in config), and the job stays; one of its own agent's it may.
-func TestAllowedAgentsHoldOnCronDelete(t *testing.T) {
+// job of agent other (here one declared in config), and the job stays; one of its own agent's it may. Nor may
+// it list, get or read the runs of agent other's jobs.
+func TestAllowedAgentsHoldOnCronReadAndDelete(t *testing.T) {
 	t.Parallel()
 	job := func(id string) string {
 		return fmt.Sprintf("\n[cron.%s]\njob_type = \"agent\"\nprompt = \"hi\"\nschedule = { kind = \"every\", every_ms = 3600000 }\n", id)
@@ -315,7 +316,7 @@ risk_profile = "full"
 cron_jobs = ["mine"]
 `+job("nightly")+job("mine")+fmt.Sprintf(`
 [permission_profiles.bot]
-grants = ["cron:read", "cron:delete"]
+grants = ["cron:read", "cron:delete", "config:update:users.alice.uid"]
 allowed_agents = ["writer"]
 
 [users.alice]
@@ -330,11 +331,26 @@ permission_profiles = ["bot"]
 	var list struct {
 		Jobs []api.CronJob `json:"jobs"`
 	}
+	// Reading is held the same way: another agent's job (its prompt, its run outputs) is not alice's to read.
 	c.mustCall(api.MethodCronList, map[string]any{}, &list)
-	if !slices.ContainsFunc(list.Jobs, func(j api.CronJob) bool { return j.ID == "nightly" }) {
-		t.Fatalf("a refused cron/delete removed the job: %+v", list.Jobs)
+	if len(list.Jobs) != 1 || list.Jobs[0].ID != "mine" {
+		t.Fatalf("cron/list as alice: %+v, want only agent writer's job", list.Jobs)
+	}
+	for _, m := range []string{api.MethodCronGet, api.MethodCronRuns} {
+		if _, werr := c.call(m, map[string]any{"id": "nightly"}); werr == nil || werr.Code != api.CodeForbidden ||
+			!strings.Contains(werr.Message, `"other"`) {
+			t.Errorf("%s of agent other's job: %+v, want -32012 naming the agent", m, werr)
+		}
 	}
 	if _, werr := c.call(api.MethodCronDelete, map[string]any{"id": "mine"}); werr != nil {
 		t.Fatalf("cron/delete of its own agent's job: %+v", werr)
+	}
+	// As the operator again (alice moves to another uid): the refused delete left the job in place.
+	c.mustCall(api.MethodConfigSet, map[string]any{"prop": "users.alice.uid", "value": os.Getuid() + 100000}, nil)
+	op := dialRC(t, d, "")
+	list.Jobs = nil
+	op.mustCall(api.MethodCronList, map[string]any{}, &list)
+	if !slices.ContainsFunc(list.Jobs, func(j api.CronJob) bool { return j.ID == "nightly" }) {
+		t.Fatalf("after alice's refused delete the operator sees %+v, want nightly kept", list.Jobs)
 	}
 }

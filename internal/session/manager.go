@@ -593,13 +593,22 @@ func (m *Manager) access(ctx context.Context, o Owner, id string) (key string, e
 // neither an agent nor a channel (upstream). Each is listed under the id clients use for it (its key without
 // an rpc_ or gw_ prefix), with the key beside it. A non-admin principal sees only the sessions it owns.
 func (m *Manager) List(ctx context.Context, o Owner, p api.SessionListParams) (api.SessionListResult, error) {
-	rows, err := m.o.Chat.ListAttributed(ctx, p.Query, p.Limit)
+	offset := max(p.Offset, 0)
+	limit := p.Limit
+	if limit > 0 && offset > 0 {
+		limit += offset
+	}
+	rows, err := m.o.Chat.ListAttributed(ctx, p.Query, limit)
 	if err != nil {
 		return api.SessionListResult{}, fmt.Errorf("session: list: %w", err)
 	}
 	out := api.SessionListResult{Sessions: []api.SessionSummary{}}
 	for _, r := range rows {
 		if !o.Admin && (r.Owner == "" || r.Owner != o.Principal) {
+			continue
+		}
+		if offset > 0 {
+			offset--
 			continue
 		}
 		out.Sessions = append(out.Sessions, api.SessionSummary{
