@@ -113,7 +113,7 @@ type SessionListParams struct {
 	Query string `json:"query,omitempty"`
 	Limit int    `json:"limit,omitempty"`
 	// Offset skips that many of the sessions the caller may see, most recent first (ours: the dashboard's
-	// pages); negative is 0.
+	// pages); a negative one is refused (-32602).
 	Offset int `json:"offset,omitempty"`
 }
 

@@ -61,6 +61,7 @@ func commands() []command {
 		{"mcp", "cli-mcp-about", runMCP},
 		{"quickstart", "cli-quickstart-about", runQuickstart},
 		{"heartbeat", "cli-heartbeat-about", runHeartbeat},
+		{"onboard", "cli-onboard-about", runOnboard},
 		{"config", "cli-config-about", runConfig},
 		{"logs", "cli-logs-about", runLogs},
 		{"costs", "cli-costs-about", runCosts},

@@ -139,6 +139,7 @@ cli-acp-about = speak the Agent Client Protocol on stdin/stdout for an editor; s
 cli-mcp-about = serve the daemon's memory, sessions, cron and SOPs as MCP tools on stdin/stdout (mcp serve); starts an ephemeral daemon if none runs
 cli-quickstart-about = set up a working agent in five questions (provider, model, name, risk preset, extras); edits an existing config in place after showing the change
 cli-heartbeat-about = show the heartbeat's state and the outcome of every slot (through the running daemon)
+cli-onboard-about = deprecated: prints how to run zeroclaw quickstart, and writes nothing
 cli-config-about = get, set, list, delete or validate configuration properties
 cli-logs-about = print the daemon's runtime events (-f follows new ones)
 cli-costs-about = print model spending as a table by day, agent or model

@@ -138,6 +138,7 @@ cli-acp-about = parler l'Agent Client Protocol sur stdin/stdout pour un éditeur
 cli-mcp-about = servir la mémoire, les sessions, le cron et les SOP du démon comme outils MCP sur stdin/stdout (mcp serve) ; démarre un démon éphémère si aucun ne tourne
 cli-quickstart-about = configurer un agent qui marche en cinq questions (fournisseur, modèle, nom, niveau de risque, options) ; modifie une configuration existante sur place après avoir montré le changement
 cli-heartbeat-about = montrer l'état du heartbeat et le résultat de chaque créneau (par le démon en marche)
+cli-onboard-about = obsolète : indique comment lancer zeroclaw quickstart, et n'écrit rien
 cli-config-about = lire, définir, lister, supprimer ou valider les propriétés de configuration
 cli-logs-about = afficher les événements d'exécution du démon (-f suit les nouveaux)
 cli-costs-about = afficher les dépenses en modèles sous forme de tableau par jour, agent ou modèle
