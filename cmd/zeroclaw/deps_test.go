@@ -68,7 +68,7 @@ var imports = map[string][]string{
 	"internal/mcp/mcptest/mcptestserver": {"internal/mcp", "internal/mcp/mcptest"},
 	"internal/doctor":                    {"internal/api", "internal/config", "internal/install", "internal/provider", "internal/secrets", "internal/store", "github.com/pelletier/go-toml/v2", "internal/i18n"},
 	"internal/visible":                   {},
-	"internal/i18n":                      {"github.com/nicksnyder/go-i18n/v2/i18n", "github.com/nicksnyder/go-i18n/v2/i18n/template", "golang.org/x/text/language", "golang.org/x/text/feature/plural", "golang.org/x/text/message", "golang.org/x/text/message/catalog"},
+	"internal/i18n":                      {"golang.org/x/text/feature/plural", "golang.org/x/text/language", "golang.org/x/text/message", "golang.org/x/text/message/catalog"},
 	"internal/channel":                   {"internal/clock", "internal/config", "internal/store"},
 	"internal/channel/telegram":          {"internal/channel", "internal/config"},
 	"internal/channel/telegram/tgfake":   {},
