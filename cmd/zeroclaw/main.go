@@ -8,9 +8,11 @@ import (
 	"syscall"
 
 	"github.com/zeroclaw-go/zeroclaw/internal/cli"
+	"github.com/zeroclaw-go/zeroclaw/internal/mcp"
 )
 
 func main() {
+	mcp.RunShimIfAsked() // started as a stdio MCP server's keeper: never returns
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	home, _ := os.UserHomeDir()
 	code := cli.Run(ctx, cli.Env{

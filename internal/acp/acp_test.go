@@ -42,7 +42,7 @@ func TestInitializeWithIDZero(t *testing.T) {
 	if string(f.ID) != "0" || f.Error != nil {
 		t.Fatalf("initialize with id 0: %s", f.Raw)
 	}
-	want := `{"protocolVersion":1,"agentCapabilities":{"loadSession":true,"promptCapabilities":{"image":false,"audio":false,"embeddedContext":true},"mcpCapabilities":{"http":false,"sse":false},"sessionCapabilities":{"resume":{},"close":{}}},"agentInfo":{"name":"zeroclaw-acp","title":"ZeroClaw","version":"` + api.ServerVersion + `"},"authMethods":[]}`
+	want := `{"protocolVersion":1,"agentCapabilities":{"loadSession":true,"promptCapabilities":{"image":false,"audio":false,"embeddedContext":true},"mcpCapabilities":{"http":true,"sse":true},"sessionCapabilities":{"resume":{},"close":{}}},"agentInfo":{"name":"zeroclaw-acp","title":"ZeroClaw","version":"` + api.ServerVersion + `"},"authMethods":[]}`
 	if string(f.Result) != want {
 		t.Errorf("initialize result:\n got  %s\n want %s", f.Result, want)
 	}

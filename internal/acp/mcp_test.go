@@ -2,11 +2,13 @@ package acp_test
 
 import (
 	"fmt"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -116,7 +118,12 @@ func TestACPEditorMCPServers(t *testing.T) {
 		servers any
 		want    string
 	}{
-		{[]map[string]any{{"type": "http", "name": "h", "url": "http://x/"}}, "transport \"http\" is not supported"},
+		{[]map[string]any{{"type": "ws", "name": "h", "url": "http://x/"}}, "unknown type \"ws\""},
+		{[]map[string]any{{"type": "http", "name": "h", "url": "file:///etc/passwd"}}, "url must be an http or https URL"},
+		{[]map[string]any{{"type": "sse", "name": "h"}}, "url must be an http or https URL"},
+		{[]map[string]any{{"type": "http", "name": "h", "url": "http://x/", "headers": []map[string]string{{"name": "X-A", "value": "a\r\nInjected: 1"}}}}, "invalid or oversized header"},
+		{[]map[string]any{{"type": "http", "name": "h", "url": "http://x/", "headers": []map[string]string{{"name": "Bad Name", "value": "v"}}}}, "invalid or oversized header"},
+		{[]map[string]any{{"type": "http", "name": "h", "url": "http://x/", "headers": []map[string]string{{"name": "X-A", "value": strings.Repeat("v", 9000)}}}}, "invalid or oversized header"},
 		{[]map[string]any{{"name": "a__b", "command": "x"}}, "without \"__\""},
 		{[]map[string]any{{"name": "a"}}, "command is required"},
 		{[]map[string]any{{"name": "a", "command": "x"}, {"name": "A", "command": "y"}}, "duplicate name"},
@@ -140,5 +147,71 @@ func TestACPEnableMCPGivesTheAgentsServers(t *testing.T) {
 	}
 	if bodies := f.requests(); len(bodies) != 2 || !strings.Contains(bodies[1], "echo: own") {
 		t.Fatalf("requests: %q", bodies)
+	}
+}
+
+// The editor's http and sse servers (ACP McpServerHttp / McpServerSse, with headers) are honoured for that
+// session only: both are offered and called in a turn, every request carries the editor's headers, another
+// session of the same agent does not get them, and initialize advertises mcpCapabilities {http, sse}.
+func TestACPEditorHTTPAndSSEServers(t *testing.T) {
+	var mu sync.Mutex
+	auth := map[string][]string{}
+	record := func(tag string, h http.Handler) *httptest.Server {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			mu.Lock()
+			auth[tag] = append(auth[tag], r.Header.Get("Authorization"))
+			mu.Unlock()
+			h.ServeHTTP(w, r)
+		}))
+		t.Cleanup(srv.Close)
+		return srv
+	}
+	httpSrv, sseSrv := record("http", mcptest.Handler(false)), record("sse", mcptest.Handler(true))
+	own := httptest.NewServer(mcptest.Handler(false))
+	t.Cleanup(own.Close)
+	f := newLLM(t, toolCall("c1", "edh__echo", `{"text":"via http"}`), toolCall("c2", "eds__echo", `{"text":"via sse"}`), answer("done"),
+		answer("second session"))
+	d := rpctest.Start(t, rpctest.WithConfig(mcpConfig(f.URL, own.URL, false)))
+	c := dial(t, d)
+	var init map[string]any
+	c.mustCall("initialize", map[string]any{"protocolVersion": 1}, &init)
+	if caps, _ := init["agentCapabilities"].(map[string]any)["mcpCapabilities"].(map[string]any); caps["http"] != true || caps["sse"] != true {
+		t.Fatalf("mcpCapabilities %v", caps)
+	}
+	hdr := []map[string]string{{"name": "Authorization", "value": "Bearer editor-token-123456"}}
+	sid, _ := c.newSession(map[string]any{"mcpServers": []map[string]any{
+		{"type": "http", "name": "edh", "url": httpSrv.URL, "headers": hdr},
+		{"type": "sse", "name": "eds", "url": sseSrv.URL, "headers": hdr},
+	}})
+	ex := c.call("session/prompt", map[string]any{"sessionId": sid, "prompt": "use both"}, nil)
+	if got := stopReason(t, ex); got != "end_turn" {
+		t.Fatalf("stopReason = %s", got)
+	}
+	bodies := f.requests()
+	if len(bodies) != 3 || !strings.Contains(bodies[0], `"edh__echo"`) || !strings.Contains(bodies[0], `"eds__echo"`) {
+		t.Fatalf("the editor's http and sse tools were not offered: %d requests, %.300s", len(bodies), bodies)
+	}
+	if !strings.Contains(bodies[1], "echo: via http") || !strings.Contains(bodies[2], "echo: via sse") {
+		t.Fatalf("results did not reach the model:\n%s\n%s", bodies[1], bodies[2])
+	}
+	mu.Lock()
+	for tag, got := range auth {
+		for _, a := range got {
+			if a != "Bearer editor-token-123456" {
+				t.Errorf("%s server got Authorization %q", tag, a)
+			}
+		}
+	}
+	if len(auth["http"]) == 0 || len(auth["sse"]) == 0 {
+		t.Errorf("requests: %v", auth)
+	}
+	mu.Unlock()
+	// Another session of the same agent: the editor's servers are that session's only.
+	sid2, _ := c.newSession(map[string]any{})
+	if got := stopReason(t, c.call("session/prompt", map[string]any{"sessionId": sid2, "prompt": "hi"}, nil)); got != "end_turn" {
+		t.Fatalf("second session: %s", got)
+	}
+	if last := f.requests()[3]; strings.Contains(last, "edh__") || strings.Contains(last, "eds__") {
+		t.Fatalf("another session got the editor's servers: %.300s", last)
 	}
 }

@@ -3,18 +3,24 @@ package acp
 import (
 	"encoding/json"
 	"fmt"
+	"net/url"
 	"strings"
 
 	"github.com/zeroclaw-go/zeroclaw/internal/config"
 	"github.com/zeroclaw-go/zeroclaw/internal/router"
 )
 
-// maxEditorServers bounds the MCP servers one session/new may name.
-const maxEditorServers = 16
+// Bounds on the MCP servers one session/new may name.
+const (
+	maxEditorServers = 16
+	maxEditorHeaders = 32
+	maxEditorHeader  = 8 << 10 // one header's name and value
+	maxEditorURL     = 2048
+)
 
 // acpMCPServer is one entry of ACP's session/new mcpServers: stdio {name, command, args, env:[{name,value}]},
-// or {type:"http"|"sse", name, url, headers}. Only stdio is accepted: initialize advertises
-// mcpCapabilities {http:false, sse:false}, as upstream does.
+// or {type:"http"|"sse", name, url, headers:[{name,value}]}. All three are accepted (initialize advertises
+// mcpCapabilities {http:true, sse:true}; upstream reads none of them), for the owner only (the session layer).
 type acpMCPServer struct {
 	Type    string     `json:"type"`
 	Name    string     `json:"name"`
@@ -22,6 +28,7 @@ type acpMCPServer struct {
 	Args    []string   `json:"args"`
 	Env     []envEntry `json:"env"`
 	URL     string     `json:"url"`
+	Headers []envEntry `json:"headers"`
 }
 
 type envEntry struct {
@@ -46,17 +53,27 @@ func editorServers(raw json.RawMessage) ([]config.MCPServerConfig, error) {
 	seen := map[string]bool{}
 	for i, s := range list {
 		name := strings.TrimSpace(s.Name)
+		typ := strings.ToLower(strings.TrimSpace(s.Type))
 		switch {
-		case s.Type != "" && s.Type != "stdio":
-			return nil, router.InvalidParams(fmt.Sprintf("invalid params: mcpServers[%d]: transport %q is not supported (mcpCapabilities: http and sse are false); use a stdio server", i, s.Type))
+		case typ != "" && typ != config.MCPStdio && typ != config.MCPHTTP && typ != config.MCPSSE:
+			return nil, router.InvalidParams(fmt.Sprintf("invalid params: mcpServers[%d]: unknown type %q (stdio, http or sse)", i, s.Type))
 		case name == "" || strings.Contains(name, "__") || len(name) > 64:
 			return nil, router.InvalidParams(fmt.Sprintf("invalid params: mcpServers[%d].name must be 1 to 64 characters without \"__\"", i))
 		case seen[strings.ToLower(name)]:
 			return nil, router.InvalidParams(fmt.Sprintf("invalid params: mcpServers contains duplicate name: %s", name))
-		case strings.TrimSpace(s.Command) == "":
-			return nil, router.InvalidParams(fmt.Sprintf("invalid params: mcpServers[%d].command is required", i))
 		}
 		seen[strings.ToLower(name)] = true
+		if typ == config.MCPHTTP || typ == config.MCPSSE {
+			srv, err := remoteServer(i, name, typ, s)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, srv)
+			continue
+		}
+		if strings.TrimSpace(s.Command) == "" {
+			return nil, router.InvalidParams(fmt.Sprintf("invalid params: mcpServers[%d].command is required", i))
+		}
 		env := map[string]string{}
 		for _, e := range s.Env {
 			if e.Name == "" || strings.ContainsAny(e.Name, "=\x00") {
@@ -67,4 +84,36 @@ func editorServers(raw json.RawMessage) ([]config.MCPServerConfig, error) {
 		out = append(out, config.MCPServerConfig{Name: name, Command: s.Command, Args: s.Args, Env: env})
 	}
 	return out, nil
+}
+
+// remoteServer is an http or sse entry: an http(s) URL and headers that are valid HTTP header fields, bounded.
+func remoteServer(i int, name, typ string, s acpMCPServer) (config.MCPServerConfig, error) {
+	u, err := url.Parse(s.URL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || len(s.URL) > maxEditorURL {
+		return config.MCPServerConfig{}, router.InvalidParams(fmt.Sprintf("invalid params: mcpServers[%d].url must be an http or https URL of at most %d bytes", i, maxEditorURL))
+	}
+	if len(s.Headers) > maxEditorHeaders {
+		return config.MCPServerConfig{}, router.InvalidParams(fmt.Sprintf("invalid params: mcpServers[%d].headers: at most %d", i, maxEditorHeaders))
+	}
+	headers := map[string]string{}
+	for _, h := range s.Headers {
+		if !headerName(h.Name) || strings.ContainsAny(h.Value, "\r\n\x00") || len(h.Name)+len(h.Value) > maxEditorHeader {
+			return config.MCPServerConfig{}, router.InvalidParams(fmt.Sprintf("invalid params: mcpServers[%d].headers has an invalid or oversized header", i))
+		}
+		headers[h.Name] = h.Value
+	}
+	return config.MCPServerConfig{Name: name, Transport: typ, URL: s.URL, Headers: headers}, nil
+}
+
+// headerName reports whether n is an HTTP header field name (an RFC 9110 token).
+func headerName(n string) bool {
+	if n == "" {
+		return false
+	}
+	for _, c := range []byte(n) {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0) {
+			return false
+		}
+	}
+	return true
 }

@@ -117,6 +117,8 @@ func (s *Server) initialize(_ context.Context, p *peer, params *initializeParams
 		ProtocolVersion: ProtocolVersion,
 		AgentCapabilities: agentCapabilities{
 			PromptCapabilities: promptCapabilities{EmbeddedContext: true},
+			// The editor's http and sse servers are honoured too (upstream advertises false and reads none).
+			McpCapabilities: mcpCapabilities{HTTP: true, SSE: true},
 		},
 		AgentInfo:   implementation{Name: "zeroclaw-acp", Title: "ZeroClaw", Version: api.ServerVersion},
 		AuthMethods: []any{},

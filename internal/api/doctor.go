@@ -37,7 +37,8 @@ type DoctorResult struct {
 }
 
 // DoctorRunParams are doctor/run's params (upstream takes none). Offline skips the providers' reachability
-// probes.
+// probes. Locale (ours) is the registry code the findings are written in; "" is the daemon's config locale.
 type DoctorRunParams struct {
-	Offline bool `json:"offline,omitempty"`
+	Offline bool   `json:"offline,omitempty"`
+	Locale  string `json:"locale,omitempty"`
 }

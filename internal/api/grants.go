@@ -39,6 +39,9 @@ const (
 	GrantCronDelete  = "cron:delete"
 	GrantCronExecute = "cron:execute" // running a job now
 
+	// GrantHeartbeatRead reads the heartbeat's run history and state (heartbeat/runs).
+	GrantHeartbeatRead = "heartbeat:read"
+
 	GrantDevicesRead   = "devices:read"
 	GrantDevicesDelete = "devices:delete"
 
@@ -59,4 +62,7 @@ const (
 	GrantCostRead  = "cost:read"
 	GrantLogsRead  = "logs:read"
 	GrantDoctorRun = "doctor:run"
+	// GrantLocalesFetch lets a caller make the daemon download catalogues (locales/fetch goes out to the
+	// network); the registry itself (locales/list) is GrantStatusRead.
+	GrantLocalesFetch = "locales:fetch"
 )

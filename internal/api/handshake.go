@@ -93,6 +93,9 @@ type StatusResult struct {
 	Gateway *GatewayStatus `json:"gateway,omitempty"`
 	// Sop is the SOP runtime's state; absent when the runtime is off ([sop] sops_dir unset).
 	Sop *SopStatus `json:"sop,omitempty"`
+	// Heartbeat is the heartbeat's state; absent while [heartbeat] is simply off (present, with its problem,
+	// when a bad [heartbeat] turned it off).
+	Heartbeat *HeartbeatStatus `json:"heartbeat,omitempty"`
 }
 
 // SopStatus is status.sop: where SOP runs are kept, and loudly, when they are not durable although that was

@@ -30,6 +30,15 @@ func (p *Principal) AllowsAgent(alias string) bool {
 	return p != nil && (p.Admin || p.Agents == nil || slices.Contains(p.Agents, alias))
 }
 
+// AgentScope is the agents whose work (sessions, jobs, log events) the principal may read: nil when it is not
+// restricted (an admin, or no allowed_agents), else the list, empty but not nil when it allows none.
+func (p *Principal) AgentScope() []string {
+	if p == nil || p.Admin || p.Agents == nil {
+		return nil
+	}
+	return append(make([]string, 0, len(p.Agents)), p.Agents...)
+}
+
 // AllowsTool reports whether the principal's turns may offer and run tool.
 func (p *Principal) AllowsTool(tool string) bool {
 	return p != nil && (p.Admin || p.Tools == nil || slices.Contains(p.Tools, tool))

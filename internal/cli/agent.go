@@ -40,6 +40,6 @@ func runAgent(ctx context.Context, env Env, args []string) error {
 		hist = filepath.Join(layout.StateDir(), historyFile)
 	}
 	return chat.Run(ctx, chat.Options{Stdin: env.Stdin, Stdout: env.Stdout, Stderr: env.Stderr, Alias: *alias,
-		SessionID: *sessionID, OneShot: oneShot, Message: *msg, HistoryPath: hist,
+		SessionID: *sessionID, OneShot: oneShot, Message: *msg, HistoryPath: hist, Locale: env.Locale(),
 		Dial: func(ctx context.Context) (net.Conn, error) { return dialOrSpawn(ctx, env, *configDir) }})
 }

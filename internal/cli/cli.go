@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/zeroclaw-go/zeroclaw/internal/cli/hint"
+	"github.com/zeroclaw-go/zeroclaw/internal/i18n"
 )
 
 // Env is what a command may use from its process: streams, environment and home directory. Tests build their own.
@@ -24,6 +25,9 @@ type Env struct {
 	Environ []string
 	Home    string
 }
+
+// Locale returns the CLI's localizer, from LC_ALL, LC_MESSAGES and LANG as POSIX orders them (see i18n.Detect).
+func (e Env) Locale() *i18n.Localizer { return i18n.Builtin().For(i18n.Detect(e.Getenv)) }
 
 // Getenv looks a variable up in e.Environ (the last assignment wins).
 func (e Env) Getenv(key string) string {
@@ -37,34 +41,40 @@ func (e Env) Getenv(key string) string {
 
 type command struct {
 	name    string
-	summary string
+	summary string // the catalogue key of its one-line description
 	run     func(ctx context.Context, env Env, args []string) error
 }
 
 func commands() []command {
 	return []command{
-		{"daemon", "run the daemon in the foreground", runDaemon},
-		{"status", "print the running daemon's status", runStatus},
-		{"agent", "chat with an agent (one-shot with -m, else interactive); starts an ephemeral daemon if none runs", runAgent},
-		{"sessions", "list, show or delete stored chat sessions", runSessions},
-		{"memory", "list, search, show or forget what the agents remember", runMemory},
-		{"skills", "list, show or edit the agents' skills (bundles and each workspace's own)", runSkills},
-		{"personality", "list, show or edit an agent's identity files (SOUL.md, USER.md, ...)", runPersonality},
-		{"cron", "list, add, remove, run or show the runs of scheduled jobs (through the running daemon)", runCron},
-		{"sop", "run standard operating procedures, list their runs, approve, deny or cancel them (through the running daemon)", runSop},
-		{"pair", "show the gateway pairing code, list or revoke paired devices (through the running daemon)", runPair},
-		{"acp", "speak the Agent Client Protocol on stdin/stdout for an editor; starts an ephemeral daemon if none runs", runACP},
-		{"mcp", "serve the daemon's memory, sessions, cron and SOPs as MCP tools on stdin/stdout (mcp serve); starts an ephemeral daemon if none runs", runMCP},
-		{"config", "get, set, list, delete or validate configuration properties", runConfig},
-		{"logs", "print the daemon's runtime events (-f follows new ones)", runLogs},
-		{"costs", "print model spending as a table by day, agent or model", runCosts},
-		{"doctor", "check the install (file modes, databases, secrets, config, providers) and say how to fix what is wrong", runDoctor},
-		{"backup", "write a consistent archive of the install (FILE.tar.gz), even while the daemon runs", runBackup},
-		{"restore", "verify an archive, then restore it as the install (--force keeps the old one aside)", runRestore},
-		{"rpc", "send NDJSON requests from stdin to the daemon and print every reply (a socat replacement)", runRPC},
-		{"stop", "ask the running daemon to shut down", runStop},
-		{"service", "install, uninstall, start, stop or show the daemon as a user service (systemd, launchd)", runService},
-		{"version", "print the version", runVersion},
+		{"daemon", "cli-daemon-about", runDaemon},
+		{"status", "cli-status-about", runStatus},
+		{"agent", "cli-agent-about", runAgent},
+		{"sessions", "cli-sessions-about", runSessions},
+		{"memory", "cli-memory-about", runMemory},
+		{"skills", "cli-skills-about", runSkills},
+		{"personality", "cli-personality-about", runPersonality},
+		{"cron", "cli-cron-about", runCron},
+		{"sop", "cli-sop-about", runSop},
+		{"pair", "cli-pair-about", runPair},
+		{"acp", "cli-acp-about", runACP},
+		{"mcp", "cli-mcp-about", runMCP},
+		{"quickstart", "cli-quickstart-about", runQuickstart},
+		{"heartbeat", "cli-heartbeat-about", runHeartbeat},
+		{"onboard", "cli-onboard-about", runOnboard},
+		{"config", "cli-config-about", runConfig},
+		{"logs", "cli-logs-about", runLogs},
+		{"costs", "cli-costs-about", runCosts},
+		{"doctor", "cli-doctor-about", runDoctor},
+		{"backup", "cli-backup-about", runBackup},
+		{"restore", "cli-restore-about", runRestore},
+		{"rpc", "cli-rpc-about", runRPC},
+		{"stop", "cli-stop-about", runStop},
+		{"service", "cli-service-about", runService},
+		{"ps", "cli-ps-about", runPs},
+		{"models", "cli-models-about", runModels},
+		{"completion", "cli-completion-about", runCompletion},
+		{"version", "cli-version-about", runVersion},
 	}
 }
 
@@ -80,11 +90,12 @@ func Run(ctx context.Context, env Env, args []string) int {
 	if errors.Is(err, errUsage) {
 		return 2
 	}
-	fmt.Fprintf(env.Stderr, "Error: %v\n", err)
+	loc := env.Locale()
+	fmt.Fprintln(env.Stderr, loc.T("cli-error-label", "error", err.Error()))
 	var he *hint.Error
 	if errors.As(err, &he) {
 		if he.Hint != "" {
-			fmt.Fprintf(env.Stderr, "Try: %s\n", he.Hint)
+			fmt.Fprintln(env.Stderr, loc.T("cli-try-label", "hint", he.Hint))
 		}
 		if he.Code != 0 {
 			return he.Code
@@ -97,14 +108,17 @@ var errUsage = errors.New("usage")
 
 func dispatch(ctx context.Context, env Env, args []string) error {
 	if len(args) == 0 {
-		usage(env.Stderr)
+		usage(env.Stderr, env.Locale())
 		return errUsage
+	}
+	if args[0] == completeCommand { // hidden: what the completion scripts call
+		return runComplete(ctx, env, args[1:])
 	}
 	if isHelpArg(args[0]) {
 		if len(args) > 1 && args[0] == "help" { // zeroclaw help CMD [SUB] is CMD [SUB] -h
 			return dispatch(ctx, env, append(slices.Clone(args[1:]), "-h"))
 		}
-		usage(env.Stdout)
+		usage(env.Stdout, env.Locale())
 		return nil
 	}
 	names := make([]string, 0, len(commands()))
@@ -114,11 +128,12 @@ func dispatch(ctx context.Context, env Env, args []string) error {
 		}
 		names = append(names, c.name)
 	}
+	loc := env.Locale()
 	try := "zeroclaw help"
 	if s := suggest(args[0], names); s != "" {
-		try = "did you mean " + s + "? (zeroclaw help lists the commands)"
+		try = loc.T("cli-did-you-mean-command", "command", s)
 	}
-	return hint.With(fmt.Errorf("unknown command %q", args[0]), try)
+	return hint.With(errors.New(loc.T("cli-unknown-command", "command", fmt.Sprintf("%q", args[0]))), try)
 }
 
 // isHelpArg reports whether a is a request for help: -h, -help, --help or help.
@@ -171,23 +186,33 @@ func (g group) run(ctx context.Context, env Env, args []string) error {
 		}
 		names = append(names, s.names[0])
 	}
+	loc := env.Locale()
 	try := "zeroclaw " + g.name + " " + cmp.Or(g.hint, g.synopsis)
 	if s := suggest(args[0], names); s != "" {
-		try = "did you mean zeroclaw " + g.name + " " + s + "?"
+		try = loc.T("cli-did-you-mean-subcommand", "command", "zeroclaw "+g.name+" "+s)
 	}
-	return hint.With(fmt.Errorf("%s: unknown subcommand %q", g.name, args[0]), try)
+	return hint.With(errors.New(loc.T("cli-unknown-subcommand", "group", g.name, "command", fmt.Sprintf("%q", args[0]))), try)
 }
 
-func usage(w io.Writer) {
-	fmt.Fprintln(w, "zeroclaw: a personal AI agent runtime daemon")
+func usage(w io.Writer, loc *i18n.Localizer) {
+	fmt.Fprintln(w, loc.T("cli-usage-title"))
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "Usage: zeroclaw <command> [flags]")
+	fmt.Fprintln(w, loc.T("cli-usage-line"))
 	fmt.Fprintln(w)
 	for _, c := range commands() {
-		fmt.Fprintf(w, "  %-11s %s\n", c.name, c.summary)
+		fmt.Fprintf(w, "  %-11s %s\n", c.name, about(loc, c.summary))
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "Run 'zeroclaw <command> -h' for a command's flags.")
+	fmt.Fprintln(w, loc.T("cli-usage-flags"))
+}
+
+// about is a command's description: its catalogue key formatted, or the text itself for a command that has
+// no key yet.
+func about(loc *i18n.Localizer, summary string) string {
+	if strings.HasPrefix(summary, "cli-") && !strings.Contains(summary, " ") {
+		return loc.T(summary)
+	}
+	return summary
 }
 
 // newFlagSet returns a flag set that reports errors instead of exiting. Its messages go to stderr, except

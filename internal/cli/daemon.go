@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"errors"
 
@@ -29,6 +30,9 @@ func runDaemon(ctx context.Context, env Env, args []string) error {
 		Home:      env.Home,
 		Logger:    log,
 		Banner:    env.Stderr,
+		// locales/fetch downloads upstream's tools and zerocode catalogues from its repository;
+		// ZEROCLAW_LOCALES_URL points it elsewhere (a mirror, a test's loopback server).
+		LocalesBaseURL: cmp.Or(env.Getenv("ZEROCLAW_LOCALES_URL"), daemon.UpstreamCatalogURL),
 	})
 	var re *daemon.RunningError
 	if errors.As(err, &re) {

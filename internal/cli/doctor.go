@@ -10,6 +10,7 @@ import (
 	"github.com/zeroclaw-go/zeroclaw/internal/api"
 	"github.com/zeroclaw-go/zeroclaw/internal/cli/hint"
 	"github.com/zeroclaw-go/zeroclaw/internal/doctor"
+	"github.com/zeroclaw-go/zeroclaw/internal/i18n"
 	"github.com/zeroclaw-go/zeroclaw/internal/install"
 	"github.com/zeroclaw-go/zeroclaw/internal/visible"
 )
@@ -29,18 +30,19 @@ func runDoctor(ctx context.Context, env Env, args []string) error {
 		return err
 	}
 	endpoint := layout.Endpoint(env.Getenv)
+	loc := env.Locale()
 	var res api.DoctorResult
-	via := "the running daemon"
+	via := loc.T("cli-doctor-via-daemon")
 	c, err := connect(ctx, endpoint, nil)
 	switch {
 	case err == nil:
 		defer c.Close()
-		if err := c.Call(ctx, api.MethodDoctorRun, api.DoctorRunParams{Offline: *offline}, &res); err != nil {
+		if err := c.Call(ctx, api.MethodDoctorRun, api.DoctorRunParams{Offline: *offline, Locale: loc.Code()}, &res); err != nil {
 			return err
 		}
 	case errors.Is(err, errNoDaemon):
-		via = "this process (no daemon running)"
-		res = doctor.Run(ctx, doctor.Options{Layout: layout, Endpoint: endpoint, Environ: env.Environ, SkipProviders: *offline})
+		via = loc.T("cli-doctor-via-process")
+		res = doctor.Run(ctx, doctor.Options{Layout: layout, Endpoint: endpoint, Environ: env.Environ, SkipProviders: *offline, Locale: loc})
 	default:
 		return err
 	}
@@ -48,18 +50,19 @@ func runDoctor(ctx context.Context, env Env, args []string) error {
 		b, _ := json.MarshalIndent(res, "", "  ")
 		fmt.Fprintln(env.Stdout, string(b))
 	} else {
-		printDoctor(env.Stdout, layout.Root, via, res)
+		printDoctor(env.Stdout, loc, env.colour(env.Stdout), layout.Root, via, res)
 	}
 	if !doctor.OK(res) {
-		return &hint.Error{Err: fmt.Errorf("doctor found %d errors and %d warnings", res.Summary.Errors, res.Summary.Warnings),
-			Hint: "apply the fixes above, then run zeroclaw doctor again", Code: 1}
+		return &hint.Error{Err: errors.New(loc.T("cli-doctor-found", "errors", res.Summary.Errors, "warnings", res.Summary.Warnings)),
+			Hint: loc.T("cli-doctor-found-hint"), Code: 1}
 	}
 	return nil
 }
 
-func printDoctor(w io.Writer, root, via string, res api.DoctorResult) {
-	fmt.Fprintf(w, "zeroclaw doctor: %s (checked by %s)\n", visible.Escape(root), via)
-	mark := map[string]string{api.SeverityOK: "ok   ", api.SeverityWarn: "WARN ", api.SeverityError: "ERROR"}
+func printDoctor(w io.Writer, loc *i18n.Localizer, colour bool, root, via string, res api.DoctorResult) {
+	fmt.Fprintln(w, loc.T("cli-doctor-header", "root", visible.Escape(root), "via", via))
+	mark := map[string]string{api.SeverityOK: style(colour, "32", "ok") + "   ", api.SeverityWarn: style(colour, "33", "WARN") + " ",
+		api.SeverityError: style(colour, "31", "ERROR")}
 	for _, d := range res.Results {
 		m, ok := mark[d.Severity]
 		if !ok {
@@ -67,11 +70,11 @@ func printDoctor(w io.Writer, root, via string, res api.DoctorResult) {
 		}
 		fmt.Fprintf(w, "%s [%s] %s\n", m, visible.Escape(d.Category), visible.Escape(d.Message))
 		if d.Fix != "" {
-			fmt.Fprintf(w, "      fix: %s\n", visible.Escape(d.Fix))
+			fmt.Fprintln(w, "      "+loc.T("cli-doctor-fix", "fix", visible.Escape(d.Fix)))
 		}
 	}
 	if res.TimedOutPhase != "" {
-		fmt.Fprintf(w, "timed out during: %s\n", res.TimedOutPhase)
+		fmt.Fprintln(w, loc.T("cli-doctor-timed-out", "phase", res.TimedOutPhase))
 	}
-	fmt.Fprintf(w, "%d ok, %d warnings, %d errors\n", res.Summary.OK, res.Summary.Warnings, res.Summary.Errors)
+	fmt.Fprintln(w, loc.T("cli-doctor-summary", "ok", res.Summary.OK, "warnings", res.Summary.Warnings, "errors", res.Summary.Errors))
 }

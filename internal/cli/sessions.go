@@ -6,8 +6,8 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/zeroclaw-go/zeroclaw/internal/api"
@@ -49,15 +49,13 @@ func sessionsList(ctx context.Context, env Env, args []string) error {
 		fmt.Fprintln(env.Stderr, "no sessions")
 		return nil
 	}
-	tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tAGENT\tMESSAGES\tLAST ACTIVITY\tSTATE\tTITLE")
+	tw := newTable(env, env.Stdout, "ID", "AGENT", "MESSAGES", "LAST ACTIVITY", "STATE", "TITLE")
 	for _, s := range rows {
 		agent := s.AgentAlias
 		if agent == "" {
 			agent = "-"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\n", s.SessionID, visible.Escape(agent), s.MessageCount, localTime(s.LastActivity), s.State,
-			visible.Escape(s.Title))
+		tw.Row(s.SessionID, visible.Escape(agent), strconv.Itoa(s.MessageCount), localTime(s.LastActivity), s.State, visible.Escape(s.Title))
 	}
 	return tw.Flush()
 }

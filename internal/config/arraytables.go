@@ -9,8 +9,9 @@ import (
 	"github.com/zeroclaw-go/zeroclaw/internal/config/tomledit"
 )
 
-// arrayTablePaths are the [[array tables]] the schema reads: upstream writes MCP servers as [[mcp.servers]].
-var arrayTablePaths = []tomledit.Path{{"mcp", "servers"}}
+// arrayTablePaths are the [[array tables]] the schema reads: upstream writes MCP servers as [[mcp.servers]] and
+// a runtime profile's filter groups as [[runtime_profiles.<alias>.tool_filter_groups]] (a "*" segment is any key).
+var arrayTablePaths = []tomledit.Path{{"mcp", "servers"}, {"runtime_profiles", "*", "tool_filter_groups"}}
 
 // arrayTables gathers the entries of the supported [[array tables]]: each header starts an entry, and the
 // sub-tables that follow it ([mcp.servers.env]) belong to the latest entry.
@@ -52,8 +53,19 @@ func collectArrayTables(d *tomledit.Document) *arrayTables {
 
 func arrayTableOf(p tomledit.Path) tomledit.Path {
 	for _, base := range arrayTablePaths {
-		if p.HasPrefix(base) {
-			return base
+		if len(p) < len(base) {
+			continue
+		}
+		concrete := slices.Clone(p[:len(base)])
+		match := true
+		for i, seg := range base {
+			if seg != "*" && seg != concrete[i] {
+				match = false
+				break
+			}
+		}
+		if match {
+			return concrete
 		}
 	}
 	return nil

@@ -122,6 +122,8 @@ func entryLen(p Path) int {
 		return min(4, len(p))
 	case len(p) >= 2 && p[0] == "cost" && p[1] == "prices":
 		return min(3, len(p))
+	case p[0] == "heartbeat": // a broken heartbeat is turned off whole (its default), never half-configured
+		return 1
 	}
 	return len(p)
 }

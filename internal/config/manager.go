@@ -236,6 +236,29 @@ func (m *Manager) SetMany(ctx context.Context, sets []SetEntry, authorize func(p
 	case len(sets) > MaxSetEntries:
 		return nil, ErrTooManyEntries
 	}
+	batch, props, err := prepareSets(sets)
+	if err != nil {
+		return nil, err
+	}
+
+	m.writeMu.Lock()
+	defer m.writeMu.Unlock()
+	raw, err := m.beginWrite(ctx, "set", authorize, props)
+	if err != nil {
+		return nil, err
+	}
+	orig := raw
+	if raw, err = m.stageSets(raw, batch, props); err != nil {
+		return nil, err
+	}
+	if err := m.commit(orig, raw, props); err != nil {
+		return nil, err
+	}
+	return firstSeen(props), nil
+}
+
+// prepareSets normalizes and type-checks a set batch, before any lock is taken.
+func prepareSets(sets []SetEntry) ([]staged, []string, error) {
 	batch := make([]staged, len(sets))
 	props := make([]string, len(sets))
 	for i, e := range sets {
@@ -248,26 +271,27 @@ func (m *Manager) SetMany(ctx context.Context, sets []SetEntry, authorize func(p
 			val, err = decodeValue(r, e.Value)
 		}
 		if err != nil {
-			return nil, &EntryError{Index: i, Prop: e.Prop, Err: err}
+			return nil, nil, &EntryError{Index: i, Prop: e.Prop, Err: err}
 		}
 		batch[i], props[i] = staged{r: r, val: val}, r.path.String()
 	}
+	return batch, props, nil
+}
 
-	m.writeMu.Lock()
-	defer m.writeMu.Unlock()
-	raw, err := m.beginWrite(ctx, "set", authorize, props)
-	if err != nil {
-		return nil, err
-	}
-	orig, encrypt := raw, m.encryptWanted(raw)
+// stageSets applies a prepared batch to the file text, in order.
+func (m *Manager) stageSets(raw []byte, batch []staged, props []string) ([]byte, error) {
+	encrypt := m.encryptWanted(raw)
+	var err error
 	for i, s := range batch {
 		if raw, err = m.stage(raw, s, encrypt); err != nil {
 			return nil, &EntryError{Index: i, Prop: props[i], Err: err}
 		}
 	}
-	if err := m.commit(orig, raw, props); err != nil {
-		return nil, err
-	}
+	return raw, nil
+}
+
+// firstSeen is props without repeats, in order of first appearance.
+func firstSeen(props []string) []string {
 	var out []string
 	seen := map[string]bool{}
 	for _, p := range props {
@@ -276,7 +300,7 @@ func (m *Manager) SetMany(ctx context.Context, sets []SetEntry, authorize func(p
 			out = append(out, p)
 		}
 	}
-	return out, nil
+	return out
 }
 
 // Set is SetMany with one entry; it returns the canonical path of prop. A failure of the entry is an *EntryError
@@ -471,18 +495,9 @@ func (m *Manager) encryptWanted(raw []byte) bool {
 // commit finishes a write: stamp schema_version, encrypt plaintext and legacy secrets, build and validate the
 // candidate, save atomically, swap. The caller holds writeMu.
 func (m *Manager) commit(orig, raw []byte, props []string) error {
-	raw, err := tomledit.Set(m.name, raw, Path{"schema_version"}, strconv.Itoa(SchemaVersion))
+	raw, st, err := m.candidate(raw, props)
 	if err != nil {
 		return err
-	}
-	if m.box != nil && m.encryptWanted(raw) {
-		if raw, err = encryptText(m.name, raw, m.box); err != nil {
-			return err
-		}
-	}
-	st, err := build(m.name, raw, m.environ, m.box)
-	if err != nil {
-		return blame(err, props)
 	}
 	if !bytes.Equal(raw, orig) {
 		if err := atomicSave(m.fs, m.log, m.path, raw); err != nil {
@@ -493,6 +508,25 @@ func (m *Manager) commit(orig, raw []byte, props []string) error {
 	m.warn(st)
 	m.swap(st)
 	return nil
+}
+
+// candidate is the file commit would write for raw (schema_version stamped, secrets encrypted) and the state
+// it builds, validated; a validation failure caused by one of props names it.
+func (m *Manager) candidate(raw []byte, props []string) ([]byte, *state, error) {
+	raw, err := tomledit.Set(m.name, raw, Path{"schema_version"}, strconv.Itoa(SchemaVersion))
+	if err != nil {
+		return nil, nil, err
+	}
+	if m.box != nil && m.encryptWanted(raw) {
+		if raw, err = encryptText(m.name, raw, m.box); err != nil {
+			return nil, nil, err
+		}
+	}
+	st, err := build(m.name, raw, m.environ, m.box)
+	if err != nil {
+		return nil, nil, blame(err, props)
+	}
+	return raw, st, nil
 }
 
 // blame turns a validation failure caused by one of props into an *EntryError naming it.

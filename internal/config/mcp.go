@@ -33,6 +33,49 @@ type MCPConfig struct {
 	Enabled         bool              `toml:"enabled" desc:"Connect to MCP servers at all; off: the server definitions are kept and none is started."`
 	DeferredLoading bool              `toml:"deferred_loading" desc:"Put only MCP tool names in the prompt; the model fetches their schemas with tool_search."`
 	Servers         []MCPServerConfig `toml:"servers" desc:"The MCP servers ([[mcp.servers]]), each named; agents reach them through mcp_bundles."`
+	// Ours: the total bytes of MCP tool schemas one model request may carry.
+	MaxToolSchemaBytes int `toml:"max_tool_schema_bytes" note:"0: 262144" desc:"Total bytes of MCP tool names, descriptions and schemas sent with one model request; the tools past it are left out of that turn (logged)."`
+}
+
+// DefaultMCPMaxToolSchemaBytes is max_tool_schema_bytes when unset: 256 KiB, some 200 typical tools.
+const DefaultMCPMaxToolSchemaBytes = 256 << 10
+
+// ToolSchemaBudget is max_tool_schema_bytes with its default.
+func (m MCPConfig) ToolSchemaBudget() int {
+	if m.MaxToolSchemaBytes <= 0 {
+		return DefaultMCPMaxToolSchemaBytes
+	}
+	return m.MaxToolSchemaBytes
+}
+
+// Tool filter group modes (upstream's ToolFilterGroupMode).
+const (
+	ToolFilterAlways  = "always"  // the group's tools are in every turn
+	ToolFilterDynamic = "dynamic" // only in a turn whose user message holds one of the keywords (the default)
+)
+
+// RuntimeProfile is [runtime_profiles.<alias>]. Of upstream's keys only tool_filter_groups is read; the others
+// are reported as unknown keys.
+type RuntimeProfile struct {
+	ToolFilterGroups []ToolFilterGroup `toml:"tool_filter_groups" desc:"Which MCP tools reach the model: none listed, all; otherwise only those an always group or a dynamic group whose keyword is in the user's message matches."`
+}
+
+// ToolFilterGroup is one [[runtime_profiles.<alias>.tool_filter_groups]] entry, as upstream reads it: tools are
+// MCP tool names (<server>__<tool>) with at most one * wildcard; keywords are matched case-insensitively as
+// substrings of the turn's user message (dynamic mode only).
+type ToolFilterGroup struct {
+	Mode     string   `toml:"mode" enum:"always|dynamic" note:"empty: dynamic" desc:"always: in every turn; dynamic: in a turn whose user message contains one of the keywords."`
+	Tools    []string `toml:"tools" desc:"MCP tool names the group covers (<server>__<tool>, one * wildcard allowed)."`
+	Keywords []string `toml:"keywords" desc:"dynamic: words (case-insensitive substrings of the user message) that bring the group in."`
+}
+
+// ToolFilterGroupsForAgent returns the tool_filter_groups of the agent's runtime profile (none: no filter).
+func (c *Config) ToolFilterGroupsForAgent(alias string) []ToolFilterGroup {
+	a, ok := c.Agents[alias]
+	if !ok || a.RuntimeProfile == "" {
+		return nil
+	}
+	return c.RuntimeProfiles[a.RuntimeProfile].ToolFilterGroups
 }
 
 // MCPServerConfig is one [[mcp.servers]] entry. Env and Headers are secrets.

@@ -212,3 +212,49 @@ TOKEN = "plain-env-value"
 		t.Fatalf("config view leaks: %s", b)
 	}
 }
+
+// tool_filter_groups are read in both of upstream's spellings, [[runtime_profiles.<p>.tool_filter_groups]] array
+// tables and an inline array; the agent's runtime_profile picks them; upstream's other runtime keys are
+// reported as unknown, not refused.
+func TestToolFilterGroupsDecode(t *testing.T) {
+	c, warns, err := LoadBytes("x.toml", []byte(`schema_version = 3
+[providers.models.echo.default]
+model = "echo"
+[risk_profiles.full]
+level = "full"
+[agents.a]
+model_provider = "echo.default"
+risk_profile = "full"
+runtime_profile = "focused"
+[agents.b]
+model_provider = "echo.default"
+risk_profile = "full"
+[runtime_profiles.focused]
+max_tool_iterations = 3
+[[runtime_profiles.focused.tool_filter_groups]]
+mode = "dynamic"
+tools = ["web__*"]
+keywords = ["Browse"]
+[[runtime_profiles.focused.tool_filter_groups]]
+mode = "always"
+tools = ["fs__*"]
+[runtime_profiles.other]
+tool_filter_groups = [{mode = "always", tools = ["y__z"]}]
+`), nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := c.ToolFilterGroupsForAgent("a")
+	if len(g) != 2 || g[0].Mode != "dynamic" || g[0].Tools[0] != "web__*" || g[0].Keywords[0] != "Browse" || g[1].Mode != "always" || g[1].Tools[0] != "fs__*" {
+		t.Fatalf("agent a's groups %+v", g)
+	}
+	if o := c.RuntimeProfiles["other"].ToolFilterGroups; len(o) != 1 || o[0].Tools[0] != "y__z" {
+		t.Fatalf("inline groups %+v", o)
+	}
+	if g := c.ToolFilterGroupsForAgent("b"); g != nil {
+		t.Fatalf("an agent without a runtime profile has groups %+v", g)
+	}
+	if !slices.ContainsFunc(warns, func(w string) bool { return strings.Contains(w, "runtime_profiles.focused.max_tool_iterations") }) {
+		t.Fatalf("warnings %v", warns)
+	}
+}

@@ -38,8 +38,12 @@ func resolve(p Path) (prop, error) {
 			name := strings.ReplaceAll(seg, "-", "_")
 			f, ok := fieldByTag(t, name)
 			if !ok {
+				f, ok = fieldByAlso(t, name)
+			}
+			if !ok {
 				return prop{}, fmt.Errorf("%w: %s", ErrUnknownProp, p[:i+1])
 			}
+			name = tagName(f)
 			r.path = append(r.path, name)
 			r.typ = f.Type
 			r.secret = r.secret || isSecretName(name)
@@ -71,6 +75,18 @@ func fieldByTag(t reflect.Type, name string) (reflect.StructField, bool) {
 	for i := range t.NumField() {
 		f := t.Field(i)
 		if tagName(f) == name {
+			return f, true
+		}
+	}
+	return reflect.StructField{}, false
+}
+
+// fieldByAlso finds the struct field that also answers to name (an `also` tag: upstream's serde alias, such
+// as heartbeat.channel for heartbeat.target); the property resolves to the field's own name.
+func fieldByAlso(t reflect.Type, name string) (reflect.StructField, bool) {
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if a := f.Tag.Get("also"); a != "" && a == name {
 			return f, true
 		}
 	}

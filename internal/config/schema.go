@@ -24,7 +24,10 @@ const (
 // Config is the whole config.toml. A *Config handed out by a Manager or Load is an immutable snapshot:
 // callers must not modify it.
 type Config struct {
-	SchemaVersion      int                          `toml:"schema_version" desc:"Version of the config schema this file follows."`
+	SchemaVersion int `toml:"schema_version" desc:"Version of the config schema this file follows."`
+	// Locale is upstream's top-level locale: the language of the daemon's user-facing text (doctor findings
+	// run inside it). The CLI follows LC_ALL, LC_MESSAGES and LANG instead.
+	Locale             string                       `toml:"locale" note:"empty: the daemon's environment (LC_ALL, LC_MESSAGES, LANG), else English" desc:"Language of the daemon's messages: en, fr, ja, es or zh-CN (fr-CA is fr; others are English)."`
 	Providers          ProvidersConfig              `toml:"providers"`
 	Agents             map[string]AgentConfig       `toml:"agents"`
 	RiskProfiles       map[string]RiskProfile       `toml:"risk_profiles"`
@@ -49,7 +52,17 @@ type Config struct {
 	SkillBundles       map[string]SkillBundleConfig `toml:"skill_bundles"`
 	MCP                MCPConfig                    `toml:"mcp"`
 	MCPBundles         map[string]MCPBundleConfig   `toml:"mcp_bundles"`
+	RuntimeProfiles    map[string]RuntimeProfile    `toml:"runtime_profiles"`
 	SOP                SOPConfig                    `toml:"sop"`
+	Heartbeat          HeartbeatConfig              `toml:"heartbeat"`
+	OnboardState       OnboardStateConfig           `toml:"onboard_state"`
+	PeerGroups         map[string]PeerGroupConfig   `toml:"peer_groups"`
+}
+
+// OnboardStateConfig is [onboard_state] (upstream's OnboardStateConfig): what the quickstart has done.
+type OnboardStateConfig struct {
+	CompletedSections   []string `toml:"completed_sections" desc:"Sections an older onboarding recorded as done (kept, read by nothing)."`
+	QuickstartCompleted bool     `toml:"quickstart_completed" desc:"Set by a successful quickstart; never reset by it."`
 }
 
 // ProvidersConfig holds model providers as providers.models.<family>.<alias>.
@@ -109,6 +122,12 @@ type AgentConfig struct {
 	// in ACP sessions too.
 	MCPBundles   []string `toml:"mcp_bundles" alias:"mcp_bundles" desc:"MCP bundles ([mcp_bundles.<alias>]) whose servers the agent may use; empty: no MCP server."`
 	ACPEnableMCP bool     `toml:"acp_enable_mcp" desc:"Also give the agent its granted MCP servers in ACP sessions."`
+
+	// Channels are the chat channels this agent answers on, as <type>.<alias> or a bare <type> (upstream's
+	// agents.<alias>.channels).
+	Channels []string `toml:"channels" desc:"Chat channels this agent answers on: <type>.<alias> (telegram.work) or a bare <type>."`
+	// RuntimeProfile names the [runtime_profiles.<alias>] entry (upstream's); only its tool_filter_groups are read.
+	RuntimeProfile string `toml:"runtime_profile" alias:"runtime_profiles" desc:"Runtime profile ([runtime_profiles.<alias>]) whose tool_filter_groups choose the MCP tools of each turn."`
 }
 
 // IsEnabled reports whether the agent is enabled (absent means enabled).
@@ -182,6 +201,12 @@ type ChannelsConfig struct {
 	// MQTT and Filesystem are the SOP trigger fan-ins (internal/sop/trigger), see sop.go.
 	MQTT       map[string]MQTTConfig       `toml:"mqtt"`
 	Filesystem map[string]FilesystemConfig `toml:"filesystem"`
+	// The chat-channel globals and adapters (internal/channel), see channels.go.
+	MessageTimeoutSecs      int                       `toml:"message_timeout_secs" desc:"Seconds one channel turn may take (at least 30) before it is answered with a timeout error."`
+	MaxConcurrentPerChannel int                       `toml:"max_concurrent_per_channel" desc:"Turns one channel runs at once (all channels together: this times the channel count, clamped to 8..64)."`
+	Telegram                map[string]TelegramConfig `toml:"telegram"`
+	// IRC and Email are the other adapters (internal/channel/irc, internal/channel/email), see channels_more.go.
+	IRC map[string]IRCConfig `toml:"irc"`
 }
 
 // GatewayConfig is [gateway] (upstream/gateway.md §5). PairedTokens holds SHA-256 hex hashes and is a secret
@@ -384,6 +409,9 @@ type ReliabilityConfig struct {
 	SchedulerPollSecs int `toml:"scheduler_poll_secs" desc:"Seconds between scheduler ticks (at least 5)."`
 	SchedulerRetries  int `toml:"scheduler_retries" desc:"Extra attempts of a failed scheduled job."`
 	ProviderBackoffMS int `toml:"provider_backoff_ms" desc:"First retry delay in milliseconds (at least 200), doubled per attempt."`
+	// The channel listeners' restart backoff (upstream's keys).
+	ChannelInitialBackoffSecs int `toml:"channel_initial_backoff_secs" note:"0: 2" desc:"Seconds before a failed channel listener first restarts (doubled per failure)."`
+	ChannelMaxBackoffSecs     int `toml:"channel_max_backoff_secs" note:"0: 60" desc:"Longest wait between restarts of a failing channel listener."`
 }
 
 // CronJobDecl is cron.<id>: a job declared in config, reconciled into jobs.db at start and on reload.
@@ -420,7 +448,7 @@ type defaulter interface{ setDefaults() }
 // base returns the defaults of every non-map field; maps are empty. Decoding a file starts from it.
 func base() *Config {
 	return &Config{
-		Channels: ChannelsConfig{SessionBackend: "sqlite"},
+		Channels: ChannelsConfig{SessionBackend: "sqlite", MessageTimeoutSecs: 300, MaxConcurrentPerChannel: 4},
 		Gateway: GatewayConfig{Host: "127.0.0.1", Port: 42617, RequirePairing: true, PairRateLimitPerMinute: 10,
 			WebhookRateLimitPerMin: 60, RateLimitMaxKeys: 10000, IdempotencyTTLSecs: 300, IdempotencyMaxKeys: 10000,
 			RequestTimeoutSecs: 30, LongRunningTimeoutSecs: 600, WebSocketPingIntervalSecs: 30,
@@ -441,7 +469,8 @@ func base() *Config {
 		Reliability: ReliabilityConfig{SchedulerPollSecs: 15, SchedulerRetries: 2, ProviderBackoffMS: 500},
 		Limits: LimitsConfig{MaxAnswerBytes: DefaultMaxAnswerBytes, MaxToolArgsBytes: DefaultMaxToolArgsBytes,
 			MaxToolCalls: DefaultMaxToolCalls, MaxToolRounds: DefaultMaxToolRounds},
-		SOP: DefaultSOP(),
+		SOP:       DefaultSOP(),
+		Heartbeat: DefaultHeartbeat(),
 	}
 }
 

@@ -37,7 +37,10 @@ var sectionTable = []sectionInfo{
 			"on one agent.",
 		signal: func(c *Config) bool { return len(c.Agents) > 0 }},
 	{key: "acp", group: "Integrations", help: "The ACP server for editors: which agent a new ACP session uses."},
-	{key: "channels", group: "Storage", help: "Where chat sessions are stored (sqlite, or jsonl files)."},
+	{key: "channels", group: "Storage", help: "Where chat sessions are stored (sqlite, or jsonl files), and the chat channels " +
+		"(channels.telegram.<alias>) the agents answer on."},
+	{key: "peer_groups", group: "Integrations", shape: api.ShapeOneTierAliasMap, help: "Who may talk to the agents on a channel " +
+		"(peer_groups.<name>): the channel, the agents and the platform user ids allowed (empty: nobody)."},
 	{key: "cost", group: "Operations", help: "Cost tracking: daily and monthly limits, the warning threshold " +
 		"and per-model prices (cost.prices.<model>, USD per million tokens)."},
 	{key: "cron", group: "Operations", shape: api.ShapeOneTierAliasMap, help: "Jobs declared in config (cron.<id>): a schedule and a shell command " +
@@ -50,15 +53,21 @@ var sectionTable = []sectionInfo{
 		"http or sse), deferred loading, and whether MCP is on at all."},
 	{key: "mcp_bundles", group: "Integrations", help: "Named lists of MCP servers; an agent lists bundles in " +
 		"mcp_bundles to use their servers (none listed: no MCP server)."},
+	{key: "runtime_profiles", group: "Agent", shape: api.ShapeOneTierAliasMap, help: "Named runtime profiles an agent " +
+		"names in runtime_profile; their tool_filter_groups choose which MCP tools reach the model in each turn."},
 	{key: "memory", group: "Storage", help: "What the agents remember across sessions: the backend (sqlite, " +
 		"postgres.<alias>, markdown, none), auto-save, retention and the relevance floor of recalled memories."},
 	{key: "storage", group: "Storage", help: "Named database connections, such as [storage.postgres.<alias>] db_url " +
 		"for a memory shared by several hosts."},
 	{key: "observability", group: "Operations", help: "Log persistence and how many entries are kept."},
+	{key: "onboard_state", group: "Operations", shape: api.ShapeDirectForm, help: "Quickstart lifecycle state: " +
+		"quickstart_completed turns true after a successful quickstart (zeroclaw quickstart, or a client's Quickstart)."},
 	{key: "permission_profiles", group: "Storage", help: "Named lists of grants (resource:verb, " +
 		"config:update:<pattern>) given to users."},
 	{key: "reliability", group: "Operations", help: "The scheduler's tick interval and the retries of failed jobs."},
 	{key: "rpc", group: "Network", help: "Limits of the local JSON-RPC socket: connections, frame size and timeouts."},
+	{key: "heartbeat", group: "Operations", help: "The heartbeat: the heartbeat agent's HEARTBEAT.md tasks run " +
+		"every interval (two-phase, adaptive), the dead-man alert, the run history kept."},
 	{key: "scheduler", group: "Operations", help: "Scheduled jobs: on or off, concurrency, catch-up after downtime " +
 		"and the run history kept per job."},
 	{key: "secrets", group: "Storage", help: "Whether secret fields are stored encrypted (enc2:) in config.toml."},
@@ -77,6 +86,8 @@ var templateHelp = map[string]string{
 	"storage.postgres":      "A PostgreSQL connection (db_url, schema, table) that memory.backend = \"postgres.<alias>\" names.",
 	"cost.prices":           "A model's price in USD per million input and output tokens, keyed by the model name.",
 	"channels.mqtt":         "An MQTT broker whose messages feed SOP mqtt triggers: broker_url, client_id, credentials, QoS.",
+	"channels.telegram":     "A Telegram bot (Bot API long polling): bot_token, api_base_url, approval_timeout_secs.",
+	"channels.irc":          "An IRC server connection: server, port, nickname, channels, passwords (server, NickServ, SASL).",
 	"channels.filesystem":   "Directories whose changes feed SOP filesystem triggers, and below which such triggers may watch.",
 	"sop.approval.groups":   "A group of SOP approvers (members), named by a policy's required_group.",
 	"sop.approval.policies": "An approval policy a SOP step names (policy:): the approver group, the quorum and the routes of its notices.",
@@ -189,7 +200,7 @@ var aliasSources = map[string]func(*Config) []string{
 	"channels":                nil,
 	"tts_providers":           nil,
 	"transcription_providers": nil,
-	"runtime_profiles":        nil,
+	"runtime_profiles":        func(c *Config) []string { return sortedKeys(c.RuntimeProfiles) },
 	"skill_bundles":           func(c *Config) []string { return sortedKeys(c.SkillBundles) },
 	"knowledge_bundles":       nil,
 	"mcp_bundles":             func(c *Config) []string { return sortedKeys(c.MCPBundles) },

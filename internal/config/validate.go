@@ -201,6 +201,7 @@ func validate(cfg *Config, d *tomledit.Document, file string) (*ValidationError,
 	warnings = append(warnings, validateSkills(cfg, v, file)...)
 	warnings = append(warnings, validateMCP(cfg, v)...)
 	warnings = append(warnings, validateSOP(cfg, v)...)
+	validateHeartbeat(cfg, v)
 	if len(v.problems) == 0 {
 		return nil, warnings
 	}

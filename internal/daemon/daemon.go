@@ -25,6 +25,8 @@ import (
 	"github.com/zeroclaw-go/zeroclaw/internal/clock"
 	"github.com/zeroclaw-go/zeroclaw/internal/config"
 	"github.com/zeroclaw-go/zeroclaw/internal/gateway"
+	"github.com/zeroclaw-go/zeroclaw/internal/heartbeat"
+	"github.com/zeroclaw-go/zeroclaw/internal/i18n"
 	"github.com/zeroclaw-go/zeroclaw/internal/install"
 	"github.com/zeroclaw-go/zeroclaw/internal/install/legacy"
 	"github.com/zeroclaw-go/zeroclaw/internal/jsonrpc"
@@ -62,6 +64,9 @@ type Options struct {
 	NewID func() string
 	// NewProvider builds the provider an agent's model_provider names; nil means the real providers.
 	NewProvider session.ProviderFactory
+	// HeartbeatNotifier delivers the heartbeat's dead-man alerts and announcements to a channel; nil: they are
+	// logged only (the channel layer's notifier is wired here).
+	HeartbeatNotifier heartbeat.Notifier
 
 	// Ready, if set, is called once the endpoint accepts connections.
 	Ready func(endpoint string)
@@ -82,7 +87,13 @@ type Options struct {
 	// WSSListen binds the [wss] address; nil means net.Listen. WSSReady, if set, is called with its address.
 	WSSListen func(network, addr string) (net.Listener, error)
 	WSSReady  func(addr net.Addr)
+	// LocalesBaseURL is where locales/fetch downloads upstream's tools and zerocode catalogues (zeroclaw
+	// daemon passes UpstreamCatalogURL); "" downloads nothing: those catalogues are reported skipped.
+	LocalesBaseURL string
 }
+
+// UpstreamCatalogURL is the raw-file root of upstream's repository, whose catalogues locales/fetch serves.
+const UpstreamCatalogURL = "https://raw.githubusercontent.com/zeroclaw-labs/zeroclaw"
 
 func (o Options) getenv(key string) string {
 	for i := len(o.Environ) - 1; i >= 0; i-- {
@@ -248,6 +259,11 @@ func Run(ctx context.Context, opts Options) error {
 	// The SOP runtime after the stores and the sessions its steps run on; runs cut by the last exit resume here.
 	sopRT := openSop(ctx, layout, opts.Home, cfg, sessions, clk, log)
 	defer sopRT.close(ctx) // normally done already by drain, within the drain deadline
+	// The chat channels after the sessions their turns run on; events a previous process recorded are resumed.
+	chRT := openChannels(ctx, layout, cfg, st.chat, sessions, clk, log)
+	defer chRT.close() // normally done already by drain
+	hbRT := openHeartbeat(ctx, layout, cfg, sessions, opts.HeartbeatNotifier, clk, opts.NewID, log)
+	defer hbRT.close(log) // normally stopped already by drain; its history closes here
 	d = &daemon{
 		bg:           bg,
 		log:          log,
@@ -261,7 +277,18 @@ func Run(ctx context.Context, opts Options) error {
 		drainTimeout: cmp.Or(max(opts.DrainTimeout, 0), DrainTimeout),
 		sop:          sopRT,
 		sops:         sopRT.engine(),
+		channels:     chRT,
+		hb:           hbRT,
 	}
+	// The catalogues: the binary's, with what locales/fetch clients stored in data/ftl laid over them, read
+	// when first needed (an idle daemon holds none).
+	catalog := sync.OnceValue(func() *i18n.Catalog {
+		c, errs := i18n.Open(filepath.Join(layout.DataDir, "ftl"))
+		for _, e := range errs {
+			log.Warn("catalogue entry ignored", "component", "i18n", "err", e)
+		}
+		return c
+	})
 	d.srv = rpc.New(rpc.Options{
 		Logger: log.With("component", "rpc"),
 		Info: rpc.Info{
@@ -274,6 +301,7 @@ func Run(ctx context.Context, opts Options) error {
 		ConfigManager: cfg,
 		Sessions:      sessions,
 		MCPStatus:     mcpm.Status,
+		Channels:      chRT.status,
 		Memory:        mem,
 		Skills:        skills.NewCatalog(skills.CatalogOptions{Config: cfg.Current, InstallRoot: layout.Root, Now: clk.Now, Logger: log}),
 		Personality:   workspace.NewPersonality(cfg.Current, layout.Root),
@@ -287,10 +315,13 @@ func Run(ctx context.Context, opts Options) error {
 		Sops:          d.sops, // set before the server is built when [sop] runs an engine
 		SopLibrary:    sopLibrary(cfg.Current, layout.Root, opts.Home, func() *sopRuntime { return d.sop }, log),
 
-		Gateway: func() *api.GatewayStatus { return d.gatewayStatus(opts.Ephemeral) },
-		Sop:     sopRT.status,
+		Gateway:   func() *api.GatewayStatus { return d.gatewayStatus(opts.Ephemeral) },
+		Sop:       sopRT.status,
+		Heartbeat: hbRT.hb,
 		Doctor: doctorFor(layout, endpoint, opts.Environ, func() *api.GatewayStatus { return d.gatewayStatus(opts.Ephemeral) },
-			func() *api.HandshakeOnly { return d.srv.HandshakeOnly() }, sopRT.status, mcpm.Status), // called only once the server serves
+			func() *api.HandshakeOnly { return d.srv.HandshakeOnly() }, sopRT.status, mcpm.Status, hbRT.hb.Status, // called only once the server serves
+			localeFor(catalog, cfg.Current, opts.Environ)),
+		Locales: i18n.Fetcher{BaseURL: opts.LocalesBaseURL, Version: api.ServerVersion},
 	})
 	// The ACP endpoint (acp.md) is served through the same listen.Server: one connection limit, one ephemeral
 	// count, one drain. A daemon that cannot take it still serves the native socket.
@@ -361,8 +392,10 @@ type daemon struct {
 	stores       *stores
 	frames       *jsonrpc.Budget // the bytes of inbound frames in flight, shared by every connection
 	drainTimeout time.Duration
-	sops         *engine.Engine // the SOP engine; nil when it is off
-	sop          *sopRuntime    // the engine with its store, tick and triggers; nil when it is off
+	sops         *engine.Engine  // the SOP engine; nil when it is off
+	sop          *sopRuntime     // the engine with its store, tick and triggers; nil when it is off
+	channels     *channelRuntime // the chat channels; nil on the JSONL backend
+	hb           *heartbeatRT    // the heartbeat (always made; idle while [heartbeat] is off)
 
 	stopOnce sync.Once
 	stop     chan struct{} // closed by requestStop
@@ -444,11 +477,14 @@ func (d *daemon) serve(ctx context.Context) error {
 // requests in flight; ctx ends at the drain deadline, which covers both.
 func (d *daemon) drain(ctx context.Context) {
 	d.stores.cancelImport() // calls waiting for a legacy import's sessions go on
+	// Channels first: no platform event is acknowledged any more, and their turns end before the sessions do.
+	d.channels.close()
 	// SOP runs stop before the turns are cancelled: steps in flight may finish within the drain deadline; one
 	// cut after it stays in flight in runs.db and is marked interrupted at the next start (a cancelled turn
 	// would read as the step failing).
 	d.sop.close(ctx)
-	d.bg.stop(ctx) // scheduled jobs first: an agent job's turn ends before the sessions shut down
+	d.hb.hb.Close() // a heartbeat task cut here is recorded as error
+	d.bg.stop(ctx)  // scheduled jobs first: an agent job's turn ends before the sessions shut down
 	d.sessions.Shutdown(ctx)
 	d.srv.Drain(ctx)
 	d.acp.Drain(ctx)

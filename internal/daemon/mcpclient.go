@@ -14,7 +14,7 @@ import (
 // openMCP builds the daemon's MCP client: the configured servers (eager ones start now), reconciled at every
 // config change. Close stops them and reaps their children; it runs after the sessions are shut down.
 func openMCP(cfg *config.Manager, log *slog.Logger) *mcp.Manager {
-	m := mcp.New(mcp.Options{Logger: log.With("component", "mcp"), Environ: os.Environ(), Version: api.ServerVersion})
+	m := mcp.New(mcp.Options{Logger: log.With("component", "mcp"), Environ: os.Environ(), Shim: mcp.SelfShim(), Version: api.ServerVersion})
 	m.Reconcile(cfg.Current().MCP)
 	cfg.OnChange(func(c *config.Config) { m.ReconcileAsync(c.MCP) })
 	return m
@@ -34,7 +34,7 @@ func mcpTools(m *mcp.Manager) func(ctx context.Context, cfg *config.Config, agen
 // their own, under the same lifecycle, closed with the session.
 func editorMCP(log *slog.Logger) func(servers []config.MCPServerConfig) session.EditorMCP {
 	return func(servers []config.MCPServerConfig) session.EditorMCP {
-		m := mcp.New(mcp.Options{Logger: log.With("component", "mcp", "scope", "acp-editor"), Environ: os.Environ(), Version: api.ServerVersion})
+		m := mcp.New(mcp.Options{Logger: log.With("component", "mcp", "scope", "acp-editor"), Environ: os.Environ(), Shim: mcp.SelfShim(), Version: api.ServerVersion})
 		m.Reconcile(config.MCPConfig{Enabled: true, Servers: servers})
 		names := make([]string, len(servers))
 		for i, s := range servers {

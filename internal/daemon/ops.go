@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"path/filepath"
+	"strings"
 	"sync"
 
 	"github.com/zeroclaw-go/zeroclaw/internal/api"
@@ -11,6 +12,7 @@ import (
 	"github.com/zeroclaw-go/zeroclaw/internal/config"
 	"github.com/zeroclaw-go/zeroclaw/internal/cost"
 	"github.com/zeroclaw-go/zeroclaw/internal/doctor"
+	"github.com/zeroclaw-go/zeroclaw/internal/i18n"
 	"github.com/zeroclaw-go/zeroclaw/internal/install"
 	"github.com/zeroclaw-go/zeroclaw/internal/logs"
 	"github.com/zeroclaw-go/zeroclaw/internal/provider"
@@ -67,9 +69,35 @@ func secretScrubber(current func() *config.Config) func(string) string {
 
 // doctorFor runs the doctor on this install from inside the daemon (doctor/run).
 func doctorFor(layout install.Layout, endpoint string, environ []string, gw func() *api.GatewayStatus, handshakes func() *api.HandshakeOnly,
-	sop func() *api.SopStatus, mcpStatus func() []api.MCPServerStatus) func(context.Context, bool) api.DoctorResult {
-	return func(ctx context.Context, offline bool) api.DoctorResult {
-		return doctor.Run(ctx, doctor.Options{Layout: layout, Endpoint: endpoint, Environ: environ, SkipProviders: offline, Gateway: gw,
-			HandshakeOnly: handshakes, Sop: sop, MCPStatus: mcpStatus})
+	sop func() *api.SopStatus, mcpStatus func() []api.MCPServerStatus, hb func() api.HeartbeatStatus, locale func(string) *i18n.Localizer) func(context.Context, api.DoctorRunParams) api.DoctorResult {
+	return func(ctx context.Context, p api.DoctorRunParams) api.DoctorResult {
+		return doctor.Run(ctx, doctor.Options{Layout: layout, Endpoint: endpoint, Environ: environ, SkipProviders: p.Offline, Gateway: gw,
+			HandshakeOnly: handshakes, Sop: sop, MCPStatus: mcpStatus, Heartbeat: hb, Locale: locale(p.Locale)})
 	}
+}
+
+// localeFor returns the daemon's localizer for a request: the locale it asks for, else config's locale, else
+// the daemon's environment (LC_ALL, LC_MESSAGES, LANG), else English. The catalogue is the binary's with the
+// install's data/ftl overrides, read once at start.
+func localeFor(catalog func() *i18n.Catalog, current func() *config.Config, environ []string) func(string) *i18n.Localizer {
+	return func(asked string) *i18n.Localizer {
+		cat := catalog()
+		if m := i18n.Match(asked); m != "" {
+			return cat.For(m)
+		}
+		if m := i18n.Match(current().Locale); m != "" {
+			return cat.For(m)
+		}
+		return cat.For(i18n.Detect(func(k string) string { return getenv(environ, k) }))
+	}
+}
+
+// getenv looks a variable up in environ (the last assignment wins).
+func getenv(environ []string, key string) string {
+	for i := len(environ) - 1; i >= 0; i-- {
+		if k, v, ok := strings.Cut(environ[i], "="); ok && k == key {
+			return v
+		}
+	}
+	return ""
 }

@@ -15,6 +15,11 @@ import (
 // SopEngine is the SOP engine for GET /ws/sops/runs; nil when it is off.
 func (g *gatewayDaemon) SopEngine() *engine.Engine { return g.d.sops }
 
+// Channels is the chat channels' state for GET /api/channels.
+func (g *gatewayDaemon) Channels(ctx context.Context) []api.ChannelStatus {
+	return g.d.channels.status(ctx)
+}
+
 // sopToolsFor gives a turn of agent the sop_* tools over the daemon's engine, acting as agent(<alias>); nil
 // while no engine runs. The engine is looked up per turn, so a daemon that starts it after the session
 // manager still offers the tools.

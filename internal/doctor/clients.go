@@ -1,8 +1,6 @@
 package doctor
 
 import (
-	"fmt"
-
 	"github.com/zeroclaw-go/zeroclaw/internal/api"
 )
 
@@ -14,7 +12,6 @@ func checkClientVersion(r *report, h *api.HandshakeOnly) {
 		return
 	}
 	r.warn(CategoryDaemon, "client-closed-after-initialize", "rpc.server_version",
-		fmt.Sprintf("%d client connection(s) closed right after initialize without another call (last at %s); an older zerocode (0.8.2-0.8.4) does this when the daemon's server_version (%s) is not its own release",
-			h.Count, h.LastAt, h.ServerVersion),
-		"advertise your zerocode's version (see zerocode --version): zeroclaw config set rpc.server_version 0.8.4; set it back to empty for zerocode 0.8.6")
+		r.t("doctor-client-closed-after-initialize", "count", h.Count, "last", h.LastAt, "version", h.ServerVersion),
+		r.t("doctor-client-closed-after-initialize-fix"))
 }

@@ -22,12 +22,11 @@ func checkConfig(r *report, o Options) *config.Config {
 	path := o.Layout.ConfigPath()
 	raw, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		r.warn(CategoryConfig, "config-missing", path, "there is no "+path,
-			"start the daemon once (zeroclaw daemon): it writes a default config with the offline echo provider")
+		r.warn(CategoryConfig, "config-missing", path, r.t("doctor-config-missing", "path", path), r.t("doctor-config-missing-fix"))
 		return nil
 	}
 	if err != nil {
-		r.fail(CategoryConfig, "config-unreadable", path, fmt.Sprintf("%s cannot be read: %v", path, err), "chmod 600 "+path)
+		r.fail(CategoryConfig, "config-unreadable", path, r.t("doctor-config-unreadable", "path", path, "error", err), "chmod 600 "+path)
 		return nil
 	}
 	checkEncrypted(r, o.Layout, raw)
@@ -38,19 +37,18 @@ func checkConfig(r *report, o Options) *config.Config {
 	case err != nil && (errors.Is(err, secrets.ErrNoKey) || errors.Is(err, secrets.ErrDecrypt) || errors.Is(err, secrets.ErrKeyFile)):
 		// Reported field by field by checkEncrypted.
 	case err != nil:
-		r.fail(CategoryConfig, "config-invalid", path, err.Error(),
-			"fix the place named above in "+path+", then check with: zeroclaw config validate")
+		r.fail(CategoryConfig, "config-invalid", path, err.Error(), r.t("doctor-config-invalid-fix", "path", path))
 		return nil
 	}
 	for _, p := range problems {
-		r.warn(CategoryConfig, "config-entry-disabled", linesIn, fmt.Sprintf("%s: the entry is disabled at start", p),
-			"edit "+linesIn+" (or zeroclaw config set/delete "+p.Path+"), then: zeroclaw config validate")
+		r.warn(CategoryConfig, "config-entry-disabled", linesIn, r.t("doctor-config-entry-disabled", "problem", p),
+			r.t("doctor-config-entry-disabled-fix", "file", linesIn, "property", p.Path))
 	}
 	for _, w := range warnings {
-		r.warn(CategoryConfig, "config-warning", path, w, "edit "+path+" as the warning says; zeroclaw config validate lists what remains")
+		r.warn(CategoryConfig, "config-warning", path, w, r.t("doctor-config-warning-fix", "path", path))
 	}
 	if len(problems) == 0 && len(warnings) == 0 && err == nil {
-		r.ok(CategoryConfig, "config-ok", path+" loads without problems")
+		r.ok(CategoryConfig, "config-ok", r.t("doctor-config-ok", "path", path))
 	}
 	m, err := config.OpenLenient(path, nil, o.Environ, nil)
 	if err != nil {
@@ -87,11 +85,11 @@ func checkEncrypted(r *report, l install.Layout, raw []byte) {
 		case err == nil:
 		case errors.Is(err, secrets.ErrNoKey):
 			r.fail(CategorySecrets, "key-missing", keyPath,
-				fmt.Sprintf("%d encrypted values (%s) but %s does not exist: they cannot be read", len(fields), strings.Join(fields, ", "), keyPath),
-				"restore the .secret_key that encrypted them from a backup (zeroclaw restore), or set each value again: zeroclaw config set "+fields[0]+" VALUE")
+				r.t("doctor-key-missing", "count", len(fields), "fields", strings.Join(fields, ", "), "path", keyPath),
+				r.t("doctor-key-missing-fix", "field", fields[0]))
 			return
 		case errors.Is(err, secrets.ErrKeyFile):
-			r.fail(CategorySecrets, "key-invalid", keyPath, err.Error(), "restore "+keyPath+" from a backup: 64 hex characters, a regular file, mode 0600")
+			r.fail(CategorySecrets, "key-invalid", keyPath, err.Error(), r.t("doctor-key-invalid-fix", "path", keyPath))
 			return
 		default:
 			undecryptable = append(undecryptable, f)
@@ -99,11 +97,11 @@ func checkEncrypted(r *report, l install.Layout, raw []byte) {
 	}
 	if len(undecryptable) > 0 {
 		r.fail(CategorySecrets, "key-wrong", keyPath,
-			fmt.Sprintf("%s cannot decrypt %s: the key is not the one they were encrypted with, or the values are damaged", keyPath, strings.Join(undecryptable, ", ")),
-			"restore the matching .secret_key from a backup, or set each value again: zeroclaw config set "+undecryptable[0]+" VALUE")
+			r.t("doctor-key-wrong", "path", keyPath, "fields", strings.Join(undecryptable, ", ")),
+			r.t("doctor-key-wrong-fix", "field", undecryptable[0]))
 		return
 	}
-	r.ok(CategorySecrets, "secrets-ok", fmt.Sprintf("%d encrypted values open with %s", len(fields), keyPath))
+	r.ok(CategorySecrets, "secrets-ok", r.t("doctor-secrets-ok", "count", len(fields), "path", keyPath))
 }
 
 // walkStrings calls f for every string in a decoded TOML document, with its dotted path (map keys containing

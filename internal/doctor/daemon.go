@@ -17,19 +17,18 @@ func checkDaemon(r *report, o Options) bool {
 	lockPath := o.Layout.InstallLockPath()
 	st, err := install.ProbeLock(lockPath)
 	if err != nil {
-		r.fail(CategoryDaemon, "lock-unreadable", lockPath, fmt.Sprintf("cannot tell whether a daemon runs: %v", err),
-			"remove "+lockPath+" if it is not a regular file owned by you, then start the daemon again")
+		r.fail(CategoryDaemon, "lock-unreadable", lockPath, r.t("doctor-lock-unreadable", "error", err), r.t("doctor-lock-unreadable-fix", "path", lockPath))
 		return false
 	}
 	live := st.Held
 	switch {
 	case st.Held:
-		r.ok(CategoryDaemon, "daemon-live", fmt.Sprintf("a daemon (pid %d) holds %s", st.PID, lockPath))
+		r.ok(CategoryDaemon, "daemon-live", r.t("doctor-daemon-live", "pid", st.PID, "path", lockPath))
 	case st.Exists && st.PID > 0:
 		// A flock dies with its process: the file is only a leftover and the next start takes it over.
-		r.ok(CategoryDaemon, "lock-stale", fmt.Sprintf("no daemon running; %s is a harmless leftover of pid %d", lockPath, st.PID))
+		r.ok(CategoryDaemon, "lock-stale", r.t("doctor-lock-stale", "path", lockPath, "pid", st.PID))
 	default:
-		r.ok(CategoryDaemon, "daemon-stopped", "no daemon running")
+		r.ok(CategoryDaemon, "daemon-stopped", r.t("doctor-daemon-stopped"))
 	}
 	if runtime.GOOS == "windows" || strings.HasPrefix(o.Endpoint, `\\.\pipe\`) {
 		return live
@@ -37,8 +36,7 @@ func checkDaemon(r *report, o Options) bool {
 	checkSocket(r, o.Endpoint, live, st.PID)
 	if st, err := install.ProbeLock(o.Endpoint + ".lock"); err == nil && st.Held && !live {
 		r.warn(CategoryDaemon, "endpoint-foreign", o.Endpoint,
-			fmt.Sprintf("pid %d serves %s but no daemon holds this install's lock: it belongs to another install", st.PID, o.Endpoint),
-			"point this install at its own socket (unset ZEROCLAW_SOCKET) or stop the other daemon: zeroclaw stop")
+			r.t("doctor-endpoint-foreign", "pid", st.PID, "path", o.Endpoint), r.t("doctor-endpoint-foreign-fix"))
 	}
 	return live
 }
@@ -49,30 +47,27 @@ func checkSocket(r *report, sock string, live bool, pid int) {
 	fi, err := os.Lstat(sock)
 	if err != nil {
 		if live {
-			r.fail(CategoryDaemon, "socket-missing", sock, "a daemon runs but its socket "+sock+" is gone: clients cannot reach it",
-				fmt.Sprintf("restart the daemon: kill %d (zeroclaw stop cannot reach it), then zeroclaw daemon", pid))
+			r.fail(CategoryDaemon, "socket-missing", sock, r.t("doctor-socket-missing", "path", sock), r.t("doctor-socket-missing-fix", "pid", pid))
 		}
 		return
 	}
 	if fi.Mode().Type() != fs.ModeSocket {
-		r.fail(CategoryDaemon, "socket-not-socket", sock, sock+" is not a socket: the daemon cannot listen there",
-			"move "+sock+" away, then start the daemon")
+		r.fail(CategoryDaemon, "socket-not-socket", sock, r.t("doctor-socket-not-socket", "path", sock), r.t("doctor-socket-not-socket-fix", "path", sock))
 		return
 	}
 	if uid, ok := ownerUID(fi); ok && uid != os.Geteuid() {
-		r.fail(CategoryDaemon, "socket-foreign-owner", sock, fmt.Sprintf("%s belongs to uid %d, not to you (uid %d)", sock, uid, os.Geteuid()),
-			"do not talk to a socket another user planted: remove it (as that user or root) and start your daemon")
+		r.fail(CategoryDaemon, "socket-foreign-owner", sock, r.t("doctor-socket-foreign-owner", "path", sock, "uid", uid, "me", os.Geteuid()),
+			r.t("doctor-socket-foreign-owner-fix"))
 		return
 	}
 	dir := filepath.Dir(sock)
 	if di, err := os.Stat(dir); err == nil && di.Mode().Perm()&0o077 != 0 {
-		r.warn(CategoryDaemon, "socket-dir-mode", dir, fmt.Sprintf("the socket's directory %s has mode %04o: other users can reach the socket path", dir, di.Mode().Perm()),
+		r.warn(CategoryDaemon, "socket-dir-mode", dir, r.t("doctor-socket-dir-mode", "path", dir, "mode", fmt.Sprintf("%04o", di.Mode().Perm())),
 			"chmod 700 "+dir)
 	}
 	if !live {
-		r.warn(CategoryDaemon, "socket-stale", sock, "no daemon runs but its socket "+sock+" is still there (the daemon did not exit cleanly)",
-			"nothing to do: the next zeroclaw daemon removes it; or rm "+sock)
+		r.warn(CategoryDaemon, "socket-stale", sock, r.t("doctor-socket-stale", "path", sock), r.t("doctor-socket-stale-fix", "path", sock))
 		return
 	}
-	r.ok(CategoryDaemon, "socket-ok", "the socket "+sock+" is yours")
+	r.ok(CategoryDaemon, "socket-ok", r.t("doctor-socket-ok", "path", sock))
 }

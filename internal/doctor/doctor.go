@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/zeroclaw-go/zeroclaw/internal/api"
+	"github.com/zeroclaw-go/zeroclaw/internal/i18n"
 	"github.com/zeroclaw-go/zeroclaw/internal/install"
 )
 
@@ -25,6 +26,7 @@ const (
 	CategoryProviders = "providers"
 	CategoryGateway   = "gateway"
 	CategorySop       = "sop"
+	CategoryHeartbeat = "heartbeat"
 )
 
 // DefaultProbeTimeout bounds the reachability probe of each provider.
@@ -52,6 +54,12 @@ type Options struct {
 	// Sop reports the running daemon's SOP runtime (set inside the daemon); nil, or a nil result, leaves the
 	// SOP check out.
 	Sop func() *api.SopStatus
+	// Locale writes the findings' messages and fixes (nil: English). IDs, categories and paths are never
+	// translated.
+	Locale *i18n.Localizer
+	// Heartbeat reports the running daemon's heartbeat (set inside the daemon); nil leaves the check out (a
+	// bad [heartbeat] is still a config finding).
+	Heartbeat func() api.HeartbeatStatus
 }
 
 // Run inspects the install and returns every finding, in a fixed order of checks. It fails only when ctx ends
@@ -63,7 +71,7 @@ func Run(ctx context.Context, o Options) api.DoctorResult {
 	if o.HTTPClient == nil {
 		o.HTTPClient = &http.Client{}
 	}
-	r := &report{}
+	r := &report{loc: o.Locale}
 	live := checkDaemon(r, o)
 	checkModes(r, o.Layout)
 	checkDatabases(ctx, r, o.Layout)
@@ -81,6 +89,9 @@ func Run(ctx context.Context, o Options) api.DoctorResult {
 		if st := o.Sop(); st != nil {
 			checkSop(r, *st)
 		}
+	}
+	if o.Heartbeat != nil {
+		checkHeartbeat(r, o.Heartbeat())
 	}
 	if cfg != nil {
 		checkMCP(r, cfg, o.MCPStatus)
@@ -103,7 +114,13 @@ func Run(ctx context.Context, o Options) api.DoctorResult {
 func OK(res api.DoctorResult) bool { return res.Summary.Errors == 0 && res.Summary.Warnings == 0 }
 
 // report collects findings and keeps the summary in step.
-type report struct{ res api.DoctorResult }
+type report struct {
+	res api.DoctorResult
+	loc *i18n.Localizer
+}
+
+// t formats a message of the catalogue in the report's locale.
+func (r *report) t(key string, args ...any) string { return r.loc.T(key, args...) }
 
 func (r *report) add(d api.DiagResult) {
 	switch d.Severity {

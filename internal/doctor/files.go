@@ -30,8 +30,7 @@ func checkModes(r *report, l install.Layout) {
 		if fi.Mode()&fs.ModeSymlink != 0 {
 			if p == l.SecretKeyPath() {
 				bad++
-				r.fail(CategoryFiles, "key-symlink", p, p+" is a symbolic link: the key is refused",
-					"replace the link with the key file itself: cp --remove-destination \"$(readlink -f "+p+")\" "+p)
+				r.fail(CategoryFiles, "key-symlink", p, r.t("doctor-key-symlink", "path", p), r.t("doctor-key-symlink-fix", "path", p))
 			}
 			return
 		}
@@ -41,10 +40,10 @@ func checkModes(r *report, l install.Layout) {
 		}
 		bad++
 		if isDir {
-			r.warn(CategoryFiles, "dir-mode", p, fmt.Sprintf("%s has mode %04o: other users can list it", p, perm), "chmod 700 "+p)
+			r.warn(CategoryFiles, "dir-mode", p, r.t("doctor-dir-mode", "path", p, "mode", fmt.Sprintf("%04o", perm)), "chmod 700 "+p)
 			return
 		}
-		r.fail(CategoryFiles, "file-mode", p, fmt.Sprintf("%s has mode %04o: other users can read it", p, perm), "chmod 600 "+p)
+		r.fail(CategoryFiles, "file-mode", p, r.t("doctor-file-mode", "path", p, "mode", fmt.Sprintf("%04o", perm)), "chmod 600 "+p)
 	}
 	check(l.Root, true)
 	check(l.DataDir, true)
@@ -58,7 +57,7 @@ func checkModes(r *report, l install.Layout) {
 		check(p, false)
 	}
 	if bad == 0 {
-		r.ok(CategoryFiles, "modes-ok", "the config, the key and the data files are private")
+		r.ok(CategoryFiles, "modes-ok", r.t("doctor-modes-ok"))
 	}
 }
 
@@ -95,24 +94,23 @@ func databases(l install.Layout) []string {
 // checkDatabases runs PRAGMA integrity_check on every database that exists; none is created.
 func checkDatabases(ctx context.Context, r *report, l install.Layout) {
 	for _, p := range databases(l) {
-		fix := "stop the daemon (zeroclaw stop), then restore the file from a backup (zeroclaw restore FILE.tar.gz), " +
-			"or salvage what is readable: sqlite3 " + p + " .recover | sqlite3 " + p + ".recovered and move it into place"
+		fix := r.t("doctor-db-fix", "path", p)
 		if fi, err := os.Stat(p); err == nil && fi.Size() == 0 {
-			r.ok(CategoryDatabase, "db-empty", p+": empty (an SQLite database nothing was written to yet)")
+			r.ok(CategoryDatabase, "db-empty", r.t("doctor-db-empty", "path", p))
 			continue
 		}
 		if !store.IsDatabase(p) {
-			r.fail(CategoryDatabase, "db-not-sqlite", p, p+" is not an SQLite database (its header is wrong)", fix)
+			r.fail(CategoryDatabase, "db-not-sqlite", p, r.t("doctor-db-not-sqlite", "path", p), fix)
 			continue
 		}
 		problems, err := store.IntegrityCheck(ctx, p)
 		switch {
 		case err != nil:
-			r.fail(CategoryDatabase, "db-unreadable", p, fmt.Sprintf("%s cannot be checked: %v", p, err), fix)
+			r.fail(CategoryDatabase, "db-unreadable", p, r.t("doctor-db-unreadable", "path", p, "error", err), fix)
 		case len(problems) > 0:
-			r.fail(CategoryDatabase, "db-corrupt", p, fmt.Sprintf("%s is corrupt: %s", p, strings.Join(problems, "; ")), fix)
+			r.fail(CategoryDatabase, "db-corrupt", p, r.t("doctor-db-corrupt", "path", p, "problems", strings.Join(problems, "; ")), fix)
 		default:
-			r.ok(CategoryDatabase, "db-ok", p+": integrity ok")
+			r.ok(CategoryDatabase, "db-ok", r.t("doctor-db-ok", "path", p))
 			checkSpace(ctx, r, p)
 		}
 	}
@@ -152,17 +150,17 @@ func checkReceipts(ctx context.Context, r *report, l install.Layout, live bool) 
 	if store.IsDatabase(db) {
 		list, err := store.ImportReceipts(ctx, db)
 		if err != nil {
-			r.fail(CategorySessions, "receipts-unreadable", db, fmt.Sprintf("the JSONL import receipts cannot be read: %v", err),
-				"see the database finding for "+db)
+			r.fail(CategorySessions, "receipts-unreadable", db, r.t("doctor-receipts-unreadable", "error", err),
+				r.t("doctor-receipts-unreadable-fix", "path", db))
 			return
 		}
 		for _, rc := range list {
 			receipts[rc.SourceName] = rc
 		}
 	}
-	next := "start the daemon: zeroclaw daemon"
+	next := r.t("doctor-next-start")
 	if live {
-		next = "restart the daemon (zeroclaw stop, then zeroclaw daemon): imports run at start"
+		next = r.t("doctor-next-restart")
 	}
 	bad := 0
 	names := make([]string, 0, len(receipts))
@@ -179,20 +177,20 @@ func checkReceipts(ctx context.Context, r *report, l install.Layout, live bool) 
 			sum, n, err := store.FileSHA256(archive)
 			if err != nil {
 				bad++
-				r.fail(CategorySessions, "archive-unreadable", archive, fmt.Sprintf("%s cannot be read: %v", archive, err), "chmod 600 "+archive)
+				r.fail(CategorySessions, "archive-unreadable", archive, r.t("doctor-archive-unreadable", "path", archive, "error", err), "chmod 600 "+archive)
 			} else if sum != rc.SHA256 || n != rc.Len {
 				bad++
 				r.fail(CategorySessions, "archive-mismatch", archive,
-					fmt.Sprintf("%s differs from its import receipt (%d bytes, sha256 %.12s…; receipt: %d bytes, %.12s…): the daemon refuses it", archive, n, sum, rc.Len, rc.SHA256),
-					"the messages are already in sessions.db: move "+archive+" out of "+dir+" (keep it if it holds anything else)")
+					r.t("doctor-archive-mismatch", "path", archive, "size", n, "sum", short(sum), "receipt_size", rc.Len, "receipt_sum", short(rc.SHA256)),
+					r.t("doctor-archive-mismatch-fix", "path", archive, "dir", dir))
 			}
 		case exists(staged):
 			// Handled with the other staged files below.
 		default:
 			bad++
 			r.warn(CategorySessions, "archive-missing", archive,
-				fmt.Sprintf("%s was imported (session %s) but its archive %s is gone", name, rc.SessionKey, archive),
-				"nothing is lost: the messages are in sessions.db; put the original file back as "+archive+" if you still have it")
+				r.t("doctor-archive-missing", "name", name, "session", rc.SessionKey, "path", archive),
+				r.t("doctor-archive-missing-fix", "path", archive))
 		}
 	}
 	entries, _ := os.ReadDir(dir)
@@ -204,23 +202,31 @@ func checkReceipts(ctx context.Context, r *report, l install.Layout, live bool) 
 		p := filepath.Join(dir, e.Name())
 		bad++
 		if exists(filepath.Join(dir, name)) {
-			r.fail(CategorySessions, "importing-ambiguous", p, fmt.Sprintf("both %s and %s exist: the import cannot tell which is current", name, e.Name()),
-				"compare the two files, keep the right one as "+name+" and move the other out of "+dir)
+			r.fail(CategorySessions, "importing-ambiguous", p, r.t("doctor-importing-ambiguous", "name", name, "staged", e.Name()),
+				r.t("doctor-importing-ambiguous-fix", "name", name, "dir", dir))
 			continue
 		}
 		if rc, ok := receipts[name]; ok {
 			sum, n, err := store.FileSHA256(p)
 			if err == nil && (sum != rc.SHA256 || n != rc.Len) {
-				r.fail(CategorySessions, "importing-mismatch", p, fmt.Sprintf("%s differs from the receipt already committed for it", p),
-					"the receipt's messages are in sessions.db: move "+p+" out of "+dir)
+				r.fail(CategorySessions, "importing-mismatch", p, r.t("doctor-importing-mismatch", "path", p),
+					r.t("doctor-importing-mismatch-fix", "path", p, "dir", dir))
 				continue
 			}
-			r.warn(CategorySessions, "importing-orphan", p, fmt.Sprintf("%s was imported but its hand-off to %s.migrated was interrupted", p, name), next+": it finishes the hand-off without duplicating messages")
+			r.warn(CategorySessions, "importing-orphan", p, r.t("doctor-importing-handoff", "path", p, "name", name), r.t("doctor-importing-handoff-fix", "next", next))
 			continue
 		}
-		r.warn(CategorySessions, "importing-orphan", p, fmt.Sprintf("%s is left from an interrupted import", p), next+": it imports the file")
+		r.warn(CategorySessions, "importing-orphan", p, r.t("doctor-importing-orphan", "path", p), r.t("doctor-importing-orphan-fix", "next", next))
 	}
 	if bad == 0 && len(receipts) > 0 {
-		r.ok(CategorySessions, "receipts-ok", fmt.Sprintf("%d imported JSONL sessions match their archives", len(receipts)))
+		r.ok(CategorySessions, "receipts-ok", r.t("doctor-receipts-ok", "count", len(receipts)))
 	}
+}
+
+// short is the first 12 hex digits of a digest, as findings show it.
+func short(sum string) string {
+	if len(sum) > 12 {
+		return sum[:12] + "…"
+	}
+	return sum
 }

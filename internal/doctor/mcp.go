@@ -19,7 +19,7 @@ func checkMCP(r *report, cfg *config.Config, status func() []api.MCPServerStatus
 		return
 	}
 	if !cfg.MCP.Enabled {
-		r.ok(CategoryMCP, "mcp-disabled", fmt.Sprintf("mcp.enabled = false: none of the %d MCP servers is started", len(cfg.MCP.Servers)))
+		r.ok(CategoryMCP, "mcp-disabled", r.t("doctor-mcp-disabled", "count", len(cfg.MCP.Servers)))
 		return
 	}
 	granted := map[string]bool{}
@@ -39,26 +39,26 @@ func checkMCP(r *report, cfg *config.Config, status func() []api.MCPServerStatus
 		path := "mcp.servers." + s.Name
 		if s.TransportOrDefault() == config.MCPStdio {
 			if _, err := exec.LookPath(s.Command); err != nil {
-				r.fail(CategoryMCP, "mcp-command", path, fmt.Sprintf("MCP server %s: command %q not found", s.Name, s.Command),
-					"install it, or set an absolute path in "+path+".command")
+				r.fail(CategoryMCP, "mcp-command", path, r.t("doctor-mcp-command-missing", "server", s.Name, "command", fmt.Sprintf("%q", s.Command)),
+					r.t("doctor-mcp-command-missing-fix", "property", path+".command"))
 				continue
 			}
 			if !filepath.IsAbs(s.Command) {
 				// Found on the daemon's PATH: fine, but a service's PATH may differ from this shell's.
-				r.ok(CategoryMCP, "mcp-command", fmt.Sprintf("MCP server %s: %s is on PATH", s.Name, s.Command))
+				r.ok(CategoryMCP, "mcp-command", r.t("doctor-mcp-command-on-path", "server", s.Name, "command", s.Command))
 			}
 		}
 		if !granted[s.Name] {
-			r.warn(CategoryMCP, "mcp-ungranted", path, fmt.Sprintf("MCP server %s is granted to no agent (deny by default): its tools reach no one", s.Name),
-				fmt.Sprintf("add [mcp_bundles.<name>] servers = [%q] and list the bundle in agents.<alias>.mcp_bundles", s.Name))
+			r.warn(CategoryMCP, "mcp-ungranted", path, r.t("doctor-mcp-ungranted", "server", s.Name),
+				r.t("doctor-mcp-ungranted-fix", "server", fmt.Sprintf("%q", s.Name)))
 		}
 		if st, ok := live[s.Name]; ok {
 			switch st.State {
 			case "ready":
-				r.ok(CategoryMCP, "mcp-state", fmt.Sprintf("MCP server %s is ready with %d tools", s.Name, st.Tools))
+				r.ok(CategoryMCP, "mcp-state", r.t("doctor-mcp-ready", "server", s.Name, "count", st.Tools))
 			case "backoff":
-				r.warn(CategoryMCP, "mcp-state", path, fmt.Sprintf("MCP server %s is down (restarted %d times): %s", s.Name, st.Restarts, st.LastError),
-					"check the command, its arguments and env in "+path+", or raise startup_timeout_secs for a slow server")
+				r.warn(CategoryMCP, "mcp-state", path, r.t("doctor-mcp-backoff", "server", s.Name, "count", st.Restarts, "error", st.LastError),
+					r.t("doctor-mcp-backoff-fix", "property", path))
 			}
 		}
 	}

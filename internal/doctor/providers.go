@@ -48,11 +48,11 @@ func checkProviders(ctx context.Context, r *report, o Options, cfg *config.Confi
 		shown := redact(t.url)
 		id := "providers.models." + t.name
 		if err := results[i]; err != nil {
-			r.warn(CategoryProviders, "provider-unreachable", id, fmt.Sprintf("%s (%s) is unreachable: %v", t.name, shown, err),
-				"check the network and "+id+".uri (zeroclaw config set "+id+".uri URL)")
+			r.warn(CategoryProviders, "provider-unreachable", id, r.t("doctor-provider-unreachable", "name", t.name, "url", shown, "error", err),
+				r.t("doctor-provider-unreachable-fix", "property", id+".uri"))
 			continue
 		}
-		r.ok(CategoryProviders, "provider-reachable", fmt.Sprintf("%s (%s) answers (HTTP %d)", t.name, shown, codes[i]))
+		r.ok(CategoryProviders, "provider-reachable", r.t("doctor-provider-reachable", "name", t.name, "url", shown, "status", codes[i]))
 	}
 	return ctx.Err() != nil
 }

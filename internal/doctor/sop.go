@@ -1,8 +1,6 @@
 package doctor
 
 import (
-	"fmt"
-
 	"github.com/zeroclaw-go/zeroclaw/internal/api"
 )
 
@@ -11,15 +9,13 @@ import (
 func checkSop(r *report, st api.SopStatus) {
 	switch {
 	case st.Durable:
-		r.ok(CategorySop, "sop-runs-durable", fmt.Sprintf("SOP runs are kept in %s (%d SOPs loaded)", st.Path, st.Loaded))
+		r.ok(CategorySop, "sop-runs-durable", r.t("doctor-sop-runs-durable", "path", st.Path, "count", st.Loaded))
 	case st.Warning != "":
-		r.fail(CategorySop, "sop-runs-in-memory", st.Path, "SOP runs are kept in memory only and are lost at restart: "+st.Warning,
-			"fix what the error names (permissions of the run state directory, a damaged runs.db: move it aside), then restart the daemon; or set sop.persist_runs = false to accept memory-only runs")
+		r.fail(CategorySop, "sop-runs-in-memory", st.Path, r.t("doctor-sop-runs-in-memory", "error", st.Warning), r.t("doctor-sop-runs-in-memory-fix"))
 	default:
-		r.ok(CategorySop, "sop-runs-memory", fmt.Sprintf("SOP runs are kept in memory only, as configured (%d SOPs loaded)", st.Loaded))
+		r.ok(CategorySop, "sop-runs-memory", r.t("doctor-sop-runs-memory", "count", st.Loaded))
 	}
 	if st.Disabled > 0 {
-		r.warn(CategorySop, "sop-disabled", "", fmt.Sprintf("%d SOP(s) failed to load and are disabled", st.Disabled),
-			"zeroclaw sop validate <sops_dir> names the file and line of each problem")
+		r.warn(CategorySop, "sop-disabled", "", r.t("doctor-sop-disabled", "count", st.Disabled), r.t("doctor-sop-disabled-fix"))
 	}
 }

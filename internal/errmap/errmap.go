@@ -11,13 +11,17 @@ import (
 	"github.com/zeroclaw-go/zeroclaw/internal/api"
 	"github.com/zeroclaw-go/zeroclaw/internal/config"
 	"github.com/zeroclaw-go/zeroclaw/internal/cron"
+	"github.com/zeroclaw-go/zeroclaw/internal/i18n"
 	"github.com/zeroclaw-go/zeroclaw/internal/jsonrpc"
 	"github.com/zeroclaw-go/zeroclaw/internal/logs"
 	"github.com/zeroclaw-go/zeroclaw/internal/memory"
 	"github.com/zeroclaw-go/zeroclaw/internal/pairing"
+	"github.com/zeroclaw-go/zeroclaw/internal/provider"
+	"github.com/zeroclaw-go/zeroclaw/internal/quickstart"
 	"github.com/zeroclaw-go/zeroclaw/internal/session"
 	"github.com/zeroclaw-go/zeroclaw/internal/skills"
 	"github.com/zeroclaw-go/zeroclaw/internal/sop"
+	"github.com/zeroclaw-go/zeroclaw/internal/tools"
 	"github.com/zeroclaw-go/zeroclaw/internal/upload"
 	"github.com/zeroclaw-go/zeroclaw/internal/workspace"
 )
@@ -84,6 +88,11 @@ var table = []Entry{
 	{Err: config.ErrDrifted, Code: api.CodePreconditionFailed, Status: conflict},
 	{Err: config.ErrTestFailed, Code: api.CodePreconditionFailed, Status: conflict},
 
+	{Err: i18n.ErrBadRequest, Code: api.CodeInvalidParams, Status: badRequest},
+	{Err: i18n.ErrFetch, Code: api.CodeInternalError, Status: internal},
+	{Err: tools.ErrParamDomain, Code: api.CodeInvalidParams, Status: badRequest},
+	{Err: provider.ErrModelList, Code: api.CodeInternalError, Status: internal},
+
 	{Err: cron.ErrNotFound, Code: api.CodeInvalidParams, Status: notFound, NotFound: true},
 	{Err: cron.ErrInvalid, Code: api.CodeInvalidParams, Status: badRequest},
 	{Err: cron.ErrSchedule, Code: api.CodeInvalidParams, Status: badRequest},
@@ -100,6 +109,7 @@ var table = []Entry{
 
 	// A skill that is not there is invalid params on the wire, as upstream answers it.
 	{Err: skills.ErrInvalid, Code: api.CodeInvalidParams, Status: badRequest},
+	{Err: quickstart.ErrInvalid, Code: api.CodeInvalidParams, Status: badRequest},
 	{Err: skills.ErrNotFound, Code: api.CodeInvalidParams, Status: notFound, NotFound: true},
 
 	// SOP authoring (upstream's codes): create of an existing SOP -32020, delete of a missing one -32021; a

@@ -11,13 +11,17 @@ import (
 	"github.com/zeroclaw-go/zeroclaw/internal/config"
 	"github.com/zeroclaw-go/zeroclaw/internal/cron"
 	"github.com/zeroclaw-go/zeroclaw/internal/errmap"
+	"github.com/zeroclaw-go/zeroclaw/internal/i18n"
 	"github.com/zeroclaw-go/zeroclaw/internal/jsonrpc"
 	"github.com/zeroclaw-go/zeroclaw/internal/logs"
 	"github.com/zeroclaw-go/zeroclaw/internal/memory"
 	"github.com/zeroclaw-go/zeroclaw/internal/pairing"
+	"github.com/zeroclaw-go/zeroclaw/internal/provider"
+	"github.com/zeroclaw-go/zeroclaw/internal/quickstart"
 	"github.com/zeroclaw-go/zeroclaw/internal/session"
 	"github.com/zeroclaw-go/zeroclaw/internal/skills"
 	"github.com/zeroclaw-go/zeroclaw/internal/sop"
+	"github.com/zeroclaw-go/zeroclaw/internal/tools"
 	"github.com/zeroclaw-go/zeroclaw/internal/upload"
 	"github.com/zeroclaw-go/zeroclaw/internal/workspace"
 )
@@ -78,6 +82,7 @@ func TestTable(t *testing.T) {
 		{workspace.ErrTooLong, invalid, 0, 400, false, ""},
 		{workspace.ErrUnknownAgent, invalid, 0, 400, false, ""},
 		{skills.ErrInvalid, invalid, 0, 400, false, ""},
+		{quickstart.ErrInvalid, invalid, 0, 400, false, ""},
 		{skills.ErrNotFound, invalid, 0, 404, true, ""},
 		{sop.ErrAlreadyExists, api.CodeSopAlreadyExists, 0, 409, false, ""},
 		{sop.ErrInvalidName, invalid, 0, 400, false, ""},
@@ -90,6 +95,10 @@ func TestTable(t *testing.T) {
 		{memory.ErrUnavailable, api.CodeInternalError, 0, 500, false, ""},
 		{memory.ErrUnsupported, api.CodeInternalError, 0, 500, false, ""},
 		{logs.ErrNotFound, api.CodeInternalError, 0, 404, true, ""},
+		{i18n.ErrBadRequest, invalid, 0, 400, false, ""},
+		{i18n.ErrFetch, api.CodeInternalError, 0, 500, false, ""},
+		{tools.ErrParamDomain, invalid, 0, 400, false, ""},
+		{provider.ErrModelList, api.CodeInternalError, 0, 500, false, ""},
 	} {
 		t.Run(tc.err.Error(), func(t *testing.T) {
 			err := fmt.Errorf("%w: sess-1: detail", tc.err)
@@ -116,8 +125,8 @@ func TestTable(t *testing.T) {
 			}
 		})
 	}
-	if n := len(errmap.Table()); n != 50 {
-		t.Errorf("the table has %d rows and the test %d: add the new row's expectations here", n, 50)
+	if n := len(errmap.Table()); n != 55 {
+		t.Errorf("the table has %d rows and the test %d: add the new row's expectations here", n, 55)
 	}
 }
 

@@ -25,6 +25,7 @@ func (s *Server) dashboardRoutes(mux *http.ServeMux) {
 	s.handle(mux, "GET /api/config/reload-status", s.authed(s.granted(api.GrantConfigRead, fixed(map[string]any{"pending_reload": false}))))
 	s.handle(mux, "GET /api/config/agent-options", s.authed(s.granted(api.GrantConfigRead, s.agentOptions)))
 	s.handle(mux, "GET /api/tools", s.authed(s.granted(api.GrantConfigRead, s.toolList)))
+	s.handle(mux, "GET /api/channels", s.authed(s.granted(api.GrantStatusRead, s.channelList)))
 	s.handle(mux, "GET /api/cli-tools", s.authed(s.granted(api.GrantConfigRead, fixed(map[string]any{"cli_tools": []any{}}))))
 	s.handle(mux, "GET /api/integrations", s.authed(s.integrations))
 	s.handle(mux, "GET /api/skills/slash-option-kinds", s.authed(s.granted(api.GrantSkillsRead, fixed(map[string]any{"kinds": []any{}}))))

@@ -89,12 +89,12 @@ func (s *Server) eventRoutes(mux *http.ServeMux) {
 }
 
 // eventHistory is GET /api/events/history.
-func (s *Server) eventHistory(w http.ResponseWriter, r *http.Request, _ caller) error {
+func (s *Server) eventHistory(w http.ResponseWriter, r *http.Request, c caller) error {
 	hub := s.o.Daemon.Events()
 	if hub == nil {
 		return fail(http.StatusServiceUnavailable, "no event stream")
 	}
-	frames := recentFrames(r.Context(), hub, maxHistoryEvents, maxHistoryBytes)
+	frames := recentFrames(r.Context(), hub, maxHistoryEvents, maxHistoryBytes, c.principal.AgentScope())
 	body := append(make([]byte, 0, 64), `{"events":[`...)
 	for i, f := range frames {
 		if i > 0 {
@@ -110,8 +110,8 @@ func (s *Server) eventHistory(w http.ResponseWriter, r *http.Request, _ caller) 
 }
 
 // recentFrames are the newest events of hub as the stream sends them (sseFrame), oldest first: at most n, and
-// at most maxBytes of them together (counting the JSON only).
-func recentFrames(ctx context.Context, hub *logs.Hub, n, maxBytes int) [][]byte {
+// at most maxBytes of them together (counting the JSON only), leaving out those scope does not allow.
+func recentFrames(ctx context.Context, hub *logs.Hub, n, maxBytes int, scope logs.Scope) [][]byte {
 	last := hub.Seq()
 	var since uint64
 	if last > uint64(n) {
@@ -127,7 +127,7 @@ func recentFrames(ctx context.Context, hub *logs.Hub, n, maxBytes int) [][]byte 
 			break
 		}
 		for _, f := range d.Frames {
-			if f.Seq <= last {
+			if f.Seq <= last && scope.AllowsLine(f.Line) {
 				out = append(out, sseFrame(f.Line))
 			}
 		}
@@ -192,7 +192,8 @@ func eventType(category, action string, severity int) string {
 	return "log"
 }
 
-func (s *Server) eventStream(w http.ResponseWriter, r *http.Request, _ caller) error {
+func (s *Server) eventStream(w http.ResponseWriter, r *http.Request, c caller) error {
+	scope := logs.Scope(c.principal.AgentScope())
 	hub := s.o.Daemon.Events()
 	if hub == nil {
 		return fail(http.StatusServiceUnavailable, "no event stream")
@@ -240,6 +241,9 @@ func (s *Server) eventStream(w http.ResponseWriter, r *http.Request, _ caller) e
 			return nil
 		}
 		for _, f := range d.Frames {
+			if !scope.AllowsLine(f.Line) {
+				continue
+			}
 			if !write([]byte("data: "), sseFrame(f.Line), []byte("\n\n")) {
 				return nil
 			}

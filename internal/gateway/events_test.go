@@ -40,13 +40,13 @@ func messages(t *testing.T, frames [][]byte) []string {
 // The history is the newest events, oldest first, bounded by count and by bytes whatever the ring holds.
 func TestRecentFramesBounded(t *testing.T) {
 	hub := testHub(t, 700, func(i int) string { return fmt.Sprintf("event %d", i) })
-	got := messages(t, recentFrames(t.Context(), hub, maxHistoryEvents, maxHistoryBytes))
+	got := messages(t, recentFrames(t.Context(), hub, maxHistoryEvents, maxHistoryBytes, nil))
 	if len(got) != maxHistoryEvents || got[0] != "event 201" || got[len(got)-1] != "event 700" {
 		t.Fatalf("%d events, %q .. %q; want 500, event 201 .. event 700", len(got), got[0], got[len(got)-1])
 	}
 
 	big := testHub(t, 50, func(i int) string { return fmt.Sprintf("%d %s", i, strings.Repeat("x", 10_000)) })
-	frames := recentFrames(t.Context(), big, maxHistoryEvents, 64<<10)
+	frames := recentFrames(t.Context(), big, maxHistoryEvents, 64<<10, nil)
 	total := 0
 	for _, f := range frames {
 		total += len(f) + 1
@@ -54,10 +54,10 @@ func TestRecentFramesBounded(t *testing.T) {
 	if got := messages(t, frames); len(got) == 0 || len(got) >= 10 || total > 64<<10 || !strings.HasPrefix(got[len(got)-1], "50 ") {
 		t.Fatalf("%d events of %d bytes (want the newest, under 64 KiB)", len(got), total)
 	}
-	if frames := recentFrames(t.Context(), big, maxHistoryEvents, 100); len(frames) != 0 {
+	if frames := recentFrames(t.Context(), big, maxHistoryEvents, 100, nil); len(frames) != 0 {
 		t.Fatalf("an event larger than the cap was kept: %d", len(frames))
 	}
-	if frames := recentFrames(t.Context(), testHub(t, 0, nil), maxHistoryEvents, maxHistoryBytes); len(frames) != 0 {
+	if frames := recentFrames(t.Context(), testHub(t, 0, nil), maxHistoryEvents, maxHistoryBytes, nil); len(frames) != 0 {
 		t.Fatalf("empty hub: %d", len(frames))
 	}
 }

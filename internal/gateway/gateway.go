@@ -84,6 +84,8 @@ type Daemon interface {
 	Events() *logs.Hub
 	// SopEngine is the SOP engine whose run changes GET /ws/sops/runs streams (nil: none runs).
 	SopEngine() *engine.Engine
+	// Channels is each running chat channel's state (GET /api/channels); nil: none.
+	Channels(ctx context.Context) []api.ChannelStatus
 	// Chat runs the sessions and turns of /ws/chat.
 	Chat
 }

@@ -195,3 +195,32 @@ func TestGatewayForwardedIsNotLocal(t *testing.T) {
 	g.Do("GET", "/api/status", nil, auth, fwd).Want(t, 429)
 	g.Do("GET", "/api/status", nil, auth).Want(t, 200) // the host itself is exempt
 }
+
+// PUT /api/config/prop with upstream's comment writes the value and the comment above its key together; a
+// refused value writes neither (the file stays byte for byte).
+func TestGatewayConfigPropPutComment(t *testing.T) {
+	t.Parallel()
+	d, g, code := rpctest.StartGateway(t, rpctest.GatewayConfig)
+	auth := rpctest.PairOnce(t, g, code)
+	file := filepath.Join(d.ConfigDir, "config.toml")
+	r := g.Do("PUT", "/api/config/prop", map[string]any{"path": "gateway.pair_rate_limit_per_minute", "value": 25,
+		"comment": "raised for the kiosk"}, auth).Want(t, 200)
+	if r.Body["prop"] != "gateway.pair_rate_limit_per_minute" || r.Body["set"] != true {
+		t.Fatalf("PUT with a comment: %s", r.Raw)
+	}
+	raw, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !regexp.MustCompile(`(?m)^# raised for the kiosk\npair_rate_limit_per_minute = 25$`).Match(raw) {
+		t.Fatalf("config.toml lacks the comment above the key:\n%s", raw)
+	}
+	if v := g.Do("GET", "/api/config/prop?path=gateway.pair_rate_limit_per_minute", nil, auth).Body["value"]; v != float64(25) {
+		t.Fatalf("after set: %v", v)
+	}
+	g.Do("PUT", "/api/config/prop", map[string]any{"path": "gateway.pair_rate_limit_per_minute", "value": "lots",
+		"comment": "never written"}, auth).Want(t, 400)
+	if after, _ := os.ReadFile(file); string(after) != string(raw) {
+		t.Fatalf("a refused PUT changed config.toml:\n%s", after)
+	}
+}

@@ -99,6 +99,11 @@ var securityMatrix = []struct {
 	{"GET /api/config/sections/{section}", 401, 403, 404, 403, 404, 404},
 	{"POST /api/config/sections/{section}/items/{key}", 401, 403, 400, 403, 403, 415},
 	{"GET /api/config/status", 401, 403, 200, 403, 200, 200},
+	{"GET /api/quickstart/state", 401, 403, 200, 403, 200, 200},
+	{"POST /api/quickstart/fields", 401, 403, 400, 403, 403, 415},
+	{"POST /api/quickstart/validate", 401, 403, 200, 403, 403, 415},
+	{"POST /api/quickstart/apply", 401, 403, 200, 403, 403, 415},
+	{"POST /api/quickstart/dismiss", 401, 403, 400, 403, 403, 415},
 	{"GET /api/config/catalog", 401, 403, 200, 403, 200, 200},
 	{"GET /api/config/catalog/models", 401, 403, 400, 403, 400, 400},
 	{"GET /api/config/map-keys", 401, 403, 400, 403, 400, 400},
@@ -118,6 +123,7 @@ var securityMatrix = []struct {
 	{"POST /api/config/migrate", 401, 403, 200, 403, 403, 415},
 	{"GET /api/config/agent-options", 401, 403, 200, 403, 200, 200},
 	{"GET /api/tools", 401, 403, 200, 403, 200, 200},
+	{"GET /api/channels", 401, 200, 200, 403, 200, 200},
 	{"GET /api/cli-tools", 401, 403, 200, 403, 200, 200},
 	{"GET /api/integrations", 401, 403, 200, 403, 200, 200},
 	{"GET /api/skills/slash-option-kinds", 401, 403, 200, 403, 200, 200},
@@ -155,6 +161,10 @@ var securityMatrix = []struct {
 	{"GET /api/sops/graph-legend", 401, 403, 200, 403, 200, 200},
 	{"GET /api/events/history", 401, 403, 200, 403, 200, 200}, // logs:read; at most 500 events and 1 MiB
 	{"GET /_app/{path...}", 404, 404, 404, 403, 404, 404},     // the dashboard's files: public, none without web_dist_dir
+	// The built-in dashboard (package webui): public pages and files without data; "nope" is no page or file.
+	{"GET /{$}", 200, 200, 200, 403, 200, 200},
+	{"GET /ui/{page}", 404, 404, 404, 403, 404, 404},
+	{"GET /ui/assets/{file}", 404, 404, 404, 403, 404, 404},
 	// The [wss] listener (every path): no Host rule (its clients use the certificate's name), the Origin rule.
 	{"GET wss:/", 401, 101, 101, 101, 403, 101},
 }
@@ -218,9 +228,10 @@ func TestGatewaySecurityMatrix(t *testing.T) {
 			continue
 		}
 		path := pattern
-		for _, p := range []string{"{id}", "{key}", "{filename}", "{alias}", "{name}", "{section}", "{path...}", "{run_id}"} {
+		for _, p := range []string{"{id}", "{key}", "{filename}", "{alias}", "{name}", "{section}", "{path...}", "{run_id}", "{page}", "{file}"} {
 			path = strings.ReplaceAll(path, p, "nope")
 		}
+		path = strings.ReplaceAll(path, "{$}", "")
 		path += matrixQuery[pattern]
 		got := make([]int, len(cells))
 		for i, c := range cells {

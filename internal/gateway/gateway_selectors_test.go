@@ -1,6 +1,7 @@
 package gateway_test
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -61,4 +62,57 @@ allowed_agents = ["writer"]
 	}
 	g.Do("POST", "/webhook?agent=writer", msg, bot, secret).Want(t, 200)
 	g.Do("POST", "/webhook?agent=default", msg, owner, secret).Want(t, 200)
+}
+
+// A device restricted to agent writer with logs:read reads only writer's events from the gateway: the event
+// history and /api/logs leave the default agent's turns (and unattributed daemon events) out.
+func TestAllowedAgentsHoldOnEventsOverGateway(t *testing.T) {
+	t.Parallel()
+	d, g, code := rpctest.StartGateway(t, rpctest.GatewayConfig+`
+[gateway]
+webhook_secret = "s3cret"
+
+[agents.writer]
+model_provider = "echo.default"
+risk_profile = "supervised"
+
+[permission_profiles.bot]
+grants = ["sessions:create", "sessions:execute", "logs:read"]
+allowed_agents = ["writer"]
+
+[observability]
+log_persistence = "full"
+`)
+	owner := rpctest.PairOnce(t, g, code)
+	bot := rpctest.PairWithProfile(t, d, g, "bot")
+	secret := "X-Webhook-Secret: s3cret"
+	g.Do("POST", "/webhook?agent=default", map[string]any{"message": "for default"}, owner, secret).Want(t, 200)
+	g.Do("POST", "/webhook?agent=writer", map[string]any{"message": "for writer"}, bot, secret).Want(t, 200)
+
+	agentsIn := func(who, path, key string) map[string]int {
+		t.Helper()
+		var body map[string]json.RawMessage
+		var events []map[string]any
+		r := g.Do("GET", path, nil, who).Want(t, 200)
+		if err := json.Unmarshal(r.Raw, &body); err != nil || json.Unmarshal(body[key], &events) != nil {
+			t.Fatalf("%s: %v %s", path, err, r.Raw)
+		}
+		seen := map[string]int{}
+		for _, e := range events {
+			zc, _ := e["zeroclaw"].(map[string]any)
+			agent, _ := zc["agent_alias"].(string)
+			seen[agent]++
+		}
+		return seen
+	}
+	for _, route := range []struct{ path, key string }{{"/api/events/history", "events"}, {"/api/logs?limit=500", "events"}} {
+		all := agentsIn(owner, route.path, route.key)
+		if all["default"] == 0 || all["writer"] == 0 {
+			t.Fatalf("%s as owner: agents %v, want both agents' events", route.path, all)
+		}
+		mine := agentsIn(bot, route.path, route.key)
+		if mine["writer"] != all["writer"] || len(mine) != 1 {
+			t.Errorf("%s as bot: agents %v, want only writer's %d events", route.path, mine, all["writer"])
+		}
+	}
 }

@@ -131,10 +131,14 @@ func TestGatewayWebDistPrefix(t *testing.T) {
 	g.Do("GET", "/zc/api/nope", nil).Want(t, 404)
 }
 
-// Without web_dist_dir the gateway serves no pages: /_app/ and the rest are 404 as before.
+// Without web_dist_dir, / is the built-in dashboard's overview (package webui) and nothing else changes:
+// /_app/ and unmatched paths are 404 as before.
 func TestGatewayNoWebDist(t *testing.T) {
 	t.Parallel()
 	_, g, _ := rpctest.StartGateway(t, rpctest.GatewayConfig)
-	g.Do("GET", "/", nil).Want(t, 404)
+	if r := g.Do("GET", "/", nil).Want(t, 200); !strings.Contains(string(r.Raw), `data-page="overview"`) {
+		t.Fatalf("/ without web_dist_dir is not the built-in overview: %s", r.Raw)
+	}
 	g.Do("GET", "/_app/index.html", nil).Want(t, 404)
+	g.Do("GET", "/agents", nil).Want(t, 404)
 }

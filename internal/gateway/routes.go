@@ -49,7 +49,7 @@ func (s *Server) routes() http.Handler {
 	s.handle(mux, "POST /api/sessions/{id}/abort", s.authed(s.rpcRoute(api.MethodSessionCancel, sessionParams)))
 	s.configRoutes(mux)
 	s.handle(mux, "GET /api/config/prop", s.authed(s.rpcRoute(api.MethodConfigGet, propParams)))
-	s.handle(mux, "PUT /api/config/prop", s.authed(s.rpcRoute(api.MethodConfigSet, bodyParams)))
+	s.handle(mux, "PUT /api/config/prop", s.authed(s.propPut))
 	s.handle(mux, "DELETE /api/config/prop", s.authed(s.rpcRoute(api.MethodConfigDelete, propParams)))
 
 	s.domainRoutes(mux)
@@ -59,7 +59,9 @@ func (s *Server) routes() http.Handler {
 	s.mcpRoutes(mux)
 
 	s.mirrorRoutes(mux)
+	s.quickstartRoutes(mux)
 	s.dashboardRoutes(mux)
+	s.uiRoutes(mux)
 	s.fileRoutes(mux)
 	s.eventRoutes(mux)
 	s.handle(mux, "POST /webhook", s.webhookRoute)
@@ -322,6 +324,44 @@ func bodyParams(r *http.Request) (json.RawMessage, error) {
 		delete(m, "path")
 	}
 	return json.Marshal(m)
+}
+
+// propPut is PUT /api/config/prop: upstream's {path, value, comment}. Without a comment it is config/set; with
+// one, the value and the `# ...` lines above its key are written in one config/patch (both or neither, where
+// upstream writes the comment after the value and only logs a failure), answered in config/set's shape.
+func (s *Server) propPut(w http.ResponseWriter, r *http.Request, c caller) error {
+	p, err := bodyParams(r)
+	if err != nil {
+		return fail(http.StatusBadRequest, err.Error())
+	}
+	var body struct {
+		Prop    string          `json:"prop"`
+		Value   json.RawMessage `json:"value"`
+		Comment *string         `json:"comment"`
+	}
+	if err := json.Unmarshal(p, &body); err != nil {
+		return fail(http.StatusBadRequest, "body: "+err.Error())
+	}
+	if body.Comment == nil {
+		res, err := s.o.Daemon.Call(r.Context(), c.identity(), api.MethodConfigSet, p)
+		if err != nil {
+			return err
+		}
+		writeJSON(w, http.StatusOK, res)
+		return nil
+	}
+	patch, _ := json.Marshal(api.ConfigPatchParams{Ops: []api.ConfigPatchOp{{Op: api.PatchOpSet, Prop: body.Prop,
+		Value: body.Value, Comment: body.Comment}}})
+	res, err := s.o.Daemon.Call(r.Context(), c.identity(), api.MethodConfigPatch, patch)
+	if err != nil {
+		return err
+	}
+	out := api.ConfigSetResult{Prop: body.Prop, Set: true}
+	if pr, ok := res.(api.ConfigPatchResult); ok && len(pr.Props) > 0 {
+		out.Prop = pr.Props[0]
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
 }
 
 func itoa(n int) string {

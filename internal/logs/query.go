@@ -37,6 +37,7 @@ type Filter struct {
 	TraceID         string
 	HideInternal    bool
 	Field           map[string]string // zeroclaw.<key> equals
+	Scope           Scope             // the agents whose events the reader may see (nil: all)
 }
 
 // Page is one logs/query answer: events newest first, the cursors to the next older page, and whether there
@@ -186,6 +187,11 @@ func (f Filter) matches(e Event, needle string) bool {
 		return false
 	case f.TraceID != "" && e.TraceID != f.TraceID:
 		return false
+	}
+	if f.Scope != nil {
+		if agent, _ := e.Zeroclaw["agent_alias"].(string); !f.Scope.Allows(agent) {
+			return false
+		}
 	}
 	for k, want := range f.Field {
 		if got, ok := e.Zeroclaw[k].(string); !ok || got != want {

@@ -20,6 +20,7 @@ const envChild = "ZC_MCPTEST_CHILD"
 
 // TestMain makes the test binary the mcptest server when started as one.
 func TestMain(m *testing.M) {
+	RunShimIfAsked()
 	if os.Getenv(envChild) == "1" {
 		os.Exit(mcptest.RunStdio())
 	}
@@ -179,4 +180,64 @@ func builtServer(t *testing.T, name string) config.MCPServerConfig {
 		t.Fatalf("building mcptestserver: %v", serverBinErr)
 	}
 	return config.MCPServerConfig{Name: name, Command: serverBin, StartupTimeoutSecs: 20}
+}
+
+// procStat returns the state letter, ppid and pgid of pid ("" when it is gone).
+func procStat(pid int) (state string, ppid, pgid int) {
+	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return "", 0, 0
+	}
+	s := string(b)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])
+	if len(f) < 3 {
+		return "", 0, 0
+	}
+	ppid, _ = strconv.Atoi(f[1])
+	pgid, _ = strconv.Atoi(f[2])
+	return f[0], ppid, pgid
+}
+
+func live(pid int) bool {
+	st, _, _ := procStat(pid)
+	return st != "" && st != "Z"
+}
+
+// waitGone gives pids a bounded while to be gone (the kernel ends a SIGKILLed process asynchronously) and
+// fails naming the survivors.
+func waitGone(t *testing.T, what string, pids ...int) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		var alive []int
+		for _, p := range pids {
+			if live(p) {
+				alive = append(alive, p)
+			}
+		}
+		if len(alive) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: still alive after 10 s: %v", what, alive)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func readPID(t *testing.T, file string) int {
+	t.Helper()
+	var pid int
+	deadline := time.Now().Add(10 * time.Second)
+	for pid == 0 && time.Now().Before(deadline) {
+		b, _ := os.ReadFile(file)
+		pid, _ = strconv.Atoi(strings.TrimSpace(string(b)))
+		if pid == 0 {
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	if pid == 0 {
+		t.Fatalf("no pid in %s", file)
+	}
+	return pid
 }

@@ -56,23 +56,45 @@ func TestCloseKillsStubbornChildAndGrandchild(t *testing.T) {
 }
 
 // 1,000 start/stop cycles of a stdio server, and restarts after crashes, leave zero zombies, zero live
-// children and a constant fd count.
+// children and a constant fd count: started directly, and under the keeper with a grandchild in the server's
+// group and one escaped from it at every start (each escapee is checked gone at the end).
 func TestThousandCyclesNoZombiesConstantFDs(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("/proc is read on Linux")
 	}
+	for _, kept := range []bool{false, true} {
+		t.Run(map[bool]string{false: "direct", true: "keeper"}[kept], func(t *testing.T) { thousandCycles(t, kept) })
+	}
+}
+
+func thousandCycles(t *testing.T, kept bool) {
 	n := 1000
 	if testing.Short() {
 		n = 50
 	}
-	cfgs := []config.MCPServerConfig{builtServer(t, "z")}
-	m := New(Options{Environ: os.Environ(), BackoffMin: time.Millisecond, BackoffMax: 5 * time.Millisecond})
+	srv := builtServer(t, "z")
+	o := Options{Environ: os.Environ(), BackoffMin: time.Millisecond, BackoffMax: 5 * time.Millisecond}
+	escape := filepath.Join(t.TempDir(), "escaped.pid")
+	if kept {
+		o.Shim = srv.Command // mcptestserver is a keeper too (its main calls RunShimIfAsked)
+		srv.Env = map[string]string{mcptest.EnvGrandchild: "1", mcptest.EnvEscapeFile: escape}
+	}
+	var escapees []int
+	noteEscapee := func() {
+		if kept {
+			escapees = append(escapees, readPID(t, escape))
+			_ = os.Remove(escape)
+		}
+	}
+	cfgs := []config.MCPServerConfig{srv}
+	m := New(o)
 	defer m.Close()
 	warm := func() {
 		m.Reconcile(config.MCPConfig{Enabled: true, Servers: cfgs})
 		if st := m.ForServers(ctxT(t), []string{"z"}, ""); st == nil || len(st.Specs()) == 0 {
 			t.Fatalf("cycle: not connected: %+v", m.Status())
 		}
+		noteEscapee()
 		m.Reconcile(config.MCPConfig{Enabled: false})
 	}
 	warm() // let the runtime and the SDK reach their steady set of fds
@@ -81,8 +103,10 @@ func TestThousandCyclesNoZombiesConstantFDs(t *testing.T) {
 		if i%2 == 1 { // a restart after a crash instead of a clean stop
 			m.Reconcile(config.MCPConfig{Enabled: true, Servers: cfgs})
 			st := m.ForServers(ctxT(t), []string{"z"}, "")
+			noteEscapee()
 			_ = call(t, st, "z__crash", `{}`)
 			waitFor(t, m, "restart", func() bool { return statusOf(m, "z").State == StateReady })
+			noteEscapee()
 			m.Reconcile(config.MCPConfig{Enabled: false})
 			continue
 		}
@@ -91,6 +115,7 @@ func TestThousandCyclesNoZombiesConstantFDs(t *testing.T) {
 	if kids := children(t); len(kids) != 0 {
 		t.Fatalf("after %d cycles: children %v", n, kids)
 	}
+	waitGone(t, "escaped grandchildren", escapees...)
 	// The fd count is sampled a few times: the runtime's poller may hold a transient descriptor.
 	var got int
 	for range 20 {

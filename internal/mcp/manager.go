@@ -22,6 +22,10 @@ type Options struct {
 	Logger *slog.Logger
 	// Environ is the environment stdio children inherit (the daemon's, as upstream), the server's env on top.
 	Environ []string
+	// Shim is the binary stdio servers are started under (the daemon's own, os.Executable(); its main calls
+	// RunShimIfAsked): on Linux the keeper takes the server's every descendant with it, even when the daemon is
+	// killed with -9. Empty: servers are started directly (their group killed, Pdeathsig on the server only).
+	Shim string
 	// Version is sent as clientInfo.version.
 	Version string
 	// BackoffMin and BackoffMax bound the delay before a crashed or failed server is started again.
@@ -42,11 +46,13 @@ type Manager struct {
 	order    []string
 	enabled  bool
 	deferred bool
-	closed   bool
-	version  chan struct{} // closed and replaced at every state change (tests and waiters)
-	active   *activations
-	pending  *config.MCPConfig // the latest config ReconcileAsync was given, not applied yet
-	applying bool              // a ReconcileAsync worker runs
+	// schemaBudget is max_tool_schema_bytes with its default.
+	schemaBudget int
+	closed       bool
+	version      chan struct{} // closed and replaced at every state change (tests and waiters)
+	active       *activations
+	pending      *config.MCPConfig // the latest config ReconcileAsync was given, not applied yet
+	applying     bool              // a ReconcileAsync worker runs
 }
 
 // ReconcileAsync applies mcp in the background (a config listener must not wait for children to exit);
@@ -107,7 +113,7 @@ func (m *Manager) Reconcile(mcp config.MCPConfig) {
 		m.mu.Unlock()
 		return
 	}
-	m.enabled, m.deferred = mcp.Enabled, mcp.DeferredLoading
+	m.enabled, m.deferred, m.schemaBudget = mcp.Enabled, mcp.DeferredLoading, mcp.ToolSchemaBudget()
 	want := map[string]config.MCPServerConfig{}
 	var order []string
 	if mcp.Enabled {

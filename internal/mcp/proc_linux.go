@@ -47,9 +47,14 @@ func startCmd(cmd *exec.Cmd) error {
 }
 
 // setProcAttr puts the child in its own process group (so its descendants are killed with it) and asks the
-// kernel to SIGKILL it when the daemon dies, even by kill -9.
-func setProcAttr(cmd *exec.Cmd) {
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+// kernel to SIGKILL it when the daemon dies, even by kill -9. The keeper (shim) gets SIGTERM instead: it
+// catches it to kill the server's group and its adopted descendants before it exits.
+func setProcAttr(cmd *exec.Cmd, shim bool) {
+	sig := syscall.SIGKILL
+	if shim {
+		sig = syscall.SIGTERM
+	}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: sig}
 }
 
 // killGroup sends SIGKILL to the child's process group. Harmless when the group is gone.

@@ -5,7 +5,7 @@ package mcp
 import "os/exec"
 
 // setProcAttr has no portable equivalent here: only the child itself is killed, best effort.
-func setProcAttr(cmd *exec.Cmd) {}
+func setProcAttr(cmd *exec.Cmd, _ bool) {}
 
 func killGroup(cmd *exec.Cmd) {
 	if cmd.Process != nil {

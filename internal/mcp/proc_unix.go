@@ -9,7 +9,7 @@ import (
 
 // setProcAttr puts the child in its own process group. There is no Pdeathsig here: a child outlives a daemon
 // killed with -9 until it reads EOF on its stdin.
-func setProcAttr(cmd *exec.Cmd) { cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} }
+func setProcAttr(cmd *exec.Cmd, _ bool) { cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} }
 
 // killGroup sends SIGKILL to the child's process group. Harmless when the group is gone.
 func killGroup(cmd *exec.Cmd) {

@@ -185,7 +185,7 @@ func lastLine(s string) string {
 
 // connect starts the transport, runs the handshake and lists the tools, all within the startup timeout.
 func (s *server) connect(ctx context.Context) (*sdk.ClientSession, error) {
-	t, err := transportFor(s.cfg, s.m.o.Environ, &s.proc)
+	t, err := transportFor(s.cfg, s.m.o.Environ, s.m.o.Shim, &s.proc)
 	if err != nil {
 		return nil, err
 	}

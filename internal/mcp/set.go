@@ -6,9 +6,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -33,6 +35,11 @@ type Set struct {
 	servers  []*server
 	deferred bool
 	conv     string // the conversation whose tool_search activations apply
+	// groups are the agent's tool_filter_groups; msg the turn's user message, lower-cased (ForMessage).
+	groups []config.ToolFilterGroup
+	msg    string
+	budget int         // max_tool_schema_bytes: the tools past it are left out of a request
+	warned atomic.Bool // the omission was logged (once per turn, not at every model request)
 }
 
 var _ tools.External = (*Set)(nil)
@@ -46,7 +53,91 @@ func (m *Manager) ForAgent(ctx context.Context, cfg *config.Config, alias, conv 
 	for _, s := range cfg.MCPServersForAgent(alias) {
 		names = append(names, s.Name)
 	}
-	return m.ForServers(ctx, names, conv)
+	st := m.ForServers(ctx, names, conv)
+	if st != nil {
+		st.groups = cfg.ToolFilterGroupsForAgent(alias)
+	}
+	return st
+}
+
+// ForMessage gives the set its turn's user message, which tool_filter_groups of mode dynamic match their
+// keywords against (upstream's per-turn filter). Without it no dynamic group applies.
+func (st *Set) ForMessage(msg string) { st.msg = strings.ToLower(msg) }
+
+// globMatch is upstream's tool pattern: an exact name, or one * standing for any run of characters.
+func globMatch(pattern, name string) bool {
+	prefix, suffix, ok := strings.Cut(pattern, "*")
+	if !ok {
+		return pattern == name
+	}
+	return len(name) >= len(prefix)+len(suffix) && strings.HasPrefix(name, prefix) && strings.HasSuffix(name, suffix)
+}
+
+// included reports whether tool_filter_groups let an MCP tool into this turn (eager loading): with no group,
+// every tool; otherwise one an always group matches, or a dynamic group whose keyword the message holds.
+func (st *Set) included(name string) bool {
+	if len(st.groups) == 0 {
+		return true
+	}
+	for _, g := range st.groups {
+		if !slices.ContainsFunc(g.Tools, func(p string) bool { return globMatch(p, name) }) {
+			continue
+		}
+		if strings.EqualFold(g.Mode, config.ToolFilterAlways) {
+			return true
+		}
+		for _, kw := range g.Keywords {
+			if kw != "" && strings.Contains(st.msg, strings.ToLower(kw)) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// preActivated reports whether an always group matches name: under deferred loading such tools are live from
+// the first turn, without a tool_search (as upstream).
+func (st *Set) preActivated(name string) bool {
+	for _, g := range st.groups {
+		if strings.EqualFold(g.Mode, config.ToolFilterAlways) && slices.ContainsFunc(g.Tools, func(p string) bool { return globMatch(p, name) }) {
+			return true
+		}
+	}
+	return false
+}
+
+// offered returns the tools a model request of this turn carries, in order: with deferred loading the
+// activated ones, otherwise those tool_filter_groups let in; then, within max_tool_schema_bytes (name,
+// description and schema), the rest being left out and logged once.
+func (st *Set) offered() []located {
+	var active map[string]bool
+	if st.deferred {
+		active = st.m.active.get(st.conv)
+	}
+	budget := st.budget
+	if budget <= 0 {
+		budget = config.DefaultMCPMaxToolSchemaBytes
+	}
+	var out []located
+	var omitted []string
+	used := 0
+	for _, l := range st.all() {
+		if st.deferred && !active[l.t.name] && !st.preActivated(l.t.name) || !st.deferred && !st.included(l.t.name) {
+			continue
+		}
+		cost := len(l.t.name) + len(l.t.desc) + len(l.t.schema)
+		if used+cost > budget {
+			omitted = append(omitted, l.t.name)
+			continue
+		}
+		used += cost
+		out = append(out, l)
+	}
+	if len(omitted) > 0 && !st.warned.Swap(true) {
+		st.m.log.Warn("mcp tools left out of the turn: their schemas exceed max_tool_schema_bytes", "component", "mcp",
+			"max_tool_schema_bytes", budget, "offered", len(out), "omitted", len(omitted), "first_omitted", omitted[0])
+	}
+	return out
 }
 
 // ForServers is ForAgent for an explicit list of server names.
@@ -66,9 +157,9 @@ func (m *Manager) ForServers(ctx context.Context, names []string, conv string) *
 	}
 	wg.Wait()
 	m.mu.Lock()
-	deferred := m.deferred
+	deferred, budget := m.deferred, m.schemaBudget
 	m.mu.Unlock()
-	return &Set{m: m, servers: ss, deferred: deferred, conv: conv}
+	return &Set{m: m, servers: ss, deferred: deferred, conv: conv, budget: budget}
 }
 
 // Servers returns the names of the set's servers.
@@ -119,16 +210,11 @@ func (st *Set) find(name string) (located, bool) {
 // Specs implements tools.External: every tool, or with deferred loading tool_search and the tools it
 // activated in this conversation.
 func (st *Set) Specs() []tools.Spec {
-	var active map[string]bool
 	var out []tools.Spec
 	if st.deferred {
-		active = st.m.active.get(st.conv)
 		out = append(out, st.searchSpec())
 	}
-	for _, l := range st.all() {
-		if st.deferred && !active[l.t.name] {
-			continue
-		}
+	for _, l := range st.offered() {
 		out = append(out, tools.Spec{Name: l.t.name, Description: l.t.desc, Parameters: l.t.schema})
 	}
 	return append(out, st.genericSpecs()...)
@@ -147,12 +233,16 @@ func (st *Set) Risk(name string) (tools.Risk, bool) {
 		}
 		return "", false
 	}
-	l, ok := st.find(name)
-	if !ok {
-		return "", false
+	var l located
+	ok := false
+	for _, o := range st.offered() {
+		if o.t.name == name {
+			l, ok = o, true
+			break
+		}
 	}
-	if st.deferred && !st.m.active.get(st.conv)[name] {
-		return "", false // not activated: not offered
+	if !ok {
+		return "", false // not activated, filtered out or over the schema budget: not offered
 	}
 	switch l.s.cfg.Risk {
 	case "low":
@@ -178,7 +268,7 @@ func (st *Set) DeferredPrompt() string {
 	active := st.m.active.get(st.conv)
 	var b strings.Builder
 	for _, l := range st.all() {
-		if !active[l.t.name] {
+		if !active[l.t.name] && !st.preActivated(l.t.name) {
 			fmt.Fprintf(&b, "%s - %s\n", l.t.name, oneLine(l.t.desc))
 		}
 	}
@@ -214,6 +304,9 @@ func (st *Set) Call(ctx context.Context, call tools.Call, outputCap int) tools.R
 	l, ok := st.find(call.Name)
 	if !ok {
 		return tools.Result{Output: call.Name + ": the MCP server is not connected (it may be restarting); try again later", IsError: true}
+	}
+	if _, offered := st.Risk(call.Name); !offered {
+		return tools.Result{Output: call.Name + ": this tool is not offered in this turn (tool_filter_groups, deferred loading or max_tool_schema_bytes)", IsError: true}
 	}
 	args, err := callArgs(call.Arguments)
 	if err != nil {

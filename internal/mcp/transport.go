@@ -7,12 +7,16 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -33,10 +37,13 @@ const (
 
 // transportFor builds the SDK transport of one server. environ is the daemon's environment (stdio children
 // inherit it, with the server's env on top, as upstream does).
-func transportFor(s config.MCPServerConfig, environ []string, proc *procInfo) (sdk.Transport, error) {
+func transportFor(s config.MCPServerConfig, environ []string, shim string, proc *procInfo) (sdk.Transport, error) {
 	switch s.TransportOrDefault() {
 	case config.MCPStdio:
-		return &stdioTransport{cfg: s, environ: environ, info: proc}, nil
+		if !shimSupported {
+			shim = ""
+		}
+		return &stdioTransport{cfg: s, environ: environ, shim: shim, info: proc}, nil
 	case config.MCPHTTP, config.MCPSSE:
 		hc, err := httpClient(s)
 		if err != nil {
@@ -50,7 +57,9 @@ func transportFor(s config.MCPServerConfig, environ []string, proc *procInfo) (s
 	return nil, fmt.Errorf("mcp: server %s: unknown transport %q", s.Name, s.Transport)
 }
 
-// httpClient sends the server's headers with every request and trusts its extra CA certificate.
+// httpClient sends the server's headers with every request to the server's own origin (never to another host
+// a redirect or an advertised SSE endpoint points at: they may hold credentials) and trusts its extra CA
+// certificate; with one, every request must be https (upstream forces it for the URL and the SSE endpoint).
 func httpClient(s config.MCPServerConfig) (*http.Client, error) {
 	base := http.DefaultTransport.(*http.Transport).Clone()
 	if s.TLSCACertPath != "" {
@@ -60,7 +69,20 @@ func httpClient(s config.MCPServerConfig) (*http.Client, error) {
 		}
 		base.TLSClientConfig = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
 	}
-	return &http.Client{Transport: headerTransport{base: base, headers: s.Headers}}, nil
+	u, err := url.Parse(s.URL)
+	if err != nil {
+		return nil, fmt.Errorf("mcp: server %s: url: %w", s.Name, err)
+	}
+	return &http.Client{Transport: headerTransport{base: base, headers: s.Headers, origin: origin(u), httpsOnly: s.TLSCACertPath != ""}}, nil
+}
+
+// origin is scheme://host[:port], lower-cased, with the scheme's default port made explicit.
+func origin(u *url.URL) string {
+	host, port := strings.ToLower(u.Hostname()), u.Port()
+	if port == "" {
+		port = map[string]string{"http": "80", "https": "443"}[strings.ToLower(u.Scheme)]
+	}
+	return strings.ToLower(u.Scheme) + "://" + net.JoinHostPort(host, port)
 }
 
 func caPool(path string) (*x509.CertPool, error) {
@@ -86,12 +108,17 @@ func caPool(path string) (*x509.CertPool, error) {
 }
 
 type headerTransport struct {
-	base    http.RoundTripper
-	headers map[string]string
+	base      http.RoundTripper
+	headers   map[string]string
+	origin    string // the configured URL's: the only one the headers go to
+	httpsOnly bool
 }
 
 func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	if len(h.headers) > 0 {
+	if h.httpsOnly && r.URL.Scheme != "https" {
+		return nil, fmt.Errorf("mcp: %s refused: tls_ca_cert_path is set, so every request must use https", r.URL.Redacted())
+	}
+	if len(h.headers) > 0 && origin(r.URL) == h.origin {
 		r = r.Clone(r.Context())
 		keys := make([]string, 0, len(h.headers))
 		for k := range h.headers {
@@ -173,16 +200,27 @@ func (t *tail) String() string {
 }
 
 // stdioTransport runs the server as a child in its own process group, with Pdeathsig on Linux, and reaps it:
-// Close sends EOF, waits closeGrace, then kills the whole group, and always waits for the child.
+// Close sends EOF, waits closeGrace, then kills the whole group, and always waits for the child. With a shim
+// (Linux) the child is the keeper (shim_linux.go), which runs the server and takes its descendants with it.
 type stdioTransport struct {
 	cfg     config.MCPServerConfig
 	environ []string
+	shim    string
 	info    *procInfo
 }
 
 func (t *stdioTransport) Connect(ctx context.Context) (sdk.Connection, error) {
 	cmd := exec.Command(t.cfg.Command, t.cfg.Args...)
-	env := append([]string(nil), t.environ...)
+	if t.shim != "" {
+		// The command is resolved here, with the daemon's PATH, as without the keeper (and a missing one
+		// fails the same way, before anything starts).
+		path, err := exec.LookPath(t.cfg.Command)
+		if err != nil {
+			return nil, fmt.Errorf("mcp: server %s: start %s: %w", t.cfg.Name, t.cfg.Command, err)
+		}
+		cmd = exec.Command(t.shim, append([]string{path}, t.cfg.Args...)...)
+	}
+	env := withoutShimEnv(t.environ)
 	keys := make([]string, 0, len(t.cfg.Env))
 	for k := range t.cfg.Env {
 		keys = append(keys, k)
@@ -191,10 +229,13 @@ func (t *stdioTransport) Connect(ctx context.Context) (sdk.Connection, error) {
 	for _, k := range keys {
 		env = append(env, k+"="+t.cfg.Env[k])
 	}
+	if t.shim != "" {
+		env = append(env, ShimEnv+"="+strconv.Itoa(os.Getpid()))
+	}
 	cmd.Env = env
 	cmd.Stderr = &t.info.stderr
 	cmd.WaitDelay = waitDelay
-	setProcAttr(cmd)
+	setProcAttr(cmd, t.shim != "")
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, err
@@ -220,7 +261,7 @@ func (t *stdioTransport) Connect(ctx context.Context) (sdk.Connection, error) {
 		<-exited
 		return nil, err
 	}
-	return &childConn{Connection: inner, stdin: stdin, cmd: cmd, exited: exited}, nil
+	return &childConn{Connection: inner, stdin: stdin, cmd: cmd, exited: exited, shim: t.shim != ""}, nil
 }
 
 // childConn is the connection to a child; closing it ends the child.
@@ -229,6 +270,7 @@ type childConn struct {
 	stdin  io.Closer
 	cmd    *exec.Cmd
 	exited chan struct{}
+	shim   bool // cmd is the keeper: SIGTERM makes it end the server's group and its adopted descendants
 	once   sync.Once
 }
 
@@ -250,6 +292,13 @@ func (c *childConn) Close() error {
 		select {
 		case <-c.exited:
 		case <-time.After(closeGrace):
+			if c.shim { // the keeper kills and reaps the server's descendants; SIGKILL only if it does not end
+				_ = c.cmd.Process.Signal(syscall.SIGTERM)
+				select {
+				case <-c.exited:
+				case <-time.After(closeGrace):
+				}
+			}
 			killGroup(c.cmd)
 			<-c.exited
 		}

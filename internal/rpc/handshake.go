@@ -144,9 +144,15 @@ func (s *Server) status(_ context.Context, _ *Peer, _ *noParams) (*jsonrpc.Encod
 	if s.opts.Sop != nil {
 		sop = s.opts.Sop()
 	}
+	var hb *api.HeartbeatStatus
+	if s.opts.Heartbeat != nil {
+		if st := s.opts.Heartbeat.Status(); st.Enabled || st.Problem != "" { // absent while simply off, as sop
+			hb = &st
+		}
+	}
 	advertised := serverVersion(s.config())
 	if c := s.statusCache.Load(); c != nil && c.uptime == uptime && c.version == version && c.advertised == advertised && slices.Equal(c.ids, ids) &&
-		equalGateway(c.gateway, gw) && equalSop(c.sop, sop) {
+		equalGateway(c.gateway, gw) && equalSop(c.sop, sop) && equalHeartbeat(c.hb, hb) {
 		return c.enc, nil
 	}
 	info := s.opts.Info
@@ -165,6 +171,7 @@ func (s *Server) status(_ context.Context, _ *Peer, _ *noParams) (*jsonrpc.Encod
 		DataDir:          info.DataDir,
 		Gateway:          gw,
 		Sop:              sop,
+		Heartbeat:        hb,
 	}
 	if res.SessionIDs == nil {
 		res.SessionIDs = []string{} // "session_ids":[], not null
@@ -173,7 +180,7 @@ func (s *Server) status(_ context.Context, _ *Peer, _ *noParams) (*jsonrpc.Encod
 	if err != nil {
 		return nil, err
 	}
-	s.statusCache.Store(&statusCache{uptime: uptime, version: version, advertised: advertised, ids: ids, gateway: gw, sop: sop, enc: enc})
+	s.statusCache.Store(&statusCache{uptime: uptime, version: version, advertised: advertised, ids: ids, gateway: gw, sop: sop, hb: hb, enc: enc})
 	return enc, nil
 }
 
@@ -182,6 +189,7 @@ type statusCache struct {
 	uptime     int64
 	version    string
 	advertised string // server_version
+	hb         *api.HeartbeatStatus
 	ids        []string
 	gateway    *api.GatewayStatus
 	sop        *api.SopStatus
@@ -196,7 +204,7 @@ func equalSop(a, b *api.SopStatus) bool {
 	return a == b || (a != nil && b != nil && *a == *b)
 }
 
-func (s *Server) health(_ context.Context, _ *Peer, _ *noParams) (api.HealthResult, error) {
+func (s *Server) health(ctx context.Context, _ *Peer, _ *noParams) (api.HealthResult, error) {
 	comps := map[string]api.ComponentHealth{
 		"rpc": {Status: "ok", Detail: strconv.Itoa(s.peerCount()) + " connections"},
 	}
@@ -209,6 +217,21 @@ func (s *Server) health(_ context.Context, _ *Peer, _ *noParams) (api.HealthResu
 	}
 	if m := s.opts.Sessions; m != nil {
 		comps["sessions"] = api.ComponentHealth{Status: "ok", Detail: fmt.Sprintf("%d live", len(m.ActiveIDs()))}
+	}
+	if s.opts.Channels != nil {
+		for _, c := range s.opts.Channels(ctx) {
+			h := api.ComponentHealth{Status: "ok", Detail: c.State}
+			if !c.Healthy {
+				h.Status = "error"
+				if c.LastError != "" {
+					h.Detail = c.State + ": " + c.LastError
+				}
+			}
+			if n := c.Counts["out:unconfirmed"]; n > 0 && h.Status == "ok" {
+				h.Status, h.Detail = "warning", fmt.Sprintf("%s, %d repl(ies) unconfirmed after a crash", c.State, n)
+			}
+			comps["channel:"+c.ID] = h
+		}
 	}
 	return api.HealthResult{Status: "ok", UptimeSecs: int64(s.opts.Clock.Now().Sub(s.opts.Info.StartedAt) / time.Second), Components: comps}, nil
 }

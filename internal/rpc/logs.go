@@ -32,9 +32,10 @@ type feedHandle struct {
 }
 
 func (s *Server) registerLogs(h *logs.Hub) {
-	s.register(api.MethodLogsQuery, handle(api.GrantLogsRead, func(_ context.Context, _ *Peer, p *api.LogsQueryParams) (api.LogsQueryResult, error) {
+	s.register(api.MethodLogsQuery, handle(api.GrantLogsRead, func(_ context.Context, peer *Peer, p *api.LogsQueryParams) (api.LogsQueryResult, error) {
 		f := logs.Filter{SinceTS: p.SinceTS, UntilTS: p.UntilTS, UntilID: p.UntilID, Q: p.Q, Category: p.Category,
-			Action: p.Action, Outcome: p.Outcome, TraceID: p.TraceID, HideInternal: p.HideInternal}
+			Action: p.Action, Outcome: p.Outcome, TraceID: p.TraceID, HideInternal: p.HideInternal,
+			Scope: peer.Principal().AgentScope()}
 		if p.UntilLineOffset != nil {
 			if *p.UntilLineOffset < 0 {
 				return api.LogsQueryResult{}, router.InvalidParams("until_line_offset must not be negative")
@@ -71,11 +72,14 @@ func (s *Server) registerLogs(h *logs.Hub) {
 		return api.LogsQueryResult{Events: page.Events, NextCursor: page.NextCursor,
 			NextCursorLineOffset: page.NextLineOffset, AtEnd: page.AtEnd}, nil
 	}))
-	s.register(api.MethodLogsGet, handle(api.GrantLogsRead, func(_ context.Context, _ *Peer, p *api.LogsGetParams) (api.LogsGetResult, error) {
+	s.register(api.MethodLogsGet, handle(api.GrantLogsRead, func(_ context.Context, peer *Peer, p *api.LogsGetParams) (api.LogsGetResult, error) {
 		if p.ID == "" {
 			return api.LogsGetResult{}, router.InvalidParams("id is required")
 		}
 		ev, err := h.Get(p.ID)
+		if err == nil && !logs.Scope(peer.Principal().AgentScope()).AllowsLine(ev) {
+			err = logs.ErrNotFound // another agent's event is not there for this reader (not "forbidden": that would confirm it)
+		}
 		if err != nil {
 			return api.LogsGetResult{}, logsError(err, p.ID)
 		}
@@ -137,14 +141,15 @@ func (s *Server) subscribe(ctx context.Context, p *Peer, h *logs.Hub, params *ap
 		go func() {
 			defer close(done)
 			defer cancel()
-			feed(subCtx, p.conn, id, sub)
+			feed(subCtx, p.conn, id, sub, p.Principal().AgentScope())
 		}()
 	})
 	return api.LogsSubscribeResult{Subscribed: true, SubscriptionID: id, Epoch: h.Epoch(), Seq: seq}, nil
 }
 
 // feed sends a subscription's deliveries as notifications until ctx ends, the hub closes or the connection does.
-func feed(ctx context.Context, c *jsonrpc.Conn, id string, sub *logs.Subscription) {
+// Only the events scope allows are sent (a restricted principal's feed skips other agents' events).
+func feed(ctx context.Context, c *jsonrpc.Conn, id string, sub *logs.Subscription, scope logs.Scope) {
 	prefix := []byte(`{"subscription_id":` + strconv.Quote(id) + `,"seq":`)
 	for {
 		d, err := sub.Next(ctx)
@@ -158,6 +163,9 @@ func feed(ctx context.Context, c *jsonrpc.Conn, id string, sub *logs.Subscriptio
 			}
 		}
 		for _, fr := range d.Frames {
+			if !scope.AllowsLine(fr.Line) {
+				continue
+			}
 			// The event's own fields, with subscription_id and seq in front (upstream sends the bare event).
 			b := make([]byte, 0, len(prefix)+24+len(fr.Line))
 			b = strconv.AppendUint(append(b, prefix...), fr.Seq, 10)

@@ -13,6 +13,7 @@ import (
 	"github.com/zeroclaw-go/zeroclaw/internal/cost"
 	"github.com/zeroclaw-go/zeroclaw/internal/cron"
 	"github.com/zeroclaw-go/zeroclaw/internal/errmap"
+	"github.com/zeroclaw-go/zeroclaw/internal/i18n"
 	"github.com/zeroclaw-go/zeroclaw/internal/jsonrpc"
 	"github.com/zeroclaw-go/zeroclaw/internal/logs"
 	"github.com/zeroclaw-go/zeroclaw/internal/memory"
@@ -74,6 +75,8 @@ type Options struct {
 	Pairing *pairing.Manager
 	// MCPStatus reports the MCP servers' state for agents/status; nil: none shown.
 	MCPStatus func() []api.MCPServerStatus
+	// Channels reports each chat channel's state: a health component channel:<type>.<alias> each; nil: none.
+	Channels func(ctx context.Context) []api.ChannelStatus
 	// Skills serves skills/*; nil leaves those methods out.
 	Skills *skills.Catalog
 	// Personality serves personality/*; nil leaves those methods out.
@@ -84,8 +87,13 @@ type Options struct {
 	Gateway func() *api.GatewayStatus
 	// Sop reports the SOP runtime for status; nil (or a nil result) leaves status.sop out.
 	Sop func() *api.SopStatus
+	// Heartbeat serves heartbeat/runs and status.heartbeat; nil leaves both out.
+	Heartbeat Heartbeat
 	// Doctor serves doctor/run; nil leaves it out.
-	Doctor func(ctx context.Context, offline bool) api.DoctorResult
+	Doctor func(ctx context.Context, p api.DoctorRunParams) api.DoctorResult
+	// Locales downloads catalogues for locales/fetch; the zero Fetcher serves the cli catalogue from the
+	// binary and skips the others.
+	Locales i18n.Fetcher
 	// SopLibrary serves the SOP authoring methods (sops/list, get, validate, save, create, delete, graph,
 	// graph-draft, wire-draft, trigger-sources, diagnostics); nil leaves them out.
 	SopLibrary *sop.Library
@@ -140,6 +148,7 @@ func New(opts Options) *Server {
 	s.register(api.MethodShutdown, handle(api.GrantAdmin, s.shutdown))
 	if opts.ConfigManager != nil {
 		s.registerConfig(opts.ConfigManager)
+		s.registerQuickstart(opts.ConfigManager, opts.Personality)
 	}
 	if opts.Sessions != nil {
 		s.registerSessions(opts.Sessions)
@@ -163,6 +172,9 @@ func New(opts Options) *Server {
 	if opts.Cron != nil {
 		s.registerCron(opts.Cron)
 	}
+	if opts.Heartbeat != nil {
+		s.registerHeartbeat(opts.Heartbeat)
+	}
 	if opts.Logs != nil {
 		s.registerLogs(opts.Logs)
 	}
@@ -175,6 +187,7 @@ func New(opts Options) *Server {
 	if opts.Doctor != nil {
 		s.registerDoctor(opts.Doctor)
 	}
+	s.registerLocales()
 	s.registerSopRuns(opts.Sops)
 	s.registerSops(opts.SopLibrary)
 	return s

@@ -293,3 +293,39 @@ func TestMCPConfigReload(t *testing.T) {
 		}
 	}
 }
+
+// The agent's runtime profile's tool_filter_groups choose a turn's MCP tools from its user message: a dynamic
+// group's tools are offered only in a turn whose prompt holds a keyword, an always group's in every turn.
+func TestMCPToolFilterGroupsInSession(t *testing.T) {
+	t.Parallel()
+	web := httptest.NewServer(mcptest.Handler(false))
+	t.Cleanup(web.Close)
+	cfg := withBundle(agentConfig(echoTOML, "echo.default", "full", mcpTOML(t, web.URL)+`
+[runtime_profiles.focused]
+
+[[runtime_profiles.focused.tool_filter_groups]]
+mode = "dynamic"
+tools = ["web__*"]
+keywords = ["Browse"]
+
+[[runtime_profiles.focused.tool_filter_groups]]
+mode = "always"
+tools = ["everything__echo"]
+`))
+	cfg = strings.Replace(cfg, "[agents.a]\n", "[agents.a]\nruntime_profile = \"focused\"\n", 1)
+	d := Start(t, WithConfig(cfg))
+	c := dialRC(t, d, "")
+	s := c.newSession(api.SessionNewParams{AgentAlias: "a"})
+	if res := toolCall(t, c, s.SessionID, "web__echo", `{"text":"plain"}`); !res.IsError || !strings.Contains(toolOut(res), "not offered") {
+		t.Fatalf("a dynamic tool without its keyword: %+v %q", res, toolOut(res))
+	}
+	if res := toolCall(t, c, s.SessionID, "web__echo", `{"text":"browse"}`); res.IsError || toolOut(res) != "echo: browse" {
+		t.Fatalf("a dynamic tool with its keyword: %+v %q", res, toolOut(res))
+	}
+	if res := toolCall(t, c, s.SessionID, "everything__echo", `{"message":"always"}`); res.IsError || !strings.Contains(toolOut(res), "always") {
+		t.Fatalf("the always tool: %+v %q", res, toolOut(res))
+	}
+	if res := toolCall(t, c, s.SessionID, "everything__get-sum", `{"a":1,"b":2}`); !res.IsError || !strings.Contains(toolOut(res), "not offered") {
+		t.Fatalf("a tool no group covers: %+v %q", res, toolOut(res))
+	}
+}

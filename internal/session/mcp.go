@@ -23,9 +23,13 @@ type EditorMCP interface {
 	Close()
 }
 
-// turnMCP returns the MCP tools of a turn of s: its agent's granted servers (for an ACP session only with
-// agents.<alias>.acp_enable_mcp, as upstream), and an ACP session's editor servers. nil: none.
-func (m *Manager) turnMCP(ctx context.Context, cfg *config.Config, s *session) MCPTools {
+// messageFilter is a tool set that narrows itself to a turn's user message (the agent's tool_filter_groups
+// of mode dynamic match keywords in it); *mcp.Set is one.
+type messageFilter interface{ ForMessage(msg string) }
+
+// turnMCP returns the MCP tools of a turn of s for the user's prompt: its agent's granted servers (for an ACP
+// session only with agents.<alias>.acp_enable_mcp, as upstream), and an ACP session's editor servers. nil: none.
+func (m *Manager) turnMCP(ctx context.Context, cfg *config.Config, s *session, prompt string) MCPTools {
 	var sets externals
 	if m.o.MCP != nil && (s.acp == nil || cfg.Agents[s.alias].ACPEnableMCP) {
 		if t := m.o.MCP(ctx, cfg, s.alias, s.id); t != nil {
@@ -38,6 +42,11 @@ func (m *Manager) turnMCP(ctx context.Context, cfg *config.Config, s *session) M
 	if ed != nil {
 		if t := ed.Tools(ctx, s.id); t != nil {
 			sets = append(sets, t)
+		}
+	}
+	for _, t := range sets {
+		if f, ok := t.(messageFilter); ok {
+			f.ForMessage(prompt)
 		}
 	}
 	switch len(sets) {

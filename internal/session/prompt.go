@@ -141,7 +141,14 @@ func (m *Manager) buildTurn(ctx context.Context, o Owner, s *session, prompt str
 		return nil, err
 	}
 	bt.events = &turnEvents{m: m, s: s, sink: sink, turnID: bt.id}
-	mcpTools := m.turnMCP(ctx, cfg, s)
+	mcpTools := m.turnMCP(ctx, cfg, s, prompt)
+	if opts.extra != nil {
+		if mcpTools == nil {
+			mcpTools = opts.extra
+		} else {
+			mcpTools = externals{opts.extra, mcpTools}
+		}
+	}
 	if mcpTools != nil {
 		prof.Policy.External = mcpTools
 	}

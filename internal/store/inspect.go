@@ -116,8 +116,11 @@ func integrityRows(ctx context.Context, c existing) ([]string, error) {
 			_ = rows.Close()
 			return problems, err
 		}
-		if s != "ok" && !strings.HasPrefix(s, "*** in database") { // a heading, not a problem
-			problems = append(problems, s)
+		// A row may hold several lines: the "*** in database main ***" heading, then the problems under it.
+		for _, line := range strings.Split(s, "\n") {
+			if line = strings.TrimSpace(line); line != "" && line != "ok" && !strings.HasPrefix(line, "*** in database") {
+				problems = append(problems, line)
+			}
 		}
 	}
 	return problems, errors.Join(rows.Err(), rows.Close())

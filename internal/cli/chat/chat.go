@@ -20,6 +20,7 @@ import (
 	"github.com/zeroclaw-go/zeroclaw/internal/api"
 	"github.com/zeroclaw-go/zeroclaw/internal/cli/client"
 	"github.com/zeroclaw-go/zeroclaw/internal/cli/hint"
+	"github.com/zeroclaw-go/zeroclaw/internal/i18n"
 	"github.com/zeroclaw-go/zeroclaw/internal/jsonrpc"
 	"github.com/zeroclaw-go/zeroclaw/internal/visible"
 )
@@ -51,6 +52,8 @@ type Options struct {
 	// Dial connects to the daemon, starting an ephemeral one when none runs. The chat dials again when the
 	// daemon goes away between turns.
 	Dial func(ctx context.Context) (net.Conn, error)
+	// Locale writes what the chat says to the user (prompts, notices); nil: English.
+	Locale *i18n.Localizer
 }
 
 // Run opens the session and holds the conversation until it ends: one turn with OneShot (exit 0 on completed,
@@ -60,7 +63,7 @@ type Options struct {
 func Run(ctx context.Context, o Options) error {
 	in := newLineReader(o.Stdin)
 	defer in.close()
-	ch := &chat{stdout: o.Stdout, stderr: o.Stderr, in: in, ttyIn: isTerminal(o.Stdin), ttyErr: isTerminal(o.Stderr),
+	ch := &chat{loc: o.Locale, stdout: o.Stdout, stderr: o.Stderr, in: in, ttyIn: isTerminal(o.Stdin), ttyErr: isTerminal(o.Stderr),
 		ttyOut: isTerminal(o.Stdout), alias: o.Alias, dial: o.Dial}
 	nc, err := o.Dial(ctx)
 	if err != nil {
@@ -108,6 +111,7 @@ func caps() map[string]any {
 
 // chat is one agent command's conversation: it sends prompts and renders the session's events.
 type chat struct {
+	loc                   *i18n.Localizer
 	stdout, stderr        io.Writer
 	in                    *lineReader  // plain reads (pipes, files); nil-safe
 	term                  *terminal    // the line editor on a terminal; nil otherwise
@@ -149,7 +153,7 @@ func (ch *chat) oneShot(ctx context.Context, prompt string) error {
 // (exit 130) once the daemon has confirmed the cancellation, since the interrupt also ends the command's context.
 func (ch *chat) interactive(ctx context.Context, res api.SessionNewResult) error {
 	if ch.ttyIn {
-		ch.printErr("session %s with agent %s (%d messages); /exit or Ctrl-D to leave\n", res.SessionID, res.AgentAlias, res.MessageCount)
+		ch.printErr("%s\n", ch.loc.T("chat-session-banner", "session", res.SessionID, "agent", res.AgentAlias, "count", res.MessageCount))
 	}
 	for {
 		if ch.ttyIn {
@@ -187,7 +191,7 @@ func (ch *chat) interactive(ctx context.Context, res api.SessionNewResult) error
 		case outcome == api.OutcomeCancelled && ctx.Err() != nil:
 			return &hint.Error{Err: errors.New("agent: turn cancelled"), Code: 130}
 		case outcome == api.OutcomeCancelled:
-			ch.printErr("(turn cancelled)\n")
+			ch.printErr("%s\n", ch.loc.T("chat-turn-cancelled"))
 		case outcome != api.OutcomeCompleted:
 			ch.printErr("Error: turn %s: %s\n", outcome, visible.Sanitize(detail))
 		}
@@ -266,7 +270,7 @@ func (ch *chat) watchInterrupt(ctx context.Context, stop <-chan struct{}, sid st
 	signal.Notify(sig, os.Interrupt)
 	defer signal.Stop(sig)
 	cancelInput()
-	ch.printErr("\ncancelling the turn (interrupt again to quit)\n")
+	ch.printErr("\n%s\n", ch.loc.T("chat-cancelling"))
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), controlTimeout)
 	defer cancel()
 	var cr api.SessionCancelResult
@@ -344,7 +348,7 @@ func (ch *chat) onUpdate(ctx context.Context, u api.SessionUpdate) {
 	case api.UpdateApprovalRequest:
 		ch.approve(ctx, u)
 	case api.UpdateHistoryTrimmed:
-		ch.printErr("(older messages were trimmed from the model's context)\n")
+		ch.printErr("%s\n", ch.loc.T("chat-history-trimmed"))
 	case api.UpdateTurnComplete:
 		ch.mu.Lock()
 		final := u
@@ -364,26 +368,21 @@ func (ch *chat) onUpdate(ctx context.Context, u api.SessionUpdate) {
 func (ch *chat) approve(ctx context.Context, u api.SessionUpdate) {
 	lines := visible.SanitizeLines(u.ArgumentsSummary)
 	var b strings.Builder
-	fmt.Fprintf(&b, "\n%s wants to run: %s\n", visible.Sanitize(u.ToolName), lines[0])
+	fmt.Fprintf(&b, "\n%s\n", ch.loc.T("chat-approval-wants", "tool", visible.Sanitize(u.ToolName), "summary", lines[0]))
 	for _, l := range lines[1:] {
 		fmt.Fprintf(&b, "  %s\n", l)
 	}
 	ch.printErr("%s", b.String())
-	line, err := ch.readAnswer(ctx, "Allow? [y]es / [n]o / [a]lways: ")
+	line, err := ch.readAnswer(ctx, ch.loc.T("chat-approval-prompt")+" ")
 	decision := api.DecisionReject
 	switch {
 	case errors.Is(err, io.EOF):
-		ch.printErr("\n(no answer on stdin: rejected)\n")
+		ch.printErr("\n%s\n", ch.loc.T("chat-approval-eof"))
 	case err != nil:
 		ch.printErr("\n")
 		return // the turn is being cancelled, which denies the request
 	default:
-		switch strings.ToLower(strings.TrimSpace(line)) {
-		case "y", "yes":
-			decision = api.DecisionAllowOnce
-		case "a", "always":
-			decision = api.DecisionAllowAlways
-		}
+		decision = approvalAnswer(ch.loc, line)
 	}
 	cctx, cancel := context.WithTimeout(ctx, controlTimeout)
 	defer cancel()
@@ -397,6 +396,31 @@ func (ch *chat) approve(ctx context.Context, u api.SessionUpdate) {
 	}
 }
 
+// approvalAnswer reads the answer to an approval prompt: the English words (y, yes, a, always) always work,
+// and so do the locale's own (chat-approval-yes, chat-approval-always: comma-separated words). Anything else
+// rejects.
+func approvalAnswer(loc *i18n.Localizer, line string) string {
+	a := strings.ToLower(strings.TrimSpace(line))
+	in := func(key string, english ...string) bool {
+		words := append(english, strings.Split(loc.T(key), ",")...)
+		for _, w := range words {
+			if w = strings.TrimSpace(w); w != "" && a == strings.ToLower(w) {
+				return true
+			}
+		}
+		return false
+	}
+	switch {
+	case a == "":
+		return api.DecisionReject
+	case in("chat-approval-yes", "y", "yes"):
+		return api.DecisionAllowOnce
+	case in("chat-approval-always", "a", "always"):
+		return api.DecisionAllowAlways
+	}
+	return api.DecisionReject
+}
+
 // elicit shows the agent's question and returns the answer: accept with the line read, decline on EOF, cancel
 // when the turn is interrupted.
 func (ch *chat) elicit(ctx context.Context, p api.ElicitationParams) api.ElicitationResult {
@@ -407,16 +431,16 @@ func (ch *chat) elicit(ctx context.Context, p api.ElicitationParams) api.Elicita
 		fmt.Fprintf(&b, "%s\n", l)
 	}
 	if form.multi {
-		b.WriteString("  (several: numbers separated by commas)\n")
+		b.WriteString("  " + ch.loc.T("chat-elicit-several") + "\n")
 	}
 	for i, c := range form.titles {
 		fmt.Fprintf(&b, "  %d) %s\n", i+1, visible.Sanitize(c))
 	}
 	ch.printErr("%s", b.String())
-	line, err := ch.readAnswer(ctx, "Answer: ")
+	line, err := ch.readAnswer(ctx, ch.loc.T("chat-elicit-prompt")+" ")
 	switch {
 	case errors.Is(err, io.EOF):
-		ch.printErr("\n(no answer on stdin: declined)\n")
+		ch.printErr("\n%s\n", ch.loc.T("chat-elicit-eof"))
 		return api.ElicitationResult{Action: "decline"}
 	case err != nil:
 		ch.printErr("\n")

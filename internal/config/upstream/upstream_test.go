@@ -160,7 +160,13 @@ func TestUpstreamConfigs(t *testing.T) {
 			if again, err := config.MigrateBytes(path, after); err != nil || again != nil {
 				t.Fatalf("migrating the migrated file again: %+v, %v", again, err)
 			}
-			if _, err := m2.Set(context.Background(), "cost.warn_at_percent", json.RawMessage(`70`), nil); err != nil {
+			_, err = m2.Set(context.Background(), "cost.warn_at_percent", json.RawMessage(`70`), nil)
+			switch {
+			case len(disabledBefore) > 0 && !errors.Is(err, config.ErrInvalidConfig):
+				// Writes stay strict: a file whose problems a start disables (a heartbeat naming a missing
+				// agent) is refused until it is fixed.
+				t.Fatalf("a write after migrate to a file with problems %v: %v", disabledBefore, err)
+			case len(disabledBefore) == 0 && err != nil:
 				t.Fatalf("a write after migrate: %v", err)
 			}
 		})

@@ -27,6 +27,9 @@ const (
 	EnvGrandchild   = "MCPTEST_GRANDCHILD" // "1": start a sleeping grandchild in the same process group
 	EnvSecret       = "MCPTEST_SECRET"     // the value the secret tool echoes
 	EnvPageSize     = "MCPTEST_PAGE_SIZE"  // list pages of this many items
+	// EnvEscapeFile: start a sleeping grandchild in a session (and process group) of its own, as a daemonising
+	// server would, and write its pid to this file: only a subreaper can find it once its parent is gone.
+	EnvEscapeFile = "MCPTEST_ESCAPE_FILE"
 )
 
 // Input of the test tools.
@@ -155,6 +158,14 @@ func RunStdio() int {
 		if exe, err := exec.LookPath("sleep"); err == nil {
 			gc := exec.Command(exe, "3600")
 			_ = gc.Start() // same process group: the client must kill it with the group
+		}
+	}
+	if f := os.Getenv(EnvEscapeFile); f != "" {
+		if exe, err := exec.LookPath("setsid"); err == nil {
+			gc := exec.Command(exe, "sleep", "3600") // not a group leader: setsid(1) calls setsid(2) and execs
+			if gc.Start() == nil {
+				_ = os.WriteFile(f, []byte(strconv.Itoa(gc.Process.Pid)), 0o600)
+			}
 		}
 	}
 	err := NewServer().Run(context.Background(), &sdk.StdioTransport{})

@@ -1,0 +1,486 @@
+package quickstart
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/zeroclaw-go/zeroclaw/internal/api"
+	"github.com/zeroclaw-go/zeroclaw/internal/config"
+)
+
+// Plan is what a submission becomes against one config: the batch of sets that applies it, the agent it
+// creates and the identity files to write once the config is saved; or, when Errors is not empty, nothing.
+type Plan struct {
+	Sets   []config.SetEntry
+	Agent  api.AppliedAgent
+	Files  []api.QuickstartPersonalityFile
+	Errors []api.QuickstartError
+}
+
+// providerFields are the keys a fresh model provider's fields may carry (quickstart/fields), besides model.
+var providerFields = []string{"auth_mode", "api_key", "uri"}
+
+// planner accumulates one submission's plan.
+type planner struct {
+	cfg  *config.Config
+	plan Plan
+}
+
+func (p *planner) fail(step, field, format string, args ...any) {
+	p.plan.Errors = append(p.plan.Errors, api.QuickstartError{Step: step, Field: field, Message: fmt.Sprintf(format, args...)})
+}
+
+func (p *planner) set(prop string, v any) {
+	raw, _ := json.Marshal(v) // strings, bools and string lists: cannot fail
+	p.plan.Sets = append(p.plan.Sets, config.SetEntry{Prop: prop, Value: raw})
+}
+
+// Build turns sub into a Plan against cfg, following upstream's apply order: the runtime choice, the model
+// provider, the risk profile, memory and channels are checked first (a failing selector stops there); the
+// agent, peer groups and identity files only when those all held. Nothing is written: Apply writes the plan.
+// Every entry it creates is new (an alias that exists is an error), except a risk preset whose profile is
+// already configured, which is reused untouched.
+func Build(cfg *config.Config, sub *api.BuilderSubmission) Plan {
+	plan := build(cfg, sub)
+	if len(plan.Errors) > 0 {
+		return Plan{Errors: plan.Errors} // a plan with problems writes nothing, whichever step stopped it
+	}
+	return plan
+}
+
+func build(cfg *config.Config, sub *api.BuilderSubmission) Plan {
+	p := &planner{cfg: cfg}
+	runtime, ok := p.runtime(sub.RuntimeProfile)
+	if !ok {
+		return p.plan
+	}
+	provider, ok := p.provider(sub.ModelProvider)
+	if !ok {
+		return p.plan
+	}
+	risk, ok := p.risk(sub.RiskProfile)
+	if !ok {
+		return p.plan
+	}
+	memory, ok := p.memory(sub.Memory)
+	if !ok {
+		return p.plan
+	}
+	channels := p.channels(sub.Channels)
+	if len(p.plan.Errors) > 0 {
+		return p.plan
+	}
+	name := sub.Agent.Name
+	switch _, exists := cfg.Agents[name]; {
+	case strings.TrimSpace(name) == "":
+		p.fail(api.QuickstartStepAgent, "name", "agent name is required")
+	case config.CheckAlias(name) != nil:
+		p.fail(api.QuickstartStepAgent, "name", "agent name %q is not allowed: use lowercase letters, digits and single underscores, starting and ending with a letter or digit, at most %d characters (e.g. my_agent)", name, config.MaxKeyBytes)
+	case exists:
+		p.fail(api.QuickstartStepAgent, "name", "agent `%s` already exists", name)
+	}
+	if len(p.plan.Errors) > 0 {
+		return p.plan
+	}
+	agent := "agents." + name
+	p.set(agent+".model_provider", provider)
+	p.set(agent+".risk_profile", risk)
+	if memory != "" {
+		p.set(agent+".memory.backend", memory)
+	}
+	if len(channels) > 0 {
+		p.set(agent+".channels", channels)
+	}
+	p.peerGroups(sub.PeerGroups, name, channels)
+	p.personality(sub.Agent.PersonalityFiles)
+	p.set("onboard_state.quickstart_completed", true)
+	memoryBackend := memory
+	if memoryBackend == "" {
+		memoryBackend = cfg.Memory.Backend
+	}
+	p.plan.Agent = api.AppliedAgent{Alias: name, ModelProvider: provider, RiskProfile: risk, RuntimeProfile: runtime,
+		Channels: channels, MemoryBackend: memoryBackend}
+	return p.plan
+}
+
+// existing decodes the value of an existing-mode selector: an alias or a <type>.<alias> reference.
+func existing(sel api.Selector) (string, error) {
+	var s string
+	if err := json.Unmarshal(sel.Value, &s); err != nil {
+		return "", fmt.Errorf("an existing choice's value is the alias, a string")
+	}
+	return s, nil
+}
+
+// fresh decodes the value of a fresh-mode selector into v.
+func fresh(sel api.Selector, v any) error {
+	if len(sel.Value) == 0 || string(sel.Value) == "null" {
+		return fmt.Errorf("a fresh choice needs a value")
+	}
+	if err := json.Unmarshal(sel.Value, v); err != nil {
+		return fmt.Errorf("the fresh value does not have the expected shape")
+	}
+	return nil
+}
+
+func (p *planner) badMode(step string, sel api.Selector) {
+	p.fail(step, "mode", "mode must be \"existing\" or \"fresh\", got %q", sel.Mode)
+}
+
+func (p *planner) runtime(sel api.Selector) (string, bool) {
+	switch sel.Mode {
+	case api.SelectExisting:
+		name, err := existing(sel)
+		if err != nil {
+			p.fail(api.QuickstartStepRuntimeProfile, "", "%s", err)
+			return "", false
+		}
+		p.fail(api.QuickstartStepRuntimeProfile, "", "no `%s` profile configured", name)
+		return "", false
+	case api.SelectFresh:
+		var name string
+		if err := fresh(sel, &name); err != nil {
+			p.fail(api.QuickstartStepRuntimeProfile, "", "%s", err)
+			return "", false
+		}
+		if !slices.ContainsFunc(runtimePresets, func(r api.QuickstartPreset) bool { return r.PresetName == name }) {
+			p.fail(api.QuickstartStepRuntimeProfile, "", "unknown runtime preset `%s`", name)
+			return "", false
+		}
+		return name, true
+	}
+	p.badMode(api.QuickstartStepRuntimeProfile, sel)
+	return "", false
+}
+
+func (p *planner) provider(sel api.Selector) (string, bool) {
+	const step = api.QuickstartStepModelProvider
+	switch sel.Mode {
+	case api.SelectExisting:
+		ref, err := existing(sel)
+		if err != nil {
+			p.fail(step, "", "%s", err)
+			return "", false
+		}
+		fam, alias, ok := strings.Cut(ref, ".")
+		if !ok || fam == "" || alias == "" {
+			p.fail(step, "", "`%s` is not a `<type>.<alias>` reference", ref)
+			return "", false
+		}
+		if _, ok := p.cfg.Providers.Models[fam][alias]; !ok {
+			p.fail(step, "", "no `providers.models.%s.%s` configured", fam, alias)
+			return "", false
+		}
+		return ref, true
+	case api.SelectFresh:
+	default:
+		p.badMode(step, sel)
+		return "", false
+	}
+	var mp api.QuickstartModelProvider
+	if err := fresh(sel, &mp); err != nil {
+		p.fail(step, "", "%s", err)
+		return "", false
+	}
+	if strings.TrimSpace(mp.ProviderType) == "" || strings.TrimSpace(mp.Alias) == "" || strings.TrimSpace(mp.Model) == "" {
+		p.fail(step, "", "provider type, alias, and model are required")
+		return "", false
+	}
+	t, ok := resolveType(mp.ProviderType)
+	if !ok {
+		p.fail(step, "provider_type", "unknown model provider type `%s` — pick one from the provider list", visible(mp.ProviderType))
+		return "", false
+	}
+	if err := config.CheckAlias(mp.Alias); err != nil {
+		p.fail(step, "alias", "alias %q is not allowed: use lowercase letters, digits and single underscores (e.g. default)", mp.Alias)
+		return "", false
+	}
+	fam := t.row.Kind
+	ref := fam + "." + mp.Alias
+	if _, exists := p.cfg.Providers.Models[fam][mp.Alias]; exists {
+		p.fail(step, "alias", "alias `%s` already exists", ref)
+		return "", false
+	}
+	for _, k := range sortedKeys(mp.Fields) {
+		if !slices.Contains(providerFields, k) || (fam == config.FamilyEcho && k != "model") {
+			p.fail(step, "fields."+k, "model provider field `%s` is not available in Quickstart", visible(k))
+			return "", false
+		}
+	}
+	if mode, ok := mp.Fields["auth_mode"]; ok && mode != "" && mode != "api_key" {
+		p.fail(step, "auth_mode", "auth mode `%s` is not available: use api_key", visible(mode))
+		return "", false
+	}
+	if strings.ContainsFunc(mp.Model, isControl) {
+		p.fail(step, "model", "the model name must not contain control characters")
+		return "", false
+	}
+	prefix := "providers.models." + fam + "." + mp.Alias
+	p.set(prefix+".model", mp.Model)
+	for _, k := range []string{"api_key", "uri"} {
+		if v := mp.Fields[k]; v != "" {
+			p.set(prefix+"."+k, v)
+		}
+	}
+	return ref, true
+}
+
+func (p *planner) risk(sel api.Selector) (string, bool) {
+	const step = api.QuickstartStepRiskProfile
+	switch sel.Mode {
+	case api.SelectExisting:
+		name, err := existing(sel)
+		if err != nil {
+			p.fail(step, "", "%s", err)
+			return "", false
+		}
+		if _, ok := p.cfg.RiskProfiles[name]; !ok {
+			p.fail(step, "", "no `%s` profile configured", name)
+			return "", false
+		}
+		return name, true
+	case api.SelectFresh:
+	default:
+		p.badMode(step, sel)
+		return "", false
+	}
+	var name string
+	if err := fresh(sel, &name); err != nil {
+		p.fail(step, "", "%s", err)
+		return "", false
+	}
+	i := slices.IndexFunc(riskPresets, func(r riskPreset) bool { return r.row.PresetName == name })
+	if i < 0 {
+		p.fail(step, "", "unknown risk preset `%s`", visible(name))
+		return "", false
+	}
+	if _, ok := p.cfg.RiskProfiles[name]; ok {
+		return name, true // a same-named profile is reused untouched
+	}
+	vals := riskPresets[i].values
+	for _, k := range sortedKeys(vals) {
+		p.plan.Sets = append(p.plan.Sets, config.SetEntry{Prop: "risk_profiles." + name + "." + k, Value: json.RawMessage(vals[k])})
+	}
+	return name, true
+}
+
+// memory returns the agent's memory.backend to write ("" : none to write, the global backend applies).
+func (p *planner) memory(sel api.Selector) (string, bool) {
+	const step = api.QuickstartStepMemory
+	switch sel.Mode {
+	case api.SelectExisting:
+		ref, err := existing(sel)
+		if err != nil {
+			p.fail(step, "", "%s", err)
+			return "", false
+		}
+		kind, alias, _ := strings.Cut(ref, ".")
+		if _, ok := p.cfg.Storage.Postgres[alias]; kind != "postgres" || !ok {
+			p.fail(step, "", "no `storage.%s` configured", ref)
+			return "", false
+		}
+		if p.cfg.Memory.Backend != ref {
+			p.fail(step, "", "memory.backend is %q: an agent's postgres memory uses that connection; set memory.backend = %q first", p.cfg.Memory.Backend, ref)
+			return "", false
+		}
+		return "postgres", true
+	case api.SelectFresh:
+	default:
+		p.badMode(step, sel)
+		return "", false
+	}
+	var kind string
+	if err := fresh(sel, &kind); err != nil {
+		p.fail(step, "", "%s", err)
+		return "", false
+	}
+	switch kind {
+	case "sqlite", "markdown", "none":
+		return kind, true
+	case "postgres":
+		p.fail(step, "", "postgres memory needs a connection: add [storage.postgres.<alias>] db_url, then choose it as an existing storage")
+	case "qdrant", "lucid":
+		p.fail(step, "", "memory kind `%s` is not supported by this daemon (sqlite, markdown, postgres or none)", kind)
+	default:
+		p.fail(step, "", "unknown memory kind `%s`", visible(kind))
+	}
+	return "", false
+}
+
+// channels checks the channel selectors and stages the fresh ones; it returns the refs the agent binds.
+func (p *planner) channels(sels []api.Selector) []string {
+	refs := []string{}
+	for i, sel := range sels {
+		field := fmt.Sprintf("channels[%d]", i)
+		switch sel.Mode {
+		case api.SelectExisting:
+			ref, err := existing(sel)
+			if err != nil {
+				p.fail(api.QuickstartStepChannels, field, "%s", err)
+				continue
+			}
+			if !slices.Contains(channelRefs(p.cfg), ref) {
+				p.fail(api.QuickstartStepChannels, field, "no channel `%s` configured", visible(ref))
+				continue
+			}
+			if owner := boundTo(p.cfg, ref); owner != "" {
+				p.fail(api.QuickstartStepChannels, field, "channel `%s` is already bound to agent `%s`", ref, owner)
+				continue
+			}
+			refs = append(refs, ref)
+		case api.SelectFresh:
+			var ch api.QuickstartChannel
+			if err := fresh(sel, &ch); err != nil {
+				p.fail(api.QuickstartStepChannels, field, "%s", err)
+				continue
+			}
+			if ref, ok := p.freshChannel(field, ch, refs); ok {
+				refs = append(refs, ref)
+			}
+		default:
+			p.fail(api.QuickstartStepChannels, field, "mode must be \"existing\" or \"fresh\", got %q", sel.Mode)
+		}
+	}
+	return refs
+}
+
+// freshChannel stages one new channel; staged are the refs of this submission so far.
+func (p *planner) freshChannel(field string, ch api.QuickstartChannel, staged []string) (string, bool) {
+	const step = api.QuickstartStepChannels
+	if strings.TrimSpace(ch.ChannelType) == "" || strings.TrimSpace(ch.Alias) == "" {
+		p.fail(step, field, "channel type and alias are required")
+		return "", false
+	}
+	if strings.ToLower(ch.ChannelType) != channelTelegram {
+		p.fail(step, field+".channel_type", "channel type `%s` is not available in Quickstart", visible(ch.ChannelType))
+		return "", false
+	}
+	if err := config.CheckAlias(ch.Alias); err != nil {
+		p.fail(step, field+".alias", "alias %q is not allowed: use lowercase letters, digits and single underscores (e.g. telegram)", ch.Alias)
+		return "", false
+	}
+	ref := channelTelegram + "." + ch.Alias
+	if _, ok := p.cfg.Channels.Telegram[ch.Alias]; ok || slices.Contains(staged, ref) {
+		p.fail(step, field+".alias", "alias `%s` already exists", ref)
+		return "", false
+	}
+	for _, k := range sortedKeys(ch.Fields) {
+		if k != "bot_token" {
+			p.fail(step, field+".fields."+visible(k), "channel field `%s` is not available in Quickstart", visible(k))
+			return "", false
+		}
+	}
+	token := ch.Fields["bot_token"]
+	if !telegramToken(token) {
+		p.fail(step, field+".fields.bot_token", "a Telegram bot token (from @BotFather) looks like 123456789:AA… (digits, a colon, then letters, digits, - and _)")
+		return "", false
+	}
+	prefix := "channels.telegram." + ch.Alias
+	p.set(prefix+".enabled", true)
+	p.set(prefix+".bot_token", token)
+	return ref, true
+}
+
+const channelTelegram = "telegram"
+
+// telegramToken is the shape of a Bot API token: the bot's numeric id, a colon, a secret of 30 or more
+// URL-safe characters.
+func telegramToken(s string) bool {
+	id, secret, ok := strings.Cut(s, ":")
+	if !ok || id == "" || len(secret) < 30 || len(s) > 128 {
+		return false
+	}
+	for _, r := range id {
+		if r < '0' || r > '9' {
+			return false
+		}
+	}
+	for _, r := range secret {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+// channelRefs are the configured chat channels as <type>.<alias>, sorted.
+func channelRefs(cfg *config.Config) []string {
+	out := []string{}
+	for _, alias := range sortedKeys(cfg.Channels.Telegram) {
+		out = append(out, channelTelegram+"."+alias)
+	}
+	return out
+}
+
+// boundTo is the agent that answers on channel ref (by its ref or its bare type), "" when none.
+func boundTo(cfg *config.Config, ref string) string {
+	typ, _, _ := strings.Cut(ref, ".")
+	for _, name := range sortedKeys(cfg.Agents) {
+		if chs := cfg.Agents[name].Channels; slices.Contains(chs, ref) || slices.Contains(chs, typ) {
+			return name
+		}
+	}
+	return ""
+}
+
+func (p *planner) peerGroups(groups []api.QuickstartPeerGroup, agent string, staged []string) {
+	for i, g := range groups {
+		field := fmt.Sprintf("peer_groups[%d]", i)
+		_, exists := p.cfg.PeerGroups[g.Name]
+		switch {
+		case strings.TrimSpace(g.Name) == "":
+			p.fail(api.QuickstartStepChannels, field+".name", "peer-group name is required")
+		case strings.TrimSpace(g.Channel) == "":
+			p.fail(api.QuickstartStepChannels, field+".channel", "peer-group channel is required")
+		case config.CheckAlias(g.Name) != nil:
+			p.fail(api.QuickstartStepChannels, field+".name", "peer-group name %q is not allowed: use lowercase letters, digits and single underscores (e.g. telegram_main_default)", g.Name)
+		case !slices.Contains(staged, g.Channel) && !slices.Contains(channelRefs(p.cfg), g.Channel):
+			p.fail(api.QuickstartStepChannels, field+".channel", "peer-group `%s` references unknown channel `%s`", visible(g.Name), visible(g.Channel))
+		case exists:
+			p.fail(api.QuickstartStepChannels, field+".name", "peer-group `%s` already exists", g.Name)
+		default:
+			prefix := "peer_groups." + g.Name
+			p.set(prefix+".channel", g.Channel)
+			p.set(prefix+".agents", []string{agent})
+			p.set(prefix+".external_peers", nonNil(g.ExternalPeers))
+			if len(g.Ignore) > 0 {
+				p.set(prefix+".ignore", g.Ignore)
+			}
+		}
+	}
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+func (p *planner) personality(files []api.QuickstartPersonalityFile) {
+	for i, f := range files {
+		field := fmt.Sprintf("personality_files[%d]", i)
+		switch {
+		case !slices.Contains(PersonalityFiles, f.Filename):
+			p.fail(api.QuickstartStepAgent, field+".filename", "`%s` is not an identity file (%s)", visible(f.Filename), strings.Join(PersonalityFiles, ", "))
+		case utf8.RuneCountInString(f.Content) > MaxPersonalityChars:
+			p.fail(api.QuickstartStepAgent, field+".content", "content exceeds %d char limit", MaxPersonalityChars)
+		default:
+			p.plan.Files = append(p.plan.Files, f)
+		}
+	}
+}
+
+func isControl(r rune) bool { return r < 0x20 || r == 0x7f }
+
+// visible bounds and quotes what a hostile client sent before it goes into a message.
+func visible(s string) string {
+	if len(s) > 64 {
+		s = s[:64] + "…"
+	}
+	q := fmt.Sprintf("%q", s)
+	return q[1 : len(q)-1]
+}
