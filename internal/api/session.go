@@ -113,8 +113,9 @@ type SessionListParams struct {
 	Query string `json:"query,omitempty"`
 	// Limit is the page size: 0 means DefaultSessionListLimit, more than MaxSessionListLimit is that.
 	Limit int `json:"limit,omitempty"`
-	// Offset (ours) skips that many rows of the listing: the next page of a result with has_more is asked with
-	// its next_offset.
+	// Offset skips that many of the sessions the caller may see, most recent first (ours: the dashboard's
+	// pages, and the next page of a result with has_more is asked with its next_offset); a negative one is
+	// refused (-32602).
 	Offset int `json:"offset,omitempty"`
 }
 

@@ -794,31 +794,41 @@ func (m *Manager) access(ctx context.Context, o Owner, id string) (key string, e
 // an rpc_ or gw_ prefix), with the key beside it. A non-admin principal sees only the sessions it owns.
 //
 // A page holds at most limit rows (api.DefaultSessionListLimit when none is given, never more than
-// api.MaxSessionListLimit) from offset on; has_more and next_offset name the next page. Offsets count the
-// listed rows before the owner filter, so a non-admin's page may hold fewer rows while more follow.
+// api.MaxSessionListLimit) from offset on, offsets counting the sessions o may see; has_more and next_offset
+// name the next page.
 func (m *Manager) List(ctx context.Context, o Owner, p api.SessionListParams) (api.SessionListResult, error) {
-	if p.Offset < 0 {
-		return api.SessionListResult{}, fmt.Errorf("%w: offset must not be negative", ErrInvalid)
-	}
+	p.Offset = max(p.Offset, 0) // the rpc layer refuses a negative one (-32602)
 	limit := p.Limit
 	if limit <= 0 {
 		limit = api.DefaultSessionListLimit
 	}
 	limit = min(limit, api.MaxSessionListLimit)
-	rows, err := m.o.Chat.ListAttributed(ctx, p.Query, p.Offset+limit+1)
-	if err != nil {
-		return api.SessionListResult{}, fmt.Errorf("session: list: %w", err)
+	// The rows o may see, from the most recent, until one past the page is known or the store has no more. An
+	// admin sees every row, so one read of offset+limit+1 rows does; a non-admin's window grows until enough of
+	// its own are in it.
+	want := p.Offset + limit + 1
+	var visible []store.SessionMeta
+	for fetch := want; ; fetch *= 4 {
+		rows, err := m.o.Chat.ListAttributed(ctx, p.Query, fetch)
+		if err != nil {
+			return api.SessionListResult{}, fmt.Errorf("session: list: %w", err)
+		}
+		visible = visible[:0]
+		for _, r := range rows {
+			if o.Admin || (r.Owner != "" && r.Owner == o.Principal) {
+				visible = append(visible, r)
+			}
+		}
+		if len(visible) >= want || len(rows) < fetch {
+			break
+		}
 	}
 	out := api.SessionListResult{Sessions: []api.SessionSummary{}}
-	if len(rows) > p.Offset+limit {
+	if len(visible) > p.Offset+limit {
 		out.HasMore, out.NextOffset = true, p.Offset+limit
-		rows = rows[:p.Offset+limit]
+		visible = visible[:p.Offset+limit]
 	}
-	rows = rows[min(p.Offset, len(rows)):]
-	for _, r := range rows {
-		if !o.Admin && (r.Owner == "" || r.Owner != o.Principal) {
-			continue
-		}
+	for _, r := range visible[min(p.Offset, len(visible)):] {
 		out.Sessions = append(out.Sessions, api.SessionSummary{
 			SessionID:    store.SessionID(r.Key),
 			SessionKey:   r.Key,

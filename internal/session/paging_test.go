@@ -1,7 +1,6 @@
 package session
 
 import (
-	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -11,7 +10,7 @@ import (
 
 // session/list without a limit answers a first page of api.DefaultSessionListLimit rows with has_more and
 // next_offset; following next_offset reaches every session exactly once; a limit above the maximum is the
-// maximum; a negative offset is refused.
+// maximum.
 func TestListPages(t *testing.T) {
 	e := newEnv(t, nil)
 	ctx := t.Context()
@@ -49,12 +48,31 @@ func TestListPages(t *testing.T) {
 	if len(seen) != n || pages != 3 {
 		t.Fatalf("%d sessions in %d pages, want %d in 3", len(seen), pages, n)
 	}
-	all, err := e.m.List(ctx, admin, api.SessionListParams{Limit: 1 << 30})
-	if err != nil || len(all.Sessions) != n || all.HasMore {
-		t.Fatalf("limit above the maximum: %d rows, has_more %v, %v", len(all.Sessions), all.HasMore, err)
+	// A non-admin pages through its own sessions only, offsets counting those: every fifth here.
+	for i := 0; i < n; i += 5 {
+		if _, _, err := e.chat.EnsureSession(ctx, fmt.Sprintf("rpc_alice%03d", i), "default", "alice", t0.Add(time.Duration(i)*time.Second)); err != nil {
+			t.Fatal(err)
+		}
 	}
-	if _, err := e.m.List(ctx, admin, api.SessionListParams{Offset: -1}); !errors.Is(err, ErrInvalid) {
-		t.Fatalf("negative offset = %v", err)
+	alice := Owner{Principal: "alice"}
+	hers := 0
+	for p, offset := (api.SessionListResult{HasMore: true}), 0; p.HasMore; offset = p.NextOffset {
+		if p, err = e.m.List(ctx, alice, api.SessionListParams{Limit: 7, Offset: offset}); err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range p.Sessions {
+			if s.SessionID[:5] != "alice" {
+				t.Fatalf("alice listed %s", s.SessionID)
+			}
+		}
+		hers += len(p.Sessions)
+	}
+	if hers != n/5 {
+		t.Fatalf("alice paged %d of her %d sessions", hers, n/5)
+	}
+	all, err := e.m.List(ctx, admin, api.SessionListParams{Limit: 1 << 30})
+	if err != nil || len(all.Sessions) != n+n/5 || all.HasMore {
+		t.Fatalf("limit above the maximum: %d rows, has_more %v, %v", len(all.Sessions), all.HasMore, err)
 	}
 }
 

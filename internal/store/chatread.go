@@ -197,7 +197,7 @@ func (s *ChatStore) ListAttributed(ctx context.Context, query string, limit int)
 }
 
 // listOrder is the order of List: julianday orders mixed timestamp spellings (ours, upstream's "+00:00") by
-// instant. It is exactly idx_session_metadata_activity's, so a page walks that index (migration 0005).
+// instant. It is exactly idx_session_metadata_activity's, so a page walks that index (migration 0006).
 const listOrder = " ORDER BY julianday(last_activity) DESC, last_activity DESC, session_key LIMIT ?"
 
 // list is List with filter (" AND <condition>", or "") added to the WHERE clause.
