@@ -155,6 +155,12 @@ type MQTTConfig struct {
 	UseTLS        bool     `toml:"use_tls" desc:"Use TLS; must agree with the broker_url scheme (mqtts://)."`
 	KeepAliveSecs int      `toml:"keep_alive_secs" desc:"Seconds between keep-alive pings."`
 	ExcludedTools []string `toml:"excluded_tools" desc:"Tools left out of the turns this channel's events start (upstream's key)."`
+	// ChatTopic and ReplyTopic are ours (upstream's MQTT is input-only): with ChatTopic set, the broker is also
+	// a chat channel (internal/channel/mqtt). ChatTopic is a filter with one "+" level, the sender's id (a
+	// broker ACL such as mosquitto's "pattern write zeroclaw/%u/in" binds it to the authenticated user);
+	// replies go to ReplyTopic with {sender} replaced.
+	ChatTopic  string `toml:"chat_topic" note:"empty: no chat, SOP events only" desc:"Topic filter of chat messages for the agent, one + level being the sender's id (e.g. zeroclaw/+/in)."`
+	ReplyTopic string `toml:"reply_topic" desc:"Topic the agent's replies are published to; {sender} is replaced by the sender's id (e.g. zeroclaw/{sender}/out)."`
 }
 
 func (m *MQTTConfig) setDefaults() { m.QoS, m.KeepAliveSecs = 1, 30 }
@@ -209,6 +215,14 @@ func validateSOPChannels(cfg *Config, v *validator) {
 		if m.Enabled && strings.TrimSpace(m.ClientID) == "" {
 			v.add(at("client_id"), "client_id must not be empty")
 		}
+		if m.ChatTopic != "" || m.ReplyTopic != "" {
+			if msg := ChatTopicProblem(m.ChatTopic); msg != "" {
+				v.add(at("chat_topic"), "%s", msg)
+			}
+			if msg := ReplyTopicProblem(m.ReplyTopic); msg != "" {
+				v.add(at("reply_topic"), "%s", msg)
+			}
+		}
 	}
 	for _, alias := range sortedKeys(cfg.Channels.Filesystem) {
 		f := cfg.Channels.Filesystem[alias]
@@ -234,4 +248,39 @@ func validateSOPChannels(cfg *Config, v *validator) {
 			}
 		}
 	}
+}
+
+// ChatTopicProblem says what is wrong with a channels.mqtt chat_topic ("" : nothing): it must be a topic
+// filter with exactly one "+" level (the sender) and no "#".
+func ChatTopicProblem(t string) string {
+	if t == "" || len(t) > 1024 || strings.ContainsRune(t, 0) {
+		return "chat_topic must be a topic filter with one + level (the sender's id), e.g. zeroclaw/+/in"
+	}
+	plus := 0
+	for _, l := range strings.Split(t, "/") {
+		switch {
+		case l == "+":
+			plus++
+		case strings.ContainsAny(l, "+#"):
+			return fmt.Sprintf("chat_topic %q: wildcards other than one whole + level are not allowed", t)
+		}
+	}
+	if plus != 1 {
+		return fmt.Sprintf("chat_topic %q must have exactly one + level (the sender's id), has %d", t, plus)
+	}
+	return ""
+}
+
+// ReplyTopicProblem says what is wrong with a channels.mqtt reply_topic: a topic without wildcards holding
+// {sender} once.
+func ReplyTopicProblem(t string) string {
+	switch {
+	case t == "" || len(t) > 1024 || strings.ContainsRune(t, 0):
+		return "reply_topic must be a topic holding {sender}, e.g. zeroclaw/{sender}/out"
+	case strings.ContainsAny(t, "+#"):
+		return fmt.Sprintf("reply_topic %q must not hold wildcards", t)
+	case strings.Count(t, "{sender}") != 1:
+		return fmt.Sprintf("reply_topic %q must hold {sender} exactly once", t)
+	}
+	return ""
 }

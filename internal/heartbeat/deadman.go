@@ -17,7 +17,7 @@ func (h *Heartbeat) deadman(ctx context.Context, hb config.HeartbeatConfig) {
 	if hb.DeadmanTimeoutMinutes <= 0 {
 		return
 	}
-	limit := time.Duration(hb.DeadmanTimeoutMinutes) * time.Minute
+	limit := time.Duration(hb.DeadmanTimeoutMinutes) * minute
 	now := h.o.Clock.Now()
 	h.mu.Lock()
 	sch := h.st.sch
@@ -25,7 +25,7 @@ func (h *Heartbeat) deadman(ctx context.Context, hb config.HeartbeatConfig) {
 	if sch.LastOKAt.IsZero() || !sch.AlertSentAt.IsZero() || now.Sub(sch.LastOKAt) <= limit {
 		return
 	}
-	text := fmt.Sprintf("⚠️ Heartbeat dead-man's switch: no successful tick in %d minutes", int(now.Sub(sch.LastOKAt)/time.Minute))
+	text := fmt.Sprintf("⚠️ Heartbeat dead-man's switch: no successful tick in %d minutes", int(now.Sub(sch.LastOKAt)/minute))
 	target := deadmanTarget(hb)
 	switch {
 	case target.Channel == "" || target.To == "":

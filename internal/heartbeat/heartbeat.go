@@ -124,8 +124,12 @@ func (h *Heartbeat) Close() {
 	h.wg.Wait()
 }
 
+// minute is the unit of every [heartbeat] duration: a minute, except in a test build that scales it
+// (hook_scale.go) so the real binary can be driven through slots in seconds.
+var minute = time.Minute
+
 func interval(c config.HeartbeatConfig) time.Duration {
-	return time.Duration(max(c.IntervalMinutes, 1)) * time.Minute
+	return time.Duration(max(c.IntervalMinutes, 1)) * minute
 }
 
 func (h *Heartbeat) loop(ctx context.Context) {
@@ -311,18 +315,18 @@ func (h *Heartbeat) runSlot(ctx context.Context, cfg *config.Config) {
 // with adaptive, the interval doubled per consecutive failure (up to 2^10) within [min, max], else
 // max(min, 5) minutes when a high-priority task is runnable, else the interval within [min, max].
 func NextInterval(hb config.HeartbeatConfig, failures int, highTask bool) time.Duration {
-	base := time.Duration(max(hb.IntervalMinutes, 1)) * time.Minute
+	base := interval(hb)
 	if !hb.Adaptive {
 		return base
 	}
-	lo := time.Duration(hb.MinIntervalMinutes) * time.Minute
-	hi := time.Duration(hb.MaxIntervalMinutes) * time.Minute
+	lo := time.Duration(hb.MinIntervalMinutes) * minute
+	hi := time.Duration(hb.MaxIntervalMinutes) * minute
 	clamp := func(d time.Duration) time.Duration { return max(lo, min(d, hi)) }
 	switch {
 	case failures > 0:
 		return clamp(base * time.Duration(1<<min(failures, 10)))
 	case highTask:
-		return max(lo, 5*time.Minute)
+		return max(lo, 5*minute)
 	}
 	return clamp(base)
 }

@@ -89,6 +89,8 @@ type Options struct {
 	Gateway func() *api.GatewayStatus
 	// Sop reports the SOP runtime for status; nil (or a nil result) leaves status.sop out.
 	Sop func() *api.SopStatus
+	// Heartbeat serves heartbeat/runs and status.heartbeat; nil leaves both out.
+	Heartbeat Heartbeat
 	// Doctor serves doctor/run; nil leaves it out.
 	Doctor func(ctx context.Context, p api.DoctorRunParams) api.DoctorResult
 	// Locales downloads catalogues for locales/fetch; the zero Fetcher serves the cli catalogue from the
@@ -171,6 +173,9 @@ func New(opts Options) *Server {
 	}
 	if opts.Cron != nil {
 		s.registerCron(opts.Cron)
+	}
+	if opts.Heartbeat != nil {
+		s.registerHeartbeat(opts.Heartbeat)
 	}
 	if opts.Logs != nil {
 		s.registerLogs(opts.Logs)

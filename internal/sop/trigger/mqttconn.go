@@ -8,6 +8,8 @@ import (
 	"time"
 
 	paho "github.com/eclipse/paho.mqtt.golang"
+
+	"github.com/zeroclaw-go/zeroclaw/internal/config"
 )
 
 // MaxPacketBytes bounds one MQTT packet from the broker. paho reads a whole packet into memory (the protocol
@@ -89,3 +91,10 @@ func (p *packetLimit) Read(b []byte) (int, error) {
 	}
 	return n, err
 }
+
+// BoundedDialer is the broker dialer of an MQTT source for another client of the same broker (the chat
+// adapter, internal/channel/mqtt): packets over max bytes are refused by the connection itself.
+func BoundedDialer(max int) paho.OpenConnectionFunc { return dialBounded(max) }
+
+// BrokerURL turns a channels.mqtt broker_url (mqtt:// or mqtts://, agreeing with use_tls) into paho's form.
+func BrokerURL(c config.MQTTConfig) (string, error) { return brokerURL(c) }

@@ -1,0 +1,286 @@
+package e2e
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	paho "github.com/eclipse/paho.mqtt.golang"
+)
+
+// toolBackend is an OpenAI-compatible model that asks to run command, then says done once the tool answered.
+func toolBackend(t *testing.T, command, done string) *httptest.Server {
+	t.Helper()
+	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		w.Header().Set("Content-Type", "text/event-stream")
+		if !strings.Contains(string(body), `"role":"tool"`) {
+			fmt.Fprint(w, sseToolCall(command))
+			return
+		}
+		fmt.Fprint(w, sseChunk(done)+"data: [DONE]\n\n")
+	}))
+	t.Cleanup(s.Close)
+	return s
+}
+
+func loopbackPort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+func runServer(t *testing.T, bin string, port int, args ...string) {
+	t.Helper()
+	if _, err := os.Stat(bin); err != nil {
+		t.Fatalf("%s is required (.ci/run installs it): %v", bin, err)
+	}
+	cmd := exec.Command(bin, args...)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	waitUntil(t, bin+" listening", 10*time.Second, func() bool {
+		c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+		if err == nil {
+			c.Close()
+		}
+		return err == nil
+	})
+}
+
+// mqttInbox collects the JSON replies published under a topic filter.
+type mqttInbox struct {
+	mu  sync.Mutex
+	got []map[string]string
+}
+
+func (b *mqttInbox) all() []map[string]string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return append([]map[string]string(nil), b.got...)
+}
+
+// The real binary answers on MQTT (a real mosquitto): a chat message starts a turn whose shell call is put
+// to the sender as an approval prompt, a stranger's answer is ignored, the owner's runs it, the answer is
+// published once, and a publisher's redelivery of the same message id is not answered again.
+func TestMQTTChatTurnWithApprovalE2E(t *testing.T) {
+	port := loopbackPort(t)
+	dir := t.TempDir()
+	conf := filepath.Join(dir, "mosquitto.conf")
+	if err := os.WriteFile(conf, fmt.Appendf(nil, "listener %d 127.0.0.1\nallow_anonymous true\npersistence false\n", port), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	runServer(t, "/usr/sbin/mosquitto", port, "-c", conf)
+	backend := toolBackend(t, "echo approved > marker", "marker written")
+	h, root := homeWithOpenAI(t, "fake", backend.URL)
+	appendFile(t, filepath.Join(root, "config.toml"), fmt.Sprintf(`
+[channels.mqtt.home]
+enabled = true
+broker_url = "mqtt://127.0.0.1:%d"
+client_id = "zc-e2e"
+chat_topic = "zc/+/in"
+reply_topic = "zc/{sender}/out"
+
+[peer_groups.me]
+channel = "mqtt"
+agents = ["default"]
+external_peers = ["alice"]
+
+[reliability]
+channel_initial_backoff_secs = 1
+channel_max_backoff_secs = 1
+`, port))
+	d := start(t, env(h), "daemon")
+	waitSocket(t, d, agentSock(h))
+
+	cl := paho.NewClient(paho.NewClientOptions().AddBroker(fmt.Sprintf("tcp://127.0.0.1:%d", port)).SetClientID("peer"))
+	if tok := cl.Connect(); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
+		t.Fatalf("connect: %v", tok.Error())
+	}
+	defer cl.Disconnect(100)
+	var alice, mallory mqttInbox
+	for topic, box := range map[string]*mqttInbox{"zc/alice/out": &alice, "zc/mallory/out": &mallory} {
+		box := box
+		tok := cl.Subscribe(topic, 1, func(_ paho.Client, m paho.Message) {
+			var r map[string]string
+			_ = json.Unmarshal(m.Payload(), &r)
+			box.mu.Lock()
+			box.got = append(box.got, r)
+			box.mu.Unlock()
+		})
+		if !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
+			t.Fatal(tok.Error())
+		}
+	}
+	send := func(sender string, v map[string]any) {
+		t.Helper()
+		body, _ := json.Marshal(v)
+		if tok := cl.Publish("zc/"+sender+"/in", 1, false, body); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
+			t.Fatal(tok.Error())
+		}
+	}
+	// The daemon subscribes once it is connected; a message before that would be lost (no session yet), so
+	// wait for the channel's health to be ok first.
+	c := dialRPC(t, agentSock(h))
+	c.Initialize()
+	waitUntil(t, "the mqtt channel up", 20*time.Second, func() bool {
+		health := c.Call("health", map[string]any{}, 2)
+		comp, _ := health["result"].(map[string]any)["components"].(map[string]any)["channel:mqtt.home"].(map[string]any)
+		return comp != nil && comp["status"] == "ok"
+	})
+
+	send("mallory", map[string]any{"id": "x1", "text": "write the marker"}) // a stranger: ignored
+	send("alice", map[string]any{"id": "m1", "text": "write the marker"})
+	waitUntil(t, "the approval prompt", 20*time.Second, func() bool { return len(alice.all()) == 1 })
+	prompt := alice.all()[0]
+	if prompt["type"] != "approval" || prompt["token"] == "" || !strings.Contains(prompt["text"], "echo approved > marker") {
+		t.Fatalf("prompt %v", prompt)
+	}
+	send("mallory", map[string]any{"id": "x2", "approval": map[string]string{"token": prompt["token"], "decision": "allow_once"}})
+	send("alice", map[string]any{"id": "m1", "text": "write the marker"}) // a redelivery while the turn waits
+	send("alice", map[string]any{"id": "m2", "approval": map[string]string{"token": prompt["token"], "decision": "allow_once"}})
+	waitUntil(t, "the answer", 20*time.Second, func() bool { return len(alice.all()) == 2 })
+	if got := alice.all()[1]; got["type"] != "message" || got["text"] != "marker written" || got["in_reply_to"] != "m1" {
+		t.Fatalf("answer %v", got)
+	}
+	if _, err := os.Stat(filepath.Join(agentWorkspace(h), "marker")); err != nil {
+		t.Fatalf("the approved command did not run: %v", err)
+	}
+	// A later message is answered after the redelivery would have been: nothing came in between.
+	send("alice", map[string]any{"id": "m3", "text": "again"})
+	waitUntil(t, "the next answer", 20*time.Second, func() bool { return len(alice.all()) == 3 })
+	if got := alice.all()[2]; got["in_reply_to"] != "m3" {
+		t.Fatalf("after the redelivery alice got %v (a second answer to m1?)", alice.all())
+	}
+	if got := mallory.all(); len(got) != 0 {
+		t.Fatalf("the stranger was answered: %v", got)
+	}
+}
+
+// The real binary answers on IRC (a real ngIRCd): a direct message starts a turn whose shell call is put to
+// the chat with the reply convention, a stranger's "yes <token>" changes nothing, the owner's runs the call,
+// and the answer arrives once.
+func TestIRCTurnWithApprovalE2E(t *testing.T) {
+	port := loopbackPort(t)
+	dir := t.TempDir()
+	conf := filepath.Join(dir, "ngircd.conf")
+	if err := os.WriteFile(conf, fmt.Appendf(nil, "[Global]\nName = irc.test\nInfo = test\nListen = 127.0.0.1\nPorts = %d\n"+
+		"AdminInfo1 = t\nAdminInfo2 = t\nAdminEMail = t@example.com\n[Options]\nPAM = no\nIdent = no\nDNS = no\nIncludeDir = %s\n", port, dir), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	runServer(t, "/usr/sbin/ngircd", port, "--nodaemon", "--config", conf)
+	backend := toolBackend(t, "echo approved > marker", "marker written")
+	h, root := homeWithOpenAI(t, "fake", backend.URL)
+	appendFile(t, filepath.Join(root, "config.toml"), fmt.Sprintf(`
+[channels.irc.local]
+enabled = true
+server = "127.0.0.1"
+port = %d
+use_tls = false
+nickname = "zcbot"
+channels = ["#zc"]
+
+[peer_groups.me]
+channel = "irc"
+agents = ["default"]
+external_peers = ["alice"]
+`, port))
+	d := start(t, env(h), "daemon")
+	waitSocket(t, d, agentSock(h))
+
+	alice, mallory := ircUser(t, port, "alice"), ircUser(t, port, "mallory")
+	// Wait until the bot is on the server (WHOIS answers 311 for a present nick, 401 before).
+	waitUntil(t, "zcbot registered", 20*time.Second, func() bool {
+		alice.send("WHOIS zcbot")
+		l := alice.until(func(f []string) bool { return len(f) > 1 && (f[1] == "311" || f[1] == "401") })
+		return l[1] == "311"
+	})
+	alice.send("PRIVMSG zcbot :write the marker")
+	token := regexp.MustCompile(`"yes ([0-9a-f]+)"`)
+	var tok string
+	alice.until(func(f []string) bool {
+		if m := token.FindStringSubmatch(strings.Join(f, " ")); m != nil {
+			tok = m[1]
+			return true
+		}
+		return false
+	})
+	mallory.send("PRIVMSG zcbot :yes " + tok)
+	mallory.until(func(f []string) bool {
+		return len(f) > 3 && f[1] == "PRIVMSG" && strings.Contains(strings.Join(f, " "), "Only the person who asked")
+	})
+	if _, err := os.Stat(filepath.Join(agentWorkspace(h), "marker")); !os.IsNotExist(err) {
+		t.Fatalf("a stranger's answer ran the command: %v", err)
+	}
+	alice.send("PRIVMSG zcbot :yes " + tok)
+	alice.until(func(f []string) bool {
+		return len(f) > 3 && f[1] == "PRIVMSG" && strings.Contains(strings.Join(f, " "), ":marker written")
+	})
+	if _, err := os.Stat(filepath.Join(agentWorkspace(h), "marker")); err != nil {
+		t.Fatalf("the approved command did not run: %v", err)
+	}
+}
+
+type ircPeer struct {
+	t *testing.T
+	c net.Conn
+	r *bufio.Reader
+}
+
+func ircUser(t *testing.T, port int, nick string) *ircPeer {
+	t.Helper()
+	c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	p := &ircPeer{t: t, c: c, r: bufio.NewReader(c)}
+	p.send("NICK " + nick)
+	p.send("USER " + nick + " 0 * :e2e")
+	p.until(func(f []string) bool { return len(f) > 1 && f[1] == "001" })
+	return p
+}
+
+func (p *ircPeer) send(line string) {
+	p.t.Helper()
+	if _, err := fmt.Fprintf(p.c, "%s\r\n", line); err != nil {
+		p.t.Fatal(err)
+	}
+}
+
+// until reads lines (answering PING) until one's fields match, bounded by a deadline.
+func (p *ircPeer) until(match func(fields []string) bool) []string {
+	p.t.Helper()
+	_ = p.c.SetReadDeadline(time.Now().Add(30 * time.Second))
+	for {
+		line, err := p.r.ReadString('\n')
+		if err != nil {
+			p.t.Fatalf("irc peer: %v", err)
+		}
+		f := strings.Fields(strings.TrimSpace(line))
+		if len(f) > 1 && f[0] == "PING" {
+			p.send("PONG " + f[1])
+			continue
+		}
+		if match(f) {
+			return f
+		}
+	}
+}
