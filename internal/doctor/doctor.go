@@ -26,8 +26,8 @@ const (
 	CategoryProviders = "providers"
 	CategoryGateway   = "gateway"
 	CategorySop       = "sop"
-	CategoryHeartbeat = "heartbeat"
 	CategoryChannels  = "channels"
+	CategoryHeartbeat = "heartbeat"
 )
 
 // DefaultProbeTimeout bounds the reachability probe of each provider.
@@ -93,11 +93,11 @@ func Run(ctx context.Context, o Options) api.DoctorResult {
 			checkSop(r, *st)
 		}
 	}
-	if o.Heartbeat != nil {
-		checkHeartbeat(r, o.Heartbeat())
-	}
 	if o.Channels != nil {
 		checkChannels(r, o.Channels(ctx))
+	}
+	if o.Heartbeat != nil {
+		checkHeartbeat(r, o.Heartbeat())
 	}
 	if cfg != nil {
 		checkMCP(r, cfg, o.MCPStatus)
