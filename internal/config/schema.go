@@ -206,7 +206,8 @@ type ChannelsConfig struct {
 	MaxConcurrentPerChannel int                       `toml:"max_concurrent_per_channel" desc:"Turns one channel runs at once (all channels together: this times the channel count, clamped to 8..64)."`
 	Telegram                map[string]TelegramConfig `toml:"telegram"`
 	// IRC and Email are the other adapters (internal/channel/irc, internal/channel/email), see channels_more.go.
-	IRC map[string]IRCConfig `toml:"irc"`
+	IRC   map[string]IRCConfig   `toml:"irc"`
+	Email map[string]EmailConfig `toml:"email"`
 }
 
 // GatewayConfig is [gateway] (upstream/gateway.md §5). PairedTokens holds SHA-256 hex hashes and is a secret

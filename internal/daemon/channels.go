@@ -11,12 +11,12 @@ import (
 	"github.com/zeroclaw-go/zeroclaw/internal/agent"
 	"github.com/zeroclaw-go/zeroclaw/internal/api"
 	"github.com/zeroclaw-go/zeroclaw/internal/channel"
+	"github.com/zeroclaw-go/zeroclaw/internal/channel/email"
 	"github.com/zeroclaw-go/zeroclaw/internal/channel/irc"
 	"github.com/zeroclaw-go/zeroclaw/internal/channel/mqtt"
 	"github.com/zeroclaw-go/zeroclaw/internal/channel/telegram"
 	"github.com/zeroclaw-go/zeroclaw/internal/clock"
 	"github.com/zeroclaw-go/zeroclaw/internal/config"
-	"github.com/zeroclaw-go/zeroclaw/internal/heartbeat"
 	"github.com/zeroclaw-go/zeroclaw/internal/install"
 	"github.com/zeroclaw-go/zeroclaw/internal/session"
 	"github.com/zeroclaw-go/zeroclaw/internal/store"
@@ -37,6 +37,7 @@ func channelRegistry() *channel.Registry {
 	r.Register(telegram.Type())
 	r.Register(mqtt.Type())
 	r.Register(irc.Type())
+	r.Register(email.Type())
 	return r
 }
 
@@ -126,12 +127,4 @@ func (t channelTurner) Turn(ctx context.Context, r channel.TurnRequest) (string,
 			}
 			return agent.ApprovalDecision{Decision: d}, nil
 		}})
-}
-
-// heartbeatNotifier delivers the heartbeat's alerts through the channels (heartbeat.Notifier): target
-// {Channel: "<type>[.<alias>]", To: "<recipient>"} is queued and sent like any reply.
-type heartbeatNotifier struct{ rt *channelRuntime }
-
-func (n heartbeatNotifier) Send(ctx context.Context, t heartbeat.Target, text string) error {
-	return n.rt.core.Notify(ctx, t.Channel+":"+t.To, text)
 }

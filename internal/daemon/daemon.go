@@ -64,8 +64,8 @@ type Options struct {
 	NewID func() string
 	// NewProvider builds the provider an agent's model_provider names; nil means the real providers.
 	NewProvider session.ProviderFactory
-	// HeartbeatNotifier delivers the heartbeat's dead-man alerts and announcements to a channel; nil: they are
-	// logged only (the channel layer's notifier is wired here).
+	// HeartbeatNotifier delivers the heartbeat's dead-man alerts and announcements; nil: the chat channels'
+	// notifier (a test gives its own).
 	HeartbeatNotifier heartbeat.Notifier
 
 	// Ready, if set, is called once the endpoint accepts connections.
@@ -262,15 +262,11 @@ func Run(ctx context.Context, opts Options) error {
 	// The chat channels after the sessions their turns run on; events a previous process recorded are resumed.
 	chRT := openChannels(ctx, layout, cfg, st.chat, sessions, clk, log)
 	defer chRT.close() // normally done already by drain
+	hbRT := openHeartbeat(ctx, layout, cfg, sessions, heartbeatNotifier(opts.HeartbeatNotifier, chRT.notifier()), clk, opts.NewID, log)
+	defer hbRT.close(log) // normally stopped already by drain; its history closes here
 	if chRT != nil {
 		metrics.WatchChannels(func() []api.ChannelStatus { return chRT.status(ctx) })
 	}
-	hbNotify := opts.HeartbeatNotifier
-	if hbNotify == nil && chRT != nil {
-		hbNotify = heartbeatNotifier{chRT}
-	}
-	hbRT := openHeartbeat(ctx, layout, cfg, sessions, hbNotify, clk, opts.NewID, log)
-	defer hbRT.close(log) // normally stopped already by drain; its history closes here
 	d = &daemon{
 		bg:           bg,
 		log:          log,
@@ -327,7 +323,7 @@ func Run(ctx context.Context, opts Options) error {
 		Sop:       sopRT.status,
 		Heartbeat: hbRT.hb,
 		Doctor: doctorFor(layout, endpoint, opts.Environ, func() *api.GatewayStatus { return d.gatewayStatus(opts.Ephemeral) },
-			func() *api.HandshakeOnly { return d.srv.HandshakeOnly() }, sopRT.status, mcpm.Status, chRT.status, hbRT.hb.Status, // called only once the server serves
+			func() *api.HandshakeOnly { return d.srv.HandshakeOnly() }, sopRT.status, mcpm.Status, hbRT.hb.Status, chRT.status, // called only once the server serves
 			localeFor(catalog, cfg.Current, opts.Environ)),
 		Locales: i18n.Fetcher{BaseURL: opts.LocalesBaseURL, Version: api.ServerVersion},
 	})

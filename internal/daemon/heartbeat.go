@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/zeroclaw-go/zeroclaw/internal/channel"
 	"github.com/zeroclaw-go/zeroclaw/internal/clock"
 	"github.com/zeroclaw-go/zeroclaw/internal/config"
 	"github.com/zeroclaw-go/zeroclaw/internal/heartbeat"
@@ -71,6 +72,24 @@ func (h *heartbeatRT) close(log *slog.Logger) {
 	if err := h.st.Close(); err != nil {
 		log.Warn("closing heartbeat history", "component", "heartbeat", "err", err)
 	}
+}
+
+// heartbeatNotifier is own when set, else the chat channels (nil when none runs: alerts are then logged only).
+func heartbeatNotifier(own heartbeat.Notifier, ch channel.Notifier) heartbeat.Notifier {
+	switch {
+	case own != nil:
+		return own
+	case ch != nil:
+		return channelNotifier{ch}
+	}
+	return nil
+}
+
+// channelNotifier sends the heartbeat's messages through the channel core, to "<target>:<to>".
+type channelNotifier struct{ n channel.Notifier }
+
+func (c channelNotifier) Send(ctx context.Context, t heartbeat.Target, text string) error {
+	return c.n.Notify(ctx, t.Channel+":"+t.To, text)
 }
 
 // heartbeatTurns runs heartbeat turns on the session manager, offering a task's turn its heartbeat_complete.

@@ -14,10 +14,15 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
 	paho "github.com/eclipse/paho.mqtt.golang"
+
+	"github.com/zeroclaw-go/zeroclaw/internal/store"
+
+	"github.com/zeroclaw-go/zeroclaw/internal/channel/email/mailtest"
 )
 
 // toolBackend is an OpenAI-compatible model that asks to run command, then says done once the tool answered.
@@ -283,4 +288,207 @@ func (p *ircPeer) until(match func(fields []string) bool) []string {
 			return f
 		}
 	}
+}
+
+// The real binary answers by email (real Dovecot and OpenSMTPD): a mail starts a turn whose shell call is
+// mailed as an approval prompt, a stranger's "yes <token>" changes nothing, the owner's runs the call, the
+// answer is mailed once, threaded under the question, and the question is marked read.
+func TestEmailTurnWithApprovalE2E(t *testing.T) {
+	s := mailtest.Start(t)
+	backend := toolBackend(t, "echo approved > marker", "marker written")
+	h, root := homeWithOpenAI(t, "fake", backend.URL)
+	appendFile(t, filepath.Join(root, "config.toml"), fmt.Sprintf(`
+[channels.email.work]
+enabled = true
+imap_host = "127.0.0.1"
+imap_port = %d
+imap_tls = false
+smtp_host = "127.0.0.1"
+smtp_port = %d
+smtp_tls = false
+username = "bot@example.com"
+password = "bot-imap-pw"
+from_address = "bot@example.com"
+idle_timeout_secs = 30
+
+[peer_groups.me]
+channel = "email"
+agents = ["default"]
+external_peers = ["alice@example.com"]
+`, s.IMAPPort, s.SMTPPort))
+	d := start(t, env(h), "daemon")
+	waitSocket(t, d, agentSock(h))
+
+	s.Send("alice@example.com", "bot@example.com", "From: alice@example.com\nTo: bot@example.com\nSubject: marker\nMessage-ID: <q1@example.com>\n\nwrite the marker\n")
+	mails := func(user, pass string, n int) []mailtest.Stored {
+		t.Helper()
+		var got []mailtest.Stored
+		waitUntil(t, fmt.Sprintf("%d mails for %s", n, user), 30*time.Second, func() bool { got = s.Mailbox(user, pass); return len(got) >= n })
+		return got
+	}
+	prompt := mails("alice@example.com", "alicepw", 1)[0].Raw
+	m := regexp.MustCompile(`"yes ([0-9a-f]+)"`).FindStringSubmatch(prompt)
+	if m == nil || !strings.Contains(prompt, "echo approved > marker") {
+		t.Fatalf("prompt mail:\n%s", prompt)
+	}
+	s.Send("mallory@example.com", "bot@example.com", "From: mallory@example.com\nTo: bot@example.com\nSubject: Re: Approval needed\nMessage-ID: <x1@example.com>\n\nyes "+m[1]+"\n")
+	// The stranger is ignored: the bot reads the mail (marked seen) and runs nothing.
+	waitUntil(t, "the stranger's mail read", 30*time.Second, func() bool {
+		for _, x := range s.Mailbox("bot@example.com", "bot-imap-pw") {
+			if strings.Contains(x.Raw, "x1@example.com") {
+				return x.Seen
+			}
+		}
+		return false
+	})
+	if _, err := os.Stat(filepath.Join(agentWorkspace(h), "marker")); !os.IsNotExist(err) {
+		t.Fatalf("a stranger's answer ran the command: %v", err)
+	}
+	s.Send("alice@example.com", "bot@example.com", "From: alice@example.com\nTo: bot@example.com\nSubject: Re: Approval needed\nMessage-ID: <q2@example.com>\n\nyes "+m[1]+"\n")
+	var answer string
+	waitUntil(t, "the answer", 30*time.Second, func() bool {
+		for _, x := range s.Mailbox("alice@example.com", "alicepw") {
+			if strings.Contains(x.Raw, "marker written") {
+				answer = x.Raw
+			}
+		}
+		return answer != ""
+	})
+	if !strings.Contains(answer, "In-Reply-To: <q1@example.com>") || !strings.Contains(answer, "Subject: Re: marker") {
+		t.Fatalf("answer mail:\n%s", answer)
+	}
+	if _, err := os.Stat(filepath.Join(agentWorkspace(h), "marker")); err != nil {
+		t.Fatalf("the approved command did not run: %v", err)
+	}
+	n := 0
+	for _, x := range s.Mailbox("alice@example.com", "alicepw") {
+		if strings.Contains(x.Raw, "marker written") {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Fatalf("%d answers mailed", n)
+	}
+	if strings.Contains(d.stderr.String(), "bot-imap-pw") {
+		t.Fatal("the IMAP password is in the daemon's log")
+	}
+}
+
+// kill -9 of the real binary at random points while a publisher keeps sending and re-sending chat messages
+// over a real mosquitto (which redelivers what the daemon did not acknowledge): every message is answered at
+// most once, counted against the replies the broker carried, and every message is answered unless the daemon
+// counted its reply unconfirmed.
+func TestMQTTKill9RoundsAnswerAtMostOnce(t *testing.T) {
+	rounds := 30
+	if testing.Short() {
+		rounds = 8
+	}
+	port := loopbackPort(t)
+	conf := filepath.Join(t.TempDir(), "mosquitto.conf")
+	if err := os.WriteFile(conf, fmt.Appendf(nil, "listener %d 127.0.0.1\nallow_anonymous true\npersistence false\n", port), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	runServer(t, "/usr/sbin/mosquitto", port, "-c", conf)
+	h, root := homeWithConfig(t, "schema_version = 3\n\n[providers.models.echo.default]\nmodel = \"echo\"\n\n"+
+		"[agents.default]\nmodel_provider = \"echo.default\"\nrisk_profile = \"p\"\n\n[risk_profiles.p]\nlevel = \"supervised\"\n")
+	appendFile(t, filepath.Join(root, "config.toml"), fmt.Sprintf(`
+[channels.mqtt.home]
+enabled = true
+broker_url = "mqtt://127.0.0.1:%d"
+client_id = "zc-kill"
+chat_topic = "zc/+/in"
+reply_topic = "zc/{sender}/out"
+
+[peer_groups.me]
+channel = "mqtt"
+agents = ["default"]
+external_peers = ["alice"]
+
+[reliability]
+channel_initial_backoff_secs = 1
+channel_max_backoff_secs = 1
+`, port))
+	cl := paho.NewClient(paho.NewClientOptions().AddBroker(fmt.Sprintf("tcp://127.0.0.1:%d", port)).SetClientID("pub"))
+	if tok := cl.Connect(); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
+		t.Fatalf("connect: %v", tok.Error())
+	}
+	defer cl.Disconnect(100)
+	var mu sync.Mutex
+	replies := map[string]int{}
+	if tok := cl.Subscribe("zc/alice/out", 1, func(_ paho.Client, m paho.Message) {
+		var r map[string]string
+		_ = json.Unmarshal(m.Payload(), &r)
+		mu.Lock()
+		replies[r["in_reply_to"]]++
+		mu.Unlock()
+	}); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
+		t.Fatal(tok.Error())
+	}
+	publish := func(id string) {
+		body, _ := json.Marshal(map[string]string{"id": id, "text": "hello " + id})
+		if tok := cl.Publish("zc/alice/in", 1, false, body); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
+			t.Fatal(tok.Error())
+		}
+	}
+	// The broker keeps the chat session (and so queues messages while the daemon is down) once it exists.
+	d := start(t, env(h), "daemon")
+	c := dialRPC(t, func() string { waitSocket(t, d, agentSock(h)); return agentSock(h) }())
+	c.Initialize()
+	waitUntil(t, "the mqtt channel up", 20*time.Second, func() bool {
+		health := c.Call("health", map[string]any{}, 2)
+		comp, _ := health["result"].(map[string]any)["components"].(map[string]any)["channel:mqtt.home"].(map[string]any)
+		return comp != nil && comp["status"] == "ok"
+	})
+	_ = d.cmd.Process.Signal(syscall.SIGKILL)
+	<-d.done
+	sent := []string{}
+	for round := range rounds {
+		id := fmt.Sprintf("m%d", round)
+		sent = append(sent, id)
+		publish(id)
+		if round > 0 && round%3 == 0 {
+			publish(sent[round/2]) // the publisher retries an old message
+		}
+		d := start(t, env(h), "daemon")
+		if round%4 != 0 {
+			waitSocket(t, d, agentSock(h))
+		}
+		time.Sleep(time.Duration(round*37%150) * time.Millisecond)
+		_ = d.cmd.Process.Signal(syscall.SIGKILL)
+		<-d.done
+	}
+	d = start(t, env(h), "daemon")
+	waitSocket(t, d, agentSock(h))
+	publish("last")
+	waitUntil(t, "the last message answered", 60*time.Second, func() bool { mu.Lock(); defer mu.Unlock(); return replies["last"] == 1 })
+	signal(t, d, syscall.SIGTERM)
+	d.wait(t, 30*time.Second)
+	st, err := store.OpenChat(t.Context(), filepath.Join(root, "data", "sessions", "sessions.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	counts, err := st.ChannelCounts(t.Context(), "mqtt.home")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	missing := 0
+	for _, id := range sent {
+		switch replies[id] {
+		case 0:
+			missing++
+		case 1:
+		default:
+			t.Errorf("message %s answered %d times", id, replies[id])
+		}
+	}
+	// An unanswered message is one the daemon counted: its reply unconfirmed (cut between the publish and its
+	// record) or failed (given up after the core's bounded retries).
+	if missing > counts["out:unconfirmed"]+counts["out:failed"] {
+		t.Errorf("%d of %d messages unanswered, only %d counted unconfirmed or failed (counts %v)", missing, len(sent),
+			counts["out:unconfirmed"]+counts["out:failed"], counts)
+	}
+	t.Logf("%d rounds, %d unanswered, counts %v", rounds, missing, counts)
 }

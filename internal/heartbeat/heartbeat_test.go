@@ -398,7 +398,8 @@ func TestDeadmanOncePerEpisode(t *testing.T) {
 		}
 		h.clk.Advance(DeadmanCheck)
 	}
-	h.slot(5 * time.Minute)
+	h.clk.Advance(5 * time.Minute) // the rest of the 10-minute slot timer
+	h.waitIdle()
 	a := h.note.alerts()
 	if len(a) != 1 || a[0].target != (Target{"telegram", "42"}) || !strings.Contains(a[0].text, "no successful tick in 30 minutes") {
 		t.Fatalf("alerts = %+v, want exactly one to telegram:42", a)
@@ -464,11 +465,11 @@ func TestReconfigure(t *testing.T) {
 	h.cfg = &off
 	h.hb.Changed()
 	deadline := time.Now().Add(guard)
-	for h.clk.Timers() != 0 && time.Now().Before(deadline) {
+	for h.clk.Timers() != 1 && time.Now().Before(deadline) { // the dead-man watch's minute stays
 		time.Sleep(time.Millisecond)
 	}
-	if n := h.clk.Timers(); n != 0 {
-		t.Fatalf("%d timers armed with the heartbeat off", n)
+	if h.clk.WaitTimer(5*time.Minute, 100*time.Millisecond) || h.clk.Timers() != 1 {
+		t.Fatalf("a slot is still armed with the heartbeat off (%d timers)", h.clk.Timers())
 	}
 	if s := h.hb.Status(); s.Enabled || s.NextSlotAt != "" {
 		t.Fatalf("status = %+v", s)
@@ -494,5 +495,47 @@ func TestNextIntervalAdaptive(t *testing.T) {
 	hb.MinIntervalMinutes = 1
 	if d := NextInterval(hb, 0, true); d != 5*time.Minute {
 		t.Errorf("high priority below 5 minutes: %v", d)
+	}
+}
+
+// A hostile HEARTBEAT.md of thousands of tasks runs MaxTasks of them per slot (high first), says so in the
+// history, and a huge task's text is kept bounded there.
+func TestTaskFloodIsBounded(t *testing.T) {
+	h := newHarness(t, nil)
+	var b strings.Builder
+	b.WriteString("- [high] " + strings.Repeat("y", 64<<10) + "\n")
+	for i := range 500 {
+		b.WriteString("- t" + strings.Repeat("x", i%7) + "\n")
+	}
+	h.write(b.String())
+	var mu sync.Mutex
+	turns := 0
+	h.turns.task = func(tk Turn) (string, error) {
+		mu.Lock()
+		turns++
+		mu.Unlock()
+		complete(tk, "")
+		return "done", nil
+	}
+	h.start()
+	h.slot(30 * time.Minute)
+	if turns != MaxTasks {
+		t.Fatalf("%d task turns in a slot, want %d", turns, MaxTasks)
+	}
+	runs := h.runs()
+	if len(runs) != MaxTasks+1 {
+		t.Fatalf("%d rows, want %d tasks and one note", len(runs), MaxTasks+1)
+	}
+	var note, long bool
+	for _, r := range runs {
+		if r.Status == store.HeartbeatSkipped && strings.Contains(r.Output, "501 runnable tasks") {
+			note = true
+		}
+		if r.TaskPriority == "high" {
+			long = len(r.TaskText) <= maxTaskTextBytes+len("…") && strings.HasPrefix(r.TaskText, "yyy")
+		}
+	}
+	if !note || !long {
+		t.Fatalf("note %v, bounded long task %v", note, long)
 	}
 }

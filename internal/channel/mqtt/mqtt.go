@@ -295,17 +295,38 @@ func (a *Adapter) publish(ctx context.Context, sender string, r Reply) error {
 	if len(body) > MaxPayload {
 		return fmt.Errorf("%w: mqtt: reply of %d bytes is over %d", channel.ErrPermanent, len(body), MaxPayload)
 	}
-	a.mu.Lock()
-	cl := a.client
-	a.mu.Unlock()
-	if cl == nil || !cl.IsConnectionOpen() {
-		return ErrNotConnected
+	cl, err := a.connected(ctx)
+	if err != nil {
+		return err
 	}
 	topic := strings.Replace(a.c.ReplyTopic, "{sender}", sender, 1)
 	if err := wait(ctx, cl.Publish(topic, byte(a.c.QoS), false, body)); err != nil {
 		return fmt.Errorf("mqtt: publish: %w", err)
 	}
 	return nil
+}
+
+// connected returns the client once Run has it connected, waiting up to waitTimeout: a reply queued while
+// the session is (re)connecting, as at every start, goes out once it is up instead of spending the core's
+// retries.
+func (a *Adapter) connected(ctx context.Context) (paho.Client, error) {
+	deadline := time.Now().Add(waitTimeout)
+	for {
+		a.mu.Lock()
+		cl := a.client
+		a.mu.Unlock()
+		if cl != nil && cl.IsConnectionOpen() {
+			return cl, nil
+		}
+		if time.Now().After(deadline) {
+			return nil, ErrNotConnected
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
 }
 
 // wait waits for a paho token, bounded by ctx and waitTimeout.
