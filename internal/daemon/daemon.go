@@ -262,11 +262,11 @@ func Run(ctx context.Context, opts Options) error {
 	// The chat channels after the sessions their turns run on; events a previous process recorded are resumed.
 	chRT := openChannels(ctx, layout, cfg, st.chat, sessions, clk, log)
 	defer chRT.close() // normally done already by drain
+	hbRT := openHeartbeat(ctx, layout, cfg, sessions, heartbeatNotifier(opts.HeartbeatNotifier, chRT.notifier()), clk, opts.NewID, log)
+	defer hbRT.close(log) // normally stopped already by drain; its history closes here
 	if chRT != nil {
 		metrics.WatchChannels(func() []api.ChannelStatus { return chRT.status(ctx) })
 	}
-	hbRT := openHeartbeat(ctx, layout, cfg, sessions, heartbeatNotifier(opts.HeartbeatNotifier, chRT.notifier()), clk, opts.NewID, log)
-	defer hbRT.close(log) // normally stopped already by drain; its history closes here
 	d = &daemon{
 		bg:           bg,
 		log:          log,
@@ -323,7 +323,7 @@ func Run(ctx context.Context, opts Options) error {
 		Sop:       sopRT.status,
 		Heartbeat: hbRT.hb,
 		Doctor: doctorFor(layout, endpoint, opts.Environ, func() *api.GatewayStatus { return d.gatewayStatus(opts.Ephemeral) },
-			func() *api.HandshakeOnly { return d.srv.HandshakeOnly() }, sopRT.status, mcpm.Status, chRT.status, hbRT.hb.Status, // called only once the server serves
+			func() *api.HandshakeOnly { return d.srv.HandshakeOnly() }, sopRT.status, mcpm.Status, hbRT.hb.Status, chRT.status, // called only once the server serves
 			localeFor(catalog, cfg.Current, opts.Environ)),
 		Locales: i18n.Fetcher{BaseURL: opts.LocalesBaseURL, Version: api.ServerVersion},
 	})

@@ -69,11 +69,11 @@ func secretScrubber(current func() *config.Config) func(string) string {
 
 // doctorFor runs the doctor on this install from inside the daemon (doctor/run).
 func doctorFor(layout install.Layout, endpoint string, environ []string, gw func() *api.GatewayStatus, handshakes func() *api.HandshakeOnly,
-	sop func() *api.SopStatus, mcpStatus func() []api.MCPServerStatus, channels func(context.Context) []api.ChannelStatus,
-	hb func() api.HeartbeatStatus, locale func(string) *i18n.Localizer) func(context.Context, api.DoctorRunParams) api.DoctorResult {
+	sop func() *api.SopStatus, mcpStatus func() []api.MCPServerStatus, hb func() api.HeartbeatStatus,
+	channels func(context.Context) []api.ChannelStatus, locale func(string) *i18n.Localizer) func(context.Context, api.DoctorRunParams) api.DoctorResult {
 	return func(ctx context.Context, p api.DoctorRunParams) api.DoctorResult {
 		return doctor.Run(ctx, doctor.Options{Layout: layout, Endpoint: endpoint, Environ: environ, SkipProviders: p.Offline, Gateway: gw,
-			HandshakeOnly: handshakes, Sop: sop, MCPStatus: mcpStatus, Channels: channels, Heartbeat: hb, Locale: locale(p.Locale)})
+			HandshakeOnly: handshakes, Sop: sop, MCPStatus: mcpStatus, Heartbeat: hb, Channels: channels, Locale: locale(p.Locale)})
 	}
 }
 

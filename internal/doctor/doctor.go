@@ -26,8 +26,8 @@ const (
 	CategoryProviders = "providers"
 	CategoryGateway   = "gateway"
 	CategorySop       = "sop"
-	CategoryChannels  = "channels"
 	CategoryHeartbeat = "heartbeat"
+	CategoryChannels  = "channels"
 )
 
 // DefaultProbeTimeout bounds the reachability probe of each provider.
@@ -93,11 +93,11 @@ func Run(ctx context.Context, o Options) api.DoctorResult {
 			checkSop(r, *st)
 		}
 	}
-	if o.Channels != nil {
-		checkChannels(r, o.Channels(ctx))
-	}
 	if o.Heartbeat != nil {
 		checkHeartbeat(r, o.Heartbeat())
+	}
+	if o.Channels != nil {
+		checkChannels(r, o.Channels(ctx))
 	}
 	if cfg != nil {
 		checkMCP(r, cfg, o.MCPStatus)
