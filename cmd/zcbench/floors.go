@@ -339,7 +339,7 @@ func readSSEDirect(hc *http.Client, base string, chunks int) (turn, error) {
 // The bare insert loop uses the daemon's own DSN pragmas (internal/store's dsnPragmas; a test keeps the two
 // equal) and a writer in BEGIN IMMEDIATE mode, as the store does.
 const storePragmas = "_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)" +
-	"&_pragma=foreign_keys(ON)"
+	"&_pragma=foreign_keys(ON)&_pragma=journal_size_limit(8388608)"
 
 // copySchema reads every schema object of the SQLite file at from in creation order, leaving out SQLite's own
 // tables and the shadow tables an FTS5 table creates for itself.

@@ -7,6 +7,13 @@ import "time"
 // answered) and "out:<state>" (pending, sending, sent, unconfirmed, failed); out:unconfirmed counts replies a
 // crash left undecided on a platform that cannot say whether they arrived. Warnings are config problems that
 // leave the channel deaf.
+// ChannelBrief is one chat channel in status.channels: its id and state (running, backoff, parked, stale),
+// without the durable counts (status answers without reading a database).
+type ChannelBrief struct {
+	ID    string `json:"id"`
+	State string `json:"state"`
+}
+
 type ChannelStatus struct {
 	ID             string         `json:"id"`
 	Type           string         `json:"type"`

@@ -138,6 +138,9 @@ type CatalogResult struct {
 type CatalogModelsParams struct {
 	ModelProvider string `json:"model_provider"`
 	Provider      string `json:"provider,omitempty"`
+	// Live (ours) asks the configured provider "<family>.<alias>" itself which models it offers (the result's
+	// live is then true) instead of the built-in list.
+	Live bool `json:"live,omitempty"`
 }
 
 // CatalogModelsResult is the result of config/catalog-models. Live is always false: the list is built in, never

@@ -93,8 +93,11 @@ type StatusResult struct {
 	Gateway *GatewayStatus `json:"gateway,omitempty"`
 	// Sop is the SOP runtime's state; absent when the runtime is off ([sop] sops_dir unset).
 	Sop *SopStatus `json:"sop,omitempty"`
-	// Heartbeat is the heartbeat's state; absent from a daemon that does not report it.
+	// Heartbeat is the heartbeat's state; absent while [heartbeat] is simply off (present, with its problem,
+	// when a bad [heartbeat] turned it off).
 	Heartbeat *HeartbeatStatus `json:"heartbeat,omitempty"`
+	// Channels are the chat channels' states; absent when none is configured.
+	Channels []ChannelBrief `json:"channels,omitempty"`
 }
 
 // SopStatus is status.sop: where SOP runs are kept, and loudly, when they are not durable although that was

@@ -111,11 +111,21 @@ type SessionKillResult struct {
 // SessionListParams are the params of session/list.
 type SessionListParams struct {
 	Query string `json:"query,omitempty"`
-	Limit int    `json:"limit,omitempty"`
-	// Offset skips that many of the sessions the caller may see, most recent first (ours: the dashboard's
-	// pages); negative is 0.
+	// Limit is the page size: 0 means DefaultSessionListLimit, more than MaxSessionListLimit is that.
+	Limit int `json:"limit,omitempty"`
+	// Offset (ours) skips that many rows of the listing: the next page of a result with has_more is asked with
+	// its next_offset.
 	Offset int `json:"offset,omitempty"`
 }
+
+// Page sizes of session/list and session/messages (ours: upstream answers every row when no limit is given;
+// a page keeps a listing's cost and answer bounded whatever the history holds).
+const (
+	DefaultSessionListLimit     = 100
+	MaxSessionListLimit         = 1000
+	DefaultSessionMessagesLimit = 200
+	MaxSessionMessagesLimit     = 1000
+)
 
 // SessionSummary is one row of session/list. SessionKey is the row's key in sessions.db; ChannelID names the
 // channel a channel-originated session came from.
@@ -138,6 +148,9 @@ type SessionSummary struct {
 // SessionListResult is the result of session/list.
 type SessionListResult struct {
 	Sessions []SessionSummary `json:"sessions"`
+	// HasMore and NextOffset (ours) say that rows beyond this page exist and the offset that asks for them.
+	HasMore    bool `json:"has_more,omitempty"`
+	NextOffset int  `json:"next_offset,omitempty"`
 }
 
 // SessionMessagesParams are the params of session/messages. A page holds the newest messages before

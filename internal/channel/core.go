@@ -252,6 +252,22 @@ func (c *Core) Status(ctx context.Context) []Status {
 	return out
 }
 
+// States lists every configured channel's id and state, sorted by id, without reading the store.
+func (c *Core) States() []Status {
+	c.mu.Lock()
+	keys := sortedKeys(c.runners)
+	rs := make([]*runner, len(keys))
+	for i, k := range keys {
+		rs[i] = c.runners[k]
+	}
+	c.mu.Unlock()
+	out := make([]Status, len(rs))
+	for i, r := range rs {
+		out[i] = r.status()
+	}
+	return out
+}
+
 // Notify implements Notifier: the text is queued in the channel's outbox (split per its limit) and sent like
 // any reply.
 func (c *Core) Notify(ctx context.Context, target, text string) error {

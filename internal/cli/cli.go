@@ -60,6 +60,8 @@ func commands() []command {
 		{"acp", "cli-acp-about", runACP},
 		{"mcp", "cli-mcp-about", runMCP},
 		{"quickstart", "cli-quickstart-about", runQuickstart},
+		{"heartbeat", "cli-heartbeat-about", runHeartbeat},
+		{"onboard", "cli-onboard-about", runOnboard},
 		{"config", "cli-config-about", runConfig},
 		{"logs", "cli-logs-about", runLogs},
 		{"costs", "cli-costs-about", runCosts},
@@ -69,6 +71,9 @@ func commands() []command {
 		{"rpc", "cli-rpc-about", runRPC},
 		{"stop", "cli-stop-about", runStop},
 		{"service", "cli-service-about", runService},
+		{"ps", "cli-ps-about", runPs},
+		{"models", "cli-models-about", runModels},
+		{"completion", "cli-completion-about", runCompletion},
 		{"version", "cli-version-about", runVersion},
 	}
 }
@@ -105,6 +110,9 @@ func dispatch(ctx context.Context, env Env, args []string) error {
 	if len(args) == 0 {
 		usage(env.Stderr, env.Locale())
 		return errUsage
+	}
+	if args[0] == completeCommand { // hidden: what the completion scripts call
+		return runComplete(ctx, env, args[1:])
 	}
 	if isHelpArg(args[0]) {
 		if len(args) > 1 && args[0] == "help" { // zeroclaw help CMD [SUB] is CMD [SUB] -h

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -54,52 +55,83 @@ func splitLines(b []byte) []string {
 	return strings.Split(s, "\n")
 }
 
-// diffLines is the longest-common-subsequence line diff; past 4M cells (files far larger than a config) it
-// shows the old file removed and the new one added.
+// diffLines is Myers' shortest edit script of a into b, which costs time and memory in proportion to the
+// number of changed lines, not the size of the files: a quickstart adds a few dozen lines to a config of any
+// length. Past maxDiffCells of bookkeeping it shows the old file removed and the new one added.
 func diffLines(a, b []string) []diffOp {
+	if ops, ok := myers(a, b); ok {
+		return ops
+	}
 	var out []diffOp
-	if len(a)*len(b) > 4<<20 {
-		for _, l := range a {
-			out = append(out, diffOp{'-', l})
-		}
-		for _, l := range b {
-			out = append(out, diffOp{'+', l})
-		}
-		return out
+	for _, l := range a {
+		out = append(out, diffOp{'-', l})
 	}
-	// lcs[i][j] is the LCS length of a[i:] and b[j:].
-	lcs := make([][]int, len(a)+1)
-	for i := range lcs {
-		lcs[i] = make([]int, len(b)+1)
+	for _, l := range b {
+		out = append(out, diffOp{'+', l})
 	}
-	for i := len(a) - 1; i >= 0; i-- {
-		for j := len(b) - 1; j >= 0; j-- {
-			if a[i] == b[j] {
-				lcs[i][j] = lcs[i+1][j+1] + 1
+	return out
+}
+
+// maxDiffCells bounds the ints the edit graph's trace may hold (32 MiB).
+const maxDiffCells = 4 << 20
+
+func myers(a, b []string) ([]diffOp, bool) {
+	n, m := len(a), len(b)
+	width := 2*(n+m) + 2
+	off := n + m
+	v := make([]int, width)
+	var trace [][]int
+	for d := 0; d <= n+m; d++ {
+		if (d+1)*width > maxDiffCells {
+			return nil, false
+		}
+		trace = append(trace, slices.Clone(v))
+		for k := -d; k <= d; k += 2 {
+			var x int
+			if k == -d || (k != d && v[off+k-1] < v[off+k+1]) {
+				x = v[off+k+1] // down: an insertion
 			} else {
-				lcs[i][j] = max(lcs[i+1][j], lcs[i][j+1])
+				x = v[off+k-1] + 1 // right: a deletion
+			}
+			y := x - k
+			for x < n && y < m && a[x] == b[y] {
+				x, y = x+1, y+1
+			}
+			v[off+k] = x
+			if x >= n && y >= m {
+				return backtrack(trace, a, b, off), true
 			}
 		}
 	}
-	i, j := 0, 0
-	for i < len(a) && j < len(b) {
-		switch {
-		case a[i] == b[j]:
-			out = append(out, diffOp{' ', a[i]})
-			i, j = i+1, j+1
-		case lcs[i+1][j] >= lcs[i][j+1]:
-			out = append(out, diffOp{'-', a[i]})
-			i++
-		default:
-			out = append(out, diffOp{'+', b[j]})
-			j++
+	return nil, false
+}
+
+// backtrack walks the trace from the end back to the start and returns the ops in order.
+func backtrack(trace [][]int, a, b []string, off int) []diffOp {
+	var rev []diffOp
+	x, y := len(a), len(b)
+	for d := len(trace) - 1; d >= 0; d-- {
+		v := trace[d]
+		k := x - y
+		prevK := k - 1
+		if k == -d || (k != d && v[off+k-1] < v[off+k+1]) {
+			prevK = k + 1
+		}
+		prevX := v[off+prevK]
+		prevY := prevX - prevK
+		for x > prevX && y > prevY {
+			rev = append(rev, diffOp{' ', a[x-1]})
+			x, y = x-1, y-1
+		}
+		if d > 0 {
+			if x == prevX {
+				rev = append(rev, diffOp{'+', b[y-1]})
+			} else {
+				rev = append(rev, diffOp{'-', a[x-1]})
+			}
+			x, y = prevX, prevY
 		}
 	}
-	for ; i < len(a); i++ {
-		out = append(out, diffOp{'-', a[i]})
-	}
-	for ; j < len(b); j++ {
-		out = append(out, diffOp{'+', b[j]})
-	}
-	return out
+	slices.Reverse(rev)
+	return rev
 }

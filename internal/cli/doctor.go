@@ -50,7 +50,7 @@ func runDoctor(ctx context.Context, env Env, args []string) error {
 		b, _ := json.MarshalIndent(res, "", "  ")
 		fmt.Fprintln(env.Stdout, string(b))
 	} else {
-		printDoctor(env.Stdout, loc, layout.Root, via, res)
+		printDoctor(env.Stdout, loc, env.colour(env.Stdout), layout.Root, via, res)
 	}
 	if !doctor.OK(res) {
 		return &hint.Error{Err: errors.New(loc.T("cli-doctor-found", "errors", res.Summary.Errors, "warnings", res.Summary.Warnings)),
@@ -59,9 +59,10 @@ func runDoctor(ctx context.Context, env Env, args []string) error {
 	return nil
 }
 
-func printDoctor(w io.Writer, loc *i18n.Localizer, root, via string, res api.DoctorResult) {
+func printDoctor(w io.Writer, loc *i18n.Localizer, colour bool, root, via string, res api.DoctorResult) {
 	fmt.Fprintln(w, loc.T("cli-doctor-header", "root", visible.Escape(root), "via", via))
-	mark := map[string]string{api.SeverityOK: "ok   ", api.SeverityWarn: "WARN ", api.SeverityError: "ERROR"}
+	mark := map[string]string{api.SeverityOK: style(colour, "32", "ok") + "   ", api.SeverityWarn: style(colour, "33", "WARN") + " ",
+		api.SeverityError: style(colour, "31", "ERROR")}
 	for _, d := range res.Results {
 		m, ok := mark[d.Severity]
 		if !ok {

@@ -53,6 +53,8 @@ func runQuickstart(ctx context.Context, env Env, args []string) error {
 	configDir := configDirFlag(fs)
 	var a qsAnswers
 	fs.StringVar(&a.provider, "provider", "", "model provider: openai (or OpenAI-compatible with --uri), ollama, anthropic or echo")
+	fs.StringVar(&a.provider, "model-provider", "", "the same as --provider (upstream's name)")
+	apiKeyFlag := fs.String("api-key", "", "the API key itself (upstream's flag; it shows in ps: prefer --api-key-env)")
 	fs.StringVar(&a.uri, "uri", "", "base URL of the provider's API (default: the provider's own)")
 	fs.StringVar(&a.model, "model", "", "model name")
 	fs.StringVar(&a.keyEnv, "api-key-env", "", "environment variable holding the API key (default: OPENAI_API_KEY or ANTHROPIC_API_KEY)")
@@ -75,6 +77,10 @@ func runQuickstart(ctx context.Context, env Env, args []string) error {
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	set["provider"] = set["provider"] || set["model-provider"]
+	if set["api-key"] {
+		set["api-key-env"], a.keyEnv = true, ""
+	}
 	p := &prompter{in: bufio.NewReader(env.Stdin), out: env.Stdout, yes: *yes}
 	if err := a.complete(p, set, env); err != nil {
 		if errors.Is(err, errQSCancelled) {
@@ -87,7 +93,7 @@ func runQuickstart(ctx context.Context, env Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	apiKey := ""
+	apiKey := *apiKeyFlag
 	if a.keyEnv != "" {
 		apiKey = env.Getenv(a.keyEnv)
 	}
@@ -197,18 +203,32 @@ func (p *prompter) ask(question, def string) (string, error) {
 	} else {
 		fmt.Fprintf(p.out, "%s: ", question)
 	}
-	line, err := p.in.ReadString('\n')
+	line, err := readLine(p.in, qsMaxAnswer)
 	if err != nil && (line == "" || !errors.Is(err, io.EOF)) {
 		fmt.Fprintln(p.out)
 		return "", errQSCancelled
-	}
-	if len(line) > 4096 {
-		line = line[:4096]
 	}
 	if s := strings.TrimSpace(line); s != "" {
 		return s, nil
 	}
 	return def, nil
+}
+
+// qsMaxAnswer bounds one answer; the rest of a longer line is read and dropped, never held.
+const qsMaxAnswer = 4096
+
+// readLine reads one line, keeping at most max bytes of it.
+func readLine(r *bufio.Reader, max int) (string, error) {
+	var line []byte
+	for {
+		chunk, err := r.ReadSlice('\n')
+		if room := max - len(line); room > 0 {
+			line = append(line, chunk[:min(len(chunk), room)]...)
+		}
+		if !errors.Is(err, bufio.ErrBufferFull) {
+			return string(line), err
+		}
+	}
 }
 
 func (p *prompter) confirm(question string, def bool) (bool, error) {

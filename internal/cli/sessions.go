@@ -6,8 +6,8 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/zeroclaw-go/zeroclaw/internal/api"
@@ -34,8 +34,8 @@ func sessionsList(ctx context.Context, env Env, args []string) error {
 		return err
 	}
 	defer c.Close()
-	var res api.SessionListResult
-	if err := c.Call(ctx, api.MethodSessionList, api.SessionListParams{Query: *query, Limit: *limit}, &res); err != nil {
+	res, err := listSessions(ctx, c, *query, *limit)
+	if err != nil {
 		return callError("sessions list", err, nil)
 	}
 	rows := make([]sessionRow, len(res.Sessions))
@@ -49,15 +49,13 @@ func sessionsList(ctx context.Context, env Env, args []string) error {
 		fmt.Fprintln(env.Stderr, "no sessions")
 		return nil
 	}
-	tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tAGENT\tMESSAGES\tLAST ACTIVITY\tSTATE\tTITLE")
+	tw := newTable(env, env.Stdout, "ID", "AGENT", "MESSAGES", "LAST ACTIVITY", "STATE", "TITLE")
 	for _, s := range rows {
 		agent := s.AgentAlias
 		if agent == "" {
 			agent = "-"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\n", s.SessionID, visible.Escape(agent), s.MessageCount, localTime(s.LastActivity), s.State,
-			visible.Escape(s.Title))
+		tw.Row(s.SessionID, visible.Escape(agent), strconv.Itoa(s.MessageCount), localTime(s.LastActivity), s.State, visible.Escape(s.Title))
 	}
 	return tw.Flush()
 }
@@ -95,8 +93,8 @@ func sessionTitle(ctx context.Context, c *client.Conn, s api.SessionSummary) str
 // resolveSession maps a session id, or a unique prefix of one, to the id of a stored session; an unknown id or
 // an ambiguous prefix is an error naming what to do.
 func resolveSession(ctx context.Context, c *client.Conn, arg string) (string, error) {
-	var res api.SessionListResult
-	if err := c.Call(ctx, api.MethodSessionList, api.SessionListParams{}, &res); err != nil {
+	res, err := listSessions(ctx, c, "", 0)
+	if err != nil {
 		return "", callError("sessions", err, nil)
 	}
 	var matches []string
@@ -270,4 +268,25 @@ func localTime(s string) string {
 		return s
 	}
 	return t.Local().Format("2006-01-02 15:04:05")
+}
+
+// listSessions asks session/list for at most limit sessions (0: all), page by page (the daemon answers at most
+// api.MaxSessionListLimit rows a call and says has_more).
+func listSessions(ctx context.Context, c *client.Conn, query string, limit int) (api.SessionListResult, error) {
+	out := api.SessionListResult{Sessions: []api.SessionSummary{}}
+	for offset := 0; ; {
+		page := api.MaxSessionListLimit
+		if limit > 0 {
+			page = min(page, limit-len(out.Sessions))
+		}
+		var res api.SessionListResult
+		if err := c.Call(ctx, api.MethodSessionList, api.SessionListParams{Query: query, Limit: page, Offset: offset}, &res); err != nil {
+			return api.SessionListResult{}, err
+		}
+		out.Sessions = append(out.Sessions, res.Sessions...)
+		if !res.HasMore || res.NextOffset <= offset || (limit > 0 && len(out.Sessions) >= limit) {
+			return out, nil
+		}
+		offset = res.NextOffset
+	}
 }

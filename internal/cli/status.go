@@ -37,6 +37,9 @@ func runStatus(ctx context.Context, env Env, args []string) error {
 	if st.Gateway != nil {
 		fmt.Fprintf(env.Stdout, "  gateway:     %s\n", visible.Sanitize(gatewayLine(*st.Gateway)))
 	}
+	if st.Heartbeat != nil {
+		fmt.Fprintf(env.Stdout, "  heartbeat:   %s\n", visible.Sanitize(heartbeatLine(*st.Heartbeat)))
+	}
 	if st.Sop != nil {
 		fmt.Fprintf(env.Stdout, "  sop:         %s\n", visible.Sanitize(sopLine(*st.Sop)))
 	}
@@ -67,4 +70,22 @@ func gatewayLine(g api.GatewayStatus) string {
 		return "disabled (" + g.Error + ")"
 	}
 	return "NOT SERVED at " + g.Addr + ": " + g.Error + " (zeroclaw doctor says how to fix it)"
+}
+
+// heartbeatLine is status.heartbeat in one line: off and why, or the agent, the interval and the last outcome.
+func heartbeatLine(h api.HeartbeatStatus) string {
+	if h.Problem != "" {
+		return "off: " + h.Problem
+	}
+	line := fmt.Sprintf("every %d min as %s", h.IntervalMinutes, h.Agent)
+	if h.LastStatus != "" {
+		line += ", last slot " + h.LastStatus
+	}
+	if h.ConsecutiveFailures > 0 {
+		line += fmt.Sprintf(" (%d failed in a row)", h.ConsecutiveFailures)
+	}
+	if h.DeadmanAlertAt != "" {
+		line += ", dead-man alert raised"
+	}
+	return line
 }

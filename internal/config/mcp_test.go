@@ -258,3 +258,23 @@ tool_filter_groups = [{mode = "always", tools = ["y__z"]}]
 		t.Fatalf("warnings %v", warns)
 	}
 }
+
+// The inline-array spelling (mcp.servers = [{..., env = {...}, headers = {...}}]) is encrypted at the next
+// write too.
+func TestMCPSecretsEncryptedAtRestInlineArray(t *testing.T) {
+	m, path := openManager(t, commentedConfig+`
+[mcp]
+servers = [{ name = "a", command = "srv", tool_timeout_secs = 30, args = ["-x", "y"], env = { TOKEN = "plain-env-inline" } }, { name = "b", transport = "http", url = "https://h/", headers = { Authorization = "Bearer plain-hdr-inline" } }]
+`)
+	if _, err := m.Set(t.Context(), "providers.models.openai.default.model", json.RawMessage(`"gpt-4o"`), nil); err != nil {
+		t.Fatal(err)
+	}
+	text := readFile(t, path)
+	if strings.Contains(text, "plain-env-inline") || strings.Contains(text, "plain-hdr-inline") || !strings.Contains(text, "tool_timeout_secs = 30") {
+		t.Fatalf("plaintext MCP secret on disk:\n%s", text)
+	}
+	if s := m.Current().MCP.Servers; len(s) != 2 || s[0].Env["TOKEN"] != "plain-env-inline" || s[1].Headers["Authorization"] != "Bearer plain-hdr-inline" ||
+		s[0].ToolTimeoutSecs != 30 || len(s[0].Args) != 2 {
+		t.Fatalf("live = %+v", s)
+	}
+}

@@ -375,7 +375,21 @@ type ACPConfig struct {
 	// AllowedRoots are the directories (absolute, ~ expanded) below which the owner may open an ACP session whose
 	// cwd lies outside the agent's workspace. Empty: every ACP session works in its agent's workspace.
 	AllowedRoots []string `toml:"allowed_roots" desc:"Absolute directories below which the owner may choose an ACP session's cwd outside the agent's workspace; empty: none."`
+	// MaxSessions caps the sessions (chat and ACP) kept live in memory at once. Upstream's key (its default 10
+	// refuses the next session); here an idle session makes room and comes back from the store at the next call
+	// naming it, and a call that finds every live session busy waits for one to become idle.
+	MaxSessions int `toml:"max_sessions" desc:"Sessions kept live in memory at once; an idle one is dropped to make room and comes back from the store when next used."`
+	// SessionTimeoutSecs is how long an idle session stays live before it is dropped from memory (it comes
+	// back from the store when next used). Upstream's key; its default is 3600.
+	SessionTimeoutSecs int `toml:"session_timeout_secs" desc:"Seconds an idle session stays in memory before it is dropped (it comes back from the store when next used)."`
 }
+
+// Default [acp] session limits (ours: upstream's are 10 and 3600).
+const (
+	DefaultACPMaxSessions        = 64
+	DefaultACPSessionTimeoutSecs = 600
+	MaxACPMaxSessions            = 100000
+)
 
 // SecurityConfig is [security].
 type SecurityConfig struct {
@@ -447,6 +461,7 @@ func base() *Config {
 		RPC: RPCConfig{MaxLocalConnections: 512, MaxFrameBytes: 8388608, InitializeTimeoutMS: 30000,
 			FrameTimeoutMS: 30000, WriteTimeoutMS: 30000, MaxInflightFrameBytes: 64 << 20},
 		Security: SecurityConfig{TrustDaemonUID: true},
+		ACP:      ACPConfig{MaxSessions: DefaultACPMaxSessions, SessionTimeoutSecs: DefaultACPSessionTimeoutSecs},
 		Memory:   DefaultMemory(),
 		Skills:   SkillsConfig{PromptInjectionMode: SkillsModeFull},
 		MCP:      MCPConfig{Enabled: true},

@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"math"
 	"reflect"
 	"sort"
 	"strconv"
@@ -102,6 +103,15 @@ func encryptText(file string, raw []byte, box *secrets.Box) ([]byte, error) {
 			out = tomledit.Splice(out, l.ValStart, l.ValEnd, literal(reflect.ValueOf(enc)))
 			continue
 		}
+		if arr, ok := l.Value.([]any); ok && len(l.Path) == 2 && l.Path[0] == "mcp" && l.Path[1] == "servers" && inlineWritable(arr) {
+			// mcp.servers = [{..., env = {...}, headers = {...}}]: the inline spelling of [[mcp.servers]].
+			if enc, changed, err := encryptInlineServers(arr, box); err != nil {
+				return nil, err
+			} else if changed {
+				out = tomledit.Splice(out, l.ValStart, l.ValEnd, inlineLiteral(enc))
+			}
+			continue
+		}
 		if l.ArrayTable {
 			continue
 		}
@@ -146,4 +156,107 @@ func needsEncryption(v any) bool {
 // (mcp.servers.env.<KEY>, mcp.servers.headers.<Name>), which the schema paths do not reach.
 func arraySecret(p tomledit.Path) bool {
 	return len(p) == 4 && p[0] == "mcp" && p[1] == "servers" && isSecretName(p[2])
+}
+
+// encryptInlineServers encrypts the env and headers values of an inline mcp.servers array that need it,
+// reporting whether any did.
+func encryptInlineServers(arr []any, box *secrets.Box) ([]any, bool, error) {
+	changed := false
+	out := make([]any, len(arr))
+	for i, it := range arr {
+		entry, ok := it.(map[string]any)
+		if !ok {
+			out[i] = it
+			continue
+		}
+		cp := make(map[string]any, len(entry))
+		for k, v := range entry {
+			cp[k] = v
+		}
+		for k, v := range entry {
+			m, ok := v.(map[string]any)
+			if !ok || !isSecretName(k) {
+				continue
+			}
+			em := make(map[string]any, len(m))
+			for name, val := range m {
+				em[name] = val
+				if needsEncryption(val) {
+					enc, err := box.Encrypt(val.(string))
+					if err != nil {
+						return nil, false, fmt.Errorf("config: encrypt mcp.servers[%d].%s.%s: %w", i, k, name, err)
+					}
+					em[name], changed = enc, true
+				}
+			}
+			cp[k] = em
+		}
+		out[i] = cp
+	}
+	return out, changed, nil
+}
+
+// inlineWritable reports whether inlineLiteral writes v back exactly: strings, integers, floats, booleans,
+// arrays and tables of them (a datetime, which the servers' schema has no field for, is left alone).
+func inlineWritable(v any) bool {
+	switch x := v.(type) {
+	case string, int64, bool:
+		return true
+	case float64:
+		return !math.IsInf(x, 0) && !math.IsNaN(x)
+	case []any:
+		for _, it := range x {
+			if !inlineWritable(it) {
+				return false
+			}
+		}
+		return true
+	case map[string]any:
+		for _, it := range x {
+			if !inlineWritable(it) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// inlineLiteral writes a decoded TOML value back as an inline value (tables with sorted keys).
+func inlineLiteral(v any) string {
+	switch x := v.(type) {
+	case []any:
+		parts := make([]string, len(x))
+		for i, it := range x {
+			parts[i] = inlineLiteral(it)
+		}
+		return "[" + strings.Join(parts, ", ") + "]"
+	case map[string]any:
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		parts := make([]string, len(keys))
+		for i, k := range keys {
+			parts[i] = inlineKey(k) + " = " + inlineLiteral(x[k])
+		}
+		return "{ " + strings.Join(parts, ", ") + " }"
+	case nil:
+		return `""`
+	case int64:
+		return strconv.FormatInt(x, 10)
+	case int:
+		return strconv.Itoa(x)
+	}
+	return literal(reflect.ValueOf(v))
+}
+
+// inlineKey writes a key of an inline table as the parser holds it (its text: a quoted or dotted key keeps its
+// quotes and dots), so the rewritten table parses to the same keys.
+func inlineKey(k string) string {
+	if k == "" {
+		return `""`
+	}
+	return k
 }

@@ -180,6 +180,12 @@ func validate(cfg *Config, d *tomledit.Document, file string) (*ValidationError,
 			v.add(Path{"acp", "default_agent"}, "agent %q is not defined under agents", a)
 		}
 	}
+	if n := cfg.ACP.MaxSessions; n < 1 || n > MaxACPMaxSessions {
+		v.add(Path{"acp", "max_sessions"}, "must be between 1 and %d, got %d", MaxACPMaxSessions, n)
+	}
+	if n := cfg.ACP.SessionTimeoutSecs; n < 1 {
+		v.add(Path{"acp", "session_timeout_secs"}, "must be positive, got %d", n)
+	}
 	for i, r := range cfg.ACP.AllowedRoots {
 		if r = strings.TrimSpace(r); r == "" || !(filepath.IsAbs(r) || r == "~" || strings.HasPrefix(r, "~/")) {
 			v.add(Path{"acp", "allowed_roots"}, "entry %d (%q) must be an absolute directory", i, cfg.ACP.AllowedRoots[i])

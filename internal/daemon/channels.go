@@ -91,6 +91,18 @@ func (rt *channelRuntime) status(ctx context.Context) []api.ChannelStatus {
 	return out
 }
 
+// states is status.channels: each channel's id and state (nil: none).
+func (rt *channelRuntime) states() []api.ChannelBrief {
+	if rt == nil {
+		return nil
+	}
+	var out []api.ChannelBrief
+	for _, s := range rt.core.States() {
+		out = append(out, api.ChannelBrief{ID: s.ID, State: s.State})
+	}
+	return out
+}
+
 // notifier is the channels as a channel.Notifier (nil when none can run).
 func (rt *channelRuntime) notifier() channel.Notifier {
 	if rt == nil {

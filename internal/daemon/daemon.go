@@ -25,6 +25,7 @@ import (
 	"github.com/zeroclaw-go/zeroclaw/internal/clock"
 	"github.com/zeroclaw-go/zeroclaw/internal/config"
 	"github.com/zeroclaw-go/zeroclaw/internal/gateway"
+	"github.com/zeroclaw-go/zeroclaw/internal/heartbeat"
 	"github.com/zeroclaw-go/zeroclaw/internal/i18n"
 	"github.com/zeroclaw-go/zeroclaw/internal/install"
 	"github.com/zeroclaw-go/zeroclaw/internal/install/legacy"
@@ -63,6 +64,9 @@ type Options struct {
 	NewID func() string
 	// NewProvider builds the provider an agent's model_provider names; nil means the real providers.
 	NewProvider session.ProviderFactory
+	// HeartbeatNotifier delivers the heartbeat's dead-man alerts and announcements; nil: the chat channels'
+	// notifier (a test gives its own).
+	HeartbeatNotifier heartbeat.Notifier
 
 	// Ready, if set, is called once the endpoint accepts connections.
 	Ready func(endpoint string)
@@ -258,6 +262,8 @@ func Run(ctx context.Context, opts Options) error {
 	// The chat channels after the sessions their turns run on; events a previous process recorded are resumed.
 	chRT := openChannels(ctx, layout, cfg, st.chat, sessions, clk, log)
 	defer chRT.close() // normally done already by drain
+	hbRT := openHeartbeat(ctx, layout, cfg, sessions, heartbeatNotifier(opts.HeartbeatNotifier, chRT.notifier()), clk, opts.NewID, log)
+	defer hbRT.close(log) // normally stopped already by drain; its history closes here
 	if chRT != nil {
 		metrics.WatchChannels(func() []api.ChannelStatus { return chRT.status(ctx) })
 	}
@@ -275,12 +281,17 @@ func Run(ctx context.Context, opts Options) error {
 		sop:          sopRT,
 		sops:         sopRT.engine(),
 		channels:     chRT,
+		hb:           hbRT,
 	}
-	// The catalogues: the binary's, with what locales/fetch clients stored in data/ftl laid over them.
-	catalog, ftlErrs := i18n.Open(filepath.Join(layout.DataDir, "ftl"))
-	for _, e := range ftlErrs {
-		log.Warn("catalogue entry ignored", "component", "i18n", "err", e)
-	}
+	// The catalogues: the binary's, with what locales/fetch clients stored in data/ftl laid over them, read
+	// when first needed (an idle daemon holds none).
+	catalog := sync.OnceValue(func() *i18n.Catalog {
+		c, errs := i18n.Open(filepath.Join(layout.DataDir, "ftl"))
+		for _, e := range errs {
+			log.Warn("catalogue entry ignored", "component", "i18n", "err", e)
+		}
+		return c
+	})
 	d.srv = rpc.New(rpc.Options{
 		Logger: log.With("component", "rpc"),
 		Info: rpc.Info{
@@ -294,6 +305,7 @@ func Run(ctx context.Context, opts Options) error {
 		Sessions:      sessions,
 		MCPStatus:     mcpm.Status,
 		Channels:      chRT.status,
+		ChannelStates: chRT.states,
 		Memory:        mem,
 		Skills:        skills.NewCatalog(skills.CatalogOptions{Config: cfg.Current, InstallRoot: layout.Root, Now: clk.Now, Logger: log}),
 		Personality:   workspace.NewPersonality(cfg.Current, layout.Root),
@@ -307,10 +319,11 @@ func Run(ctx context.Context, opts Options) error {
 		Sops:          d.sops, // set before the server is built when [sop] runs an engine
 		SopLibrary:    sopLibrary(cfg.Current, layout.Root, opts.Home, func() *sopRuntime { return d.sop }, log),
 
-		Gateway: func() *api.GatewayStatus { return d.gatewayStatus(opts.Ephemeral) },
-		Sop:     sopRT.status,
+		Gateway:   func() *api.GatewayStatus { return d.gatewayStatus(opts.Ephemeral) },
+		Sop:       sopRT.status,
+		Heartbeat: hbRT.hb,
 		Doctor: doctorFor(layout, endpoint, opts.Environ, func() *api.GatewayStatus { return d.gatewayStatus(opts.Ephemeral) },
-			func() *api.HandshakeOnly { return d.srv.HandshakeOnly() }, sopRT.status, mcpm.Status, chRT.status, // called only once the server serves
+			func() *api.HandshakeOnly { return d.srv.HandshakeOnly() }, sopRT.status, mcpm.Status, hbRT.hb.Status, chRT.status, // called only once the server serves
 			localeFor(catalog, cfg.Current, opts.Environ)),
 		Locales: i18n.Fetcher{BaseURL: opts.LocalesBaseURL, Version: api.ServerVersion},
 	})
@@ -386,6 +399,7 @@ type daemon struct {
 	sops         *engine.Engine  // the SOP engine; nil when it is off
 	sop          *sopRuntime     // the engine with its store, tick and triggers; nil when it is off
 	channels     *channelRuntime // the chat channels; nil on the JSONL backend
+	hb           *heartbeatRT    // the heartbeat (always made; idle while [heartbeat] is off)
 
 	stopOnce sync.Once
 	stop     chan struct{} // closed by requestStop
@@ -473,7 +487,8 @@ func (d *daemon) drain(ctx context.Context) {
 	// cut after it stays in flight in runs.db and is marked interrupted at the next start (a cancelled turn
 	// would read as the step failing).
 	d.sop.close(ctx)
-	d.bg.stop(ctx) // scheduled jobs first: an agent job's turn ends before the sessions shut down
+	d.hb.hb.Close() // a heartbeat task cut here is recorded as error
+	d.bg.stop(ctx)  // scheduled jobs first: an agent job's turn ends before the sessions shut down
 	d.sessions.Shutdown(ctx)
 	d.srv.Drain(ctx)
 	d.acp.Drain(ctx)

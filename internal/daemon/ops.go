@@ -69,19 +69,20 @@ func secretScrubber(current func() *config.Config) func(string) string {
 
 // doctorFor runs the doctor on this install from inside the daemon (doctor/run).
 func doctorFor(layout install.Layout, endpoint string, environ []string, gw func() *api.GatewayStatus, handshakes func() *api.HandshakeOnly,
-	sop func() *api.SopStatus, mcpStatus func() []api.MCPServerStatus, channels func(context.Context) []api.ChannelStatus,
-	locale func(string) *i18n.Localizer) func(context.Context, api.DoctorRunParams) api.DoctorResult {
+	sop func() *api.SopStatus, mcpStatus func() []api.MCPServerStatus, hb func() api.HeartbeatStatus,
+	channels func(context.Context) []api.ChannelStatus, locale func(string) *i18n.Localizer) func(context.Context, api.DoctorRunParams) api.DoctorResult {
 	return func(ctx context.Context, p api.DoctorRunParams) api.DoctorResult {
 		return doctor.Run(ctx, doctor.Options{Layout: layout, Endpoint: endpoint, Environ: environ, SkipProviders: p.Offline, Gateway: gw,
-			HandshakeOnly: handshakes, Sop: sop, MCPStatus: mcpStatus, Channels: channels, Locale: locale(p.Locale)})
+			HandshakeOnly: handshakes, Sop: sop, MCPStatus: mcpStatus, Heartbeat: hb, Channels: channels, Locale: locale(p.Locale)})
 	}
 }
 
 // localeFor returns the daemon's localizer for a request: the locale it asks for, else config's locale, else
 // the daemon's environment (LC_ALL, LC_MESSAGES, LANG), else English. The catalogue is the binary's with the
 // install's data/ftl overrides, read once at start.
-func localeFor(cat *i18n.Catalog, current func() *config.Config, environ []string) func(string) *i18n.Localizer {
+func localeFor(catalog func() *i18n.Catalog, current func() *config.Config, environ []string) func(string) *i18n.Localizer {
 	return func(asked string) *i18n.Localizer {
+		cat := catalog()
 		if m := i18n.Match(asked); m != "" {
 			return cat.For(m)
 		}

@@ -26,6 +26,7 @@ const (
 	CategoryProviders = "providers"
 	CategoryGateway   = "gateway"
 	CategorySop       = "sop"
+	CategoryHeartbeat = "heartbeat"
 	CategoryChannels  = "channels"
 )
 
@@ -59,6 +60,9 @@ type Options struct {
 	// Locale writes the findings' messages and fixes (nil: English). IDs, categories and paths are never
 	// translated.
 	Locale *i18n.Localizer
+	// Heartbeat reports the running daemon's heartbeat (set inside the daemon); nil leaves the check out (a
+	// bad [heartbeat] is still a config finding).
+	Heartbeat func() api.HeartbeatStatus
 }
 
 // Run inspects the install and returns every finding, in a fixed order of checks. It fails only when ctx ends
@@ -88,6 +92,9 @@ func Run(ctx context.Context, o Options) api.DoctorResult {
 		if st := o.Sop(); st != nil {
 			checkSop(r, *st)
 		}
+	}
+	if o.Heartbeat != nil {
+		checkHeartbeat(r, o.Heartbeat())
 	}
 	if o.Channels != nil {
 		checkChannels(r, o.Channels(ctx))

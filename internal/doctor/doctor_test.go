@@ -107,6 +107,9 @@ func TestCleanInstall(t *testing.T) {
 	res := run(t, l)
 	assertClean(t, res)
 	find(t, res, "db-ok")
+	if d := find(t, res, "db-size"); !strings.Contains(d.Message, ", WAL ") || !strings.Contains(d.Message, " free pages (") {
+		t.Fatalf("database space finding: %+v", d)
+	}
 	find(t, res, "secrets-ok")
 	if d := find(t, res, "provider-reachable"); !strings.Contains(d.Message, "HTTP 404") {
 		t.Fatalf("provider finding: %+v", d)

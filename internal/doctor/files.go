@@ -111,8 +111,34 @@ func checkDatabases(ctx context.Context, r *report, l install.Layout) {
 			r.fail(CategoryDatabase, "db-corrupt", p, r.t("doctor-db-corrupt", "path", p, "problems", strings.Join(problems, "; ")), fix)
 		default:
 			r.ok(CategoryDatabase, "db-ok", r.t("doctor-db-ok", "path", p))
+			checkSpace(ctx, r, p)
 		}
 	}
+}
+
+// checkSpace reports the space database p takes: the file, its WAL and its free pages; a WAL past the bound
+// the store keeps it under (store.WALSizeLimit, cut back at each checkpoint) is a warning.
+func checkSpace(ctx context.Context, r *report, p string) {
+	st, err := store.Stats(ctx, p)
+	if err != nil {
+		r.warn(CategoryDatabase, "db-size-unknown", p, fmt.Sprintf("%s: size unknown: %v", p, err), "")
+		return
+	}
+	msg := fmt.Sprintf("%s: %s, WAL %s, %d free pages (%s)", p, mib(st.FileBytes), mib(st.WALBytes), st.FreePages, mib(st.FreePages*st.PageSize))
+	if st.WALBytes > store.WALSizeLimit {
+		r.warn(CategoryDatabase, "db-wal-large", p, msg+fmt.Sprintf("; the WAL is past its %s bound (a reader may be holding it open)", mib(store.WALSizeLimit)),
+			"stop the daemon (zeroclaw stop) and start it again: the last connection's checkpoint empties the WAL")
+		return
+	}
+	r.ok(CategoryDatabase, "db-size", msg)
+}
+
+// mib spells a byte count in MiB with one decimal (KiB below one MiB).
+func mib(n int64) string {
+	if n < 1<<20 {
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
 }
 
 // checkReceipts compares the JSONL import receipts of sessions.db with the archives (X.jsonl.migrated) and

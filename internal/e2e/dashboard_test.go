@@ -47,6 +47,13 @@ func TestDashboardInBrowser(t *testing.T) {
 				fmt.Fprint(w, sseChunk(part))
 			}
 			fmt.Fprint(w, "data: [DONE]\n\n")
+		case 3: // a turn that runs until the page cancels it
+			fmt.Fprint(w, sseChunk("working on it"))
+			w.(http.Flusher).Flush()
+			select {
+			case <-r.Context().Done():
+			case <-time.After(60 * time.Second):
+			}
 		default:
 			fmt.Fprint(w, sseChunk("another answer")+"data: [DONE]\n\n")
 		}
@@ -147,6 +154,13 @@ func TestDashboardInBrowser(t *testing.T) {
 			t.Fatal("the raw HTML is not shown as text")
 		}
 		b.screenshot(shots, "chat")
+
+		// A turn that does not end by itself: Cancel turn aborts it.
+		b.setValue("chat-input", "take your time")
+		b.submit("chat-form")
+		b.waitJS("the slow turn streams", "[...document.querySelectorAll('article.msg.assistant .body')].some(e => e.textContent.includes('working on it')) && !document.getElementById('chat-cancel').disabled")
+		b.click("#chat-cancel")
+		b.waitJS("the turn is cancelled", "document.querySelector('#chat-log [data-aborted=true]') && document.getElementById('chat-cancel').disabled")
 	})
 
 	t.Run("sessions", func(t *testing.T) {
@@ -165,6 +179,16 @@ func TestDashboardInBrowser(t *testing.T) {
 		b.click("#sessions-table tr[data-session] button")
 		b.waitJS("the transcript", "document.querySelectorAll('#transcript article').length >= 2")
 		b.screenshot(shots, "sessions")
+		// Delete the session from its row: it is gone from the page and from the daemon.
+		if ids := gatewaySessions(t, base, token); !slices.Contains(ids, sessionID) {
+			t.Fatalf("the daemon does not list the chat's session %s: %v", sessionID, ids)
+		}
+		b.eval("window.confirm = () => true", nil)
+		b.click("#sessions-table tr[data-session=" + jsString(sessionID) + "] button.danger")
+		b.waitJS("the row goes", "!document.querySelector('#sessions-table tr[data-session="+jsString(sessionID)+"]')")
+		if ids := gatewaySessions(t, base, token); slices.Contains(ids, sessionID) {
+			t.Fatalf("the deleted session %s is still listed by the daemon: %v", sessionID, ids)
+		}
 		b.setValue("sessions-q", "nosuchwordanywhere")
 		b.submit("sessions-search")
 		b.waitJS("no match", "document.querySelectorAll('#sessions-table tbody tr[data-session]').length === 0 && document.querySelector('#sessions-table td.empty')")
@@ -192,7 +216,17 @@ func TestDashboardInBrowser(t *testing.T) {
 			t.Fatalf("POST /pair: %d", res.StatusCode)
 		}
 		memStore(t, base, token, "dash-live-marker")
-		b.waitJS("the pairing's log line arrives live", "[...document.querySelectorAll('#logs-list li')].some(li => li.textContent.includes('config changed'))")
+		b.waitJS("the pairing's log line arrives live", "[...document.querySelectorAll('#logs-list li[data-live=true]')].some(li => li.textContent.includes('config changed'))")
+		// Paused, a new event is held, not shown; resumed, it is shown.
+		b.click("#logs-pause")
+		shown := b.str("String(document.querySelectorAll('#logs-list li').length)")
+		gatewayPut(t, base, token, "gateway.request_timeout_secs", 31)
+		b.waitJS("the event is held while paused", "/Paused: [1-9]/.test(document.getElementById('logs-status').textContent)")
+		if now := b.str("String(document.querySelectorAll('#logs-list li').length)"); now != shown {
+			t.Fatalf("paused, the list went from %s to %s lines", shown, now)
+		}
+		b.click("#logs-pause")
+		b.waitJS("resumed, the held event is shown", "document.querySelectorAll('#logs-list li').length > "+shown)
 		n := b.str("String(document.querySelectorAll('#logs-list li').length)")
 		b.setValue("logs-filter", "no-such-text-in-any-event")
 		if vis := b.str("String([...document.querySelectorAll('#logs-list li')].filter(li => !li.hidden).length)"); vis != "0" {
@@ -252,7 +286,7 @@ func TestDashboardInBrowser(t *testing.T) {
 
 	t.Run("pages", func(t *testing.T) {
 		b.t = t
-		for _, p := range []string{"overview", "approvals", "cron", "memory", "doctor", "devices", "agents", "sops", "mcp"} {
+		for _, p := range []string{"overview", "approvals", "cron", "memory", "doctor", "devices", "agents", "sops", "mcp", "channels"} {
 			b.open(base + "/ui/" + p)
 			b.waitJS(p+" renders", "document.querySelector('main').textContent.length > 40 && document.documentElement.dataset.auth !== 'lost'")
 			time.Sleep(300 * time.Millisecond) // let its calls land before the picture (not asserted on)
@@ -261,6 +295,29 @@ func TestDashboardInBrowser(t *testing.T) {
 			}
 			b.screenshot(shots, p)
 		}
+		// Every field of every page has a label, and every control is reachable from the keyboard.
+		for _, p := range []string{"pair", "chat", "sessions", "logs", "costs", "cron", "memory", "doctor", "devices", "config", "agents", "approvals", "overview"} {
+			b.open(base + "/ui/" + p)
+			var unlabeled []string
+			b.eval(`[...document.querySelectorAll('input, select, textarea')].filter(e => e.labels.length === 0 && !e.getAttribute('aria-label')).map(e => e.id || e.outerHTML.slice(0, 60))`, &unlabeled)
+			var unfocusable []string
+			b.eval(`[...document.querySelectorAll('a, button, input, select, textarea')].filter(e => e.tabIndex < 0).map(e => e.id || e.outerHTML.slice(0, 60))`, &unfocusable)
+			if len(unlabeled) > 0 || len(unfocusable) > 0 {
+				t.Errorf("%s: fields without a label %v, controls out of the tab order %v", p, unlabeled, unfocusable)
+			}
+		}
+		// The devices page makes a new pairing code.
+		b.open(base + "/ui/devices")
+		b.waitJS("the devices page", "document.documentElement.dataset.loaded === 'devices'")
+		b.click("#devices-code")
+		b.waitJS("a new pairing code", "/\\d{6}/.test(document.getElementById('devices-newcode').textContent)")
+		// The memory page stores an entry typed into its form.
+		b.open(base + "/ui/memory")
+		b.waitJS("the memory page", "document.getElementById('memory-list').children.length > 0")
+		b.setValue("memory-key", "typed-in-browser")
+		b.setValue("memory-content", "stored from the dashboard")
+		b.submit("memory-store")
+		b.waitJS("the stored entry is listed", "document.querySelector('#memory-list [data-key=\"typed-in-browser\"]')")
 		b.open(base + "/ui/memory")
 		b.waitJS("the memory entry", "document.querySelector('#memory-list [data-key=\"dash-live-marker\"]')")
 		b.eval("window.confirm = () => true", nil)
@@ -356,6 +413,50 @@ func memStore(t *testing.T, base, token, key string) {
 	if res.StatusCode != 200 {
 		t.Fatalf("POST /api/memory: %d", res.StatusCode)
 	}
+}
+
+// gatewayPut sets a config property over the gateway with token.
+func gatewayPut(t *testing.T, base, token, prop string, value any) {
+	t.Helper()
+	body, _ := json.Marshal(map[string]any{"prop": prop, "value": value})
+	gw := &http.Client{Transport: &http.Transport{Proxy: nil}, Timeout: 10 * time.Second}
+	req, _ := http.NewRequest("PUT", base+"/api/config/prop", strings.NewReader(string(body)))
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Content-Type", "application/json")
+	res, err := gw.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != 200 {
+		t.Fatalf("PUT /api/config/prop %s: %d", prop, res.StatusCode)
+	}
+}
+
+// gatewaySessions is the ids GET /api/sessions lists for token.
+func gatewaySessions(t *testing.T, base, token string) []string {
+	t.Helper()
+	gw := &http.Client{Transport: &http.Transport{Proxy: nil}, Timeout: 10 * time.Second}
+	req, _ := http.NewRequest("GET", base+"/api/sessions", nil)
+	req.Header.Set("Authorization", "Bearer "+token)
+	res, err := gw.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	var body struct {
+		Sessions []struct {
+			SessionID string `json:"session_id"`
+		} `json:"sessions"`
+	}
+	if err := json.NewDecoder(res.Body).Decode(&body); err != nil || res.StatusCode != 200 {
+		t.Fatalf("GET /api/sessions: %d %v", res.StatusCode, err)
+	}
+	var ids []string
+	for _, s := range body.Sessions {
+		ids = append(ids, s.SessionID)
+	}
+	return ids
 }
 
 // socketDevices is the daemon's device ids over its socket.

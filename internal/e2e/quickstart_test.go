@@ -314,3 +314,35 @@ func TestQuickstartKillDuringWrite(t *testing.T) {
 		t.Fatalf("temp files left behind: %v", temps)
 	}
 }
+
+// With a daemon running, the quickstart applies through it: the new agent is live at once (agents/list on the
+// daemon's socket lists it) without a reload, and the file gained it.
+func TestQuickstartThroughRunningDaemon(t *testing.T) {
+	t.Parallel()
+	h, root := homeWithConfig(t, handWritten)
+	d := start(t, env(h), "daemon")
+	waitSocket(t, d, agentSock(h))
+	units := filepath.Join(h, "units")
+	out, errOut, code := run(t, env(h, "ZEROCLAW_SERVICE_DIR="+units), "", "quickstart", "--provider", "echo",
+		"--agent", "live_one", "--preset", "open", "--pair", "--install-service", "--yes")
+	if code != 0 || !strings.Contains(out, "applied through it") || !strings.Contains(errOut, "one-time code") {
+		t.Fatalf("code %d\nstdout: %s\nstderr: %s", code, out, errOut)
+	}
+	if unit, err := os.ReadFile(filepath.Join(units, "zeroclaw.service")); err != nil || !strings.Contains(string(unit), "daemon") {
+		t.Fatalf("--install-service wrote no unit: %v\n%s", err, unit)
+	}
+	c := dialRPC(t, agentSock(h))
+	c.Initialize()
+	r := c.Call("agents/list", map[string]any{}, 2)
+	res, _ := r["result"].(map[string]any)
+	found := false
+	for _, a := range res["agents"].([]any) {
+		found = found || a.(map[string]any)["alias"] == "live_one"
+	}
+	if !found {
+		t.Fatalf("the running daemon does not list the new agent: %v", r)
+	}
+	raw, _ := os.ReadFile(filepath.Join(root, "config.toml"))
+	addedOnly(t, handWritten, string(raw), "agents.live_one", "agents.live_one.memory", "risk_profiles.yolo",
+		"risk_profiles.yolo.delegation_policy", "onboard_state")
+}

@@ -110,6 +110,11 @@ func TestTelegramTurnWithApprovalE2E(t *testing.T) {
 	if comp == nil || comp["status"] != "ok" {
 		t.Fatalf("health: %v", health)
 	}
+	status := c.Call("status", map[string]any{}, 4)
+	chans, _ := status["result"].(map[string]any)["channels"].([]any)
+	if len(chans) != 1 || chans[0].(map[string]any)["id"] != "telegram.default" || chans[0].(map[string]any)["state"] != "running" {
+		t.Fatalf("status.channels: %v", status["result"])
+	}
 	if strings.Contains(d.stderr.String(), tgToken) {
 		t.Fatal("the bot token is in the daemon's log")
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/zeroclaw-go/zeroclaw/internal/logs"
 	"github.com/zeroclaw-go/zeroclaw/internal/memory"
 	"github.com/zeroclaw-go/zeroclaw/internal/pairing"
+	"github.com/zeroclaw-go/zeroclaw/internal/provider"
 	"github.com/zeroclaw-go/zeroclaw/internal/quickstart"
 	"github.com/zeroclaw-go/zeroclaw/internal/session"
 	"github.com/zeroclaw-go/zeroclaw/internal/skills"
@@ -90,6 +91,7 @@ var table = []Entry{
 	{Err: i18n.ErrBadRequest, Code: api.CodeInvalidParams, Status: badRequest},
 	{Err: i18n.ErrFetch, Code: api.CodeInternalError, Status: internal},
 	{Err: tools.ErrParamDomain, Code: api.CodeInvalidParams, Status: badRequest},
+	{Err: provider.ErrModelList, Code: api.CodeInternalError, Status: internal},
 
 	{Err: cron.ErrNotFound, Code: api.CodeInvalidParams, Status: notFound, NotFound: true},
 	{Err: cron.ErrInvalid, Code: api.CodeInvalidParams, Status: badRequest},

@@ -16,6 +16,7 @@ import (
 	"github.com/zeroclaw-go/zeroclaw/internal/logs"
 	"github.com/zeroclaw-go/zeroclaw/internal/memory"
 	"github.com/zeroclaw-go/zeroclaw/internal/pairing"
+	"github.com/zeroclaw-go/zeroclaw/internal/provider"
 	"github.com/zeroclaw-go/zeroclaw/internal/quickstart"
 	"github.com/zeroclaw-go/zeroclaw/internal/session"
 	"github.com/zeroclaw-go/zeroclaw/internal/skills"
@@ -97,6 +98,7 @@ func TestTable(t *testing.T) {
 		{i18n.ErrBadRequest, invalid, 0, 400, false, ""},
 		{i18n.ErrFetch, api.CodeInternalError, 0, 500, false, ""},
 		{tools.ErrParamDomain, invalid, 0, 400, false, ""},
+		{provider.ErrModelList, api.CodeInternalError, 0, 500, false, ""},
 	} {
 		t.Run(tc.err.Error(), func(t *testing.T) {
 			err := fmt.Errorf("%w: sess-1: detail", tc.err)
@@ -123,8 +125,8 @@ func TestTable(t *testing.T) {
 			}
 		})
 	}
-	if n := len(errmap.Table()); n != 54 {
-		t.Errorf("the table has %d rows and the test %d: add the new row's expectations here", n, 54)
+	if n := len(errmap.Table()); n != 55 {
+		t.Errorf("the table has %d rows and the test %d: add the new row's expectations here", n, 55)
 	}
 }
 

@@ -59,6 +59,7 @@ func (s *Server) routes() http.Handler {
 	s.mcpRoutes(mux)
 
 	s.mirrorRoutes(mux)
+	s.quickstartRoutes(mux)
 	s.dashboardRoutes(mux)
 	s.uiRoutes(mux)
 	s.fileRoutes(mux)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/zeroclaw-go/zeroclaw/internal/config"
+	"github.com/zeroclaw-go/zeroclaw/internal/store"
 )
 
 // deadman sends the dead-man alert once per episode: when no slot has been good (ok or skipped) for
@@ -14,18 +15,20 @@ import (
 // latch (alert_sent_at) is kept in history.db, so a restart during an episode does not alert again; a good
 // tick ends the episode. A failed send is retried at the next check.
 func (h *Heartbeat) deadman(ctx context.Context, hb config.HeartbeatConfig) {
-	if hb.DeadmanTimeoutMinutes <= 0 {
+	if !hb.Enabled || hb.DeadmanTimeoutMinutes <= 0 {
 		return
 	}
-	limit := time.Duration(hb.DeadmanTimeoutMinutes) * time.Minute
+	h.deadmanMu.Lock()
+	defer h.deadmanMu.Unlock()
+	limit := time.Duration(hb.DeadmanTimeoutMinutes) * minute
 	now := h.o.Clock.Now()
 	h.mu.Lock()
-	sch := h.st.sch
+	sch, prepared := h.st.sch, h.st.prepared
 	h.mu.Unlock()
-	if sch.LastOKAt.IsZero() || !sch.AlertSentAt.IsZero() || now.Sub(sch.LastOKAt) <= limit {
+	if !prepared || sch.LastOKAt.IsZero() || !sch.AlertSentAt.IsZero() || now.Sub(sch.LastOKAt) <= limit {
 		return
 	}
-	text := fmt.Sprintf("⚠️ Heartbeat dead-man's switch: no successful tick in %d minutes", int(now.Sub(sch.LastOKAt)/time.Minute))
+	text := fmt.Sprintf("⚠️ Heartbeat dead-man's switch: no successful tick in %d minutes", int(now.Sub(sch.LastOKAt)/minute))
 	target := deadmanTarget(hb)
 	switch {
 	case target.Channel == "" || target.To == "":
@@ -42,9 +45,28 @@ func (h *Heartbeat) deadman(ctx context.Context, hb config.HeartbeatConfig) {
 		}
 		h.log.Warn("heartbeat dead-man alert sent", "channel", target.Channel)
 	}
-	sch.AlertSentAt = now
-	if err := h.setSchedule(ctx, sch); err != nil {
+	// Only this function sets the latch (under deadmanMu); a good tick meanwhile ended the episode: keep it ended.
+	if _, err := h.update(ctx, func(s *store.HeartbeatSchedule) {
+		if s.LastOKAt.Equal(sch.LastOKAt) {
+			s.AlertSentAt = now
+		}
+	}); err != nil {
 		h.log.Warn("heartbeat schedule not saved", "err", err)
+	}
+}
+
+// watch looks at the dead-man switch every DeadmanCheck, on its own: a slot that hangs (a provider that never
+// answers, up to task_timeout_secs per task) does not hold the alert back.
+func (h *Heartbeat) watch(ctx context.Context) {
+	for {
+		t := h.o.Clock.NewTimer(DeadmanCheck)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+		h.deadman(ctx, h.o.Config().Heartbeat)
 	}
 }
 

@@ -53,6 +53,19 @@ type Options struct {
 	Problem func() string
 }
 
+// MaxTasks is the most tasks one slot runs (high priority first); the others are noted in the slot's history.
+const MaxTasks = 32
+
+// maxTaskTextBytes bounds a task's text as the history keeps it (the prompt has it whole).
+const maxTaskTextBytes = 4 << 10
+
+func recordedText(s string) string {
+	if len(s) <= maxTaskTextBytes {
+		return s
+	}
+	return strings.ToValidUTF8(s[:maxTaskTextBytes], "") + "…"
+}
+
 // Interrupted is the output of a run the previous process did not finish.
 const Interrupted = "interrupted: the daemon stopped during this run"
 
@@ -70,6 +83,9 @@ type Heartbeat struct {
 
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
+
+	schedMu   sync.Mutex // serializes update (lock order: schedMu, then mu)
+	deadmanMu sync.Mutex // serializes deadman, so one episode is alerted once
 
 	mu sync.Mutex // guards the fields below
 	st status
@@ -101,10 +117,14 @@ func New(o Options) *Heartbeat {
 // Start runs the loop until Close. It returns at once.
 func (h *Heartbeat) Start(ctx context.Context) {
 	ctx, h.cancel = context.WithCancel(ctx)
-	h.wg.Add(1)
+	h.wg.Add(2)
 	go func() {
 		defer h.wg.Done()
 		h.loop(ctx)
+	}()
+	go func() {
+		defer h.wg.Done()
+		h.watch(ctx)
 	}()
 }
 
@@ -124,15 +144,19 @@ func (h *Heartbeat) Close() {
 	h.wg.Wait()
 }
 
+// minute is the unit of every [heartbeat] duration: a minute, except in a test build that scales it
+// (hook_scale.go) so the real binary can be driven through slots in seconds.
+var minute = time.Minute
+
 func interval(c config.HeartbeatConfig) time.Duration {
-	return time.Duration(max(c.IntervalMinutes, 1)) * time.Minute
+	return time.Duration(max(c.IntervalMinutes, 1)) * minute
 }
 
 func (h *Heartbeat) loop(ctx context.Context) {
 	for {
 		cfg := h.o.Config()
 		hb := cfg.Heartbeat
-		var slot, check <-chan time.Time
+		var slot <-chan time.Time
 		var stops []*clock.Timer
 		if hb.Enabled {
 			next, err := h.prepare(ctx, hb)
@@ -143,10 +167,6 @@ func (h *Heartbeat) loop(ctx context.Context) {
 			if !next.IsZero() {
 				t := h.o.Clock.NewTimer(next.Sub(h.o.Clock.Now()))
 				slot, stops = t.C, append(stops, t)
-			}
-			if hb.DeadmanTimeoutMinutes > 0 {
-				t := h.o.Clock.NewTimer(DeadmanCheck)
-				check, stops = t.C, append(stops, t)
 			}
 		} else {
 			h.mu.Lock()
@@ -161,8 +181,6 @@ func (h *Heartbeat) loop(ctx context.Context) {
 			fired = "config"
 		case <-slot:
 			fired = "slot"
-		case <-check:
-			fired = "check"
 		}
 		for _, t := range stops {
 			t.Stop()
@@ -172,8 +190,6 @@ func (h *Heartbeat) loop(ctx context.Context) {
 			return
 		case "slot":
 			h.runSlot(ctx, cfg)
-		case "check":
-			h.deadman(ctx, hb)
 		}
 	}
 }
@@ -189,8 +205,8 @@ func (h *Heartbeat) prepare(ctx context.Context, hb config.HeartbeatConfig) (tim
 	iv := interval(hb)
 	if prepared {
 		if sch.Interval != iv {
-			sch.Interval, sch.NextSlotAt = iv, now.Add(iv)
-			return sch.NextSlotAt, h.setSchedule(ctx, sch)
+			sch, err := h.update(ctx, func(s *store.HeartbeatSchedule) { s.Interval, s.NextSlotAt = iv, now.Add(iv) })
+			return sch.NextSlotAt, err
 		}
 		return sch.NextSlotAt, nil
 	}
@@ -218,13 +234,13 @@ func (h *Heartbeat) prepare(ctx context.Context, hb config.HeartbeatConfig) (tim
 	case sch.Interval != iv:
 		sch.NextSlotAt, sch.Interval = now.Add(iv), iv
 	}
-	if err := h.setSchedule(ctx, sch); err != nil {
+	if _, err := h.update(ctx, func(s *store.HeartbeatSchedule) { *s = sch }); err != nil {
 		return time.Time{}, err
 	}
 	h.mu.Lock()
 	h.st.prepared = true
 	h.mu.Unlock()
-	h.deadman(ctx, hb)
+	h.deadman(ctx, hb) // a daemon down past the timeout alerts at once
 	return sch.NextSlotAt, nil
 }
 
@@ -264,11 +280,19 @@ func (h *Heartbeat) recordMissed(ctx context.Context, sch store.HeartbeatSchedul
 	return nil
 }
 
-func (h *Heartbeat) setSchedule(ctx context.Context, sch store.HeartbeatSchedule) error {
+// update changes the schedule row, in memory and in history.db. schedMu serializes the loop's changes with
+// the dead-man watch's, so neither overwrites the other's.
+func (h *Heartbeat) update(ctx context.Context, fn func(*store.HeartbeatSchedule)) (store.HeartbeatSchedule, error) {
+	h.schedMu.Lock()
+	defer h.schedMu.Unlock()
+	h.mu.Lock()
+	sch := h.st.sch
+	h.mu.Unlock()
+	fn(&sch)
 	h.mu.Lock()
 	h.st.sch = sch
 	h.mu.Unlock()
-	return h.o.Store.SetSchedule(ctx, sch)
+	return sch, h.o.Store.SetSchedule(ctx, sch)
 }
 
 func (h *Heartbeat) fail(reason string) {
@@ -288,41 +312,44 @@ func (h *Heartbeat) runSlot(ctx context.Context, cfg *config.Config) {
 	res := h.tick(ctx, cfg, slot)
 	now := h.o.Clock.Now()
 	h.mu.Lock()
-	sch := h.st.sch
 	h.st.running, h.st.lastSlot, h.st.lastStatus = false, slot, res.status
-	if res.status == store.HeartbeatError {
+	good := res.status != store.HeartbeatError
+	if good {
+		h.st.failures, h.st.err = 0, ""
+	} else {
 		h.st.failures++
 		h.st.err = res.reason
-	} else {
-		h.st.failures, h.st.err = 0, ""
-		sch.LastOKAt, sch.AlertSentAt = now, time.Time{} // a good tick ends a dead-man episode
 	}
 	failures := h.st.failures
 	h.mu.Unlock()
-	sch.Interval = interval(hb)
-	sch.NextSlotAt = now.Add(NextInterval(hb, failures, res.high))
-	if err := h.setSchedule(rec, sch); err != nil {
+	if _, err := h.update(rec, func(s *store.HeartbeatSchedule) {
+		if good {
+			s.LastOKAt, s.AlertSentAt = now, time.Time{} // a good tick ends a dead-man episode
+		}
+		s.Interval = interval(hb)
+		s.NextSlotAt = now.Add(NextInterval(hb, failures, res.high))
+	}); err != nil {
 		h.log.Warn("heartbeat schedule not saved", "err", err)
 	}
-	h.deadman(rec, hb)
+	h.deadman(rec, hb) // at once after a slot, besides the watch's minute
 }
 
 // NextInterval is the sleep before the next slot (upstream's compute_adaptive_interval): the interval, or
 // with adaptive, the interval doubled per consecutive failure (up to 2^10) within [min, max], else
 // max(min, 5) minutes when a high-priority task is runnable, else the interval within [min, max].
 func NextInterval(hb config.HeartbeatConfig, failures int, highTask bool) time.Duration {
-	base := time.Duration(max(hb.IntervalMinutes, 1)) * time.Minute
+	base := interval(hb)
 	if !hb.Adaptive {
 		return base
 	}
-	lo := time.Duration(hb.MinIntervalMinutes) * time.Minute
-	hi := time.Duration(hb.MaxIntervalMinutes) * time.Minute
+	lo := time.Duration(hb.MinIntervalMinutes) * minute
+	hi := time.Duration(hb.MaxIntervalMinutes) * minute
 	clamp := func(d time.Duration) time.Duration { return max(lo, min(d, hi)) }
 	switch {
 	case failures > 0:
 		return clamp(base * time.Duration(1<<min(failures, 10)))
 	case highTask:
-		return max(lo, 5*time.Minute)
+		return max(lo, 5*minute)
 	}
 	return clamp(base)
 }
@@ -361,6 +388,16 @@ func (h *Heartbeat) tick(ctx context.Context, cfg *config.Config, slot time.Time
 	if len(tasks) == 0 {
 		return whole(store.HeartbeatSkipped, "", "no runnable task in HEARTBEAT.md")
 	}
+	if n := len(tasks); n > MaxTasks {
+		// A file of thousands of tasks must not become thousands of model calls every slot.
+		h.log.Warn("HEARTBEAT.md lists more runnable tasks than a slot runs; the rest wait", "tasks", n, "max", MaxTasks)
+		if _, err := h.o.Store.Insert(rec, store.HeartbeatRun{SlotAt: slot, TaskText: FileName, StartedAt: started,
+			FinishedAt: started, Status: store.HeartbeatSkipped,
+			Output: fmt.Sprintf("%d runnable tasks: only the first %d run in a slot", n, MaxTasks)}, keep); err != nil {
+			h.log.Warn("heartbeat run not recorded", "err", err)
+		}
+		tasks = tasks[:MaxTasks]
+	}
 	high := tasks[0].Priority == High
 	chosen := tasks
 	if hb.TwoPhase {
@@ -396,7 +433,7 @@ func (h *Heartbeat) tick(ctx context.Context, cfg *config.Config, slot time.Time
 func (h *Heartbeat) runTask(ctx context.Context, hb config.HeartbeatConfig, slot time.Time, t Task, keep int) (string, string) {
 	rec := context.WithoutCancel(ctx)
 	start := h.o.Clock.Now()
-	id, err := h.o.Store.Insert(rec, store.HeartbeatRun{SlotAt: slot, TaskText: t.Text, TaskPriority: string(t.Priority),
+	id, err := h.o.Store.Insert(rec, store.HeartbeatRun{SlotAt: slot, TaskText: recordedText(t.Text), TaskPriority: string(t.Priority),
 		StartedAt: start, FinishedAt: start, Status: store.HeartbeatRunning}, keep)
 	if err != nil {
 		// Without its running row a crash would leave no trace of the run: do not start it.

@@ -1,8 +1,8 @@
 // Package i18n holds the user-facing messages of the CLI and the daemon (hints, doctor findings and fixes,
 // approval prompts) in Fluent catalogues, one per locale, embedded in the binary: English and French are
-// complete, the other locales of upstream's registry fall back to English key by key. Bundles, locale matching
-// and CLDR plural rules are github.com/nicksnyder/go-i18n's; this package reads the .ftl files into it.
-// Protocol field names and log keys are never translated.
+// complete, the other locales of upstream's registry fall back to English key by key. The catalogue, its
+// lookup and CLDR plural rules are golang.org/x/text's (message, message/catalog, feature/plural); this
+// package reads the .ftl files into it. Protocol field names and log keys are never translated.
 package i18n
 
 import (
@@ -12,12 +12,15 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
+	"strings"
 	"sync"
 
-	goi18n "github.com/nicksnyder/go-i18n/v2/i18n"
-	"github.com/nicksnyder/go-i18n/v2/i18n/template"
+	"golang.org/x/text/feature/plural"
 	"golang.org/x/text/language"
+	"golang.org/x/text/message"
+	"golang.org/x/text/message/catalog"
 )
 
 // Source is the locale every catalogue is written from; a key missing elsewhere is taken from it.
@@ -35,8 +38,10 @@ var builtinFS embed.FS
 // Catalog is a set of bundles, one per locale, with per-key fallback to English. It is immutable once built
 // and safe for concurrent use.
 type Catalog struct {
-	bundle *goi18n.Bundle
-	keys   map[string]map[string]Entry // locale -> key -> entry
+	cat  *catalog.Builder
+	keys map[string]map[string]Entry // locale -> key -> entry
+	// vars orders each key's variables (English's, sorted): {$name} becomes the positional %[n]s.
+	vars map[string][]string
 }
 
 var (
@@ -102,7 +107,8 @@ func readBounded(p string) (string, error) {
 
 // build parses the embedded catalogues and lays over on them.
 func build(over map[string][]Entry) (*Catalog, []error) {
-	c := &Catalog{bundle: goi18n.NewBundle(language.English), keys: map[string]map[string]Entry{}}
+	c := &Catalog{cat: catalog.NewBuilder(catalog.Fallback(language.English)), keys: map[string]map[string]Entry{},
+		vars: map[string][]string{}}
 	var errs []error
 	for _, l := range Locales() {
 		b, err := builtinFS.ReadFile("locales/" + l.Code + "/" + CatalogFile)
@@ -135,20 +141,73 @@ func build(over map[string][]Entry) (*Catalog, []error) {
 			c.keys[code][e.Key] = e
 		}
 	}
-	for _, l := range Locales() {
-		m := c.keys[l.Code]
-		if len(m) == 0 {
-			continue
+	for k, e := range en {
+		vars := make([]string, 0, len(e.Vars()))
+		for v := range e.Vars() {
+			vars = append(vars, v)
 		}
-		msgs := make([]*goi18n.Message, 0, len(m))
-		for _, e := range m {
-			msgs = append(msgs, message(e))
+		sort.Strings(vars)
+		c.vars[k] = vars
+	}
+	// English is also the root (und): a key a locale lacks is looked up in its parent chain, which ends
+	// there, so the fallback is key by key.
+	for _, code := range append([]string{"und"}, localeCodes()...) {
+		src := code
+		if code == "und" {
+			src = Source
 		}
-		if err := c.bundle.AddMessages(language.MustParse(l.Code), msgs...); err != nil {
-			errs = append(errs, fmt.Errorf("i18n: %s: %w", l.Code, err))
+		tag := language.MustParse(code)
+		for k, e := range c.keys[src] {
+			if err := c.cat.Set(tag, k, c.compile(e, code == "und")); err != nil {
+				errs = append(errs, fmt.Errorf("i18n: %s: %s: %w", code, k, err))
+			}
 		}
 	}
 	return c, errs
+}
+
+func localeCodes() []string {
+	var out []string
+	for _, l := range Locales() {
+		out = append(out, l.Code)
+	}
+	return out
+}
+
+// compile turns an entry into a catalogue message: each {$name} a positional %[n]s of the key's variables
+// (formatted as text, so that no number is regrouped by the locale), a plural selector a plural.Selectf on the
+// raw number, passed after them. The root (und) has no CLDR categories: there English's one is =1 and zero =0.
+func (c *Catalog) compile(e Entry, root bool) catalog.Message {
+	vars := c.vars[e.Key]
+	format := func(p string) string {
+		var b strings.Builder
+		for _, s := range mustSegments(p) {
+			if !s.isVar {
+				b.WriteString(strings.ReplaceAll(s.text, "%", "%%"))
+				continue
+			}
+			b.WriteString(fmt.Sprintf("%%[%d]s", slices.Index(vars, s.text)+1))
+		}
+		return b.String()
+	}
+	if e.Var == "" {
+		return catalog.String(format(e.Pattern))
+	}
+	var cases []any
+	for _, cat := range []string{"zero", "one", "two", "few", "many"} {
+		p, ok := e.Variants[cat]
+		switch {
+		case !ok:
+		case root && cat == "zero":
+			cases = append(cases, "=0", format(p))
+		case root && cat == "one":
+			cases = append(cases, "=1", format(p))
+		case !root:
+			cases = append(cases, cat, format(p))
+		}
+	}
+	cases = append(cases, "other", format(e.Variants["other"]))
+	return plural.Selectf(len(vars)+1, "%d", cases...)
 }
 
 // extraVar returns a variable e uses that src (the English entry) does not, or "".
@@ -165,15 +224,6 @@ func extraVar(e, src Entry) string {
 		return ""
 	}
 	return extra[0]
-}
-
-func message(e Entry) *goi18n.Message {
-	m := &goi18n.Message{ID: e.Key, Other: e.Pattern}
-	if e.Var != "" {
-		m.Zero, m.One, m.Two = e.Variants["zero"], e.Variants["one"], e.Variants["two"]
-		m.Few, m.Many, m.Other = e.Variants["few"], e.Variants["many"], e.Variants["other"]
-	}
-	return m
 }
 
 // Keys returns the keys of a locale's catalogue as this Catalog holds them, sorted.
@@ -199,14 +249,14 @@ func (c *Catalog) For(code string) *Localizer {
 	} else {
 		code = Source
 	}
-	return &Localizer{c: c, code: code, l: goi18n.NewLocalizer(c.bundle, code, Source)}
+	return &Localizer{c: c, code: code, p: message.NewPrinter(language.MustParse(code), message.Catalog(c.cat))}
 }
 
 // Localizer formats the messages of one locale. A nil *Localizer formats English.
 type Localizer struct {
 	c    *Catalog
 	code string
-	l    *goi18n.Localizer
+	p    *message.Printer
 }
 
 // English is the builtin English localizer.
@@ -220,51 +270,38 @@ func (l *Localizer) Code() string {
 	return l.code
 }
 
-// fluent is the go-i18n template parser for Fluent patterns: {$name} is replaced by the argument, a missing
-// one is shown as {$name}.
-type fluent struct{}
-
-func (fluent) Cacheable() bool { return true }
-
-func (fluent) Parse(src, _, _ string) (template.ParsedTemplate, error) {
-	segs, err := segments(src)
-	if err != nil {
-		return nil, err
-	}
-	return parsed(segs), nil
-}
-
-type parsed []segment
-
-func (p parsed) Execute(data any) (string, error) {
-	args, _ := data.(map[string]any)
-	return render(p, args), nil
-}
-
 // T formats the message key with args given as name, value pairs: T("doctor-file-mode", "path", p, "mode",
-// "0644"). A plural message picks its variant by its selector's argument under the locale's CLDR rules. A key
-// no catalogue has is returned as {key}, as upstream does.
+// "0644"). A plural message picks its variant by its selector's argument (a number) under the locale's CLDR
+// rules. A variable not given shows as {$name}; a key no catalogue has is returned as {key}, as upstream does.
 func (l *Localizer) T(key string, args ...any) string {
 	if l == nil {
 		l = English()
 	}
-	data := make(map[string]any, len(args)/2)
-	for i := 0; i+1 < len(args); i += 2 {
-		if k, ok := args[i].(string); ok {
-			data[k] = args[i+1]
-		}
-	}
-	lc := &goi18n.LocalizeConfig{MessageID: key, TemplateData: data, TemplateParser: fluent{}}
-	if v := l.selectorVar(key); v != "" {
-		if n, ok := data[v]; ok {
-			lc.PluralCount = n
-		}
-	}
-	s, err := l.l.Localize(lc)
-	if s == "" && err != nil {
+	vars, ok := l.c.vars[key]
+	if !ok {
 		return "{" + key + "}"
 	}
-	return s
+	named := make(map[string]any, len(args)/2)
+	for i := 0; i+1 < len(args); i += 2 {
+		if k, ok := args[i].(string); ok {
+			named[k] = args[i+1]
+		}
+	}
+	pos := make([]any, len(vars)+1)
+	for i, v := range vars {
+		if a, ok := named[v]; ok {
+			pos[i] = fmt.Sprint(a)
+		} else {
+			pos[i] = "{$" + v + "}"
+		}
+	}
+	pos[len(vars)] = 0
+	if v := l.selectorVar(key); v != "" {
+		if n, ok := named[v]; ok {
+			pos[len(vars)] = n
+		}
+	}
+	return l.p.Sprintf(key, pos...)
 }
 
 // selectorVar is the plural selector's variable of key in the localizer's locale, else in English.

@@ -150,6 +150,20 @@ func TestFallbackKeyByKey(t *testing.T) {
 	if got := es.T("doctor-modes-ok"); got != "the config, the key and the data files are private" {
 		t.Errorf("es fallback: %q", got)
 	}
+	// A plural falls back with English's rule (1 is singular, 0 is not), whatever the locale's own.
+	if got := es.T("doctor-sop-disabled", "count", 1); got != "1 SOP failed to load and is disabled" {
+		t.Errorf("es plural fallback, 1: %q", got)
+	}
+	if got := es.T("doctor-sop-disabled", "count", 0); got != "0 SOPs failed to load and are disabled" {
+		t.Errorf("es plural fallback, 0: %q", got)
+	}
+	// Numbers are shown as given, never regrouped by the locale (a pid, a port).
+	if got := Builtin().For("fr").T("doctor-daemon-live", "pid", 123456, "path", "/l"); got != "un démon (pid 123456) détient /l" {
+		t.Errorf("fr number: %q", got)
+	}
+	if got := Builtin().For("en").T("cli-doctor-summary", "ok", 100, "warnings", "5%", "errors", 0); got != "100 ok, 5% warnings, 0 errors" {
+		t.Errorf("percent in an argument: %q", got)
+	}
 	if got := Builtin().For("de").T("cli-try-label", "hint", "x"); got != "Try: x" {
 		t.Errorf("unknown locale: %q", got)
 	}

@@ -14,8 +14,19 @@ import (
 // BenchmarkToolCallViaManager is one MCP tool call the way a turn makes it (Set.Call: lookup, argument
 // decoding, the call over stdio, rendering, scrubbing, bounding); BenchmarkToolCallDirectSDK calls the same
 // server's same tool with the bare SDK client. The difference is our overhead per call.
-func BenchmarkToolCallViaManager(b *testing.B) {
-	m := New(Options{Environ: os.Environ()})
+func BenchmarkToolCallViaManager(b *testing.B) { benchManager(b, "") }
+
+// BenchmarkToolCallViaKeeper is BenchmarkToolCallViaManager with the server under the keeper (the daemon's
+// default on Linux): the keeper hands the server the daemon's pipes, so a call crosses no extra process.
+func BenchmarkToolCallViaKeeper(b *testing.B) {
+	if SelfShim() == "" {
+		b.Fatal("the test binary is no keeper")
+	}
+	benchManager(b, SelfShim())
+}
+
+func benchManager(b *testing.B, shim string) {
+	m := New(Options{Environ: os.Environ(), Shim: shim})
 	m.Reconcile(mcpConfigOf(testServer("b", nil)))
 	defer m.Close()
 	st := m.ForServers(b.Context(), []string{"b"}, "")

@@ -52,7 +52,7 @@ func transportFor(s config.MCPServerConfig, environ []string, shim string, proc 
 		if s.TransportOrDefault() == config.MCPSSE {
 			return &sdk.SSEClientTransport{Endpoint: s.URL, HTTPClient: hc, MaxEventSize: maxEventBytes}, nil
 		}
-		return &sdk.StreamableClientTransport{Endpoint: s.URL, HTTPClient: hc, MaxRetries: -1}, nil
+		return &sdk.StreamableClientTransport{Endpoint: s.URL, HTTPClient: hc, MaxRetries: -1, MaxEventSize: maxEventBytes}, nil
 	}
 	return nil, fmt.Errorf("mcp: server %s: unknown transport %q", s.Name, s.Transport)
 }

@@ -89,7 +89,14 @@ func (e *echo) Stream(ctx context.Context, req Request, emit func(Event)) (Resul
 // parseToolHook recognizes "/tool <name> [<json-args>]". The id counts the tool calls already in the
 // conversation so ids stay unique across a session: echo-call-1, echo-call-2, ...
 func parseToolHook(content string, history []Message) (ToolCall, bool) {
-	rest, ok := strings.CutPrefix(strings.TrimSpace(content), "/tool ")
+	content = strings.TrimSpace(content)
+	// A heartbeat task's prompt is "[Heartbeat Task | <priority>] <task>": a task written as a hook is one too.
+	if rest, ok := strings.CutPrefix(content, "[Heartbeat Task | "); ok {
+		if _, task, ok := strings.Cut(rest, "] "); ok {
+			content = strings.TrimSpace(task)
+		}
+	}
+	rest, ok := strings.CutPrefix(content, "/tool ")
 	if !ok {
 		return ToolCall{}, false
 	}

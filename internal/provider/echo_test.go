@@ -167,3 +167,19 @@ func TestEchoNilEmit(t *testing.T) {
 		t.Fatalf("text %q err %v", res.Text, err)
 	}
 }
+
+// A heartbeat task's prompt carries the hook after its "[Heartbeat Task | <priority>] " prefix; any other
+// bracketed prefix does not make a hook.
+func TestEchoHookAfterHeartbeatPrefix(t *testing.T) {
+	t.Parallel()
+	p := newTestEcho(t)
+	_, res, err := collect(t.Context(), t, p, Request{Messages: []Message{{Role: RoleUser,
+		Content: `[Heartbeat Task | high] /tool heartbeat_complete {"summary":"done"}`}}})
+	if err != nil || len(res.ToolCalls) != 1 || res.ToolCalls[0].Name != "heartbeat_complete" {
+		t.Fatalf("calls %+v err %v", res.ToolCalls, err)
+	}
+	_, res, err = collect(t.Context(), t, p, Request{Messages: []Message{{Role: RoleUser, Content: `[cron:x] /tool shell {}`}}})
+	if err != nil || len(res.ToolCalls) != 0 {
+		t.Fatalf("a cron prefix made a hook: %+v", res.ToolCalls)
+	}
+}

@@ -1,7 +1,8 @@
 // Package provider streams chat completions from LLM backends (echo, openai, ollama, anthropic) behind one small
 // interface. The echo family is an offline demo provider with a test hook: a last user message
 // "/tool <name> <json-args>" makes it emit exactly that tool call (ids "echo-call-1", "echo-call-2", ...) and no
-// text, and a trailing tool result makes it reply "tool <name> returned: <content>".
+// text (also after a heartbeat task's "[Heartbeat Task | <priority>] " prefix), and a trailing tool result makes
+// it reply "tool <name> returned: <content>".
 package provider
 
 import (

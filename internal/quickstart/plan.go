@@ -69,7 +69,7 @@ func build(cfg *config.Config, sub *api.BuilderSubmission) Plan {
 	if !ok {
 		return p.plan
 	}
-	p.channels(sub.Channels)
+	channels := p.channels(sub.Channels)
 	if len(p.plan.Errors) > 0 {
 		return p.plan
 	}
@@ -91,7 +91,10 @@ func build(cfg *config.Config, sub *api.BuilderSubmission) Plan {
 	if memory != "" {
 		p.set(agent+".memory.backend", memory)
 	}
-	p.peerGroups(sub.PeerGroups)
+	if len(channels) > 0 {
+		p.set(agent+".channels", channels)
+	}
+	p.peerGroups(sub.PeerGroups, name, channels)
 	p.personality(sub.Agent.PersonalityFiles)
 	p.set("onboard_state.quickstart_completed", true)
 	memoryBackend := memory
@@ -99,7 +102,7 @@ func build(cfg *config.Config, sub *api.BuilderSubmission) Plan {
 		memoryBackend = cfg.Memory.Backend
 	}
 	p.plan.Agent = api.AppliedAgent{Alias: name, ModelProvider: provider, RiskProfile: risk, RuntimeProfile: runtime,
-		Channels: []string{}, MemoryBackend: memoryBackend}
+		Channels: channels, MemoryBackend: memoryBackend}
 	return p.plan
 }
 
@@ -307,38 +310,154 @@ func (p *planner) memory(sel api.Selector) (string, bool) {
 	return "", false
 }
 
-func (p *planner) channels(sels []api.Selector) {
+// channels checks the channel selectors and stages the fresh ones; it returns the refs the agent binds.
+func (p *planner) channels(sels []api.Selector) []string {
+	refs := []string{}
 	for i, sel := range sels {
 		field := fmt.Sprintf("channels[%d]", i)
 		switch sel.Mode {
 		case api.SelectExisting:
-			ref, _ := existing(sel)
-			p.fail(api.QuickstartStepChannels, field, "no channel `%s` configured", visible(ref))
+			ref, err := existing(sel)
+			if err != nil {
+				p.fail(api.QuickstartStepChannels, field, "%s", err)
+				continue
+			}
+			if !slices.Contains(channelRefs(p.cfg), ref) {
+				p.fail(api.QuickstartStepChannels, field, "no channel `%s` configured", visible(ref))
+				continue
+			}
+			if owner := boundTo(p.cfg, ref); owner != "" {
+				p.fail(api.QuickstartStepChannels, field, "channel `%s` is already bound to agent `%s`", ref, owner)
+				continue
+			}
+			refs = append(refs, ref)
 		case api.SelectFresh:
 			var ch api.QuickstartChannel
 			if err := fresh(sel, &ch); err != nil {
 				p.fail(api.QuickstartStepChannels, field, "%s", err)
 				continue
 			}
-			p.fail(api.QuickstartStepChannels, field+".channel_type", "channel type `%s` is not available in Quickstart", visible(ch.ChannelType))
+			if ref, ok := p.freshChannel(field, ch, refs); ok {
+				refs = append(refs, ref)
+			}
 		default:
 			p.fail(api.QuickstartStepChannels, field, "mode must be \"existing\" or \"fresh\", got %q", sel.Mode)
 		}
 	}
+	return refs
 }
 
-func (p *planner) peerGroups(groups []api.QuickstartPeerGroup) {
+// freshChannel stages one new channel; staged are the refs of this submission so far.
+func (p *planner) freshChannel(field string, ch api.QuickstartChannel, staged []string) (string, bool) {
+	const step = api.QuickstartStepChannels
+	if strings.TrimSpace(ch.ChannelType) == "" || strings.TrimSpace(ch.Alias) == "" {
+		p.fail(step, field, "channel type and alias are required")
+		return "", false
+	}
+	if strings.ToLower(ch.ChannelType) != channelTelegram {
+		p.fail(step, field+".channel_type", "channel type `%s` is not available in Quickstart", visible(ch.ChannelType))
+		return "", false
+	}
+	if err := config.CheckAlias(ch.Alias); err != nil {
+		p.fail(step, field+".alias", "alias %q is not allowed: use lowercase letters, digits and single underscores (e.g. telegram)", ch.Alias)
+		return "", false
+	}
+	ref := channelTelegram + "." + ch.Alias
+	if _, ok := p.cfg.Channels.Telegram[ch.Alias]; ok || slices.Contains(staged, ref) {
+		p.fail(step, field+".alias", "alias `%s` already exists", ref)
+		return "", false
+	}
+	for _, k := range sortedKeys(ch.Fields) {
+		if k != "bot_token" {
+			p.fail(step, field+".fields."+visible(k), "channel field `%s` is not available in Quickstart", visible(k))
+			return "", false
+		}
+	}
+	token := ch.Fields["bot_token"]
+	if !telegramToken(token) {
+		p.fail(step, field+".fields.bot_token", "a Telegram bot token (from @BotFather) looks like 123456789:AA… (digits, a colon, then letters, digits, - and _)")
+		return "", false
+	}
+	prefix := "channels.telegram." + ch.Alias
+	p.set(prefix+".enabled", true)
+	p.set(prefix+".bot_token", token)
+	return ref, true
+}
+
+const channelTelegram = "telegram"
+
+// telegramToken is the shape of a Bot API token: the bot's numeric id, a colon, a secret of 30 or more
+// URL-safe characters.
+func telegramToken(s string) bool {
+	id, secret, ok := strings.Cut(s, ":")
+	if !ok || id == "" || len(secret) < 30 || len(s) > 128 {
+		return false
+	}
+	for _, r := range id {
+		if r < '0' || r > '9' {
+			return false
+		}
+	}
+	for _, r := range secret {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+// channelRefs are the configured chat channels as <type>.<alias>, sorted.
+func channelRefs(cfg *config.Config) []string {
+	out := []string{}
+	for _, alias := range sortedKeys(cfg.Channels.Telegram) {
+		out = append(out, channelTelegram+"."+alias)
+	}
+	return out
+}
+
+// boundTo is the agent that answers on channel ref (by its ref or its bare type), "" when none.
+func boundTo(cfg *config.Config, ref string) string {
+	typ, _, _ := strings.Cut(ref, ".")
+	for _, name := range sortedKeys(cfg.Agents) {
+		if chs := cfg.Agents[name].Channels; slices.Contains(chs, ref) || slices.Contains(chs, typ) {
+			return name
+		}
+	}
+	return ""
+}
+
+func (p *planner) peerGroups(groups []api.QuickstartPeerGroup, agent string, staged []string) {
 	for i, g := range groups {
 		field := fmt.Sprintf("peer_groups[%d]", i)
+		_, exists := p.cfg.PeerGroups[g.Name]
 		switch {
 		case strings.TrimSpace(g.Name) == "":
 			p.fail(api.QuickstartStepChannels, field+".name", "peer-group name is required")
 		case strings.TrimSpace(g.Channel) == "":
 			p.fail(api.QuickstartStepChannels, field+".channel", "peer-group channel is required")
-		default:
+		case config.CheckAlias(g.Name) != nil:
+			p.fail(api.QuickstartStepChannels, field+".name", "peer-group name %q is not allowed: use lowercase letters, digits and single underscores (e.g. telegram_main_default)", g.Name)
+		case !slices.Contains(staged, g.Channel) && !slices.Contains(channelRefs(p.cfg), g.Channel):
 			p.fail(api.QuickstartStepChannels, field+".channel", "peer-group `%s` references unknown channel `%s`", visible(g.Name), visible(g.Channel))
+		case exists:
+			p.fail(api.QuickstartStepChannels, field+".name", "peer-group `%s` already exists", g.Name)
+		default:
+			prefix := "peer_groups." + g.Name
+			p.set(prefix+".channel", g.Channel)
+			p.set(prefix+".agents", []string{agent})
+			p.set(prefix+".external_peers", nonNil(g.ExternalPeers))
+			if len(g.Ignore) > 0 {
+				p.set(prefix+".ignore", g.Ignore)
+			}
 		}
 	}
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
 }
 
 func (p *planner) personality(files []api.QuickstartPersonalityFile) {

@@ -156,7 +156,7 @@ func FuzzBuild(f *testing.F) {
 				t.Fatalf("set %q: %v", s.Prop, err)
 			}
 			switch p[0] {
-			case "agents", "providers", "risk_profiles", "onboard_state":
+			case "agents", "providers", "risk_profiles", "onboard_state", "channels", "peer_groups":
 			default:
 				t.Fatalf("set outside the quickstart's sections: %q", s.Prop)
 			}

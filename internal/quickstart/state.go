@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 
 	"github.com/zeroclaw-go/zeroclaw/internal/api"
 	"github.com/zeroclaw-go/zeroclaw/internal/config"
@@ -18,15 +19,20 @@ func State(cfg *config.Config) api.QuickstartState {
 		RuntimeProfiles:       []string{},
 		DefaultRuntimeProfile: DefaultRuntimeProfile,
 		ModelProviders:        providerRefs(cfg),
-		Channels:              []string{},
+		Channels:              channelRefs(cfg),
 		UnassignedChannels:    []string{},
 		Storage:               []string{},
 		ModelProviderTypes:    []api.QuickstartTypeOption{},
-		ChannelTypes:          []api.QuickstartTypeOption{},
+		ChannelTypes:          []api.QuickstartTypeOption{{Kind: channelTelegram, DisplayName: "Telegram"}},
 		RiskPresets:           []api.QuickstartPreset{},
 		RuntimePresets:        slices.Clone(runtimePresets),
 		MemoryKinds:           slices.Clone(MemoryKinds),
 		PersonalityFiles:      slices.Clone(PersonalityFiles),
+	}
+	for _, ref := range st.Channels {
+		if boundTo(cfg, ref) == "" {
+			st.UnassignedChannels = append(st.UnassignedChannels, ref)
+		}
 	}
 	for _, alias := range sortedKeys(cfg.Storage.Postgres) {
 		st.Storage = append(st.Storage, "postgres."+alias)
@@ -38,11 +44,6 @@ func State(cfg *config.Config) api.QuickstartState {
 		st.RiskPresets = append(st.RiskPresets, p.row)
 	}
 	return st
-}
-
-// ShouldAutoLaunch is upstream's rule for opening the quickstart by itself: never completed, and no agent.
-func ShouldAutoLaunch(cfg *config.Config) bool {
-	return !cfg.OnboardState.QuickstartCompleted && len(cfg.Agents) == 0
 }
 
 func providerRefs(cfg *config.Config) []string {
@@ -64,8 +65,21 @@ func sortedKeys[V any](m map[string]V) []string {
 func Fields(section, typeKey string) ([]api.QuickstartField, error) {
 	switch section {
 	case api.QuickstartSectionModelProvider:
-	case api.QuickstartSectionChannel, api.QuickstartSectionPeerGroup:
-		return []api.QuickstartField{}, nil // no channel family can be created here yet
+	case api.QuickstartSectionChannel:
+		if strings.ToLower(typeKey) != channelTelegram {
+			return []api.QuickstartField{}, nil
+		}
+		return []api.QuickstartField{{Key: "bot_token", Label: "bot_token", Kind: "string", IsSecret: true, Required: true,
+			Help: "The bot's token from @BotFather (a secret, stored encrypted)."}}, nil
+	case api.QuickstartSectionPeerGroup:
+		str := func(s string) *string { return &s }
+		return []api.QuickstartField{
+			{Key: "channel", Label: "channel", Kind: "string", Required: true, Help: "The channel the group applies to, as <type>.<alias>."},
+			{Key: "external_peers", Label: "external_peers", Kind: "string_array", Default: str("[]"),
+				Help: "Platform user ids or @usernames allowed to talk to the agent (empty: nobody; * : anyone)."},
+			{Key: "agents", Label: "agents", Kind: "string_array", Default: str("[]"), Help: "Agents the group's peers may talk to."},
+			{Key: "ignore", Label: "ignore", Kind: "string_array", Default: str("[]"), Help: "Senders ignored even when external_peers lets them in."},
+		}, nil
 	default:
 		return nil, fmt.Errorf("%w: unknown section %q (model_provider, channel or peer_group)", ErrInvalid, section)
 	}

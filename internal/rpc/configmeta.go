@@ -2,9 +2,11 @@ package rpc
 
 import (
 	"context"
+	"strings"
 
 	"github.com/zeroclaw-go/zeroclaw/internal/api"
 	"github.com/zeroclaw-go/zeroclaw/internal/config"
+	"github.com/zeroclaw-go/zeroclaw/internal/provider"
 	"github.com/zeroclaw-go/zeroclaw/internal/router"
 	"github.com/zeroclaw-go/zeroclaw/internal/session"
 )
@@ -75,7 +77,7 @@ func (s *Server) registerConfigMeta(m *config.Manager, sessions *session.Manager
 	s.register(api.MethodConfigCatalog, inline(handle(api.GrantConfigRead, func(context.Context, *Peer, *noParams) (api.CatalogResult, error) {
 		return api.CatalogResult{ModelProviders: config.Catalog()}, nil
 	})))
-	s.register(api.MethodConfigCatalogModels, inline(handle(api.GrantConfigRead, func(_ context.Context, _ *Peer, p *api.CatalogModelsParams) (api.CatalogModelsResult, error) {
+	catalogModels := handle(api.GrantConfigRead, func(ctx context.Context, _ *Peer, p *api.CatalogModelsParams) (api.CatalogModelsResult, error) {
 		provider := p.ModelProvider
 		if provider == "" {
 			provider = p.Provider
@@ -83,8 +85,15 @@ func (s *Server) registerConfigMeta(m *config.Manager, sessions *session.Manager
 		if provider == "" {
 			return api.CatalogModelsResult{}, router.InvalidParams("config/catalog-models needs model_provider")
 		}
-		return config.CatalogModelsFor(m.Current(), provider)
-	})))
+		cfg := m.Current()
+		res, err := config.CatalogModelsFor(cfg, provider)
+		if err != nil || !p.Live {
+			return res, err
+		}
+		return liveModels(ctx, cfg, provider, res)
+	})
+	catalogModels.Concurrent = true // a live listing waits on the provider
+	s.register(api.MethodConfigCatalogModels, catalogModels)
 	s.register(api.MethodConfigResolveAliasSource, inline(handle(api.GrantConfigRead, func(_ context.Context, _ *Peer, p *api.ConfigResolveAliasSourceParams) (api.ConfigResolveAliasSourceResult, error) {
 		if p.Source == "" {
 			return api.ConfigResolveAliasSourceResult{}, router.InvalidParams("config/resolve-alias-source needs source")
@@ -102,4 +111,28 @@ func needAll(method string, nameValues ...string) error {
 		}
 	}
 	return nil
+}
+
+// liveModels replaces the built-in list of res with what the configured provider ref answers, priced the same
+// way. A family alone names no endpoint to ask.
+func liveModels(ctx context.Context, cfg *config.Config, ref string, res api.CatalogModelsResult) (api.CatalogModelsResult, error) {
+	family, alias, ok := strings.Cut(ref, ".")
+	if !ok {
+		return api.CatalogModelsResult{}, router.InvalidParams("config/catalog-models: live needs a configured <family>.<alias>, not a family")
+	}
+	pc := cfg.Providers.Models[family][alias]
+	models, err := provider.ListModels(ctx, nil, provider.Settings{Family: family, Alias: alias, URI: pc.URI, APIKey: pc.APIKey, ExtraHeaders: pc.ExtraHeaders})
+	if err != nil {
+		return api.CatalogModelsResult{}, err
+	}
+	out := api.CatalogModelsResult{ModelProvider: ref, Models: models, Local: res.Local, Live: true}
+	for _, name := range models {
+		if p, ok := cfg.Cost.PriceOf(name); ok {
+			if out.Pricing == nil {
+				out.Pricing = map[string]api.ModelPricing{}
+			}
+			out.Pricing[name] = api.ModelPricing{Input: p.InputPerMillion, Output: p.OutputPerMillion}
+		}
+	}
+	return out, nil
 }

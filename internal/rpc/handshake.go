@@ -144,9 +144,19 @@ func (s *Server) status(_ context.Context, _ *Peer, _ *noParams) (*jsonrpc.Encod
 	if s.opts.Sop != nil {
 		sop = s.opts.Sop()
 	}
+	var hb *api.HeartbeatStatus
+	if s.opts.Heartbeat != nil {
+		if st := s.opts.Heartbeat.Status(); st.Enabled || st.Problem != "" { // absent while simply off, as sop
+			hb = &st
+		}
+	}
+	var chans []api.ChannelBrief
+	if s.opts.ChannelStates != nil {
+		chans = s.opts.ChannelStates()
+	}
 	advertised := serverVersion(s.config())
 	if c := s.statusCache.Load(); c != nil && c.uptime == uptime && c.version == version && c.advertised == advertised && slices.Equal(c.ids, ids) &&
-		equalGateway(c.gateway, gw) && equalSop(c.sop, sop) {
+		equalGateway(c.gateway, gw) && equalSop(c.sop, sop) && equalHeartbeat(c.hb, hb) && slices.Equal(c.channels, chans) {
 		return c.enc, nil
 	}
 	info := s.opts.Info
@@ -165,6 +175,8 @@ func (s *Server) status(_ context.Context, _ *Peer, _ *noParams) (*jsonrpc.Encod
 		DataDir:          info.DataDir,
 		Gateway:          gw,
 		Sop:              sop,
+		Heartbeat:        hb,
+		Channels:         chans,
 	}
 	if res.SessionIDs == nil {
 		res.SessionIDs = []string{} // "session_ids":[], not null
@@ -173,7 +185,7 @@ func (s *Server) status(_ context.Context, _ *Peer, _ *noParams) (*jsonrpc.Encod
 	if err != nil {
 		return nil, err
 	}
-	s.statusCache.Store(&statusCache{uptime: uptime, version: version, advertised: advertised, ids: ids, gateway: gw, sop: sop, enc: enc})
+	s.statusCache.Store(&statusCache{uptime: uptime, version: version, advertised: advertised, ids: ids, gateway: gw, sop: sop, hb: hb, channels: chans, enc: enc})
 	return enc, nil
 }
 
@@ -182,9 +194,11 @@ type statusCache struct {
 	uptime     int64
 	version    string
 	advertised string // server_version
+	hb         *api.HeartbeatStatus
 	ids        []string
 	gateway    *api.GatewayStatus
 	sop        *api.SopStatus
+	channels   []api.ChannelBrief
 	enc        *jsonrpc.Encoded
 }
 

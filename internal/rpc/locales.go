@@ -35,7 +35,12 @@ func (s *Server) registerLocales() {
 	fetch.Concurrent = true // downloads take seconds
 	s.register(api.MethodLocalesFetch, fetch)
 	s.register(api.MethodToolsParamOptions, handle(api.GrantConfigRead, func(_ context.Context, _ *Peer, p *api.ToolsParamOptionsParams) (api.ToolsParamOptionsResult, error) {
-		opts, err := tools.ParamOptions(p.Domain, paramInputs(s.config()))
+		in := paramInputs(s.config())
+		in.Agent = p.Agent
+		if ch, ok := p.Args["channel"].(string); ok {
+			in.Channel = ch
+		}
+		opts, err := tools.ParamOptions(p.Domain, in)
 		if err != nil {
 			return api.ToolsParamOptionsResult{}, err
 		}
@@ -55,6 +60,15 @@ func paramInputs(c *config.Config) tools.ParamInputs {
 	}
 	for alias, f := range c.Channels.Filesystem {
 		in.Channels = append(in.Channels, tools.ParamChannel{Ref: "filesystem." + alias, Disabled: !f.Enabled})
+	}
+	for alias, tg := range c.Channels.Telegram {
+		in.Channels = append(in.Channels, tools.ParamChannel{Ref: "telegram." + alias, Disabled: !tg.Enabled})
+	}
+	for alias, irc := range c.Channels.IRC {
+		in.Channels = append(in.Channels, tools.ParamChannel{Ref: "irc." + alias, Disabled: !irc.Enabled})
+	}
+	for name, g := range c.PeerGroups {
+		in.Groups = append(in.Groups, tools.ParamGroup{Name: name, Channel: g.Channel, Agents: g.Agents, ExternalPeers: g.ExternalPeers})
 	}
 	return in
 }

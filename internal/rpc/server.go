@@ -77,6 +77,8 @@ type Options struct {
 	MCPStatus func() []api.MCPServerStatus
 	// Channels reports each chat channel's state: a health component channel:<type>.<alias> each; nil: none.
 	Channels func(ctx context.Context) []api.ChannelStatus
+	// ChannelStates is status.channels (quick: no database read); nil: none.
+	ChannelStates func() []api.ChannelBrief
 	// Skills serves skills/*; nil leaves those methods out.
 	Skills *skills.Catalog
 	// Personality serves personality/*; nil leaves those methods out.
@@ -87,6 +89,8 @@ type Options struct {
 	Gateway func() *api.GatewayStatus
 	// Sop reports the SOP runtime for status; nil (or a nil result) leaves status.sop out.
 	Sop func() *api.SopStatus
+	// Heartbeat serves heartbeat/runs and status.heartbeat; nil leaves both out.
+	Heartbeat Heartbeat
 	// Doctor serves doctor/run; nil leaves it out.
 	Doctor func(ctx context.Context, p api.DoctorRunParams) api.DoctorResult
 	// Locales downloads catalogues for locales/fetch; the zero Fetcher serves the cli catalogue from the
@@ -169,6 +173,9 @@ func New(opts Options) *Server {
 	}
 	if opts.Cron != nil {
 		s.registerCron(opts.Cron)
+	}
+	if opts.Heartbeat != nil {
+		s.registerHeartbeat(opts.Heartbeat)
 	}
 	if opts.Logs != nil {
 		s.registerLogs(opts.Logs)

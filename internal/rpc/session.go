@@ -60,6 +60,9 @@ func (s *Server) registerSessions(m *session.Manager) {
 		if err := router.NonNegative("limit", params.Limit); err != nil {
 			return api.SessionListResult{}, err
 		}
+		if err := router.NonNegative("offset", params.Offset); err != nil {
+			return api.SessionListResult{}, err
+		}
 		return m.List(ctx, p.owner(), *params)
 	}))
 	s.register(api.MethodSessionMsgs, handle(api.GrantSessionsRead, func(ctx context.Context, p *Peer, params *api.SessionMessagesParams) (api.SessionMessagesResult, error) {

@@ -1,6 +1,7 @@
 package rpctest
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"slices"
@@ -210,4 +211,61 @@ func TestQuickstartZerocodeShapes(t *testing.T) {
 		t.Fatalf("agent.channels: %v", agent)
 	}
 	mustResult(t, call(t, c, 5, "quickstart/dismiss", map[string]any{"run_id": "r1", "surface": "tui", "last_step": nil}))
+}
+
+// A submission with a fresh Telegram channel and a peer group: the channel is created enabled with its token
+// (stored enc2:, never shown), the agent binds it, the peer group lets the listed peer talk to that agent; the
+// channel then counts as assigned, and binding it to a second agent is refused. A malformed token is refused.
+func TestQuickstartTelegramChannel(t *testing.T) {
+	t.Parallel()
+	d := Start(t)
+	cfgPath := filepath.Join(d.ConfigDir, "config.toml")
+	c := d.Dial(t)
+	c.Initialize()
+	token := "123456789:AAH" + strings.Repeat("x", 32)
+	sub := qsSubmission("qs", "helper")
+	s := sub["submission"].(map[string]any)
+	s["channels"] = []any{map[string]any{"mode": "fresh", "value": map[string]any{"channel_type": "telegram", "alias": "main",
+		"fields": map[string]any{"bot_token": "not-a-token"}}}}
+	r := mustResult(t, call(t, c, 1, "quickstart/apply", sub))
+	if r["kind"] != "errors" || !strings.Contains(string(mustJSON(t, r)), "bot token") {
+		t.Fatalf("a malformed token: %v", r)
+	}
+	s["channels"] = []any{map[string]any{"mode": "fresh", "value": map[string]any{"channel_type": "telegram", "alias": "main",
+		"fields": map[string]any{"bot_token": token}}}}
+	s["peer_groups"] = []any{map[string]any{"name": "telegram_main_default", "channel": "telegram.main", "external_peers": []string{"@alice"}}}
+	r = mustResult(t, call(t, c, 2, "quickstart/apply", sub))
+	if r["kind"] != "applied" || !strings.Contains(string(mustJSON(t, r)), `"channels":["telegram.main"]`) {
+		t.Fatalf("apply: %v", r)
+	}
+	raw, _ := os.ReadFile(cfgPath)
+	text := string(raw)
+	for _, want := range []string{"[channels.telegram.main]", "enabled = true", `bot_token = "enc2:`, `channels = ["telegram.main"]`,
+		"[peer_groups.telegram_main_default]", `external_peers = ["@alice"]`, `agents = ["helper"]`} {
+		if !strings.Contains(text, want) {
+			t.Fatalf("config.toml lacks %q:\n%s", want, text)
+		}
+	}
+	if strings.Contains(text, token) {
+		t.Fatal("the bot token is stored in clear")
+	}
+	st := mustResult(t, call(t, c, 3, "quickstart/state", map[string]any{}))
+	if !strings.Contains(string(mustJSON(t, st["channels"])), "telegram.main") || len(st["unassigned_channels"].([]any)) != 0 {
+		t.Fatalf("state: channels %v unassigned %v", st["channels"], st["unassigned_channels"])
+	}
+	again := qsSubmission("qs2", "other")
+	again["submission"].(map[string]any)["channels"] = []any{map[string]any{"mode": "existing", "value": "telegram.main"}}
+	r = mustResult(t, call(t, c, 4, "quickstart/validate", again))
+	if r["kind"] != "errors" || !strings.Contains(string(mustJSON(t, r)), "already bound to agent `helper`") {
+		t.Fatalf("binding a bound channel: %v", r)
+	}
+}
+
+func mustJSON(t *testing.T, v any) []byte {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

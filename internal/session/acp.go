@@ -90,7 +90,7 @@ func (m *Manager) createACP(ctx context.Context, o Owner, id string, p ACPNewPar
 	s := newSession(id, id, alias, ws, o.Principal, m.now())
 	s.acp = &acpState{surface: p.Surface}
 	s.holder = holder
-	registered, err := m.register(o, s)
+	registered, err := m.register(ctx, o, s, false)
 	if err != nil {
 		return nil, err
 	}

@@ -162,7 +162,7 @@ func (m *Manager) reviveACP(ctx context.Context, o Owner, id string, holder uint
 	s := newSession(id, id, alias, row.WorkspaceDir, o.Principal, m.now())
 	s.acp = &acpState{surface: row.Surface}
 	s.holder = holder
-	registered, err := m.register(o, s)
+	registered, err := m.register(ctx, o, s, false)
 	if err != nil {
 		return nil, err
 	}

@@ -17,14 +17,15 @@ import (
 // to the other provider). The provider the merged overrides describe is built first, from the config in force:
 // if it cannot be (an unknown reference, a bad setting), nothing changes. The next turn runs with it; a turn
 // already running keeps the provider it started with.
-func (m *Manager) Configure(_ context.Context, o Owner, id string, patch api.SessionOverrides) (api.SessionConfigureResult, error) {
+func (m *Manager) Configure(ctx context.Context, o Owner, id string, patch api.SessionOverrides) (api.SessionConfigureResult, error) {
 	if err := checkOverrides(patch); err != nil {
 		return api.SessionConfigureResult{}, err
 	}
-	s, err := m.owned(o, id)
+	s, done, err := m.use(ctx, o, id)
 	if err != nil {
 		return api.SessionConfigureResult{}, err
 	}
+	defer done()
 	s.configMu.Lock()
 	defer s.configMu.Unlock()
 	s.mu.Lock()

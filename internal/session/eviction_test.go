@@ -2,7 +2,6 @@ package session
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -44,23 +43,23 @@ type funcClock struct {
 
 func (c funcClock) Now() time.Time { return c.now() }
 
-// A prompt that looked the session up just before eviction picked it as idle must not end up running on a
-// session that is no longer live (its approvals unanswerable, the turn cancelled by the eviction): either the
-// prompt is refused as not found, or the session stays live.
+// A prompt that looked the session up is never left with a dropped session (its approvals unanswerable, the
+// turn cancelled by the eviction): the lookup pins it, so a New that needs room while the prompt is between
+// lookup and queue waits for it instead of dropping it, and gets the room once the turn has ended.
 func TestPromptRacingEvictionIsNotRunOnADroppedSession(t *testing.T) {
 	var (
-		fakeNow  atomic.Int64
-		gateNow  atomic.Bool
-		nowHeld  = make(chan struct{})
-		nowGo    = make(chan struct{})
-		nowOnce  sync.Once
-		logGate  = gateHandler{msg: "idle session dropped from memory", once: &sync.Once{}, entered: make(chan struct{}), release: make(chan struct{})}
-		released atomic.Bool
+		fakeNow atomic.Int64
+		gateNow atomic.Bool
+		nowHeld = make(chan struct{})
+		nowGo   = make(chan struct{})
+		nowOnce sync.Once
+		waiting = gateHandler{msg: "live sessions at the limit, none idle: waiting for room", once: &sync.Once{}, entered: make(chan struct{}), release: make(chan struct{})}
 	)
+	close(waiting.release) // only signal, never hold
 	fakeNow.Store(time.Unix(1_700_000_000, 0).UnixNano())
 	e := newEnv(t, nil, func(o *Options) {
 		o.MaxSessions = 1
-		o.Logger = slog.New(logGate)
+		o.Logger = slog.New(waiting)
 		o.Clock = funcClock{Clock: clock.Real, now: func() time.Time {
 			if gateNow.Load() {
 				nowOnce.Do(func() { close(nowHeld); <-nowGo })
@@ -68,11 +67,6 @@ func TestPromptRacingEvictionIsNotRunOnADroppedSession(t *testing.T) {
 			return time.Unix(0, fakeNow.Add(int64(time.Millisecond)))
 		}}
 	})
-	defer func() {
-		if released.CompareAndSwap(false, true) {
-			close(logGate.release)
-		}
-	}()
 	ctx := t.Context()
 	e.open(admin, api.SessionNewParams{SessionID: "victim"})
 
@@ -100,35 +94,23 @@ func TestPromptRacingEvictionIsNotRunOnADroppedSession(t *testing.T) {
 		_, err := e.m.New(ctx, admin, api.SessionNewParams{SessionID: "newcomer"})
 		opened <- err
 	}()
-	<-logGate.entered // eviction dropped "victim" (New is held at its log line)
-	close(nowGo)      // let the prompt enqueue now
+	<-waiting.entered // New found no room: the looked-up session was not dropped
+	if ids := e.m.ActiveIDs(); len(ids) != 1 || ids[0] != "victim" {
+		t.Fatalf("live sessions %v while the prompt holds victim, want [victim]", ids)
+	}
+	close(nowGo) // let the prompt enqueue now
 
-	select {
-	case req := <-approvals:
-		// The turn is running on "victim": it must still be live and answerable.
-		released.Store(true)
-		close(logGate.release)
-		if err := <-opened; err != nil {
-			t.Fatalf("New(newcomer) = %v", err)
-		}
-		if _, err := e.m.Approve(admin, api.SessionApproveParams{SessionID: "victim", RequestID: req, Decision: api.DecisionAllowOnce}); err != nil {
-			t.Errorf("approving the running turn's request = %v: the session was evicted while a prompt ran on it", err)
-		}
-		r := <-prompted
-		if r.err != nil || r.res.Outcome != api.OutcomeCompleted {
-			t.Errorf("admitted prompt ended %+v, %v; eviction must not cancel a running turn", r.res, r.err)
-		}
-	case r := <-prompted:
-		released.Store(true)
-		close(logGate.release)
-		if err := <-opened; err != nil {
-			t.Fatalf("New(newcomer) = %v", err)
-		}
-		if !errors.Is(r.err, ErrNotFound) {
-			t.Fatalf("prompt on the evicted session = %+v, %v; want ErrNotFound", r.res, r.err)
-		}
-		if ids := e.m.ActiveIDs(); len(ids) != 1 || ids[0] != "newcomer" {
-			t.Fatalf("live sessions %v", ids)
-		}
+	req := <-approvals // the turn runs on victim, still live and answerable
+	if _, err := e.m.Approve(admin, api.SessionApproveParams{SessionID: "victim", RequestID: req, Decision: api.DecisionAllowOnce}); err != nil {
+		t.Fatalf("approving the running turn's request = %v", err)
+	}
+	if r := <-prompted; r.err != nil || r.res.Outcome != api.OutcomeCompleted {
+		t.Fatalf("admitted prompt ended %+v, %v; want completed", r.res, r.err)
+	}
+	if err := <-opened; err != nil {
+		t.Fatalf("New(newcomer) after the turn = %v; want the room victim left", err)
+	}
+	if ids := e.m.ActiveIDs(); len(ids) != 1 || ids[0] != "newcomer" {
+		t.Fatalf("live sessions %v, want [newcomer]", ids)
 	}
 }

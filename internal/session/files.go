@@ -1,6 +1,7 @@
 package session
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"time"
@@ -57,13 +58,17 @@ func (x *FileIndex) Add(a api.FileAttachment) {
 // FileTarget returns the live session id's target, after checking that o may act on it and that its agent is
 // available in the config in force.
 func (m *Manager) FileTarget(o Owner, id string) (FileTarget, error) {
-	s, err := m.owned(o, id)
+	s, done, err := m.use(context.Background(), o, id) // a session not live comes back (a local store read)
 	if err != nil {
 		return FileTarget{}, err
 	}
+	defer done()
 	if err := agentAvailable(m.o.Config(), s.alias); err != nil {
 		return FileTarget{}, err
 	}
+	s.mu.Lock()
+	s.bound = true // files will be stored for this incarnation: room for new sessions is not made with it
+	s.mu.Unlock()
 	return FileTarget{SessionID: s.id, Owner: s.owner, Agent: s.alias, Generation: s.gen}, nil
 }
 

@@ -19,8 +19,8 @@ var (
 // ListDir lists a directory of a workspace (upstream's fs/list_dir, confined; see workspace.ListDir): the
 // workspace of the live session p.SessionID (which o must own), or, for an admin without a session, of agent
 // p.Agent (default: the only enabled agent).
-func (m *Manager) ListDir(_ context.Context, o Owner, p api.FsListDirParams) (api.FsListDirResult, error) {
-	ws, err := m.workspaceOf(o, p.SessionID, p.Agent)
+func (m *Manager) ListDir(ctx context.Context, o Owner, p api.FsListDirParams) (api.FsListDirResult, error) {
+	ws, err := m.workspaceOf(ctx, o, p.SessionID, p.Agent)
 	if err != nil {
 		return api.FsListDirResult{}, err
 	}
@@ -28,12 +28,13 @@ func (m *Manager) ListDir(_ context.Context, o Owner, p api.FsListDirParams) (ap
 }
 
 // workspaceOf picks the workspace fs/list_dir lists.
-func (m *Manager) workspaceOf(o Owner, sessionID, alias string) (string, error) {
+func (m *Manager) workspaceOf(ctx context.Context, o Owner, sessionID, alias string) (string, error) {
 	if sessionID != "" {
-		s, err := m.owned(o, sessionID)
+		s, done, err := m.use(ctx, o, sessionID)
 		if err != nil {
 			return "", err
 		}
+		done()
 		return s.workspace, nil
 	}
 	if !o.Admin {
@@ -55,11 +56,12 @@ func (m *Manager) workspaceOf(o Owner, sessionID, alias string) (string, error) 
 
 // GitBranch reports the git branch and short HEAD hash of the live session's workspace (upstream's
 // session/git_branch, see workspace.GitHead). Outside a repository both are empty.
-func (m *Manager) GitBranch(_ context.Context, o Owner, id string) (api.SessionGitBranchResult, error) {
-	s, err := m.owned(o, id)
+func (m *Manager) GitBranch(ctx context.Context, o Owner, id string) (api.SessionGitBranchResult, error) {
+	s, done, err := m.use(ctx, o, id)
 	if err != nil {
 		return api.SessionGitBranchResult{}, err
 	}
+	done() // only its workspace is read
 	branch, hash := workspace.GitHead(s.workspace)
 	return api.SessionGitBranchResult{SessionID: id, Branch: branch, Hash: hash}, nil
 }

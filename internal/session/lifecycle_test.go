@@ -29,8 +29,9 @@ func TestHistoryRestoredAfterRestartWithoutDuplicates(t *testing.T) {
 	if ids := e.m.ActiveIDs(); len(ids) != 0 {
 		t.Fatalf("live sessions after restart: %v", ids)
 	}
-	if _, err := e.m.Prompt(t.Context(), admin, api.SessionPromptParams{SessionID: s.SessionID, Prompt: "x"}, &sink{}); !errors.Is(err, ErrNotFound) {
-		t.Fatalf("prompt before restore = %v", err)
+	// Not live, but stored: a call naming it sees an idle session, not an unknown one.
+	if _, err := e.m.Cancel(admin, s.SessionID); !errors.Is(err, ErrNoActiveTurn) {
+		t.Fatalf("cancel before restore = %v, want ErrNoActiveTurn", err)
 	}
 	after, err := e.m.Messages(t.Context(), admin, api.SessionMessagesParams{SessionID: s.SessionID})
 	if err != nil {
@@ -109,8 +110,21 @@ func TestOwnership(t *testing.T) {
 	if r, err := e.m.Close(alice, id); err != nil || !r.Closed {
 		t.Fatalf("Close = %+v %v", r, err)
 	}
-	if _, err := e.m.Close(alice, id); !errors.Is(err, ErrNotFound) {
-		t.Fatalf("second Close = %v", err)
+	// Closing a session that is not live is done already (it stays stored and resumable), for its owner only.
+	if r, err := e.m.Close(alice, id); err != nil || !r.Closed {
+		t.Fatalf("second Close = %+v, %v; want closed", r, err)
+	}
+	if _, err := e.m.Close(bob, id); !errors.Is(err, ErrNotOwned) {
+		t.Fatalf("bob Close of alice's stored session = %v", err)
+	}
+	if _, err := e.m.Cancel(bob, id); !errors.Is(err, ErrNotOwned) {
+		t.Fatalf("bob Cancel of alice's stored session = %v", err)
+	}
+	if _, err := e.m.Prompt(t.Context(), bob, api.SessionPromptParams{SessionID: id, Prompt: "hi"}, &sink{}); !errors.Is(err, ErrNotOwned) {
+		t.Fatalf("bob Prompt reviving alice's stored session = %v", err)
+	}
+	if ids := e.m.ActiveIDs(); len(ids) != 0 {
+		t.Fatalf("a refused revive left %v live", ids)
 	}
 	if r, err := e.m.Delete(t.Context(), admin, id); err != nil || !r.Deleted {
 		t.Fatalf("Delete = %+v %v", r, err)
@@ -233,8 +247,17 @@ func TestIdleSessionsMakeRoom(t *testing.T) {
 		done <- err
 	}()
 	req := <-requests
-	if _, err := e.m.New(ctx, admin, api.SessionNewParams{SessionID: "room-b"}); !errors.Is(err, ErrLimit) {
-		t.Fatalf("new session while the only one is busy = %v, want ErrLimit", err)
+	refused := make(chan error, 1)
+	go func() {
+		_, err := e.m.New(ctx, admin, api.SessionNewParams{SessionID: "room-b"})
+		refused <- err
+	}()
+	if !clock.WaitTimer(DefaultLockTimeout, 10*time.Second) {
+		t.Fatal("New at the limit did not wait for room")
+	}
+	clock.Advance(DefaultLockTimeout)
+	if err := <-refused; !errors.Is(err, ErrLimit) {
+		t.Fatalf("new session while the only one stays busy for the lock timeout = %v, want ErrLimit", err)
 	}
 	if _, err := e.m.Approve(alice, api.SessionApproveParams{SessionID: "room-a", RequestID: req, Decision: api.DecisionReject}); err != nil {
 		t.Fatal(err)

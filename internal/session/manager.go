@@ -29,7 +29,7 @@ import (
 
 // Sentinel errors; the rpc layer maps each to its wire code (protocol.md §4).
 var (
-	// ErrNotFound (-32000): the session is unknown or closed.
+	// ErrNotFound (-32000): the session is unknown: neither live nor stored.
 	ErrNotFound = errors.New("session: not found")
 	// ErrNoActiveTurn (-32000): session/cancel found no running turn. Its text is the wire message.
 	ErrNoActiveTurn = errors.New("No active turn for this session")
@@ -42,7 +42,7 @@ var (
 	ErrQueueTimeout error = &busyError{ErrBusy}
 	// ErrNotOwned (-32003): a non-admin principal acted on a session it does not own.
 	ErrNotOwned = errors.New("session: not owned by the caller")
-	// ErrLimit (-32001): too many live sessions.
+	// ErrLimit (-32001): too many live sessions: none became idle within the lock timeout.
 	ErrLimit = errors.New("session: too many live sessions")
 	// ErrInvalid (-32602): invalid params; wrapped with the detail (blank prompt, unknown agent...).
 	ErrInvalid = errors.New("session: invalid params")
@@ -118,9 +118,10 @@ type Options struct {
 	InstallRoot string // agents/<alias>/workspace lives here
 	// DataDir is the data directory when it lies outside InstallRoot (ZEROCLAW_DATA_DIR): tools may not touch
 	// it either (tools.Protected). "" : <install>/data, protected with the install root.
-	DataDir     string
-	Logger      *slog.Logger
-	MaxSessions int // live sessions; 0 means DefaultMaxSessions
+	DataDir string
+	Logger  *slog.Logger
+	// MaxSessions caps the live sessions; 0 means the config's [acp] max_sessions, else DefaultMaxSessions.
+	MaxSessions int
 	// NewProvider builds the provider an agent names; nil means agent.NewProvider.
 	NewProvider ProviderFactory
 	// Clock stamps messages and states, measures idleness and times the lock and approval waits; nil means
@@ -128,8 +129,9 @@ type Options struct {
 	Clock       clock.Clock
 	NewID       func() string // session, turn, approval and cost-record ids; nil means random UUIDv4 strings
 	LockTimeout time.Duration // how long a queued prompt waits for its turn; 0 means DefaultLockTimeout
-	// IdleTTL is how long an idle live session stays in memory; 0 means DefaultIdleTTL. A dropped session
-	// comes back with its history when session/new names it.
+	// IdleTTL is how long an idle live session stays in memory; 0 means the config's [acp]
+	// session_timeout_secs, else DefaultIdleTTL. A dropped session comes back with its history at the next call
+	// that names it.
 	IdleTTL time.Duration
 	// ACP is the durable ACP session store (acp-sessions.db); nil keeps ACP sessions in memory only.
 	ACP *store.ACPStore
@@ -171,8 +173,11 @@ type Manager struct {
 	// by the live sessions and requests in flight.
 	locks  map[string]*turnLock
 	closed bool
-	gens   uint64         // the last session incarnation number given out
-	held   map[string]int // agent aliases no session may be opened on (HoldAgent), with their hold counts
+	// slotFreed is closed (and replaced) whenever a live session may have become droppable or left the live
+	// set, waking the calls that wait for room (register).
+	slotFreed chan struct{}
+	gens      uint64         // the last session incarnation number given out
+	held      map[string]int // agent aliases no session may be opened on (HoldAgent), with their hold counts
 }
 
 // turnLock is the turn lock of one stored session key.
@@ -183,9 +188,7 @@ type turnLock struct {
 
 // NewManager returns a Manager with no live sessions.
 func NewManager(o Options) *Manager {
-	if o.MaxSessions <= 0 {
-		o.MaxSessions = DefaultMaxSessions
-	}
+	o.MaxSessions = max(o.MaxSessions, 0)
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -202,14 +205,47 @@ func NewManager(o Options) *Manager {
 	if o.LockTimeout <= 0 {
 		o.LockTimeout = DefaultLockTimeout
 	}
-	if o.IdleTTL <= 0 {
-		o.IdleTTL = DefaultIdleTTL
-	}
+	o.IdleTTL = max(o.IdleTTL, 0)
 	return &Manager{o: o, log: o.Logger.With("component", "session"), sessions: make(map[string]*session),
-		locks: make(map[string]*turnLock)}
+		locks: make(map[string]*turnLock), slotFreed: make(chan struct{})}
 }
 
 func (m *Manager) now() time.Time { return m.o.Clock.Now() }
+
+// maxSessions is the live-session cap in force: Options.MaxSessions, else [acp] max_sessions, else the default.
+func (m *Manager) maxSessions() int {
+	if m.o.MaxSessions > 0 {
+		return m.o.MaxSessions
+	}
+	if cfg := m.o.Config(); cfg != nil && cfg.ACP.MaxSessions > 0 {
+		return cfg.ACP.MaxSessions
+	}
+	return DefaultMaxSessions
+}
+
+// idleTTL is how long an idle session stays live: Options.IdleTTL, else [acp] session_timeout_secs, else the
+// default.
+func (m *Manager) idleTTL() time.Duration {
+	if m.o.IdleTTL > 0 {
+		return m.o.IdleTTL
+	}
+	if cfg := m.o.Config(); cfg != nil && cfg.ACP.SessionTimeoutSecs > 0 {
+		return time.Duration(cfg.ACP.SessionTimeoutSecs) * time.Second
+	}
+	return DefaultIdleTTL
+}
+
+// signalSlotLocked wakes the calls waiting for room in the live set. The caller holds m.mu.
+func (m *Manager) signalSlotLocked() {
+	close(m.slotFreed)
+	m.slotFreed = make(chan struct{})
+}
+
+func (m *Manager) signalSlot() {
+	m.mu.Lock()
+	m.signalSlotLocked()
+	m.mu.Unlock()
+}
 
 // New opens a session (protocol.md §6 session/new). Naming an existing session_id restores it: a live one is
 // returned as is, a stored one (found by store.Resolve: <id>, rpc_<id>, gw_<id>) is made live again with its
@@ -221,7 +257,6 @@ func (m *Manager) New(ctx context.Context, o Owner, p api.SessionNewParams) (api
 	} else if isACP {
 		return m.newACPNative(ctx, o, p)
 	}
-	cfg := m.o.Config()
 	if p.SessionID != "" {
 		if err := validID(p.SessionID); err != nil {
 			return api.SessionNewResult{}, err
@@ -252,6 +287,14 @@ func (m *Manager) New(ctx context.Context, o Owner, p api.SessionNewParams) (api
 			return api.SessionNewResult{}, fmt.Errorf("session: new: %w", err)
 		}
 	}
+	_, res, err := m.openChat(ctx, o, p, stored, false)
+	return res, err
+}
+
+// openChat makes chat session p.SessionID live (a new one when stored is nil, else the stored row) and
+// returns it pinned when pin is set (the caller then unpins it), with session/new's result.
+func (m *Manager) openChat(ctx context.Context, o Owner, p api.SessionNewParams, stored *store.SessionMeta, pin bool) (*session, api.SessionNewResult, error) {
+	cfg := m.o.Config()
 	alias := p.AgentAlias
 	if alias == "" && stored != nil {
 		alias = stored.AgentAlias
@@ -259,21 +302,21 @@ func (m *Manager) New(ctx context.Context, o Owner, p api.SessionNewParams) (api
 	if alias == "" {
 		var err error
 		if alias, err = agent.DefaultAgent(cfg); err != nil {
-			return api.SessionNewResult{}, fmt.Errorf("%w: %w", ErrInvalid, err)
+			return nil, api.SessionNewResult{}, fmt.Errorf("%w: %w", ErrInvalid, err)
 		}
 	}
 	if stored != nil && stored.AgentAlias != "" && stored.AgentAlias != alias {
-		return api.SessionNewResult{}, fmt.Errorf("%w: session %s belongs to agent %q, not %q", ErrInvalid, p.SessionID, stored.AgentAlias, alias)
+		return nil, api.SessionNewResult{}, fmt.Errorf("%w: session %s belongs to agent %q, not %q", ErrInvalid, p.SessionID, stored.AgentAlias, alias)
 	}
 	if err := o.mayUse(alias); err != nil {
-		return api.SessionNewResult{}, err
+		return nil, api.SessionNewResult{}, err
 	}
 	prof, err := agent.Resolve(cfg, alias, m.o.InstallRoot)
 	if err != nil {
-		return api.SessionNewResult{}, fmt.Errorf("%w: %w", ErrInvalid, err)
+		return nil, api.SessionNewResult{}, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
 	if err := os.MkdirAll(prof.Workspace, 0o700); err != nil {
-		return api.SessionNewResult{}, fmt.Errorf("session: new: workspace: %w", err)
+		return nil, api.SessionNewResult{}, fmt.Errorf("session: new: workspace: %w", err)
 	}
 	m.seedWorkspace(cfg, alias, prof.Workspace)
 	id := p.SessionID
@@ -289,19 +332,29 @@ func (m *Manager) New(ctx context.Context, o Owner, p api.SessionNewParams) (api
 			owner = stored.Owner
 		}
 	}
-	s, err := m.register(o, newSession(id, key, alias, prof.Workspace, owner, m.now()))
+	s, err := m.register(ctx, o, newSession(id, key, alias, prof.Workspace, owner, m.now()), true)
 	if err != nil {
-		return api.SessionNewResult{}, err
+		return nil, api.SessionNewResult{}, err
 	}
+	if s.acp != nil { // an ACP session of that id was made live meanwhile
+		m.unpin(s)
+		return nil, api.SessionNewResult{}, fmt.Errorf("%w: session %s is an ACP session (pass chat_mode \"acp\")", ErrInvalid, s.id)
+	}
+	ok := false
+	defer func() {
+		if !ok || !pin {
+			m.unpin(s)
+		}
+	}()
 
 	meta, existed, err := m.o.Chat.EnsureSession(ctx, s.key, alias, s.owner, m.now())
 	if err != nil {
 		m.drop(s)
-		return api.SessionNewResult{}, fmt.Errorf("session: new: %w", err)
+		return nil, api.SessionNewResult{}, fmt.Errorf("session: new: %w", err)
 	}
 	if !mayRevive(o, meta) { // another principal's New of this id stored its row first
 		m.drop(s)
-		return api.SessionNewResult{}, fmt.Errorf("%w: %s", ErrNotOwned, id)
+		return nil, api.SessionNewResult{}, fmt.Errorf("%w: %s", ErrNotOwned, id)
 	}
 	if meta.State == stateRunning && !s.running() {
 		// A turn was running when the daemon stopped; nothing runs it now.
@@ -313,7 +366,8 @@ func (m *Manager) New(ctx context.Context, o Owner, p api.SessionNewParams) (api
 	if !existed {
 		m.logSession(s, "create", "session created")
 	}
-	return api.SessionNewResult{SessionID: id, AgentAlias: alias, MessageCount: meta.MessageCount, WorkspaceDir: prof.Workspace}, nil
+	ok = true
+	return s, api.SessionNewResult{SessionID: id, AgentAlias: alias, MessageCount: meta.MessageCount, WorkspaceDir: prof.Workspace}, nil
 }
 
 func (m *Manager) newResult(ctx context.Context, s *session) (api.SessionNewResult, error) {
@@ -350,68 +404,189 @@ func (m *Manager) owned(o Owner, id string) (*session, error) {
 	return s, nil
 }
 
-// register adds s to the live set, making room by dropping idle sessions when needed. If a concurrent New for
-// the same id won, that session is returned instead (after the ownership check).
-func (m *Manager) register(o Owner, s *session) (*session, error) {
-	m.mu.Lock()
-	if m.closed {
+// use returns session id for o to act on, pinned live until done is called: the live session, or, when it
+// is not live (dropped from memory when idle, closed, or not opened since the daemon started), the stored one
+// made live again as session/new would (an ACP session of a surface the native socket serves, or a chat
+// session). So a call never sees that a session was dropped. ErrNotFound: neither live nor stored.
+func (m *Manager) use(ctx context.Context, o Owner, id string) (s *session, done func(), err error) {
+	for range 3 { // a session revived by reviveACP may be dropped again before it is pinned: look again
+		m.mu.Lock()
+		if m.closed {
+			m.mu.Unlock()
+			return nil, nil, ErrClosed
+		}
+		s = m.sessions[id]
+		if s != nil {
+			s.pin()
+		}
 		m.mu.Unlock()
-		return nil, ErrClosed
+		if s == nil {
+			if s, err = m.revive(ctx, o, id); err != nil {
+				return nil, nil, err
+			}
+			if s == nil {
+				continue
+			}
+		}
+		if err := s.check(o); err != nil {
+			m.unpin(s)
+			return nil, nil, err
+		}
+		return s, func() { m.unpin(s) }, nil
 	}
-	if other := m.sessions[s.id]; other != nil {
-		m.mu.Unlock()
-		return other, other.check(o)
+	return nil, nil, fmt.Errorf("%w (session %s keeps being dropped; retry)", ErrLimit, id)
+}
+
+// revive makes stored session id live for o and returns it pinned, or nil (not an error) when an ACP session
+// it revived was dropped again before it could be pinned.
+func (m *Manager) revive(ctx context.Context, o Owner, id string) (*session, error) {
+	if validID(id) != nil || id == "" {
+		return nil, fmt.Errorf("%w: %s", ErrNotFound, id)
 	}
-	if m.held[s.alias] > 0 {
-		m.mu.Unlock()
-		return nil, fmt.Errorf("%w: agent %q is being renamed; retry", ErrInvalid, s.alias)
+	s, err := m.recoverForPrompt(ctx, o, id)
+	if err == nil {
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		if m.sessions[id] != s {
+			return nil, nil
+		}
+		s.pin()
+		return s, nil
 	}
-	evicted := m.evictIdleLocked()
-	full := len(m.sessions) >= m.o.MaxSessions
-	if !full {
-		s.lock = m.refLockLocked(s.key) // s is not shared yet; the live session is one user of the lock
-		m.gens++
-		s.gen = m.gens
-		m.sessions[s.id] = s
+	if !errors.Is(err, ErrNotFound) {
+		return nil, err
 	}
-	m.mu.Unlock()
-	for _, id := range evicted {
-		m.log.Debug("idle session dropped from memory", "session", id)
+	meta, err := m.o.Chat.Resolve(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, fmt.Errorf("%w: %s", ErrNotFound, id)
 	}
-	if full {
-		return nil, fmt.Errorf("%w (%d sessions, none idle)", ErrLimit, m.o.MaxSessions)
+	if err != nil {
+		return nil, fmt.Errorf("session: %w", err)
 	}
+	if !mayRevive(o, meta) {
+		return nil, fmt.Errorf("%w: %s", ErrNotOwned, id)
+	}
+	s, _, err = m.openChat(ctx, o, api.SessionNewParams{SessionID: id}, &meta, true)
+	if err != nil {
+		return nil, err
+	}
+	m.log.Debug("session revived from the store", "session", id)
 	return s, nil
 }
 
-// evictIdleLocked drops from the live set the sessions idle for longer than IdleTTL and, if the set is still
-// full, the least recently used idle one. Their history and owner stay in the store, so session/new with the
-// id brings them back. Each is closed at the moment it is found idle (retireIfIdle), so a prompt that looked it
-// up just before cannot start a turn on it. The caller holds m.mu; it logs the returned ids after unlocking.
-func (m *Manager) evictIdleLocked() (evicted []string) {
+// pin counts one more use of s (Manager.use): a pinned session is not idle, so it is not dropped.
+func (s *session) pin() {
+	s.mu.Lock()
+	s.pins++
+	s.mu.Unlock()
+}
+
+// unpin ends one use of s; it may be droppable now, so the calls waiting for room look again.
+func (m *Manager) unpin(s *session) {
+	s.unpin(m.now())
+	m.signalSlot()
+}
+
+// register adds s to the live set, making room by dropping idle sessions when needed; when none is idle it
+// waits for one to become so, failing with ErrLimit after the lock timeout passes with no session becoming
+// idle or leaving. If a concurrent call for the same id won, that
+// session is returned instead (after the ownership check). With pin, the session returned is pinned.
+func (m *Manager) register(ctx context.Context, o Owner, s *session, pin bool) (*session, error) {
+	var timer *clock.Timer
+	defer func() {
+		if timer != nil {
+			timer.Stop()
+		}
+	}()
+	for {
+		m.mu.Lock()
+		if m.closed {
+			m.mu.Unlock()
+			return nil, ErrClosed
+		}
+		if other := m.sessions[s.id]; other != nil {
+			m.mu.Unlock()
+			if err := other.check(o); err != nil {
+				return other, err
+			}
+			if pin {
+				other.pin()
+			}
+			return other, nil
+		}
+		if m.held[s.alias] > 0 {
+			m.mu.Unlock()
+			return nil, fmt.Errorf("%w: agent %q is being renamed; retry", ErrInvalid, s.alias)
+		}
+		limit := m.maxSessions()
+		evicted := m.evictIdleLocked(limit)
+		full := len(m.sessions) >= limit
+		if !full {
+			s.lock = m.refLockLocked(s.key) // s is not shared yet; the live session is one user of the lock
+			m.gens++
+			s.gen = m.gens
+			if pin {
+				s.pins++
+			}
+			m.sessions[s.id] = s
+		}
+		freed := m.slotFreed
+		m.mu.Unlock()
+		for _, id := range evicted {
+			m.log.Debug("idle session dropped from memory", "session", id)
+		}
+		if !full {
+			return s, nil
+		}
+		if timer == nil {
+			m.log.Debug("live sessions at the limit, none idle: waiting for room", "session", s.id, "limit", limit)
+			timer = m.o.Clock.NewTimer(m.o.LockTimeout)
+		}
+		select {
+		case <-freed:
+			// A session became idle or left (and another waiter may have taken the room): the limit is the
+			// lock timeout without any such change, not in all, so a long line behind busy sessions drains.
+			timer.Stop()
+			timer = m.o.Clock.NewTimer(m.o.LockTimeout)
+		case <-ctx.Done():
+			return nil, fmt.Errorf("session: %s: waiting for room among the live sessions: %w", s.id, context.Cause(ctx))
+		case <-timer.C:
+			return nil, fmt.Errorf("%w (%d sessions, none idle within %s)", ErrLimit, limit, m.o.LockTimeout)
+		}
+	}
+}
+
+// evictIdleLocked drops from the live set the sessions idle for longer than the idle TTL and, if the set is
+// still at limit, the least recently used idle one that holds no memory-only state (idleSince). Their history
+// and owner stay in the store, so the next call naming the id brings them back (Manager.use). Each is closed at
+// the moment it is found idle (retireIfIdle), and a caller that looked it up holds a pin, so no call is left
+// with a dropped session. The caller holds m.mu; it logs the returned ids after unlocking.
+func (m *Manager) evictIdleLocked(limit int) (evicted []string) {
 	type candidate struct {
 		s  *session
 		at time.Time
 	}
 	var candidates []candidate // idle, within the TTL: room can be made with them, oldest first
-	now := m.now()
+	now, ttl := m.now(), m.idleTTL()
 	for id, s := range m.sessions {
-		at, idle := s.idleSince()
+		at, idle, sticky := s.idleSince()
 		if !idle {
 			continue
 		}
-		if now.Sub(at) > m.o.IdleTTL {
+		if now.Sub(at) > ttl {
 			if s.retireIfIdle() {
 				m.removeLocked(s)
 				evicted = append(evicted, id)
 			}
 			continue
 		}
-		candidates = append(candidates, candidate{s, at})
+		if !sticky {
+			candidates = append(candidates, candidate{s, at})
+		}
 	}
 	slices.SortFunc(candidates, func(a, b candidate) int { return a.at.Compare(b.at) })
 	for _, c := range candidates {
-		if len(m.sessions) < m.o.MaxSessions {
+		if len(m.sessions) < limit {
 			break
 		}
 		if s := c.s; s.retireIfIdle() {
@@ -444,6 +619,7 @@ func (m *Manager) removeLocked(s *session) {
 	}
 	delete(m.sessions, s.id)
 	m.unrefLockLocked(s.key, s.lock)
+	m.signalSlotLocked()
 }
 
 // refLockLocked returns the turn lock of the session stored under key, made if no one uses it, counting one
@@ -476,6 +652,11 @@ func (m *Manager) unrefLock(key string, l *turnLock) {
 // Cancel cancels the session's running turn; queued prompts stay queued.
 func (m *Manager) Cancel(o Owner, id string) (api.SessionCancelResult, error) {
 	s, err := m.owned(o, id)
+	if errors.Is(err, ErrNotFound) { // not live: stored (o may reach it) means idle, so no turn to cancel
+		if err = m.storedAccess(context.Background(), o, id); err == nil {
+			return api.SessionCancelResult{}, fmt.Errorf("%w", ErrNoActiveTurn)
+		}
+	}
 	if err != nil {
 		return api.SessionCancelResult{}, err
 	}
@@ -489,6 +670,11 @@ func (m *Manager) Cancel(o Owner, id string) (api.SessionCancelResult, error) {
 // denied. The stored history stays; session/new with the id restores it.
 func (m *Manager) Close(o Owner, id string) (api.SessionCloseResult, error) {
 	s, err := m.owned(o, id)
+	if errors.Is(err, ErrNotFound) { // not live, as a close leaves it: closing it again is done already
+		if err = m.storedAccess(context.Background(), o, id); err == nil { // a local read, not bounded by a caller
+			return api.SessionCloseResult{SessionID: id, Closed: true}, nil
+		}
+	}
 	if err != nil {
 		return api.SessionCloseResult{}, err
 	}
@@ -568,6 +754,20 @@ func (m *Manager) lockTurns(ctx context.Context, key string) (func(), error) {
 	}
 }
 
+// storedAccess checks that o may reach session id that is not live, stored as an ACP or a chat session;
+// ErrNotFound when neither store has it.
+func (m *Manager) storedAccess(ctx context.Context, o Owner, id string) error {
+	s, isACP, err := m.acpTarget(ctx, id)
+	if err != nil {
+		return err
+	}
+	if isACP {
+		return acpAccess(o, s, id)
+	}
+	_, err = m.access(ctx, o, id)
+	return err
+}
+
 // access checks that o may read or delete session id, live or stored (by the owner stored with it), and
 // returns its key in sessions.db: the live session's, or the row store.Resolve finds.
 func (m *Manager) access(ctx context.Context, o Owner, id string) (key string, err error) {
@@ -592,23 +792,31 @@ func (m *Manager) access(ctx context.Context, o Owner, id string) (key string, e
 // List returns stored sessions, most recent first (FTS search when Query is set), leaving out rows with
 // neither an agent nor a channel (upstream). Each is listed under the id clients use for it (its key without
 // an rpc_ or gw_ prefix), with the key beside it. A non-admin principal sees only the sessions it owns.
+//
+// A page holds at most limit rows (api.DefaultSessionListLimit when none is given, never more than
+// api.MaxSessionListLimit) from offset on; has_more and next_offset name the next page. Offsets count the
+// listed rows before the owner filter, so a non-admin's page may hold fewer rows while more follow.
 func (m *Manager) List(ctx context.Context, o Owner, p api.SessionListParams) (api.SessionListResult, error) {
-	offset := max(p.Offset, 0)
-	limit := p.Limit
-	if limit > 0 && offset > 0 {
-		limit += offset
+	if p.Offset < 0 {
+		return api.SessionListResult{}, fmt.Errorf("%w: offset must not be negative", ErrInvalid)
 	}
-	rows, err := m.o.Chat.ListAttributed(ctx, p.Query, limit)
+	limit := p.Limit
+	if limit <= 0 {
+		limit = api.DefaultSessionListLimit
+	}
+	limit = min(limit, api.MaxSessionListLimit)
+	rows, err := m.o.Chat.ListAttributed(ctx, p.Query, p.Offset+limit+1)
 	if err != nil {
 		return api.SessionListResult{}, fmt.Errorf("session: list: %w", err)
 	}
 	out := api.SessionListResult{Sessions: []api.SessionSummary{}}
+	if len(rows) > p.Offset+limit {
+		out.HasMore, out.NextOffset = true, p.Offset+limit
+		rows = rows[:p.Offset+limit]
+	}
+	rows = rows[min(p.Offset, len(rows)):]
 	for _, r := range rows {
 		if !o.Admin && (r.Owner == "" || r.Owner != o.Principal) {
-			continue
-		}
-		if offset > 0 {
-			offset--
 			continue
 		}
 		out.Sessions = append(out.Sessions, api.SessionSummary{

@@ -41,7 +41,12 @@ func (m *Manager) Messages(ctx context.Context, o Owner, p api.SessionMessagesPa
 		}
 		before = *p.BeforeIndex
 	}
-	msgs, total, start, err := pg.Page(ctx, key, p.Limit, before, budget)
+	limit := p.Limit
+	if limit <= 0 { // upstream clients that send none get the newest page; start and has_older lead to the rest
+		limit = api.DefaultSessionMessagesLimit
+	}
+	limit = min(limit, api.MaxSessionMessagesLimit)
+	msgs, total, start, err := pg.Page(ctx, key, limit, before, budget)
 	if err != nil {
 		return api.SessionMessagesResult{}, fmt.Errorf("session: messages: %w", err)
 	}

@@ -33,13 +33,13 @@ func (m *Manager) prompt(ctx context.Context, o Owner, p api.SessionPromptParams
 	if strings.TrimSpace(p.Prompt) == "" {
 		return api.SessionPromptResult{}, fmt.Errorf("%w: prompt is blank", ErrInvalid)
 	}
-	s, err := m.owned(o, p.SessionID)
-	if errors.Is(err, ErrNotFound) { // a durable native ACP session comes back by itself (protocol.md §6.3)
-		s, err = m.recoverForPrompt(ctx, o, p.SessionID)
-	}
+	// A session not live (dropped when idle, closed, or from before a restart) comes back from the store; a
+	// durable native ACP session too (protocol.md §6.3).
+	s, done, err := m.use(ctx, o, p.SessionID)
 	if err != nil {
 		return api.SessionPromptResult{}, err
 	}
+	defer done()
 	m.mu.Lock()
 	if m.closed {
 		m.mu.Unlock()
@@ -63,7 +63,7 @@ func (m *Manager) prompt(ctx context.Context, o Owner, p api.SessionPromptParams
 	if err := s.enqueue(t, m.now()); err != nil {
 		return api.SessionPromptResult{}, err
 	}
-	defer func() { s.dequeue(t, m.now()) }()
+	defer func() { s.dequeue(t, m.now()); m.signalSlot() }()
 	if err := s.acquire(tctx, t, m.o.Clock.NewTimer(m.o.LockTimeout), m.o.LockTimeout); err != nil {
 		return api.SessionPromptResult{}, err
 	}
@@ -142,6 +142,13 @@ func (m *Manager) buildTurn(ctx context.Context, o Owner, s *session, prompt str
 	}
 	bt.events = &turnEvents{m: m, s: s, sink: sink, turnID: bt.id}
 	mcpTools := m.turnMCP(ctx, cfg, s, prompt)
+	if opts.extra != nil {
+		if mcpTools == nil {
+			mcpTools = opts.extra
+		} else {
+			mcpTools = externals{opts.extra, mcpTools}
+		}
+	}
 	if mcpTools != nil {
 		prof.Policy.External = mcpTools
 	}

@@ -42,6 +42,8 @@ type session struct {
 	lastUsed time.Time          // when a prompt last entered or left the queue (or the session opened)
 	queued   int                // Prompt calls inside the queue: waiting plus running
 	storing  int                // files being stored (WithFiles)
+	pins     int                // callers between looking the session up and done with it (Manager.use)
+	bound    bool               // a FileTarget was handed out: files are (or will be) indexed for it
 	turns    map[*turn]struct{} // running and waiting turns
 	active   *turn
 	pending  map[string]*pending
@@ -109,13 +111,28 @@ func (s *session) enqueue(t *turn, now time.Time) error {
 	return nil
 }
 
-// idleSince reports when the session was last used and whether it is idle now: nothing running, queued or
-// waiting for an approval or storing a file, and no ACP connection holding it, so dropping it from memory loses
-// nothing (its history is in the store).
-func (s *session) idleSince() (time.Time, bool) {
+// idleSince reports when the session was last used, whether it is idle now (nothing running, queued or
+// waiting for an approval or storing a file, no caller using it and no ACP connection holding it, so dropping
+// it from memory loses no work: its history is in the store) and whether it holds state that lives only in
+// memory (session/configure overrides, allow_always answers, a file target and index), which dropping it would
+// lose, so that only the idle TTL drops it, never the room a new session needs.
+func (s *session) idleSince() (at time.Time, idle, sticky bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.lastUsed, s.queued == 0 && len(s.pending) == 0 && s.storing == 0 && s.holder == 0
+	sticky = s.overrides != (api.SessionOverrides{}) || len(s.always) > 0 || s.bound
+	return s.lastUsed, s.idleLocked(), sticky
+}
+
+func (s *session) idleLocked() bool {
+	return s.queued == 0 && len(s.pending) == 0 && s.storing == 0 && s.holder == 0 && s.pins == 0
+}
+
+// unpin ends one use (Manager.use) of the session.
+func (s *session) unpin(now time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.pins--
+	s.lastUsed = now
 }
 
 func (s *session) dequeue(t *turn, now time.Time) {
@@ -203,7 +220,7 @@ func (s *session) disconnected(connID uint64) {
 func (s *session) retireIfIdle() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.closed || s.queued != 0 || len(s.pending) != 0 || s.storing != 0 || s.holder != 0 {
+	if s.closed || !s.idleLocked() {
 		return false
 	}
 	s.closeLocked()

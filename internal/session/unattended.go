@@ -21,6 +21,7 @@ type turnOptions struct {
 	approver agent.Approver
 	allowed  []string // when non-empty, the only tools offered
 	excluded []string // never offered
+	extra    MCPTools // tools of this turn only (the heartbeat's heartbeat_complete), ahead of the MCP tools
 }
 
 func (t turnOptions) restrict(p *tools.Policy) {
@@ -71,6 +72,9 @@ type Unattended struct {
 	Grants []string
 	// Agents and Tools are a Restricted owner's allowed_agents and allowed_tools (Owner's).
 	Agents, Tools []string
+	// Extra are tools offered to this turn only, besides the agent's (the heartbeat's completion tool); nil:
+	// none. They go through the agent's risk policy like an MCP server's tools.
+	Extra MCPTools
 }
 
 // RunUnattended runs one turn as UnattendedPrincipal, or Owner, with admin reach unless Restricted (so a job
@@ -91,7 +95,7 @@ func (m *Manager) RunUnattended(ctx context.Context, u Unattended) (string, erro
 	}
 	sink := &endSink{}
 	res, err := m.prompt(ctx, o, api.SessionPromptParams{SessionID: u.SessionID, Prompt: u.Prompt}, sink,
-		turnOptions{approver: refuseAll{}, allowed: u.AllowedTools, excluded: u.ExcludedTools})
+		turnOptions{approver: refuseAll{}, allowed: u.AllowedTools, excluded: u.ExcludedTools, extra: u.Extra})
 	if err != nil {
 		return "", err
 	}

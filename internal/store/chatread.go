@@ -196,6 +196,10 @@ func (s *ChatStore) ListAttributed(ctx context.Context, query string, limit int)
 	return s.list(ctx, query, limit, attributed)
 }
 
+// listOrder is the order of List: julianday orders mixed timestamp spellings (ours, upstream's "+00:00") by
+// instant. It is exactly idx_session_metadata_activity's, so a page walks that index (migration 0005).
+const listOrder = " ORDER BY julianday(last_activity) DESC, last_activity DESC, session_key LIMIT ?"
+
 // list is List with filter (" AND <condition>", or "") added to the WHERE clause.
 func (s *ChatStore) list(ctx context.Context, query string, limit int, filter string) ([]SessionMeta, error) {
 	if err := s.check("list", "", false); err != nil {
@@ -204,8 +208,7 @@ func (s *ChatStore) list(ctx context.Context, query string, limit int, filter st
 	if limit <= 0 {
 		limit = -1
 	}
-	// julianday orders mixed timestamp spellings (ours, upstream's "+00:00") by instant.
-	const order = " ORDER BY julianday(last_activity) DESC, last_activity DESC, session_key LIMIT ?"
+	order := listOrder
 	var (
 		rows *sql.Rows
 		err  error

@@ -45,10 +45,18 @@ type migration struct {
 }
 
 // dsnPragmas are the pragmas of every SQLite database of the install (OpenSQLite): a busy timeout (several
-// processes may open a file: two daemons of one host, the CLI), WAL, NORMAL sync and foreign keys. zcbench's
-// bare loop reads this constant from this file.
+// processes may open a file: two daemons of one host, the CLI), WAL, NORMAL sync, foreign keys and a bound on
+// the -wal file (WALSizeLimit: each checkpoint that restarts the log truncates a larger file back to it, so one
+// large transaction does not leave a WAL of its size on disk for the daemon's life). zcbench's bare loop reads
+// this constant from this file.
 const dsnPragmas = "_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)" +
-	"&_pragma=foreign_keys(ON)"
+	"&_pragma=foreign_keys(ON)&_pragma=journal_size_limit(8388608)"
+
+// WALSizeLimit is the size a -wal file is truncated back to at each checkpoint that restarts it
+// (journal_size_limit in dsnPragmas, which must spell the same number): the default auto-checkpoint runs at 1000
+// pages (4 MiB), so the log of small commits stays below this; a larger one is cut back once its checkpoint
+// completes.
+const WALSizeLimit = 8 << 20
 
 // openDB opens (creating if needed) the database at path with OpenSQLite and applies the migrations in
 // migrations/<set> (none when set is ""). hooks are attached to migrations by version.

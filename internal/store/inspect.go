@@ -116,8 +116,11 @@ func integrityRows(ctx context.Context, c existing) ([]string, error) {
 			_ = rows.Close()
 			return problems, err
 		}
-		if s != "ok" && !strings.HasPrefix(s, "*** in database") { // a heading, not a problem
-			problems = append(problems, s)
+		// A row may hold several lines: the "*** in database main ***" heading, then the problems under it.
+		for _, line := range strings.Split(s, "\n") {
+			if line = strings.TrimSpace(line); line != "" && line != "ok" && !strings.HasPrefix(line, "*** in database") {
+				problems = append(problems, line)
+			}
 		}
 	}
 	return problems, errors.Join(rows.Err(), rows.Close())
@@ -222,4 +225,40 @@ func FileSHA256(p string) (string, int64, error) {
 		return "", 0, err
 	}
 	return hex.EncodeToString(h.Sum(nil)), n, nil
+}
+
+// FileStats is the space an SQLite database takes: its file, its -wal beside it, and the pages inside the file
+// that are free (reusable, or given back by VACUUM).
+type FileStats struct {
+	FileBytes, WALBytes int64
+	PageSize, Pages     int64
+	FreePages           int64
+}
+
+// Stats reads the sizes of the database at path (PRAGMA page_size, page_count, freelist_count) and of its -wal
+// file (0 when there is none).
+func Stats(ctx context.Context, path string) (FileStats, error) {
+	var st FileStats
+	fi, err := os.Stat(path)
+	if err != nil {
+		return st, fmt.Errorf("store: stats %s: %w", path, err)
+	}
+	st.FileBytes = fi.Size()
+	if wi, err := os.Stat(path + "-wal"); err == nil {
+		st.WALBytes = wi.Size()
+	}
+	c, err := openExisting(ctx, path)
+	if err != nil {
+		return st, err
+	}
+	defer c.Close()
+	for _, q := range []struct {
+		pragma string
+		dst    *int64
+	}{{"page_size", &st.PageSize}, {"page_count", &st.Pages}, {"freelist_count", &st.FreePages}} {
+		if err := c.QueryRowContext(ctx, "PRAGMA "+q.pragma).Scan(q.dst); err != nil {
+			return st, fmt.Errorf("store: stats %s: %s: %w", path, q.pragma, err)
+		}
+	}
+	return st, nil
 }

@@ -3,6 +3,7 @@ package tools
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"unicode/utf8"
@@ -26,17 +27,37 @@ type ParamChannel struct {
 	Disabled bool
 }
 
-// ParamInputs is what the choices of a parameter domain are read from: the live config, reduced.
+// ParamGroup is one peer group (peer_groups.<name>).
+type ParamGroup struct {
+	Name          string
+	Channel       string // a channel type, or <type>.<alias>
+	Agents        []string
+	ExternalPeers []string
+}
+
+// ParamInputs is what the choices of a parameter domain are read from: the live config, reduced, and the
+// request's agent and sibling arguments.
 type ParamInputs struct {
 	Agents   []string       // every configured agent alias
 	Channels []ParamChannel // every configured channel, in any order
+	Groups   []ParamGroup   // every peer group, in any order
+	// Agent is the agent asked about ("" or blank: the smallest configured alias); Channel is args.channel
+	// (peer_targets keeps the groups of that channel or of its type).
+	Agent   string
+	Channel string
 }
 
-// ParamOptions returns the choices of a domain for an agent, in upstream's order and with its hints. This
-// daemon has no peer groups, so peer_targets and peer_groups have no choices, and no agent lists channels,
-// so channel_refs is never filtered; tool_names is the built-in set (not MCP tools), as upstream's.
+// ParamOptions returns the choices of a domain for an agent, in upstream's order and with its hints. No agent
+// lists channels here, so channel_refs is never filtered; tool_names is the built-in set (not MCP tools), as
+// upstream's.
 func ParamOptions(domain string, in ParamInputs) ([]api.ParamOption, error) {
 	out := []api.ParamOption{}
+	agent := strings.TrimSpace(in.Agent)
+	if agent == "" && len(in.Agents) > 0 {
+		agent = slices.Min(in.Agents)
+	}
+	groups := append([]ParamGroup(nil), in.Groups...)
+	sort.Slice(groups, func(i, j int) bool { return groups[i].Name < groups[j].Name })
 	switch domain {
 	case api.ParamDomainChannelRefs:
 		chans := append([]ParamChannel(nil), in.Channels...)
@@ -48,7 +69,40 @@ func ParamOptions(domain string, in ParamInputs) ([]api.ParamOption, error) {
 			}
 			out = append(out, o)
 		}
-	case api.ParamDomainPeerTargets, api.ParamDomainPeerGroups:
+	case api.ParamDomainPeerTargets:
+		seen := map[string]bool{}
+		var peers, external []api.ParamOption
+		for _, g := range groups {
+			if !slices.Contains(g.Agents, agent) {
+				continue
+			}
+			if in.Channel != "" {
+				typ, _, _ := strings.Cut(in.Channel, ".")
+				if g.Channel != in.Channel && g.Channel != typ {
+					continue
+				}
+			}
+			for _, a := range g.Agents {
+				if a != agent && !seen[a] {
+					seen[a] = true
+					peers = append(peers, api.ParamOption{Value: a, Hint: "peer agent"})
+				}
+			}
+			for _, e := range g.ExternalPeers {
+				v := "@" + strings.TrimPrefix(e, "@")
+				if !seen[v] {
+					seen[v] = true
+					external = append(external, api.ParamOption{Value: v, Hint: "external peer"})
+				}
+			}
+		}
+		out = append(append(out, peers...), external...)
+	case api.ParamDomainPeerGroups:
+		for _, g := range groups {
+			if slices.Contains(g.Agents, agent) {
+				out = append(out, api.ParamOption{Value: g.Name, Hint: fmt.Sprintf("group: %d members", len(g.Agents)+len(g.ExternalPeers))})
+			}
+		}
 	case api.ParamDomainAgentAliases:
 		names := append([]string(nil), in.Agents...)
 		sort.Strings(names)

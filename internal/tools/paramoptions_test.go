@@ -40,3 +40,32 @@ func TestParamOptions(t *testing.T) {
 		t.Fatalf("unknown domain: %v", err)
 	}
 }
+
+func TestParamOptionsPeers(t *testing.T) {
+	in := ParamInputs{Agents: []string{"b", "a", "c"}, Groups: []ParamGroup{
+		{Name: "team", Channel: "telegram", Agents: []string{"a", "b"}, ExternalPeers: []string{"alice", "@bob"}},
+		{Name: "irc-ops", Channel: "irc.libera", Agents: []string{"a", "c"}, ExternalPeers: []string{"alice"}},
+		{Name: "other", Channel: "telegram", Agents: []string{"b", "c"}},
+	}}
+	got, _ := ParamOptions(api.ParamDomainPeerGroups, in) // agent "" is the smallest alias, a
+	if len(got) != 2 || got[0] != (api.ParamOption{Value: "irc-ops", Hint: "group: 3 members"}) || got[1].Value != "team" || got[1].Hint != "group: 4 members" {
+		t.Fatalf("peer_groups %+v", got)
+	}
+	got, _ = ParamOptions(api.ParamDomainPeerTargets, in)
+	var vals []string
+	for _, o := range got {
+		vals = append(vals, o.Value+"|"+o.Hint)
+	}
+	if strings.Join(vals, ",") != "c|peer agent,b|peer agent,@alice|external peer,@bob|external peer" {
+		t.Fatalf("peer_targets %v", vals)
+	}
+	in.Channel = "telegram.main"
+	got, _ = ParamOptions(api.ParamDomainPeerTargets, in)
+	if len(got) != 3 || got[0].Value != "b" {
+		t.Fatalf("peer_targets on telegram.main %+v", got)
+	}
+	in.Agent, in.Channel = "  nobody ", ""
+	if got, _ := ParamOptions(api.ParamDomainPeerGroups, in); len(got) != 0 {
+		t.Fatalf("unknown agent %+v", got)
+	}
+}

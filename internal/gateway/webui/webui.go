@@ -44,6 +44,7 @@ var Pages = []Page{
 	{"agents", "Agents", "agents.js", true},
 	{"sops", "SOP runs", "sops.js", true},
 	{"mcp", "MCP servers", "mcp.js", true},
+	{"channels", "Channels", "channels.js", true},
 	{"pair", "Pair this browser", "pair.js", false},
 }
 

@@ -91,3 +91,44 @@ func TestRenderEscapesPrefix(t *testing.T) {
 		t.Fatalf("the navigation does not mark the chat page:\n%s", s)
 	}
 }
+
+// Whatever the prefix, the rendered page has exactly the markup of the page without it: every tag of the
+// output is one of the page's own, so the prefix can only ever be text or an attribute's value.
+func FuzzRenderPrefix(f *testing.F) {
+	for _, s := range []string{"", "/zc", `/a"><script>`, "/'onload='x", "/@@BODY@@", "/<!-- page chat -->", "/\x00\xff"} {
+		f.Add(s)
+	}
+	tag := regexp.MustCompile(`<[a-zA-Z/!][^>]*>`)
+	p, _ := Lookup("sessions")
+	plain, _ := Render(p, "")
+	want := len(tag.FindAll(plain, -1))
+	f.Fuzz(func(t *testing.T, prefix string) {
+		out, err := Render(p, prefix)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := len(tag.FindAll(out, -1)); got != want {
+			t.Fatalf("prefix %q: %d tags, want %d", prefix, got, want)
+		}
+		if strings.Contains(string(out), "@@") && !strings.Contains(prefix, "@@") {
+			t.Fatalf("prefix %q left a placeholder", prefix)
+		}
+	})
+}
+
+// Asset serves only the embedded assets: whatever the name, a hit is a file of assets/ by that exact name.
+func FuzzAssetName(f *testing.F) {
+	for _, s := range []string{"app.js", "../doc.go", "./app.js", "app.js/", "%2e%2e", "templates/layout.html"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, name string) {
+		data, _, ok := Asset(name)
+		if !ok {
+			return
+		}
+		want, err := fs.ReadFile(files, "assets/"+name)
+		if err != nil || string(want) != string(data) || strings.ContainsAny(name, `/\`) {
+			t.Fatalf("Asset(%q) served something other than assets/%s", name, name)
+		}
+	})
+}

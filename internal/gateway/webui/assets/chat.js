@@ -34,6 +34,7 @@ ZC.ready(async function () {
     if (text) body.appendChild(role === 'user' ? document.createTextNode(text) : ZCMarkdown.render(text));
     const b = el('article', { class: 'msg ' + role, dataset: { role: role } }, el('h3', { class: 'sr' }, role), body);
     log.appendChild(b);
+    while (log.children.length > 400) log.removeChild(log.firstChild); // a long session stays a bounded page
     b.scrollIntoView({ block: 'end' });
     return body;
   }

@@ -20,7 +20,7 @@ ZC.ready(async function () {
     const run = el('button', { type: 'button' }, 'Run now');
     run.addEventListener('click', async () => { try { await api('POST', '/api/cron/' + encodeURIComponent(j.id) + '/run', {}); } catch (e) { ZC.showError(e); } });
     box.appendChild(el('article', { class: 'card', dataset: { job: j.id } },
-      el('h2', {}, j.name || j.id), el('p', {}, 'Schedule: ', el('code', {}, ZC.value(j.schedule || j.expression)), ' · next run: ', ZC.when(j.next_run || j.next_run_at) || '—'),
-      ZC.tree(j), hist, ' ', run));
+      el('h2', {}, j.name || j.id), el('p', {}, 'Agent: ' + (j.agent_alias || '—') + ' · last: ' + (j.last_status || 'never') + (j.last_run ? ' at ' + ZC.when(j.last_run) : '')), el('p', {}, 'Schedule: ', el('code', {}, j.expression || ZC.value(j.schedule)), ' · next run: ', ZC.when(j.next_run) || '—', j.enabled === false ? ' (disabled)' : ''),
+      el('details', {}, el('summary', {}, 'All fields'), ZC.tree(j)), hist, ' ', run));
   }
 });
