@@ -153,10 +153,16 @@ func (a *Adapter) Run(ctx context.Context, d channel.Deliverer) error {
 	}
 	cl := paho.NewClient(opts)
 	if err := wait(ctx, cl.Connect()); err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
 		return fmt.Errorf("mqtt: connect %s: %w", a.broker, err)
 	}
 	defer cl.Disconnect(250)
 	if err := wait(ctx, cl.Subscribe(a.c.ChatTopic, byte(a.c.QoS), nil)); err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
 		return fmt.Errorf("mqtt: subscribe %s: %w", a.c.ChatTopic, err)
 	}
 	a.mu.Lock()
