@@ -2,9 +2,11 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -65,14 +67,18 @@ func TestReadmeQuickBlocks(t *testing.T) {
 	}
 	for _, blk := range blocks {
 		h := home(t)
-		environ := []string{"HOME=" + h, "PATH=" + bin + ":" + os.Getenv("PATH")}
+		// Each block's gateway on a port of its own (the README's 42617 rewritten), so a parallel test or a
+		// daemon on this machine holding the default port cannot make a block fail.
+		port, _ := freePort(t, "")
+		environ := []string{"HOME=" + h, "PATH=" + bin + ":" + os.Getenv("PATH"), fmt.Sprintf("ZEROCLAW_gateway__port=%d", port)}
+		script := strings.ReplaceAll(blk.script, "42617", strconv.Itoa(port))
 		var d *proc
 		if blk.daemon {
 			d = start(t, environ, "daemon")
 			waitSocket(t, d, agentSock(h))
 		}
 		ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
-		cmd := exec.CommandContext(ctx, "bash", "-c", "set -euo pipefail\n"+blk.script)
+		cmd := exec.CommandContext(ctx, "bash", "-c", "set -euo pipefail\n"+script)
 		cmd.Env, cmd.Dir = environ, h
 		out, err := cmd.CombinedOutput()
 		cancel()
