@@ -56,3 +56,35 @@ func TestCoreStrangerApprovalsAreIgnored(t *testing.T) {
 		t.Fatalf("acks %q: the bot answered a stranger", ad.acks)
 	}
 }
+
+// Security-matrix row (chat channels): two senders never share a conversation. Upstream's key replaces every
+// byte outside [A-Za-z0-9_-] with '_', so on an open channel (external_peers = ["*"]) a stranger mailing from
+// a_b@example.com, or taking the IRC nick "alice_" for "alice|", would continue (and read back) the other's
+// history. Keys of plain ids (Telegram's numbers) stay upstream's.
+func TestCoreSendersWhoseIDsSanitizeAlikeGetTheirOwnSessions(t *testing.T) {
+	ad := &fakeAdapter{in: make(chan channel.Inbound)}
+	keys := make(chan string, 4)
+	tr := &echoTurner{hook: func(_ context.Context, r channel.TurnRequest) (string, error) {
+		keys <- r.Sender + " " + r.SessionKey
+		return "ok", nil
+	}}
+	h := newHarness(t, t.TempDir(), ad, tr, testConfig("*"))
+	h.start()
+	defer h.shutdown()
+	seen := map[string]string{}
+	for i, who := range []string{"a.b@example.com", "a_b@example.com", "alice|", "alice_"} {
+		ad.in <- channel.Inbound{EventID: fmt.Sprint(i), Kind: channel.KindMessage, Sender: who, ReplyTarget: who, Text: "hi"}
+		var sender, key string
+		fmt.Sscan(<-keys, &sender, &key)
+		if other, dup := seen[key]; dup {
+			t.Fatalf("%s and %s share session %s", other, sender, key)
+		}
+		seen[key] = sender
+		if len(key) > 128 {
+			t.Fatalf("key %q longer than 128 bytes", key)
+		}
+	}
+	if k := channel.SessionKey(channel.ID{Type: "telegram", Alias: "default"}, "-100123", "7", "42"); k != "telegram_default_-100123_7_42" {
+		t.Fatalf("a plain key changed: %q", k)
+	}
+}
