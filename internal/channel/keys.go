@@ -3,29 +3,47 @@ package channel
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"strconv"
 	"strings"
 )
 
 // SessionKey is upstream's conversation history key for a sender-scoped chat:
 // sanitize(<type>.<alias>_<reply_target>[_<thread>]_<sender>), every byte that is not an ASCII letter, digit,
-// '_' or '-' replaced by '_'. A key longer than the session layer's 128 bytes keeps its first 100 and a hash of
-// the whole.
+// '_' or '-' replaced by '_'. Sanitizing is lossy ("a.b@x" and "a_b@x", the IRC nicks "alice|" and "alice_"
+// would share one key, so on an open channel a stranger could pick an id that continues someone else's
+// conversation), so unlike upstream a key whose reply target, thread or sender is not only letters, digits and
+// '-' ends with a hash of its exact parts; so does a key longer than the session layer's 128 bytes, which
+// keeps its first 100. Keys of plain ids (Telegram's numbers) are upstream's.
 func SessionKey(id ID, replyTarget, thread, sender string) string {
 	parts := []string{id.String(), replyTarget}
 	if thread != "" {
 		parts = append(parts, thread)
 	}
 	parts = append(parts, sender)
-	raw := strings.Join(parts, "_")
-	b := []byte(raw)
+	lossy := !plain(replyTarget) || !plain(thread) || !plain(sender)
+	b := []byte(strings.Join(parts, "_"))
 	for i, c := range b {
 		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
 			b[i] = '_'
 		}
 	}
-	if len(b) > 128 {
-		sum := sha256.Sum256([]byte(raw))
-		return string(b[:100]) + "_" + hex.EncodeToString(sum[:])[:27]
+	if !lossy && len(b) <= 128 {
+		return string(b)
 	}
-	return string(b)
+	h := sha256.New()
+	for _, p := range parts { // length-prefixed: no two part lists hash alike
+		h.Write([]byte(strconv.Itoa(len(p)) + ":" + p))
+	}
+	return string(b[:min(len(b), 100)]) + "_" + hex.EncodeToString(h.Sum(nil))[:27]
+}
+
+// plain reports whether s is only ASCII letters, digits and '-' (sanitizing keeps it, and it holds no '_').
+func plain(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-') {
+			return false
+		}
+	}
+	return true
 }

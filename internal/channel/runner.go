@@ -268,9 +268,9 @@ func clip(s string, n int) string {
 	return s
 }
 
-// deliver records one inbound event, then routes it: a message from an allowed sender is queued for a turn, a
-// stranger's is recorded as ignored and logged, an approval answer goes to the prompt waiting for it. A
-// redelivered event (same platform id) is recognised and does nothing.
+// deliver records one inbound event, then routes it: a message from an allowed sender is queued for a turn, an
+// approval answer goes to the prompt waiting for it, and a stranger's event of either kind is only counted as
+// ignored and logged. A redelivered event (same platform id) is recognised and does nothing.
 func (r *runner) deliver(ctx context.Context, in Inbound) error {
 	if in.EventID == "" {
 		return errors.New("channel: event without a platform id")
@@ -281,9 +281,11 @@ func (r *runner) deliver(ctx context.Context, in Inbound) error {
 		ReplyTarget: clip(in.ReplyTarget, maxFieldBytes), Thread: clip(in.Thread, maxFieldBytes),
 		MessageID: clip(in.MessageID, maxFieldBytes), Content: clip(in.Text, maxEventText)}
 	allowed := r.inst.Agent != "" && r.inst.Peers.Allowed(in.Sender, in.SenderName)
-	if !allowed && in.Kind != KindApproval {
+	if !allowed {
+		// Not recorded (a stranger's flood must not grow sessions.db) nor answered, approvals included: only the
+		// requester, an allowed sender, may answer a prompt, and an acknowledgement would message the stranger.
 		r.ignore(ev.Sender)
-		return nil // not recorded: a stranger's flood must not grow sessions.db
+		return nil
 	}
 	switch {
 	case in.Kind == KindApproval:

@@ -180,8 +180,8 @@ channel_max_backoff_secs = 1
 }
 
 // The real binary answers on IRC (a real ngIRCd): a direct message starts a turn whose shell call is put to
-// the chat with the reply convention, a stranger's "yes <token>" changes nothing, the owner's runs the call,
-// and the answer arrives once.
+// the chat with the reply convention, a stranger's "yes <token>" changes nothing (and is not answered), the
+// owner's runs the call, and the answer arrives once.
 func TestIRCTurnWithApprovalE2E(t *testing.T) {
 	port := loopbackPort(t)
 	dir := t.TempDir()
@@ -228,8 +228,19 @@ external_peers = ["alice"]
 		return false
 	})
 	mallory.send("PRIVMSG zcbot :yes " + tok)
+	mallory.send("PING :sync") // its PONG: the server has passed mallory's line on to the bot
+	mallory.until(func(f []string) bool { return len(f) > 1 && f[1] == "PONG" })
+	// alice's answer to no prompt is acknowledged to her, after mallory's line: the bot has read that one.
+	alice.send("PRIVMSG zcbot :no deadbeef")
+	alice.until(func(f []string) bool {
+		return len(f) > 3 && f[1] == "PRIVMSG" && strings.Contains(strings.Join(f, " "), "no longer waiting")
+	})
+	mallory.send("PING :end") // a stranger is ignored: not even told so
 	mallory.until(func(f []string) bool {
-		return len(f) > 3 && f[1] == "PRIVMSG" && strings.Contains(strings.Join(f, " "), "Only the person who asked")
+		if len(f) > 1 && f[1] == "PRIVMSG" {
+			t.Fatalf("the bot answered the stranger: %v", f)
+		}
+		return len(f) > 1 && f[1] == "PONG"
 	})
 	if _, err := os.Stat(filepath.Join(agentWorkspace(h), "marker")); !os.IsNotExist(err) {
 		t.Fatalf("a stranger's answer ran the command: %v", err)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 )
@@ -76,7 +77,7 @@ func ValidateLocale(code string) error {
 	return nil
 }
 
-// Fetch returns the named catalogues of a locale (all of them when names is empty) and the names that have no
+// Fetch returns the named catalogues of a locale, each once (all of them when names is empty), and the names that have no
 // file (every ref answered non-2xx, or no BaseURL to ask). Validation errors wrap ErrBadRequest and come before
 // any request; a transport error wraps ErrFetch.
 func (f Fetcher) Fetch(ctx context.Context, locale string, names []string) (got []Fetched, skipped []string, err error) {
@@ -91,7 +92,9 @@ func (f Fetcher) Fetch(ctx context.Context, locale string, names []string) (got 
 			if !ok {
 				return nil, nil, &requestError{fmt.Sprintf("unknown catalog '%s'", n)}
 			}
-			selected = append(selected, c)
+			if !slices.Contains(selected, c) { // a name given twice is fetched and answered once
+				selected = append(selected, c)
+			}
 		}
 	}
 	got, skipped = []Fetched{}, []string{}

@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"net/url"
 	"sort"
 	"strings"
 	"sync"
@@ -231,11 +232,25 @@ func (m *Manager) refresh(s *server) {
 	}()
 }
 
-// scrubberFor removes a server's secrets (its env and header values) and credential shapes from text.
+// scrubberFor removes a server's secrets (its env and header values, its URL's password and query values,
+// which signed or token URLs carry) and credential shapes from text.
 func (m *Manager) scrubberFor(c config.MCPServerConfig) func(string) string {
 	var secrets []string
 	for _, v := range c.Env {
 		secrets = append(secrets, v)
+	}
+	if u, err := url.Parse(c.URL); err == nil && c.URL != "" {
+		if p, ok := u.User.Password(); ok {
+			secrets = append(secrets, p)
+		}
+		for _, vs := range u.Query() {
+			secrets = append(secrets, vs...)
+		}
+		for part := range strings.SplitSeq(u.RawQuery, "&") { // as written (escaped), which errors quote
+			if _, v, ok := strings.Cut(part, "="); ok {
+				secrets = append(secrets, v)
+			}
+		}
 	}
 	for _, v := range c.Headers {
 		secrets = append(secrets, v)
