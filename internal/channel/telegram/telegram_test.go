@@ -74,7 +74,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 }
 
 // A full turn with a tool approval over the Bot API: the prompt carries buttons bound to the call, a stranger's
-// press is refused, the owner's approves, the answer arrives once, typing was shown, and the offset confirms
+// press is ignored (not acknowledged: a stranger gets nothing from the bot), the owner's approves, the answer arrives once, typing was shown, and the offset confirms
 // every update.
 func TestTelegramTurnWithApproval(t *testing.T) {
 	fake := tgfake.Start(token)
@@ -94,15 +94,14 @@ func TestTelegramTurnWithApproval(t *testing.T) {
 	if prompt.ChatID != 42 || len(prompt.Buttons) != 2 || !strings.Contains(prompt.Text, "rm -rf build") {
 		t.Fatalf("prompt %+v", prompt)
 	}
-	fake.Press(99, 42, prompt.Buttons[0].Data) // a stranger in the chat
-	waitFor(t, "the stranger's ack", func() bool { return len(fake.Acks()) == 1 })
-	fake.Press(42, 42, prompt.Buttons[0].Data)
+	fake.Press(99, 42, prompt.Buttons[0].Data) // a stranger in the chat: ignored, not even acknowledged
+	fake.Press(42, 42, prompt.Buttons[0].Data) // the updates come in order: the stranger's is handled first
 	waitFor(t, "the answer", func() bool { return len(fake.Sent()) == 2 })
 	if got := fake.Sent()[1]; got.Text != "ran with allow_once" || got.ChatID != 42 || got.ReplyTo == 0 {
 		t.Fatalf("answer %+v", got)
 	}
-	waitFor(t, "the owner's ack", func() bool { return len(fake.Acks()) == 2 })
-	if a := fake.Acks(); !strings.Contains(a[0], "Only") || a[1] != "Approved." {
+	waitFor(t, "the owner's ack", func() bool { return len(fake.Acks()) >= 1 })
+	if a := fake.Acks(); len(a) != 1 || a[0] != "Approved." {
 		t.Fatalf("acks %q", a)
 	}
 	if fake.ChatActions() == 0 {
