@@ -189,6 +189,7 @@ func (s *server) connect(ctx context.Context) (*sdk.ClientSession, error) {
 	if err != nil {
 		return nil, err
 	}
+	_ = s.proc.takeRefused() // a refusal of an earlier connection is not this one's cause
 	client := sdk.NewClient(&sdk.Implementation{Name: "zeroclaw", Version: s.m.o.Version}, &sdk.ClientOptions{
 		ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) { s.m.refresh(s) },
 	})
@@ -200,6 +201,9 @@ func (s *server) connect(ctx context.Context) (*sdk.ClientSession, error) {
 	if err != nil {
 		fired := !timer.Stop()
 		cancel()
+		if refused := s.proc.takeRefused(); refused != nil {
+			err = refused
+		}
 		return nil, fmt.Errorf("initialize: %w", timeoutErr(ctx, fired, err, s.cfg.StartupTimeout()))
 	}
 	tools, err := listTools(cctx, sess)

@@ -45,7 +45,7 @@ func transportFor(s config.MCPServerConfig, environ []string, shim string, proc 
 		}
 		return &stdioTransport{cfg: s, environ: environ, shim: shim, info: proc}, nil
 	case config.MCPHTTP, config.MCPSSE:
-		hc, err := httpClient(s)
+		hc, err := httpClient(s, proc)
 		if err != nil {
 			return nil, err
 		}
@@ -60,7 +60,9 @@ func transportFor(s config.MCPServerConfig, environ []string, shim string, proc 
 // httpClient sends the server's headers with every request to the server's own origin (never to another host
 // a redirect or an advertised SSE endpoint points at: they may hold credentials) and trusts its extra CA
 // certificate; with one, every request must be https (upstream forces it for the URL and the SSE endpoint).
-func httpClient(s config.MCPServerConfig) (*http.Client, error) {
+// A refusal is also kept in proc: the SDK's SSE transport reports a failed POST only as its closed connection,
+// so the status shows the refusal as the cause instead.
+func httpClient(s config.MCPServerConfig, proc *procInfo) (*http.Client, error) {
 	base := http.DefaultTransport.(*http.Transport).Clone()
 	if s.TLSCACertPath != "" {
 		pool, err := caPool(s.TLSCACertPath)
@@ -73,7 +75,7 @@ func httpClient(s config.MCPServerConfig) (*http.Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("mcp: server %s: url: %w", s.Name, err)
 	}
-	return &http.Client{Transport: headerTransport{base: base, headers: s.Headers, origin: origin(u), httpsOnly: s.TLSCACertPath != ""}}, nil
+	return &http.Client{Transport: headerTransport{base: base, headers: s.Headers, origin: origin(u), httpsOnly: s.TLSCACertPath != "", proc: proc}}, nil
 }
 
 // origin is scheme://host[:port], lower-cased, with the scheme's default port made explicit.
@@ -112,11 +114,16 @@ type headerTransport struct {
 	headers   map[string]string
 	origin    string // the configured URL's: the only one the headers go to
 	httpsOnly bool
+	proc      *procInfo // keeps the last refusal; nil in tests that build a transport alone
 }
 
 func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	if h.httpsOnly && r.URL.Scheme != "https" {
-		return nil, fmt.Errorf("mcp: %s refused: tls_ca_cert_path is set, so every request must use https", r.URL.Redacted())
+		err := fmt.Errorf("mcp: %s refused: tls_ca_cert_path is set, so every request must use https", r.URL.Redacted())
+		if h.proc != nil {
+			h.proc.setRefused(err)
+		}
+		return nil, err
 	}
 	if len(h.headers) > 0 && origin(r.URL) == h.origin {
 		r = r.Clone(r.Context())
@@ -159,15 +166,31 @@ func (c *capBody) Close() error { return c.rc.Close() }
 
 // procInfo is what a server's status shows of its current child.
 type procInfo struct {
-	mu     sync.Mutex
-	pid    int
-	stderr tail
+	mu      sync.Mutex
+	pid     int
+	stderr  tail
+	refused error // the last request refused by policy (https-only), for the status's cause
 }
 
 func (p *procInfo) setPID(pid int) {
 	p.mu.Lock()
 	p.pid = pid
 	p.mu.Unlock()
+}
+
+// setRefused keeps a request the transport refused by policy; takeRefused returns it once and forgets it.
+func (p *procInfo) setRefused(err error) {
+	p.mu.Lock()
+	p.refused = err
+	p.mu.Unlock()
+}
+
+func (p *procInfo) takeRefused() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	err := p.refused
+	p.refused = nil
+	return err
 }
 
 // PID returns the current child's pid, 0 when none runs.
