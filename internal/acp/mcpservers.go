@@ -20,7 +20,7 @@ const (
 
 // acpMCPServer is one entry of ACP's session/new mcpServers: stdio {name, command, args, env:[{name,value}]},
 // or {type:"http"|"sse", name, url, headers:[{name,value}]}. All three are accepted (initialize advertises
-// mcpCapabilities {http:true, sse:true}; upstream reads none of them), for the owner only (the session layer).
+// mcpCapabilities {http:true, sse:true} to the owner; upstream reads none of them), for the owner only (the session layer).
 type acpMCPServer struct {
 	Type    string     `json:"type"`
 	Name    string     `json:"name"`

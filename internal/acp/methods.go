@@ -113,12 +113,14 @@ func (s *Server) initialize(_ context.Context, p *peer, params *initializeParams
 	p.mu.Lock()
 	p.elicitation = len(caps.Elicitation) > 0 && string(caps.Elicitation) != "null"
 	p.mu.Unlock()
+	admin := s.owner(p).Admin
 	res := initializeResult{
 		ProtocolVersion: ProtocolVersion,
 		AgentCapabilities: agentCapabilities{
 			PromptCapabilities: promptCapabilities{EmbeddedContext: true},
-			// The editor's http and sse servers are honoured too (upstream advertises false and reads none).
-			McpCapabilities: mcpCapabilities{HTTP: true, SSE: true},
+			// The editor's http and sse servers are honoured too, for the owner only (upstream advertises false
+			// and reads none); another peer is told false, as its session/new would refuse them.
+			McpCapabilities: mcpCapabilities{HTTP: admin, SSE: admin},
 		},
 		AgentInfo:   implementation{Name: "zeroclaw-acp", Title: "ZeroClaw", Version: api.ServerVersion},
 		AuthMethods: []any{},

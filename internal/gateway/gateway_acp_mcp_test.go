@@ -17,8 +17,23 @@ func TestACPEditorMCPServersOwnerOnly(t *testing.T) {
 [permission_profiles.bot]
 grants = ["sessions:create", "sessions:execute", "sessions:read"]
 `)
-	_ = rpctest.PairOnce(t, g, code)
+	owner := rpctest.PairOnce(t, g, code)
 	bot := rpctest.PairWithProfile(t, d, g, "bot")
+	// initialize tells each peer what its session/new may name: http and sse servers for the owner only.
+	for _, tc := range []struct {
+		who, token string
+		want       bool
+	}{{"owner", owner, true}, {"bot", bot, false}} {
+		c := rpctest.DialWS(t, d.GatewayURL(t), "/acp", &websocket.DialOptions{HTTPHeader: rpctest.BearerHeader(tc.token),
+			Subprotocols: []string{"zeroclaw.acp.v1"}})
+		c.SendRaw(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}`)
+		res, _ := c.Next()["result"].(map[string]any)
+		agent, _ := res["agentCapabilities"].(map[string]any)
+		caps, _ := agent["mcpCapabilities"].(map[string]any)
+		if caps == nil || caps["http"] != tc.want || caps["sse"] != tc.want {
+			t.Errorf("%s's initialize mcpCapabilities = %v, want http and sse %v", tc.who, caps, tc.want)
+		}
+	}
 	a := rpctest.DialWS(t, d.GatewayURL(t), "/acp", &websocket.DialOptions{HTTPHeader: rpctest.BearerHeader(bot),
 		Subprotocols: []string{"zeroclaw.acp.v1"}})
 	a.SendRaw(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}`)
