@@ -53,7 +53,9 @@ func TestMentions(t *testing.T) {
 	}
 }
 
-func quote(s string) string { return `"` + strings.ReplaceAll(strings.ReplaceAll(s, `\`, `\\`), "\n", `\n`) + `"` }
+func quote(s string) string {
+	return `"` + strings.ReplaceAll(strings.ReplaceAll(s, `\`, `\\`), "\n", `\n`) + `"`
+}
 
 // FuzzSyncDecode: any bytes decode without panicking; every event taken has the platform's event id, a room,
 // a sender that is not the bot, valid UTF-8, and an approval only with a token and a known decision.
