@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -202,5 +203,35 @@ func TestMatrixSendErrors(t *testing.T) {
 	}
 	if _, err := matrix.New(channel.ID{Type: "matrix", Alias: "x"}, config.MatrixConfig{Homeserver: w.fake.URL()}, matrix.Options{}); !errors.Is(err, channel.ErrPermanent) {
 		t.Fatalf("no credentials: %v", err)
+	}
+}
+
+// More messages than one sync's timeline limit arrive while the daemon is down: the limited timeline's gap is
+// read back with /messages, and every message is answered once, in order.
+func TestMatrixGapIsReadBack(t *testing.T) {
+	w := newWorld(t)
+	dir := t.TempDir()
+	_, stop := run(t, w, w.cfg(), &turner{}, dir)
+	synced(t, w, 0)
+	w.fake.Say(w.room, w.owner, "first")
+	waitFor(t, "the first answer", func() bool { return len(w.fake.Sent()) == 1 })
+	stop()
+	const n = 130 // the filter's limit is 50
+	for i := range n {
+		w.fake.Say(w.room, w.owner, "gap "+strconv.Itoa(i))
+	}
+	_, _ = run(t, w, w.cfg(), &turner{}, dir)
+	waitFor(t, "every answer", func() bool { return len(w.fake.Sent()) == n+1 }, func() string { return strconv.Itoa(len(w.fake.Sent())) })
+	seen := map[string]int{}
+	for _, m := range w.fake.Sent() {
+		seen[m.Body]++
+	}
+	for i := range n {
+		if seen["echo: gap "+strconv.Itoa(i)] != 1 {
+			t.Fatalf("gap %d answered %d times", i, seen["echo: gap "+strconv.Itoa(i)])
+		}
+	}
+	if w.fake.Calls("messages") < 2 {
+		t.Fatalf("the gap was read in %d pages", w.fake.Calls("messages"))
 	}
 }

@@ -20,6 +20,7 @@ import (
 	"net/http"
 	"net/url"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -409,7 +410,7 @@ func (a *Adapter) Run(ctx context.Context, d channel.Deliverer) error {
 			return err
 		}
 		d.Progress()
-		if err := a.handle(ctx, d, b, self); err != nil {
+		if err := a.handle(ctx, d, b, since, self); err != nil {
 			return a.stop(ctx, err)
 		}
 		if b.NextBatch != since {
@@ -431,7 +432,7 @@ func (a *Adapter) stop(ctx context.Context, err error) error {
 
 // handle joins the batch's allowed invites and delivers its messages, in order; an error stops it (the token
 // is not advanced, so the homeserver gives the same batch again).
-func (a *Adapter) handle(ctx context.Context, d channel.Deliverer, b Batch, self string) error {
+func (a *Adapter) handle(ctx context.Context, d channel.Deliverer, b Batch, since, self string) error {
 	a.mu.Lock()
 	for room, n := range b.Members {
 		if _, known := a.members[room]; known || len(a.members) < maxRoomsCached {
@@ -442,10 +443,19 @@ func (a *Adapter) handle(ctx context.Context, d channel.Deliverer, b Batch, self
 	if err := a.invites(ctx, b); err != nil {
 		return err
 	}
-	for _, room := range b.Limited {
-		a.log.Warn("matrix sync timeline was limited: earlier messages of the room since the last sync are not read", "room", room)
+	events := b.Events
+	if since != "" && len(b.Gaps) > 0 {
+		var missed []RoomEvent
+		for _, g := range b.Gaps {
+			evs, err := a.backfill(ctx, g, since)
+			if err != nil {
+				return err
+			}
+			missed = append(missed, evs...)
+		}
+		events = append(missed, events...) // within a room, the missed events come before its timeline
 	}
-	for _, re := range b.Events {
+	for _, re := range events {
 		ev, ok, why := Inbound(re.Room, re.Raw, self)
 		if !ok {
 			if why == skipEncrypted {
@@ -465,6 +475,49 @@ func (a *Adapter) handle(ctx context.Context, d channel.Deliverer, b Batch, self
 		}
 	}
 	return nil
+}
+
+// maxBackfill bounds the events read back to fill one room's gap; past it the older ones are not read.
+const maxBackfill = 1000
+
+// backfill reads the events a limited timeline left out: /messages backwards from the gap's prev_batch to the
+// last sync's token, returned oldest first.
+func (a *Adapter) backfill(ctx context.Context, g Gap, since string) ([]RoomEvent, error) {
+	if g.PrevBatch == "" || len(g.PrevBatch) > 4096 {
+		a.log.Warn("matrix sync timeline was limited without a prev_batch: the room's earlier messages are not read", "room", g.Room)
+		return nil, nil
+	}
+	f, _ := json.Marshal(map[string]any{"types": []string{"m.room.message", "m.room.encrypted"}})
+	var out []RoomEvent
+	from := g.PrevBatch
+	for pages := 0; len(out) < maxBackfill && pages < maxBackfill/10; pages++ { // empty pages count too
+		q := url.Values{"dir": {"b"}, "from": {from}, "to": {since}, "limit": {"100"}, "filter": {string(f)}}
+		var page struct {
+			Chunk []json.RawMessage `json:"chunk"`
+			End   string            `json:"end"`
+		}
+		if _, err := a.call(ctx, "messages", http.MethodGet, "/rooms/"+url.PathEscape(g.Room)+"/messages", q, nil, maxSyncBytes, &page); err != nil {
+			var ae *apiError
+			if errors.As(err, &ae) && (ae.status == http.StatusForbidden || ae.status == http.StatusNotFound) {
+				a.log.Warn("matrix gap not readable: the room's earlier messages are not read", "room", g.Room, "error", err)
+				return out, nil
+			}
+			return nil, err
+		}
+		for _, raw := range page.Chunk {
+			out = append(out, RoomEvent{Room: g.Room, Raw: raw})
+		}
+		if page.End == "" || page.End == from || len(page.End) > 4096 {
+			break
+		}
+		from = page.End
+	}
+	if len(out) >= maxBackfill {
+		a.log.Warn("matrix gap larger than the backfill bound: its oldest messages are not read", "room", g.Room, "read", len(out))
+		out = out[:maxBackfill]
+	}
+	slices.Reverse(out)
+	return out, nil
 }
 
 func (a *Adapter) warnEncrypted(room string) {

@@ -90,14 +90,20 @@ type Batch struct {
 	Invites   []Invite
 	// Members are the joined member counts the summaries carried (a room absent: not said in this batch).
 	Members map[string]int
-	// Limited lists the rooms whose timeline had a gap (more events than the filter's limit arrived).
-	Limited []string
+	// Gaps are the rooms whose timeline was limited (more events arrived than the filter's limit), in room id
+	// order, each with the token from which the missing events are read back (/messages).
+	Gaps []Gap
 }
 
 // RoomEvent is one timeline event of a room: Raw is the event, decoded by Inbound.
 type RoomEvent struct {
 	Room string
 	Raw  json.RawMessage
+}
+
+// Gap is a room's limited timeline: the events before PrevBatch (back to the last sync's token) were left out.
+type Gap struct {
+	Room, PrevBatch string
 }
 
 // Invite is a pending invitation of the bot to a room.
@@ -122,7 +128,7 @@ func DecodeSync(raw []byte, self string) (Batch, error) {
 			b.Members[room] = *jr.Summary.Joined
 		}
 		if jr.Timeline.Limited {
-			b.Limited = append(b.Limited, room)
+			b.Gaps = append(b.Gaps, Gap{Room: room, PrevBatch: jr.Timeline.PrevBatch})
 		}
 		for _, ev := range jr.Timeline.Events {
 			b.Events = append(b.Events, RoomEvent{Room: room, Raw: ev})

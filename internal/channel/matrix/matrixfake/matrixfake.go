@@ -524,7 +524,7 @@ func (s *Server) batchLocked(sess session, since int, initial bool, limit int, t
 		if !rm.members[sess.user] {
 			continue
 		}
-		var evs []map[string]any
+		var evs []*event
 		memberChanged := initial
 		for _, e := range s.log[since:] {
 			if e.room != id {
@@ -535,7 +535,7 @@ func (s *Server) batchLocked(sess session, since int, initial bool, limit int, t
 			if len(types) > 0 && !slices.Contains(types, t) {
 				continue
 			}
-			evs = append(evs, s.render(e, sess))
+			evs = append(evs, e)
 		}
 		if len(evs) == 0 && !memberChanged {
 			continue
@@ -543,11 +543,13 @@ func (s *Server) batchLocked(sess session, since int, initial bool, limit int, t
 		tl := map[string]any{"limited": false, "prev_batch": "s" + strconv.Itoa(since)}
 		if len(evs) > limit {
 			evs, tl["limited"] = evs[len(evs)-limit:], true
+			tl["prev_batch"] = "s" + strconv.Itoa(evs[0].pos-1)
 		}
-		tl["events"] = evs
-		if evs == nil {
-			tl["events"] = []any{}
+		rendered := []map[string]any{}
+		for _, e := range evs {
+			rendered = append(rendered, s.render(e, sess))
 		}
+		tl["events"] = rendered
 		room := map[string]any{"timeline": tl, "state": map[string]any{"events": []any{}}}
 		if memberChanged {
 			room["summary"] = map[string]any{"m.joined_member_count": len(rm.members)}
@@ -676,9 +678,25 @@ func (s *Server) messages(w http.ResponseWriter, r *http.Request, sess session, 
 		fail(w, http.StatusForbidden, "M_FORBIDDEN", "You aren't a member of the room")
 		return
 	}
-	var chunk []map[string]any
-	for i := len(s.log) - 1; i >= 0 && len(chunk) < limit; i-- {
+	from, to := len(s.log), 0
+	if t := q.Get("from"); t != "" {
+		n, ok := pos(t)
+		if !ok {
+			fail(w, http.StatusBadRequest, "M_INVALID_PARAM", "Invalid from token")
+			return
+		}
+		from = min(n, len(s.log))
+	}
+	if t := q.Get("to"); t != "" {
+		if n, ok := pos(t); ok {
+			to = n
+		}
+	}
+	chunk := []map[string]any{}
+	last := from
+	for i := from - 1; i >= to && len(chunk) < limit; i-- {
 		e := s.log[i]
+		last = e.pos
 		t, _ := e.raw["type"].(string)
 		snd, _ := e.raw["sender"].(string)
 		if e.room != roomID || len(f.Types) > 0 && !slices.Contains(f.Types, t) || len(f.Senders) > 0 && !slices.Contains(f.Senders, snd) {
@@ -686,5 +704,9 @@ func (s *Server) messages(w http.ResponseWriter, r *http.Request, sess session, 
 		}
 		chunk = append(chunk, s.render(e, sess))
 	}
-	writeJSON(w, 200, map[string]any{"chunk": chunk, "start": "s" + strconv.Itoa(len(s.log)), "end": "s0"})
+	out := map[string]any{"chunk": chunk, "start": "s" + strconv.Itoa(from)}
+	if last-1 > to {
+		out["end"] = "s" + strconv.Itoa(last-1)
+	}
+	writeJSON(w, 200, out)
 }
