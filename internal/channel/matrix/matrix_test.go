@@ -100,12 +100,12 @@ func run(t testing.TB, w *world, mc config.MatrixConfig, tr channel.Turner, dir 
 }
 
 // synced waits until the channel's first sync is done (messages said before it are history, not answered).
-func synced(t *testing.T, w *world, from int) {
+func synced(t testing.TB, w *world, from int) {
 	t.Helper()
 	waitFor(t, "the first sync", func() bool { return w.fake.Calls("sync") > from+1 })
 }
 
-func waitFor(t *testing.T, what string, cond func() bool, detail ...func() string) {
+func waitFor(t testing.TB, what string, cond func() bool, detail ...func() string) {
 	t.Helper()
 	for i := 0; i < 3000; i++ {
 		if cond() {
