@@ -235,3 +235,21 @@ func TestMatrixGapIsReadBack(t *testing.T) {
 		t.Fatalf("the gap was read in %d pages", w.fake.Calls("messages"))
 	}
 }
+
+// With a password login, a token the homeserver stops accepting is replaced by a fresh login on the same
+// device (the channel is not parked), and the reply still goes out once.
+func TestMatrixPasswordLoginRecoversFromARevokedToken(t *testing.T) {
+	w := newWorld(t)
+	mc := config.MatrixConfig{Enabled: true, Homeserver: w.fake.URL(), UserID: w.bot, Password: "bot-pw"}
+	core, _ := run(t, w, mc, &turner{}, t.TempDir())
+	synced(t, w, 0)
+	w.fake.Revoke(w.bot)
+	w.fake.Say(w.room, w.owner, "still there?")
+	waitFor(t, "the answer after a new login", func() bool { return len(w.fake.Sent()) == 1 })
+	if w.fake.Calls("login") < 2 || w.fake.Sent()[0].Body != "echo: still there?" {
+		t.Fatalf("%d logins, sent %+v", w.fake.Calls("login"), w.fake.Sent())
+	}
+	if st := core.Status(context.Background())[0]; st.State == channel.StateParked {
+		t.Fatalf("parked: %+v", st)
+	}
+}

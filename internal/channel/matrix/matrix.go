@@ -402,6 +402,7 @@ func (a *Adapter) Run(ctx context.Context, d channel.Deliverer) error {
 		since = b.NextBatch
 	}
 	for {
+		began := time.Now()
 		b, err := a.sync(ctx, since, a.timeout, self)
 		if ctx.Err() != nil {
 			return nil
@@ -410,6 +411,14 @@ func (a *Adapter) Run(ctx context.Context, d channel.Deliverer) error {
 			return err
 		}
 		d.Progress()
+		if len(b.Events) == 0 && len(b.Invites) == 0 && b.NextBatch == since && time.Since(began) < a.timeout/100 {
+			// A homeserver that answers a long poll at once with nothing new: do not spin on it.
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-time.After(time.Second):
+			}
+		}
 		if err := a.handle(ctx, d, b, since, self); err != nil {
 			return a.stop(ctx, err)
 		}

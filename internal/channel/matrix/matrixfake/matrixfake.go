@@ -133,6 +133,17 @@ func (s *Server) mint(user, device string) string {
 	return t
 }
 
+// Revoke invalidates every access token of user (as a logout everywhere or an admin would).
+func (s *Server) Revoke(user string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for t, sess := range s.tokens {
+		if sess.user == user {
+			delete(s.tokens, t)
+		}
+	}
+}
+
 // CreateRoom makes !name:domain with members joined and returns its id.
 func (s *Server) CreateRoom(name string, members ...string) string {
 	id := "!" + name + ":" + s.Domain
