@@ -335,6 +335,10 @@ func (a *Adapter) session(ctx context.Context) (self string, err error) {
 	return out.UserID, nil
 }
 
+// timelineTypes are the timeline events read: messages, encrypted events (to say they are not read) and
+// memberships (the bot's own join marks where a newly joined room's history ends).
+var timelineTypes = []string{"m.room.message", "m.room.encrypted", "m.room.member"}
+
 // filter is the inline /sync filter: room messages (and encrypted events, to say they are not read), no
 // presence, account data or ephemeral events.
 func filter() string {
@@ -342,7 +346,7 @@ func filter() string {
 	f := map[string]any{"presence": none, "account_data": none,
 		"room": map[string]any{"ephemeral": none, "account_data": none,
 			"state":    map[string]any{"types": []string{"m.room.member"}, "lazy_load_members": true, "limit": 0},
-			"timeline": map[string]any{"types": []string{"m.room.message", "m.room.encrypted"}, "limit": timelineLimit}}}
+			"timeline": map[string]any{"types": timelineTypes, "limit": timelineLimit}}}
 	b, _ := json.Marshal(f)
 	return string(b)
 }
@@ -464,7 +468,17 @@ func (a *Adapter) handle(ctx context.Context, d channel.Deliverer, b Batch, sinc
 		}
 		events = append(missed, events...) // within a room, the missed events come before its timeline
 	}
-	for _, re := range events {
+	// A room the bot joined in this batch comes with its earlier history: only what follows the join is new.
+	joinedAt := map[string]int{}
+	for i, re := range events {
+		if ownJoin(re.Raw, self) {
+			joinedAt[re.Room] = i
+		}
+	}
+	for i, re := range events {
+		if j, ok := joinedAt[re.Room]; ok && i < j {
+			continue
+		}
 		ev, ok, why := Inbound(re.Room, re.Raw, self)
 		if !ok {
 			if why == skipEncrypted {
@@ -496,7 +510,7 @@ func (a *Adapter) backfill(ctx context.Context, g Gap, since string) ([]RoomEven
 		a.log.Warn("matrix sync timeline was limited without a prev_batch: the room's earlier messages are not read", "room", g.Room)
 		return nil, nil
 	}
-	f, _ := json.Marshal(map[string]any{"types": []string{"m.room.message", "m.room.encrypted"}})
+	f, _ := json.Marshal(map[string]any{"types": timelineTypes})
 	var out []RoomEvent
 	from := g.PrevBatch
 	for pages := 0; len(out) < maxBackfill && pages < maxBackfill/10; pages++ { // empty pages count too

@@ -222,6 +222,24 @@ func Inbound(room string, raw []byte, self string) (ev channel.Inbound, ok bool,
 	return ev, true, ""
 }
 
+// ownJoin reports whether the event is the bot joining the room (not a profile change of an existing member).
+func ownJoin(raw []byte, self string) bool {
+	var e struct {
+		Type     string `json:"type"`
+		StateKey string `json:"state_key"`
+		Content  struct {
+			Membership string `json:"membership"`
+		} `json:"content"`
+		Unsigned struct {
+			PrevContent struct {
+				Membership string `json:"membership"`
+			} `json:"prev_content"`
+		} `json:"unsigned"`
+	}
+	return json.Unmarshal(raw, &e) == nil && e.Type == "m.room.member" && e.StateKey == self && self != "" &&
+		e.Content.Membership == "join" && e.Unsigned.PrevContent.Membership != "join"
+}
+
 // mentions reports whether the event names self: in m.mentions (intentional mentions) or in its body.
 func mentions(raw []byte, self string) bool {
 	var e roomEvent

@@ -53,8 +53,9 @@ type event struct {
 }
 
 type room struct {
-	members map[string]bool
-	invited map[string]string // user => inviter
+	members  map[string]bool
+	invited  map[string]string // user => inviter
+	joinedAt map[string]int    // user => stream position of their join (by /join)
 }
 
 type invite struct {
@@ -149,7 +150,7 @@ func (s *Server) CreateRoom(name string, members ...string) string {
 	id := "!" + name + ":" + s.Domain
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	r := &room{members: map[string]bool{}, invited: map[string]string{}}
+	r := &room{members: map[string]bool{}, invited: map[string]string{}, joinedAt: map[string]int{}}
 	for _, m := range members {
 		r.members[m] = true
 	}
@@ -537,7 +538,11 @@ func (s *Server) batchLocked(sess session, since int, initial bool, limit int, t
 		}
 		var evs []*event
 		memberChanged := initial
-		for _, e := range s.log[since:] {
+		from := since
+		if rm.joinedAt[sess.user] > since { // newly joined: the room's recent timeline, history included (as Synapse)
+			from = 0
+		}
+		for _, e := range s.log[from:] {
 			if e.room != id {
 				continue
 			}
@@ -551,7 +556,7 @@ func (s *Server) batchLocked(sess session, since int, initial bool, limit int, t
 		if len(evs) == 0 && !memberChanged {
 			continue
 		}
-		tl := map[string]any{"limited": false, "prev_batch": "s" + strconv.Itoa(since)}
+		tl := map[string]any{"limited": false, "prev_batch": "s" + strconv.Itoa(from)}
 		if len(evs) > limit {
 			evs, tl["limited"] = evs[len(evs)-limit:], true
 			tl["prev_batch"] = "s" + strconv.Itoa(evs[0].pos-1)
@@ -613,7 +618,9 @@ func (s *Server) join(w http.ResponseWriter, sess session, roomID string) {
 		rm.members[sess.user] = true
 		s.joins = append(s.joins, roomID)
 		s.appendLocked(&event{room: roomID, member: true, raw: map[string]any{"type": "m.room.member", "sender": sess.user,
-			"state_key": sess.user, "content": map[string]any{"membership": "join"}}})
+			"state_key": sess.user, "content": map[string]any{"membership": "join"},
+			"unsigned": map[string]any{"prev_content": map[string]any{"membership": "invite"}}}})
+		rm.joinedAt[sess.user] = len(s.log)
 	}
 	writeJSON(w, 200, map[string]any{"room_id": roomID})
 }
