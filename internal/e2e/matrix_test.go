@@ -227,6 +227,10 @@ func TestMatrixKill9RoundsAnswerExactlyOnce(t *testing.T) {
 			t.Errorf("a reply to %s, which nobody sent", id)
 		}
 	}
+	failed, _ := st.ChannelOutbox(context.Background(), "matrix.default", store.ChanOutFailed, 10)
+	for _, o := range failed {
+		t.Errorf("reply %d failed after %d attempts: %s (%q)", o.ID, o.Attempts, o.Err, o.Content)
+	}
 	if counts["out:unconfirmed"] != 0 {
 		t.Errorf("%d replies unconfirmed: WasSent should resolve each (counts %v)", counts["out:unconfirmed"], counts)
 	}

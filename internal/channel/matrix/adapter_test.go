@@ -144,8 +144,8 @@ func TestMatrixPasswordLoginReusesTheDevice(t *testing.T) {
 }
 
 // A send whose answer was lost (the crash window between sending and recording) is found by WasSent through
-// its transaction id; a message never sent is not; resending reuses the transaction id and the homeserver
-// dedupes it.
+// its transaction id; a message not found is sent then, once; resending either reuses its transaction id and
+// the homeserver dedupes it; a failed lookup is an error (the reply is then reported unconfirmed).
 func TestMatrixWasSentFindsALostSend(t *testing.T) {
 	w := newWorld(t)
 	a, err := matrix.New(channel.ID{Type: "matrix", Alias: "default"}, w.cfg(), matrix.Options{RequestTimeout: 2 * time.Second})
@@ -159,19 +159,29 @@ func TestMatrixWasSentFindsALostSend(t *testing.T) {
 		t.Fatal("a lost answer was a success")
 	}
 	sent, s, err := a.WasSent(ctx, m)
-	if err != nil || !sent || s.MessageID != w.fake.Sent()[0].EventID {
+	if err != nil || !sent || len(w.fake.Sent()) != 1 || s.MessageID != w.fake.Sent()[0].EventID {
 		t.Fatalf("WasSent = %v %+v %v; the server has %+v", sent, s, err, w.fake.Sent())
 	}
 	other := channel.Outbound{ReplyTarget: w.room, Text: "the reply", Key: "matrix.default/8"}
-	if sent, _, err := a.WasSent(ctx, other); err != nil || sent {
-		t.Fatalf("WasSent of a message never sent = %v %v", sent, err)
+	sent, s2, err := a.WasSent(ctx, other)
+	if err != nil || !sent || len(w.fake.Sent()) != 2 || s2.MessageID != w.fake.Sent()[1].EventID || w.fake.Sent()[1].TxnID != matrix.TxnID(other) {
+		t.Fatalf("WasSent of a message not sent = %v %+v %v; the server has %+v", sent, s2, err, w.fake.Sent())
 	}
 	again, err := a.Send(ctx, m)
-	if err != nil || again.MessageID != s.MessageID || len(w.fake.Sent()) != 1 || w.fake.Resends() != 1 {
+	if err != nil || again.MessageID != s.MessageID || len(w.fake.Sent()) != 2 || w.fake.Resends() != 1 {
 		t.Fatalf("resend %+v %v: %d sent, %d resends", again, err, len(w.fake.Sent()), w.fake.Resends())
 	}
 	if matrix.TxnID(m) == matrix.TxnID(other) || matrix.TxnID(m) != matrix.TxnID(m) {
 		t.Fatal("transaction ids are not one per message")
+	}
+	third := channel.Outbound{ReplyTarget: w.room, Text: "x", Key: "matrix.default/9"}
+	w.fake.Inject("messages", matrixfake.Fault{Status: 502})
+	if sent, _, err := a.WasSent(ctx, third); err == nil || sent || len(w.fake.Sent()) != 2 {
+		t.Fatalf("WasSent with a failed lookup = %v %v (%d sent)", sent, err, len(w.fake.Sent()))
+	}
+	w.fake.Inject("send", matrixfake.Fault{Status: 502})
+	if sent, _, err := a.WasSent(ctx, third); err != nil || sent || len(w.fake.Sent()) != 2 {
+		t.Fatalf("WasSent whose send failed = %v %v: back to the outbox", sent, err)
 	}
 }
 

@@ -659,10 +659,14 @@ func (a *Adapter) Send(ctx context.Context, m channel.Outbound) (channel.Sent, e
 	return a.put(ctx, m.ReplyTarget, TxnID(m), a.content("m.text", m.Text, m.ReplyTo))
 }
 
-// WasSent implements channel.SentChecker: the bot's recent messages in the room are looked up for the
-// transaction id (the homeserver shows it to the device that sent it, in unsigned.transaction_id). Not found,
-// the message goes back to the outbox: sending it again reuses the transaction id, which the homeserver dedupes
-// if the message did arrive after all.
+// WasSent implements channel.SentChecker, for a reply a crash cut between its send and its record: the bot's
+// recent messages in the room are looked up for its transaction id (the homeserver shows it to the device that
+// sent it, in unsigned.transaction_id). Not among them, it is sent now with that same transaction id (were it
+// on the homeserver after all, the homeserver dedupes it), so it counts as sent without going back to the
+// outbox, where cut attempts would count against its retry budget; if that send fails it goes back to the
+// outbox (false, nil) and is resent there with the same id. Only when the lookup itself fails is the answer an
+// error (the core then reports the reply unconfirmed): past the homeserver's memory of transaction ids a blind
+// resend could show it twice.
 func (a *Adapter) WasSent(ctx context.Context, m channel.Outbound) (bool, channel.Sent, error) {
 	if !validID(m.ReplyTarget) {
 		return false, channel.Sent{}, nil
@@ -686,7 +690,11 @@ func (a *Adapter) WasSent(ctx context.Context, m channel.Outbound) (bool, channe
 			return true, channel.Sent{MessageID: e.EventID}, nil
 		}
 	}
-	return false, channel.Sent{}, nil
+	s, err := a.Send(ctx, m)
+	if err != nil {
+		return false, channel.Sent{}, nil
+	}
+	return true, s, nil
 }
 
 // Typing implements channel.Typer (10 s, renewed by the core every few seconds while the turn runs).
