@@ -266,3 +266,26 @@ func TestMatrixPasswordLoginRecoversFromARevokedToken(t *testing.T) {
 		t.Fatalf("parked: %+v", st)
 	}
 }
+
+// A notice to a room alias (a heartbeat's or a SOP's target "matrix:#ops:server") goes to the room the alias
+// names; an unknown alias is a permanent failure.
+func TestMatrixSendToARoomAlias(t *testing.T) {
+	w := newWorld(t)
+	alias := w.fake.Alias("ops", w.room)
+	a, _ := matrix.New(channel.ID{Type: "matrix", Alias: "default"}, w.cfg(), matrix.Options{})
+	ctx := context.Background()
+	for i := range 2 {
+		if _, err := a.Send(ctx, channel.Outbound{ReplyTarget: alias, Text: "notice " + strconv.Itoa(i), Key: "n" + strconv.Itoa(i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if s := w.fake.Sent(); len(s) != 2 || s[0].Room != w.room || s[1].Room != w.room || w.fake.Calls("directory") != 1 {
+		t.Fatalf("sent %+v after %d lookups", s, w.fake.Calls("directory"))
+	}
+	if sent, _, err := a.WasSent(ctx, channel.Outbound{ReplyTarget: alias, Text: "notice 1", Key: "n1"}); !sent || err != nil || len(w.fake.Sent()) != 2 {
+		t.Fatalf("WasSent through the alias: %v %v", sent, err)
+	}
+	if _, err := a.Send(ctx, channel.Outbound{ReplyTarget: "#nowhere:fake.local", Text: "x", Key: "n9"}); !errors.Is(err, channel.ErrPermanent) {
+		t.Fatalf("unknown alias: %v", err)
+	}
+}

@@ -101,6 +101,7 @@ type Adapter struct {
 	self      string
 	members   map[string]int
 	encWarned map[string]bool
+	aliases   map[string]string // room alias => room id
 }
 
 var (
@@ -136,7 +137,7 @@ func New(id channel.ID, c config.MatrixConfig, o Options) (*Adapter, error) {
 	}
 	a := &Adapter{id: id, base: strings.TrimRight(c.Homeserver, "/"), cfg: c, hc: o.HTTP, st: newStateFile(o.Dir),
 		log: o.Logger.With("channel", id.String()), peers: o.Peers, timeout: o.PollTimeout, reqTime: o.RequestTimeout,
-		members: map[string]int{}, encWarned: map[string]bool{}}
+		members: map[string]int{}, encWarned: map[string]bool{}, aliases: map[string]string{}}
 	if len(c.AllowedRooms) > 0 {
 		a.rooms = map[string]bool{}
 		for _, r := range c.AllowedRooms {
@@ -643,6 +644,10 @@ func (a *Adapter) put(ctx context.Context, room, txn string, content map[string]
 	if _, err := a.session(ctx); err != nil {
 		return channel.Sent{}, err
 	}
+	room, err := a.resolve(ctx, room)
+	if err != nil {
+		return channel.Sent{}, err
+	}
 	var out struct {
 		EventID string `json:"event_id"`
 	}
@@ -651,6 +656,39 @@ func (a *Adapter) put(ctx context.Context, room, txn string, content map[string]
 		return channel.Sent{}, err
 	}
 	return channel.Sent{MessageID: clip(out.EventID, maxIDBytes)}, nil
+}
+
+// resolve turns a room alias (#name:server, as a notice's target may name a room) into its room id, once per
+// alias; a room id is returned as it is. An alias the homeserver does not know is a permanent failure.
+func (a *Adapter) resolve(ctx context.Context, room string) (string, error) {
+	if !strings.HasPrefix(room, "#") {
+		return room, nil
+	}
+	a.mu.Lock()
+	id, ok := a.aliases[room]
+	a.mu.Unlock()
+	if ok {
+		return id, nil
+	}
+	var out struct {
+		RoomID string `json:"room_id"`
+	}
+	if _, err := a.call(ctx, "directory", http.MethodGet, "/directory/room/"+url.PathEscape(room), nil, nil, maxResponseBytes, &out); err != nil {
+		var ae *apiError
+		if errors.As(err, &ae) && ae.status == http.StatusNotFound {
+			return "", fmt.Errorf("%w: %w", err, channel.ErrPermanent)
+		}
+		return "", err
+	}
+	if !validID(out.RoomID) || !strings.HasPrefix(out.RoomID, "!") {
+		return "", fmt.Errorf("matrix directory: %s resolved to no room id", clip(room, 64))
+	}
+	a.mu.Lock()
+	if len(a.aliases) < maxRoomsCached {
+		a.aliases[room] = out.RoomID
+	}
+	a.mu.Unlock()
+	return out.RoomID, nil
 }
 
 // Send implements channel.Adapter: plain text (no HTML: a model's markup is shown as written), as a reply to
@@ -675,12 +713,16 @@ func (a *Adapter) WasSent(ctx context.Context, m channel.Outbound) (bool, channe
 	if err != nil {
 		return false, channel.Sent{}, err
 	}
+	room, err := a.resolve(ctx, m.ReplyTarget)
+	if err != nil {
+		return false, channel.Sent{}, err
+	}
 	f, _ := json.Marshal(map[string]any{"types": []string{"m.room.message"}, "senders": []string{self}})
 	q := url.Values{"dir": {"b"}, "limit": {"100"}, "filter": {string(f)}}
 	var out struct {
 		Chunk []json.RawMessage `json:"chunk"`
 	}
-	if _, err := a.call(ctx, "messages", http.MethodGet, "/rooms/"+url.PathEscape(m.ReplyTarget)+"/messages", q, nil, maxSyncBytes, &out); err != nil {
+	if _, err := a.call(ctx, "messages", http.MethodGet, "/rooms/"+url.PathEscape(room)+"/messages", q, nil, maxSyncBytes, &out); err != nil {
 		return false, channel.Sent{}, err
 	}
 	txn := TxnID(m)

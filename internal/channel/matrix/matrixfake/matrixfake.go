@@ -72,6 +72,7 @@ type Server struct {
 	passwords map[string]string // user id => password
 	tokens    map[string]session
 	rooms     map[string]*room
+	aliases   map[string]string // #alias:domain => room id
 	log       []*event
 	invites   []invite
 	txns      map[string]string // user|device|room|txn => event id
@@ -91,7 +92,7 @@ type Server struct {
 
 // Start runs a fake homeserver for domain on a loopback port; Close stops it.
 func Start(domain string) *Server {
-	s := &Server{Domain: domain, passwords: map[string]string{}, tokens: map[string]session{}, rooms: map[string]*room{},
+	s := &Server{Domain: domain, passwords: map[string]string{}, tokens: map[string]session{}, rooms: map[string]*room{}, aliases: map[string]string{},
 		txns: map[string]string{}, calls: map[string]int{}, faults: map[string][]Fault{}, lastSince: map[string]int{},
 		maxWait: 30 * time.Second, wake: make(chan struct{})}
 	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
@@ -132,6 +133,15 @@ func (s *Server) mint(user, device string) string {
 	t := "syt_" + hex.EncodeToString(b[:])
 	s.tokens[t] = session{user: user, device: device}
 	return t
+}
+
+// Alias publishes #name:domain for room and returns the alias.
+func (s *Server) Alias(name, roomID string) string {
+	a := "#" + name + ":" + s.Domain
+	s.mu.Lock()
+	s.aliases[a] = roomID
+	s.mu.Unlock()
+	return a
 }
 
 // Revoke invalidates every access token of user (as a logout everywhere or an admin would).
@@ -221,7 +231,7 @@ func (s *Server) Joined(roomID, user string) bool {
 }
 
 // Inject queues faults for endpoint's next calls, in order. Endpoints: login, whoami, sync, join, send, typing,
-// messages, joined_members.
+// messages, joined_members, directory.
 func (s *Server) Inject(endpoint string, f ...Fault) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -302,6 +312,8 @@ func endpoint(method string, p []string) string {
 		return "messages"
 	case method == http.MethodGet && len(p) == 3 && p[0] == "rooms" && p[2] == "joined_members":
 		return "joined_members"
+	case method == http.MethodGet && len(p) == 3 && p[0] == "directory" && p[1] == "room":
+		return "directory"
 	}
 	return ""
 }
@@ -359,6 +371,15 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	switch ep {
 	case "whoami":
 		writeJSON(w, 200, map[string]any{"user_id": sess.user, "device_id": sess.device})
+	case "directory":
+		s.mu.Lock()
+		id, ok := s.aliases[p[2]]
+		s.mu.Unlock()
+		if !ok {
+			fail(w, http.StatusNotFound, "M_NOT_FOUND", "Room alias "+p[2]+" not found")
+			return
+		}
+		writeJSON(w, 200, map[string]any{"room_id": id, "servers": []string{s.Domain}})
 	case "sync":
 		s.sync(w, r, sess)
 	case "join":
