@@ -59,7 +59,8 @@ func TestMatrixWhatIsNotAnswered(t *testing.T) {
 	mc.MentionOnly = true
 	mc.AllowedRooms = []string{w.room, dm}
 	tr := &turner{}
-	_, _ = run(t, w, mc, tr, t.TempDir())
+	dir := t.TempDir()
+	_, stop := run(t, w, mc, tr, dir)
 	synced(t, w, 0)
 	w.fake.Say(w.room, w.owner, "no mention here")
 	w.fake.SayContent(w.room, w.owner, map[string]any{"msgtype": "m.notice", "body": "bot: a notice"})
@@ -86,6 +87,17 @@ func TestMatrixWhatIsNotAnswered(t *testing.T) {
 	}
 	if len(w.fake.Sent()) != 3 {
 		t.Fatalf("sent %q", bodies(w.fake.Sent()))
+	}
+	// After a restart no summary comes with the rooms: the direct room's member count is asked for.
+	stop()
+	syncs := w.fake.Calls("sync")
+	_, _ = run(t, w, mc, tr, dir)
+	synced(t, w, syncs)
+	w.fake.Say(w.room, w.owner, "group, still no mention")
+	w.fake.Say(dm, w.owner, "direct again")
+	waitFor(t, "the direct answer", func() bool { return len(w.fake.Sent()) == 4 })
+	if s := w.fake.Sent()[3]; s.Body != "echo: direct again" || w.fake.Calls("joined_members") == 0 {
+		t.Fatalf("sent %+v, %d member lookups", s, w.fake.Calls("joined_members"))
 	}
 }
 

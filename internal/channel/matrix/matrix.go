@@ -396,6 +396,7 @@ func (a *Adapter) Run(ctx context.Context, d channel.Deliverer) error {
 			return err
 		}
 		d.Progress()
+		a.remember(b)
 		if err := a.invites(ctx, b); err != nil {
 			return a.stop(ctx, err)
 		}
@@ -437,6 +438,17 @@ func (a *Adapter) Run(ctx context.Context, d channel.Deliverer) error {
 	}
 }
 
+// remember keeps the member counts a batch's room summaries carried.
+func (a *Adapter) remember(b Batch) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for room, n := range b.Members {
+		if _, known := a.members[room]; known || len(a.members) < maxRoomsCached {
+			a.members[room] = n
+		}
+	}
+}
+
 func (a *Adapter) stop(ctx context.Context, err error) error {
 	if ctx.Err() != nil {
 		return nil
@@ -447,13 +459,7 @@ func (a *Adapter) stop(ctx context.Context, err error) error {
 // handle joins the batch's allowed invites and delivers its messages, in order; an error stops it (the token
 // is not advanced, so the homeserver gives the same batch again).
 func (a *Adapter) handle(ctx context.Context, d channel.Deliverer, b Batch, since, self string) error {
-	a.mu.Lock()
-	for room, n := range b.Members {
-		if _, known := a.members[room]; known || len(a.members) < maxRoomsCached {
-			a.members[room] = n
-		}
-	}
-	a.mu.Unlock()
+	a.remember(b)
 	if err := a.invites(ctx, b); err != nil {
 		return err
 	}
