@@ -301,3 +301,18 @@ func TestMatrixSendToARoomAlias(t *testing.T) {
 		t.Fatalf("unknown alias: %v", err)
 	}
 }
+
+// A long poll the homeserver never answers (a dead connection) is given up after its timeout and a grace, and
+// the channel goes on: the message sent meanwhile is answered.
+func TestMatrixHungSyncIsGivenUp(t *testing.T) {
+	w := newWorld(t)
+	_, _ = run(t, w, w.cfg(), &turner{}, t.TempDir())
+	synced(t, w, 0)
+	w.fake.Inject("sync", matrixfake.Fault{Hang: true})
+	waitFor(t, "the hung poll", func() bool { return w.fake.Calls("sync") >= 3 })
+	w.fake.Say(w.room, w.owner, "are you there")
+	waitFor(t, "the answer", func() bool { return len(w.fake.Sent()) == 1 })
+	if s := w.fake.Sent()[0]; s.Body != "echo: are you there" {
+		t.Fatalf("sent %+v", s)
+	}
+}

@@ -357,7 +357,9 @@ func (a *Adapter) sync(ctx context.Context, since string, timeout time.Duration,
 	if since != "" {
 		q.Set("since", since)
 	}
-	ctx, cancel := context.WithTimeout(ctx, timeout+15*time.Second)
+	// A poll the homeserver leaves hanging past its timeout (plus a grace) is a dead connection: given up, and
+	// the run restarts.
+	ctx, cancel := context.WithTimeout(ctx, timeout+min(15*time.Second, max(timeout, 2*time.Second)))
 	defer cancel()
 	raw, err := a.call(ctx, "sync", http.MethodGet, "/sync", q, nil, maxSyncBytes, nil)
 	if err != nil {
