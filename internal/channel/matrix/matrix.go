@@ -359,7 +359,13 @@ func (a *Adapter) sync(ctx context.Context, since string, timeout time.Duration,
 	}
 	// A poll the homeserver leaves hanging past its timeout (plus a grace) is a dead connection: given up, and
 	// the run restarts.
-	ctx, cancel := context.WithTimeout(ctx, timeout+min(15*time.Second, max(timeout, 2*time.Second)))
+	// A first sync (timeout 0) returns the whole account's present state, which a homeserver may take long to
+	// build: it gets 2 minutes.
+	limit := timeout + min(15*time.Second, max(timeout, 2*time.Second))
+	if since == "" {
+		limit = 2 * time.Minute
+	}
+	ctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
 	raw, err := a.call(ctx, "sync", http.MethodGet, "/sync", q, nil, maxSyncBytes, nil)
 	if err != nil {
