@@ -342,18 +342,22 @@ var timelineTypes = []string{"m.room.message", "m.room.encrypted", "m.room.membe
 
 // filter is the inline /sync filter: room messages (and encrypted events, to say they are not read), no
 // presence, account data or ephemeral events.
-func filter() string {
+func filter(limit int) string {
 	none := map[string]any{"not_types": []string{"*"}}
 	f := map[string]any{"presence": none, "account_data": none,
 		"room": map[string]any{"ephemeral": none, "account_data": none,
 			"state":    map[string]any{"types": []string{"m.room.member"}, "lazy_load_members": true, "limit": 0},
-			"timeline": map[string]any{"types": timelineTypes, "limit": timelineLimit}}}
+			"timeline": map[string]any{"types": timelineTypes, "limit": limit}}}
 	b, _ := json.Marshal(f)
 	return string(b)
 }
 
 func (a *Adapter) sync(ctx context.Context, since string, timeout time.Duration, self string) (Batch, error) {
-	q := url.Values{"filter": {filter()}, "timeout": {strconv.FormatInt(timeout.Milliseconds(), 10)}}
+	limit := timelineLimit
+	if since == "" {
+		limit = 1 // a first sync's history is not answered: only its token, summaries and invites are used
+	}
+	q := url.Values{"filter": {filter(limit)}, "timeout": {strconv.FormatInt(timeout.Milliseconds(), 10)}}
 	if since != "" {
 		q.Set("since", since)
 	}
@@ -361,11 +365,11 @@ func (a *Adapter) sync(ctx context.Context, since string, timeout time.Duration,
 	// the run restarts.
 	// A first sync (timeout 0) returns the whole account's present state, which a homeserver may take long to
 	// build: it gets 2 minutes.
-	limit := timeout + min(15*time.Second, max(timeout, 2*time.Second))
+	wait := timeout + min(15*time.Second, max(timeout, 2*time.Second))
 	if since == "" {
-		limit = 2 * time.Minute
+		wait = 2 * time.Minute
 	}
-	ctx, cancel := context.WithTimeout(ctx, limit)
+	ctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
 	raw, err := a.call(ctx, "sync", http.MethodGet, "/sync", q, nil, maxSyncBytes, nil)
 	if err != nil {
