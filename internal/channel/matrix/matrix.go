@@ -141,7 +141,7 @@ func New(id channel.ID, c config.MatrixConfig, o Options) (*Adapter, error) {
 	if len(c.AllowedRooms) > 0 {
 		a.rooms = map[string]bool{}
 		for _, r := range c.AllowedRooms {
-			a.rooms[strings.TrimSpace(r)] = true
+			a.rooms[strings.ToLower(strings.TrimSpace(r))] = true // matched ignoring ASCII case, as upstream
 		}
 	}
 	if c.AccessToken != "" {
@@ -505,7 +505,7 @@ func (a *Adapter) handle(ctx context.Context, d channel.Deliverer, b Batch, sinc
 			}
 			continue
 		}
-		if a.rooms != nil && !a.rooms[re.Room] {
+		if a.rooms != nil && !a.rooms[strings.ToLower(re.Room)] {
 			continue
 		}
 		ev.Group = a.group(ctx, re.Room)
@@ -600,7 +600,7 @@ func (a *Adapter) group(ctx context.Context, room string) bool {
 // homeserver refuses for good (403, 404) is logged and skipped; any other failure stops the batch.
 func (a *Adapter) invites(ctx context.Context, b Batch) error {
 	for _, in := range b.Invites {
-		if a.rooms != nil && !a.rooms[in.Room] {
+		if a.rooms != nil && !a.rooms[strings.ToLower(in.Room)] {
 			a.log.Info("matrix invite to a room not in allowed_rooms ignored", "room", in.Room, "inviter", in.Inviter)
 			continue
 		}
