@@ -13,6 +13,7 @@ import (
 	"github.com/zeroclaw-go/zeroclaw/internal/channel"
 	"github.com/zeroclaw-go/zeroclaw/internal/channel/email"
 	"github.com/zeroclaw-go/zeroclaw/internal/channel/irc"
+	"github.com/zeroclaw-go/zeroclaw/internal/channel/matrix"
 	"github.com/zeroclaw-go/zeroclaw/internal/channel/mqtt"
 	"github.com/zeroclaw-go/zeroclaw/internal/channel/telegram"
 	"github.com/zeroclaw-go/zeroclaw/internal/clock"
@@ -38,6 +39,7 @@ func channelRegistry() *channel.Registry {
 	r.Register(mqtt.Type())
 	r.Register(irc.Type())
 	r.Register(email.Type())
+	r.Register(matrix.Type())
 	return r
 }
 
