@@ -18,19 +18,25 @@ import (
 const maxApprovalID = 1024
 
 // registerApprovals serves approvals/list and approvals/answer over the session manager's pending approvals
-// and the SOP engine's parked runs: it keeps no state of its own. Listing needs sessions:read (the SOP gates
-// are listed to a holder of sops:read); answering a tool call follows session/approve (sessions:execute, the
+// and the SOP engine's parked runs: it keeps no state of its own. Listing needs sessions:read (the tool calls)
+// or sops:read (the SOP gates); answering a tool call follows session/approve (sessions:execute, the
 // session's owner or the owner, the max_risk cap), a SOP gate sops/approve and sops/deny (sops:approve, the
 // gate's approval_mode), which it calls.
 func (s *Server) registerApprovals(m *session.Manager) {
-	s.register(api.MethodApprovalsList, handle(api.GrantSessionsRead, func(_ context.Context, p *Peer, _ *struct{}) (api.ApprovalsListResult, error) {
-		out := api.ApprovalsListResult{Approvals: []api.PendingApproval{}}
-		for _, a := range m.PendingApprovals(p.owner()) {
-			a.ID = toolApprovalID(a.SessionID, a.RequestID)
-			out.Approvals = append(out.Approvals, a)
+	s.register(api.MethodApprovalsList, handle("", func(_ context.Context, p *Peer, _ *struct{}) (api.ApprovalsListResult, error) {
+		pr := p.Principal()
+		if pr == nil || !pr.Allows(api.GrantSessionsRead) && !pr.Allows(api.GrantSopsRead) {
+			return api.ApprovalsListResult{}, forbidden(api.GrantSessionsRead)
 		}
-		switch e, pr := s.opts.Sops, p.Principal(); {
-		case pr == nil || !pr.Allows(api.GrantSopsRead):
+		out := api.ApprovalsListResult{Approvals: []api.PendingApproval{}}
+		if pr.Allows(api.GrantSessionsRead) {
+			for _, a := range m.PendingApprovals(p.owner()) {
+				a.ID = toolApprovalID(a.SessionID, a.RequestID)
+				out.Approvals = append(out.Approvals, a)
+			}
+		}
+		switch e := s.opts.Sops; {
+		case !pr.Allows(api.GrantSopsRead):
 			out.SopGates = "not_permitted"
 		case e == nil:
 			out.SopGates = "disabled"
