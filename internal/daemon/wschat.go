@@ -2,6 +2,8 @@ package daemon
 
 import (
 	"context"
+	"errors"
+	"fmt"
 
 	"github.com/zeroclaw-go/zeroclaw/internal/api"
 	"github.com/zeroclaw-go/zeroclaw/internal/errmap"
@@ -36,8 +38,8 @@ type wsChatSession struct {
 
 // Prompt runs the turn; a turn that could not start for a reason the error table gives a chat code (a full
 // queue, a timed-out wait) becomes that error frame.
-func (s *wsChatSession) Prompt(ctx context.Context, content string, sink func(api.SessionUpdate)) (api.SessionPromptResult, error) {
-	res, err := s.m.Prompt(ctx, s.o, api.SessionPromptParams{SessionID: s.id, Prompt: content}, chatSink(sink))
+func (s *wsChatSession) Prompt(ctx context.Context, content string, events gateway.ChatEvents) (api.SessionPromptResult, error) {
+	res, err := s.m.Prompt(ctx, s.o, api.SessionPromptParams{SessionID: s.id, Prompt: content}, chatSink{events})
 	if code := errmap.ChatCode(err); code != "" {
 		return res, &gateway.ChatError{Code: code, Message: err.Error()}
 	}
@@ -51,11 +53,16 @@ func (s *wsChatSession) Approve(requestID, decision string) bool {
 
 func (s *wsChatSession) Close() { s.m.Disconnected(s.o.ConnID) }
 
-// chatSink delivers a turn's events to the socket; a chat client cannot answer elicitation requests.
-type chatSink func(api.SessionUpdate)
+// chatSink delivers a turn's events to the socket and puts its questions there (question frames); a form the
+// chat cannot show is one the client cannot answer (session.ErrNoElicitation).
+type chatSink struct{ e gateway.ChatEvents }
 
-func (f chatSink) Update(ev api.SessionUpdate) { f(ev) }
+func (s chatSink) Update(ev api.SessionUpdate) { s.e.Update(ev) }
 
-func (chatSink) Elicit(context.Context, api.ElicitationParams) (api.ElicitationResult, error) {
-	return api.ElicitationResult{}, session.ErrNoElicitation
+func (s chatSink) Elicit(ctx context.Context, p api.ElicitationParams) (api.ElicitationResult, error) {
+	res, err := s.e.Ask(ctx, p)
+	if errors.Is(err, gateway.ErrNoQuestion) {
+		return res, fmt.Errorf("%w: %w", session.ErrNoElicitation, err)
+	}
+	return res, err
 }

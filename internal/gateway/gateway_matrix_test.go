@@ -82,6 +82,10 @@ var securityMatrix = []struct {
 	{"GET /mcp", 401, 400, 400, 403, 400, 400},
 	{"DELETE /mcp", 401, 400, 400, 403, 403, 415},
 	{"GET /api/sessions/running", 401, 403, 200, 403, 200, 200},
+	// The cross-session approvals: sessions:read or sops:read to list, sessions:execute or sops:approve to answer
+	// (a forged id is 400); the viewer has none of them.
+	{"GET /api/approvals", 401, 403, 200, 403, 200, 200},
+	{"POST /api/approvals/{id}", 401, 403, 400, 403, 403, 415},
 	{"GET /api/doctor", 401, 403, 200, 403, 200, 200},
 	{"POST /api/doctor", 401, 403, 200, 403, 403, 415},
 	{"GET /api/personality", 401, 403, 200, 403, 200, 200},

@@ -61,6 +61,7 @@ func (s *Server) routes() http.Handler {
 	s.mirrorRoutes(mux)
 	s.quickstartRoutes(mux)
 	s.dashboardRoutes(mux)
+	s.approvalRoutes(mux)
 	s.uiRoutes(mux)
 	s.fileRoutes(mux)
 	s.eventRoutes(mux)

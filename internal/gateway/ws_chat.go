@@ -48,9 +48,9 @@ type ChatStarted struct {
 
 // ChatSession is one connection's handle on its session.
 type ChatSession interface {
-	// Prompt runs one turn as session/prompt does, delivering its events to sink in order. A turn that could
-	// not start returns a *ChatError (or another error: AGENT_ERROR).
-	Prompt(ctx context.Context, content string, sink func(api.SessionUpdate)) (api.SessionPromptResult, error)
+	// Prompt runs one turn as session/prompt does, delivering its events to events in order and putting its
+	// questions to it. A turn that could not start returns a *ChatError (or another error: AGENT_ERROR).
+	Prompt(ctx context.Context, content string, events ChatEvents) (api.SessionPromptResult, error)
 	// Approve answers a pending approval_request with an api.Decision* value; false when none was pending.
 	Approve(requestID, decision string) bool
 	// Close cancels the connection's turns and denies its approvals; the session stays.
@@ -103,6 +103,8 @@ type chatConn struct {
 	c     caller
 	agent string
 	sess  ChatSession
+	// questions are the questions the running turn waits on (question frames).
+	questions chatQuestions
 }
 
 func (ch *chatConn) serve(ctx context.Context, open ChatOpen) {
@@ -200,6 +202,8 @@ func (ch *chatConn) frame(ctx context.Context, data []byte, queue chan<- string)
 			return
 		}
 		ch.sess.Approve(f.RequestID, decision)
+	case "question_response":
+		ch.questionFrame(ctx, data)
 	default:
 		ch.send(ctx, chatErrorFrame(&ChatError{Code: "UNKNOWN_MESSAGE_TYPE", Message: "Unknown message type: " + f.Type}))
 	}
@@ -228,7 +232,7 @@ func (ch *chatConn) turn(ctx context.Context, content string) {
 		}
 	}
 	var in, out int
-	res, err := ch.sess.Prompt(ctx, content, func(ev api.SessionUpdate) {
+	res, err := ch.sess.Prompt(ctx, content, chatEvents{ch: ch, ctx: ctx, update: func(ev api.SessionUpdate) {
 		if ev.Type == api.UpdateContextUsage {
 			in += dashboard.Deref(ev.InputTokens)
 			out += dashboard.Deref(ev.OutputTokens)
@@ -236,7 +240,7 @@ func (ch *chatConn) turn(ctx context.Context, content string) {
 		if f := dashboard.ChatEventFrame(ev); f != nil {
 			ch.send(ctx, f)
 		}
-	})
+	}})
 	if err != nil {
 		var ce *ChatError
 		if !errors.As(err, &ce) {

@@ -159,6 +159,7 @@ func New(opts Options) *Server {
 			s.opts.Uploads = opts.Uploads
 		}
 		s.registerFiles(opts.Sessions, opts.Uploads)
+		s.registerApprovals(opts.Sessions)
 	}
 	s.registerConfigMeta(opts.ConfigManager, opts.Sessions)
 	s.registerConfigEdit(opts.ConfigManager)

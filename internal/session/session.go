@@ -65,6 +65,10 @@ type pending struct {
 	tool   string
 	risk   string      // the call's risk: a principal capped below it cannot allow it
 	ch     chan answer // capacity 1; receives exactly one answer
+	// What approvals/list shows of it: the arguments as shown to the person (escaped), who may allow it
+	// (agent.ApproverOwner or ""), when it was asked and when it is denied unanswered.
+	summary, approver string
+	asked, expires    time.Time
 }
 
 type answer struct {
@@ -313,13 +317,15 @@ func (a approver) RequestApproval(ctx context.Context, req agent.ApprovalRequest
 		return agent.ApprovalDecision{}, fmt.Errorf("session: approval %s: %w", req.RequestID, agent.ErrApprovalAbandoned)
 	}
 	ch := make(chan answer, 1)
-	s.pending[req.RequestID] = &pending{connID: a.connID, tool: req.ToolName, risk: req.Risk, ch: ch}
-	s.mu.Unlock()
-
 	who := ""
 	if auth.RiskAbove(req.Risk, a.maxRisk) {
 		who = agent.ApproverOwner
 	}
+	now := a.clock.Now()
+	s.pending[req.RequestID] = &pending{connID: a.connID, tool: req.ToolName, risk: req.Risk, ch: ch,
+		summary: req.Summary, approver: who, asked: now, expires: now.Add(req.Timeout)}
+	s.mu.Unlock()
+
 	req.Announce(who)
 	timer := a.clock.NewTimer(req.Timeout)
 	defer timer.Stop()

@@ -1,26 +1,66 @@
-// approvals.js: the SOP runs waiting at a gate (owner only: /admin/sop/pending) with approve and deny, and the
-// running turns (their tool approvals are answered in the session's chat, where the request is shown).
+// approvals.js: everything waiting on a person (GET /api/approvals): the tool calls of every session this
+// browser may see (the owner: all of them) and the SOP gates, each with the decisions the daemon offers it,
+// answered by POST /api/approvals/{id}; refreshed every 2 s while the page is visible. The running turns are
+// listed below, linked to their chat.
 'use strict';
 ZC.ready(async function () {
   const { el, $, api } = ZC;
-  async function sop() {
-    const box = ZC.clear($('approvals-sop'));
-    try {
-      const r = await api('GET', '/admin/sop/pending');
-      const runs = r.pending || r.runs || (Array.isArray(r) ? r : []);
-      if (!runs.length) { box.appendChild(el('p', { class: 'empty' }, 'No SOP run is waiting.')); return; }
-      for (const run of runs) {
-        const id = run.run_id || run.id;
-        const row = el('div', { class: 'approval', dataset: { run: id } }, ZC.tree(run));
-        for (const [path, label] of [['/admin/sop/approve', 'Approve'], ['/admin/sop/deny', 'Deny']]) {
-          const b = el('button', { type: 'button' }, label);
-          b.addEventListener('click', async () => { try { await api('POST', path, { run_id: id }); sop(); } catch (e) { ZC.showError(e); } });
-          row.appendChild(b);
+  const labels = { allow_once: 'Allow once', allow_always: 'Always allow', reject: 'Deny', approve: 'Approve', deny: 'Deny' };
+  let shown = null; // the ids and decisions on the page: redrawn only when they change (a click is never lost)
+
+  function card(a) {
+    const row = el('article', { class: 'approval', role: 'group', 'aria-label': 'Approval ' + a.id, dataset: { id: a.id, kind: a.kind } });
+    if (a.kind === 'tool') {
+      const chat = el('a', { href: ZC.prefix + '/ui/chat?' + new URLSearchParams({ agent: a.agent_alias || '', session: a.session_id }) }, a.session_id);
+      row.appendChild(el('h3', {}, 'Tool call: ', el('code', {}, a.tool_name), ' (' + (a.risk || '?') + ' risk)'));
+      row.appendChild(el('p', {}, 'Agent ' + (a.agent_alias || '—') + ', session ', chat, ', asked ' + ZC.when(a.requested_at) + ', denied unanswered at ' + ZC.when(a.expires_at)));
+      row.appendChild(el('pre', {}, a.arguments_summary || ''));
+      if (a.approver === 'owner') row.appendChild(el('p', { class: 'note' }, 'Only the owner may allow this call.'));
+    } else {
+      row.appendChild(el('h3', {}, 'SOP ', el('code', {}, a.sop_name), ' waits at step ' + a.step + ' of ' + a.total_steps + ' (' + (a.gate_kind || 'approval') + ')'));
+      row.appendChild(el('p', {}, 'Run ', el('code', {}, a.run_id), a.waiting_since ? ', waiting since ' + ZC.when(a.waiting_since) : ''));
+    }
+    const err = el('p', { class: 'error', role: 'alert', hidden: true });
+    for (const d of a.decisions || []) {
+      const b = el('button', { type: 'button', class: d === 'reject' || d === 'deny' ? 'danger' : '', dataset: { decision: d } }, labels[d] || d);
+      b.addEventListener('click', async () => {
+        row.querySelectorAll('button').forEach(x => { x.disabled = true; });
+        try {
+          await api('POST', '/api/approvals/' + encodeURIComponent(a.id), { decision: d });
+          row.dataset.answered = d;
+          refresh();
+        } catch (e) {
+          err.textContent = e.message; err.hidden = false;
+          row.querySelectorAll('button').forEach(x => { x.disabled = false; });
         }
-        box.appendChild(row);
-      }
-    } catch (e) { box.appendChild(el('p', { class: 'note' }, 'SOP gates: ' + e.message)); }
+      });
+      row.appendChild(b);
+      row.appendChild(document.createTextNode(' '));
+    }
+    if (!(a.decisions || []).length) row.appendChild(el('p', { class: 'note' }, 'This browser may not answer it.'));
+    row.appendChild(err);
+    return row;
   }
+
+  async function pending() {
+    const box = $('approvals-list');
+    let r;
+    try { r = await api('GET', '/api/approvals'); } catch (e) { ZC.clear(box).appendChild(el('p', { class: 'note' }, e.message)); shown = null; return; }
+    const list = r.approvals || [];
+    const key = JSON.stringify(list.map(a => [a.id, a.decisions]));
+    if (key !== shown) {
+      shown = key;
+      ZC.clear(box);
+      if (!list.length) box.appendChild(el('p', { class: 'empty' }, 'Nothing is waiting on you.'));
+      for (const a of list) box.appendChild(card(a));
+    }
+    $('approvals-count').textContent = String(list.length);
+    const gates = { not_permitted: 'SOP gates are not listed: this browser lacks sops:read.', disabled: 'No SOP engine runs: no SOP gates.' }[r.sop_gates];
+    const note = $('approvals-sopnote');
+    note.textContent = gates || ''; note.hidden = !gates;
+    document.documentElement.dataset.loaded = 'approvals';
+  }
+
   async function running() {
     const box = ZC.clear($('approvals-running'));
     try {
@@ -30,6 +70,9 @@ ZC.ready(async function () {
       box.appendChild(el('ul', {}, list.map(s => el('li', {}, el('a', { href: ZC.prefix + '/ui/chat?' + new URLSearchParams({ agent: s.agent_alias || '', session: s.session_id }) }, s.session_id), ' ', s.agent_alias || ''))));
     } catch (e) { box.appendChild(el('p', { class: 'note' }, e.message)); }
   }
-  await Promise.all([sop(), running()]);
-  setInterval(() => { if (!document.hidden) { sop(); running(); } }, 5000);
+
+  function refresh() { return Promise.all([pending(), running()]); }
+  await refresh();
+  setInterval(() => { if (!document.hidden) refresh(); }, 2000);
+  document.addEventListener('visibilitychange', () => { if (!document.hidden) refresh(); });
 });

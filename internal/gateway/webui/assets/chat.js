@@ -1,6 +1,7 @@
 // chat.js: one /ws/chat connection (the token as the "bearer.<token>" subprotocol), its frames shown as they
 // arrive: the answer's chunks (Markdown rendered by md.js once whole, plain text while streaming), tool calls
-// and results, approval requests answered by buttons; cancel aborts the session's turn.
+// and results, approval requests answered by buttons, questions (ask_user: one choice, several, or free text)
+// answered by a small form; cancel aborts the session's turn.
 'use strict';
 ZC.ready(async function () {
   const { el, $, api } = ZC;
@@ -70,12 +71,19 @@ ZC.ready(async function () {
         current = null;
         break;
       case 'tool_result': {
+        pendingQuestion = null;
         const d = log.querySelector('details.tool[data-id="' + CSS.escape(String(f.id)) + '"]');
         const out = el('pre', { class: 'result' }, String(f.output || '').slice(0, 65536));
         (d || log).appendChild(out);
         break;
       }
       case 'approval_request': approval(f); break;
+      case 'question': question(f); break;
+      case 'question_closed': {
+        const box = log.querySelector('form.question[data-request="' + CSS.escape(String(f.request_id)) + '"]');
+        if (box && !box.dataset.answered) { box.dataset.answered = 'closed'; box.querySelectorAll('button, input, textarea').forEach(b => { b.disabled = true; }); box.appendChild(el('p', { class: 'note' }, 'The question is no longer waiting.')); }
+        break;
+      }
       case 'done':
         if (!current) current = bubble('assistant', '');
         ZC.clear(current).appendChild(ZCMarkdown.render(String(f.full_response || currentText)));
@@ -89,6 +97,10 @@ ZC.ready(async function () {
         log.appendChild(el('p', { class: 'note', dataset: { aborted: 'true' } }, 'Turn cancelled.'));
         break;
       case 'error':
+        if (f.code === 'INVALID_QUESTION_RESPONSE' && pendingQuestion) { // the turn still waits: answer again
+          pendingQuestion.reopen(String(f.message || ''));
+          break;
+        }
         status.textContent = 'Error: ' + f.message + (f.code ? ' (' + f.code + ')' : '');
         current = null; setBusy(false);
         break;
@@ -112,6 +124,52 @@ ZC.ready(async function () {
     }
     log.appendChild(box);
     box.querySelector('button').focus();
+  }
+
+  // question shows a question of the turn as a form: radio buttons for one choice, checkboxes for several,
+  // a text box otherwise; Answer sends the value(s), Decline declines. The text is the agent's, escaped.
+  let pendingQuestion = null;
+  function question(f) {
+    const id = String(f.request_id), kind = f.kind;
+    const form = el('form', { class: 'question approval', 'aria-label': 'Question from the agent', dataset: { request: id, kind: kind } },
+      el('p', { class: 'ask' }, String(f.message || '')));
+    const fields = el('div', { class: 'choices' });
+    if (kind === 'choice' || kind === 'choices') {
+      (f.choices || []).forEach((c, i) => {
+        const inp = el('input', { type: kind === 'choice' ? 'radio' : 'checkbox', name: 'q-' + id, value: String(c.value), id: 'q-' + id + '-' + i });
+        fields.appendChild(el('label', { for: 'q-' + id + '-' + i }, inp, ' ', String(c.label)));
+      });
+    } else {
+      fields.appendChild(el('label', { for: 'q-' + id + '-text', class: 'sr' }, 'Your answer'));
+      fields.appendChild(el('textarea', { id: 'q-' + id + '-text', rows: 2, maxlength: 65536 }));
+    }
+    form.appendChild(fields);
+    const err = el('p', { class: 'error', role: 'alert', hidden: true });
+    const ok = el('button', { type: 'submit', dataset: { action: 'accept' } }, 'Answer');
+    const no = el('button', { type: 'button', class: 'danger', dataset: { action: 'decline' } }, 'Decline');
+    form.append(ok, ' ', no, err);
+    const lock = (on) => form.querySelectorAll('button, input, textarea').forEach(b => { b.disabled = on; });
+    const reply = (msg) => { ws.send(JSON.stringify(Object.assign({ type: 'question_response', request_id: id }, msg))); lock(true); err.hidden = true; pendingQuestion = q; };
+    const q = { reopen: (m) => { err.textContent = m; err.hidden = false; lock(false); delete form.dataset.answered; } };
+    form.addEventListener('submit', (ev) => {
+      ev.preventDefault();
+      if (kind === 'choice') {
+        const c = form.querySelector('input:checked');
+        if (!c) { q.reopen('Pick one of the choices.'); return; }
+        form.dataset.answered = c.value; reply({ action: 'accept', answer: c.value });
+      } else if (kind === 'choices') {
+        const cs = [...form.querySelectorAll('input:checked')].map(x => x.value);
+        if (!cs.length) { q.reopen('Pick at least one of the choices.'); return; }
+        form.dataset.answered = cs.join(','); reply({ action: 'accept', choices: cs });
+      } else {
+        const v = form.querySelector('textarea').value;
+        form.dataset.answered = 'text'; reply({ action: 'accept', answer: v });
+      }
+    });
+    no.addEventListener('click', () => { form.dataset.answered = 'decline'; reply({ action: 'decline' }); });
+    pendingQuestion = q;
+    log.appendChild(form);
+    (form.querySelector('input, textarea') || ok).focus();
   }
 
   function open() {
