@@ -89,6 +89,7 @@ var templateHelp = map[string]string{
 	"channels.telegram":     "A Telegram bot (Bot API long polling): bot_token, api_base_url, approval_timeout_secs.",
 	"channels.irc":          "An IRC server connection: server, port, nickname, channels, passwords (server, NickServ, SASL).",
 	"channels.email":        "A mailbox read over IMAP IDLE and answered over SMTP: imap_host, smtp_host, username, password, from_address.",
+	"channels.slack":        "A Slack app over Socket Mode and the Web API: bot_token, app_token, channel_ids, thread_replies, mention_only.",
 	"channels.filesystem":   "Directories whose changes feed SOP filesystem triggers, and below which such triggers may watch.",
 	"sop.approval.groups":   "A group of SOP approvers (members), named by a policy's required_group.",
 	"sop.approval.policies": "An approval policy a SOP step names (policy:): the approver group, the quorum and the routes of its notices.",

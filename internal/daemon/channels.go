@@ -14,6 +14,7 @@ import (
 	"github.com/zeroclaw-go/zeroclaw/internal/channel/email"
 	"github.com/zeroclaw-go/zeroclaw/internal/channel/irc"
 	"github.com/zeroclaw-go/zeroclaw/internal/channel/mqtt"
+	"github.com/zeroclaw-go/zeroclaw/internal/channel/slack"
 	"github.com/zeroclaw-go/zeroclaw/internal/channel/telegram"
 	"github.com/zeroclaw-go/zeroclaw/internal/clock"
 	"github.com/zeroclaw-go/zeroclaw/internal/config"
@@ -38,6 +39,7 @@ func channelRegistry() *channel.Registry {
 	r.Register(mqtt.Type())
 	r.Register(irc.Type())
 	r.Register(email.Type())
+	r.Register(slack.Type())
 	return r
 }
 
