@@ -120,6 +120,13 @@ func (s *Server) Inject(method string, f ...Fault) {
 	s.faults[method] = append(s.faults[method], f...)
 }
 
+// ClearFaults drops every fault not yet used.
+func (s *Server) ClearFaults() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.faults = map[string][]Fault{}
+}
+
 func (s *Server) ts() string {
 	s.clock += 100
 	return fmt.Sprintf("%d.%06d", s.clock/1_000_000, s.clock%1_000_000)
