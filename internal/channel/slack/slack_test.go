@@ -389,3 +389,43 @@ func TestSlackWasSent(t *testing.T) {
 		t.Fatal("a reply without an anchor was reported")
 	}
 }
+
+// A hostile edge: an oversized frame ends the connection (the adapter holds at most 1 MiB) and a new one is
+// opened; odd frames (not JSON, no envelope id, a stranger-shaped event with ids that are not Slack's, a
+// block action whose value is no approval) are skipped or acknowledged and dropped; the next message is still
+// answered exactly once. disconnect link_disabled parks the channel.
+func TestSlackHostileFrames(t *testing.T) {
+	fake := slackfake.Start(botToken, appToken)
+	defer fake.Close()
+	tr := &turner{}
+	core, stop := run(t, slackConfig(fake), tr, t.TempDir())
+	defer stop()
+	waitFor(t, "the socket", fake.Connected)
+	conns := fake.Connections()
+	for _, f := range []string{`not json`, `{"type":"events_api"}`, `{"envelope_id":"x1","type":"events_api","payload":{"type":"event_callback","event":{"type":"message","channel":"D../../x","user":"U1 OR 1","text":"hi","ts":"1.2"}}}`,
+		`{"envelope_id":"x2","type":"interactive","payload":{"type":"block_actions","user":{"id":"` + owner + `"},"channel":{"id":"` + dm + `"},"container":{"message_ts":"1.2"},"actions":[{"value":"zc:tok:yes"}]}}`,
+		`{"envelope_id":"x3","type":"slash_commands","payload":{"command":"/x"}}`} {
+		if !fake.SendRaw([]byte(f)) {
+			t.Fatal("no socket")
+		}
+	}
+	big := `{"type":"events_api","envelope_id":"big","payload":"` + strings.Repeat("A", 2<<20) + `"}`
+	fake.SendRaw([]byte(big))
+	waitFor(t, "a new socket after the oversized frame", func() bool { return fake.Connections() > conns && fake.Connected() })
+	ts := fake.SendText(dm, owner, "still here", "")
+	waitFor(t, "the answer", func() bool { return len(fake.Sent()) == 1 })
+	if m := fake.Sent()[0]; m.ThreadTS != ts || m.Text != "echo: still here" {
+		t.Fatalf("sent %+v", m)
+	}
+	known, stray := fake.Acks()
+	// x1, x2 and x3 are acknowledged and dropped (so Slack stops sending them); the frames without an envelope id
+	// and the oversized one are not.
+	if stray != 3 || known != 1 {
+		t.Fatalf("acks: %d of the fake's envelopes, %d of the raw frames", known, stray)
+	}
+	if c := core.Status(context.Background())[0].Counts; c["event:received"]+c["event:answered"] != 1 {
+		t.Fatalf("counts %v: an odd frame was recorded", c)
+	}
+	fake.Disconnect("link_disabled")
+	waitFor(t, "parked", func() bool { return core.Status(context.Background())[0].State == channel.StateParked })
+}

@@ -249,6 +249,21 @@ func (s *Server) Disconnect(reason string) {
 	}
 }
 
+// SendRaw sends frame as it is on the open socket (a hostile or broken edge); false when none is open.
+func (s *Server) SendRaw(frame []byte) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cur == nil {
+		return false
+	}
+	select {
+	case s.cur.out <- frame:
+		return true
+	default:
+		return false
+	}
+}
+
 // DropSocket closes the open socket without a close frame.
 func (s *Server) DropSocket() {
 	s.mu.Lock()
