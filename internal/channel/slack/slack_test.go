@@ -429,3 +429,28 @@ func TestSlackHostileFrames(t *testing.T) {
 	fake.Disconnect("link_disabled")
 	waitFor(t, "parked", func() bool { return core.Status(context.Background())[0].State == channel.StateParked })
 }
+
+// thread_replies = false: answers go to the conversation itself (no thread_ts), also for a message written in
+// a thread, and WasSent then reads the conversation's history.
+func TestSlackTopLevelReplies(t *testing.T) {
+	fake := slackfake.Start(botToken, appToken)
+	defer fake.Close()
+	sc := slackConfig(fake)
+	sc.ThreadReplies = false
+	_, stop := run(t, sc, &turner{}, t.TempDir())
+	defer stop()
+	root := fake.SendText("C0GENERAL", owner, "top", "")
+	fake.SendText("C0GENERAL", owner, "in a thread", root)
+	waitFor(t, "the answers", func() bool { return len(fake.Sent()) == 2 })
+	for _, m := range fake.Sent() {
+		if m.ThreadTS != "" || m.Channel != "C0GENERAL" {
+			t.Fatalf("a reply in a thread although thread_replies = false: %+v", m)
+		}
+	}
+	a, _ := slack.NewWithTimings(channel.ID{Type: "slack", Alias: "default"}, sc, nil, fast)
+	m := fake.Sent()[1]
+	ok, s, err := a.WasSent(context.Background(), channel.Outbound{ReplyTarget: "C0GENERAL", Thread: root, ReplyTo: root, Key: m.MetadataKey})
+	if err != nil || !ok || s.MessageID != m.TS || fake.Calls("conversations.replies") != 0 {
+		t.Fatalf("WasSent %v %+v %v (replies read %d times)", ok, s, err, fake.Calls("conversations.replies"))
+	}
+}
