@@ -290,8 +290,7 @@ func (a *Adapter) session(ctx context.Context, d channel.Deliverer, v view) erro
 		resp.Body.Close()
 	}
 	if err != nil {
-		// The url carries the connection's ticket: the error says what failed, not where.
-		return fmt.Errorf("slack: socket mode connection failed: %s", strings.ReplaceAll(err.Error(), open.URL, "<socket url>"))
+		return fmt.Errorf("slack: socket mode connection failed: %s", scrubTicket(err.Error(), u))
 	}
 	defer c.CloseNow()
 	c.SetReadLimit(maxFrameBytes)
@@ -331,7 +330,7 @@ func (a *Adapter) session(ctx context.Context, d channel.Deliverer, v view) erro
 			case deadPing.Load():
 				return fmt.Errorf("slack: no pong within %s: the socket is dead", a.t.PingTimeout)
 			}
-			return fmt.Errorf("slack: socket closed: %s", strings.ReplaceAll(err.Error(), open.URL, "<socket url>"))
+			return fmt.Errorf("slack: socket closed: %s", scrubTicket(err.Error(), u))
 		}
 		if typ != websocket.MessageText {
 			continue
@@ -375,6 +374,24 @@ func (a *Adapter) session(ctx context.Context, d channel.Deliverer, v view) erro
 		}
 		d.Progress()
 	}
+}
+
+// scrubTicket removes the socket url's query (the connection's ticket) from msg, in the ws(s):// form Slack
+// gave and the http(s):// form the handshake request (and its errors) use.
+func scrubTicket(msg string, u *url.URL) string {
+	bare := *u
+	bare.RawQuery, bare.Fragment = "", ""
+	for _, scheme := range []string{u.Scheme, "http", "https"} {
+		v := *u
+		v.Scheme = scheme
+		b := bare
+		b.Scheme = scheme
+		msg = strings.ReplaceAll(msg, v.String(), b.String())
+	}
+	if u.RawQuery != "" {
+		msg = strings.ReplaceAll(msg, u.RawQuery, "…")
+	}
+	return msg
 }
 
 // dialClient is the client for the WebSocket handshake (coder/websocket wants one without a Timeout).

@@ -454,3 +454,15 @@ func TestSlackTopLevelReplies(t *testing.T) {
 		t.Fatalf("WasSent %v %+v %v (replies read %d times)", ok, s, err, fake.Calls("conversations.replies"))
 	}
 }
+
+// The socket url's ticket is a credential for one connection: a failed dial says what failed, never the ticket.
+func TestSlackDialErrorHidesTicket(t *testing.T) {
+	fake := slackfake.Start(botToken, appToken)
+	defer fake.Close()
+	fake.Inject("apps.connections.open", slackfake.Fault{URL: "ws://127.0.0.1:1/link/?ticket=SECRET-TICKET&app_id=A1"})
+	a, _ := slack.NewWithTimings(channel.ID{Type: "slack", Alias: "default"}, slackConfig(fake), nil, fast)
+	err := a.Run(context.Background(), &failingDeliverer{})
+	if err == nil || strings.Contains(err.Error(), "SECRET-TICKET") || !strings.Contains(err.Error(), "socket mode connection failed") {
+		t.Fatalf("run: %v", err)
+	}
+}

@@ -31,6 +31,8 @@ type Fault struct {
 	RetryAfter int    // seconds, for 429 (the Retry-After header)
 	Error      string // invalid_auth, token_revoked, ...
 	Hang       bool
+	// URL, for apps.connections.open: an ok answer naming this socket url (one that does not answer, say).
+	URL string
 }
 
 // Message is one message in a conversation: a person's (SendText) or one chat.postMessage accepted.
@@ -383,6 +385,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Retry-After", strconv.Itoa(f.RetryAfter))
 			w.WriteHeader(http.StatusTooManyRequests)
 			reply(w, map[string]any{"ok": false, "error": "ratelimited"})
+			return
+		case f.URL != "":
+			reply(w, map[string]any{"ok": true, "url": f.URL})
 			return
 		case f.Status != 0:
 			w.WriteHeader(f.Status)
