@@ -210,6 +210,8 @@ type ChannelsConfig struct {
 	Email map[string]EmailConfig `toml:"email"`
 	// Matrix is internal/channel/matrix, see channels_matrix.go.
 	Matrix map[string]MatrixConfig `toml:"matrix"`
+	// Slack is internal/channel/slack, see channels_slack.go.
+	Slack map[string]SlackConfig `toml:"slack"`
 }
 
 // GatewayConfig is [gateway] (upstream/gateway.md §5). PairedTokens holds SHA-256 hex hashes and is a secret

@@ -90,6 +90,7 @@ var templateHelp = map[string]string{
 	"channels.irc":          "An IRC server connection: server, port, nickname, channels, passwords (server, NickServ, SASL).",
 	"channels.email":        "A mailbox read over IMAP IDLE and answered over SMTP: imap_host, smtp_host, username, password, from_address.",
 	"channels.matrix":       "A Matrix account (client-server /sync, no E2EE): homeserver, access_token or user_id + password, allowed_rooms.",
+	"channels.slack":        "A Slack app over Socket Mode and the Web API: bot_token, app_token, channel_ids, thread_replies, mention_only.",
 	"channels.filesystem":   "Directories whose changes feed SOP filesystem triggers, and below which such triggers may watch.",
 	"sop.approval.groups":   "A group of SOP approvers (members), named by a policy's required_group.",
 	"sop.approval.policies": "An approval policy a SOP step names (policy:): the approver group, the quorum and the routes of its notices.",

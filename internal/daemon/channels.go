@@ -15,6 +15,7 @@ import (
 	"github.com/zeroclaw-go/zeroclaw/internal/channel/irc"
 	"github.com/zeroclaw-go/zeroclaw/internal/channel/matrix"
 	"github.com/zeroclaw-go/zeroclaw/internal/channel/mqtt"
+	"github.com/zeroclaw-go/zeroclaw/internal/channel/slack"
 	"github.com/zeroclaw-go/zeroclaw/internal/channel/telegram"
 	"github.com/zeroclaw-go/zeroclaw/internal/clock"
 	"github.com/zeroclaw-go/zeroclaw/internal/config"
@@ -40,6 +41,7 @@ func channelRegistry() *channel.Registry {
 	r.Register(irc.Type())
 	r.Register(email.Type())
 	r.Register(matrix.Type())
+	r.Register(slack.Type())
 	return r
 }
 
