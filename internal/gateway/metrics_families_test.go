@@ -190,3 +190,39 @@ func TestMetricsFamiliesPinned(t *testing.T) {
 		t.Fatalf("promtool check metrics: %v\n%s", err, out)
 	}
 }
+
+// Concurrent counting loses nothing, and a scrape in the middle of it is well-formed (run with -race).
+func TestMetricsConcurrentCounting(t *testing.T) {
+	m := NewMetrics()
+	done := make(chan struct{})
+	for range 8 {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			for range 500 {
+				m.request("/api/status", "GET", 200)
+				m.Observe(logs.Entry{Category: logs.CategoryAgent, Action: "complete", Zeroclaw: map[string]any{"duration_ms": int64(100)}})
+				m.Recorded("", 1, 2, 0.5)
+			}
+		}()
+	}
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	if _, err := parser.TextToMetricFamilies(bytes.NewReader(m.AppendText(nil))); err != nil {
+		t.Fatalf("a scrape during counting does not parse: %v", err)
+	}
+	for range 8 {
+		<-done
+	}
+	fams, err := parser.TextToMetricFamilies(bytes.NewReader(m.AppendText(nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := fams["zeroclaw_gateway_requests_total"].GetMetric()[0].GetCounter().GetValue(); v != 4000 {
+		t.Errorf("requests %v, want 4000", v)
+	}
+	if v := fams["zeroclaw_cost_usd_total"].GetMetric()[0].GetCounter().GetValue(); v != 2000 {
+		t.Errorf("cost %v, want 2000", v)
+	}
+	if n := fams["zeroclaw_turn_duration_seconds"].GetMetric()[0].GetHistogram().GetSampleCount(); n != 4000 {
+		t.Errorf("histogram count %d, want 4000", n)
+	}
+}
