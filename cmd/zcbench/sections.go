@@ -209,7 +209,16 @@ func benchBinary(b *bench) error {
 		return err
 	}
 	b.res.add("binary", "size stripped", "MB", maxValue(20, "≤ 20 MB"), float64(sfi.Size())/mb)
-	return os.Remove(out)
+	if err := os.Remove(out); err != nil {
+		return err
+	}
+	in, err := measureInit(b.bin)
+	if err != nil {
+		return err
+	}
+	b.res.add("binary", "package init, allocations", "allocs", maxValue(2000, "≤ 2,000"), float64(in.allocs))
+	b.res.add("binary", "package init, heap", "KB", noTarget(), float64(in.bytes)/1024)
+	return nil
 }
 
 // benchStartup: exec → socket ready on a fresh install and on the same install again; idle RSS. The second

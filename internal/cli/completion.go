@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/zeroclaw-go/zeroclaw/internal/api"
@@ -149,7 +150,7 @@ func helpOf(ctx context.Context, env Env, words []string) string {
 	return out.String()
 }
 
-var flagLine = regexp.MustCompile(`(?m)^\s+-{1,2}([a-zA-Z][a-zA-Z0-9-]*)`)
+var flagLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?m)^\s+-{1,2}([a-zA-Z][a-zA-Z0-9-]*)`) })
 
 // flagsOf lists the flags of a command (or of its subcommand), as --name, from its help.
 func flagsOf(ctx context.Context, env Env, words []string) []string {
@@ -157,7 +158,7 @@ func flagsOf(ctx context.Context, env Env, words []string) []string {
 		words = words[:2]
 	}
 	var out []string
-	for _, m := range flagLine.FindAllStringSubmatch(helpOf(ctx, env, words), -1) {
+	for _, m := range flagLine().FindAllStringSubmatch(helpOf(ctx, env, words), -1) {
 		f := "--" + m[1]
 		if len(m[1]) == 1 {
 			f = "-" + m[1]
@@ -174,7 +175,7 @@ func subcommandsOf(ctx context.Context, env Env, cmd string) []string {
 	help := helpOf(ctx, env, []string{cmd})
 	line, _, _ := strings.Cut(help, "\n")
 	rest, ok := strings.CutPrefix(line, "Usage: zeroclaw "+cmd+" ")
-	if !ok || flagLine.MatchString(help) { // a command with flags of its own is no group
+	if !ok || flagLine().MatchString(help) { // a command with flags of its own is no group
 		return nil
 	}
 	var out []string

@@ -6,14 +6,17 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // secretLine matches a TOML line whose value is a secret (an API key, a token, a password, a URL that may
 // carry one), so a diff never shows it.
-var secretLine = regexp.MustCompile(`^(\s*"?(?:api_key|token|bot_token|secret|password|db_url|app_token|access_token)"?\s*=\s*).*$`)
+var secretLine = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^(\s*"?(?:api_key|token|bot_token|secret|password|db_url|app_token|access_token)"?\s*=\s*).*$`)
+})
 
 // maskSecret replaces a secret line's value.
-func maskSecret(line string) string { return secretLine.ReplaceAllString(line, `${1}"********"`) }
+func maskSecret(line string) string { return secretLine().ReplaceAllString(line, `${1}"********"`) }
 
 // writeDiff prints a line diff of before and after: changed lines as -/+, with ctx lines of context around
 // each change and "@@" between distant hunks. Secret values are masked.

@@ -159,7 +159,7 @@ func validate(cfg *Config, d *tomledit.Document, file string) (*ValidationError,
 			v.add(Path{"rpc", name}, "must be positive, got %d", val)
 		}
 	}
-	if sv := cfg.RPC.ServerVersion; sv != "" && !releaseVersion.MatchString(sv) {
+	if sv := cfg.RPC.ServerVersion; sv != "" && !releaseVersion().MatchString(sv) {
 		v.add(Path{"rpc", "server_version"}, "must be a release version such as 0.8.4, got %q", sv)
 	}
 	for _, l := range []struct {

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"sync"
 
 	"github.com/zeroclaw-go/zeroclaw/internal/atomicfile"
 	"github.com/zeroclaw-go/zeroclaw/internal/store"
@@ -36,10 +37,12 @@ type DelegateResult struct {
 	FinishedAt *string `json:"finished_at"`
 }
 
-var uuidRE = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
+var uuidRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
+})
 
 func resultPath(workspace, taskID string) (string, error) {
-	if !uuidRE.MatchString(taskID) {
+	if !uuidRE().MatchString(taskID) {
 		return "", fmt.Errorf("%w: %q", ErrTaskID, taskID)
 	}
 	return filepath.Join(workspace, "delegate_results", taskID+".json"), nil

@@ -4,62 +4,75 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"sync"
 
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
-
+	"github.com/zeroclaw-go/zeroclaw/internal/api"
 	"github.com/zeroclaw-go/zeroclaw/internal/logs"
 )
 
-// Metrics is the registry GET /metrics serves: the gateway's own connections and requests, and what the
-// daemon's events tell about turns, provider errors, tokens and cost.
+// Metrics is what GET /metrics serves: the gateway's own connections and requests, what the daemon's events
+// tell about turns, provider errors, tokens and cost, the chat channels' state, and the Go runtime's and the
+// process's (the go_* and process_* families Prometheus' Go client exposes, under the same names).
 type Metrics struct {
-	reg         *prometheus.Registry
-	open        prometheus.Gauge
-	accepted    prometheus.Counter
-	refusedCap  prometheus.Counter
-	requests    *prometheus.CounterVec
-	turns       *prometheus.CounterVec
-	turnSeconds *prometheus.HistogramVec
-	provErrors  prometheus.Counter
-	tokens      *prometheus.CounterVec
-	costUSD     prometheus.Counter
+	open        value
+	accepted    value
+	refusedCap  value
+	requests    *vec
+	turns       *vec
+	turnSeconds *histogramVec
+	provErrors  value
+	tokens      *vec
+	costUSD     value
+
+	mu       sync.Mutex // guards channels
+	channels []func() []api.ChannelStatus
 }
 
-// NewMetrics builds a registry with every metric at zero.
+// NewMetrics returns metrics all at zero.
 func NewMetrics() *Metrics {
-	m := &Metrics{
-		reg: prometheus.NewRegistry(),
-		open: prometheus.NewGauge(prometheus.GaugeOpts{Name: "zeroclaw_gateway_open_connections",
-			Help: "HTTP connections open on the gateway."}),
-		accepted: prometheus.NewCounter(prometheus.CounterOpts{Name: "zeroclaw_gateway_connections_total",
-			Help: "HTTP connections the gateway accepted."}),
-		refusedCap: prometheus.NewCounter(prometheus.CounterOpts{Name: "zeroclaw_gateway_connections_refused_total",
-			Help: "TCP connections answered 503 and closed at accept because max_connections were open."}),
-		requests: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "zeroclaw_gateway_requests_total",
-			Help: "Gateway requests by route pattern, method and status code."}, []string{"route", "method", "code"}),
-		turns: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "zeroclaw_turns_total",
-			Help: "Agent turns ended, by outcome (completed, failed, cancelled)."}, []string{"outcome"}),
-		turnSeconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "zeroclaw_turn_duration_seconds",
-			Help: "Wall time of agent turns, by outcome.", Buckets: []float64{0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300}},
-			[]string{"outcome"}),
-		provErrors: prometheus.NewCounter(prometheus.CounterOpts{Name: "zeroclaw_provider_errors_total",
-			Help: "Turns that failed because the model provider's request failed."}),
-		tokens: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "zeroclaw_tokens_total",
-			Help: "Model tokens used, by direction (input, output)."}, []string{"direction"}),
-		costUSD: prometheus.NewCounter(prometheus.CounterOpts{Name: "zeroclaw_cost_usd_total",
-			Help: "Cost of model requests in USD, as priced when recorded."}),
+	return &Metrics{
+		requests:    newVec("code", "method", "route"),
+		turns:       newVec("outcome"),
+		turnSeconds: newHistogramVec("outcome", 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300),
+		tokens:      newVec("direction"),
 	}
-	m.reg.MustRegister(m.open, m.accepted, m.refusedCap, m.requests, m.turns, m.turnSeconds, m.provErrors, m.tokens, m.costUSD,
-		prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
-	return m
 }
 
-// Registry is the underlying registry (tests gather from it).
-func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
+// AppendText appends one scrape in the Prometheus text format 0.0.4.
+func (m *Metrics) AppendText(b []byte) []byte {
+	fams := []family{
+		{name: "zeroclaw_gateway_open_connections", typ: "gauge", help: "HTTP connections open on the gateway.",
+			samples: []sample{{value: m.open.get()}}},
+		{name: "zeroclaw_gateway_connections_total", typ: "counter", help: "HTTP connections the gateway accepted.",
+			samples: []sample{{value: m.accepted.get()}}},
+		{name: "zeroclaw_gateway_connections_refused_total", typ: "counter", help: "TCP connections answered 503 and closed at accept because max_connections were open.",
+			samples: []sample{{value: m.refusedCap.get()}}},
+		m.requests.family("zeroclaw_gateway_requests_total", "Gateway requests by route pattern, method and status code.", "counter"),
+		m.turns.family("zeroclaw_turns_total", "Agent turns ended, by outcome (completed, failed, cancelled).", "counter"),
+		m.turnSeconds.family("zeroclaw_turn_duration_seconds", "Wall time of agent turns, by outcome."),
+		{name: "zeroclaw_provider_errors_total", typ: "counter", help: "Turns that failed because the model provider's request failed.",
+			samples: []sample{{value: m.provErrors.get()}}},
+		m.tokens.family("zeroclaw_tokens_total", "Model tokens used, by direction (input, output).", "counter"),
+		{name: "zeroclaw_cost_usd_total", typ: "counter", help: "Cost of model requests in USD, as priced when recorded.",
+			samples: []sample{{value: m.costUSD.get()}}},
+	}
+	fams = append(fams, m.channelFamilies()...)
+	fams = append(fams, runtimeFamilies()...)
+	fams = append(fams, processFamilies()...)
+	return appendExposition(b, fams)
+}
+
+// contentType is the text format's, as client_golang's handler named it (metric names are never escaped:
+// every name here is a legacy Prometheus name).
+const contentType = "text/plain; version=0.0.4; charset=utf-8; escaping=underscores"
 
 func (m *Metrics) handler() http.Handler {
-	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})
+	return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		b := m.AppendText(make([]byte, 0, 16<<10))
+		w.Header().Set("Content-Type", contentType)
+		w.Header().Set("Content-Length", strconv.Itoa(len(b)))
+		_, _ = w.Write(b)
+	})
 }
 
 // metrics is GET /metrics: open, as upstream's, unless gateway.metrics_require_token, which asks for a paired
@@ -78,19 +91,19 @@ func (s *Server) metrics(w http.ResponseWriter, r *http.Request) error {
 func (m *Metrics) connState(_ net.Conn, st http.ConnState) {
 	switch st {
 	case http.StateNew:
-		m.accepted.Inc()
-		m.open.Inc()
+		m.accepted.add(1)
+		m.open.add(1)
 	case http.StateClosed, http.StateHijacked:
-		m.open.Dec()
+		m.open.add(-1)
 	}
 }
 
 // refused counts a connection closed at accept past the cap.
-func (m *Metrics) refused() { m.refusedCap.Inc() }
+func (m *Metrics) refused() { m.refusedCap.add(1) }
 
 // request counts one answered request.
 func (m *Metrics) request(route, method string, code int) {
-	m.requests.WithLabelValues(route, method, strconv.Itoa(code)).Inc()
+	m.requests.with(strconv.Itoa(code), method, route).add(1)
 }
 
 // Observe takes a runtime event: an ended turn is counted and timed; a provider failure counted. It never
@@ -106,25 +119,25 @@ func (m *Metrics) Observe(e logs.Entry) {
 	case "fail":
 		outcome = "failed"
 		if e.Attributes["error_kind"] == "provider" {
-			m.provErrors.Inc()
+			m.provErrors.add(1)
 		}
 	case "cancel":
 		outcome = "cancelled"
 	default:
 		return
 	}
-	m.turns.WithLabelValues(outcome).Inc()
+	m.turns.with(outcome).add(1)
 	if ms, ok := e.Zeroclaw["duration_ms"].(int64); ok {
-		m.turnSeconds.WithLabelValues(outcome).Observe(float64(ms) / 1000)
+		m.turnSeconds.observe(outcome, float64(ms)/1000)
 	}
 }
 
 // Recorded takes one priced provider request (cost.Options.Recorded).
 func (m *Metrics) Recorded(_ string, in, out int64, usd float64) {
-	m.tokens.WithLabelValues("input").Add(float64(in))
-	m.tokens.WithLabelValues("output").Add(float64(out))
+	m.tokens.with("input").add(float64(in))
+	m.tokens.with("output").add(float64(out))
 	if usd > 0 {
-		m.costUSD.Add(usd)
+		m.costUSD.add(usd)
 	}
 }
 

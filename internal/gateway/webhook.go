@@ -5,7 +5,6 @@ import (
 	"crypto/subtle"
 	"errors"
 	"net/http"
-	"regexp"
 	"strings"
 	"time"
 
@@ -19,7 +18,21 @@ var ErrSessionNotOwned = errors.New("gateway: the session belongs to another pri
 // ErrAgentNotAllowed: the caller's permission profiles do not list the webhook's agent in allowed_agents.
 var ErrAgentNotAllowed = errors.New("gateway: agent not allowed")
 
-var sessionIDShape = regexp.MustCompile(`^[A-Za-z0-9._-]{1,128}$`)
+// sessionIDShaped is whether id is 1-128 bytes of A-Z a-z 0-9 . _ - (a loop, not a regexp: the {1,128}
+// repetition compiled to a program of 1,700 allocations at every start of the daemon).
+func sessionIDShaped(id string) bool {
+	if len(id) == 0 || len(id) > 128 {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		switch c := id[i]; {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9', c == '.', c == '_', c == '-':
+		default:
+			return false
+		}
+	}
+	return true
+}
 
 // webhookRoute is POST /webhook?agent=<alias> {message}: bearer auth (when pairing), the optional
 // X-Webhook-Secret, the per-client rate, X-Idempotency-Key and X-Session-Id, as upstream.
@@ -58,7 +71,7 @@ func (s *Server) webhookRoute(w http.ResponseWriter, r *http.Request) error {
 			agent + " (allowed_agents)", "code": api.CodeForbidden})
 	}
 	sid := r.Header.Get("X-Session-Id")
-	if sid != "" && !sessionIDShape.MatchString(sid) {
+	if sid != "" && !sessionIDShaped(sid) {
 		return fail(http.StatusBadRequest, "X-Session-Id must be 1-128 characters of A-Z a-z 0-9 . _ -")
 	}
 	if idem := r.Header.Get("X-Idempotency-Key"); idem != "" {

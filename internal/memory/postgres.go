@@ -37,14 +37,14 @@ type Postgres struct {
 // pgConnectTimeout bounds the first connection when db_url sets no connect_timeout.
 const pgConnectTimeout = 10 * time.Second
 
-var pgIdent = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+var pgIdent = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`) })
 
 // OpenPostgres connects to the server db_url names and creates (or brings up to date) upstream's memory table and
 // agents table. Errors never quote db_url: it may carry a password.
 func OpenPostgres(ctx context.Context, o PostgresOptions) (*Postgres, error) {
 	schema, table := orDefault(o.Schema, "public"), orDefault(o.Table, "memories")
 	for _, id := range []struct{ what, v string }{{"schema", schema}, {"table", table}} {
-		if !pgIdent.MatchString(id.v) {
+		if !pgIdent().MatchString(id.v) {
 			return nil, fmt.Errorf("%w: postgres %s %q: use ASCII letters, digits and underscores, not starting with a digit", ErrInvalid, id.what, id.v)
 		}
 	}

@@ -3,6 +3,7 @@ package provider
 import (
 	"regexp"
 	"strings"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -14,13 +15,15 @@ const minPartialSecret = 4
 // a proxy, a key in a URL): well-known provider prefixes, bearer tokens, and long token-like values after a
 // key-ish name. Group 1, when present, is kept; the rest becomes [redacted]. The runs are long enough that
 // ordinary words ("Invalid token: expected", "task-manager") are left alone.
-var keyShapes = []*regexp.Regexp{
-	regexp.MustCompile(`(?i)(\bbearer\s+)[A-Za-z0-9._~+/=-]{8,}`),
-	regexp.MustCompile(`(?i)((?:\b|_)(?:api[_-]?key|apikey|key|access[_-]?token|auth[_-]?token|token|secret|client[_-]?secret|password)["']?\s*[:=]\s*["']?)[A-Za-z0-9._~+/=-]{16,}`),
-	regexp.MustCompile(`\bsk-[A-Za-z0-9_*-]{8,}`),
-	regexp.MustCompile(`\bAIza[A-Za-z0-9_-]{20,}`),
-	regexp.MustCompile(`\b(?:gsk|ghp|gho|ghs|ghu|github_pat|hf|xai|pplx|glpat)[_-][A-Za-z0-9_-]{16,}`),
-}
+var keyShapes = sync.OnceValue(func() []*regexp.Regexp {
+	return []*regexp.Regexp{
+		regexp.MustCompile(`(?i)(\bbearer\s+)[A-Za-z0-9._~+/=-]{8,}`),
+		regexp.MustCompile(`(?i)((?:\b|_)(?:api[_-]?key|apikey|key|access[_-]?token|auth[_-]?token|token|secret|client[_-]?secret|password)["']?\s*[:=]\s*["']?)[A-Za-z0-9._~+/=-]{16,}`),
+		regexp.MustCompile(`\bsk-[A-Za-z0-9_*-]{8,}`),
+		regexp.MustCompile(`\bAIza[A-Za-z0-9_-]{20,}`),
+		regexp.MustCompile(`\b(?:gsk|ghp|gho|ghs|ghu|github_pat|hf|xai|pplx|glpat)[_-][A-Za-z0-9_-]{16,}`),
+	}
+})
 
 // minFragment is the shortest run of a configured secret that scrub removes wherever it appears: any 8 or more
 // consecutive bytes of a secret (its start, its end, any inner run) become [redacted]. A secret shorter than
@@ -198,7 +201,7 @@ func (s *scrubber) scrubWith(text string, hints bool) string {
 		// "[redacted]", which holds no hint and starts and ends with bytes no hint has, so the hints of the
 		// old lower are a superset of the new text's.
 		ascii, lower := hints && isASCII(text), ""
-		for i, re := range keyShapes {
+		for i, re := range keyShapes() {
 			if ascii && !mayMatch(i, text, &lower) {
 				continue
 			}

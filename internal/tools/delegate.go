@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // NameDelegate is upstream's delegate tool.
@@ -101,7 +102,9 @@ func parseDelegate(call Call) (delegateArgs, string, error) {
 // delegateWrite reports whether the call hands work to another agent (medium risk); reading results is low.
 func delegateWrite(action string) bool { return action == "delegate" }
 
-var taskIDRE = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
+var taskIDRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
+})
 
 func runDelegate(ctx context.Context, env Env, call Call) Result {
 	d := env.Delegate
@@ -140,7 +143,7 @@ func runDelegate(ctx context.Context, env Env, call Call) Result {
 			return errorf("Missing 'task_id' parameter for check_result")
 		}
 		id := *a.TaskID
-		if !taskIDRE.MatchString(id) {
+		if !taskIDRE().MatchString(id) {
 			return errorf("Invalid task_id '%s': must be a valid UUID", id)
 		}
 		r, err := d.Result(ctx, id)

@@ -4,10 +4,11 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // braceExpansion finds a brace expansion ("{rm,-rf,/}", "{a..c}"): braces around a comma or "..", no spaces.
-var braceExpansion = regexp.MustCompile(`\{[^\s{}]*(,|\.\.)[^\s{}]*\}`)
+var braceExpansion = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\{[^\s{}]*(,|\.\.)[^\s{}]*\}`) })
 
 // shells run commands from their input or a script file unless given -c; with -c the blocklist sees the text.
 var shells = map[string]bool{"sh": true, "bash": true, "dash": true, "zsh": true, "ksh": true, "fish": true}
@@ -28,7 +29,7 @@ func indirection(command string) string {
 	if strings.ContainsRune(command, '`') {
 		return "command substitution (backquotes)"
 	}
-	if braceExpansion.MatchString(command) {
+	if braceExpansion().MatchString(command) {
 		return "brace expansion ({a,b})"
 	}
 	for _, words := range splitSimpleCommands(command) {

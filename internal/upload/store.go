@@ -170,7 +170,9 @@ func onDisk(ur *os.Root, name string, f File) (bool, error) {
 
 // staleTemp matches the temporary files atomicfile leaves beside a content-addressed name (Save) or a unique
 // one (SaveUnique).
-var staleTemp = regexp.MustCompile(`^\.([0-9a-f]{64}(\.[a-z0-9]{1,16})?|[0-9a-f]{12}-[A-Za-z0-9._-]{1,100})\.tmp-[0-9a-f]{16}$`)
+var staleTemp = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^\.([0-9a-f]{64}(\.[a-z0-9]{1,16})?|[0-9a-f]{12}-[A-Za-z0-9._-]{1,100})\.tmp-[0-9a-f]{16}$`)
+})
 
 // sweepOnce removes, the first time this process stores into dir, the temporary files a write left there when
 // its process died before the rename. The caller holds dir's lock, so no write of this process is under way,
@@ -190,7 +192,7 @@ func sweepOnce(dir string, ur *os.Root) {
 	names, _ := d.Readdirnames(-1)
 	d.Close()
 	for _, n := range names {
-		if staleTemp.MatchString(n) {
+		if staleTemp().MatchString(n) {
 			_ = ur.Remove(n)
 		}
 	}

@@ -247,7 +247,7 @@ func (a *Adapter) drain(ctx context.Context, cl *imapclient.Client, d channel.De
 	return nil
 }
 
-var approvalReply = regexp.MustCompile(`^\s*(yes|no)\s+([0-9a-f]{8,64})\b`)
+var approvalReply = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\s*(yes|no)\s+([0-9a-f]{8,64})\b`) })
 
 // inbound turns a fetched message into an event; ok is false for mail never answered (automatic, our own,
 // unreadable, already handed over in observer mode). Unanswered mail is still marked \Seen.
@@ -278,7 +278,7 @@ func (a *Adapter) inbound(raw []byte, validity uint32, uid imap.UID) (channel.In
 	if ev.Text == "" {
 		ev.Text = m.Subject
 	}
-	if mm := approvalReply.FindStringSubmatch(strings.ToLower(m.Text)); mm != nil {
+	if mm := approvalReply().FindStringSubmatch(strings.ToLower(m.Text)); mm != nil {
 		decision := map[string]string{"yes": "allow_once", "no": "reject_once"}[mm[1]]
 		ev.Kind, ev.Text = channel.KindApproval, ""
 		ev.Approval = &channel.ApprovalAnswer{Token: mm[2], Decision: decision, AckID: m.From}

@@ -11,6 +11,7 @@ import (
 	"net/mail"
 	"regexp"
 	"strings"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -153,8 +154,8 @@ func (l *lineless) Read(p []byte) (int, error) {
 	return j, err
 }
 
-var tagRE = regexp.MustCompile(`(?s)<[^>]*>`)
+var tagRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?s)<[^>]*>`) })
 
 func stripTags(s string) string {
-	return strings.NewReplacer("&nbsp;", " ", "&amp;", "&", "&lt;", "<", "&gt;", ">", "&quot;", `"`).Replace(tagRE.ReplaceAllString(s, " "))
+	return strings.NewReplacer("&nbsp;", " ", "&amp;", "&", "&lt;", "<", "&gt;", ">", "&quot;", `"`).Replace(tagRE().ReplaceAllString(s, " "))
 }

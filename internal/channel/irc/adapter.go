@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -112,7 +113,7 @@ func (a *Adapter) Run(ctx context.Context, d channel.Deliverer) error {
 	return err
 }
 
-var approvalReply = regexp.MustCompile(`^\s*(yes|always|no)\s+([A-Za-z0-9_.:-]{1,128})\s*$`)
+var approvalReply = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\s*(yes|always|no)\s+([A-Za-z0-9_.:-]{1,128})\s*$`) })
 
 // inbound turns a PRIVMSG into an event; ok is false for a channel message that does not mention the bot
 // when mention_only is set.
@@ -134,7 +135,7 @@ func (a *Adapter) inbound(in Inbound) (channel.Inbound, bool) {
 	}
 	ev := channel.Inbound{EventID: id, Kind: channel.KindMessage, Sender: in.Nick, SenderName: in.Nick,
 		ReplyTarget: in.ReplyTo, MessageID: in.ID, Text: text, Group: group}
-	if m := approvalReply.FindStringSubmatch(text); m != nil {
+	if m := approvalReply().FindStringSubmatch(text); m != nil {
 		decision := map[string]string{"yes": "allow_once", "always": "allow_always", "no": "reject_once"}[strings.ToLower(m[1])]
 		ev.Kind, ev.Text = channel.KindApproval, ""
 		ev.Approval = &channel.ApprovalAnswer{Token: m[2], Decision: decision, AckID: in.ReplyTo}

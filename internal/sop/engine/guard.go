@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // The untrusted-input guard ([sop] untrusted_input_guard, untrusted_guard_sensitivity): trigger text from
@@ -26,31 +27,34 @@ func res(ss ...string) []*regexp.Regexp {
 	return out
 }
 
-var guardFamilies = []guardFamily{
-	{"system_prompt_override", 1.0, res(
-		`ignore\s+((all\s+)?(previous|above|prior)|all)\s+(instructions?|prompts?|commands?)`,
-		`disregard\s+(previous|all|above|prior)`, `forget\s+(previous|all|everything|above)`,
-		`new\s+(instructions?|rules?|system\s+prompt)`, `override\s+(system|instructions?|rules?)`,
-		`reset\s+(instructions?|context|system)`)},
-	{"secret_extraction", 0.95, res(
-		`(list|show|print|display|reveal|tell\s+me)\s+(all\s+)?(secrets?|credentials?|passwords?|tokens?|keys?)`,
-		`(what|show)\s+(are|is|me)\s+(all\s+)?(your|the)\s+(api\s+)?(keys?|secrets?|credentials?)`,
-		`contents?\s+of\s+(vault|secrets?|credentials?)`, `(dump|export)\s+(vault|secrets?|credentials?)`)},
-	{"role_confusion", 0.9, res(
-		`(you\s+are\s+now|act\s+as|pretend\s+(you're|to\s+be))\b`, `(your\s+new\s+role|you\s+have\s+become|you\s+must\s+be)`,
-		`from\s+now\s+on\s+(you\s+are|act\s+as|pretend)`, `(assistant|ai|system|model):\s*\[?(system|override|new\s+role)`)},
-	{"jailbreak_attempt", 0.85, res(
-		`\bDAN\b.*mode`, `do\s+anything\s+now`, `(enter|enable)\s+(developer|debug|admin)\s+mode`,
-		`in\s+this\s+hypothetical`, `imagine\s+you\s+(have\s+no|don't\s+have)\s+(restrictions?|rules?|limits?)`,
-		`decode\s+(this|the\s+following)\s+(base64|hex|rot13)`)},
-}
+// guardFamilies are compiled on the first scan, not at every start of the daemon.
+var guardFamilies = sync.OnceValue(func() []guardFamily {
+	return []guardFamily{
+		{"system_prompt_override", 1.0, res(
+			`ignore\s+((all\s+)?(previous|above|prior)|all)\s+(instructions?|prompts?|commands?)`,
+			`disregard\s+(previous|all|above|prior)`, `forget\s+(previous|all|everything|above)`,
+			`new\s+(instructions?|rules?|system\s+prompt)`, `override\s+(system|instructions?|rules?)`,
+			`reset\s+(instructions?|context|system)`)},
+		{"secret_extraction", 0.95, res(
+			`(list|show|print|display|reveal|tell\s+me)\s+(all\s+)?(secrets?|credentials?|passwords?|tokens?|keys?)`,
+			`(what|show)\s+(are|is|me)\s+(all\s+)?(your|the)\s+(api\s+)?(keys?|secrets?|credentials?)`,
+			`contents?\s+of\s+(vault|secrets?|credentials?)`, `(dump|export)\s+(vault|secrets?|credentials?)`)},
+		{"role_confusion", 0.9, res(
+			`(you\s+are\s+now|act\s+as|pretend\s+(you're|to\s+be))\b`, `(your\s+new\s+role|you\s+have\s+become|you\s+must\s+be)`,
+			`from\s+now\s+on\s+(you\s+are|act\s+as|pretend)`, `(assistant|ai|system|model):\s*\[?(system|override|new\s+role)`)},
+		{"jailbreak_attempt", 0.85, res(
+			`\bDAN\b.*mode`, `do\s+anything\s+now`, `(enter|enable)\s+(developer|debug|admin)\s+mode`,
+			`in\s+this\s+hypothetical`, `imagine\s+you\s+(have\s+no|don't\s+have)\s+(restrictions?|rules?|limits?)`,
+			`decode\s+(this|the\s+following)\s+(base64|hex|rot13)`)},
+	}
+})
 
 // chatTokens are chat-template control tokens a payload has no business carrying.
-var chatTokens = regexp.MustCompile(`<\|[a-z_]{2,32}\|>|\[/?INST\]|<</?SYS>>`)
+var chatTokens = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`<\|[a-z_]{2,32}\|>|\[/?INST\]|<</?SYS>>`) })
 
 // scanUntrusted returns the families found in text and the heaviest weight among them.
 func scanUntrusted(text string) (found []string, max float64) {
-	for _, f := range guardFamilies {
+	for _, f := range guardFamilies() {
 		for _, p := range f.patterns {
 			if p.MatchString(text) {
 				found = append(found, f.name)
@@ -105,7 +109,7 @@ func (e *Engine) screen(ev *Event) (blocked string) {
 			if s == nil {
 				return nil
 			}
-			c := chatTokens.ReplaceAllString(*s, "[REMOVED_SPECIAL_TOKEN]")
+			c := chatTokens().ReplaceAllString(*s, "[REMOVED_SPECIAL_TOKEN]")
 			return &c
 		}
 		ev.Topic, ev.Payload = clean(ev.Topic), clean(ev.Payload)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/zeroclaw-go/zeroclaw/internal/sop"
 	"github.com/zeroclaw-go/zeroclaw/internal/sop/runstore"
@@ -23,14 +24,14 @@ func jsonish(s string) any {
 	return s
 }
 
-var fenced = regexp.MustCompile("(?s)```(?:json)?\\s*\\n?(.*?)```")
+var fenced = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile("(?s)```(?:json)?\\s*\\n?(.*?)```") })
 
 // declaredOutput is a step's output as the value its schema is checked against: JSON when the text is JSON,
 // a JSON object or array inside a JSON string or a ``` fence recovered from around it, else the text.
 func declaredOutput(s string) any {
 	v := jsonish(s)
 	if str, ok := v.(string); ok {
-		if m := fenced.FindStringSubmatch(str); m != nil {
+		if m := fenced().FindStringSubmatch(str); m != nil {
 			if inner := jsonish(m[1]); isContainer(inner) {
 				return inner
 			}
