@@ -25,12 +25,14 @@ type ChannelTurn struct {
 // (kept in the store: session/list shows it with its channel_id).
 func (m *Manager) RunChannel(ctx context.Context, c ChannelTurn) (string, error) {
 	o := Owner{Principal: ChannelPrincipal, Admin: true}
-	_, liveErr := m.live(c.SessionID)
+	m.enterChannel(c.SessionID)
+	defer func() {
+		if m.leaveChannel(c.SessionID) {
+			_, _ = m.Close(o, c.SessionID)
+		}
+	}()
 	if _, err := m.New(ctx, o, api.SessionNewParams{SessionID: c.SessionID, AgentAlias: c.Agent}); err != nil {
 		return "", err
-	}
-	if liveErr != nil {
-		defer func() { _, _ = m.Close(o, c.SessionID) }()
 	}
 	var ap agent.Approver = refuseAll{}
 	if c.Approve != nil {
@@ -46,6 +48,42 @@ func (m *Manager) RunChannel(ctx context.Context, c ChannelTurn) (string, error)
 		return res.Content, fmt.Errorf("session: channel turn %s: %s", res.Outcome, sink.err)
 	}
 	return res.Content, nil
+}
+
+// channelUse is the channel turns in flight on one session id: while any is, the session stays live (a
+// later message of the chat queues behind the running turn instead of finding its session closed under it),
+// and the last one out closes it if the first one found it not live (a session the owner has open stays open).
+type channelUse struct {
+	n     int
+	close bool
+}
+
+// enterChannel counts one more channel turn on id; the first decides whether the last closes the session.
+func (m *Manager) enterChannel(id string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.channelUses == nil {
+		m.channelUses = map[string]*channelUse{}
+	}
+	u := m.channelUses[id]
+	if u == nil {
+		_, live := m.sessions[id]
+		u = &channelUse{close: !live}
+		m.channelUses[id] = u
+	}
+	u.n++
+}
+
+// leaveChannel counts one channel turn on id done and reports whether it was the last and should close it.
+func (m *Manager) leaveChannel(id string) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	u := m.channelUses[id]
+	if u.n--; u.n > 0 {
+		return false
+	}
+	delete(m.channelUses, id)
+	return u.close
 }
 
 // channelApprover announces the request (nobody watches the event; the chat gets the prompt) and asks.

@@ -178,6 +178,9 @@ type Manager struct {
 	slotFreed chan struct{}
 	gens      uint64         // the last session incarnation number given out
 	held      map[string]int // agent aliases no session may be opened on (HoldAgent), with their hold counts
+	// channelUses counts the channel turns (RunChannel) in flight per session id, so only the last one out
+	// closes the session it opened.
+	channelUses map[string]*channelUse
 }
 
 // turnLock is the turn lock of one stored session key.
