@@ -208,6 +208,8 @@ type ChannelsConfig struct {
 	// IRC and Email are the other adapters (internal/channel/irc, internal/channel/email), see channels_more.go.
 	IRC   map[string]IRCConfig   `toml:"irc"`
 	Email map[string]EmailConfig `toml:"email"`
+	// Discord is the Discord gateway adapter (internal/channel/discord), see channels_discord.go.
+	Discord map[string]DiscordConfig `toml:"discord"`
 }
 
 // GatewayConfig is [gateway] (upstream/gateway.md §5). PairedTokens holds SHA-256 hex hashes and is a secret

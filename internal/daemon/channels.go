@@ -11,6 +11,7 @@ import (
 	"github.com/zeroclaw-go/zeroclaw/internal/agent"
 	"github.com/zeroclaw-go/zeroclaw/internal/api"
 	"github.com/zeroclaw-go/zeroclaw/internal/channel"
+	"github.com/zeroclaw-go/zeroclaw/internal/channel/discord"
 	"github.com/zeroclaw-go/zeroclaw/internal/channel/email"
 	"github.com/zeroclaw-go/zeroclaw/internal/channel/irc"
 	"github.com/zeroclaw-go/zeroclaw/internal/channel/mqtt"
@@ -38,6 +39,7 @@ func channelRegistry() *channel.Registry {
 	r.Register(mqtt.Type())
 	r.Register(irc.Type())
 	r.Register(email.Type())
+	r.Register(discord.Type())
 	return r
 }
 
