@@ -1,17 +1,21 @@
 package e2e
 
 import (
+	"context"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/zeroclaw-go/zeroclaw/internal/channel/discord/discordfake"
+	"github.com/zeroclaw-go/zeroclaw/internal/store"
 )
 
 const dcToken = "MTAx.e2e-bot.token_xyz"
@@ -75,4 +79,108 @@ channel_max_backoff_secs = 1
 	if strings.Contains(d.stderr.String(), dcToken) {
 		t.Fatal("the bot token is in the daemon's log")
 	}
+}
+
+// kill -9 of the real binary at random points while the fake sends, redelivers, drops the connection, asks
+// for RECONNECT and injects 429/5xx: the restarted daemon resumes its gateway session (kept on disk), so what
+// was sent while it was down arrives; every message is answered exactly once, counted against the fake's
+// record (a reply cut between its send and its record is resent with the same nonce, which Discord dedupes).
+func TestDiscordKill9RoundsAnswerExactlyOnce(t *testing.T) {
+	rounds := 100
+	if testing.Short() {
+		rounds = 10
+	}
+	fake := discordfake.Start(dcToken)
+	fake.HeartbeatMs = 200
+	defer fake.Close()
+	h, root := homeWithConfig(t, "schema_version = 3\n\n[providers.models.echo.default]\nmodel = \"echo\"\n\n"+
+		"[agents.default]\nmodel_provider = \"echo.default\"\nrisk_profile = \"p\"\n\n[risk_profiles.p]\nlevel = \"supervised\"\n")
+	appendFile(t, filepath.Join(root, "config.toml"), fmt.Sprintf(`
+[channels.discord.default]
+enabled = true
+bot_token = %q
+api_base_url = %q
+
+[peer_groups.me]
+channel = "discord"
+agents = ["default"]
+external_peers = ["4242"]
+
+[reliability]
+channel_initial_backoff_secs = 1
+channel_max_backoff_secs = 1
+`, dcToken, fake.URL()))
+	state := filepath.Join(root, "data", "channels", "discord.default", "gateway.json")
+	rng := rand.New(rand.NewPCG(3, 4))
+	msgs := map[string]bool{}
+	n := 0
+	for round := range rounds {
+		d := start(t, env(h), "daemon")
+		if round == 0 { // the session exists (and is on disk) before anything is sent to it
+			waitUntil(t, "the gateway state", 20*time.Second, func() bool { _, err := os.Stat(state); return err == nil })
+		}
+		for range 1 + rng.IntN(2) {
+			n++
+			msgs[fake.SendText("4242", "owner", "5555", "", fmt.Sprintf("msg-%d-%d", round, n))] = true
+		}
+		switch rng.IntN(6) {
+		case 0:
+			fake.Inject("messages", discordfake.Fault{Status: 429, RetryAfter: 0.3})
+		case 1:
+			fake.Inject("messages", discordfake.Fault{Status: 502})
+		case 2:
+			fake.Drop()
+		case 3:
+			fake.Redeliver()
+		case 4:
+			fake.SendOp(7, nil)
+		}
+		if rng.IntN(4) > 0 {
+			waitSocket(t, d, agentSock(h))
+		}
+		time.Sleep(time.Duration(rng.IntN(300)) * time.Millisecond)
+		_ = d.cmd.Process.Signal(syscall.SIGKILL)
+		<-d.done
+	}
+	duringRounds := len(fake.Sent())
+	d := start(t, env(h), "daemon")
+	waitSocket(t, d, agentSock(h))
+	fake.Redeliver()
+	answered := func() map[string]int {
+		out := map[string]int{}
+		for _, m := range fake.Sent() {
+			out[m.ReplyTo]++
+		}
+		return out
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for len(answered()) < len(msgs) && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	signal(t, d, syscall.SIGTERM)
+	d.wait(t, 30*time.Second)
+	st, err := store.OpenChat(context.Background(), filepath.Join(root, "data", "sessions", "sessions.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	counts, err := st.ChannelCounts(context.Background(), "discord.default")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := answered()
+	for id := range msgs {
+		if got[id] != 1 {
+			t.Errorf("message %s answered %d times", id, got[id])
+		}
+	}
+	for id := range got {
+		if !msgs[id] {
+			t.Errorf("a reply to %s, which nobody sent", id)
+		}
+	}
+	if counts["event:received"]+counts["event:running"] != 0 || counts["out:pending"]+counts["out:sending"] != 0 {
+		t.Errorf("work left after the clean run: %v", counts)
+	}
+	t.Logf("%d rounds, %d messages, %d replies during the rounds, %d resumes, counts %v", rounds, len(msgs), duringRounds, fake.Resumes(), counts)
 }
