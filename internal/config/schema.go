@@ -212,6 +212,8 @@ type ChannelsConfig struct {
 	Matrix map[string]MatrixConfig `toml:"matrix"`
 	// Slack is internal/channel/slack, see channels_slack.go.
 	Slack map[string]SlackConfig `toml:"slack"`
+	// Discord is the Discord gateway adapter (internal/channel/discord), see channels_discord.go.
+	Discord map[string]DiscordConfig `toml:"discord"`
 }
 
 // GatewayConfig is [gateway] (upstream/gateway.md §5). PairedTokens holds SHA-256 hex hashes and is a secret

@@ -87,6 +87,7 @@ var templateHelp = map[string]string{
 	"cost.prices":           "A model's price in USD per million input and output tokens, keyed by the model name.",
 	"channels.mqtt":         "An MQTT broker whose messages feed SOP mqtt triggers: broker_url, client_id, credentials, QoS.",
 	"channels.telegram":     "A Telegram bot (Bot API long polling): bot_token, api_base_url, approval_timeout_secs.",
+	"channels.discord":      "A Discord bot (Gateway WebSocket v10 + REST): bot_token, guild_ids, channel_ids, mention_only, approval_timeout_secs.",
 	"channels.irc":          "An IRC server connection: server, port, nickname, channels, passwords (server, NickServ, SASL).",
 	"channels.email":        "A mailbox read over IMAP IDLE and answered over SMTP: imap_host, smtp_host, username, password, from_address.",
 	"channels.matrix":       "A Matrix account (client-server /sync, no E2EE): homeserver, access_token or user_id + password, allowed_rooms.",

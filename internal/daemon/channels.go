@@ -11,6 +11,7 @@ import (
 	"github.com/zeroclaw-go/zeroclaw/internal/agent"
 	"github.com/zeroclaw-go/zeroclaw/internal/api"
 	"github.com/zeroclaw-go/zeroclaw/internal/channel"
+	"github.com/zeroclaw-go/zeroclaw/internal/channel/discord"
 	"github.com/zeroclaw-go/zeroclaw/internal/channel/email"
 	"github.com/zeroclaw-go/zeroclaw/internal/channel/irc"
 	"github.com/zeroclaw-go/zeroclaw/internal/channel/matrix"
@@ -42,6 +43,7 @@ func channelRegistry() *channel.Registry {
 	r.Register(email.Type())
 	r.Register(matrix.Type())
 	r.Register(slack.Type())
+	r.Register(discord.Type())
 	return r
 }
 
