@@ -159,9 +159,27 @@ type CronRun struct {
 	DurationMS *int64  `json:"duration_ms"`
 }
 
-// CronListResult answers cron/list.
+// CronListParams are cron/list's params (ours: upstream's takes none and answers every job). Limit is the page
+// size: 0 means DefaultCronListLimit, more than MaxCronListLimit is that; Offset skips that many of the jobs the
+// caller may see. A negative one is refused.
+type CronListParams struct {
+	Limit  int `json:"limit,omitempty"`
+	Offset int `json:"offset,omitempty"`
+}
+
+// Page sizes of cron/list (ours). The default is large enough that an upstream client, which sends no limit,
+// gets every job of any ordinary install in one answer; past it the answer says has_more.
+const (
+	DefaultCronListLimit = 500
+	MaxCronListLimit     = 1000
+)
+
+// CronListResult answers cron/list. HasMore and NextOffset (ours, as session/list's) say that jobs beyond this
+// page exist and the offset that asks for them.
 type CronListResult struct {
-	Jobs []CronJob `json:"jobs"`
+	Jobs       []CronJob `json:"jobs"`
+	HasMore    bool      `json:"has_more,omitempty"`
+	NextOffset int       `json:"next_offset,omitempty"`
 }
 
 // CronIDParams are the params of cron/get, cron/delete and cron/trigger.

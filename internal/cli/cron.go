@@ -54,8 +54,17 @@ func cronList(ctx context.Context, env Env, args []string) error {
 		return err
 	default:
 		defer c.Close()
-		if err := c.Call(ctx, api.MethodCronList, struct{}{}, &res); err != nil {
-			return callError("cron list", err, nil)
+		// cron/list answers a page at a time (api.MaxCronListLimit jobs at most) and says has_more.
+		for offset := 0; ; {
+			var page api.CronListResult
+			if err := c.Call(ctx, api.MethodCronList, api.CronListParams{Limit: api.MaxCronListLimit, Offset: offset}, &page); err != nil {
+				return callError("cron list", err, nil)
+			}
+			res.Jobs = append(res.Jobs, page.Jobs...)
+			if !page.HasMore || page.NextOffset <= offset {
+				break
+			}
+			offset = page.NextOffset
 		}
 	}
 	if *asJSON {

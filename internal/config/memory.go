@@ -13,6 +13,7 @@ type MemoryConfig struct {
 	AutoSave                  bool    `toml:"auto_save" desc:"Save each user message of an agent turn as a conversation memory."`
 	HygieneEnabled            bool    `toml:"hygiene_enabled" desc:"Delete memories older than their category's retention (at start and every 12 hours)."`
 	ConversationRetentionDays int     `toml:"conversation_retention_days" desc:"Days conversation memories are kept; 0: forever."`
+	ConversationMaxRows       int     `toml:"conversation_max_rows" desc:"Most auto-saved user messages (user_msg_<turn> conversation memories) kept per agent, the oldest pruned first (ours); 0: no cap."`
 	DailyRetentionDays        int     `toml:"daily_retention_days" desc:"Days daily memories are kept; 0: forever."`
 	CoreRetentionDays         int     `toml:"core_retention_days" desc:"Days core memories are kept; 0: forever."`
 	SearchMode                string  `toml:"search_mode" enum:"bm25|embedding|hybrid" desc:"Recall ranking; without an embedding provider every mode is keyword (BM25) recall."`
@@ -21,10 +22,14 @@ type MemoryConfig struct {
 	DefaultNamespace          string  `toml:"default_namespace" desc:"Namespace stamped on stored memories."`
 }
 
-// DefaultMemory returns upstream's [memory] defaults.
+// DefaultConversationMaxRows is [memory] conversation_max_rows's default (ours): a turn a minute for a week. It
+// bounds what a recall that includes conversation memories reads, whatever the number of turns ever taken.
+const DefaultConversationMaxRows = 10_000
+
+// DefaultMemory returns upstream's [memory] defaults (and ours for the keys upstream lacks).
 func DefaultMemory() MemoryConfig {
 	return MemoryConfig{Backend: "sqlite", AutoSave: true, HygieneEnabled: true, ConversationRetentionDays: 30,
-		SearchMode: "hybrid", MinRelevanceScore: 0.4, EmbeddingProvider: "none", DefaultNamespace: "default"}
+		ConversationMaxRows: DefaultConversationMaxRows, SearchMode: "hybrid", MinRelevanceScore: 0.4, EmbeddingProvider: "none", DefaultNamespace: "default"}
 }
 
 // AgentMemoryConfig is agents.<alias>.memory.
@@ -115,7 +120,7 @@ func validateMemory(cfg *Config, v *validator) []string {
 		key string
 		n   int
 	}{{"conversation_retention_days", m.ConversationRetentionDays}, {"daily_retention_days", m.DailyRetentionDays},
-		{"core_retention_days", m.CoreRetentionDays}} {
+		{"core_retention_days", m.CoreRetentionDays}, {"conversation_max_rows", m.ConversationMaxRows}} {
 		if f.n < 0 {
 			v.add(Path{"memory", f.key}, "must not be negative")
 		}

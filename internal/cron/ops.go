@@ -185,6 +185,31 @@ func (s *Scheduler) List(ctx context.Context) ([]api.CronJob, error) {
 	return out, nil
 }
 
+// ListPage is cron/list: at most p.Limit jobs (api.DefaultCronListLimit when 0, never more than
+// api.MaxCronListLimit) from p.Offset on, soonest first, of the agents in agents (every agent's when nil), with
+// has_more and next_offset when more follow. Its cost is the page's, not the number of jobs stored.
+func (s *Scheduler) ListPage(ctx context.Context, agents []string, p api.CronListParams) (api.CronListResult, error) {
+	limit := p.Limit
+	if limit <= 0 {
+		limit = api.DefaultCronListLimit
+	}
+	limit = min(limit, api.MaxCronListLimit)
+	offset := max(p.Offset, 0)
+	jobs, err := s.o.Store.ListPage(ctx, agents, offset, limit+1)
+	if err != nil {
+		return api.CronListResult{}, err
+	}
+	out := api.CronListResult{Jobs: make([]api.CronJob, 0, min(len(jobs), limit))}
+	if len(jobs) > limit {
+		out.HasMore, out.NextOffset = true, offset+limit
+		jobs = jobs[:limit]
+	}
+	for _, j := range jobs {
+		out.Jobs = append(out.Jobs, Wire(j))
+	}
+	return out, nil
+}
+
 // Get returns job id, or an error wrapping ErrNotFound.
 func (s *Scheduler) Get(ctx context.Context, id string) (api.CronJob, error) {
 	j, err := s.o.Store.Get(ctx, id)

@@ -222,7 +222,7 @@ func Run(ctx context.Context, opts Options) error {
 	// The endpoint is ours: the legacy JSONL sessions move in while the daemon serves (stores.startImport).
 	st.startImport(ctx, layout, clk.Now(), log)
 
-	mem := openMemory(ctx, layout, cfg.Current, cfg.OnChange, clk.Now, log)
+	mem := openMemory(ctx, layout, cfg.Current, cfg.OnChange, clk.Now, log, prunesRecorder(layout, events, log))
 	defer closeMemory(mem, log)
 	bg, err := openBackground(ctx, layout, cfg, st, clk, opts.NewID, log)
 	if err != nil {

@@ -22,6 +22,18 @@ func TestGatewayDomainRoutes(t *testing.T) {
 	if !strings.Contains(string(list.Raw), id) {
 		t.Fatalf("cron list %s", list.Raw)
 	}
+	// The listing pages through the query: a second job, a page of one, then the next page.
+	second := g.Do("POST", "/api/cron", map[string]any{"agent": "default", "schedule": "30 * * * *", "command": "echo two"}, auth).Want(t, 200)
+	page := g.Do("GET", "/api/cron?limit=1", nil, auth).Want(t, 200)
+	if jobs, _ := page.Body["jobs"].([]any); len(jobs) != 1 || page.Body["has_more"] != true || page.Body["next_offset"] != float64(1) {
+		t.Fatalf("GET /api/cron?limit=1: %s, want one job with has_more and next_offset 1", page.Raw)
+	}
+	page = g.Do("GET", "/api/cron?limit=1&offset=1", nil, auth).Want(t, 200)
+	if jobs, _ := page.Body["jobs"].([]any); len(jobs) != 1 || page.Body["has_more"] != nil {
+		t.Fatalf("GET /api/cron?limit=1&offset=1: %s, want the last job without has_more", page.Raw)
+	}
+	g.Do("GET", "/api/cron?limit=-1", nil, auth).Want(t, 400)
+	g.Do("DELETE", "/api/cron/"+second.Body["id"].(string), nil, auth).Want(t, 200)
 	g.Do("GET", "/api/cron/"+id+"/runs?limit=5", nil, auth).Want(t, 200)
 	g.Do("PATCH", "/api/cron/"+id, map[string]any{"name": "renamed"}, auth).Want(t, 200)
 	if !strings.Contains(string(g.Do("GET", "/api/cron", nil, auth).Raw), "renamed") {

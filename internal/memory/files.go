@@ -46,6 +46,9 @@ func (None) PurgeNamespace(context.Context, string, string) (int, error) { retur
 // DeleteBefore implements Backend.
 func (None) DeleteBefore(context.Context, string, time.Time) (int, error) { return 0, nil }
 
+// PruneAutoSaved implements Backend.
+func (None) PruneAutoSaved(context.Context, string, int, int) (int, error) { return 0, nil }
+
 // Close implements Backend.
 func (None) Close() error { return nil }
 
@@ -215,6 +218,10 @@ func (m *Markdown) PurgeNamespace(context.Context, string, string) (int, error) 
 
 // DeleteBefore implements Backend: retention does not apply to the files.
 func (m *Markdown) DeleteBefore(context.Context, string, time.Time) (int, error) { return 0, nil }
+
+// PruneAutoSaved implements Backend: the files are append-only (upstream's), so nothing is pruned; the daily
+// files already split the conversation by date.
+func (m *Markdown) PruneAutoSaved(context.Context, string, int, int) (int, error) { return 0, nil }
 
 // Close implements Backend.
 func (m *Markdown) Close() error { return nil }

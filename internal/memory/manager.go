@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/zeroclaw-go/zeroclaw/internal/config"
+	"github.com/zeroclaw-go/zeroclaw/internal/store"
 )
 
 // HygieneInterval is how often the retention pass runs at most.
@@ -28,6 +29,9 @@ type Options struct {
 	Logger  *slog.Logger
 	// Workspace returns an agent's workspace directory (the markdown backend's files).
 	Workspace func(cfg *config.Config, alias string) string
+	// OnPrune, when set, is told of every prune of auto-saved conversation memories after it is done (the
+	// daemon records it in the prune log and publishes a log event). It must not block for long.
+	OnPrune func(store.Prune)
 }
 
 // ReopenRetry is how long a backend that failed to open is left alone before a use tries again (a PostgreSQL
@@ -55,6 +59,16 @@ type Manager struct {
 	markdown    map[string]*Markdown
 	locks       map[string]string // agent alias => the backend it wrote to (data/memory/backends.json)
 	lastHygiene time.Time
+	saves       map[pruneKey]int  // auto-saves since the agent's last prune (absent: none since start)
+	pruning     map[pruneKey]bool // a prune of the agent's rows is running
+
+	prunes sync.WaitGroup // the prune goroutines; Close waits for them
+}
+
+// pruneKey names one agent's rows in one backend.
+type pruneKey struct {
+	b  Backend
+	id string
 }
 
 // Open returns the install's memory Manager and opens the backend [memory] names (brain.db is created on first
@@ -68,7 +82,8 @@ func Open(ctx context.Context, o Options) (*Manager, error) {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	m := &Manager{o: o, log: o.Logger, markdown: map[string]*Markdown{}, locks: map[string]string{}}
+	m := &Manager{o: o, log: o.Logger, markdown: map[string]*Markdown{}, locks: map[string]string{},
+		saves: map[pruneKey]int{}, pruning: map[pruneKey]bool{}}
 	if err := m.loadLocks(); err != nil {
 		return nil, err
 	}
@@ -181,14 +196,18 @@ func (m *Manager) Close() error {
 	if m == nil {
 		return nil
 	}
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		return nil
+	}
+	m.closed = true // no prune starts from now on
+	m.mu.Unlock()
+	m.prunes.Wait() // each stops at its next batch
 	m.openMu.Lock()
 	defer m.openMu.Unlock()
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.closed {
-		return nil
-	}
-	m.closed = true
 	var errs []error
 	for _, b := range append(m.retired, m.shared) {
 		if b != nil {
@@ -337,6 +356,9 @@ func (m *Manager) AutoSave(ctx context.Context, s *Scoped, turnID, sessionID, te
 		return nil
 	}
 	err := s.Store(ctx, AutoSaveKey(turnID), clipContent(text), CategoryConversation, sessionID)
+	if err == nil && cfg.Memory.ConversationMaxRows > 0 {
+		m.notePrune(ctx, s, cfg.Memory.ConversationMaxRows)
+	}
 	if cfg.Memory.HygieneEnabled {
 		m.mu.Lock()
 		due := m.o.Now().Sub(m.lastHygiene) >= HygieneInterval
@@ -346,6 +368,71 @@ func (m *Manager) AutoSave(ctx context.Context, s *Scoped, turnID, sessionID, te
 		}
 	}
 	return err
+}
+
+// pruneBatch is how many rows one prune transaction deletes at most: a large backlog (an install that kept
+// every turn before the cap) is cut in several short transactions, so turns' writes interleave with it.
+const pruneBatch = 1000
+
+// pruneStep is how many auto-saves of an agent pass between prunes of its rows: the rows stay under max plus
+// one step, and a prune's cost (a walk of the agent's newest max rows) is spread over the step's turns.
+func pruneStep(max int) int { return 1 + max/16 }
+
+// notePrune counts one auto-save of s's agent and, at the first one since start and then every
+// pruneStep(max), starts a prune of its auto-saved rows beyond the newest max, off the turn's path.
+func (m *Manager) notePrune(ctx context.Context, s *Scoped, max int) {
+	k := pruneKey{s.b, s.id}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	n, seen := m.saves[k]
+	switch {
+	case m.closed:
+		return
+	case m.pruning[k] || (seen && n+1 < pruneStep(max)):
+		m.saves[k] = n + 1
+		return
+	}
+	m.saves[k], m.pruning[k] = 0, true
+	m.prunes.Add(1)
+	go func() {
+		defer m.prunes.Done()
+		m.prune(context.WithoutCancel(ctx), s.b, s.id, s.alias, max)
+		m.mu.Lock()
+		delete(m.pruning, k)
+		m.mu.Unlock()
+	}()
+}
+
+// prune deletes agent id's auto-saved conversation memories beyond its newest max in batches, and reports the
+// total once (log, OnPrune).
+func (m *Manager) prune(ctx context.Context, b Backend, id, alias string, max int) {
+	total := 0
+	for {
+		m.mu.Lock()
+		closed := m.closed
+		m.mu.Unlock()
+		if closed && total > 0 {
+			break // Close is waiting; the next start prunes the rest
+		}
+		n, err := b.PruneAutoSaved(ctx, id, max, pruneBatch)
+		total += n
+		if err != nil {
+			m.log.Warn("memory prune failed", "component", "memory", "agent", alias, "err", err)
+			break
+		}
+		if n < pruneBatch {
+			break
+		}
+	}
+	if total == 0 {
+		return
+	}
+	reason := fmt.Sprintf("memory.conversation_max_rows = %d", max)
+	m.log.Info("memory pruned auto-saved conversation memories", "component", "memory", "agent", alias, "count", total, "reason", reason)
+	if m.o.OnPrune != nil {
+		m.o.OnPrune(store.Prune{At: m.o.Now(), Store: "memory", What: "auto-saved conversation memories (oldest first)",
+			Agent: alias, Rows: total, Reason: reason})
+	}
 }
 
 // hygiene deletes the memories past their category's retention (0 days keeps them).

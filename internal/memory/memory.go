@@ -96,6 +96,9 @@ type Backend interface {
 	PurgeNamespace(ctx context.Context, agentID, namespace string) (int, error)
 	// DeleteBefore deletes every agent's memories of category created before t (retention).
 	DeleteBefore(ctx context.Context, category string, t time.Time) (int, error)
+	// PruneAutoSaved deletes at most batch of agentID's auto-saved conversation memories (AutoSaveKey keys,
+	// category conversation), oldest first, beyond its newest keep, and reports how many it deleted.
+	PruneAutoSaved(ctx context.Context, agentID string, keep, batch int) (int, error)
 	Close() error
 }
 

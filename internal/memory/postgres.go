@@ -638,4 +638,11 @@ func (p *Postgres) DeleteBefore(ctx context.Context, category string, t time.Tim
 	return p.exec(ctx, "DELETE FROM "+p.table+" WHERE category = $1 AND created_at < $2", category, t)
 }
 
+// PruneAutoSaved implements Backend, oldest by created_at (then id).
+func (p *Postgres) PruneAutoSaved(ctx context.Context, agentID string, keep, batch int) (int, error) {
+	return p.exec(ctx, `DELETE FROM `+p.table+` WHERE id IN (SELECT id FROM (SELECT id, created_at FROM `+p.table+`
+		WHERE agent_id = $1 AND category = $2 AND key LIKE 'user\_msg\_%' ORDER BY created_at DESC, id DESC OFFSET $3) old
+		ORDER BY created_at ASC, id ASC LIMIT $4)`, agentID, CategoryConversation, max(keep, 0), max(batch, 1))
+}
+
 var _ Backend = (*Postgres)(nil)

@@ -467,6 +467,14 @@ func (s *SQLite) DeleteBefore(ctx context.Context, category string, t time.Time)
 		category, t.UTC().Format(time.RFC3339Nano))
 }
 
+// PruneAutoSaved implements Backend. Auto-saved rows are inserted once (their key is the turn's), so rowid
+// order is their age; the agent's rows are read off idx_memories_agent_id, newest first.
+func (s *SQLite) PruneAutoSaved(ctx context.Context, agentID string, keep, batch int) (int, error) {
+	return s.exec(ctx, `DELETE FROM memories WHERE rowid IN (SELECT rowid FROM (SELECT rowid FROM memories
+		WHERE agent_id = ? AND category = ? AND key LIKE 'user\_msg\_%' ESCAPE '\' ORDER BY rowid DESC LIMIT -1 OFFSET ?)
+		ORDER BY rowid ASC LIMIT ?)`, agentID, CategoryConversation, max(keep, 0), max(batch, 1))
+}
+
 func (s *SQLite) exec(ctx context.Context, q string, args ...any) (int, error) {
 	res, err := s.w.ExecContext(ctx, q, args...)
 	if err != nil {

@@ -12,13 +12,16 @@ import (
 )
 
 func (s *Server) registerCron(c *cron.Scheduler) {
-	s.register(api.MethodCronList, handle(api.GrantCronRead, func(ctx context.Context, peer *Peer, _ *struct{}) (api.CronListResult, error) {
-		jobs, err := c.List(ctx)
-		jobs = visibleJobs(peer.Principal(), jobs)
-		if jobs == nil {
-			jobs = []api.CronJob{}
+	s.register(api.MethodCronList, handle(api.GrantCronRead, func(ctx context.Context, peer *Peer, p *api.CronListParams) (api.CronListResult, error) {
+		if err := router.NonNegative("limit", p.Limit); err != nil {
+			return api.CronListResult{}, err
 		}
-		return api.CronListResult{Jobs: jobs}, err
+		if err := router.NonNegative("offset", p.Offset); err != nil {
+			return api.CronListResult{}, err
+		}
+		// A principal restricted by allowed_agents pages through its agents' jobs only (in the query, so
+		// offsets count what it may see).
+		return c.ListPage(ctx, peer.Principal().AgentScope(), *p)
 	}))
 	s.register(api.MethodCronGet, handle(api.GrantCronRead, func(ctx context.Context, peer *Peer, p *api.CronIDParams) (api.CronJob, error) {
 		id, err := resolveJob(ctx, c, p.ID)

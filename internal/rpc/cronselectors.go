@@ -107,22 +107,10 @@ func (s *Server) checkCronTarget(ctx context.Context, peer *Peer, target string)
 	return nil
 }
 
-// visibleJobs leaves out the jobs of agents pr's allowed_agents does not list: a job's prompt, command and
-// run outputs are that agent's work, which a principal restricted to other agents may not read.
-func visibleJobs(pr *auth.Principal, jobs []api.CronJob) []api.CronJob {
-	if pr == nil || pr.Admin || pr.Agents == nil {
-		return jobs
-	}
-	out := jobs[:0:0]
-	for _, j := range jobs {
-		if pr.AllowsAgent(j.AgentAlias) {
-			out = append(out, j)
-		}
-	}
-	return out
-}
+// A job's prompt, command and run outputs are its agent's work, which a principal restricted to other agents
+// may not read: cron/list pages through pr.AgentScope()'s jobs only, and checkCronRead refuses one job.
 
-// checkCronRead refuses pr a job of an agent its allowed_agents does not list (visibleJobs' rule, for one job).
+// checkCronRead refuses pr a job of an agent its allowed_agents does not list (cron/list's rule, for one job).
 func checkCronRead(pr *auth.Principal, j api.CronJob) error {
 	if pr == nil || pr.Admin || pr.Agents == nil || pr.AllowsAgent(j.AgentAlias) {
 		return nil

@@ -162,6 +162,28 @@ func (s *CronStore) List(ctx context.Context) ([]CronJob, error) {
 	return s.queryJobs(ctx, "list", cronJobSelect+" ORDER BY next_run ASC, id ASC")
 }
 
+// ListPage returns at most limit jobs (limit > 0) from offset on, in List's order, read off the
+// idx_cron_jobs_next_run_id index. A non-nil agents keeps only the jobs whose agent_alias it lists (none when
+// it is empty), and offset counts those.
+func (s *CronStore) ListPage(ctx context.Context, agents []string, offset, limit int) ([]CronJob, error) {
+	if agents != nil && len(agents) == 0 {
+		return nil, nil
+	}
+	q, args := cronJobSelect, []any{}
+	if agents != nil {
+		// scanCronJob trims the alias it reads, so the filter compares the trimmed column too.
+		q += " WHERE trim(agent_alias, ' '||char(9,10,11,12,13)) IN (?" + strings.Repeat(",?", len(agents)-1) + ")"
+		for _, a := range agents {
+			args = append(args, a)
+		}
+	}
+	args = append(args, limit, max(offset, 0))
+	return s.queryJobs(ctx, "list page", q+listCronOrder+" LIMIT ? OFFSET ?", args...)
+}
+
+// listCronOrder is cron/list's order; idx_cron_jobs_next_run_id (cron migration 0003) holds it.
+const listCronOrder = " ORDER BY next_run ASC, id ASC"
+
 // Due returns the enabled, unclaimed jobs whose next_run is at or before now, soonest first (upstream's due
 // query: timestamps compare as text).
 func (s *CronStore) Due(ctx context.Context, now time.Time) ([]CronJob, error) {

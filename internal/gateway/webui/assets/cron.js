@@ -21,8 +21,14 @@ ZC.ready(async function () {
 
   const act = (fn) => async (...args) => { try { await fn(...args); } catch (e) { ZC.showError(e); } };
   async function load() {
-    const r = await api('GET', '/api/cron');
-    const jobs = r.jobs || (Array.isArray(r) ? r : []);
+    // cron/list answers a page at a time and says has_more with the next page's offset.
+    const jobs = [];
+    for (let offset = 0; ;) {
+      const r = await api('GET', '/api/cron?limit=1000&offset=' + offset);
+      jobs.push(...(r.jobs || (Array.isArray(r) ? r : [])));
+      if (!r.has_more || !(r.next_offset > offset)) break;
+      offset = r.next_offset;
+    }
     const box = ZC.clear($('cron-jobs'));
     if (!jobs.length) box.appendChild(el('p', { class: 'empty' }, 'No cron jobs.'));
     for (const j of jobs) {
