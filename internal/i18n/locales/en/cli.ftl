@@ -169,3 +169,4 @@ cli-completion-about = print the shell completion script (bash, zsh or fish): so
 cli-ps-about = list the turns running in the daemon: session, agent, model and elapsed time
 cli-ps-none = no turn is running
 cli-models-about = list the models a configured provider offers (OpenAI-compatible /models, Ollama /api/tags)
+cli-ps-model-override = {$model} (this session)

@@ -168,3 +168,4 @@ cli-completion-about = afficher le script de complétion du shell (bash, zsh ou 
 cli-ps-about = lister les tours en cours dans le démon : session, agent, modèle et durée écoulée
 cli-ps-none = aucun tour en cours
 cli-models-about = lister les modèles qu'offre un fournisseur configuré (/models compatible OpenAI, /api/tags d'Ollama)
+cli-ps-model-override = {$model} (cette session)
