@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/zeroclaw-go/zeroclaw/internal/cli/hint"
@@ -12,13 +13,13 @@ import (
 // script relying on them stops instead of doing something else.
 func runOnboard(_ context.Context, env Env, args []string) error {
 	if len(args) == 0 {
-		fmt.Fprintln(env.Stdout, qsOnboardDeprecated)
+		fmt.Fprintln(env.Stdout, env.Locale().T("cli-onboard-deprecated"))
 		return nil
 	}
 	if isHelpArg(args[0]) {
-		fmt.Fprintln(env.Stdout, qsOnboardDeprecated)
+		fmt.Fprintln(env.Stdout, env.Locale().T("cli-onboard-deprecated"))
 		return nil
 	}
-	return &hint.Error{Err: fmt.Errorf("onboard: %q is no longer supported: onboarding is zeroclaw quickstart", args[0]),
+	return &hint.Error{Err: errors.New(env.Locale().T("cli-onboard-unsupported", "argument", fmt.Sprintf("%q", args[0]))),
 		Hint: "zeroclaw quickstart --help", Code: 2}
 }

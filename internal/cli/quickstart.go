@@ -20,6 +20,7 @@ import (
 	"github.com/zeroclaw-go/zeroclaw/internal/api"
 	"github.com/zeroclaw-go/zeroclaw/internal/cli/hint"
 	"github.com/zeroclaw-go/zeroclaw/internal/config"
+	"github.com/zeroclaw-go/zeroclaw/internal/i18n"
 	"github.com/zeroclaw-go/zeroclaw/internal/install"
 	"github.com/zeroclaw-go/zeroclaw/internal/provider"
 	"github.com/zeroclaw-go/zeroclaw/internal/quickstart"
@@ -46,10 +47,12 @@ var qsDefaults = map[string]struct{ model, keyEnv string }{
 	config.FamilyEcho:      {"echo", ""},
 }
 
-var errQSCancelled = errors.New(qsCancelled)
+// errQSCancelled is the end of the input at a question: the quickstart stops and writes nothing.
+var errQSCancelled = errors.New("quickstart cancelled")
 
 func runQuickstart(ctx context.Context, env Env, args []string) error {
-	fs := newFlagSet(env, "quickstart", qsSynopsis)
+	loc := env.Locale()
+	fs := newFlagSet(env, "quickstart", loc.T("cli-quickstart-synopsis"))
 	configDir := configDirFlag(fs)
 	var a qsAnswers
 	fs.StringVar(&a.provider, "provider", "", "model provider: openai (or OpenAI-compatible with --uri), ollama, anthropic or echo")
@@ -72,7 +75,7 @@ func runQuickstart(ctx context.Context, env Env, args []string) error {
 		return err
 	}
 	if fs.NArg() > 0 {
-		fmt.Fprintf(fs.Output(), "quickstart: unexpected argument %q\n", fs.Arg(0))
+		fmt.Fprintln(fs.Output(), loc.T("cli-quickstart-unexpected-argument", "argument", fmt.Sprintf("%q", fs.Arg(0))))
 		return errUsage
 	}
 	set := map[string]bool{}
@@ -81,10 +84,10 @@ func runQuickstart(ctx context.Context, env Env, args []string) error {
 	if set["api-key"] {
 		set["api-key-env"], a.keyEnv = true, ""
 	}
-	p := &prompter{in: bufio.NewReader(env.Stdin), out: env.Stdout, yes: *yes}
+	p := &prompter{in: bufio.NewReader(env.Stdin), out: env.Stdout, yes: *yes, loc: loc}
 	if err := a.complete(p, set, env); err != nil {
 		if errors.Is(err, errQSCancelled) {
-			fmt.Fprintln(env.Stdout, qsCancelled)
+			fmt.Fprintln(env.Stdout, loc.T("cli-quickstart-cancelled"))
 			return nil
 		}
 		return err
@@ -99,8 +102,8 @@ func runQuickstart(ctx context.Context, env Env, args []string) error {
 	}
 	if !*noTest {
 		if err := qsTest(ctx, env, a, apiKey, *testSecs); err != nil {
-			return hint.With(fmt.Errorf(qsProviderFail+"; %s", err, qsNothingDone),
-				"check --uri, --model and the API key, or run again with --no-test")
+			return hint.With(errors.New(loc.T("cli-quickstart-provider-failed", "error", err.Error())),
+				loc.T("cli-quickstart-provider-failed-hint"))
 		}
 	}
 	return qsWrite(ctx, env, layout, a, apiKey, p, *dryRun, *yes, *configDir)
@@ -110,21 +113,22 @@ func runQuickstart(ctx context.Context, env Env, args []string) error {
 func (a *qsAnswers) complete(p *prompter, set map[string]bool, env Env) error {
 	var err error
 	if !set["provider"] {
-		if a.provider, err = p.ask(qsAskProvider, config.FamilyEcho); err != nil {
+		if a.provider, err = p.ask(p.loc.T("cli-quickstart-ask-provider"), config.FamilyEcho); err != nil {
 			return err
 		}
 	}
 	a.provider = strings.ToLower(strings.TrimSpace(a.provider))
 	d, ok := qsDefaults[a.provider]
 	if !ok {
-		return hint.With(fmt.Errorf("quickstart: unknown provider %q", a.provider), "--provider openai, ollama, anthropic or echo")
+		return hint.With(errors.New(p.loc.T("cli-quickstart-unknown-provider", "provider", fmt.Sprintf("%q", a.provider))),
+			p.loc.T("cli-quickstart-unknown-provider-hint"))
 	}
 	if !set["uri"] && (a.provider == config.FamilyOpenAI || a.provider == config.FamilyOllama) {
 		def := provider.DefaultOpenAIURI
 		if a.provider == config.FamilyOllama {
 			def = provider.DefaultOllamaURI
 		}
-		if a.uri, err = p.ask(qsAskURI, def); err != nil {
+		if a.uri, err = p.ask(p.loc.T("cli-quickstart-ask-uri"), def); err != nil {
 			return err
 		}
 		if a.uri == def {
@@ -132,7 +136,7 @@ func (a *qsAnswers) complete(p *prompter, set map[string]bool, env Env) error {
 		}
 	}
 	if !set["model"] {
-		if a.model, err = p.ask(qsAskModel, d.model); err != nil {
+		if a.model, err = p.ask(p.loc.T("cli-quickstart-ask-model"), d.model); err != nil {
 			return err
 		}
 	}
@@ -142,55 +146,58 @@ func (a *qsAnswers) complete(p *prompter, set map[string]bool, env Env) error {
 			def = "" // a local OpenAI-compatible server usually needs no key
 		}
 		if !set["api-key-env"] {
-			if a.keyEnv, err = p.ask(qsAskKeyEnv, def); err != nil {
+			if a.keyEnv, err = p.ask(p.loc.T("cli-quickstart-ask-key-env"), def); err != nil {
 				return err
 			}
 		}
 	}
 	if a.keyEnv != "" && env.Getenv(a.keyEnv) == "" {
-		return hint.With(fmt.Errorf(qsNoKey, a.keyEnv), "export "+a.keyEnv+"=...")
+		return hint.With(errors.New(p.loc.T("cli-quickstart-no-key", "variable", a.keyEnv)), "export "+a.keyEnv+"=...")
 	}
 	for tries := 0; ; tries++ {
 		if !set["agent"] {
-			if a.agent, err = p.ask(qsAskAgent, "assistant"); err != nil {
+			if a.agent, err = p.ask(p.loc.T("cli-quickstart-ask-agent"), "assistant"); err != nil {
 				return err
 			}
 		}
 		if err = config.CheckAlias(a.agent); err == nil {
 			break
 		}
-		msg := fmt.Errorf("quickstart: agent name %q is not allowed: use lowercase letters, digits and single underscores, starting and ending with a letter or digit", a.agent)
+		msg := p.loc.T("cli-quickstart-bad-agent-name", "name", fmt.Sprintf("%q", a.agent))
 		if set["agent"] || p.yes || tries == 2 {
-			return hint.With(msg, "--agent my_agent")
+			return hint.With(errors.New(msg), "--agent my_agent")
 		}
-		fmt.Fprintf(p.out, "%v (e.g. my_agent)\n", msg)
+		fmt.Fprintln(p.out, p.loc.T("cli-quickstart-bad-agent-name-again", "message", msg, "example", "my_agent"))
 	}
 	if !set["preset"] {
-		if a.preset, err = p.ask(qsAskPreset, "balanced"); err != nil {
+		if a.preset, err = p.ask(p.loc.T("cli-quickstart-ask-preset"), "balanced"); err != nil {
 			return err
 		}
 	}
 	if quickstart.RiskPresetName(a.preset) == "" {
-		return hint.With(fmt.Errorf("quickstart: unknown preset %q", a.preset), "--preset strict, balanced or open")
+		return hint.With(errors.New(p.loc.T("cli-quickstart-unknown-preset", "preset", fmt.Sprintf("%q", a.preset))),
+			p.loc.T("cli-quickstart-unknown-preset-hint"))
 	}
 	if !set["pair"] {
-		if a.pair, err = p.confirm(qsAskPair, false); err != nil {
+		if a.pair, err = p.confirm(p.loc.T("cli-quickstart-ask-pair"), false); err != nil {
 			return err
 		}
 	}
 	if !set["install-service"] {
-		if a.service, err = p.confirm(qsAskService, false); err != nil {
+		if a.service, err = p.confirm(p.loc.T("cli-quickstart-ask-service"), false); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// prompter asks questions on out and reads the answers line by line from in (a terminal or a pipe).
+// prompter asks questions on out and reads the answers line by line from in (a terminal or a pipe), in loc's
+// language (nil: English).
 type prompter struct {
 	in  *bufio.Reader
 	out io.Writer
 	yes bool // take every default without asking
+	loc *i18n.Localizer
 }
 
 // ask returns the answer, def when it is empty; the end of the input is errQSCancelled.
@@ -231,22 +238,23 @@ func readLine(r *bufio.Reader, max int) (string, error) {
 	}
 }
 
+// confirm asks a yes/no question. y and yes always answer yes, and so do the locale's own words
+// (cli-quickstart-yes-words: o and oui in French).
 func (p *prompter) confirm(question string, def bool) (bool, error) {
-	d := "y/N"
+	d := p.loc.T("cli-quickstart-default-no")
 	if def {
-		d = "Y/n"
+		d = p.loc.T("cli-quickstart-default-yes")
 	}
 	ans, err := p.ask(question+" ("+d+")", "")
 	if err != nil {
 		return false, err
 	}
-	switch strings.ToLower(ans) {
-	case "":
+	ans = strings.ToLower(ans)
+	if ans == "" {
 		return def, nil
-	case "y", "yes", "o", "oui":
-		return true, nil
 	}
-	return false, nil
+	words := append([]string{"y", "yes"}, strings.Split(p.loc.T("cli-quickstart-yes-words"), ",")...)
+	return slices.ContainsFunc(words, func(w string) bool { return strings.TrimSpace(strings.ToLower(w)) == ans }), nil
 }
 
 // qsTest sends the provider one small request; every byte it may send back is bounded.
@@ -254,12 +262,13 @@ func qsTest(ctx context.Context, env Env, a qsAnswers, apiKey string, secs int) 
 	if secs <= 0 {
 		secs = 30
 	}
-	fmt.Fprintf(env.Stdout, qsTesting+"\n", a.provider)
+	loc := env.Locale()
+	fmt.Fprintln(env.Stdout, loc.T("cli-quickstart-testing", "provider", a.provider))
 	ctx, cancel := context.WithTimeout(ctx, time.Duration(secs)*time.Second)
 	defer cancel()
 	pr, err := provider.New(provider.Settings{Family: a.provider, Alias: "quickstart", URI: a.uri, APIKey: apiKey,
 		Model: a.model, TimeoutSecs: secs, MaxRetries: -1, MaxTokens: 64,
-		Client: &http.Client{Transport: cappedTransport{max: qsTestMaxBody}}})
+		Client: &http.Client{Transport: cappedTransport{max: qsTestMaxBody, tooLarge: errors.New(loc.T("cli-quickstart-answer-too-large"))}}})
 	if err != nil {
 		return err
 	}
@@ -274,32 +283,35 @@ func qsTest(ctx context.Context, env Env, a qsAnswers, apiKey string, secs int) 
 	if len(answer) > 80 {
 		answer = answer[:80] + "…"
 	}
-	fmt.Fprintf(env.Stdout, qsTestOK+"\n", fmt.Sprintf("%q", answer))
+	fmt.Fprintln(env.Stdout, loc.T("cli-quickstart-test-ok", "answer", fmt.Sprintf("%q", answer)))
 	return nil
 }
 
-// cappedTransport fails a response body once it passes max bytes, so a provider cannot make the test hold more.
-type cappedTransport struct{ max int64 }
+// cappedTransport fails a response body with tooLarge once it passes max bytes, so a provider cannot make the
+// test hold more.
+type cappedTransport struct {
+	max      int64
+	tooLarge error
+}
 
 func (t cappedTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	resp, err := http.DefaultTransport.RoundTrip(r)
 	if err != nil {
 		return nil, err
 	}
-	resp.Body = &cappedBody{rc: resp.Body, left: t.max}
+	resp.Body = &cappedBody{rc: resp.Body, left: t.max, tooLarge: t.tooLarge}
 	return resp, nil
 }
 
 type cappedBody struct {
-	rc   io.ReadCloser
-	left int64
+	rc       io.ReadCloser
+	left     int64
+	tooLarge error
 }
-
-var errBodyTooLarge = errors.New("the provider's answer is larger than the quickstart test accepts (1 MiB)")
 
 func (b *cappedBody) Read(p []byte) (int, error) {
 	if b.left <= 0 {
-		return 0, errBodyTooLarge
+		return 0, b.tooLarge
 	}
 	if int64(len(p)) > b.left {
 		p = p[:b.left]
@@ -372,6 +384,7 @@ func sameProvider(cfg *config.Config, a qsAnswers, apiKey string) string {
 // qsWrite previews the change, shows it, asks, and writes it: through the running daemon when one answers,
 // else to the file under the install lock.
 func qsWrite(ctx context.Context, env Env, layout install.Layout, a qsAnswers, apiKey string, p *prompter, dryRun, yes bool, configDir string) error {
+	loc := env.Locale()
 	path := layout.ConfigPath()
 	c, err := connect(ctx, layout.Endpoint(env.Getenv), nil)
 	daemon := err == nil
@@ -385,7 +398,8 @@ func qsWrite(ctx context.Context, env Env, layout install.Layout, a qsAnswers, a
 		if err != nil {
 			var le *install.LockedError
 			if errors.As(err, &le) {
-				return hint.With(fmt.Errorf("quickstart: a daemon (pid %d) holds %s but did not answer at its endpoint", le.PID, layout.Root), "zeroclaw status, then try again")
+				return hint.With(errors.New(loc.T("cli-quickstart-daemon-silent", "pid", le.PID, "root", layout.Root)),
+					loc.T("cli-quickstart-daemon-silent-hint"))
 			}
 			return fmt.Errorf("quickstart: %w", err)
 		}
@@ -431,19 +445,19 @@ func qsWrite(ctx context.Context, env Env, layout install.Layout, a qsAnswers, a
 		return qsProblems(env, plan.Errors)
 	}
 	if !pv.Changed() {
-		fmt.Fprintln(env.Stdout, qsNoChange)
+		fmt.Fprintln(env.Stdout, loc.T("cli-quickstart-no-change"))
 		return nil
 	}
-	fmt.Fprintf(env.Stdout, "--- %s\n+++ %s (after quickstart)\n", layout.ConfigPath(), layout.ConfigPath())
+	fmt.Fprintf(env.Stdout, "--- %s\n+++ %s\n", layout.ConfigPath(), loc.T("cli-quickstart-diff-after", "path", layout.ConfigPath()))
 	writeDiff(env.Stdout, pv.Before, pv.After, 2)
 	if dryRun {
-		fmt.Fprintln(env.Stdout, qsDryRun)
+		fmt.Fprintln(env.Stdout, loc.T("cli-quickstart-dry-run"))
 		return nil
 	}
 	if !yes {
-		ok, err := p.confirm(fmt.Sprintf(qsAskConfirm, layout.ConfigPath()), false)
+		ok, err := p.confirm(loc.T("cli-quickstart-ask-confirm", "path", layout.ConfigPath()), false)
 		if err != nil || !ok {
-			fmt.Fprintln(env.Stdout, qsCancelled)
+			fmt.Fprintln(env.Stdout, loc.T("cli-quickstart-cancelled"))
 			return nil
 		}
 	}
@@ -454,17 +468,18 @@ func qsWrite(ctx context.Context, env Env, layout install.Layout, a qsAnswers, a
 		res, err = b.Apply(ctx, sub, pv.Before, nil)
 	}
 	if err != nil {
-		return hint.With(fmt.Errorf("quickstart: %w; %s", err, qsNothingDone), "zeroclaw quickstart --dry-run")
+		return hint.With(errors.New(loc.T("cli-quickstart-apply-failed", "error", err.Error())), "zeroclaw quickstart --dry-run")
 	}
 	if res.Kind != api.QuickstartKindApplied || res.Agent == nil {
 		return qsProblems(env, res.Errors)
 	}
-	fmt.Fprintf(env.Stdout, qsWritten+"\n", res.Agent.Alias, res.Agent.ModelProvider, res.Agent.RiskProfile,
-		layout.ConfigPath(), layout.ConfigPath()+".bak")
+	fmt.Fprintln(env.Stdout, loc.T("cli-quickstart-written", "agent", fmt.Sprintf("%q", res.Agent.Alias),
+		"provider", res.Agent.ModelProvider, "risk", res.Agent.RiskProfile, "path", layout.ConfigPath(),
+		"backup", layout.ConfigPath()+".bak"))
 	if daemon {
-		fmt.Fprintln(env.Stdout, qsViaDaemon)
+		fmt.Fprintln(env.Stdout, loc.T("cli-quickstart-via-daemon"))
 	}
-	fmt.Fprintf(env.Stdout, qsNextSteps+"\n", res.Agent.Alias)
+	fmt.Fprintln(env.Stdout, loc.T("cli-quickstart-next-steps", "command", `zeroclaw agent --agent `+res.Agent.Alias+` -m "hello"`))
 	return qsAfter(ctx, env, a, daemon, configDir)
 }
 
@@ -480,7 +495,7 @@ func qsAfter(ctx context.Context, env Env, a qsAnswers, daemon bool, configDir s
 				return err
 			}
 		} else {
-			fmt.Fprintln(env.Stdout, qsPairLater)
+			fmt.Fprintln(env.Stdout, env.Locale().T("cli-quickstart-pair-later"))
 		}
 	}
 	if a.service {
@@ -497,5 +512,5 @@ func qsProblems(env Env, errs []api.QuickstartError) error {
 		}
 		fmt.Fprintf(env.Stderr, "  %s%s: %s\n", e.Step, field, e.Message)
 	}
-	return hint.With(fmt.Errorf("quickstart: the answers cannot be applied; %s", qsNothingDone), "zeroclaw quickstart --help")
+	return hint.With(errors.New(env.Locale().T("cli-quickstart-cannot-apply")), "zeroclaw quickstart --help")
 }

@@ -65,3 +65,45 @@ func TestApprovalPromptInFrench(t *testing.T) {
 		t.Fatalf("the approved command did not run: %v %q", err, b)
 	}
 }
+
+// LANG=fr_FR.UTF-8 zeroclaw quickstart asks its five questions in French through a pipe, "o" (oui) confirms
+// the write, and the agent it made answers; a wrong preset is refused in French; LC_ALL=C asks in English.
+func TestQuickstartInFrench(t *testing.T) {
+	t.Parallel()
+	h := home(t)
+	fr := env(h, "LANG=fr_FR.UTF-8")
+	out := runOK(t, fr, "echo\n\naide\nbalanced\nn\nn\no\n", "quickstart")
+	for _, want := range []string{"Fournisseur de modèles (openai, ollama, anthropic, echo) [echo]: ",
+		"Modèle [echo]: ", "Nom de l'agent [assistant]: ", "Préréglage de risque : strict (demande avant chaque appel risqué)",
+		"Appairer un appareil (téléphone, navigateur) avec la passerelle après la configuration ? (o/N): ",
+		"Installer le démon comme service utilisateur ? (o/N): ", "Test de echo par une requête...",
+		"Le fournisseur a répondu : ", "(après le quickstart)", "Écrire ces changements dans ",
+		`Quickstart terminé : l'agent "aide" utilise echo.default avec le profil de risque balanced`,
+		`Ensuite : zeroclaw agent --agent aide -m "hello"`} {
+		if !strings.Contains(out, want) {
+			t.Fatalf("the French quickstart does not show %q:\n%s", want, out)
+		}
+	}
+	for _, english := range []string{"Model provider", "Agent name", "Write these changes", "Quickstart complete"} {
+		if strings.Contains(out, english) {
+			t.Fatalf("the French quickstart shows %q:\n%s", english, out)
+		}
+	}
+	raw, err := os.ReadFile(filepath.Join(h, ".zeroclaw", "config.toml"))
+	if err != nil || !strings.Contains(string(raw), "[agents.aide]") {
+		t.Fatalf("config.toml after \"o\": %v\n%s", err, raw)
+	}
+	if out := runOK(t, env(h), "", "agent", "--agent", "aide", "-m", "bonjour"); !strings.Contains(out, "bonjour") {
+		t.Fatalf("the new agent: %q", out)
+	}
+
+	_, errOut, code := run(t, fr, "echo\n\nautre\nprudent\n", "quickstart")
+	if code == 0 || !strings.Contains(errOut, `Erreur : quickstart : préréglage inconnu "prudent"`) ||
+		!strings.Contains(errOut, "Essayez : --preset strict, balanced ou open") {
+		t.Fatalf("a wrong preset in French: exit %d\n%s", code, errOut)
+	}
+	out = runOK(t, env(h, "LANG=fr_FR.UTF-8", "LC_ALL=C"), "echo\n", "quickstart", "--dry-run")
+	if !strings.Contains(out, "Model provider (openai") || !strings.Contains(out, "Quickstart cancelled. No config written.") {
+		t.Fatalf("LC_ALL=C:\n%s", out)
+	}
+}

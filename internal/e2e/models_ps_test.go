@@ -1,11 +1,14 @@
 package e2e
 
 import (
+	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -141,4 +144,99 @@ func TestPsShowsRunningTurn(t *testing.T) {
 	if out, errOut, code := run(t, env(h), "", "ps"); code != 0 || out != "" || !strings.Contains(errOut, "no turn is running") {
 		t.Fatalf("ps after the turn: exit %d %q %q", code, out, errOut)
 	}
+}
+
+// A session whose model was switched for it alone (session/configure, as /model in the chat does) shows in ps
+// with that model, marked as the session's own, while another session of the same agent shows the agent's.
+// The provider saw the overridden model, so ps says what really runs.
+func TestPsShowsSessionModelOverride(t *testing.T) {
+	t.Parallel()
+	release := make(chan struct{})
+	var mu sync.Mutex
+	models := map[string]bool{}
+	backend := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var body struct {
+			Model string `json:"model"`
+		}
+		_ = json.NewDecoder(io.LimitReader(r.Body, 1<<20)).Decode(&body)
+		mu.Lock()
+		models[body.Model] = true
+		mu.Unlock()
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprint(w, sseChunk("thinking… "))
+		w.(http.Flusher).Flush()
+		select {
+		case <-release:
+		case <-r.Context().Done():
+			return
+		}
+		fmt.Fprint(w, sseChunk("done")+"data: [DONE]\n\n")
+	}))
+	defer backend.Close()
+	defer close(release)
+	h, _ := homeWithOpenAI(t, "slow", backend.URL)
+	d := start(t, env(h), "daemon")
+	waitSocket(t, d, agentSock(h))
+
+	c := dialStream(t, agentSock(h))
+	for i, id := range []string{"ps-own-model", "ps-agent-model"} {
+		c.Request("session/new", map[string]any{"session_id": id}, 10+i)
+		c.Result(10 + i)
+	}
+	c.Request("session/configure", map[string]any{"session_id": "ps-own-model", "overrides": map[string]any{"model": "m-big"}}, 20)
+	if r := c.Result(20); fmt.Sprint(r["overrides"]) != "map[model:m-big]" {
+		t.Fatalf("session/configure: %v", r)
+	}
+	for i, id := range []string{"ps-own-model", "ps-agent-model"} {
+		c.Request("session/prompt", map[string]any{"session_id": id, "prompt": "take your time"}, 30+i)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		mu.Lock()
+		n := len(models)
+		mu.Unlock()
+		if n == 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the provider saw the models %v", models)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	mu.Lock()
+	if !models["m-big"] || !models["m"] {
+		t.Fatalf("the provider saw the models %v, want m-big and m", models)
+	}
+	mu.Unlock()
+	out := runOK(t, env(h, "COLUMNS=200"), "", "ps")
+	if !regexp.MustCompile(`(?m)^ps-own-model\s+default\s+openai\.slow/m-big \(this session\)\s+\S+\s+\d+(m\d+)?s$`).MatchString(out) ||
+		!regexp.MustCompile(`(?m)^ps-agent-model\s+default\s+openai\.slow/m\s+\S+\s+\d+(m\d+)?s$`).MatchString(out) {
+		t.Fatalf("ps:\n%s", out)
+	}
+	out = runOK(t, env(h), "", "ps", "--json")
+	var got struct {
+		Turns []psTurn `json:"turns"`
+	}
+	if err := json.Unmarshal([]byte(out), &got); err != nil || len(got.Turns) != 2 {
+		t.Fatalf("ps --json: %v\n%s", err, out)
+	}
+	for _, tr := range got.Turns {
+		want := psTurn{SessionID: tr.SessionID, Model: "openai.slow/m"}
+		if tr.SessionID == "ps-own-model" {
+			want.Model, want.ModelOverride = "openai.slow/m-big", true
+		}
+		if tr.Model != want.Model || tr.ModelOverride != want.ModelOverride {
+			t.Fatalf("ps --json: %+v, want %+v", tr, want)
+		}
+	}
+	out = runOK(t, env(h, "LANG=fr_FR.UTF-8", "COLUMNS=200"), "", "ps")
+	if !strings.Contains(out, "openai.slow/m-big (cette session)") {
+		t.Fatalf("ps in French:\n%s", out)
+	}
+}
+
+type psTurn struct {
+	SessionID     string `json:"session_id"`
+	Model         string `json:"model"`
+	ModelOverride bool   `json:"model_override"`
 }

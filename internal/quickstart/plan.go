@@ -130,41 +130,51 @@ func (p *planner) badMode(step string, sel api.Selector) {
 	p.fail(step, "mode", "mode must be \"existing\" or \"fresh\", got %q", sel.Mode)
 }
 
-func (p *planner) runtime(sel api.Selector) (string, bool) {
+// choose is the first planning step of every single-choice selector: an existing choice gives its alias or
+// reference (isExisting), a fresh one is decoded into v. A bad mode or value is the step's error (ok false).
+func (p *planner) choose(step string, sel api.Selector, v any) (ref string, isExisting, ok bool) {
+	var err error
 	switch sel.Mode {
 	case api.SelectExisting:
-		name, err := existing(sel)
-		if err != nil {
-			p.fail(api.QuickstartStepRuntimeProfile, "", "%s", err)
-			return "", false
+		if ref, err = existing(sel); err == nil {
+			return ref, true, true
 		}
-		p.fail(api.QuickstartStepRuntimeProfile, "", "no `%s` profile configured", name)
-		return "", false
 	case api.SelectFresh:
-		var name string
-		if err := fresh(sel, &name); err != nil {
-			p.fail(api.QuickstartStepRuntimeProfile, "", "%s", err)
-			return "", false
+		if err = fresh(sel, v); err == nil {
+			return "", false, true
 		}
-		if !slices.ContainsFunc(runtimePresets, func(r api.QuickstartPreset) bool { return r.PresetName == name }) {
-			p.fail(api.QuickstartStepRuntimeProfile, "", "unknown runtime preset `%s`", name)
-			return "", false
-		}
-		return name, true
+	default:
+		p.badMode(step, sel)
+		return "", false, false
 	}
-	p.badMode(api.QuickstartStepRuntimeProfile, sel)
-	return "", false
+	p.fail(step, "", "%s", err)
+	return "", false, false
+}
+
+func (p *planner) runtime(sel api.Selector) (string, bool) {
+	var name string
+	ref, isExisting, ok := p.choose(api.QuickstartStepRuntimeProfile, sel, &name)
+	switch {
+	case !ok:
+		return "", false
+	case isExisting:
+		p.fail(api.QuickstartStepRuntimeProfile, "", "no `%s` profile configured", ref)
+		return "", false
+	case !slices.ContainsFunc(runtimePresets, func(r api.QuickstartPreset) bool { return r.PresetName == name }):
+		p.fail(api.QuickstartStepRuntimeProfile, "", "unknown runtime preset `%s`", name)
+		return "", false
+	}
+	return name, true
 }
 
 func (p *planner) provider(sel api.Selector) (string, bool) {
 	const step = api.QuickstartStepModelProvider
-	switch sel.Mode {
-	case api.SelectExisting:
-		ref, err := existing(sel)
-		if err != nil {
-			p.fail(step, "", "%s", err)
-			return "", false
-		}
+	var mp api.QuickstartModelProvider
+	ref, isExisting, ok := p.choose(step, sel, &mp)
+	if !ok {
+		return "", false
+	}
+	if isExisting {
 		fam, alias, ok := strings.Cut(ref, ".")
 		if !ok || fam == "" || alias == "" {
 			p.fail(step, "", "`%s` is not a `<type>.<alias>` reference", ref)
@@ -175,15 +185,6 @@ func (p *planner) provider(sel api.Selector) (string, bool) {
 			return "", false
 		}
 		return ref, true
-	case api.SelectFresh:
-	default:
-		p.badMode(step, sel)
-		return "", false
-	}
-	var mp api.QuickstartModelProvider
-	if err := fresh(sel, &mp); err != nil {
-		p.fail(step, "", "%s", err)
-		return "", false
 	}
 	if strings.TrimSpace(mp.ProviderType) == "" || strings.TrimSpace(mp.Alias) == "" || strings.TrimSpace(mp.Model) == "" {
 		p.fail(step, "", "provider type, alias, and model are required")
@@ -199,7 +200,7 @@ func (p *planner) provider(sel api.Selector) (string, bool) {
 		return "", false
 	}
 	fam := t.row.Kind
-	ref := fam + "." + mp.Alias
+	ref = fam + "." + mp.Alias
 	if _, exists := p.cfg.Providers.Models[fam][mp.Alias]; exists {
 		p.fail(step, "alias", "alias `%s` already exists", ref)
 		return "", false
@@ -230,27 +231,17 @@ func (p *planner) provider(sel api.Selector) (string, bool) {
 
 func (p *planner) risk(sel api.Selector) (string, bool) {
 	const step = api.QuickstartStepRiskProfile
-	switch sel.Mode {
-	case api.SelectExisting:
-		name, err := existing(sel)
-		if err != nil {
-			p.fail(step, "", "%s", err)
-			return "", false
-		}
-		if _, ok := p.cfg.RiskProfiles[name]; !ok {
-			p.fail(step, "", "no `%s` profile configured", name)
-			return "", false
-		}
-		return name, true
-	case api.SelectFresh:
-	default:
-		p.badMode(step, sel)
+	var name string
+	ref, isExisting, ok := p.choose(step, sel, &name)
+	if !ok {
 		return "", false
 	}
-	var name string
-	if err := fresh(sel, &name); err != nil {
-		p.fail(step, "", "%s", err)
-		return "", false
+	if isExisting {
+		if _, ok := p.cfg.RiskProfiles[ref]; !ok {
+			p.fail(step, "", "no `%s` profile configured", ref)
+			return "", false
+		}
+		return ref, true
 	}
 	i := slices.IndexFunc(riskPresets, func(r riskPreset) bool { return r.row.PresetName == name })
 	if i < 0 {
@@ -270,13 +261,12 @@ func (p *planner) risk(sel api.Selector) (string, bool) {
 // memory returns the agent's memory.backend to write ("" : none to write, the global backend applies).
 func (p *planner) memory(sel api.Selector) (string, bool) {
 	const step = api.QuickstartStepMemory
-	switch sel.Mode {
-	case api.SelectExisting:
-		ref, err := existing(sel)
-		if err != nil {
-			p.fail(step, "", "%s", err)
-			return "", false
-		}
+	var kind string
+	ref, isExisting, ok := p.choose(step, sel, &kind)
+	if !ok {
+		return "", false
+	}
+	if isExisting {
 		kind, alias, _ := strings.Cut(ref, ".")
 		if _, ok := p.cfg.Storage.Postgres[alias]; kind != "postgres" || !ok {
 			p.fail(step, "", "no `storage.%s` configured", ref)
@@ -287,15 +277,6 @@ func (p *planner) memory(sel api.Selector) (string, bool) {
 			return "", false
 		}
 		return "postgres", true
-	case api.SelectFresh:
-	default:
-		p.badMode(step, sel)
-		return "", false
-	}
-	var kind string
-	if err := fresh(sel, &kind); err != nil {
-		p.fail(step, "", "%s", err)
-		return "", false
 	}
 	switch kind {
 	case "sqlite", "markdown", "none":

@@ -7,6 +7,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/zeroclaw-go/zeroclaw/internal/channel/telegram/tgfake"
 )
 
 // qsSubmission is a complete submission creating agent name on a fresh echo provider alias.
@@ -216,13 +219,18 @@ func TestQuickstartZerocodeShapes(t *testing.T) {
 // A submission with a fresh Telegram channel and a peer group: the channel is created enabled with its token
 // (stored enc2:, never shown), the agent binds it, the peer group lets the listed peer talk to that agent; the
 // channel then counts as assigned, and binding it to a second agent is refused. A malformed token is refused.
+// The bot never reaches api.telegram.org: the first daemon runs on the JSONL session backend (an in-memory
+// override), where no channel starts; the channel's api_base_url is then set to the loopback Bot API fake, and
+// a second daemon on the same install polls that fake and answers the listed peer there.
 func TestQuickstartTelegramChannel(t *testing.T) {
 	t.Parallel()
-	d := Start(t)
+	token := "123456789:AAH" + strings.Repeat("x", 32)
+	fake := tgfake.Start(token)
+	defer fake.Close()
+	d := Start(t, WithEnv("ZEROCLAW_channels__session_backend=jsonl"))
 	cfgPath := filepath.Join(d.ConfigDir, "config.toml")
 	c := d.Dial(t)
 	c.Initialize()
-	token := "123456789:AAH" + strings.Repeat("x", 32)
 	sub := qsSubmission("qs", "helper")
 	s := sub["submission"].(map[string]any)
 	s["channels"] = []any{map[string]any{"mode": "fresh", "value": map[string]any{"channel_type": "telegram", "alias": "main",
@@ -258,6 +266,26 @@ func TestQuickstartTelegramChannel(t *testing.T) {
 	r = mustResult(t, call(t, c, 4, "quickstart/validate", again))
 	if r["kind"] != "errors" || !strings.Contains(string(mustJSON(t, r)), "already bound to agent `helper`") {
 		t.Fatalf("binding a bound channel: %v", r)
+	}
+	mustResult(t, call(t, c, 5, "config/set", map[string]any{"prop": "channels.telegram.main.api_base_url", "value": fake.URL()}))
+	if st := mustResult(t, call(t, c, 6, "status", map[string]any{})); st["channels"] != nil {
+		t.Fatalf("a channel runs on the JSONL backend: %v", st["channels"])
+	}
+	if err := d.Stop(); err != nil {
+		t.Fatal(err)
+	}
+
+	StartOn(t, d.ConfigDir)
+	fake.SendText(7, "alice", "hello from telegram")
+	deadline := time.Now().Add(30 * time.Second)
+	for len(fake.Sent()) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("no answer on the fake after %d polls", fake.Polls())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if m := fake.Sent()[0]; m.ChatID != 7 || !strings.Contains(m.Text, "hello from telegram") || fake.Polls() == 0 {
+		t.Fatalf("the answer: %+v after %d polls", m, fake.Polls())
 	}
 }
 

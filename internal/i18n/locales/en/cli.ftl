@@ -169,3 +169,55 @@ cli-completion-about = print the shell completion script (bash, zsh or fish): so
 cli-ps-about = list the turns running in the daemon: session, agent, model and elapsed time
 cli-ps-none = no turn is running
 cli-models-about = list the models a configured provider offers (OpenAI-compatible /models, Ollama /api/tags)
+cli-ps-model-override = {$model} (this session)
+
+## zeroclaw quickstart and onboard: questions, progress and errors
+cli-quickstart-synopsis = [flags]
+
+    Sets up a working agent in five questions: the model provider (openai for OpenAI or any OpenAI-compatible
+    server by its --uri, ollama, anthropic, or the offline echo), its model, the agent's name, the risk preset
+    (strict, balanced or open) and whether to pair a device and install the service. Every answer has a flag;
+    questions without one are asked on the terminal, or read line by line from a pipe. The provider is tested
+    with one real request before anything is written. An existing config.toml is edited in place (comments and
+    everything else kept, the previous file saved as config.toml.bak), and the change is shown and confirmed
+    first; --dry-run only shows it.
+cli-quickstart-ask-provider = Model provider (openai, ollama, anthropic, echo)
+cli-quickstart-ask-uri = Base URL of the API (a local OpenAI-compatible server works too)
+cli-quickstart-ask-model = Model
+cli-quickstart-ask-key-env = Environment variable holding the API key
+cli-quickstart-ask-agent = Agent name
+cli-quickstart-ask-preset = Risk preset: strict (asks before every risky call), balanced (uses its workspace tools, asks for the rest), open (no questions)
+cli-quickstart-ask-pair = Pair a device (phone, browser) with the gateway after setup?
+cli-quickstart-ask-service = Install the daemon as a user service?
+cli-quickstart-ask-confirm = Write these changes to {$path}?
+# How a yes/no question shows its default, and the words that answer yes (y and yes are always understood).
+cli-quickstart-default-no = y/N
+cli-quickstart-default-yes = Y/n
+cli-quickstart-yes-words = y,yes
+cli-quickstart-testing = Testing {$provider} with one request...
+cli-quickstart-test-ok = The provider answered: {$answer}
+cli-quickstart-answer-too-large = the provider's answer is larger than the quickstart test accepts (1 MiB)
+cli-quickstart-no-change = Nothing to change.
+cli-quickstart-diff-after = {$path} (after quickstart)
+cli-quickstart-dry-run = (dry run: nothing was written)
+cli-quickstart-cancelled = Quickstart cancelled. No config written.
+cli-quickstart-written = Quickstart complete: agent {$agent} uses {$provider} with the {$risk} risk profile ({$path}; the previous file is {$backup}).
+cli-quickstart-next-steps = Next: {$command}
+cli-quickstart-pair-later = To pair a device, start the daemon (zeroclaw daemon) and run: zeroclaw pair code
+cli-quickstart-via-daemon = (a daemon is running: the change was applied through it)
+cli-quickstart-provider-failed = the provider test failed: {$error}; nothing on disk was changed
+cli-quickstart-provider-failed-hint = check --uri, --model and the API key, or run again with --no-test
+cli-quickstart-no-key = {$variable} is not set: export your API key in it, or name another variable with --api-key-env
+cli-quickstart-unexpected-argument = quickstart: unexpected argument {$argument}
+cli-quickstart-unknown-provider = quickstart: unknown provider {$provider}
+cli-quickstart-unknown-provider-hint = --provider openai, ollama, anthropic or echo
+cli-quickstart-bad-agent-name = quickstart: agent name {$name} is not allowed: use lowercase letters, digits and single underscores, starting and ending with a letter or digit
+cli-quickstart-bad-agent-name-again = {$message} (e.g. {$example})
+cli-quickstart-unknown-preset = quickstart: unknown preset {$preset}
+cli-quickstart-unknown-preset-hint = --preset strict, balanced or open
+cli-quickstart-daemon-silent = quickstart: a daemon (pid {$pid}) holds {$root} but did not answer at its endpoint
+cli-quickstart-daemon-silent-hint = zeroclaw status, then try again
+cli-quickstart-apply-failed = quickstart: {$error}; nothing on disk was changed
+cli-quickstart-cannot-apply = quickstart: the answers cannot be applied; nothing on disk was changed
+cli-onboard-deprecated = zeroclaw onboard is deprecated and does nothing: run zeroclaw quickstart (it edits an existing config in place, after showing the change).
+cli-onboard-unsupported = onboard: {$argument} is no longer supported: onboarding is zeroclaw quickstart

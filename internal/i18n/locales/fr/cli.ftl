@@ -168,3 +168,55 @@ cli-completion-about = afficher le script de complétion du shell (bash, zsh ou 
 cli-ps-about = lister les tours en cours dans le démon : session, agent, modèle et durée écoulée
 cli-ps-none = aucun tour en cours
 cli-models-about = lister les modèles qu'offre un fournisseur configuré (/models compatible OpenAI, /api/tags d'Ollama)
+cli-ps-model-override = {$model} (cette session)
+
+## zeroclaw quickstart et onboard : questions, progression et erreurs
+cli-quickstart-synopsis = [options]
+
+    Configure un agent qui fonctionne en cinq questions : le fournisseur de modèles (openai pour OpenAI ou tout
+    serveur compatible OpenAI désigné par --uri, ollama, anthropic, ou echo hors ligne), son modèle, le nom de
+    l'agent, le préréglage de risque (strict, balanced ou open), et s'il faut appairer un appareil et installer
+    le service. Chaque réponse a son option ; les questions sans option sont posées sur le terminal, ou lues
+    ligne par ligne depuis un tube. Le fournisseur est testé par une vraie requête avant toute écriture. Un
+    config.toml existant est modifié sur place (commentaires et reste conservés, l'ancien fichier gardé sous
+    config.toml.bak), et le changement est montré et confirmé d'abord ; --dry-run se contente de le montrer.
+cli-quickstart-ask-provider = Fournisseur de modèles (openai, ollama, anthropic, echo)
+cli-quickstart-ask-uri = URL de base de l'API (un serveur local compatible OpenAI convient aussi)
+cli-quickstart-ask-model = Modèle
+cli-quickstart-ask-key-env = Variable d'environnement qui contient la clé d'API
+cli-quickstart-ask-agent = Nom de l'agent
+cli-quickstart-ask-preset = Préréglage de risque : strict (demande avant chaque appel risqué), balanced (utilise les outils de son espace de travail, demande pour le reste), open (aucune question)
+cli-quickstart-ask-pair = Appairer un appareil (téléphone, navigateur) avec la passerelle après la configuration ?
+cli-quickstart-ask-service = Installer le démon comme service utilisateur ?
+cli-quickstart-ask-confirm = Écrire ces changements dans {$path} ?
+# Comment une question oui/non montre sa valeur par défaut, et les mots qui répondent oui (y et yes sont toujours compris).
+cli-quickstart-default-no = o/N
+cli-quickstart-default-yes = O/n
+cli-quickstart-yes-words = o,oui
+cli-quickstart-testing = Test de {$provider} par une requête...
+cli-quickstart-test-ok = Le fournisseur a répondu : {$answer}
+cli-quickstart-answer-too-large = la réponse du fournisseur dépasse ce que le test du quickstart accepte (1 Mio)
+cli-quickstart-no-change = Rien à changer.
+cli-quickstart-diff-after = {$path} (après le quickstart)
+cli-quickstart-dry-run = (essai à blanc : rien n'a été écrit)
+cli-quickstart-cancelled = Quickstart annulé. Aucune configuration écrite.
+cli-quickstart-written = Quickstart terminé : l'agent {$agent} utilise {$provider} avec le profil de risque {$risk} ({$path} ; l'ancien fichier est {$backup}).
+cli-quickstart-next-steps = Ensuite : {$command}
+cli-quickstart-pair-later = Pour appairer un appareil, démarrez le démon (zeroclaw daemon) puis lancez : zeroclaw pair code
+cli-quickstart-via-daemon = (un démon tourne : le changement a été appliqué par lui)
+cli-quickstart-provider-failed = le test du fournisseur a échoué : {$error} ; rien n'a été modifié sur le disque
+cli-quickstart-provider-failed-hint = vérifiez --uri, --model et la clé d'API, ou relancez avec --no-test
+cli-quickstart-no-key = {$variable} n'est pas définie : exportez-y votre clé d'API, ou nommez une autre variable avec --api-key-env
+cli-quickstart-unexpected-argument = quickstart : argument inattendu {$argument}
+cli-quickstart-unknown-provider = quickstart : fournisseur inconnu {$provider}
+cli-quickstart-unknown-provider-hint = --provider openai, ollama, anthropic ou echo
+cli-quickstart-bad-agent-name = quickstart : le nom d'agent {$name} n'est pas permis : utilisez des minuscules, des chiffres et des tirets bas simples, en commençant et finissant par une lettre ou un chiffre
+cli-quickstart-bad-agent-name-again = {$message} (par ex. {$example})
+cli-quickstart-unknown-preset = quickstart : préréglage inconnu {$preset}
+cli-quickstart-unknown-preset-hint = --preset strict, balanced ou open
+cli-quickstart-daemon-silent = quickstart : un démon (pid {$pid}) détient {$root} mais n'a pas répondu à son point d'accès
+cli-quickstart-daemon-silent-hint = zeroclaw status, puis réessayez
+cli-quickstart-apply-failed = quickstart : {$error} ; rien n'a été modifié sur le disque
+cli-quickstart-cannot-apply = quickstart : les réponses ne peuvent pas être appliquées ; rien n'a été modifié sur le disque
+cli-onboard-deprecated = zeroclaw onboard est obsolète et ne fait rien : lancez zeroclaw quickstart (il modifie une configuration existante sur place, après avoir montré le changement).
+cli-onboard-unsupported = onboard : {$argument} n'est plus pris en charge : la mise en route, c'est zeroclaw quickstart
