@@ -1,6 +1,7 @@
 package gateway_test
 
 import (
+	"encoding/base64"
 	"fmt"
 	"strings"
 	"testing"
@@ -66,4 +67,26 @@ func TestApprovalsSopGates(t *testing.T) {
 	if !strings.Contains(fmt.Sprint(run["failure_reason"]), "not today") {
 		t.Fatalf("cancelled run %v", run)
 	}
+}
+
+// A device that may answer tool calls (sessions:execute) but has neither sops:read nor sops:approve gets the
+// same 403 for a run parked at its gate as for one that never existed: the answer is no oracle of which run
+// ids wait on a person.
+func TestApprovalsSopGateNoOracle(t *testing.T) {
+	t.Parallel()
+	d, g, _ := startSopGatewayWith(t, "\n[permission_profiles.toolonly]\ngrants = [\"sessions:execute\"]\n", "")
+	runner := rpctest.PairWithProfile(t, d, g, "runner")
+	chatter := rpctest.PairWithProfile(t, d, g, "toolonly")
+	json := "Content-Type: application/json"
+	id := g.Do("POST", "/api/sops/deploy/run", map[string]any{}, runner, json).Want(t, 200).Body["run_id"].(string)
+	waitRun(t, g, runner, id, "waiting_approval")
+	parked := "sop." + base64.RawURLEncoding.EncodeToString([]byte(id))
+	ghost := "sop." + base64.RawURLEncoding.EncodeToString([]byte("no-such-run"))
+	for _, a := range []string{parked, ghost} {
+		r := g.Do("POST", "/api/approvals/"+a, map[string]any{"decision": "deny"}, chatter, json)
+		if r.Code != 403 || !strings.Contains(string(r.Raw), "sops:approve") {
+			t.Fatalf("answering %s without sops:approve: %d %s", a, r.Code, r.Raw)
+		}
+	}
+	waitRun(t, g, runner, id, "waiting_approval")
 }

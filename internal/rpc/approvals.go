@@ -80,6 +80,11 @@ func (s *Server) registerApprovals(m *session.Manager) {
 			res.Acknowledged = true
 			return res, nil
 		}
+		// The grant before the lookup: a 404 for a run not parked and a 403 for one that is would tell a
+		// principal without sops:approve (nor sops:read) which run ids wait at a gate.
+		if !p.Principal().Allows(api.GrantSopsApprove) {
+			return res, forbidden(api.GrantSopsApprove)
+		}
 		method := map[string]string{api.DecisionSopApprove: api.MethodSopsApprove, api.DecisionSopDeny: api.MethodSopsDeny}[params.Decision]
 		if method == "" {
 			return res, notOffered(params.Decision, []string{api.DecisionSopApprove, api.DecisionSopDeny})
