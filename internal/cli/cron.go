@@ -68,6 +68,9 @@ func cronList(ctx context.Context, env Env, args []string) error {
 		}
 	}
 	if *asJSON {
+		if res.Jobs == nil {
+			res.Jobs = []api.CronJob{} // no jobs is an empty list, never null
+		}
 		return printJSON(env, res.Jobs)
 	}
 	if len(res.Jobs) == 0 {
