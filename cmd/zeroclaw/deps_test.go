@@ -52,7 +52,7 @@ var imports = map[string][]string{
 	"internal/install":                   {"golang.org/x/sys/unix", "golang.org/x/sys/windows"},
 	"internal/store":                     {"internal/atomicfile", "internal/dbfile", "internal/groupcommit", "modernc.org/sqlite", "modernc.org/sqlite/lib"},
 	"internal/tools":                     {"internal/atomicfile", "internal/dbfile", "internal/memory", "internal/visible", "golang.org/x/sys/unix", "internal/api"},
-	"internal/memory":                    {"internal/api", "internal/config", "internal/groupcommit", "internal/store", "github.com/jackc/pgx/v5/pgconn"},
+	"internal/memory":                    {"internal/api", "internal/config", "internal/groupcommit", "internal/store", "internal/pgdb"},
 	"internal/pgdb":                      {"github.com/jackc/pgx/v5/pgconn"},
 	"internal/pgdb/pgtest":               {"internal/pgdb"},
 	"internal/lease":                     {"internal/pgdb"},

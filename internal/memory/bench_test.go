@@ -107,7 +107,7 @@ func BenchmarkRecall100k(b *testing.B) {
 			benchRun(b, func(ctx context.Context) error {
 				var args pgArgs
 				tsq := tsQuery(benchQuery, &args)
-				_, err := p.pool.query(ctx, `SELECT id, ts_rank_cd(to_tsvector('simple', content), `+tsq+`) AS s FROM `+p.table+`
+				_, err := p.pool.Query(ctx, `SELECT id, ts_rank_cd(to_tsvector('simple', content), `+tsq+`) AS s FROM `+p.table+`
 					WHERE to_tsvector('simple', content) @@ `+tsq+` ORDER BY s DESC LIMIT 10`, args...)
 				return err
 			})
@@ -142,7 +142,7 @@ func seedBenchPostgres(b *testing.B, dsn string, n int) (*Postgres, string) {
 		[]string{"id", "key", "content", "category", "created_at", "updated_at", "namespace", "agent_id"}, pgx.CopyFromRows(rows)); err != nil {
 		b.Fatal(err)
 	}
-	if _, err := p.pool.exec(b.Context(), "ANALYZE "+p.table); err != nil {
+	if _, err := p.pool.Exec(b.Context(), "ANALYZE "+p.table); err != nil {
 		b.Fatal(err)
 	}
 	return p, a

@@ -10,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/zeroclaw-go/zeroclaw/internal/pgdb"
 )
 
 // PostgresOptions names a PostgreSQL memory table: [storage.postgres.<alias>] db_url, schema and table.
@@ -23,7 +23,7 @@ type PostgresOptions struct {
 // (<schema>.<table>, default public.memories) and <schema>.agents, rows scoped by agent_id, keyword recall with
 // PostgreSQL's own text search (the 'simple' configuration upstream indexes with).
 type Postgres struct {
-	pool          *pgPool
+	pool          *pgdb.Pool
 	table         string // quoted, schema-qualified
 	agents        string
 	schema, index string // the content text-search index, whose statistics name the common words
@@ -33,9 +33,6 @@ type Postgres struct {
 	common   map[string]bool
 	commonAt time.Time
 }
-
-// pgConnectTimeout bounds the first connection when db_url sets no connect_timeout.
-const pgConnectTimeout = 10 * time.Second
 
 var pgIdent = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`) })
 
@@ -48,28 +45,19 @@ func OpenPostgres(ctx context.Context, o PostgresOptions) (*Postgres, error) {
 			return nil, fmt.Errorf("%w: postgres %s %q: use ASCII letters, digits and underscores, not starting with a digit", ErrInvalid, id.what, id.v)
 		}
 	}
-	if strings.TrimSpace(o.URL) == "" {
-		return nil, fmt.Errorf("%w: postgres db_url is empty", ErrInvalid)
-	}
-	cfg, err := pgconn.ParseConfig(o.URL)
+	cfg, err := pgdb.ParseURL(o.URL)
 	if err != nil {
-		// The parser's message may quote the URL (and so a password): say only what is wrong.
-		return nil, fmt.Errorf("%w: db_url is not a PostgreSQL connection URL (postgres://user:password@host:port/database or key=value form)", ErrInvalid)
+		// pgdb's message never quotes the URL (it may carry a password); keep memory's error class.
+		return nil, fmt.Errorf("%w: %s", ErrInvalid, strings.TrimPrefix(err.Error(), pgdb.ErrInvalid.Error()+": "))
 	}
-	if cfg.ConnectTimeout == 0 {
-		cfg.ConnectTimeout = pgConnectTimeout
-	}
-	// Results are read as text: timestamps in the ISO style and in UTC, whatever the server's defaults.
-	cfg.RuntimeParams["datestyle"] = "ISO"
-	cfg.RuntimeParams["timezone"] = "UTC"
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	pool := newPGPool(cfg)
+	pool := pgdb.New(cfg, pgdb.Options{})
 	p := &Postgres{pool: pool, table: pgQuote(schema) + "." + pgQuote(table), agents: pgQuote(schema) + ".agents",
 		schema: schema, index: "idx_" + table + "_content_fts", now: o.Now}
 	if err := p.init(ctx, schema, table); err != nil {
-		pool.close()
+		pool.Close()
 		return nil, fmt.Errorf("memory: postgres %s.%s: %w", schema, table, err)
 	}
 	return p, nil
@@ -82,7 +70,7 @@ func (p *Postgres) Kind() string { return KindPostgres }
 
 // Close implements Backend.
 func (p *Postgres) Close() error {
-	p.pool.close()
+	p.pool.Close()
 	return nil
 }
 
@@ -92,17 +80,17 @@ func (p *Postgres) Close() error {
 // (agent_id, key) instead of unique key; rows from before it belong to the default agent), the namespace and
 // importance columns of upstream's pgvector path, and session ids in their sanitized form.
 func (p *Postgres) init(ctx context.Context, schema, table string) error {
-	tx, err := p.pool.begin(ctx)
+	tx, err := p.pool.Begin(ctx)
 	if err != nil {
 		return err
 	}
-	defer tx.rollback(context.WithoutCancel(ctx))
-	if _, err := tx.exec(ctx, "SELECT pg_advisory_xact_lock(hashtext($1))", "zeroclaw-memory:"+schema+"."+table); err != nil {
+	defer tx.Rollback(context.WithoutCancel(ctx))
+	if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock(hashtext($1))", "zeroclaw-memory:"+schema+"."+table); err != nil {
 		return err
 	}
 	ix := "idx_" + table + "_"
 	t := p.table
-	if err := tx.script(ctx, `
+	if err := tx.Script(ctx, `
 CREATE SCHEMA IF NOT EXISTS `+pgQuote(schema)+`;
 CREATE TABLE IF NOT EXISTS `+p.agents+` (
     id         TEXT PRIMARY KEY,
@@ -130,7 +118,7 @@ CREATE INDEX IF NOT EXISTS `+ix+`namespace ON `+t+`(namespace);
 CREATE INDEX IF NOT EXISTS `+ix+`agent_id ON `+t+`(agent_id);`); err != nil {
 		return fmt.Errorf("schema: %w", err)
 	}
-	rows, err := tx.query(ctx, "SELECT EXISTS (SELECT 1 FROM "+t+" WHERE agent_id IS NULL)")
+	rows, err := tx.Query(ctx, "SELECT EXISTS (SELECT 1 FROM "+t+" WHERE agent_id IS NULL)")
 	if err != nil {
 		return err
 	}
@@ -139,15 +127,15 @@ CREATE INDEX IF NOT EXISTS `+ix+`agent_id ON `+t+`(agent_id);`); err != nil {
 		if err != nil {
 			return err
 		}
-		if _, err := tx.exec(ctx, "UPDATE "+t+" SET agent_id = $1 WHERE agent_id IS NULL", def); err != nil {
+		if _, err := tx.Exec(ctx, "UPDATE "+t+" SET agent_id = $1 WHERE agent_id IS NULL", def); err != nil {
 			return err
 		}
 	}
-	if _, err := tx.exec(ctx, "ALTER TABLE "+t+" ALTER COLUMN agent_id SET NOT NULL"); err != nil {
+	if _, err := tx.Exec(ctx, "ALTER TABLE "+t+" ALTER COLUMN agent_id SET NOT NULL"); err != nil {
 		return err
 	}
 	// Constraints by what they cover, not by name: names are per schema and an older table may have its own.
-	rows, err = tx.query(ctx, `SELECT c.conname::text, c.contype::text,
+	rows, err = tx.Query(ctx, `SELECT c.conname::text, c.contype::text,
 		   ARRAY(SELECT a.attname::text FROM unnest(c.conkey) k JOIN pg_attribute a ON a.attrelid = c.conrelid AND a.attnum = k ORDER BY a.attname)
 		FROM pg_constraint c WHERE c.conrelid = $1::regclass AND c.contype IN ('u', 'f')`, t)
 	if err != nil {
@@ -157,7 +145,7 @@ CREATE INDEX IF NOT EXISTS `+ix+`agent_id ON `+t+`(agent_id);`); err != nil {
 	var haveScoped, haveFK bool
 	for _, r := range rows {
 		name, typ := string(r[0]), string(r[1])
-		cols, err := pgParseArray(r[2])
+		cols, err := pgdb.ParseArray(r[2])
 		if err != nil {
 			return err
 		}
@@ -171,34 +159,34 @@ CREATE INDEX IF NOT EXISTS `+ix+`agent_id ON `+t+`(agent_id);`); err != nil {
 		}
 	}
 	for _, name := range dropKeyUnique {
-		if _, err := tx.exec(ctx, "ALTER TABLE "+t+" DROP CONSTRAINT "+pgQuote(strings.ReplaceAll(name, `"`, `""`))); err != nil {
+		if _, err := tx.Exec(ctx, "ALTER TABLE "+t+" DROP CONSTRAINT "+pgQuote(strings.ReplaceAll(name, `"`, `""`))); err != nil {
 			return err
 		}
 	}
 	if !haveScoped {
-		if _, err := tx.exec(ctx, "ALTER TABLE "+t+" ADD CONSTRAINT "+pgQuote(table+"_agent_id_key_key")+" UNIQUE (agent_id, key)"); err != nil {
+		if _, err := tx.Exec(ctx, "ALTER TABLE "+t+" ADD CONSTRAINT "+pgQuote(table+"_agent_id_key_key")+" UNIQUE (agent_id, key)"); err != nil {
 			return err
 		}
 	}
 	if !haveFK {
-		if _, err := tx.exec(ctx, "ALTER TABLE "+t+" ADD CONSTRAINT "+pgQuote(table+"_agent_id_fkey")+" FOREIGN KEY (agent_id) REFERENCES "+p.agents+"(id)"); err != nil {
+		if _, err := tx.Exec(ctx, "ALTER TABLE "+t+" ADD CONSTRAINT "+pgQuote(table+"_agent_id_fkey")+" FOREIGN KEY (agent_id) REFERENCES "+p.agents+"(id)"); err != nil {
 			return err
 		}
 	}
 	if err := pgNormalizeSessionIDs(ctx, tx, t); err != nil {
 		return err
 	}
-	return tx.commit(ctx)
+	return tx.Commit(ctx)
 }
 
-func pgNormalizeSessionIDs(ctx context.Context, tx pgRunner, t string) error {
-	rows, err := tx.query(ctx, "SELECT DISTINCT session_id FROM "+t+" WHERE session_id IS NOT NULL")
+func pgNormalizeSessionIDs(ctx context.Context, tx pgdb.Runner, t string) error {
+	rows, err := tx.Query(ctx, "SELECT DISTINCT session_id FROM "+t+" WHERE session_id IS NOT NULL")
 	if err != nil {
 		return err
 	}
 	for _, r := range rows {
 		if id, clean := string(r[0]), SanitizeSessionKey(string(r[0])); clean != id {
-			if _, err := tx.exec(ctx, "UPDATE "+t+" SET session_id = $1 WHERE session_id = $2", clean, id); err != nil {
+			if _, err := tx.Exec(ctx, "UPDATE "+t+" SET session_id = $1 WHERE session_id = $2", clean, id); err != nil {
 				return err
 			}
 		}
@@ -206,12 +194,12 @@ func pgNormalizeSessionIDs(ctx context.Context, tx pgRunner, t string) error {
 	return nil
 }
 
-func pgEnsureAgent(ctx context.Context, db pgRunner, agents, alias string) (string, error) {
-	if _, err := db.exec(ctx, "INSERT INTO "+agents+" (id, alias, created_at) VALUES ($1, $2, NOW()) ON CONFLICT (alias) DO NOTHING",
+func pgEnsureAgent(ctx context.Context, db pgdb.Runner, agents, alias string) (string, error) {
+	if _, err := db.Exec(ctx, "INSERT INTO "+agents+" (id, alias, created_at) VALUES ($1, $2, NOW()) ON CONFLICT (alias) DO NOTHING",
 		newUUID(), alias); err != nil {
 		return "", err
 	}
-	rows, err := db.query(ctx, "SELECT id FROM "+agents+" WHERE alias = $1", alias)
+	rows, err := db.Query(ctx, "SELECT id FROM "+agents+" WHERE alias = $1", alias)
 	if err != nil {
 		return "", err
 	}
@@ -236,7 +224,7 @@ func (p *Postgres) Store(ctx context.Context, agentID string, r Record) error {
 	if r.SessionID != "" {
 		sid = ptr(SanitizeSessionKey(r.SessionID))
 	}
-	_, err := p.pool.exec(ctx, `INSERT INTO `+p.table+` (id, key, content, category, created_at, updated_at, session_id, namespace, agent_id)
+	_, err := p.pool.Exec(ctx, `INSERT INTO `+p.table+` (id, key, content, category, created_at, updated_at, session_id, namespace, agent_id)
 		VALUES ($1, $2, $3, $4, $5, $5, $6, $7, $8)
 		ON CONFLICT (agent_id, key) DO UPDATE SET content = EXCLUDED.content, category = EXCLUDED.category,
 			updated_at = EXCLUDED.updated_at, session_id = EXCLUDED.session_id, namespace = EXCLUDED.namespace`,
@@ -257,7 +245,7 @@ func (p *Postgres) from() string {
 func pgStamp(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.999999999-07:00") }
 
 // pgScan reads rows of pgEntryCols, and a score column after them when withScore.
-func pgScan(rows []pgRow, withScore bool) ([]Entry, []float64, error) {
+func pgScan(rows []pgdb.Row, withScore bool) ([]Entry, []float64, error) {
 	out := []Entry{}
 	var scores []float64
 	nullable := func(v []byte) *string {
@@ -272,7 +260,7 @@ func pgScan(rows []pgRow, withScore bool) ([]Entry, []float64, error) {
 		}
 		e := Entry{ID: string(r[0]), Key: string(r[1]), Content: string(r[2]), Category: string(r[3]),
 			SessionID: nullable(r[5]), AgentAlias: nullable(r[8]), AgentID: nullable(r[9])}
-		created, err := pgParseTime(r[4])
+		created, err := pgdb.ParseTime(r[4])
 		if err != nil {
 			return nil, nil, fmt.Errorf("memory: query: %w", err)
 		}
@@ -350,7 +338,7 @@ func (p *Postgres) Recall(ctx context.Context, q Query) ([]Entry, error) {
 		var args pgArgs
 		where := p.scope(q, &args)
 		lim := args.add(q.Limit)
-		rows, err := p.pool.query(ctx, `SELECT `+pgEntryCols+p.from()+` WHERE TRUE`+where+` ORDER BY m.updated_at DESC LIMIT `+lim, args...)
+		rows, err := p.pool.Query(ctx, `SELECT `+pgEntryCols+p.from()+` WHERE TRUE`+where+` ORDER BY m.updated_at DESC LIMIT `+lim, args...)
 		if err != nil {
 			return nil, fmt.Errorf("memory: recall: %w", err)
 		}
@@ -411,7 +399,7 @@ func (p *Postgres) commonWords(ctx context.Context) (map[string]bool, error) {
 		return p.common, nil
 	}
 	p.mu.Unlock()
-	rows, err := p.pool.query(ctx, `SELECT e.elem FROM pg_stats s,
+	rows, err := p.pool.Query(ctx, `SELECT e.elem FROM pg_stats s,
 		unnest(s.most_common_elems::text::text[]) WITH ORDINALITY AS e(elem, i),
 		unnest(s.most_common_elem_freqs) WITH ORDINALITY AS f(freq, j)
 		WHERE s.schemaname = $1 AND s.tablename = $2 AND e.i = f.j AND f.freq >= 0.5`, p.schema, p.index)
@@ -435,7 +423,7 @@ func (p *Postgres) splitCommon(ctx context.Context, terms []string) (selective, 
 	if err != nil || len(words) == 0 || len(terms) < 2 {
 		return terms, nil, err
 	}
-	rows, err := p.pool.query(ctx, `SELECT tsvector_to_array(to_tsvector('simple', t)) FROM unnest($1::text[]) WITH ORDINALITY AS u(t, i) ORDER BY i`, terms)
+	rows, err := p.pool.Query(ctx, `SELECT tsvector_to_array(to_tsvector('simple', t)) FROM unnest($1::text[]) WITH ORDINALITY AS u(t, i) ORDER BY i`, terms)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -444,7 +432,7 @@ func (p *Postgres) splitCommon(ctx context.Context, terms []string) (selective, 
 	}
 	lexemes := make([][]string, len(rows))
 	for i, r := range rows {
-		if lexemes[i], err = pgParseArray(r[0]); err != nil {
+		if lexemes[i], err = pgdb.ParseArray(r[0]); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -487,7 +475,7 @@ func (p *Postgres) ftsRecall(ctx context.Context, q Query) ([]Entry, error) {
 	score := `ts_rank_cd(to_tsvector('simple', m.key), ` + tsq + `) * 2.0 + ts_rank_cd(to_tsvector('simple', m.content), ` + tsq + `) AS score`
 	where := p.scope(q, &args)
 	lim := args.add(q.Limit)
-	rows, err := p.pool.query(ctx, `SELECT `+pgEntryCols+`, `+score+p.from()+` WHERE `+matches(match)+where+`
+	rows, err := p.pool.Query(ctx, `SELECT `+pgEntryCols+`, `+score+p.from()+` WHERE `+matches(match)+where+`
 		ORDER BY score DESC, m.updated_at DESC LIMIT `+lim, args...)
 	if err != nil {
 		return nil, err
@@ -504,7 +492,7 @@ func (p *Postgres) ftsRecall(ctx context.Context, q Query) ([]Entry, error) {
 		score := `ts_rank_cd(to_tsvector('simple', m.key), ` + tsq + `) * 2.0 + ts_rank_cd(to_tsvector('simple', m.content), ` + tsq + `) AS score`
 		where := p.scope(q, &fill)
 		lim := fill.add(q.Limit - len(out))
-		rows, err := p.pool.query(ctx, `SELECT `+pgEntryCols+`, `+score+p.from()+` WHERE `+matches(commonQ)+` AND NOT `+matches(selQ)+where+`
+		rows, err := p.pool.Query(ctx, `SELECT `+pgEntryCols+`, `+score+p.from()+` WHERE `+matches(commonQ)+` AND NOT `+matches(selQ)+where+`
 			ORDER BY m.updated_at DESC LIMIT `+lim, fill...)
 		if err != nil {
 			return nil, err
@@ -545,7 +533,7 @@ func (p *Postgres) likeRecall(ctx context.Context, q Query) ([]Entry, error) {
 	}
 	where := p.scope(q, &args)
 	lim := args.add(q.Limit)
-	rows, err := p.pool.query(ctx, `SELECT `+pgEntryCols+p.from()+` WHERE (`+strings.Join(conds, " OR ")+`)`+where+
+	rows, err := p.pool.Query(ctx, `SELECT `+pgEntryCols+p.from()+` WHERE (`+strings.Join(conds, " OR ")+`)`+where+
 		` ORDER BY m.updated_at DESC LIMIT `+lim, args...)
 	if err != nil {
 		return nil, err
@@ -558,7 +546,7 @@ func (p *Postgres) likeRecall(ctx context.Context, q Query) ([]Entry, error) {
 }
 
 func (p *Postgres) query(ctx context.Context, sql string, args ...any) ([]Entry, error) {
-	rows, err := p.pool.query(ctx, sql, args...)
+	rows, err := p.pool.Query(ctx, sql, args...)
 	if err != nil {
 		return nil, fmt.Errorf("memory: query: %w", err)
 	}
@@ -606,7 +594,7 @@ func (p *Postgres) List(ctx context.Context, f Filter) ([]Entry, error) {
 }
 
 func (p *Postgres) exec(ctx context.Context, sql string, args ...any) (int, error) {
-	n, err := p.pool.exec(ctx, sql, args...)
+	n, err := p.pool.Exec(ctx, sql, args...)
 	if err != nil {
 		return 0, fmt.Errorf("memory: %w", err)
 	}

@@ -180,7 +180,7 @@ func TestPostgresCommonWordDoesNotSelect(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, err := p.pool.exec(ctx, "ANALYZE "+p.table); err != nil {
+	if _, err := p.pool.Exec(ctx, "ANALYZE "+p.table); err != nil {
 		t.Fatal(err)
 	}
 	sel, common, err := p.splitCommon(ctx, []string{"about", "lisbon"})
