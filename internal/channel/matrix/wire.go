@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/zeroclaw-go/zeroclaw/internal/channel"
@@ -175,7 +176,11 @@ const (
 )
 
 // approvalReply is the reply convention of an approval answer: "yes <token>" or "no <token>".
-var approvalReply = regexp.MustCompile(`(?i)^\s*(yes|no)\s+([A-Za-z0-9]{1,64})\s*$`)
+// Compiled on first use (sync.OnceValue): a package-level regexp costs every zeroclaw command ~1,400
+// allocations at init (cmd/zcbench TestInitAllocations).
+var approvalReply = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)^\s*(yes|no)\s+([A-Za-z0-9]{1,64})\s*$`)
+})
 
 // Inbound turns one timeline event into an event for the core; ok is false (with a reason) for an event the
 // core does not take: not an m.room.message, the bot's own, a notice (bots answer with notices: two bots must
@@ -211,7 +216,7 @@ func Inbound(room string, raw []byte, self string) (ev channel.Inbound, ok bool,
 	if e.OriginTS > 0 && e.OriginTS < 1<<53 {
 		ev.At = time.UnixMilli(e.OriginTS)
 	}
-	if m := approvalReply.FindStringSubmatch(text); m != nil {
+	if m := approvalReply().FindStringSubmatch(text); m != nil {
 		d := channel.DecisionRejectOnce
 		if strings.EqualFold(m[1], "yes") {
 			d = channel.DecisionAllowOnce

@@ -254,7 +254,7 @@ func (s *Server) Resends() int { s.mu.Lock(); defer s.mu.Unlock(); return s.rese
 // TypingCalls counts typing notifications.
 func (s *Server) TypingCalls() int { s.mu.Lock(); defer s.mu.Unlock(); return s.typing }
 
-// Calls counts the requests an endpoint got.
+// Calls counts the requests an endpoint got; "messages to" counts the /messages requests with a to token.
 func (s *Server) Calls(endpoint string) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -730,6 +730,7 @@ func (s *Server) messages(w http.ResponseWriter, r *http.Request, sess session, 
 		if n, ok := pos(t); ok {
 			to = n
 		}
+		s.calls["messages to"]++ // a bounded read back (a gap), told apart from a history scan
 	}
 	chunk := []map[string]any{}
 	last := from
