@@ -98,8 +98,20 @@ type status struct {
 	running    bool
 	lastSlot   time.Time
 	lastStatus string
-	failures   int    // consecutive failed slots
-	err        string // the last failure's reason
+	failures   int      // consecutive failed slots
+	err        string   // the last failure's reason
+	runs       [4]int64 // slot outcomes since the daemon started: ok, error, skipped, missed (for /metrics)
+}
+
+// outcomes are the slot outcomes counted for /metrics, in the order of status.runs.
+var outcomes = [4]string{store.HeartbeatOK, store.HeartbeatError, store.HeartbeatSkipped, store.HeartbeatMissed}
+
+func (s *status) count(outcome string, n int64) {
+	for i, o := range outcomes {
+		if o == outcome {
+			s.runs[i] += n
+		}
+	}
 }
 
 // New makes a Heartbeat, not started.
@@ -275,6 +287,7 @@ func (h *Heartbeat) recordMissed(ctx context.Context, sch store.HeartbeatSchedul
 		h.log.Warn("heartbeat slots missed while the daemon was down", "slots", missed)
 		h.mu.Lock()
 		h.st.lastStatus, h.st.failures, h.st.err = store.HeartbeatMissed, h.st.failures+missed, "slots missed while the daemon was down"
+		h.st.count(store.HeartbeatMissed, int64(missed))
 		h.mu.Unlock()
 	}
 	return nil
@@ -313,6 +326,7 @@ func (h *Heartbeat) runSlot(ctx context.Context, cfg *config.Config) {
 	now := h.o.Clock.Now()
 	h.mu.Lock()
 	h.st.running, h.st.lastSlot, h.st.lastStatus = false, slot, res.status
+	h.st.count(res.status, 1)
 	good := res.status != store.HeartbeatError
 	if good {
 		h.st.failures, h.st.err = 0, ""

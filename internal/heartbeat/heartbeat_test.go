@@ -245,6 +245,9 @@ func TestRunIsOKOnlyWithCompletionTool(t *testing.T) {
 	if s := h.hb.Status(); s.LastStatus != store.HeartbeatError || s.ConsecutiveFailures != 1 {
 		t.Errorf("status = %+v", s)
 	}
+	if m := h.hb.Metrics(); !m.Enabled || m.Runs[store.HeartbeatError] != 1 || m.Runs[store.HeartbeatOK] != 0 || m.Deadman {
+		t.Errorf("metrics after one failed slot = %+v", m)
+	}
 	if len(h.turns.sessions) != 3 {
 		t.Errorf("each task runs in a fresh session: %v", h.turns.sessions)
 	}
