@@ -51,6 +51,10 @@ type Options struct {
 	// Problem returns why the config in force has the heartbeat turned off ("" when nothing is wrong): the
 	// [heartbeat] problem the daemon's start disabled.
 	Problem func() string
+	// History reads the chat history load_session_context prepends (nil: the key has no effect); Scrub
+	// removes secrets from it (nil: none).
+	History History
+	Scrub   func(string) string
 }
 
 // MaxTasks is the most tasks one slot runs (high priority first); the others are noted in the slot's history.
@@ -455,7 +459,13 @@ func (h *Heartbeat) runTask(ctx context.Context, hb config.HeartbeatConfig, slot
 		return store.HeartbeatError, "history: " + err.Error()
 	}
 	c := &Completion{}
-	answer, err := h.turn(ctx, hb, Turn{Agent: hb.Agent, SessionID: "heartbeat-" + h.o.NewID(), Prompt: TaskPrompt(t), Completion: c})
+	prompt := TaskPrompt(t)
+	if hb.LoadSessionContext {
+		if sc := h.sessionContext(ctx, strings.TrimSpace(hb.Target), strings.TrimSpace(hb.To)); sc != "" {
+			prompt = sc + "\n" + prompt
+		}
+	}
+	answer, err := h.turn(ctx, hb, Turn{Agent: hb.Agent, SessionID: "heartbeat-" + h.o.NewID(), Prompt: prompt, Completion: c})
 	status, out := store.HeartbeatOK, answer
 	done, summary := c.Done()
 	switch {
