@@ -267,6 +267,12 @@ func Run(ctx context.Context, opts Options) error {
 	if chRT != nil {
 		metrics.WatchChannels(func() []api.ChannelStatus { return chRT.status(ctx) })
 	}
+	if hbRT != nil && hbRT.hb != nil {
+		metrics.WatchHeartbeat(func() gateway.HeartbeatSample {
+			s := hbRT.hb.Metrics()
+			return gateway.HeartbeatSample{Enabled: s.Enabled, Runs: s.Runs, LastSuccess: s.LastSuccess, Deadman: s.Deadman}
+		})
+	}
 	d = &daemon{
 		bg:           bg,
 		log:          log,

@@ -24,8 +24,9 @@ type Metrics struct {
 	tokens      *vec
 	costUSD     value
 
-	mu       sync.Mutex // guards channels
-	channels []func() []api.ChannelStatus
+	mu        sync.Mutex // guards channels, heartbeat
+	channels  []func() []api.ChannelStatus
+	heartbeat func() HeartbeatSample
 }
 
 // NewMetrics returns metrics all at zero.
@@ -57,6 +58,7 @@ func (m *Metrics) AppendText(b []byte) []byte {
 			samples: []sample{{value: m.costUSD.get()}}},
 	}
 	fams = append(fams, m.channelFamilies()...)
+	fams = append(fams, m.heartbeatFamilies()...)
 	fams = append(fams, runtimeFamilies()...)
 	fams = append(fams, processFamilies()...)
 	return appendExposition(b, fams)

@@ -3,6 +3,7 @@ package gateway_test
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
@@ -54,5 +55,30 @@ func TestChannelMetrics(t *testing.T) {
 	chans[0].Healthy = false
 	if v, ok := gathered(t, m)["zeroclaw_channel_up/telegram.default"]; !ok || v != 0 {
 		t.Fatalf("a failing channel reported up = %v (present %v), want 0", v, ok)
+	}
+}
+
+// The heartbeat's families carry its counts while it is on, and are absent while it is off.
+func TestHeartbeatMetrics(t *testing.T) {
+	m := gateway.NewMetrics()
+	s := gateway.HeartbeatSample{Enabled: true, Runs: map[string]int64{"ok": 4, "error": 2, "missed": 3}, LastSuccess: time.Unix(1700000000, 500_000_000)}
+	m.WatchHeartbeat(func() gateway.HeartbeatSample { return s })
+	got := gathered(t, m)
+	for k, want := range map[string]float64{"zeroclaw_heartbeat_runs_total/ok": 4, "zeroclaw_heartbeat_runs_total/error": 2,
+		"zeroclaw_heartbeat_runs_total/skipped": 0, "zeroclaw_heartbeat_runs_total/missed": 3,
+		"zeroclaw_heartbeat_last_success_timestamp_seconds": 1700000000.5, "zeroclaw_heartbeat_deadman": 0} {
+		if v, ok := got[k]; !ok || v != want {
+			t.Errorf("%s = %v (present %v), want %v", k, v, ok, want)
+		}
+	}
+	s.Deadman = true
+	if v := gathered(t, m)["zeroclaw_heartbeat_deadman"]; v != 1 {
+		t.Errorf("latched dead-man reported %v, want 1", v)
+	}
+	s.Enabled = false
+	for k := range gathered(t, m) {
+		if strings.HasPrefix(k, "zeroclaw_heartbeat_") {
+			t.Errorf("heartbeat off, yet %s is served", k)
+		}
 	}
 }

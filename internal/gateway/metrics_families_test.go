@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
@@ -68,6 +69,9 @@ var pinnedFamilies = []string{
 	"zeroclaw_gateway_connections_total counter",
 	"zeroclaw_gateway_open_connections gauge",
 	"zeroclaw_gateway_requests_total counter code,method,route",
+	"zeroclaw_heartbeat_deadman gauge",
+	"zeroclaw_heartbeat_last_success_timestamp_seconds gauge",
+	"zeroclaw_heartbeat_runs_total counter outcome",
 	"zeroclaw_provider_errors_total counter",
 	"zeroclaw_tokens_total counter direction",
 	"zeroclaw_turn_duration_seconds histogram outcome",
@@ -80,6 +84,9 @@ func fedMetrics() *Metrics {
 	m.WatchChannels(func() []api.ChannelStatus {
 		return []api.ChannelStatus{{ID: "telegram.default", Healthy: true, Restarts: 2, Ignored: 5,
 			Counts: map[string]int{"event:answered": 7, "out:sent": 6, "out:unconfirmed": 1}}}
+	})
+	m.WatchHeartbeat(func() HeartbeatSample {
+		return HeartbeatSample{Enabled: true, Runs: map[string]int64{"ok": 3, "missed": 1}, LastSuccess: time.Unix(1700000000, 0), Deadman: true}
 	})
 	m.request("/api/status", "GET", 200)
 	m.request(`/api/x"y\z`, "GET", 404)
@@ -199,6 +206,9 @@ func TestMetricsConcurrentCounting(t *testing.T) {
 		go func() {
 			defer func() { done <- struct{}{} }()
 			for range 500 {
+				m.WatchHeartbeat(func() HeartbeatSample {
+					return HeartbeatSample{Enabled: true, Runs: map[string]int64{"ok": 3, "missed": 1}, LastSuccess: time.Unix(1700000000, 0), Deadman: true}
+				})
 				m.request("/api/status", "GET", 200)
 				m.Observe(logs.Entry{Category: logs.CategoryAgent, Action: "complete", Zeroclaw: map[string]any{"duration_ms": int64(100)}})
 				m.Recorded("", 1, 2, 0.5)

@@ -51,6 +51,10 @@ type Options struct {
 	// Problem returns why the config in force has the heartbeat turned off ("" when nothing is wrong): the
 	// [heartbeat] problem the daemon's start disabled.
 	Problem func() string
+	// History reads the chat history load_session_context prepends (nil: the key has no effect); Scrub
+	// removes secrets from it (nil: none).
+	History History
+	Scrub   func(string) string
 }
 
 // MaxTasks is the most tasks one slot runs (high priority first); the others are noted in the slot's history.
@@ -98,8 +102,20 @@ type status struct {
 	running    bool
 	lastSlot   time.Time
 	lastStatus string
-	failures   int    // consecutive failed slots
-	err        string // the last failure's reason
+	failures   int      // consecutive failed slots
+	err        string   // the last failure's reason
+	runs       [4]int64 // slot outcomes since the daemon started: ok, error, skipped, missed (for /metrics)
+}
+
+// outcomes are the slot outcomes counted for /metrics, in the order of status.runs.
+var outcomes = [4]string{store.HeartbeatOK, store.HeartbeatError, store.HeartbeatSkipped, store.HeartbeatMissed}
+
+func (s *status) count(outcome string, n int64) {
+	for i, o := range outcomes {
+		if o == outcome {
+			s.runs[i] += n
+		}
+	}
 }
 
 // New makes a Heartbeat, not started.
@@ -275,6 +291,7 @@ func (h *Heartbeat) recordMissed(ctx context.Context, sch store.HeartbeatSchedul
 		h.log.Warn("heartbeat slots missed while the daemon was down", "slots", missed)
 		h.mu.Lock()
 		h.st.lastStatus, h.st.failures, h.st.err = store.HeartbeatMissed, h.st.failures+missed, "slots missed while the daemon was down"
+		h.st.count(store.HeartbeatMissed, int64(missed))
 		h.mu.Unlock()
 	}
 	return nil
@@ -313,6 +330,7 @@ func (h *Heartbeat) runSlot(ctx context.Context, cfg *config.Config) {
 	now := h.o.Clock.Now()
 	h.mu.Lock()
 	h.st.running, h.st.lastSlot, h.st.lastStatus = false, slot, res.status
+	h.st.count(res.status, 1)
 	good := res.status != store.HeartbeatError
 	if good {
 		h.st.failures, h.st.err = 0, ""
@@ -441,7 +459,13 @@ func (h *Heartbeat) runTask(ctx context.Context, hb config.HeartbeatConfig, slot
 		return store.HeartbeatError, "history: " + err.Error()
 	}
 	c := &Completion{}
-	answer, err := h.turn(ctx, hb, Turn{Agent: hb.Agent, SessionID: "heartbeat-" + h.o.NewID(), Prompt: TaskPrompt(t), Completion: c})
+	prompt := TaskPrompt(t)
+	if hb.LoadSessionContext {
+		if sc := h.sessionContext(ctx, strings.TrimSpace(hb.Target), strings.TrimSpace(hb.To)); sc != "" {
+			prompt = sc + "\n" + prompt
+		}
+	}
+	answer, err := h.turn(ctx, hb, Turn{Agent: hb.Agent, SessionID: "heartbeat-" + h.o.NewID(), Prompt: prompt, Completion: c})
 	status, out := store.HeartbeatOK, answer
 	done, summary := c.Done()
 	switch {

@@ -95,16 +95,18 @@ func (n *notifier) alerts() []sent {
 }
 
 type harness struct {
-	t     *testing.T
-	clk   *clocktest.Manual
-	ws    string
-	db    string
-	cfg   *config.Config
-	turns *script
-	note  *notifier
-	st    *store.HeartbeatStore
-	hb    *Heartbeat
-	stop  context.CancelFunc
+	t       *testing.T
+	history History
+	scrub   func(string) string
+	clk     *clocktest.Manual
+	ws      string
+	db      string
+	cfg     *config.Config
+	turns   *script
+	note    *notifier
+	st      *store.HeartbeatStore
+	hb      *Heartbeat
+	stop    context.CancelFunc
 }
 
 func newHarness(t *testing.T, mod func(*config.HeartbeatConfig)) *harness {
@@ -129,7 +131,7 @@ func (h *harness) start() {
 	h.st = store.OpenHeartbeat(h.db)
 	n := 0
 	h.hb = New(Options{Store: h.st, Config: func() *config.Config { return h.cfg }, Turns: h.turns, Notifier: h.note,
-		Clock: h.clk, NewID: func() string { n++; return strings.Repeat("x", n) }})
+		Clock: h.clk, NewID: func() string { n++; return strings.Repeat("x", n) }, History: h.history, Scrub: h.scrub})
 	ctx, cancel := context.WithCancel(context.Background())
 	h.stop = cancel
 	h.hb.Start(ctx)
@@ -244,6 +246,9 @@ func TestRunIsOKOnlyWithCompletionTool(t *testing.T) {
 	}
 	if s := h.hb.Status(); s.LastStatus != store.HeartbeatError || s.ConsecutiveFailures != 1 {
 		t.Errorf("status = %+v", s)
+	}
+	if m := h.hb.Metrics(); !m.Enabled || m.Runs[store.HeartbeatError] != 1 || m.Runs[store.HeartbeatOK] != 0 || m.Deadman {
+		t.Errorf("metrics after one failed slot = %+v", m)
 	}
 	if len(h.turns.sessions) != 3 {
 		t.Errorf("each task runs in a fresh session: %v", h.turns.sessions)

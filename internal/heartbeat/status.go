@@ -64,3 +64,24 @@ func runOf(r store.HeartbeatRun) api.HeartbeatRun {
 		StartedAt: stamp(r.StartedAt), FinishedAt: stamp(r.FinishedAt), Status: r.Status, Output: r.Output,
 		DurationMS: r.DurationMS}
 }
+
+// Metrics is what GET /metrics shows of the heartbeat: whether it is on, the slot outcomes counted since the
+// daemon started (ok, error, skipped, missed), the last good slot and whether the dead-man alert is latched.
+type Metrics struct {
+	Enabled     bool
+	Runs        map[string]int64
+	LastSuccess time.Time
+	Deadman     bool
+}
+
+// Metrics reads the counters for one scrape.
+func (h *Heartbeat) Metrics() Metrics {
+	out := Metrics{Enabled: h.o.Config().Heartbeat.Enabled, Runs: make(map[string]int64, len(outcomes))}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for i, o := range outcomes {
+		out.Runs[o] = h.st.runs[i]
+	}
+	out.LastSuccess, out.Deadman = h.st.sch.LastOKAt, !h.st.sch.AlertSentAt.IsZero()
+	return out
+}
