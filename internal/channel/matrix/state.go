@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
-	"syscall"
 
 	"github.com/zeroclaw-go/zeroclaw/internal/atomicfile"
 )
@@ -45,7 +44,7 @@ func (f *stateFile) load(log *slog.Logger) state {
 	if f.dir == "" {
 		return *f.mem
 	}
-	fh, err := os.OpenFile(f.path(), os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	fh, err := os.OpenFile(f.path(), os.O_RDONLY|oNoFollow, 0)
 	if err != nil {
 		if !errors.Is(err, fs.ErrNotExist) {
 			log.Warn("matrix state unreadable; starting with a first sync", "error", err)
