@@ -2,13 +2,11 @@ package memory
 
 import (
 	"context"
-	"crypto/rand"
 	"database/sql"
-	"encoding/hex"
 	"os"
 	"testing"
 
-	"github.com/jackc/pgx/v5"
+	"github.com/zeroclaw-go/zeroclaw/internal/pgdb/pgtest"
 )
 
 func openPlain(path string) (*sql.DB, error) { return sql.Open("sqlite", path) }
@@ -30,22 +28,7 @@ func pgDSN(t testing.TB) string {
 // tests running at once never see each other's rows.
 func pgSchema(t testing.TB, dsn string) string {
 	t.Helper()
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	schema := "zc_test_" + hex.EncodeToString(b[:])
-	t.Cleanup(func() {
-		ctx := context.Background()
-		conn, err := pgx.Connect(ctx, dsn)
-		if err != nil {
-			t.Errorf("drop test schema: %v", err)
-			return
-		}
-		defer conn.Close(ctx)
-		if _, err := conn.Exec(ctx, "DROP SCHEMA IF EXISTS "+schema+" CASCADE"); err != nil {
-			t.Errorf("drop test schema: %v", err)
-		}
-	})
-	return schema
+	return pgtest.Schema(t, dsn)
 }
 
 // openTestPostgres opens the PostgreSQL backend on a fresh schema of the test server.
