@@ -87,5 +87,8 @@ func heartbeatLine(h api.HeartbeatStatus) string {
 	if h.DeadmanAlertAt != "" {
 		line += ", dead-man alert raised"
 	}
+	if h.NextSlotAt != "" {
+		line += ", next slot " + h.NextSlotAt
+	}
 	return line
 }

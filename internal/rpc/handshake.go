@@ -239,6 +239,11 @@ func (s *Server) health(ctx context.Context, _ *Peer, _ *noParams) (api.HealthRe
 			comps["channel:"+c.ID] = h
 		}
 	}
+	if s.opts.Heartbeat != nil {
+		if h, ok := heartbeatHealth(s.opts.Heartbeat.Status()); ok {
+			comps["heartbeat"] = h
+		}
+	}
 	return api.HealthResult{Status: "ok", UptimeSecs: int64(s.opts.Clock.Now().Sub(s.opts.Info.StartedAt) / time.Second), Components: comps}, nil
 }
 
