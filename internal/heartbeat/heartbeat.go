@@ -329,7 +329,7 @@ func (h *Heartbeat) runSlot(ctx context.Context, cfg *config.Config) {
 	res := h.tick(ctx, cfg, slot)
 	now := h.o.Clock.Now()
 	h.mu.Lock()
-	h.st.running, h.st.lastSlot, h.st.lastStatus = false, slot, res.status
+	h.st.lastSlot, h.st.lastStatus = slot, res.status
 	h.st.count(res.status, 1)
 	good := res.status != store.HeartbeatError
 	if good {
@@ -350,6 +350,11 @@ func (h *Heartbeat) runSlot(ctx context.Context, cfg *config.Config) {
 		h.log.Warn("heartbeat schedule not saved", "err", err)
 	}
 	h.deadman(rec, hb) // at once after a slot, besides the watch's minute
+	// Running ends only here, so a caller that waits for the slot to end (status, a test) also sees its
+	// dead-man check done.
+	h.mu.Lock()
+	h.st.running = false
+	h.mu.Unlock()
 }
 
 // NextInterval is the sleep before the next slot (upstream's compute_adaptive_interval): the interval, or

@@ -177,7 +177,7 @@ func (h *harness) waitIdle() {
 		}
 		time.Sleep(time.Millisecond)
 	}
-	h.t.Fatal("the slot did not finish")
+	h.t.Fatalf("the slot did not finish: status %+v now %v timers %d runs %+v", h.hb.Status(), h.clk.Now(), h.clk.Timers(), h.runs())
 }
 
 func (h *harness) runs() []store.HeartbeatRun {
@@ -397,7 +397,12 @@ func TestDeadmanOncePerEpisode(t *testing.T) {
 		t.Fatalf("%d alerts at 20 minutes, want none before 25", n)
 	}
 	h.slot(10 * time.Minute) // 30 minutes without a good tick
-	for range 5 {            // the 60 s checks while still stale
+	// The loop arms the next slot's timer from the clock it reads: let it do so before the clock moves on,
+	// or the timer lands past 40 minutes.
+	if !h.clk.WaitTimer(10*time.Minute, guard) {
+		t.Fatal("the next slot's timer was not armed")
+	}
+	for range 5 { // the 60 s checks while still stale
 		if !h.clk.WaitTimer(DeadmanCheck, guard) {
 			t.Fatal("no dead-man check armed")
 		}
