@@ -230,6 +230,12 @@ func (g *gatewayDaemon) RunWebhook(ctx context.Context, caller *auth.Principal, 
 	if errors.Is(err, session.ErrAgentNotAllowed) {
 		return "", fmt.Errorf("%w: %w", gateway.ErrAgentNotAllowed, err)
 	}
+	if te := (*session.TurnError)(nil); errors.As(err, &te) {
+		if te.Outcome == api.OutcomeCancelled {
+			return "", fmt.Errorf("%w: %s", gateway.ErrTurnCancelled, te.Detail)
+		}
+		return "", fmt.Errorf("%w: %s", gateway.ErrTurnFailed, te.Detail)
+	}
 	return answer, err
 }
 

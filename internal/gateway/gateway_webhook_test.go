@@ -1,6 +1,10 @@
 package gateway_test
 
 import (
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -38,4 +42,44 @@ func TestGatewayWebhook(t *testing.T) {
 	if !strings.Contains(string(m.Raw), "ping from a webhook") {
 		t.Fatalf("messages of the webhook session: %s", m.Raw)
 	}
+}
+
+// A webhook turn whose provider fails is 502 with upstream's "LLM request failed" and the turn's error as
+// detail (never the provider's key), not a 500 that cannot be told from our own failure.
+func TestGatewayWebhookProviderFailureIs502(t *testing.T) {
+	t.Parallel()
+	llm := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusBadRequest)
+		_, _ = io.WriteString(w, `{"error":{"message":"model m does not exist","type":"invalid_request_error"}}`)
+	}))
+	t.Cleanup(llm.Close)
+	cfg := rpctest.GatewayConfig + fmt.Sprintf(`
+[providers.models.openai.broken]
+uri = %q
+model = "m"
+api_key = "sk-webhook-secret-key"
+
+[agents.broken]
+model_provider = "openai.broken"
+risk_profile = "supervised"
+`, llm.URL)
+	_, g, code := rpctest.StartGateway(t, cfg)
+	auth := rpctest.PairOnce(t, g, code)
+	r := g.Do("POST", "/webhook?agent=broken", map[string]any{"message": "hi"}, auth, "X-Session-Id: hook.broken").Want(t, 502)
+	detail, _ := r.Body["detail"].(string)
+	if r.Body["error"] != "LLM request failed" || !strings.Contains(detail, "does not exist") || r.Body["session_id"] != "hook.broken" {
+		t.Fatalf("502 body %s", r.Raw)
+	}
+	if strings.Contains(string(r.Raw), "sk-webhook-secret-key") {
+		t.Fatalf("the provider's key is in the answer: %s", r.Raw)
+	}
+	// A turn that cannot start for a reason of the request is 400 with its JSON-RPC code (it was a 500
+	// "LLM request failed"): with two agents and none named, the session layer asks for one.
+	r = g.Do("POST", "/webhook", map[string]any{"message": "hi"}, auth).Want(t, 400)
+	if r.Body["code"] != float64(-32602) || !strings.Contains(r.Body["error"].(string), "choose one") {
+		t.Fatalf("400 body %s", r.Raw)
+	}
+	// The echo agent still answers 200: the mapping is per failure, not per route.
+	g.Do("POST", "/webhook?agent=default", map[string]any{"message": "hi"}, auth).Want(t, 200)
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/zeroclaw-go/zeroclaw/internal/api"
+	"github.com/zeroclaw-go/zeroclaw/internal/errmap"
 	"github.com/zeroclaw-go/zeroclaw/internal/gateway/dashboard"
 )
 
@@ -17,6 +18,13 @@ var ErrSessionNotOwned = errors.New("gateway: the session belongs to another pri
 
 // ErrAgentNotAllowed: the caller's permission profiles do not list the webhook's agent in allowed_agents.
 var ErrAgentNotAllowed = errors.New("gateway: agent not allowed")
+
+// ErrTurnFailed: the webhook's turn ran and failed (its provider, or storing it); the error's text is what
+// the turn said, shown to the caller. ErrTurnCancelled: the turn was cancelled (the daemon is stopping).
+var (
+	ErrTurnFailed    = errors.New("gateway: the turn failed")
+	ErrTurnCancelled = errors.New("gateway: the turn was cancelled")
+)
 
 // sessionIDShaped is whether id is 1-128 bytes of A-Z a-z 0-9 . _ - (a loop, not a regexp: the {1,128}
 // repetition compiled to a program of 1,700 allocations at every start of the daemon).
@@ -97,8 +105,7 @@ func (s *Server) webhookRoute(w http.ResponseWriter, r *http.Request) error {
 		return failWith(http.StatusForbidden, map[string]any{"error": "Forbidden: " + msg, "code": api.CodeForbidden})
 	}
 	if err != nil {
-		s.log.Warn("webhook turn failed", "session", sid, "err", err)
-		return fail(http.StatusInternalServerError, "LLM request failed")
+		return s.webhookFailure(r, sid, err)
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"response": answer, "model": dashboard.ModelOf(s.o.Daemon.Config(), agent), "session_id": sid})
 	return nil
@@ -115,4 +122,38 @@ func webhookSecret(r *http.Request, secret string) error {
 		return fail(http.StatusUnauthorized, "Unauthorized — invalid or missing X-Webhook-Secret")
 	}
 	return nil
+}
+
+// webhookFailure answers a webhook turn that did not give an answer, by what went wrong, where upstream
+// answers every failure 500 "LLM request failed": a turn that ran and failed is 502 (the provider upstream of
+// us failed; the body keeps upstream's text and adds the turn's error as detail), a cancelled one 503, one
+// that could not start answers what the shared error table says (a busy session 409 with -32002, the session
+// limit 429, a bad session id 400), and anything else is a 500 whose cause is logged, never sent.
+func (s *Server) webhookFailure(r *http.Request, sid string, err error) error {
+	switch {
+	case r.Context().Err() != nil:
+		return nil // the caller left: nobody reads an answer
+	case errors.Is(err, ErrTurnFailed):
+		s.log.Warn("webhook turn failed", "session", sid, "err", err)
+		detail := strings.TrimPrefix(err.Error(), ErrTurnFailed.Error()+": ")
+		return failWith(http.StatusBadGateway, map[string]any{"error": "LLM request failed", "detail": detail, "session_id": sid})
+	case errors.Is(err, ErrTurnCancelled):
+		return failWith(http.StatusServiceUnavailable, map[string]any{"error": "The turn was cancelled (the daemon is stopping); retry", "session_id": sid})
+	}
+	if e, ok := errmap.Lookup(err); ok && e.Status != http.StatusInternalServerError {
+		return failWith(errmap.HTTPStatus(err), map[string]any{"error": webhookReason(e.Code, err), "code": e.Code, "session_id": sid})
+	}
+	return internal("webhook turn failed", err)
+}
+
+// webhookReason is the error text of a turn that could not start: a fixed sentence per code where one is
+// known, else the error's own (a domain sentinel's text, which names no secret and no path).
+func webhookReason(code int, err error) string {
+	switch code {
+	case api.CodeSessionBusy:
+		return "Session is busy with another turn; retry later"
+	case api.CodeSessionLimitReached:
+		return "Too many live sessions; retry later"
+	}
+	return err.Error()
 }

@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 
@@ -100,9 +101,35 @@ func (m *Manager) RunUnattended(ctx context.Context, u Unattended) (string, erro
 		return "", err
 	}
 	if res.Outcome != api.OutcomeCompleted {
-		return res.Content, fmt.Errorf("session: unattended turn %s: %s", res.Outcome, sink.err)
+		return res.Content, &TurnError{Outcome: res.Outcome, Detail: sink.err}
 	}
 	return res.Content, nil
+}
+
+// ErrTurnFailed and ErrTurnCancelled are what a *TurnError of an unattended turn matches with errors.Is: the
+// turn ran and failed (its provider, or its store), or it was cancelled (the caller left, the daemon stopped).
+var (
+	ErrTurnFailed    = errors.New("session: the turn failed")
+	ErrTurnCancelled = errors.New("session: the turn was cancelled")
+)
+
+// TurnError is an unattended turn that started and did not complete: its outcome and what its turn_complete
+// said (the error shown to clients, never a secret).
+type TurnError struct {
+	Outcome string // api.OutcomeFailed or api.OutcomeCancelled
+	Detail  string
+}
+
+func (e *TurnError) Error() string {
+	return fmt.Sprintf("session: unattended turn %s: %s", e.Outcome, e.Detail)
+}
+
+// Is matches ErrTurnCancelled for a cancelled turn and ErrTurnFailed for any other.
+func (e *TurnError) Is(target error) bool {
+	if e.Outcome == api.OutcomeCancelled {
+		return target == ErrTurnCancelled
+	}
+	return target == ErrTurnFailed
 }
 
 // endSink keeps only the error of an unattended turn's turn_complete; its answer is the prompt's result.
