@@ -374,6 +374,13 @@ func (s *Scheduler) Patch(ctx context.Context, id string, p Patch) (api.CronJob,
 
 // Delete removes job id and its runs.
 func (s *Scheduler) Delete(ctx context.Context, id string) error {
+	// A job declared in config.toml would come back at the next reconcile (upstream deletes the row and the
+	// job returns at the next start): refuse, and say where it is declared.
+	if j, err := s.o.Store.Get(ctx, id); err == nil && j.Source == store.CronSourceDeclarative {
+		if _, declared := s.o.Config().Cron[id]; declared {
+			return fmt.Errorf("%w: job %s is declared in config.toml as [cron.%s]; remove that entry (the job goes at the next reload) or set its enabled = false", ErrInvalid, id, id)
+		}
+	}
 	ok, err := s.o.Store.Delete(ctx, id)
 	if err != nil {
 		return err

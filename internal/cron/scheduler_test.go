@@ -524,6 +524,11 @@ func TestDeclarativeJobsReconciled(t *testing.T) {
 	if j := h.job("nightly"); !j.NextRun.Equal(t0.Add(130 * time.Second)) {
 		t.Fatalf("a changed schedule must recompute next_run: %v", j.NextRun)
 	}
+	// Deleting a declared job through the API is refused (it would return at the next reconcile) and keeps it.
+	if err := h.s.Delete(context.Background(), "nightly"); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "[cron.nightly]") {
+		t.Fatalf("delete of a declared job: %v, want ErrInvalid naming [cron.nightly]", err)
+	}
+	h.job("nightly")
 	imperative := h.add(AddRequest{Schedule: api.CronSchedule{Kind: "every", EveryMS: 60_000}, Command: "true"})
 	set(func(c *config.Config) { delete(c.Cron, "nightly") })
 	if _, err := h.st.Get(context.Background(), "nightly"); !errors.Is(err, store.ErrNotFound) {
