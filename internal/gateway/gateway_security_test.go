@@ -363,3 +363,32 @@ func TestGatewayRotateKeepsProfile(t *testing.T) {
 	g.Do("GET", "/api/devices", nil, again).Want(t, 403)
 	g.Do("GET", "/pair/code", nil, again).Want(t, 403)
 }
+
+// status names the install's paths (config_dir, config_file, local_ipc_endpoint, data_dir) to the owner only:
+// a restricted device reads the same fields empty (upstream's clients still parse them) and no path at all.
+func TestGatewayStatusPathsOwnerOnly(t *testing.T) {
+	t.Parallel()
+	d, g, code := rpctest.StartGateway(t, rpctest.GatewayProfilesConfig)
+	owner := rpctest.PairOnce(t, g, code)
+	viewer := rpctest.PairWithProfile(t, d, g, "viewer")
+	paths := []string{"config_dir", "config_file", "local_ipc_endpoint", "data_dir"}
+	full := g.Do("GET", "/api/status", nil, owner).Want(t, 200)
+	for _, k := range paths {
+		if v, _ := full.Body[k].(string); v == "" {
+			t.Fatalf("the owner's status has no %s: %s", k, full.Raw)
+		}
+	}
+	root := full.Body["config_dir"].(string)
+	restricted := g.Do("GET", "/api/status", nil, viewer).Want(t, 200)
+	for _, k := range paths {
+		if v, ok := restricted.Body[k]; !ok || v != "" {
+			t.Fatalf("a viewer device's status %s = %v (present %v), want the field empty", k, v, ok)
+		}
+	}
+	if strings.Contains(string(restricted.Raw), root) {
+		t.Fatalf("the viewer's status names the install %s: %s", root, restricted.Raw)
+	}
+	if restricted.Body["pid"] != full.Body["pid"] || restricted.Body["protocol_version"] != full.Body["protocol_version"] {
+		t.Fatalf("the rest of status differs: %s vs %s", restricted.Raw, full.Raw)
+	}
+}

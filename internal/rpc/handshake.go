@@ -129,7 +129,12 @@ type noParams struct{}
 // status answers from an encoded result kept while what it reports stays the same: the live sessions, the
 // uptime's whole seconds and the build version (the rest is fixed for the daemon's life). Encoding the result
 // was most of a status call's work once the rest was cut.
-func (s *Server) status(_ context.Context, _ *Peer, _ *noParams) (*jsonrpc.Encoded, error) {
+//
+// The install's paths (config_dir, config_file, local_ipc_endpoint, data_dir, the SOP store's path) go to an
+// admin principal only; any other caller (a restricted device, another local user) gets the fields empty, so
+// upstream's clients still parse the result and learn nothing of the owner's file system.
+func (s *Server) status(_ context.Context, p *Peer, _ *noParams) (*jsonrpc.Encoded, error) {
+	paths := p != nil && p.Principal() != nil && p.Principal().Admin
 	var ids []string
 	if s.opts.Sessions != nil {
 		ids = s.opts.Sessions.ActiveIDs() // a fresh sorted slice, nil when none
@@ -155,6 +160,9 @@ func (s *Server) status(_ context.Context, _ *Peer, _ *noParams) (*jsonrpc.Encod
 		chans = s.opts.ChannelStates()
 	}
 	advertised := serverVersion(s.config())
+	if !paths {
+		return s.statusRedacted(ids, uptime, version, gw, sop, hb, chans)
+	}
 	if c := s.statusCache.Load(); c != nil && c.uptime == uptime && c.version == version && c.advertised == advertised && slices.Equal(c.ids, ids) &&
 		equalGateway(c.gateway, gw) && equalSop(c.sop, sop) && equalHeartbeat(c.hb, hb) && slices.Equal(c.channels, chans) {
 		return c.enc, nil
@@ -187,6 +195,23 @@ func (s *Server) status(_ context.Context, _ *Peer, _ *noParams) (*jsonrpc.Encod
 	}
 	s.statusCache.Store(&statusCache{uptime: uptime, version: version, advertised: advertised, ids: ids, gateway: gw, sop: sop, hb: hb, channels: chans, enc: enc})
 	return enc, nil
+}
+
+// statusRedacted is status without the install's paths, for a caller that is not an admin (not cached: such
+// callers are rare and the cache holds the owner's answer).
+func (s *Server) statusRedacted(ids []string, uptime int64, version string, gw *api.GatewayStatus, sop *api.SopStatus,
+	hb *api.HeartbeatStatus, chans []api.ChannelBrief) (*jsonrpc.Encoded, error) {
+	if sop != nil && sop.Path != "" {
+		cp := *sop
+		cp.Path = ""
+		sop = &cp
+	}
+	if ids == nil {
+		ids = []string{}
+	}
+	return jsonrpc.Encode(api.StatusResult{ServerVersion: serverVersion(s.config()), ProtocolVersion: api.ProtocolVersion,
+		ActiveSessions: len(ids), SessionIDs: ids, ConfigKind: s.opts.Info.ConfigKind, BuildVersion: version,
+		PID: s.opts.Info.PID, UptimeSecs: uptime, Gateway: gw, Sop: sop, Heartbeat: hb, Channels: chans})
 }
 
 // statusCache is an encoded status result and what it was built from.
