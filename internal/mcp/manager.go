@@ -37,10 +37,13 @@ type Options struct {
 // It is safe for concurrent use. mu guards the fields below it; a server's own state has its own lock,
 // taken after mu when both are needed.
 type Manager struct {
-	o    Options
-	log  *slog.Logger
-	base context.Context // detached from every caller; servers are stopped by Close or Reconcile
-	wg   sync.WaitGroup  // every server supervisor and list refresher
+	o   Options
+	log *slog.Logger
+	// base is detached from every caller and cancelled by Close, so a background re-list in flight ends with
+	// it; servers themselves are stopped by Close or Reconcile (their contexts do not inherit base's cancel).
+	base       context.Context
+	cancelBase context.CancelFunc
+	wg         sync.WaitGroup // every server supervisor and list refresher
 
 	mu       sync.Mutex
 	servers  map[string]*server // by lower-case name
@@ -101,7 +104,8 @@ func New(o Options) *Manager {
 	if o.Version == "" {
 		o.Version = "dev"
 	}
-	return &Manager{o: o, log: o.Logger, base: context.Background(), servers: map[string]*server{},
+	base, cancel := context.WithCancel(context.Background())
+	return &Manager{o: o, log: o.Logger, base: base, cancelBase: cancel, servers: map[string]*server{},
 		version: make(chan struct{}), active: newActivations(1024)}
 }
 
@@ -178,6 +182,7 @@ func (m *Manager) Close() {
 	}
 	m.servers = map[string]*server{}
 	m.mu.Unlock()
+	m.cancelBase() // a re-list in flight ends now, not when its server answers
 	stopAll(ss)
 	m.wg.Wait()
 }
