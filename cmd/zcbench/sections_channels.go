@@ -1,0 +1,251 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	paho "github.com/eclipse/paho.mqtt.golang"
+
+	"github.com/zeroclaw-go/zeroclaw/internal/channel/telegram/tgfake"
+)
+
+// benchChannels: for each chat channel, a message's way from the platform through the real daemon (record in
+// sessions.db, turn on the offline echo model, outbox record) until the platform holds the reply: "inbound →
+// reply at the platform". Beside it, measured in the same run against the same server, the floor: the same
+// message's way through the platform with no daemon in it (a bare client that receives the message and sends
+// the reply by the same protocol). Messages go one at a time; the row is the median per message.
+//
+// The section runs a daemon of its own (a fresh install whose config binds the default agent to every
+// platform), so the other sections' daemon and numbers are untouched.
+func benchChannels(b *bench) error {
+	r := &chanBench{b: b, n: b.n(40)}
+	defer r.close()
+	if err := r.start(); err != nil {
+		return err
+	}
+	for _, m := range []struct {
+		name string
+		f    func() error
+	}{{"telegram", r.telegram}, {"mqtt", r.mqtt}} {
+		if err := m.f(); err != nil {
+			return fmt.Errorf("%s: %w", m.name, err)
+		}
+	}
+	return nil
+}
+
+// chanBench is the channels section's platforms and daemon.
+type chanBench struct {
+	b    *bench
+	n    int
+	tg   *tgfake.Server
+	mq   *extServer
+	in   *install
+	d    *proc
+	stop []func()
+}
+
+func (r *chanBench) close() {
+	if r.d != nil {
+		_ = r.d.stop()
+	}
+	for i := len(r.stop) - 1; i >= 0; i-- {
+		r.stop[i]()
+	}
+	if r.in != nil {
+		r.in.remove()
+	}
+}
+
+func (r *chanBench) start() (err error) {
+	r.tg = tgfake.Start(tgToken)
+	r.stop = append(r.stop, r.tg.Close)
+	if r.mq, err = startMosquitto(); err != nil {
+		return err
+	}
+	r.stop = append(r.stop, r.mq.stop)
+	blocks := telegramTOML(r.tg.URL()) + mqttTOML(r.mq.port)
+	if r.in, err = newInstall(installOptions{channels: blocks}); err != nil {
+		return err
+	}
+	if r.d, err = startDaemon(r.b.bin, r.in); err != nil {
+		return err
+	}
+	for _, id := range []string{"telegram.default", "mqtt.home"} {
+		if err := waitEvery(20*time.Millisecond, "channel "+id+" healthy", 30*time.Second, func() bool { return channelHealthy(r.in.sock, id) }); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// row records one channel's medians: inbound → reply through the daemon, and the floor.
+func (r *chanBench) row(name string, through, floor []time.Duration) {
+	const sec = "channels"
+	ms := func(ds []time.Duration) float64 { return median(durations(ds, time.Millisecond)) }
+	r.b.res.addFloor(sec, name, "ms", noTarget(), ms(through), ms(floor))
+}
+
+// telegram: an update queued at the fake → the daemon's sendMessage accepted by the fake. The daemon is in a
+// getUpdates long poll that the update wakes. Floor: a bare client in the same long poll that answers each
+// update with one sendMessage.
+func (r *chanBench) telegram() error {
+	var through []time.Duration
+	for i := range r.n {
+		before := len(r.tg.Sent())
+		start := time.Now()
+		id := r.tg.SendText(tgOwner, "owner", fmt.Sprintf("bench ping %d", i))
+		if err := waitFor(fmt.Sprintf("the reply to update %d", id), 30*time.Second, func() bool { return len(r.tg.Sent()) > before }); err != nil {
+			return err
+		}
+		through = append(through, time.Since(start))
+		if got := r.tg.Sent()[before]; got.ReplyTo != id {
+			return fmt.Errorf("the reply %+v does not answer update %d", got, id)
+		}
+	}
+	// The floor needs the daemon out of the long poll: another fake, the same code.
+	fake := tgfake.Start(tgToken)
+	defer fake.Close()
+	done := make(chan error, 1)
+	quit := make(chan struct{})
+	go func() { done <- bareTelegram(fake.URL(), quit) }()
+	var floor []time.Duration
+	for i := range r.n {
+		before := len(fake.Sent())
+		start := time.Now()
+		fake.SendText(tgOwner, "owner", fmt.Sprintf("floor ping %d", i))
+		if err := waitFor("the bare client's reply", 30*time.Second, func() bool { return len(fake.Sent()) > before }); err != nil {
+			return err
+		}
+		floor = append(floor, time.Since(start))
+	}
+	close(quit)
+	fake.SendText(tgOwner, "owner", "release the poll")
+	if err := <-done; err != nil {
+		return err
+	}
+	r.row("telegram: update queued → sendMessage at the Bot API", through, floor)
+	return nil
+}
+
+// bareTelegram long-polls getUpdates and answers each update with a sendMessage, until quit.
+func bareTelegram(url string, quit <-chan struct{}) error {
+	hc := &http.Client{Timeout: 30 * time.Second}
+	post := func(method string, body any, out any) error {
+		raw, _ := json.Marshal(body)
+		resp, err := hc.Post(url+"/bot"+tgToken+"/"+method, "application/json", bytes.NewReader(raw))
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("%s: HTTP %d", method, resp.StatusCode)
+		}
+		return json.NewDecoder(resp.Body).Decode(out)
+	}
+	offset := int64(0)
+	for {
+		select {
+		case <-quit:
+			return nil
+		default:
+		}
+		var page struct {
+			Result []struct {
+				UpdateID int64 `json:"update_id"`
+				Message  struct {
+					MessageID int64 `json:"message_id"`
+					Chat      struct {
+						ID int64 `json:"id"`
+					} `json:"chat"`
+					Text string `json:"text"`
+				} `json:"message"`
+			} `json:"result"`
+		}
+		if err := post("getUpdates", map[string]any{"offset": offset, "timeout": 10}, &page); err != nil {
+			return err
+		}
+		for _, u := range page.Result {
+			offset = u.UpdateID + 1
+			select {
+			case <-quit:
+				return nil
+			default:
+			}
+			var sent map[string]any
+			if err := post("sendMessage", map[string]any{"chat_id": u.Message.Chat.ID, "text": "echo: " + u.Message.Text,
+				"reply_parameters": map[string]any{"message_id": u.Message.MessageID}}, &sent); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// mqtt: a QoS 1 chat message published to the real Mosquitto → the daemon's reply received by the publisher's
+// subscription. Floor: a bare paho client subscribed to the same kind of topic republishes each message as
+// the reply (QoS 1 both ways), so the floor is two broker hops with their acknowledgements.
+func (r *chanBench) mqtt() error {
+	decode := func(p []byte) string {
+		var m struct {
+			InReplyTo string `json:"in_reply_to"`
+			ID        string `json:"id"`
+		}
+		_ = json.Unmarshal(p, &m)
+		if m.InReplyTo != "" {
+			return m.InReplyTo
+		}
+		return m.ID
+	}
+	peer, err := dialMQTT(r.mq.port, "bench-alice")
+	if err != nil {
+		return err
+	}
+	defer peer.close()
+	if err := peer.subscribeReplies("zc/alice/out", decode); err != nil {
+		return err
+	}
+	if err := peer.subscribeReplies("fl/alice/out", decode); err != nil {
+		return err
+	}
+	echo, err := dialMQTT(r.mq.port, "bench-echo")
+	if err != nil {
+		return err
+	}
+	defer echo.close()
+	if tok := echo.c.Subscribe("fl/+/in", 1, func(_ paho.Client, m paho.Message) {
+		sender := strings.Split(m.Topic(), "/")[1]
+		echo.c.Publish("fl/"+sender+"/out", 1, false, m.Payload())
+	}); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
+		return fmt.Errorf("mqtt subscribe: %v", tok.Error())
+	}
+	measure := func(topic, prefix string) ([]time.Duration, error) {
+		var out []time.Duration
+		for i := range r.n {
+			id := fmt.Sprintf("%s%d", prefix, i)
+			body, _ := json.Marshal(map[string]string{"id": id, "text": "bench ping " + id})
+			start := time.Now()
+			if err := peer.publish(topic, body); err != nil {
+				return nil, err
+			}
+			if err := peer.waitReply(id, 30*time.Second); err != nil {
+				return nil, err
+			}
+			out = append(out, time.Since(start))
+		}
+		return out, nil
+	}
+	through, err := measure("zc/alice/in", "b")
+	if err != nil {
+		return err
+	}
+	floor, err := measure("fl/alice/in", "f")
+	if err != nil {
+		return err
+	}
+	r.row("mqtt: QoS 1 publish → reply at the subscriber (Mosquitto)", through, floor)
+	return nil
+}
