@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -30,7 +31,7 @@ func benchChannels(b *bench) error {
 	for _, m := range []struct {
 		name string
 		f    func() error
-	}{{"telegram", r.telegram}, {"mqtt", r.mqtt}} {
+	}{{"telegram", r.telegram}, {"mqtt", r.mqtt}, {"irc", r.ircRound}} {
 		if err := m.f(); err != nil {
 			return fmt.Errorf("%s: %w", m.name, err)
 		}
@@ -44,6 +45,7 @@ type chanBench struct {
 	n    int
 	tg   *tgfake.Server
 	mq   *extServer
+	irc  *extServer
 	in   *install
 	d    *proc
 	stop []func()
@@ -68,14 +70,18 @@ func (r *chanBench) start() (err error) {
 		return err
 	}
 	r.stop = append(r.stop, r.mq.stop)
-	blocks := telegramTOML(r.tg.URL()) + mqttTOML(r.mq.port)
+	if r.irc, err = startNgircd(); err != nil {
+		return err
+	}
+	r.stop = append(r.stop, r.irc.stop)
+	blocks := telegramTOML(r.tg.URL()) + mqttTOML(r.mq.port) + ircTOML(r.irc.port)
 	if r.in, err = newInstall(installOptions{channels: blocks}); err != nil {
 		return err
 	}
 	if r.d, err = startDaemon(r.b.bin, r.in); err != nil {
 		return err
 	}
-	for _, id := range []string{"telegram.default", "mqtt.home"} {
+	for _, id := range []string{"telegram.default", "mqtt.home", "irc.local"} {
 		if err := waitEvery(20*time.Millisecond, "channel "+id+" healthy", 30*time.Second, func() bool { return channelHealthy(r.in.sock, id) }); err != nil {
 			return err
 		}
@@ -247,5 +253,60 @@ func (r *chanBench) mqtt() error {
 		return err
 	}
 	r.row("mqtt: QoS 1 publish → reply at the subscriber (Mosquitto)", through, floor)
+	return nil
+}
+
+// ircSpacing is the pause between two IRC messages of one user: ngIRCd handles at most 3 commands a second of a
+// client and queues the rest, so back-to-back messages would measure its flood throttle, not the round trip.
+const ircSpacing = 400 * time.Millisecond
+
+// irc: a PRIVMSG from a user on the real ngIRCd to the bot → the bot's PRIVMSG back received by the user.
+// Floor: the same user and server, a bare client that echoes each PRIVMSG to its sender.
+func (r *chanBench) ircRound() error {
+	alice, err := dialIRC(r.irc.port, "alice", false)
+	if err != nil {
+		return err
+	}
+	defer alice.close()
+	echo, err := dialIRC(r.irc.port, "echoer", true)
+	if err != nil {
+		return err
+	}
+	defer echo.close()
+	// The bot is on the server once it answers; until then ngIRCd refuses the message (401).
+	up := false
+	for i := 0; i < 30 && !up; i++ {
+		mark := alice.mark()
+		alice.send(fmt.Sprintf("PRIVMSG zcbot :warm up %d", i))
+		up = alice.waitFrom("zcbot", fmt.Sprintf("warm up %d", i), mark, time.Second) == nil
+	}
+	if !up {
+		return errors.New("the bot never answered on ngIRCd within 30 s")
+	}
+	n := max(3, r.n/3)
+	measure := func(to, prefix string) ([]time.Duration, error) {
+		var out []time.Duration
+		for i := range n {
+			time.Sleep(ircSpacing)
+			text := fmt.Sprintf("%s %d", prefix, i)
+			mark := alice.mark()
+			start := time.Now()
+			alice.send("PRIVMSG " + to + " :" + text)
+			if err := alice.waitFrom(to, text, mark, 30*time.Second); err != nil {
+				return nil, fmt.Errorf("no answer from %s to %q: %w", to, text, err)
+			}
+			out = append(out, time.Since(start))
+		}
+		return out, nil
+	}
+	through, err := measure("zcbot", "bench ping")
+	if err != nil {
+		return err
+	}
+	floor, err := measure("echoer", "floor ping")
+	if err != nil {
+		return err
+	}
+	r.row("irc: PRIVMSG to the bot → its PRIVMSG back at the user (ngIRCd)", through, floor)
 	return nil
 }
