@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,8 +10,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/coder/websocket"
 	paho "github.com/eclipse/paho.mqtt.golang"
 
+	"github.com/zeroclaw-go/zeroclaw/internal/channel/discord/discordfake"
 	"github.com/zeroclaw-go/zeroclaw/internal/channel/telegram/tgfake"
 )
 
@@ -31,7 +34,7 @@ func benchChannels(b *bench) error {
 	for _, m := range []struct {
 		name string
 		f    func() error
-	}{{"telegram", r.telegram}, {"mqtt", r.mqtt}, {"irc", r.ircRound}} {
+	}{{"telegram", r.telegram}, {"mqtt", r.mqtt}, {"irc", r.ircRound}, {"discord", r.discord}} {
 		if err := m.f(); err != nil {
 			return fmt.Errorf("%s: %w", m.name, err)
 		}
@@ -46,6 +49,7 @@ type chanBench struct {
 	tg   *tgfake.Server
 	mq   *extServer
 	irc  *extServer
+	dc   *discordfake.Server
 	in   *install
 	d    *proc
 	stop []func()
@@ -74,14 +78,16 @@ func (r *chanBench) start() (err error) {
 		return err
 	}
 	r.stop = append(r.stop, r.irc.stop)
-	blocks := telegramTOML(r.tg.URL()) + mqttTOML(r.mq.port) + ircTOML(r.irc.port)
+	r.dc = discordfake.Start(dcToken)
+	r.stop = append(r.stop, r.dc.Close)
+	blocks := telegramTOML(r.tg.URL()) + mqttTOML(r.mq.port) + ircTOML(r.irc.port) + discordTOML(r.dc.URL())
 	if r.in, err = newInstall(installOptions{channels: blocks}); err != nil {
 		return err
 	}
 	if r.d, err = startDaemon(r.b.bin, r.in); err != nil {
 		return err
 	}
-	for _, id := range []string{"telegram.default", "mqtt.home", "irc.local"} {
+	for _, id := range []string{"telegram.default", "mqtt.home", "irc.local", "discord.default"} {
 		if err := waitEvery(20*time.Millisecond, "channel "+id+" healthy", 30*time.Second, func() bool { return channelHealthy(r.in.sock, id) }); err != nil {
 			return err
 		}
@@ -309,4 +315,96 @@ func (r *chanBench) ircRound() error {
 	}
 	r.row("irc: PRIVMSG to the bot → its PRIVMSG back at the user (ngIRCd)", through, floor)
 	return nil
+}
+
+// discord: a MESSAGE_CREATE dispatched on the fake's Gateway WebSocket → the daemon's REST createMessage (a
+// reply to it) accepted by the fake. Floor: a bare Gateway client (HELLO, IDENTIFY, READY) on a second fake
+// that answers each MESSAGE_CREATE with one createMessage.
+func (r *chanBench) discord() error {
+	measure := func(fake *discordfake.Server, prefix string) ([]time.Duration, error) {
+		var out []time.Duration
+		for i := range r.n {
+			before := len(fake.Sent())
+			start := time.Now()
+			id := fake.SendText(dcOwner, "owner", dcChannel, "", fmt.Sprintf("%s %d", prefix, i))
+			if err := waitFor("the reply to message "+id, 30*time.Second, func() bool { return len(fake.Sent()) > before }); err != nil {
+				return nil, err
+			}
+			out = append(out, time.Since(start))
+			if got := fake.Sent()[before]; got.ReplyTo != id {
+				return nil, fmt.Errorf("the reply %+v does not answer message %s", got, id)
+			}
+		}
+		return out, nil
+	}
+	through, err := measure(r.dc, "bench ping")
+	if err != nil {
+		return err
+	}
+	fake := discordfake.Start(dcToken)
+	defer fake.Close()
+	ctx, cancel := context.WithCancel(r.b.ctx)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- bareDiscord(ctx, fake.URL()) }()
+	if err := waitFor("the bare client's gateway session", 20*time.Second, fake.Caught); err != nil {
+		return err
+	}
+	floor, err := measure(fake, "floor ping")
+	if err != nil {
+		return err
+	}
+	cancel()
+	if err := <-done; err != nil && ctx.Err() == nil {
+		return err
+	}
+	r.row("discord: MESSAGE_CREATE on the Gateway → createMessage at REST v10", through, floor)
+	return nil
+}
+
+// bareDiscord is a Gateway v10 client that answers each MESSAGE_CREATE not its own with a reply over REST.
+func bareDiscord(ctx context.Context, base string) error {
+	ws, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(base, "http")+"/gateway?v=10&encoding=json", nil)
+	if err != nil {
+		return err
+	}
+	defer ws.CloseNow()
+	ident, _ := json.Marshal(map[string]any{"op": 2, "d": map[string]any{"token": dcToken, "intents": 37377,
+		"properties": map[string]any{"os": "linux", "browser": "zcbench", "device": "zcbench"}}})
+	if err := ws.Write(ctx, websocket.MessageText, ident); err != nil {
+		return err
+	}
+	hc := &http.Client{Timeout: 30 * time.Second}
+	for {
+		_, raw, err := ws.Read(ctx)
+		if err != nil {
+			return err
+		}
+		var p struct {
+			T string `json:"t"`
+			D struct {
+				ID        string `json:"id"`
+				ChannelID string `json:"channel_id"`
+				Content   string `json:"content"`
+				Author    struct {
+					Bot bool `json:"bot"`
+				} `json:"author"`
+			} `json:"d"`
+		}
+		if json.Unmarshal(raw, &p) != nil || p.T != "MESSAGE_CREATE" || p.D.Author.Bot {
+			continue
+		}
+		body, _ := json.Marshal(map[string]any{"content": "echo: " + p.D.Content, "message_reference": map[string]any{"message_id": p.D.ID}})
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, base+"/api/v10/channels/"+p.D.ChannelID+"/messages", bytes.NewReader(body))
+		req.Header.Set("Authorization", "Bot "+dcToken)
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := hc.Do(req)
+		if err != nil {
+			return err
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("createMessage: HTTP %d", resp.StatusCode)
+		}
+	}
 }
