@@ -14,6 +14,7 @@ import (
 	paho "github.com/eclipse/paho.mqtt.golang"
 
 	"github.com/zeroclaw-go/zeroclaw/internal/channel/discord/discordfake"
+	"github.com/zeroclaw-go/zeroclaw/internal/channel/email/mailtest"
 	"github.com/zeroclaw-go/zeroclaw/internal/channel/telegram/tgfake"
 )
 
@@ -34,7 +35,7 @@ func benchChannels(b *bench) error {
 	for _, m := range []struct {
 		name string
 		f    func() error
-	}{{"telegram", r.telegram}, {"mqtt", r.mqtt}, {"irc", r.ircRound}, {"discord", r.discord}} {
+	}{{"telegram", r.telegram}, {"mqtt", r.mqtt}, {"irc", r.ircRound}, {"discord", r.discord}, {"email", r.email}} {
 		if err := m.f(); err != nil {
 			return fmt.Errorf("%s: %w", m.name, err)
 		}
@@ -50,9 +51,12 @@ type chanBench struct {
 	mq   *extServer
 	irc  *extServer
 	dc   *discordfake.Server
+	mail *mailtest.Servers
 	in   *install
-	d    *proc
-	stop []func()
+
+	smtpProxy *firstByteProxy
+	d         *proc
+	stop      []func()
 }
 
 func (r *chanBench) close() {
@@ -81,13 +85,21 @@ func (r *chanBench) start() (err error) {
 	r.dc = discordfake.Start(dcToken)
 	r.stop = append(r.stop, r.dc.Close)
 	blocks := telegramTOML(r.tg.URL()) + mqttTOML(r.mq.port) + ircTOML(r.irc.port) + discordTOML(r.dc.URL())
+	ids := []string{"telegram.default", "mqtt.home", "irc.local", "discord.default"}
+	if err := r.mailServers(); err != nil {
+		return err
+	}
+	if r.mail != nil {
+		blocks += emailTOML(r.mail.IMAPPort, r.smtpProxy.port())
+		ids = append(ids, "email.work")
+	}
 	if r.in, err = newInstall(installOptions{channels: blocks}); err != nil {
 		return err
 	}
 	if r.d, err = startDaemon(r.b.bin, r.in); err != nil {
 		return err
 	}
-	for _, id := range []string{"telegram.default", "mqtt.home", "irc.local", "discord.default"} {
+	for _, id := range ids {
 		if err := waitEvery(20*time.Millisecond, "channel "+id+" healthy", 30*time.Second, func() bool { return channelHealthy(r.in.sock, id) }); err != nil {
 			return err
 		}
