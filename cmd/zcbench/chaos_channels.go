@@ -242,76 +242,77 @@ func (cc *chaosChannels) checkChannels() {
 	}
 
 	// Telegram: against the fake's updates, its confirmed offset and the messages it accepted.
-	before := len(cc.h.violations)
-	replies := map[int64]int{}
-	for _, m := range cc.tg.Sent() {
-		replies[m.ReplyTo]++
+	tgSent := map[string]sentMsg{}
+	for id, text := range cc.tgSent {
+		tgSent[fmt.Sprint(id)] = sentMsg{text: text, mustRecord: id <= cc.tg.Confirmed()}
 	}
-	missing := 0
-	for _, id := range slices.Sorted(maps.Keys(cc.tgSent)) {
-		text := cc.tgSent[id]
-		if id <= cc.tg.Confirmed() && tg.events[text] == 0 {
-			cc.h.violate("telegram update %d (%q) confirmed to the Bot API but never recorded: lost", id, text)
-		}
-		if tg.events[text] > 1 {
-			cc.h.violate("telegram update %d (%q) recorded %d times", id, text, tg.events[text])
+	tgReplies := map[string]int{}
+	for _, m := range cc.tg.Sent() {
+		tgReplies[fmt.Sprint(m.ReplyTo)]++
+	}
+	bad, missing := checkChannelTraffic("telegram update", tgSent, tgReplies, tg)
+	for _, b := range bad {
+		cc.h.violate("%s", b)
+	}
+	if len(bad) == 0 {
+		cc.h.pass("every Telegram update recorded once, none lost, none answered twice (%d updates, %d faults injected, %d replies, %d unanswered and counted; counts %v)",
+			len(cc.tgSent), cc.tgFaults, len(cc.tg.Sent()), missing, tg.counts)
+	}
+
+	// MQTT: against what the broker acknowledged and the replies it carried.
+	mqSent := map[string]sentMsg{}
+	for id, text := range cc.mqSent {
+		mqSent[id] = sentMsg{text: text, mustRecord: true}
+	}
+	got := cc.peer.all()
+	bad, missing = checkChannelTraffic("mqtt message", mqSent, got, mq)
+	for _, b := range bad {
+		cc.h.violate("%s", b)
+	}
+	if len(bad) == 0 {
+		cc.h.pass("every MQTT message recorded exactly once, none lost, answered at most once (%d messages, %d re-sent, %d answered, %d unanswered and counted; counts %v)",
+			len(cc.mqSent), cc.mqResent, len(got), missing, mq.counts)
+	}
+}
+
+// sentMsg is one message a platform user sent: its text, and whether the platform's record says the daemon
+// took it (an update the fake saw confirmed, a message the broker acknowledged), so it must be recorded.
+type sentMsg struct {
+	text       string
+	mustRecord bool
+}
+
+// checkChannelTraffic compares what was sent (by platform id), the replies the platform carried (by the id
+// they answer) and sessions.db's record. It returns one line per problem, and how many messages have no reply.
+func checkChannelTraffic(kind string, sent map[string]sentMsg, replies map[string]int, rec channelDB) (bad []string, missing int) {
+	for _, id := range slices.Sorted(maps.Keys(sent)) {
+		m := sent[id]
+		switch n := rec.events[m.text]; {
+		case n == 0 && m.mustRecord:
+			bad = append(bad, fmt.Sprintf("%s %s (%q) taken by the daemon but never recorded: lost", kind, id, m.text))
+		case n > 1:
+			bad = append(bad, fmt.Sprintf("%s %s (%q) recorded %d times", kind, id, m.text, n))
 		}
 		switch replies[id] {
 		case 0:
 			missing++
 		case 1:
 		default:
-			cc.h.violate("telegram update %d (%q) answered %d times", id, text, replies[id])
+			bad = append(bad, fmt.Sprintf("%s %s (%q) answered %d times", kind, id, m.text, replies[id]))
 		}
 	}
-	for id, n := range replies {
-		if _, ok := cc.tgSent[id]; !ok {
-			cc.h.violate("telegram: %d replies to message %d, which nobody sent", n, id)
+	for _, id := range slices.Sorted(maps.Keys(replies)) {
+		if _, ok := sent[id]; !ok {
+			bad = append(bad, fmt.Sprintf("%s: %d replies to %s, which nobody sent", kind, replies[id], id))
 		}
 	}
-	if allowed := tg.counts["out:unconfirmed"] + tg.counts["out:failed"]; missing > allowed {
-		cc.h.violate("telegram: %d of %d updates unanswered, only %d counted unconfirmed or failed (counts %v)", missing, len(cc.tgSent), allowed, tg.counts)
+	if allowed := rec.counts["out:unconfirmed"] + rec.counts["out:failed"]; missing > allowed {
+		bad = append(bad, fmt.Sprintf("%s: %d of %d unanswered, only %d counted unconfirmed or failed (counts %v)", kind, missing, len(sent), allowed, rec.counts))
 	}
-	if len(cc.tgSent) == 0 || len(cc.tg.Sent()) == 0 {
-		cc.h.violate("telegram: %d updates sent, %d replies: the channel carried no traffic", len(cc.tgSent), len(cc.tg.Sent()))
+	if len(sent) == 0 || len(replies) == 0 {
+		bad = append(bad, fmt.Sprintf("%s: %d sent, %d replies: the channel carried no traffic", kind, len(sent), len(replies)))
 	}
-	if len(cc.h.violations) == before {
-		cc.h.pass("every Telegram update recorded once, none lost, none answered twice (%d updates, %d faults injected, %d replies, %d unanswered and counted; counts %v)",
-			len(cc.tgSent), cc.tgFaults, len(cc.tg.Sent()), missing, tg.counts)
-	}
-
-	// MQTT: against what the broker acknowledged and the replies it carried.
-	before = len(cc.h.violations)
-	got := cc.peer.all()
-	missing = 0
-	for _, id := range slices.Sorted(maps.Keys(cc.mqSent)) {
-		text := cc.mqSent[id]
-		if mq.events[text] != 1 {
-			cc.h.violate("mqtt message %s (acknowledged by the broker) recorded %d times, want exactly 1", id, mq.events[text])
-		}
-		switch got[id] {
-		case 0:
-			missing++
-		case 1:
-		default:
-			cc.h.violate("mqtt message %s answered %d times", id, got[id])
-		}
-	}
-	for id, n := range got {
-		if _, ok := cc.mqSent[id]; !ok {
-			cc.h.violate("mqtt: %d replies to message %q, which nobody sent", n, id)
-		}
-	}
-	if allowed := mq.counts["out:unconfirmed"] + mq.counts["out:failed"]; missing > allowed {
-		cc.h.violate("mqtt: %d of %d messages unanswered, only %d counted unconfirmed or failed (counts %v)", missing, len(cc.mqSent), allowed, mq.counts)
-	}
-	if len(cc.mqSent) == 0 || len(got) == 0 {
-		cc.h.violate("mqtt: %d messages sent, %d answered: the channel carried no traffic", len(cc.mqSent), len(got))
-	}
-	if len(cc.h.violations) == before {
-		cc.h.pass("every MQTT message recorded exactly once, none lost, answered at most once (%d messages, %d re-sent, %d answered, %d unanswered and counted; counts %v)",
-			len(cc.mqSent), cc.mqResent, len(got), missing, mq.counts)
-	}
+	return bad, missing
 }
 
 // summary line for the run's log.
