@@ -15,6 +15,7 @@ import (
 
 	"github.com/zeroclaw-go/zeroclaw/internal/channel/discord/discordfake"
 	"github.com/zeroclaw-go/zeroclaw/internal/channel/email/mailtest"
+	"github.com/zeroclaw-go/zeroclaw/internal/channel/slack/slackfake"
 	"github.com/zeroclaw-go/zeroclaw/internal/channel/telegram/tgfake"
 )
 
@@ -35,7 +36,7 @@ func benchChannels(b *bench) error {
 	for _, m := range []struct {
 		name string
 		f    func() error
-	}{{"telegram", r.telegram}, {"mqtt", r.mqtt}, {"irc", r.ircRound}, {"discord", r.discord}, {"email", r.email}} {
+	}{{"telegram", r.telegram}, {"mqtt", r.mqtt}, {"irc", r.ircRound}, {"discord", r.discord}, {"slack", r.slack}, {"matrix", r.matrix}, {"email", r.email}} {
 		if err := m.f(); err != nil {
 			return fmt.Errorf("%s: %w", m.name, err)
 		}
@@ -52,6 +53,8 @@ type chanBench struct {
 	irc  *extServer
 	dc   *discordfake.Server
 	mail *mailtest.Servers
+	sl   *slackfake.Server
+	mx   *matrixWorld
 	in   *install
 
 	smtpProxy *firstByteProxy
@@ -85,7 +88,12 @@ func (r *chanBench) start() (err error) {
 	r.dc = discordfake.Start(dcToken)
 	r.stop = append(r.stop, r.dc.Close)
 	blocks := telegramTOML(r.tg.URL()) + mqttTOML(r.mq.port) + ircTOML(r.irc.port) + discordTOML(r.dc.URL())
-	ids := []string{"telegram.default", "mqtt.home", "irc.local", "discord.default"}
+	r.sl = slackfake.Start(slackBot, slackApp)
+	r.stop = append(r.stop, r.sl.Close)
+	r.mx = newMatrixWorld()
+	r.stop = append(r.stop, r.mx.fake.Close)
+	blocks += slackTOML(r.sl.URL()) + r.mx.toml()
+	ids := []string{"telegram.default", "mqtt.home", "irc.local", "discord.default", "slack.default", "matrix.default"}
 	if err := r.mailServers(); err != nil {
 		return err
 	}
