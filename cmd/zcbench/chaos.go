@@ -109,10 +109,12 @@ type chaos struct {
 	passed     int // invariants that held
 	configBad  int // violations found in config.toml during the run
 	lifeBad    int // restarts that failed, or a final stop that was not clean
+
+	ch *chaosChannels // the chat channels' platforms and traffic (chaos_channels.go)
 }
 
 // invariants is how many invariants a run checks (each prints one PASS line when it holds).
-const invariants = 11
+const invariants = 13
 
 func (h *chaos) violate(format string, args ...any) {
 	msg := fmt.Sprintf(format, args...)
@@ -173,7 +175,12 @@ func runChaos(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 }
 
 func (h *chaos) run(ctx context.Context, duration time.Duration, clients int) (err error) {
-	if h.in, err = newInstall(installOptions{shellJobs: true, pollSecs: pollSecs, sops: true}); err != nil {
+	channels, err := h.startChannels()
+	if err != nil {
+		return err
+	}
+	defer h.ch.close()
+	if h.in, err = newInstall(installOptions{shellJobs: true, pollSecs: pollSecs, sops: true, channels: channels}); err != nil {
 		return err
 	}
 	defer h.in.remove()
@@ -189,6 +196,9 @@ func (h *chaos) run(ctx context.Context, duration time.Duration, clients int) (e
 	}()
 	rng := rand.New(rand.NewPCG(h.seed, h.seed^0x9e3779b97f4a7c15))
 	workerSeed := func() uint64 { return rng.Uint64() }
+	if err := h.ch.spawnTraffic(workerSeed()); err != nil {
+		return err
+	}
 
 	for w := range clients {
 		h.spawn(&chatWorker{h: h, w: w, mode: "chat"})
@@ -250,6 +260,7 @@ func (h *chaos) run(ctx context.Context, duration time.Duration, clients int) (e
 	if err := h.check(); err != nil {
 		return err
 	}
+	h.ch.checkChannels()
 	h.checkOps()
 	temps := h.tempFiles()
 	if err := d.stop(); err != nil {
@@ -632,4 +643,7 @@ func (h *chaos) summary() {
 	}
 	fmt.Fprintf(h.log, "chaos: %d kills; calls cut by a kill, by client kind: %s; JSON-RPC errors: %s\n", h.kills,
 		strings.Join(cut, ", "), strings.Join(parts, ", "))
+	if h.ch != nil {
+		fmt.Fprintf(h.log, "chaos: channel traffic: %s\n", h.ch)
+	}
 }

@@ -28,8 +28,10 @@ func TestChaosShort(t *testing.T) {
 		"PASS no temporary files left",
 		"PASS the daemon kept its SQLite locks through every operator tool",
 		"PASS every backup taken restores, passes integrity_check and holds every turn acknowledged before it began",
+		"PASS every Telegram update recorded once, none lost, none answered twice",
+		"PASS every MQTT message recorded exactly once, none lost, answered at most once",
 		"every invariant holds",
-		"\nchaos: 11 passed, 0 failed\n",
+		"\nchaos: 13 passed, 0 failed\n",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("chaos output lacks %q:\n%s", want, out)

@@ -33,6 +33,7 @@ type installOptions struct {
 	shellJobs      bool   // auto-approve shell, for scheduled jobs that run unattended
 	pollSecs       int    // reliability.scheduler_poll_secs; 0 keeps the default
 	sops           bool   // [sop] sops_dir = "sops" with the chaos SOP (chaos_sop.go)
+	channels       string // [channels.*] and [peer_groups.*] tables (channels.go); they get a short reconnect backoff
 }
 
 // newInstall makes a fresh HOME with a short path (the socket path must fit in sun_path) and writes its config.
@@ -88,9 +89,17 @@ func configTOML(o installOptions) string {
 		// run's doctor must check the databases, not trip on the port.
 		b.WriteString("[gateway]\nport = 0\n\n")
 	}
-	if o.pollSecs > 0 {
-		fmt.Fprintf(&b, "[reliability]\nscheduler_poll_secs = %d\n\n", o.pollSecs)
+	if o.pollSecs > 0 || o.channels != "" {
+		b.WriteString("[reliability]\n")
+		if o.pollSecs > 0 {
+			fmt.Fprintf(&b, "scheduler_poll_secs = %d\n", o.pollSecs)
+		}
+		if o.channels != "" {
+			b.WriteString(channelReliability)
+		}
+		b.WriteString("\n")
 	}
+	b.WriteString(o.channels)
 	if o.sops {
 		b.WriteString("[sop]\nsops_dir = \"sops\"\nmax_concurrent_total = 4\n\n")
 	}

@@ -35,6 +35,7 @@ var registry = []section{
 	{"gateway", benchGateway},
 	{"load", benchLoad},
 	{"sops", benchSops},
+	{"channels", benchChannels},
 }
 
 // sectionNames lists the registry's names for -sections' help.
