@@ -104,6 +104,8 @@ var imports = map[string][]string{
 	"internal/config/upstream":           {},
 	"internal/config/tomledit":           {"github.com/pelletier/go-toml/v2", "github.com/pelletier/go-toml/v2/unstable"},
 	"internal/store/jsonl":               {"internal/atomicfile", "internal/store"},
+	"internal/store/pgchat":              {"internal/lease", "internal/pgdb", "internal/store"},
+	"internal/store/chattest":            {"internal/store"},
 
 	// The Discord channel (its own block: the fake's long path would realign the table above).
 	"internal/channel/discord":             {"internal/atomicfile", "internal/channel", "internal/config", "github.com/coder/websocket"},

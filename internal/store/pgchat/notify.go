@@ -1,0 +1,157 @@
+package pgchat
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/zeroclaw-go/zeroclaw/internal/pgdb"
+)
+
+// notifyChannel is the channel every append is announced on, committed with the message (NOTIFY in the
+// transaction is delivered at commit, and not at all on rollback).
+const notifyChannel = "zc_chat"
+
+// maxNotifyKey is the longest session key a notification carries verbatim: a payload must stay under
+// PostgreSQL's 8000 bytes. A longer key is sent as its digest (Event.KeyDigest).
+const maxNotifyKey = 4096
+
+type payload struct {
+	Origin string `json:"o"`
+	Key    string `json:"k,omitempty"`
+	Digest string `json:"h,omitempty"`
+	Index  int    `json:"i"`
+}
+
+// KeyDigest is how an Event names a session whose key is longer than a notification carries.
+func KeyDigest(key string) string {
+	d := sha256.Sum256([]byte(key))
+	return hex.EncodeToString(d[:])
+}
+
+func notifyTx(ctx context.Context, tx *pgdb.Tx, origin, key string, idx int) error {
+	p := payload{Origin: origin, Index: idx}
+	if len(key) <= maxNotifyKey {
+		p.Key = key
+	} else {
+		p.Digest = KeyDigest(key)
+	}
+	b, err := json.Marshal(p)
+	if err != nil {
+		return err
+	}
+	_, err = tx.Exec(ctx, "SELECT pg_notify($1, $2)", notifyChannel, string(b))
+	return err
+}
+
+// Event is one message appended by some daemon sharing the database.
+type Event struct {
+	Origin    string // the appending daemon's id (Store.Holder)
+	Key       string // the session; "" when only KeyDigest names it
+	KeyDigest string // KeyDigest(key) of a key too long to carry
+	Index     int    // the message's index
+	// Gap marks an event that stands for a gap instead: events may have been missed (the listener fell
+	// behind or reconnected); Key and Index are empty and the subscriber should re-read what it shows.
+	Gap bool
+}
+
+// eventBuffer is how many events wait for a slow subscriber before later ones are dropped (and a Gap sent).
+const eventBuffer = 256
+
+// Listener delivers the Events of every daemon sharing the database, this one's included (compare Origin),
+// over a connection of its own that it re-opens after a failure (with a Gap event).
+type Listener struct {
+	events chan Event
+	stop   context.CancelFunc
+	done   chan struct{}
+	once   sync.Once
+}
+
+// Listen starts listening; the first connection is made before it returns.
+func Listen(ctx context.Context, db *pgdb.Pool) (*Listener, error) {
+	conn, err := db.Listen(ctx, notifyChannel)
+	if err != nil {
+		return nil, err
+	}
+	bg, stop := context.WithCancel(context.Background())
+	l := &Listener{events: make(chan Event, eventBuffer), stop: stop, done: make(chan struct{})}
+	go l.run(bg, db, conn)
+	return l, nil
+}
+
+// Events is the channel of events; it is closed after Close.
+func (l *Listener) Events() <-chan Event { return l.events }
+
+// Close stops listening and closes Events.
+func (l *Listener) Close() {
+	l.once.Do(func() {
+		l.stop()
+		<-l.done
+	})
+}
+
+func (l *Listener) run(ctx context.Context, db *pgdb.Pool, conn *pgdb.Listener) {
+	defer close(l.done)
+	defer close(l.events)
+	gap := false
+	flush := func() bool {
+		if gap {
+			select {
+			case l.events <- Event{Gap: true}:
+				gap = false
+			default:
+			}
+		}
+		return !gap
+	}
+	send := func(ev Event) {
+		if !flush() {
+			return
+		}
+		select {
+		case l.events <- ev:
+		default:
+			gap = true
+		}
+	}
+	backoff := 100 * time.Millisecond
+	for {
+		for conn == nil {
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(backoff):
+			}
+			backoff = min(2*backoff, 5*time.Second)
+			c, err := db.Listen(ctx, notifyChannel)
+			if err == nil {
+				conn, gap = c, true // what was sent while no connection listened is lost
+				backoff = 100 * time.Millisecond
+				flush()
+			}
+		}
+		n, err := conn.Wait(ctx)
+		switch {
+		case ctx.Err() != nil:
+			conn.Close()
+			return
+		case errors.Is(err, pgdb.ErrGap):
+			gap = true
+			flush()
+			continue
+		case err != nil:
+			conn.Close()
+			conn = nil
+			continue
+		}
+		var p payload
+		if json.Unmarshal([]byte(n.Payload), &p) != nil || (p.Key == "" && p.Digest == "") {
+			continue // not one of ours
+		}
+		send(Event{Origin: p.Origin, Key: p.Key, KeyDigest: p.Digest, Index: p.Index})
+	}
+}
