@@ -35,7 +35,7 @@ var imports = map[string][]string{
 	"cmd/zcbench":                        {"internal/rpctest/ndjson", "github.com/pelletier/go-toml/v2", "modernc.org/sqlite"},
 	"internal/router":                    {"internal/jsonrpc"},
 	"internal/mcpserver":                 {"internal/api", "internal/auth", "internal/errmap", "internal/jsonrpc", "internal/router", "github.com/modelcontextprotocol/go-sdk/jsonrpc", "github.com/modelcontextprotocol/go-sdk/mcp", "github.com/google/jsonschema-go/jsonschema"},
-	"internal/errmap":                    {"internal/api", "internal/sop", "internal/quickstart", "internal/config", "internal/cron", "internal/jsonrpc", "internal/logs", "internal/memory", "internal/pairing", "internal/session", "internal/skills", "internal/upload", "internal/workspace", "internal/i18n", "internal/tools", "internal/provider"},
+	"internal/errmap":                    {"internal/api", "internal/sop", "internal/quickstart", "internal/config", "internal/cron", "internal/jsonrpc", "internal/logs", "internal/memory", "internal/pairing", "internal/session", "internal/skills", "internal/store", "internal/upload", "internal/workspace", "internal/i18n", "internal/tools", "internal/provider"},
 	"internal/auth":                      {"internal/config", "internal/api"},
 	"internal/session":                   {"internal/api", "internal/agent", "internal/auth", "internal/clock", "internal/cost", "internal/journal", "internal/logs", "internal/memory", "internal/store", "internal/config", "internal/skills", "internal/tools", "internal/workspace", "internal/visible"},
 	"internal/upload":                    {"internal/api", "internal/atomicfile", "internal/clock", "internal/dbfile"},

@@ -22,7 +22,8 @@ type BusyError struct {
 }
 
 func (e *BusyError) Error() string {
-	return fmt.Sprintf("store: session %s busy: its turn runs on daemon %s (lease until %s)", e.Key, e.Holder, e.Until.Format(time.RFC3339))
+	// The holder (host and pid) stays out of the text, which a client may see.
+	return fmt.Sprintf("store: session %s busy: its turn runs on another daemon", e.Key)
 }
 
 func (e *BusyError) Unwrap() error { return store.ErrBusy }
@@ -112,16 +113,27 @@ func (s *Store) endTurn(key string) {
 	}
 }
 
-// fence, inside tx, checks that the turn this daemon runs on key, if any, still holds its lease, and locks the
-// lease row until tx ends, so no other daemon takes the session over before tx's writes commit.
+// fence, inside tx, checks that the turn this daemon runs on key, if any, still holds its lease; when this daemon
+// runs none, that no other daemon's live turn owns key (a BusyError). Either way it locks the lease row until tx
+// ends, so no other daemon takes the session over before tx's writes commit: history is written by the turn's
+// owner alone while a turn runs.
 func (s *Store) fence(ctx context.Context, tx *pgdb.Tx, key string) error {
 	s.mu.Lock()
 	t, ok := s.turns[key]
 	s.mu.Unlock()
-	if !ok {
-		return nil
+	if ok {
+		return lease.Check(ctx, tx, t.l)
 	}
-	return lease.Check(ctx, tx, t.l)
+	rows, err := tx.Query(ctx, `SELECT holder, expires_at FROM zc_leases
+WHERE name = $1 AND holder <> $2 AND expires_at >= now() FOR SHARE`, turnLease(key), s.Holder())
+	if err != nil || len(rows) == 0 {
+		return err
+	}
+	until, err := rows[0].Time(1)
+	if err != nil {
+		return err
+	}
+	return &BusyError{Key: key, Holder: rows[0].String(0), Until: until}
 }
 
 // BeginTurn starts a turn of key owned by this daemon: it takes the session's turn lease (a BusyError while
