@@ -54,12 +54,13 @@ type Event struct {
 	Key       string // the session; "" when only KeyDigest names it
 	KeyDigest string // KeyDigest(key) of a key too long to carry
 	Index     int    // the message's index
-	// Gap marks an event that stands for a gap instead: events may have been missed (the listener fell
-	// behind or reconnected); Key and Index are empty and the subscriber should re-read what it shows.
+	// Gap marks an event that stands for a gap instead: events may have been missed (the subscriber fell a
+	// whole buffer behind, or the connection was re-opened); Key and Index are empty and the subscriber
+	// should re-read what it shows.
 	Gap bool
 }
 
-// eventBuffer is how many events wait for a slow subscriber before later ones are dropped (and a Gap sent).
+// eventBuffer is how many events wait for a slow subscriber; past it they are replaced by a Gap.
 const eventBuffer = 256
 
 // Listener delivers the Events of every daemon sharing the database, this one's included (compare Origin),
@@ -97,25 +98,25 @@ func (l *Listener) Close() {
 func (l *Listener) run(ctx context.Context, db *pgdb.Pool, conn *pgdb.Listener) {
 	defer close(l.done)
 	defer close(l.events)
-	gap := false
-	flush := func() bool {
-		if gap {
-			select {
-			case l.events <- Event{Gap: true}:
-				gap = false
-			default:
-			}
-		}
-		return !gap
-	}
-	send := func(ev Event) {
-		if !flush() {
-			return
-		}
+	// push delivers ev; when the subscriber fell a whole buffer behind, what it has not read yet is replaced by
+	// one Gap (it re-reads the tables anyway) followed by ev. This goroutine is the only sender, so after the
+	// drain there is room for both.
+	push := func(ev Event) {
 		select {
 		case l.events <- ev:
+			return
 		default:
-			gap = true
+		}
+		for drained := false; !drained; {
+			select {
+			case <-l.events:
+			default:
+				drained = true
+			}
+		}
+		l.events <- Event{Gap: true}
+		if !ev.Gap {
+			l.events <- ev
 		}
 	}
 	backoff := 100 * time.Millisecond
@@ -129,9 +130,9 @@ func (l *Listener) run(ctx context.Context, db *pgdb.Pool, conn *pgdb.Listener) 
 			backoff = min(2*backoff, 5*time.Second)
 			c, err := db.Listen(ctx, notifyChannel)
 			if err == nil {
-				conn, gap = c, true // what was sent while no connection listened is lost
+				conn = c
 				backoff = 100 * time.Millisecond
-				flush()
+				push(Event{Gap: true}) // what was sent while no connection listened is lost
 			}
 		}
 		n, err := conn.Wait(ctx)
@@ -140,8 +141,7 @@ func (l *Listener) run(ctx context.Context, db *pgdb.Pool, conn *pgdb.Listener) 
 			conn.Close()
 			return
 		case errors.Is(err, pgdb.ErrGap):
-			gap = true
-			flush()
+			push(Event{Gap: true})
 			continue
 		case err != nil:
 			conn.Close()
@@ -152,6 +152,6 @@ func (l *Listener) run(ctx context.Context, db *pgdb.Pool, conn *pgdb.Listener) 
 		if json.Unmarshal([]byte(n.Payload), &p) != nil || (p.Key == "" && p.Digest == "") {
 			continue // not one of ours
 		}
-		send(Event{Origin: p.Origin, Key: p.Key, KeyDigest: p.Digest, Index: p.Index})
+		push(Event{Origin: p.Origin, Key: p.Key, KeyDigest: p.Digest, Index: p.Index})
 	}
 }
