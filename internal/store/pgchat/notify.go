@@ -16,9 +16,9 @@ import (
 // transaction is delivered at commit, and not at all on rollback).
 const notifyChannel = "zc_chat"
 
-// maxNotifyKey is the longest session key a notification carries verbatim: a payload must stay under
-// PostgreSQL's 8000 bytes. A longer key is sent as its digest (Event.KeyDigest).
-const maxNotifyKey = 4096
+// maxPayload bounds a notification (PostgreSQL refuses 8000 bytes or more): one whose key, JSON-escaped, would
+// pass it names the session by its digest instead (Event.KeyDigest).
+const maxPayload = 4096
 
 type payload struct {
 	Origin string `json:"o"`
@@ -34,13 +34,10 @@ func KeyDigest(key string) string {
 }
 
 func notifyTx(ctx context.Context, tx *pgdb.Tx, origin, key string, idx int) error {
-	p := payload{Origin: origin, Index: idx}
-	if len(key) <= maxNotifyKey {
-		p.Key = key
-	} else {
-		p.Digest = KeyDigest(key)
+	b, err := json.Marshal(payload{Origin: origin, Key: key, Index: idx})
+	if err == nil && len(b) > maxPayload {
+		b, err = json.Marshal(payload{Origin: origin, Digest: KeyDigest(key), Index: idx})
 	}
-	b, err := json.Marshal(p)
 	if err != nil {
 		return err
 	}

@@ -62,6 +62,9 @@ type Options struct {
 	TurnTTL time.Duration
 }
 
+// MaxKeyBytes is the longest session key the PostgreSQL store takes (a B-tree key must fit a third of a page).
+const MaxKeyBytes = 2048
+
 // DefaultTurnTTL is Options.TurnTTL's default.
 const DefaultTurnTTL = 30 * time.Second
 
@@ -107,8 +110,9 @@ func Open(ctx context.Context, db *pgdb.Pool, o Options) (*Store, error) {
 // Holder is this store's daemon id.
 func (s *Store) Holder() string { return s.leases.Holder() }
 
-// Close stops renewing the leases of the turns still running (they lapse after the TTL, as a dead daemon's
-// would) and makes later calls fail with store.ErrClosed. It is idempotent.
+// Close makes later calls fail with store.ErrClosed, stops renewing the leases of the turns still running and
+// gives them up (best effort: if the database does not answer they lapse after the TTL, as a dead daemon's
+// would), so another daemon's recovery can mark those turns interrupted at once. It is idempotent.
 func (s *Store) Close() error {
 	s.mu.Lock()
 	if s.closed {
@@ -117,8 +121,18 @@ func (s *Store) Close() error {
 	}
 	s.closed = true
 	s.stop()
+	held := make([]*turn, 0, len(s.turns))
+	for _, t := range s.turns {
+		held = append(held, t)
+	}
+	clear(s.turns)
 	s.mu.Unlock()
 	s.wg.Wait()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	for _, t := range held {
+		_ = s.leases.Release(ctx, t.l)
+	}
 	return nil
 }
 
@@ -132,6 +146,9 @@ func (s *Store) check(op, key string, needKey bool, texts ...string) error {
 	}
 	if needKey && key == "" {
 		return fmt.Errorf("store: %s: empty session key: %w", op, store.ErrInvalid)
+	}
+	if len(key) > MaxKeyBytes {
+		return fmt.Errorf("store: %s: a session key of %d bytes (at most %d): %w", op, len(key), MaxKeyBytes, store.ErrInvalid)
 	}
 	for _, v := range append(texts, key) {
 		if !utf8.ValidString(v) || strings.IndexByte(v, 0) >= 0 {

@@ -241,3 +241,25 @@ WHERE state = 'running' AND NOT EXISTS (
 	}
 	return int(n), nil
 }
+
+// RunRecovery calls InterruptRunning every interval until ctx ends, so that the turns of a daemon that died are
+// marked interrupted soon after their lease lapses (a daemon calls it once at start too). report, when not nil,
+// gets each run's count and error.
+func (s *Store) RunRecovery(ctx context.Context, every time.Duration, report func(n int, err error)) {
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		n, err := s.InterruptRunning(ctx)
+		if errors.Is(err, store.ErrClosed) {
+			return
+		}
+		if report != nil && ctx.Err() == nil {
+			report(n, err)
+		}
+	}
+}

@@ -246,3 +246,52 @@ func TestHelperDaemonHoldsTurn(t *testing.T) {
 	fmt.Printf("READY %s\n", s.Holder())
 	time.Sleep(10 * time.Minute)
 }
+
+// A daemon that shuts down cleanly mid-turn gives its lease up: another daemon's recovery (RunRecovery, as a
+// daemon runs it) marks the turn interrupted without waiting for the TTL, and a key too long for the store is
+// refused with ErrInvalid before anything is written.
+func TestCloseReleasesAndRecoveryRuns(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	if dsn == "" {
+		return
+	}
+	schema := pgtest.Schema(t, dsn)
+	a, _ := daemon(t, dsn, schema, time.Hour) // only a release frees the session before the test ends
+	b, _ := daemon(t, dsn, schema, time.Hour)
+	ctx := t.Context()
+	mustBegin(t, a, "k", "turn-a")
+	_, err := b.BeginTurn(ctx, "k", "a", "", "turn-b", t0, "")
+	busy(t, err, a.Holder())
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	rctx, stop := context.WithCancel(ctx)
+	defer stop()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		b.RunRecovery(rctx, 20*time.Millisecond, func(_ int, err error) {
+			if err != nil {
+				t.Error(err)
+			}
+		})
+	}()
+	waitFor(t, "recovery of the closed daemon's turn", func() bool {
+		m, err := b.Meta(ctx, "k")
+		return err == nil && m.Interrupted && m.InterruptedTurnID == "turn-a" && m.State == "idle"
+	})
+	stop()
+	<-done
+	mustBegin(t, b, "k", "turn-b")
+
+	long := strings.Repeat("x", pgchat.MaxKeyBytes+1)
+	if _, err := b.Append(ctx, long, "user", "x", t0); !errors.Is(err, store.ErrInvalid) {
+		t.Fatalf("a key over MaxKeyBytes: %v, want ErrInvalid", err)
+	}
+	if _, err := b.BeginTurn(ctx, "nul\x00key", "a", "", "t", t0, ""); !errors.Is(err, store.ErrInvalid) {
+		t.Fatalf("a key with NUL: %v, want ErrInvalid", err)
+	}
+	if l, err := b.List(ctx, "", 0); err != nil || len(l) != 1 {
+		t.Fatalf("refused keys left rows: %+v %v", l, err)
+	}
+}
