@@ -21,6 +21,7 @@ import (
 	"github.com/zeroclaw-go/zeroclaw/internal/session"
 	"github.com/zeroclaw-go/zeroclaw/internal/skills"
 	"github.com/zeroclaw-go/zeroclaw/internal/sop"
+	"github.com/zeroclaw-go/zeroclaw/internal/store"
 	"github.com/zeroclaw-go/zeroclaw/internal/tools"
 	"github.com/zeroclaw-go/zeroclaw/internal/upload"
 	"github.com/zeroclaw-go/zeroclaw/internal/workspace"
@@ -67,6 +68,8 @@ var table = []Entry{
 	{Err: session.ErrQueueFull, Code: api.CodeSessionBusy, ACP: api.CodeSessionBusy, Status: conflict, Chat: ChatQueueFull},
 	{Err: session.ErrQueueTimeout, Code: api.CodeSessionBusy, ACP: api.CodeSessionBusy, Status: conflict, Chat: ChatQueueTimeout},
 	{Err: session.ErrBusy, Code: api.CodeSessionBusy, ACP: api.CodeSessionBusy, Status: conflict, Chat: ChatQueueFull},
+	// A session whose turn another daemon sharing the PostgreSQL database runs (package pgchat's turn lease).
+	{Err: store.ErrBusy, Code: api.CodeSessionBusy, ACP: api.CodeSessionBusy, Status: conflict, Chat: ChatQueueFull},
 	// ACP answers a session another principal owns as one that does not exist.
 	{Err: session.ErrNotOwned, Code: api.CodeSessionNotOwned, ACP: api.CodeSessionNotFound, Status: forbidden},
 	{Err: session.ErrInvalid, Code: api.CodeInvalidParams, ACP: api.CodeInvalidParams, Status: badRequest},

@@ -21,6 +21,7 @@ import (
 	"github.com/zeroclaw-go/zeroclaw/internal/session"
 	"github.com/zeroclaw-go/zeroclaw/internal/skills"
 	"github.com/zeroclaw-go/zeroclaw/internal/sop"
+	"github.com/zeroclaw-go/zeroclaw/internal/store"
 	"github.com/zeroclaw-go/zeroclaw/internal/tools"
 	"github.com/zeroclaw-go/zeroclaw/internal/upload"
 	"github.com/zeroclaw-go/zeroclaw/internal/workspace"
@@ -52,6 +53,7 @@ func TestTable(t *testing.T) {
 		{session.ErrQueueFull, busy, busy, 409, false, "SESSION_QUEUE_FULL"},
 		{session.ErrQueueTimeout, busy, busy, 409, false, "SESSION_QUEUE_TIMEOUT"},
 		{session.ErrBusy, busy, busy, 409, false, "SESSION_QUEUE_FULL"},
+		{store.ErrBusy, busy, busy, 409, false, "SESSION_QUEUE_FULL"},
 		{session.ErrNotOwned, api.CodeSessionNotOwned, notFound, 403, false, ""},
 		{session.ErrInvalid, invalid, invalid, 400, false, ""},
 		{upload.ErrInvalid, invalid, 0, 400, false, ""},
@@ -125,8 +127,8 @@ func TestTable(t *testing.T) {
 			}
 		})
 	}
-	if n := len(errmap.Table()); n != 55 {
-		t.Errorf("the table has %d rows and the test %d: add the new row's expectations here", n, 55)
+	if n := len(errmap.Table()); n != 56 {
+		t.Errorf("the table has %d rows and the test %d: add the new row's expectations here", n, 56)
 	}
 }
 

@@ -14,3 +14,7 @@ var (
 	// ErrInvalid reports an argument the store refuses (empty key, bad path).
 	ErrInvalid = errors.New("store: invalid argument")
 )
+
+// ErrBusy reports a session whose running turn is owned by another daemon sharing the database (a PostgreSQL
+// install's turn lease); the RPC layer answers -32002 (busy).
+var ErrBusy = errors.New("store: session busy: its turn runs on another daemon")
