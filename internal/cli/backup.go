@@ -28,7 +28,7 @@ func runBackup(ctx context.Context, env Env, args []string) error {
 		return err
 	}
 	if _, err := os.Stat(layout.Root); err != nil {
-		return hint.With(fmt.Errorf("no install at %s", layout.Root), "zeroclaw backup FILE.tar.gz --config-dir DIR")
+		return hint.With(say("cli-backup-no-install", "path", layout.Root), "zeroclaw backup FILE.tar.gz --config-dir DIR")
 	}
 	schema, _ := config.SchemaVersionOf(layout.ConfigPath())
 	bar := newProgressBar(env.Stderr)
@@ -74,11 +74,11 @@ func runRestore(ctx context.Context, env Env, args []string) error {
 	bar.finish()
 	switch {
 	case errors.Is(err, backup.ErrDaemonRunning):
-		return hint.With(err, "zeroclaw stop, then restore again")
+		return hinted(err, "cli-restore-daemon-running-hint")
 	case errors.Is(err, backup.ErrNotEmpty):
-		return hint.With(err, "zeroclaw restore "+archive+" --force (the current install is kept as "+layout.Root+".before-restore-<time>)")
+		return hinted(err, "cli-restore-not-empty-hint", "command", "zeroclaw restore "+archive+" --force", "path", layout.Root+".before-restore-<time>")
 	case errors.Is(err, backup.ErrInvalidArchive):
-		return hint.With(err, "nothing was written; use another copy of the backup")
+		return hinted(err, "cli-restore-invalid-hint")
 	case err != nil:
 		return err
 	}

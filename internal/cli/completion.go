@@ -36,7 +36,7 @@ func runCompletion(_ context.Context, env Env, args []string) error {
 	}
 	script, ok := completionScripts[args[0]]
 	if !ok {
-		return hint.With(fmt.Errorf("no completion for shell %q", args[0]), "zeroclaw completion bash|zsh|fish")
+		return hint.With(say("cli-completion-unknown-shell", "shell", fmt.Sprintf("%q", args[0])), "zeroclaw completion bash|zsh|fish")
 	}
 	fmt.Fprint(env.Stdout, script)
 	return nil

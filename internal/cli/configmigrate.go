@@ -10,7 +10,6 @@ import (
 	"os"
 
 	"github.com/zeroclaw-go/zeroclaw/internal/api"
-	"github.com/zeroclaw-go/zeroclaw/internal/cli/hint"
 	"github.com/zeroclaw-go/zeroclaw/internal/config"
 	"github.com/zeroclaw-go/zeroclaw/internal/install"
 	"github.com/zeroclaw-go/zeroclaw/internal/secrets"
@@ -72,8 +71,7 @@ func configMigrate(ctx context.Context, env Env, args []string) error {
 		if err != nil {
 			var le *install.LockedError
 			if errors.As(err, &le) {
-				return hint.With(fmt.Errorf("config: a daemon (pid %d) holds %s but did not answer at its endpoint", le.PID, layout.Root),
-					"zeroclaw status, then try again")
+				return hinted(say("cli-config-daemon-silent", "pid", le.PID, "root", layout.Root), "cli-quickstart-daemon-silent-hint")
 			}
 			return fmt.Errorf("config: %w", err)
 		}
@@ -104,8 +102,7 @@ func configMigrate(ctx context.Context, env Env, args []string) error {
 		for _, p := range res.Problems {
 			fmt.Fprintf(env.Stdout, "%s:%d: %s: %s\n", path, p.Line, p.Path, p.Message)
 		}
-		return &hint.Error{Err: fmt.Errorf("config: %s has %d problem(s); a daemon disables those entries", path, len(res.Problems)),
-			Hint: "fix the lines above, then: zeroclaw config validate"}
+		return hinted(say("cli-config-migrate-problems", "path", path, "count", len(res.Problems)), "cli-config-fix-lines-hint")
 	}
 	return nil
 }

@@ -48,7 +48,7 @@ func runCosts(ctx context.Context, env Env, args []string) error {
 		return err
 	}
 	if *by != "day" && *by != "agent" && *by != "model" {
-		return hint.With(fmt.Errorf("--by %q: want day, agent or model", *by), "zeroclaw costs --by model")
+		return hint.With(say("cli-costs-bad-by", "value", fmt.Sprintf("%q", *by)), "zeroclaw costs --by model")
 	}
 	layout, err := install.Resolve(*configDir, env.Getenv, env.Home)
 	if err != nil {

@@ -145,10 +145,10 @@ func cronAdd(ctx context.Context, env Env, args []string) error {
 		sched = api.CronSchedule{Kind: api.ScheduleEvery, EveryMS: every.Milliseconds()}
 	}
 	if given != 1 {
-		return hint.With(errors.New("cron add: give exactly one of --cron, --at and --every"), `zeroclaw cron add --every 1h --command "make test"`)
+		return hint.With(say("cli-cron-one-schedule"), `zeroclaw cron add --every 1h --command "make test"`)
 	}
 	if (*command == "") == (*prompt == "") {
-		return hint.With(errors.New("cron add: give exactly one of --command and --prompt"), `zeroclaw cron add --every 1h --command "make test"`)
+		return hint.With(say("cli-cron-one-action"), `zeroclaw cron add --every 1h --command "make test"`)
 	}
 	c, err := connectRunning(ctx, env, *configDir)
 	if err != nil {
@@ -174,13 +174,13 @@ func cronAdd(ctx context.Context, env Env, args []string) error {
 func parseAtFlag(s string, now time.Time) (time.Time, error) {
 	if d, err := time.ParseDuration(s); err == nil {
 		if d <= 0 {
-			return time.Time{}, fmt.Errorf("cron add: --at %s: the delay must be positive", s)
+			return time.Time{}, say("cli-cron-at-not-positive", "value", s)
 		}
 		return now.Add(d), nil
 	}
 	t, err := time.Parse(time.RFC3339Nano, s)
 	if err != nil {
-		return time.Time{}, hint.With(fmt.Errorf("cron add: --at %q: want an RFC 3339 time or a delay", s), "--at 20m, or --at 2026-07-01T09:00:00+02:00")
+		return time.Time{}, hinted(say("cli-cron-at-invalid", "value", fmt.Sprintf("%q", s)), "cli-cron-at-invalid-hint")
 	}
 	return t, nil
 }
@@ -198,7 +198,7 @@ func onlyAgent(ctx context.Context, c *client.Conn, op string) (string, error) {
 		}
 	}
 	if len(enabled) != 1 {
-		return "", hint.With(fmt.Errorf("%s: %d agents are enabled (%s): choose one", op, len(enabled), strings.Join(enabled, ", ")), "--agent NAME")
+		return "", hint.With(say("cli-cron-choose-agent", "op", op, "count", len(enabled), "agents", strings.Join(enabled, ", ")), "--agent NAME")
 	}
 	return enabled[0], nil
 }
@@ -266,7 +266,7 @@ func cronTrigger(ctx context.Context, env Env, args []string) error {
 	}
 	fmt.Fprintln(env.Stdout, strings.TrimRight(res.Output, "\n"))
 	if !res.Success {
-		return &hint.Error{Err: fmt.Errorf("job %s failed (%s)", id, res.Status), Hint: "zeroclaw cron runs " + id}
+		return &hint.Error{Err: say("cli-cron-job-failed", "id", id, "status", res.Status), Hint: "zeroclaw cron runs " + id}
 	}
 	return nil
 }

@@ -28,9 +28,9 @@ func callError(op string, err error, hints map[int]string) error {
 	}
 	switch we.Code {
 	case api.CodeForbidden:
-		e.Hint = "ask an admin for the grant, or run the command as the daemon's user"
+		e = hinted(e.Err, "cli-forbidden-hint")
 	case api.CodeInternalError:
-		e.Hint = "zeroclaw logs --severity error (the daemon logged the cause)"
+		e = hinted(e.Err, "cli-internal-error-hint")
 	}
 	return e
 }

@@ -65,7 +65,7 @@ func offlineLogs(layout install.Layout, env Env, q api.LogsQueryParams) ([]json.
 	}
 	page, err := h.Query(f, limit)
 	if errors.Is(err, logs.ErrNotPersisted) {
-		return nil, hint.With(errors.New("logs: log persistence is off (observability.log_persistence = \"none\"): nothing was kept"),
+		return nil, hint.With(say("cli-logs-not-persisted"),
 			"zeroclaw config set observability.log_persistence rolling")
 	}
 	return page.Events, err
@@ -83,7 +83,7 @@ func offlineCosts(layout install.Layout, env Env, p api.CostQueryParams) (json.R
 		}
 		at, err := time.Parse(time.RFC3339Nano, raw)
 		if err != nil {
-			return time.Time{}, hint.With(fmt.Errorf("costs: --%s %q is not an RFC 3339 time", name, raw), "--"+name+" 2026-01-01T00:00:00Z")
+			return time.Time{}, hint.With(say("cli-costs-bad-time", "flag", "--"+name, "value", fmt.Sprintf("%q", raw)), "--"+name+" 2026-01-01T00:00:00Z")
 		}
 		return at.UTC(), nil
 	}

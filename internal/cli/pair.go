@@ -8,7 +8,6 @@ import (
 	"text/tabwriter"
 
 	"github.com/zeroclaw-go/zeroclaw/internal/api"
-	"github.com/zeroclaw-go/zeroclaw/internal/cli/hint"
 	"github.com/zeroclaw-go/zeroclaw/internal/jsonrpc"
 	"github.com/zeroclaw-go/zeroclaw/internal/visible"
 )
@@ -33,8 +32,8 @@ func pairCode(ctx context.Context, env Env, args []string) error {
 	if err := callOnce(ctx, env, *configDir, connectRunning, api.MethodPairCode, api.PairCodeParams{Profile: *profile}, &res); err != nil {
 		var we *jsonrpc.Error
 		if errors.As(err, &we) && strings.Contains(we.Message, "unknown permission profile") {
-			return hint.With(fmt.Errorf("pair: code: %s", strings.TrimPrefix(we.Message, "pairing: ")),
-				"pick a defined profile, or define one first: [permission_profiles.NAME] grants = [\"sessions:execute\"] in config.toml, then zeroclaw config reload")
+			return hinted(fmt.Errorf("pair: code: %s", strings.TrimPrefix(we.Message, "pairing: ")),
+				"cli-pair-unknown-profile-hint")
 		}
 		return callError("pair code", err, nil)
 	}

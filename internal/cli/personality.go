@@ -97,7 +97,7 @@ func personalityShow(ctx context.Context, env Env, args []string) error {
 	}
 	defer c.Close()
 	if !res.Exists || res.Content == nil {
-		return hint.With(fmt.Errorf("personality: agent %s has no %s yet", visible.Escape(alias), visible.Escape(file)),
+		return hint.With(say("cli-personality-missing", "agent", visible.Escape(alias), "file", visible.Escape(file)),
 			"zeroclaw personality edit "+file+" --agent "+alias)
 	}
 	fmt.Fprint(env.Stdout, strings.Join(visible.Lines(strings.TrimSuffix(*res.Content, "\n")), "\n")+"\n")

@@ -12,7 +12,6 @@ import (
 
 	"github.com/zeroclaw-go/zeroclaw/internal/api"
 	"github.com/zeroclaw-go/zeroclaw/internal/cli/client"
-	"github.com/zeroclaw-go/zeroclaw/internal/cli/hint"
 	"github.com/zeroclaw-go/zeroclaw/internal/visible"
 )
 
@@ -115,16 +114,16 @@ func resolveSession(ctx context.Context, c *client.Conn, arg string) (string, er
 		if err := c.Call(ctx, api.MethodSessionMsgs, api.SessionMessagesParams{SessionID: arg, Limit: 1}, &page); err == nil && page.Total > 0 {
 			return arg, nil
 		}
-		return "", hint.With(fmt.Errorf("sessions: no session %q", visible.Escape(arg)), "zeroclaw sessions list (an id or a unique prefix of one)")
+		return "", hinted(say("cli-sessions-none", "session", fmt.Sprintf("%q", visible.Escape(arg))), "cli-sessions-none-hint")
 	}
 	const shown = 10
 	list := matches[:min(len(matches), shown)]
-	more := ""
 	if len(matches) > shown {
-		more = fmt.Sprintf(" and %d more", len(matches)-shown)
+		return "", hinted(say("cli-sessions-ambiguous-more", "prefix", fmt.Sprintf("%q", visible.Escape(arg)), "count", len(matches),
+			"sessions", strings.Join(list, ", "), "more", len(matches)-shown), "cli-sessions-ambiguous-hint")
 	}
-	return "", hint.With(fmt.Errorf("sessions: %q is the prefix of %d sessions: %s%s", visible.Escape(arg), len(matches), strings.Join(list, ", "), more),
-		"give more of the id")
+	return "", hinted(say("cli-sessions-ambiguous", "prefix", fmt.Sprintf("%q", visible.Escape(arg)), "count", len(matches),
+		"sessions", strings.Join(list, ", ")), "cli-sessions-ambiguous-hint")
 }
 
 func sessionsShow(ctx context.Context, env Env, args []string) error {

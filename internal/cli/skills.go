@@ -76,7 +76,7 @@ func findSkill(ctx context.Context, c *client.Conn, name, bundle, agent string) 
 	}
 	switch len(found) {
 	case 0:
-		return api.SkillEntry{}, hint.With(fmt.Errorf("skills: no skill %q", visible.Escape(name)), "zeroclaw skills list")
+		return api.SkillEntry{}, hint.With(say("cli-skills-none", "skill", fmt.Sprintf("%q", visible.Escape(name))), "zeroclaw skills list")
 	case 1:
 		return found[0], nil
 	}
@@ -88,7 +88,8 @@ func findSkill(ctx context.Context, c *client.Conn, name, bundle, agent string) 
 		}
 		where = append(where, w)
 	}
-	return api.SkillEntry{}, hint.With(fmt.Errorf("skills: %d skills are named %q", len(found), visible.Escape(name)), "choose one: "+strings.Join(where, ", or "))
+	return api.SkillEntry{}, hinted(say("cli-skills-ambiguous", "count", len(found), "skill", fmt.Sprintf("%q", visible.Escape(name))),
+		"cli-skills-ambiguous-hint", "choices", strings.Join(where, ", or "))
 }
 
 func skillsShow(ctx context.Context, env Env, args []string) error {
@@ -181,7 +182,7 @@ func skillsEdit(ctx context.Context, env Env, args []string) error {
 	}
 	doc, err := skills.Parse(edited)
 	if err != nil {
-		return hint.With(fmt.Errorf("skills: edit %s: %w", visible.Escape(name), err), "zeroclaw skills edit "+name+" (the edit was not saved)")
+		return hinted(fmt.Errorf("skills: edit %s: %w", visible.Escape(name), err), "cli-skills-edit-hint", "command", "zeroclaw skills edit "+name)
 	}
 	fm, _ := json.Marshal(doc.Frontmatter)
 	var res api.SkillsWriteResult

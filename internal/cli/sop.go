@@ -48,7 +48,7 @@ func sopList(_ context.Context, env Env, args []string) error {
 		return err
 	}
 	if fs.NArg() > 0 {
-		return hint.With(fmt.Errorf("sop list: unexpected argument %q", fs.Arg(0)), "zeroclaw sop list [--config-dir DIR]")
+		return hint.With(say("cli-unexpected-argument", "command", "sop list", "argument", fmt.Sprintf("%q", fs.Arg(0))), "zeroclaw sop list [--config-dir DIR]")
 	}
 	dir, opts, err := sopInstallDir(env, *configDir)
 	if err != nil {
@@ -99,7 +99,7 @@ func sopValidate(_ context.Context, env Env, args []string) error {
 		return err
 	}
 	if fs.NArg() > 1 {
-		return hint.With(fmt.Errorf("sop validate: one directory at most, got %d", fs.NArg()), "zeroclaw sop validate DIR")
+		return hint.With(say("cli-sop-validate-one-dir", "count", fs.NArg()), "zeroclaw sop validate DIR")
 	}
 	dir, opts, err := sopInstallDir(env, *configDir)
 	if err != nil {
@@ -111,7 +111,7 @@ func sopValidate(_ context.Context, env Env, args []string) error {
 	checks, n, err := sop.CheckPath(dir, opts)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
-			return hint.With(fmt.Errorf("sop validate: %s does not exist", dir), "zeroclaw sop validate DIR (a SOP folder with SOP.toml, or a folder of them)")
+			return hinted(say("cli-sop-validate-missing", "path", dir), "cli-sop-validate-dir-hint")
 		}
 		return fmt.Errorf("sop validate: %w", err)
 	}
@@ -125,11 +125,10 @@ func sopValidate(_ context.Context, env Env, args []string) error {
 		}
 	}
 	if n == 0 {
-		return hint.With(fmt.Errorf("sop validate: no SOP in %s (no <name>/SOP.toml)", dir), "zeroclaw sop validate DIR (a SOP folder with SOP.toml, or a folder of them)")
+		return hinted(say("cli-sop-validate-empty", "path", dir), "cli-sop-validate-dir-hint")
 	}
 	if errs > 0 {
-		return hint.With(fmt.Errorf("sop validate: %d error(s), %d warning(s) in %d SOP(s)", errs, warns, n),
-			"fix the lines above; a SOP with an error is not loaded (the others are)")
+		return hinted(say("cli-sop-validate-errors", "errors", errs, "warnings", warns, "count", n), "cli-sop-validate-errors-hint")
 	}
 	fmt.Fprintf(env.Stdout, "ok: %d SOP(s), %d warning(s)\n", n, warns)
 	return nil

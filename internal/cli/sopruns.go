@@ -53,7 +53,7 @@ func sopRun(ctx context.Context, env Env, args []string) error {
 	p := api.SopRunParams{Name: name}
 	if *payload != "" {
 		if !json.Valid([]byte(*payload)) {
-			return &hint.Error{Err: errors.New("sop run: --payload is not valid JSON"), Hint: `zeroclaw sop run ` + name + ` --payload '{"key":"value"}'`}
+			return &hint.Error{Err: say("cli-sop-bad-payload"), Hint: `zeroclaw sop run ` + name + ` --payload '{"key":"value"}'`}
 		}
 		p.Payload = payload
 	}

@@ -221,3 +221,96 @@ cli-quickstart-apply-failed = quickstart: {$error}; nothing on disk was changed
 cli-quickstart-cannot-apply = quickstart: the answers cannot be applied; nothing on disk was changed
 cli-onboard-deprecated = zeroclaw onboard is deprecated and does nothing: run zeroclaw quickstart (it edits an existing config in place, after showing the change).
 cli-onboard-unsupported = onboard: {$argument} is no longer supported: onboarding is zeroclaw quickstart
+
+## Errors and hints of the other commands
+cli-acp-not-served = the daemon serving {$endpoint} does not serve ACP at {$target}
+cli-acp-not-served-hint = look at the daemon's log for why, then zeroclaw stop and retry
+cli-agent-blank-message = agent: -m needs a non-blank message
+cli-backup-no-install = no install at {$path}
+cli-restore-daemon-running-hint = zeroclaw stop, then restore again
+cli-restore-not-empty-hint = {$command} (the current install is kept as {$path})
+cli-restore-invalid-hint = nothing was written; use another copy of the backup
+cli-unknown-log-level = unknown log level {$level}
+cli-unknown-log-format = unknown log format {$format}
+cli-completion-unknown-shell = no completion for shell {$shell}
+cli-config-not-prop-value = config: set-many: argument {$index} ({$argument}) is not PROP=VALUE
+cli-config-reload-no-daemon = config: reload: {$error} at {$endpoint} (the file is read when the daemon starts)
+cli-config-validate-missing = config: validate: {$path} does not exist
+cli-config-validate-missing-hint = check the path given to --file
+cli-config-invalid = config: {$path} is invalid
+cli-config-fix-line-hint = fix the line above, then: zeroclaw config validate
+cli-config-problems = { $count ->
+    [one] config: {$path} is invalid: {$count} problem
+   *[other] config: {$path} is invalid: {$count} problems
+}
+cli-config-fix-lines-hint = fix the lines above, then: zeroclaw config validate
+cli-forbidden-hint = ask an admin for the grant, or run the command as the daemon's user
+cli-config-fix-at-hint = fix {$file}:{$line} ({$key}), then: zeroclaw config validate
+cli-config-refused-write-hint = nothing was written to {$file}; define what {$property} names first (or set both in one zeroclaw config set-many)
+cli-config-daemon-silent = config: a daemon (pid {$pid}) holds {$root} but did not answer at its endpoint
+cli-config-migrate-problems = { $count ->
+    [one] config: {$path} has {$count} problem; a daemon disables that entry
+   *[other] config: {$path} has {$count} problems; a daemon disables those entries
+}
+cli-costs-bad-by = --by {$value}: want day, agent or model
+cli-cron-one-schedule = cron add: give exactly one of --cron, --at and --every
+cli-cron-one-action = cron add: give exactly one of --command and --prompt
+cli-cron-at-not-positive = cron add: --at {$value}: the delay must be positive
+cli-cron-at-invalid = cron add: --at {$value}: want an RFC 3339 time or a delay
+cli-cron-at-invalid-hint = --at 20m, or --at 2026-07-01T09:00:00+02:00
+cli-cron-choose-agent = { $count ->
+    [one] {$op}: {$count} agent is enabled ({$agents}): choose one
+   *[other] {$op}: {$count} agents are enabled ({$agents}): choose one
+}
+cli-cron-job-failed = job {$id} failed ({$status})
+cli-daemon-unsafe-lock-hint = remove that file if nobody uses it, or put the socket (ZEROCLAW_SOCKET) in a directory only you can write
+cli-no-daemon = no daemon is running
+cli-no-daemon-at = {$error} at {$endpoint}
+cli-editor-hint = set EDITOR to your editor's command, e.g. EDITOR=nano
+cli-logs-unknown-severity = unknown severity {$severity}
+cli-logs-bad-since = --since {$value} is neither a duration nor an RFC 3339 time
+cli-logs-bad-limit = --limit must be at least 1
+cli-logs-follow-no-daemon = logs: -f follows a running daemon: {$error}
+cli-logs-follow-no-daemon-hint = zeroclaw logs (without -f) reads the saved events; zeroclaw daemon starts one
+cli-daemon-closed = the daemon closed the connection
+cli-mcp-not-paired = mcp serve: {$variable} is not a paired token: {$error}
+cli-mcp-not-paired-hint = zeroclaw pair code --profile NAME makes a code; pair a device with it (POST /pair) and set its token, or unset {$variable}
+cli-mcp-session-ended = mcp serve: the session ended (frames are limited to {$limit} bytes): {$error}
+cli-models-failed = no model list from {$providers}
+cli-logs-not-persisted = logs: log persistence is off (observability.log_persistence = "none"): nothing was kept
+cli-costs-bad-time = costs: {$flag} {$value} is not an RFC 3339 time
+cli-pair-unknown-profile-hint = pick a defined profile, or define one first: [permission_profiles.NAME] grants = ["sessions:execute"] in config.toml, then zeroclaw config reload
+cli-personality-missing = personality: agent {$agent} has no {$file} yet
+cli-rpc-unanswered = { $count ->
+    [one] {$count} request still unanswered after {$wait}
+   *[other] {$count} requests still unanswered after {$wait}
+}
+cli-service-unsupported-hint = run `zeroclaw daemon` from your own startup script
+cli-sessions-none = sessions: no session {$session}
+cli-sessions-none-hint = zeroclaw sessions list (an id or a unique prefix of one)
+cli-sessions-ambiguous = sessions: {$prefix} is the prefix of {$count} sessions: {$sessions}
+cli-sessions-ambiguous-more = sessions: {$prefix} is the prefix of {$count} sessions: {$sessions} and {$more} more
+cli-sessions-ambiguous-hint = give more of the id
+cli-skills-none = skills: no skill {$skill}
+cli-skills-ambiguous = skills: {$count} skills are named {$skill}
+cli-skills-ambiguous-hint = choose one: {$choices}
+cli-skills-edit-hint = {$command} (the edit was not saved)
+cli-unexpected-argument = {$command}: unexpected argument {$argument}
+cli-sop-validate-one-dir = sop validate: one directory at most, got {$count}
+cli-sop-validate-missing = sop validate: {$path} does not exist
+cli-sop-validate-dir-hint = zeroclaw sop validate DIR (a SOP folder with SOP.toml, or a folder of them)
+cli-sop-validate-empty = sop validate: no SOP in {$path} (no <name>/SOP.toml)
+cli-sop-validate-errors = sop validate: {$errors} error(s), {$warnings} warning(s) in {$count} SOP(s)
+cli-sop-validate-errors-hint = fix the lines above; a SOP with an error is not loaded (the others are)
+cli-sop-bad-payload = sop run: --payload is not valid JSON
+cli-spawn-failed = cannot start an ephemeral daemon: {$error}
+cli-spawn-failed-exe = cannot start an ephemeral daemon ({$program}): {$error}
+cli-spawn-hint = zeroclaw daemon (in another terminal), then retry
+cli-spawn-log-hint = look at {$path}, or run zeroclaw daemon in another terminal
+cli-spawn-wait-cancelled = waiting for the ephemeral daemon: {$error}
+cli-spawn-exited = the ephemeral daemon exited before serving {$target}: {$error}
+cli-spawn-timeout = the ephemeral daemon did not serve {$target} within {$wait}
+cli-spawn-lock-held = a daemon (pid {$pid}) holds {$lock} but does not serve {$target}
+cli-spawn-lock-held-hint = zeroclaw stop, or wait for it to finish starting
+cli-stop-timeout = daemon (pid {$pid}) did not exit within {$wait}
+cli-internal-error-hint = zeroclaw logs --severity error (the daemon logged the cause)

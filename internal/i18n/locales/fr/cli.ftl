@@ -220,3 +220,96 @@ cli-quickstart-apply-failed = quickstart : {$error} ; rien n'a été modifié su
 cli-quickstart-cannot-apply = quickstart : les réponses ne peuvent pas être appliquées ; rien n'a été modifié sur le disque
 cli-onboard-deprecated = zeroclaw onboard est obsolète et ne fait rien : lancez zeroclaw quickstart (il modifie une configuration existante sur place, après avoir montré le changement).
 cli-onboard-unsupported = onboard : {$argument} n'est plus pris en charge : la mise en route, c'est zeroclaw quickstart
+
+## Erreurs et conseils des autres commandes
+cli-acp-not-served = le démon qui sert {$endpoint} ne sert pas ACP sur {$target}
+cli-acp-not-served-hint = cherchez la raison dans le journal du démon, puis zeroclaw stop et réessayez
+cli-agent-blank-message = agent : -m attend un message non vide
+cli-backup-no-install = aucune installation dans {$path}
+cli-restore-daemon-running-hint = zeroclaw stop, puis relancez la restauration
+cli-restore-not-empty-hint = {$command} (l'installation actuelle est gardée sous {$path})
+cli-restore-invalid-hint = rien n'a été écrit ; utilisez une autre copie de la sauvegarde
+cli-unknown-log-level = niveau de journal inconnu {$level}
+cli-unknown-log-format = format de journal inconnu {$format}
+cli-completion-unknown-shell = pas de complétion pour le shell {$shell}
+cli-config-not-prop-value = config : set-many : l'argument {$index} ({$argument}) n'est pas PROP=VALEUR
+cli-config-reload-no-daemon = config : reload : {$error} sur {$endpoint} (le fichier est lu au démarrage du démon)
+cli-config-validate-missing = config : validate : {$path} n'existe pas
+cli-config-validate-missing-hint = vérifiez le chemin donné à --file
+cli-config-invalid = config : {$path} n'est pas valide
+cli-config-fix-line-hint = corrigez la ligne ci-dessus, puis : zeroclaw config validate
+cli-config-problems = { $count ->
+    [one] config : {$path} n'est pas valide : {$count} problème
+   *[other] config : {$path} n'est pas valide : {$count} problèmes
+}
+cli-config-fix-lines-hint = corrigez les lignes ci-dessus, puis : zeroclaw config validate
+cli-forbidden-hint = demandez le droit à un administrateur, ou lancez la commande sous l'utilisateur du démon
+cli-config-fix-at-hint = corrigez {$file}:{$line} ({$key}), puis : zeroclaw config validate
+cli-config-refused-write-hint = rien n'a été écrit dans {$file} ; définissez d'abord ce que {$property} nomme (ou posez les deux d'un seul zeroclaw config set-many)
+cli-config-daemon-silent = config : un démon (pid {$pid}) détient {$root} mais n'a pas répondu à son point d'accès
+cli-config-migrate-problems = { $count ->
+    [one] config : {$path} a {$count} problème ; un démon désactive cette entrée
+   *[other] config : {$path} a {$count} problèmes ; un démon désactive ces entrées
+}
+cli-costs-bad-by = --by {$value} : attendu day, agent ou model
+cli-cron-one-schedule = cron add : donnez exactement une option parmi --cron, --at et --every
+cli-cron-one-action = cron add : donnez exactement une option parmi --command et --prompt
+cli-cron-at-not-positive = cron add : --at {$value} : le délai doit être positif
+cli-cron-at-invalid = cron add : --at {$value} : attendu une heure RFC 3339 ou un délai
+cli-cron-at-invalid-hint = --at 20m, ou --at 2026-07-01T09:00:00+02:00
+cli-cron-choose-agent = { $count ->
+    [one] {$op} : {$count} agent est activé ({$agents}) : choisissez-en un
+   *[other] {$op} : {$count} agents sont activés ({$agents}) : choisissez-en un
+}
+cli-cron-job-failed = la tâche {$id} a échoué ({$status})
+cli-daemon-unsafe-lock-hint = supprimez ce fichier si personne ne s'en sert, ou mettez la socket (ZEROCLAW_SOCKET) dans un répertoire où vous seul pouvez écrire
+cli-no-daemon = aucun démon ne tourne
+cli-no-daemon-at = {$error} sur {$endpoint}
+cli-editor-hint = mettez dans EDITOR la commande de votre éditeur, par ex. EDITOR=nano
+cli-logs-unknown-severity = gravité inconnue {$severity}
+cli-logs-bad-since = --since {$value} n'est ni une durée ni une heure RFC 3339
+cli-logs-bad-limit = --limit doit valoir au moins 1
+cli-logs-follow-no-daemon = logs : -f suit un démon en cours : {$error}
+cli-logs-follow-no-daemon-hint = zeroclaw logs (sans -f) lit les événements enregistrés ; zeroclaw daemon en démarre un
+cli-daemon-closed = le démon a fermé la connexion
+cli-mcp-not-paired = mcp serve : {$variable} n'est pas un jeton appairé : {$error}
+cli-mcp-not-paired-hint = zeroclaw pair code --profile NOM crée un code ; appairez un appareil avec (POST /pair) et posez son jeton, ou retirez {$variable}
+cli-mcp-session-ended = mcp serve : la session s'est terminée (les trames sont limitées à {$limit} octets) : {$error}
+cli-models-failed = pas de liste de modèles de {$providers}
+cli-logs-not-persisted = logs : la conservation des journaux est désactivée (observability.log_persistence = "none") : rien n'a été gardé
+cli-costs-bad-time = costs : {$flag} {$value} n'est pas une heure RFC 3339
+cli-pair-unknown-profile-hint = choisissez un profil défini, ou définissez-en un d'abord : [permission_profiles.NOM] grants = ["sessions:execute"] dans config.toml, puis zeroclaw config reload
+cli-personality-missing = personality : l'agent {$agent} n'a pas encore de {$file}
+cli-rpc-unanswered = { $count ->
+    [one] {$count} requête toujours sans réponse après {$wait}
+   *[other] {$count} requêtes toujours sans réponse après {$wait}
+}
+cli-service-unsupported-hint = lancez `zeroclaw daemon` depuis votre propre script de démarrage
+cli-sessions-none = sessions : aucune session {$session}
+cli-sessions-none-hint = zeroclaw sessions list (un identifiant ou un préfixe unique d'un identifiant)
+cli-sessions-ambiguous = sessions : {$prefix} est le préfixe de {$count} sessions : {$sessions}
+cli-sessions-ambiguous-more = sessions : {$prefix} est le préfixe de {$count} sessions : {$sessions} et {$more} autres
+cli-sessions-ambiguous-hint = donnez une plus grande part de l'identifiant
+cli-skills-none = skills : aucune compétence {$skill}
+cli-skills-ambiguous = skills : {$count} compétences se nomment {$skill}
+cli-skills-ambiguous-hint = choisissez-en une : {$choices}
+cli-skills-edit-hint = {$command} (la modification n'a pas été enregistrée)
+cli-unexpected-argument = {$command} : argument inattendu {$argument}
+cli-sop-validate-one-dir = sop validate : un répertoire au plus, reçu {$count}
+cli-sop-validate-missing = sop validate : {$path} n'existe pas
+cli-sop-validate-dir-hint = zeroclaw sop validate RÉP (un dossier de SOP avec SOP.toml, ou un dossier de tels dossiers)
+cli-sop-validate-empty = sop validate : aucune SOP dans {$path} (pas de <nom>/SOP.toml)
+cli-sop-validate-errors = sop validate : {$errors} erreur(s), {$warnings} avertissement(s) dans {$count} SOP
+cli-sop-validate-errors-hint = corrigez les lignes ci-dessus ; une SOP en erreur n'est pas chargée (les autres le sont)
+cli-sop-bad-payload = sop run : --payload n'est pas du JSON valide
+cli-spawn-failed = impossible de démarrer un démon éphémère : {$error}
+cli-spawn-failed-exe = impossible de démarrer un démon éphémère ({$program}) : {$error}
+cli-spawn-hint = zeroclaw daemon (dans un autre terminal), puis réessayez
+cli-spawn-log-hint = regardez {$path}, ou lancez zeroclaw daemon dans un autre terminal
+cli-spawn-wait-cancelled = en attendant le démon éphémère : {$error}
+cli-spawn-exited = le démon éphémère s'est arrêté avant de servir {$target} : {$error}
+cli-spawn-timeout = le démon éphémère n'a pas servi {$target} en {$wait}
+cli-spawn-lock-held = un démon (pid {$pid}) détient {$lock} mais ne sert pas {$target}
+cli-spawn-lock-held-hint = zeroclaw stop, ou attendez qu'il finisse de démarrer
+cli-stop-timeout = le démon (pid {$pid}) ne s'est pas arrêté en {$wait}
+cli-internal-error-hint = zeroclaw logs --severity error (le démon a journalisé la cause)
