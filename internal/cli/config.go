@@ -332,7 +332,7 @@ func configValidate(_ context.Context, env Env, args []string) error {
 		// A fresh install: the first start (or the first config edit) writes the embedded default, so that is
 		// what gets checked.
 		if _, _, err := config.LoadBytes(file, config.DefaultTOML(), nil, nil); err != nil {
-			return fmt.Errorf("config: the built-in default is invalid: %w", err)
+			return say("cli-config-default-invalid", "error", err)
 		}
 		fmt.Fprintf(env.Stdout, "%s does not exist yet: the first start of the daemon writes the default config, which is valid\n", file)
 		return nil
@@ -578,7 +578,7 @@ func (b rpcBackend) set(ctx context.Context, prop string, value json.RawMessage)
 		return "", err
 	}
 	if !res.Set {
-		return "", fmt.Errorf("config/set: the daemon did not confirm the change to %s", prop)
+		return "", say("cli-config-set-unconfirmed", "property", prop)
 	}
 	return res.Prop, nil
 }
@@ -593,7 +593,7 @@ func (b rpcBackend) setMany(ctx context.Context, sets []config.SetEntry) ([]stri
 		return nil, err
 	}
 	if !res.Set {
-		return nil, errors.New("config/set-many: the daemon did not confirm the change")
+		return nil, say("cli-config-set-many-unconfirmed")
 	}
 	return res.Props, nil
 }

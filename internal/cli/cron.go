@@ -29,7 +29,7 @@ func runCron(ctx context.Context, env Env, args []string) error {
 }
 
 // jobHints answer a job that is not there (cron's not-found is -32602, as upstream's).
-var jobHints = map[int]string{api.CodeInvalidParams: "zeroclaw cron list (a job is named by its id or its name)"}
+var jobHints = map[int]string{api.CodeInvalidParams: "cli-cron-job-hint"}
 
 func cronList(ctx context.Context, env Env, args []string) error {
 	fs := newFlagSet(env, "cron list", "[--config-dir DIR] [--json]")
@@ -164,7 +164,7 @@ func cronAdd(ctx context.Context, env Env, args []string) error {
 	params := api.CronAddParams{Agent: *agent, Schedule: raw, Command: *command, Prompt: *prompt, Name: *name}
 	var job api.CronJob
 	if err := c.Call(ctx, api.MethodCronAdd, params, &job); err != nil {
-		return callError("cron add", err, map[int]string{api.CodeInvalidParams: `zeroclaw cron add --cron "0 9 * * 1-5" --command "make test" (or --every 1h, --at 20m)`})
+		return callError("cron add", err, map[int]string{api.CodeInvalidParams: "cli-cron-add-hint"})
 	}
 	fmt.Fprintf(env.Stdout, "added job %s (%s), next run %s\n", job.ID, describeSchedule(job.Schedule), localTime(job.NextRun))
 	return nil

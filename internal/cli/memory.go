@@ -90,7 +90,7 @@ func memoryForget(ctx context.Context, env Env, args []string) error {
 }
 
 // memoryHints answer a key that is not there.
-var memoryHints = map[int]string{api.CodeNotFound: "zeroclaw memory list (or memory search TEXT) shows the keys"}
+var memoryHints = map[int]string{api.CodeNotFound: "cli-memory-key-hint"}
 
 func printEntries(env Env, res api.MemoryEntriesResult, asJSON bool) error {
 	if asJSON {

@@ -32,7 +32,7 @@ func personalityAgent(ctx context.Context, c *client.Conn, agent string) (string
 }
 
 // personalityHints: an unknown agent or a file that is not editable.
-var personalityHints = map[int]string{api.CodeInvalidParams: "zeroclaw personality list (the editable files), --agent NAME"}
+var personalityHints = map[int]string{api.CodeInvalidParams: "cli-personality-file-hint"}
 
 func personalityList(ctx context.Context, env Env, args []string) error {
 	fs := newDaemonFlags(env, "personality list", "[--config-dir DIR] [--agent A] [--json]")

@@ -37,7 +37,7 @@ func runService(ctx context.Context, env Env, args []string) error {
 	}
 	exe, err := os.Executable()
 	if err != nil {
-		return fmt.Errorf("service: the path of this program: %w", err)
+		return say("cli-service-no-exe", "error", err)
 	}
 	if resolved, err := filepath.EvalSymlinks(exe); err == nil {
 		exe = resolved

@@ -36,9 +36,9 @@ func runSop(ctx context.Context, env Env, args []string) error {
 
 // sopHints answer the daemon's SOP errors with the next command to try.
 var sopHints = map[int]string{
-	api.CodeInvalidParams: "zeroclaw sop runs (a run is named by its run id), or zeroclaw sop list",
-	api.CodeAuthRequired:  "approval_mode or the step's approval policy does not let you clear this gate ([sop] approval_mode, [sop.approval.policies])",
-	api.CodeInternalError: "set [sop] sops_dir in config.toml and restart the daemon (zeroclaw logs --severity error says more)",
+	api.CodeInvalidParams: "cli-sop-run-hint",
+	api.CodeAuthRequired:  "cli-sop-gate-hint",
+	api.CodeInternalError: "cli-sop-internal-hint",
 }
 
 func sopRun(ctx context.Context, env Env, args []string) error {
@@ -59,7 +59,7 @@ func sopRun(ctx context.Context, env Env, args []string) error {
 	}
 	var res api.SopRunResult
 	if err := c.Call(ctx, api.MethodSopsRun, p, &res); err != nil {
-		return callError("sop run", err, map[int]string{api.CodeInvalidParams: "zeroclaw sop list (the SOP needs a [[triggers]] type = \"manual\")",
+		return callError("sop run", err, map[int]string{api.CodeInvalidParams: "cli-sop-manual-hint",
 			api.CodeInternalError: sopHints[api.CodeInternalError]})
 	}
 	fmt.Fprintf(env.Stdout, "started run %s\n", visible.Escape(res.RunID))
@@ -262,7 +262,7 @@ func sopResolve(ctx context.Context, env Env, args []string, verb, method string
 	if err := c.Call(ctx, method, p, &res); err != nil {
 		var we *jsonrpc.Error
 		if errors.As(err, &we) && we.Code == api.CodeInvalidParams {
-			return callError("sop "+verb, err, map[int]string{api.CodeInvalidParams: "zeroclaw sop pending (the runs waiting for a decision)"})
+			return callError("sop "+verb, err, map[int]string{api.CodeInvalidParams: "cli-sop-pending-hint"})
 		}
 		return callError("sop "+verb, err, sopHints)
 	}

@@ -59,7 +59,7 @@ func (ch *chat) repl(ctx context.Context, res api.SessionNewResult) error {
 				return nil
 			}
 			armed = true
-			ch.printErr("(Ctrl-C again or Ctrl-D to quit)\n")
+			ch.printErr("%s\n", ch.loc.T("chat-interrupt-again"))
 			continue
 		case termCtx.Err() != nil:
 			return &hint.Error{Err: errInterrupted, Code: 130}
@@ -200,19 +200,19 @@ func (ch *chat) reconnect(ctx context.Context) error {
 	if ch.alias != "" {
 		resume = "zeroclaw agent -a " + ch.alias + " --session " + sid
 	}
-	ch.printErr("the daemon went away; reconnecting...\n")
+	ch.printErr("%s\n", ch.loc.T("chat-reconnecting"))
 	ch.c.Close()
 	c, err := ch.redial(ctx)
 	if err != nil {
-		return hint.With(fmt.Errorf("agent: the daemon went away and cannot be reached again: %w", err), resume)
+		return hint.With(fmt.Errorf("%s: %w", ch.loc.T("chat-daemon-unreachable"), err), resume)
 	}
 	var res api.SessionNewResult
 	if err := c.Call(ctx, api.MethodSessionNew, api.SessionNewParams{AgentAlias: ch.alias, SessionID: sid}, &res); err != nil {
 		c.Close()
-		return hint.With(fmt.Errorf("agent: reconnected but could not resume session %s: %w", sid, err), resume)
+		return hint.With(fmt.Errorf("%s: %w", ch.loc.T("chat-resume-failed", "session", sid), err), resume)
 	}
 	ch.c = c
-	ch.printErr("reconnected: session %s resumed (%d messages)\n", res.SessionID, res.MessageCount)
+	ch.printErr("%s\n", ch.loc.T("chat-reconnected", "session", res.SessionID, "count", res.MessageCount))
 	return nil
 }
 

@@ -314,3 +314,29 @@ cli-spawn-lock-held = a daemon (pid {$pid}) holds {$lock} but does not serve {$t
 cli-spawn-lock-held-hint = zeroclaw stop, or wait for it to finish starting
 cli-stop-timeout = daemon (pid {$pid}) did not exit within {$wait}
 cli-internal-error-hint = zeroclaw logs --severity error (the daemon logged the cause)
+cli-config-default-invalid = config: the built-in default is invalid: {$error}
+cli-config-set-unconfirmed = config/set: the daemon did not confirm the change to {$property}
+cli-config-set-many-unconfirmed = config/set-many: the daemon did not confirm the change
+cli-service-no-exe = service: the path of this program: {$error}
+cli-cron-job-hint = zeroclaw cron list (a job is named by its id or its name)
+cli-cron-add-hint = zeroclaw cron add --cron "0 9 * * 1-5" --command "make test" (or --every 1h, --at 20m)
+cli-memory-key-hint = zeroclaw memory list (or memory search TEXT) shows the keys
+cli-personality-file-hint = zeroclaw personality list (the editable files), --agent NAME
+cli-sop-run-hint = zeroclaw sop runs (a run is named by its run id), or zeroclaw sop list
+cli-sop-gate-hint = approval_mode or the step's approval policy does not let you clear this gate ([sop] approval_mode, [sop.approval.policies])
+cli-sop-internal-hint = set [sop] sops_dir in config.toml and restart the daemon (zeroclaw logs --severity error says more)
+cli-sop-manual-hint = zeroclaw sop list (the SOP needs a [[triggers]] type = "manual")
+cli-sop-pending-hint = zeroclaw sop pending (the runs waiting for a decision)
+
+## The chat (zeroclaw agent): errors and reconnection
+chat-no-agent-enabled = agent: no agent is enabled
+chat-agents-enabled = agent: {$count} agents are enabled: {$agents}
+chat-agents-enabled-hint = choose one with -a, e.g. {$command}
+chat-daemon-unreachable = agent: the daemon went away and cannot be reached again
+chat-resume-failed = agent: reconnected but could not resume session {$session}
+chat-reconnecting = the daemon went away; reconnecting...
+chat-reconnected = { $count ->
+    [one] reconnected: session {$session} resumed ({$count} message)
+   *[other] reconnected: session {$session} resumed ({$count} messages)
+}
+chat-interrupt-again = (Ctrl-C again or Ctrl-D to quit)

@@ -313,3 +313,29 @@ cli-spawn-lock-held = un démon (pid {$pid}) détient {$lock} mais ne sert pas {
 cli-spawn-lock-held-hint = zeroclaw stop, ou attendez qu'il finisse de démarrer
 cli-stop-timeout = le démon (pid {$pid}) ne s'est pas arrêté en {$wait}
 cli-internal-error-hint = zeroclaw logs --severity error (le démon a journalisé la cause)
+cli-config-default-invalid = config : la configuration par défaut intégrée n'est pas valide : {$error}
+cli-config-set-unconfirmed = config/set : le démon n'a pas confirmé le changement de {$property}
+cli-config-set-many-unconfirmed = config/set-many : le démon n'a pas confirmé le changement
+cli-service-no-exe = service : le chemin de ce programme : {$error}
+cli-cron-job-hint = zeroclaw cron list (une tâche se désigne par son id ou son nom)
+cli-cron-add-hint = zeroclaw cron add --cron "0 9 * * 1-5" --command "make test" (ou --every 1h, --at 20m)
+cli-memory-key-hint = zeroclaw memory list (ou memory search TEXTE) montre les clés
+cli-personality-file-hint = zeroclaw personality list (les fichiers modifiables), --agent NOM
+cli-sop-run-hint = zeroclaw sop runs (une exécution se désigne par son id), ou zeroclaw sop list
+cli-sop-gate-hint = approval_mode ou la politique d'approbation de l'étape ne vous permet pas de franchir cette porte ([sop] approval_mode, [sop.approval.policies])
+cli-sop-internal-hint = définissez [sop] sops_dir dans config.toml et redémarrez le démon (zeroclaw logs --severity error en dit plus)
+cli-sop-manual-hint = zeroclaw sop list (la SOP doit avoir un [[triggers]] type = "manual")
+cli-sop-pending-hint = zeroclaw sop pending (les exécutions en attente d'une décision)
+
+## Le chat (zeroclaw agent) : erreurs et reconnexion
+chat-no-agent-enabled = agent : aucun agent n'est activé
+chat-agents-enabled = agent : {$count} agents sont activés : {$agents}
+chat-agents-enabled-hint = choisissez-en un avec -a, par exemple {$command}
+chat-daemon-unreachable = agent : le démon est parti et ne peut plus être joint
+chat-resume-failed = agent : reconnecté, mais la session {$session} n'a pas pu reprendre
+chat-reconnecting = le démon est parti ; reconnexion...
+chat-reconnected = { $count ->
+    [one] reconnecté : session {$session} reprise ({$count} message)
+   *[other] reconnecté : session {$session} reprise ({$count} messages)
+}
+chat-interrupt-again = (Ctrl-C encore ou Ctrl-D pour quitter)

@@ -1,0 +1,62 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// The command errors and their hints are printed in the CLI's locale (LANG, LC_ALL): French here, word for
+// word from fr/cli.ftl, with the arguments (a path, a shell's name, a count) in place; the same commands
+// without a locale print English.
+func TestCLIErrorsInFrench(t *testing.T) {
+	env, root := cliEnv(t)
+	if err := os.MkdirAll(root, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	bad := filepath.Join(root, "bad.toml")
+	if err := os.WriteFile(bad, []byte("[agents.default]\nmodel_provider = 5\n\n[risk_profiles.supervised]\nlevel = \"nope\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	missing := filepath.Join(root, "missing.toml")
+	for _, c := range []struct {
+		args     []string
+		fr, en   []string
+		wantCode int
+	}{
+		{[]string{"logs", "--limit", "0"},
+			[]string{"Erreur : --limit doit valoir au moins 1\n", "Essayez : zeroclaw logs --limit 100\n"},
+			[]string{"Error: --limit must be at least 1\n", "Try: zeroclaw logs --limit 100\n"}, 1},
+		{[]string{"completion", "tcsh"},
+			[]string{"Erreur : pas de complétion pour le shell \"tcsh\"\n", "Essayez : zeroclaw completion bash|zsh|fish\n"},
+			[]string{"Error: no completion for shell \"tcsh\"\n"}, 1},
+		{[]string{"config", "validate", "--file", missing},
+			[]string{"Erreur : config : validate : " + missing + " n'existe pas\n", "Essayez : vérifiez le chemin donné à --file\n"},
+			[]string{"Error: config: validate: " + missing + " does not exist\n", "Try: check the path given to --file\n"}, 1},
+		{[]string{"config", "validate", "--file", bad},
+			[]string{"Erreur : config : " + bad + " n'est pas valide : 2 problèmes\n", "Essayez : corrigez les lignes ci-dessus, puis : zeroclaw config validate\n"},
+			[]string{"Error: config: " + bad + " is invalid: 2 problems\n"}, 1},
+		{[]string{"costs", "--by", "week"},
+			[]string{"Erreur : --by \"week\" : attendu day, agent ou model\n"},
+			[]string{"Error: --by \"week\": want day, agent or model\n"}, 1},
+	} {
+		for _, lang := range []string{"fr_FR.UTF-8", ""} {
+			e := env
+			e.Environ = append(append([]string(nil), env.Environ...), "LANG="+lang)
+			_, errOut, code := runCLI(t, e, c.args...)
+			want := c.fr
+			if lang == "" {
+				want = c.en
+			}
+			if code != c.wantCode {
+				t.Errorf("LANG=%q %v: exit %d, want %d (stderr %q)", lang, c.args, code, c.wantCode, errOut)
+			}
+			for _, w := range want {
+				if !strings.Contains(errOut, w) {
+					t.Errorf("LANG=%q %v: stderr lacks %q:\n%s", lang, c.args, w, errOut)
+				}
+			}
+		}
+	}
+}
