@@ -60,3 +60,40 @@ func TestCLIErrorsInFrench(t *testing.T) {
 		}
 	}
 }
+
+// The quickstart planner's problems are printed in the CLI's locale; nothing is written. (quickstart/* answer
+// them in English: internal/rpctest's quickstart transcript.)
+func TestQuickstartProblemsInFrench(t *testing.T) {
+	env, root := cliEnv(t)
+	args := []string{"quickstart", "--provider", "echo", "--agent", "helper", "--preset", "balanced", "--yes", "--no-test"}
+	if _, errOut, code := runCLI(t, env, args...); code != 0 {
+		t.Fatalf("first quickstart: exit %d: %s", code, errOut)
+	}
+	cfg := filepath.Join(root, "config.toml")
+	before, err := os.ReadFile(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fr := env
+	fr.Environ = append(append([]string(nil), env.Environ...), "LC_ALL=fr_FR.UTF-8")
+	for _, c := range []struct {
+		extra []string
+		want  string
+	}{
+		{nil, "  agent (name): l'agent `helper` existe déjà\n"},
+		{[]string{"--memory", "lucid"}, "  memory: le type de mémoire `lucid` n'est pas pris en charge par ce démon (sqlite, markdown, postgres ou none)\n"},
+	} {
+		_, errOut, code := runCLI(t, fr, append(append([]string(nil), args...), c.extra...)...)
+		if code != 1 || !strings.Contains(errOut, c.want) ||
+			!strings.Contains(errOut, "Erreur : quickstart : les réponses ne peuvent pas être appliquées ; rien n'a été modifié sur le disque\n") {
+			t.Errorf("quickstart %v: exit %d, stderr lacks %q:\n%s", c.extra, code, c.want, errOut)
+		}
+		_, errOut, _ = runCLI(t, env, append(append([]string(nil), args...), c.extra...)...)
+		if !strings.Contains(errOut, "agent `helper` already exists") && !strings.Contains(errOut, "memory kind `lucid` is not supported") {
+			t.Errorf("quickstart %v without a locale: %s", c.extra, errOut)
+		}
+	}
+	if after, _ := os.ReadFile(cfg); string(after) != string(before) {
+		t.Fatalf("a refused quickstart changed config.toml")
+	}
+}

@@ -340,3 +340,45 @@ chat-reconnected = { $count ->
    *[other] reconnected: session {$session} resumed ({$count} messages)
 }
 chat-interrupt-again = (Ctrl-C again or Ctrl-D to quit)
+
+## zeroclaw quickstart: the planner's problems with a submission (quickstart/* answer them in English)
+cli-qs-agent-name-required = agent name is required
+cli-qs-agent-name-invalid = agent name {$name} is not allowed: use lowercase letters, digits and single underscores, starting and ending with a letter or digit, at most {$max} characters (e.g. my_agent)
+cli-qs-agent-exists = agent `{$name}` already exists
+cli-qs-bad-mode = mode must be "existing" or "fresh", got {$mode}
+cli-qs-no-profile = no `{$ref}` profile configured
+cli-qs-unknown-runtime = unknown runtime preset `{$name}`
+cli-qs-bad-reference = `{$ref}` is not a `<type>.<alias>` reference
+cli-qs-no-provider = no `providers.models.{$family}.{$alias}` configured
+cli-qs-provider-required = provider type, alias, and model are required
+cli-qs-unknown-provider-type = unknown model provider type `{$type}` — pick one from the provider list
+cli-qs-alias-invalid = alias {$alias} is not allowed: use lowercase letters, digits and single underscores (e.g. {$example})
+cli-qs-alias-exists = alias `{$ref}` already exists
+cli-qs-provider-field = model provider field `{$field}` is not available in Quickstart
+cli-qs-auth-mode = auth mode `{$mode}` is not available: use api_key
+cli-qs-model-control = the model name must not contain control characters
+cli-qs-unknown-risk = unknown risk preset `{$name}`
+cli-qs-no-storage = no `storage.{$ref}` configured
+cli-qs-memory-backend = memory.backend is {$backend}: an agent's postgres memory uses that connection; set memory.backend = {$ref} first
+cli-qs-postgres-needs-connection = postgres memory needs a connection: add [storage.postgres.<alias>] db_url, then choose it as an existing storage
+cli-qs-memory-unsupported = memory kind `{$kind}` is not supported by this daemon (sqlite, markdown, postgres or none)
+cli-qs-unknown-memory = unknown memory kind `{$kind}`
+cli-qs-no-channel = no channel `{$ref}` configured
+cli-qs-channel-bound = channel `{$ref}` is already bound to agent `{$agent}`
+cli-qs-channel-required = channel type and alias are required
+cli-qs-channel-type = channel type `{$type}` is not available in Quickstart
+cli-qs-channel-field = channel field `{$field}` is not available in Quickstart
+cli-qs-telegram-token = a Telegram bot token (from @BotFather) looks like 123456789:AA… (digits, a colon, then letters, digits, - and _)
+cli-qs-peer-name-required = peer-group name is required
+cli-qs-peer-channel-required = peer-group channel is required
+cli-qs-peer-name-invalid = peer-group name {$name} is not allowed: use lowercase letters, digits and single underscores (e.g. telegram_main_default)
+cli-qs-peer-unknown-channel = peer-group `{$group}` references unknown channel `{$channel}`
+cli-qs-peer-exists = peer-group `{$group}` already exists
+cli-qs-not-identity-file = `{$file}` is not an identity file ({$files})
+cli-qs-content-too-long = content exceeds {$limit} char limit
+cli-qs-files-not-here = identity files cannot be written from here
+cli-qs-persist-failed = failed to persist config: {$error}
+cli-qs-file-write-failed = the config was saved, but the identity file could not be written: {$error}
+cli-qs-existing-not-string = an existing choice's value is the alias, a string
+cli-qs-fresh-no-value = a fresh choice needs a value
+cli-qs-fresh-bad-shape = the fresh value does not have the expected shape

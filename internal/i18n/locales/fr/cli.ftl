@@ -339,3 +339,45 @@ chat-reconnected = { $count ->
    *[other] reconnecté : session {$session} reprise ({$count} messages)
 }
 chat-interrupt-again = (Ctrl-C encore ou Ctrl-D pour quitter)
+
+## zeroclaw quickstart : les problèmes du planificateur avec une soumission (quickstart/* les donnent en anglais)
+cli-qs-agent-name-required = le nom de l'agent est requis
+cli-qs-agent-name-invalid = le nom d'agent {$name} n'est pas permis : utilisez des minuscules, des chiffres et des tirets bas isolés, en commençant et finissant par une lettre ou un chiffre, {$max} caractères au plus (par exemple my_agent)
+cli-qs-agent-exists = l'agent `{$name}` existe déjà
+cli-qs-bad-mode = le mode doit être "existing" ou "fresh", reçu {$mode}
+cli-qs-no-profile = aucun profil `{$ref}` configuré
+cli-qs-unknown-runtime = préréglage d'exécution inconnu `{$name}`
+cli-qs-bad-reference = `{$ref}` n'est pas une référence `<type>.<alias>`
+cli-qs-no-provider = aucun `providers.models.{$family}.{$alias}` configuré
+cli-qs-provider-required = le type de fournisseur, l'alias et le modèle sont requis
+cli-qs-unknown-provider-type = type de fournisseur de modèles inconnu `{$type}` — choisissez-en un dans la liste des fournisseurs
+cli-qs-alias-invalid = l'alias {$alias} n'est pas permis : utilisez des minuscules, des chiffres et des tirets bas isolés (par exemple {$example})
+cli-qs-alias-exists = l'alias `{$ref}` existe déjà
+cli-qs-provider-field = le champ de fournisseur de modèles `{$field}` n'est pas disponible dans Quickstart
+cli-qs-auth-mode = le mode d'authentification `{$mode}` n'est pas disponible : utilisez api_key
+cli-qs-model-control = le nom du modèle ne doit pas contenir de caractères de contrôle
+cli-qs-unknown-risk = préréglage de risque inconnu `{$name}`
+cli-qs-no-storage = aucun `storage.{$ref}` configuré
+cli-qs-memory-backend = memory.backend vaut {$backend} : la mémoire postgres d'un agent utilise cette connexion ; posez d'abord memory.backend = {$ref}
+cli-qs-postgres-needs-connection = la mémoire postgres a besoin d'une connexion : ajoutez [storage.postgres.<alias>] db_url, puis choisissez-la comme stockage existant
+cli-qs-memory-unsupported = le type de mémoire `{$kind}` n'est pas pris en charge par ce démon (sqlite, markdown, postgres ou none)
+cli-qs-unknown-memory = type de mémoire inconnu `{$kind}`
+cli-qs-no-channel = aucun canal `{$ref}` configuré
+cli-qs-channel-bound = le canal `{$ref}` est déjà lié à l'agent `{$agent}`
+cli-qs-channel-required = le type de canal et l'alias sont requis
+cli-qs-channel-type = le type de canal `{$type}` n'est pas disponible dans Quickstart
+cli-qs-channel-field = le champ de canal `{$field}` n'est pas disponible dans Quickstart
+cli-qs-telegram-token = un jeton de bot Telegram (de @BotFather) ressemble à 123456789:AA… (des chiffres, deux-points, puis des lettres, des chiffres, - et _)
+cli-qs-peer-name-required = le nom du groupe de pairs est requis
+cli-qs-peer-channel-required = le canal du groupe de pairs est requis
+cli-qs-peer-name-invalid = le nom de groupe de pairs {$name} n'est pas permis : utilisez des minuscules, des chiffres et des tirets bas isolés (par exemple telegram_main_default)
+cli-qs-peer-unknown-channel = le groupe de pairs `{$group}` désigne un canal inconnu `{$channel}`
+cli-qs-peer-exists = le groupe de pairs `{$group}` existe déjà
+cli-qs-not-identity-file = `{$file}` n'est pas un fichier d'identité ({$files})
+cli-qs-content-too-long = le contenu dépasse la limite de {$limit} caractères
+cli-qs-files-not-here = les fichiers d'identité ne peuvent pas être écrits d'ici
+cli-qs-persist-failed = échec de l'enregistrement de la configuration : {$error}
+cli-qs-file-write-failed = la configuration a été enregistrée, mais le fichier d'identité n'a pas pu être écrit : {$error}
+cli-qs-existing-not-string = la valeur d'un choix existant est l'alias, une chaîne
+cli-qs-fresh-no-value = un nouveau choix a besoin d'une valeur
+cli-qs-fresh-bad-shape = la nouvelle valeur n'a pas la forme attendue
