@@ -42,13 +42,13 @@ func runBackup(ctx context.Context, env Env, args []string) error {
 	for _, e := range m.Entries {
 		size += e.Size
 	}
-	fmt.Fprintf(env.Stdout, "backed up %d files (%s) of %s to %s\n", len(m.Entries), humanBytes(size), layout.Root, out)
+	fmt.Fprintln(env.Stdout, env.Locale().T("cli-backup-done", "count", len(m.Entries), "size", humanBytes(size), "root", layout.Root, "archive", out))
 	for _, s := range m.Skipped {
-		fmt.Fprintf(env.Stdout, "  not included: %s\n", s)
+		fmt.Fprintln(env.Stdout, "  "+env.Locale().T("cli-backup-not-included", "path", s))
 	}
 	for _, e := range m.Entries {
 		if e.Path == ".secret_key" {
-			fmt.Fprintf(env.Stdout, "the archive holds .secret_key, which decrypts every secret in config.toml: keep %s as private as the install\n", out)
+			fmt.Fprintln(env.Stdout, env.Locale().T("cli-backup-secret-key", "archive", out))
 			break
 		}
 	}
@@ -85,8 +85,8 @@ func runRestore(ctx context.Context, env Env, args []string) error {
 	fmt.Fprintf(env.Stdout, "restored %d files (zeroclaw %s, %s) into %s\n", len(res.Manifest.Entries), res.Manifest.ZeroclawVersion,
 		res.Manifest.CreatedAt, layout.Root)
 	if res.MovedAside != "" {
-		fmt.Fprintf(env.Stdout, "the previous install is kept at %s\n", res.MovedAside)
+		fmt.Fprintln(env.Stdout, env.Locale().T("cli-restore-moved-aside", "path", res.MovedAside))
 	}
-	fmt.Fprintln(env.Stdout, "next: zeroclaw daemon, then zeroclaw doctor")
+	fmt.Fprintln(env.Stdout, env.Locale().T("cli-restore-next"))
 	return nil
 }

@@ -202,7 +202,7 @@ func configList(ctx context.Context, env Env, args []string) error {
 			return configError("list", err)
 		}
 		if len(entries) == 0 {
-			fmt.Fprintf(env.Stderr, "no properties under %q\n", prefix)
+			fmt.Fprintln(env.Stderr, env.Locale().T("cli-config-no-properties", "prefix", fmt.Sprintf("%q", prefix)))
 		}
 		for _, e := range entries {
 			fmt.Fprintln(env.Stdout, formatEntry(e))
@@ -260,7 +260,7 @@ func configDelete(ctx context.Context, env Env, args []string) error {
 		if deleted {
 			fmt.Fprintf(env.Stdout, "deleted %s\n", pos[0])
 		} else {
-			fmt.Fprintf(env.Stdout, "%s is not set in the file (nothing to delete)\n", pos[0])
+			fmt.Fprintln(env.Stdout, env.Locale().T("cli-config-nothing-to-delete", "property", pos[0]))
 		}
 		return nil
 	})
@@ -334,7 +334,7 @@ func configValidate(_ context.Context, env Env, args []string) error {
 		if _, _, err := config.LoadBytes(file, config.DefaultTOML(), nil, nil); err != nil {
 			return say("cli-config-default-invalid", "error", err)
 		}
-		fmt.Fprintf(env.Stdout, "%s does not exist yet: the first start of the daemon writes the default config, which is valid\n", file)
+		fmt.Fprintln(env.Stdout, env.Locale().T("cli-config-validate-not-yet", "path", file))
 		return nil
 	case errors.Is(err, fs.ErrNotExist):
 		return hinted(say("cli-config-validate-missing", "path", file), "cli-config-validate-missing-hint")

@@ -37,7 +37,7 @@ func configMigrate(ctx context.Context, env Env, args []string) error {
 	path := layout.ConfigPath()
 	raw, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		fmt.Fprintf(env.Stdout, "%s does not exist: nothing to migrate (the first start writes a schema v3 config)\n", path)
+		fmt.Fprintln(env.Stdout, env.Locale().T("cli-migrate-missing", "path", path))
 		return nil
 	}
 	if err != nil {
@@ -49,7 +49,7 @@ func configMigrate(ctx context.Context, env Env, args []string) error {
 			return configError("migrate", err)
 		}
 		if mig == nil {
-			fmt.Fprintf(env.Stderr, "%s is already schema v3: nothing to migrate\n", path)
+			fmt.Fprintln(env.Stderr, env.Locale().T("cli-migrate-already-v3", "path", path))
 			return nil
 		}
 		printMigration(env, mig, verbose)
@@ -85,17 +85,17 @@ func configMigrate(ctx context.Context, env Env, args []string) error {
 		return configError("migrate", err)
 	}
 	if res.Migration == nil {
-		fmt.Fprintf(env.Stdout, "%s is already schema v3: nothing to migrate\n", path)
+		fmt.Fprintln(env.Stdout, env.Locale().T("cli-migrate-already-v3", "path", path))
 		return nil
 	}
-	fmt.Fprintf(env.Stdout, "migrated %s from schema v%d to v3; the previous file is kept as %s\n", path, res.Migration.From, res.Backup)
+	fmt.Fprintln(env.Stdout, env.Locale().T("cli-migrate-done", "path", path, "from", res.Migration.From, "backup", res.Backup))
 	printMigration(env, res.Migration, verbose)
 	if c != nil {
 		var rr api.ConfigReloadResult
 		if err := c.Call(ctx, api.MethodConfigReload, nil, &rr); err != nil {
-			fmt.Fprintf(env.Stdout, "the running daemon did not reload it (%v); it keeps the same values, migrated in memory, until it does\n", err)
+			fmt.Fprintln(env.Stdout, env.Locale().T("cli-migrate-not-reloaded", "error", err))
 		} else {
-			fmt.Fprintf(env.Stdout, "the running daemon reloaded it (generation %d)\n", rr.Generation)
+			fmt.Fprintln(env.Stdout, env.Locale().T("cli-migrate-reloaded", "generation", rr.Generation))
 		}
 	}
 	if len(res.Problems) > 0 {

@@ -105,9 +105,10 @@ func runCosts(ctx context.Context, env Env, args []string) error {
 		for i, m := range s.UnpricedModels {
 			quoted[i] = visible.Escape(m)
 		}
-		fmt.Fprintf(env.Stdout, "unpriced (recorded at $0, not counted by the budgets): %s\n", strings.Join(quoted, ", "))
-		fmt.Fprintf(env.Stdout, "  price one with: zeroclaw config set 'cost.prices.\"%s\"' '{\"input\": 2.5, \"output\": 10}'  (USD per million tokens)\n",
-			visible.Escape(s.UnpricedModels[0]))
+		loc := env.Locale()
+		fmt.Fprintln(env.Stdout, loc.T("cli-costs-unpriced", "models", strings.Join(quoted, ", ")))
+		fmt.Fprintln(env.Stdout, "  "+loc.T("cli-costs-price-one", "command",
+			`zeroclaw config set 'cost.prices."`+visible.Escape(s.UnpricedModels[0])+`"' '{"input": 2.5, "output": 10}'`))
 	}
 	return nil
 }

@@ -74,7 +74,7 @@ func cronList(ctx context.Context, env Env, args []string) error {
 		return printJSON(env, res.Jobs)
 	}
 	if len(res.Jobs) == 0 {
-		fmt.Fprintln(env.Stderr, "no scheduled jobs")
+		fmt.Fprintln(env.Stderr, env.Locale().T("cli-cron-no-jobs"))
 		return nil
 	}
 	tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
@@ -235,7 +235,7 @@ func cronRuns(ctx context.Context, env Env, args []string) error {
 		return printJSON(env, res.Runs)
 	}
 	if len(res.Runs) == 0 {
-		fmt.Fprintln(env.Stderr, "no runs")
+		fmt.Fprintln(env.Stderr, env.Locale().T("cli-no-runs"))
 		return nil
 	}
 	tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)

@@ -97,3 +97,29 @@ func TestQuickstartProblemsInFrench(t *testing.T) {
 		t.Fatalf("a refused quickstart changed config.toml")
 	}
 }
+
+// The messages a command prints about what it did follow the locale too.
+func TestCLIMessagesInFrench(t *testing.T) {
+	env, root := cliEnv(t)
+	cfg := filepath.Join(root, "config.toml")
+	fr := env
+	fr.Environ = append(append([]string(nil), env.Environ...), "LANG=fr_FR.UTF-8")
+	out, errOut, code := runCLI(t, fr, "config", "migrate")
+	if want := cfg + " n'existe pas : rien à migrer (le premier démarrage écrit une configuration au schéma v3)\n"; code != 0 || out != want {
+		t.Errorf("config migrate on no file: exit %d, stdout %q, want %q (stderr %q)", code, out, want, errOut)
+	}
+	out, errOut, code = runCLI(t, fr, "config", "validate")
+	if want := cfg + " n'existe pas encore : le premier démarrage du démon écrit la configuration par défaut, qui est valide\n"; code != 0 || out != want {
+		t.Errorf("config validate on no file: exit %d, stdout %q, want %q (stderr %q)", code, out, want, errOut)
+	}
+	if _, errOut, code := runCLI(t, env, "config", "get", "gateway.port"); code != 0 {
+		t.Fatalf("config get (writes the default): exit %d %s", code, errOut)
+	}
+	out, errOut, code = runCLI(t, fr, "config", "migrate")
+	if want := cfg + " est déjà au schéma v3 : rien à migrer\n"; code != 0 || out != want {
+		t.Errorf("config migrate on v3: exit %d, stdout %q, want %q (stderr %q)", code, out, want, errOut)
+	}
+	if out, _, _ := runCLI(t, env, "config", "migrate"); out != cfg+" is already schema v3: nothing to migrate\n" {
+		t.Errorf("config migrate without a locale: %q", out)
+	}
+}

@@ -85,7 +85,7 @@ func runLogs(ctx context.Context, env Env, args []string) error {
 		case api.NotifySubscriptionLagged:
 			var l api.SubscriptionLagged
 			if json.Unmarshal(req.Params, &l) == nil {
-				fmt.Fprintf(env.Stderr, "(missed events %d to %d: this client fell behind)\n", l.FromSeq, l.ResumeSeq-1)
+				fmt.Fprintln(env.Stderr, env.Locale().T("cli-logs-missed", "from", l.FromSeq, "to", l.ResumeSeq-1))
 			}
 		}
 		return nil, nil
@@ -119,7 +119,7 @@ func runLogs(ctx context.Context, env Env, args []string) error {
 	var we *jsonrpc.Error
 	switch {
 	case errors.As(err, &we) && strings.Contains(we.Message, "not enabled") && *follow:
-		fmt.Fprintln(env.Stderr, "(log persistence is off: showing new events only)")
+		fmt.Fprintln(env.Stderr, env.Locale().T("cli-logs-follow-only"))
 	case err != nil:
 		return err
 	}

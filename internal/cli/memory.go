@@ -97,7 +97,7 @@ func printEntries(env Env, res api.MemoryEntriesResult, asJSON bool) error {
 		return printJSON(env, res.Entries)
 	}
 	if res.Count == 0 {
-		fmt.Fprintln(env.Stderr, "no memories")
+		fmt.Fprintln(env.Stderr, env.Locale().T("cli-memory-none"))
 		return nil
 	}
 	tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)

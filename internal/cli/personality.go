@@ -62,7 +62,7 @@ func personalityList(ctx context.Context, env Env, args []string) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	fmt.Fprintf(env.Stderr, "agent %s; the system prompt reads at most %d characters of each file\n", visible.Escape(alias), res.MaxChars)
+	fmt.Fprintln(env.Stderr, env.Locale().T("cli-personality-list-note", "agent", visible.Escape(alias), "max", res.MaxChars))
 	return nil
 }
 
@@ -102,7 +102,7 @@ func personalityShow(ctx context.Context, env Env, args []string) error {
 	}
 	fmt.Fprint(env.Stdout, strings.Join(visible.Lines(strings.TrimSuffix(*res.Content, "\n")), "\n")+"\n")
 	if res.Truncated {
-		fmt.Fprintln(env.Stderr, "(longer than the system prompt reads: it sees the file cut)")
+		fmt.Fprintln(env.Stderr, env.Locale().T("cli-personality-truncated"))
 	}
 	return nil
 }
@@ -119,7 +119,7 @@ func personalityEdit(ctx context.Context, env Env, args []string) error {
 	}
 	edited, err := editText(ctx, env, file, text)
 	if errors.Is(err, errUnchanged) {
-		fmt.Fprintln(env.Stderr, "no change: nothing written")
+		fmt.Fprintln(env.Stderr, env.Locale().T("cli-edit-unchanged"))
 		return nil
 	}
 	if err != nil {
@@ -129,6 +129,6 @@ func personalityEdit(ctx context.Context, env Env, args []string) error {
 	if err := c.Call(ctx, api.MethodPersonalityPut, api.PersonalityPutParams{Agent: alias, Filename: file, Content: edited}, &res); err != nil {
 		return callError("personality edit", err, personalityHints)
 	}
-	fmt.Fprintf(env.Stdout, "wrote %s of agent %s (%d bytes)\n", visible.Escape(file), visible.Escape(alias), res.BytesWritten)
+	fmt.Fprintln(env.Stdout, env.Locale().T("cli-personality-wrote", "file", visible.Escape(file), "agent", visible.Escape(alias), "bytes", res.BytesWritten))
 	return nil
 }

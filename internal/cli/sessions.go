@@ -45,7 +45,7 @@ func sessionsList(ctx context.Context, env Env, args []string) error {
 		return printJSON(env, rows)
 	}
 	if len(rows) == 0 {
-		fmt.Fprintln(env.Stderr, "no sessions")
+		fmt.Fprintln(env.Stderr, env.Locale().T("cli-sessions-empty"))
 		return nil
 	}
 	tw := newTable(env, env.Stdout, "ID", "AGENT", "MESSAGES", "LAST ACTIVITY", "STATE", "TITLE")
@@ -151,7 +151,7 @@ func sessionsShow(ctx context.Context, env Env, args []string) error {
 		fmt.Fprintf(env.Stdout, "[%d] %s: %s\n", m.Index, visible.Escape(role), strings.Join(visible.Lines(text), "\n    "))
 	}
 	if res.HasOlder {
-		fmt.Fprintf(env.Stderr, "(%d older messages not shown; use --limit %d to see them all)\n", res.Start, res.Total)
+		fmt.Fprintln(env.Stderr, env.Locale().T("cli-sessions-older", "count", res.Start, "total", res.Total))
 	}
 	return nil
 }

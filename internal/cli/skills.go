@@ -45,7 +45,7 @@ func skillsList(ctx context.Context, env Env, args []string) error {
 		return printJSON(env, res.Skills)
 	}
 	if len(res.Skills) == 0 {
-		fmt.Fprintln(env.Stderr, "no skills")
+		fmt.Fprintln(env.Stderr, env.Locale().T("cli-skills-empty"))
 		return nil
 	}
 	tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
@@ -174,7 +174,7 @@ func skillsEdit(ctx context.Context, env Env, args []string) error {
 	}
 	edited, err := editText(ctx, env, name+".md", text)
 	if errors.Is(err, errUnchanged) {
-		fmt.Fprintln(env.Stderr, "no change: nothing written")
+		fmt.Fprintln(env.Stderr, env.Locale().T("cli-edit-unchanged"))
 		return nil
 	}
 	if err != nil {
@@ -189,6 +189,6 @@ func skillsEdit(ctx context.Context, env Env, args []string) error {
 	if err := c.Call(ctx, api.MethodSkillsWrite, api.SkillsWriteParams{Bundle: s.Bundle, Name: s.Name, Frontmatter: fm, Body: doc.Body}, &res); err != nil {
 		return callError("skills edit", err, nil)
 	}
-	fmt.Fprintf(env.Stdout, "wrote skill %s of bundle %s\n", visible.Escape(s.Name), visible.Escape(s.Bundle))
+	fmt.Fprintln(env.Stdout, env.Locale().T("cli-skills-wrote", "skill", visible.Escape(s.Name), "bundle", visible.Escape(s.Bundle)))
 	return nil
 }

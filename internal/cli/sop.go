@@ -36,7 +36,7 @@ func sopInstallDir(env Env, configDir string) (string, sop.LoadOptions, error) {
 	if cfg, _, err := config.Load(layout.ConfigPath(), env.Environ); err == nil {
 		c = cfg.SOP
 	} else if !errors.Is(err, fs.ErrNotExist) {
-		fmt.Fprintf(env.Stderr, "warning: %s: %v (using the default SOPs directory)\n", layout.ConfigPath(), err)
+		fmt.Fprintln(env.Stderr, env.Locale().T("cli-sop-config-warning", "path", layout.ConfigPath(), "error", err))
 	}
 	return sop.ResolveDir(layout.Root, c.SOPsDir, env.Home), sop.LoadOptions{DefaultMode: sop.ParseExecutionMode(c.DefaultExecutionMode)}, nil
 }
@@ -56,8 +56,9 @@ func sopList(_ context.Context, env Env, args []string) error {
 	}
 	cat := sop.LoadDir(dir, opts)
 	if len(cat.Sops) == 0 && len(cat.Disabled) == 0 {
-		fmt.Fprintf(env.Stdout, "no SOPs in %s\n", dir)
-		fmt.Fprintf(env.Stdout, "Try: mkdir -p %s/hello and write hello/SOP.toml ([sop] name, description; [[triggers]] type = \"manual\") and hello/SOP.md (## Steps)\n", dir)
+		loc := env.Locale()
+		fmt.Fprintln(env.Stdout, loc.T("cli-sop-none-in", "path", dir))
+		fmt.Fprintln(env.Stdout, loc.T("cli-try-label", "hint", loc.T("cli-sop-none-in-hint", "path", dir)))
 		return nil
 	}
 	tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)

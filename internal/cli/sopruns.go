@@ -80,9 +80,9 @@ func sopWait(ctx context.Context, env Env, c *client.Conn, runID string) error {
 		}
 		if now := fmt.Sprintf("%s/%d", run.Status, run.CurrentStep); now != last {
 			last = now
-			fmt.Fprintf(env.Stdout, "%s: step %d of %d\n", run.Status, run.CurrentStep, run.TotalSteps)
+			fmt.Fprintln(env.Stdout, env.Locale().T("cli-sop-progress", "status", run.Status, "step", run.CurrentStep, "total", run.TotalSteps))
 			if run.Status == api.SopRunWaitingApproval || run.Status == api.SopRunPausedCheckpoint {
-				fmt.Fprintf(env.Stdout, "  waiting for a decision: zeroclaw sop approve %s (or deny)\n", visible.Escape(runID))
+				fmt.Fprintln(env.Stdout, "  "+env.Locale().T("cli-sop-waiting", "run", visible.Escape(runID)))
 			}
 		}
 		switch run.Status {
@@ -124,7 +124,7 @@ func sopRunsList(ctx context.Context, env Env, args []string) error {
 		return printJSON(env, res.Runs)
 	}
 	if len(res.Runs) == 0 {
-		fmt.Fprintln(env.Stderr, "no SOP runs")
+		fmt.Fprintln(env.Stderr, env.Locale().T("cli-sop-no-runs"))
 		return nil
 	}
 	tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
@@ -211,7 +211,7 @@ func sopPendingList(ctx context.Context, env Env, args []string) error {
 		return printJSON(env, res.Pending)
 	}
 	if len(res.Pending) == 0 {
-		fmt.Fprintln(env.Stderr, "No SOP runs waiting for approval.")
+		fmt.Fprintln(env.Stderr, env.Locale().T("cli-sop-none-pending"))
 		return nil
 	}
 	tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)

@@ -20,6 +20,11 @@ var proseWord = regexp.MustCompile(`(?i)\b(the|a|an|is|are|was|not|no|or|and|the
 var englishOnlyAllowed = map[string]string{
 	"no change":                   "errUnchanged: a sentinel the edit loop checks with errors.Is, never printed",
 	"agent: Ctrl-C at the prompt": "errPromptInterrupted: a sentinel the chat checks with errors.Is, never printed",
+	"zeroclaw daemon %s (protocol %d of zeroclaw %s) running\n":     "status's version line, read by scripts like version's",
+	"zeroclaw %s (protocol %d of zeroclaw %s, %s %s/%s)\n":          "zeroclaw version: a version line scripts read",
+	"status:   %s (step %d of %d)\n":                                "sop show's record: its field labels and values stay as the JSON they mirror",
+	"by:       %s\n":                                                "sop show's record",
+	"gate:     %s at step %d — zeroclaw sop approve %s (or deny)\n": "sop show's record",
 }
 
 // hintKey is a catalogue key given where a hint goes (callError's hints): put into words, not prose.
@@ -27,7 +32,7 @@ var hintKey = regexp.MustCompile(`^(cli|chat)-[a-z0-9]+(-[a-z0-9]+)*$`)
 
 // TestNoEnglishOnlyMessages fails when an error or hint of the CLI is an English sentence written in Go:
 // errors.New / fmt.Errorf with prose, a hint.With or hint.Error hint with prose, a callError hint with prose,
-// a quickstart planner problem given as text.
+// a quickstart planner problem given as text, a message printed (fmt.Fprint*, the chat's printErr) in prose.
 // A wrapper that only names the operation ("config: validate: %w") is not prose.
 func TestNoEnglishOnlyMessages(t *testing.T) {
 	var files []string
@@ -87,6 +92,14 @@ func TestNoEnglishOnlyMessages(t *testing.T) {
 				case "p.failWith": // the quickstart planner's problem from another package's error
 					if len(n.Args) == 3 {
 						flag("quickstart problem", n.Args[2])
+					}
+				case "fmt.Fprintf", "fmt.Fprintln", "fmt.Fprint": // a message printed for the user
+					if len(n.Args) > 1 {
+						flag("printed message", n.Args[1])
+					}
+				case "ch.printErr":
+					if len(n.Args) > 0 {
+						flag("printed message", n.Args[0])
 					}
 				case "hint.With":
 					if len(n.Args) == 2 {

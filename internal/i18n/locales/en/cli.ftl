@@ -382,3 +382,64 @@ cli-qs-file-write-failed = the config was saved, but the identity file could not
 cli-qs-existing-not-string = an existing choice's value is the alias, a string
 cli-qs-fresh-no-value = a fresh choice needs a value
 cli-qs-fresh-bad-shape = the fresh value does not have the expected shape
+
+## Messages of the other commands (what they did, an empty list)
+cli-backup-done = { $count ->
+    [one] backed up {$count} file ({$size}) of {$root} to {$archive}
+   *[other] backed up {$count} files ({$size}) of {$root} to {$archive}
+}
+cli-backup-not-included = not included: {$path}
+cli-backup-secret-key = the archive holds .secret_key, which decrypts every secret in config.toml: keep {$archive} as private as the install
+cli-restore-moved-aside = the previous install is kept at {$path}
+cli-restore-next = next: zeroclaw daemon, then zeroclaw doctor
+cli-config-no-properties = no properties under {$prefix}
+cli-config-nothing-to-delete = {$property} is not set in the file (nothing to delete)
+cli-config-validate-not-yet = {$path} does not exist yet: the first start of the daemon writes the default config, which is valid
+cli-migrate-missing = {$path} does not exist: nothing to migrate (the first start writes a schema v3 config)
+cli-migrate-already-v3 = {$path} is already schema v3: nothing to migrate
+cli-migrate-done = migrated {$path} from schema v{$from} to v3; the previous file is kept as {$backup}
+cli-migrate-not-reloaded = the running daemon did not reload it ({$error}); it keeps the same values, migrated in memory, until it does
+cli-migrate-reloaded = the running daemon reloaded it (generation {$generation})
+cli-cron-no-jobs = no scheduled jobs
+cli-no-runs = no runs
+cli-memory-none = no memories
+cli-pair-code-owner = the device paired with it is the owner's equal unless gateway.device_permission_profiles restricts devices
+cli-pair-code-profile = the device paired with it gets permission profile {$profile} only
+cli-pair-code-note = one-time code ({$who}): send it as X-Pairing-Code to POST /pair on the gateway (or {"{"}"code"{"}"} to POST /api/pair)
+cli-pair-none = no paired devices
+cli-pair-revoked = revoked {$device}: its bearer token no longer works
+cli-sessions-empty = no sessions
+cli-sessions-older = { $count ->
+    [one] ({$count} older message not shown; use --limit {$total} to see them all)
+   *[other] ({$count} older messages not shown; use --limit {$total} to see them all)
+}
+cli-skills-empty = no skills
+cli-edit-unchanged = no change: nothing written
+cli-skills-wrote = wrote skill {$skill} of bundle {$bundle}
+cli-personality-wrote = { $bytes ->
+    [one] wrote {$file} of agent {$agent} ({$bytes} byte)
+   *[other] wrote {$file} of agent {$agent} ({$bytes} bytes)
+}
+cli-sop-no-runs = no SOP runs
+cli-sop-none-pending = No SOP runs waiting for approval.
+cli-sop-none-in = no SOPs in {$path}
+cli-sop-none-in-hint = mkdir -p {$path}/hello and write hello/SOP.toml ([sop] name, description; [[triggers]] type = "manual") and hello/SOP.md (## Steps)
+cli-logs-missed = (missed events {$from} to {$to}: this client fell behind)
+cli-logs-follow-only = (log persistence is off: showing new events only)
+chat-repl-banner = { $count ->
+    [one] session {$session} with agent {$agent} ({$count} message); /help for commands, Ctrl-D to leave
+   *[other] session {$session} with agent {$agent} ({$count} messages); /help for commands, Ctrl-D to leave
+}
+chat-repl-turn-cancelled = (turn cancelled; Ctrl-C again or Ctrl-D to quit)
+chat-connection-lost = the connection to the daemon was lost during the turn: {$error}
+chat-answer-lost = (the answer to that message was lost; send it again)
+chat-repl-bye = session {$session} with agent {$agent}; resume it later with: {$command}
+chat-repl-new-session = new session {$session} with agent {$agent} (the previous one resumes with: {$command})
+chat-repl-model = model {$model} for this session from the next turn (provider {$provider})
+cli-costs-unpriced = unpriced (recorded at $0, not counted by the budgets): {$models}
+cli-costs-price-one = price one with: {$command}  (USD per million tokens)
+cli-personality-list-note = agent {$agent}; the system prompt reads at most {$max} characters of each file
+cli-personality-truncated = (longer than the system prompt reads: it sees the file cut)
+cli-sop-config-warning = warning: {$path}: {$error} (using the default SOPs directory)
+cli-sop-progress = {$status}: step {$step} of {$total}
+cli-sop-waiting = waiting for a decision: zeroclaw sop approve {$run} (or deny)

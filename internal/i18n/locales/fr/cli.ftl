@@ -381,3 +381,64 @@ cli-qs-file-write-failed = la configuration a été enregistrée, mais le fichie
 cli-qs-existing-not-string = la valeur d'un choix existant est l'alias, une chaîne
 cli-qs-fresh-no-value = un nouveau choix a besoin d'une valeur
 cli-qs-fresh-bad-shape = la nouvelle valeur n'a pas la forme attendue
+
+## Messages des autres commandes (ce qu'elles ont fait, une liste vide)
+cli-backup-done = { $count ->
+    [one] {$count} fichier ({$size}) de {$root} sauvegardé dans {$archive}
+   *[other] {$count} fichiers ({$size}) de {$root} sauvegardés dans {$archive}
+}
+cli-backup-not-included = non inclus : {$path}
+cli-backup-secret-key = l'archive contient .secret_key, qui déchiffre tous les secrets de config.toml : gardez {$archive} aussi privée que l'installation
+cli-restore-moved-aside = l'installation précédente est gardée dans {$path}
+cli-restore-next = ensuite : zeroclaw daemon, puis zeroclaw doctor
+cli-config-no-properties = aucune propriété sous {$prefix}
+cli-config-nothing-to-delete = {$property} n'est pas posé dans le fichier (rien à supprimer)
+cli-config-validate-not-yet = {$path} n'existe pas encore : le premier démarrage du démon écrit la configuration par défaut, qui est valide
+cli-migrate-missing = {$path} n'existe pas : rien à migrer (le premier démarrage écrit une configuration au schéma v3)
+cli-migrate-already-v3 = {$path} est déjà au schéma v3 : rien à migrer
+cli-migrate-done = {$path} migré du schéma v{$from} au v3 ; le fichier précédent est gardé sous {$backup}
+cli-migrate-not-reloaded = le démon en marche ne l'a pas relu ({$error}) ; il garde les mêmes valeurs, migrées en mémoire, jusqu'à ce qu'il le fasse
+cli-migrate-reloaded = le démon en marche l'a relu (génération {$generation})
+cli-cron-no-jobs = aucune tâche planifiée
+cli-no-runs = aucune exécution
+cli-memory-none = aucun souvenir
+cli-pair-code-owner = l'appareil appairé avec lui est l'égal du propriétaire, sauf si gateway.device_permission_profiles restreint les appareils
+cli-pair-code-profile = l'appareil appairé avec lui n'a que le profil de permissions {$profile}
+cli-pair-code-note = code à usage unique ({$who}) : envoyez-le en X-Pairing-Code à POST /pair sur la passerelle (ou {"{"}"code"{"}"} à POST /api/pair)
+cli-pair-none = aucun appareil appairé
+cli-pair-revoked = {$device} révoqué : son jeton porteur ne fonctionne plus
+cli-sessions-empty = aucune session
+cli-sessions-older = { $count ->
+    [one] ({$count} message plus ancien non affiché ; --limit {$total} pour tout voir)
+   *[other] ({$count} messages plus anciens non affichés ; --limit {$total} pour tout voir)
+}
+cli-skills-empty = aucune compétence
+cli-edit-unchanged = aucun changement : rien n'a été écrit
+cli-skills-wrote = compétence {$skill} du paquet {$bundle} écrite
+cli-personality-wrote = { $bytes ->
+    [one] {$file} de l'agent {$agent} écrit ({$bytes} octet)
+   *[other] {$file} de l'agent {$agent} écrit ({$bytes} octets)
+}
+cli-sop-no-runs = aucune exécution de SOP
+cli-sop-none-pending = Aucune exécution de SOP n'attend d'approbation.
+cli-sop-none-in = aucune SOP dans {$path}
+cli-sop-none-in-hint = mkdir -p {$path}/hello et écrivez hello/SOP.toml ([sop] name, description ; [[triggers]] type = "manual") et hello/SOP.md (## Steps)
+cli-logs-missed = (événements {$from} à {$to} manqués : ce client a pris du retard)
+cli-logs-follow-only = (la persistance des journaux est coupée : seuls les nouveaux événements sont montrés)
+chat-repl-banner = { $count ->
+    [one] session {$session} avec l'agent {$agent} ({$count} message) ; /help pour les commandes, Ctrl-D pour partir
+   *[other] session {$session} avec l'agent {$agent} ({$count} messages) ; /help pour les commandes, Ctrl-D pour partir
+}
+chat-repl-turn-cancelled = (tour annulé ; Ctrl-C encore ou Ctrl-D pour quitter)
+chat-connection-lost = la connexion au démon a été perdue pendant le tour : {$error}
+chat-answer-lost = (la réponse à ce message a été perdue ; renvoyez-le)
+chat-repl-bye = session {$session} avec l'agent {$agent} ; reprenez-la plus tard avec : {$command}
+chat-repl-new-session = nouvelle session {$session} avec l'agent {$agent} (la précédente reprend avec : {$command})
+chat-repl-model = modèle {$model} pour cette session dès le prochain tour (fournisseur {$provider})
+cli-costs-unpriced = sans prix (enregistrés à 0 $, non comptés par les budgets) : {$models}
+cli-costs-price-one = donnez-lui un prix avec : {$command}  (USD par million de jetons)
+cli-personality-list-note = agent {$agent} ; le prompt système lit au plus {$max} caractères de chaque fichier
+cli-personality-truncated = (plus long que ce que lit le prompt système : il voit le fichier coupé)
+cli-sop-config-warning = avertissement : {$path} : {$error} (le dossier des SOP par défaut est utilisé)
+cli-sop-progress = {$status} : étape {$step} sur {$total}
+cli-sop-waiting = en attente d'une décision : zeroclaw sop approve {$run} (ou deny)
