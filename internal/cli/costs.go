@@ -62,7 +62,7 @@ func runCosts(ctx context.Context, env Env, args []string) error {
 		if raw, err = offlineCosts(layout, env, params); err != nil {
 			return err
 		}
-		fmt.Fprintln(env.Stderr, offlineNote)
+		fmt.Fprintln(env.Stderr, env.Locale().T("cli-offline-note"))
 	case err != nil:
 		return err
 	default:

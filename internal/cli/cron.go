@@ -49,7 +49,7 @@ func cronList(ctx context.Context, env Env, args []string) error {
 		if res.Jobs, err = offlineCronJobs(ctx, layout); err != nil {
 			return err
 		}
-		fmt.Fprintln(env.Stderr, offlineNote)
+		fmt.Fprintln(env.Stderr, env.Locale().T("cli-offline-note"))
 	case err != nil:
 		return err
 	default:

@@ -37,6 +37,9 @@ func TestCLIErrorsInFrench(t *testing.T) {
 		{[]string{"config", "validate", "--file", bad},
 			[]string{"Erreur : config : " + bad + " n'est pas valide : 2 problèmes\n", "Essayez : corrigez les lignes ci-dessus, puis : zeroclaw config validate\n"},
 			[]string{"Error: config: " + bad + " is invalid: 2 problems\n"}, 1},
+		{[]string{"pair", "list"}, // the no-daemon text under callError's "pair list: %w"
+			[]string{"Erreur : pair list: aucun démon ne tourne sur ", "Essayez : zeroclaw daemon\n"},
+			[]string{"Error: pair list: no daemon is running at ", "Try: zeroclaw daemon\n"}, 1},
 		{[]string{"costs", "--by", "week"},
 			[]string{"Erreur : --by \"week\" : attendu day, agent ou model\n"},
 			[]string{"Error: --by \"week\": want day, agent or model\n"}, 1},

@@ -95,7 +95,7 @@ func runLogs(ctx context.Context, env Env, args []string) error {
 		if err != nil {
 			return err
 		}
-		fmt.Fprintln(env.Stderr, offlineNote)
+		fmt.Fprintln(env.Stderr, env.Locale().T("cli-offline-note"))
 		p.history(events)
 		return nil
 	}

@@ -24,9 +24,6 @@ import (
 // doctor does: the JSONL logs and ledger are plain appends, and the cron database is read through a read-only
 // SQLite connection (never opened any other way), so a daemon starting meanwhile loses nothing.
 
-// offlineNote is printed to stderr when a command answers from the files.
-const offlineNote = "(no daemon is running: read from the install's files)"
-
 // offlineConfig is the install's config as a daemon would load it, the built-in default when there is no file.
 func offlineConfig(layout install.Layout, env Env) (*config.Config, error) {
 	path := layout.ConfigPath()

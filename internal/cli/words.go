@@ -2,6 +2,7 @@ package cli
 
 import (
 	"errors"
+	"strings"
 
 	"github.com/zeroclaw-go/zeroclaw/internal/cli/hint"
 	"github.com/zeroclaw-go/zeroclaw/internal/i18n"
@@ -43,8 +44,8 @@ func (t *text) Unwrap() []error {
 	return out
 }
 
-// inWords is err as the user reads it in loc: a text (under any hint.Error) in loc's words, anything else
-// its own Error().
+// inWords is err as the user reads it in loc: a text (under any hint.Error, or wrapped by an error that
+// prints it whole, as fmt.Errorf's %w does) in loc's words, anything else its own Error().
 func inWords(err error, loc *i18n.Localizer) string {
 	for {
 		var he *hint.Error
@@ -56,6 +57,14 @@ func inWords(err error, loc *i18n.Localizer) string {
 	}
 	if t, ok := err.(*text); ok {
 		return t.In(loc)
+	}
+	// A text under a wrapper ("pair list: %w"): the wrapper's words stay, the text's are put into loc's.
+	var t *text
+	if errors.As(err, &t) {
+		s, en := err.Error(), t.Error()
+		if i := strings.LastIndex(s, en); i >= 0 {
+			return s[:i] + t.In(loc) + s[i+len(en):]
+		}
 	}
 	return err.Error()
 }

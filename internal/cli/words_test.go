@@ -125,6 +125,14 @@ func TestNoEnglishOnlyMessages(t *testing.T) {
 					}
 				}
 			case *ast.ValueSpec:
+				// a named message ("const note = ..."), printed somewhere else; a synopsis is a command line
+				for i, name := range n.Names {
+					if !onlyProblems[p] && i < len(n.Values) && !strings.HasSuffix(name.Name, "Synopsis") {
+						if lit, ok := n.Values[i].(*ast.BasicLit); ok {
+							flag("named string "+name.Name, lit)
+						}
+					}
+				}
 				// the hint maps given to callError by name (jobHints, memoryHints...)
 				for i, name := range n.Names {
 					if strings.HasSuffix(name.Name, "Hints") && i < len(n.Values) {

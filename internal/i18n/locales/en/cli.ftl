@@ -443,3 +443,4 @@ cli-personality-truncated = (longer than the system prompt reads: it sees the fi
 cli-sop-config-warning = warning: {$path}: {$error} (using the default SOPs directory)
 cli-sop-progress = {$status}: step {$step} of {$total}
 cli-sop-waiting = waiting for a decision: zeroclaw sop approve {$run} (or deny)
+cli-offline-note = (no daemon is running: read from the install's files)

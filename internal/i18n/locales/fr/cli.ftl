@@ -442,3 +442,4 @@ cli-personality-truncated = (plus long que ce que lit le prompt système : il vo
 cli-sop-config-warning = avertissement : {$path} : {$error} (le dossier des SOP par défaut est utilisé)
 cli-sop-progress = {$status} : étape {$step} sur {$total}
 cli-sop-waiting = en attente d'une décision : zeroclaw sop approve {$run} (ou deny)
+cli-offline-note = (aucun démon ne tourne : lu dans les fichiers de l'installation)
