@@ -58,7 +58,7 @@ var imports = map[string][]string{
 	"internal/lease":                     {"internal/pgdb"},
 	"internal/workspace":                 {"internal/api", "internal/atomicfile", "internal/config", "golang.org/x/sys/unix"},
 	"internal/skills":                    {"internal/atomicfile", "internal/config", "internal/workspace"},
-	"internal/quickstart":                {"internal/api", "internal/config"},
+	"internal/quickstart":                {"internal/api", "internal/config", "internal/i18n"},
 	"internal/sop":                       {"internal/atomicfile", "github.com/pelletier/go-toml/v2"},
 	"internal/sop/trigger":               {"internal/config", "internal/sop", "internal/sop/engine", "github.com/eclipse/paho.mqtt.golang", "github.com/fsnotify/fsnotify"},
 	"internal/channel/email":             {"internal/channel", "internal/config", "github.com/emersion/go-imap/v2", "github.com/emersion/go-imap/v2/imapclient"},

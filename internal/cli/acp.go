@@ -7,7 +7,6 @@ import (
 	"io"
 	"net"
 
-	"github.com/zeroclaw-go/zeroclaw/internal/cli/hint"
 	"github.com/zeroclaw-go/zeroclaw/internal/install"
 )
 
@@ -41,8 +40,7 @@ func dialACP(ctx context.Context, env Env, layout install.Layout, passRoot bool)
 	endpoint := layout.Endpoint(env.Getenv)
 	if native, err := dial(ctx, endpoint); err == nil {
 		native.Close()
-		return nil, hint.With(fmt.Errorf("the daemon serving %s does not serve ACP at %s", endpoint, target),
-			"look at the daemon's log for why, then zeroclaw stop and retry")
+		return nil, hinted(say("cli-acp-not-served", "endpoint", endpoint, "target", target), "cli-acp-not-served-hint")
 	}
 	return spawnEphemeral(ctx, env, layout, passRoot, endpoint, target)
 }

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"net"
 	"path/filepath"
@@ -32,7 +31,7 @@ func runAgent(ctx context.Context, env Env, args []string) error {
 	oneShot := false
 	fs.Visit(func(f *flag.Flag) { oneShot = oneShot || f.Name == "m" || f.Name == "message" })
 	if oneShot && strings.TrimSpace(*msg) == "" {
-		return hint.With(errors.New("agent: -m needs a non-blank message"), `zeroclaw agent -m "hello"`)
+		return hint.With(say("cli-agent-blank-message"), `zeroclaw agent -m "hello"`)
 	}
 
 	hist := ""

@@ -28,7 +28,7 @@ func runBackup(ctx context.Context, env Env, args []string) error {
 		return err
 	}
 	if _, err := os.Stat(layout.Root); err != nil {
-		return hint.With(fmt.Errorf("no install at %s", layout.Root), "zeroclaw backup FILE.tar.gz --config-dir DIR")
+		return hint.With(say("cli-backup-no-install", "path", layout.Root), "zeroclaw backup FILE.tar.gz --config-dir DIR")
 	}
 	schema, _ := config.SchemaVersionOf(layout.ConfigPath())
 	bar := newProgressBar(env.Stderr)
@@ -42,13 +42,13 @@ func runBackup(ctx context.Context, env Env, args []string) error {
 	for _, e := range m.Entries {
 		size += e.Size
 	}
-	fmt.Fprintf(env.Stdout, "backed up %d files (%s) of %s to %s\n", len(m.Entries), humanBytes(size), layout.Root, out)
+	fmt.Fprintln(env.Stdout, env.Locale().T("cli-backup-done", "count", len(m.Entries), "size", humanBytes(size), "root", layout.Root, "archive", out))
 	for _, s := range m.Skipped {
-		fmt.Fprintf(env.Stdout, "  not included: %s\n", s)
+		fmt.Fprintln(env.Stdout, "  "+env.Locale().T("cli-backup-not-included", "path", s))
 	}
 	for _, e := range m.Entries {
 		if e.Path == ".secret_key" {
-			fmt.Fprintf(env.Stdout, "the archive holds .secret_key, which decrypts every secret in config.toml: keep %s as private as the install\n", out)
+			fmt.Fprintln(env.Stdout, env.Locale().T("cli-backup-secret-key", "archive", out))
 			break
 		}
 	}
@@ -74,19 +74,19 @@ func runRestore(ctx context.Context, env Env, args []string) error {
 	bar.finish()
 	switch {
 	case errors.Is(err, backup.ErrDaemonRunning):
-		return hint.With(err, "zeroclaw stop, then restore again")
+		return hinted(err, "cli-restore-daemon-running-hint")
 	case errors.Is(err, backup.ErrNotEmpty):
-		return hint.With(err, "zeroclaw restore "+archive+" --force (the current install is kept as "+layout.Root+".before-restore-<time>)")
+		return hinted(err, "cli-restore-not-empty-hint", "command", "zeroclaw restore "+archive+" --force", "path", layout.Root+".before-restore-<time>")
 	case errors.Is(err, backup.ErrInvalidArchive):
-		return hint.With(err, "nothing was written; use another copy of the backup")
+		return hinted(err, "cli-restore-invalid-hint")
 	case err != nil:
 		return err
 	}
 	fmt.Fprintf(env.Stdout, "restored %d files (zeroclaw %s, %s) into %s\n", len(res.Manifest.Entries), res.Manifest.ZeroclawVersion,
 		res.Manifest.CreatedAt, layout.Root)
 	if res.MovedAside != "" {
-		fmt.Fprintf(env.Stdout, "the previous install is kept at %s\n", res.MovedAside)
+		fmt.Fprintln(env.Stdout, env.Locale().T("cli-restore-moved-aside", "path", res.MovedAside))
 	}
-	fmt.Fprintln(env.Stdout, "next: zeroclaw daemon, then zeroclaw doctor")
+	fmt.Fprintln(env.Stdout, env.Locale().T("cli-restore-next"))
 	return nil
 }

@@ -92,11 +92,11 @@ func Run(ctx context.Context, env Env, args []string) int {
 		return 2
 	}
 	loc := env.Locale()
-	fmt.Fprintln(env.Stderr, loc.T("cli-error-label", "error", err.Error()))
+	fmt.Fprintln(env.Stderr, loc.T("cli-error-label", "error", inWords(err, loc)))
 	var he *hint.Error
 	if errors.As(err, &he) {
-		if he.Hint != "" {
-			fmt.Fprintln(env.Stderr, loc.T("cli-try-label", "hint", he.Hint))
+		if h := he.In(loc.Code()); h != "" {
+			fmt.Fprintln(env.Stderr, loc.T("cli-try-label", "hint", h))
 		}
 		if he.Code != 0 {
 			return he.Code
@@ -278,7 +278,7 @@ func parseFlags(fs *flag.FlagSet, args []string) error {
 func newLogger(w io.Writer, format, level string) (*slog.Logger, error) {
 	var lv slog.Level
 	if err := lv.UnmarshalText([]byte(level)); err != nil {
-		return nil, hint.With(fmt.Errorf("unknown log level %q", level), "--log-level debug|info|warn|error")
+		return nil, hint.With(say("cli-unknown-log-level", "level", fmt.Sprintf("%q", level)), "--log-level debug|info|warn|error")
 	}
 	opts := &slog.HandlerOptions{Level: lv}
 	switch format {
@@ -287,7 +287,7 @@ func newLogger(w io.Writer, format, level string) (*slog.Logger, error) {
 	case "json":
 		return slog.New(slog.NewJSONHandler(w, opts)), nil
 	}
-	return nil, hint.With(fmt.Errorf("unknown log format %q", format), "--log-format text|json")
+	return nil, hint.With(say("cli-unknown-log-format", "format", fmt.Sprintf("%q", format)), "--log-format text|json")
 }
 
 // configDirFlag defines the --config-dir flag every command that finds the install takes.

@@ -36,7 +36,7 @@ func runCompletion(_ context.Context, env Env, args []string) error {
 	}
 	script, ok := completionScripts[args[0]]
 	if !ok {
-		return hint.With(fmt.Errorf("no completion for shell %q", args[0]), "zeroclaw completion bash|zsh|fish")
+		return hint.With(say("cli-completion-unknown-shell", "shell", fmt.Sprintf("%q", args[0])), "zeroclaw completion bash|zsh|fish")
 	}
 	fmt.Fprint(env.Stdout, script)
 	return nil
@@ -170,7 +170,10 @@ func flagsOf(ctx context.Context, env Env, words []string) []string {
 	return out
 }
 
-// subcommandsOf reads a group's verbs from its synopsis: "Usage: zeroclaw pair code [...] | list | revoke ID".
+var commandLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?m)^  ([a-z][a-z0-9-]*)`) })
+
+// subcommandsOf reads a group's verbs from its synopsis: "Usage: zeroclaw pair code [...] | list | revoke ID",
+// or, when the synopsis is "<command> ...", from the "Commands:" list of its help.
 func subcommandsOf(ctx context.Context, env Env, cmd string) []string {
 	help := helpOf(ctx, env, []string{cmd})
 	line, _, _ := strings.Cut(help, "\n")
@@ -179,6 +182,16 @@ func subcommandsOf(ctx context.Context, env Env, cmd string) []string {
 		return nil
 	}
 	var out []string
+	if strings.HasPrefix(rest, "<command>") { // the verbs are listed under "Commands:" (zeroclaw config)
+		_, block, _ := strings.Cut(help, "\nCommands:\n")
+		block, _, _ = strings.Cut(block, "\n\n")
+		for _, m := range commandLine().FindAllStringSubmatch(block, -1) {
+			if !slices.Contains(out, m[1]) {
+				out = append(out, m[1])
+			}
+		}
+		return out
+	}
 	for _, alt := range strings.Split(rest, " | ") {
 		first, _, _ := strings.Cut(strings.TrimSpace(alt), " ")
 		for _, v := range strings.Split(first, "|") {

@@ -170,7 +170,7 @@ func configSetMany(ctx context.Context, env Env, args []string) error {
 	for i, a := range pos {
 		prop, val, ok := strings.Cut(a, "=")
 		if !ok || strings.TrimSpace(prop) == "" {
-			return hint.With(fmt.Errorf("config: set-many: argument %d (%q) is not PROP=VALUE", i, a),
+			return hint.With(say("cli-config-not-prop-value", "index", i, "argument", fmt.Sprintf("%q", a)),
 				"zeroclaw config set-many users.example.uid=1001 'users.example.permission_profiles=[\"operator\"]'")
 		}
 		sets[i] = config.SetEntry{Prop: prop, Value: parseValue(val)}
@@ -202,7 +202,7 @@ func configList(ctx context.Context, env Env, args []string) error {
 			return configError("list", err)
 		}
 		if len(entries) == 0 {
-			fmt.Fprintf(env.Stderr, "no properties under %q\n", prefix)
+			fmt.Fprintln(env.Stderr, env.Locale().T("cli-config-no-properties", "prefix", fmt.Sprintf("%q", prefix)))
 		}
 		for _, e := range entries {
 			fmt.Fprintln(env.Stdout, formatEntry(e))
@@ -260,7 +260,7 @@ func configDelete(ctx context.Context, env Env, args []string) error {
 		if deleted {
 			fmt.Fprintf(env.Stdout, "deleted %s\n", pos[0])
 		} else {
-			fmt.Fprintf(env.Stdout, "%s is not set in the file (nothing to delete)\n", pos[0])
+			fmt.Fprintln(env.Stdout, env.Locale().T("cli-config-nothing-to-delete", "property", pos[0]))
 		}
 		return nil
 	})
@@ -291,8 +291,7 @@ func configReload(ctx context.Context, env Env, args []string) error {
 	c, err := connect(ctx, endpoint, nil)
 	if err != nil {
 		if errors.Is(err, errNoDaemon) {
-			return hint.With(fmt.Errorf("config: reload: %w at %s (the file is read when the daemon starts)",
-				errNoDaemon, endpoint), "zeroclaw daemon")
+			return hint.With(say("cli-config-reload-no-daemon", "error", errNoDaemon, "endpoint", endpoint), "zeroclaw daemon")
 		}
 		return err
 	}
@@ -333,12 +332,12 @@ func configValidate(_ context.Context, env Env, args []string) error {
 		// A fresh install: the first start (or the first config edit) writes the embedded default, so that is
 		// what gets checked.
 		if _, _, err := config.LoadBytes(file, config.DefaultTOML(), nil, nil); err != nil {
-			return fmt.Errorf("config: the built-in default is invalid: %w", err)
+			return say("cli-config-default-invalid", "error", err)
 		}
-		fmt.Fprintf(env.Stdout, "%s does not exist yet: the first start of the daemon writes the default config, which is valid\n", file)
+		fmt.Fprintln(env.Stdout, env.Locale().T("cli-config-validate-not-yet", "path", file))
 		return nil
 	case errors.Is(err, fs.ErrNotExist):
-		return &hint.Error{Err: fmt.Errorf("config: validate: %s does not exist", file), Hint: "check the path given to --file"}
+		return hinted(say("cli-config-validate-missing", "path", file), "cli-config-validate-missing-hint")
 	case err != nil:
 		return fmt.Errorf("config: validate: %w", err)
 	}
@@ -350,7 +349,7 @@ func configValidate(_ context.Context, env Env, args []string) error {
 	switch {
 	case errors.As(err, &fe):
 		fmt.Fprintf(env.Stdout, "%s:%d:%d: %s: %s\n", fe.File, fe.Line, fe.Column, keyOrDocument(fe.Key), fe.Msg)
-		return &hint.Error{Err: fmt.Errorf("config: %s is invalid", file), Hint: "fix the line above, then: zeroclaw config validate"}
+		return hinted(say("cli-config-invalid", "path", file), "cli-config-fix-line-hint")
 	case err != nil:
 		return fmt.Errorf("config: validate: %w", err)
 	case len(problems) == 0:
@@ -360,8 +359,7 @@ func configValidate(_ context.Context, env Env, args []string) error {
 	for _, p := range problems {
 		fmt.Fprintf(env.Stdout, "%s:%d: %s: %s\n", linesIn, p.Line, p.Path, p.Message)
 	}
-	return &hint.Error{Err: fmt.Errorf("config: %s is invalid: %d problem(s)", file, len(problems)),
-		Hint: "fix the lines above, then: zeroclaw config validate"}
+	return hinted(say("cli-config-problems", "path", file, "count", len(problems)), "cli-config-fix-lines-hint")
 }
 
 func keyOrDocument(key string) string {
@@ -401,7 +399,7 @@ func configError(op string, err error) error {
 		e := fmt.Errorf("config: %s: %s", op, strings.TrimPrefix(msg, "config: "))
 		switch {
 		case we.Code == api.CodeForbidden:
-			return hint.With(e, "ask an admin for the grant, or run the command as the daemon's user")
+			return hinted(e, "cli-forbidden-hint")
 		case strings.Contains(msg, "zeroclaw config migrate"):
 			return hint.With(e, "zeroclaw config migrate")
 		case strings.Contains(msg, sentinelText(config.ErrUnknownProp)):
@@ -424,15 +422,14 @@ func configError(op string, err error) error {
 	case errors.Is(err, config.ErrUnknownProp):
 		return hint.With(e, "zeroclaw config list")
 	case errors.As(err, &fe):
-		return hint.With(e, fmt.Sprintf("fix %s:%d (%s), then: zeroclaw config validate", fe.File, fe.Line, keyOrDocument(fe.Key)))
+		return hinted(e, "cli-config-fix-at-hint", "file", fe.File, "line", fe.Line, "key", keyOrDocument(fe.Key))
 	case errors.As(err, &ve) && len(ve.Problems) > 0 && (op == "set" || op == "set-many" || op == "delete"):
 		// A refused write changed nothing: the line named is the one the write would have made, so there is
 		// nothing to fix in the file.
-		return hint.With(e, fmt.Sprintf("nothing was written to %s; define what %s names first (or set both in one zeroclaw config set-many)",
-			ve.File, ve.Problems[0].Path))
+		return hinted(e, "cli-config-refused-write-hint", "file", ve.File, "property", ve.Problems[0].Path)
 	case errors.As(err, &ve) && len(ve.Problems) > 0:
 		p := ve.Problems[0]
-		return hint.With(e, fmt.Sprintf("fix %s:%d (%s), then: zeroclaw config validate", ve.File, p.Line, p.Path))
+		return hinted(e, "cli-config-fix-at-hint", "file", ve.File, "line", p.Line, "key", p.Path)
 	}
 	return e
 }
@@ -537,8 +534,7 @@ func withConfig(ctx context.Context, env Env, configDir string, fn func(configBa
 	if err != nil {
 		var le *install.LockedError
 		if errors.As(err, &le) {
-			return hint.With(fmt.Errorf("config: a daemon (pid %d) holds %s but did not answer at its endpoint", le.PID, layout.Root),
-				"zeroclaw status, then try again")
+			return hinted(say("cli-config-daemon-silent", "pid", le.PID, "root", layout.Root), "cli-quickstart-daemon-silent-hint")
 		}
 		return fmt.Errorf("config: %w", err)
 	}
@@ -582,7 +578,7 @@ func (b rpcBackend) set(ctx context.Context, prop string, value json.RawMessage)
 		return "", err
 	}
 	if !res.Set {
-		return "", fmt.Errorf("config/set: the daemon did not confirm the change to %s", prop)
+		return "", say("cli-config-set-unconfirmed", "property", prop)
 	}
 	return res.Prop, nil
 }
@@ -597,7 +593,7 @@ func (b rpcBackend) setMany(ctx context.Context, sets []config.SetEntry) ([]stri
 		return nil, err
 	}
 	if !res.Set {
-		return nil, errors.New("config/set-many: the daemon did not confirm the change")
+		return nil, say("cli-config-set-many-unconfirmed")
 	}
 	return res.Props, nil
 }

@@ -268,7 +268,7 @@ func TestConfigValidate(t *testing.T) {
 			t.Errorf("validate output lacks %q:\n%s", want, out)
 		}
 	}
-	if !strings.Contains(errOut, "2 problem(s)") {
+	if !strings.Contains(errOut, "is invalid: 2 problems\n") {
 		t.Errorf("stderr %q", errOut)
 	}
 	good := filepath.Join(root, "good.toml")

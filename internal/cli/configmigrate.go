@@ -10,7 +10,6 @@ import (
 	"os"
 
 	"github.com/zeroclaw-go/zeroclaw/internal/api"
-	"github.com/zeroclaw-go/zeroclaw/internal/cli/hint"
 	"github.com/zeroclaw-go/zeroclaw/internal/config"
 	"github.com/zeroclaw-go/zeroclaw/internal/install"
 	"github.com/zeroclaw-go/zeroclaw/internal/secrets"
@@ -38,7 +37,7 @@ func configMigrate(ctx context.Context, env Env, args []string) error {
 	path := layout.ConfigPath()
 	raw, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		fmt.Fprintf(env.Stdout, "%s does not exist: nothing to migrate (the first start writes a schema v3 config)\n", path)
+		fmt.Fprintln(env.Stdout, env.Locale().T("cli-migrate-missing", "path", path))
 		return nil
 	}
 	if err != nil {
@@ -50,7 +49,7 @@ func configMigrate(ctx context.Context, env Env, args []string) error {
 			return configError("migrate", err)
 		}
 		if mig == nil {
-			fmt.Fprintf(env.Stderr, "%s is already schema v3: nothing to migrate\n", path)
+			fmt.Fprintln(env.Stderr, env.Locale().T("cli-migrate-already-v3", "path", path))
 			return nil
 		}
 		printMigration(env, mig, verbose)
@@ -72,8 +71,7 @@ func configMigrate(ctx context.Context, env Env, args []string) error {
 		if err != nil {
 			var le *install.LockedError
 			if errors.As(err, &le) {
-				return hint.With(fmt.Errorf("config: a daemon (pid %d) holds %s but did not answer at its endpoint", le.PID, layout.Root),
-					"zeroclaw status, then try again")
+				return hinted(say("cli-config-daemon-silent", "pid", le.PID, "root", layout.Root), "cli-quickstart-daemon-silent-hint")
 			}
 			return fmt.Errorf("config: %w", err)
 		}
@@ -87,25 +85,24 @@ func configMigrate(ctx context.Context, env Env, args []string) error {
 		return configError("migrate", err)
 	}
 	if res.Migration == nil {
-		fmt.Fprintf(env.Stdout, "%s is already schema v3: nothing to migrate\n", path)
+		fmt.Fprintln(env.Stdout, env.Locale().T("cli-migrate-already-v3", "path", path))
 		return nil
 	}
-	fmt.Fprintf(env.Stdout, "migrated %s from schema v%d to v3; the previous file is kept as %s\n", path, res.Migration.From, res.Backup)
+	fmt.Fprintln(env.Stdout, env.Locale().T("cli-migrate-done", "path", path, "from", res.Migration.From, "backup", res.Backup))
 	printMigration(env, res.Migration, verbose)
 	if c != nil {
 		var rr api.ConfigReloadResult
 		if err := c.Call(ctx, api.MethodConfigReload, nil, &rr); err != nil {
-			fmt.Fprintf(env.Stdout, "the running daemon did not reload it (%v); it keeps the same values, migrated in memory, until it does\n", err)
+			fmt.Fprintln(env.Stdout, env.Locale().T("cli-migrate-not-reloaded", "error", err))
 		} else {
-			fmt.Fprintf(env.Stdout, "the running daemon reloaded it (generation %d)\n", rr.Generation)
+			fmt.Fprintln(env.Stdout, env.Locale().T("cli-migrate-reloaded", "generation", rr.Generation))
 		}
 	}
 	if len(res.Problems) > 0 {
 		for _, p := range res.Problems {
 			fmt.Fprintf(env.Stdout, "%s:%d: %s: %s\n", path, p.Line, p.Path, p.Message)
 		}
-		return &hint.Error{Err: fmt.Errorf("config: %s has %d problem(s); a daemon disables those entries", path, len(res.Problems)),
-			Hint: "fix the lines above, then: zeroclaw config validate"}
+		return hinted(say("cli-config-migrate-problems", "path", path, "count", len(res.Problems)), "cli-config-fix-lines-hint")
 	}
 	return nil
 }

@@ -48,7 +48,7 @@ func runCosts(ctx context.Context, env Env, args []string) error {
 		return err
 	}
 	if *by != "day" && *by != "agent" && *by != "model" {
-		return hint.With(fmt.Errorf("--by %q: want day, agent or model", *by), "zeroclaw costs --by model")
+		return hint.With(say("cli-costs-bad-by", "value", fmt.Sprintf("%q", *by)), "zeroclaw costs --by model")
 	}
 	layout, err := install.Resolve(*configDir, env.Getenv, env.Home)
 	if err != nil {
@@ -62,7 +62,7 @@ func runCosts(ctx context.Context, env Env, args []string) error {
 		if raw, err = offlineCosts(layout, env, params); err != nil {
 			return err
 		}
-		fmt.Fprintln(env.Stderr, offlineNote)
+		fmt.Fprintln(env.Stderr, env.Locale().T("cli-offline-note"))
 	case err != nil:
 		return err
 	default:
@@ -105,9 +105,10 @@ func runCosts(ctx context.Context, env Env, args []string) error {
 		for i, m := range s.UnpricedModels {
 			quoted[i] = visible.Escape(m)
 		}
-		fmt.Fprintf(env.Stdout, "unpriced (recorded at $0, not counted by the budgets): %s\n", strings.Join(quoted, ", "))
-		fmt.Fprintf(env.Stdout, "  price one with: zeroclaw config set 'cost.prices.\"%s\"' '{\"input\": 2.5, \"output\": 10}'  (USD per million tokens)\n",
-			visible.Escape(s.UnpricedModels[0]))
+		loc := env.Locale()
+		fmt.Fprintln(env.Stdout, loc.T("cli-costs-unpriced", "models", strings.Join(quoted, ", ")))
+		fmt.Fprintln(env.Stdout, "  "+loc.T("cli-costs-price-one", "command",
+			`zeroclaw config set 'cost.prices."`+visible.Escape(s.UnpricedModels[0])+`"' '{"input": 2.5, "output": 10}'`))
 	}
 	return nil
 }

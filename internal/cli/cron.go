@@ -29,7 +29,7 @@ func runCron(ctx context.Context, env Env, args []string) error {
 }
 
 // jobHints answer a job that is not there (cron's not-found is -32602, as upstream's).
-var jobHints = map[int]string{api.CodeInvalidParams: "zeroclaw cron list (a job is named by its id or its name)"}
+var jobHints = map[int]string{api.CodeInvalidParams: "cli-cron-job-hint"}
 
 func cronList(ctx context.Context, env Env, args []string) error {
 	fs := newFlagSet(env, "cron list", "[--config-dir DIR] [--json]")
@@ -49,7 +49,7 @@ func cronList(ctx context.Context, env Env, args []string) error {
 		if res.Jobs, err = offlineCronJobs(ctx, layout); err != nil {
 			return err
 		}
-		fmt.Fprintln(env.Stderr, offlineNote)
+		fmt.Fprintln(env.Stderr, env.Locale().T("cli-offline-note"))
 	case err != nil:
 		return err
 	default:
@@ -74,7 +74,7 @@ func cronList(ctx context.Context, env Env, args []string) error {
 		return printJSON(env, res.Jobs)
 	}
 	if len(res.Jobs) == 0 {
-		fmt.Fprintln(env.Stderr, "no scheduled jobs")
+		fmt.Fprintln(env.Stderr, env.Locale().T("cli-cron-no-jobs"))
 		return nil
 	}
 	tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
@@ -145,10 +145,10 @@ func cronAdd(ctx context.Context, env Env, args []string) error {
 		sched = api.CronSchedule{Kind: api.ScheduleEvery, EveryMS: every.Milliseconds()}
 	}
 	if given != 1 {
-		return hint.With(errors.New("cron add: give exactly one of --cron, --at and --every"), `zeroclaw cron add --every 1h --command "make test"`)
+		return hint.With(say("cli-cron-one-schedule"), `zeroclaw cron add --every 1h --command "make test"`)
 	}
 	if (*command == "") == (*prompt == "") {
-		return hint.With(errors.New("cron add: give exactly one of --command and --prompt"), `zeroclaw cron add --every 1h --command "make test"`)
+		return hint.With(say("cli-cron-one-action"), `zeroclaw cron add --every 1h --command "make test"`)
 	}
 	c, err := connectRunning(ctx, env, *configDir)
 	if err != nil {
@@ -164,7 +164,7 @@ func cronAdd(ctx context.Context, env Env, args []string) error {
 	params := api.CronAddParams{Agent: *agent, Schedule: raw, Command: *command, Prompt: *prompt, Name: *name}
 	var job api.CronJob
 	if err := c.Call(ctx, api.MethodCronAdd, params, &job); err != nil {
-		return callError("cron add", err, map[int]string{api.CodeInvalidParams: `zeroclaw cron add --cron "0 9 * * 1-5" --command "make test" (or --every 1h, --at 20m)`})
+		return callError("cron add", err, map[int]string{api.CodeInvalidParams: "cli-cron-add-hint"})
 	}
 	fmt.Fprintf(env.Stdout, "added job %s (%s), next run %s\n", job.ID, describeSchedule(job.Schedule), localTime(job.NextRun))
 	return nil
@@ -174,13 +174,13 @@ func cronAdd(ctx context.Context, env Env, args []string) error {
 func parseAtFlag(s string, now time.Time) (time.Time, error) {
 	if d, err := time.ParseDuration(s); err == nil {
 		if d <= 0 {
-			return time.Time{}, fmt.Errorf("cron add: --at %s: the delay must be positive", s)
+			return time.Time{}, say("cli-cron-at-not-positive", "value", s)
 		}
 		return now.Add(d), nil
 	}
 	t, err := time.Parse(time.RFC3339Nano, s)
 	if err != nil {
-		return time.Time{}, hint.With(fmt.Errorf("cron add: --at %q: want an RFC 3339 time or a delay", s), "--at 20m, or --at 2026-07-01T09:00:00+02:00")
+		return time.Time{}, hinted(say("cli-cron-at-invalid", "value", fmt.Sprintf("%q", s)), "cli-cron-at-invalid-hint")
 	}
 	return t, nil
 }
@@ -198,7 +198,7 @@ func onlyAgent(ctx context.Context, c *client.Conn, op string) (string, error) {
 		}
 	}
 	if len(enabled) != 1 {
-		return "", hint.With(fmt.Errorf("%s: %d agents are enabled (%s): choose one", op, len(enabled), strings.Join(enabled, ", ")), "--agent NAME")
+		return "", hint.With(say("cli-cron-choose-agent", "op", op, "count", len(enabled), "agents", strings.Join(enabled, ", ")), "--agent NAME")
 	}
 	return enabled[0], nil
 }
@@ -235,7 +235,7 @@ func cronRuns(ctx context.Context, env Env, args []string) error {
 		return printJSON(env, res.Runs)
 	}
 	if len(res.Runs) == 0 {
-		fmt.Fprintln(env.Stderr, "no runs")
+		fmt.Fprintln(env.Stderr, env.Locale().T("cli-no-runs"))
 		return nil
 	}
 	tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
@@ -266,7 +266,7 @@ func cronTrigger(ctx context.Context, env Env, args []string) error {
 	}
 	fmt.Fprintln(env.Stdout, strings.TrimRight(res.Output, "\n"))
 	if !res.Success {
-		return &hint.Error{Err: fmt.Errorf("job %s failed (%s)", id, res.Status), Hint: "zeroclaw cron runs " + id}
+		return &hint.Error{Err: say("cli-cron-job-failed", "id", id, "status", res.Status), Hint: "zeroclaw cron runs " + id}
 	}
 	return nil
 }

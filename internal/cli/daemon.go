@@ -39,7 +39,7 @@ func runDaemon(ctx context.Context, env Env, args []string) error {
 		return hint.With(err, "zeroclaw stop")
 	}
 	if errors.Is(err, install.ErrUnsafeLock) {
-		return hint.With(err, "remove that file if nobody uses it, or put the socket (ZEROCLAW_SOCKET) in a directory only you can write")
+		return hinted(err, "cli-daemon-unsafe-lock-hint")
 	}
 	return err
 }

@@ -90,7 +90,7 @@ func callOnce(ctx context.Context, env Env, configDir string, open opener, metho
 }
 
 // errNoDaemon marks a failed connect because nothing serves the endpoint.
-var errNoDaemon = errors.New("no daemon is running")
+var errNoDaemon error = say("cli-no-daemon")
 
 // dial connects to the endpoint; "nothing there" becomes a HintError wrapping errNoDaemon.
 func dial(ctx context.Context, endpoint string) (net.Conn, error) {
@@ -99,7 +99,7 @@ func dial(ctx context.Context, endpoint string) (net.Conn, error) {
 	nc, err := localsock.Dial(dctx, endpoint)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) || errors.Is(err, syscall.ENOENT) || errors.Is(err, syscall.ECONNREFUSED) {
-			return nil, &hint.Error{Err: fmt.Errorf("%w at %s", errNoDaemon, endpoint), Hint: "zeroclaw daemon"}
+			return nil, &hint.Error{Err: say("cli-no-daemon-at", "error", errNoDaemon, "endpoint", endpoint), Hint: "zeroclaw daemon"}
 		}
 		return nil, fmt.Errorf("connect %s: %w", endpoint, err)
 	}

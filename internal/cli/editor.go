@@ -8,8 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-
-	"github.com/zeroclaw-go/zeroclaw/internal/cli/hint"
 )
 
 // errUnchanged reports an edit that left the text as it was: nothing is written.
@@ -54,7 +52,7 @@ func runEditor(ctx context.Context, env Env, path string) error {
 	cmd := exec.CommandContext(ctx, "sh", "-c", editor+` "$1"`, "editor", path)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr, cmd.Env = env.Stdin, env.Stdout, env.Stderr, env.Environ
 	if err := cmd.Run(); err != nil {
-		return hint.With(fmt.Errorf("editor %q: %w", editor, err), "set EDITOR to your editor's command, e.g. EDITOR=nano")
+		return hinted(fmt.Errorf("editor %q: %w", editor, err), "cli-editor-hint")
 	}
 	return nil
 }

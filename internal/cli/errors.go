@@ -13,7 +13,7 @@ import (
 // callError turns a failed call into one line for the user: op ("cron add"), then the daemon's message without
 // the JSON-RPC framing and without the package prefixes its layers repeat ("cron: invalid job: cron: invalid
 // schedule: ..." reads "invalid job: invalid schedule: ..."). hints maps an error code to the hint printed
-// after it; without one, a few codes get a generic hint. A client-side error (no daemon, a closed connection)
+// after it (a command line, or the catalogue key of a hint in words); without one, a few codes get a generic hint. A client-side error (no daemon, a closed connection)
 // is only prefixed with op, keeping its own hint.
 func callError(op string, err error, hints map[int]string) error {
 	var we *jsonrpc.Error
@@ -23,17 +23,24 @@ func callError(op string, err error, hints map[int]string) error {
 	msg := cleanMessage(we.Message)
 	e := &hint.Error{Err: &rpcError{op: op, msg: msg, code: we.Code, cause: we}}
 	if h, ok := hints[we.Code]; ok {
+		if isHintKey(h) {
+			return hinted(e.Err, h)
+		}
 		e.Hint = h
 		return e
 	}
 	switch we.Code {
 	case api.CodeForbidden:
-		e.Hint = "ask an admin for the grant, or run the command as the daemon's user"
+		e = hinted(e.Err, "cli-forbidden-hint")
 	case api.CodeInternalError:
-		e.Hint = "zeroclaw logs --severity error (the daemon logged the cause)"
+		e = hinted(e.Err, "cli-internal-error-hint")
 	}
 	return e
 }
+
+// isHintKey reports whether a hint given to callError is a catalogue key ("cli-...", put into words in the
+// CLI's locale) rather than a command line printed as it is.
+func isHintKey(h string) bool { return strings.HasPrefix(h, "cli-") && !strings.ContainsAny(h, " \t") }
 
 // rpcError is a daemon's error answer as the CLI shows it; errors.Is/As still reach the *jsonrpc.Error.
 type rpcError struct {

@@ -46,7 +46,7 @@ func heartbeatRuns(ctx context.Context, env Env, args []string) error {
 		}
 	}
 	if len(res.Runs) == 0 {
-		fmt.Fprintln(env.Stderr, "no runs")
+		fmt.Fprintln(env.Stderr, env.Locale().T("cli-no-runs"))
 		return nil
 	}
 	tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)

@@ -56,7 +56,7 @@ func runLogs(ctx context.Context, env Env, args []string) error {
 	if *severity != "" {
 		n, ok := severityNumbers[strings.ToLower(*severity)]
 		if !ok {
-			return hint.With(fmt.Errorf("unknown severity %q", *severity), "zeroclaw logs --severity warn (trace, debug, info, warn, error)")
+			return hint.With(say("cli-logs-unknown-severity", "severity", fmt.Sprintf("%q", *severity)), "zeroclaw logs --severity warn (trace, debug, info, warn, error)")
 		}
 		q.SeverityMin = &n
 	}
@@ -66,11 +66,11 @@ func runLogs(ctx context.Context, env Env, args []string) error {
 		} else if t, err := time.Parse(time.RFC3339Nano, *since); err == nil {
 			q.SinceTS = t.UTC().Format("2006-01-02T15:04:05.000Z")
 		} else {
-			return hint.With(fmt.Errorf("--since %q is neither a duration nor an RFC 3339 time", *since), "zeroclaw logs --since 15m")
+			return hint.With(say("cli-logs-bad-since", "value", fmt.Sprintf("%q", *since)), "zeroclaw logs --since 15m")
 		}
 	}
 	if *limit < 1 {
-		return hint.With(errors.New("--limit must be at least 1"), "zeroclaw logs --limit 100")
+		return hint.With(say("cli-logs-bad-limit"), "zeroclaw logs --limit 100")
 	}
 	layout, err := install.Resolve(*configDir, env.Getenv, env.Home)
 	if err != nil {
@@ -85,7 +85,7 @@ func runLogs(ctx context.Context, env Env, args []string) error {
 		case api.NotifySubscriptionLagged:
 			var l api.SubscriptionLagged
 			if json.Unmarshal(req.Params, &l) == nil {
-				fmt.Fprintf(env.Stderr, "(missed events %d to %d: this client fell behind)\n", l.FromSeq, l.ResumeSeq-1)
+				fmt.Fprintln(env.Stderr, env.Locale().T("cli-logs-missed", "from", l.FromSeq, "to", l.ResumeSeq-1))
 			}
 		}
 		return nil, nil
@@ -95,12 +95,12 @@ func runLogs(ctx context.Context, env Env, args []string) error {
 		if err != nil {
 			return err
 		}
-		fmt.Fprintln(env.Stderr, offlineNote)
+		fmt.Fprintln(env.Stderr, env.Locale().T("cli-offline-note"))
 		p.history(events)
 		return nil
 	}
 	if errors.Is(err, errNoDaemon) {
-		return hint.With(fmt.Errorf("logs: -f follows a running daemon: %w", err), "zeroclaw logs (without -f) reads the saved events; zeroclaw daemon starts one")
+		return hinted(say("cli-logs-follow-no-daemon", "error", err), "cli-logs-follow-no-daemon-hint")
 	}
 	if err != nil {
 		return err
@@ -119,7 +119,7 @@ func runLogs(ctx context.Context, env Env, args []string) error {
 	var we *jsonrpc.Error
 	switch {
 	case errors.As(err, &we) && strings.Contains(we.Message, "not enabled") && *follow:
-		fmt.Fprintln(env.Stderr, "(log persistence is off: showing new events only)")
+		fmt.Fprintln(env.Stderr, env.Locale().T("cli-logs-follow-only"))
 	case err != nil:
 		return err
 	}
@@ -131,7 +131,7 @@ func runLogs(ctx context.Context, env Env, args []string) error {
 	case <-ctx.Done():
 		return nil
 	case <-c.Served():
-		return errors.New("the daemon closed the connection")
+		return say("cli-daemon-closed")
 	}
 }
 

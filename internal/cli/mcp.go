@@ -10,7 +10,6 @@ import (
 
 	"github.com/zeroclaw-go/zeroclaw/internal/api"
 	"github.com/zeroclaw-go/zeroclaw/internal/cli/client"
-	"github.com/zeroclaw-go/zeroclaw/internal/cli/hint"
 	"github.com/zeroclaw-go/zeroclaw/internal/jsonrpc"
 	"github.com/zeroclaw-go/zeroclaw/internal/mcpserver"
 )
@@ -43,8 +42,7 @@ func mcpServe(ctx context.Context, env Env, args []string) error {
 	conn, err := client.NewAs(ctx, nc, nil, env.Getenv(mcpTokenEnv), nil)
 	var we *jsonrpc.Error
 	if errors.As(err, &we) && we.Code == api.CodeAuthRequired {
-		return hint.With(fmt.Errorf("mcp serve: %s is not a paired token: %w", mcpTokenEnv, err),
-			"zeroclaw pair code --profile NAME makes a code; pair a device with it (POST /pair) and set its token, or unset "+mcpTokenEnv)
+		return hinted(say("cli-mcp-not-paired", "variable", mcpTokenEnv, "error", err), "cli-mcp-not-paired-hint", "variable", mcpTokenEnv)
 	}
 	if err != nil {
 		return err
@@ -73,7 +71,7 @@ func mcpServe(ctx context.Context, env Env, args []string) error {
 		return raw, nil
 	}}
 	if err := srv.ServeStdio(ctx, io.NopCloser(env.Stdin), nopWriteCloser{env.Stdout}, peer); err != nil {
-		return fmt.Errorf("mcp serve: the session ended (frames are limited to %d bytes): %w", mcpserver.DefaultMaxFrameBytes, err)
+		return say("cli-mcp-session-ended", "limit", mcpserver.DefaultMaxFrameBytes, "error", err)
 	}
 	return nil
 }

@@ -90,14 +90,14 @@ func memoryForget(ctx context.Context, env Env, args []string) error {
 }
 
 // memoryHints answer a key that is not there.
-var memoryHints = map[int]string{api.CodeNotFound: "zeroclaw memory list (or memory search TEXT) shows the keys"}
+var memoryHints = map[int]string{api.CodeNotFound: "cli-memory-key-hint"}
 
 func printEntries(env Env, res api.MemoryEntriesResult, asJSON bool) error {
 	if asJSON {
 		return printJSON(env, res.Entries)
 	}
 	if res.Count == 0 {
-		fmt.Fprintln(env.Stderr, "no memories")
+		fmt.Fprintln(env.Stderr, env.Locale().T("cli-memory-none"))
 		return nil
 	}
 	tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)

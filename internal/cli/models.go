@@ -88,7 +88,7 @@ func runModels(ctx context.Context, env Env, args []string) error {
 		}
 	}
 	if len(failed) > 0 {
-		return fmt.Errorf("no model list from %s", strings.Join(failed, ", "))
+		return say("cli-models-failed", "providers", strings.Join(failed, ", "))
 	}
 	return nil
 }

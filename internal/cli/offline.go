@@ -24,9 +24,6 @@ import (
 // doctor does: the JSONL logs and ledger are plain appends, and the cron database is read through a read-only
 // SQLite connection (never opened any other way), so a daemon starting meanwhile loses nothing.
 
-// offlineNote is printed to stderr when a command answers from the files.
-const offlineNote = "(no daemon is running: read from the install's files)"
-
 // offlineConfig is the install's config as a daemon would load it, the built-in default when there is no file.
 func offlineConfig(layout install.Layout, env Env) (*config.Config, error) {
 	path := layout.ConfigPath()
@@ -65,7 +62,7 @@ func offlineLogs(layout install.Layout, env Env, q api.LogsQueryParams) ([]json.
 	}
 	page, err := h.Query(f, limit)
 	if errors.Is(err, logs.ErrNotPersisted) {
-		return nil, hint.With(errors.New("logs: log persistence is off (observability.log_persistence = \"none\"): nothing was kept"),
+		return nil, hint.With(say("cli-logs-not-persisted"),
 			"zeroclaw config set observability.log_persistence rolling")
 	}
 	return page.Events, err
@@ -83,7 +80,7 @@ func offlineCosts(layout install.Layout, env Env, p api.CostQueryParams) (json.R
 		}
 		at, err := time.Parse(time.RFC3339Nano, raw)
 		if err != nil {
-			return time.Time{}, hint.With(fmt.Errorf("costs: --%s %q is not an RFC 3339 time", name, raw), "--"+name+" 2026-01-01T00:00:00Z")
+			return time.Time{}, hint.With(say("cli-costs-bad-time", "flag", "--"+name, "value", fmt.Sprintf("%q", raw)), "--"+name+" 2026-01-01T00:00:00Z")
 		}
 		return at.UTC(), nil
 	}

@@ -8,7 +8,6 @@ import (
 	"text/tabwriter"
 
 	"github.com/zeroclaw-go/zeroclaw/internal/api"
-	"github.com/zeroclaw-go/zeroclaw/internal/cli/hint"
 	"github.com/zeroclaw-go/zeroclaw/internal/jsonrpc"
 	"github.com/zeroclaw-go/zeroclaw/internal/visible"
 )
@@ -33,17 +32,18 @@ func pairCode(ctx context.Context, env Env, args []string) error {
 	if err := callOnce(ctx, env, *configDir, connectRunning, api.MethodPairCode, api.PairCodeParams{Profile: *profile}, &res); err != nil {
 		var we *jsonrpc.Error
 		if errors.As(err, &we) && strings.Contains(we.Message, "unknown permission profile") {
-			return hint.With(fmt.Errorf("pair: code: %s", strings.TrimPrefix(we.Message, "pairing: ")),
-				"pick a defined profile, or define one first: [permission_profiles.NAME] grants = [\"sessions:execute\"] in config.toml, then zeroclaw config reload")
+			return hinted(fmt.Errorf("pair: code: %s", strings.TrimPrefix(we.Message, "pairing: ")),
+				"cli-pair-unknown-profile-hint")
 		}
 		return callError("pair code", err, nil)
 	}
 	fmt.Fprintln(env.Stdout, res.PairingCode)
-	who := "the device paired with it is the owner's equal unless gateway.device_permission_profiles restricts devices"
+	loc := env.Locale()
+	who := loc.T("cli-pair-code-owner")
 	if res.Profile != "" {
-		who = "the device paired with it gets permission profile " + res.Profile + " only"
+		who = loc.T("cli-pair-code-profile", "profile", res.Profile)
 	}
-	fmt.Fprintf(env.Stderr, "one-time code (%s): send it as X-Pairing-Code to POST /pair on the gateway (or {\"code\"} to POST /api/pair)\n", who)
+	fmt.Fprintln(env.Stderr, loc.T("cli-pair-code-note", "who", who))
 	return nil
 }
 
@@ -62,7 +62,7 @@ func pairList(ctx context.Context, env Env, args []string) error {
 		return printJSON(env, res.Devices)
 	}
 	if res.Count == 0 {
-		fmt.Fprintln(env.Stderr, "no paired devices")
+		fmt.Fprintln(env.Stderr, env.Locale().T("cli-pair-none"))
 		return nil
 	}
 	tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
@@ -90,6 +90,6 @@ func pairRevoke(ctx context.Context, env Env, args []string) error {
 	if err := callOnce(ctx, env, *configDir, connectRunning, api.MethodDevicesRevoke, api.DeviceParams{ID: id}, &res); err != nil {
 		return callError("pair revoke", err, map[int]string{api.CodeNotFound: "zeroclaw pair list"})
 	}
-	fmt.Fprintf(env.Stdout, "revoked %s: its bearer token no longer works\n", res.DeviceID)
+	fmt.Fprintln(env.Stdout, env.Locale().T("cli-pair-revoked", "device", res.DeviceID))
 	return nil
 }

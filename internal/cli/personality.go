@@ -32,7 +32,7 @@ func personalityAgent(ctx context.Context, c *client.Conn, agent string) (string
 }
 
 // personalityHints: an unknown agent or a file that is not editable.
-var personalityHints = map[int]string{api.CodeInvalidParams: "zeroclaw personality list (the editable files), --agent NAME"}
+var personalityHints = map[int]string{api.CodeInvalidParams: "cli-personality-file-hint"}
 
 func personalityList(ctx context.Context, env Env, args []string) error {
 	fs := newDaemonFlags(env, "personality list", "[--config-dir DIR] [--agent A] [--json]")
@@ -62,7 +62,7 @@ func personalityList(ctx context.Context, env Env, args []string) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	fmt.Fprintf(env.Stderr, "agent %s; the system prompt reads at most %d characters of each file\n", visible.Escape(alias), res.MaxChars)
+	fmt.Fprintln(env.Stderr, env.Locale().T("cli-personality-list-note", "agent", visible.Escape(alias), "max", res.MaxChars))
 	return nil
 }
 
@@ -97,12 +97,12 @@ func personalityShow(ctx context.Context, env Env, args []string) error {
 	}
 	defer c.Close()
 	if !res.Exists || res.Content == nil {
-		return hint.With(fmt.Errorf("personality: agent %s has no %s yet", visible.Escape(alias), visible.Escape(file)),
+		return hint.With(say("cli-personality-missing", "agent", visible.Escape(alias), "file", visible.Escape(file)),
 			"zeroclaw personality edit "+file+" --agent "+alias)
 	}
 	fmt.Fprint(env.Stdout, strings.Join(visible.Lines(strings.TrimSuffix(*res.Content, "\n")), "\n")+"\n")
 	if res.Truncated {
-		fmt.Fprintln(env.Stderr, "(longer than the system prompt reads: it sees the file cut)")
+		fmt.Fprintln(env.Stderr, env.Locale().T("cli-personality-truncated"))
 	}
 	return nil
 }
@@ -119,7 +119,7 @@ func personalityEdit(ctx context.Context, env Env, args []string) error {
 	}
 	edited, err := editText(ctx, env, file, text)
 	if errors.Is(err, errUnchanged) {
-		fmt.Fprintln(env.Stderr, "no change: nothing written")
+		fmt.Fprintln(env.Stderr, env.Locale().T("cli-edit-unchanged"))
 		return nil
 	}
 	if err != nil {
@@ -129,6 +129,6 @@ func personalityEdit(ctx context.Context, env Env, args []string) error {
 	if err := c.Call(ctx, api.MethodPersonalityPut, api.PersonalityPutParams{Agent: alias, Filename: file, Content: edited}, &res); err != nil {
 		return callError("personality edit", err, personalityHints)
 	}
-	fmt.Fprintf(env.Stdout, "wrote %s of agent %s (%d bytes)\n", visible.Escape(file), visible.Escape(alias), res.BytesWritten)
+	fmt.Fprintln(env.Stdout, env.Locale().T("cli-personality-wrote", "file", visible.Escape(file), "agent", visible.Escape(alias), "bytes", res.BytesWritten))
 	return nil
 }

@@ -436,7 +436,7 @@ func qsWrite(ctx context.Context, env Env, layout install.Layout, a qsAnswers, a
 	if ref := sameProvider(m.Current(), a, apiKey); ref != "" {
 		sub.ModelProvider = api.Selector{Mode: api.SelectExisting, Value: json.RawMessage(fmt.Sprintf("%q", ref))}
 	}
-	b := &quickstart.Builder{Config: m}
+	b := &quickstart.Builder{Config: m, Locale: loc}
 	plan, pv, err := b.Preview(ctx, sub)
 	if err != nil {
 		return err

@@ -66,7 +66,7 @@ func runRPC(ctx context.Context, env Env, args []string) error {
 			return err
 		case <-t.changed:
 		case <-deadline:
-			return fmt.Errorf("%d request(s) still unanswered after %s", t.outstanding(), *wait)
+			return say("cli-rpc-unanswered", "count", t.outstanding(), "wait", *wait)
 		case <-ctx.Done():
 			return ctx.Err()
 		}

@@ -23,7 +23,7 @@ func runService(ctx context.Context, env Env, args []string) error {
 	switch action {
 	case "install", "uninstall", "start", "stop", "status":
 	default:
-		return hint.With(fmt.Errorf("service: unknown subcommand %q", action), "zeroclaw service "+serviceSynopsis)
+		return hint.With(say("cli-unknown-subcommand", "group", "service", "command", fmt.Sprintf("%q", action)), "zeroclaw service "+serviceSynopsis)
 	}
 	fs := newFlagSet(env, "service "+action, "[--config-dir DIR] [--unit-dir DIR]")
 	configDir := configDirFlag(fs)
@@ -37,7 +37,7 @@ func runService(ctx context.Context, env Env, args []string) error {
 	}
 	exe, err := os.Executable()
 	if err != nil {
-		return fmt.Errorf("service: the path of this program: %w", err)
+		return say("cli-service-no-exe", "error", err)
 	}
 	if resolved, err := filepath.EvalSymlinks(exe); err == nil {
 		exe = resolved
@@ -97,7 +97,7 @@ func serviceErr(err error) error {
 	case errors.Is(err, service.ErrNotInstalled):
 		return hint.With(err, "zeroclaw service install")
 	case errors.Is(err, service.ErrUnsupported):
-		return hint.With(err, "run `zeroclaw daemon` from your own startup script")
+		return hinted(err, "cli-service-unsupported-hint")
 	}
 	return err
 }

@@ -12,7 +12,6 @@ import (
 
 	"github.com/zeroclaw-go/zeroclaw/internal/api"
 	"github.com/zeroclaw-go/zeroclaw/internal/cli/client"
-	"github.com/zeroclaw-go/zeroclaw/internal/cli/hint"
 	"github.com/zeroclaw-go/zeroclaw/internal/visible"
 )
 
@@ -46,7 +45,7 @@ func sessionsList(ctx context.Context, env Env, args []string) error {
 		return printJSON(env, rows)
 	}
 	if len(rows) == 0 {
-		fmt.Fprintln(env.Stderr, "no sessions")
+		fmt.Fprintln(env.Stderr, env.Locale().T("cli-sessions-empty"))
 		return nil
 	}
 	tw := newTable(env, env.Stdout, "ID", "AGENT", "MESSAGES", "LAST ACTIVITY", "STATE", "TITLE")
@@ -115,16 +114,16 @@ func resolveSession(ctx context.Context, c *client.Conn, arg string) (string, er
 		if err := c.Call(ctx, api.MethodSessionMsgs, api.SessionMessagesParams{SessionID: arg, Limit: 1}, &page); err == nil && page.Total > 0 {
 			return arg, nil
 		}
-		return "", hint.With(fmt.Errorf("sessions: no session %q", visible.Escape(arg)), "zeroclaw sessions list (an id or a unique prefix of one)")
+		return "", hinted(say("cli-sessions-none", "session", fmt.Sprintf("%q", visible.Escape(arg))), "cli-sessions-none-hint")
 	}
 	const shown = 10
 	list := matches[:min(len(matches), shown)]
-	more := ""
 	if len(matches) > shown {
-		more = fmt.Sprintf(" and %d more", len(matches)-shown)
+		return "", hinted(say("cli-sessions-ambiguous-more", "prefix", fmt.Sprintf("%q", visible.Escape(arg)), "count", len(matches),
+			"sessions", strings.Join(list, ", "), "more", len(matches)-shown), "cli-sessions-ambiguous-hint")
 	}
-	return "", hint.With(fmt.Errorf("sessions: %q is the prefix of %d sessions: %s%s", visible.Escape(arg), len(matches), strings.Join(list, ", "), more),
-		"give more of the id")
+	return "", hinted(say("cli-sessions-ambiguous", "prefix", fmt.Sprintf("%q", visible.Escape(arg)), "count", len(matches),
+		"sessions", strings.Join(list, ", ")), "cli-sessions-ambiguous-hint")
 }
 
 func sessionsShow(ctx context.Context, env Env, args []string) error {
@@ -152,7 +151,7 @@ func sessionsShow(ctx context.Context, env Env, args []string) error {
 		fmt.Fprintf(env.Stdout, "[%d] %s: %s\n", m.Index, visible.Escape(role), strings.Join(visible.Lines(text), "\n    "))
 	}
 	if res.HasOlder {
-		fmt.Fprintf(env.Stderr, "(%d older messages not shown; use --limit %d to see them all)\n", res.Start, res.Total)
+		fmt.Fprintln(env.Stderr, env.Locale().T("cli-sessions-older", "count", res.Start, "total", res.Total))
 	}
 	return nil
 }

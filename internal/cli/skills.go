@@ -45,7 +45,7 @@ func skillsList(ctx context.Context, env Env, args []string) error {
 		return printJSON(env, res.Skills)
 	}
 	if len(res.Skills) == 0 {
-		fmt.Fprintln(env.Stderr, "no skills")
+		fmt.Fprintln(env.Stderr, env.Locale().T("cli-skills-empty"))
 		return nil
 	}
 	tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
@@ -76,7 +76,7 @@ func findSkill(ctx context.Context, c *client.Conn, name, bundle, agent string) 
 	}
 	switch len(found) {
 	case 0:
-		return api.SkillEntry{}, hint.With(fmt.Errorf("skills: no skill %q", visible.Escape(name)), "zeroclaw skills list")
+		return api.SkillEntry{}, hint.With(say("cli-skills-none", "skill", fmt.Sprintf("%q", visible.Escape(name))), "zeroclaw skills list")
 	case 1:
 		return found[0], nil
 	}
@@ -88,7 +88,8 @@ func findSkill(ctx context.Context, c *client.Conn, name, bundle, agent string) 
 		}
 		where = append(where, w)
 	}
-	return api.SkillEntry{}, hint.With(fmt.Errorf("skills: %d skills are named %q", len(found), visible.Escape(name)), "choose one: "+strings.Join(where, ", or "))
+	return api.SkillEntry{}, hinted(say("cli-skills-ambiguous", "count", len(found), "skill", fmt.Sprintf("%q", visible.Escape(name))),
+		"cli-skills-ambiguous-hint", "choices", strings.Join(where, ", or "))
 }
 
 func skillsShow(ctx context.Context, env Env, args []string) error {
@@ -173,7 +174,7 @@ func skillsEdit(ctx context.Context, env Env, args []string) error {
 	}
 	edited, err := editText(ctx, env, name+".md", text)
 	if errors.Is(err, errUnchanged) {
-		fmt.Fprintln(env.Stderr, "no change: nothing written")
+		fmt.Fprintln(env.Stderr, env.Locale().T("cli-edit-unchanged"))
 		return nil
 	}
 	if err != nil {
@@ -181,13 +182,13 @@ func skillsEdit(ctx context.Context, env Env, args []string) error {
 	}
 	doc, err := skills.Parse(edited)
 	if err != nil {
-		return hint.With(fmt.Errorf("skills: edit %s: %w", visible.Escape(name), err), "zeroclaw skills edit "+name+" (the edit was not saved)")
+		return hinted(fmt.Errorf("skills: edit %s: %w", visible.Escape(name), err), "cli-skills-edit-hint", "command", "zeroclaw skills edit "+name)
 	}
 	fm, _ := json.Marshal(doc.Frontmatter)
 	var res api.SkillsWriteResult
 	if err := c.Call(ctx, api.MethodSkillsWrite, api.SkillsWriteParams{Bundle: s.Bundle, Name: s.Name, Frontmatter: fm, Body: doc.Body}, &res); err != nil {
 		return callError("skills edit", err, nil)
 	}
-	fmt.Fprintf(env.Stdout, "wrote skill %s of bundle %s\n", visible.Escape(s.Name), visible.Escape(s.Bundle))
+	fmt.Fprintln(env.Stdout, env.Locale().T("cli-skills-wrote", "skill", visible.Escape(s.Name), "bundle", visible.Escape(s.Bundle)))
 	return nil
 }

@@ -36,7 +36,7 @@ func sopInstallDir(env Env, configDir string) (string, sop.LoadOptions, error) {
 	if cfg, _, err := config.Load(layout.ConfigPath(), env.Environ); err == nil {
 		c = cfg.SOP
 	} else if !errors.Is(err, fs.ErrNotExist) {
-		fmt.Fprintf(env.Stderr, "warning: %s: %v (using the default SOPs directory)\n", layout.ConfigPath(), err)
+		fmt.Fprintln(env.Stderr, env.Locale().T("cli-sop-config-warning", "path", layout.ConfigPath(), "error", err))
 	}
 	return sop.ResolveDir(layout.Root, c.SOPsDir, env.Home), sop.LoadOptions{DefaultMode: sop.ParseExecutionMode(c.DefaultExecutionMode)}, nil
 }
@@ -48,7 +48,7 @@ func sopList(_ context.Context, env Env, args []string) error {
 		return err
 	}
 	if fs.NArg() > 0 {
-		return hint.With(fmt.Errorf("sop list: unexpected argument %q", fs.Arg(0)), "zeroclaw sop list [--config-dir DIR]")
+		return hint.With(say("cli-unexpected-argument", "command", "sop list", "argument", fmt.Sprintf("%q", fs.Arg(0))), "zeroclaw sop list [--config-dir DIR]")
 	}
 	dir, opts, err := sopInstallDir(env, *configDir)
 	if err != nil {
@@ -56,8 +56,9 @@ func sopList(_ context.Context, env Env, args []string) error {
 	}
 	cat := sop.LoadDir(dir, opts)
 	if len(cat.Sops) == 0 && len(cat.Disabled) == 0 {
-		fmt.Fprintf(env.Stdout, "no SOPs in %s\n", dir)
-		fmt.Fprintf(env.Stdout, "Try: mkdir -p %s/hello and write hello/SOP.toml ([sop] name, description; [[triggers]] type = \"manual\") and hello/SOP.md (## Steps)\n", dir)
+		loc := env.Locale()
+		fmt.Fprintln(env.Stdout, loc.T("cli-sop-none-in", "path", dir))
+		fmt.Fprintln(env.Stdout, loc.T("cli-try-label", "hint", loc.T("cli-sop-none-in-hint", "path", dir)))
 		return nil
 	}
 	tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
@@ -99,7 +100,7 @@ func sopValidate(_ context.Context, env Env, args []string) error {
 		return err
 	}
 	if fs.NArg() > 1 {
-		return hint.With(fmt.Errorf("sop validate: one directory at most, got %d", fs.NArg()), "zeroclaw sop validate DIR")
+		return hint.With(say("cli-sop-validate-one-dir", "count", fs.NArg()), "zeroclaw sop validate DIR")
 	}
 	dir, opts, err := sopInstallDir(env, *configDir)
 	if err != nil {
@@ -111,7 +112,7 @@ func sopValidate(_ context.Context, env Env, args []string) error {
 	checks, n, err := sop.CheckPath(dir, opts)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
-			return hint.With(fmt.Errorf("sop validate: %s does not exist", dir), "zeroclaw sop validate DIR (a SOP folder with SOP.toml, or a folder of them)")
+			return hinted(say("cli-sop-validate-missing", "path", dir), "cli-sop-validate-dir-hint")
 		}
 		return fmt.Errorf("sop validate: %w", err)
 	}
@@ -125,11 +126,10 @@ func sopValidate(_ context.Context, env Env, args []string) error {
 		}
 	}
 	if n == 0 {
-		return hint.With(fmt.Errorf("sop validate: no SOP in %s (no <name>/SOP.toml)", dir), "zeroclaw sop validate DIR (a SOP folder with SOP.toml, or a folder of them)")
+		return hinted(say("cli-sop-validate-empty", "path", dir), "cli-sop-validate-dir-hint")
 	}
 	if errs > 0 {
-		return hint.With(fmt.Errorf("sop validate: %d error(s), %d warning(s) in %d SOP(s)", errs, warns, n),
-			"fix the lines above; a SOP with an error is not loaded (the others are)")
+		return hinted(say("cli-sop-validate-errors", "errors", errs, "warnings", warns, "count", n), "cli-sop-validate-errors-hint")
 	}
 	fmt.Fprintf(env.Stdout, "ok: %d SOP(s), %d warning(s)\n", n, warns)
 	return nil

@@ -36,9 +36,9 @@ func runSop(ctx context.Context, env Env, args []string) error {
 
 // sopHints answer the daemon's SOP errors with the next command to try.
 var sopHints = map[int]string{
-	api.CodeInvalidParams: "zeroclaw sop runs (a run is named by its run id), or zeroclaw sop list",
-	api.CodeAuthRequired:  "approval_mode or the step's approval policy does not let you clear this gate ([sop] approval_mode, [sop.approval.policies])",
-	api.CodeInternalError: "set [sop] sops_dir in config.toml and restart the daemon (zeroclaw logs --severity error says more)",
+	api.CodeInvalidParams: "cli-sop-run-hint",
+	api.CodeAuthRequired:  "cli-sop-gate-hint",
+	api.CodeInternalError: "cli-sop-internal-hint",
 }
 
 func sopRun(ctx context.Context, env Env, args []string) error {
@@ -53,13 +53,13 @@ func sopRun(ctx context.Context, env Env, args []string) error {
 	p := api.SopRunParams{Name: name}
 	if *payload != "" {
 		if !json.Valid([]byte(*payload)) {
-			return &hint.Error{Err: errors.New("sop run: --payload is not valid JSON"), Hint: `zeroclaw sop run ` + name + ` --payload '{"key":"value"}'`}
+			return &hint.Error{Err: say("cli-sop-bad-payload"), Hint: `zeroclaw sop run ` + name + ` --payload '{"key":"value"}'`}
 		}
 		p.Payload = payload
 	}
 	var res api.SopRunResult
 	if err := c.Call(ctx, api.MethodSopsRun, p, &res); err != nil {
-		return callError("sop run", err, map[int]string{api.CodeInvalidParams: "zeroclaw sop list (the SOP needs a [[triggers]] type = \"manual\")",
+		return callError("sop run", err, map[int]string{api.CodeInvalidParams: "cli-sop-manual-hint",
 			api.CodeInternalError: sopHints[api.CodeInternalError]})
 	}
 	fmt.Fprintf(env.Stdout, "started run %s\n", visible.Escape(res.RunID))
@@ -80,9 +80,9 @@ func sopWait(ctx context.Context, env Env, c *client.Conn, runID string) error {
 		}
 		if now := fmt.Sprintf("%s/%d", run.Status, run.CurrentStep); now != last {
 			last = now
-			fmt.Fprintf(env.Stdout, "%s: step %d of %d\n", run.Status, run.CurrentStep, run.TotalSteps)
+			fmt.Fprintln(env.Stdout, env.Locale().T("cli-sop-progress", "status", run.Status, "step", run.CurrentStep, "total", run.TotalSteps))
 			if run.Status == api.SopRunWaitingApproval || run.Status == api.SopRunPausedCheckpoint {
-				fmt.Fprintf(env.Stdout, "  waiting for a decision: zeroclaw sop approve %s (or deny)\n", visible.Escape(runID))
+				fmt.Fprintln(env.Stdout, "  "+env.Locale().T("cli-sop-waiting", "run", visible.Escape(runID)))
 			}
 		}
 		switch run.Status {
@@ -124,7 +124,7 @@ func sopRunsList(ctx context.Context, env Env, args []string) error {
 		return printJSON(env, res.Runs)
 	}
 	if len(res.Runs) == 0 {
-		fmt.Fprintln(env.Stderr, "no SOP runs")
+		fmt.Fprintln(env.Stderr, env.Locale().T("cli-sop-no-runs"))
 		return nil
 	}
 	tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
@@ -211,7 +211,7 @@ func sopPendingList(ctx context.Context, env Env, args []string) error {
 		return printJSON(env, res.Pending)
 	}
 	if len(res.Pending) == 0 {
-		fmt.Fprintln(env.Stderr, "No SOP runs waiting for approval.")
+		fmt.Fprintln(env.Stderr, env.Locale().T("cli-sop-none-pending"))
 		return nil
 	}
 	tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
@@ -262,7 +262,7 @@ func sopResolve(ctx context.Context, env Env, args []string, verb, method string
 	if err := c.Call(ctx, method, p, &res); err != nil {
 		var we *jsonrpc.Error
 		if errors.As(err, &we) && we.Code == api.CodeInvalidParams {
-			return callError("sop "+verb, err, map[int]string{api.CodeInvalidParams: "zeroclaw sop pending (the runs waiting for a decision)"})
+			return callError("sop "+verb, err, map[int]string{api.CodeInvalidParams: "cli-sop-pending-hint"})
 		}
 		return callError("sop "+verb, err, sopHints)
 	}

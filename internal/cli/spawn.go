@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net"
 	"os"
 	"os/exec"
@@ -45,7 +44,7 @@ func spawnEphemeral(ctx context.Context, env Env, layout install.Layout, passRoo
 	}
 	exe, err := os.Executable()
 	if err != nil {
-		return nil, fmt.Errorf("cannot start an ephemeral daemon: %w", err)
+		return nil, say("cli-spawn-failed", "error", err)
 	}
 	args := []string{"daemon", "--ephemeral"}
 	if passRoot {
@@ -64,15 +63,15 @@ func spawnEphemeral(ctx context.Context, env Env, layout install.Layout, passRoo
 		logFile.Close() // the child has its own descriptor
 	}
 	if err != nil {
-		return nil, fmt.Errorf("cannot start an ephemeral daemon (%s): %w", exe, err)
+		return nil, say("cli-spawn-failed-exe", "program", exe, "error", err)
 	}
 	// The waiter reaps the child when it exits; it ends with the daemon (or with this process).
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
 
-	try := "zeroclaw daemon (in another terminal), then retry"
+	try := func(err error) *hint.Error { return hinted(err, "cli-spawn-hint") }
 	if logPath != "" {
-		try = "look at " + logPath + ", or run zeroclaw daemon in another terminal"
+		try = func(err error) *hint.Error { return hinted(err, "cli-spawn-log-hint", "path", logPath) }
 	}
 	deadline := time.NewTimer(spawnWait)
 	defer deadline.Stop()
@@ -88,7 +87,7 @@ func spawnEphemeral(ctx context.Context, env Env, layout install.Layout, passRoo
 		}
 		select {
 		case <-ctx.Done():
-			return nil, fmt.Errorf("waiting for the ephemeral daemon: %w", ctx.Err())
+			return nil, say("cli-spawn-wait-cancelled", "error", ctx.Err())
 		case werr := <-exited:
 			// Another client may have started a daemon at the same time and won the endpoint: use it.
 			if nc, err := dial(ctx, target); err == nil {
@@ -97,9 +96,9 @@ func spawnEphemeral(ctx context.Context, env Env, layout install.Layout, passRoo
 			if werr == nil {
 				werr = errors.New("exit status 0")
 			}
-			return nil, hint.With(fmt.Errorf("the ephemeral daemon exited before serving %s: %w", target, werr), try)
+			return nil, try(say("cli-spawn-exited", "target", target, "error", werr))
 		case <-deadline.C:
-			return nil, hint.With(fmt.Errorf("the ephemeral daemon did not serve %s within %s", target, spawnWait), try)
+			return nil, try(say("cli-spawn-timeout", "target", target, "wait", spawnWait))
 		case <-tick.C:
 		}
 	}
@@ -141,8 +140,7 @@ func waitForLockHolder(ctx context.Context, layout install.Layout, target string
 			return nc, nil
 		}
 		if time.Now().After(deadline) {
-			return nil, hint.With(fmt.Errorf("a daemon (pid %d) holds %s but does not serve %s", le.PID, layout.InstallLockPath(), target),
-				"zeroclaw stop, or wait for it to finish starting")
+			return nil, hinted(say("cli-spawn-lock-held", "pid", le.PID, "lock", layout.InstallLockPath(), "target", target), "cli-spawn-lock-held-hint")
 		}
 		select {
 		case <-ctx.Done():

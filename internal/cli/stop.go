@@ -51,7 +51,7 @@ func runStop(ctx context.Context, env Env, args []string) error {
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
-	return hint.With(fmt.Errorf("daemon (pid %d) did not exit within %s", pid, *timeout), fmt.Sprintf("kill %d", pid))
+	return hint.With(say("cli-stop-timeout", "pid", pid, "wait", *timeout), fmt.Sprintf("kill %d", pid))
 }
 
 // endpointGone reports whether the socket file was removed, which the daemon does last when it shuts down.

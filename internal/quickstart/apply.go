@@ -8,6 +8,7 @@ import (
 
 	"github.com/zeroclaw-go/zeroclaw/internal/api"
 	"github.com/zeroclaw-go/zeroclaw/internal/config"
+	"github.com/zeroclaw-go/zeroclaw/internal/i18n"
 )
 
 // Builder applies submissions to one config through its Manager; the RPC methods and the CLI share it.
@@ -17,6 +18,8 @@ type Builder struct {
 	// (nil: submissions that stage files are refused).
 	WriteFile func(agent, filename, content string) error
 	Log       *slog.Logger
+	// Locale words the submission's problems (nil: English, what the quickstart/* methods answer).
+	Locale *i18n.Localizer
 }
 
 // planError carries a submission's problems out of a config.PlanFunc.
@@ -27,13 +30,13 @@ func (e *planError) Error() string { return fmt.Sprintf("quickstart: %d problem(
 // planFunc is Build as a config.PlanFunc; plan receives the Plan that was written.
 func (b *Builder) planFunc(sub *api.BuilderSubmission, out *Plan) config.PlanFunc {
 	return func(cfg *config.Config) ([]config.SetEntry, error) {
-		*out = Build(cfg, sub)
+		*out = BuildIn(b.Locale, cfg, sub)
 		if len(out.Errors) > 0 {
 			return nil, &planError{out.Errors}
 		}
 		if len(out.Files) > 0 && b.WriteFile == nil {
 			return nil, &planError{[]api.QuickstartError{{Step: api.QuickstartStepAgent, Field: "personality_files",
-				Message: "identity files cannot be written from here"}}}
+				Message: b.Locale.T("cli-qs-files-not-here")}}}
 		}
 		return out.Sets, nil
 	}
@@ -89,13 +92,13 @@ func (b *Builder) Apply(ctx context.Context, sub *api.BuilderSubmission, expect 
 	}
 	if err != nil {
 		return api.QuickstartResult{Kind: api.QuickstartKindErrors, Errors: []api.QuickstartError{{Step: api.QuickstartStepAgent,
-			Message: "failed to persist config: " + err.Error()}}}, nil
+			Message: b.Locale.T("cli-qs-persist-failed", "error", err.Error())}}}, nil
 	}
 	var errs []api.QuickstartError
 	for i, f := range plan.Files {
 		if err := b.WriteFile(plan.Agent.Alias, f.Filename, f.Content); err != nil {
 			errs = append(errs, api.QuickstartError{Step: api.QuickstartStepAgent, Field: fmt.Sprintf("personality_files[%d]", i),
-				Message: "the config was saved, but the identity file could not be written: " + err.Error()})
+				Message: b.Locale.T("cli-qs-file-write-failed", "error", err.Error())})
 		}
 	}
 	if len(errs) > 0 {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/zeroclaw-go/zeroclaw/internal/api"
 	"github.com/zeroclaw-go/zeroclaw/internal/config"
+	"github.com/zeroclaw-go/zeroclaw/internal/i18n"
 )
 
 // Plan is what a submission becomes against one config: the batch of sets that applies it, the agent it
@@ -26,11 +27,32 @@ var providerFields = []string{"auth_mode", "api_key", "uri"}
 // planner accumulates one submission's plan.
 type planner struct {
 	cfg  *config.Config
+	loc  *i18n.Localizer // the problems' words (nil: English, as on the wire)
 	plan Plan
 }
 
-func (p *planner) fail(step, field, format string, args ...any) {
-	p.plan.Errors = append(p.plan.Errors, api.QuickstartError{Step: step, Field: field, Message: fmt.Sprintf(format, args...)})
+// fail records a problem: the catalogue message key with args (name, value pairs) in the planner's locale.
+func (p *planner) fail(step, field, key string, args ...any) {
+	p.failWith(step, field, p.loc.T(key, args...))
+}
+
+// problem is a planner's own problem as an error: its catalogue key, worded in the planner's locale by failErr.
+type problem string
+
+func (k problem) Error() string { return i18n.English().T(string(k)) }
+
+// failErr records err as a problem: a problem in the planner's locale, another error's text as it is.
+func (p *planner) failErr(step, field string, err error) {
+	if k, ok := err.(problem); ok {
+		p.fail(step, field, string(k))
+		return
+	}
+	p.failWith(step, field, err.Error())
+}
+
+// failWith records a problem whose message is another package's error text, as it is.
+func (p *planner) failWith(step, field, msg string) {
+	p.plan.Errors = append(p.plan.Errors, api.QuickstartError{Step: step, Field: field, Message: msg})
 }
 
 func (p *planner) set(prop string, v any) {
@@ -43,16 +65,20 @@ func (p *planner) set(prop string, v any) {
 // agent, peer groups and identity files only when those all held. Nothing is written: Apply writes the plan.
 // Every entry it creates is new (an alias that exists is an error), except a risk preset whose profile is
 // already configured, which is reused untouched.
-func Build(cfg *config.Config, sub *api.BuilderSubmission) Plan {
-	plan := build(cfg, sub)
+func Build(cfg *config.Config, sub *api.BuilderSubmission) Plan { return BuildIn(nil, cfg, sub) }
+
+// BuildIn is Build with the problems' messages in loc's words (nil: English, what the quickstart/* methods
+// answer).
+func BuildIn(loc *i18n.Localizer, cfg *config.Config, sub *api.BuilderSubmission) Plan {
+	plan := build(loc, cfg, sub)
 	if len(plan.Errors) > 0 {
 		return Plan{Errors: plan.Errors} // a plan with problems writes nothing, whichever step stopped it
 	}
 	return plan
 }
 
-func build(cfg *config.Config, sub *api.BuilderSubmission) Plan {
-	p := &planner{cfg: cfg}
+func build(loc *i18n.Localizer, cfg *config.Config, sub *api.BuilderSubmission) Plan {
+	p := &planner{cfg: cfg, loc: loc}
 	runtime, ok := p.runtime(sub.RuntimeProfile)
 	if !ok {
 		return p.plan
@@ -76,11 +102,11 @@ func build(cfg *config.Config, sub *api.BuilderSubmission) Plan {
 	name := sub.Agent.Name
 	switch _, exists := cfg.Agents[name]; {
 	case strings.TrimSpace(name) == "":
-		p.fail(api.QuickstartStepAgent, "name", "agent name is required")
+		p.fail(api.QuickstartStepAgent, "name", "cli-qs-agent-name-required")
 	case config.CheckAlias(name) != nil:
-		p.fail(api.QuickstartStepAgent, "name", "agent name %q is not allowed: use lowercase letters, digits and single underscores, starting and ending with a letter or digit, at most %d characters (e.g. my_agent)", name, config.MaxKeyBytes)
+		p.fail(api.QuickstartStepAgent, "name", "cli-qs-agent-name-invalid", "name", fmt.Sprintf("%q", name), "max", config.MaxKeyBytes)
 	case exists:
-		p.fail(api.QuickstartStepAgent, "name", "agent `%s` already exists", name)
+		p.fail(api.QuickstartStepAgent, "name", "cli-qs-agent-exists", "name", name)
 	}
 	if len(p.plan.Errors) > 0 {
 		return p.plan
@@ -110,7 +136,7 @@ func build(cfg *config.Config, sub *api.BuilderSubmission) Plan {
 func existing(sel api.Selector) (string, error) {
 	var s string
 	if err := json.Unmarshal(sel.Value, &s); err != nil {
-		return "", fmt.Errorf("an existing choice's value is the alias, a string")
+		return "", problem("cli-qs-existing-not-string")
 	}
 	return s, nil
 }
@@ -118,16 +144,16 @@ func existing(sel api.Selector) (string, error) {
 // fresh decodes the value of a fresh-mode selector into v.
 func fresh(sel api.Selector, v any) error {
 	if len(sel.Value) == 0 || string(sel.Value) == "null" {
-		return fmt.Errorf("a fresh choice needs a value")
+		return problem("cli-qs-fresh-no-value")
 	}
 	if err := json.Unmarshal(sel.Value, v); err != nil {
-		return fmt.Errorf("the fresh value does not have the expected shape")
+		return problem("cli-qs-fresh-bad-shape")
 	}
 	return nil
 }
 
 func (p *planner) badMode(step string, sel api.Selector) {
-	p.fail(step, "mode", "mode must be \"existing\" or \"fresh\", got %q", sel.Mode)
+	p.fail(step, "mode", "cli-qs-bad-mode", "mode", fmt.Sprintf("%q", sel.Mode))
 }
 
 // choose is the first planning step of every single-choice selector: an existing choice gives its alias or
@@ -147,7 +173,7 @@ func (p *planner) choose(step string, sel api.Selector, v any) (ref string, isEx
 		p.badMode(step, sel)
 		return "", false, false
 	}
-	p.fail(step, "", "%s", err)
+	p.failErr(step, "", err)
 	return "", false, false
 }
 
@@ -158,10 +184,10 @@ func (p *planner) runtime(sel api.Selector) (string, bool) {
 	case !ok:
 		return "", false
 	case isExisting:
-		p.fail(api.QuickstartStepRuntimeProfile, "", "no `%s` profile configured", ref)
+		p.fail(api.QuickstartStepRuntimeProfile, "", "cli-qs-no-profile", "ref", ref)
 		return "", false
 	case !slices.ContainsFunc(runtimePresets, func(r api.QuickstartPreset) bool { return r.PresetName == name }):
-		p.fail(api.QuickstartStepRuntimeProfile, "", "unknown runtime preset `%s`", name)
+		p.fail(api.QuickstartStepRuntimeProfile, "", "cli-qs-unknown-runtime", "name", name)
 		return "", false
 	}
 	return name, true
@@ -177,46 +203,46 @@ func (p *planner) provider(sel api.Selector) (string, bool) {
 	if isExisting {
 		fam, alias, ok := strings.Cut(ref, ".")
 		if !ok || fam == "" || alias == "" {
-			p.fail(step, "", "`%s` is not a `<type>.<alias>` reference", ref)
+			p.fail(step, "", "cli-qs-bad-reference", "ref", ref)
 			return "", false
 		}
 		if _, ok := p.cfg.Providers.Models[fam][alias]; !ok {
-			p.fail(step, "", "no `providers.models.%s.%s` configured", fam, alias)
+			p.fail(step, "", "cli-qs-no-provider", "family", fam, "alias", alias)
 			return "", false
 		}
 		return ref, true
 	}
 	if strings.TrimSpace(mp.ProviderType) == "" || strings.TrimSpace(mp.Alias) == "" || strings.TrimSpace(mp.Model) == "" {
-		p.fail(step, "", "provider type, alias, and model are required")
+		p.fail(step, "", "cli-qs-provider-required")
 		return "", false
 	}
 	t, ok := resolveType(mp.ProviderType)
 	if !ok {
-		p.fail(step, "provider_type", "unknown model provider type `%s` — pick one from the provider list", visible(mp.ProviderType))
+		p.fail(step, "provider_type", "cli-qs-unknown-provider-type", "type", visible(mp.ProviderType))
 		return "", false
 	}
 	if err := config.CheckAlias(mp.Alias); err != nil {
-		p.fail(step, "alias", "alias %q is not allowed: use lowercase letters, digits and single underscores (e.g. default)", mp.Alias)
+		p.fail(step, "alias", "cli-qs-alias-invalid", "alias", fmt.Sprintf("%q", mp.Alias), "example", "default")
 		return "", false
 	}
 	fam := t.row.Kind
 	ref = fam + "." + mp.Alias
 	if _, exists := p.cfg.Providers.Models[fam][mp.Alias]; exists {
-		p.fail(step, "alias", "alias `%s` already exists", ref)
+		p.fail(step, "alias", "cli-qs-alias-exists", "ref", ref)
 		return "", false
 	}
 	for _, k := range sortedKeys(mp.Fields) {
 		if !slices.Contains(providerFields, k) || (fam == config.FamilyEcho && k != "model") {
-			p.fail(step, "fields."+k, "model provider field `%s` is not available in Quickstart", visible(k))
+			p.fail(step, "fields."+k, "cli-qs-provider-field", "field", visible(k))
 			return "", false
 		}
 	}
 	if mode, ok := mp.Fields["auth_mode"]; ok && mode != "" && mode != "api_key" {
-		p.fail(step, "auth_mode", "auth mode `%s` is not available: use api_key", visible(mode))
+		p.fail(step, "auth_mode", "cli-qs-auth-mode", "mode", visible(mode))
 		return "", false
 	}
 	if strings.ContainsFunc(mp.Model, isControl) {
-		p.fail(step, "model", "the model name must not contain control characters")
+		p.fail(step, "model", "cli-qs-model-control")
 		return "", false
 	}
 	prefix := "providers.models." + fam + "." + mp.Alias
@@ -238,14 +264,14 @@ func (p *planner) risk(sel api.Selector) (string, bool) {
 	}
 	if isExisting {
 		if _, ok := p.cfg.RiskProfiles[ref]; !ok {
-			p.fail(step, "", "no `%s` profile configured", ref)
+			p.fail(step, "", "cli-qs-no-profile", "ref", ref)
 			return "", false
 		}
 		return ref, true
 	}
 	i := slices.IndexFunc(riskPresets, func(r riskPreset) bool { return r.row.PresetName == name })
 	if i < 0 {
-		p.fail(step, "", "unknown risk preset `%s`", visible(name))
+		p.fail(step, "", "cli-qs-unknown-risk", "name", visible(name))
 		return "", false
 	}
 	if _, ok := p.cfg.RiskProfiles[name]; ok {
@@ -269,11 +295,11 @@ func (p *planner) memory(sel api.Selector) (string, bool) {
 	if isExisting {
 		kind, alias, _ := strings.Cut(ref, ".")
 		if _, ok := p.cfg.Storage.Postgres[alias]; kind != "postgres" || !ok {
-			p.fail(step, "", "no `storage.%s` configured", ref)
+			p.fail(step, "", "cli-qs-no-storage", "ref", ref)
 			return "", false
 		}
 		if p.cfg.Memory.Backend != ref {
-			p.fail(step, "", "memory.backend is %q: an agent's postgres memory uses that connection; set memory.backend = %q first", p.cfg.Memory.Backend, ref)
+			p.fail(step, "", "cli-qs-memory-backend", "backend", fmt.Sprintf("%q", p.cfg.Memory.Backend), "ref", fmt.Sprintf("%q", ref))
 			return "", false
 		}
 		return "postgres", true
@@ -282,11 +308,11 @@ func (p *planner) memory(sel api.Selector) (string, bool) {
 	case "sqlite", "markdown", "none":
 		return kind, true
 	case "postgres":
-		p.fail(step, "", "postgres memory needs a connection: add [storage.postgres.<alias>] db_url, then choose it as an existing storage")
+		p.fail(step, "", "cli-qs-postgres-needs-connection")
 	case "qdrant", "lucid":
-		p.fail(step, "", "memory kind `%s` is not supported by this daemon (sqlite, markdown, postgres or none)", kind)
+		p.fail(step, "", "cli-qs-memory-unsupported", "kind", kind)
 	default:
-		p.fail(step, "", "unknown memory kind `%s`", visible(kind))
+		p.fail(step, "", "cli-qs-unknown-memory", "kind", visible(kind))
 	}
 	return "", false
 }
@@ -300,29 +326,29 @@ func (p *planner) channels(sels []api.Selector) []string {
 		case api.SelectExisting:
 			ref, err := existing(sel)
 			if err != nil {
-				p.fail(api.QuickstartStepChannels, field, "%s", err)
+				p.failErr(api.QuickstartStepChannels, field, err)
 				continue
 			}
 			if !slices.Contains(channelRefs(p.cfg), ref) {
-				p.fail(api.QuickstartStepChannels, field, "no channel `%s` configured", visible(ref))
+				p.fail(api.QuickstartStepChannels, field, "cli-qs-no-channel", "ref", visible(ref))
 				continue
 			}
 			if owner := boundTo(p.cfg, ref); owner != "" {
-				p.fail(api.QuickstartStepChannels, field, "channel `%s` is already bound to agent `%s`", ref, owner)
+				p.fail(api.QuickstartStepChannels, field, "cli-qs-channel-bound", "ref", ref, "agent", owner)
 				continue
 			}
 			refs = append(refs, ref)
 		case api.SelectFresh:
 			var ch api.QuickstartChannel
 			if err := fresh(sel, &ch); err != nil {
-				p.fail(api.QuickstartStepChannels, field, "%s", err)
+				p.failErr(api.QuickstartStepChannels, field, err)
 				continue
 			}
 			if ref, ok := p.freshChannel(field, ch, refs); ok {
 				refs = append(refs, ref)
 			}
 		default:
-			p.fail(api.QuickstartStepChannels, field, "mode must be \"existing\" or \"fresh\", got %q", sel.Mode)
+			p.fail(api.QuickstartStepChannels, field, "cli-qs-bad-mode", "mode", fmt.Sprintf("%q", sel.Mode))
 		}
 	}
 	return refs
@@ -332,31 +358,31 @@ func (p *planner) channels(sels []api.Selector) []string {
 func (p *planner) freshChannel(field string, ch api.QuickstartChannel, staged []string) (string, bool) {
 	const step = api.QuickstartStepChannels
 	if strings.TrimSpace(ch.ChannelType) == "" || strings.TrimSpace(ch.Alias) == "" {
-		p.fail(step, field, "channel type and alias are required")
+		p.fail(step, field, "cli-qs-channel-required")
 		return "", false
 	}
 	if strings.ToLower(ch.ChannelType) != channelTelegram {
-		p.fail(step, field+".channel_type", "channel type `%s` is not available in Quickstart", visible(ch.ChannelType))
+		p.fail(step, field+".channel_type", "cli-qs-channel-type", "type", visible(ch.ChannelType))
 		return "", false
 	}
 	if err := config.CheckAlias(ch.Alias); err != nil {
-		p.fail(step, field+".alias", "alias %q is not allowed: use lowercase letters, digits and single underscores (e.g. telegram)", ch.Alias)
+		p.fail(step, field+".alias", "cli-qs-alias-invalid", "alias", fmt.Sprintf("%q", ch.Alias), "example", "telegram")
 		return "", false
 	}
 	ref := channelTelegram + "." + ch.Alias
 	if _, ok := p.cfg.Channels.Telegram[ch.Alias]; ok || slices.Contains(staged, ref) {
-		p.fail(step, field+".alias", "alias `%s` already exists", ref)
+		p.fail(step, field+".alias", "cli-qs-alias-exists", "ref", ref)
 		return "", false
 	}
 	for _, k := range sortedKeys(ch.Fields) {
 		if k != "bot_token" {
-			p.fail(step, field+".fields."+visible(k), "channel field `%s` is not available in Quickstart", visible(k))
+			p.fail(step, field+".fields."+visible(k), "cli-qs-channel-field", "field", visible(k))
 			return "", false
 		}
 	}
 	token := ch.Fields["bot_token"]
 	if !telegramToken(token) {
-		p.fail(step, field+".fields.bot_token", "a Telegram bot token (from @BotFather) looks like 123456789:AA… (digits, a colon, then letters, digits, - and _)")
+		p.fail(step, field+".fields.bot_token", "cli-qs-telegram-token")
 		return "", false
 	}
 	prefix := "channels.telegram." + ch.Alias
@@ -413,15 +439,15 @@ func (p *planner) peerGroups(groups []api.QuickstartPeerGroup, agent string, sta
 		_, exists := p.cfg.PeerGroups[g.Name]
 		switch {
 		case strings.TrimSpace(g.Name) == "":
-			p.fail(api.QuickstartStepChannels, field+".name", "peer-group name is required")
+			p.fail(api.QuickstartStepChannels, field+".name", "cli-qs-peer-name-required")
 		case strings.TrimSpace(g.Channel) == "":
-			p.fail(api.QuickstartStepChannels, field+".channel", "peer-group channel is required")
+			p.fail(api.QuickstartStepChannels, field+".channel", "cli-qs-peer-channel-required")
 		case config.CheckAlias(g.Name) != nil:
-			p.fail(api.QuickstartStepChannels, field+".name", "peer-group name %q is not allowed: use lowercase letters, digits and single underscores (e.g. telegram_main_default)", g.Name)
+			p.fail(api.QuickstartStepChannels, field+".name", "cli-qs-peer-name-invalid", "name", fmt.Sprintf("%q", g.Name))
 		case !slices.Contains(staged, g.Channel) && !slices.Contains(channelRefs(p.cfg), g.Channel):
-			p.fail(api.QuickstartStepChannels, field+".channel", "peer-group `%s` references unknown channel `%s`", visible(g.Name), visible(g.Channel))
+			p.fail(api.QuickstartStepChannels, field+".channel", "cli-qs-peer-unknown-channel", "group", visible(g.Name), "channel", visible(g.Channel))
 		case exists:
-			p.fail(api.QuickstartStepChannels, field+".name", "peer-group `%s` already exists", g.Name)
+			p.fail(api.QuickstartStepChannels, field+".name", "cli-qs-peer-exists", "group", g.Name)
 		default:
 			prefix := "peer_groups." + g.Name
 			p.set(prefix+".channel", g.Channel)
@@ -446,9 +472,9 @@ func (p *planner) personality(files []api.QuickstartPersonalityFile) {
 		field := fmt.Sprintf("personality_files[%d]", i)
 		switch {
 		case !slices.Contains(PersonalityFiles, f.Filename):
-			p.fail(api.QuickstartStepAgent, field+".filename", "`%s` is not an identity file (%s)", visible(f.Filename), strings.Join(PersonalityFiles, ", "))
+			p.fail(api.QuickstartStepAgent, field+".filename", "cli-qs-not-identity-file", "file", visible(f.Filename), "files", strings.Join(PersonalityFiles, ", "))
 		case utf8.RuneCountInString(f.Content) > MaxPersonalityChars:
-			p.fail(api.QuickstartStepAgent, field+".content", "content exceeds %d char limit", MaxPersonalityChars)
+			p.fail(api.QuickstartStepAgent, field+".content", "cli-qs-content-too-long", "limit", MaxPersonalityChars)
 		default:
 			p.plan.Files = append(p.plan.Files, f)
 		}

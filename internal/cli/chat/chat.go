@@ -78,7 +78,7 @@ func Run(ctx context.Context, o Options) error {
 
 	var res api.SessionNewResult
 	if err := c.Call(ctx, api.MethodSessionNew, api.SessionNewParams{AgentAlias: o.Alias, SessionID: o.SessionID}, &res); err != nil {
-		return sessionNewError(err)
+		return sessionNewError(ch.loc, err)
 	}
 	ch.mu.Lock()
 	ch.sessionID = res.SessionID
@@ -490,17 +490,17 @@ func (ch *chat) printErr(format string, args ...any) {
 
 // sessionNewError words a refused session/new for the terminal: when the daemon could not pick an agent, it
 // lists the enabled ones and says how to choose.
-func sessionNewError(err error) error {
+func sessionNewError(loc *i18n.Localizer, err error) error {
 	var data struct {
 		EnabledAgents *[]string `json:"enabled_agents"`
 	}
 	if client.ErrorData(err, &data) && data.EnabledAgents != nil {
 		names := *data.EnabledAgents
 		if len(names) == 0 {
-			return hint.With(errors.New("agent: no agent is enabled"), "zeroclaw config set agents.<alias>.enabled true")
+			return hint.With(errors.New(loc.T("chat-no-agent-enabled")), "zeroclaw config set agents.<alias>.enabled true")
 		}
-		return hint.With(fmt.Errorf("agent: %d agents are enabled: %s", len(names), strings.Join(names, ", ")),
-			fmt.Sprintf("choose one with -a, e.g. zeroclaw agent -a %s", names[0]))
+		return hint.With(errors.New(loc.T("chat-agents-enabled", "count", len(names), "agents", strings.Join(names, ", "))),
+			loc.T("chat-agents-enabled-hint", "command", "zeroclaw agent -a "+names[0]))
 	}
 	return fmt.Errorf("agent: open session: %w", err)
 }

@@ -45,8 +45,7 @@ func (ch *chat) repl(ctx context.Context, res api.SessionNewResult) error {
 	})
 	defer quit() // ends the signal goroutine before wg.Wait
 
-	ch.printErr("session %s with agent %s (%d messages); /help for commands, Ctrl-D to leave\n",
-		res.SessionID, res.AgentAlias, res.MessageCount)
+	ch.printErr("%s\n", ch.loc.T("chat-repl-banner", "session", res.SessionID, "agent", res.AgentAlias, "count", res.MessageCount))
 	armed := false // the last thing the user did was a Ctrl-C
 	for {
 		line, err := ch.readMessage(termCtx)
@@ -59,7 +58,7 @@ func (ch *chat) repl(ctx context.Context, res api.SessionNewResult) error {
 				return nil
 			}
 			armed = true
-			ch.printErr("(Ctrl-C again or Ctrl-D to quit)\n")
+			ch.printErr("%s\n", ch.loc.T("chat-interrupt-again"))
 			continue
 		case termCtx.Err() != nil:
 			return &hint.Error{Err: errInterrupted, Code: 130}
@@ -98,7 +97,7 @@ func (ch *chat) repl(ctx context.Context, res api.SessionNewResult) error {
 			return &hint.Error{Err: errInterrupted, Code: 130}
 		case outcome == api.OutcomeCancelled && interrupted:
 			armed = true
-			ch.printErr("(turn cancelled; Ctrl-C again or Ctrl-D to quit)\n")
+			ch.printErr("%s\n", ch.loc.T("chat-repl-turn-cancelled"))
 		case outcome == api.OutcomeCancelled:
 			ch.printErr("(turn cancelled)\n")
 		case outcome == "":
@@ -173,11 +172,11 @@ func (ch *chat) send(base, turnCtx context.Context, prompt string) (outcome, det
 	if err == nil || !ch.connLost() || errors.Is(err, errInterrupted) {
 		return outcome, detail, err
 	}
-	ch.printErr("\nthe connection to the daemon was lost during the turn: %v\n", err)
+	ch.printErr("\n%s\n", ch.loc.T("chat-connection-lost", "error", err))
 	if err := ch.reconnect(base); err != nil {
 		return "", "", err
 	}
-	ch.printErr("(the answer to that message was lost; send it again)\n")
+	ch.printErr("%s\n", ch.loc.T("chat-answer-lost"))
 	return "", "", nil
 }
 
@@ -200,19 +199,19 @@ func (ch *chat) reconnect(ctx context.Context) error {
 	if ch.alias != "" {
 		resume = "zeroclaw agent -a " + ch.alias + " --session " + sid
 	}
-	ch.printErr("the daemon went away; reconnecting...\n")
+	ch.printErr("%s\n", ch.loc.T("chat-reconnecting"))
 	ch.c.Close()
 	c, err := ch.redial(ctx)
 	if err != nil {
-		return hint.With(fmt.Errorf("agent: the daemon went away and cannot be reached again: %w", err), resume)
+		return hint.With(fmt.Errorf("%s: %w", ch.loc.T("chat-daemon-unreachable"), err), resume)
 	}
 	var res api.SessionNewResult
 	if err := c.Call(ctx, api.MethodSessionNew, api.SessionNewParams{AgentAlias: ch.alias, SessionID: sid}, &res); err != nil {
 		c.Close()
-		return hint.With(fmt.Errorf("agent: reconnected but could not resume session %s: %w", sid, err), resume)
+		return hint.With(fmt.Errorf("%s: %w", ch.loc.T("chat-resume-failed", "session", sid), err), resume)
 	}
 	ch.c = c
-	ch.printErr("reconnected: session %s resumed (%d messages)\n", res.SessionID, res.MessageCount)
+	ch.printErr("%s\n", ch.loc.T("chat-reconnected", "session", res.SessionID, "count", res.MessageCount))
 	return nil
 }
 
@@ -263,7 +262,7 @@ func (ch *chat) local(ctx context.Context, line string) (quit, handled bool, err
 		ch.mu.Lock()
 		sid := ch.sessionID
 		ch.mu.Unlock()
-		ch.printErr("session %s with agent %s; resume it later with: zeroclaw agent --session %s\n", sid, ch.agentAlias, sid)
+		ch.printErr("%s\n", ch.loc.T("chat-repl-bye", "session", sid, "agent", ch.agentAlias, "command", "zeroclaw agent --session "+sid))
 		return false, true, nil
 	case id == "help":
 		ch.printHelp()
@@ -309,8 +308,7 @@ func (ch *chat) newSession(ctx context.Context) error {
 	ch.mu.Lock()
 	ch.sessionID = res.SessionID
 	ch.mu.Unlock()
-	ch.printErr("new session %s with agent %s (the previous one resumes with: zeroclaw agent --session %s)\n",
-		res.SessionID, res.AgentAlias, old)
+	ch.printErr("%s\n", ch.loc.T("chat-repl-new-session", "session", res.SessionID, "agent", res.AgentAlias, "command", "zeroclaw agent --session "+old))
 	return nil
 }
 
@@ -346,7 +344,7 @@ func (ch *chat) model(ctx context.Context, name string) error {
 		}
 	}
 	if name != "" {
-		ch.printErr("model %s for this session from the next turn (provider %s)\n", visible.Sanitize(model), visible.Sanitize(provider))
+		ch.printErr("%s\n", ch.loc.T("chat-repl-model", "model", visible.Sanitize(model), "provider", visible.Sanitize(provider)))
 		return nil
 	}
 	ch.printErr("model %s (provider %s); /model NAME switches this session's model\n", visible.Sanitize(model), visible.Sanitize(provider))

@@ -7,6 +7,17 @@ type Error struct {
 	Err  error
 	Hint string
 	Code int // process exit code; 0 means 1
+	// Localize, when set, gives Hint in the words of a locale (a registry code such as "fr"); Hint is then
+	// its English text.
+	Localize func(locale string) string
+}
+
+// In is the hint in a locale's words: Localize's, else Hint as it is.
+func (e *Error) In(locale string) string {
+	if e.Localize != nil {
+		return e.Localize(locale)
+	}
+	return e.Hint
 }
 
 func (e *Error) Error() string { return e.Err.Error() }

@@ -222,3 +222,226 @@ cli-quickstart-apply-failed = quickstart: {$error}; nothing on disk was changed
 cli-quickstart-cannot-apply = quickstart: the answers cannot be applied; nothing on disk was changed
 cli-onboard-deprecated = zeroclaw onboard is deprecated and does nothing: run zeroclaw quickstart (it edits an existing config in place, after showing the change).
 cli-onboard-unsupported = onboard: {$argument} is no longer supported: onboarding is zeroclaw quickstart
+
+## Errors and hints of the other commands
+cli-acp-not-served = the daemon serving {$endpoint} does not serve ACP at {$target}
+cli-acp-not-served-hint = look at the daemon's log for why, then zeroclaw stop and retry
+cli-agent-blank-message = agent: -m needs a non-blank message
+cli-backup-no-install = no install at {$path}
+cli-restore-daemon-running-hint = zeroclaw stop, then restore again
+cli-restore-not-empty-hint = {$command} (the current install is kept as {$path})
+cli-restore-invalid-hint = nothing was written; use another copy of the backup
+cli-unknown-log-level = unknown log level {$level}
+cli-unknown-log-format = unknown log format {$format}
+cli-completion-unknown-shell = no completion for shell {$shell}
+cli-config-not-prop-value = config: set-many: argument {$index} ({$argument}) is not PROP=VALUE
+cli-config-reload-no-daemon = config: reload: {$error} at {$endpoint} (the file is read when the daemon starts)
+cli-config-validate-missing = config: validate: {$path} does not exist
+cli-config-validate-missing-hint = check the path given to --file
+cli-config-invalid = config: {$path} is invalid
+cli-config-fix-line-hint = fix the line above, then: zeroclaw config validate
+cli-config-problems = { $count ->
+    [one] config: {$path} is invalid: {$count} problem
+   *[other] config: {$path} is invalid: {$count} problems
+}
+cli-config-fix-lines-hint = fix the lines above, then: zeroclaw config validate
+cli-forbidden-hint = ask an admin for the grant, or run the command as the daemon's user
+cli-config-fix-at-hint = fix {$file}:{$line} ({$key}), then: zeroclaw config validate
+cli-config-refused-write-hint = nothing was written to {$file}; define what {$property} names first (or set both in one zeroclaw config set-many)
+cli-config-daemon-silent = config: a daemon (pid {$pid}) holds {$root} but did not answer at its endpoint
+cli-config-migrate-problems = { $count ->
+    [one] config: {$path} has {$count} problem; a daemon disables that entry
+   *[other] config: {$path} has {$count} problems; a daemon disables those entries
+}
+cli-costs-bad-by = --by {$value}: want day, agent or model
+cli-cron-one-schedule = cron add: give exactly one of --cron, --at and --every
+cli-cron-one-action = cron add: give exactly one of --command and --prompt
+cli-cron-at-not-positive = cron add: --at {$value}: the delay must be positive
+cli-cron-at-invalid = cron add: --at {$value}: want an RFC 3339 time or a delay
+cli-cron-at-invalid-hint = --at 20m, or --at 2026-07-01T09:00:00+02:00
+cli-cron-choose-agent = { $count ->
+    [one] {$op}: {$count} agent is enabled ({$agents}): choose one
+   *[other] {$op}: {$count} agents are enabled ({$agents}): choose one
+}
+cli-cron-job-failed = job {$id} failed ({$status})
+cli-daemon-unsafe-lock-hint = remove that file if nobody uses it, or put the socket (ZEROCLAW_SOCKET) in a directory only you can write
+cli-no-daemon = no daemon is running
+cli-no-daemon-at = {$error} at {$endpoint}
+cli-editor-hint = set EDITOR to your editor's command, e.g. EDITOR=nano
+cli-logs-unknown-severity = unknown severity {$severity}
+cli-logs-bad-since = --since {$value} is neither a duration nor an RFC 3339 time
+cli-logs-bad-limit = --limit must be at least 1
+cli-logs-follow-no-daemon = logs: -f follows a running daemon: {$error}
+cli-logs-follow-no-daemon-hint = zeroclaw logs (without -f) reads the saved events; zeroclaw daemon starts one
+cli-daemon-closed = the daemon closed the connection
+cli-mcp-not-paired = mcp serve: {$variable} is not a paired token: {$error}
+cli-mcp-not-paired-hint = zeroclaw pair code --profile NAME makes a code; pair a device with it (POST /pair) and set its token, or unset {$variable}
+cli-mcp-session-ended = mcp serve: the session ended (frames are limited to {$limit} bytes): {$error}
+cli-models-failed = no model list from {$providers}
+cli-logs-not-persisted = logs: log persistence is off (observability.log_persistence = "none"): nothing was kept
+cli-costs-bad-time = costs: {$flag} {$value} is not an RFC 3339 time
+cli-pair-unknown-profile-hint = pick a defined profile, or define one first: [permission_profiles.NAME] grants = ["sessions:execute"] in config.toml, then zeroclaw config reload
+cli-personality-missing = personality: agent {$agent} has no {$file} yet
+cli-rpc-unanswered = { $count ->
+    [one] {$count} request still unanswered after {$wait}
+   *[other] {$count} requests still unanswered after {$wait}
+}
+cli-service-unsupported-hint = run `zeroclaw daemon` from your own startup script
+cli-sessions-none = sessions: no session {$session}
+cli-sessions-none-hint = zeroclaw sessions list (an id or a unique prefix of one)
+cli-sessions-ambiguous = sessions: {$prefix} is the prefix of {$count} sessions: {$sessions}
+cli-sessions-ambiguous-more = sessions: {$prefix} is the prefix of {$count} sessions: {$sessions} and {$more} more
+cli-sessions-ambiguous-hint = give more of the id
+cli-skills-none = skills: no skill {$skill}
+cli-skills-ambiguous = skills: {$count} skills are named {$skill}
+cli-skills-ambiguous-hint = choose one: {$choices}
+cli-skills-edit-hint = {$command} (the edit was not saved)
+cli-unexpected-argument = {$command}: unexpected argument {$argument}
+cli-sop-validate-one-dir = sop validate: one directory at most, got {$count}
+cli-sop-validate-missing = sop validate: {$path} does not exist
+cli-sop-validate-dir-hint = zeroclaw sop validate DIR (a SOP folder with SOP.toml, or a folder of them)
+cli-sop-validate-empty = sop validate: no SOP in {$path} (no <name>/SOP.toml)
+cli-sop-validate-errors = sop validate: {$errors} error(s), {$warnings} warning(s) in {$count} SOP(s)
+cli-sop-validate-errors-hint = fix the lines above; a SOP with an error is not loaded (the others are)
+cli-sop-bad-payload = sop run: --payload is not valid JSON
+cli-spawn-failed = cannot start an ephemeral daemon: {$error}
+cli-spawn-failed-exe = cannot start an ephemeral daemon ({$program}): {$error}
+cli-spawn-hint = zeroclaw daemon (in another terminal), then retry
+cli-spawn-log-hint = look at {$path}, or run zeroclaw daemon in another terminal
+cli-spawn-wait-cancelled = waiting for the ephemeral daemon: {$error}
+cli-spawn-exited = the ephemeral daemon exited before serving {$target}: {$error}
+cli-spawn-timeout = the ephemeral daemon did not serve {$target} within {$wait}
+cli-spawn-lock-held = a daemon (pid {$pid}) holds {$lock} but does not serve {$target}
+cli-spawn-lock-held-hint = zeroclaw stop, or wait for it to finish starting
+cli-stop-timeout = daemon (pid {$pid}) did not exit within {$wait}
+cli-internal-error-hint = zeroclaw logs --severity error (the daemon logged the cause)
+cli-config-default-invalid = config: the built-in default is invalid: {$error}
+cli-config-set-unconfirmed = config/set: the daemon did not confirm the change to {$property}
+cli-config-set-many-unconfirmed = config/set-many: the daemon did not confirm the change
+cli-service-no-exe = service: the path of this program: {$error}
+cli-cron-job-hint = zeroclaw cron list (a job is named by its id or its name)
+cli-cron-add-hint = zeroclaw cron add --cron "0 9 * * 1-5" --command "make test" (or --every 1h, --at 20m)
+cli-memory-key-hint = zeroclaw memory list (or memory search TEXT) shows the keys
+cli-personality-file-hint = zeroclaw personality list (the editable files), --agent NAME
+cli-sop-run-hint = zeroclaw sop runs (a run is named by its run id), or zeroclaw sop list
+cli-sop-gate-hint = approval_mode or the step's approval policy does not let you clear this gate ([sop] approval_mode, [sop.approval.policies])
+cli-sop-internal-hint = set [sop] sops_dir in config.toml and restart the daemon (zeroclaw logs --severity error says more)
+cli-sop-manual-hint = zeroclaw sop list (the SOP needs a [[triggers]] type = "manual")
+cli-sop-pending-hint = zeroclaw sop pending (the runs waiting for a decision)
+
+## The chat (zeroclaw agent): errors and reconnection
+chat-no-agent-enabled = agent: no agent is enabled
+chat-agents-enabled = agent: {$count} agents are enabled: {$agents}
+chat-agents-enabled-hint = choose one with -a, e.g. {$command}
+chat-daemon-unreachable = agent: the daemon went away and cannot be reached again
+chat-resume-failed = agent: reconnected but could not resume session {$session}
+chat-reconnecting = the daemon went away; reconnecting...
+chat-reconnected = { $count ->
+    [one] reconnected: session {$session} resumed ({$count} message)
+   *[other] reconnected: session {$session} resumed ({$count} messages)
+}
+chat-interrupt-again = (Ctrl-C again or Ctrl-D to quit)
+
+## zeroclaw quickstart: the planner's problems with a submission (quickstart/* answer them in English)
+cli-qs-agent-name-required = agent name is required
+cli-qs-agent-name-invalid = agent name {$name} is not allowed: use lowercase letters, digits and single underscores, starting and ending with a letter or digit, at most {$max} characters (e.g. my_agent)
+cli-qs-agent-exists = agent `{$name}` already exists
+cli-qs-bad-mode = mode must be "existing" or "fresh", got {$mode}
+cli-qs-no-profile = no `{$ref}` profile configured
+cli-qs-unknown-runtime = unknown runtime preset `{$name}`
+cli-qs-bad-reference = `{$ref}` is not a `<type>.<alias>` reference
+cli-qs-no-provider = no `providers.models.{$family}.{$alias}` configured
+cli-qs-provider-required = provider type, alias, and model are required
+cli-qs-unknown-provider-type = unknown model provider type `{$type}` — pick one from the provider list
+cli-qs-alias-invalid = alias {$alias} is not allowed: use lowercase letters, digits and single underscores (e.g. {$example})
+cli-qs-alias-exists = alias `{$ref}` already exists
+cli-qs-provider-field = model provider field `{$field}` is not available in Quickstart
+cli-qs-auth-mode = auth mode `{$mode}` is not available: use api_key
+cli-qs-model-control = the model name must not contain control characters
+cli-qs-unknown-risk = unknown risk preset `{$name}`
+cli-qs-no-storage = no `storage.{$ref}` configured
+cli-qs-memory-backend = memory.backend is {$backend}: an agent's postgres memory uses that connection; set memory.backend = {$ref} first
+cli-qs-postgres-needs-connection = postgres memory needs a connection: add [storage.postgres.<alias>] db_url, then choose it as an existing storage
+cli-qs-memory-unsupported = memory kind `{$kind}` is not supported by this daemon (sqlite, markdown, postgres or none)
+cli-qs-unknown-memory = unknown memory kind `{$kind}`
+cli-qs-no-channel = no channel `{$ref}` configured
+cli-qs-channel-bound = channel `{$ref}` is already bound to agent `{$agent}`
+cli-qs-channel-required = channel type and alias are required
+cli-qs-channel-type = channel type `{$type}` is not available in Quickstart
+cli-qs-channel-field = channel field `{$field}` is not available in Quickstart
+cli-qs-telegram-token = a Telegram bot token (from @BotFather) looks like 123456789:AA… (digits, a colon, then letters, digits, - and _)
+cli-qs-peer-name-required = peer-group name is required
+cli-qs-peer-channel-required = peer-group channel is required
+cli-qs-peer-name-invalid = peer-group name {$name} is not allowed: use lowercase letters, digits and single underscores (e.g. telegram_main_default)
+cli-qs-peer-unknown-channel = peer-group `{$group}` references unknown channel `{$channel}`
+cli-qs-peer-exists = peer-group `{$group}` already exists
+cli-qs-not-identity-file = `{$file}` is not an identity file ({$files})
+cli-qs-content-too-long = content exceeds {$limit} char limit
+cli-qs-files-not-here = identity files cannot be written from here
+cli-qs-persist-failed = failed to persist config: {$error}
+cli-qs-file-write-failed = the config was saved, but the identity file could not be written: {$error}
+cli-qs-existing-not-string = an existing choice's value is the alias, a string
+cli-qs-fresh-no-value = a fresh choice needs a value
+cli-qs-fresh-bad-shape = the fresh value does not have the expected shape
+
+## Messages of the other commands (what they did, an empty list)
+cli-backup-done = { $count ->
+    [one] backed up {$count} file ({$size}) of {$root} to {$archive}
+   *[other] backed up {$count} files ({$size}) of {$root} to {$archive}
+}
+cli-backup-not-included = not included: {$path}
+cli-backup-secret-key = the archive holds .secret_key, which decrypts every secret in config.toml: keep {$archive} as private as the install
+cli-restore-moved-aside = the previous install is kept at {$path}
+cli-restore-next = next: zeroclaw daemon, then zeroclaw doctor
+cli-config-no-properties = no properties under {$prefix}
+cli-config-nothing-to-delete = {$property} is not set in the file (nothing to delete)
+cli-config-validate-not-yet = {$path} does not exist yet: the first start of the daemon writes the default config, which is valid
+cli-migrate-missing = {$path} does not exist: nothing to migrate (the first start writes a schema v3 config)
+cli-migrate-already-v3 = {$path} is already schema v3: nothing to migrate
+cli-migrate-done = migrated {$path} from schema v{$from} to v3; the previous file is kept as {$backup}
+cli-migrate-not-reloaded = the running daemon did not reload it ({$error}); it keeps the same values, migrated in memory, until it does
+cli-migrate-reloaded = the running daemon reloaded it (generation {$generation})
+cli-cron-no-jobs = no scheduled jobs
+cli-no-runs = no runs
+cli-memory-none = no memories
+cli-pair-code-owner = the device paired with it is the owner's equal unless gateway.device_permission_profiles restricts devices
+cli-pair-code-profile = the device paired with it gets permission profile {$profile} only
+cli-pair-code-note = one-time code ({$who}): send it as X-Pairing-Code to POST /pair on the gateway (or {"{"}"code"{"}"} to POST /api/pair)
+cli-pair-none = no paired devices
+cli-pair-revoked = revoked {$device}: its bearer token no longer works
+cli-sessions-empty = no sessions
+cli-sessions-older = { $count ->
+    [one] ({$count} older message not shown; use --limit {$total} to see them all)
+   *[other] ({$count} older messages not shown; use --limit {$total} to see them all)
+}
+cli-skills-empty = no skills
+cli-edit-unchanged = no change: nothing written
+cli-skills-wrote = wrote skill {$skill} of bundle {$bundle}
+cli-personality-wrote = { $bytes ->
+    [one] wrote {$file} of agent {$agent} ({$bytes} byte)
+   *[other] wrote {$file} of agent {$agent} ({$bytes} bytes)
+}
+cli-sop-no-runs = no SOP runs
+cli-sop-none-pending = No SOP runs waiting for approval.
+cli-sop-none-in = no SOPs in {$path}
+cli-sop-none-in-hint = mkdir -p {$path}/hello and write hello/SOP.toml ([sop] name, description; [[triggers]] type = "manual") and hello/SOP.md (## Steps)
+cli-logs-missed = (missed events {$from} to {$to}: this client fell behind)
+cli-logs-follow-only = (log persistence is off: showing new events only)
+chat-repl-banner = { $count ->
+    [one] session {$session} with agent {$agent} ({$count} message); /help for commands, Ctrl-D to leave
+   *[other] session {$session} with agent {$agent} ({$count} messages); /help for commands, Ctrl-D to leave
+}
+chat-repl-turn-cancelled = (turn cancelled; Ctrl-C again or Ctrl-D to quit)
+chat-connection-lost = the connection to the daemon was lost during the turn: {$error}
+chat-answer-lost = (the answer to that message was lost; send it again)
+chat-repl-bye = session {$session} with agent {$agent}; resume it later with: {$command}
+chat-repl-new-session = new session {$session} with agent {$agent} (the previous one resumes with: {$command})
+chat-repl-model = model {$model} for this session from the next turn (provider {$provider})
+cli-costs-unpriced = unpriced (recorded at $0, not counted by the budgets): {$models}
+cli-costs-price-one = price one with: {$command}  (USD per million tokens)
+cli-personality-list-note = agent {$agent}; the system prompt reads at most {$max} characters of each file
+cli-personality-truncated = (longer than the system prompt reads: it sees the file cut)
+cli-sop-config-warning = warning: {$path}: {$error} (using the default SOPs directory)
+cli-sop-progress = {$status}: step {$step} of {$total}
+cli-sop-waiting = waiting for a decision: zeroclaw sop approve {$run} (or deny)
+cli-offline-note = (no daemon is running: read from the install's files)

@@ -221,3 +221,226 @@ cli-quickstart-apply-failed = quickstart : {$error} ; rien n'a été modifié su
 cli-quickstart-cannot-apply = quickstart : les réponses ne peuvent pas être appliquées ; rien n'a été modifié sur le disque
 cli-onboard-deprecated = zeroclaw onboard est obsolète et ne fait rien : lancez zeroclaw quickstart (il modifie une configuration existante sur place, après avoir montré le changement).
 cli-onboard-unsupported = onboard : {$argument} n'est plus pris en charge : la mise en route, c'est zeroclaw quickstart
+
+## Erreurs et conseils des autres commandes
+cli-acp-not-served = le démon qui sert {$endpoint} ne sert pas ACP sur {$target}
+cli-acp-not-served-hint = cherchez la raison dans le journal du démon, puis zeroclaw stop et réessayez
+cli-agent-blank-message = agent : -m attend un message non vide
+cli-backup-no-install = aucune installation dans {$path}
+cli-restore-daemon-running-hint = zeroclaw stop, puis relancez la restauration
+cli-restore-not-empty-hint = {$command} (l'installation actuelle est gardée sous {$path})
+cli-restore-invalid-hint = rien n'a été écrit ; utilisez une autre copie de la sauvegarde
+cli-unknown-log-level = niveau de journal inconnu {$level}
+cli-unknown-log-format = format de journal inconnu {$format}
+cli-completion-unknown-shell = pas de complétion pour le shell {$shell}
+cli-config-not-prop-value = config : set-many : l'argument {$index} ({$argument}) n'est pas PROP=VALEUR
+cli-config-reload-no-daemon = config : reload : {$error} sur {$endpoint} (le fichier est lu au démarrage du démon)
+cli-config-validate-missing = config : validate : {$path} n'existe pas
+cli-config-validate-missing-hint = vérifiez le chemin donné à --file
+cli-config-invalid = config : {$path} n'est pas valide
+cli-config-fix-line-hint = corrigez la ligne ci-dessus, puis : zeroclaw config validate
+cli-config-problems = { $count ->
+    [one] config : {$path} n'est pas valide : {$count} problème
+   *[other] config : {$path} n'est pas valide : {$count} problèmes
+}
+cli-config-fix-lines-hint = corrigez les lignes ci-dessus, puis : zeroclaw config validate
+cli-forbidden-hint = demandez le droit à un administrateur, ou lancez la commande sous l'utilisateur du démon
+cli-config-fix-at-hint = corrigez {$file}:{$line} ({$key}), puis : zeroclaw config validate
+cli-config-refused-write-hint = rien n'a été écrit dans {$file} ; définissez d'abord ce que {$property} nomme (ou posez les deux d'un seul zeroclaw config set-many)
+cli-config-daemon-silent = config : un démon (pid {$pid}) détient {$root} mais n'a pas répondu à son point d'accès
+cli-config-migrate-problems = { $count ->
+    [one] config : {$path} a {$count} problème ; un démon désactive cette entrée
+   *[other] config : {$path} a {$count} problèmes ; un démon désactive ces entrées
+}
+cli-costs-bad-by = --by {$value} : attendu day, agent ou model
+cli-cron-one-schedule = cron add : donnez exactement une option parmi --cron, --at et --every
+cli-cron-one-action = cron add : donnez exactement une option parmi --command et --prompt
+cli-cron-at-not-positive = cron add : --at {$value} : le délai doit être positif
+cli-cron-at-invalid = cron add : --at {$value} : attendu une heure RFC 3339 ou un délai
+cli-cron-at-invalid-hint = --at 20m, ou --at 2026-07-01T09:00:00+02:00
+cli-cron-choose-agent = { $count ->
+    [one] {$op} : {$count} agent est activé ({$agents}) : choisissez-en un
+   *[other] {$op} : {$count} agents sont activés ({$agents}) : choisissez-en un
+}
+cli-cron-job-failed = la tâche {$id} a échoué ({$status})
+cli-daemon-unsafe-lock-hint = supprimez ce fichier si personne ne s'en sert, ou mettez la socket (ZEROCLAW_SOCKET) dans un répertoire où vous seul pouvez écrire
+cli-no-daemon = aucun démon ne tourne
+cli-no-daemon-at = {$error} sur {$endpoint}
+cli-editor-hint = mettez dans EDITOR la commande de votre éditeur, par ex. EDITOR=nano
+cli-logs-unknown-severity = gravité inconnue {$severity}
+cli-logs-bad-since = --since {$value} n'est ni une durée ni une heure RFC 3339
+cli-logs-bad-limit = --limit doit valoir au moins 1
+cli-logs-follow-no-daemon = logs : -f suit un démon en cours : {$error}
+cli-logs-follow-no-daemon-hint = zeroclaw logs (sans -f) lit les événements enregistrés ; zeroclaw daemon en démarre un
+cli-daemon-closed = le démon a fermé la connexion
+cli-mcp-not-paired = mcp serve : {$variable} n'est pas un jeton appairé : {$error}
+cli-mcp-not-paired-hint = zeroclaw pair code --profile NOM crée un code ; appairez un appareil avec (POST /pair) et posez son jeton, ou retirez {$variable}
+cli-mcp-session-ended = mcp serve : la session s'est terminée (les trames sont limitées à {$limit} octets) : {$error}
+cli-models-failed = pas de liste de modèles de {$providers}
+cli-logs-not-persisted = logs : la conservation des journaux est désactivée (observability.log_persistence = "none") : rien n'a été gardé
+cli-costs-bad-time = costs : {$flag} {$value} n'est pas une heure RFC 3339
+cli-pair-unknown-profile-hint = choisissez un profil défini, ou définissez-en un d'abord : [permission_profiles.NOM] grants = ["sessions:execute"] dans config.toml, puis zeroclaw config reload
+cli-personality-missing = personality : l'agent {$agent} n'a pas encore de {$file}
+cli-rpc-unanswered = { $count ->
+    [one] {$count} requête toujours sans réponse après {$wait}
+   *[other] {$count} requêtes toujours sans réponse après {$wait}
+}
+cli-service-unsupported-hint = lancez `zeroclaw daemon` depuis votre propre script de démarrage
+cli-sessions-none = sessions : aucune session {$session}
+cli-sessions-none-hint = zeroclaw sessions list (un identifiant ou un préfixe unique d'un identifiant)
+cli-sessions-ambiguous = sessions : {$prefix} est le préfixe de {$count} sessions : {$sessions}
+cli-sessions-ambiguous-more = sessions : {$prefix} est le préfixe de {$count} sessions : {$sessions} et {$more} autres
+cli-sessions-ambiguous-hint = donnez une plus grande part de l'identifiant
+cli-skills-none = skills : aucune compétence {$skill}
+cli-skills-ambiguous = skills : {$count} compétences se nomment {$skill}
+cli-skills-ambiguous-hint = choisissez-en une : {$choices}
+cli-skills-edit-hint = {$command} (la modification n'a pas été enregistrée)
+cli-unexpected-argument = {$command} : argument inattendu {$argument}
+cli-sop-validate-one-dir = sop validate : un répertoire au plus, reçu {$count}
+cli-sop-validate-missing = sop validate : {$path} n'existe pas
+cli-sop-validate-dir-hint = zeroclaw sop validate RÉP (un dossier de SOP avec SOP.toml, ou un dossier de tels dossiers)
+cli-sop-validate-empty = sop validate : aucune SOP dans {$path} (pas de <nom>/SOP.toml)
+cli-sop-validate-errors = sop validate : {$errors} erreur(s), {$warnings} avertissement(s) dans {$count} SOP
+cli-sop-validate-errors-hint = corrigez les lignes ci-dessus ; une SOP en erreur n'est pas chargée (les autres le sont)
+cli-sop-bad-payload = sop run : --payload n'est pas du JSON valide
+cli-spawn-failed = impossible de démarrer un démon éphémère : {$error}
+cli-spawn-failed-exe = impossible de démarrer un démon éphémère ({$program}) : {$error}
+cli-spawn-hint = zeroclaw daemon (dans un autre terminal), puis réessayez
+cli-spawn-log-hint = regardez {$path}, ou lancez zeroclaw daemon dans un autre terminal
+cli-spawn-wait-cancelled = en attendant le démon éphémère : {$error}
+cli-spawn-exited = le démon éphémère s'est arrêté avant de servir {$target} : {$error}
+cli-spawn-timeout = le démon éphémère n'a pas servi {$target} en {$wait}
+cli-spawn-lock-held = un démon (pid {$pid}) détient {$lock} mais ne sert pas {$target}
+cli-spawn-lock-held-hint = zeroclaw stop, ou attendez qu'il finisse de démarrer
+cli-stop-timeout = le démon (pid {$pid}) ne s'est pas arrêté en {$wait}
+cli-internal-error-hint = zeroclaw logs --severity error (le démon a journalisé la cause)
+cli-config-default-invalid = config : la configuration par défaut intégrée n'est pas valide : {$error}
+cli-config-set-unconfirmed = config/set : le démon n'a pas confirmé le changement de {$property}
+cli-config-set-many-unconfirmed = config/set-many : le démon n'a pas confirmé le changement
+cli-service-no-exe = service : le chemin de ce programme : {$error}
+cli-cron-job-hint = zeroclaw cron list (une tâche se désigne par son id ou son nom)
+cli-cron-add-hint = zeroclaw cron add --cron "0 9 * * 1-5" --command "make test" (ou --every 1h, --at 20m)
+cli-memory-key-hint = zeroclaw memory list (ou memory search TEXTE) montre les clés
+cli-personality-file-hint = zeroclaw personality list (les fichiers modifiables), --agent NOM
+cli-sop-run-hint = zeroclaw sop runs (une exécution se désigne par son id), ou zeroclaw sop list
+cli-sop-gate-hint = approval_mode ou la politique d'approbation de l'étape ne vous permet pas de franchir cette porte ([sop] approval_mode, [sop.approval.policies])
+cli-sop-internal-hint = définissez [sop] sops_dir dans config.toml et redémarrez le démon (zeroclaw logs --severity error en dit plus)
+cli-sop-manual-hint = zeroclaw sop list (la SOP doit avoir un [[triggers]] type = "manual")
+cli-sop-pending-hint = zeroclaw sop pending (les exécutions en attente d'une décision)
+
+## Le chat (zeroclaw agent) : erreurs et reconnexion
+chat-no-agent-enabled = agent : aucun agent n'est activé
+chat-agents-enabled = agent : {$count} agents sont activés : {$agents}
+chat-agents-enabled-hint = choisissez-en un avec -a, par exemple {$command}
+chat-daemon-unreachable = agent : le démon est parti et ne peut plus être joint
+chat-resume-failed = agent : reconnecté, mais la session {$session} n'a pas pu reprendre
+chat-reconnecting = le démon est parti ; reconnexion...
+chat-reconnected = { $count ->
+    [one] reconnecté : session {$session} reprise ({$count} message)
+   *[other] reconnecté : session {$session} reprise ({$count} messages)
+}
+chat-interrupt-again = (Ctrl-C encore ou Ctrl-D pour quitter)
+
+## zeroclaw quickstart : les problèmes du planificateur avec une soumission (quickstart/* les donnent en anglais)
+cli-qs-agent-name-required = le nom de l'agent est requis
+cli-qs-agent-name-invalid = le nom d'agent {$name} n'est pas permis : utilisez des minuscules, des chiffres et des tirets bas isolés, en commençant et finissant par une lettre ou un chiffre, {$max} caractères au plus (par exemple my_agent)
+cli-qs-agent-exists = l'agent `{$name}` existe déjà
+cli-qs-bad-mode = le mode doit être "existing" ou "fresh", reçu {$mode}
+cli-qs-no-profile = aucun profil `{$ref}` configuré
+cli-qs-unknown-runtime = préréglage d'exécution inconnu `{$name}`
+cli-qs-bad-reference = `{$ref}` n'est pas une référence `<type>.<alias>`
+cli-qs-no-provider = aucun `providers.models.{$family}.{$alias}` configuré
+cli-qs-provider-required = le type de fournisseur, l'alias et le modèle sont requis
+cli-qs-unknown-provider-type = type de fournisseur de modèles inconnu `{$type}` — choisissez-en un dans la liste des fournisseurs
+cli-qs-alias-invalid = l'alias {$alias} n'est pas permis : utilisez des minuscules, des chiffres et des tirets bas isolés (par exemple {$example})
+cli-qs-alias-exists = l'alias `{$ref}` existe déjà
+cli-qs-provider-field = le champ de fournisseur de modèles `{$field}` n'est pas disponible dans Quickstart
+cli-qs-auth-mode = le mode d'authentification `{$mode}` n'est pas disponible : utilisez api_key
+cli-qs-model-control = le nom du modèle ne doit pas contenir de caractères de contrôle
+cli-qs-unknown-risk = préréglage de risque inconnu `{$name}`
+cli-qs-no-storage = aucun `storage.{$ref}` configuré
+cli-qs-memory-backend = memory.backend vaut {$backend} : la mémoire postgres d'un agent utilise cette connexion ; posez d'abord memory.backend = {$ref}
+cli-qs-postgres-needs-connection = la mémoire postgres a besoin d'une connexion : ajoutez [storage.postgres.<alias>] db_url, puis choisissez-la comme stockage existant
+cli-qs-memory-unsupported = le type de mémoire `{$kind}` n'est pas pris en charge par ce démon (sqlite, markdown, postgres ou none)
+cli-qs-unknown-memory = type de mémoire inconnu `{$kind}`
+cli-qs-no-channel = aucun canal `{$ref}` configuré
+cli-qs-channel-bound = le canal `{$ref}` est déjà lié à l'agent `{$agent}`
+cli-qs-channel-required = le type de canal et l'alias sont requis
+cli-qs-channel-type = le type de canal `{$type}` n'est pas disponible dans Quickstart
+cli-qs-channel-field = le champ de canal `{$field}` n'est pas disponible dans Quickstart
+cli-qs-telegram-token = un jeton de bot Telegram (de @BotFather) ressemble à 123456789:AA… (des chiffres, deux-points, puis des lettres, des chiffres, - et _)
+cli-qs-peer-name-required = le nom du groupe de pairs est requis
+cli-qs-peer-channel-required = le canal du groupe de pairs est requis
+cli-qs-peer-name-invalid = le nom de groupe de pairs {$name} n'est pas permis : utilisez des minuscules, des chiffres et des tirets bas isolés (par exemple telegram_main_default)
+cli-qs-peer-unknown-channel = le groupe de pairs `{$group}` désigne un canal inconnu `{$channel}`
+cli-qs-peer-exists = le groupe de pairs `{$group}` existe déjà
+cli-qs-not-identity-file = `{$file}` n'est pas un fichier d'identité ({$files})
+cli-qs-content-too-long = le contenu dépasse la limite de {$limit} caractères
+cli-qs-files-not-here = les fichiers d'identité ne peuvent pas être écrits d'ici
+cli-qs-persist-failed = échec de l'enregistrement de la configuration : {$error}
+cli-qs-file-write-failed = la configuration a été enregistrée, mais le fichier d'identité n'a pas pu être écrit : {$error}
+cli-qs-existing-not-string = la valeur d'un choix existant est l'alias, une chaîne
+cli-qs-fresh-no-value = un nouveau choix a besoin d'une valeur
+cli-qs-fresh-bad-shape = la nouvelle valeur n'a pas la forme attendue
+
+## Messages des autres commandes (ce qu'elles ont fait, une liste vide)
+cli-backup-done = { $count ->
+    [one] {$count} fichier ({$size}) de {$root} sauvegardé dans {$archive}
+   *[other] {$count} fichiers ({$size}) de {$root} sauvegardés dans {$archive}
+}
+cli-backup-not-included = non inclus : {$path}
+cli-backup-secret-key = l'archive contient .secret_key, qui déchiffre tous les secrets de config.toml : gardez {$archive} aussi privée que l'installation
+cli-restore-moved-aside = l'installation précédente est gardée dans {$path}
+cli-restore-next = ensuite : zeroclaw daemon, puis zeroclaw doctor
+cli-config-no-properties = aucune propriété sous {$prefix}
+cli-config-nothing-to-delete = {$property} n'est pas posé dans le fichier (rien à supprimer)
+cli-config-validate-not-yet = {$path} n'existe pas encore : le premier démarrage du démon écrit la configuration par défaut, qui est valide
+cli-migrate-missing = {$path} n'existe pas : rien à migrer (le premier démarrage écrit une configuration au schéma v3)
+cli-migrate-already-v3 = {$path} est déjà au schéma v3 : rien à migrer
+cli-migrate-done = {$path} migré du schéma v{$from} au v3 ; le fichier précédent est gardé sous {$backup}
+cli-migrate-not-reloaded = le démon en marche ne l'a pas relu ({$error}) ; il garde les mêmes valeurs, migrées en mémoire, jusqu'à ce qu'il le fasse
+cli-migrate-reloaded = le démon en marche l'a relu (génération {$generation})
+cli-cron-no-jobs = aucune tâche planifiée
+cli-no-runs = aucune exécution
+cli-memory-none = aucun souvenir
+cli-pair-code-owner = l'appareil appairé avec lui est l'égal du propriétaire, sauf si gateway.device_permission_profiles restreint les appareils
+cli-pair-code-profile = l'appareil appairé avec lui n'a que le profil de permissions {$profile}
+cli-pair-code-note = code à usage unique ({$who}) : envoyez-le en X-Pairing-Code à POST /pair sur la passerelle (ou {"{"}"code"{"}"} à POST /api/pair)
+cli-pair-none = aucun appareil appairé
+cli-pair-revoked = {$device} révoqué : son jeton porteur ne fonctionne plus
+cli-sessions-empty = aucune session
+cli-sessions-older = { $count ->
+    [one] ({$count} message plus ancien non affiché ; --limit {$total} pour tout voir)
+   *[other] ({$count} messages plus anciens non affichés ; --limit {$total} pour tout voir)
+}
+cli-skills-empty = aucune compétence
+cli-edit-unchanged = aucun changement : rien n'a été écrit
+cli-skills-wrote = compétence {$skill} du paquet {$bundle} écrite
+cli-personality-wrote = { $bytes ->
+    [one] {$file} de l'agent {$agent} écrit ({$bytes} octet)
+   *[other] {$file} de l'agent {$agent} écrit ({$bytes} octets)
+}
+cli-sop-no-runs = aucune exécution de SOP
+cli-sop-none-pending = Aucune exécution de SOP n'attend d'approbation.
+cli-sop-none-in = aucune SOP dans {$path}
+cli-sop-none-in-hint = mkdir -p {$path}/hello et écrivez hello/SOP.toml ([sop] name, description ; [[triggers]] type = "manual") et hello/SOP.md (## Steps)
+cli-logs-missed = (événements {$from} à {$to} manqués : ce client a pris du retard)
+cli-logs-follow-only = (la persistance des journaux est coupée : seuls les nouveaux événements sont montrés)
+chat-repl-banner = { $count ->
+    [one] session {$session} avec l'agent {$agent} ({$count} message) ; /help pour les commandes, Ctrl-D pour partir
+   *[other] session {$session} avec l'agent {$agent} ({$count} messages) ; /help pour les commandes, Ctrl-D pour partir
+}
+chat-repl-turn-cancelled = (tour annulé ; Ctrl-C encore ou Ctrl-D pour quitter)
+chat-connection-lost = la connexion au démon a été perdue pendant le tour : {$error}
+chat-answer-lost = (la réponse à ce message a été perdue ; renvoyez-le)
+chat-repl-bye = session {$session} avec l'agent {$agent} ; reprenez-la plus tard avec : {$command}
+chat-repl-new-session = nouvelle session {$session} avec l'agent {$agent} (la précédente reprend avec : {$command})
+chat-repl-model = modèle {$model} pour cette session dès le prochain tour (fournisseur {$provider})
+cli-costs-unpriced = sans prix (enregistrés à 0 $, non comptés par les budgets) : {$models}
+cli-costs-price-one = donnez-lui un prix avec : {$command}  (USD par million de jetons)
+cli-personality-list-note = agent {$agent} ; le prompt système lit au plus {$max} caractères de chaque fichier
+cli-personality-truncated = (plus long que ce que lit le prompt système : il voit le fichier coupé)
+cli-sop-config-warning = avertissement : {$path} : {$error} (le dossier des SOP par défaut est utilisé)
+cli-sop-progress = {$status} : étape {$step} sur {$total}
+cli-sop-waiting = en attente d'une décision : zeroclaw sop approve {$run} (ou deny)
+cli-offline-note = (aucun démon ne tourne : lu dans les fichiers de l'installation)

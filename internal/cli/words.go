@@ -1,0 +1,76 @@
+package cli
+
+import (
+	"errors"
+	"strings"
+
+	"github.com/zeroclaw-go/zeroclaw/internal/cli/hint"
+	"github.com/zeroclaw-go/zeroclaw/internal/i18n"
+)
+
+// text is a message of the catalogue with its arguments (name, value pairs), put into words when it is
+// printed: Error is its English, In a locale's. An argument that is itself a text, or an error holding one at
+// its top, is put into words in the same locale; the errors among the arguments are what it wraps.
+type text struct {
+	key  string
+	args []any
+}
+
+// say returns the message key with args as an error, for Run to print in the CLI's locale.
+func say(key string, args ...any) *text { return &text{key: key, args: args} }
+
+func (t *text) Error() string { return t.In(nil) }
+
+// In formats the message in loc's words (nil: English).
+func (t *text) In(loc *i18n.Localizer) string {
+	args := make([]any, len(t.args))
+	copy(args, t.args)
+	for i := 1; i < len(args); i += 2 {
+		if err, ok := args[i].(error); ok {
+			args[i] = inWords(err, loc)
+		}
+	}
+	return loc.T(t.key, args...)
+}
+
+// Unwrap returns the errors among the arguments, so errors.Is and errors.As reach a wrapped cause.
+func (t *text) Unwrap() []error {
+	var out []error
+	for i := 1; i < len(t.args); i += 2 {
+		if err, ok := t.args[i].(error); ok {
+			out = append(out, err)
+		}
+	}
+	return out
+}
+
+// inWords is err as the user reads it in loc: a text (under any hint.Error, or wrapped by an error that
+// prints it whole, as fmt.Errorf's %w does) in loc's words, anything else its own Error().
+func inWords(err error, loc *i18n.Localizer) string {
+	for {
+		var he *hint.Error
+		if errors.As(err, &he) && he == err {
+			err = he.Err
+			continue
+		}
+		break
+	}
+	if t, ok := err.(*text); ok {
+		return t.In(loc)
+	}
+	// A text under a wrapper ("pair list: %w"): the wrapper's words stay, the text's are put into loc's.
+	var t *text
+	if errors.As(err, &t) {
+		s, en := err.Error(), t.Error()
+		if i := strings.LastIndex(s, en); i >= 0 {
+			return s[:i] + t.In(loc) + s[i+len(en):]
+		}
+	}
+	return err.Error()
+}
+
+// hinted returns err with the catalogue message key as its hint, printed in the CLI's locale.
+func hinted(err error, key string, args ...any) *hint.Error {
+	t := say(key, args...)
+	return &hint.Error{Err: err, Hint: t.In(nil), Localize: func(code string) string { return t.In(i18n.Builtin().For(code)) }}
+}
