@@ -25,7 +25,7 @@ func runStorage(ctx context.Context, env Env, args []string) error {
 // storageMigrate copies the install's chat sessions between its SQLite database and PostgreSQL, resumably and
 // verified (pgchat.CopyToPostgres), with the daemon stopped; the source is kept as it was.
 func storageMigrate(ctx context.Context, env Env, args []string) error {
-	const synopsis = "--to postgres|sqlite DSN [--schema NAME] [--config-dir DIR]   (DSN - reads it from stdin)"
+	const synopsis = "--to postgres|sqlite DSN|- [--schema NAME] [--config-dir DIR]"
 	fs := newFlagSet(env, "storage migrate", synopsis)
 	configDir := configDirFlag(fs)
 	to := fs.String("to", "", "the destination: postgres (copy SQLite into PostgreSQL) or sqlite (copy PostgreSQL back)")
@@ -35,7 +35,7 @@ func storageMigrate(ctx context.Context, env Env, args []string) error {
 		return err
 	}
 	if len(pos) != 1 || (*to != "postgres" && *to != "sqlite") {
-		fmt.Fprintln(fs.Output(), "storage migrate: --to postgres|sqlite and one DSN are required")
+		fmt.Fprintln(fs.Output(), env.Locale().T("cli-storage-usage"))
 		fs.Usage()
 		return errUsage
 	}
@@ -43,7 +43,7 @@ func storageMigrate(ctx context.Context, env Env, args []string) error {
 	if dsn == "-" { // kept out of the process list
 		line, err := bufio.NewReader(env.Stdin).ReadString('\n')
 		if err != nil && line == "" {
-			return fmt.Errorf("storage migrate: read the DSN from stdin: %w", err)
+			return say("cli-storage-stdin", "err", err)
 		}
 		dsn = strings.TrimSpace(line)
 	}
@@ -52,12 +52,12 @@ func storageMigrate(ctx context.Context, env Env, args []string) error {
 		return err
 	}
 	if _, err := os.Stat(layout.Root); err != nil {
-		return hint.With(fmt.Errorf("no install at %s", layout.Root), "zeroclaw storage "+storageSynopsis)
+		return hint.With(say("cli-backup-no-install", "path", layout.Root), "zeroclaw storage "+storageSynopsis)
 	}
 	// The daemon must not write while its sessions are copied: hold its install lock throughout.
 	lock, err := install.LockInstall(layout)
 	if errors.Is(err, install.ErrLocked) {
-		return hint.With(fmt.Errorf("storage migrate: a daemon runs on %s: %w", layout.Root, err), "zeroclaw stop, then migrate again")
+		return hinted(say("cli-storage-daemon-running", "path", layout.Root, "err", err), "cli-storage-daemon-running-hint")
 	}
 	if err != nil {
 		return err
@@ -66,12 +66,12 @@ func storageMigrate(ctx context.Context, env Env, args []string) error {
 	dbPath := filepath.Join(layout.SessionsDir(), "sessions.db")
 	if *to == "postgres" {
 		if _, err := os.Stat(dbPath); err != nil {
-			return fmt.Errorf("storage migrate: no chat database at %s", dbPath)
+			return say("cli-storage-no-chat-db", "path", dbPath)
 		}
 	}
 	pool, err := pgdb.Open(ctx, dsn, pgdb.Options{Schema: *schema, AppName: "zeroclaw-storage-migrate", Size: 2})
 	if err != nil {
-		return hint.With(fmt.Errorf("storage migrate: %w", err), "check the DSN (postgres://user:password@host:port/database) and that the server answers")
+		return hinted(fmt.Errorf("storage migrate: %w", err), "cli-storage-dsn-hint")
 	}
 	defer pool.Close()
 	pg, err := pgchat.Open(ctx, pool, pgchat.Options{})
@@ -98,16 +98,16 @@ func storageMigrate(ctx context.Context, env Env, args []string) error {
 		st, err = pgchat.CopyToSQLite(ctx, pg, sqlite, progress)
 	}
 	if errors.Is(err, pgchat.ErrConflict) {
-		return hint.With(fmt.Errorf("storage migrate: %w", err), "nothing was overwritten; migrate into an empty destination, or delete that session there first")
+		return hinted(fmt.Errorf("storage migrate: %w", err), "cli-storage-conflict-hint")
 	}
 	if err != nil {
-		return fmt.Errorf("storage migrate: %w (sessions copied so far are kept; run it again to resume)", err)
+		return say("cli-storage-failed", "err", err)
 	}
-	fmt.Fprintf(env.Stdout, "chat sessions: %d (%d messages) in %s: %d copied now, %d were already there; counts and SHA-256 digests verified\n",
-		st.Sessions, st.Messages, where, st.Copied, st.Skipped)
+	fmt.Fprintln(env.Stdout, env.Locale().T("cli-storage-done", "sessions", st.Sessions, "messages", st.Messages, "where", where,
+		"copied", st.Copied, "skipped", st.Skipped))
 	if *to == "postgres" {
-		fmt.Fprintf(env.Stdout, "the SQLite files are kept: %s\n", dbPath)
+		fmt.Fprintln(env.Stdout, env.Locale().T("cli-storage-kept", "path", dbPath))
 	}
-	fmt.Fprintln(env.Stdout, "not copied by this command: memory (its PostgreSQL backend is set up in [memory]), cron, SOP runs and the other stores")
+	fmt.Fprintln(env.Stdout, env.Locale().T("cli-storage-not-copied"))
 	return nil
 }

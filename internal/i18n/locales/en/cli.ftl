@@ -445,3 +445,16 @@ cli-sop-config-warning = warning: {$path}: {$error} (using the default SOPs dire
 cli-sop-progress = {$status}: step {$step} of {$total}
 cli-sop-waiting = waiting for a decision: zeroclaw sop approve {$run} (or deny)
 cli-offline-note = (no daemon is running: read from the install's files)
+
+## storage migrate
+cli-storage-usage = storage migrate: --to postgres|sqlite and one DSN (or - to read it from stdin) are required
+cli-storage-stdin = storage migrate: could not read the DSN from stdin: {$err}
+cli-storage-daemon-running = storage migrate: a daemon runs on {$path}: {$err}
+cli-storage-daemon-running-hint = zeroclaw stop, then migrate again
+cli-storage-no-chat-db = storage migrate: no chat database at {$path}
+cli-storage-dsn-hint = check the DSN (postgres://user:password@host:port/database) and that the server answers
+cli-storage-conflict-hint = nothing was overwritten; migrate into an empty destination, or delete that session there first
+cli-storage-failed = storage migrate: {$err} (sessions copied so far are kept; run it again to resume)
+cli-storage-done = chat sessions: {$sessions} ({$messages} messages) in {$where}: {$copied} copied now, {$skipped} were already there; counts and SHA-256 digests verified
+cli-storage-kept = the SQLite files are kept: {$path}
+cli-storage-not-copied = not copied by this command: memory (its PostgreSQL backend is set up in [memory]), cron, SOP runs and the other stores

@@ -444,3 +444,16 @@ cli-sop-config-warning = avertissement : {$path} : {$error} (le dossier des SOP 
 cli-sop-progress = {$status} : étape {$step} sur {$total}
 cli-sop-waiting = en attente d'une décision : zeroclaw sop approve {$run} (ou deny)
 cli-offline-note = (aucun démon ne tourne : lu dans les fichiers de l'installation)
+
+## storage migrate
+cli-storage-usage = storage migrate : --to postgres|sqlite et un DSN (ou - pour le lire sur l'entrée standard) sont requis
+cli-storage-stdin = storage migrate : impossible de lire le DSN sur l'entrée standard : {$err}
+cli-storage-daemon-running = storage migrate : un démon tourne sur {$path} : {$err}
+cli-storage-daemon-running-hint = zeroclaw stop, puis relancez la migration
+cli-storage-no-chat-db = storage migrate : aucune base de conversations à {$path}
+cli-storage-dsn-hint = vérifiez le DSN (postgres://utilisateur:motdepasse@hôte:port/base) et que le serveur répond
+cli-storage-conflict-hint = rien n'a été écrasé ; migrez vers une destination vide, ou supprimez d'abord cette session là-bas
+cli-storage-failed = storage migrate : {$err} (les sessions déjà copiées sont gardées ; relancez pour reprendre)
+cli-storage-done = sessions de conversation : {$sessions} ({$messages} messages) dans {$where} : {$copied} copiées maintenant, {$skipped} déjà présentes ; nombres et empreintes SHA-256 vérifiés
+cli-storage-kept = les fichiers SQLite sont gardés : {$path}
+cli-storage-not-copied = non copiés par cette commande : la mémoire (son stockage PostgreSQL se règle dans [memory]), cron, les exécutions SOP et les autres stockages
