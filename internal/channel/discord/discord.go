@@ -110,7 +110,6 @@ func New(id channel.ID, c config.DiscordConfig, hc *http.Client, dataDir string)
 	if hc == nil {
 		hc = &http.Client{Timeout: 30 * time.Second}
 	}
-	hc = channel.SameOrigin(hc) // the bot token never follows a redirect to another origin
 	base := strings.TrimRight(c.APIBaseURL, "/")
 	if base == "" {
 		base = "https://discord.com"

@@ -17,7 +17,8 @@ import (
 
 // A homeserver that answers with a 307 to a listener on another port of the same host would, under
 // net/http's default policy, have the access token resent there (and a login's password replayed in the
-// body). The adapter refuses the redirect: the listener sees neither.
+// body). The adapter the registry builds (Registry.New makes its client SameOrigin) refuses the redirect: the
+// listener sees neither.
 func TestMatrixRedirectToAnotherOriginKeepsTheSecrets(t *testing.T) {
 	var mu sync.Mutex
 	var seen []string
@@ -36,8 +37,10 @@ func TestMatrixRedirectToAnotherOriginKeepsTheSecrets(t *testing.T) {
 	const token, password = "syt_secret_token", "bot-password-1"
 	id := channel.ID{Type: "matrix", Alias: "default"}
 
-	a, err := matrix.New(id, config.MatrixConfig{Enabled: true, Homeserver: hostile.URL, AccessToken: token,
-		ApprovalTimeoutSecs: 60}, matrix.Options{Dir: t.TempDir(), HTTP: &http.Client{}, RequestTimeout: 2 * time.Second})
+	reg := &channel.Registry{}
+	reg.Register(matrix.Type())
+	a, err := reg.New(channel.Instance{ID: id, Settings: config.MatrixConfig{Enabled: true, Homeserver: hostile.URL, AccessToken: token,
+		ApprovalTimeoutSecs: 60}}, channel.Deps{HTTP: &http.Client{}, DataDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,8 +49,8 @@ func TestMatrixRedirectToAnotherOriginKeepsTheSecrets(t *testing.T) {
 		t.Fatalf("send through a cross-origin redirect: %v", err)
 	}
 
-	b, err := matrix.New(id, config.MatrixConfig{Enabled: true, Homeserver: hostile.URL, UserID: "@bot:x", Password: password,
-		ApprovalTimeoutSecs: 60}, matrix.Options{Dir: t.TempDir(), RequestTimeout: 2 * time.Second})
+	b, err := reg.New(channel.Instance{ID: id, Settings: config.MatrixConfig{Enabled: true, Homeserver: hostile.URL, UserID: "@bot:x",
+		Password: password, ApprovalTimeoutSecs: 60}}, channel.Deps{DataDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
