@@ -4,33 +4,14 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/zeroclaw-go/zeroclaw/internal/channel"
+	"github.com/zeroclaw-go/zeroclaw/internal/channel/chantest"
 	"github.com/zeroclaw-go/zeroclaw/internal/channel/discord"
 	"github.com/zeroclaw-go/zeroclaw/internal/config"
 )
-
-// inbox records whole events, each once per delivery.
-type inbox struct {
-	mu  sync.Mutex
-	got []channel.Inbound
-}
-
-func (b *inbox) Deliver(_ context.Context, ev channel.Inbound) error {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.got = append(b.got, ev)
-	return nil
-}
-func (b *inbox) Progress() {}
-func (b *inbox) events() []channel.Inbound {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return append([]channel.Inbound(nil), b.got...)
-}
 
 // After the session is invalidated while the bot is down (Discord then replays nothing), the next start
 // identifies and reads what it missed from REST: every channel it had recorded messages from, after the last
@@ -50,13 +31,13 @@ func TestDiscordCatchUpAfterInvalidSession(t *testing.T) {
 		discord.SetInvalidWait(a, 10*time.Millisecond)
 		return a
 	}
-	b := &inbox{}
+	b := &chantest.Deliverer{}
 	a := newA()
 	stop := runAsync(a, b)
-	waitFor(t, "the session", fake.Caught)
+	chantest.WaitFor(t, "the session", fake.Caught)
 	firstRoom := fake.SendText(owner, "o", room, guild, "in the room")
 	firstDM := fake.SendText(owner, "o", dm, "", "in the dm")
-	waitFor(t, "the first two", func() bool { return len(b.events()) == 2 })
+	chantest.WaitFor(t, "the first two", func() bool { return len(b.Events()) == 2 })
 	if _, err := a.Send(context.Background(), channel.Outbound{ReplyTarget: room, Text: "a reply of the bot", Key: "k1"}); err != nil {
 		t.Fatal(err)
 	}
@@ -74,10 +55,10 @@ func TestDiscordCatchUpAfterInvalidSession(t *testing.T) {
 	other := fake.SendText(owner, "o", "6200000000000000001", guild, "a channel never recorded from")
 
 	stop = runAsync(newA(), b)
-	waitFor(t, "the missed messages", func() bool { return len(b.events()) == 2+len(want) })
-	waitFor(t, "the catch-up's four pages", func() bool { return len(fake.Lists()) >= 4 })
+	chantest.WaitFor(t, "the missed messages", func() bool { return len(b.Events()) == 2+len(want) })
+	chantest.WaitFor(t, "the catch-up's four pages", func() bool { return len(fake.Lists()) >= 4 })
 	_ = stop() // Run returns after the catch-up goroutine: every delivery it made is in b
-	got := b.events()
+	got := b.Events()
 	if len(got) != 2+len(want) {
 		t.Fatalf("%d deliveries, want %d", len(got), 2+len(want))
 	}
@@ -119,14 +100,14 @@ func TestDiscordCatchUpAfterInvalidSession(t *testing.T) {
 	// Nothing new: the cursors moved, so the next lost session reads one empty page per channel.
 	fake.Invalidate()
 	stop = runAsync(newA(), b)
-	waitFor(t, "the second catch-up", func() bool { return len(fake.Lists()) == 6 })
+	chantest.WaitFor(t, "the second catch-up", func() bool { return len(fake.Lists()) == 6 })
 	_ = stop()
 	for _, l := range fake.Lists()[4:] {
 		if !strings.Contains(l, "after="+order[len(order)-1]) && !strings.Contains(l, "after="+dmMissed) {
 			t.Errorf("second catch-up read %s: not after the last delivered message", l)
 		}
 	}
-	if n := len(b.events()); n != 2+len(want) {
+	if n := len(b.Events()); n != 2+len(want) {
 		t.Fatalf("%d deliveries after the second catch-up, want still %d", n, 2+len(want))
 	}
 }

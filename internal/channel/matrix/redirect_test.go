@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/zeroclaw-go/zeroclaw/internal/channel"
+	"github.com/zeroclaw-go/zeroclaw/internal/channel/chantest"
 	"github.com/zeroclaw-go/zeroclaw/internal/channel/matrix"
 	"github.com/zeroclaw-go/zeroclaw/internal/config"
 )
@@ -56,7 +57,7 @@ func TestMatrixRedirectToAnotherOriginKeepsTheSecrets(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 	defer cancel()
-	if err := b.Run(ctx, &failingDeliverer{}); err != nil && strings.Contains(err.Error(), password) {
+	if err := b.Run(ctx, &chantest.Deliverer{}); err != nil && strings.Contains(err.Error(), password) {
 		t.Fatalf("login error names the password: %v", err)
 	}
 
