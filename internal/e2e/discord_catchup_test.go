@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zeroclaw-go/zeroclaw/internal/channel/chantest"
+
 	"github.com/zeroclaw-go/zeroclaw/internal/channel/discord/discordfake"
 )
 
@@ -20,23 +22,13 @@ func TestDiscordCatchUpAfterInvalidatedSessionE2E(t *testing.T) {
 	fake := discordfake.Start(dcToken)
 	fake.HeartbeatMs = 200
 	defer fake.Close()
-	h, root := homeWithConfig(t, "schema_version = 3\n\n[providers.models.echo.default]\nmodel = \"echo\"\n\n"+
-		"[agents.default]\nmodel_provider = \"echo.default\"\nrisk_profile = \"p\"\n\n[risk_profiles.p]\nlevel = \"supervised\"\n")
+	h, root := echoHome(t)
 	appendFile(t, filepath.Join(root, "config.toml"), fmt.Sprintf(`
 [channels.discord.default]
 enabled = true
 bot_token = %q
 api_base_url = %q
-
-[peer_groups.me]
-channel = "discord"
-agents = ["default"]
-external_peers = ["4242"]
-
-[reliability]
-channel_initial_backoff_secs = 1
-channel_max_backoff_secs = 1
-`, dcToken, fake.URL()))
+`, dcToken, fake.URL())+chantest.OwnerBlock("discord", "4242"))
 	state := filepath.Join(root, "data", "channels", "discord.default", "gateway.json")
 	answered := func() map[string]int {
 		out := map[string]int{}
@@ -75,17 +67,8 @@ channel_max_backoff_secs = 1
 	signal(t, d, syscall.SIGTERM)
 	d.wait(t, 30*time.Second)
 
-	got := answered()
-	for id := range msgs {
-		if got[id] != 1 {
-			t.Errorf("message %s answered %d times", id, got[id])
-		}
-	}
-	for id := range got {
-		if !msgs[id] {
-			t.Errorf("a reply to %s, which nobody sent", id)
-		}
-	}
+	chantest.AnsweredOnce(t, msgs, answered())
+	chantest.Drained(t, filepath.Join(root, "data", "sessions", "sessions.db"), "discord.default")
 	if fake.Identifies() < 2 {
 		t.Errorf("identifies %d: no new session after the invalidation", fake.Identifies())
 	}
