@@ -23,12 +23,7 @@ func TestDiscordCatchUpAfterInvalidatedSessionE2E(t *testing.T) {
 	fake.HeartbeatMs = 200
 	defer fake.Close()
 	h, root := echoHome(t)
-	appendFile(t, filepath.Join(root, "config.toml"), fmt.Sprintf(`
-[channels.discord.default]
-enabled = true
-bot_token = %q
-api_base_url = %q
-`, dcToken, fake.URL())+chantest.OwnerBlock("discord", "4242"))
+	appendFile(t, filepath.Join(root, "config.toml"), discordBlock(fake))
 	state := filepath.Join(root, "data", "channels", "discord.default", "gateway.json")
 	answered := func() map[string]int {
 		out := map[string]int{}

@@ -20,6 +20,16 @@ import (
 
 const dcToken = "MTAx.e2e-bot.token_xyz"
 
+// discordBlock binds the default agent to a Discord bot at fake, owner 4242 allowed.
+func discordBlock(fake *discordfake.Server) string {
+	return fmt.Sprintf(`
+[channels.discord.default]
+enabled = true
+bot_token = %q
+api_base_url = %q
+`, dcToken, fake.URL()) + chantest.OwnerBlock("discord", "4242")
+}
+
 // The real binary answers on Discord: a DM starts a turn whose shell call is put to the chat with buttons, a
 // stranger's press is not answered, the owner's runs it, the answer arrives once as a reply with a nonce, and
 // the token is never logged.
@@ -38,12 +48,7 @@ func TestDiscordTurnWithApprovalE2E(t *testing.T) {
 	}))
 	defer backend.Close()
 	h, root := homeWithOpenAI(t, "fake", backend.URL)
-	appendFile(t, filepath.Join(root, "config.toml"), fmt.Sprintf(`
-[channels.discord.default]
-enabled = true
-bot_token = %q
-api_base_url = %q
-`, dcToken, fake.URL())+chantest.OwnerBlock("discord", "4242"))
+	appendFile(t, filepath.Join(root, "config.toml"), discordBlock(fake))
 	d := start(t, env(h), "daemon")
 	waitSocket(t, d, agentSock(h))
 	waitUntil(t, "the gateway session", 20*time.Second, fake.Caught)
@@ -85,12 +90,7 @@ func TestDiscordKill9RoundsAnswerExactlyOnce(t *testing.T) {
 	fake.HeartbeatMs = 200
 	defer fake.Close()
 	h, root := echoHome(t)
-	appendFile(t, filepath.Join(root, "config.toml"), fmt.Sprintf(`
-[channels.discord.default]
-enabled = true
-bot_token = %q
-api_base_url = %q
-`, dcToken, fake.URL())+chantest.OwnerBlock("discord", "4242"))
+	appendFile(t, filepath.Join(root, "config.toml"), discordBlock(fake))
 	state := filepath.Join(root, "data", "channels", "discord.default", "gateway.json")
 	rng := rand.New(rand.NewPCG(3, 4))
 	msgs := map[string]bool{}
