@@ -46,7 +46,11 @@ func newPageServer(t testing.TB, next func(call int, r *http.Request) (int, stri
 	return p
 }
 
-func (p *pageServer) Calls() []string { p.mu.Lock(); defer p.mu.Unlock(); return append([]string(nil), p.calls...) }
+func (p *pageServer) Calls() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]string(nil), p.calls...)
+}
 
 func hostileAdapter(t testing.TB, url string) *discord.Adapter {
 	a, err := discord.New(channel.ID{Type: "discord", Alias: "default"}, config.DiscordConfig{BotToken: token, APIBaseURL: url}, nil, "")
