@@ -66,6 +66,7 @@ var imports = map[string][]string{
 	"internal/channel/irc":               {"internal/channel", "internal/clock", "internal/config"},
 	"internal/channel/matrix":            {"internal/atomicfile", "internal/channel", "internal/config"},
 	"internal/channel/matrix/matrixfake": {},
+	"internal/channel/chantest":          {"internal/channel", "internal/config", "internal/store"},
 	"internal/channel/mqtt":              {"internal/channel", "internal/config", "internal/sop/trigger", "github.com/eclipse/paho.mqtt.golang"},
 	"internal/backup":                    {"internal/dbfile", "internal/install", "internal/store"},
 	"internal/mcp":                       {"internal/api", "internal/config", "internal/provider", "internal/tools", "github.com/modelcontextprotocol/go-sdk/jsonrpc", "github.com/modelcontextprotocol/go-sdk/mcp", "golang.org/x/sys/unix"},

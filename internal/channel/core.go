@@ -182,8 +182,7 @@ func (c *Core) apply(ctx context.Context, cfg *config.Config) {
 		if running {
 			continue
 		}
-		t, _ := c.o.Registry.Lookup(inst.ID.Type)
-		ad, err := t.New(inst, c.o.Deps)
+		ad, err := c.o.Registry.New(inst, c.o.Deps)
 		if err != nil {
 			c.o.Logger.Warn("channel not started", "channel", key, "error", err)
 			r := newRunner(c, inst, g, nil)

@@ -47,3 +47,29 @@ func plain(s string) bool {
 	}
 	return true
 }
+
+// SessionKeyPrefix is the start every SessionKey(id, replyTarget, …, …) has: the sanitized
+// "<type>.<alias>_<reply_target>_", at most the 100 bytes a hashed key keeps. Sanitizing is lossy, so a key
+// with this prefix may belong to another reply target: PeerSession tells.
+func SessionKeyPrefix(id ID, replyTarget string) string {
+	b := []byte(id.String() + "_" + replyTarget + "_")
+	for i, c := range b {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+			b[i] = '_'
+		}
+	}
+	return string(b[:min(len(b), 100)])
+}
+
+// PeerSession reports whether the session key of channel id, stamped with room and sender
+// (StampChannelSession: the thread, else the reply target), is a conversation with peer: peer is its sender or
+// its room, or its key is exactly the one a message from sender in the chat peer (in thread room) has.
+func PeerSession(id ID, peer, key, room, sender string) bool {
+	if peer == "" {
+		return false
+	}
+	if sender == peer || room == peer {
+		return true
+	}
+	return room != "" && sender != "" && key == SessionKey(id, peer, room, sender)
+}

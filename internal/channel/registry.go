@@ -16,7 +16,8 @@ import (
 type Deps struct {
 	Logger *slog.Logger
 	Clock  clock.Clock
-	// HTTP is the client for platforms spoken over HTTP (nil: a default with sane timeouts).
+	// HTTP is the client for platforms spoken over HTTP (nil: a plain client). Registry.New hands each adapter
+	// a SameOrigin copy of it, so no adapter can send its token along a redirect to another origin.
 	HTTP *http.Client
 	// DataDir is where an adapter keeps state it must own (a sync token), under <data>/channels/<type>.<alias>.
 	DataDir string
@@ -62,6 +63,17 @@ func (r *Registry) Lookup(name string) (Type, bool) {
 	defer r.mu.Unlock()
 	t, ok := r.types[name]
 	return t, ok
+}
+
+// New builds the adapter of inst with its type's factory, deps.HTTP made SameOrigin: every adapter the
+// registry builds follows redirects only within the origin it called, whether or not it thinks of it.
+func (r *Registry) New(inst Instance, deps Deps) (Adapter, error) {
+	t, ok := r.Lookup(inst.ID.Type)
+	if !ok {
+		return nil, fmt.Errorf("channel %s: no such type: %w", inst.ID, ErrPermanent)
+	}
+	deps.HTTP = SameOrigin(deps.HTTP)
+	return t.New(inst, deps)
 }
 
 // Names lists the registered types, sorted.

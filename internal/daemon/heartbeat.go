@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/zeroclaw-go/zeroclaw/internal/channel"
 	"github.com/zeroclaw-go/zeroclaw/internal/clock"
@@ -25,12 +26,13 @@ type heartbeatRT struct {
 // openHeartbeat starts the heartbeat on the session manager. A [heartbeat] the start disabled (a missing agent)
 // is logged once as an error here and shown by status and doctor; the heartbeat stays off and nothing
 // restarts it. A config change reschedules it (and seeds HEARTBEAT.md when it is turned on).
-func openHeartbeat(ctx context.Context, layout install.Layout, cfg *config.Manager, sessions *session.Manager,
+func openHeartbeat(ctx context.Context, layout install.Layout, cfg *config.Manager, sessions *session.Manager, chat store.Chat,
 	notify heartbeat.Notifier, clk clock.Clock, newID func() string, log *slog.Logger) *heartbeatRT {
 	st := store.OpenHeartbeat(filepath.Join(layout.DataDir, "heartbeat", "history.db"))
 	problem := func() string { return heartbeatProblem(cfg.Disabled()) }
 	hb := heartbeat.New(heartbeat.Options{Store: st, Config: cfg.Current, InstallRoot: layout.Root,
-		Turns: heartbeatTurns{sessions}, Notifier: notify, Clock: clk, NewID: newID, Logger: log, Problem: problem})
+		Turns: heartbeatTurns{sessions}, Notifier: notify, Clock: clk, NewID: newID, Logger: log, Problem: problem,
+		History: heartbeatHistory(chat, channelRegistry(), cfg.Current), Scrub: secretScrubber(cfg.Current)})
 	seed := func(c *config.Config) {
 		if !c.Heartbeat.Enabled {
 			return
@@ -101,4 +103,55 @@ func (t heartbeatTurns) RunUnattended(ctx context.Context, r heartbeat.Turn) (st
 		u.Extra = r.Completion
 	}
 	return t.m.RunUnattended(ctx, u)
+}
+
+// Bounds of one load_session_context read: the channel sessions considered (newest first) and the newest
+// messages of the chosen one (tool messages among them are skipped by heartbeat.SessionContext).
+const (
+	hbContextSessions = 64
+	hbContextMessages = 4 * heartbeat.SessionContextMessages
+	hbContextBytes    = 1 << 20
+)
+
+// heartbeatHistory reads load_session_context's history from sessions.db: the newest session of the target
+// channel with the peer to (the bare type "telegram" is its first alias, as notify picks it). nil with the
+// JSONL backend, where channels do not run and no channel session exists.
+func heartbeatHistory(chat store.Chat, reg *channel.Registry, current func() *config.Config) heartbeat.History {
+	db, ok := chat.(*store.ChatStore)
+	if !ok {
+		return nil
+	}
+	return func(ctx context.Context, t heartbeat.Target) ([]heartbeat.HistoryMessage, time.Time, error) {
+		id := channel.ParseID(t.Channel)
+		if id.Alias == "" {
+			for _, inst := range reg.Instances(current(), "") {
+				if inst.ID.Type == id.Type {
+					id = inst.ID
+					break
+				}
+			}
+			if id.Alias == "" {
+				return nil, time.Time{}, nil
+			}
+		}
+		cands, err := db.ChannelSessions(ctx, id.String(), t.To, channel.SessionKeyPrefix(id, t.To), hbContextSessions)
+		if err != nil {
+			return nil, time.Time{}, err
+		}
+		for _, c := range cands {
+			if !channel.PeerSession(id, t.To, c.Meta.Key, c.Room, c.Sender) {
+				continue
+			}
+			msgs, _, _, err := db.Page(ctx, c.Meta.Key, hbContextMessages, -1, hbContextBytes)
+			if err != nil {
+				return nil, time.Time{}, err
+			}
+			out := make([]heartbeat.HistoryMessage, 0, len(msgs))
+			for _, m := range msgs {
+				out = append(out, heartbeat.HistoryMessage{Role: m.Role, Content: m.Content})
+			}
+			return out, c.Meta.LastActivity, nil
+		}
+		return nil, time.Time{}, nil
+	}
 }

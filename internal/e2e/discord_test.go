@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -14,11 +13,22 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zeroclaw-go/zeroclaw/internal/channel/chantest"
+
 	"github.com/zeroclaw-go/zeroclaw/internal/channel/discord/discordfake"
-	"github.com/zeroclaw-go/zeroclaw/internal/store"
 )
 
 const dcToken = "MTAx.e2e-bot.token_xyz"
+
+// discordBlock binds the default agent to a Discord bot at fake, owner 4242 allowed.
+func discordBlock(fake *discordfake.Server) string {
+	return fmt.Sprintf(`
+[channels.discord.default]
+enabled = true
+bot_token = %q
+api_base_url = %q
+`, dcToken, fake.URL()) + chantest.OwnerBlock("discord", "4242")
+}
 
 // The real binary answers on Discord: a DM starts a turn whose shell call is put to the chat with buttons, a
 // stranger's press is not answered, the owner's runs it, the answer arrives once as a reply with a nonce, and
@@ -38,21 +48,7 @@ func TestDiscordTurnWithApprovalE2E(t *testing.T) {
 	}))
 	defer backend.Close()
 	h, root := homeWithOpenAI(t, "fake", backend.URL)
-	appendFile(t, filepath.Join(root, "config.toml"), fmt.Sprintf(`
-[channels.discord.default]
-enabled = true
-bot_token = %q
-api_base_url = %q
-
-[peer_groups.me]
-channel = "discord"
-agents = ["default"]
-external_peers = ["4242"]
-
-[reliability]
-channel_initial_backoff_secs = 1
-channel_max_backoff_secs = 1
-`, dcToken, fake.URL()))
+	appendFile(t, filepath.Join(root, "config.toml"), discordBlock(fake))
 	d := start(t, env(h), "daemon")
 	waitSocket(t, d, agentSock(h))
 	waitUntil(t, "the gateway session", 20*time.Second, fake.Caught)
@@ -93,23 +89,8 @@ func TestDiscordKill9RoundsAnswerExactlyOnce(t *testing.T) {
 	fake := discordfake.Start(dcToken)
 	fake.HeartbeatMs = 200
 	defer fake.Close()
-	h, root := homeWithConfig(t, "schema_version = 3\n\n[providers.models.echo.default]\nmodel = \"echo\"\n\n"+
-		"[agents.default]\nmodel_provider = \"echo.default\"\nrisk_profile = \"p\"\n\n[risk_profiles.p]\nlevel = \"supervised\"\n")
-	appendFile(t, filepath.Join(root, "config.toml"), fmt.Sprintf(`
-[channels.discord.default]
-enabled = true
-bot_token = %q
-api_base_url = %q
-
-[peer_groups.me]
-channel = "discord"
-agents = ["default"]
-external_peers = ["4242"]
-
-[reliability]
-channel_initial_backoff_secs = 1
-channel_max_backoff_secs = 1
-`, dcToken, fake.URL()))
+	h, root := echoHome(t)
+	appendFile(t, filepath.Join(root, "config.toml"), discordBlock(fake))
 	state := filepath.Join(root, "data", "channels", "discord.default", "gateway.json")
 	rng := rand.New(rand.NewPCG(3, 4))
 	msgs := map[string]bool{}
@@ -159,28 +140,7 @@ channel_max_backoff_secs = 1
 	}
 	signal(t, d, syscall.SIGTERM)
 	d.wait(t, 30*time.Second)
-	st, err := store.OpenChat(context.Background(), filepath.Join(root, "data", "sessions", "sessions.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	counts, err := st.ChannelCounts(context.Background(), "discord.default")
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := answered()
-	for id := range msgs {
-		if got[id] != 1 {
-			t.Errorf("message %s answered %d times", id, got[id])
-		}
-	}
-	for id := range got {
-		if !msgs[id] {
-			t.Errorf("a reply to %s, which nobody sent", id)
-		}
-	}
-	if counts["event:received"]+counts["event:running"] != 0 || counts["out:pending"]+counts["out:sending"] != 0 {
-		t.Errorf("work left after the clean run: %v", counts)
-	}
+	counts := chantest.Drained(t, filepath.Join(root, "data", "sessions", "sessions.db"), "discord.default")
+	chantest.AnsweredOnce(t, msgs, answered())
 	t.Logf("%d rounds, %d messages, %d replies during the rounds, %d resumes, counts %v", rounds, len(msgs), duringRounds, fake.Resumes(), counts)
 }

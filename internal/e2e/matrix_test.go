@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -15,8 +14,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zeroclaw-go/zeroclaw/internal/channel/chantest"
+
 	"github.com/zeroclaw-go/zeroclaw/internal/channel/matrix/matrixfake"
-	"github.com/zeroclaw-go/zeroclaw/internal/store"
 )
 
 // matrixWorld is a loopback homeserver with the bot, its owner and a stranger in one room.
@@ -43,16 +43,7 @@ func (w *matrixWorld) block() string {
 enabled = true
 homeserver = %q
 access_token = %q
-
-[peer_groups.me]
-channel = "matrix"
-agents = ["default"]
-external_peers = [%q]
-
-[reliability]
-channel_initial_backoff_secs = 1
-channel_max_backoff_secs = 1
-`, w.fake.URL(), w.token, w.owner)
+`, w.fake.URL(), w.token) + chantest.OwnerBlock("matrix", w.owner)
 }
 
 var matrixToken = regexp.MustCompile(`yes ([0-9a-f]+)`)
@@ -144,8 +135,7 @@ func TestMatrixKill9RoundsAnswerExactlyOnce(t *testing.T) {
 		rounds = 10
 	}
 	w := newMatrixWorld(t)
-	h, root := homeWithConfig(t, "schema_version = 3\n\n[providers.models.echo.default]\nmodel = \"echo\"\n\n"+
-		"[agents.default]\nmodel_provider = \"echo.default\"\nrisk_profile = \"p\"\n\n[risk_profiles.p]\nlevel = \"supervised\"\n")
+	h, root := echoHome(t)
 	appendFile(t, filepath.Join(root, "config.toml"), w.block())
 	// The account's first sync reads the rooms' present (history is not answered): done once before the rounds.
 	d := start(t, env(h), "daemon")
@@ -207,35 +197,10 @@ func TestMatrixKill9RoundsAnswerExactlyOnce(t *testing.T) {
 	}
 	signal(t, d, syscall.SIGTERM)
 	d.wait(t, 30*time.Second)
-	st, err := store.OpenChat(context.Background(), filepath.Join(root, "data", "sessions", "sessions.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	counts, err := st.ChannelCounts(context.Background(), "matrix.default")
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := answered()
-	for id := range msgs {
-		if got[id] != 1 {
-			t.Errorf("message %s answered %d times", id, got[id])
-		}
-	}
-	for id := range got {
-		if !msgs[id] {
-			t.Errorf("a reply to %s, which nobody sent", id)
-		}
-	}
-	failed, _ := st.ChannelOutbox(context.Background(), "matrix.default", store.ChanOutFailed, 10)
-	for _, o := range failed {
-		t.Errorf("reply %d failed after %d attempts: %s (%q)", o.ID, o.Attempts, o.Err, o.Content)
-	}
+	counts := chantest.Drained(t, filepath.Join(root, "data", "sessions", "sessions.db"), "matrix.default")
+	chantest.AnsweredOnce(t, msgs, answered())
 	if counts["out:unconfirmed"] != 0 {
 		t.Errorf("%d replies unconfirmed: WasSent should resolve each (counts %v)", counts["out:unconfirmed"], counts)
-	}
-	if counts["event:received"]+counts["event:running"] != 0 || counts["out:pending"]+counts["out:sending"] != 0 {
-		t.Errorf("work left after the clean run: %v", counts)
 	}
 	t.Logf("%d rounds, %d messages, %d answered during the rounds, %d resends deduped by the homeserver, counts %v",
 		rounds, len(msgs), duringRounds, w.fake.Resends(), counts)

@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -14,8 +13,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zeroclaw-go/zeroclaw/internal/channel/chantest"
+
 	"github.com/zeroclaw-go/zeroclaw/internal/channel/slack/slackfake"
-	"github.com/zeroclaw-go/zeroclaw/internal/store"
 )
 
 const (
@@ -33,16 +33,7 @@ enabled = true
 bot_token = %q
 app_token = %q
 api_base_url = %q
-
-[peer_groups.me]
-channel = "slack"
-agents = ["default"]
-external_peers = [%q]
-
-[reliability]
-channel_initial_backoff_secs = 1
-channel_max_backoff_secs = 1
-`, slackBot, slackApp, fake.URL(), slackOwner)
+`, slackBot, slackApp, fake.URL()) + chantest.OwnerBlock("slack", slackOwner)
 }
 
 // The real binary answers on Slack: a direct message starts a turn whose shell call is put to the
@@ -89,23 +80,7 @@ func TestSlackTurnWithApprovalE2E(t *testing.T) {
 	}
 	waitUntil(t, "every envelope acknowledged", 10*time.Second, func() bool { return fake.Unacked() == 0 })
 
-	c := dialRPC(t, agentSock(h))
-	c.Initialize()
-	list := c.Call("session/list", map[string]any{}, 2)
-	found := false
-	for _, it := range list["result"].(map[string]any)["sessions"].([]any) {
-		if m := it.(map[string]any); m["channel_id"] == "slack.default" {
-			found = true
-		}
-	}
-	if !found {
-		t.Fatalf("no channel session in session/list: %v", list)
-	}
-	health := c.Call("health", map[string]any{}, 3)
-	comp, _ := health["result"].(map[string]any)["components"].(map[string]any)["channel:slack.default"].(map[string]any)
-	if comp == nil || comp["status"] != "ok" {
-		t.Fatalf("health: %v", health)
-	}
+	channelSessionListed(t, h, "slack.default")
 	if log := d.stderr.String(); strings.Contains(log, slackBot) || strings.Contains(log, slackApp) {
 		t.Fatal("a Slack token is in the daemon's log")
 	}
@@ -123,8 +98,7 @@ func TestSlackKill9RoundsAnswerExactlyOnce(t *testing.T) {
 	}
 	fake := slackfake.Start(slackBot, slackApp)
 	defer fake.Close()
-	h, root := homeWithConfig(t, "schema_version = 3\n\n[providers.models.echo.default]\nmodel = \"echo\"\n\n"+
-		"[agents.default]\nmodel_provider = \"echo.default\"\nrisk_profile = \"p\"\n\n[risk_profiles.p]\nlevel = \"supervised\"\n")
+	h, root := echoHome(t)
 	appendFile(t, filepath.Join(root, "config.toml"), slackBlock(fake))
 	rng := rand.New(rand.NewPCG(3, 4))
 	msgs := map[string]bool{}
@@ -189,36 +163,13 @@ func TestSlackKill9RoundsAnswerExactlyOnce(t *testing.T) {
 	time.Sleep(300 * time.Millisecond)
 	signal(t, d, syscall.SIGTERM)
 	d.wait(t, 30*time.Second)
-	st, err := store.OpenChat(context.Background(), filepath.Join(root, "data", "sessions", "sessions.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	counts, err := st.ChannelCounts(context.Background(), "slack.default")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if failed, _ := st.ChannelOutbox(context.Background(), "slack.default", store.ChanOutFailed, 100); len(failed) > 0 {
-		for _, o := range failed {
-			t.Errorf("reply to %s failed: %s", o.ReplyTo, o.Err)
-		}
-	}
-	got := answered()
-	for ts := range msgs {
-		if got[ts] != 1 {
-			t.Errorf("message %s answered %d times", ts, got[ts])
-		}
-	}
-	for ts := range got {
-		if !msgs[ts] {
-			t.Errorf("a reply in thread %s, which nobody started", ts)
-		}
-	}
+	counts := chantest.Drained(t, filepath.Join(root, "data", "sessions", "sessions.db"), "slack.default")
+	chantest.AnsweredOnce(t, msgs, answered()) // by the thread each reply is in
 	if counts["out:unconfirmed"] != 0 {
 		t.Errorf("%d replies unconfirmed although Slack can say whether they were sent (counts %v)", counts["out:unconfirmed"], counts)
 	}
-	if counts["event:received"]+counts["event:running"] != 0 || counts["out:pending"]+counts["out:sending"] != 0 || fake.Unacked() != 0 {
-		t.Errorf("work left after the clean run: %v, %d envelopes unacknowledged", counts, fake.Unacked())
+	if fake.Unacked() != 0 {
+		t.Errorf("%d envelopes unacknowledged after the clean run", fake.Unacked())
 	}
 	t.Logf("%d rounds, %d messages, %d replies during the rounds, counts %v, %d connections, %d WasSent look-ups", rounds, len(msgs),
 		duringRounds, counts, fake.Connections(), fake.Calls("conversations.replies"))

@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -15,8 +14,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zeroclaw-go/zeroclaw/internal/channel/chantest"
+
 	"github.com/zeroclaw-go/zeroclaw/internal/channel/telegram/tgfake"
-	"github.com/zeroclaw-go/zeroclaw/internal/store"
 )
 
 const tgToken = "777001:e2e-token"
@@ -29,16 +29,7 @@ enabled = true
 bot_token = %q
 api_base_url = %q
 poll_timeout_secs = 1
-
-[peer_groups.me]
-channel = "telegram"
-agents = ["default"]
-external_peers = ["42"]
-
-[reliability]
-channel_initial_backoff_secs = 1
-channel_max_backoff_secs = 1
-`, tgToken, fake.URL())
+`, tgToken, fake.URL()) + chantest.OwnerBlock("telegram", "42")
 }
 
 func waitUntil(t *testing.T, what string, within time.Duration, cond func() bool) {
@@ -95,23 +86,9 @@ func TestTelegramTurnWithApprovalE2E(t *testing.T) {
 		t.Fatalf("the approved command did not run: %v", err)
 	}
 
+	channelSessionListed(t, h, "telegram.default")
 	c := dialRPC(t, agentSock(h))
 	c.Initialize()
-	list := c.Call("session/list", map[string]any{}, 2)
-	found := false
-	for _, it := range list["result"].(map[string]any)["sessions"].([]any) {
-		if m := it.(map[string]any); m["channel_id"] == "telegram.default" {
-			found = true
-		}
-	}
-	if !found {
-		t.Fatalf("no channel session in session/list: %v", list)
-	}
-	health := c.Call("health", map[string]any{}, 3)
-	comp, _ := health["result"].(map[string]any)["components"].(map[string]any)["channel:telegram.default"].(map[string]any)
-	if comp == nil || comp["status"] != "ok" {
-		t.Fatalf("health: %v", health)
-	}
 	status := c.Call("status", map[string]any{}, 4)
 	chans, _ := status["result"].(map[string]any)["channels"].([]any)
 	if len(chans) != 1 || chans[0].(map[string]any)["id"] != "telegram.default" || chans[0].(map[string]any)["state"] != "running" {
@@ -133,8 +110,7 @@ func TestTelegramKill9RoundsAnswerExactlyOnce(t *testing.T) {
 	}
 	fake := tgfake.Start(tgToken)
 	defer fake.Close()
-	h, root := homeWithConfig(t, "schema_version = 3\n\n[providers.models.echo.default]\nmodel = \"echo\"\n\n"+
-		"[agents.default]\nmodel_provider = \"echo.default\"\nrisk_profile = \"p\"\n\n[risk_profiles.p]\nlevel = \"supervised\"\n")
+	h, root := echoHome(t)
 	appendFile(t, filepath.Join(root, "config.toml"), telegramBlock(fake))
 	rng := rand.New(rand.NewPCG(1, 2))
 	var sent atomic.Int64
@@ -184,15 +160,7 @@ func TestTelegramKill9RoundsAnswerExactlyOnce(t *testing.T) {
 	}
 	signal(t, d, syscall.SIGTERM)
 	d.wait(t, 30*time.Second)
-	st, err := store.OpenChat(context.Background(), dbPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	counts, err := st.ChannelCounts(context.Background(), "telegram.default")
-	if err != nil {
-		t.Fatal(err)
-	}
+	counts := chantest.Drained(t, dbPath, "telegram.default")
 	got := answered()
 	missing := 0
 	for id := range msgs {
@@ -211,9 +179,6 @@ func TestTelegramKill9RoundsAnswerExactlyOnce(t *testing.T) {
 	}
 	if missing > counts["out:unconfirmed"] {
 		t.Errorf("%d of %d messages unanswered, only %d counted unconfirmed (counts %v)", missing, len(msgs), counts["out:unconfirmed"], counts)
-	}
-	if counts["event:received"]+counts["event:running"] != 0 || counts["out:pending"]+counts["out:sending"] != 0 {
-		t.Errorf("work left after the clean run: %v", counts)
 	}
 	t.Logf("%d rounds, %d messages, %d replies during the rounds, %d unanswered, counts %v", rounds, len(msgs), duringRounds, missing, counts)
 }

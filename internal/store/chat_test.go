@@ -206,8 +206,8 @@ func TestReopenKeepsData(t *testing.T) {
 		t.Fatalf("index after reopen = %d, want 2", idx)
 	}
 	var v int
-	if err := s2.d.w.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil || v != 6 {
-		t.Fatalf("user_version = %d, %v; want 6", v, err)
+	if err := s2.d.w.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil || v != 7 {
+		t.Fatalf("user_version = %d, %v; want 7", v, err)
 	}
 	for _, f := range []string{p, p + "-wal"} {
 		fi, err := os.Stat(f)

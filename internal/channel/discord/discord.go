@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math/rand/v2"
 	"net/http"
 	"net/url"
@@ -40,6 +41,8 @@ const (
 	minHeartbeat    = 50 * time.Millisecond
 	maxHeartbeat    = 5 * time.Minute
 	maxSessionIDLen = 256
+	// maxStateBytes bounds the state file read (a session and maxCursors cursors need well under it).
+	maxStateBytes = 64 << 10
 	// minConnGap spaces reconnects the adapter makes itself (RECONNECT, a dead connection).
 	minConnGap = time.Second
 )
@@ -97,7 +100,14 @@ type gwState struct {
 	BotID     string `json:"bot_id"`
 	// TokenHash binds the state to the token it was made with: another token's session is not resumed.
 	TokenHash string `json:"token_hash"`
+	// Cursors is the last message recorded per channel (catchup.go); they outlive the session.
+	Cursors map[string]cursor `json:"cursors,omitempty"`
+	// CatchUp: a new session began after messages were recorded, and what was sent meanwhile is not read yet.
+	CatchUp bool `json:"catch_up,omitempty"`
 }
+
+// forget is the state without its session: a RESUME is no longer possible, the catch-up cursors stay.
+func (s *gwState) forget() { *s = gwState{BotID: s.BotID, Cursors: s.Cursors, CatchUp: s.CatchUp} }
 
 // New builds the adapter of one [channels.discord.<alias>] entry; dataDir ("" : none) holds its gateway state.
 func New(id channel.ID, c config.DiscordConfig, hc *http.Client, dataDir string) (*Adapter, error) {
@@ -110,7 +120,6 @@ func New(id channel.ID, c config.DiscordConfig, hc *http.Client, dataDir string)
 	if hc == nil {
 		hc = &http.Client{Timeout: 30 * time.Second}
 	}
-	hc = channel.SameOrigin(hc) // the bot token never follows a redirect to another origin
 	base := strings.TrimRight(c.APIBaseURL, "/")
 	if base == "" {
 		base = "https://discord.com"
@@ -152,7 +161,9 @@ func (a *Adapter) state() gwState {
 			a.st = st
 		}
 	}
-	return a.st
+	st := a.st
+	st.Cursors = maps.Clone(st.Cursors) // the caller reads it without the lock
+	return st
 }
 
 func (a *Adapter) readState() (gwState, bool) {
@@ -164,10 +175,10 @@ func (a *Adapter) readState() (gwState, bool) {
 		return gwState{}, false
 	}
 	defer f.Close()
-	raw, err := io.ReadAll(io.LimitReader(f, 4096))
+	raw, err := io.ReadAll(io.LimitReader(f, maxStateBytes))
 	var st gwState
 	if err != nil || json.Unmarshal(raw, &st) != nil || st.TokenHash != a.tokenHash() ||
-		len(st.SessionID) > maxSessionIDLen || checkWS(st.ResumeURL) != nil || st.Seq < 0 {
+		len(st.SessionID) > maxSessionIDLen || (st.SessionID != "" || st.ResumeURL != "") && checkWS(st.ResumeURL) != nil || st.Seq < 0 || !validCursors(st.Cursors) {
 		return gwState{}, false
 	}
 	return st, true
@@ -185,7 +196,7 @@ func (a *Adapter) update(persist bool, f func(*gwState)) {
 	st := a.st
 	st.TokenHash = a.tokenHash()
 	raw, _ := json.Marshal(st)
-	if st.SessionID == "" {
+	if st.SessionID == "" && len(st.Cursors) == 0 {
 		_ = os.Remove(a.stateFile)
 		return
 	}
@@ -278,7 +289,7 @@ func (a *Adapter) closeErr(err error) error {
 	case 4014:
 		hint = "disallowed intents: enable the Message Content intent under Bot → Privileged Gateway Intents in the Developer Portal, or set intents_mask"
 	case 4007, 4009:
-		a.update(true, func(s *gwState) { *s = gwState{BotID: s.BotID} })
+		a.update(true, (*gwState).forget)
 	}
 	if hint != "" {
 		return fmt.Errorf("discord gateway: closed %d, %s: %w", code, hint, channel.ErrPermanent)
@@ -345,6 +356,7 @@ func (a *Adapter) connect(ctx context.Context, d channel.Deliverer) (progressed 
 		a.filter.BotID = st.BotID
 	}
 
+	catching := false
 	var acked atomic.Bool
 	acked.Store(true)
 	beatNow := make(chan struct{}, 1)
@@ -403,7 +415,7 @@ func (a *Adapter) connect(ctx context.Context, d channel.Deliverer) (progressed 
 			var resumable bool
 			_ = json.Unmarshal(p.D, &resumable)
 			if !resumable {
-				a.update(true, func(s *gwState) { *s = gwState{BotID: s.BotID} })
+				a.update(true, (*gwState).forget)
 			}
 			t := time.NewTimer(a.invalidWait())
 			select {
@@ -416,6 +428,11 @@ func (a *Adapter) connect(ctx context.Context, d channel.Deliverer) (progressed 
 			persist, err := a.dispatch(ctx, d, p)
 			if err != nil {
 				return progressed, err
+			}
+			if (p.T == "READY" || p.T == "RESUMED") && !catching && a.state().CatchUp {
+				catching = true // what a lost session missed, read from REST beside the gateway's events
+				wg.Add(1)
+				go func() { defer wg.Done(); a.catchUpLoop(cctx, d) }()
 			}
 			progressed = true
 			d.Progress()
@@ -445,7 +462,8 @@ func (a *Adapter) dispatch(ctx context.Context, d channel.Deliverer, p payload) 
 			a.filter.BotID = r.User.ID
 		}
 		a.update(false, func(s *gwState) {
-			*s = gwState{SessionID: r.SessionID, ResumeURL: resumeURL, BotID: a.filter.BotID}
+			*s = gwState{SessionID: r.SessionID, ResumeURL: resumeURL, BotID: a.filter.BotID, Cursors: s.Cursors,
+				CatchUp: len(s.Cursors) > 0}
 		})
 		return true, nil
 	case "RESUMED":
@@ -465,6 +483,13 @@ func (a *Adapter) dispatch(ctx context.Context, d channel.Deliverer, p payload) 
 			return false, ctx.Err()
 		}
 		return false, fmt.Errorf("discord: record event %s: %w", ev.EventID, err)
+	}
+	if p.T == "MESSAGE_CREATE" {
+		var g struct {
+			GuildID string `json:"guild_id"`
+		}
+		_ = json.Unmarshal(p.D, &g)
+		a.update(false, func(s *gwState) { s.noteCursor(ev.ReplyTarget, ev.MessageID, g.GuildID) })
 	}
 	return true, nil
 }

@@ -3,17 +3,15 @@ package discord_test
 import (
 	"context"
 	"errors"
-	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/zeroclaw-go/zeroclaw/internal/channel"
+	"github.com/zeroclaw-go/zeroclaw/internal/channel/chantest"
 	"github.com/zeroclaw-go/zeroclaw/internal/channel/discord"
 	"github.com/zeroclaw-go/zeroclaw/internal/channel/discord/discordfake"
 	"github.com/zeroclaw-go/zeroclaw/internal/config"
-	"github.com/zeroclaw-go/zeroclaw/internal/store"
 )
 
 const (
@@ -21,27 +19,6 @@ const (
 	owner = "4242"
 	dm    = "5555"
 )
-
-type turner struct {
-	mu    sync.Mutex
-	turns map[string]int
-	fn    func(ctx context.Context, r channel.TurnRequest) (string, error)
-}
-
-func (t *turner) Turn(ctx context.Context, r channel.TurnRequest) (string, error) {
-	t.mu.Lock()
-	if t.turns == nil {
-		t.turns = map[string]int{}
-	}
-	t.turns[r.Prompt]++
-	t.mu.Unlock()
-	if t.fn != nil {
-		return t.fn(ctx, r)
-	}
-	return "echo: " + r.Prompt, nil
-}
-
-func (t *turner) count(p string) int { t.mu.Lock(); defer t.mu.Unlock(); return t.turns[p] }
 
 func startFake(t *testing.T) *discordfake.Server {
 	fake := discordfake.Start(token)
@@ -53,35 +30,10 @@ func startFake(t *testing.T) *discordfake.Server {
 // run starts a Core with one discord channel against fake, its gateway state under dir; owner may talk.
 func run(t testing.TB, fake *discordfake.Server, tr channel.Turner, dir string) (*channel.Core, func()) {
 	t.Helper()
-	st, err := store.OpenChat(context.Background(), filepath.Join(dir, "sessions.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := &config.Config{
-		Agents:     map[string]config.AgentConfig{"main": {Channels: []string{"discord.default"}}},
-		PeerGroups: map[string]config.PeerGroupConfig{"me": {Channel: "discord", Agents: []string{"main"}, ExternalPeers: []string{owner}}},
-		Channels: config.ChannelsConfig{MessageTimeoutSecs: 60, MaxConcurrentPerChannel: 4, Discord: map[string]config.DiscordConfig{
-			"default": {Enabled: true, BotToken: token, APIBaseURL: fake.URL(), ApprovalTimeoutSecs: 120}}},
-		Reliability: config.ReliabilityConfig{ChannelInitialBackoffSecs: 1, ChannelMaxBackoffSecs: 1},
-	}
-	reg := &channel.Registry{}
-	reg.Register(discord.Type())
-	core := channel.New(channel.Options{Store: st, Turner: tr, Registry: reg, Deps: channel.Deps{DataDir: filepath.Join(dir, "channels")}})
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { defer close(done); core.Run(ctx, cfg) }()
-	return core, func() { cancel(); <-done; _ = st.Close() }
-}
-
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	for i := 0; i < 3000; i++ {
-		if cond() {
-			return
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	t.Fatalf("timed out waiting for %s", what)
+	cfg := chantest.Config(channel.ID{Type: "discord", Alias: "default"}, owner)
+	cfg.Channels.Discord = map[string]config.DiscordConfig{
+		"default": {Enabled: true, BotToken: token, APIBaseURL: fake.URL(), ApprovalTimeoutSecs: 120}}
+	return chantest.Run(t, discord.Type(), cfg, tr, dir)
 }
 
 // A full turn with a tool approval over the gateway and REST: the prompt carries buttons bound to the call, its
@@ -90,7 +42,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 // own messages, which the gateway echoes, start no turn.
 func TestDiscordTurnWithApproval(t *testing.T) {
 	fake := startFake(t)
-	tr := &turner{fn: func(ctx context.Context, r channel.TurnRequest) (string, error) {
+	tr := &chantest.Turner{Fn: func(ctx context.Context, r channel.TurnRequest) (string, error) {
 		d, err := r.Approve(ctx, channel.ApprovalAsk{RequestID: "c1", ToolName: "shell", Summary: "rm -rf build [x](http://evil)"})
 		if err != nil {
 			return "", err
@@ -99,9 +51,9 @@ func TestDiscordTurnWithApproval(t *testing.T) {
 	}}
 	_, stop := run(t, fake, tr, t.TempDir())
 	defer stop()
-	waitFor(t, "the session", fake.Caught)
+	chantest.WaitFor(t, "the session", fake.Caught)
 	in := fake.SendText(owner, "owner", dm, "", "clean the build")
-	waitFor(t, "the approval prompt", func() bool { return len(fake.Sent()) == 1 })
+	chantest.WaitFor(t, "the approval prompt", func() bool { return len(fake.Sent()) == 1 })
 	prompt := fake.Sent()[0]
 	if prompt.ChannelID != dm || len(prompt.Buttons) != 2 || !strings.Contains(prompt.Content, `rm \-rf build \[x\]\(http\://evil\)`) ||
 		!prompt.AllowedMentionsNone {
@@ -109,21 +61,21 @@ func TestDiscordTurnWithApproval(t *testing.T) {
 	}
 	fake.Press("9999", dm, prompt.Buttons[0].CustomID) // a stranger: ignored, not even answered
 	owners := fake.Press(owner, dm, prompt.Buttons[0].CustomID)
-	waitFor(t, "the answer", func() bool { return len(fake.Sent()) == 2 })
+	chantest.WaitFor(t, "the answer", func() bool { return len(fake.Sent()) == 2 })
 	got := fake.Sent()[1]
 	if got.Content != "ran with allow_once" || got.ChannelID != dm || got.ReplyTo != in || got.Nonce == "" || !got.AllowedMentionsNone {
 		t.Fatalf("answer %+v", got)
 	}
-	waitFor(t, "the owner's ack", func() bool { return len(fake.Callbacks()) >= 1 })
+	chantest.WaitFor(t, "the owner's ack", func() bool { return len(fake.Callbacks()) >= 1 })
 	if cb := fake.Callbacks(); len(cb) != 1 || cb[0].InteractionID != owners || cb[0].Content != "Approved." || !cb[0].Ephemeral || cb[0].Type != 4 {
 		t.Fatalf("callbacks %+v", cb)
 	}
 	if fake.Typing() == 0 {
 		t.Fatal("no typing indicator")
 	}
-	waitFor(t, "a heartbeat", func() bool { return fake.Heartbeats() > 0 })
-	if tr.count("clean the build") != 1 || len(tr.turns) != 1 {
-		t.Fatalf("turns %v", tr.turns)
+	chantest.WaitFor(t, "a heartbeat", func() bool { return fake.Heartbeats() > 0 })
+	if tr.Count("clean the build") != 1 || len(tr.Turns()) != 1 {
+		t.Fatalf("turns %v", tr.Turns())
 	}
 	if fake.LastIntents() != 1|1<<9|1<<12|1<<15 {
 		t.Fatalf("intents %d", fake.LastIntents())
@@ -136,39 +88,39 @@ func TestDiscordTurnWithApproval(t *testing.T) {
 // identified again.
 func TestDiscordFaultsAnsweredExactlyOnce(t *testing.T) {
 	fake := startFake(t)
-	tr := &turner{}
+	tr := &chantest.Turner{}
 	dir := t.TempDir()
 	core, stop := run(t, fake, tr, dir)
-	waitFor(t, "the session", fake.Caught)
+	chantest.WaitFor(t, "the session", fake.Caught)
 	fake.Inject("messages", discordfake.Fault{Status: 429, RetryAfter: 0.2}, discordfake.Fault{Status: 502})
 	want := map[string]bool{}
 	send := func(text string) { want[fake.SendText(owner, "owner", dm, "", text)] = true }
 	for i := range 4 {
 		send("m" + string(rune('a'+i)))
 	}
-	waitFor(t, "the answers", func() bool { return len(fake.Sent()) == 4 })
+	chantest.WaitFor(t, "the answers", func() bool { return len(fake.Sent()) == 4 })
 	fake.Drop()
 	send("after drop")
-	waitFor(t, "answer after drop", func() bool { return len(fake.Sent()) == 5 })
+	chantest.WaitFor(t, "answer after drop", func() bool { return len(fake.Sent()) == 5 })
 	fake.SendOp(7, nil)
 	send("after reconnect")
-	waitFor(t, "answer after reconnect", func() bool { return len(fake.Sent()) == 6 })
+	chantest.WaitFor(t, "answer after reconnect", func() bool { return len(fake.Sent()) == 6 })
 	fake.SilenceAcks(true)
-	waitFor(t, "the zombie connection dropped", func() bool { return fake.Connected() == 0 })
+	chantest.WaitFor(t, "the zombie connection dropped", func() bool { return fake.Connected() == 0 })
 	fake.SilenceAcks(false)
 	send("after zombie")
-	waitFor(t, "answer after zombie", func() bool { return len(fake.Sent()) == 7 })
+	chantest.WaitFor(t, "answer after zombie", func() bool { return len(fake.Sent()) == 7 })
 	fake.Redeliver()
 	send("after redelivery")
-	waitFor(t, "answer after redelivery", func() bool { return len(fake.Sent()) == 8 })
-	waitFor(t, "the counts", func() bool { return core.Status(context.Background())[0].Counts["out:sent"] == 8 })
+	chantest.WaitFor(t, "answer after redelivery", func() bool { return len(fake.Sent()) == 8 })
+	chantest.WaitFor(t, "the counts", func() bool { return core.Status(context.Background())[0].Counts["out:sent"] == 8 })
 	stop()
 	send("while down") // kept in the resumable session, replayed on RESUME
 	core, stop2 := run(t, fake, tr, dir)
 	defer stop2()
 	send("after restart")
-	waitFor(t, "the last answers", func() bool { return len(fake.Sent()) == 10 })
-	waitFor(t, "the counts", func() bool { return core.Status(context.Background())[0].Counts["out:sent"] == 10 })
+	chantest.WaitFor(t, "the last answers", func() bool { return len(fake.Sent()) == 10 })
+	chantest.WaitFor(t, "the counts", func() bool { return core.Status(context.Background())[0].Counts["out:sent"] == 10 })
 	answered := map[string]int{}
 	for _, m := range fake.Sent() {
 		answered[m.ReplyTo]++
@@ -184,31 +136,9 @@ func TestDiscordFaultsAnsweredExactlyOnce(t *testing.T) {
 	if fake.Identifies() != 1 || fake.Resumes() < 5 {
 		t.Errorf("identifies %d resumes %d: the session was not resumed", fake.Identifies(), fake.Resumes())
 	}
-	if tr.count("ma") != 1 || tr.count("while down") != 1 {
-		t.Errorf("turns %v", tr.turns)
+	if tr.Count("ma") != 1 || tr.Count("while down") != 1 {
+		t.Errorf("turns %v", tr.Turns())
 	}
-}
-
-type deliverer struct {
-	mu   sync.Mutex
-	fail bool
-	got  []string
-}
-
-func (f *deliverer) Deliver(_ context.Context, ev channel.Inbound) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.got = append(f.got, ev.EventID)
-	if f.fail {
-		return errors.New("disk full")
-	}
-	return nil
-}
-func (f *deliverer) Progress() {}
-func (f *deliverer) ids() []string {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]string(nil), f.got...)
 }
 
 func newAdapter(t *testing.T, fake *discordfake.Server, dir string) *discord.Adapter {
@@ -233,23 +163,21 @@ func runAsync(a *discord.Adapter, d channel.Deliverer) (stop func() error) {
 func TestDiscordSeqWaitsForTheRecord(t *testing.T) {
 	fake := startFake(t)
 	a := newAdapter(t, fake, t.TempDir())
-	d := &deliverer{fail: true}
+	d := chantest.Failing()
 	errc := make(chan error, 1)
 	go func() { errc <- a.Run(context.Background(), d) }()
-	waitFor(t, "the session", fake.Caught)
+	chantest.WaitFor(t, "the session", fake.Caught)
 	id := fake.SendText(owner, "o", dm, "", "hello")
 	if err := <-errc; err == nil || !strings.Contains(err.Error(), "disk full") {
 		t.Fatalf("run: %v", err)
 	}
-	d.mu.Lock()
-	d.fail = false
-	d.mu.Unlock()
+	d.Fail.Store(false)
 	stop := runAsync(a, d)
-	waitFor(t, "the redelivery", func() bool { return len(d.ids()) == 2 })
+	chantest.WaitFor(t, "the redelivery", func() bool { return len(d.IDs()) == 2 })
 	if err := stop(); err != nil {
 		t.Fatalf("run after cancel: %v", err)
 	}
-	if got := d.ids(); got[0] != id || got[1] != id || fake.Identifies() != 1 || fake.Resumes() != 1 {
+	if got := d.IDs(); got[0] != id || got[1] != id || fake.Identifies() != 1 || fake.Resumes() != 1 {
 		t.Fatalf("deliveries %v identifies %d resumes %d", got, fake.Identifies(), fake.Resumes())
 	}
 }
@@ -258,16 +186,16 @@ func TestDiscordSeqWaitsForTheRecord(t *testing.T) {
 func TestDiscordInvalidSession(t *testing.T) {
 	fake := startFake(t)
 	a := newAdapter(t, fake, "")
-	d := &deliverer{}
+	d := &chantest.Deliverer{}
 	stop := runAsync(a, d)
 	defer stop()
-	waitFor(t, "the session", fake.Caught)
+	chantest.WaitFor(t, "the session", fake.Caught)
 	fake.SendOp(9, true)
-	waitFor(t, "the resume", func() bool { return fake.Resumes() == 1 })
+	chantest.WaitFor(t, "the resume", func() bool { return fake.Resumes() == 1 })
 	fake.SendOp(9, false)
-	waitFor(t, "a new session", func() bool { return fake.Identifies() == 2 && fake.Caught() })
+	chantest.WaitFor(t, "a new session", func() bool { return fake.Identifies() == 2 && fake.Caught() })
 	id := fake.SendText(owner, "o", dm, "", "hi again")
-	waitFor(t, "the delivery", func() bool { ids := d.ids(); return len(ids) == 1 && ids[0] == id })
+	chantest.WaitFor(t, "the delivery", func() bool { ids := d.IDs(); return len(ids) == 1 && ids[0] == id })
 }
 
 // The fatal close codes park the channel with what to fix; a bad token is refused by REST first. No error
@@ -276,21 +204,21 @@ func TestDiscordFatalCloses(t *testing.T) {
 	for code, hint := range map[int]string{4014: "Message Content", 4004: "bot_token", 4013: "intents_mask", 4011: "sharding"} {
 		fake := startFake(t)
 		fake.CloseNextWith(code)
-		err := newAdapter(t, fake, "").Run(context.Background(), &deliverer{})
+		err := newAdapter(t, fake, "").Run(context.Background(), &chantest.Deliverer{})
 		if !errors.Is(err, channel.ErrPermanent) || !strings.Contains(err.Error(), hint) || strings.Contains(err.Error(), token) {
 			t.Errorf("close %d: %v", code, err)
 		}
 	}
 	fake := discordfake.Start("another-token")
 	defer fake.Close()
-	err := newAdapter(t, fake, "").Run(context.Background(), &deliverer{})
+	err := newAdapter(t, fake, "").Run(context.Background(), &chantest.Deliverer{})
 	if !errors.Is(err, channel.ErrPermanent) || !strings.Contains(err.Error(), "bot_token") || strings.Contains(err.Error(), token) {
 		t.Fatalf("bad token: %v", err)
 	}
 	// A close that is not fatal before any progress goes back to the supervisor, not permanent.
 	fake2 := startFake(t)
 	fake2.CloseNextWith(4000)
-	if err := newAdapter(t, fake2, "").Run(context.Background(), &deliverer{}); err == nil || errors.Is(err, channel.ErrPermanent) {
+	if err := newAdapter(t, fake2, "").Run(context.Background(), &chantest.Deliverer{}); err == nil || errors.Is(err, channel.ErrPermanent) {
 		t.Fatalf("close 4000: %v", err)
 	}
 }
@@ -356,17 +284,17 @@ func TestDiscordSendIdempotentAndErrors(t *testing.T) {
 func TestDiscordResumesAcrossRestart(t *testing.T) {
 	fake := startFake(t)
 	dir := t.TempDir()
-	d := &deliverer{}
+	d := &chantest.Deliverer{}
 	stop := runAsync(newAdapter(t, fake, dir), d)
-	waitFor(t, "the session", fake.Caught)
+	chantest.WaitFor(t, "the session", fake.Caught)
 	first := fake.SendText(owner, "o", dm, "", "one")
-	waitFor(t, "one", func() bool { return len(d.ids()) == 1 })
+	chantest.WaitFor(t, "one", func() bool { return len(d.IDs()) == 1 })
 	_ = stop()
 	second := fake.SendText(owner, "o", dm, "", "two")
 	stop = runAsync(newAdapter(t, fake, dir), d)
-	waitFor(t, "two", func() bool { return len(d.ids()) == 2 })
+	chantest.WaitFor(t, "two", func() bool { return len(d.IDs()) == 2 })
 	_ = stop()
-	if got := d.ids(); got[0] != first || got[1] != second || fake.Identifies() != 1 || fake.Resumes() != 1 {
+	if got := d.IDs(); got[0] != first || got[1] != second || fake.Identifies() != 1 || fake.Resumes() != 1 {
 		t.Fatalf("deliveries %v identifies %d resumes %d", got, fake.Identifies(), fake.Resumes())
 	}
 	other, _ := discord.New(channel.ID{Type: "discord", Alias: "default"}, config.DiscordConfig{BotToken: "other." + token, APIBaseURL: fake.URL()}, nil, dir)

@@ -15,7 +15,8 @@ import (
 )
 
 // A REST answer redirecting to another origin (another port of the same host, which Go's client would send the
-// Authorization header to) is refused: the bot token never reaches that origin.
+// Authorization header to) is refused by the adapter the registry builds (Registry.New makes its client
+// SameOrigin): the bot token never reaches that origin.
 func TestDiscordRedirectToAnotherOriginKeepsTheToken(t *testing.T) {
 	const tok = "Bot-token-never-elsewhere.abc.def"
 	var mu sync.Mutex
@@ -32,7 +33,10 @@ func TestDiscordRedirectToAnotherOriginKeepsTheToken(t *testing.T) {
 	}))
 	defer hostile.Close()
 	for _, hc := range []*http.Client{nil, {}} {
-		a, err := discord.New(channel.ID{Type: "discord", Alias: "default"}, config.DiscordConfig{BotToken: tok, APIBaseURL: hostile.URL}, hc, "")
+		reg := &channel.Registry{}
+		reg.Register(discord.Type())
+		a, err := reg.New(channel.Instance{ID: channel.ID{Type: "discord", Alias: "default"},
+			Settings: config.DiscordConfig{BotToken: tok, APIBaseURL: hostile.URL}}, channel.Deps{HTTP: hc})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/zeroclaw-go/zeroclaw/internal/channel"
+	"github.com/zeroclaw-go/zeroclaw/internal/channel/chantest"
 	"github.com/zeroclaw-go/zeroclaw/internal/channel/matrix"
 	"github.com/zeroclaw-go/zeroclaw/internal/channel/matrix/matrixfake"
 	"github.com/zeroclaw-go/zeroclaw/internal/config"
@@ -26,15 +27,15 @@ func TestMatrixInvitesOfAllowedSendersOnly(t *testing.T) {
 	other := w.fake.CreateRoom("other", w.owner)
 	mc := w.cfg()
 	mc.AllowedRooms = []string{w.room, mine}
-	_, _ = run(t, w, mc, &turner{}, t.TempDir())
+	_, _ = run(t, w, mc, &chantest.Turner{}, t.TempDir())
 	synced(t, w, 0)
 	w.fake.Say(mine, w.owner, "said before the bot joined")
 	w.fake.Invite(theirs, w.stranger, w.bot)
 	w.fake.Invite(other, w.owner, w.bot)
 	w.fake.Invite(mine, w.owner, w.bot)
-	waitFor(t, "the join", func() bool { return w.fake.Joined(mine, w.bot) })
+	chantest.WaitFor(t, "the join", func() bool { return w.fake.Joined(mine, w.bot) })
 	w.fake.Say(mine, w.owner, "hello in mine")
-	waitFor(t, "the answer", func() bool { return len(w.fake.Sent()) >= 1 })
+	chantest.WaitFor(t, "the answer", func() bool { return len(w.fake.Sent()) >= 1 })
 	time.Sleep(200 * time.Millisecond) // a reply to the history would be sent by now; the record is checked
 	if s := w.fake.Sent(); len(s) != 1 || s[0].Room != mine || s[0].Body != "echo: hello in mine" {
 		t.Fatalf("sent %+v", s)
@@ -58,7 +59,7 @@ func TestMatrixWhatIsNotAnswered(t *testing.T) {
 	mc := w.cfg()
 	mc.MentionOnly = true
 	mc.AllowedRooms = []string{w.room, dm}
-	tr := &turner{}
+	tr := &chantest.Turner{}
 	dir := t.TempDir()
 	_, stop := run(t, w, mc, tr, dir)
 	synced(t, w, 0)
@@ -74,7 +75,7 @@ func TestMatrixWhatIsNotAnswered(t *testing.T) {
 		"m.mentions": map[string]any{"user_ids": []string{w.bot}}})
 	w.fake.Say(w.room, w.owner, "bot: mentioned by name")
 	w.fake.Say(dm, w.owner, "direct, no mention")
-	waitFor(t, "three answers", func() bool { return len(w.fake.Sent()) == 3 })
+	chantest.WaitFor(t, "three answers", func() bool { return len(w.fake.Sent()) == 3 })
 	time.Sleep(300 * time.Millisecond) // nothing else is on its way (the fake's record is checked again below)
 	got := map[string]bool{}
 	for _, m := range w.fake.Sent() {
@@ -95,7 +96,7 @@ func TestMatrixWhatIsNotAnswered(t *testing.T) {
 	synced(t, w, syncs)
 	w.fake.Say(w.room, w.owner, "group, still no mention")
 	w.fake.Say(dm, w.owner, "direct again")
-	waitFor(t, "the direct answer", func() bool { return len(w.fake.Sent()) == 4 })
+	chantest.WaitFor(t, "the direct answer", func() bool { return len(w.fake.Sent()) == 4 })
 	if s := w.fake.Sent()[3]; s.Body != "echo: direct again" || w.fake.Calls("joined_members") == 0 {
 		t.Fatalf("sent %+v, %d member lookups", s, w.fake.Calls("joined_members"))
 	}
@@ -106,8 +107,8 @@ func TestMatrixBadTokenParksWithoutLeakingIt(t *testing.T) {
 	w := newWorld(t)
 	mc := w.cfg()
 	mc.AccessToken = "syt_not_a_token_the_server_knows"
-	core, _ := run(t, w, mc, &turner{}, t.TempDir())
-	waitFor(t, "parked", func() bool {
+	core, _ := run(t, w, mc, &chantest.Turner{}, t.TempDir())
+	chantest.WaitFor(t, "parked", func() bool {
 		st := core.Status(context.Background())
 		return len(st) == 1 && st[0].State == channel.StateParked
 	})
@@ -128,16 +129,16 @@ func TestMatrixPasswordLoginReusesTheDevice(t *testing.T) {
 	w := newWorld(t)
 	mc := config.MatrixConfig{Enabled: true, Homeserver: w.fake.URL(), UserID: w.bot, Password: "bot-pw", ReplyInThread: true}
 	dir := t.TempDir()
-	_, stop := run(t, w, mc, &turner{}, dir)
+	_, stop := run(t, w, mc, &chantest.Turner{}, dir)
 	synced(t, w, 0)
 	w.fake.Say(w.room, w.owner, "one")
-	waitFor(t, "the first answer", func() bool { return len(w.fake.Sent()) == 1 })
+	chantest.WaitFor(t, "the first answer", func() bool { return len(w.fake.Sent()) == 1 })
 	stop()
 	syncs := w.fake.Calls("sync")
-	_, _ = run(t, w, mc, &turner{}, dir)
+	_, _ = run(t, w, mc, &chantest.Turner{}, dir)
 	synced(t, w, syncs)
 	w.fake.Say(w.room, w.owner, "two")
-	waitFor(t, "the second answer", func() bool { return len(w.fake.Sent()) == 2 })
+	chantest.WaitFor(t, "the second answer", func() bool { return len(w.fake.Sent()) == 2 })
 	s := w.fake.Sent()
 	if s[0].Device == "" || s[0].Device != s[1].Device || w.fake.Calls("login") != 2 {
 		t.Fatalf("devices %q %q after %d logins", s[0].Device, s[1].Device, w.fake.Calls("login"))
@@ -150,7 +151,7 @@ func TestMatrixPasswordLoginReusesTheDevice(t *testing.T) {
 	bad := mc
 	bad.Password = "wrong"
 	a, _ := matrix.New(channel.ID{Type: "matrix", Alias: "x"}, bad, matrix.Options{})
-	if err := a.Run(context.Background(), &failingDeliverer{}); !errors.Is(err, channel.ErrPermanent) || strings.Contains(err.Error(), "wrong") {
+	if err := a.Run(context.Background(), &chantest.Deliverer{}); !errors.Is(err, channel.ErrPermanent) || strings.Contains(err.Error(), "wrong") {
 		t.Fatalf("bad password: %v", err)
 	}
 }
@@ -236,10 +237,10 @@ func TestMatrixSendErrors(t *testing.T) {
 func TestMatrixGapIsReadBack(t *testing.T) {
 	w := newWorld(t)
 	dir := t.TempDir()
-	_, stop := run(t, w, w.cfg(), &turner{}, dir)
+	_, stop := run(t, w, w.cfg(), &chantest.Turner{}, dir)
 	synced(t, w, 0)
 	w.fake.Say(w.room, w.owner, "first")
-	waitFor(t, "the first answer", func() bool { return len(w.fake.Sent()) == 1 })
+	chantest.WaitFor(t, "the first answer", func() bool { return len(w.fake.Sent()) == 1 })
 	stop()
 	// The filter's timeline limit is 50 and a /messages page holds 100: 180 leave a gap of 130, two pages.
 	// (130 left a gap of 80, one page; the test passed only when a later sync was limited too.)
@@ -247,8 +248,8 @@ func TestMatrixGapIsReadBack(t *testing.T) {
 	for i := range n {
 		w.fake.Say(w.room, w.owner, "gap "+strconv.Itoa(i))
 	}
-	_, _ = run(t, w, w.cfg(), &turner{}, dir)
-	waitFor(t, "every answer", func() bool { return len(w.fake.Sent()) == n+1 }, func() string { return strconv.Itoa(len(w.fake.Sent())) })
+	_, _ = run(t, w, w.cfg(), &chantest.Turner{}, dir)
+	chantest.WaitFor(t, "every answer", func() bool { return len(w.fake.Sent()) == n+1 }, func() string { return strconv.Itoa(len(w.fake.Sent())) })
 	seen := map[string]int{}
 	for _, m := range w.fake.Sent() {
 		seen[m.Body]++
@@ -270,11 +271,11 @@ func TestMatrixGapIsReadBack(t *testing.T) {
 func TestMatrixPasswordLoginRecoversFromARevokedToken(t *testing.T) {
 	w := newWorld(t)
 	mc := config.MatrixConfig{Enabled: true, Homeserver: w.fake.URL(), UserID: w.bot, Password: "bot-pw"}
-	core, _ := run(t, w, mc, &turner{}, t.TempDir())
+	core, _ := run(t, w, mc, &chantest.Turner{}, t.TempDir())
 	synced(t, w, 0)
 	w.fake.Revoke(w.bot)
 	w.fake.Say(w.room, w.owner, "still there?")
-	waitFor(t, "the answer after a new login", func() bool { return len(w.fake.Sent()) == 1 })
+	chantest.WaitFor(t, "the answer after a new login", func() bool { return len(w.fake.Sent()) == 1 })
 	if w.fake.Calls("login") < 2 || w.fake.Sent()[0].Body != "echo: still there?" {
 		t.Fatalf("%d logins, sent %+v", w.fake.Calls("login"), w.fake.Sent())
 	}
@@ -310,12 +311,12 @@ func TestMatrixSendToARoomAlias(t *testing.T) {
 // the channel goes on: the message sent meanwhile is answered.
 func TestMatrixHungSyncIsGivenUp(t *testing.T) {
 	w := newWorld(t)
-	_, _ = run(t, w, w.cfg(), &turner{}, t.TempDir())
+	_, _ = run(t, w, w.cfg(), &chantest.Turner{}, t.TempDir())
 	synced(t, w, 0)
 	w.fake.Inject("sync", matrixfake.Fault{Hang: true})
-	waitFor(t, "the hung poll", func() bool { return w.fake.Calls("sync") >= 3 })
+	chantest.WaitFor(t, "the hung poll", func() bool { return w.fake.Calls("sync") >= 3 })
 	w.fake.Say(w.room, w.owner, "are you there")
-	waitFor(t, "the answer", func() bool { return len(w.fake.Sent()) == 1 })
+	chantest.WaitFor(t, "the answer", func() bool { return len(w.fake.Sent()) == 1 })
 	if s := w.fake.Sent()[0]; s.Body != "echo: are you there" {
 		t.Fatalf("sent %+v", s)
 	}

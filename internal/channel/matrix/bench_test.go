@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/zeroclaw-go/zeroclaw/internal/channel/chantest"
 )
 
 // BenchmarkInboundToFirstOutbound is a Matrix message's way through the daemon's delivery core (/sync, durable
@@ -13,7 +15,7 @@ import (
 // reply, with an instant turn. BenchmarkFakeRoundTrip beside it is one bare PUT send to the same fake: the floor.
 func BenchmarkInboundToFirstOutbound(b *testing.B) {
 	w := newWorld(b)
-	_, stop := run(b, w, w.cfg(), &turner{}, b.TempDir())
+	_, stop := run(b, w, w.cfg(), &chantest.Turner{}, b.TempDir())
 	defer stop()
 	synced(b, w, 0)
 	b.ResetTimer()

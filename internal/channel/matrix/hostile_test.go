@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/zeroclaw-go/zeroclaw/internal/channel"
+	"github.com/zeroclaw-go/zeroclaw/internal/channel/chantest"
 	"github.com/zeroclaw-go/zeroclaw/internal/channel/matrix"
 	"github.com/zeroclaw-go/zeroclaw/internal/config"
 )
@@ -19,17 +20,17 @@ import (
 func TestMatrixSameLocalpartOnAnotherServerIsAStranger(t *testing.T) {
 	w := newWorld(t)
 	impostor := "@owner:evil.example"
-	tr := &turner{}
+	tr := &chantest.Turner{}
 	core, _ := run(t, w, w.cfg(), tr, t.TempDir())
 	synced(t, w, 0)
 	w.fake.Say(w.room, impostor, "I am @owner:fake.local, run this")
 	w.fake.SayContent(w.room, impostor, map[string]any{"msgtype": "m.text", "body": "hello", "displayname": "owner"})
 	w.fake.Say(w.room, w.owner, "the real one")
-	waitFor(t, "the owner's answer", func() bool { return len(w.fake.Sent()) == 1 })
+	chantest.WaitFor(t, "the owner's answer", func() bool { return len(w.fake.Sent()) == 1 })
 	if s := w.fake.Sent()[0]; s.Body != "echo: the real one" {
 		t.Fatalf("sent %+v", s)
 	}
-	waitFor(t, "the impostor counted", func() bool { return core.Status(context.Background())[0].Ignored == 2 })
+	chantest.WaitFor(t, "the impostor counted", func() bool { return core.Status(context.Background())[0].Ignored == 2 })
 	if st := core.Status(context.Background())[0]; st.Counts["event:answered"] != 1 {
 		t.Fatalf("counts %v: the impostor's messages were recorded", st.Counts)
 	}
@@ -77,10 +78,10 @@ func TestMatrixHostileHomeserverAnswers(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			d := &failingDeliverer{}
+			d := &chantest.Deliverer{}
 			err = a.Run(context.Background(), d)
-			if err == nil || len(d.events()) != 0 || a.SyncToken() != "" {
-				t.Fatalf("run: %v, delivered %v, token %q", err, d.events(), a.SyncToken())
+			if err == nil || len(d.IDs()) != 0 || a.SyncToken() != "" {
+				t.Fatalf("run: %v, delivered %v, token %q", err, d.IDs(), a.SyncToken())
 			}
 			if name == "endless" && !strings.Contains(err.Error(), "larger than") {
 				t.Fatalf("endless: %v", err)

@@ -123,7 +123,9 @@ func New(id channel.ID, c config.MatrixConfig, o Options) (*Adapter, error) {
 	if strings.ContainsAny(c.AccessToken, " \r\n\t") {
 		return nil, fmt.Errorf("matrix %s: access_token has characters a token never has: %w", id, channel.ErrPermanent)
 	}
-	o.HTTP = channel.SameOrigin(o.HTTP) // the token (and a login's password) never follows a redirect elsewhere
+	if o.HTTP == nil {
+		o.HTTP = &http.Client{}
+	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}

@@ -3,43 +3,20 @@ package matrix_test
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/zeroclaw-go/zeroclaw/internal/channel"
+	"github.com/zeroclaw-go/zeroclaw/internal/channel/chantest"
 	"github.com/zeroclaw-go/zeroclaw/internal/channel/matrix"
 	"github.com/zeroclaw-go/zeroclaw/internal/channel/matrix/matrixfake"
 	"github.com/zeroclaw-go/zeroclaw/internal/config"
-	"github.com/zeroclaw-go/zeroclaw/internal/store"
 )
-
-type turner struct {
-	mu    sync.Mutex
-	turns map[string]int
-	fn    func(ctx context.Context, r channel.TurnRequest) (string, error)
-}
-
-func (t *turner) Turn(ctx context.Context, r channel.TurnRequest) (string, error) {
-	t.mu.Lock()
-	if t.turns == nil {
-		t.turns = map[string]int{}
-	}
-	t.turns[r.Prompt]++
-	t.mu.Unlock()
-	if t.fn != nil {
-		return t.fn(ctx, r)
-	}
-	return "echo: " + r.Prompt, nil
-}
-
-func (t *turner) count(p string) int { t.mu.Lock(); defer t.mu.Unlock(); return t.turns[p] }
 
 // world is a fake homeserver with the bot, its owner and a stranger in one room (three members: a group).
 type world struct {
@@ -76,48 +53,15 @@ func testType() channel.Type {
 // run starts a Core with one matrix channel (the owner allowed) whose state lives in dir.
 func run(t testing.TB, w *world, mc config.MatrixConfig, tr channel.Turner, dir string) (*channel.Core, func()) {
 	t.Helper()
-	st, err := store.OpenChat(context.Background(), filepath.Join(dir, "sessions.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := &config.Config{
-		Agents:     map[string]config.AgentConfig{"main": {Channels: []string{"matrix.default"}}},
-		PeerGroups: map[string]config.PeerGroupConfig{"me": {Channel: "matrix", Agents: []string{"main"}, ExternalPeers: []string{w.owner}}},
-		Channels: config.ChannelsConfig{MessageTimeoutSecs: 60, MaxConcurrentPerChannel: 4,
-			Matrix: map[string]config.MatrixConfig{"default": mc}},
-		Reliability: config.ReliabilityConfig{ChannelInitialBackoffSecs: 1, ChannelMaxBackoffSecs: 1},
-	}
-	reg := &channel.Registry{}
-	reg.Register(testType())
-	core := channel.New(channel.Options{Store: st, Turner: tr, Registry: reg, Deps: channel.Deps{DataDir: filepath.Join(dir, "channels")}})
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { defer close(done); core.Run(ctx, cfg) }()
-	var once sync.Once
-	stop := func() { once.Do(func() { cancel(); <-done; _ = st.Close() }) }
-	t.Cleanup(stop)
-	return core, stop
+	cfg := chantest.Config(channel.ID{Type: "matrix", Alias: "default"}, w.owner)
+	cfg.Channels.Matrix = map[string]config.MatrixConfig{"default": mc}
+	return chantest.Run(t, testType(), cfg, tr, dir)
 }
 
 // synced waits until the channel's first sync is done (messages said before it are history, not answered).
 func synced(t testing.TB, w *world, from int) {
 	t.Helper()
-	waitFor(t, "the first sync", func() bool { return w.fake.Calls("sync") > from+1 })
-}
-
-func waitFor(t testing.TB, what string, cond func() bool, detail ...func() string) {
-	t.Helper()
-	for i := 0; i < 3000; i++ {
-		if cond() {
-			return
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	more := ""
-	for _, d := range detail {
-		more += ": " + d()
-	}
-	t.Fatalf("timed out waiting for %s%s", what, more)
+	chantest.WaitFor(t, "the first sync", func() bool { return w.fake.Calls("sync") > from+1 })
 }
 
 func bodies(ms []matrixfake.Message) []string {
@@ -135,7 +79,7 @@ var tokenRe = regexp.MustCompile(`yes ([0-9a-f]+)`)
 // message it answers, typing was shown, and the sync token on disk passed every event.
 func TestMatrixTurnWithApproval(t *testing.T) {
 	w := newWorld(t)
-	tr := &turner{fn: func(ctx context.Context, r channel.TurnRequest) (string, error) {
+	tr := &chantest.Turner{Fn: func(ctx context.Context, r channel.TurnRequest) (string, error) {
 		d, err := r.Approve(ctx, channel.ApprovalAsk{RequestID: "c1", ToolName: "shell", Summary: "rm -rf build"})
 		if err != nil {
 			return "", err
@@ -146,7 +90,7 @@ func TestMatrixTurnWithApproval(t *testing.T) {
 	_, stop := run(t, w, w.cfg(), tr, dir)
 	synced(t, w, 0)
 	asked := w.fake.Say(w.room, w.owner, "clean the build")
-	waitFor(t, "the approval prompt", func() bool { return len(w.fake.Sent()) == 1 })
+	chantest.WaitFor(t, "the approval prompt", func() bool { return len(w.fake.Sent()) == 1 })
 	prompt := w.fake.Sent()[0]
 	m := tokenRe.FindStringSubmatch(prompt.Body)
 	if m == nil || prompt.Room != w.room || !strings.Contains(prompt.Body, "rm -rf build") || !strings.Contains(prompt.Body, "no "+m[1]) {
@@ -156,7 +100,7 @@ func TestMatrixTurnWithApproval(t *testing.T) {
 	w.fake.SayContent(w.room, w.owner, map[string]any{"msgtype": "m.text", // a rich reply: the quote is not the answer
 		"body": "> <@bot:fake.local> " + strings.ReplaceAll(prompt.Body, "\n", "\n> ") + "\n\nyes " + m[1], "m.relates_to": map[string]any{"m.in_reply_to": map[string]any{"event_id": prompt.EventID}}})
 	yesAt := w.fake.Position()
-	waitFor(t, "the answer and the ack", func() bool { return len(w.fake.Sent()) == 3 }, func() string { return strings.Join(bodies(w.fake.Sent()), " | ") })
+	chantest.WaitFor(t, "the answer and the ack", func() bool { return len(w.fake.Sent()) == 3 }, func() string { return strings.Join(bodies(w.fake.Sent()), " | ") })
 	var answer, ack matrixfake.Message
 	for _, s := range w.fake.Sent()[1:] {
 		switch s.MsgType {
@@ -175,12 +119,12 @@ func TestMatrixTurnWithApproval(t *testing.T) {
 	if w.fake.TypingCalls() == 0 {
 		t.Fatal("no typing indicator")
 	}
-	if tr.count("clean the build") != 1 {
-		t.Fatalf("turns %v", tr.turns)
+	if tr.Count("clean the build") != 1 {
+		t.Fatalf("turns %v", tr.Turns())
 	}
 	// The token on disk reaches every event the owner sent, and holds no secret.
 	syncFile := filepath.Join(dir, "channels", "matrix.default", "sync.json")
-	waitFor(t, "the token past the owner's answer", func() bool {
+	chantest.WaitFor(t, "the token past the owner's answer", func() bool {
 		raw, _ := os.ReadFile(syncFile)
 		var st struct {
 			NextBatch string `json:"next_batch"`
@@ -201,7 +145,7 @@ func TestMatrixTurnWithApproval(t *testing.T) {
 // homeserver's own record, and the lost send was resent with its transaction id and deduped by the server.
 func TestMatrixFaultsAnsweredExactlyOnce(t *testing.T) {
 	w := newWorld(t)
-	tr := &turner{}
+	tr := &chantest.Turner{}
 	dir := t.TempDir()
 	_, stop := run(t, w, w.cfg(), tr, dir)
 	synced(t, w, 0)
@@ -212,10 +156,10 @@ func TestMatrixFaultsAnsweredExactlyOnce(t *testing.T) {
 	for i := range n {
 		asked[w.fake.Say(w.room, w.owner, "m"+string(rune('a'+i)))] = true
 	}
-	waitFor(t, "the answers", func() bool { return len(w.fake.Sent()) == n })
+	chantest.WaitFor(t, "the answers", func() bool { return len(w.fake.Sent()) == n })
 	w.fake.Redeliver()
 	asked[w.fake.Say(w.room, w.owner, "after redelivery")] = true
-	waitFor(t, "one more answer", func() bool { return len(w.fake.Sent()) == n+1 })
+	chantest.WaitFor(t, "one more answer", func() bool { return len(w.fake.Sent()) == n+1 })
 	stop()
 	syncs := w.fake.Calls("sync")
 	w.fake.Redeliver()
@@ -223,8 +167,8 @@ func TestMatrixFaultsAnsweredExactlyOnce(t *testing.T) {
 	defer stop2()
 	synced(t, w, syncs) // the token was kept: not a first sync, and the redelivered batch is recognised
 	asked[w.fake.Say(w.room, w.owner, "after restart")] = true
-	waitFor(t, "the last answer", func() bool { return len(w.fake.Sent()) == n+2 })
-	waitFor(t, "the counts", func() bool { return core.Status(context.Background())[0].Counts["out:sent"] == n+2 })
+	chantest.WaitFor(t, "the last answer", func() bool { return len(w.fake.Sent()) == n+2 })
+	chantest.WaitFor(t, "the counts", func() bool { return core.Status(context.Background())[0].Counts["out:sent"] == n+2 })
 	replies := map[string]int{}
 	for _, m := range w.fake.Sent() {
 		replies[m.InReplyTo]++
@@ -240,33 +184,9 @@ func TestMatrixFaultsAnsweredExactlyOnce(t *testing.T) {
 	if w.fake.Resends() == 0 {
 		t.Fatal("the send whose answer was lost was not resent with its transaction id")
 	}
-	if tr.count("ma") != 1 || tr.count("after restart") != 1 {
-		t.Fatalf("turns %v", tr.turns)
+	if tr.Count("ma") != 1 || tr.Count("after restart") != 1 {
+		t.Fatalf("turns %v", tr.Turns())
 	}
-}
-
-// failingDeliverer records nothing while fail is set: the adapter must not advance past what it was handed.
-type failingDeliverer struct {
-	mu   sync.Mutex
-	fail bool
-	got  []string
-}
-
-func (f *failingDeliverer) Deliver(_ context.Context, ev channel.Inbound) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.got = append(f.got, ev.EventID)
-	if f.fail {
-		return errors.New("disk full")
-	}
-	return nil
-}
-func (f *failingDeliverer) Progress() {}
-
-func (f *failingDeliverer) events() []string {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]string(nil), f.got...)
 }
 
 // The token on disk passes a batch only after every event of it was recorded: a batch the core failed to
@@ -284,26 +204,24 @@ func TestMatrixTokenWaitsForTheRecord(t *testing.T) {
 	}
 	e1 := w.fake.Say(w.room, w.owner, "one")
 	e2 := w.fake.Say(w.room, w.owner, "two")
-	d := &failingDeliverer{fail: true}
+	d := chantest.Failing()
 	if err := a.Run(context.Background(), d); err == nil || !strings.Contains(err.Error(), "disk full") {
 		t.Fatalf("run: %v", err)
 	}
 	if a.SyncToken() != start {
 		t.Fatalf("token advanced to %q past an unrecorded event", a.SyncToken())
 	}
-	d.mu.Lock()
-	d.fail = false
-	d.mu.Unlock()
+	d.Fail.Store(false)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- a.Run(ctx, d) }()
-	waitFor(t, "both events", func() bool { return len(d.events()) == 3 })
-	waitFor(t, "the token", func() bool { return a.SyncToken() != start })
+	chantest.WaitFor(t, "both events", func() bool { return len(d.IDs()) == 3 })
+	chantest.WaitFor(t, "the token", func() bool { return a.SyncToken() != start })
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatalf("run after cancel: %v", err)
 	}
-	if got := d.events(); got[0] != e1 || got[1] != e1 || got[2] != e2 {
+	if got := d.IDs(); got[0] != e1 || got[1] != e1 || got[2] != e2 {
 		t.Fatalf("deliveries %v, want %s again then %s", got, e1, e2)
 	}
 }

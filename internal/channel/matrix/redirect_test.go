@@ -11,13 +11,15 @@ import (
 	"time"
 
 	"github.com/zeroclaw-go/zeroclaw/internal/channel"
+	"github.com/zeroclaw-go/zeroclaw/internal/channel/chantest"
 	"github.com/zeroclaw-go/zeroclaw/internal/channel/matrix"
 	"github.com/zeroclaw-go/zeroclaw/internal/config"
 )
 
 // A homeserver that answers with a 307 to a listener on another port of the same host would, under
 // net/http's default policy, have the access token resent there (and a login's password replayed in the
-// body). The adapter refuses the redirect: the listener sees neither.
+// body). The adapter the registry builds (Registry.New makes its client SameOrigin) refuses the redirect: the
+// listener sees neither.
 func TestMatrixRedirectToAnotherOriginKeepsTheSecrets(t *testing.T) {
 	var mu sync.Mutex
 	var seen []string
@@ -36,8 +38,10 @@ func TestMatrixRedirectToAnotherOriginKeepsTheSecrets(t *testing.T) {
 	const token, password = "syt_secret_token", "bot-password-1"
 	id := channel.ID{Type: "matrix", Alias: "default"}
 
-	a, err := matrix.New(id, config.MatrixConfig{Enabled: true, Homeserver: hostile.URL, AccessToken: token,
-		ApprovalTimeoutSecs: 60}, matrix.Options{Dir: t.TempDir(), HTTP: &http.Client{}, RequestTimeout: 2 * time.Second})
+	reg := &channel.Registry{}
+	reg.Register(matrix.Type())
+	a, err := reg.New(channel.Instance{ID: id, Settings: config.MatrixConfig{Enabled: true, Homeserver: hostile.URL, AccessToken: token,
+		ApprovalTimeoutSecs: 60}}, channel.Deps{HTTP: &http.Client{}, DataDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,14 +50,14 @@ func TestMatrixRedirectToAnotherOriginKeepsTheSecrets(t *testing.T) {
 		t.Fatalf("send through a cross-origin redirect: %v", err)
 	}
 
-	b, err := matrix.New(id, config.MatrixConfig{Enabled: true, Homeserver: hostile.URL, UserID: "@bot:x", Password: password,
-		ApprovalTimeoutSecs: 60}, matrix.Options{Dir: t.TempDir(), RequestTimeout: 2 * time.Second})
+	b, err := reg.New(channel.Instance{ID: id, Settings: config.MatrixConfig{Enabled: true, Homeserver: hostile.URL, UserID: "@bot:x",
+		Password: password, ApprovalTimeoutSecs: 60}}, channel.Deps{DataDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 	defer cancel()
-	if err := b.Run(ctx, &failingDeliverer{}); err != nil && strings.Contains(err.Error(), password) {
+	if err := b.Run(ctx, &chantest.Deliverer{}); err != nil && strings.Contains(err.Error(), password) {
 		t.Fatalf("login error names the password: %v", err)
 	}
 

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zeroclaw-go/zeroclaw/internal/channel/chantest"
+
 	"github.com/zeroclaw-go/zeroclaw/internal/channel/slack/slackfake"
 )
 
@@ -15,7 +17,7 @@ import (
 func BenchmarkInboundToFirstOutbound(b *testing.B) {
 	fake := slackfake.Start(botToken, appToken)
 	defer fake.Close()
-	_, stop := run(b, slackConfig(fake), &turner{}, b.TempDir())
+	_, stop := run(b, slackConfig(fake), &chantest.Turner{}, b.TempDir())
 	defer stop()
 	for !fake.Connected() {
 		time.Sleep(time.Millisecond)

@@ -16,7 +16,8 @@ import (
 
 // A hostile (or misconfigured) Web API server answers with a 307 to a listener on another port of the same
 // host: net/http's default policy would resend the bot token there (and from https to http). The adapter
-// refuses the redirect; the listener sees no request.
+// the registry builds refuses the redirect (Registry.New makes its client SameOrigin); the listener sees no
+// request.
 func TestSlackRedirectToAnotherOriginKeepsTheToken(t *testing.T) {
 	var mu sync.Mutex
 	var seen []string
@@ -32,8 +33,10 @@ func TestSlackRedirectToAnotherOriginKeepsTheToken(t *testing.T) {
 	}))
 	defer hostile.Close()
 	for _, hc := range []*http.Client{nil, {}} {
-		a, err := slack.NewWithTimings(channel.ID{Type: "slack", Alias: "default"},
-			config.SlackConfig{BotToken: botToken, AppToken: appToken, APIBaseURL: hostile.URL + "/api"}, hc, fast)
+		reg := &channel.Registry{}
+		reg.Register(slack.Type())
+		a, err := reg.New(channel.Instance{ID: channel.ID{Type: "slack", Alias: "default"},
+			Settings: config.SlackConfig{BotToken: botToken, AppToken: appToken, APIBaseURL: hostile.URL + "/api"}}, channel.Deps{HTTP: hc})
 		if err != nil {
 			t.Fatal(err)
 		}

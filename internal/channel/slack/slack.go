@@ -114,6 +114,9 @@ func NewWithTimings(id channel.ID, c config.SlackConfig, hc *http.Client, t Timi
 	case strings.ContainsAny(bot+app, " \t\r\n"):
 		return nil, fmt.Errorf("slack %s: a token has characters a token never has: %w", id, channel.ErrPermanent)
 	}
+	if hc == nil {
+		hc = &http.Client{}
+	}
 	base := strings.TrimRight(c.APIBaseURL, "/")
 	if base == "" {
 		base = "https://slack.com/api"
@@ -121,7 +124,6 @@ func NewWithTimings(id channel.ID, c config.SlackConfig, hc *http.Client, t Timi
 	if u, err := url.Parse(base); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
 		return nil, fmt.Errorf("slack %s: api_base_url %q is not an http(s) URL: %w", id, base, channel.ErrPermanent)
 	}
-	hc = channel.SameOrigin(hc) // a token never follows a redirect to another origin
 	a := &Adapter{id: id, base: base, bot: bot, app: app, hc: hc, threadReplies: c.ThreadReplies, mentionOnly: c.MentionOnly, t: t}
 	if len(c.ChannelIDs) > 0 {
 		a.channels = map[string]bool{}

@@ -4,17 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/zeroclaw-go/zeroclaw/internal/channel"
+	"github.com/zeroclaw-go/zeroclaw/internal/channel/chantest"
 	"github.com/zeroclaw-go/zeroclaw/internal/channel/slack"
 	"github.com/zeroclaw-go/zeroclaw/internal/channel/slack/slackfake"
 	"github.com/zeroclaw-go/zeroclaw/internal/config"
-	"github.com/zeroclaw-go/zeroclaw/internal/store"
 )
 
 const (
@@ -26,27 +24,6 @@ const (
 
 var fast = slack.Timings{PingEvery: 50 * time.Millisecond, PingTimeout: 200 * time.Millisecond, CallTimeout: 2 * time.Second, Reopen: 10 * time.Millisecond}
 
-type turner struct {
-	mu    sync.Mutex
-	turns map[string]int
-	fn    func(ctx context.Context, r channel.TurnRequest) (string, error)
-}
-
-func (t *turner) Turn(ctx context.Context, r channel.TurnRequest) (string, error) {
-	t.mu.Lock()
-	if t.turns == nil {
-		t.turns = map[string]int{}
-	}
-	t.turns[r.Prompt]++
-	t.mu.Unlock()
-	if t.fn != nil {
-		return t.fn(ctx, r)
-	}
-	return "echo: " + r.Prompt, nil
-}
-
-func (t *turner) count(p string) int { t.mu.Lock(); defer t.mu.Unlock(); return t.turns[p] }
-
 func slackConfig(fake *slackfake.Server) config.SlackConfig {
 	return config.SlackConfig{Enabled: true, BotToken: botToken, AppToken: appToken, APIBaseURL: fake.URL(),
 		ThreadReplies: true, ApprovalTimeoutSecs: 120}
@@ -55,39 +32,13 @@ func slackConfig(fake *slackfake.Server) config.SlackConfig {
 // run starts a Core with one slack channel (fast clocks) against fake; owner is the allowed user.
 func run(t testing.TB, sc config.SlackConfig, tr channel.Turner, dir string) (*channel.Core, func()) {
 	t.Helper()
-	st, err := store.OpenChat(context.Background(), filepath.Join(dir, "sessions.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := &config.Config{
-		Agents:     map[string]config.AgentConfig{"main": {Channels: []string{"slack.default"}}},
-		PeerGroups: map[string]config.PeerGroupConfig{"me": {Channel: "slack", Agents: []string{"main"}, ExternalPeers: []string{owner}}},
-		Channels: config.ChannelsConfig{MessageTimeoutSecs: 60, MaxConcurrentPerChannel: 4,
-			Slack: map[string]config.SlackConfig{"default": sc}},
-		Reliability: config.ReliabilityConfig{ChannelInitialBackoffSecs: 1, ChannelMaxBackoffSecs: 1},
-	}
+	cfg := chantest.Config(channel.ID{Type: "slack", Alias: "default"}, owner)
+	cfg.Channels.Slack = map[string]config.SlackConfig{"default": sc}
 	typ := slack.Type()
 	typ.New = func(inst channel.Instance, deps channel.Deps) (channel.Adapter, error) {
 		return slack.NewWithTimings(inst.ID, inst.Settings.(config.SlackConfig), nil, fast)
 	}
-	reg := &channel.Registry{}
-	reg.Register(typ)
-	core := channel.New(channel.Options{Store: st, Turner: tr, Registry: reg})
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { defer close(done); core.Run(ctx, cfg) }()
-	return core, func() { cancel(); <-done; _ = st.Close() }
-}
-
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	for i := 0; i < 2000; i++ {
-		if cond() {
-			return
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	t.Fatalf("timed out waiting for %s", what)
+	return chantest.Run(t, typ, cfg, tr, dir)
 }
 
 // A full turn with a tool approval over Socket Mode: the prompt is posted in the message's thread with buttons
@@ -97,7 +48,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 func TestSlackTurnWithApproval(t *testing.T) {
 	fake := slackfake.Start(botToken, appToken)
 	defer fake.Close()
-	tr := &turner{fn: func(ctx context.Context, r channel.TurnRequest) (string, error) {
+	tr := &chantest.Turner{Fn: func(ctx context.Context, r channel.TurnRequest) (string, error) {
 		d, err := r.Approve(ctx, channel.ApprovalAsk{RequestID: "c1", ToolName: "shell", Summary: "rm -rf build <!channel>"})
 		if err != nil {
 			return "", err
@@ -107,7 +58,7 @@ func TestSlackTurnWithApproval(t *testing.T) {
 	_, stop := run(t, slackConfig(fake), tr, t.TempDir())
 	defer stop()
 	ts := fake.SendText(dm, owner, "clean the build", "")
-	waitFor(t, "the approval prompt", func() bool { return len(fake.Sent()) == 1 })
+	chantest.WaitFor(t, "the approval prompt", func() bool { return len(fake.Sent()) == 1 })
 	prompt := fake.Sent()[0]
 	if prompt.Channel != dm || prompt.ThreadTS != ts || len(prompt.Buttons) != 2 || !strings.Contains(prompt.Text, "rm -rf build") {
 		t.Fatalf("prompt %+v", prompt)
@@ -117,19 +68,19 @@ func TestSlackTurnWithApproval(t *testing.T) {
 	}
 	fake.Press("U0STRANGE", dm, prompt.TS, prompt.Buttons[0].Value) // ignored, not even acknowledged
 	fake.Press(owner, dm, prompt.TS, prompt.Buttons[0].Value)       // handled after the stranger's
-	waitFor(t, "the answer", func() bool { return len(fake.Sent()) == 2 })
+	chantest.WaitFor(t, "the answer", func() bool { return len(fake.Sent()) == 2 })
 	got := fake.Sent()[1]
 	if got.Text != "ran with allow_once" || got.Channel != dm || got.ThreadTS != ts ||
 		got.MetadataType != "zeroclaw_reply" || got.MetadataKey == "" {
 		t.Fatalf("answer %+v", got)
 	}
-	waitFor(t, "the owner's notice", func() bool { return len(fake.Ephemerals()) >= 1 })
+	chantest.WaitFor(t, "the owner's notice", func() bool { return len(fake.Ephemerals()) >= 1 })
 	if e := fake.Ephemerals(); len(e) != 1 || e[0].User != owner || e[0].Text != "Approved." {
 		t.Fatalf("ephemerals %+v", e)
 	}
-	waitFor(t, "every envelope acknowledged", func() bool { return fake.Unacked() == 0 })
-	if tr.count("clean the build") != 1 {
-		t.Fatalf("turns %d", tr.count("clean the build"))
+	chantest.WaitFor(t, "every envelope acknowledged", func() bool { return fake.Unacked() == 0 })
+	if tr.Count("clean the build") != 1 {
+		t.Fatalf("turns %d", tr.Count("clean the build"))
 	}
 }
 
@@ -139,7 +90,7 @@ func TestSlackTurnWithApproval(t *testing.T) {
 func TestSlackFaultsAnsweredExactlyOnce(t *testing.T) {
 	fake := slackfake.Start(botToken, appToken)
 	defer fake.Close()
-	tr := &turner{}
+	tr := &chantest.Turner{}
 	dir := t.TempDir()
 	_, stop := run(t, slackConfig(fake), tr, dir)
 	fake.Inject("chat.postMessage", slackfake.Fault{Status: 429, RetryAfter: 1}, slackfake.Fault{Status: 502})
@@ -149,28 +100,28 @@ func TestSlackFaultsAnsweredExactlyOnce(t *testing.T) {
 		asked[fake.SendText(dm, owner, fmt.Sprintf("m%d", i), "")] = true
 	}
 	asked[fake.SendMention("C0GENERAL", owner, "in a channel")] = true
-	waitFor(t, "the answers", func() bool { return len(fake.Sent()) == n+1 })
+	chantest.WaitFor(t, "the answers", func() bool { return len(fake.Sent()) == n+1 })
 	fake.Redeliver()
 	fake.Disconnect("refresh_requested")
-	waitFor(t, "a fresh socket", func() bool { return fake.Connections() >= 2 && fake.Connected() })
+	chantest.WaitFor(t, "a fresh socket", func() bool { return fake.Connections() >= 2 && fake.Connected() })
 	asked[fake.SendText(dm, owner, "after refresh", "")] = true
-	waitFor(t, "one more answer", func() bool { return len(fake.Sent()) == n+2 })
+	chantest.WaitFor(t, "one more answer", func() bool { return len(fake.Sent()) == n+2 })
 	conns := fake.Connections()
 	fake.DropSocket()
-	waitFor(t, "a socket after the drop", func() bool { return fake.Connections() > conns && fake.Connected() })
+	chantest.WaitFor(t, "a socket after the drop", func() bool { return fake.Connections() > conns && fake.Connected() })
 	conns = fake.Connections()
 	fake.HangSocket()
 	asked[fake.SendText(dm, owner, "during the hang", "")] = true // sent on no socket: it waits for the next
-	waitFor(t, "a socket after the hang", func() bool { return fake.Connections() > conns && fake.Connected() })
-	waitFor(t, "the hang's answer", func() bool { return len(fake.Sent()) == n+3 })
+	chantest.WaitFor(t, "a socket after the hang", func() bool { return fake.Connections() > conns && fake.Connected() })
+	chantest.WaitFor(t, "the hang's answer", func() bool { return len(fake.Sent()) == n+3 })
 	stop()
 	core, stop2 := run(t, slackConfig(fake), tr, dir)
 	defer stop2()
 	fake.Redeliver()
 	asked[fake.SendText(dm, owner, "after restart", "")] = true
-	waitFor(t, "the last answer", func() bool { return len(fake.Sent()) == n+4 })
-	waitFor(t, "the counts", func() bool { return core.Status(context.Background())[0].Counts["out:sent"] == n+4 })
-	waitFor(t, "every envelope acknowledged", func() bool { return fake.Unacked() == 0 })
+	chantest.WaitFor(t, "the last answer", func() bool { return len(fake.Sent()) == n+4 })
+	chantest.WaitFor(t, "the counts", func() bool { return core.Status(context.Background())[0].Counts["out:sent"] == n+4 })
+	chantest.WaitFor(t, "every envelope acknowledged", func() bool { return fake.Unacked() == 0 })
 	seen := map[string]int{}
 	for _, m := range fake.Sent() {
 		seen[m.ThreadTS]++
@@ -180,8 +131,8 @@ func TestSlackFaultsAnsweredExactlyOnce(t *testing.T) {
 			t.Errorf("message %s answered %d times: %+v", ts, seen[ts], fake.Sent())
 		}
 	}
-	if len(seen) != len(asked) || tr.count("m0") != 1 || tr.count("<@UBOT0001> in a channel") != 1 {
-		t.Fatalf("answers %v turns %v", seen, tr.turns)
+	if len(seen) != len(asked) || tr.Count("m0") != 1 || tr.Count("<@UBOT0001> in a channel") != 1 {
+		t.Fatalf("answers %v turns %v", seen, tr.Turns())
 	}
 }
 
@@ -190,7 +141,7 @@ func TestSlackFaultsAnsweredExactlyOnce(t *testing.T) {
 func TestSlackStrangerMentionOnlyChannelIDs(t *testing.T) {
 	fake := slackfake.Start(botToken, appToken)
 	defer fake.Close()
-	tr := &turner{}
+	tr := &chantest.Turner{}
 	sc := slackConfig(fake)
 	sc.MentionOnly, sc.ChannelIDs = true, []string{dm, "C0GENERAL"}
 	_, stop := run(t, sc, tr, t.TempDir())
@@ -200,8 +151,8 @@ func TestSlackStrangerMentionOnlyChannelIDs(t *testing.T) {
 	fake.SendText("C0OTHER", owner, "<@UBOT0001> other channel", "")
 	fake.SendMention("C0GENERAL", owner, "with mention")
 	fake.SendText(dm, owner, "direct", "")
-	waitFor(t, "the answers", func() bool { return len(fake.Sent()) == 2 })
-	waitFor(t, "every envelope acknowledged", func() bool { return fake.Unacked() == 0 })
+	chantest.WaitFor(t, "the answers", func() bool { return len(fake.Sent()) == 2 })
+	chantest.WaitFor(t, "every envelope acknowledged", func() bool { return fake.Unacked() == 0 })
 	time.Sleep(100 * time.Millisecond)
 	var texts []string
 	for _, m := range fake.Sent() {
@@ -213,24 +164,6 @@ func TestSlackStrangerMentionOnlyChannelIDs(t *testing.T) {
 	}
 }
 
-// failingDeliverer records nothing: the adapter must not acknowledge what it was handed.
-type failingDeliverer struct {
-	mu   sync.Mutex
-	fail bool
-	got  []string
-}
-
-func (f *failingDeliverer) Deliver(_ context.Context, ev channel.Inbound) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.got = append(f.got, ev.EventID)
-	if f.fail {
-		return errors.New("disk full")
-	}
-	return nil
-}
-func (f *failingDeliverer) Progress() {}
-
 // An envelope is acknowledged only after Deliver recorded it: one the core failed to record stays
 // unacknowledged and Slack sends it again, to the next connection, where it is recorded under the same id.
 func TestSlackAckWaitsForTheRecord(t *testing.T) {
@@ -241,26 +174,24 @@ func TestSlackAckWaitsForTheRecord(t *testing.T) {
 		t.Fatal(err)
 	}
 	fake.SendText(dm, owner, "hello", "")
-	d := &failingDeliverer{fail: true}
+	d := chantest.Failing()
 	if err := a.Run(context.Background(), d); err == nil || !strings.Contains(err.Error(), "disk full") {
 		t.Fatalf("run: %v", err)
 	}
 	if fake.Unacked() != 1 {
 		t.Fatal("an envelope the core did not record was acknowledged")
 	}
-	d.mu.Lock()
-	d.fail = false
-	d.mu.Unlock()
+	d.Fail.Store(false)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- a.Run(ctx, d) }()
-	waitFor(t, "the acknowledgement", func() bool { return fake.Unacked() == 0 })
+	chantest.WaitFor(t, "the acknowledgement", func() bool { return fake.Unacked() == 0 })
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatalf("run after cancel: %v", err)
 	}
-	if len(d.got) != 2 || d.got[0] != d.got[1] || !strings.HasPrefix(d.got[0], "msg:"+dm+":") {
-		t.Fatalf("deliveries %v", d.got)
+	if len(d.IDs()) != 2 || d.IDs()[0] != d.IDs()[1] || !strings.HasPrefix(d.IDs()[0], "msg:"+dm+":") {
+		t.Fatalf("deliveries %v", d.IDs())
 	}
 }
 
@@ -298,9 +229,9 @@ func TestSlackErrors(t *testing.T) {
 
 	bad := slackConfig(fake)
 	bad.AppToken = "xapp-wrong"
-	core, stop := run(t, bad, &turner{}, t.TempDir())
+	core, stop := run(t, bad, &chantest.Turner{}, t.TempDir())
 	defer stop()
-	waitFor(t, "parked", func() bool {
+	chantest.WaitFor(t, "parked", func() bool {
 		st := core.Status(context.Background())
 		return len(st) == 1 && st[0].State == channel.StateParked
 	})
@@ -334,11 +265,11 @@ func TestSlackTokensFromEnvironment(t *testing.T) {
 		t.Fatalf("bot token from ZEROCLAW_SLACK_BOT_TOKEN: %v", err)
 	}
 	fake.SendText(dm, owner, "hi", "")
-	d := &failingDeliverer{}
+	d := &chantest.Deliverer{}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- a.Run(ctx, d) }()
-	waitFor(t, "the socket (app token from SLACK_APP_TOKEN)", func() bool { return fake.Unacked() == 0 })
+	chantest.WaitFor(t, "the socket (app token from SLACK_APP_TOKEN)", func() bool { return fake.Unacked() == 0 })
 	cancel()
 	<-done
 }
@@ -397,10 +328,10 @@ func TestSlackWasSent(t *testing.T) {
 func TestSlackHostileFrames(t *testing.T) {
 	fake := slackfake.Start(botToken, appToken)
 	defer fake.Close()
-	tr := &turner{}
+	tr := &chantest.Turner{}
 	core, stop := run(t, slackConfig(fake), tr, t.TempDir())
 	defer stop()
-	waitFor(t, "the socket", fake.Connected)
+	chantest.WaitFor(t, "the socket", fake.Connected)
 	conns := fake.Connections()
 	for _, f := range []string{`not json`, `{"type":"events_api"}`, `{"envelope_id":"x1","type":"events_api","payload":{"type":"event_callback","event":{"type":"message","channel":"D../../x","user":"U1 OR 1","text":"hi","ts":"1.2"}}}`,
 		`{"envelope_id":"x2","type":"interactive","payload":{"type":"block_actions","user":{"id":"` + owner + `"},"channel":{"id":"` + dm + `"},"container":{"message_ts":"1.2"},"actions":[{"value":"zc:tok:yes"}]}}`,
@@ -411,9 +342,9 @@ func TestSlackHostileFrames(t *testing.T) {
 	}
 	big := `{"type":"events_api","envelope_id":"big","payload":"` + strings.Repeat("A", 2<<20) + `"}`
 	fake.SendRaw([]byte(big))
-	waitFor(t, "a new socket after the oversized frame", func() bool { return fake.Connections() > conns && fake.Connected() })
+	chantest.WaitFor(t, "a new socket after the oversized frame", func() bool { return fake.Connections() > conns && fake.Connected() })
 	ts := fake.SendText(dm, owner, "still here", "")
-	waitFor(t, "the answer", func() bool { return len(fake.Sent()) == 1 })
+	chantest.WaitFor(t, "the answer", func() bool { return len(fake.Sent()) == 1 })
 	if m := fake.Sent()[0]; m.ThreadTS != ts || m.Text != "echo: still here" {
 		t.Fatalf("sent %+v", m)
 	}
@@ -427,7 +358,7 @@ func TestSlackHostileFrames(t *testing.T) {
 		t.Fatalf("counts %v: an odd frame was recorded", c)
 	}
 	fake.Disconnect("link_disabled")
-	waitFor(t, "parked", func() bool { return core.Status(context.Background())[0].State == channel.StateParked })
+	chantest.WaitFor(t, "parked", func() bool { return core.Status(context.Background())[0].State == channel.StateParked })
 }
 
 // thread_replies = false: answers go to the conversation itself (no thread_ts), also for a message written in
@@ -437,11 +368,11 @@ func TestSlackTopLevelReplies(t *testing.T) {
 	defer fake.Close()
 	sc := slackConfig(fake)
 	sc.ThreadReplies = false
-	_, stop := run(t, sc, &turner{}, t.TempDir())
+	_, stop := run(t, sc, &chantest.Turner{}, t.TempDir())
 	defer stop()
 	root := fake.SendText("C0GENERAL", owner, "top", "")
 	fake.SendText("C0GENERAL", owner, "in a thread", root)
-	waitFor(t, "the answers", func() bool { return len(fake.Sent()) == 2 })
+	chantest.WaitFor(t, "the answers", func() bool { return len(fake.Sent()) == 2 })
 	for _, m := range fake.Sent() {
 		if m.ThreadTS != "" || m.Channel != "C0GENERAL" {
 			t.Fatalf("a reply in a thread although thread_replies = false: %+v", m)
@@ -461,7 +392,7 @@ func TestSlackDialErrorHidesTicket(t *testing.T) {
 	defer fake.Close()
 	fake.Inject("apps.connections.open", slackfake.Fault{URL: "ws://127.0.0.1:1/link/?ticket=SECRET-TICKET&app_id=A1"})
 	a, _ := slack.NewWithTimings(channel.ID{Type: "slack", Alias: "default"}, slackConfig(fake), nil, fast)
-	err := a.Run(context.Background(), &failingDeliverer{})
+	err := a.Run(context.Background(), &chantest.Deliverer{})
 	if err == nil || strings.Contains(err.Error(), "SECRET-TICKET") || !strings.Contains(err.Error(), "socket mode connection failed") {
 		t.Fatalf("run: %v", err)
 	}

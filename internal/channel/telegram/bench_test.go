@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zeroclaw-go/zeroclaw/internal/channel/chantest"
 	"github.com/zeroclaw-go/zeroclaw/internal/channel/telegram/tgfake"
 )
 
@@ -15,7 +16,7 @@ import (
 func BenchmarkInboundToFirstOutbound(b *testing.B) {
 	fake := tgfake.Start(token)
 	defer fake.Close()
-	_, stop := run(b, fake, &turner{}, b.TempDir())
+	_, stop := run(b, fake, &chantest.Turner{}, b.TempDir())
 	defer stop()
 	b.ResetTimer()
 	for i := range b.N {

@@ -1,5 +1,6 @@
 // Package discordfake is a loopback Discord for tests: REST v10 (GET /api/v10/gateway/bot, POST
-// /channels/{id}/messages with nonce/enforce_nonce, POST /channels/{id}/typing, POST
+// /channels/{id}/messages with nonce/enforce_nonce, GET /channels/{id}/messages with after/before/limit (each
+// channel's history, users' messages and the bot's, newest first and without guild_id as REST answers), POST /channels/{id}/typing, POST
 // /interactions/{id}/{token}/callback, {"code","message"} errors, 429 with retry_after and X-RateLimit headers)
 // and the Gateway WebSocket v10 (HELLO, heartbeats and ACKs, IDENTIFY → READY, RESUME → replay → RESUMED,
 // RECONNECT, INVALID_SESSION, close codes), with its own record of what it was sent. Sessions stay resumable
@@ -13,8 +14,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
+	"math"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -73,6 +78,8 @@ type Server struct {
 	closeNext    int // a close code sent to the next IDENTIFY/RESUME instead of READY/RESUMED
 	lastIntents  int64
 	heartbeats   int
+	history      map[string][]map[string]any // channel → its messages, oldest first (REST shape)
+	lists        []string                    // the query of every GET /channels/{id}/messages, "<id>?<query>"
 }
 
 type session struct {
@@ -97,7 +104,7 @@ type wsConn struct {
 func Start(token string) *Server {
 	s := &Server{Token: token, BotID: "900000000000000001", HeartbeatMs: 41250, next: 1100000000000000000,
 		sessions: map[string]*session{}, byNonce: map[string]Message{}, interactions: map[string]string{},
-		answered: map[string]bool{}, faults: map[string][]Fault{}}
+		answered: map[string]bool{}, faults: map[string][]Fault{}, history: map[string][]map[string]any{}}
 	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
 	return s
 }
@@ -123,8 +130,8 @@ func (s *Server) snowflake() string {
 	return strconv.FormatInt(s.next, 10)
 }
 
-// Inject queues faults for a REST route's next calls, in order. Routes: "gateway/bot", "messages", "typing",
-// "callback".
+// Inject queues faults for a REST route's next calls, in order. Routes: "gateway/bot", "messages" (POST),
+// "messages/list" (GET), "typing", "callback".
 func (s *Server) Inject(route string, f ...Fault) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -160,11 +167,32 @@ func (s *Server) SendText(userID, username, channelID, guildID, text string) str
 	m := map[string]any{"id": id, "channel_id": channelID, "type": 0, "content": text,
 		"author":    map[string]any{"id": userID, "username": username, "bot": false},
 		"timestamp": time.Now().UTC().Format(time.RFC3339Nano), "mentions": []any{}}
+	s.history[channelID] = append(s.history[channelID], maps.Clone(m)) // REST objects carry no guild_id
 	if guildID != "" {
 		m["guild_id"] = guildID
 	}
 	s.dispatch("MESSAGE_CREATE", m)
 	return id
+}
+
+// Invalidate ends every session (a RESUME is then answered INVALID_SESSION false, and events sent meanwhile
+// are in no session: only the channels' history has them) and drops the connections.
+func (s *Server) Invalidate() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, se := range s.sessions {
+		se.valid = false
+		if se.conn != nil {
+			se.conn.cancel()
+		}
+	}
+}
+
+// Lists is the "<channel>?<query>" of every GET /channels/{id}/messages the fake answered, in order.
+func (s *Server) Lists() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.lists...)
 }
 
 // Dispatch sends any event (t, d) to the sessions, for tests of odd shapes.
@@ -335,6 +363,8 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		route = "gateway/bot"
 	case len(parts) == 3 && parts[0] == "channels" && parts[2] == "messages" && r.Method == http.MethodPost:
 		route = "messages"
+	case len(parts) == 3 && parts[0] == "channels" && parts[2] == "messages" && r.Method == http.MethodGet:
+		route = "messages/list"
 	case len(parts) == 3 && parts[0] == "channels" && parts[2] == "typing" && r.Method == http.MethodPost:
 		route = "typing"
 	case len(parts) == 4 && parts[0] == "interactions" && parts[3] == "callback" && r.Method == http.MethodPost:
@@ -376,6 +406,8 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 			"session_start_limit": map[string]any{"total": 1000, "remaining": 999, "reset_after": 14400000, "max_concurrency": 1}})
 	case "messages":
 		s.createMessage(w, parts[1], body)
+	case "messages/list":
+		s.listMessages(w, parts[1], r.URL.Query())
 	case "typing":
 		s.mu.Lock()
 		s.typing++
@@ -438,9 +470,59 @@ func (s *Server) createMessage(w http.ResponseWriter, channelID string, p map[st
 		s.byNonce[m.Nonce] = m
 	}
 	obj := s.messageObject(m)
+	s.history[channelID] = append(s.history[channelID], obj)
 	s.dispatch("MESSAGE_CREATE", obj) // the bot sees its own message, as on Discord
 	s.mu.Unlock()
 	reply(w, 200, obj)
+}
+
+// listMessages is GET /channels/{id}/messages: limit 1..100 (default 50); with after, the messages right after
+// that id, else those right before before (or the newest); either way newest first, as Discord answers.
+func (s *Server) listMessages(w http.ResponseWriter, channelID string, q url.Values) {
+	limit := 50
+	if v := q.Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 100 {
+			fail(w, 400, 50035, "Invalid Form Body (limit: int value should be less than or equal to 100.)")
+			return
+		}
+		limit = n
+	}
+	after, before := q.Get("after"), q.Get("before")
+	for _, v := range []string{after, before} {
+		if _, err := strconv.ParseUint(v, 10, 64); v != "" && err != nil {
+			fail(w, 400, 50035, "Invalid Form Body (snowflake: Value is not snowflake.)")
+			return
+		}
+	}
+	s.mu.Lock()
+	s.lists = append(s.lists, channelID+"?"+q.Encode())
+	all := s.history[channelID]
+	var pick []map[string]any
+	if after != "" {
+		a, _ := strconv.ParseUint(after, 10, 64)
+		for _, m := range all {
+			if id, _ := strconv.ParseUint(m["id"].(string), 10, 64); id > a && len(pick) < limit {
+				pick = append(pick, m)
+			}
+		}
+	} else {
+		b := uint64(math.MaxUint64)
+		if before != "" {
+			b, _ = strconv.ParseUint(before, 10, 64)
+		}
+		for i := len(all) - 1; i >= 0 && len(pick) < limit; i-- {
+			if id, _ := strconv.ParseUint(all[i]["id"].(string), 10, 64); id < b {
+				pick = append([]map[string]any{all[i]}, pick...)
+			}
+		}
+	}
+	slices.Reverse(pick)
+	s.mu.Unlock()
+	if pick == nil {
+		pick = []map[string]any{}
+	}
+	reply(w, 200, pick)
 }
 
 func (s *Server) messageObject(m Message) map[string]any {
