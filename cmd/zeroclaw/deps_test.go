@@ -56,6 +56,7 @@ var imports = map[string][]string{
 	"internal/pgdb":                      {"github.com/jackc/pgx/v5/pgconn"},
 	"internal/pgdb/pgtest":               {"internal/pgdb"},
 	"internal/lease":                     {"internal/pgdb"},
+	"internal/cronpg":                    {"internal/cron", "internal/lease", "internal/pgdb", "internal/store"},
 	"internal/workspace":                 {"internal/api", "internal/atomicfile", "internal/config", "golang.org/x/sys/unix"},
 	"internal/skills":                    {"internal/atomicfile", "internal/config", "internal/workspace"},
 	"internal/quickstart":                {"internal/api", "internal/config"},

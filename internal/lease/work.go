@@ -227,3 +227,18 @@ RETURNING w.slot, w.token, w.outcome`, kind, s.holder, limit)
 	}
 	return out, nil
 }
+
+// CheckSlot, inside a transaction, verifies that c is still this daemon's running claim with its token and
+// locks the slot's row until the transaction ends, so no other daemon can record it interrupted before the
+// transaction's writes commit: the fence of a write made on the slot's behalf.
+func CheckSlot(ctx context.Context, tx *pgdb.Tx, c Claim) error {
+	rows, err := tx.Query(ctx, `SELECT 1 FROM zc_work WHERE kind = $1 AND slot = $2 AND holder = $3 AND token = $4
+AND state = 'running' AND lease_until >= now() FOR UPDATE`, c.Kind, c.Slot, c.Holder, c.Token)
+	if err != nil {
+		return fmt.Errorf("lease: check %s/%s: %w", c.Kind, c.Slot, err)
+	}
+	if len(rows) != 1 {
+		return fmt.Errorf("slot %s/%s token %d: %w", c.Kind, c.Slot, c.Token, ErrLost)
+	}
+	return nil
+}
