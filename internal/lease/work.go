@@ -242,3 +242,13 @@ AND state = 'running' AND lease_until >= now() FOR UPDATE`, c.Kind, c.Slot, c.Ho
 	}
 	return nil
 }
+
+// RunningSlots counts the running work slots of every daemon, for status and doctor.
+func (s *Store) RunningSlots(ctx context.Context) (int, error) {
+	rows, err := s.db.Query(ctx, "SELECT count(*) FROM zc_work WHERE state = 'running'")
+	if err != nil {
+		return 0, fmt.Errorf("lease: running slots: %w", err)
+	}
+	n, err := rows[0].Int64(0)
+	return int(n), err
+}
