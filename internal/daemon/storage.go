@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/zeroclaw-go/zeroclaw/internal/api"
@@ -34,6 +35,7 @@ type backend struct {
 
 	stop context.CancelFunc
 	wg   sync.WaitGroup
+	last atomic.Pointer[api.StorageStatus] // refreshed with each announcement
 }
 
 // openBackend connects to the database [storage] backend names (the DSN is [storage.postgres.<alias>] db_url,
@@ -70,6 +72,7 @@ func openBackend(ctx context.Context, cfg *config.Config, log *slog.Logger) (*ba
 	if err := b.leases.Announce(ctx, api.ServerVersion); err != nil {
 		log.Warn("not announced to the other daemons", "component", "storage", "err", err)
 	}
+	b.refresh(ctx)
 	actx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	b.stop = cancel
 	b.wg.Add(1)
@@ -86,6 +89,7 @@ func openBackend(ctx context.Context, cfg *config.Config, log *slog.Logger) (*ba
 			if err := b.leases.Announce(actx, api.ServerVersion); err != nil && actx.Err() == nil {
 				log.Warn("not announced to the other daemons", "component", "storage", "err", err)
 			}
+			b.refresh(actx)
 		}
 	}()
 	log.Info("storage backend is shared", "component", "storage", "backend", b.name, "holder", b.leases.Holder())
@@ -102,12 +106,23 @@ func (b *backend) close() {
 	b.pool.Close()
 }
 
-// status is the backend, the peers seen and the live leases and claims, for status, doctor and /health.
-func (b *backend) status(ctx context.Context) api.StorageStatus {
-	out := api.StorageStatus{Backend: b.name}
-	if b.leases == nil {
-		return out
+// snapshot is the shared backend's last observed state for status and health (nil with sqlite): it never
+// blocks on the database.
+func (b *backend) snapshot() *api.StorageStatus {
+	if b == nil || b.leases == nil {
+		return nil
 	}
+	return b.last.Load()
+}
+
+// refresh reads the peers seen and the live leases and claims into the snapshot.
+func (b *backend) refresh(ctx context.Context) {
+	st := b.read(ctx)
+	b.last.Store(&st)
+}
+
+func (b *backend) read(ctx context.Context) api.StorageStatus {
+	out := api.StorageStatus{Backend: b.name}
 	out.Holder = b.leases.Holder()
 	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()

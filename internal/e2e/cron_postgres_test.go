@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -64,10 +65,11 @@ func TestCronPostgresExactlyOncePerSlotAcrossKill9(t *testing.T) {
 	logPath := filepath.Join(t.TempDir(), "runs.log")
 	homes := make([]string, 3)
 	socks := make([]string, 3)
+	roots := make([]string, 3)
 	for i := range homes {
-		var root string
-		homes[i], root = homeWithConfig(t, fmt.Sprintf(cronPGConfig, dsn, schema))
-		socks[i] = filepath.Join(root, "data", "daemon.sock")
+		homes[i], roots[i] = homeWithConfig(t, fmt.Sprintf(cronPGConfig, dsn, schema))
+		socks[i] = filepath.Join(roots[i], "data", "daemon.sock")
+		t.Cleanup(func() { killIn(workspaceOf(roots[i])) })
 	}
 	daemons := make([]*proc, 3)
 	for i := range daemons {
@@ -76,10 +78,12 @@ func TestCronPostgresExactlyOncePerSlotAcrossKill9(t *testing.T) {
 	}
 	c := cronClient(t, socks[0])
 	const jobs = 6
+	var ids []string
 	for i := range jobs {
-		rpcResult(t, c, 10+i, "cron/add", map[string]any{"agent": "default", "name": fmt.Sprintf("job-%d", i),
+		job := rpcResult(t, c, 10+i, "cron/add", map[string]any{"agent": "default", "name": fmt.Sprintf("job-%d", i),
 			"schedule": map[string]any{"kind": "every", "every_ms": 1000},
 			"command":  fmt.Sprintf("echo job-%d >> %s; sleep 1", i, logPath)})
+		ids = append(ids, job["id"].(string))
 	}
 
 	conn, err := pgx.Connect(t.Context(), dsn)
@@ -123,16 +127,42 @@ func TestCronPostgresExactlyOncePerSlotAcrossKill9(t *testing.T) {
 			signal(t, d, syscall.SIGKILL)
 			d.wait(t, 10*time.Second)
 			kills++
-			daemons[i] = start(t, env(homes[i]), "daemon")
-			waitSocket(t, daemons[i], socks[i])
+			// The killed daemon's job shells outlive it (and hold what they inherited): end them, as a
+			// machine's restart would, before the daemon starts again.
+			killIn(workspaceOf(roots[i]))
+			daemons[i] = restartDaemon(t, homes[i], socks[i])
 		}
-		time.Sleep(700 * time.Millisecond)
+		// Leave the others time to take the killed daemon's work over and to finish runs of their own.
+		time.Sleep(2 * time.Second)
 	}
-	// Let every claim end (a killed daemon's expires within 2 s and is swept), then stop the daemons.
+	// Disable the jobs (on another daemon than the one they were added on: the store is shared), let every
+	// claim end (a killed daemon's expires within 2 s and is swept), then stop the daemons.
+	pc := cronClient(t, socks[2])
+	for i, id := range ids {
+		rpcResult(t, pc, 50+i, "cron/patch", map[string]any{"id": id, "enabled": false})
+	}
 	eventually(t, 60*time.Second, "no cron claim left running", func() bool {
 		return count("SELECT count(*) FROM "+tbl("zc_work")+" WHERE kind = 'cron' AND state = 'running'") == 0 &&
 			count("SELECT count(*) FROM "+tbl("cron_runs")+" WHERE status = 'running'") == 0
 	})
+	// status and health show the shared backend and the three live daemons (announced every 5 s).
+	sc := cronClient(t, socks[1])
+	var st map[string]any
+	eventually(t, 30*time.Second, "status.storage lists three peers", func() bool {
+		st = rpcResult(t, sc, 100, "status", map[string]any{})
+		s, _ := st["storage"].(map[string]any)
+		peers, _ := s["peers"].([]any)
+		return s != nil && s["backend"] == "postgres.shared" && len(peers) == 3
+	})
+	h := rpcResult(t, sc, 101, "health", map[string]any{})
+	comp, _ := h["components"].(map[string]any)["storage"].(map[string]any)
+	if comp == nil || comp["status"] != "ok" || !strings.HasPrefix(fmt.Sprint(comp["detail"]), "postgres.shared: 3 peer(s)") {
+		t.Fatalf("health's storage component: %v", h)
+	}
+	if out := runOK(t, env(homes[1]), "", "status"); !strings.Contains(out, "storage:     postgres.shared, shared: 3 peer(s) seen") ||
+		!strings.Contains(out, "(this daemon)") {
+		t.Fatalf("zeroclaw status:\n%s", out)
+	}
 	for _, d := range daemons {
 		signal(t, d, syscall.SIGTERM)
 	}
@@ -162,11 +192,19 @@ func TestCronPostgresExactlyOncePerSlotAcrossKill9(t *testing.T) {
 	// A done slot's run is ok; an interrupted slot's run is lost.
 	if n := count("SELECT count(*) FROM " + tbl("zc_work") + " w JOIN " + tbl("cron_runs") + " r ON r.slot = w.slot WHERE w.kind = 'cron' AND " +
 		"((w.state = 'done') <> (r.status = 'ok') OR (w.state = 'interrupted') <> (r.status = 'lost'))"); n != 0 {
+		rows, _ := conn.Query(t.Context(), "SELECT w.slot, w.state, w.outcome, r.status, coalesce(r.output, '') FROM "+tbl("zc_work")+" w JOIN "+
+			tbl("cron_runs")+" r ON r.slot = w.slot WHERE w.kind = 'cron' AND ((w.state = 'done') <> (r.status = 'ok') OR (w.state = 'interrupted') <> (r.status = 'lost'))")
+		for rows.Next() {
+			var slot, state, outcome, status, output string
+			_ = rows.Scan(&slot, &state, &outcome, &status, &output)
+			t.Logf("slot %s: %s (%s), run %s: %q", slot, state, outcome, status, output)
+		}
+		rows.Close()
 		t.Fatalf("%d slots whose record disagrees with their run", n)
 	}
 	lost := count("SELECT count(*) FROM " + tbl("cron_runs") + " WHERE status = 'lost'")
-	if lost == 0 {
-		t.Fatal("no run was recorded lost: no kill landed mid-run")
+	if ok := count("SELECT count(*) FROM " + tbl("cron_runs") + " WHERE status = 'ok'"); lost == 0 || ok == 0 {
+		t.Fatalf("%d runs lost, %d ok: the test needs both (kills that land mid-run, and runs that finish)", lost, ok)
 	}
 	raw, err := os.ReadFile(logPath)
 	if err != nil {
@@ -191,4 +229,29 @@ func TestCronPostgresExactlyOncePerSlotAcrossKill9(t *testing.T) {
 		}
 	}
 	t.Logf("%d slots, %d kills, %d runs lost to kills, %d executions logged", slots, kills, lost, len(lines))
+	// Each daemon announced itself, the killed ones under their earlier pids too.
+	if n := count("SELECT count(*) FROM " + tbl("zc_peers")); n < 3+kills {
+		t.Fatalf("%d peers announced, want at least %d (three daemons and a restart per kill)", n, 3+kills)
+	}
+}
+
+// restartDaemon starts the daemon of home again after a kill -9, retrying while the endpoint is still held by
+// what the killed one left (a job's shell exiting): at most 20 tries, 250 ms apart.
+func restartDaemon(t *testing.T, home, sock string) *proc {
+	t.Helper()
+	for try := 0; ; try++ {
+		d := start(t, env(home), "daemon")
+		deadline := time.Now().Add(20 * time.Second)
+		for time.Now().Before(deadline) && !d.exited() {
+			if c, err := net.Dial("unix", sock); err == nil {
+				c.Close()
+				return d
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		if !d.exited() || try == 20 || !strings.Contains(d.stderr.String(), "another daemon") {
+			t.Fatalf("daemon of %s did not come back (try %d); stderr:\n%s", home, try, d.stderr.String())
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
 }
