@@ -155,14 +155,15 @@ func trimOutcome(s string) string {
 	return s
 }
 
-// Extend pushes a running claim's expiry ttl from now; ErrLost when another daemon took it over.
+// Extend pushes a running claim's expiry ttl from now; ErrLost when it expired (even if nobody recorded it
+// interrupted yet: past its expiry another daemon may have, so the holder must stop) or another daemon took it.
 func (s *Store) Extend(ctx context.Context, c Claim, ttl time.Duration) error {
 	t, err := ms(ttl)
 	if err != nil {
 		return err
 	}
 	n, err := s.db.Exec(ctx, `UPDATE zc_work SET lease_until = now() + $5::bigint * interval '1 millisecond'
-WHERE kind = $1 AND slot = $2 AND holder = $3 AND token = $4 AND state = 'running'`, c.Kind, c.Slot, s.holder, c.Token, t)
+WHERE kind = $1 AND slot = $2 AND holder = $3 AND token = $4 AND state = 'running' AND lease_until >= now()`, c.Kind, c.Slot, s.holder, c.Token, t)
 	if err != nil {
 		return fmt.Errorf("lease: extend %s/%s: %w", c.Kind, c.Slot, err)
 	}
