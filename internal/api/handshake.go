@@ -98,6 +98,8 @@ type StatusResult struct {
 	Heartbeat *HeartbeatStatus `json:"heartbeat,omitempty"`
 	// Channels are the chat channels' states; absent when none is configured.
 	Channels []ChannelBrief `json:"channels,omitempty"`
+	// Storage is the shared [storage] backend: peers seen and claims running; absent with sqlite.
+	Storage *StorageStatus `json:"storage,omitempty"`
 }
 
 // SopStatus is status.sop: where SOP runs are kept, and loudly, when they are not durable although that was

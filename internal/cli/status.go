@@ -43,7 +43,25 @@ func runStatus(ctx context.Context, env Env, args []string) error {
 	if st.Sop != nil {
 		fmt.Fprintf(env.Stdout, "  sop:         %s\n", visible.Sanitize(sopLine(*st.Sop)))
 	}
+	if st.Storage != nil {
+		fmt.Fprintf(env.Stdout, "  storage:     %s\n", visible.Sanitize(storageLine(*st.Storage)))
+		for _, p := range st.Storage.Peers {
+			me := ""
+			if p.Holder == st.Storage.Holder {
+				me = " (this daemon)"
+			}
+			fmt.Fprintf(env.Stdout, "    peer:      %s\n", visible.Sanitize(fmt.Sprintf("%s pid %d, version %s, seen %s%s", p.Host, p.PID, p.Version, p.SeenAt, me)))
+		}
+	}
 	return nil
+}
+
+// storageLine words status.storage for the terminal.
+func storageLine(s api.StorageStatus) string {
+	if s.Error != "" {
+		return s.Backend + ": " + s.Error
+	}
+	return fmt.Sprintf("%s, shared: %d peer(s) seen, %d claim(s) running, %d lease(s) held", s.Backend, len(s.Peers), s.Claims, s.Leases)
 }
 
 // sopLine words status.sop for the terminal; runs that are not durable say so in capitals.

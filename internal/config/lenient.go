@@ -144,6 +144,11 @@ func disable(cfg *Config, path string) bool {
 	if err != nil || len(p) == 0 || p[0] == "schema_version" {
 		return false
 	}
+	if len(p) >= 2 && p[0] == "storage" && p[1] == "backend" {
+		// Falling back to sqlite would run this daemon's jobs apart from the daemons it shares them with (each
+		// would run them): a bad shared backend stops the start instead.
+		return false
+	}
 	p = p[:entryLen(p)]
 	err = removeOrReset(reflect.ValueOf(cfg).Elem(), p, p)
 	return err == nil

@@ -37,9 +37,24 @@ type AgentMemoryConfig struct {
 	Backend string `toml:"backend" desc:"The agent's memory backend kind: sqlite (default: the install's [memory] backend), postgres, markdown or none."`
 }
 
-// StorageConfig is [storage]: named database connections ([storage.postgres.<alias>]).
+// StorageConfig is [storage]: where the daemon's shared state lives, and named database connections
+// ([storage.postgres.<alias>]).
 type StorageConfig struct {
-	Postgres map[string]PostgresStorage `toml:"postgres"`
+	Backend      string                     `toml:"backend" desc:"Where cron jobs and their runs live: sqlite (data/cron/jobs.db, this install only) or postgres.<alias> ([storage.postgres.<alias>], shared by every daemon on that database, each run claimed by exactly one)."`
+	ClaimTTLSecs int                        `toml:"claim_ttl_secs" desc:"With a postgres backend: seconds a daemon's claim on a running job lasts without being renewed; a daemon that dies loses its claims this long after, and another records the run interrupted."`
+	Postgres     map[string]PostgresStorage `toml:"postgres"`
+}
+
+// DefaultClaimTTLSecs is [storage] claim_ttl_secs's default.
+const DefaultClaimTTLSecs = 30
+
+// StorageBackend is [storage] backend's kind and alias: ("sqlite", "") by default, ("postgres", alias) for
+// "postgres.<alias>".
+func (s StorageConfig) StorageBackend() (kind, alias string) {
+	if k, a, ok := strings.Cut(s.Backend, "."); ok && k == "postgres" {
+		return "postgres", a
+	}
+	return "sqlite", ""
 }
 
 // PostgresStorage is storage.postgres.<alias>. DBURL is a secret (it may carry a password).
@@ -127,6 +142,20 @@ func validateMemory(cfg *Config, v *validator) []string {
 	}
 	if p := m.EmbeddingProvider; p != "" && p != "none" {
 		warnings = append(warnings, fmt.Sprintf("config: memory.embedding_provider = %q is not supported yet: recall is keyword-only (BM25)", p))
+	}
+	switch kind, alias, dotted := strings.Cut(cfg.Storage.Backend, "."); {
+	case cfg.Storage.Backend == "" || cfg.Storage.Backend == "sqlite":
+	case kind == "postgres" && dotted:
+		if _, ok := cfg.Storage.Postgres[alias]; !ok {
+			v.add(Path{"storage", "backend"}, "storage %q is not defined under [storage.postgres]", cfg.Storage.Backend)
+		}
+	case cfg.Storage.Backend == "postgres":
+		v.add(Path{"storage", "backend"}, "name the connection: \"postgres.<alias>\" with [storage.postgres.<alias>] db_url")
+	default:
+		v.add(Path{"storage", "backend"}, "must be sqlite or postgres.<alias>, got %q", cfg.Storage.Backend)
+	}
+	if n := cfg.Storage.ClaimTTLSecs; n < 2 || n > 3600 {
+		v.add(Path{"storage", "claim_ttl_secs"}, "must be between 2 and 3600, got %d", n)
 	}
 	for _, name := range sortedKeys(cfg.Storage.Postgres) {
 		if cfg.Storage.Postgres[name].DBURL == "" {

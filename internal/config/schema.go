@@ -469,6 +469,7 @@ func base() *Config {
 		Security: SecurityConfig{TrustDaemonUID: true},
 		ACP:      ACPConfig{MaxSessions: DefaultACPMaxSessions, SessionTimeoutSecs: DefaultACPSessionTimeoutSecs},
 		Memory:   DefaultMemory(),
+		Storage:  StorageConfig{Backend: "sqlite", ClaimTTLSecs: DefaultClaimTTLSecs},
 		Skills:   SkillsConfig{PromptInjectionMode: SkillsModeFull},
 		MCP:      MCPConfig{Enabled: true},
 		Scheduler: SchedulerConfig{Enabled: true, MaxTasks: 64, MaxConcurrent: 4, CatchUpOnStartup: true,

@@ -427,14 +427,30 @@ func (s *Scheduler) Trigger(ctx context.Context, id string) (api.CronTriggerResu
 	defer s.wg.Done()
 	started := s.o.Clock.Now()
 	cfg := s.o.Config()
-	runID, ok, err := s.o.Store.ClaimRun(ctx, store.Claim{JobID: id, Now: started, KeepRuns: cfg.Scheduler.MaxRunHistory})
+	claim := store.Claim{JobID: id, Now: started, KeepRuns: cfg.Scheduler.MaxRunHistory}
+	sh, shared := s.o.Store.(Shared)
+	if shared {
+		// A manual run is a slot of its own, so a daemon that dies during it has its run settled too.
+		claim.Slot = id + slotSep + manualSlot + s.o.NewID()
+		if res, err := sh.ClaimSlot(ctx, claim.Slot, s.claimTTL()); err != nil {
+			return api.CronTriggerResult{}, err
+		} else if res != SlotClaimed {
+			return api.CronTriggerResult{}, fmt.Errorf("%w: %s", ErrBusy, id)
+		}
+	}
+	runID, ok, err := s.o.Store.ClaimRun(ctx, claim)
+	if (err != nil || !ok) && shared {
+		if derr := sh.DropSlot(context.WithoutCancel(ctx), claim.Slot, "not run: the job is running already"); derr != nil {
+			s.log.Warn("unrun slot not ended", "job", id, "slot", claim.Slot, "err", derr)
+		}
+	}
 	if err != nil {
 		return api.CronTriggerResult{}, err
 	}
 	if !ok {
 		return api.CronTriggerResult{}, fmt.Errorf("%w: %s", ErrBusy, id)
 	}
-	res, finished := s.runClaimed(ctx, j, runID, started, true)
+	res, finished := s.runClaimed(ctx, j, runID, started, true, claim.Slot)
 	status := store.CronStatusOK
 	if !res.success {
 		status = store.CronStatusError

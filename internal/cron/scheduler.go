@@ -75,7 +75,7 @@ type Tasks interface {
 
 // Options configure a Scheduler. Store and Config are required.
 type Options struct {
-	Store       *store.CronStore
+	Store       Store
 	Config      func() *config.Config
 	InstallRoot string // agents/<alias>/workspace lives here
 	Clock       clock.Clock
@@ -149,7 +149,12 @@ func (s *Scheduler) Start(ctx context.Context) error {
 	if err := s.Reconcile(ctx); err != nil {
 		s.log.Warn("declarative jobs not reconciled", "err", err)
 	}
-	s.recover(ctx)
+	if sh, ok := s.o.Store.(Shared); ok {
+		// Other daemons' runs are live: only the claims that expired are this daemon's to settle.
+		s.sweep(ctx, sh)
+	} else {
+		s.recover(ctx)
+	}
 	if !cfg.Scheduler.Enabled {
 		s.log.Info("scheduler disabled ([scheduler] enabled = false)")
 		return nil
@@ -290,6 +295,10 @@ func (s *Scheduler) loop(ctx context.Context) {
 func (s *Scheduler) nextWait(ctx context.Context) time.Duration {
 	poll := time.Duration(s.o.Config().Reliability.SchedulerPollSecs) * time.Second
 	wait := max(poll, MinPoll)
+	if _, shared := s.o.Store.(Shared); shared {
+		// The expired claims of a dead daemon are swept at the next tick: at most a ttl after they expire.
+		wait = min(wait, s.claimTTL())
+	}
 	next, ok, err := s.o.Store.NextDue(ctx)
 	if err != nil || !ok {
 		return wait
@@ -306,6 +315,9 @@ func (s *Scheduler) tick(ctx context.Context) {
 	cfg := s.o.Config()
 	if !cfg.Scheduler.Enabled {
 		return
+	}
+	if sh, ok := s.o.Store.(Shared); ok {
+		s.sweep(ctx, sh)
 	}
 	jobs, err := s.o.Store.Due(ctx, s.o.Clock.Now())
 	if err != nil {
@@ -346,13 +358,27 @@ func (s *Scheduler) launch(ctx context.Context, j store.CronJob) {
 			claim.NextRun = &n
 		}
 	}
-	runID, ok, err := s.o.Store.ClaimRun(ctx, claim)
-	if err != nil {
-		s.log.Warn("claim failed", "job", j.ID, "err", err)
-		return
+	sh, shared := s.o.Store.(Shared)
+	if shared {
+		// Of the daemons sharing the store, the one that claims the slot (job, occurrence) runs it.
+		due := j.NextRun
+		claim.DueAt, claim.Slot = &due, SlotKey(j.ID, due)
+		if !s.claimSlot(ctx, sh, claim.Slot) {
+			return
+		}
 	}
-	if !ok {
-		s.log.Debug("job claimed elsewhere; not started", "job", j.ID)
+	runID, ok, err := s.o.Store.ClaimRun(ctx, claim)
+	if err != nil || !ok {
+		if err != nil {
+			s.log.Warn("claim failed", "job", j.ID, "err", err)
+		} else {
+			s.log.Debug("job claimed elsewhere; not started", "job", j.ID)
+		}
+		if shared {
+			if err := sh.DropSlot(context.WithoutCancel(ctx), claim.Slot, "not run: the job changed or was claimed before its run was recorded"); err != nil {
+				s.log.Warn("unrun slot not ended", "job", j.ID, "slot", claim.Slot, "err", err)
+			}
+		}
 		return
 	}
 	s.wg.Add(1)
@@ -368,7 +394,7 @@ func (s *Scheduler) launch(ctx context.Context, j store.CronJob) {
 			default:
 			}
 		}()
-		s.runClaimed(ctx, j, runID, now, false)
+		s.runClaimed(ctx, j, runID, now, false, claim.Slot)
 	}()
 }
 
@@ -379,8 +405,16 @@ type result struct {
 }
 
 // runClaimed runs a claimed job, records the run and the job's next state, and ends its task.
-func (s *Scheduler) runClaimed(ctx context.Context, j store.CronJob, runID int64, started time.Time, manual bool) (result, time.Time) {
+func (s *Scheduler) runClaimed(ctx context.Context, j store.CronJob, runID int64, started time.Time, manual bool, slot string) (result, time.Time) {
 	cfg := s.o.Config()
+	if sh, ok := s.o.Store.(Shared); ok && slot != "" {
+		// The claim is renewed while the run lasts; lost (this daemon was cut off longer than the ttl and
+		// another recorded the run interrupted), the run is cancelled: its result can no longer be recorded.
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithCancel(ctx)
+		stop := s.extend(ctx, sh, j.ID, slot, cancel)
+		defer func() { stop(); cancel() }()
+	}
 	taskID := s.o.NewID()
 	alias, aliasErr := owner(cfg, j)
 	if s.o.Tasks != nil {
@@ -407,7 +441,7 @@ func (s *Scheduler) runClaimed(ctx context.Context, j store.CronJob, runID int64
 		status = store.CronStatusError
 	}
 	f := store.Finish{JobID: j.ID, RunID: runID, FinishedAt: finished, Status: status, Output: res.output,
-		DurationMS: finished.Sub(started).Milliseconds(), KeepRuns: cfg.Scheduler.MaxRunHistory}
+		DurationMS: finished.Sub(started).Milliseconds(), KeepRuns: cfg.Scheduler.MaxRunHistory, Slot: slot}
 	f.Action, f.NextRun = s.completion(j, res.success, finished, manual)
 	durable := context.WithoutCancel(ctx)
 	if err := s.o.Store.FinishRun(durable, f); err != nil {

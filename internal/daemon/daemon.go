@@ -327,6 +327,7 @@ func Run(ctx context.Context, opts Options) error {
 
 		Gateway:   func() *api.GatewayStatus { return d.gatewayStatus(opts.Ephemeral) },
 		Sop:       sopRT.status,
+		Storage:   st.backend.snapshot,
 		Heartbeat: hbRT.hb,
 		Doctor: doctorFor(layout, endpoint, opts.Environ, func() *api.GatewayStatus { return d.gatewayStatus(opts.Ephemeral) },
 			func() *api.HandshakeOnly { return d.srv.HandshakeOnly() }, sopRT.status, mcpm.Status, hbRT.hb.Status, chRT.status, // called only once the server serves

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/zeroclaw-go/zeroclaw/internal/config"
+	"github.com/zeroclaw-go/zeroclaw/internal/cron"
 	"github.com/zeroclaw-go/zeroclaw/internal/install"
 	"github.com/zeroclaw-go/zeroclaw/internal/store"
 	"github.com/zeroclaw-go/zeroclaw/internal/store/jsonl"
@@ -18,7 +19,8 @@ import (
 type stores struct {
 	chat    store.Chat // the session backend: *store.ChatStore (sessions.db) or *jsonl.Chat
 	costs   *store.CostLedger
-	cron    *store.CronStore   // data/cron/jobs.db, created by its first write only
+	cron    cronStore          // data/cron/jobs.db, created by its first write only, or the shared backend's
+	backend *backend           // [storage] backend: sqlite, or the shared PostgreSQL database
 	tasks   *store.TaskStore   // data/control_plane.db
 	acp     *store.ACPStore    // nil when acp-sessions.db could not be opened: ACP sessions then live in memory
 	devices *store.DeviceStore // data/devices.db; nil when it could not be opened
@@ -37,8 +39,13 @@ var onImportSource func(source string)
 // openStores opens the session backend (openChat), and the other stores: the control plane, the cost ledger
 // (data/state/costs.jsonl, created lazily on the first record), cron and ACP.
 func openStores(ctx context.Context, layout install.Layout, cfg *config.Config, log *slog.Logger) (*stores, error) {
+	be, err := openBackend(ctx, cfg, log)
+	if err != nil {
+		return nil, err
+	}
 	chat, imp, err := openChat(ctx, layout, cfg, log)
 	if err != nil {
+		be.close()
 		return nil, err
 	}
 	// With the install lock held nothing runs yet: a session stored as running was cut by the end of a
@@ -51,14 +58,19 @@ func openStores(ctx context.Context, layout install.Layout, cfg *config.Config, 
 	tasks, err := store.OpenControlPlane(ctx, filepath.Join(layout.DataDir, "control_plane.db"))
 	if err != nil {
 		_ = chat.Close()
+		be.close()
 		return nil, fmt.Errorf("daemon: open control plane: %w", err)
 	}
 	st := &stores{
-		imp:   imp,
-		chat:  chat,
-		costs: store.OpenCostLedger(filepath.Join(layout.StateDir(), "costs.jsonl")),
-		cron:  store.OpenCron(filepath.Join(layout.DataDir, "cron", "jobs.db")),
-		tasks: tasks,
+		imp:     imp,
+		chat:    chat,
+		costs:   store.OpenCostLedger(filepath.Join(layout.StateDir(), "costs.jsonl")),
+		cron:    store.OpenCron(filepath.Join(layout.DataDir, "cron", "jobs.db")),
+		tasks:   tasks,
+		backend: be,
+	}
+	if be.cron != nil {
+		st.cron = be.cron
 	}
 	// A broken ACP store does not stop the daemon: ACP sessions then live in memory only and initialize tells
 	// clients that session/load is unavailable (acp.md).
@@ -101,6 +113,13 @@ func (s *stores) closeAll(log *slog.Logger) {
 			log.Warn("closing acp store", "component", "store", "err", err)
 		}
 	}
+	s.backend.close()
+}
+
+// cronStore is the scheduler's store with its Close.
+type cronStore interface {
+	cron.Store
+	Close() error
 }
 
 // cancelImport cuts a running legacy import short (the shutdown's drain): the calls waiting for its sessions go

@@ -52,6 +52,11 @@ func checkConfig(r *report, o Options) *config.Config {
 	}
 	m, err := config.OpenLenient(path, nil, o.Environ, nil)
 	if err != nil {
+		if len(problems) > 0 {
+			// Not every problem disables only its entry (a bad storage.backend, no agent left): then the
+			// daemon does not start at all.
+			r.fail(CategoryConfig, "config-invalid", path, err.Error(), r.t("doctor-config-invalid-fix", "path", path))
+		}
 		return nil
 	}
 	return m.Current()

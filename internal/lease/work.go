@@ -155,14 +155,15 @@ func trimOutcome(s string) string {
 	return s
 }
 
-// Extend pushes a running claim's expiry ttl from now; ErrLost when another daemon took it over.
+// Extend pushes a running claim's expiry ttl from now; ErrLost when it expired (even if nobody recorded it
+// interrupted yet: past its expiry another daemon may have, so the holder must stop) or another daemon took it.
 func (s *Store) Extend(ctx context.Context, c Claim, ttl time.Duration) error {
 	t, err := ms(ttl)
 	if err != nil {
 		return err
 	}
 	n, err := s.db.Exec(ctx, `UPDATE zc_work SET lease_until = now() + $5::bigint * interval '1 millisecond'
-WHERE kind = $1 AND slot = $2 AND holder = $3 AND token = $4 AND state = 'running'`, c.Kind, c.Slot, s.holder, c.Token, t)
+WHERE kind = $1 AND slot = $2 AND holder = $3 AND token = $4 AND state = 'running' AND lease_until >= now()`, c.Kind, c.Slot, s.holder, c.Token, t)
 	if err != nil {
 		return fmt.Errorf("lease: extend %s/%s: %w", c.Kind, c.Slot, err)
 	}
@@ -226,4 +227,29 @@ RETURNING w.slot, w.token, w.outcome`, kind, s.holder, limit)
 		out = append(out, c)
 	}
 	return out, nil
+}
+
+// CheckSlot, inside a transaction, verifies that c is still this daemon's running claim with its token and
+// locks the slot's row until the transaction ends, so no other daemon can record it interrupted before the
+// transaction's writes commit: the fence of a write made on the slot's behalf.
+func CheckSlot(ctx context.Context, tx *pgdb.Tx, c Claim) error {
+	rows, err := tx.Query(ctx, `SELECT 1 FROM zc_work WHERE kind = $1 AND slot = $2 AND holder = $3 AND token = $4
+AND state = 'running' AND lease_until >= now() FOR UPDATE`, c.Kind, c.Slot, c.Holder, c.Token)
+	if err != nil {
+		return fmt.Errorf("lease: check %s/%s: %w", c.Kind, c.Slot, err)
+	}
+	if len(rows) != 1 {
+		return fmt.Errorf("slot %s/%s token %d: %w", c.Kind, c.Slot, c.Token, ErrLost)
+	}
+	return nil
+}
+
+// RunningSlots counts the running work slots of every daemon, for status and doctor.
+func (s *Store) RunningSlots(ctx context.Context) (int, error) {
+	rows, err := s.db.Query(ctx, "SELECT count(*) FROM zc_work WHERE state = 'running'")
+	if err != nil {
+		return 0, fmt.Errorf("lease: running slots: %w", err)
+	}
+	n, err := rows[0].Int64(0)
+	return int(n), err
 }

@@ -159,12 +159,16 @@ func (s *Server) status(_ context.Context, p *Peer, _ *noParams) (*jsonrpc.Encod
 	if s.opts.ChannelStates != nil {
 		chans = s.opts.ChannelStates()
 	}
+	var storage *api.StorageStatus
+	if s.opts.Storage != nil {
+		storage = s.opts.Storage()
+	}
 	advertised := serverVersion(s.config())
 	if !paths {
 		return s.statusRedacted(ids, uptime, version, gw, sop, hb, chans)
 	}
 	if c := s.statusCache.Load(); c != nil && c.uptime == uptime && c.version == version && c.advertised == advertised && slices.Equal(c.ids, ids) &&
-		equalGateway(c.gateway, gw) && equalSop(c.sop, sop) && equalHeartbeat(c.hb, hb) && slices.Equal(c.channels, chans) {
+		equalGateway(c.gateway, gw) && equalSop(c.sop, sop) && equalHeartbeat(c.hb, hb) && slices.Equal(c.channels, chans) && c.storage == storage {
 		return c.enc, nil
 	}
 	info := s.opts.Info
@@ -185,6 +189,7 @@ func (s *Server) status(_ context.Context, p *Peer, _ *noParams) (*jsonrpc.Encod
 		Sop:              sop,
 		Heartbeat:        hb,
 		Channels:         chans,
+		Storage:          storage,
 	}
 	if res.SessionIDs == nil {
 		res.SessionIDs = []string{} // "session_ids":[], not null
@@ -193,7 +198,7 @@ func (s *Server) status(_ context.Context, p *Peer, _ *noParams) (*jsonrpc.Encod
 	if err != nil {
 		return nil, err
 	}
-	s.statusCache.Store(&statusCache{uptime: uptime, version: version, advertised: advertised, ids: ids, gateway: gw, sop: sop, hb: hb, channels: chans, enc: enc})
+	s.statusCache.Store(&statusCache{uptime: uptime, version: version, advertised: advertised, ids: ids, gateway: gw, sop: sop, hb: hb, channels: chans, storage: storage, enc: enc})
 	return enc, nil
 }
 
@@ -224,6 +229,7 @@ type statusCache struct {
 	gateway    *api.GatewayStatus
 	sop        *api.SopStatus
 	channels   []api.ChannelBrief
+	storage    *api.StorageStatus
 	enc        *jsonrpc.Encoded
 }
 
@@ -267,6 +273,17 @@ func (s *Server) health(ctx context.Context, _ *Peer, _ *noParams) (api.HealthRe
 	if s.opts.Heartbeat != nil {
 		if h, ok := heartbeatHealth(s.opts.Heartbeat.Status()); ok {
 			comps["heartbeat"] = h
+		}
+	}
+	if s.opts.Storage != nil {
+		if st := s.opts.Storage(); st != nil {
+			// Counts only: /health is open, and peers' host names are not its business.
+			h := api.ComponentHealth{Status: "ok", Detail: fmt.Sprintf("%s: %d peer(s), %d claim(s) running, %d lease(s) held",
+				st.Backend, len(st.Peers), st.Claims, st.Leases)}
+			if st.Error != "" {
+				h.Status, h.Detail = "error", st.Backend+": "+st.Error
+			}
+			comps["storage"] = h
 		}
 	}
 	return api.HealthResult{Status: "ok", UptimeSecs: int64(s.opts.Clock.Now().Sub(s.opts.Info.StartedAt) / time.Second), Components: comps}, nil

@@ -89,6 +89,9 @@ type Options struct {
 	Gateway func() *api.GatewayStatus
 	// Sop reports the SOP runtime for status; nil (or a nil result) leaves status.sop out.
 	Sop func() *api.SopStatus
+	// Storage reports a shared [storage] backend for status and health; nil (or a nil result) leaves it out.
+	// Must not block; a value returned is never modified (a new one stands for a change).
+	Storage func() *api.StorageStatus
 	// Heartbeat serves heartbeat/runs and status.heartbeat; nil leaves both out.
 	Heartbeat Heartbeat
 	// Doctor serves doctor/run; nil leaves it out.

@@ -433,6 +433,12 @@ type Claim struct {
 	// Due, when set, makes the claim succeed only if the job is still enabled and due at Now (a scheduled run;
 	// a manual trigger leaves it unset).
 	Due bool
+	// DueAt, when set with Due, makes the claim succeed only if the job's next_run is still exactly DueAt: the
+	// occurrence the caller read is the one it runs.
+	DueAt *time.Time
+	// Slot, on a store several daemons share, is the work slot this run was claimed under (the claim is fenced
+	// on it); "" on a store of one install.
+	Slot string
 }
 
 // ClaimRun claims the job (upstream's UPDATE ... SET locked_at=now WHERE id=? AND locked_at IS NULL) and, in the
@@ -451,6 +457,10 @@ func (s *CronStore) ClaimRun(ctx context.Context, c Claim) (int64, bool, error) 
 		if c.Due {
 			q += " AND enabled = 1 AND next_run <= ?"
 			args = append(args, cronTime(c.Now))
+			if c.DueAt != nil {
+				q += " AND next_run = ?"
+				args = append(args, cronTime(*c.DueAt))
+			}
 		}
 		res, err := tx.ExecContext(ctx, q, args...)
 		if err != nil {
@@ -515,6 +525,7 @@ type Finish struct {
 	Action     Completion
 	NextRun    time.Time // for CompleteReschedule
 	KeepRuns   int
+	Slot       string // the run's Claim.Slot
 }
 
 // FinishRun records the run's end and the job's new state in one transaction and releases the claim. When
