@@ -194,6 +194,8 @@ func Run(ctx context.Context, opts Options) error {
 		return stopped(err)
 	}
 	defer st.close(log)
+	keeper := startStorageKeeper(ctx, clk, log)
+	defer keeper.stop() // before the stores close (defers run last-in first-out)
 	backend := sessionBackend(cfg.Current())
 	cfg.OnChange(func(c *config.Config) {
 		if b := sessionBackend(c); b != backend {
