@@ -68,6 +68,7 @@ func commands() []command {
 		{"doctor", "cli-doctor-about", runDoctor},
 		{"backup", "cli-backup-about", runBackup},
 		{"restore", "cli-restore-about", runRestore},
+		{"storage", "cli-storage-about", runStorage},
 		{"rpc", "cli-rpc-about", runRPC},
 		{"stop", "cli-stop-about", runStop},
 		{"service", "cli-service-about", runService},

@@ -146,6 +146,7 @@ cli-costs-about = print model spending as a table by day, agent or model
 cli-doctor-about = check the install (file modes, databases, secrets, config, providers) and say how to fix what is wrong
 cli-backup-about = write a consistent archive of the install (FILE.tar.gz), even while the daemon runs
 cli-restore-about = verify an archive, then restore it as the install (--force keeps the old one aside)
+cli-storage-about = rewrite the SQLite stores without their free pages (zeroclaw storage compact; the daemon stopped)
 cli-rpc-about = send NDJSON requests from stdin to the daemon and print every reply (a socat replacement)
 cli-stop-about = ask the running daemon to shut down
 cli-service-about = install, uninstall, start, stop or show the daemon as a user service (systemd, launchd)

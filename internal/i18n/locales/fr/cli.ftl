@@ -145,6 +145,7 @@ cli-costs-about = afficher les dépenses en modèles sous forme de tableau par j
 cli-doctor-about = vérifier l'installation (droits des fichiers, bases, secrets, configuration, fournisseurs) et dire comment corriger ce qui ne va pas
 cli-backup-about = écrire une archive cohérente de l'installation (FICHIER.tar.gz), même pendant que le démon tourne
 cli-restore-about = vérifier une archive, puis la restaurer comme installation (--force met l'ancienne de côté)
+cli-storage-about = réécrire les bases SQLite sans leurs pages libres (zeroclaw storage compact ; le démon arrêté)
 cli-rpc-about = envoyer au démon des requêtes NDJSON lues sur stdin et afficher chaque réponse (remplace socat)
 cli-stop-about = demander au démon en cours de s'arrêter
 cli-service-about = installer, désinstaller, démarrer, arrêter ou afficher le démon comme service utilisateur (systemd, launchd)
