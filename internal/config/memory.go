@@ -37,9 +37,11 @@ type AgentMemoryConfig struct {
 	Backend string `toml:"backend" desc:"The agent's memory backend kind: sqlite (default: the install's [memory] backend), postgres, markdown or none."`
 }
 
-// StorageConfig is [storage]: named database connections ([storage.postgres.<alias>]).
+// StorageConfig is [storage]: the install's disk budget (ours) and named database connections
+// ([storage.postgres.<alias>]).
 type StorageConfig struct {
-	Postgres map[string]PostgresStorage `toml:"postgres"`
+	MaxDiskBytes int64                      `toml:"max_disk_bytes" desc:"Disk budget of the data dir in bytes (ours): past it the daemon deletes what is prunable, oldest first (rotated log files), records each deletion in data/state/prunes.jsonl, and doctor warns when what remains is still over; sessions, config, secrets, cron and memory are never deleted for it. 0: no budget."`
+	Postgres     map[string]PostgresStorage `toml:"postgres"`
 }
 
 // PostgresStorage is storage.postgres.<alias>. DBURL is a secret (it may carry a password).
@@ -127,6 +129,9 @@ func validateMemory(cfg *Config, v *validator) []string {
 	}
 	if p := m.EmbeddingProvider; p != "" && p != "none" {
 		warnings = append(warnings, fmt.Sprintf("config: memory.embedding_provider = %q is not supported yet: recall is keyword-only (BM25)", p))
+	}
+	if cfg.Storage.MaxDiskBytes < 0 {
+		v.add(Path{"storage", "max_disk_bytes"}, "must not be negative (0: no budget)")
 	}
 	for _, name := range sortedKeys(cfg.Storage.Postgres) {
 		if cfg.Storage.Postgres[name].DBURL == "" {
