@@ -16,10 +16,10 @@ import (
 	"github.com/zeroclaw-go/zeroclaw/internal/store/pgchat"
 )
 
-const storageSynopsis = "migrate --to postgres|sqlite DSN [--schema NAME] [--config-dir DIR]"
+const storageSynopsis = "migrate --to postgres|sqlite DSN [--schema NAME] [--config-dir DIR] | compact [--store NAME] [--config-dir DIR]"
 
 func runStorage(ctx context.Context, env Env, args []string) error {
-	return group{name: "storage", synopsis: storageSynopsis, subs: []subcommand{sub("migrate", storageMigrate)}}.run(ctx, env, args)
+	return group{name: "storage", synopsis: storageSynopsis, subs: []subcommand{sub("migrate", storageMigrate), sub("compact", storageCompact)}}.run(ctx, env, args)
 }
 
 // storageMigrate copies the install's chat sessions between its SQLite database and PostgreSQL, resumably and

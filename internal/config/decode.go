@@ -201,7 +201,7 @@ func coerce(v reflect.Value, val any) error {
 			return bad()
 		}
 		v.SetBool(b)
-	case reflect.Int:
+	case reflect.Int, reflect.Int64:
 		switch n := val.(type) {
 		case int64:
 			v.SetInt(n)
@@ -266,7 +266,7 @@ func coerceString(t reflect.Type, s string) (any, error) {
 			return nil, fmt.Errorf("%w: expected boolean", ErrInvalidValue)
 		}
 		return b, nil
-	case reflect.Int:
+	case reflect.Int, reflect.Int64:
 		i, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
 		if err != nil {
 			return nil, fmt.Errorf("%w: expected integer", ErrInvalidValue)
@@ -318,7 +318,7 @@ func typeName(t reflect.Type) string {
 		return "string"
 	case reflect.Bool:
 		return "boolean"
-	case reflect.Int:
+	case reflect.Int, reflect.Int64:
 		return "integer"
 	case reflect.Float64:
 		return "float"
@@ -403,7 +403,7 @@ func literal(v reflect.Value) string {
 		return tomledit.Quote(v.String())
 	case reflect.Bool:
 		return strconv.FormatBool(v.Bool())
-	case reflect.Int:
+	case reflect.Int, reflect.Int64:
 		return strconv.FormatInt(v.Int(), 10)
 	case reflect.Float64:
 		s := strconv.FormatFloat(v.Float(), 'g', -1, 64)

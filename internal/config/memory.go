@@ -37,11 +37,12 @@ type AgentMemoryConfig struct {
 	Backend string `toml:"backend" desc:"The agent's memory backend kind: sqlite (default: the install's [memory] backend), postgres, markdown or none."`
 }
 
-// StorageConfig is [storage]: where the daemon's shared state lives, and named database connections
-// ([storage.postgres.<alias>]).
+// StorageConfig is [storage]: where the daemon's shared state lives, the install's disk budget (ours), and
+// named database connections ([storage.postgres.<alias>]).
 type StorageConfig struct {
 	Backend      string                     `toml:"backend" desc:"Where cron jobs and their runs live: sqlite (data/cron/jobs.db, this install only) or postgres.<alias> ([storage.postgres.<alias>], shared by every daemon on that database, each run claimed by exactly one)."`
 	ClaimTTLSecs int                        `toml:"claim_ttl_secs" desc:"With a postgres backend: seconds a daemon's claim on a running job lasts without being renewed; a daemon that dies loses its claims this long after, and another records the run interrupted."`
+	MaxDiskBytes int64                      `toml:"max_disk_bytes" desc:"Disk budget of the data dir in bytes (ours): past it the daemon deletes what is prunable, oldest first (rotated log files), records each deletion in data/state/prunes.jsonl, and doctor warns when what remains is still over; sessions, config, secrets, cron and memory are never deleted for it. 0: no budget."`
 	Postgres     map[string]PostgresStorage `toml:"postgres"`
 }
 
@@ -156,6 +157,9 @@ func validateMemory(cfg *Config, v *validator) []string {
 	}
 	if n := cfg.Storage.ClaimTTLSecs; n < 2 || n > 3600 {
 		v.add(Path{"storage", "claim_ttl_secs"}, "must be between 2 and 3600, got %d", n)
+	}
+	if cfg.Storage.MaxDiskBytes < 0 {
+		v.add(Path{"storage", "max_disk_bytes"}, "must not be negative (0: no budget)")
 	}
 	for _, name := range sortedKeys(cfg.Storage.Postgres) {
 		if cfg.Storage.Postgres[name].DBURL == "" {

@@ -57,8 +57,9 @@ var sectionTable = []sectionInfo{
 		"names in runtime_profile; their tool_filter_groups choose which MCP tools reach the model in each turn."},
 	{key: "memory", group: "Storage", help: "What the agents remember across sessions: the backend (sqlite, " +
 		"postgres.<alias>, markdown, none), auto-save, retention and the relevance floor of recalled memories."},
-	{key: "storage", group: "Storage", help: "Named database connections, such as [storage.postgres.<alias>] db_url " +
-		"for a memory shared by several hosts."},
+	{key: "storage", group: "Storage", help: "The data dir's disk budget (max_disk_bytes: prunable data is deleted " +
+		"oldest first past it, every deletion recorded) and named database connections, such as " +
+		"[storage.postgres.<alias>] db_url for a memory shared by several hosts."},
 	{key: "observability", group: "Operations", help: "Log persistence and how many entries are kept."},
 	{key: "onboard_state", group: "Operations", shape: api.ShapeDirectForm, help: "Quickstart lifecycle state: " +
 		"quickstart_completed turns true after a successful quickstart (zeroclaw quickstart, or a client's Quickstart)."},

@@ -222,7 +222,11 @@ func Run(ctx context.Context, opts Options) error {
 	// The endpoint is ours: the legacy JSONL sessions move in while the daemon serves (stores.startImport).
 	st.startImport(ctx, layout, clk.Now(), log)
 
-	mem := openMemory(ctx, layout, cfg.Current, cfg.OnChange, clk.Now, log, prunesRecorder(layout, events, log))
+	onPrune := prunesRecorder(layout, events, log)
+	keeper := startStorageKeeper(ctx, clk, keeperOptions{DataDir: layout.DataDir, TracePath: filepath.Join(layout.StateDir(), "runtime-trace.jsonl"),
+		Config: cfg.Current, OnPrune: onPrune, Now: clk.Now, Log: log})
+	defer keeper.stop() // before the stores close (defers run last-in first-out)
+	mem := openMemory(ctx, layout, cfg.Current, cfg.OnChange, clk.Now, log, onPrune)
 	defer closeMemory(mem, log)
 	bg, err := openBackground(ctx, layout, cfg, st, clk, opts.NewID, log)
 	if err != nil {

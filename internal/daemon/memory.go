@@ -26,7 +26,7 @@ func prunesRecorder(layout install.Layout, events *logs.Hub, log *slog.Logger) f
 		}
 		events.Publish(logs.Entry{Category: logs.CategorySystem, Action: "prune", Outcome: logs.OutcomeSuccess,
 			Message:  fmt.Sprintf("pruned %d %s (%s)", p.Rows, p.What, p.Reason),
-			Zeroclaw: map[string]any{"store": p.Store, "agent_alias": p.Agent, "rows": p.Rows, "reason": p.Reason}})
+			Zeroclaw: map[string]any{"store": p.Store, "agent_alias": p.Agent, "rows": p.Rows, "bytes": p.Bytes, "reason": p.Reason}})
 	}
 }
 

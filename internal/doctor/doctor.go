@@ -80,6 +80,9 @@ func Run(ctx context.Context, o Options) api.DoctorResult {
 	checkDatabases(ctx, r, o.Layout)
 	checkReceipts(ctx, r, o.Layout, live)
 	cfg := checkConfig(r, o)
+	if cfg != nil {
+		checkBudget(r, o.Layout, cfg)
+	}
 	if o.Gateway != nil {
 		if st := o.Gateway(); st != nil {
 			checkGateway(r, *st)

@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/zeroclaw-go/zeroclaw/internal/config"
 	"github.com/zeroclaw-go/zeroclaw/internal/install"
 	"github.com/zeroclaw-go/zeroclaw/internal/store"
 )
@@ -130,7 +131,35 @@ func checkSpace(ctx context.Context, r *report, p string) {
 			"stop the daemon (zeroclaw stop) and start it again: the last connection's checkpoint empties the WAL")
 		return
 	}
+	if free := st.FreePages * st.PageSize; free > compactHintBytes && free*4 > st.FileBytes {
+		msg += "; zeroclaw storage compact (daemon stopped) gives the free pages back"
+	}
 	r.ok(CategoryDatabase, "db-size", msg)
+}
+
+// compactHintBytes is the free space from which a database's db-size finding names zeroclaw storage compact
+// (when the free pages are also a quarter of the file or more).
+const compactHintBytes = 1 << 20
+
+// checkBudget reports what the data dir takes against [storage] max_disk_bytes: within it (or no budget) is a
+// note; over it is a warning, since the daemon deletes only prunable data (rotated logs) for the budget and
+// what is left over is the owner's to decide about.
+func checkBudget(r *report, l install.Layout, cfg *config.Config) {
+	usage, err := store.DirBytes(l.DataDir)
+	if err != nil {
+		return // no data dir yet: nothing stored
+	}
+	budget := cfg.Storage.MaxDiskBytes
+	switch {
+	case budget <= 0:
+		r.ok(CategoryDatabase, "disk-budget", fmt.Sprintf("%s: %s on disk (no budget: storage.max_disk_bytes = 0)", l.DataDir, mib(usage)))
+	case usage <= budget:
+		r.ok(CategoryDatabase, "disk-budget", fmt.Sprintf("%s: %s on disk of its %s budget (storage.max_disk_bytes)", l.DataDir, mib(usage), mib(budget)))
+	default:
+		r.warn(CategoryDatabase, "disk-over-budget", l.DataDir,
+			fmt.Sprintf("%s: %s on disk, over its %s budget (storage.max_disk_bytes); the daemon deletes only rotated logs for it, and what is left (sessions, memory, cron, costs) is never deleted without you", l.DataDir, mib(usage), mib(budget)),
+			"raise storage.max_disk_bytes, run zeroclaw storage compact (daemon stopped), or delete sessions you no longer need")
+	}
 }
 
 // mib spells a byte count in MiB with one decimal (KiB below one MiB).

@@ -239,6 +239,10 @@ func (w *writer) rotate(p Persistence, now time.Time) error {
 	return w.open(ModeRotating)
 }
 
+// RotatedFiles lists the rotated files of the log at path (rotating persistence), oldest first: what a disk
+// budget may delete.
+func RotatedFiles(path string) []string { return rotated(path) }
+
 // rotated lists the rotated siblings of path, oldest first (their names sort by time).
 func rotated(path string) []string {
 	stem := filepath.Base(strings.TrimSuffix(path, filepath.Ext(path))) + "."

@@ -147,3 +147,60 @@ func seedBenchPostgres(b *testing.B, dsn string, n int) (*Postgres, string) {
 	}
 	return p, a
 }
+
+// BenchmarkPruneAutoSaved100k measures the conversation cap's prune on a brain.db holding 100,000 auto-saved
+// rows of one agent: every iteration deletes the 90,000 beyond the newest 10,000 in pruneBatch transactions
+// (the rows are put back, untimed, before the next iteration). Run it with -benchtime=1x: one iteration is
+// the whole prune.
+func BenchmarkPruneAutoSaved100k(b *testing.B) {
+	db, err := OpenSQLite(b.Context(), filepath.Join(b.TempDir(), "brain.db"), time.Now)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = db.Close() })
+	a, _ := db.EnsureAgent(b.Context(), "a")
+	const rows, keep = 100_000, 10_000
+	seed := func(from, to int) {
+		tx, err := db.w.BeginTx(b.Context(), nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+		for i := from; i < to; i++ {
+			ts := stamp(base.Add(time.Duration(i) * time.Second))
+			if _, err := tx.Exec(`INSERT INTO memories (id, key, content, category, created_at, updated_at, namespace, agent_id)
+				VALUES (?, ?, ?, 'conversation', ?, ?, 'default', ?)`, newUUID(), AutoSaveKey(fmt.Sprintf("t%06d", i)),
+				fmt.Sprintf("turn %d: %s %s", i, benchWords[i%len(benchWords)], benchWords[(i/7)%len(benchWords)]), ts, ts, a); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if err := tx.Commit(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	seed(0, rows)
+	var total time.Duration
+	for b.Loop() {
+		start := time.Now()
+		deleted := 0
+		for {
+			n, err := db.PruneAutoSaved(b.Context(), a, keep, pruneBatch)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if n == 0 {
+				break
+			}
+			deleted += n
+		}
+		total += time.Since(start)
+		if deleted != rows-keep {
+			b.Fatalf("pruned %d rows, want %d", deleted, rows-keep)
+		}
+		b.StopTimer()
+		seed(0, rows-keep) // the pruned (oldest) rows back
+		b.StartTimer()
+	}
+	b.ReportMetric(float64(total.Milliseconds())/float64(b.N), "ms/prune-90k")
+	b.ReportMetric(float64(total.Microseconds())/float64(b.N)/float64(rows-keep), "µs/row")
+}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/zeroclaw-go/zeroclaw/internal/dbfile"
 )
@@ -24,7 +25,11 @@ type Conns struct {
 	W *sql.DB // exactly one connection: every write is serialized here
 	R *sql.DB // query_only connections for reads
 
+	path    string
 	release func() // ends the dbfile hold
+
+	ckMu   sync.Mutex // guards closed; held by a checkpoint pass (CheckpointOpen) while it works on the file
+	closed bool
 }
 
 // OpenSQLite opens (creating if needed) the database at path: its parent directory is created with mode 0700
@@ -74,11 +79,17 @@ func OpenSQLite(ctx context.Context, path, extraPragmas string) (*Conns, error) 
 	}
 	r.SetMaxOpenConns(readerConns)
 	r.SetMaxIdleConns(readerConns)
-	return &Conns{W: w, R: r, release: release}, nil
+	c := &Conns{W: w, R: r, path: path, release: release}
+	register(c)
+	return c, nil
 }
 
 // Close closes the readers and the writer and ends the hold on the file. It must be called exactly once.
 func (c *Conns) Close() error {
+	unregister(c)
+	c.ckMu.Lock()
+	c.closed = true
+	c.ckMu.Unlock()
 	err := errors.Join(c.R.Close(), c.W.Close())
 	c.release()
 	return err

@@ -24,7 +24,7 @@ func TestBundledSQLiteHasTheWALResetFix(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !versionAtLeast(v, 3, 51, 3) {
-		t.Fatalf("bundled SQLite %s, want 3.51.3 or newer (the WAL-reset fix)", v)
+		t.Fatalf("bundled SQLite %s, want 3.51.3 or newer: older releases have the WAL-reset bug (a checkpoint racing a writer at the restart of the -wal can corrupt the database); upgrade modernc.org/sqlite", v)
 	}
 	t.Logf("SQLite %s", v)
 }

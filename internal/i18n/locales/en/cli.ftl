@@ -146,7 +146,7 @@ cli-costs-about = print model spending as a table by day, agent or model
 cli-doctor-about = check the install (file modes, databases, secrets, config, providers) and say how to fix what is wrong
 cli-backup-about = write a consistent archive of the install (FILE.tar.gz), even while the daemon runs
 cli-restore-about = verify an archive, then restore it as the install (--force keeps the old one aside)
-cli-storage-about = copy the chat sessions from SQLite into PostgreSQL or back (migrate --to postgres|sqlite DSN), resumably and verified
+cli-storage-about = copy the chat sessions between SQLite and PostgreSQL (migrate --to postgres|sqlite DSN, resumable and verified), or rewrite the SQLite stores without their free pages (compact, the daemon stopped)
 cli-rpc-about = send NDJSON requests from stdin to the daemon and print every reply (a socat replacement)
 cli-stop-about = ask the running daemon to shut down
 cli-service-about = install, uninstall, start, stop or show the daemon as a user service (systemd, launchd)
@@ -458,3 +458,11 @@ cli-storage-failed = storage migrate: {$err} (sessions copied so far are kept; r
 cli-storage-done = chat sessions: {$sessions} ({$messages} messages) in {$where}: {$copied} copied now, {$skipped} were already there; counts and SHA-256 digests verified
 cli-storage-kept = the SQLite files are kept: {$path}
 cli-storage-not-copied = not copied by this command: memory (its PostgreSQL backend is set up in [memory]), cron, SOP runs and the other stores
+
+## storage compact
+cli-compact-no-data = storage compact: {$path} has no data dir: nothing to compact
+cli-compact-daemon-running = storage compact: a daemon (pid {$pid}) owns {$path}
+cli-compact-daemon-running-hint = zeroclaw stop, then zeroclaw storage compact
+cli-compact-missing = {$store}: {$path} does not exist: nothing to compact
+cli-compact-failed-hint = the store is unchanged; zeroclaw doctor checks it
+cli-compact-none = no SQLite store to compact

@@ -145,7 +145,7 @@ cli-costs-about = afficher les dépenses en modèles sous forme de tableau par j
 cli-doctor-about = vérifier l'installation (droits des fichiers, bases, secrets, configuration, fournisseurs) et dire comment corriger ce qui ne va pas
 cli-backup-about = écrire une archive cohérente de l'installation (FICHIER.tar.gz), même pendant que le démon tourne
 cli-restore-about = vérifier une archive, puis la restaurer comme installation (--force met l'ancienne de côté)
-cli-storage-about = copier les sessions de discussion de SQLite vers PostgreSQL ou en retour (migrate --to postgres|sqlite DSN), avec reprise et vérification
+cli-storage-about = copier les sessions de discussion entre SQLite et PostgreSQL (migrate --to postgres|sqlite DSN, avec reprise et vérification), ou réécrire les bases SQLite sans leurs pages libres (compact, le démon arrêté)
 cli-rpc-about = envoyer au démon des requêtes NDJSON lues sur stdin et afficher chaque réponse (remplace socat)
 cli-stop-about = demander au démon en cours de s'arrêter
 cli-service-about = installer, désinstaller, démarrer, arrêter ou afficher le démon comme service utilisateur (systemd, launchd)
@@ -457,3 +457,11 @@ cli-storage-failed = storage migrate : {$err} (les sessions déjà copiées sont
 cli-storage-done = sessions de conversation : {$sessions} ({$messages} messages) dans {$where} : {$copied} copiées maintenant, {$skipped} déjà présentes ; nombres et empreintes SHA-256 vérifiés
 cli-storage-kept = les fichiers SQLite sont gardés : {$path}
 cli-storage-not-copied = non copiés par cette commande : la mémoire (son stockage PostgreSQL se règle dans [memory]), cron, les exécutions SOP et les autres stockages
+
+## storage compact
+cli-compact-no-data = storage compact : {$path} n'a pas de répertoire de données : rien à compacter
+cli-compact-daemon-running = storage compact : un démon (pid {$pid}) occupe {$path}
+cli-compact-daemon-running-hint = zeroclaw stop, puis zeroclaw storage compact
+cli-compact-missing = {$store} : {$path} n'existe pas : rien à compacter
+cli-compact-failed-hint = la base est inchangée ; zeroclaw doctor la vérifie
+cli-compact-none = aucune base SQLite à compacter
