@@ -21,7 +21,7 @@ import (
 // command runs in that turn); the chat answers a turn's question; the cron page adds a job, runs it (the run
 // in its history, its output on disk), pauses and resumes it; the doctor shows a finding with its fix; the
 // agents page shows an identity file and saves an edit; the SOP page starts a run and approves its gate; the
-// MCP page shows each server's state (the ready one's pid is the daemon's child); the devices page makes a
+// MCP page shows every configured server's state, one no agent is granted too (the ready one's pid is the daemon's child); the devices page makes a
 // code, rotates and revokes a device. Every check is on the DOM and on the daemon's state.
 
 const actionsConfig = `schema_version = 3
@@ -61,6 +61,10 @@ name = "broken"
 command = "/nonexistent/zeroclaw-mcp-server"
 start = "eager"
 
+[[mcp.servers]]
+name = "orphan"
+command = %q
+
 [mcp_bundles.all]
 servers = ["plain", "broken"]
 `
@@ -71,7 +75,7 @@ func TestDashboardActionsInBrowser(t *testing.T) {
 	if out, err := exec.Command("go", "build", "-o", srvBin, "../mcp/mcptest/mcptestserver").CombinedOutput(); err != nil {
 		t.Fatalf("building mcptestserver: %v\n%s", err, out)
 	}
-	h, root := homeWithConfig(t, fmt.Sprintf(actionsConfig, srvBin))
+	h, root := homeWithConfig(t, fmt.Sprintf(actionsConfig, srvBin, srvBin))
 	dropSOP(t, root)
 	// Two agents are enabled: the SOP names the one its steps run as.
 	manifest := filepath.Join(root, "shared", "sops", "deploy", "SOP.toml")
@@ -257,6 +261,14 @@ func TestDashboardActionsInBrowser(t *testing.T) {
 			t.Fatal("a server whose command does not exist is shown ready")
 		}
 		b.waitJS("the broken server's error", `document.querySelector('#mcp-servers tr[data-server="broken"] td.error-text').textContent.length > 0`)
+		// A configured server no agent is granted (lazy: nobody started it) is listed all the same.
+		b.waitJS("the ungranted server", `document.querySelector('#mcp-servers tr[data-server="orphan"][data-agents="0"]')`)
+		if st := b.str(`document.querySelector('#mcp-servers tr[data-server="orphan"]').dataset.state`); st != "idle" && st != "stopped" {
+			t.Fatalf("the ungranted lazy server is shown %q, not idle", st)
+		}
+		if got := b.str(`document.querySelector('#mcp-servers tr[data-server="plain"]').children[1].textContent`); got != "ops" {
+			t.Fatalf("the granted server's agents read %q, not ops", got)
+		}
 		pid, err := strconv.Atoi(b.str(`document.querySelector('#mcp-servers tr[data-server="plain"]').dataset.pid`))
 		if err != nil || !slices.Contains(childrenOf(d.cmd.Process.Pid), pid) {
 			t.Fatalf("the ready server's pid %d (%v) is not a child of the daemon %v", pid, err, childrenOf(d.cmd.Process.Pid))
