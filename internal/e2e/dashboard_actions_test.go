@@ -18,7 +18,7 @@ import (
 
 // The dashboard's actions in a real Chromium against the real daemon (issue 27), one daemon and one browser
 // for all of them: the Approvals page lists a tool approval another client's turn waits on and allows it (the
-// command runs in that turn); the chat answers a turn's question; the cron page adds a job, runs it (the run
+// command runs in that turn), then edits the next one's arguments and runs the edit instead; the chat answers a turn's question; the cron page adds a job, runs it (the run
 // in its history, its output on disk), pauses and resumes it; the doctor shows a finding with its fix; the
 // agents page shows an identity file and saves an edit; the SOP page starts a run and approves its gate; the
 // MCP page shows every configured server's state, one no agent is granted too (the ready one's pid is the daemon's child); the devices page makes a
@@ -129,6 +129,32 @@ func TestDashboardActionsInBrowser(t *testing.T) {
 			t.Fatalf("the allowed command did not run: %q %v", data, err)
 		}
 		b.waitJS("the answered approval leaves the list", "!document.querySelector('#approvals-list article[data-kind=tool]') && document.getElementById('approvals-count').textContent === '0'")
+
+		// Edit and run: the form starts from the call's arguments; a box that is not a JSON object is refused
+		// beside it (nothing sent, still waiting); the edited call runs in the asking turn, the original never.
+		c.Request("session/prompt", map[string]any{"session_id": sid, "prompt": `/tool shell {"command": "echo original > original.txt"}`}, "turn2")
+		b.waitJS("the second approval is listed", "document.querySelector('#approvals-list article[data-kind=tool] button[data-decision=reject_with_edit]')")
+		b.click("#approvals-list article[data-kind=tool] button[data-decision=reject_with_edit]")
+		b.waitJS("the edit form opens", "!document.querySelector('#approvals-list article[data-kind=tool] form.edit').hidden")
+		if got := b.str("JSON.parse(document.querySelector('#approvals-list form.edit textarea').value).command"); got != "echo original > original.txt" {
+			t.Fatalf("the edit form starts from %q, not the call's command", got)
+		}
+		if lbl := b.str("document.querySelector('label[for=' + document.querySelector('#approvals-list form.edit textarea').id + ']').textContent"); lbl == "" {
+			t.Fatal("the edit box has no label")
+		}
+		b.eval(`(() => { const t = document.querySelector('#approvals-list form.edit textarea'); t.value = '["not", "an object"]'; })()`, nil)
+		b.eval("document.querySelector('#approvals-list form.edit').requestSubmit()", nil)
+		b.waitJS("the refusal beside the box", "document.querySelector('#approvals-list form.edit textarea').getAttribute('aria-invalid') === 'true' && !document.querySelector('#approvals-list form.edit p.error').hidden")
+		b.eval(`(() => { const t = document.querySelector('#approvals-list form.edit textarea'); t.value = JSON.stringify({command: "echo edited > edited.txt"}); })()`, nil)
+		b.eval("document.querySelector('#approvals-list form.edit').requestSubmit()", nil)
+		waitTurn(t, c, "turn2")
+		if data, err := os.ReadFile(filepath.Join(agentWorkspace(h), "edited.txt")); err != nil || !strings.Contains(string(data), "edited") {
+			t.Fatalf("the edited call did not run: %q %v", data, err)
+		}
+		if _, err := os.Stat(filepath.Join(agentWorkspace(h), "original.txt")); !os.IsNotExist(err) {
+			t.Fatalf("the original call ran too (%v)", err)
+		}
+		b.waitJS("the edited approval leaves the list", "document.getElementById('approvals-count').textContent === '0'")
 	})
 
 	t.Run("question", func(t *testing.T) {

@@ -69,6 +69,9 @@ type pending struct {
 	// (agent.ApproverOwner or ""), when it was asked and when it is denied unanswered.
 	summary, approver string
 	asked, expires    time.Time
+	// args are the call's arguments as the model sent them (a JSON object), which a person may edit into a
+	// reject_with_edit's replacement.
+	args json.RawMessage
 }
 
 type answer struct {
@@ -323,7 +326,7 @@ func (a approver) RequestApproval(ctx context.Context, req agent.ApprovalRequest
 	}
 	now := a.clock.Now()
 	s.pending[req.RequestID] = &pending{connID: a.connID, tool: req.ToolName, risk: req.Risk, ch: ch,
-		summary: req.Summary, approver: who, asked: now, expires: now.Add(req.Timeout)}
+		summary: req.Summary, approver: who, asked: now, expires: now.Add(req.Timeout), args: argsObject(req.Arguments)}
 	s.mu.Unlock()
 
 	req.Announce(who)
@@ -368,4 +371,12 @@ func (e *CapError) WireData() any {
 func isObject(raw json.RawMessage) bool {
 	t := bytes.TrimSpace(raw)
 	return len(t) > 0 && t[0] == '{' && json.Valid(t)
+}
+
+// argsObject is raw when it is a JSON object, else nil (nothing to edit).
+func argsObject(raw json.RawMessage) json.RawMessage {
+	if !isObject(raw) {
+		return nil
+	}
+	return raw
 }

@@ -5,7 +5,7 @@
 'use strict';
 ZC.ready(async function () {
   const { el, $, api } = ZC;
-  const labels = { allow_once: 'Allow once', allow_always: 'Always allow', reject: 'Deny', approve: 'Approve', deny: 'Deny' };
+  const labels = { allow_once: 'Allow once', allow_always: 'Always allow', reject: 'Deny', reject_with_edit: 'Edit and run\u2026', approve: 'Approve', deny: 'Deny' };
   let shown = null; // the ids and decisions on the page: redrawn only when they change (a click is never lost)
 
   function card(a) {
@@ -21,22 +21,41 @@ ZC.ready(async function () {
       row.appendChild(el('p', {}, 'Run ', el('code', {}, a.run_id), a.waiting_since ? ', waiting since ' + ZC.when(a.waiting_since) : ''));
     }
     const err = el('p', { class: 'error', role: 'alert', hidden: true });
+    let edit = null;
     for (const d of a.decisions || []) {
       const b = el('button', { type: 'button', class: d === 'reject' || d === 'deny' ? 'danger' : '', dataset: { decision: d } }, labels[d] || d);
-      b.addEventListener('click', async () => {
-        row.querySelectorAll('button').forEach(x => { x.disabled = true; });
-        try {
-          await api('POST', '/api/approvals/' + encodeURIComponent(a.id), { decision: d });
-          row.dataset.answered = d;
-          refresh();
-        } catch (e) {
-          err.textContent = e.message; err.hidden = false;
-          row.querySelectorAll('button').forEach(x => { x.disabled = false; });
-        }
-      });
+      if (d === 'reject_with_edit') {
+        // Not an answer yet: it opens the form, whose submit sends the edited arguments.
+        edit = ZC.editForm(a.arguments, async (args) => {
+          row.querySelectorAll('button').forEach(x => { x.disabled = true; });
+          try {
+            await api('POST', '/api/approvals/' + encodeURIComponent(a.id), { decision: d, replacement: args });
+            row.dataset.answered = d;
+            refresh();
+          } catch (e) { row.querySelectorAll('button').forEach(x => { x.disabled = false; }); throw e; }
+        });
+        b.setAttribute('aria-expanded', 'false');
+        b.addEventListener('click', () => {
+          edit.hidden = !edit.hidden; b.setAttribute('aria-expanded', String(!edit.hidden));
+          if (!edit.hidden) edit.querySelector('textarea').focus();
+        });
+      } else {
+        b.addEventListener('click', async () => {
+          row.querySelectorAll('button').forEach(x => { x.disabled = true; });
+          try {
+            await api('POST', '/api/approvals/' + encodeURIComponent(a.id), { decision: d });
+            row.dataset.answered = d;
+            refresh();
+          } catch (e) {
+            err.textContent = e.message; err.hidden = false;
+            row.querySelectorAll('button').forEach(x => { x.disabled = false; });
+          }
+        });
+      }
       row.appendChild(b);
       row.appendChild(document.createTextNode(' '));
     }
+    if (edit) row.appendChild(edit);
     if (!(a.decisions || []).length) row.appendChild(el('p', { class: 'note' }, 'This browser may not answer it.'));
     row.appendChild(err);
     return row;
