@@ -17,7 +17,7 @@ import (
 )
 
 // The dashboard's actions in a real Chromium against the real daemon (issue 27), one daemon and one browser
-// for all of them: the Approvals page lists a tool approval another client's turn waits on and allows it (the
+// for all of them: the Approvals page, its push stream open, is pushed a tool approval another client's turn waits on and allows it (the
 // command runs in that turn), then edits the next one's arguments and runs the edit instead; the chat answers a turn's question; the cron page adds a job, runs it (the run
 // in its history, its output on disk), pauses and resumes it; the doctor shows a finding with its fix; the
 // agents page shows an identity file and saves an edit; the SOP page starts a run and approves its gate; the
@@ -110,8 +110,10 @@ func TestDashboardActionsInBrowser(t *testing.T) {
 		c := dialRPC(t, sock)
 		c.Initialize()
 		sid := c.Call("session/new", map[string]any{"agent_alias": "default"}, "new")["result"].(map[string]any)["session_id"].(string)
-		c.Request("session/prompt", map[string]any{"session_id": sid, "prompt": `/tool shell {"command": "echo allowed-in-browser > approved.txt"}`}, "turn")
+		// The page opens its push stream first; the approval asked after is pushed to it.
 		b.open(base + "/ui/approvals")
+		b.waitJS("the approvals stream is open", "document.documentElement.dataset.push === 'stream' && document.getElementById('approvals-count').textContent === '0'")
+		c.Request("session/prompt", map[string]any{"session_id": sid, "prompt": `/tool shell {"command": "echo allowed-in-browser > approved.txt"}`}, "turn")
 		b.waitJS("the socket's approval is listed", "document.querySelector('#approvals-list article[data-kind=tool] button[data-decision=allow_once]')")
 		if got := b.str("document.querySelector('#approvals-list article[data-kind=tool] pre').textContent"); !strings.Contains(got, "allowed-in-browser") {
 			t.Fatalf("the approval shows %q, not the command", got)
@@ -155,6 +157,9 @@ func TestDashboardActionsInBrowser(t *testing.T) {
 			t.Fatalf("the original call ran too (%v)", err)
 		}
 		b.waitJS("the edited approval leaves the list", "document.getElementById('approvals-count').textContent === '0'")
+		if mode := b.str("document.documentElement.dataset.push"); mode != "stream" {
+			t.Fatalf("the page fell back to polling (%q)", mode)
+		}
 	})
 
 	t.Run("question", func(t *testing.T) {

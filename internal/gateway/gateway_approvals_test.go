@@ -190,11 +190,11 @@ func TestApprovalsRejectWithEdit(t *testing.T) {
 	id := mine[0]["id"].(string)
 	hdr := "Content-Type: application/json"
 	for name, body := range map[string]map[string]any{
-		"no replacement":             {"decision": "reject_with_edit"},
-		"a string":                   {"decision": "reject_with_edit", "replacement": "touch x"},
-		"an array":                   {"decision": "reject_with_edit", "replacement": []any{"touch x"}},
-		"null":                       {"decision": "reject_with_edit", "replacement": nil},
-		"with allow_once":            {"decision": "allow_once", "replacement": map[string]any{"command": "touch x"}},
+		"no replacement":  {"decision": "reject_with_edit"},
+		"a string":        {"decision": "reject_with_edit", "replacement": "touch x"},
+		"an array":        {"decision": "reject_with_edit", "replacement": []any{"touch x"}},
+		"null":            {"decision": "reject_with_edit", "replacement": nil},
+		"with allow_once": {"decision": "allow_once", "replacement": map[string]any{"command": "touch x"}},
 	} {
 		r := g.Do("POST", "/api/approvals/"+id, body, owner, hdr)
 		if r.Code != 400 || !strings.Contains(string(r.Raw), "replacement") {

@@ -47,8 +47,10 @@ type session struct {
 	turns    map[*turn]struct{} // running and waiting turns
 	active   *turn
 	pending  map[string]*pending
-	always   map[string]bool // tools allowed with allow_always for the rest of the session
-	holder   uint64          // ACP: the connection that holds the session live (0: none); see Manager.HoldACP
+	// approvals is the manager's signal of pending changes (set by Manager.register; nil: none).
+	approvals *Signal
+	always    map[string]bool // tools allowed with allow_always for the rest of the session
+	holder    uint64          // ACP: the connection that holds the session live (0: none); see Manager.HoldACP
 	// overrides are the session's own model settings (session/configure), applied from the next turn on.
 	overrides api.SessionOverrides
 }
@@ -216,6 +218,7 @@ func (s *session) disconnected(connID uint64) {
 	for id, p := range s.pending {
 		if p.connID == connID {
 			delete(s.pending, id)
+			s.approvals.Fire()
 			p.ch <- answer{err: fmt.Errorf("session: approval %s: client disconnected: %w", id, agent.ErrApprovalAbandoned)}
 		}
 	}
@@ -260,6 +263,7 @@ func (s *session) closeLocked() {
 	}
 	for id, p := range s.pending {
 		delete(s.pending, id)
+		s.approvals.Fire()
 		p.ch <- answer{err: fmt.Errorf("session: approval %s: session closed: %w", id, agent.ErrApprovalAbandoned)}
 	}
 }
@@ -278,6 +282,7 @@ func (s *session) decide(o Owner, id string, dec agent.ApprovalDecision) (bool, 
 		return false, &CapError{Tool: p.tool, Risk: p.risk, MaxRisk: o.MaxApproveRisk}
 	}
 	delete(s.pending, id)
+	s.approvals.Fire()
 	if dec.Decision == api.DecisionAllowAlways {
 		s.always[p.tool] = true
 	}
@@ -294,6 +299,7 @@ func (s *session) forget(id string) bool {
 		return false
 	}
 	delete(s.pending, id)
+	s.approvals.Fire()
 	return true
 }
 
@@ -328,6 +334,7 @@ func (a approver) RequestApproval(ctx context.Context, req agent.ApprovalRequest
 	s.pending[req.RequestID] = &pending{connID: a.connID, tool: req.ToolName, risk: req.Risk, ch: ch,
 		summary: req.Summary, approver: who, asked: now, expires: now.Add(req.Timeout), args: argsObject(req.Arguments)}
 	s.mu.Unlock()
+	s.approvals.Fire()
 
 	req.Announce(who)
 	timer := a.clock.NewTimer(req.Timeout)

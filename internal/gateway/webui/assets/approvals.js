@@ -1,7 +1,9 @@
 // approvals.js: everything waiting on a person (GET /api/approvals): the tool calls of every session this
 // browser may see (the owner: all of them) and the SOP gates, each with the decisions the daemon offers it,
-// answered by POST /api/approvals/{id}; refreshed every 2 s while the page is visible. The running turns are
-// listed below, linked to their chat.
+// answered by POST /api/approvals/{id} (Edit and run sends the edited arguments). The list is pushed by
+// GET /api/approvals/events (Server-Sent Events over fetch, the token in a header) as it changes; while that
+// stream is down the page polls every 2 s and tries the stream again every 5 s. The running turns are listed
+// below, linked to their chat, refreshed every 5 s while visible.
 'use strict';
 ZC.ready(async function () {
   const { el, $, api } = ZC;
@@ -62,9 +64,13 @@ ZC.ready(async function () {
   }
 
   async function pending() {
-    const box = $('approvals-list');
     let r;
-    try { r = await api('GET', '/api/approvals'); } catch (e) { ZC.clear(box).appendChild(el('p', { class: 'note' }, e.message)); shown = null; return; }
+    try { r = await api('GET', '/api/approvals'); } catch (e) { ZC.clear($('approvals-list')).appendChild(el('p', { class: 'note' }, e.message)); shown = null; return; }
+    render(r);
+  }
+
+  function render(r) {
+    const box = $('approvals-list');
     const list = r.approvals || [];
     const key = JSON.stringify(list.map(a => [a.id, a.decisions]));
     if (key !== shown) {
@@ -90,8 +96,28 @@ ZC.ready(async function () {
     } catch (e) { box.appendChild(el('p', { class: 'note' }, e.message)); }
   }
 
+  // watch keeps the push stream open; while it is down (refused, cut, not yet open) mode is 'poll'.
+  const root = document.documentElement;
+  async function watch() {
+    try {
+      await ZC.stream('/api/approvals/events', undefined, (data) => {
+        let r; try { r = JSON.parse(data); } catch (e) { return; }
+        if (typeof r.error === 'string') { ZC.showError(new Error(r.error)); return; }
+        root.dataset.push = 'stream';
+        render(r);
+      });
+    } catch (e) { /* polled meanwhile */ }
+    root.dataset.push = 'poll';
+    if (root.dataset.auth === 'lost') return;
+    pending(); // what changed while the stream was down
+    setTimeout(watch, 5000);
+  }
+
   function refresh() { return Promise.all([pending(), running()]); }
+  root.dataset.push = 'poll';
   await refresh();
-  setInterval(() => { if (!document.hidden) refresh(); }, 2000);
+  watch();
+  setInterval(() => { if (!document.hidden && root.dataset.push !== 'stream') pending(); }, 2000);
+  setInterval(() => { if (!document.hidden) running(); }, 5000);
   document.addEventListener('visibilitychange', () => { if (!document.hidden) refresh(); });
 });
