@@ -216,12 +216,32 @@ func TestDashboardActionsInBrowser(t *testing.T) {
 		if j := cronJob(t, sock, id); j["enabled"] != true {
 			t.Fatalf("resumed on the page, the daemon's job is %v", j["enabled"])
 		}
+		// Cron never waits on a person: an agent job whose turn asks for a shell call (default: supervised, no
+		// auto-approve) has its call refused in the run, which ends at once; nothing is left on the Approvals list.
+		b.setValue("cron-name", "asks-approval")
+		b.eval("document.getElementById('cron-agent').value = 'default'; document.getElementById('cron-kind').value = 'agent'", nil)
+		b.setValue("cron-schedule", "0 4 * * *")
+		b.setValue("cron-what", `/tool shell {"command": "echo unattended > cron-asked.txt"}`)
+		b.submit("cron-add")
+		b.waitJS("the agent job is listed", `document.querySelector('#cron-jobs article[data-name="asks-approval"]')`)
+		aid := b.str(`document.querySelector('#cron-jobs article[data-name="asks-approval"]').dataset.job`)
+		b.click(`#cron-jobs article[data-job="` + aid + `"] button[data-action=run]`)
+		b.waitJS("the agent job's run in its history", `document.getElementById('cron-runs').dataset.job === `+jsString(aid)+` && document.querySelector('#cron-runs li[data-status]')`)
+		if _, err := os.Stat(filepath.Join(agentWorkspace(h), "cron-asked.txt")); !os.IsNotExist(err) {
+			t.Fatalf("the unattended call ran (%v)", err)
+		}
+		rc := dialRPC(t, sock)
+		rc.Initialize()
+		if list := rc.Call("approvals/list", map[string]any{}, "al")["result"].(map[string]any)["approvals"].([]any); len(list) != 0 {
+			t.Fatalf("a cron run left approvals waiting: %v", list)
+		}
+
 		// A schedule the daemon refuses is shown, and adds nothing.
 		b.setValue("cron-schedule", "every blue moon")
 		b.setValue("cron-what", "true")
 		b.submit("cron-add")
 		b.waitJS("the refusal", "!document.getElementById('cron-error').hidden")
-		if n := b.str("String(document.querySelectorAll('#cron-jobs article').length)"); n != "1" {
+		if n := b.str("String(document.querySelectorAll('#cron-jobs article').length)"); n != "2" {
 			t.Fatalf("%s jobs after a refused add", n)
 		}
 	})
@@ -282,6 +302,34 @@ func TestDashboardActionsInBrowser(t *testing.T) {
 		if rc != 0 || !strings.Contains(show, "completed") || !strings.Contains(show, "by:       http:") {
 			t.Fatalf("sop show %s: %d %q %q", run, rc, show, e)
 		}
+	})
+
+	t.Run("sop gate on the approvals page", func(t *testing.T) {
+		b.t = t
+		// A run started from a terminal parks at its gate: the open Approvals page is pushed the gate (the
+		// engine's run feed) and approves it there; the run completes.
+		b.open(base + "/ui/approvals")
+		b.waitJS("the approvals stream is open", "document.documentElement.dataset.push === 'stream'")
+		out, e, rc := run2(t, env(h), "sop", "run", "deploy")
+		if rc != 0 {
+			t.Fatalf("sop run deploy: %d %q %q", rc, out, e)
+		}
+		b.waitJS("the gate is pushed", "document.querySelector('#approvals-list article[data-kind=sop] button[data-decision=approve]')")
+		card := b.str("document.querySelector('#approvals-list article[data-kind=sop]').textContent")
+		if !strings.Contains(card, "deploy") || !strings.Contains(card, "waits at step") {
+			t.Fatalf("the gate's card reads %q", card)
+		}
+		if mode := b.str("document.documentElement.dataset.push"); mode != "stream" {
+			t.Fatalf("the page polled (%q)", mode)
+		}
+		b.screenshot(shots, "approvals-sop")
+		run := b.str("document.querySelector('#approvals-list article[data-kind=sop] code:last-of-type') && document.querySelector('#approvals-list article[data-kind=sop] p code').textContent")
+		b.click("#approvals-list article[data-kind=sop] button[data-decision=approve]")
+		b.waitJS("the answered gate leaves the list", "!document.querySelector('#approvals-list article[data-kind=sop]')")
+		eventually(t, 30*time.Second, "the approved run completes", func() bool {
+			show, _, rc := run2(t, env(h), "sop", "show", run)
+			return rc == 0 && strings.Contains(show, "completed")
+		})
 	})
 
 	t.Run("mcp", func(t *testing.T) {
