@@ -18,7 +18,7 @@ import (
 
 // The dashboard's actions in a real Chromium against the real daemon (issue 27), one daemon and one browser
 // for all of them: the Approvals page, its push stream open, is pushed a tool approval another client's turn waits on and allows it (the
-// command runs in that turn), then edits the next one's arguments and runs the edit instead; the chat answers a turn's question; the cron page adds a job, runs it (the run
+// command runs in that turn), then edits the next one's arguments and runs the edit instead, as the chat's Edit and run does; the chat answers a turn's question; the cron page adds a job, runs it (the run
 // in its history, its output on disk), pauses and resumes it; the doctor shows a finding with its fix; the
 // agents page shows an identity file and saves an edit; the SOP page starts a run and approves its gate; the
 // MCP page shows every configured server's state, one no agent is granted too (the ready one's pid is the daemon's child); the devices page makes a
@@ -160,6 +160,32 @@ func TestDashboardActionsInBrowser(t *testing.T) {
 		if mode := b.str("document.documentElement.dataset.push"); mode != "stream" {
 			t.Fatalf("the page fell back to polling (%q)", mode)
 		}
+	})
+
+	t.Run("chat edit", func(t *testing.T) {
+		b.t = t
+		// The chat's Edit and run: the box starts from the tool call's arguments; the edited call runs in the
+		// turn, the original never.
+		b.open(base + "/ui/chat?agent=default")
+		b.waitJS("the chat connects", "!document.getElementById('chat-send').disabled")
+		b.setValue("chat-input", `/tool shell {"command": "echo chat-original > chat-original.txt"}`)
+		b.submit("chat-form")
+		b.waitJS("the approval request", "document.querySelector('.approval button[data-decision=edit]')")
+		b.click(".approval button[data-decision=edit]")
+		b.waitJS("the edit box opens", "!document.querySelector('.approval form.edit').hidden && document.activeElement === document.querySelector('.approval form.edit textarea')")
+		if got := b.str("JSON.parse(document.querySelector('.approval form.edit textarea').value).command"); got != "echo chat-original > chat-original.txt" {
+			t.Fatalf("the edit box starts from %q", got)
+		}
+		b.eval(`document.querySelector('.approval form.edit textarea').value = JSON.stringify({command: "echo chat-edited > chat-edited.txt"})`, nil)
+		b.eval("document.querySelector('.approval form.edit').requestSubmit()", nil)
+		b.waitJS("the turn is done", "document.querySelector('article.msg.assistant[data-done=true]') && document.querySelector('.approval').dataset.answered === 'edit'")
+		if data, err := os.ReadFile(filepath.Join(agentWorkspace(h), "chat-edited.txt")); err != nil || !strings.Contains(string(data), "chat-edited") {
+			t.Fatalf("the edited call did not run: %q %v", data, err)
+		}
+		if _, err := os.Stat(filepath.Join(agentWorkspace(h), "chat-original.txt")); !os.IsNotExist(err) {
+			t.Fatalf("the original call ran (%v)", err)
+		}
+		b.screenshot(shots, "chat-edit")
 	})
 
 	t.Run("question", func(t *testing.T) {
