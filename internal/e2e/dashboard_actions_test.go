@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -356,6 +357,62 @@ func TestDashboardActionsInBrowser(t *testing.T) {
 			show, _, rc := run2(t, env(h), "sop", "show", run)
 			return rc == 0 && strings.Contains(show, "completed")
 		})
+	})
+
+	t.Run("approvals fallback", func(t *testing.T) {
+		b.t = t
+		// Every event stream slot taken (32, shared with /api/events): the page's push stream is refused (503),
+		// it polls instead, and a new approval still reaches it; the answer still runs the call.
+		token := b.str("localStorage.getItem('zeroclaw.token')")
+		ctx, cancel := context.WithCancel(t.Context())
+		defer cancel()
+		// A hog takes every free slot and each one that frees (a page left behind may hold one for a while),
+		// until the subtest ends.
+		full := make(chan struct{})
+		go func() {
+			cl := &http.Client{Transport: &http.Transport{Proxy: nil}}
+			once := false
+			for ctx.Err() == nil {
+				req, _ := http.NewRequestWithContext(ctx, "GET", base+"/api/events", nil)
+				req.Header.Set("Authorization", "Bearer "+token)
+				res, err := cl.Do(req)
+				if err == nil && res.StatusCode == 200 {
+					go func() { <-ctx.Done(); res.Body.Close() }()
+					continue
+				}
+				if err == nil {
+					res.Body.Close()
+					if !once && res.StatusCode == 503 {
+						once = true
+						close(full)
+					}
+				}
+				time.Sleep(100 * time.Millisecond)
+			}
+		}()
+		select {
+		case <-full:
+		case <-time.After(30 * time.Second):
+			t.Fatal("the event stream slots never filled")
+		}
+		b.open(base + "/ui/approvals")
+		b.waitJS("the page polls", "document.documentElement.dataset.push === 'poll' && document.documentElement.dataset.loaded === 'approvals'")
+		c := dialRPC(t, sock)
+		c.Initialize()
+		sid := c.Call("session/new", map[string]any{"agent_alias": "default"}, "new")["result"].(map[string]any)["session_id"].(string)
+		c.Request("session/prompt", map[string]any{"session_id": sid, "prompt": `/tool shell {"command": "echo polled > polled.txt"}`}, "turn")
+		b.waitJS("the approval is polled in", "document.querySelector('#approvals-list article[data-kind=tool] button[data-decision=allow_once]')")
+		if mode := b.str("document.documentElement.dataset.push"); mode != "poll" {
+			t.Fatalf("the page is in mode %q with every stream slot taken", mode)
+		}
+		b.click("#approvals-list article[data-kind=tool] button[data-decision=allow_once]")
+		waitTurn(t, c, "turn")
+		if data, err := os.ReadFile(filepath.Join(agentWorkspace(h), "polled.txt")); err != nil || !strings.Contains(string(data), "polled") {
+			t.Fatalf("the allowed command did not run: %q %v", data, err)
+		}
+		// The slots free: the page's next try opens its stream again.
+		cancel()
+		b.waitJS("the stream is back", "document.documentElement.dataset.push === 'stream'")
 	})
 
 	t.Run("mcp", func(t *testing.T) {
