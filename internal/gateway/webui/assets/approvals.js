@@ -63,9 +63,18 @@ ZC.ready(async function () {
     return row;
   }
 
+  // Every list shown is numbered when it was asked for (a fetch) or arrived (a pushed frame): an answer to a
+  // fetch begun before a list already shown is stale and dropped, so a slow fetch never hides a newer push.
+  let asked = 0, drawn = 0;
   async function pending() {
+    const mine = ++asked;
     let r;
-    try { r = await api('GET', '/api/approvals'); } catch (e) { ZC.clear($('approvals-list')).appendChild(el('p', { class: 'note' }, e.message)); shown = null; return; }
+    try { r = await api('GET', '/api/approvals'); } catch (e) {
+      if (mine > drawn) { ZC.clear($('approvals-list')).appendChild(el('p', { class: 'note' }, e.message)); shown = null; }
+      return;
+    }
+    if (mine < drawn) return;
+    drawn = mine;
     render(r);
   }
 
@@ -104,6 +113,7 @@ ZC.ready(async function () {
         let r; try { r = JSON.parse(data); } catch (e) { return; }
         if (typeof r.error === 'string') { ZC.showError(new Error(r.error)); return; }
         root.dataset.push = 'stream';
+        drawn = ++asked;
         render(r);
       });
     } catch (e) { /* polled meanwhile */ }
