@@ -125,6 +125,8 @@ func TestDashboardActionsInBrowser(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(agentWorkspace(h), "approved.txt")); !os.IsNotExist(err) {
 			t.Fatalf("the command ran before it was allowed (%v)", err)
 		}
+		// The waiting turn shows under Running turns (refreshed live), linked to its chat.
+		b.waitJS("the waiting turn is listed running", "document.querySelector('#approvals-running a[href*=\"session=' + "+jsString(sid)+" + '\"]')")
 		b.screenshot(shots, "approvals")
 		b.click("#approvals-list article[data-kind=tool] button[data-decision=allow_once]")
 		waitTurn(t, c, "turn")
