@@ -1,5 +1,7 @@
 package api
 
+import "encoding/json"
+
 // The cross-session approvals (ours, issue 27): everything waiting on a person, in one list. A tool call's
 // approval lives in its session (session/approve answers it there); a SOP gate lives in the SOP engine
 // (sops/approve and sops/deny). approvals/list gathers both for the caller, approvals/answer answers one by
@@ -40,6 +42,9 @@ type PendingApproval struct {
 	Approver    string `json:"approver,omitempty"`
 	RequestedAt string `json:"requested_at,omitempty"`
 	ExpiresAt   string `json:"expires_at,omitempty"`
+	// Arguments are the call's arguments as the model sent them (a JSON object; absent when they were not
+	// one): what a reject_with_edit's replacement starts from. Shown to a person only as text.
+	Arguments json.RawMessage `json:"arguments,omitempty"`
 	// A SOP gate: the run, its SOP, the step it waits at, since when, and approval or checkpoint.
 	RunID        string  `json:"run_id,omitempty"`
 	SopName      string  `json:"sop_name,omitempty"`
@@ -57,11 +62,13 @@ type ApprovalsListResult struct {
 	SopGates  string            `json:"sop_gates"`
 }
 
-// ApprovalsAnswerParams answer the pending approval ID with one of its decisions; Reason goes with a SOP deny.
+// ApprovalsAnswerParams answer the pending approval ID with one of its decisions; Reason goes with a SOP deny,
+// Replacement (the edited arguments, a JSON object) with a tool call's reject_with_edit.
 type ApprovalsAnswerParams struct {
-	ID       string  `json:"id"`
-	Decision string  `json:"decision"`
-	Reason   *string `json:"reason,omitempty"`
+	ID          string          `json:"id"`
+	Decision    string          `json:"decision"`
+	Reason      *string         `json:"reason,omitempty"`
+	Replacement json.RawMessage `json:"replacement,omitempty"`
 }
 
 // ApprovalsAnswerResult says the answer was taken; Outcome is the SOP engine's for a gate.

@@ -10,6 +10,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/zeroclaw-go/zeroclaw/internal/acp"
@@ -201,10 +202,19 @@ func (g *gatewayDaemon) Reload(ctx context.Context) error {
 
 func (g *gatewayDaemon) Shutdown() { g.d.requestStop() }
 
-// Tools are every tool internal/tools implements (a turn is given those its agent can reach).
+// Tools are every tool internal/tools implements (a turn is given those its agent can reach). With an agent,
+// the servers are that agent's (and their ready tools are listed); without, every configured server, each
+// with its state (one the manager does not run, as with mcp.enabled = false, is "stopped"), in config order.
 func (g *gatewayDaemon) Tools(agent string) ([]gateway.ToolSpec, []api.MCPServerStatus) {
 	specs := tools.Specs()
 	var servers []api.MCPServerStatus
+	if agent == "" {
+		var live []api.MCPServerStatus
+		if g.d.mcpClient != nil {
+			live = g.d.mcpClient.Status()
+		}
+		servers = allMCPServers(g.d.cfg.Current(), live)
+	}
 	if cfg := g.d.cfg.Current(); agent != "" && g.d.mcpClient != nil {
 		var names []string
 		for _, s := range cfg.MCPServersForAgent(agent) {
@@ -281,3 +291,19 @@ var (
 	gatewayDisabled = &api.GatewayStatus{State: api.GatewayDisabled, Error: "ephemeral daemon: only `zeroclaw daemon` serves the gateway"}
 	gatewayStarting = &api.GatewayStatus{State: api.GatewayNotServed, Error: "the gateway has not started yet"}
 )
+
+// allMCPServers is every [[mcp.servers]] entry of cfg with its live status from live, "stopped" when it has
+// none.
+func allMCPServers(cfg *config.Config, live []api.MCPServerStatus) []api.MCPServerStatus {
+	out := make([]api.MCPServerStatus, 0, len(cfg.MCP.Servers))
+	for _, c := range cfg.MCP.Servers {
+		st := api.MCPServerStatus{Name: c.Name, Transport: c.TransportOrDefault(), State: "stopped"}
+		for _, l := range live {
+			if strings.EqualFold(strings.TrimSpace(l.Name), strings.TrimSpace(c.Name)) {
+				st = l
+			}
+		}
+		out = append(out, st)
+	}
+	return out
+}

@@ -15,6 +15,8 @@ import (
 // SopEngine is the SOP engine for GET /ws/sops/runs; nil when it is off.
 func (g *gatewayDaemon) SopEngine() *engine.Engine { return g.d.sops }
 
+func (g *gatewayDaemon) ApprovalsChanged() <-chan struct{} { return g.d.sessions.ApprovalsChanged() }
+
 // Channels is the chat channels' state for GET /api/channels.
 func (g *gatewayDaemon) Channels(ctx context.Context) []api.ChannelStatus {
 	return g.d.channels.status(ctx)

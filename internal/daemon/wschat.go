@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -46,8 +47,9 @@ func (s *wsChatSession) Prompt(ctx context.Context, content string, events gatew
 	return res, err
 }
 
-func (s *wsChatSession) Approve(requestID, decision string) bool {
-	res, err := s.m.Approve(s.o, api.SessionApproveParams{SessionID: s.id, RequestID: requestID, Decision: decision})
+func (s *wsChatSession) Approve(requestID, decision string, replacement json.RawMessage) bool {
+	res, err := s.m.Approve(s.o, api.SessionApproveParams{SessionID: s.id, RequestID: requestID, Decision: decision,
+		Replacement: replacement})
 	return err == nil && res.Acknowledged
 }
 

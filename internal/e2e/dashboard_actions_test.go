@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -17,11 +18,11 @@ import (
 )
 
 // The dashboard's actions in a real Chromium against the real daemon (issue 27), one daemon and one browser
-// for all of them: the Approvals page lists a tool approval another client's turn waits on and allows it (the
-// command runs in that turn); the chat answers a turn's question; the cron page adds a job, runs it (the run
+// for all of them: the Approvals page, its push stream open, is pushed a tool approval another client's turn waits on and allows it (the
+// command runs in that turn), then edits the next one's arguments and runs the edit instead, as the chat's Edit and run does; the chat answers a turn's question; the cron page adds a job, runs it (the run
 // in its history, its output on disk), pauses and resumes it; the doctor shows a finding with its fix; the
 // agents page shows an identity file and saves an edit; the SOP page starts a run and approves its gate; the
-// MCP page shows each server's state (the ready one's pid is the daemon's child); the devices page makes a
+// MCP page shows every configured server's state, one no agent is granted too (the ready one's pid is the daemon's child); the devices page makes a
 // code, rotates and revokes a device. Every check is on the DOM and on the daemon's state.
 
 const actionsConfig = `schema_version = 3
@@ -61,6 +62,10 @@ name = "broken"
 command = "/nonexistent/zeroclaw-mcp-server"
 start = "eager"
 
+[[mcp.servers]]
+name = "orphan"
+command = %q
+
 [mcp_bundles.all]
 servers = ["plain", "broken"]
 `
@@ -71,7 +76,7 @@ func TestDashboardActionsInBrowser(t *testing.T) {
 	if out, err := exec.Command("go", "build", "-o", srvBin, "../mcp/mcptest/mcptestserver").CombinedOutput(); err != nil {
 		t.Fatalf("building mcptestserver: %v\n%s", err, out)
 	}
-	h, root := homeWithConfig(t, fmt.Sprintf(actionsConfig, srvBin))
+	h, root := homeWithConfig(t, fmt.Sprintf(actionsConfig, srvBin, srvBin))
 	dropSOP(t, root)
 	// Two agents are enabled: the SOP names the one its steps run as.
 	manifest := filepath.Join(root, "shared", "sops", "deploy", "SOP.toml")
@@ -106,8 +111,10 @@ func TestDashboardActionsInBrowser(t *testing.T) {
 		c := dialRPC(t, sock)
 		c.Initialize()
 		sid := c.Call("session/new", map[string]any{"agent_alias": "default"}, "new")["result"].(map[string]any)["session_id"].(string)
-		c.Request("session/prompt", map[string]any{"session_id": sid, "prompt": `/tool shell {"command": "echo allowed-in-browser > approved.txt"}`}, "turn")
+		// The page opens its push stream first; the approval asked after is pushed to it.
 		b.open(base + "/ui/approvals")
+		b.waitJS("the approvals stream is open", "document.documentElement.dataset.push === 'stream' && document.getElementById('approvals-count').textContent === '0'")
+		c.Request("session/prompt", map[string]any{"session_id": sid, "prompt": `/tool shell {"command": "echo allowed-in-browser > approved.txt"}`}, "turn")
 		b.waitJS("the socket's approval is listed", "document.querySelector('#approvals-list article[data-kind=tool] button[data-decision=allow_once]')")
 		if got := b.str("document.querySelector('#approvals-list article[data-kind=tool] pre').textContent"); !strings.Contains(got, "allowed-in-browser") {
 			t.Fatalf("the approval shows %q, not the command", got)
@@ -118,6 +125,8 @@ func TestDashboardActionsInBrowser(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(agentWorkspace(h), "approved.txt")); !os.IsNotExist(err) {
 			t.Fatalf("the command ran before it was allowed (%v)", err)
 		}
+		// The waiting turn shows under Running turns (refreshed live), linked to its chat.
+		b.waitJS("the waiting turn is listed running", "document.querySelector('#approvals-running a[href*=\"session=' + "+jsString(sid)+" + '\"]')")
 		b.screenshot(shots, "approvals")
 		b.click("#approvals-list article[data-kind=tool] button[data-decision=allow_once]")
 		waitTurn(t, c, "turn")
@@ -125,6 +134,61 @@ func TestDashboardActionsInBrowser(t *testing.T) {
 			t.Fatalf("the allowed command did not run: %q %v", data, err)
 		}
 		b.waitJS("the answered approval leaves the list", "!document.querySelector('#approvals-list article[data-kind=tool]') && document.getElementById('approvals-count').textContent === '0'")
+
+		// Edit and run: the form starts from the call's arguments; a box that is not a JSON object is refused
+		// beside it (nothing sent, still waiting); the edited call runs in the asking turn, the original never.
+		c.Request("session/prompt", map[string]any{"session_id": sid, "prompt": `/tool shell {"command": "echo original > original.txt"}`}, "turn2")
+		b.waitJS("the second approval is listed", "document.querySelector('#approvals-list article[data-kind=tool] button[data-decision=reject_with_edit]')")
+		b.click("#approvals-list article[data-kind=tool] button[data-decision=reject_with_edit]")
+		b.waitJS("the edit form opens", "!document.querySelector('#approvals-list article[data-kind=tool] form.edit').hidden")
+		if got := b.str("JSON.parse(document.querySelector('#approvals-list form.edit textarea').value).command"); got != "echo original > original.txt" {
+			t.Fatalf("the edit form starts from %q, not the call's command", got)
+		}
+		if lbl := b.str("document.querySelector('label[for=' + document.querySelector('#approvals-list form.edit textarea').id + ']').textContent"); lbl == "" {
+			t.Fatal("the edit box has no label")
+		}
+		b.eval(`(() => { const t = document.querySelector('#approvals-list form.edit textarea'); t.value = '["not", "an object"]'; })()`, nil)
+		b.eval("document.querySelector('#approvals-list form.edit').requestSubmit()", nil)
+		b.waitJS("the refusal beside the box", "document.querySelector('#approvals-list form.edit textarea').getAttribute('aria-invalid') === 'true' && !document.querySelector('#approvals-list form.edit p.error').hidden")
+		b.eval(`(() => { const t = document.querySelector('#approvals-list form.edit textarea'); t.value = JSON.stringify({command: "echo edited > edited.txt"}); })()`, nil)
+		b.eval("document.querySelector('#approvals-list form.edit').requestSubmit()", nil)
+		waitTurn(t, c, "turn2")
+		if data, err := os.ReadFile(filepath.Join(agentWorkspace(h), "edited.txt")); err != nil || !strings.Contains(string(data), "edited") {
+			t.Fatalf("the edited call did not run: %q %v", data, err)
+		}
+		if _, err := os.Stat(filepath.Join(agentWorkspace(h), "original.txt")); !os.IsNotExist(err) {
+			t.Fatalf("the original call ran too (%v)", err)
+		}
+		b.waitJS("the edited approval leaves the list", "document.getElementById('approvals-count').textContent === '0'")
+		if mode := b.str("document.documentElement.dataset.push"); mode != "stream" {
+			t.Fatalf("the page fell back to polling (%q)", mode)
+		}
+	})
+
+	t.Run("chat edit", func(t *testing.T) {
+		b.t = t
+		// The chat's Edit and run: the box starts from the tool call's arguments; the edited call runs in the
+		// turn, the original never.
+		b.open(base + "/ui/chat?agent=default")
+		b.waitJS("the chat connects", "!document.getElementById('chat-send').disabled")
+		b.setValue("chat-input", `/tool shell {"command": "echo chat-original > chat-original.txt"}`)
+		b.submit("chat-form")
+		b.waitJS("the approval request", "document.querySelector('.approval button[data-decision=edit]')")
+		b.click(".approval button[data-decision=edit]")
+		b.waitJS("the edit box opens", "!document.querySelector('.approval form.edit').hidden && document.activeElement === document.querySelector('.approval form.edit textarea')")
+		if got := b.str("JSON.parse(document.querySelector('.approval form.edit textarea').value).command"); got != "echo chat-original > chat-original.txt" {
+			t.Fatalf("the edit box starts from %q", got)
+		}
+		b.eval(`document.querySelector('.approval form.edit textarea').value = JSON.stringify({command: "echo chat-edited > chat-edited.txt"})`, nil)
+		b.eval("document.querySelector('.approval form.edit').requestSubmit()", nil)
+		b.waitJS("the turn is done", "document.querySelector('article.msg.assistant[data-done=true]') && document.querySelector('.approval').dataset.answered === 'edit'")
+		if data, err := os.ReadFile(filepath.Join(agentWorkspace(h), "chat-edited.txt")); err != nil || !strings.Contains(string(data), "chat-edited") {
+			t.Fatalf("the edited call did not run: %q %v", data, err)
+		}
+		if _, err := os.Stat(filepath.Join(agentWorkspace(h), "chat-original.txt")); !os.IsNotExist(err) {
+			t.Fatalf("the original call ran (%v)", err)
+		}
+		b.screenshot(shots, "chat-edit")
 	})
 
 	t.Run("question", func(t *testing.T) {
@@ -181,12 +245,32 @@ func TestDashboardActionsInBrowser(t *testing.T) {
 		if j := cronJob(t, sock, id); j["enabled"] != true {
 			t.Fatalf("resumed on the page, the daemon's job is %v", j["enabled"])
 		}
+		// Cron never waits on a person: an agent job whose turn asks for a shell call (default: supervised, no
+		// auto-approve) has its call refused in the run, which ends at once; nothing is left on the Approvals list.
+		b.setValue("cron-name", "asks-approval")
+		b.eval("document.getElementById('cron-agent').value = 'default'; document.getElementById('cron-kind').value = 'agent'", nil)
+		b.setValue("cron-schedule", "0 4 * * *")
+		b.setValue("cron-what", `/tool shell {"command": "echo unattended > cron-asked.txt"}`)
+		b.submit("cron-add")
+		b.waitJS("the agent job is listed", `document.querySelector('#cron-jobs article[data-name="asks-approval"]')`)
+		aid := b.str(`document.querySelector('#cron-jobs article[data-name="asks-approval"]').dataset.job`)
+		b.click(`#cron-jobs article[data-job="` + aid + `"] button[data-action=run]`)
+		b.waitJS("the agent job's run in its history", `document.getElementById('cron-runs').dataset.job === `+jsString(aid)+` && document.querySelector('#cron-runs li[data-status]')`)
+		if _, err := os.Stat(filepath.Join(agentWorkspace(h), "cron-asked.txt")); !os.IsNotExist(err) {
+			t.Fatalf("the unattended call ran (%v)", err)
+		}
+		rc := dialRPC(t, sock)
+		rc.Initialize()
+		if list := rc.Call("approvals/list", map[string]any{}, "al")["result"].(map[string]any)["approvals"].([]any); len(list) != 0 {
+			t.Fatalf("a cron run left approvals waiting: %v", list)
+		}
+
 		// A schedule the daemon refuses is shown, and adds nothing.
 		b.setValue("cron-schedule", "every blue moon")
 		b.setValue("cron-what", "true")
 		b.submit("cron-add")
 		b.waitJS("the refusal", "!document.getElementById('cron-error').hidden")
-		if n := b.str("String(document.querySelectorAll('#cron-jobs article').length)"); n != "1" {
+		if n := b.str("String(document.querySelectorAll('#cron-jobs article').length)"); n != "2" {
 			t.Fatalf("%s jobs after a refused add", n)
 		}
 	})
@@ -249,6 +333,90 @@ func TestDashboardActionsInBrowser(t *testing.T) {
 		}
 	})
 
+	t.Run("sop gate on the approvals page", func(t *testing.T) {
+		b.t = t
+		// A run started from a terminal parks at its gate: the open Approvals page is pushed the gate (the
+		// engine's run feed) and approves it there; the run completes.
+		b.open(base + "/ui/approvals")
+		b.waitJS("the approvals stream is open", "document.documentElement.dataset.push === 'stream'")
+		out, e, rc := run2(t, env(h), "sop", "run", "deploy")
+		if rc != 0 {
+			t.Fatalf("sop run deploy: %d %q %q", rc, out, e)
+		}
+		b.waitJS("the gate is pushed", "document.querySelector('#approvals-list article[data-kind=sop] button[data-decision=approve]')")
+		card := b.str("document.querySelector('#approvals-list article[data-kind=sop]').textContent")
+		if !strings.Contains(card, "deploy") || !strings.Contains(card, "waits at step") {
+			t.Fatalf("the gate's card reads %q", card)
+		}
+		if mode := b.str("document.documentElement.dataset.push"); mode != "stream" {
+			t.Fatalf("the page polled (%q)", mode)
+		}
+		b.screenshot(shots, "approvals-sop")
+		run := b.str("document.querySelector('#approvals-list article[data-kind=sop] code:last-of-type') && document.querySelector('#approvals-list article[data-kind=sop] p code').textContent")
+		b.click("#approvals-list article[data-kind=sop] button[data-decision=approve]")
+		b.waitJS("the answered gate leaves the list", "!document.querySelector('#approvals-list article[data-kind=sop]')")
+		eventually(t, 30*time.Second, "the approved run completes", func() bool {
+			show, _, rc := run2(t, env(h), "sop", "show", run)
+			return rc == 0 && strings.Contains(show, "completed")
+		})
+	})
+
+	t.Run("approvals fallback", func(t *testing.T) {
+		b.t = t
+		// Every event stream slot taken (32, shared with /api/events): the page's push stream is refused (503),
+		// it polls instead, and a new approval still reaches it; the answer still runs the call.
+		token := b.str("localStorage.getItem('zeroclaw.token')")
+		ctx, cancel := context.WithCancel(t.Context())
+		defer cancel()
+		// A hog takes every free slot and each one that frees (a page left behind may hold one for a while),
+		// until the subtest ends.
+		full := make(chan struct{})
+		go func() {
+			cl := &http.Client{Transport: &http.Transport{Proxy: nil}}
+			once := false
+			for ctx.Err() == nil {
+				req, _ := http.NewRequestWithContext(ctx, "GET", base+"/api/events", nil)
+				req.Header.Set("Authorization", "Bearer "+token)
+				res, err := cl.Do(req)
+				if err == nil && res.StatusCode == 200 {
+					go func() { <-ctx.Done(); res.Body.Close() }()
+					continue
+				}
+				if err == nil {
+					res.Body.Close()
+					if !once && res.StatusCode == 503 {
+						once = true
+						close(full)
+					}
+				}
+				time.Sleep(100 * time.Millisecond)
+			}
+		}()
+		select {
+		case <-full:
+		case <-time.After(30 * time.Second):
+			t.Fatal("the event stream slots never filled")
+		}
+		b.open(base + "/ui/approvals")
+		b.waitJS("the page polls", "document.documentElement.dataset.push === 'poll' && document.documentElement.dataset.loaded === 'approvals'")
+		c := dialRPC(t, sock)
+		c.Initialize()
+		sid := c.Call("session/new", map[string]any{"agent_alias": "default"}, "new")["result"].(map[string]any)["session_id"].(string)
+		c.Request("session/prompt", map[string]any{"session_id": sid, "prompt": `/tool shell {"command": "echo polled > polled.txt"}`}, "turn")
+		b.waitJS("the approval is polled in", "document.querySelector('#approvals-list article[data-kind=tool] button[data-decision=allow_once]')")
+		if mode := b.str("document.documentElement.dataset.push"); mode != "poll" {
+			t.Fatalf("the page is in mode %q with every stream slot taken", mode)
+		}
+		b.click("#approvals-list article[data-kind=tool] button[data-decision=allow_once]")
+		waitTurn(t, c, "turn")
+		if data, err := os.ReadFile(filepath.Join(agentWorkspace(h), "polled.txt")); err != nil || !strings.Contains(string(data), "polled") {
+			t.Fatalf("the allowed command did not run: %q %v", data, err)
+		}
+		// The slots free: the page's next try opens its stream again.
+		cancel()
+		b.waitJS("the stream is back", "document.documentElement.dataset.push === 'stream'")
+	})
+
 	t.Run("mcp", func(t *testing.T) {
 		b.t = t
 		b.open(base + "/ui/mcp")
@@ -257,6 +425,14 @@ func TestDashboardActionsInBrowser(t *testing.T) {
 			t.Fatal("a server whose command does not exist is shown ready")
 		}
 		b.waitJS("the broken server's error", `document.querySelector('#mcp-servers tr[data-server="broken"] td.error-text').textContent.length > 0`)
+		// A configured server no agent is granted (lazy: nobody started it) is listed all the same.
+		b.waitJS("the ungranted server", `document.querySelector('#mcp-servers tr[data-server="orphan"][data-agents="0"]')`)
+		if st := b.str(`document.querySelector('#mcp-servers tr[data-server="orphan"]').dataset.state`); st != "idle" && st != "stopped" {
+			t.Fatalf("the ungranted lazy server is shown %q, not idle", st)
+		}
+		if got := b.str(`document.querySelector('#mcp-servers tr[data-server="plain"]').children[1].textContent`); got != "ops" {
+			t.Fatalf("the granted server's agents read %q, not ops", got)
+		}
 		pid, err := strconv.Atoi(b.str(`document.querySelector('#mcp-servers tr[data-server="plain"]').dataset.pid`))
 		if err != nil || !slices.Contains(childrenOf(d.cmd.Process.Pid), pid) {
 			t.Fatalf("the ready server's pid %d (%v) is not a child of the daemon %v", pid, err, childrenOf(d.cmd.Process.Pid))

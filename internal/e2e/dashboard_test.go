@@ -252,6 +252,27 @@ func TestDashboardInBrowser(t *testing.T) {
 				t.Fatalf("%s: %s, want %s", sel, got, want)
 			}
 		}
+		// The budgets: the monthly one set here, the daily one the config's; each shows how much of it the
+		// daemon's spend (daily_cost_usd, monthly_cost_usd) uses.
+		gatewayPut(t, base, token, "cost.monthly_limit_usd", 4)
+		b.open(base + "/ui/costs")
+		b.waitJS("the budget", "document.documentElement.dataset.loaded === 'costs' && document.getElementById('budget-Monthly')")
+		var got struct {
+			Meter, Want, Label, Daily, DailyWant string
+		}
+		b.eval(`(async () => { const c = await ZC.api('GET', '/api/cost'); const m = document.getElementById('budget-Monthly');
+			const cfg = await ZC.api('GET', '/api/config/list?prefix=cost');
+			const dl = parseFloat(((cfg.entries || []).find(e => e.path === 'cost.daily_limit_usd') || {}).value);
+			const d = document.getElementById('budget-Daily');
+			return { meter: m.getAttribute('value'), want: Math.min(100, 100 * (Number(c.monthly_cost_usd) || 0) / 4).toFixed(1),
+			label: document.querySelector('label[for=budget-Monthly]').textContent,
+			daily: d ? d.getAttribute('value') : 'none', dailyWant: dl > 0 ? Math.min(100, 100 * (Number(c.daily_cost_usd) || 0) / dl).toFixed(1) : 'none' }; })()`, &got)
+		if got.Meter != got.Want || !strings.Contains(got.Label, "$4.0000") || !strings.Contains(got.Label, got.Want+"% used") {
+			t.Fatalf("the monthly budget reads %+v", got)
+		}
+		if got.Daily != got.DailyWant {
+			t.Fatalf("the daily budget reads %q, want %q", got.Daily, got.DailyWant)
+		}
 		b.screenshot(shots, "costs")
 	})
 
@@ -318,6 +339,14 @@ func TestDashboardInBrowser(t *testing.T) {
 		b.setValue("memory-content", "stored from the dashboard")
 		b.submit("memory-store")
 		b.waitJS("the stored entry is listed", "document.querySelector('#memory-list [data-key=\"typed-in-browser\"]')")
+		// Search finds it by its content, and not the other entry; Edit fills the form with it.
+		b.setValue("memory-q", "stored from the dashboard")
+		b.submit("memory-search")
+		b.waitJS("the search's result", "document.querySelector('#memory-list [data-key=\"typed-in-browser\"]') && !document.querySelector('#memory-list [data-key=\"dash-live-marker\"]')")
+		b.click(`#memory-list [data-key="typed-in-browser"] button:not(.danger)`)
+		if got := b.str("document.getElementById('memory-key').value + '|' + document.getElementById('memory-content').value"); got != "typed-in-browser|stored from the dashboard" {
+			t.Fatalf("Edit filled the form with %q", got)
+		}
 		b.open(base + "/ui/memory")
 		b.waitJS("the memory entry", "document.querySelector('#memory-list [data-key=\"dash-live-marker\"]')")
 		b.eval("window.confirm = () => true", nil)

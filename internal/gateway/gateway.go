@@ -84,6 +84,9 @@ type Daemon interface {
 	Events() *logs.Hub
 	// SopEngine is the SOP engine whose run changes GET /ws/sops/runs streams (nil: none runs).
 	SopEngine() *engine.Engine
+	// ApprovalsChanged is a channel closed at the next change of any live session's pending tool-call
+	// approvals (GET /api/approvals/events waits on it, then lists them again).
+	ApprovalsChanged() <-chan struct{}
 	// Channels is each running chat channel's state (GET /api/channels); nil: none.
 	Channels(ctx context.Context) []api.ChannelStatus
 	// Chat runs the sessions and turns of /ws/chat.

@@ -77,7 +77,7 @@ func TestApprovalsAcrossSessions(t *testing.T) {
 		mine[0]["risk"] != "medium" || mine[0]["expires_at"] == "" || mine[0]["agent_alias"] != "slow" {
 		t.Fatalf("alice's approvals %v", mine)
 	}
-	if dec := mine[0]["decisions"].([]any); len(dec) != 3 || dec[0] != "allow_once" || dec[2] != "reject" {
+	if dec := mine[0]["decisions"].([]any); len(dec) != 4 || dec[0] != "allow_once" || dec[2] != "reject" || dec[3] != "reject_with_edit" {
 		t.Fatalf("decisions offered %v", dec)
 	}
 	if gates != "not_permitted" { // the chatter profile has no sops:read
@@ -111,8 +111,8 @@ func TestApprovalsAcrossSessions(t *testing.T) {
 			t.Errorf("forged id %.60q: %d, want %d (%s)", forged, r.Code, want, r.Raw)
 		}
 	}
-	// A decision not offered (reject_with_edit needs arguments; "approve" is a SOP's).
-	for _, dec := range []string{"reject_with_edit", "approve", "", "ALLOW_ONCE"} {
+	// A decision not offered ("approve" is a SOP's).
+	for _, dec := range []string{"approve", "", "ALLOW_ONCE"} {
 		r := g.Do("POST", "/api/approvals/"+id, map[string]any{"decision": dec}, owner, "Content-Type: application/json")
 		if r.Code != 400 || !strings.Contains(string(r.Raw), "not offered") {
 			t.Fatalf("decision %q: %d %s", dec, r.Code, r.Raw)
@@ -159,5 +159,97 @@ func TestApprovalsAcrossSessions(t *testing.T) {
 	cw.Until("done")
 	if _, err := os.Stat(filepath.Join(ws, "by-capped.txt")); !os.IsNotExist(err) {
 		t.Fatalf("the rejected command ran (%v)", err)
+	}
+}
+
+// Reject with edit (upstream's reject_with_edit) from the cross-session list and from /ws/chat: the list
+// carries the call's arguments to start the edit from; the answer runs the edited call in the asking turn and
+// never the original; a replacement that is not a JSON object, one with another decision, or one larger than
+// 1 MiB is 400 and leaves the call pending; a device capped below the call's risk is not offered it and is
+// refused it (403); on /ws/chat decision "edit" with replacement runs the edit, and "edit" without one is an
+// INVALID_APPROVAL_RESPONSE frame that leaves the call waiting.
+func TestApprovalsRejectWithEdit(t *testing.T) {
+	t.Parallel()
+	d, g, code := rpctest.StartGateway(t, approvalsConfig)
+	owner := rpctest.PairOnce(t, g, code)
+	alice := rpctest.PairWithProfile(t, d, g, "chatter")
+	capped := rpctest.PairWithProfile(t, d, g, "capped")
+	base := d.GatewayURL(t)
+	ws := filepath.Join(d.ConfigDir, "agents", "slow", "workspace")
+	exists := func(name string) bool { _, err := os.Stat(filepath.Join(ws, name)); return err == nil }
+
+	w, _, _ := askShell(t, base, alice, "original.txt")
+	mine, _ := listApprovals(t, g, alice)
+	if len(mine) != 1 {
+		t.Fatalf("alice's approvals %v", mine)
+	}
+	args, _ := mine[0]["arguments"].(map[string]any)
+	if args["command"] != "touch original.txt" {
+		t.Fatalf("the listed arguments %v are not the call's", mine[0]["arguments"])
+	}
+	id := mine[0]["id"].(string)
+	hdr := "Content-Type: application/json"
+	for name, body := range map[string]map[string]any{
+		"no replacement":  {"decision": "reject_with_edit"},
+		"a string":        {"decision": "reject_with_edit", "replacement": "touch x"},
+		"an array":        {"decision": "reject_with_edit", "replacement": []any{"touch x"}},
+		"null":            {"decision": "reject_with_edit", "replacement": nil},
+		"with allow_once": {"decision": "allow_once", "replacement": map[string]any{"command": "touch x"}},
+	} {
+		r := g.Do("POST", "/api/approvals/"+id, body, owner, hdr)
+		if r.Code != 400 || !strings.Contains(string(r.Raw), "replacement") {
+			t.Errorf("%s: %d %.200s", name, r.Code, r.Raw)
+		}
+	}
+	// A replacement past the gateway's body bound is refused before it is read.
+	if r := g.Do("POST", "/api/approvals/"+id, map[string]any{"decision": "reject_with_edit",
+		"replacement": map[string]any{"command": "touch x", "pad": strings.Repeat("a", 70<<10)}}, owner, hdr); r.Code != 413 {
+		t.Errorf("a 70 KiB replacement: %d %.200s", r.Code, r.Raw)
+	}
+	if still, _ := listApprovals(t, g, alice); len(still) != 1 || still[0]["id"] != id {
+		t.Fatalf("after the refused edits the approval is %v", still)
+	}
+	r := g.Do("POST", "/api/approvals/"+id, map[string]any{"decision": "reject_with_edit", "replacement": map[string]any{"command": "touch edited.txt"}}, owner, hdr).Want(t, 200)
+	if r.Body["acknowledged"] != true || r.Body["decision"] != "reject_with_edit" {
+		t.Fatalf("answer %s", r.Raw)
+	}
+	_, res := w.Until("tool_result")
+	if out, _ := res["output"].(string); !strings.Contains(out, "edited the arguments") || !strings.Contains(out, "edited.txt") {
+		t.Fatalf("the tool result %q does not tell the model the call was edited", out)
+	}
+	w.Until("done")
+	if !exists("edited.txt") || exists("original.txt") {
+		t.Fatalf("after the edit: edited.txt %v, original.txt %v (want the edited call only)", exists("edited.txt"), exists("original.txt"))
+	}
+
+	// The capped device: not offered, and refused.
+	cw, _, _ := askShell(t, base, capped, "capped.txt")
+	mine, _ = listApprovals(t, g, capped)
+	if len(mine) != 1 || slices.Contains(mine[0]["decisions"].([]any), any("reject_with_edit")) {
+		t.Fatalf("the capped device is offered %v", mine)
+	}
+	if r := g.Do("POST", "/api/approvals/"+mine[0]["id"].(string), map[string]any{"decision": "reject_with_edit",
+		"replacement": map[string]any{"command": "touch capped-edit.txt"}}, capped, hdr); r.Code != 403 {
+		t.Fatalf("the capped device's edit: %d %s", r.Code, r.Raw)
+	}
+	g.Do("POST", "/api/approvals/"+mine[0]["id"].(string), map[string]any{"decision": "reject"}, capped, hdr).Want(t, 200)
+	cw.Until("done")
+	if exists("capped-edit.txt") || exists("capped.txt") {
+		t.Fatal("a capped device's call ran")
+	}
+
+	// /ws/chat: "edit" without a replacement is refused and the call still waits; with one, the edit runs.
+	w2, _, rid := askShell(t, base, alice, "chat-original.txt")
+	w2.Send(map[string]any{"type": "approval_response", "request_id": rid, "decision": "edit"})
+	if _, f := w2.Until("error"); f["code"] != "INVALID_APPROVAL_RESPONSE" {
+		t.Fatalf("edit without replacement: %v", f)
+	}
+	if still, _ := listApprovals(t, g, alice); len(still) != 1 {
+		t.Fatalf("the refused edit answered the call: %v", still)
+	}
+	w2.Send(map[string]any{"type": "approval_response", "request_id": rid, "decision": "edit", "replacement": map[string]any{"command": "touch chat-edited.txt"}})
+	w2.Until("done")
+	if !exists("chat-edited.txt") || exists("chat-original.txt") {
+		t.Fatalf("after the chat's edit: chat-edited.txt %v, chat-original.txt %v", exists("chat-edited.txt"), exists("chat-original.txt"))
 	}
 }

@@ -51,8 +51,9 @@ type ChatSession interface {
 	// Prompt runs one turn as session/prompt does, delivering its events to events in order and putting its
 	// questions to it. A turn that could not start returns a *ChatError (or another error: AGENT_ERROR).
 	Prompt(ctx context.Context, content string, events ChatEvents) (api.SessionPromptResult, error)
-	// Approve answers a pending approval_request with an api.Decision* value; false when none was pending.
-	Approve(requestID, decision string) bool
+	// Approve answers a pending approval_request with an api.Decision* value (replacement: reject_with_edit's
+	// edited arguments); false when none was pending or the answer was refused.
+	Approve(requestID, decision string, replacement json.RawMessage) bool
 	// Close cancels the connection's turns and denies its approvals; the session stays.
 	Close()
 }
@@ -173,6 +174,8 @@ func (ch *chatConn) frame(ctx context.Context, data []byte, queue chan<- string)
 		Content   string `json:"content"`
 		RequestID string `json:"request_id"`
 		Decision  string `json:"decision"`
+		// Replacement (ours) goes with decision "edit": the call's arguments as the person edited them.
+		Replacement json.RawMessage `json:"replacement"`
 	}
 	if err := json.Unmarshal(data, &f); err != nil {
 		ch.send(ctx, chatErrorFrame(&ChatError{Code: "INVALID_JSON", Message: "Invalid JSON: " + strings.TrimPrefix(err.Error(), "json: ")}))
@@ -198,10 +201,22 @@ func (ch *chatConn) frame(ctx context.Context, data []byte, queue chan<- string)
 		decision, ok := dashboard.ChatDecisions[f.Decision]
 		if f.RequestID == "" || !ok {
 			ch.send(ctx, chatErrorFrame(&ChatError{Code: "INVALID_APPROVAL_RESPONSE",
-				Message: "approval_response requires request_id and decision in {approve,deny,always}"}))
+				Message: "approval_response requires request_id and decision in {approve,deny,always,edit}"}))
 			return
 		}
-		ch.sess.Approve(f.RequestID, decision)
+		var replacement json.RawMessage
+		if decision == api.DecisionRejectWithEdit {
+			if !dashboard.IsJSONObject(f.Replacement) {
+				ch.send(ctx, chatErrorFrame(&ChatError{Code: "INVALID_APPROVAL_RESPONSE",
+					Message: "decision edit needs replacement: the call's arguments as a JSON object"}))
+				return
+			}
+			replacement = f.Replacement
+		}
+		if !ch.sess.Approve(f.RequestID, decision, replacement) && decision == api.DecisionRejectWithEdit {
+			ch.send(ctx, chatErrorFrame(&ChatError{Code: "APPROVAL_NOT_TAKEN",
+				Message: "the edited call was not taken: nothing pending under that request_id, or this device may not run it"}))
+		}
 	case "question_response":
 		ch.questionFrame(ctx, data)
 	default:

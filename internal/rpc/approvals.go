@@ -17,6 +17,10 @@ import (
 // each, base64url, fit well within it).
 const maxApprovalID = 1024
 
+// maxReplacement bounds a reject_with_edit's replacement arguments (the turn's own limit on a model's tool
+// arguments applies when they run; this one only keeps a request from holding more).
+const maxReplacement = 1 << 20
+
 // registerApprovals serves approvals/list and approvals/answer over the session manager's pending approvals
 // and the SOP engine's parked runs: it keeps no state of its own. Listing needs sessions:read (the tool calls)
 // or sops:read (the SOP gates); answering a tool call follows session/approve (sessions:execute, the
@@ -70,7 +74,14 @@ func (s *Server) registerApprovals(m *session.Manager) {
 			if !slices.Contains(session.ToolDecisions, params.Decision) {
 				return res, notOffered(params.Decision, session.ToolDecisions)
 			}
-			r, err := m.Approve(p.owner(), api.SessionApproveParams{SessionID: parts[0], RequestID: parts[1], Decision: params.Decision})
+			if params.Decision != api.DecisionRejectWithEdit && len(params.Replacement) > 0 {
+				return res, router.InvalidParams("replacement goes only with decision reject_with_edit")
+			}
+			if len(params.Replacement) > maxReplacement {
+				return res, router.InvalidParams("replacement is larger than 1 MiB")
+			}
+			r, err := m.Approve(p.owner(), api.SessionApproveParams{SessionID: parts[0], RequestID: parts[1], Decision: params.Decision,
+				Replacement: params.Replacement})
 			if err != nil {
 				return res, err
 			}

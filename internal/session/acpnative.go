@@ -204,6 +204,7 @@ func (s *session) cancelTurns() {
 	}
 	for id, p := range s.pending {
 		delete(s.pending, id)
+		s.approvals.Fire()
 		p.ch <- answer{err: fmt.Errorf("session: approval %s: session killed or deleted: %w", id, agent.ErrApprovalAbandoned)}
 	}
 }

@@ -11,10 +11,12 @@ import (
 )
 
 // ToolDecisions are the decisions approvals/list offers for a tool call; CappedDecisions what it offers to a
-// principal capped below the call's risk (it may only refuse; the owner may allow). reject_with_edit needs
-// replacement arguments a list cannot show a form for: session/approve still takes it.
+// principal capped below the call's risk (it may only refuse; the owner may allow). reject_with_edit runs the
+// call with the person's replacement arguments (approvals/answer's replacement, a JSON object; the listed
+// arguments are what to start the edit from), checked by the policy again when it runs; it is offered only
+// where allowing is, since it runs a call.
 var (
-	ToolDecisions   = []string{api.DecisionAllowOnce, api.DecisionAllowAlways, api.DecisionReject}
+	ToolDecisions   = []string{api.DecisionAllowOnce, api.DecisionAllowAlways, api.DecisionReject, api.DecisionRejectWithEdit}
 	CappedDecisions = []string{api.DecisionReject}
 )
 
@@ -37,7 +39,7 @@ func (m *Manager) PendingApprovals(o Owner) []api.PendingApproval {
 			out = append(out, api.PendingApproval{Kind: api.ApprovalKindTool, Decisions: slices.Clone(dec),
 				SessionID: s.id, AgentAlias: s.alias, RequestID: id, ToolName: visible.Escape(p.tool), Summary: p.summary,
 				Risk: p.risk, Approver: p.approver, RequestedAt: p.asked.UTC().Format(time.RFC3339Nano),
-				ExpiresAt: p.expires.UTC().Format(time.RFC3339Nano)})
+				ExpiresAt: p.expires.UTC().Format(time.RFC3339Nano), Arguments: p.args})
 			asked = append(asked, p.asked)
 		}
 		s.mu.Unlock()

@@ -181,6 +181,8 @@ type Manager struct {
 	// channelUses counts the channel turns (RunChannel) in flight per session id, so only the last one out
 	// closes the session it opened.
 	channelUses map[string]*channelUse
+	// approvals fires at every change of any live session's pending approvals (ApprovalsChanged).
+	approvals Signal
 }
 
 // turnLock is the turn lock of one stored session key.
@@ -528,6 +530,7 @@ func (m *Manager) register(ctx context.Context, o Owner, s *session, pin bool) (
 			s.lock = m.refLockLocked(s.key) // s is not shared yet; the live session is one user of the lock
 			m.gens++
 			s.gen = m.gens
+			s.approvals = &m.approvals
 			if pin {
 				s.pins++
 			}

@@ -47,8 +47,10 @@ type session struct {
 	turns    map[*turn]struct{} // running and waiting turns
 	active   *turn
 	pending  map[string]*pending
-	always   map[string]bool // tools allowed with allow_always for the rest of the session
-	holder   uint64          // ACP: the connection that holds the session live (0: none); see Manager.HoldACP
+	// approvals is the manager's signal of pending changes (set by Manager.register; nil: none).
+	approvals *Signal
+	always    map[string]bool // tools allowed with allow_always for the rest of the session
+	holder    uint64          // ACP: the connection that holds the session live (0: none); see Manager.HoldACP
 	// overrides are the session's own model settings (session/configure), applied from the next turn on.
 	overrides api.SessionOverrides
 }
@@ -69,6 +71,9 @@ type pending struct {
 	// (agent.ApproverOwner or ""), when it was asked and when it is denied unanswered.
 	summary, approver string
 	asked, expires    time.Time
+	// args are the call's arguments as the model sent them (a JSON object), which a person may edit into a
+	// reject_with_edit's replacement.
+	args json.RawMessage
 }
 
 type answer struct {
@@ -213,6 +218,7 @@ func (s *session) disconnected(connID uint64) {
 	for id, p := range s.pending {
 		if p.connID == connID {
 			delete(s.pending, id)
+			s.approvals.Fire()
 			p.ch <- answer{err: fmt.Errorf("session: approval %s: client disconnected: %w", id, agent.ErrApprovalAbandoned)}
 		}
 	}
@@ -257,6 +263,7 @@ func (s *session) closeLocked() {
 	}
 	for id, p := range s.pending {
 		delete(s.pending, id)
+		s.approvals.Fire()
 		p.ch <- answer{err: fmt.Errorf("session: approval %s: session closed: %w", id, agent.ErrApprovalAbandoned)}
 	}
 }
@@ -275,6 +282,7 @@ func (s *session) decide(o Owner, id string, dec agent.ApprovalDecision) (bool, 
 		return false, &CapError{Tool: p.tool, Risk: p.risk, MaxRisk: o.MaxApproveRisk}
 	}
 	delete(s.pending, id)
+	s.approvals.Fire()
 	if dec.Decision == api.DecisionAllowAlways {
 		s.always[p.tool] = true
 	}
@@ -291,6 +299,7 @@ func (s *session) forget(id string) bool {
 		return false
 	}
 	delete(s.pending, id)
+	s.approvals.Fire()
 	return true
 }
 
@@ -323,8 +332,9 @@ func (a approver) RequestApproval(ctx context.Context, req agent.ApprovalRequest
 	}
 	now := a.clock.Now()
 	s.pending[req.RequestID] = &pending{connID: a.connID, tool: req.ToolName, risk: req.Risk, ch: ch,
-		summary: req.Summary, approver: who, asked: now, expires: now.Add(req.Timeout)}
+		summary: req.Summary, approver: who, asked: now, expires: now.Add(req.Timeout), args: argsObject(req.Arguments)}
 	s.mu.Unlock()
+	s.approvals.Fire()
 
 	req.Announce(who)
 	timer := a.clock.NewTimer(req.Timeout)
@@ -368,4 +378,12 @@ func (e *CapError) WireData() any {
 func isObject(raw json.RawMessage) bool {
 	t := bytes.TrimSpace(raw)
 	return len(t) > 0 && t[0] == '{' && json.Valid(t)
+}
+
+// argsObject is raw when it is a JSON object, else nil (nothing to edit).
+func argsObject(raw json.RawMessage) json.RawMessage {
+	if !isObject(raw) {
+		return nil
+	}
+	return raw
 }

@@ -10,11 +10,19 @@ import (
 
 // The frames of /ws/chat, upstream's dashboard chat (crates/zeroclaw-gateway/src/ws.rs).
 
-// ChatDecisions maps upstream's approval_response decisions to session/approve's.
+// ChatDecisions maps upstream's approval_response decisions to session/approve's; "edit" (ours) is
+// reject_with_edit, its replacement arguments in the frame's "replacement".
 var ChatDecisions = map[string]string{
 	"approve": api.DecisionAllowOnce,
 	"always":  api.DecisionAllowAlways,
 	"deny":    api.DecisionRejectOnce,
+	"edit":    api.DecisionRejectWithEdit,
+}
+
+// IsJSONObject reports whether raw is one JSON object.
+func IsJSONObject(raw json.RawMessage) bool {
+	var m map[string]json.RawMessage
+	return len(raw) > 0 && json.Unmarshal(raw, &m) == nil && m != nil
 }
 
 // ChatEventFrame is the /ws/chat frame of a session event (nil: not shown on this socket).

@@ -152,10 +152,35 @@ window.ZC = (function () {
     }
   }
 
+  // editForm is the "edit and run" form of a tool call's approval (reject_with_edit): a labelled text box
+  // holding args (the call's arguments) as JSON, and Run edited call; onSubmit gets the edited arguments (a
+  // JSON object) and may throw to show its error beside the box. The text is only ever the box's value.
+  let edits = 0;
+  function editForm(args, onSubmit) {
+    const id = 'edit-args-' + (++edits);
+    const box = el('textarea', { id: id, rows: '6', maxlength: '1000000', spellcheck: 'false', 'aria-describedby': id + '-err' });
+    box.value = JSON.stringify(args && typeof args === 'object' ? args : {}, null, 2);
+    const err = el('p', { id: id + '-err', class: 'error', role: 'alert', hidden: true });
+    const form = el('form', { class: 'edit', hidden: true },
+      el('label', { for: id }, 'Arguments to run instead (JSON)'), box,
+      el('button', { type: 'submit', dataset: { decision: 'edited' } }, 'Run edited call'), err);
+    form.addEventListener('submit', async (ev) => {
+      ev.preventDefault();
+      let v;
+      try { v = JSON.parse(box.value); } catch (e) { v = undefined; }
+      if (!v || typeof v !== 'object' || Array.isArray(v)) {
+        box.setAttribute('aria-invalid', 'true'); err.textContent = 'The arguments must be one JSON object.'; err.hidden = false; box.focus(); return;
+      }
+      box.removeAttribute('aria-invalid'); err.hidden = true;
+      try { await onSubmit(v); } catch (e) { err.textContent = String(e.message || e); err.hidden = false; }
+    });
+    return form;
+  }
+
   function wsURL(path) {
     return (location.protocol === 'https:' ? 'wss://' : 'ws://') + location.host + prefix + path;
   }
 
   return { prefix, token, device, setToken, forget, api, el, append, clear, $, showError, value, table, tree,
-    when, ready, logout, stream, wsURL, lost };
+    when, ready, logout, stream, wsURL, lost, editForm };
 })();

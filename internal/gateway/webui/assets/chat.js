@@ -8,7 +8,7 @@ ZC.ready(async function () {
   const log = $('chat-log'), status = $('chat-status'), input = $('chat-input');
   const send = $('chat-send'), cancel = $('chat-cancel');
   const agentSel = $('chat-agent'), sessSel = $('chat-session');
-  let ws = null, sessionID = '', current = null, currentText = '';
+  let ws = null, sessionID = '', current = null, currentText = '', lastArgs = null;
   const MAX_TEXT = 1 << 20; // one answer shown at most this long
 
   const q = new URLSearchParams(location.search);
@@ -66,6 +66,7 @@ ZC.ready(async function () {
       case 'thinking':
         break;
       case 'tool_call':
+        lastArgs = f.args; // the approval_request that may follow is this call's
         log.appendChild(el('details', { class: 'tool', dataset: { tool: f.name, id: f.id } },
           el('summary', {}, 'Tool call: ', el('code', {}, String(f.name))), el('pre', {}, JSON.stringify(f.args, null, 2))));
         current = null;
@@ -111,17 +112,27 @@ ZC.ready(async function () {
     const box = el('div', { class: 'approval', role: 'group', 'aria-label': 'Approval request', dataset: { request: f.request_id } },
       el('p', {}, 'The agent wants to run ', el('code', {}, String(f.tool)), ':'),
       el('pre', {}, String(f.arguments_summary || '')));
-    const answer = (decision) => () => {
-      ws.send(JSON.stringify({ type: 'approval_response', request_id: f.request_id, decision: decision }));
-      box.querySelectorAll('button').forEach(b => { b.disabled = true; });
+    const send = (decision, replacement) => {
+      const msg = { type: 'approval_response', request_id: f.request_id, decision: decision };
+      if (replacement) msg.replacement = replacement;
+      ws.send(JSON.stringify(msg));
+      box.querySelectorAll('button, textarea').forEach(b => { b.disabled = true; });
       box.dataset.answered = decision;
       box.appendChild(el('p', { class: 'note' }, 'Answered: ' + decision));
     };
-    for (const [d, label] of [['approve', 'Approve'], ['always', 'Always approve'], ['deny', 'Deny']]) {
+    const edit = ZC.editForm(lastArgs, (args) => send('edit', args));
+    for (const [d, label] of [['approve', 'Approve'], ['always', 'Always approve'], ['edit', 'Edit and run\u2026'], ['deny', 'Deny']]) {
       const b = el('button', { type: 'button', dataset: { decision: d } }, label);
-      b.addEventListener('click', answer(d));
+      if (d === 'edit') {
+        b.setAttribute('aria-expanded', 'false');
+        b.addEventListener('click', () => {
+          edit.hidden = !edit.hidden; b.setAttribute('aria-expanded', String(!edit.hidden));
+          if (!edit.hidden) edit.querySelector('textarea').focus();
+        });
+      } else b.addEventListener('click', () => send(d));
       box.appendChild(b);
     }
+    box.appendChild(edit);
     log.appendChild(box);
     box.querySelector('button').focus();
   }

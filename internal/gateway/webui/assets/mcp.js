@@ -1,26 +1,32 @@
-// mcp.js: the MCP servers of every agent and their state (GET /api/tools?agent=<a>'s mcp_servers): state, tools, restarts, last error;
-// refreshed every 3 s while visible.
+// mcp.js: every configured MCP server and its state (GET /api/tools, no agent: mcp_servers lists them all,
+// granted or not, running or not), the agents each one is granted to (GET /api/tools?agent=<a> per agent),
+// tools, pid, restarts and last error; refreshed every 3 s while visible.
 'use strict';
 ZC.ready(async function () {
   const { el, $, api } = ZC;
   async function load() {
-    // /api/tools names an agent's servers: every agent's, each server once.
-    const opts = await api('GET', '/api/config/agent-options');
+    const all = await api('GET', '/api/tools');
     const byName = new Map();
+    for (const s of all.mcp_servers || []) byName.set(s.name.toLowerCase(), Object.assign({ agents: [] }, s));
+    const opts = await api('GET', '/api/config/agent-options');
     for (const a of opts.agents || []) {
       const r = await api('GET', '/api/tools?' + new URLSearchParams({ agent: a }));
-      for (const s of r.mcp_servers || []) if (!byName.has(s.name)) byName.set(s.name, Object.assign({ agents: [] }, s));
-      for (const s of r.mcp_servers || []) byName.get(s.name).agents.push(a);
+      for (const s of r.mcp_servers || []) {
+        const k = s.name.toLowerCase();
+        if (!byName.has(k)) byName.set(k, Object.assign({ agents: [] }, s));
+        byName.get(k).agents.push(a);
+      }
     }
-    const servers = [...byName.values()].sort((x, y) => x.name < y.name ? -1 : 1);
+    const servers = [...byName.values()];
     const box = ZC.clear($('mcp-servers'));
     if (!servers.length) box.appendChild(el('p', { class: 'empty' }, 'No MCP servers configured.'));
     else box.appendChild(el('table', {}, el('caption', { class: 'sr' }, 'MCP servers'),
-      el('thead', {}, el('tr', {}, ['Server', 'Agents', 'Transport', 'State', 'Tools', 'Restarts', 'Last error'].map(h => el('th', { scope: 'col' }, h)))),
-      el('tbody', {}, servers.map(s => el('tr', { dataset: { server: s.name, state: s.state, pid: s.pid ? String(s.pid) : '' } },
-        el('td', {}, el('code', {}, s.name)), el('td', {}, s.agents.join(', ')), el('td', {}, s.transport || ''), el('td', { class: 'state' }, s.state || ''),
+      el('thead', {}, el('tr', {}, ['Server', 'Agents', 'Transport', 'State', 'Tools', 'PID', 'Restarts', 'Last error'].map(h => el('th', { scope: 'col' }, h)))),
+      el('tbody', {}, servers.map(s => el('tr', { dataset: { server: s.name, state: s.state, pid: s.pid ? String(s.pid) : '', agents: String(s.agents.length) } },
+        el('td', {}, el('code', {}, s.name)), el('td', {}, s.agents.length ? s.agents.join(', ') : 'none (no agent\u2019s bundle grants it)'),
+        el('td', {}, s.transport || ''), el('td', { class: 'state' }, s.state || ''),
         el('td', {}, String(s.tools || 0) + (s.tool_names && s.tool_names.length ? ': ' + s.tool_names.join(', ') : '')),
-        el('td', {}, String(s.restarts || 0)), el('td', { class: 'error-text' }, s.last_error || ''))))));
+        el('td', {}, s.pid ? String(s.pid) : ''), el('td', {}, String(s.restarts || 0)), el('td', { class: 'error-text' }, s.last_error || ''))))));
     document.documentElement.dataset.loaded = 'mcp';
   }
   await load();
