@@ -165,6 +165,25 @@ func TestDashboardActionsInBrowser(t *testing.T) {
 		}
 	})
 
+	t.Run("sessions running live", func(t *testing.T) {
+		b.t = t
+		// The Sessions page is open before the turn starts; the turn shows as running without a reload, and
+		// goes back to idle when it ends.
+		c := dialRPC(t, sock)
+		c.Initialize()
+		sid := c.Call("session/new", map[string]any{"agent_alias": "default"}, "new")["result"].(map[string]any)["session_id"].(string)
+		b.open(base + "/ui/sessions")
+		b.waitJS("the sessions page is loaded", "document.documentElement.dataset.loaded === 'sessions' && document.querySelector('tr[data-session=' + JSON.stringify("+jsString(sid)+") + ']')")
+		if st := b.str("document.querySelector('tr[data-session=' + JSON.stringify(" + jsString(sid) + ") + ']').dataset.state"); st == "running" {
+			t.Fatal("the session is running before its turn")
+		}
+		c.Request("session/prompt", map[string]any{"session_id": sid, "prompt": `/tool shell {"command": "echo live > live.txt"}`}, "live")
+		b.waitJS("the running turn appears on the open page", "document.querySelector('tr[data-session=' + JSON.stringify("+jsString(sid)+") + '][data-state=running]')")
+		c.Call("session/cancel", map[string]any{"session_id": sid}, "cancel")
+		waitTurn(t, c, "live")
+		b.waitJS("the ended turn leaves the running state", "!document.querySelector('tr[data-session=' + JSON.stringify("+jsString(sid)+") + '][data-state=running]')")
+	})
+
 	t.Run("chat edit", func(t *testing.T) {
 		b.t = t
 		// The chat's Edit and run: the box starts from the tool call's arguments; the edited call runs in the

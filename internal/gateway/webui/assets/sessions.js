@@ -1,5 +1,6 @@
 // sessions.js: the session list a page at a time (limit and offset: the daemon pages it), full-text search,
-// a transcript opened in place, delete; running turns refresh every few seconds while the page is visible.
+// a transcript opened in place, delete; the page refreshes every few seconds while visible, so running turns
+// show live.
 'use strict';
 ZC.ready(async function () {
   const { el, $, api } = ZC;
@@ -58,5 +59,6 @@ ZC.ready(async function () {
   $('sessions-prev').addEventListener('click', () => { if (page > 0) { page--; go(); } });
   $('sessions-next').addEventListener('click', () => { page++; go(); });
   await load();
-  setInterval(() => { if (!document.hidden && body.querySelector('tr[data-state="running"]')) load().catch(() => {}); }, 3000);
+  // Every 3 s while the page is visible: a turn started elsewhere shows as running, and an ended one as idle.
+  setInterval(() => { if (!document.hidden) load().catch(() => {}); }, 3000);
 });
