@@ -13,6 +13,7 @@ import (
 	"github.com/zeroclaw-go/zeroclaw/internal/cronpg"
 	"github.com/zeroclaw-go/zeroclaw/internal/lease"
 	"github.com/zeroclaw-go/zeroclaw/internal/pgdb"
+	"github.com/zeroclaw-go/zeroclaw/internal/store/pgchat"
 )
 
 // announceEvery is how often a daemon on a shared database records itself alive; peersWithin is how recently
@@ -24,18 +25,19 @@ const (
 
 // backend is the [storage] backend the daemon runs on (fixed at start): "sqlite", where every store is a file
 // of this install, or "postgres.<alias>", a database shared with other daemons, where the cron jobs and runs
-// live (cronpg) and each run is claimed by exactly one daemon (lease work slots). Chat sessions, the control
-// plane and the other stores stay in this install's SQLite files with either backend: chat is the hook
-// (openChat) a PostgreSQL chat store fills.
+// live (cronpg) and each run is claimed by exactly one daemon (lease work slots), and the chat sessions
+// (pgchat: a running turn owned by one daemon through its lease). The control plane, ACP sessions and the other
+// stores stay in this install's SQLite files with either backend.
 type backend struct {
 	name   string
 	pool   *pgdb.Pool   // nil for sqlite
 	leases *lease.Store // nil for sqlite
 	cron   *cronpg.Store
 
-	stop context.CancelFunc
-	wg   sync.WaitGroup
-	last atomic.Pointer[api.StorageStatus] // refreshed with each announcement
+	stop     context.CancelFunc
+	stopChat context.CancelFunc // ends the shared chat store's recovery; nil without it
+	wg       sync.WaitGroup
+	last     atomic.Pointer[api.StorageStatus] // refreshed with each announcement
 }
 
 // openBackend connects to the database [storage] backend names (the DSN is [storage.postgres.<alias>] db_url,
@@ -146,4 +148,32 @@ func (b *backend) read(ctx context.Context) api.StorageStatus {
 		out.Leases = len(held)
 	}
 	return out
+}
+
+// recoverEvery is how often a daemon on a shared database marks interrupted the turns whose owner's lease
+// lapsed (a daemon that died mid-turn).
+const recoverEvery = 10 * time.Second
+
+// openSharedChat opens the chat sessions in the shared database, owned turn by turn through leases held as
+// this daemon, and keeps recovering the turns of daemons that died (until the backend closes).
+func openSharedChat(ctx context.Context, b *backend, log *slog.Logger) (*pgchat.Store, error) {
+	st, err := pgchat.Open(ctx, b.pool, pgchat.Options{Holder: b.leases.Holder()})
+	if err != nil {
+		return nil, fmt.Errorf("daemon: storage.backend %q: chat sessions: %w", b.name, err)
+	}
+	rctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	b.stopChat = cancel
+	b.wg.Add(1)
+	go func() {
+		defer b.wg.Done()
+		st.RunRecovery(rctx, recoverEvery, func(n int, err error) {
+			switch {
+			case err != nil && rctx.Err() == nil:
+				log.Warn("interrupted turns of other daemons not recovered", "component", "storage", "err", err)
+			case n > 0:
+				log.Info("marked interrupted the turns of a daemon that stopped", "component", "storage", "sessions", n)
+			}
+		})
+	}()
+	return st, nil
 }

@@ -44,6 +44,13 @@ func openStores(ctx context.Context, layout install.Layout, cfg *config.Config, 
 		return nil, err
 	}
 	chat, imp, err := openChat(ctx, layout, cfg, log)
+	if err == nil && be.pool != nil && sessionBackend(cfg) != "jsonl" {
+		// The shared backend holds chat sessions too: any daemon on the database answers for any session, a
+		// running turn is owned by one (its lease), and sessions.db stays as it was (storage migrate copies it).
+		_ = chat.Close()
+		imp = nil
+		chat, err = openSharedChat(ctx, be, log)
+	}
 	if err != nil {
 		be.close()
 		return nil, err
@@ -99,6 +106,9 @@ func (s *stores) closeAll(log *slog.Logger) {
 	}
 	if err := s.costs.Close(); err != nil {
 		log.Warn("closing cost ledger", "component", "store", "err", err)
+	}
+	if s.backend != nil && s.backend.stopChat != nil {
+		s.backend.stopChat() // its recovery pass ends before the store closes
 	}
 	if err := s.chat.Close(); err != nil {
 		log.Warn("closing chat store", "component", "store", "err", err)
