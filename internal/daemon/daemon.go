@@ -266,7 +266,7 @@ func Run(ctx context.Context, opts Options) error {
 	// The chat channels after the sessions their turns run on; events a previous process recorded are resumed.
 	chRT := openChannels(ctx, layout, cfg, st.chat, sessions, clk, log)
 	defer chRT.close() // normally done already by drain
-	hbRT := openHeartbeat(ctx, layout, cfg, sessions, st.chat, heartbeatNotifier(opts.HeartbeatNotifier, chRT.notifier()), clk, opts.NewID, log)
+	hbRT := openHeartbeat(ctx, layout, cfg, sessions, st.chat, st.backend.heartbeatLeader(), heartbeatNotifier(opts.HeartbeatNotifier, chRT.notifier()), clk, opts.NewID, log)
 	defer hbRT.close(log) // normally stopped already by drain; its history closes here
 	if chRT != nil {
 		metrics.WatchChannels(func() []api.ChannelStatus { return chRT.status(ctx) })

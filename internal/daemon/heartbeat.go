@@ -27,12 +27,13 @@ type heartbeatRT struct {
 // is logged once as an error here and shown by status and doctor; the heartbeat stays off and nothing
 // restarts it. A config change reschedules it (and seeds HEARTBEAT.md when it is turned on).
 func openHeartbeat(ctx context.Context, layout install.Layout, cfg *config.Manager, sessions *session.Manager, chat store.Chat,
-	notify heartbeat.Notifier, clk clock.Clock, newID func() string, log *slog.Logger) *heartbeatRT {
+	leader heartbeat.Leader, notify heartbeat.Notifier, clk clock.Clock, newID func() string, log *slog.Logger) *heartbeatRT {
 	st := store.OpenHeartbeat(filepath.Join(layout.DataDir, "heartbeat", "history.db"))
 	problem := func() string { return heartbeatProblem(cfg.Disabled()) }
 	hb := heartbeat.New(heartbeat.Options{Store: st, Config: cfg.Current, InstallRoot: layout.Root,
 		Turns: heartbeatTurns{sessions}, Notifier: notify, Clock: clk, NewID: newID, Logger: log, Problem: problem,
-		History: heartbeatHistory(chat, channelRegistry(), cfg.Current), Scrub: secretScrubber(cfg.Current)})
+		History: heartbeatHistory(chat, channelRegistry(), cfg.Current), Scrub: secretScrubber(cfg.Current),
+		Leader: leader})
 	seed := func(c *config.Config) {
 		if !c.Heartbeat.Enabled {
 			return

@@ -11,6 +11,7 @@ import (
 	"github.com/zeroclaw-go/zeroclaw/internal/api"
 	"github.com/zeroclaw-go/zeroclaw/internal/config"
 	"github.com/zeroclaw-go/zeroclaw/internal/cronpg"
+	"github.com/zeroclaw-go/zeroclaw/internal/heartbeat"
 	"github.com/zeroclaw-go/zeroclaw/internal/lease"
 	"github.com/zeroclaw-go/zeroclaw/internal/pgdb"
 	"github.com/zeroclaw-go/zeroclaw/internal/store/pgchat"
@@ -176,4 +177,23 @@ func openSharedChat(ctx context.Context, b *backend, log *slog.Logger) (*pgchat.
 		})
 	}()
 	return st, nil
+}
+
+// heartbeatLeader is the heartbeat's Leader on the shared backend (nil with sqlite: the daemon always runs its
+// slots): the lease "heartbeat:<agent>", held across slots by the daemon that runs them.
+func (b *backend) heartbeatLeader() heartbeat.Leader {
+	if b == nil || b.leases == nil {
+		return nil
+	}
+	return leaseLeader{b.leases}
+}
+
+type leaseLeader struct{ leases *lease.Store }
+
+func (l leaseLeader) Lead(ctx context.Context, agent string, hold time.Duration) (bool, string, error) {
+	got, ok, err := l.leases.Acquire(ctx, "heartbeat:"+agent, hold)
+	if err != nil {
+		return false, "", err
+	}
+	return ok, got.Holder, nil
 }

@@ -55,6 +55,27 @@ type Options struct {
 	// removes secrets from it (nil: none).
 	History History
 	Scrub   func(string) string
+	// Leader, with several daemons on one shared database, says whether this daemon runs the heartbeat's
+	// slots; nil: it always does.
+	Leader Leader
+}
+
+// Leader gives the heartbeat of an agent to one daemon of those sharing a database: Lead reports whether this
+// daemon holds (or has just taken) it for at least hold, renewing it when it does; when another daemon holds
+// it, ok is false and holder names that daemon. A slot this daemon does not lead is recorded skipped, so no slot
+// runs on two daemons and none goes without a record.
+type Leader interface {
+	Lead(ctx context.Context, agent string, hold time.Duration) (ok bool, holder string, err error)
+}
+
+// leadHold is how long a slot's leadership lasts: past the longest sleep to the next slot, so the leader keeps
+// it from slot to slot and another daemon takes over only when the leader stopped leading.
+func leadHold(hb config.HeartbeatConfig) time.Duration {
+	longest := interval(hb)
+	if hb.Adaptive {
+		longest = max(longest, time.Duration(hb.MaxIntervalMinutes)*minute)
+	}
+	return 2*longest + minute
 }
 
 // MaxTasks is the most tasks one slot runs (high priority first); the others are noted in the slot's history.
@@ -395,6 +416,15 @@ func (h *Heartbeat) tick(ctx context.Context, cfg *config.Config, slot time.Time
 			h.log.Warn("heartbeat run not recorded", "err", err)
 		}
 		return tickResult{status: status, reason: out}
+	}
+	if h.o.Leader != nil {
+		ok, holder, err := h.o.Leader.Lead(ctx, hb.Agent, leadHold(hb))
+		switch {
+		case err != nil: // not knowing who leads, run nothing: a slot must not run twice
+			return whole(store.HeartbeatError, "", "shared backend: who runs the heartbeat is unknown: "+err.Error())
+		case !ok:
+			return whole(store.HeartbeatSkipped, "", "run by another daemon sharing the database ("+holder+")")
+		}
 	}
 	dir, err := workspace.Dir(cfg, h.o.InstallRoot, hb.Agent)
 	if err != nil {

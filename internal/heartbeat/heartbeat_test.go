@@ -98,6 +98,7 @@ type harness struct {
 	t       *testing.T
 	history History
 	scrub   func(string) string
+	leader  Leader
 	clk     *clocktest.Manual
 	ws      string
 	db      string
@@ -131,7 +132,8 @@ func (h *harness) start() {
 	h.st = store.OpenHeartbeat(h.db)
 	n := 0
 	h.hb = New(Options{Store: h.st, Config: func() *config.Config { return h.cfg }, Turns: h.turns, Notifier: h.note,
-		Clock: h.clk, NewID: func() string { n++; return strings.Repeat("x", n) }, History: h.history, Scrub: h.scrub})
+		Clock: h.clk, NewID: func() string { n++; return strings.Repeat("x", n) }, History: h.history, Scrub: h.scrub,
+		Leader: h.leader})
 	ctx, cancel := context.WithCancel(context.Background())
 	h.stop = cancel
 	h.hb.Start(ctx)
@@ -547,5 +549,66 @@ func TestTaskFloodIsBounded(t *testing.T) {
 	}
 	if !note || !long {
 		t.Fatalf("note %v, bounded long task %v", note, long)
+	}
+}
+
+// leaderFunc is a Leader from a function; calls records each hold asked.
+type leaderFunc struct {
+	mu    sync.Mutex
+	lead  func() (bool, string, error)
+	holds []time.Duration
+}
+
+func (l *leaderFunc) Lead(_ context.Context, agent string, hold time.Duration) (bool, string, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.holds = append(l.holds, hold)
+	return l.lead()
+}
+
+// With a shared database, a slot another daemon leads is recorded skipped naming that daemon and costs no model
+// call; a slot whose leader cannot be known runs nothing and is recorded error; a slot this daemon leads runs.
+// The hold asked outlasts the sleep to the next slot, so the leader keeps the heartbeat from slot to slot.
+func TestSharedBackendLeaderRunsTheSlot(t *testing.T) {
+	h := newHarness(t, func(c *config.HeartbeatConfig) { c.IntervalMinutes = 10 })
+	h.write("- work\n")
+	calls := 0
+	h.turns.task = func(tk Turn) (string, error) { calls++; complete(tk, "done"); return "", nil }
+	state := "other"
+	l := &leaderFunc{lead: func() (bool, string, error) {
+		switch state {
+		case "other":
+			return false, "vps:42:abc", nil
+		case "down":
+			return false, "", errors.New("connection refused")
+		}
+		return true, "me", nil
+	}}
+	h.leader = l
+	h.start()
+	h.slot(10 * time.Minute)
+	state = "down"
+	h.slot(10 * time.Minute)
+	state = "me"
+	h.slot(10 * time.Minute)
+	runs := h.runs() // newest first
+	if len(runs) < 3 {
+		t.Fatalf("runs = %+v", runs)
+	}
+	if r := runs[len(runs)-1]; r.Status != store.HeartbeatSkipped || !strings.Contains(r.Output, "vps:42:abc") {
+		t.Fatalf("the slot another daemon leads: %+v", r)
+	}
+	if r := runs[len(runs)-2]; r.Status != store.HeartbeatError || !strings.Contains(r.Output, "connection refused") {
+		t.Fatalf("the slot with the database down: %+v", r)
+	}
+	if r := runs[0]; r.Status != store.HeartbeatOK || calls != 1 {
+		t.Fatalf("the slot this daemon leads: %+v (model calls %d, want 1)", r, calls)
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, hold := range l.holds {
+		if hold <= 10*time.Minute {
+			t.Fatalf("hold %v does not outlast the 10-minute interval", hold)
+		}
 	}
 }
