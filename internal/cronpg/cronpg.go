@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -582,15 +583,34 @@ func (s *Store) DropSlot(ctx context.Context, slot, outcome string) error {
 	return s.leases.Complete(ctx, nil, c, outcome)
 }
 
-// SweepSlots records interrupted the cron slots whose claims expired.
+// unsettledBatch bounds the interrupted slots without a run that one sweep hands back to be settled.
+const unsettledBatch = 100
+
+// SweepSlots records interrupted the cron slots whose claims expired, and returns them to be settled, with the
+// interrupted slots no run was recorded for: a daemon killed between recording a slot interrupted (its own
+// sweep, or a Claim that found the claim expired) and settling its run left one, and nobody would look at it
+// again (its state is no longer running). A deleted job's slots are left out (its runs went with it). Settling
+// is idempotent, so two daemons settling one slot is harmless.
 func (s *Store) SweepSlots(ctx context.Context) ([]string, error) {
 	swept, err := s.leases.Sweep(ctx, slotKind, 0)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]string, len(swept))
-	for i, c := range swept {
-		out[i] = c.Slot
+	out := make([]string, 0, len(swept))
+	for _, c := range swept {
+		out = append(out, c.Slot)
+	}
+	rows, err := s.db.Query(ctx, `SELECT w.slot FROM zc_work w WHERE w.kind = $1 AND w.state = $2
+AND NOT EXISTS (SELECT 1 FROM cron_runs r WHERE r.slot = w.slot)
+AND EXISTS (SELECT 1 FROM cron_jobs j WHERE j.id = left(w.slot, length(w.slot) - strpos(reverse(w.slot), '@')))
+ORDER BY w.slot LIMIT $3`, slotKind, lease.StateInterrupted, unsettledBatch)
+	if err != nil {
+		return out, fmt.Errorf("cronpg: unsettled slots: %w", err)
+	}
+	for _, r := range rows {
+		if slot := r.String(0); !slices.Contains(out, slot) {
+			out = append(out, slot)
+		}
 	}
 	return out, nil
 }

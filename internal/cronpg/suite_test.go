@@ -399,3 +399,47 @@ func FuzzParseSlotKey(f *testing.F) {
 }
 
 func pgdbOf(s *cronpg.Store) *pgdb.Pool { return cronpg.PoolOf(s) }
+
+// A daemon killed between recording a slot interrupted (a Claim that found the claim expired) and settling its
+// run leaves the slot interrupted with no run: the next sweep, on any daemon, hands it back to be settled, so the
+// occurrence still gets its one lost run; once settled, or once its job is deleted, it is not handed back.
+func TestSharedSlotInterruptedButNotSettledIsSweptAgain(t *testing.T) {
+	a, open := openPG(t, "daemon-a")
+	if a == nil {
+		return
+	}
+	b, c := open("daemon-b"), open("daemon-c")
+	ctx := t.Context()
+	for _, id := range []string{"kept", "gone"} {
+		if err := a.Add(ctx, job(id, "ops", t0)); err != nil {
+			t.Fatal(err)
+		}
+		if res, err := a.ClaimSlot(ctx, cron.SlotKey(id, t0), time.Minute); err != nil || res != cron.SlotClaimed {
+			t.Fatalf("claim %s: %v %v", id, res, err)
+		}
+	}
+	expireClaims(t, a)
+	for _, id := range []string{"kept", "gone"} {
+		// b finds each claim expired (the slot is now recorded interrupted) and dies before settling it.
+		if res, err := b.ClaimSlot(ctx, cron.SlotKey(id, t0), time.Minute); err != nil || res != cron.SlotInterrupted {
+			t.Fatalf("b's claim of %s: %v %v", id, res, err)
+		}
+	}
+	if _, err := c.Delete(ctx, "gone"); err != nil {
+		t.Fatal(err)
+	}
+	swept, err := c.SweepSlots(ctx)
+	if err != nil || len(swept) != 1 || swept[0] != cron.SlotKey("kept", t0) {
+		t.Fatalf("c's sweep: %v %v, want the unsettled slot of kept only", swept, err)
+	}
+	next := t0.Add(time.Minute)
+	if err := c.SettleSlot(ctx, cron.Settle{JobID: "kept", Slot: swept[0], At: t0, Note: "lost", DueAt: &t0, NextRun: &next}); err != nil {
+		t.Fatal(err)
+	}
+	if runs, _ := c.Runs(ctx, "kept", 10); len(runs) != 1 || runs[0].Status != store.CronStatusLost {
+		t.Fatalf("kept's runs: %+v", runs)
+	}
+	if swept, err := c.SweepSlots(ctx); err != nil || len(swept) != 0 {
+		t.Fatalf("a sweep after the settle: %v %v, want nothing", swept, err)
+	}
+}
