@@ -50,6 +50,7 @@ type soakConfig struct {
 	maxDisk     int64
 	seed        uint64
 	keep        bool
+	prefill     int // turns taken flat out before the clock starts, to age the install
 }
 
 // soakSample is one sample of the daemon and its install.
@@ -59,6 +60,7 @@ type soakSample struct {
 	AnonKB     int              `json:"anon_kb"` // Anonymous: of /proc/PID/smaps_rollup
 	FDs        int              `json:"fds"`
 	Goroutines int              `json:"goroutines"`  // go_goroutines of GET /metrics
+	GoHeapKB   int              `json:"go_heap_kb"`  // go_memstats_heap_inuse_bytes of GET /metrics: the Go heap's share of the anonymous memory
 	DiskBytes  int64            `json:"disk_bytes"`  // allocated blocks of every file of the install
 	DiskByDir  map[string]int64 `json:"disk_by_dir"` // the same by directory, two levels under ~/.zeroclaw
 	Stores     map[string]int64 `json:"stores"`      // data-relative path of each *.db → bytes
@@ -107,6 +109,7 @@ func runSoak(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.Int64Var(&c.maxWAL, "max-wal", 64<<20, "bound on every -wal file, in bytes, at every sample")
 	fs.Int64Var(&c.maxDisk, "max-disk", 1<<30, "bound on the install's disk use, in bytes, at every sample ([storage] max_disk_bytes does not exist yet)")
 	fs.Uint64Var(&c.seed, "seed", 0, "RNG seed of the payloads (default: from the clock; printed)")
+	fs.IntVar(&c.prefill, "prefill", 0, "turns taken flat out on the socket before the run's clock starts, so that the stores start larger than SQLite's caches and mmap window (an aged install); they are checked with the rest")
 	fs.BoolVar(&c.keep, "keep", false, "keep the install (its HOME is printed) after the run, to look at its files")
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -220,6 +223,13 @@ func soak(ctx context.Context, c soakConfig, log io.Writer) (*soakReport, error)
 		Machine: describeMachine(), Seed: c.seed}
 	rep.Machine.LoadBefore = loadavg()
 
+	if c.prefill > 0 {
+		began := time.Now()
+		if err := s.prefill(c.prefill); err != nil {
+			return nil, fmt.Errorf("prefill: %w", err)
+		}
+		fmt.Fprintf(log, "soak: prefilled %d turns in %s\n", c.prefill, time.Since(began).Round(time.Second))
+	}
 	rng := rand.New(rand.NewPCG(c.seed, c.seed^0x9e3779b97f4a7c15))
 	// Turn workers: on the socket over many sessions, with uploads, and on /ws/chat.
 	const chatWorkers = 4
@@ -250,8 +260,8 @@ func soak(ctx context.Context, c soakConfig, log io.Writer) (*soakReport, error)
 				_ = os.WriteFile(filepath.Join(c.out, "samples.csv"), []byte(samplesCSV(rep.Samples)), 0o644)
 			}
 		}
-		fmt.Fprintf(log, "soak: %6.0fs rss %.1f MB anon %.1f MB fds %d goroutines %d disk %.1f MB turns %d\n", smp.T,
-			float64(smp.RSSKB)/1024, float64(smp.AnonKB)/1024, smp.FDs, smp.Goroutines, float64(smp.DiskBytes)/(1<<20), smp.Turns)
+		fmt.Fprintf(log, "soak: %6.0fs rss %.1f MB anon %.1f MB go heap %.1f MB fds %d goroutines %d disk %.1f MB turns %d\n", smp.T,
+			float64(smp.RSSKB)/1024, float64(smp.AnonKB)/1024, float64(smp.GoHeapKB)/1024, smp.FDs, smp.Goroutines, float64(smp.DiskBytes)/(1<<20), smp.Turns)
 		return nil
 	}
 	var sampleErr error
@@ -422,7 +432,7 @@ func (s *soakRun) sample(pid int, t float64) (soakSample, error) {
 		return smp, err
 	}
 	smp.FDs = len(fds)
-	if smp.Goroutines, err = s.goroutines(); err != nil {
+	if smp.Goroutines, smp.GoHeapKB, err = s.runtimeMetrics(); err != nil {
 		return smp, err
 	}
 	data := filepath.Join(s.h.in.root, "data")
@@ -482,32 +492,37 @@ func smapsAnon(pid int) (int, error) {
 	return 0, fmt.Errorf("no Anonymous: in /proc/%d/smaps_rollup", pid)
 }
 
-// goroutines is go_goroutines from the gateway's /metrics.
-func (s *soakRun) goroutines() (int, error) {
+// runtimeMetrics is go_goroutines and go_memstats_heap_inuse_bytes (in kB) from the gateway's /metrics.
+func (s *soakRun) runtimeMetrics() (goroutines, heapKB int, err error) {
 	resp, err := s.hc.Get(fmt.Sprintf("http://127.0.0.1:%d/metrics", s.gwPort))
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
-	return parseGoroutines(string(body))
+	g, err := parseMetric(string(body), "go_goroutines")
+	if err != nil {
+		return 0, 0, err
+	}
+	h, err := parseMetric(string(body), "go_memstats_heap_inuse_bytes")
+	return int(g), int(h / 1024), err
 }
 
-// parseGoroutines finds the go_goroutines sample in a Prometheus text exposition.
-func parseGoroutines(text string) (int, error) {
+// parseMetric finds an unlabelled sample in a Prometheus text exposition.
+func parseMetric(text, name string) (float64, error) {
 	for _, l := range strings.Split(text, "\n") {
-		if v, ok := strings.CutPrefix(l, "go_goroutines "); ok {
+		if v, ok := strings.CutPrefix(l, name+" "); ok {
 			var n float64
 			if _, err := fmt.Sscanf(strings.TrimSpace(v), "%g", &n); err != nil {
-				return 0, fmt.Errorf("go_goroutines %q: %w", v, err)
+				return 0, fmt.Errorf("%s %q: %w", name, v, err)
 			}
-			return int(n), nil
+			return n, nil
 		}
 	}
-	return 0, errors.New("/metrics has no go_goroutines sample")
+	return 0, errors.New("/metrics has no " + name + " sample")
 }
 
 // paced is a worker whose every step is followed by a pause (the soak drives the daemon steadily, not flat out).
@@ -562,6 +577,39 @@ func (sc *soakChat) connect(c *client) error {
 func (sc *soakChat) step(c *client) error {
 	sc.i++
 	return sc.s.turn(c, sc.sid(sc.i%sc.n), fmt.Sprintf("soak chat w%d turn %d end", sc.w, sc.i), "socket turn")
+}
+
+// prefill takes n turns on 4 connections at once, over the chat sessions the turn workers use later.
+func (s *soakRun) prefill(n int) error {
+	var next atomic.Int64
+	errs := make(chan error, 4)
+	var wg sync.WaitGroup
+	for w := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c, _, err := dialInit(s.h.in.sock)
+			if err != nil {
+				errs <- err
+				return
+			}
+			defer c.Close()
+			sc := &soakChat{s: s, w: w, n: s.c.sessions}
+			if err := sc.connect(c); err != nil {
+				errs <- err
+				return
+			}
+			for i := next.Add(1); i <= int64(n); i = next.Add(1) {
+				if err := s.turn(c, sc.sid(int(i)%sc.n), fmt.Sprintf("soak prefill turn %d end", i), "prefill turn"); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	return <-errs
 }
 
 // turn takes one recorded turn on the socket.
@@ -807,8 +855,9 @@ func writeSoakTable(w io.Writer, rep *soakReport) {
 	if n := len(rep.Samples); n > 0 {
 		first, last := rep.Samples[0], rep.Samples[n-1]
 		fmt.Fprintf(w, "\n| series | first sample | last sample |\n|---|---|---|\n")
-		fmt.Fprintf(w, "| RSS | %.1f MB | %.1f MB |\n| anonymous memory | %.1f MB | %.1f MB |\n| open fds | %d | %d |\n| goroutines | %d | %d |\n| disk | %s | %s |\n",
+		fmt.Fprintf(w, "| RSS | %.1f MB | %.1f MB |\n| anonymous memory | %.1f MB | %.1f MB |\n| Go heap in use | %.1f MB | %.1f MB |\n| open fds | %d | %d |\n| goroutines | %d | %d |\n| disk | %s | %s |\n",
 			float64(first.RSSKB)/1024, float64(last.RSSKB)/1024, float64(first.AnonKB)/1024, float64(last.AnonKB)/1024,
+			float64(first.GoHeapKB)/1024, float64(last.GoHeapKB)/1024,
 			first.FDs, last.FDs, first.Goroutines, last.Goroutines, mb(first.DiskBytes), mb(last.DiskBytes))
 		for _, k := range sortedKeys(last.Stores) {
 			fmt.Fprintf(w, "| %s (-wal) | %s (%s) | %s (%s) |\n", k, mb(first.Stores[k]), mb(first.WALs[k]), mb(last.Stores[k]), mb(last.WALs[k]))
@@ -882,7 +931,7 @@ func storeNames(samples []soakSample) []string {
 func samplesCSV(samples []soakSample) string {
 	stores := storeNames(samples)
 	var b strings.Builder
-	b.WriteString("t_s,rss_kb,anon_kb,fds,goroutines,disk_bytes,turns_acked")
+	b.WriteString("t_s,rss_kb,anon_kb,go_heap_kb,fds,goroutines,disk_bytes,turns_acked")
 	for _, k := range stores {
 		fmt.Fprintf(&b, ",%s,%s-wal", k, k)
 	}
@@ -894,7 +943,7 @@ func samplesCSV(samples []soakSample) string {
 		return ""
 	}
 	for _, s := range samples {
-		fmt.Fprintf(&b, "%.1f,%d,%d,%d,%d,%d,%d", s.T, s.RSSKB, s.AnonKB, s.FDs, s.Goroutines, s.DiskBytes, s.Turns)
+		fmt.Fprintf(&b, "%.1f,%d,%d,%d,%d,%d,%d,%d", s.T, s.RSSKB, s.AnonKB, s.GoHeapKB, s.FDs, s.Goroutines, s.DiskBytes, s.Turns)
 		for _, k := range stores {
 			fmt.Fprintf(&b, ",%s,%s", opt(s.Stores, k), opt(s.WALs, k))
 		}
@@ -924,6 +973,7 @@ func soakPlots(rep *soakReport, c soakConfig) map[string]plot {
 	plots := map[string]plot{
 		"rss":        one("RSS", "MB", func(s soakSample) float64 { return float64(s.RSSKB) / 1024 }, nil),
 		"anon":       one("anonymous memory", "MB", func(s soakSample) float64 { return float64(s.AnonKB) / 1024 }, nil),
+		"goheap":     one("Go heap in use", "MB", func(s soakSample) float64 { return float64(s.GoHeapKB) / 1024 }, nil),
 		"fds":        one("open fds", "fds", func(s soakSample) float64 { return float64(s.FDs) }, nil),
 		"goroutines": one("goroutines", "goroutines", func(s soakSample) float64 { return float64(s.Goroutines) }, nil),
 		"disk":       one("disk use of the install", "MB", func(s soakSample) float64 { return float64(s.DiskBytes) / (1 << 20) }, &diskBound),

@@ -40,7 +40,7 @@ func TestSoakShort(t *testing.T) {
 			t.Errorf("soak output lacks %q:\n%s", want, text)
 		}
 	}
-	for _, name := range []string{"soak.json", "soak.md", "samples.csv", "rss.svg", "anon.svg", "fds.svg", "goroutines.svg",
+	for _, name := range []string{"soak.json", "soak.md", "samples.csv", "rss.svg", "anon.svg", "goheap.svg", "fds.svg", "goroutines.svg",
 		"disk.svg", "stores.svg", "wals.svg", "turns.svg"} {
 		b, err := os.ReadFile(filepath.Join(out, name))
 		if err != nil || len(b) == 0 {
@@ -182,15 +182,18 @@ func TestSoakVerdict(t *testing.T) {
 	}
 }
 
-func TestParseGoroutines(t *testing.T) {
-	n, err := parseGoroutines("# HELP go_goroutines Number of goroutines.\n# TYPE go_goroutines gauge\ngo_goroutines 42\ngo_threads 7\n")
-	if err != nil || n != 42 {
-		t.Errorf("parseGoroutines: %d %v", n, err)
+func TestParseMetric(t *testing.T) {
+	text := "# HELP go_goroutines Number of goroutines.\n# TYPE go_goroutines gauge\ngo_goroutines 42\ngo_goroutines_x 9\ngo_memstats_heap_inuse_bytes 9.37984e+06\n"
+	if n, err := parseMetric(text, "go_goroutines"); err != nil || n != 42 {
+		t.Errorf("go_goroutines: %v %v", n, err)
 	}
-	if _, err := parseGoroutines("go_threads 7\n"); err == nil {
+	if n, err := parseMetric(text, "go_memstats_heap_inuse_bytes"); err != nil || n != 9379840 {
+		t.Errorf("go_memstats_heap_inuse_bytes: %v %v", n, err)
+	}
+	if _, err := parseMetric("go_threads 7\n", "go_goroutines"); err == nil {
 		t.Error("no go_goroutines sample: no error")
 	}
-	if _, err := parseGoroutines("go_goroutines many\n"); err == nil {
+	if _, err := parseMetric("go_goroutines many\n", "go_goroutines"); err == nil {
 		t.Error("a bad value: no error")
 	}
 }
@@ -257,9 +260,9 @@ func TestSamplesCSV(t *testing.T) {
 		{T: 0, RSSKB: 100, Stores: map[string]int64{"a.db": 1}, WALs: map[string]int64{}},
 		{T: 10, RSSKB: 110, Stores: map[string]int64{"a.db": 2, "b.db": 3}, WALs: map[string]int64{"b.db": 4}},
 	})
-	want := "t_s,rss_kb,anon_kb,fds,goroutines,disk_bytes,turns_acked,a.db,a.db-wal,b.db,b.db-wal\n" +
-		"0.0,100,0,0,0,0,0,1,,,\n" +
-		"10.0,110,0,0,0,0,0,2,,3,4\n"
+	want := "t_s,rss_kb,anon_kb,go_heap_kb,fds,goroutines,disk_bytes,turns_acked,a.db,a.db-wal,b.db,b.db-wal\n" +
+		"0.0,100,0,0,0,0,0,0,1,,,\n" +
+		"10.0,110,0,0,0,0,0,0,2,,3,4\n"
 	if s != want {
 		t.Errorf("samplesCSV:\n%s\nwant:\n%s", s, want)
 	}
