@@ -66,6 +66,7 @@ type soakSample struct {
 	Stores     map[string]int64 `json:"stores"`      // data-relative path of each *.db → bytes
 	WALs       map[string]int64 `json:"wals"`        // data-relative path of each *.db-wal → bytes
 	Turns      int              `json:"turns_acked"`
+	Readings   int              `json:"readings"` // once-a-second readings the process series are the medians of
 }
 
 // criterion is one line of the verdict.
@@ -88,6 +89,7 @@ type soakReport struct {
 	Criteria   []criterion    `json:"criteria"`
 	Violations []string       `json:"violations"`
 	Samples    []soakSample   `json:"samples"`
+	warmup     float64
 }
 
 func runSoak(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -168,6 +170,9 @@ type soakRun struct {
 
 	wsTurns atomic.Int64 // numbers the /ws/chat turns' prompts
 
+	readMu   sync.Mutex
+	readings []reading // since the last sample
+
 	mu       sync.Mutex
 	activity map[string]int // what the clients did, by kind
 	errs     map[string]int // what failed, by kind and error
@@ -246,6 +251,8 @@ func soak(ctx context.Context, c soakConfig, log io.Writer) (*soakReport, error)
 	s.goLoop(func() error { return s.wsStep() }, c.pause)
 	s.goLoop(func() error { return s.opsStep() }, c.opsEvery)
 
+	s.h.wg.Add(1)
+	go s.readEverySecond(d.pid())
 	// Samples: the first at once, then every interval until the end of the run, and one at its end.
 	start := time.Now()
 	deadline := start.Add(c.duration)
@@ -334,6 +341,7 @@ func soak(ctx context.Context, c soakConfig, log io.Writer) (*soakReport, error)
 			rep.Errors["connection cut: "+k] += v
 		}
 	})
+	rep.warmup = c.warmup
 	rep.Criteria = verdict(rep, c, up)
 	return rep, nil
 }
@@ -420,21 +428,30 @@ func (s *soakRun) waitGateway() error {
 // sample reads the daemon's memory, fds and goroutines, and the install's files.
 func (s *soakRun) sample(pid int, t float64) (soakSample, error) {
 	smp := soakSample{T: t, Stores: map[string]int64{}, WALs: map[string]int64{}, DiskByDir: map[string]int64{}}
-	var err error
-	if smp.RSSKB, err = rssKB(pid, "VmRSS:"); err != nil {
-		return smp, err
-	}
-	if smp.AnonKB, err = smapsAnon(pid); err != nil {
-		return smp, err
-	}
-	fds, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
+	r, err := s.read(pid)
 	if err != nil {
 		return smp, err
 	}
-	smp.FDs = len(fds)
-	if smp.Goroutines, smp.GoHeapKB, err = s.runtimeMetrics(); err != nil {
-		return smp, err
+	// The process series are the medians of the once-a-second readings since the last sample (this reading
+	// with them): one reading is a moment of a sawtooth (a GC cycle, a burst of connections, file pages the
+	// kernel dropped and faults back in on a shared machine); the median of the interval is where it sat.
+	s.readMu.Lock()
+	rs := append(s.readings, r)
+	s.readings = nil
+	s.readMu.Unlock()
+	med := func(f func(reading) int) int {
+		xs := make([]float64, len(rs))
+		for i, r := range rs {
+			xs[i] = float64(f(r))
+		}
+		return int(median(xs))
 	}
+	smp.RSSKB = med(func(r reading) int { return r.rss })
+	smp.AnonKB = med(func(r reading) int { return r.anon })
+	smp.FDs = med(func(r reading) int { return r.fds })
+	smp.Goroutines = med(func(r reading) int { return r.goroutines })
+	smp.GoHeapKB = med(func(r reading) int { return r.heap })
+	smp.Readings = len(rs)
 	data := filepath.Join(s.h.in.root, "data")
 	_ = filepath.WalkDir(s.h.in.home, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || !d.Type().IsRegular() {
@@ -474,6 +491,46 @@ func (s *soakRun) sample(pid int, t float64) (soakSample, error) {
 		}
 	})
 	return smp, nil
+}
+
+// reading is one look at the process.
+type reading struct{ rss, anon, fds, goroutines, heap int }
+
+func (s *soakRun) read(pid int) (reading, error) {
+	var r reading
+	var err error
+	if r.rss, err = rssKB(pid, "VmRSS:"); err != nil {
+		return r, err
+	}
+	if r.anon, err = smapsAnon(pid); err != nil {
+		return r, err
+	}
+	fds, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
+	if err != nil {
+		return r, err
+	}
+	r.fds = len(fds)
+	r.goroutines, r.heap, err = s.runtimeMetrics()
+	return r, err
+}
+
+// readEverySecond reads the process once a second until the run stops, for sample's medians.
+func (s *soakRun) readEverySecond(pid int) {
+	defer s.h.wg.Done()
+	for {
+		select {
+		case <-s.h.stopped:
+			return
+		case <-time.After(time.Second):
+		}
+		if r, err := s.read(pid); err == nil {
+			s.readMu.Lock()
+			if len(s.readings) < 100000 {
+				s.readings = append(s.readings, r)
+			}
+			s.readMu.Unlock()
+		}
+	}
 }
 
 // smapsAnon is the Anonymous: line of /proc/PID/smaps_rollup, in kB.
@@ -854,13 +911,34 @@ func writeSoakTable(w io.Writer, rep *soakReport) {
 	}
 	if n := len(rep.Samples); n > 0 {
 		first, last := rep.Samples[0], rep.Samples[n-1]
-		fmt.Fprintf(w, "\n| series | first sample | last sample |\n|---|---|---|\n")
-		fmt.Fprintf(w, "| RSS | %.1f MB | %.1f MB |\n| anonymous memory | %.1f MB | %.1f MB |\n| Go heap in use | %.1f MB | %.1f MB |\n| open fds | %d | %d |\n| goroutines | %d | %d |\n| disk | %s | %s |\n",
-			float64(first.RSSKB)/1024, float64(last.RSSKB)/1024, float64(first.AnonKB)/1024, float64(last.AnonKB)/1024,
-			float64(first.GoHeapKB)/1024, float64(last.GoHeapKB)/1024,
-			first.FDs, last.FDs, first.Goroutines, last.Goroutines, mb(first.DiskBytes), mb(last.DiskBytes))
+		fmt.Fprintf(w, "\n| series | first sample | last sample | slope after the warm-up |\n|---|---|---|---|\n")
+		xs := make([]float64, n)
+		for i, smp := range rep.Samples {
+			xs[i] = smp.T
+		}
+		from := afterWarmup(xs, rep.warmup)
+		trend := func(f func(soakSample) float64, unit string) string {
+			ys := make([]float64, 0, n-from)
+			for _, smp := range rep.Samples[from:] {
+				ys = append(ys, f(smp))
+			}
+			m, _, ok := slope(xs[from:], ys)
+			if !ok {
+				return "—"
+			}
+			return fmt.Sprintf("%+.3f %s/hour", m*3600, unit)
+		}
+		row := func(name string, f func(soakSample) float64, format, unit string) {
+			fmt.Fprintf(w, "| %s | "+format+" | "+format+" | %s |\n", name, f(first), f(last), trend(f, unit))
+		}
+		row("RSS", func(s soakSample) float64 { return float64(s.RSSKB) / 1024 }, "%.1f MB", "MB")
+		row("anonymous memory", func(s soakSample) float64 { return float64(s.AnonKB) / 1024 }, "%.1f MB", "MB")
+		row("Go heap in use", func(s soakSample) float64 { return float64(s.GoHeapKB) / 1024 }, "%.1f MB", "MB")
+		row("open fds", func(s soakSample) float64 { return float64(s.FDs) }, "%.0f", "fds")
+		row("goroutines", func(s soakSample) float64 { return float64(s.Goroutines) }, "%.0f", "goroutines")
+		row("disk", func(s soakSample) float64 { return float64(s.DiskBytes) / (1 << 20) }, "%.1f MB", "MB")
 		for _, k := range sortedKeys(last.Stores) {
-			fmt.Fprintf(w, "| %s (-wal) | %s (%s) | %s (%s) |\n", k, mb(first.Stores[k]), mb(first.WALs[k]), mb(last.Stores[k]), mb(last.WALs[k]))
+			fmt.Fprintf(w, "| %s (-wal) | %s (%s) | %s (%s) | |\n", k, mb(first.Stores[k]), mb(first.WALs[k]), mb(last.Stores[k]), mb(last.WALs[k]))
 		}
 	}
 	fmt.Fprintf(w, "\n| activity | count |\n|---|---|\n")
