@@ -32,7 +32,7 @@ var imports = map[string][]string{
 	"internal/acp":                       {"internal/api", "internal/auth", "internal/errmap", "internal/jsonrpc", "internal/router", "internal/config", "internal/session", "internal/store", "internal/upload", "internal/visible"},
 	"internal/rpc":                       {"internal/api", "internal/sop", "internal/tools", "internal/sop/engine", "internal/auth", "internal/clock", "internal/cost", "internal/cron", "internal/errmap", "internal/jsonrpc", "internal/logs", "internal/memory", "internal/pairing", "internal/router", "internal/config", "internal/session", "internal/store", "internal/upload", "internal/skills", "internal/workspace", "internal/quickstart", "internal/i18n", "internal/provider"},
 	"internal/service":                   {"internal/atomicfile"},
-	"cmd/zcbench":                        {"internal/rpctest/ndjson", "github.com/pelletier/go-toml/v2", "modernc.org/sqlite"},
+	"cmd/zcbench":                        {"internal/rpctest/ndjson", "github.com/pelletier/go-toml/v2", "modernc.org/sqlite", "github.com/coder/websocket"},
 	"internal/router":                    {"internal/jsonrpc"},
 	"internal/mcpserver":                 {"internal/api", "internal/auth", "internal/errmap", "internal/jsonrpc", "internal/router", "github.com/modelcontextprotocol/go-sdk/jsonrpc", "github.com/modelcontextprotocol/go-sdk/mcp", "github.com/google/jsonschema-go/jsonschema"},
 	"internal/errmap":                    {"internal/api", "internal/sop", "internal/quickstart", "internal/config", "internal/cron", "internal/jsonrpc", "internal/logs", "internal/memory", "internal/pairing", "internal/session", "internal/skills", "internal/upload", "internal/workspace", "internal/i18n", "internal/tools", "internal/provider"},
