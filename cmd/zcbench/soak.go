@@ -367,7 +367,7 @@ func verdict(rep *soakReport, c soakConfig, up bool) []criterion {
 	rss := series(func(s soakSample) float64 { return float64(s.RSSKB) / 1024 })
 	m, _, ok := slope(win, rss)
 	perHour := m * 3600
-	out = append(out, criterion{Name: "RSS slope", Value: fmt.Sprintf("%+.3f MB/hour over %d samples", perHour, len(win)),
+	out = append(out, criterion{Name: "RSS slope", Value: fmt.Sprintf("%+.3f MB/hour (standard error %.3f) over %d samples", perHour, slopeSE(win, rss)*3600, len(win)),
 		Bound: fmt.Sprintf("≤ %g MB/hour (least squares, after the warm-up)", c.rssSlope), OK: ok && perHour <= c.rssSlope})
 	for _, f := range []struct {
 		name string

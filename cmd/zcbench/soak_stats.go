@@ -37,6 +37,28 @@ func slope(xs, ys []float64) (m, b float64, ok bool) {
 	return m, my - m*mx, true
 }
 
+// slopeSE is the standard error of the least-squares slope of ys over xs (the residuals' spread over the spread
+// of xs): how far the slope could be from the true trend given the noise around the fitted line. NaN with fewer
+// than three points.
+func slopeSE(xs, ys []float64) float64 {
+	n := len(xs)
+	m, b, ok := slope(xs, ys)
+	if !ok || n < 3 {
+		return math.NaN()
+	}
+	var mx, ss, sxx float64
+	for _, x := range xs {
+		mx += x
+	}
+	mx /= float64(n)
+	for i := range xs {
+		r := ys[i] - (m*xs[i] + b)
+		ss += r * r
+		sxx += (xs[i] - mx) * (xs[i] - mx)
+	}
+	return math.Sqrt(ss / float64(n-2) / sxx)
+}
+
 // flatness is how a series behaved over a window.
 type flatness struct {
 	Min, Max float64

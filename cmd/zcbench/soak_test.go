@@ -72,6 +72,21 @@ func TestSlope(t *testing.T) {
 	}
 }
 
+func TestSlopeSE(t *testing.T) {
+	xs := []float64{0, 1, 2, 3, 4}
+	if se := slopeSE(xs, []float64{1, 3, 5, 7, 9}); se != 0 {
+		t.Errorf("points on a line: standard error %v, want 0", se)
+	}
+	// Residuals +1, -1, 0, -1, +1 around y = 0 (slope 0): SE = sqrt(4/3 / 10).
+	se := slopeSE(xs, []float64{1, -1, 0, -1, 1})
+	if want := math.Sqrt(4.0 / 3 / 10); math.Abs(se-want) > 1e-12 {
+		t.Errorf("standard error %v, want %v", se, want)
+	}
+	if !math.IsNaN(slopeSE(xs[:2], []float64{1, 2})) {
+		t.Error("two points have a standard error")
+	}
+}
+
 func TestFlat(t *testing.T) {
 	xs := []float64{0, 60, 120, 180, 240}
 	cases := []struct {
@@ -149,7 +164,7 @@ func TestSoakVerdict(t *testing.T) {
 	if bad := failedCriteria(cs); len(bad) != 1 || bad[0] != "RSS slope" {
 		t.Errorf("a 0.5 MB/hour climb: failed %v, want [RSS slope]", bad)
 	}
-	if !strings.Contains(cs[1].Value, "+0.500 MB/hour") {
+	if !strings.Contains(cs[1].Value, "+0.500 MB/hour (standard error 0.000)") {
 		t.Errorf("RSS slope value %q, want +0.500 MB/hour", cs[1].Value)
 	}
 
