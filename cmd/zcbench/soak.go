@@ -379,7 +379,7 @@ func verdict(rep *soakReport, c soakConfig, up bool) []criterion {
 	} {
 		fl := flat(win, series(f.get))
 		out = append(out, criterion{Name: f.name, Value: fmt.Sprintf("%.0f–%.0f, trend %+.1f across %.0f min", fl.Min, fl.Max, fl.Slope*fl.Span, fl.Span/60),
-			Bound: fmt.Sprintf("max−min ≤ %g and |trend| ≤ %g", f.band, f.band/2), OK: len(win) >= 2 && fl.within(f.band)})
+			Bound: fmt.Sprintf("max−min ≤ %g and abs(trend) ≤ %g", f.band, f.band/2), OK: len(win) >= 2 && fl.within(f.band)})
 	}
 	var maxWAL, maxDisk int64
 	walName := ""
