@@ -20,7 +20,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/coder/websocket"
@@ -461,10 +460,7 @@ func (s *soakRun) sample(pid int, t float64) (soakSample, error) {
 		if err != nil {
 			return nil
 		}
-		used := fi.Size()
-		if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-			used = st.Blocks * 512
-		}
+		used := allocated(fi)
 		smp.DiskBytes += used
 		if rel, err := filepath.Rel(s.h.in.root, filepath.Dir(p)); err == nil {
 			parts := strings.SplitN(filepath.ToSlash(rel), "/", 3)
