@@ -93,3 +93,15 @@ func TestCheckCronLog(t *testing.T) {
 		t.Errorf("a job run twice: %q", got)
 	}
 }
+
+// Only runs older than the newest 96 (the retention of 100 less the SOP's concurrency) may be missing as pruned.
+func TestMayBePruned(t *testing.T) {
+	for _, c := range []struct {
+		i, n int
+		want bool
+	}{{0, 50, false}, {0, 96, false}, {0, 97, true}, {3, 100, true}, {4, 100, false}, {99, 100, false}, {163, 260, true}, {164, 260, false}} {
+		if got := mayBePruned(c.i, c.n); got != c.want {
+			t.Errorf("mayBePruned(%d, %d) = %v, want %v", c.i, c.n, got, c.want)
+		}
+	}
+}

@@ -4,6 +4,7 @@
 //
 //	go run ./cmd/zcbench [-bin PATH] [-out DIR] [-runs N]
 //	go run ./cmd/zcbench chaos [-bin PATH] [-duration 60s] [-seed N] [-clients N]
+//	go run ./cmd/zcbench soak [-bin PATH] [-duration 5m] [-sample 1m] [-out DIR]
 //
 // Without -bin it builds the binary with the README's command (buildCommand: a static, stripped build) from the
 // module it runs in. Everything it starts listens on a Unix socket or on 127.0.0.1 and stops by itself.
@@ -43,6 +44,9 @@ func main() {
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(args) > 0 && args[0] == "chaos" {
 		return runChaos(ctx, args[1:], stdout, stderr)
+	}
+	if len(args) > 0 && args[0] == "soak" {
+		return runSoak(ctx, args[1:], stdout, stderr)
 	}
 	fs := flag.NewFlagSet("zcbench", flag.ContinueOnError)
 	fs.SetOutput(stderr)

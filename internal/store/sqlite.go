@@ -48,6 +48,12 @@ func OpenSQLite(ctx context.Context, path, extraPragmas string) (*Conns, error) 
 	if extraPragmas != "" {
 		pragmas += "&" + extraPragmas
 	}
+	// The file exists, private, before SQLite opens it: SQLite would create it under the umask (0644) and the
+	// chmod below would close that window only after it; its -wal and -shm take the database file's mode. An
+	// empty file is an empty database. The soak run caught doctor finding a lazily created jobs.db at 0644.
+	if err := createPrivate(path); err != nil {
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
 	// Held before the first connection opens: from then on nothing in this process opens the file but SQLite.
 	release := dbfile.Hold(path)
 	w, err := sql.Open("sqlite", path+"?"+pragmas+"&_txlock=immediate")
@@ -82,6 +88,19 @@ func OpenSQLite(ctx context.Context, path, extraPragmas string) (*Conns, error) 
 	c := &Conns{W: w, R: r, path: path, release: release}
 	register(c)
 	return c, nil
+}
+
+// createPrivate creates path as an empty 0600 file when it does not exist (an existing file is left as it is,
+// a symbolic link is not followed).
+func createPrivate(path string) error {
+	f, err := os.OpenFile(path, os.O_RDONLY|os.O_CREATE|os.O_EXCL|oNoFollow, 0o600)
+	if errors.Is(err, fs.ErrExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	return f.Close()
 }
 
 // Close closes the readers and the writer and ends the hold on the file. It must be called exactly once.
