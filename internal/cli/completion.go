@@ -142,7 +142,8 @@ func positional(words []string) []string {
 // helpOf is what "zeroclaw WORDS... -h" prints, run in this process with no input.
 func helpOf(ctx context.Context, env Env, words []string) string {
 	var out bytes.Buffer
-	henv := Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &out, Environ: env.Environ, Home: env.Home}
+	// In English whatever the user's locale: the help is parsed here ("Usage: zeroclaw ...", "Commands:").
+	henv := Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &out, Environ: append(slices.Clone(env.Environ), "LC_ALL=C"), Home: env.Home}
 	if len(words) == 0 || words[0] == completeCommand || !slices.ContainsFunc(commands(), func(c command) bool { return c.name == words[0] }) {
 		return ""
 	}
