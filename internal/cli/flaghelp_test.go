@@ -46,6 +46,7 @@ func TestEveryFlagHasHelpInEnglishAndFrench(t *testing.T) {
 	}
 	cat := i18n.Builtin()
 	flags := 0
+	used := map[string]bool{}
 	for name, fs := range sets {
 		fs.VisitAll(func(f *flag.Flag) {
 			flags++
@@ -55,6 +56,7 @@ func TestEveryFlagHasHelpInEnglishAndFrench(t *testing.T) {
 					name, f.Name, strings.ReplaceAll(name, " ", "-"), f.Name, f.Name)
 				return
 			}
+			used[key] = true
 			if en := i18n.English().T(key); en != f.Usage {
 				t.Errorf("zeroclaw %s --%s: English %s is %q, the flag's usage is %q", name, f.Name, key, en, f.Usage)
 			}
@@ -65,6 +67,12 @@ func TestEveryFlagHasHelpInEnglishAndFrench(t *testing.T) {
 	}
 	if flags < 150 {
 		t.Fatalf("checked only %d flags", flags)
+	}
+	// and the other way: no flag help in the catalogue belongs to no flag
+	for _, k := range cat.Keys(i18n.Source) {
+		if (strings.HasPrefix(k, "cli-flag-") || strings.HasPrefix(k, "cli-flags-")) && !used[k] {
+			t.Errorf("en/cli.ftl: %s is the help of no flag", k)
+		}
 	}
 }
 
