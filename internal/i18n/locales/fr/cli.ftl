@@ -558,3 +558,59 @@ cli-flag-config-migrate-v = lister aussi ce qui a bougé et où
 cli-flag-rpc-wait = une fois l'entrée standard finie, combien de temps attendre les réponses en suspens
 cli-flag-sop-run-wait = attendre la fin de l'exécution en affichant chaque changement (une porte attend un approbateur)
 cli-flag-quickstart-yes = prendre la valeur par défaut de chaque question sans option, et écrire sans demander
+
+## version, status, heartbeat runs, sop show
+cli-version-line = zeroclaw {$build} (protocole {$protocol} de zeroclaw {$server}, {$go} {$os}/{$arch})
+cli-status-running = démon zeroclaw {$build} (protocole {$protocol} de zeroclaw {$server}) en marche
+cli-status-pid = pid :
+cli-status-uptime = en marche depuis :
+cli-status-endpoint = point d'accès :
+cli-status-config-dir = dossier de config :
+cli-status-config-file = fichier de config :
+cli-status-data-dir = dossier des données :
+cli-status-sessions = sessions :
+cli-status-gateway = passerelle :
+cli-status-heartbeat = battement :
+cli-status-sop = sop :
+cli-status-sessions-active = { $count ->
+    [one] {$count} active
+   *[other] {$count} actives
+}
+cli-status-sop-counts = {$loaded} chargées, {$disabled} désactivées, {$active} exécutions actives ({$waiting} en attente d'approbation)
+cli-status-sop-line = {$counts} ; {$storage}
+cli-status-sop-durable = exécutions gardées dans {$path}
+cli-status-sop-volatile-warning = EXÉCUTIONS EN MÉMOIRE SEULEMENT, PERDUES AU REDÉMARRAGE : {$warning} (zeroclaw doctor dit comment corriger)
+cli-status-sop-volatile = exécutions en mémoire seulement (comme configuré)
+cli-status-gateway-served = servie à {$url}
+cli-status-gateway-served-stuck = servie à {$url} (un rechargement n'a pas pu la déplacer : {$error})
+cli-status-gateway-disabled = désactivée ({$reason})
+cli-status-gateway-not-served = NON SERVIE à {$addr} : {$error} (zeroclaw doctor dit comment corriger)
+cli-status-heartbeat-off = arrêté : {$problem}
+cli-status-heartbeat-every = toutes les {$minutes} min sous l'agent {$agent}
+cli-status-heartbeat-last = dernier créneau {$status}
+cli-status-heartbeat-failures = { $count ->
+    [one] ({$count} échec d'affilée)
+   *[other] ({$count} échecs d'affilée)
+}
+cli-status-heartbeat-deadman = alerte d'homme mort levée
+cli-status-heartbeat-next = prochain créneau {$at}
+cli-heartbeat-problem = battement : arrêté (problème de config : {$problem})
+cli-heartbeat-disabled = battement : arrêté ([heartbeat] enabled = false)
+cli-heartbeat-on = battement : agent {$agent} toutes les {$minutes} min, prochain créneau {$next}
+cli-heartbeat-deadman = alerte d'homme mort levée à {$at}
+cli-sop-started = exécution {$run} lancée
+cli-sop-show-run = exécution :
+cli-sop-show-sop = sop :
+cli-sop-show-status = état :
+cli-sop-show-trigger = déclencheur :
+cli-sop-show-by = par :
+cli-sop-show-rev = révision :
+cli-sop-show-running = en cours :
+cli-sop-show-pending = en attente :
+cli-sop-show-started = début :
+cli-sop-show-ended = fin :
+cli-sop-show-reason = raison :
+cli-sop-show-gate = porte :
+cli-sop-show-status-value = {$status} (étape {$step} sur {$total})
+cli-sop-show-running-value = étape {$step}, essai {$try}, depuis {$since}
+cli-sop-show-gate-value = {$kind} à l'étape {$step} — zeroclaw sop approve {$run} (ou deny)
