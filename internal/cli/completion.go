@@ -25,9 +25,10 @@ const completionTimeout = 2 * time.Second
 // commands, flags and ids it offers are always this binary's and the running daemon's.
 func runCompletion(_ context.Context, env Env, args []string) error {
 	if len(args) != 1 || isHelpArg(args[0]) {
-		fmt.Fprintln(env.Stdout, "Usage: zeroclaw completion bash|zsh|fish")
+		loc := env.Locale()
+		fmt.Fprintln(env.Stdout, usageLine(loc, "completion", "bash|zsh|fish"))
 		fmt.Fprintln(env.Stdout, "  bash: source <(zeroclaw completion bash)")
-		fmt.Fprintln(env.Stdout, "  zsh:  source <(zeroclaw completion zsh)   (after compinit)")
+		fmt.Fprintln(env.Stdout, "  zsh:  source <(zeroclaw completion zsh)   "+loc.T("cli-completion-after-compinit"))
 		fmt.Fprintln(env.Stdout, "  fish: zeroclaw completion fish | source")
 		if len(args) == 1 {
 			return nil

@@ -129,3 +129,26 @@ func TestCompletionUnderFrenchLocale(t *testing.T) {
 		t.Errorf("zeroclaw cron add --t<TAB> under LANG=fr_FR: %q, want --tz", got)
 	}
 }
+
+// A group's usage (with no verb, or asked for) and config's command list are French under LANG=fr_FR.
+func TestGroupUsageInFrench(t *testing.T) {
+	runFr := func(args ...string) (int, string, string) {
+		var out, errb strings.Builder
+		env := Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb, Home: t.TempDir(), Environ: []string{"LANG=fr_FR.UTF-8"}}
+		code := Run(context.Background(), env, args)
+		return code, out.String(), errb.String()
+	}
+	code, out, _ := runFr("config", "--help")
+	if code != 0 || !strings.HasPrefix(out, "Utilisation : zeroclaw config <command>") || !strings.Contains(out, "\nCommandes :\n  get [PROP]") ||
+		!strings.Contains(out, "afficher le chemin de config.toml") || strings.Contains(out, "print the config.toml path") {
+		t.Errorf("config --help, LANG=fr: exit %d\n%s", code, out)
+	}
+	code, _, errOut := runFr("pair")
+	if code != 2 || !strings.HasPrefix(errOut, "Utilisation : zeroclaw pair code ") {
+		t.Errorf("pair with no verb, LANG=fr: exit %d, stderr %q", code, errOut)
+	}
+	code, out, _ = runFr("completion", "--help")
+	if code != 0 || !strings.HasPrefix(out, "Utilisation : zeroclaw completion bash|zsh|fish") || !strings.Contains(out, "(après compinit)") {
+		t.Errorf("completion --help, LANG=fr: exit %d\n%s", code, out)
+	}
+}

@@ -609,3 +609,24 @@ cli-sop-show-gate = gate:
 cli-sop-show-status-value = {$status} (step {$step} of {$total})
 cli-sop-show-running-value = step {$step}, try {$try}, since {$since}
 cli-sop-show-gate-value = {$kind} at step {$step} — zeroclaw sop approve {$run} (or deny)
+
+## config --help
+cli-config-help =
+    Commands:
+      get [PROP]              print a value (a string bare, anything else as JSON), or the whole config
+      set PROP VALUE          set one property; VALUE is JSON when it parses as JSON, else a string
+      set-many PROP=VALUE...  set several properties in one atomic change (same value rule)
+      list [PREFIX]           print "prop = value" for every property under PREFIX
+      delete PROP             remove a property from the file (it falls back to its default), or a whole
+                              map entry (agents.NAME, cost.prices."MODEL")
+      validate [--file F]     check a config file and print every problem; exit 1 when invalid
+      migrate [--dry-run]     rewrite an upstream schema v1/v2 config.toml as v3 (keeps config.toml.bak)
+      path                    print the config.toml path
+      reload                  ask the running daemon to re-read config.toml
+
+    With a daemon running, get/set/set-many/list/delete/reload go through it; without one, the file is edited
+    directly under the install lock. Secrets are always shown masked. An upstream schema v1/v2 file is read as
+    v3 in memory; writes are refused until "config migrate" rewrites it.
+
+## completion help
+cli-completion-after-compinit = (after compinit)

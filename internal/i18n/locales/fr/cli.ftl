@@ -614,3 +614,25 @@ cli-sop-show-gate = porte :
 cli-sop-show-status-value = {$status} (étape {$step} sur {$total})
 cli-sop-show-running-value = étape {$step}, essai {$try}, depuis {$since}
 cli-sop-show-gate-value = {$kind} à l'étape {$step} — zeroclaw sop approve {$run} (ou deny)
+
+## config --help
+cli-config-help =
+    Commandes :
+      get [PROP]              afficher une valeur (une chaîne telle quelle, le reste en JSON), ou toute la config
+      set PROP VALUE          régler une propriété ; VALUE est du JSON quand elle se lit comme du JSON, sinon une chaîne
+      set-many PROP=VALUE...  régler plusieurs propriétés en un seul changement atomique (même règle des valeurs)
+      list [PREFIX]           afficher « prop = valeur » pour chaque propriété sous PREFIX
+      delete PROP             retirer une propriété du fichier (elle revient à sa valeur par défaut), ou toute
+                              une entrée de table (agents.NAME, cost.prices."MODEL")
+      validate [--file F]     vérifier un fichier de config et afficher chaque problème ; sortie 1 s'il est invalide
+      migrate [--dry-run]     réécrire un config.toml d'upstream au schéma v1/v2 en v3 (garde config.toml.bak)
+      path                    afficher le chemin de config.toml
+      reload                  demander au démon en marche de relire config.toml
+
+    Avec un démon en marche, get/set/set-many/list/delete/reload passent par lui ; sans démon, le fichier est
+    modifié directement sous le verrou de l'installation. Les secrets sont toujours masqués. Un fichier
+    d'upstream au schéma v1/v2 est lu comme v3 en mémoire ; les écritures sont refusées jusqu'à ce que
+    « config migrate » le réécrive.
+
+## completion help
+cli-completion-after-compinit = (après compinit)
