@@ -630,3 +630,17 @@ cli-config-help =
 
 ## completion help
 cli-completion-after-compinit = (after compinit)
+
+## other packages' errors the CLI prints (sentinelWords: the sentinel's own English, without its prefix)
+cli-err-config-unknown-property = unknown property
+cli-err-config-invalid-value = invalid value
+cli-err-config-invalid-path = invalid property path
+cli-err-config-not-editable = property not editable in place
+cli-err-config-no-map-section = no map-keyed section
+cli-err-config-invalid-key = invalid key
+cli-err-config-old-schema = config.toml uses an older schema
+cli-err-config-drifted = config.toml changed on disk
+cli-err-backup-invalid-archive = invalid archive
+cli-err-backup-daemon-running = a daemon runs on the target install
+cli-err-backup-not-empty = the target install is not empty
+cli-err-backup-no-room = the archive would not fit

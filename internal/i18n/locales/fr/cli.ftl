@@ -636,3 +636,17 @@ cli-config-help =
 
 ## completion help
 cli-completion-after-compinit = (après compinit)
+
+## other packages' errors the CLI prints (sentinelWords: the sentinel's own English, without its prefix)
+cli-err-config-unknown-property = propriété inconnue
+cli-err-config-invalid-value = valeur invalide
+cli-err-config-invalid-path = chemin de propriété invalide
+cli-err-config-not-editable = propriété non modifiable sur place
+cli-err-config-no-map-section = pas une section à clés
+cli-err-config-invalid-key = clé invalide
+cli-err-config-old-schema = config.toml suit un schéma plus ancien
+cli-err-config-drifted = config.toml a changé sur le disque
+cli-err-backup-invalid-archive = archive invalide
+cli-err-backup-daemon-running = un démon tourne sur l'installation cible
+cli-err-backup-not-empty = l'installation cible n'est pas vide
+cli-err-backup-no-room = l'archive ne tiendrait pas

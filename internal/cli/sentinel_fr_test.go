@@ -1,0 +1,64 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/zeroclaw-go/zeroclaw/internal/i18n"
+)
+
+// Each sentinel the CLI puts into words has the sentinel's own English as its English entry (so English output
+// is unchanged) and a French entry of its own.
+func TestSentinelWordsMatchTheirErrors(t *testing.T) {
+	fr := i18n.Builtin().For("fr")
+	for _, sw := range sentinelWords {
+		if en := i18n.English().T(sw.key); en != sentinelWord(sw.err) {
+			t.Errorf("%s: English %q, the error says %q", sw.key, en, sentinelWord(sw.err))
+		}
+		if _, ok := i18n.Builtin().Entry("fr", sw.key); !ok || fr.T(sw.key) == sentinelWord(sw.err) {
+			t.Errorf("%s: no French words of its own (%q)", sw.key, fr.T(sw.key))
+		}
+	}
+}
+
+// config's and backup's sentinel errors, printed by the CLI with no daemon, are French under LANG=fr_FR, the
+// rest of their text (the property, another package's detail) in place; without a locale, today's English.
+func TestSentinelErrorsInFrench(t *testing.T) {
+	env, root := cliEnv(t)
+	if err := os.MkdirAll(root, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	junk := filepath.Join(root, "junk.tar.gz")
+	if err := os.WriteFile(junk, []byte("not a backup"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		args   []string
+		fr, en string
+	}{
+		{[]string{"config", "set", "nope.x", "1"},
+			"Erreur : config: set: nope.x: propriété inconnue: nope\n", "Error: config: set: nope.x: unknown property: nope\n"},
+		{[]string{"config", "set", "gateway.port", `"abc"`},
+			"Erreur : config: set: gateway.port: valeur invalide: expected integer, got string\n",
+			"Error: config: set: gateway.port: invalid value: expected integer, got string\n"},
+		{[]string{"config", "delete", "agents."},
+			"Erreur : config: delete: chemin de propriété invalide: ", "Error: config: delete: invalid property path: "},
+		{[]string{"restore", junk, "--config-dir", filepath.Join(root, "target")},
+			"Erreur : backup: archive invalide: ", "Error: backup: invalid archive: "},
+	} {
+		for _, lang := range []string{"fr_FR.UTF-8", ""} {
+			e := env
+			e.Environ = append(append([]string(nil), env.Environ...), "LANG="+lang)
+			_, errOut, code := runCLI(t, e, c.args...)
+			want := c.fr
+			if lang == "" {
+				want = c.en
+			}
+			if code != 1 || !strings.HasPrefix(errOut, want) {
+				t.Errorf("LANG=%q %v: exit %d, stderr does not start with %q:\n%s", lang, c.args, code, want, errOut)
+			}
+		}
+	}
+}
