@@ -88,7 +88,7 @@ func TestCronAddHelpInFrench(t *testing.T) {
 	}
 	fr := help("fr_FR.UTF-8")
 	for _, want := range []string{
-		"Utilisation : zeroclaw cron add (--cron EXPR",
+		"Usage : zeroclaw cron add (--cron EXPR",
 		"fuseau horaire IANA de --cron, par ex. Europe/Paris (par défaut : celui de l'hôte du démon)",
 		"racine de l'installation (par défaut : $ZEROCLAW_CONFIG_DIR, sinon ~/.zeroclaw)",
 		"un nom pour la tâche",
@@ -139,16 +139,16 @@ func TestGroupUsageInFrench(t *testing.T) {
 		return code, out.String(), errb.String()
 	}
 	code, out, _ := runFr("config", "--help")
-	if code != 0 || !strings.HasPrefix(out, "Utilisation : zeroclaw config <command>") || !strings.Contains(out, "\nCommandes :\n  get [PROP]") ||
+	if code != 0 || !strings.HasPrefix(out, "Usage : zeroclaw config <command>") || !strings.Contains(out, "\nCommandes :\n  get [PROP]") ||
 		!strings.Contains(out, "afficher le chemin de config.toml") || strings.Contains(out, "print the config.toml path") {
 		t.Errorf("config --help, LANG=fr: exit %d\n%s", code, out)
 	}
 	code, _, errOut := runFr("pair")
-	if code != 2 || !strings.HasPrefix(errOut, "Utilisation : zeroclaw pair code ") {
+	if code != 2 || !strings.HasPrefix(errOut, "Usage : zeroclaw pair code ") {
 		t.Errorf("pair with no verb, LANG=fr: exit %d, stderr %q", code, errOut)
 	}
 	code, out, _ = runFr("completion", "--help")
-	if code != 0 || !strings.HasPrefix(out, "Utilisation : zeroclaw completion bash|zsh|fish") || !strings.Contains(out, "(après compinit)") {
+	if code != 0 || !strings.HasPrefix(out, "Usage : zeroclaw completion bash|zsh|fish") || !strings.Contains(out, "(après compinit)") {
 		t.Errorf("completion --help, LANG=fr: exit %d\n%s", code, out)
 	}
 }

@@ -58,7 +58,7 @@ func TestStatusAndHelpInFrench(t *testing.T) {
 	}
 
 	out = runOK(t, fr, "", "cron", "add", "--help")
-	if !strings.HasPrefix(out, "Utilisation : zeroclaw cron add ") || !strings.Contains(out, "fuseau horaire IANA de --cron") ||
+	if !strings.HasPrefix(out, "Usage : zeroclaw cron add ") || !strings.Contains(out, "fuseau horaire IANA de --cron") ||
 		strings.Contains(out, "install root") {
 		t.Errorf("cron add --help, LANG=fr:\n%s", out)
 	}

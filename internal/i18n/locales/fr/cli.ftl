@@ -459,7 +459,7 @@ cli-storage-kept = les fichiers SQLite sont gardés : {$path}
 cli-storage-not-copied = non copiés par cette commande : la mémoire (son stockage PostgreSQL se règle dans [memory]), cron, les exécutions SOP et les autres stockages
 
 ## usage and flag help (cli-flag-SET-FLAG, or cli-flags-FLAG shared by every command; see newFlagSet)
-cli-usage = Utilisation : {$command}
+cli-usage = Usage : {$command}
 cli-flag-agent-a = forme courte de --agent
 cli-flags-agent = l'agent (par défaut : le seul agent activé)
 cli-flag-agent-agent = alias de l'agent (par défaut : le seul agent configuré) ; -a en bref
