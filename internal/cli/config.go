@@ -145,7 +145,7 @@ func configSet(ctx context.Context, env Env, args []string) error {
 		if err != nil {
 			return suggestProp(ctx, b, pos[0], configError("set", err))
 		}
-		fmt.Fprintf(env.Stdout, "set %s\n", prop)
+		fmt.Fprintln(env.Stdout, env.Locale().T("cli-config-set-done", "prop", prop))
 		return nil
 	})
 }
@@ -170,7 +170,7 @@ func configSetMany(ctx context.Context, env Env, args []string) error {
 			return configError("set-many", err)
 		}
 		for _, p := range props {
-			fmt.Fprintf(env.Stdout, "set %s\n", p)
+			fmt.Fprintln(env.Stdout, env.Locale().T("cli-config-set-done", "prop", p))
 		}
 		return nil
 	})
@@ -247,7 +247,7 @@ func configDelete(ctx context.Context, env Env, args []string) error {
 			return suggestProp(ctx, b, pos[0], configError("delete", err))
 		}
 		if deleted {
-			fmt.Fprintf(env.Stdout, "deleted %s\n", pos[0])
+			fmt.Fprintln(env.Stdout, env.Locale().T("cli-config-deleted", "prop", pos[0]))
 		} else {
 			fmt.Fprintln(env.Stdout, env.Locale().T("cli-config-nothing-to-delete", "property", pos[0]))
 		}
@@ -289,7 +289,7 @@ func configReload(ctx context.Context, env Env, args []string) error {
 	if err := c.Call(ctx, api.MethodConfigReload, nil, &res); err != nil {
 		return configError("reload", err)
 	}
-	fmt.Fprintf(env.Stdout, "reloaded (generation %d)\n", res.Generation)
+	fmt.Fprintln(env.Stdout, env.Locale().T("cli-config-reloaded", "generation", res.Generation))
 	return nil
 }
 
@@ -332,7 +332,7 @@ func configValidate(_ context.Context, env Env, args []string) error {
 	}
 	warnings, linesIn, problems, err := config.Check(file, raw, nil, box)
 	for _, w := range warnings {
-		fmt.Fprintf(env.Stdout, "warning: %s\n", w)
+		fmt.Fprintln(env.Stdout, env.Locale().T("cli-config-warning", "warning", w))
 	}
 	var fe *config.FileError
 	switch {

@@ -85,7 +85,7 @@ func memoryForget(ctx context.Context, env Env, args []string) error {
 	if err := callOnce(ctx, env, *configDir, connectOrSpawn, api.MethodMemoryDelete, api.MemoryDeleteParams{Key: key, Agent: *agent}, &res); err != nil {
 		return callError("memory forget", err, memoryHints)
 	}
-	fmt.Fprintf(env.Stdout, "forgot %s\n", visible.Escape(key))
+	fmt.Fprintln(env.Stdout, env.Locale().T("cli-memory-forgot", "key", visible.Escape(key)))
 	return nil
 }
 

@@ -62,3 +62,29 @@ func TestSentinelErrorsInFrench(t *testing.T) {
 		}
 	}
 }
+
+// The lines that say what a command did read in English exactly as their Go format did, and in French.
+func TestActionLinesEnglishUnchanged(t *testing.T) {
+	fr := i18n.Builtin().For("fr")
+	for _, c := range []struct {
+		key     string
+		args    []any
+		en, frw string
+	}{
+		{"cli-costs-summary", []any{"today", "0.1250", "month", "2.0000", "run", "0.0000"},
+			"today: $0.1250   this month: $2.0000   this daemon run: $0.0000", "aujourd'hui : 0.1250 $"},
+		{"cli-restore-done", []any{"count", 3, "version", "0.8.6", "created", "2026-12-03T10:00:00Z", "path", "/h/.zeroclaw"},
+			"restored 3 files (zeroclaw 0.8.6, 2026-12-03T10:00:00Z) into /h/.zeroclaw", "3 fichiers restaurés"},
+		{"cli-restore-done", []any{"count", 1, "version", "v", "created", "c", "path", "p"}, "restored 1 files (zeroclaw v, c) into p", "1 fichier restauré"},
+		{"cli-sop-validate-ok", []any{"count", 2, "warnings", 0}, "ok: 2 SOP(s), 0 warning(s)", "ok : 2 SOP"},
+		{"cli-stop-done", []any{"pid", 42}, "daemon (pid 42) stopped", "démon (pid 42) arrêté"},
+		{"cli-config-set-done", []any{"prop", "gateway.port"}, "set gateway.port", "gateway.port réglé"},
+	} {
+		if got := i18n.English().T(c.key, c.args...); got != c.en {
+			t.Errorf("%s in English: %q, want %q", c.key, got, c.en)
+		}
+		if got := fr.T(c.key, c.args...); !strings.Contains(got, c.frw) {
+			t.Errorf("%s in French: %q, want it to contain %q", c.key, got, c.frw)
+		}
+	}
+}

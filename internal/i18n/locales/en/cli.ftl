@@ -644,3 +644,19 @@ cli-err-backup-invalid-archive = invalid archive
 cli-err-backup-daemon-running = a daemon runs on the target install
 cli-err-backup-not-empty = the target install is not empty
 cli-err-backup-no-room = the archive would not fit
+
+## what a command did
+cli-restore-done = restored {$count} files (zeroclaw {$version}, {$created}) into {$path}
+cli-config-set-done = set {$prop}
+cli-config-deleted = deleted {$prop}
+cli-config-reloaded = reloaded (generation {$generation})
+cli-config-warning = warning: {$warning}
+cli-cron-added = added job {$id} ({$schedule}), next run {$next}
+cli-cron-removed = removed job {$id}
+cli-memory-forgot = forgot {$key}
+cli-sessions-deleted = deleted session {$id}
+cli-skills-edited = edited {$path}
+cli-sop-disabled = disabled: {$dir}: {$reason}
+cli-sop-validate-ok = ok: {$count} SOP(s), {$warnings} warning(s)
+cli-stop-done = daemon (pid {$pid}) stopped
+cli-costs-summary = today: ${$today}   this month: ${$month}   this daemon run: ${$run}

@@ -650,3 +650,22 @@ cli-err-backup-invalid-archive = archive invalide
 cli-err-backup-daemon-running = un démon tourne sur l'installation cible
 cli-err-backup-not-empty = l'installation cible n'est pas vide
 cli-err-backup-no-room = l'archive ne tiendrait pas
+
+## what a command did
+cli-restore-done = { $count ->
+    [one] {$count} fichier restauré (zeroclaw {$version}, {$created}) dans {$path}
+   *[other] {$count} fichiers restaurés (zeroclaw {$version}, {$created}) dans {$path}
+}
+cli-config-set-done = {$prop} réglé
+cli-config-deleted = {$prop} supprimé
+cli-config-reloaded = rechargée (génération {$generation})
+cli-config-warning = avertissement : {$warning}
+cli-cron-added = tâche {$id} ajoutée ({$schedule}), prochaine exécution {$next}
+cli-cron-removed = tâche {$id} supprimée
+cli-memory-forgot = {$key} oublié
+cli-sessions-deleted = session {$id} supprimée
+cli-skills-edited = {$path} modifié
+cli-sop-disabled = désactivée : {$dir} : {$reason}
+cli-sop-validate-ok = ok : {$count} SOP, {$warnings} avertissement(s)
+cli-stop-done = démon (pid {$pid}) arrêté
+cli-costs-summary = aujourd'hui : {$today} $   ce mois : {$month} $   cette exécution du démon : {$run} $
