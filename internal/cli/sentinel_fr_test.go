@@ -88,3 +88,29 @@ func TestActionLinesEnglishUnchanged(t *testing.T) {
 		}
 	}
 }
+
+// A labelled record keeps its English layout exactly (memory get, sop show, status), and in French its values
+// stay in one column after the longest label.
+func TestLabelledRecords(t *testing.T) {
+	var b strings.Builder
+	printLabelled(&b, nil, "", 1, memoryLabels, []labelled{{"cli-memory-key", "k"}, {"cli-memory-category", "core"},
+		{"cli-memory-agent", "a"}, {"cli-memory-created", "t"}})
+	if want := "key:      k\ncategory: core\nagent:    a\ncreated:  t\n"; b.String() != want {
+		t.Errorf("memory get in English:\n%q\nwant\n%q", b.String(), want)
+	}
+	b.Reset()
+	printLabelled(&b, nil, "", 2, sopShowLabels, []labelled{{"cli-sop-show-run", "r1"}, {"cli-sop-show-rev", "abc"}, {"cli-sop-show-gate", "g"}})
+	if want := "run:      r1\nsop rev:  abc\ngate:     g\n"; b.String() != want {
+		t.Errorf("sop show in English:\n%q\nwant\n%q", b.String(), want)
+	}
+	b.Reset()
+	printLabelled(&b, nil, "  ", 1, statusLabels, []labelled{{"cli-status-pid", "7"}, {"cli-status-config-file", "f (toml)"}})
+	if want := "  pid:         7\n  config file: f (toml)\n"; b.String() != want {
+		t.Errorf("status in English:\n%q\nwant\n%q", b.String(), want)
+	}
+	b.Reset()
+	printLabelled(&b, i18n.Builtin().For("fr"), "", 2, sopShowLabels, []labelled{{"cli-sop-show-run", "r1"}, {"cli-sop-show-trigger", "cron"}})
+	if want := "exécution :    r1\ndéclencheur :  cron\n"; b.String() != want {
+		t.Errorf("sop show in French:\n%q\nwant\n%q", b.String(), want)
+	}
+}

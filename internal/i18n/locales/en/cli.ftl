@@ -660,3 +660,9 @@ cli-sop-disabled = disabled: {$dir}: {$reason}
 cli-sop-validate-ok = ok: {$count} SOP(s), {$warnings} warning(s)
 cli-stop-done = daemon (pid {$pid}) stopped
 cli-costs-summary = today: ${$today}   this month: ${$month}   this daemon run: ${$run}
+
+## memory get
+cli-memory-key = key:
+cli-memory-category = category:
+cli-memory-agent = agent:
+cli-memory-created = created:

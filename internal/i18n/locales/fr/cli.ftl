@@ -669,3 +669,9 @@ cli-sop-disabled = désactivée : {$dir} : {$reason}
 cli-sop-validate-ok = ok : {$count} SOP, {$warnings} avertissement(s)
 cli-stop-done = démon (pid {$pid}) arrêté
 cli-costs-summary = aujourd'hui : {$today} $   ce mois : {$month} $   cette exécution du démon : {$run} $
+
+## memory get
+cli-memory-key = clé :
+cli-memory-category = catégorie :
+cli-memory-agent = agent :
+cli-memory-created = créé :
