@@ -82,8 +82,8 @@ func runRestore(ctx context.Context, env Env, args []string) error {
 	case err != nil:
 		return err
 	}
-	fmt.Fprintf(env.Stdout, "restored %d files (zeroclaw %s, %s) into %s\n", len(res.Manifest.Entries), res.Manifest.ZeroclawVersion,
-		res.Manifest.CreatedAt, layout.Root)
+	fmt.Fprintln(env.Stdout, env.Locale().T("cli-restore-done", "count", len(res.Manifest.Entries), "version", res.Manifest.ZeroclawVersion,
+		"created", res.Manifest.CreatedAt, "path", layout.Root))
 	if res.MovedAside != "" {
 		fmt.Fprintln(env.Stdout, env.Locale().T("cli-restore-moved-aside", "path", res.MovedAside))
 	}

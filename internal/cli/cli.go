@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/zeroclaw-go/zeroclaw/internal/cli/hint"
 	"github.com/zeroclaw-go/zeroclaw/internal/i18n"
@@ -144,11 +145,11 @@ func isHelpArg(a string) bool { return a == "-h" || a == "-help" || a == "--help
 // usage error; a help argument prints it to stdout and succeeds. done is false when args name a subcommand.
 func groupHelp(env Env, group, synopsis string, args []string) (done bool, err error) {
 	if len(args) == 0 {
-		fmt.Fprintf(env.Stderr, "Usage: zeroclaw %s %s\n", group, synopsis)
+		fmt.Fprintln(env.Stderr, usageLine(env.Locale(), group, synopsis))
 		return true, errUsage
 	}
 	if isHelpArg(args[0]) {
-		fmt.Fprintf(env.Stdout, "Usage: zeroclaw %s %s\n", group, synopsis)
+		fmt.Fprintln(env.Stdout, usageLine(env.Locale(), group, synopsis))
 		return true, nil
 	}
 	return false, nil
@@ -218,14 +219,68 @@ func about(loc *i18n.Localizer, summary string) string {
 
 // newFlagSet returns a flag set that reports errors instead of exiting. Its messages go to stderr, except
 // the help that -h asks for, which goes to stdout (see helpOutput).
+// Each flag's help is looked up in the catalogue (see flagHelpKey) and printed in the CLI's locale.
 func newFlagSet(env Env, name, synopsis string) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(&helpOutput{out: env.Stdout, err: env.Stderr})
+	loc := env.Locale()
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "Usage: zeroclaw %s %s\n", name, synopsis)
-		fs.PrintDefaults()
+		fmt.Fprintln(fs.Output(), usageLine(loc, name, synopsis))
+		printDefaults(fs, loc)
 	}
+	madeFlagSets.note(fs)
 	return fs
+}
+
+// usageLine is the first line of a command's help: "Usage: zeroclaw NAME SYNOPSIS" in loc's words.
+func usageLine(loc *i18n.Localizer, name, synopsis string) string {
+	return loc.T("cli-usage", "command", "zeroclaw "+name+" "+synopsis)
+}
+
+// printDefaults is fs.PrintDefaults with each flag's help in loc's words: flag.PrintDefaults's layout, the
+// catalogue's text (English when a flag has no entry, which the tests do not allow).
+func printDefaults(fs *flag.FlagSet, loc *i18n.Localizer) {
+	saved := map[string]string{}
+	fs.VisitAll(func(f *flag.Flag) {
+		if key := flagHelpKey(fs.Name(), f.Name); key != "" {
+			saved[f.Name] = f.Usage
+			f.Usage = loc.T(key)
+		}
+	})
+	fs.PrintDefaults()
+	fs.VisitAll(func(f *flag.Flag) {
+		if u, ok := saved[f.Name]; ok {
+			f.Usage = u
+		}
+	})
+}
+
+// flagHelpKey is the catalogue key of a flag's help: cli-flag-SET-FLAG ("cron add" --tz: cli-flag-cron-add-tz)
+// when the catalogue has it, else the shared cli-flags-FLAG (--config-dir, --json: one text for every
+// command), else "" (the flag's English usage is printed).
+func flagHelpKey(set, name string) string {
+	for _, k := range []string{"cli-flag-" + strings.ReplaceAll(set, " ", "-") + "-" + name, "cli-flags-" + name} {
+		if _, ok := i18n.Builtin().Entry(i18n.Source, k); ok {
+			return k
+		}
+	}
+	return ""
+}
+
+// madeFlagSets hands every flag set the CLI makes to a test that walks the commands (nil: nobody listens).
+var madeFlagSets flagSetTap
+
+type flagSetTap struct {
+	mu sync.Mutex
+	fn func(*flag.FlagSet)
+}
+
+func (t *flagSetTap) note(fs *flag.FlagSet) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.fn != nil {
+		t.fn(fs)
+	}
 }
 
 // helpOutput is a flag set's output: stderr, or stdout once the arguments asked for help.

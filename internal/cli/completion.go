@@ -25,9 +25,10 @@ const completionTimeout = 2 * time.Second
 // commands, flags and ids it offers are always this binary's and the running daemon's.
 func runCompletion(_ context.Context, env Env, args []string) error {
 	if len(args) != 1 || isHelpArg(args[0]) {
-		fmt.Fprintln(env.Stdout, "Usage: zeroclaw completion bash|zsh|fish")
+		loc := env.Locale()
+		fmt.Fprintln(env.Stdout, usageLine(loc, "completion", "bash|zsh|fish"))
 		fmt.Fprintln(env.Stdout, "  bash: source <(zeroclaw completion bash)")
-		fmt.Fprintln(env.Stdout, "  zsh:  source <(zeroclaw completion zsh)   (after compinit)")
+		fmt.Fprintln(env.Stdout, "  zsh:  source <(zeroclaw completion zsh)   "+loc.T("cli-completion-after-compinit"))
 		fmt.Fprintln(env.Stdout, "  fish: zeroclaw completion fish | source")
 		if len(args) == 1 {
 			return nil
@@ -142,7 +143,8 @@ func positional(words []string) []string {
 // helpOf is what "zeroclaw WORDS... -h" prints, run in this process with no input.
 func helpOf(ctx context.Context, env Env, words []string) string {
 	var out bytes.Buffer
-	henv := Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &out, Environ: env.Environ, Home: env.Home}
+	// In English whatever the user's locale: the help is parsed here ("Usage: zeroclaw ...", "Commands:").
+	henv := Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &out, Environ: append(slices.Clone(env.Environ), "LC_ALL=C"), Home: env.Home}
 	if len(words) == 0 || words[0] == completeCommand || !slices.ContainsFunc(commands(), func(c command) bool { return c.name == words[0] }) {
 		return ""
 	}

@@ -18,31 +18,20 @@ import (
 	"github.com/zeroclaw-go/zeroclaw/internal/cli/client"
 	"github.com/zeroclaw-go/zeroclaw/internal/cli/hint"
 	"github.com/zeroclaw-go/zeroclaw/internal/config"
+	"github.com/zeroclaw-go/zeroclaw/internal/i18n"
 	"github.com/zeroclaw-go/zeroclaw/internal/install"
 	"github.com/zeroclaw-go/zeroclaw/internal/jsonrpc"
 	"github.com/zeroclaw-go/zeroclaw/internal/secrets"
 )
 
-const configSynopsis = `<command> [--config-dir DIR] [args]
-
-Commands:
-  get [PROP]              print a value (a string bare, anything else as JSON), or the whole config
-  set PROP VALUE          set one property; VALUE is JSON when it parses as JSON, else a string
-  set-many PROP=VALUE...  set several properties in one atomic change (same value rule)
-  list [PREFIX]           print "prop = value" for every property under PREFIX
-  delete PROP             remove a property from the file (it falls back to its default), or a whole
-                          map entry (agents.NAME, cost.prices."MODEL")
-  validate [--file F]     check a config file and print every problem; exit 1 when invalid
-  migrate [--dry-run]     rewrite an upstream schema v1/v2 config.toml as v3 (keeps config.toml.bak)
-  path                    print the config.toml path
-  reload                  ask the running daemon to re-read config.toml
-
-With a daemon running, get/set/set-many/list/delete/reload go through it; without one, the file is edited
-directly under the install lock. Secrets are always shown masked. An upstream schema v1/v2 file is read as
-v3 in memory; writes are refused until "config migrate" rewrites it.`
+// configSynopsis is config's help: its command line, then its commands and how they reach the file, in loc's
+// words (completion reads the English "Commands:" list).
+func configSynopsis(loc *i18n.Localizer) string {
+	return "<command> [--config-dir DIR] [args]\n\n" + loc.T("cli-config-help")
+}
 
 func runConfig(ctx context.Context, env Env, args []string) error {
-	return group{name: "config", synopsis: configSynopsis, hint: "--help", subs: []subcommand{
+	return group{name: "config", synopsis: configSynopsis(env.Locale()), hint: "--help", subs: []subcommand{
 		sub("get", configGet), sub("set", configSet), sub("set-many", configSetMany), sub("list", configList),
 		sub("delete", configDelete), sub("validate", configValidate), sub("path", configPath),
 		sub("reload", configReload), sub("migrate", configMigrate),
@@ -156,7 +145,7 @@ func configSet(ctx context.Context, env Env, args []string) error {
 		if err != nil {
 			return suggestProp(ctx, b, pos[0], configError("set", err))
 		}
-		fmt.Fprintf(env.Stdout, "set %s\n", prop)
+		fmt.Fprintln(env.Stdout, env.Locale().T("cli-config-set-done", "prop", prop))
 		return nil
 	})
 }
@@ -181,7 +170,7 @@ func configSetMany(ctx context.Context, env Env, args []string) error {
 			return configError("set-many", err)
 		}
 		for _, p := range props {
-			fmt.Fprintf(env.Stdout, "set %s\n", p)
+			fmt.Fprintln(env.Stdout, env.Locale().T("cli-config-set-done", "prop", p))
 		}
 		return nil
 	})
@@ -258,7 +247,7 @@ func configDelete(ctx context.Context, env Env, args []string) error {
 			return suggestProp(ctx, b, pos[0], configError("delete", err))
 		}
 		if deleted {
-			fmt.Fprintf(env.Stdout, "deleted %s\n", pos[0])
+			fmt.Fprintln(env.Stdout, env.Locale().T("cli-config-deleted", "prop", pos[0]))
 		} else {
 			fmt.Fprintln(env.Stdout, env.Locale().T("cli-config-nothing-to-delete", "property", pos[0]))
 		}
@@ -300,7 +289,7 @@ func configReload(ctx context.Context, env Env, args []string) error {
 	if err := c.Call(ctx, api.MethodConfigReload, nil, &res); err != nil {
 		return configError("reload", err)
 	}
-	fmt.Fprintf(env.Stdout, "reloaded (generation %d)\n", res.Generation)
+	fmt.Fprintln(env.Stdout, env.Locale().T("cli-config-reloaded", "generation", res.Generation))
 	return nil
 }
 
@@ -343,7 +332,7 @@ func configValidate(_ context.Context, env Env, args []string) error {
 	}
 	warnings, linesIn, problems, err := config.Check(file, raw, nil, box)
 	for _, w := range warnings {
-		fmt.Fprintf(env.Stdout, "warning: %s\n", w)
+		fmt.Fprintln(env.Stdout, env.Locale().T("cli-config-warning", "warning", w))
 	}
 	var fe *config.FileError
 	switch {

@@ -99,7 +99,8 @@ func runCosts(ctx context.Context, env Env, args []string) error {
 	if err := w.Flush(); err != nil {
 		return err
 	}
-	fmt.Fprintf(env.Stdout, "today: $%.4f   this month: $%.4f   this daemon run: $%.4f\n", s.DailyCostUSD, s.MonthlyCostUSD, s.SessionCostUSD)
+	fmt.Fprintln(env.Stdout, env.Locale().T("cli-costs-summary", "today", fmt.Sprintf("%.4f", s.DailyCostUSD), "month", fmt.Sprintf("%.4f", s.MonthlyCostUSD),
+		"run", fmt.Sprintf("%.4f", s.SessionCostUSD)))
 	if len(s.UnpricedModels) > 0 {
 		quoted := make([]string, len(s.UnpricedModels))
 		for i, m := range s.UnpricedModels {

@@ -166,7 +166,7 @@ func cronAdd(ctx context.Context, env Env, args []string) error {
 	if err := c.Call(ctx, api.MethodCronAdd, params, &job); err != nil {
 		return callError("cron add", err, map[int]string{api.CodeInvalidParams: "cli-cron-add-hint"})
 	}
-	fmt.Fprintf(env.Stdout, "added job %s (%s), next run %s\n", job.ID, describeSchedule(job.Schedule), localTime(job.NextRun))
+	fmt.Fprintln(env.Stdout, env.Locale().T("cli-cron-added", "id", job.ID, "schedule", describeSchedule(job.Schedule), "next", localTime(job.NextRun)))
 	return nil
 }
 
@@ -214,7 +214,7 @@ func cronRemove(ctx context.Context, env Env, args []string) error {
 	if err := c.Call(ctx, api.MethodCronDelete, api.CronIDParams{ID: id}, &res); err != nil {
 		return callError("cron remove", err, jobHints)
 	}
-	fmt.Fprintf(env.Stdout, "removed job %s\n", visible.Escape(res.ID))
+	fmt.Fprintln(env.Stdout, env.Locale().T("cli-cron-removed", "id", visible.Escape(res.ID)))
 	return nil
 }
 

@@ -34,19 +34,20 @@ func heartbeatRuns(ctx context.Context, env Env, args []string) error {
 		return printJSON(env, res)
 	}
 	h := res.Heartbeat
+	loc := env.Locale()
 	switch {
 	case h.Problem != "":
-		fmt.Fprintf(env.Stdout, "heartbeat: off (config problem: %s)\n", visible.Escape(h.Problem))
+		fmt.Fprintln(env.Stdout, loc.T("cli-heartbeat-problem", "problem", visible.Escape(h.Problem)))
 	case !h.Enabled:
-		fmt.Fprintln(env.Stdout, "heartbeat: off ([heartbeat] enabled = false)")
+		fmt.Fprintln(env.Stdout, loc.T("cli-heartbeat-disabled"))
 	default:
-		fmt.Fprintf(env.Stdout, "heartbeat: agent %s every %d min, next slot %s\n", visible.Escape(h.Agent), h.IntervalMinutes, localTime(h.NextSlotAt))
+		fmt.Fprintln(env.Stdout, loc.T("cli-heartbeat-on", "agent", visible.Escape(h.Agent), "minutes", h.IntervalMinutes, "next", localTime(h.NextSlotAt)))
 		if h.DeadmanAlertAt != "" {
-			fmt.Fprintf(env.Stdout, "dead-man alert raised at %s\n", localTime(h.DeadmanAlertAt))
+			fmt.Fprintln(env.Stdout, loc.T("cli-heartbeat-deadman", "at", localTime(h.DeadmanAlertAt)))
 		}
 	}
 	if len(res.Runs) == 0 {
-		fmt.Fprintln(env.Stderr, env.Locale().T("cli-no-runs"))
+		fmt.Fprintln(env.Stderr, loc.T("cli-no-runs"))
 		return nil
 	}
 	tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)

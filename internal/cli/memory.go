@@ -68,8 +68,10 @@ func memoryGet(ctx context.Context, env Env, args []string) error {
 		return printJSON(env, res.Entry)
 	}
 	e := res.Entry
-	fmt.Fprintf(env.Stdout, "key:      %s\ncategory: %s\nagent:    %s\ncreated:  %s\n\n%s\n", visible.Escape(e.Key),
-		visible.Escape(e.Category), visible.Escape(deref(e.AgentAlias)), e.Timestamp, visible.Escape(e.Content))
+	printLabelled(env.Stdout, env.Locale(), "", 1, memoryLabels, []labelled{{"cli-memory-key", visible.Escape(e.Key)},
+		{"cli-memory-category", visible.Escape(e.Category)}, {"cli-memory-agent", visible.Escape(deref(e.AgentAlias))},
+		{"cli-memory-created", e.Timestamp}})
+	fmt.Fprintf(env.Stdout, "\n%s\n", visible.Escape(e.Content))
 	return nil
 }
 
@@ -85,7 +87,7 @@ func memoryForget(ctx context.Context, env Env, args []string) error {
 	if err := callOnce(ctx, env, *configDir, connectOrSpawn, api.MethodMemoryDelete, api.MemoryDeleteParams{Key: key, Agent: *agent}, &res); err != nil {
 		return callError("memory forget", err, memoryHints)
 	}
-	fmt.Fprintf(env.Stdout, "forgot %s\n", visible.Escape(key))
+	fmt.Fprintln(env.Stdout, env.Locale().T("cli-memory-forgot", "key", visible.Escape(key)))
 	return nil
 }
 
@@ -119,3 +121,6 @@ func deref(s *string) string {
 	}
 	return *s
 }
+
+// memoryLabels are the labels of memory get's record (see printLabelled).
+var memoryLabels = []string{"cli-memory-key", "cli-memory-category", "cli-memory-agent", "cli-memory-created"}

@@ -226,7 +226,7 @@ func sessionsDelete(ctx context.Context, env Env, args []string) error {
 	if err := c.Call(ctx, api.MethodSessionDelete, api.SessionIDParams{SessionID: id}, &res); err != nil {
 		return callError("sessions delete", err, map[int]string{api.CodeSessionNotFound: "zeroclaw sessions list"})
 	}
-	fmt.Fprintf(env.Stdout, "deleted session %s\n", id)
+	fmt.Fprintln(env.Stdout, env.Locale().T("cli-sessions-deleted", "id", id))
 	return nil
 }
 

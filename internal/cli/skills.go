@@ -158,7 +158,7 @@ func skillsEdit(ctx context.Context, env Env, args []string) error {
 		if err := runEditor(ctx, env, filepath.Join(s.Directory, "SKILL.md")); err != nil {
 			return err
 		}
-		fmt.Fprintf(env.Stdout, "edited %s\n", visible.Escape(filepath.Join(s.Directory, "SKILL.md")))
+		fmt.Fprintln(env.Stdout, env.Locale().T("cli-skills-edited", "path", visible.Escape(filepath.Join(s.Directory, "SKILL.md"))))
 		return nil
 	case err == nil:
 		if text, _, err = readSkill(ctx, c, s); err != nil {

@@ -75,7 +75,7 @@ func sopList(_ context.Context, env Env, args []string) error {
 		return err
 	}
 	for _, d := range cat.Disabled {
-		fmt.Fprintf(env.Stdout, "disabled: %s: %s\n", visible.Escape(d.Dir), visible.Escape(d.Reason))
+		fmt.Fprintln(env.Stdout, env.Locale().T("cli-sop-disabled", "dir", visible.Escape(d.Dir), "reason", visible.Escape(d.Reason)))
 	}
 	if len(cat.Disabled) > 0 {
 		fmt.Fprintf(env.Stdout, "Try: zeroclaw sop validate %s\n", dir)
@@ -131,6 +131,6 @@ func sopValidate(_ context.Context, env Env, args []string) error {
 	if errs > 0 {
 		return hinted(say("cli-sop-validate-errors", "errors", errs, "warnings", warns, "count", n), "cli-sop-validate-errors-hint")
 	}
-	fmt.Fprintf(env.Stdout, "ok: %d SOP(s), %d warning(s)\n", n, warns)
+	fmt.Fprintln(env.Stdout, env.Locale().T("cli-sop-validate-ok", "count", n, "warnings", warns))
 	return nil
 }

@@ -62,7 +62,7 @@ func sopRun(ctx context.Context, env Env, args []string) error {
 		return callError("sop run", err, map[int]string{api.CodeInvalidParams: "cli-sop-manual-hint",
 			api.CodeInternalError: sopHints[api.CodeInternalError]})
 	}
-	fmt.Fprintf(env.Stdout, "started run %s\n", visible.Escape(res.RunID))
+	fmt.Fprintln(env.Stdout, env.Locale().T("cli-sop-started", "run", visible.Escape(res.RunID)))
 	if !*wait {
 		return nil
 	}
@@ -151,33 +151,38 @@ func sopShow(ctx context.Context, env Env, args []string) error {
 	if *asJSON {
 		return printJSON(env, run)
 	}
-	w := env.Stdout
-	fmt.Fprintf(w, "run:      %s\n", visible.Escape(run.RunID))
-	fmt.Fprintf(w, "sop:      %s\n", visible.Escape(run.SopName))
-	fmt.Fprintf(w, "status:   %s (step %d of %d)\n", run.Status, run.CurrentStep, run.TotalSteps)
-	fmt.Fprintf(w, "trigger:  %s\n", visible.Escape(run.TriggerEvent.Source))
+	w, loc := env.Stdout, env.Locale()
+	rows := []labelled{
+		{"cli-sop-show-run", visible.Escape(run.RunID)},
+		{"cli-sop-show-sop", visible.Escape(run.SopName)},
+		{"cli-sop-show-status", loc.T("cli-sop-show-status-value", "status", run.Status, "step", run.CurrentStep, "total", run.TotalSteps)},
+		{"cli-sop-show-trigger", visible.Escape(run.TriggerEvent.Source)},
+	}
 	if run.StartedBy != "" {
-		fmt.Fprintf(w, "by:       %s\n", visible.Escape(run.StartedBy))
+		rows = append(rows, labelled{"cli-sop-show-by", visible.Escape(run.StartedBy)})
 	}
 	if run.SopRevision != "" {
-		fmt.Fprintf(w, "sop rev:  %s\n", visible.Escape(run.SopRevision))
+		rows = append(rows, labelled{"cli-sop-show-rev", visible.Escape(run.SopRevision)})
 	}
 	if run.InFlight != nil {
-		fmt.Fprintf(w, "running:  step %d, try %d, since %s\n", run.InFlight.Step, run.InFlight.Attempt, localTime(run.InFlight.StartedAt))
+		rows = append(rows, labelled{"cli-sop-show-running", loc.T("cli-sop-show-running-value", "step", run.InFlight.Step,
+			"try", run.InFlight.Attempt, "since", localTime(run.InFlight.StartedAt))})
 	}
 	if run.PendingReason != "" {
-		fmt.Fprintf(w, "pending:  %s\n", visible.Escape(run.PendingReason))
+		rows = append(rows, labelled{"cli-sop-show-pending", visible.Escape(run.PendingReason)})
 	}
-	fmt.Fprintf(w, "started:  %s\n", localTime(run.StartedAt))
+	rows = append(rows, labelled{"cli-sop-show-started", localTime(run.StartedAt)})
 	if run.CompletedAt != nil {
-		fmt.Fprintf(w, "ended:    %s\n", localTime(*run.CompletedAt))
+		rows = append(rows, labelled{"cli-sop-show-ended", localTime(*run.CompletedAt)})
 	}
 	if run.FailureReason != "" {
-		fmt.Fprintf(w, "reason:   %s\n", visible.Escape(run.FailureReason))
+		rows = append(rows, labelled{"cli-sop-show-reason", visible.Escape(run.FailureReason)})
 	}
 	if run.Gate != nil {
-		fmt.Fprintf(w, "gate:     %s at step %d — zeroclaw sop approve %s (or deny)\n", run.Gate.Kind, run.Gate.Step, visible.Escape(run.RunID))
+		rows = append(rows, labelled{"cli-sop-show-gate", loc.T("cli-sop-show-gate-value", "kind", run.Gate.Kind, "step", run.Gate.Step,
+			"run", visible.Escape(run.RunID))})
 	}
+	printLabelled(w, loc, "", 2, sopShowLabels, rows)
 	if len(run.StepResults) == 0 {
 		return nil
 	}
@@ -194,6 +199,11 @@ func sopShow(ctx context.Context, env Env, args []string) error {
 	}
 	return tw.Flush()
 }
+
+// sopShowLabels are the labels of sop show's record, all of them (see printLabelled).
+var sopShowLabels = []string{"cli-sop-show-run", "cli-sop-show-sop", "cli-sop-show-status", "cli-sop-show-trigger", "cli-sop-show-by",
+	"cli-sop-show-rev", "cli-sop-show-running", "cli-sop-show-pending", "cli-sop-show-started", "cli-sop-show-ended",
+	"cli-sop-show-reason", "cli-sop-show-gate"}
 
 func sopPendingList(ctx context.Context, env Env, args []string) error {
 	fs := newDaemonFlags(env, "sop pending", "[--json] [--config-dir DIR]")

@@ -4,8 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/zeroclaw-go/zeroclaw/internal/api"
+	"github.com/zeroclaw-go/zeroclaw/internal/i18n"
 	"github.com/zeroclaw-go/zeroclaw/internal/visible"
 )
 
@@ -26,87 +30,114 @@ func runStatus(ctx context.Context, env Env, args []string) error {
 		fmt.Fprintln(env.Stdout, string(b))
 		return nil
 	}
-	fmt.Fprintf(env.Stdout, "zeroclaw daemon %s (protocol %d of zeroclaw %s) running\n", st.BuildVersion, st.ProtocolVersion, st.ServerVersion)
-	fmt.Fprintf(env.Stdout, "  pid:         %d\n", st.PID)
-	fmt.Fprintf(env.Stdout, "  uptime:      %ds\n", st.UptimeSecs)
-	fmt.Fprintf(env.Stdout, "  endpoint:    %s\n", st.LocalIPCEndpoint)
-	fmt.Fprintf(env.Stdout, "  config dir:  %s\n", st.ConfigDir)
-	fmt.Fprintf(env.Stdout, "  config file: %s (%s)\n", st.ConfigFile, st.ConfigKind)
-	fmt.Fprintf(env.Stdout, "  data dir:    %s\n", st.DataDir)
-	fmt.Fprintf(env.Stdout, "  sessions:    %d active\n", st.ActiveSessions)
+	loc := env.Locale()
+	fmt.Fprintln(env.Stdout, loc.T("cli-status-running", "build", st.BuildVersion, "protocol", st.ProtocolVersion, "server", st.ServerVersion))
+	rows := []labelled{
+		{"cli-status-pid", fmt.Sprint(st.PID)},
+		{"cli-status-uptime", fmt.Sprintf("%ds", st.UptimeSecs)},
+		{"cli-status-endpoint", st.LocalIPCEndpoint},
+		{"cli-status-config-dir", st.ConfigDir},
+		{"cli-status-config-file", st.ConfigFile + " (" + st.ConfigKind + ")"},
+		{"cli-status-data-dir", st.DataDir},
+		{"cli-status-sessions", loc.T("cli-status-sessions-active", "count", st.ActiveSessions)},
+	}
 	if st.Gateway != nil {
-		fmt.Fprintf(env.Stdout, "  gateway:     %s\n", visible.Sanitize(gatewayLine(*st.Gateway)))
+		rows = append(rows, labelled{"cli-status-gateway", visible.Sanitize(gatewayLine(loc, *st.Gateway))})
 	}
 	if st.Heartbeat != nil {
-		fmt.Fprintf(env.Stdout, "  heartbeat:   %s\n", visible.Sanitize(heartbeatLine(*st.Heartbeat)))
+		rows = append(rows, labelled{"cli-status-heartbeat", visible.Sanitize(heartbeatLine(loc, *st.Heartbeat))})
 	}
 	if st.Sop != nil {
-		fmt.Fprintf(env.Stdout, "  sop:         %s\n", visible.Sanitize(sopLine(*st.Sop)))
+		rows = append(rows, labelled{"cli-status-sop", visible.Sanitize(sopLine(loc, *st.Sop))})
 	}
 	if st.Storage != nil {
-		fmt.Fprintf(env.Stdout, "  storage:     %s\n", visible.Sanitize(storageLine(*st.Storage)))
+		rows = append(rows, labelled{"cli-status-storage", visible.Sanitize(storageLine(loc, *st.Storage))})
+	}
+	printLabelled(env.Stdout, loc, "  ", 1, statusLabels, rows)
+	if st.Storage != nil {
 		for _, p := range st.Storage.Peers {
-			me := ""
+			key := "cli-status-peer"
 			if p.Holder == st.Storage.Holder {
-				me = " (this daemon)"
+				key = "cli-status-peer-self"
 			}
-			fmt.Fprintf(env.Stdout, "    peer:      %s\n", visible.Sanitize(fmt.Sprintf("%s pid %d, version %s, seen %s%s", p.Host, p.PID, p.Version, p.SeenAt, me)))
+			fmt.Fprintln(env.Stdout, "    "+visible.Sanitize(loc.T(key, "host", p.Host, "pid", p.PID, "version", p.Version, "seen", p.SeenAt)))
 		}
 	}
 	return nil
 }
 
 // storageLine words status.storage for the terminal.
-func storageLine(s api.StorageStatus) string {
+func storageLine(loc *i18n.Localizer, s api.StorageStatus) string {
 	if s.Error != "" {
 		return s.Backend + ": " + s.Error
 	}
-	return fmt.Sprintf("%s, shared: %d peer(s) seen, %d claim(s) running, %d lease(s) held", s.Backend, len(s.Peers), s.Claims, s.Leases)
+	return loc.T("cli-status-storage-line", "backend", s.Backend, "peers", len(s.Peers), "claims", s.Claims, "leases", s.Leases)
+}
+
+// statusLabels are the labels of status's lines, all of them: their column is as wide as the widest.
+var statusLabels = []string{"cli-status-pid", "cli-status-uptime", "cli-status-endpoint", "cli-status-config-dir",
+	"cli-status-config-file", "cli-status-data-dir", "cli-status-sessions", "cli-status-gateway", "cli-status-heartbeat", "cli-status-sop", "cli-status-storage"}
+
+// labelled is one "label: value" line of a record: the label's catalogue key and the value as printed.
+type labelled struct{ label, value string }
+
+// printLabelled prints rows as "label: value" lines, after indent, the values in one column: gap spaces after
+// the widest of all's labels (in loc's words), so the column stays put whichever rows are shown.
+func printLabelled(w io.Writer, loc *i18n.Localizer, indent string, gap int, all []string, rows []labelled) {
+	width := 0
+	for _, k := range all {
+		width = max(width, utf8.RuneCountInString(loc.T(k)))
+	}
+	for _, r := range rows {
+		l := loc.T(r.label)
+		fmt.Fprintf(w, "%s%s%s%s\n", indent, l, strings.Repeat(" ", width-utf8.RuneCountInString(l)+gap), r.value)
+	}
 }
 
 // sopLine words status.sop for the terminal; runs that are not durable say so in capitals.
-func sopLine(s api.SopStatus) string {
-	line := fmt.Sprintf("%d loaded, %d disabled, %d active runs (%d waiting for approval); ", s.Loaded, s.Disabled, s.ActiveRuns, s.WaitingRuns)
+func sopLine(loc *i18n.Localizer, s api.SopStatus) string {
+	counts := loc.T("cli-status-sop-counts", "loaded", s.Loaded, "disabled", s.Disabled, "active", s.ActiveRuns, "waiting", s.WaitingRuns)
+	storage := loc.T("cli-status-sop-volatile")
 	switch {
 	case s.Durable:
-		return line + "runs kept in " + s.Path
+		storage = loc.T("cli-status-sop-durable", "path", s.Path)
 	case s.Warning != "":
-		return line + "RUNS IN MEMORY ONLY, LOST AT RESTART: " + s.Warning + " (zeroclaw doctor says how to fix it)"
+		storage = loc.T("cli-status-sop-volatile-warning", "warning", s.Warning)
 	}
-	return line + "runs in memory only (as configured)"
+	return loc.T("cli-status-sop-line", "counts", counts, "storage", storage)
 }
 
 // gatewayLine words status.gateway for the terminal.
-func gatewayLine(g api.GatewayStatus) string {
+func gatewayLine(loc *i18n.Localizer, g api.GatewayStatus) string {
 	switch g.State {
 	case api.GatewayServed:
 		if g.Error != "" {
-			return "served at " + g.URL + " (a reload could not move it: " + g.Error + ")"
+			return loc.T("cli-status-gateway-served-stuck", "url", g.URL, "error", g.Error)
 		}
-		return "served at " + g.URL
+		return loc.T("cli-status-gateway-served", "url", g.URL)
 	case api.GatewayDisabled:
-		return "disabled (" + g.Error + ")"
+		return loc.T("cli-status-gateway-disabled", "reason", g.Error)
 	}
-	return "NOT SERVED at " + g.Addr + ": " + g.Error + " (zeroclaw doctor says how to fix it)"
+	return loc.T("cli-status-gateway-not-served", "addr", g.Addr, "error", g.Error)
 }
 
 // heartbeatLine is status.heartbeat in one line: off and why, or the agent, the interval and the last outcome.
-func heartbeatLine(h api.HeartbeatStatus) string {
+func heartbeatLine(loc *i18n.Localizer, h api.HeartbeatStatus) string {
 	if h.Problem != "" {
-		return "off: " + h.Problem
+		return loc.T("cli-status-heartbeat-off", "problem", h.Problem)
 	}
-	line := fmt.Sprintf("every %d min as %s", h.IntervalMinutes, h.Agent)
+	line := loc.T("cli-status-heartbeat-every", "minutes", h.IntervalMinutes, "agent", h.Agent)
 	if h.LastStatus != "" {
-		line += ", last slot " + h.LastStatus
+		line += ", " + loc.T("cli-status-heartbeat-last", "status", h.LastStatus)
 	}
 	if h.ConsecutiveFailures > 0 {
-		line += fmt.Sprintf(" (%d failed in a row)", h.ConsecutiveFailures)
+		line += " " + loc.T("cli-status-heartbeat-failures", "count", h.ConsecutiveFailures)
 	}
 	if h.DeadmanAlertAt != "" {
-		line += ", dead-man alert raised"
+		line += ", " + loc.T("cli-status-heartbeat-deadman")
 	}
 	if h.NextSlotAt != "" {
-		line += ", next slot " + h.NextSlotAt
+		line += ", " + loc.T("cli-status-heartbeat-next", "at", h.NextSlotAt)
 	}
 	return line
 }

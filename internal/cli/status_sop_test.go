@@ -19,7 +19,7 @@ func TestSopLine(t *testing.T) {
 			"RUNS IN MEMORY ONLY, LOST AT RESTART: open runs.db: permission denied (zeroclaw doctor says how to fix it)"},
 		{api.SopStatus{Store: "memory"}, "runs in memory only (as configured)"},
 	} {
-		if got := sopLine(c.st); !strings.Contains(got, c.want) {
+		if got := sopLine(nil, c.st); !strings.Contains(got, c.want) {
 			t.Errorf("sopLine(%+v) = %q, want it to contain %q", c.st, got, c.want)
 		}
 	}

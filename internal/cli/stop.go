@@ -39,7 +39,7 @@ func runStop(ctx context.Context, env Env, args []string) error {
 	for time.Now().Before(deadline) {
 		nc, err := dial(ctx, endpoint)
 		if errors.Is(err, errNoDaemon) && endpointGone(endpoint) {
-			fmt.Fprintf(env.Stdout, "daemon (pid %d) stopped\n", pid)
+			fmt.Fprintln(env.Stdout, env.Locale().T("cli-stop-done", "pid", pid))
 			return nil
 		}
 		if nc != nil {

@@ -13,7 +13,7 @@ func runVersion(_ context.Context, env Env, args []string) error {
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	fmt.Fprintf(env.Stdout, "zeroclaw %s (protocol %d of zeroclaw %s, %s %s/%s)\n", api.BuildVersion(), api.ProtocolVersion,
-		api.ServerVersion, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+	fmt.Fprintln(env.Stdout, env.Locale().T("cli-version-line", "build", api.BuildVersion(), "protocol", api.ProtocolVersion,
+		"server", api.ServerVersion, "go", runtime.Version(), "os", runtime.GOOS, "arch", runtime.GOARCH))
 	return nil
 }

@@ -4,7 +4,9 @@ import (
 	"errors"
 	"strings"
 
+	"github.com/zeroclaw-go/zeroclaw/internal/backup"
 	"github.com/zeroclaw-go/zeroclaw/internal/cli/hint"
+	"github.com/zeroclaw-go/zeroclaw/internal/config"
 	"github.com/zeroclaw-go/zeroclaw/internal/i18n"
 )
 
@@ -63,10 +65,62 @@ func inWords(err error, loc *i18n.Localizer) string {
 	if errors.As(err, &t) {
 		s, en := err.Error(), t.Error()
 		if i := strings.LastIndex(s, en); i >= 0 {
-			return s[:i] + t.In(loc) + s[i+len(en):]
+			return sentinelsIn(err, s[:i], loc) + t.In(loc) + s[i+len(en):]
 		}
 	}
-	return err.Error()
+	return sentinelsIn(err, err.Error(), loc)
+}
+
+// sentinelWords are the errors of other packages the CLI prints to people, each with the catalogue key of its
+// words: the sentinel's message without its package prefix ("unknown property"), which the English entry
+// repeats exactly, so that the English output stays what scripts and tests read.
+var sentinelWords = []struct {
+	err error
+	key string
+}{
+	{config.ErrUnknownProp, "cli-err-config-unknown-property"},
+	{config.ErrInvalidValue, "cli-err-config-invalid-value"},
+	{config.ErrInvalidPath, "cli-err-config-invalid-path"},
+	{config.ErrNotEditable, "cli-err-config-not-editable"},
+	{config.ErrNoMapSection, "cli-err-config-no-map-section"},
+	{config.ErrInvalidKey, "cli-err-config-invalid-key"},
+	{config.ErrOldSchema, "cli-err-config-old-schema"},
+	{config.ErrDrifted, "cli-err-config-drifted"},
+	{backup.ErrInvalidArchive, "cli-err-backup-invalid-archive"},
+	{backup.ErrDaemonRunning, "cli-err-backup-daemon-running"},
+	{backup.ErrNotEmpty, "cli-err-backup-not-empty"},
+	{backup.ErrNoRoom, "cli-err-backup-no-room"},
+}
+
+// sentinelPrefixes are the package prefixes sentinelWords' messages start with, left as they are.
+var sentinelPrefixes = []string{"config: ", "backup: "}
+
+// sentinelWord is a sentinel's message without its package prefix.
+func sentinelWord(err error) string {
+	s := err.Error()
+	for _, p := range sentinelPrefixes {
+		s = strings.TrimPrefix(s, p)
+	}
+	return s
+}
+
+// sentinelsIn puts the words of the sentinels err wraps (see sentinelWords) into loc's in msg, err's
+// message or a part of it: the first place each one's English is, the rest (a file name, the detail another
+// package wrote) as it was. English (or nil) leaves msg alone.
+func sentinelsIn(err error, msg string, loc *i18n.Localizer) string {
+	if loc.Code() == i18n.Source {
+		return msg
+	}
+	for _, sw := range sentinelWords {
+		if !errors.Is(err, sw.err) {
+			continue
+		}
+		en := sentinelWord(sw.err)
+		if i := strings.Index(msg, en); i >= 0 {
+			msg = msg[:i] + loc.T(sw.key) + msg[i+len(en):]
+		}
+	}
+	return msg
 }
 
 // hinted returns err with the catalogue message key as its hint, printed in the CLI's locale.

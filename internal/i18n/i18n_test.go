@@ -91,6 +91,11 @@ func TestKeysUsedInCodeExist(t *testing.T) {
 		}
 	}
 	for _, k := range c.Keys(Source) {
+		// A flag's help is looked up by a key made from its command and name: cli's
+		// TestEveryFlagHasHelpInEnglishAndFrench checks that each of those keys belongs to a flag.
+		if strings.HasPrefix(k, "cli-flag-") || strings.HasPrefix(k, "cli-flags-") {
+			continue
+		}
 		if len(used[k]) == 0 {
 			t.Errorf("en/cli.ftl: %s is used nowhere", k)
 		}

@@ -466,3 +466,217 @@ cli-compact-daemon-running-hint = zeroclaw stop, then zeroclaw storage compact
 cli-compact-missing = {$store}: {$path} does not exist: nothing to compact
 cli-compact-failed-hint = the store is unchanged; zeroclaw doctor checks it
 cli-compact-none = no SQLite store to compact
+## usage and flag help (cli-flag-SET-FLAG, or cli-flags-FLAG shared by every command; see newFlagSet)
+cli-usage = Usage: {$command}
+cli-flag-agent-a = short for --agent
+cli-flags-agent = the agent (default: the only enabled agent)
+cli-flag-agent-agent = agent alias (default: the only configured agent); -a for short
+cli-flag-costs-agent = only this agent's requests
+cli-flag-cron-add-agent = agent the job runs as (default: the only enabled agent)
+cli-flag-memory-forget-agent = forget only this agent's memory (else the key of every agent)
+cli-flag-memory-get-agent = this agent's memory (else any agent's)
+cli-flag-memory-list-agent = only this agent's memories (and those it may read)
+cli-flag-memory-search-agent = search this agent's memories (and those it may read)
+cli-flag-quickstart-agent = name of the new agent
+cli-flag-skills-edit-agent = the agent of a workspace skill
+cli-flag-skills-list-agent = only this agent's workspace skills (bundles are listed too)
+cli-flag-skills-show-agent = the agent of a workspace skill
+cli-flag-quickstart-api-key = the API key itself (upstream's flag; it shows in ps: prefer --api-key-env)
+cli-flag-quickstart-api-key-env = environment variable holding the API key (default: OPENAI_API_KEY or ANTHROPIC_API_KEY)
+cli-flag-cron-add-at = run once: an RFC 3339 time, or a delay from now such as 20m or 2h
+cli-flag-skills-edit-bundle = the skill's bundle; with a skill not there yet, where to create it
+cli-flag-skills-list-bundle = only this bundle ("workspace": the agents' own skills)
+cli-flag-skills-show-bundle = the skill's bundle (default: the only skill of that name)
+cli-flag-costs-by = group the table by day, agent or model
+cli-flag-logs-category = only events of this category (agent, tool, provider, session, system, ...)
+cli-flag-memory-list-category = only this category (core, daily, conversation or a custom name)
+cli-flag-cron-add-command = shell command, run in the agent's workspace under its risk profile
+cli-flags-config-dir = install root (default: $ZEROCLAW_CONFIG_DIR, else ~/.zeroclaw)
+cli-flag-cron-add-cron = cron expression, e.g. "0 9 * * 1-5" (minute hour day month weekday)
+cli-flag-config-migrate-dry-run = print the migrated file instead of writing it
+cli-flag-quickstart-dry-run = show the change to config.toml and write nothing
+cli-flag-daemon-ephemeral = exit 1 s after the last client disconnects
+cli-flag-cron-add-every = run every DURATION, e.g. 30m
+cli-flag-logs-f = keep printing new events as they happen
+cli-flag-config-validate-file = file to validate (default: the install's config.toml)
+cli-flag-restore-force = restore over a non-empty install, which is kept as DIR.before-restore-<time>
+cli-flag-costs-from = only requests at or after this RFC 3339 time
+cli-flag-quickstart-install-service = install the daemon as a user service afterwards
+cli-flags-json = print the runs as JSON
+cli-flag-costs-json = print the raw cost/query result as JSON
+cli-flag-cron-list-json = print the jobs as JSON
+cli-flag-doctor-json = print the doctor/run result as JSON
+cli-flag-heartbeat-runs-json = print the state and the runs as JSON
+cli-flag-logs-json = print each event as its JSON line
+cli-flag-memory-get-json = print the entry as JSON
+cli-flag-memory-list-json = print the entries as JSON
+cli-flag-memory-search-json = print the entries as JSON
+cli-flag-models-json = print the config/catalog-models results as JSON
+cli-flag-pair-list-json = print the devices as JSON
+cli-flag-personality-list-json = print the files as JSON
+cli-flag-ps-json = print the running turns as JSON
+cli-flag-sessions-list-json = print the sessions as JSON (each with its title)
+cli-flag-sessions-show-json = print the messages as JSON, as stored
+cli-flag-skills-list-json = print the skills as JSON
+cli-flag-skills-show-json = print the skill as JSON
+cli-flag-sop-show-json = print the run as JSON
+cli-flag-status-json = print the raw status result as JSON
+cli-flags-limit = at most this many runs, newest first
+cli-flag-logs-limit = how many past events to print (newest ones)
+cli-flag-memory-search-limit = at most this many results
+cli-flag-sessions-list-limit = at most this many sessions (default: all)
+cli-flag-sessions-show-limit = show only the last N messages (default: the daemon's page size)
+cli-flag-daemon-log-format = log format on stderr: text or json
+cli-flag-daemon-log-level = log level: debug, info, warn or error
+cli-flag-agent-m = send this one message, print the answer and exit; --message in full
+cli-flag-quickstart-memory = the agent's memory: sqlite, markdown or none
+cli-flag-agent-message = the same as -m
+cli-flag-quickstart-model = model name
+cli-flag-quickstart-model-provider = the same as --provider (upstream's name)
+cli-flag-logs-n = short for --limit
+cli-flag-cron-add-name = a name for the job
+cli-flag-quickstart-no-test = skip the provider's test request
+cli-flag-doctor-offline = skip the providers' reachability probes (no network)
+cli-flag-quickstart-pair = show a pairing code for a device afterwards (needs a running daemon)
+cli-flag-sop-run-payload = the step-1 input, as JSON text (the trigger payload)
+cli-flag-quickstart-preset = risk preset: strict, balanced or open
+cli-flag-pair-code-profile = permission profile the device paired with this code gets (default: gateway.device_permission_profiles; none: the owner's equal)
+cli-flag-cron-add-prompt = prompt of an agent job: each run is a turn in a fresh session
+cli-flag-quickstart-provider = model provider: openai (or OpenAI-compatible with --uri), ollama, anthropic or echo
+cli-flag-quickstart-provider-alias = alias of the new provider entry (default: the first free of default, quickstart, quickstart_2...)
+cli-flag-sessions-list-query = only sessions whose messages match this full-text query
+cli-flag-rpc-raw = do not send initialize first
+cli-flag-sop-cancel-reason = why (shown as the run's failure reason)
+cli-flag-sop-deny-reason = why (recorded in the run's ledger and shown as its failure reason)
+cli-flag-storage-migrate-schema = the PostgreSQL schema of the tables (default: the connection's search_path)
+cli-flag-agent-session = resume the session with this id (created if it does not exist)
+cli-flag-memory-list-session = only memories of this session key
+cli-flag-logs-severity = lowest severity shown: trace, debug, info, warn or error
+cli-flag-logs-since = only events after this: a duration back from now (10m, 2h) or an RFC 3339 time
+cli-flag-sop-runs-sop = only the runs of this SOP
+cli-flags-step = only if the run waits at this step (what zeroclaw sop pending showed); 0: whatever gate it waits at
+cli-flag-quickstart-test-timeout = seconds the provider's test request may take
+cli-flag-stop-timeout = how long to wait for the daemon to exit
+cli-flag-costs-to = only requests before this RFC 3339 time
+cli-flag-storage-migrate-to = the destination: postgres (copy SQLite into PostgreSQL) or sqlite (copy PostgreSQL back)
+cli-flag-cron-add-tz = IANA time zone of --cron, e.g. Europe/Paris (default: the daemon host's)
+cli-flags-unit-dir = write the unit here instead of the service manager's directory, and leave the manager alone (default: $ZEROCLAW_SERVICE_DIR)
+cli-flag-quickstart-uri = base URL of the provider's API (default: the provider's own)
+cli-flag-config-migrate-v = also list what moved where
+cli-flag-rpc-wait = after stdin ends, how long to wait for outstanding replies
+cli-flag-sop-run-wait = wait until the run finishes, printing each change (a gate waits for an approver)
+cli-flag-quickstart-yes = take the default of every question not answered by a flag, and write without asking
+
+## version, status, heartbeat runs, sop show
+cli-version-line = zeroclaw {$build} (protocol {$protocol} of zeroclaw {$server}, {$go} {$os}/{$arch})
+cli-status-running = zeroclaw daemon {$build} (protocol {$protocol} of zeroclaw {$server}) running
+cli-status-pid = pid:
+cli-status-uptime = uptime:
+cli-status-endpoint = endpoint:
+cli-status-config-dir = config dir:
+cli-status-config-file = config file:
+cli-status-data-dir = data dir:
+cli-status-sessions = sessions:
+cli-status-gateway = gateway:
+cli-status-heartbeat = heartbeat:
+cli-status-sop = sop:
+cli-status-sessions-active = {$count} active
+cli-status-sop-counts = {$loaded} loaded, {$disabled} disabled, {$active} active runs ({$waiting} waiting for approval)
+cli-status-sop-line = {$counts}; {$storage}
+cli-status-sop-durable = runs kept in {$path}
+cli-status-sop-volatile-warning = RUNS IN MEMORY ONLY, LOST AT RESTART: {$warning} (zeroclaw doctor says how to fix it)
+cli-status-sop-volatile = runs in memory only (as configured)
+cli-status-gateway-served = served at {$url}
+cli-status-gateway-served-stuck = served at {$url} (a reload could not move it: {$error})
+cli-status-gateway-disabled = disabled ({$reason})
+cli-status-gateway-not-served = NOT SERVED at {$addr}: {$error} (zeroclaw doctor says how to fix it)
+cli-status-heartbeat-off = off: {$problem}
+cli-status-heartbeat-every = every {$minutes} min as {$agent}
+cli-status-heartbeat-last = last slot {$status}
+cli-status-heartbeat-failures = ({$count} failed in a row)
+cli-status-heartbeat-deadman = dead-man alert raised
+cli-status-heartbeat-next = next slot {$at}
+cli-heartbeat-problem = heartbeat: off (config problem: {$problem})
+cli-heartbeat-disabled = heartbeat: off ([heartbeat] enabled = false)
+cli-heartbeat-on = heartbeat: agent {$agent} every {$minutes} min, next slot {$next}
+cli-heartbeat-deadman = dead-man alert raised at {$at}
+cli-sop-started = started run {$run}
+cli-sop-show-run = run:
+cli-sop-show-sop = sop:
+cli-sop-show-status = status:
+cli-sop-show-trigger = trigger:
+cli-sop-show-by = by:
+cli-sop-show-rev = sop rev:
+cli-sop-show-running = running:
+cli-sop-show-pending = pending:
+cli-sop-show-started = started:
+cli-sop-show-ended = ended:
+cli-sop-show-reason = reason:
+cli-sop-show-gate = gate:
+cli-sop-show-status-value = {$status} (step {$step} of {$total})
+cli-sop-show-running-value = step {$step}, try {$try}, since {$since}
+cli-sop-show-gate-value = {$kind} at step {$step} — zeroclaw sop approve {$run} (or deny)
+
+## config --help
+cli-config-help =
+    Commands:
+      get [PROP]              print a value (a string bare, anything else as JSON), or the whole config
+      set PROP VALUE          set one property; VALUE is JSON when it parses as JSON, else a string
+      set-many PROP=VALUE...  set several properties in one atomic change (same value rule)
+      list [PREFIX]           print "prop = value" for every property under PREFIX
+      delete PROP             remove a property from the file (it falls back to its default), or a whole
+                              map entry (agents.NAME, cost.prices."MODEL")
+      validate [--file F]     check a config file and print every problem; exit 1 when invalid
+      migrate [--dry-run]     rewrite an upstream schema v1/v2 config.toml as v3 (keeps config.toml.bak)
+      path                    print the config.toml path
+      reload                  ask the running daemon to re-read config.toml
+
+    With a daemon running, get/set/set-many/list/delete/reload go through it; without one, the file is edited
+    directly under the install lock. Secrets are always shown masked. An upstream schema v1/v2 file is read as
+    v3 in memory; writes are refused until "config migrate" rewrites it.
+
+## completion help
+cli-completion-after-compinit = (after compinit)
+
+## other packages' errors the CLI prints (sentinelWords: the sentinel's own English, without its prefix)
+cli-err-config-unknown-property = unknown property
+cli-err-config-invalid-value = invalid value
+cli-err-config-invalid-path = invalid property path
+cli-err-config-not-editable = property not editable in place
+cli-err-config-no-map-section = no map-keyed section
+cli-err-config-invalid-key = invalid key
+cli-err-config-old-schema = config.toml uses an older schema
+cli-err-config-drifted = config.toml changed on disk
+cli-err-backup-invalid-archive = invalid archive
+cli-err-backup-daemon-running = a daemon runs on the target install
+cli-err-backup-not-empty = the target install is not empty
+cli-err-backup-no-room = the archive would not fit
+
+## what a command did
+cli-restore-done = restored {$count} files (zeroclaw {$version}, {$created}) into {$path}
+cli-config-set-done = set {$prop}
+cli-config-deleted = deleted {$prop}
+cli-config-reloaded = reloaded (generation {$generation})
+cli-config-warning = warning: {$warning}
+cli-cron-added = added job {$id} ({$schedule}), next run {$next}
+cli-cron-removed = removed job {$id}
+cli-memory-forgot = forgot {$key}
+cli-sessions-deleted = deleted session {$id}
+cli-skills-edited = edited {$path}
+cli-sop-disabled = disabled: {$dir}: {$reason}
+cli-sop-validate-ok = ok: {$count} SOP(s), {$warnings} warning(s)
+cli-stop-done = daemon (pid {$pid}) stopped
+cli-costs-summary = today: ${$today}   this month: ${$month}   this daemon run: ${$run}
+
+## memory get
+cli-memory-key = key:
+cli-memory-category = category:
+cli-memory-agent = agent:
+cli-memory-created = created:
+
+## status: the shared storage backend
+cli-status-storage = storage:
+cli-status-storage-line = {$backend}, shared: {$peers} peer(s) seen, {$claims} claim(s) running, {$leases} lease(s) held
+cli-status-peer = peer:      {$host} pid {$pid}, version {$version}, seen {$seen}
+cli-status-peer-self = peer:      {$host} pid {$pid}, version {$version}, seen {$seen} (this daemon)
+cli-flag-storage-compact-store = compact only this store: sessions, acp, cron, memory, sop, control_plane, devices

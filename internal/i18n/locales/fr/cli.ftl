@@ -465,3 +465,227 @@ cli-compact-daemon-running-hint = zeroclaw stop, puis zeroclaw storage compact
 cli-compact-missing = {$store} : {$path} n'existe pas : rien à compacter
 cli-compact-failed-hint = la base est inchangée ; zeroclaw doctor la vérifie
 cli-compact-none = aucune base SQLite à compacter
+## usage and flag help (cli-flag-SET-FLAG, or cli-flags-FLAG shared by every command; see newFlagSet)
+cli-usage = Usage : {$command}
+cli-flag-agent-a = forme courte de --agent
+cli-flags-agent = l'agent (par défaut : le seul agent activé)
+cli-flag-agent-agent = alias de l'agent (par défaut : le seul agent configuré) ; -a en bref
+cli-flag-costs-agent = seulement les requêtes de cet agent
+cli-flag-cron-add-agent = agent sous lequel la tâche tourne (par défaut : le seul agent activé)
+cli-flag-memory-forget-agent = oublier seulement dans la mémoire de cet agent (sinon la clé de chaque agent)
+cli-flag-memory-get-agent = la mémoire de cet agent (sinon celle de n'importe quel agent)
+cli-flag-memory-list-agent = seulement les souvenirs de cet agent (et ceux qu'il peut lire)
+cli-flag-memory-search-agent = chercher dans les souvenirs de cet agent (et ceux qu'il peut lire)
+cli-flag-quickstart-agent = nom du nouvel agent
+cli-flag-skills-edit-agent = l'agent d'une compétence d'espace de travail
+cli-flag-skills-list-agent = seulement les compétences de l'espace de travail de cet agent (les paquets sont listés aussi)
+cli-flag-skills-show-agent = l'agent d'une compétence d'espace de travail
+cli-flag-quickstart-api-key = la clé d'API elle-même (l'option d'upstream ; elle se voit dans ps : préférez --api-key-env)
+cli-flag-quickstart-api-key-env = variable d'environnement qui contient la clé d'API (par défaut : OPENAI_API_KEY ou ANTHROPIC_API_KEY)
+cli-flag-cron-add-at = une seule exécution : une heure RFC 3339, ou un délai à partir de maintenant comme 20m ou 2h
+cli-flag-skills-edit-bundle = le paquet de la compétence ; pour une compétence qui n'y est pas encore, où la créer
+cli-flag-skills-list-bundle = seulement ce paquet (« workspace » : les compétences propres des agents)
+cli-flag-skills-show-bundle = le paquet de la compétence (par défaut : la seule compétence de ce nom)
+cli-flag-costs-by = regrouper le tableau par jour (day), agent ou modèle (model)
+cli-flag-logs-category = seulement les événements de cette catégorie (agent, tool, provider, session, system, ...)
+cli-flag-memory-list-category = seulement cette catégorie (core, daily, conversation ou un nom à vous)
+cli-flag-cron-add-command = commande shell, lancée dans l'espace de travail de l'agent sous son profil de risque
+cli-flags-config-dir = racine de l'installation (par défaut : $ZEROCLAW_CONFIG_DIR, sinon ~/.zeroclaw)
+cli-flag-cron-add-cron = expression cron, par ex. "0 9 * * 1-5" (minute heure jour mois jour-de-la-semaine)
+cli-flag-config-migrate-dry-run = afficher le fichier migré au lieu de l'écrire
+cli-flag-quickstart-dry-run = montrer la modification de config.toml sans rien écrire
+cli-flag-daemon-ephemeral = s'arrêter 1 s après la déconnexion du dernier client
+cli-flag-cron-add-every = lancer toutes les DURATION, par ex. 30m
+cli-flag-logs-f = continuer d'afficher les nouveaux événements à mesure qu'ils arrivent
+cli-flag-config-validate-file = fichier à valider (par défaut : le config.toml de l'installation)
+cli-flag-restore-force = restaurer par-dessus une installation non vide, gardée sous DIR.before-restore-<heure>
+cli-flag-costs-from = seulement les requêtes à partir de cette heure RFC 3339
+cli-flag-quickstart-install-service = installer ensuite le démon comme service utilisateur
+cli-flags-json = afficher les exécutions en JSON
+cli-flag-costs-json = afficher le résultat brut de cost/query en JSON
+cli-flag-cron-list-json = afficher les tâches en JSON
+cli-flag-doctor-json = afficher le résultat de doctor/run en JSON
+cli-flag-heartbeat-runs-json = afficher l'état et les exécutions en JSON
+cli-flag-logs-json = afficher chaque événement comme sa ligne JSON
+cli-flag-memory-get-json = afficher l'entrée en JSON
+cli-flag-memory-list-json = afficher les entrées en JSON
+cli-flag-memory-search-json = afficher les entrées en JSON
+cli-flag-models-json = afficher les résultats de config/catalog-models en JSON
+cli-flag-pair-list-json = afficher les appareils en JSON
+cli-flag-personality-list-json = afficher les fichiers en JSON
+cli-flag-ps-json = afficher les tours en cours en JSON
+cli-flag-sessions-list-json = afficher les sessions en JSON (chacune avec son titre)
+cli-flag-sessions-show-json = afficher les messages en JSON, tels qu'enregistrés
+cli-flag-skills-list-json = afficher les compétences en JSON
+cli-flag-skills-show-json = afficher la compétence en JSON
+cli-flag-sop-show-json = afficher l'exécution en JSON
+cli-flag-status-json = afficher le résultat brut de status en JSON
+cli-flags-limit = au plus ce nombre d'exécutions, les plus récentes d'abord
+cli-flag-logs-limit = combien d'événements passés afficher (les plus récents)
+cli-flag-memory-search-limit = au plus ce nombre de résultats
+cli-flag-sessions-list-limit = au plus ce nombre de sessions (par défaut : toutes)
+cli-flag-sessions-show-limit = n'afficher que les N derniers messages (par défaut : la taille de page du démon)
+cli-flag-daemon-log-format = format du journal sur stderr : text ou json
+cli-flag-daemon-log-level = niveau du journal : debug, info, warn ou error
+cli-flag-agent-m = envoyer ce seul message, afficher la réponse et sortir ; --message en entier
+cli-flag-quickstart-memory = la mémoire de l'agent : sqlite, markdown ou none
+cli-flag-agent-message = la même chose que -m
+cli-flag-quickstart-model = nom du modèle
+cli-flag-quickstart-model-provider = la même chose que --provider (le nom d'upstream)
+cli-flag-logs-n = forme courte de --limit
+cli-flag-cron-add-name = un nom pour la tâche
+cli-flag-quickstart-no-test = sauter la requête de test du fournisseur
+cli-flag-doctor-offline = sauter les sondes de joignabilité des fournisseurs (pas de réseau)
+cli-flag-quickstart-pair = afficher ensuite un code d'appairage pour un appareil (il faut un démon en marche)
+cli-flag-sop-run-payload = l'entrée de l'étape 1, en texte JSON (la charge du déclencheur)
+cli-flag-quickstart-preset = préréglage de risque : strict, balanced ou open
+cli-flag-pair-code-profile = profil de permissions que reçoit l'appareil appairé avec ce code (par défaut : gateway.device_permission_profiles ; none : l'égal du propriétaire)
+cli-flag-cron-add-prompt = prompt d'une tâche d'agent : chaque exécution est un tour dans une session neuve
+cli-flag-quickstart-provider = fournisseur de modèles : openai (ou compatible OpenAI avec --uri), ollama, anthropic ou echo
+cli-flag-quickstart-provider-alias = alias de la nouvelle entrée de fournisseur (par défaut : le premier libre parmi default, quickstart, quickstart_2...)
+cli-flag-sessions-list-query = seulement les sessions dont les messages correspondent à cette requête plein texte
+cli-flag-rpc-raw = ne pas envoyer initialize d'abord
+cli-flag-sop-cancel-reason = pourquoi (affiché comme raison d'échec de l'exécution)
+cli-flag-sop-deny-reason = pourquoi (inscrit au registre de l'exécution et affiché comme sa raison d'échec)
+cli-flag-storage-migrate-schema = le schéma PostgreSQL des tables (par défaut : le search_path de la connexion)
+cli-flag-agent-session = reprendre la session de cet identifiant (créée si elle n'existe pas)
+cli-flag-memory-list-session = seulement les souvenirs de cette clé de session
+cli-flag-logs-severity = sévérité la plus basse affichée : trace, debug, info, warn ou error
+cli-flag-logs-since = seulement les événements postérieurs : une durée en arrière depuis maintenant (10m, 2h) ou une heure RFC 3339
+cli-flag-sop-runs-sop = seulement les exécutions de cette SOP
+cli-flags-step = seulement si l'exécution attend à cette étape (ce que zeroclaw sop pending a montré) ; 0 : à n'importe quelle porte
+cli-flag-quickstart-test-timeout = secondes que peut prendre la requête de test du fournisseur
+cli-flag-stop-timeout = combien de temps attendre que le démon s'arrête
+cli-flag-costs-to = seulement les requêtes avant cette heure RFC 3339
+cli-flag-storage-migrate-to = la destination : postgres (copier SQLite dans PostgreSQL) ou sqlite (recopier PostgreSQL)
+cli-flag-cron-add-tz = fuseau horaire IANA de --cron, par ex. Europe/Paris (par défaut : celui de l'hôte du démon)
+cli-flags-unit-dir = écrire l'unité ici plutôt que dans le dossier du gestionnaire de services, sans toucher au gestionnaire (par défaut : $ZEROCLAW_SERVICE_DIR)
+cli-flag-quickstart-uri = URL de base de l'API du fournisseur (par défaut : celle du fournisseur)
+cli-flag-config-migrate-v = lister aussi ce qui a bougé et où
+cli-flag-rpc-wait = une fois l'entrée standard finie, combien de temps attendre les réponses en suspens
+cli-flag-sop-run-wait = attendre la fin de l'exécution en affichant chaque changement (une porte attend un approbateur)
+cli-flag-quickstart-yes = prendre la valeur par défaut de chaque question sans option, et écrire sans demander
+
+## version, status, heartbeat runs, sop show
+cli-version-line = zeroclaw {$build} (protocole {$protocol} de zeroclaw {$server}, {$go} {$os}/{$arch})
+cli-status-running = démon zeroclaw {$build} (protocole {$protocol} de zeroclaw {$server}) en marche
+cli-status-pid = pid :
+cli-status-uptime = en marche depuis :
+cli-status-endpoint = point d'accès :
+cli-status-config-dir = dossier de config :
+cli-status-config-file = fichier de config :
+cli-status-data-dir = dossier des données :
+cli-status-sessions = sessions :
+cli-status-gateway = passerelle :
+cli-status-heartbeat = battement :
+cli-status-sop = sop :
+cli-status-sessions-active = { $count ->
+    [one] {$count} active
+   *[other] {$count} actives
+}
+cli-status-sop-counts = {$loaded} chargées, {$disabled} désactivées, {$active} exécutions actives ({$waiting} en attente d'approbation)
+cli-status-sop-line = {$counts} ; {$storage}
+cli-status-sop-durable = exécutions gardées dans {$path}
+cli-status-sop-volatile-warning = EXÉCUTIONS EN MÉMOIRE SEULEMENT, PERDUES AU REDÉMARRAGE : {$warning} (zeroclaw doctor dit comment corriger)
+cli-status-sop-volatile = exécutions en mémoire seulement (comme configuré)
+cli-status-gateway-served = servie à {$url}
+cli-status-gateway-served-stuck = servie à {$url} (un rechargement n'a pas pu la déplacer : {$error})
+cli-status-gateway-disabled = désactivée ({$reason})
+cli-status-gateway-not-served = NON SERVIE à {$addr} : {$error} (zeroclaw doctor dit comment corriger)
+cli-status-heartbeat-off = arrêté : {$problem}
+cli-status-heartbeat-every = toutes les {$minutes} min sous l'agent {$agent}
+cli-status-heartbeat-last = dernier créneau {$status}
+cli-status-heartbeat-failures = { $count ->
+    [one] ({$count} échec d'affilée)
+   *[other] ({$count} échecs d'affilée)
+}
+cli-status-heartbeat-deadman = alerte d'homme mort levée
+cli-status-heartbeat-next = prochain créneau {$at}
+cli-heartbeat-problem = battement : arrêté (problème de config : {$problem})
+cli-heartbeat-disabled = battement : arrêté ([heartbeat] enabled = false)
+cli-heartbeat-on = battement : agent {$agent} toutes les {$minutes} min, prochain créneau {$next}
+cli-heartbeat-deadman = alerte d'homme mort levée à {$at}
+cli-sop-started = exécution {$run} lancée
+cli-sop-show-run = exécution :
+cli-sop-show-sop = sop :
+cli-sop-show-status = état :
+cli-sop-show-trigger = déclencheur :
+cli-sop-show-by = par :
+cli-sop-show-rev = révision :
+cli-sop-show-running = en cours :
+cli-sop-show-pending = en attente :
+cli-sop-show-started = début :
+cli-sop-show-ended = fin :
+cli-sop-show-reason = raison :
+cli-sop-show-gate = porte :
+cli-sop-show-status-value = {$status} (étape {$step} sur {$total})
+cli-sop-show-running-value = étape {$step}, essai {$try}, depuis {$since}
+cli-sop-show-gate-value = {$kind} à l'étape {$step} — zeroclaw sop approve {$run} (ou deny)
+
+## config --help
+cli-config-help =
+    Commandes :
+      get [PROP]              afficher une valeur (une chaîne telle quelle, le reste en JSON), ou toute la config
+      set PROP VALUE          régler une propriété ; VALUE est du JSON quand elle se lit comme du JSON, sinon une chaîne
+      set-many PROP=VALUE...  régler plusieurs propriétés en un seul changement atomique (même règle des valeurs)
+      list [PREFIX]           afficher « prop = valeur » pour chaque propriété sous PREFIX
+      delete PROP             retirer une propriété du fichier (elle revient à sa valeur par défaut), ou toute
+                              une entrée de table (agents.NAME, cost.prices."MODEL")
+      validate [--file F]     vérifier un fichier de config et afficher chaque problème ; sortie 1 s'il est invalide
+      migrate [--dry-run]     réécrire un config.toml d'upstream au schéma v1/v2 en v3 (garde config.toml.bak)
+      path                    afficher le chemin de config.toml
+      reload                  demander au démon en marche de relire config.toml
+
+    Avec un démon en marche, get/set/set-many/list/delete/reload passent par lui ; sans démon, le fichier est
+    modifié directement sous le verrou de l'installation. Les secrets sont toujours masqués. Un fichier
+    d'upstream au schéma v1/v2 est lu comme v3 en mémoire ; les écritures sont refusées jusqu'à ce que
+    « config migrate » le réécrive.
+
+## completion help
+cli-completion-after-compinit = (après compinit)
+
+## other packages' errors the CLI prints (sentinelWords: the sentinel's own English, without its prefix)
+cli-err-config-unknown-property = propriété inconnue
+cli-err-config-invalid-value = valeur invalide
+cli-err-config-invalid-path = chemin de propriété invalide
+cli-err-config-not-editable = propriété non modifiable sur place
+cli-err-config-no-map-section = pas une section à clés
+cli-err-config-invalid-key = clé invalide
+cli-err-config-old-schema = config.toml suit un schéma plus ancien
+cli-err-config-drifted = config.toml a changé sur le disque
+cli-err-backup-invalid-archive = archive invalide
+cli-err-backup-daemon-running = un démon tourne sur l'installation cible
+cli-err-backup-not-empty = l'installation cible n'est pas vide
+cli-err-backup-no-room = l'archive ne tiendrait pas
+
+## what a command did
+cli-restore-done = { $count ->
+    [one] {$count} fichier restauré (zeroclaw {$version}, {$created}) dans {$path}
+   *[other] {$count} fichiers restaurés (zeroclaw {$version}, {$created}) dans {$path}
+}
+cli-config-set-done = {$prop} réglé
+cli-config-deleted = {$prop} supprimé
+cli-config-reloaded = rechargée (génération {$generation})
+cli-config-warning = avertissement : {$warning}
+cli-cron-added = tâche {$id} ajoutée ({$schedule}), prochaine exécution {$next}
+cli-cron-removed = tâche {$id} supprimée
+cli-memory-forgot = {$key} oublié
+cli-sessions-deleted = session {$id} supprimée
+cli-skills-edited = {$path} modifié
+cli-sop-disabled = désactivée : {$dir} : {$reason}
+cli-sop-validate-ok = ok : {$count} SOP, {$warnings} avertissement(s)
+cli-stop-done = démon (pid {$pid}) arrêté
+cli-costs-summary = aujourd'hui : {$today} $   ce mois : {$month} $   cette exécution du démon : {$run} $
+
+## memory get
+cli-memory-key = clé :
+cli-memory-category = catégorie :
+cli-memory-agent = agent :
+cli-memory-created = créé :
+
+## status: the shared storage backend
+cli-status-storage = stockage :
+cli-status-storage-line = {$backend}, partagé : {$peers} pair(s) vu(s), {$claims} réservation(s) en cours, {$leases} bail/baux détenu(s)
+cli-status-peer = pair :      {$host} pid {$pid}, version {$version}, vu {$seen}
+cli-status-peer-self = pair :      {$host} pid {$pid}, version {$version}, vu {$seen} (ce démon)
+cli-flag-storage-compact-store = ne compacter que cette base : sessions, acp, cron, memory, sop, control_plane, devices
