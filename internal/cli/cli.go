@@ -113,7 +113,15 @@ var errUsage = errors.New("usage")
 // terminal acts on the control sequences in it (OSC 52 writes the clipboard, ESC [2J clears the screen, a CR
 // rewrites the line); the line breaks of a multi-line error stay, and a text already escaped is unchanged.
 func shownLines(s string) string {
-	return strings.Join(visible.SanitizeLines(s), "\n")
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		cells := strings.Split(l, "\t") // a tab only moves the cursor on: pgx indents its per-host errors with it
+		for j, c := range cells {
+			cells[j] = visible.Sanitize(c)
+		}
+		lines[i] = strings.Join(cells, "\t")
+	}
+	return strings.Join(lines, "\n")
 }
 
 func dispatch(ctx context.Context, env Env, args []string) error {
