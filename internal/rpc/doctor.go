@@ -2,8 +2,6 @@ package rpc
 
 import (
 	"context"
-	"regexp"
-	"strings"
 
 	"github.com/zeroclaw-go/zeroclaw/internal/api"
 )
@@ -23,25 +21,12 @@ func (s *Server) registerDoctor(run func(ctx context.Context, p api.DoctorRunPar
 	s.register(api.MethodDoctorRun, m)
 }
 
-// absPath is an absolute path standing as a word of a message (not the path part of a URL: "//host" follows
-// a ':' and "/api" follows the host, neither of which starts a word here).
-var absPath = regexp.MustCompile(`(^|[\s(=\[<'"])(/[^\s'"(),;\]>]*)`)
-
 // redactDoctor drops the findings' path and log_path fields and writes the install's roots in the messages and
 // fixes as <config_dir>, <data_dir>, <endpoint>, any other absolute path as <path>.
 func (s *Server) redactDoctor(res api.DoctorResult) api.DoctorResult {
 	info := s.opts.Info
-	var pairs []string
-	for _, kv := range [][2]string{{info.ConfigFile, "<config_file>"}, {info.Endpoint, "<endpoint>"},
-		{info.DataDir, "<data_dir>"}, {info.ConfigDir, "<config_dir>"}} {
-		if kv[0] != "" && kv[0] != "/" {
-			pairs = append(pairs, kv[0], kv[1])
-		}
-	}
-	roots := strings.NewReplacer(pairs...) // longest first among nested roots: file and data dir before the dir
-	redact := func(s string) string {
-		return absPath.ReplaceAllString(roots.Replace(s), "${1}<path>")
-	}
+	redact := pathRedactor([2]string{info.ConfigFile, "<config_file>"}, [2]string{info.Endpoint, "<endpoint>"},
+		[2]string{info.DataDir, "<data_dir>"}, [2]string{info.ConfigDir, "<config_dir>"})
 	out := res
 	out.LogPath = ""
 	out.Results = make([]api.DiagResult, len(res.Results))
