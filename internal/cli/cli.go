@@ -16,6 +16,7 @@ import (
 
 	"github.com/zeroclaw-go/zeroclaw/internal/cli/hint"
 	"github.com/zeroclaw-go/zeroclaw/internal/i18n"
+	"github.com/zeroclaw-go/zeroclaw/internal/visible"
 )
 
 // Env is what a command may use from its process: streams, environment and home directory. Tests build their own.
@@ -93,11 +94,11 @@ func Run(ctx context.Context, env Env, args []string) int {
 		return 2
 	}
 	loc := env.Locale()
-	fmt.Fprintln(env.Stderr, loc.T("cli-error-label", "error", inWords(err, loc)))
+	fmt.Fprintln(env.Stderr, loc.T("cli-error-label", "error", shownLines(inWords(err, loc))))
 	var he *hint.Error
 	if errors.As(err, &he) {
 		if h := he.In(loc.Code()); h != "" {
-			fmt.Fprintln(env.Stderr, loc.T("cli-try-label", "hint", h))
+			fmt.Fprintln(env.Stderr, loc.T("cli-try-label", "hint", shownLines(h)))
 		}
 		if he.Code != 0 {
 			return he.Code
@@ -107,6 +108,22 @@ func Run(ctx context.Context, env Env, args []string) int {
 }
 
 var errUsage = errors.New("usage")
+
+// shownLines is an error's text as the terminal may show it: each line through visible.Sanitize. An error can
+// carry what a provider, a daemon or a platform answered (the quickstart's test, a turn's failure), and a
+// terminal acts on the control sequences in it (OSC 52 writes the clipboard, ESC [2J clears the screen, a CR
+// rewrites the line); the line breaks of a multi-line error stay, and a text already escaped is unchanged.
+func shownLines(s string) string {
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		cells := strings.Split(l, "\t") // a tab only moves the cursor on: pgx indents its per-host errors with it
+		for j, c := range cells {
+			cells[j] = visible.Sanitize(c)
+		}
+		lines[i] = strings.Join(cells, "\t")
+	}
+	return strings.Join(lines, "\n")
+}
 
 func dispatch(ctx context.Context, env Env, args []string) error {
 	if len(args) == 0 {

@@ -46,9 +46,9 @@ func runCompletion(_ context.Context, env Env, args []string) error {
 var completionScripts = map[string]string{
 	"bash": `# zeroclaw completion for bash: source <(zeroclaw completion bash)
 _zeroclaw() {
-    local cur="${COMP_WORDS[COMP_CWORD]}"
-    local IFS=$'\n'
-    COMPREPLY=($(compgen -W "$(command zeroclaw __complete "${COMP_WORDS[@]:1:COMP_CWORD}" 2>/dev/null)" -- "$cur"))
+    # __complete already keeps the candidates of the word being typed; they are read as lines and never
+    # expanded (compgen -W would run a $(...) inside one).
+    mapfile -t COMPREPLY < <(command zeroclaw __complete "${COMP_WORDS[@]:1:COMP_CWORD}" 2>/dev/null)
 }
 complete -o default -F _zeroclaw zeroclaw
 `,
@@ -85,10 +85,14 @@ func runComplete(ctx context.Context, env Env, words []string) error {
 	return nil
 }
 
-// shellSafe keeps candidates a shell can take as one word: no control characters, no spaces (an id a daemon
-// reports is not trusted to be well-formed).
+// shellSafe keeps candidates a shell reads back as one plain word once the line is entered: letters, digits
+// and - _ . : / @ + = , % ^ only. A session id is chosen by whoever created the session (a paired device, a
+// [users] user) and the owner lists them all, so an id holding $( ), a backquote, ; | & < > quotes, globs or
+// a leading ~ is not offered: completing it would put a command of theirs on the owner's line.
 func shellSafe(s string) bool {
-	return s != "" && !strings.ContainsFunc(s, func(r rune) bool { return r <= ' ' || r == 0x7f })
+	return s != "" && !strings.ContainsFunc(s, func(r rune) bool {
+		return (r < 'a' || r > 'z') && (r < 'A' || r > 'Z') && (r < '0' || r > '9') && !strings.ContainsRune("-_.:/@+=,%^", r)
+	})
 }
 
 func candidates(ctx context.Context, env Env, done []string, cur string) []string {

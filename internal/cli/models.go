@@ -67,7 +67,7 @@ func runModels(ctx context.Context, env Env, args []string) error {
 			if ref != "" {
 				return err
 			}
-			fmt.Fprintf(env.Stderr, "%s: %v\n", visible.Escape(r), err)
+			fmt.Fprintf(env.Stderr, "%s: %s\n", visible.Escape(r), shownLines(err.Error()))
 			failed = append(failed, r)
 			continue
 		}

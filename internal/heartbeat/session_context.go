@@ -24,7 +24,7 @@ const (
 
 // SessionContext is upstream's "[Recent conversation history …]" block for msgs, or "" when the window holds
 // no user message (a heartbeat's own outputs are not fed back to it). Each message is scrubbed of secrets
-// (scrub may be nil) before it is cut, so a secret cannot survive as a truncated prefix.
+// (scrub may be nil) before it is cut, so a secret cannot survive as a truncated prefix, and keeps to one line.
 func SessionContext(msgs []HistoryMessage, age time.Duration, scrub func(string) string) string {
 	var recent []HistoryMessage
 	for i := len(msgs) - 1; i >= 0 && len(recent) < SessionContextMessages; i-- {
@@ -62,6 +62,7 @@ func SessionContext(msgs []HistoryMessage, age time.Duration, scrub func(string)
 		if scrub != nil {
 			c = scrub(c)
 		}
+		c = oneLine.Replace(c)
 		if len(c) > SessionContextChars {
 			c = strings.ToValidUTF8(c[:SessionContextChars], "") + "..."
 		}
@@ -69,6 +70,12 @@ func SessionContext(msgs []HistoryMessage, age time.Duration, scrub func(string)
 	}
 	return b.String()
 }
+
+// oneLine writes a message's line breaks as " ⏎ ": a channel message is anyone's, and a line of its own would
+// read as a line of the block ("You: ..." as the agent's earlier words, "[Heartbeat Task | high] ..." as the
+// owner's task).
+var oneLine = strings.NewReplacer("\r\n", " ⏎ ", "\n", " ⏎ ", "\r", " ⏎ ", "\v", " ⏎ ", "\f", " ⏎ ",
+	"\u0085", " ⏎ ", "\u2028", " ⏎ ", "\u2029", " ⏎ ")
 
 // sessionContext loads the block for this tick, or "" (key off, no target, a path separator in target/to, no
 // history, or an error, which is logged).

@@ -27,9 +27,7 @@ const (
 // bytes and count, and the names are returned sorted and de-duplicated. The API key is sent as the family
 // sends it on a turn, never in a URL.
 func ListModels(ctx context.Context, c *http.Client, s Settings) ([]string, error) {
-	if c == nil {
-		c = http.DefaultClient
-	}
+	c = sameOrigin(c)
 	base := strings.TrimRight(s.URI, "/")
 	var url string
 	headers := map[string]string{}

@@ -139,7 +139,7 @@ type Settings struct {
 	IdleTimeout  time.Duration
 	MaxTokens    int // 0 means the family's default (anthropic: 4096; others: unset)
 	ExtraHeaders map[string]string
-	Client       *http.Client  // nil means http.DefaultClient's transport with no overall timeout
+	Client       *http.Client  // nil means http.DefaultClient's transport with no overall timeout; redirects stay within the origin
 	MaxRetries   int           // retries after the first attempt; 0 means 2, negative means none
 	RetryBase    time.Duration // first backoff delay, doubled per retry; 0 means 500ms
 	// Now and Sleep are the clock of the retry budget; nil means the real clock (tests inject a fake one).
@@ -216,9 +216,9 @@ func New(s Settings) (Provider, error) {
 	if s.IdleTimeout <= 0 {
 		s.IdleTimeout = time.Duration(s.TimeoutSecs) * time.Second
 	}
-	if s.Client == nil {
-		s.Client = &http.Client{} // no overall timeout: a streamed answer may take minutes; IdleTimeout applies
-	}
+	// No overall timeout: a streamed answer may take minutes; IdleTimeout applies. Redirects stay within the
+	// configured origin.
+	s.Client = sameOrigin(s.Client)
 	if s.Now == nil {
 		s.Now = time.Now
 	}

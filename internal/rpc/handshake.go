@@ -132,12 +132,17 @@ type noParams struct{}
 //
 // The install's paths (config_dir, config_file, local_ipc_endpoint, data_dir, the SOP store's path) go to an
 // admin principal only; any other caller (a restricted device, another local user) gets the fields empty, so
-// upstream's clients still parse the result and learn nothing of the owner's file system.
+// upstream's clients still parse the result and learn nothing of the owner's file system. Such a caller's
+// active_sessions and session_ids count only the live sessions it may act on.
 func (s *Server) status(_ context.Context, p *Peer, _ *noParams) (*jsonrpc.Encoded, error) {
 	paths := p != nil && p.Principal() != nil && p.Principal().Admin
 	var ids []string
 	if s.opts.Sessions != nil {
-		ids = s.opts.Sessions.ActiveIDs() // a fresh sorted slice, nil when none
+		if paths {
+			ids = s.opts.Sessions.ActiveIDs() // a fresh sorted slice, nil when none
+		} else if p != nil {
+			ids = s.opts.Sessions.ActiveIDsOf(p.owner()) // only its own: not the owner's session ids
+		}
 	}
 	uptime := int64(s.opts.Clock.Now().Sub(s.opts.Info.StartedAt) / time.Second)
 	version := api.BuildVersion()

@@ -27,8 +27,12 @@ func (s *Server) registerSops(lib *sop.Library) {
 		}
 		return c.Sops, nil
 	}))
-	s.register(api.MethodSopsDiagnostics, handle(api.GrantSopsRead, func(context.Context, *Peer, *noParams) (api.SopDiagnosticsResult, error) {
-		return SopDiagnostics(lib.List()), nil
+	s.register(api.MethodSopsDiagnostics, handle(api.GrantSopsRead, func(_ context.Context, p *Peer, _ *noParams) (api.SopDiagnosticsResult, error) {
+		res := SopDiagnostics(lib.List())
+		if p == nil || p.Principal() == nil || !p.Principal().Admin {
+			res = redactSopDiagnostics(res)
+		}
+		return res, nil
 	}))
 	s.register(api.MethodSopsGet, handle(api.GrantSopsRead, func(_ context.Context, _ *Peer, p *api.SopNameParams) (sop.Sop, error) {
 		return lib.Get(p.Name)
@@ -151,6 +155,29 @@ func SopDiagnostics(c *sop.Catalog) api.SopDiagnosticsResult {
 	}
 	for _, w := range c.Warnings {
 		out.Warnings = append(out.Warnings, w.String())
+	}
+	return out
+}
+
+// redactSopDiagnostics is the diagnostics for a principal that is not an admin (as status does for the SOP
+// store's path): the SOPs' directory as <sops_dir>, any other absolute path as <path>.
+func redactSopDiagnostics(res api.SopDiagnosticsResult) api.SopDiagnosticsResult {
+	redact := pathRedactor([2]string{res.Dir, "<sops_dir>"})
+	out := api.SopDiagnosticsResult{Dir: "", Disabled: make([]api.SopDiagnostic, len(res.Disabled)), Warnings: make([]string, len(res.Warnings))}
+	for i, d := range res.Disabled {
+		d.Dir, d.Reason = redact(d.Dir), redact(d.Reason)
+		issues := make([]string, len(d.Issues))
+		for j, is := range d.Issues {
+			issues[j] = redact(is)
+		}
+		if d.Issues == nil {
+			issues = nil
+		}
+		d.Issues = issues
+		out.Disabled[i] = d
+	}
+	for i, w := range res.Warnings {
+		out.Warnings[i] = redact(w)
 	}
 	return out
 }

@@ -942,6 +942,24 @@ func (m *Manager) ActiveIDs() []string {
 	return ids
 }
 
+// ActiveIDsOf is ActiveIDs limited to the live sessions o may act on (all of them for an admin): a restricted
+// device or user learns neither the ids nor the number of the owner's sessions from status.
+func (m *Manager) ActiveIDsOf(o Owner) []string {
+	if o.Admin {
+		return m.ActiveIDs()
+	}
+	m.mu.Lock()
+	var ids []string
+	for id, s := range m.sessions {
+		if s.check(o) == nil {
+			ids = append(ids, id)
+		}
+	}
+	m.mu.Unlock()
+	slices.Sort(ids)
+	return ids
+}
+
 // Shutdown refuses new work, cancels every turn, denies every pending approval, and waits for the turns to
 // return (or for ctx to end). Sessions are not deleted: their history is durable.
 func (m *Manager) Shutdown(ctx context.Context) {
