@@ -140,6 +140,9 @@ func (l *lockedBuffer) String() string {
 func startDaemon(bin string, in *install) (*proc, error) {
 	cmd := exec.Command(bin, "daemon", "--log-level", "warn")
 	cmd.Env = []string{"HOME=" + in.home, "PATH=" + os.Getenv("PATH")}
+	if dir := os.Getenv("ZEROCLAW_PPROF_DIR"); dir != "" { // read only by a -tags zcprof build (cmd/zeroclaw)
+		cmd.Env = append(cmd.Env, "ZEROCLAW_PPROF_DIR="+dir)
+	}
 	p := &proc{cmd: cmd, done: make(chan struct{}), stderr: &lockedBuffer{}}
 	cmd.Stderr = p.stderr
 	p.start = time.Now()
