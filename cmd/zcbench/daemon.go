@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -140,6 +141,9 @@ func (l *lockedBuffer) String() string {
 func startDaemon(bin string, in *install) (*proc, error) {
 	cmd := exec.Command(bin, "daemon", "--log-level", "warn")
 	cmd.Env = []string{"HOME=" + in.home, "PATH=" + os.Getenv("PATH")}
+	if dir := os.Getenv("ZEROCLAW_PPROF_DIR"); dir != "" { // read only by a -tags zcprof build (cmd/zeroclaw)
+		cmd.Env = append(cmd.Env, "ZEROCLAW_PPROF_DIR="+dir)
+	}
 	p := &proc{cmd: cmd, done: make(chan struct{}), stderr: &lockedBuffer{}}
 	cmd.Stderr = p.stderr
 	p.start = time.Now()
@@ -432,4 +436,32 @@ func capabilities(init map[string]any) map[string]bool {
 		}
 	}
 	return out
+}
+
+// cpuTime is the CPU time pid's threads have run so far: the sum of the first field of every
+// /proc/PID/task/TID/schedstat (nanoseconds on the CPU). Unlike wall time it hardly moves with other load on
+// the machine, so a row built on it compares two binaries on a busy machine.
+func cpuTime(pid int) (time.Duration, error) {
+	dir := fmt.Sprintf("/proc/%d/task", pid)
+	tasks, err := os.ReadDir(dir)
+	if err != nil {
+		return 0, err
+	}
+	var sum int64
+	for _, t := range tasks {
+		raw, err := os.ReadFile(filepath.Join(dir, t.Name(), "schedstat"))
+		if err != nil {
+			continue // the thread ended meanwhile
+		}
+		f := strings.Fields(string(raw))
+		if len(f) == 0 {
+			continue
+		}
+		ns, err := strconv.ParseInt(f[0], 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("%s/%s/schedstat: %w", dir, t.Name(), err)
+		}
+		sum += ns
+	}
+	return time.Duration(sum), nil
 }

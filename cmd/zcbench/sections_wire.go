@@ -187,7 +187,7 @@ func benchStatus(b *bench) error {
 func benchStreaming(b *bench) error {
 	const sec = "streaming"
 	if ok, why := b.has("session/new", "session/prompt"); !ok {
-		for _, r := range []string{"events/s to one reader, 256-chunk turn", "time to first chunk, 16-chunk turn", "daemon overhead per 16-chunk turn", "first chunk after the provider's"} {
+		for _, r := range []string{"events/s to one reader, 256-chunk turn", "time to first chunk, 16-chunk turn", "daemon overhead per 16-chunk turn", "first chunk after the provider's", "daemon CPU per 16-chunk turn (prompt sent to its response)"} {
 			b.res.na(sec, r, "", noTarget(), why)
 		}
 		return nil
@@ -198,16 +198,29 @@ func benchStreaming(b *bench) error {
 	}
 	defer c.Close()
 	hc := &http.Client{Timeout: timeout}
+	var promptCPU time.Duration // the daemon's CPU time over the measured prompts of the last daemonTurns
 	daemonTurns := func(chunks, n int) ([]turn, error) {
 		var out []turn
+		promptCPU = 0
 		for i := range n + 2 { // the first two warm up
 			sid, err := c.newSession(map[string]any{"agent_alias": "sse"})
+			if err != nil {
+				return nil, err
+			}
+			before, err := cpuTime(b.d.pid())
 			if err != nil {
 				return nil, err
 			}
 			t, err := c.prompt(sid, fmt.Sprintf("chunks=%d go", chunks))
 			if err != nil {
 				return nil, err
+			}
+			after, err := cpuTime(b.d.pid())
+			if err != nil {
+				return nil, err
+			}
+			if i >= 2 {
+				promptCPU += after - before
 			}
 			if t.outcome != "completed" || t.chunks != chunks {
 				return nil, fmt.Errorf("turn %d: outcome %q with %d chunks, want completed with %d", i, t.outcome, t.chunks, chunks)
@@ -259,6 +272,8 @@ func benchStreaming(b *bench) error {
 	if err != nil {
 		return err
 	}
+	b.res.add(sec, "daemon CPU per 16-chunk turn (prompt sent to its response)", "ms", noTarget(),
+		float64(promptCPU)/float64(len(small))/float64(time.Millisecond))
 	smallD, err := directTurns(16, b.n(50))
 	if err != nil {
 		return err

@@ -23,5 +23,12 @@ func main() {
 		Home:    home,
 	}, os.Args[1:])
 	stop()
+	for _, f := range atExit {
+		f()
+	}
 	os.Exit(code)
 }
+
+// atExit runs before the process exits: the profiling hooks of a -tags zcprof build (prof_zcprof.go); a normal
+// build has none.
+var atExit []func()

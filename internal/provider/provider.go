@@ -6,6 +6,7 @@
 package provider
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -275,7 +276,7 @@ func argsObject(args json.RawMessage) json.RawMessage {
 
 // schemaOrDefault returns the tool's JSON Schema or an empty object schema.
 func schemaOrDefault(p json.RawMessage) json.RawMessage {
-	if len(strings.TrimSpace(string(p))) == 0 {
+	if len(bytes.TrimSpace(p)) == 0 { // bytes, not a string copy: this runs for every tool of every request
 		return json.RawMessage(`{"type":"object","properties":{}}`)
 	}
 	return p

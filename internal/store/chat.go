@@ -215,7 +215,13 @@ func (s *ChatStore) EnsureSession(ctx context.Context, key, agentAlias, owner st
 	var (
 		meta    SessionMeta
 		existed bool
+		empty   bool  // a new session with no message rows: its history is known without a query
+		version int64 // PRAGMA data_version in the transaction
 	)
+	// counts.mu is held across the transaction, as a batch holds it (the same order: the lock, then the writer),
+	// so no append of ours commits between this commit and the cache update below.
+	s.counts.mu.Lock()
+	defer s.counts.mu.Unlock()
 	err := s.d.withTx(ctx, func(tx *sql.Tx) error {
 		ts := formatTime(now)
 		var err error
@@ -223,10 +229,31 @@ func (s *ChatStore) EnsureSession(ctx context.Context, key, agentAlias, owner st
 			return err
 		}
 		meta, err = scanMeta(tx.QueryRowContext(ctx, "SELECT "+metaCols+" FROM session_metadata WHERE session_key = ?", key))
-		return err
+		if err != nil || existed {
+			return err
+		}
+		var rows int
+		if err := tx.QueryRowContext(ctx, "SELECT EXISTS(SELECT 1 FROM sessions WHERE session_key = ?)", key).Scan(&rows); err != nil {
+			return err
+		}
+		if err := s.d.stmt(tx, ctx, sqlDataVersion).QueryRowContext(ctx).Scan(&version); err != nil {
+			return err
+		}
+		empty = rows == 0
+		return nil
 	})
 	if err != nil {
 		return SessionMeta{}, false, fmt.Errorf("store: ensure session %s: %w", key, err)
+	}
+	if empty {
+		// The first turn of a new session loads its history: that it has none is known now, so it is cached (as
+		// All would after reading it) and the turn's load is not a query. The write lock held by the transaction
+		// kept every other connection from committing in it; one that commits later changes data_version, and
+		// All then drops the cache as usual.
+		s.counts.seen(version)
+		s.counts.keep(key, []Message{})
+		s.counts.store(key, 0)
+		s.counts.gen++
 	}
 	return meta, existed, nil
 }

@@ -84,7 +84,7 @@ func quote(s string) string {
 }
 
 // cronSpecs are the cron tools, offered only when the turn can reach the scheduler (Env.Cron).
-func cronSpecs() []Spec {
+func buildCronSpecs() []Spec {
 	jobFields := `"name":{"type":"string","description":"A name for the job; the other cron tools accept it in place of the id."},` +
 		`"command":{"type":"string","description":"Shell command (shell jobs); it runs in the agent's workspace under the agent's risk profile."},` +
 		`"prompt":{"type":"string","description":"What the agent is asked on each run (agent jobs)."},` +

@@ -22,7 +22,7 @@ const (
 )
 
 // memorySpecs are the memory tools, offered only when the turn has a memory (Env.Memory).
-func memorySpecs() []Spec {
+func buildMemorySpecs() []Spec {
 	return []Spec{
 		{
 			Name:        NameMemoryStore,

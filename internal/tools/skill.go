@@ -9,7 +9,7 @@ import (
 // NameReadSkill is the tool that loads a skill's instructions in compact skill mode (upstream's read_skill).
 const NameReadSkill = "read_skill"
 
-func readSkillSpec() Spec {
+func buildReadSkillSpec() Spec {
 	return Spec{
 		Name:        NameReadSkill,
 		Description: "Load the full SKILL.md of one of the available skills listed in the system prompt, by its name.",

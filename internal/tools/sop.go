@@ -63,7 +63,7 @@ func sopWrite(name string) bool {
 	return name == NameSopExecute || name == NameSopAdvance || name == NameSopApprove
 }
 
-func sopSpecs() []Spec {
+func buildSopSpecs() []Spec {
 	return []Spec{
 		{Name: NameSopList, Description: "List all loaded Standard Operating Procedures (SOPs) with their triggers, priority, step count, and active run count. Optionally filter by name or priority.",
 			Parameters: []byte(`{"type":"object","properties":{"filter":{"type":"string","description":"Filter SOPs by name substring or priority (low/normal/high/critical)"}}}`)},

@@ -8,6 +8,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
+	"sync"
 	"time"
 
 	"github.com/zeroclaw-go/zeroclaw/internal/memory"
@@ -46,21 +48,32 @@ func Specs() []Spec {
 // the cron tools when it has no scheduler and delegate when it may not delegate, plus read_skill when env can
 // read skills.
 func SpecsFor(env Env) []Spec {
-	out := baseSpecs()
+	base := fixed.base()
+	n := len(base) + 1
 	if env.Memory != nil {
-		out = append(out, memorySpecs()...)
+		n += len(fixed.memory())
 	}
 	if env.Cron != nil {
-		out = append(out, cronSpecs()...)
+		n += len(fixed.cron())
+	}
+	if env.SOPs != nil {
+		n += len(fixed.sop())
+	}
+	out := append(make([]Spec, 0, n+2), base...)
+	if env.Memory != nil {
+		out = append(out, fixed.memory()...)
+	}
+	if env.Cron != nil {
+		out = append(out, fixed.cron()...)
 	}
 	if env.Delegate != nil {
 		out = append(out, delegateSpec(env.Delegate.Targets()))
 	}
 	if env.ReadSkill != nil {
-		out = append(out, readSkillSpec())
+		out = append(out, fixed.readSkill())
 	}
 	if env.SOPs != nil {
-		out = append(out, sopSpecs()...)
+		out = append(out, fixed.sop()...)
 	}
 	if env.External != nil {
 		for _, s := range env.External.Specs() {
@@ -72,7 +85,25 @@ func SpecsFor(env Env) []Spec {
 	return out
 }
 
-func baseSpecs() []Spec {
+// fixed holds the built-in specs that never change, each built once on first use: SpecsFor runs at every model
+// request of every turn, and building them (the schema literals copied into byte slices, the cron schemas
+// concatenated) cost a turn ~80 allocations. The lists are shared and never written; the functions below hand
+// out copies that a caller may reorder.
+var fixed = struct {
+	base, memory, cron, sop func() []Spec
+	readSkill               func() Spec
+}{
+	base: sync.OnceValue(buildBaseSpecs), memory: sync.OnceValue(buildMemorySpecs), cron: sync.OnceValue(buildCronSpecs),
+	sop: sync.OnceValue(buildSopSpecs), readSkill: sync.OnceValue(buildReadSkillSpec),
+}
+
+func baseSpecs() []Spec   { return slices.Clone(fixed.base()) }
+func memorySpecs() []Spec { return slices.Clone(fixed.memory()) }
+func cronSpecs() []Spec   { return slices.Clone(fixed.cron()) }
+func sopSpecs() []Spec    { return slices.Clone(fixed.sop()) }
+func readSkillSpec() Spec { return fixed.readSkill() }
+
+func buildBaseSpecs() []Spec {
 	return []Spec{
 		{
 			Name:        NameShell,

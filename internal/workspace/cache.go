@@ -2,6 +2,7 @@ package workspace
 
 import (
 	"os"
+	"path/filepath"
 	"sync"
 	"time"
 )
@@ -29,21 +30,24 @@ type cachedFile struct {
 	ok   bool // the file gave a section (not blank, readable)
 }
 
-// Load returns what the package's Load returns for dir.
+// Load returns what the package's Load returns for dir. A turn calls it every time, so the common case (every
+// file unchanged) costs one Lstat per file and no open: the workspace is opened as an os.Root only when a file
+// has to be read, and read through it as Load reads (no symlink followed).
 func (c *Cache) Load(dir string) []File {
-	root, err := os.OpenRoot(dir)
-	if err != nil {
-		return nil
-	}
-	defer root.Close()
 	now := time.Now()
-	var out []File
+	out := make([]File, 0, len(PromptFiles))
+	var root *os.Root // opened on the first file that has to be read
+	defer func() {
+		if root != nil {
+			root.Close()
+		}
+	}()
 	for _, name := range PromptFiles {
-		fi, err := root.Lstat(name)
+		key := filepath.Join(dir, name) // also the path the file is checked at
+		fi, err := os.Lstat(key)
 		if err != nil || !fi.Mode().IsRegular() {
 			continue
 		}
-		key := dir + "\x00" + name
 		c.mu.Lock()
 		hit, ok := c.m[key]
 		c.mu.Unlock()
@@ -52,6 +56,11 @@ func (c *Cache) Load(dir string) []File {
 				out = append(out, hit.file)
 			}
 			continue
+		}
+		if root == nil {
+			if root, err = os.OpenRoot(dir); err != nil {
+				return out
+			}
 		}
 		f, got := loadFile(root, name)
 		if got {
@@ -66,6 +75,9 @@ func (c *Cache) Load(dir string) []File {
 		}
 		c.m[key] = cachedFile{fi: fi, file: f, ok: got}
 		c.mu.Unlock()
+	}
+	if len(out) == 0 {
+		return nil
 	}
 	return out
 }

@@ -8,7 +8,7 @@ import (
 	"time"
 )
 
-func writeAt(t *testing.T, path, content string, mtime time.Time) {
+func writeAt(t testing.TB, path, content string, mtime time.Time) {
 	t.Helper()
 	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
 		t.Fatal(err)
@@ -78,5 +78,37 @@ func TestCacheLoadFollowsEditsAndSkipsUnchangedFiles(t *testing.T) {
 	}
 	if got := c.Load(filepath.Join(dir, "missing")); got != nil {
 		t.Fatalf("missing dir: %q", names(got))
+	}
+}
+
+// A warm cache (every file settled and unchanged) opens nothing: a turn pays one Lstat per identity file. The
+// bound is the Lstat's own allocations (path, stat result, the syscall's C string) plus the result slice.
+func TestCacheLoadWarmAllocations(t *testing.T) {
+	dir := t.TempDir()
+	old := time.Now().Add(-time.Hour)
+	for _, n := range PromptFiles {
+		writeAt(t, filepath.Join(dir, n), "content of "+n, old)
+	}
+	var c Cache
+	if got := len(c.Load(dir)); got != len(PromptFiles) {
+		t.Fatalf("Load gave %d files, want %d", got, len(PromptFiles))
+	}
+	limit := float64(4*len(PromptFiles) + 1)
+	if n := testing.AllocsPerRun(50, func() { _ = c.Load(dir) }); n > limit {
+		t.Fatalf("a warm Cache.Load made %.0f allocations, want at most %.0f (a re-read or an open crept back in)", n, limit)
+	}
+}
+
+func BenchmarkCacheLoadWarm(b *testing.B) {
+	dir := b.TempDir()
+	old := time.Now().Add(-time.Hour)
+	for _, n := range PromptFiles {
+		writeAt(b, filepath.Join(dir, n), "content of "+n, old)
+	}
+	var c Cache
+	c.Load(dir)
+	b.ReportAllocs()
+	for b.Loop() {
+		_ = c.Load(dir)
 	}
 }
