@@ -151,6 +151,7 @@ func startDaemon(bin string, in *install) (*proc, error) {
 		return nil, err
 	}
 	go func() { _ = cmd.Wait(); close(p.done) }()
+	var lastErr error
 	for {
 		if nc, err := net.Dial("unix", in.sock); err == nil {
 			dialed := time.Since(p.start)
@@ -159,7 +160,24 @@ func startDaemon(bin string, in *install) (*proc, error) {
 				ServerPID int `json:"server_pid"`
 			}
 			ierr := c.callInto("initialize", map[string]any{"protocol_version": 1}, &hello)
-			if ierr == nil && hello.ServerPID != p.pid() {
+			if ierr != nil {
+				// Whoever accepted went away before answering: an ephemeral daemon an operator's command started
+				// while none ran, stopping as ours takes the socket over (a reset, never a status), or ours
+				// exiting. Ours says which by exiting or by answering the next dial; the 30 s bound still holds.
+				c.Close()
+				lastErr = ierr
+				select {
+				case <-p.done:
+					return nil, fmt.Errorf("daemon exited before serving %s (initialize: %v): %s", in.sock, ierr, lastLines(p.stderr.String(), 5))
+				case <-time.After(20 * time.Millisecond):
+				}
+				if time.Since(p.start) > 30*time.Second {
+					p.kill()
+					return nil, fmt.Errorf("the daemon accepted connections but answered no initialize in 30 s: %w: %s", lastErr, lastLines(p.stderr.String(), 5))
+				}
+				continue
+			}
+			if hello.ServerPID != p.pid() {
 				// Another daemon of this install serves the socket (an ephemeral one an operator's command
 				// started while none ran): ours is not up, and will say so by exiting or come up after it.
 				c.Close()
