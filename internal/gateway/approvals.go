@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
-	"time"
 
 	"github.com/zeroclaw-go/zeroclaw/internal/api"
 	"github.com/zeroclaw-go/zeroclaw/internal/sop/engine"
@@ -58,21 +57,7 @@ func (s *Server) approvalStream(w http.ResponseWriter, r *http.Request, c caller
 		defer sub.Close()
 		runs = sub.C
 	}
-	rc := http.NewResponseController(w)
-	h := w.Header()
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-cache")
-	h.Set("X-Accel-Buffering", "no")
-	w.WriteHeader(http.StatusOK)
-	write := func(chunks ...[]byte) bool {
-		_ = rc.SetWriteDeadline(time.Now().Add(s.writeTimeout()))
-		for _, c := range chunks {
-			if _, err := w.Write(c); err != nil {
-				return false
-			}
-		}
-		return rc.Flush() == nil
-	}
+	write := s.startSSE(w)
 	var last []byte
 	send := func(b []byte) bool {
 		if bytes.Equal(b, last) {

@@ -206,21 +206,7 @@ func (s *Server) eventStream(w http.ResponseWriter, r *http.Request, c caller) e
 	}
 	defer s.events.remove(id)
 	sub := hub.Subscribe(nil, "")
-	rc := http.NewResponseController(w)
-	h := w.Header()
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-cache")
-	h.Set("X-Accel-Buffering", "no")
-	w.WriteHeader(http.StatusOK)
-	write := func(chunks ...[]byte) bool {
-		_ = rc.SetWriteDeadline(time.Now().Add(s.writeTimeout()))
-		for _, c := range chunks {
-			if _, err := w.Write(c); err != nil {
-				return false
-			}
-		}
-		return rc.Flush() == nil
-	}
+	write := s.startSSE(w)
 	if !write([]byte(": connected\n\n")) {
 		return nil
 	}
@@ -248,5 +234,25 @@ func (s *Server) eventStream(w http.ResponseWriter, r *http.Request, c caller) e
 				return nil
 			}
 		}
+	}
+}
+
+// startSSE answers 200 as an event stream and returns its writer: each call writes its chunks under the
+// gateway's write timeout and flushes them; false once the client is gone.
+func (s *Server) startSSE(w http.ResponseWriter) func(chunks ...[]byte) bool {
+	rc := http.NewResponseController(w)
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	return func(chunks ...[]byte) bool {
+		_ = rc.SetWriteDeadline(time.Now().Add(s.writeTimeout()))
+		for _, c := range chunks {
+			if _, err := w.Write(c); err != nil {
+				return false
+			}
+		}
+		return rc.Flush() == nil
 	}
 }
