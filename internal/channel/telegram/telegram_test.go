@@ -72,7 +72,7 @@ func TestTelegramFaultsAnsweredExactlyOnce(t *testing.T) {
 	defer fake.Close()
 	tr := &chantest.Turner{}
 	dir := t.TempDir()
-	_, stop := run(t, fake, tr, dir)
+	first, stop := run(t, fake, tr, dir)
 	fake.Inject("sendMessage", tgfake.Fault{Status: 429, RetryAfter: 1}, tgfake.Fault{Status: 502})
 	fake.Inject("getUpdates", tgfake.Fault{Status: 500})
 	const n = 6
@@ -83,13 +83,25 @@ func TestTelegramFaultsAnsweredExactlyOnce(t *testing.T) {
 	fake.Redeliver()
 	fake.SendText(42, "owner", "after redelivery")
 	chantest.WaitFor(t, "one more answer", func() bool { return len(fake.Sent()) == n+1 })
+	// The platform has the reply before the core records it sent: stop once it is recorded, so the restart
+	// below starts from a settled outbox (a stop between the two is the kill -9 tests' case, counted unconfirmed).
+	chantest.WaitFor(t, "the first process's sent count", func() bool {
+		return first.Status(context.Background())[0].Counts["out:sent"] == n+1
+	})
 	stop()
 	fake.Redeliver() // the new process starts at offset 0 and sees everything again
 	core, stop2 := run(t, fake, tr, dir)
 	defer stop2()
 	fake.SendText(42, "owner", "after restart")
 	chantest.WaitFor(t, "the last answer", func() bool { return len(fake.Sent()) == n+2 })
-	chantest.WaitFor(t, "the counts", func() bool { return core.Status(context.Background())[0].Counts["out:sent"] == n+2 })
+	chantest.WaitFor(t, "the counts", func() bool {
+		c := core.Status(context.Background())[0].Counts
+		if c["out:sent"] != n+2 {
+			t.Logf("counts %v", c)
+			return false
+		}
+		return true
+	})
 	seen := map[string]int{}
 	for _, m := range fake.Sent() {
 		seen[m.Text]++
