@@ -76,6 +76,13 @@ func (s *Server) Inject(method string, f ...Fault) {
 	s.faults[method] = append(s.faults[method], f...)
 }
 
+// ClearFaults drops the faults still queued: the platform has recovered.
+func (s *Server) ClearFaults() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	clear(s.faults)
+}
+
 // Redeliver makes the next getUpdates return every update from the first again, as Telegram does for a bot
 // that never confirmed them.
 func (s *Server) Redeliver() {
